@@ -1,0 +1,279 @@
+/**
+ * Declaring tools: Effects paired with the Effect that undoes them.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { dual } from "effect/Function"
+import * as Predicate from "effect/Predicate"
+import type * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import { CurrentSaga } from "./internal/context.js"
+import * as Spec from "./internal/spec.js"
+import type * as Outcome from "./Outcome.js"
+
+/**
+ * How undoable a tool's effect is. `reversible` (a perfect undo) and `compensatable` (a correction,
+ * like a refund) both compensate; `irreversible` has no undo and waits for a human approval.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Reversibility = Spec.Reversibility
+
+/**
+ * `"idempotency-key"`: the tool accepts a replay with the same key, so a call whose outcome is
+ * unknown may be retried safely.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RetryMode = Spec.RetryMode
+
+/**
+ * What the forward call sees: its saga, its stable step id and idempotency key, the attempt number,
+ * and `setReceipt` to journal the provider's reference that an undo will need.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StepContext = Spec.StepContext
+
+/**
+ * What an undo sees: the step's journaled input (decoded, and as JSON), its result, its own
+ * idempotency key (distinct from the forward step's, stable across replays) and the receipt.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CompensationContext<I = unknown, A = unknown> = Spec.CompensationContext<I, A>
+
+/**
+ * A declaration that cannot work: named tool, and why.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class DeclarationError extends Schema.TaggedError<DeclarationError>("effect-saga/DeclarationError")(
+  "DeclarationError",
+  { toolName: Schema.String, reason: Schema.String }
+) {
+  override get message(): string {
+    return `tool ${this.toolName}: ${this.reason}`
+  }
+}
+
+/**
+ * A call's input does not fit the tool's input schema: nothing was journaled or run.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidInput extends Schema.TaggedError<InvalidInput>("effect-saga/InvalidInput")("InvalidInput", {
+  toolName: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `invalid input for tool ${this.toolName}: ${this.reason}`
+  }
+}
+
+/**
+ * A call's encoded input is larger than the tool's `maxPayloadBytes`: nothing was journaled or run.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect-saga/PayloadTooLarge")(
+  "PayloadTooLarge",
+  { toolName: Schema.String, bytes: Schema.Int, maxBytes: Schema.Int }
+) {
+  override get message(): string {
+    return `input of tool ${this.toolName} is ${this.bytes} bytes, over its limit of ${this.maxBytes}`
+  }
+}
+
+/**
+ * The errors a call can fail with before its tool runs.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type StepError = InvalidInput | PayloadTooLarge
+
+/**
+ * Whether a value is a `StepError`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isStepError = (u: unknown): u is StepError =>
+  Predicate.isTagged(u, "InvalidInput") || Predicate.isTagged(u, "PayloadTooLarge")
+
+/**
+ * Options every tool may carry.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ToolOptions {
+  /** After this long, a call that started has an unknown outcome. */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** Retries failed attempts, only before the step is journaled `EXECUTED`. */
+  readonly retry?: Schedule.Schedule<any, any, never> | undefined
+  /** Cap on the encoded input and result, in bytes (default 1 MiB). */
+  readonly maxPayloadBytes?: number | undefined
+  /** `"idempotency-key"` lets an unknown outcome be retried with the same key. */
+  readonly retryMode?: RetryMode | undefined
+}
+
+/**
+ * Options of one call: `key` names the call when a program makes identical calls in parallel and
+ * cares which is which.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallOptions {
+  readonly key?: string | undefined
+}
+
+/**
+ * The undo, or its absence, as the reversibility allows.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Undo<I, A, RC> =
+  | {
+      readonly reversibility: "irreversible"
+      readonly compensate?: never
+    }
+  | {
+      readonly reversibility?: "reversible" | "compensatable" | undefined
+      readonly compensate?: ((ctx: CompensationContext<I, A>) => Effect.Effect<unknown, unknown, RC>) | undefined
+    }
+
+/**
+ * A declared tool: call it with its input inside a saga to run it as a journaled step.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Tool<in out Name extends string, I, A, E, R> {
+  (input: I, options?: CallOptions): Effect.Effect<A, E | Outcome.Failed | StepError, R | CurrentSaga>
+  readonly name: Name
+  readonly reversibility: Reversibility
+  readonly spec: Spec.StepSpec
+}
+
+/**
+ * Any tool, for toolkits and registries.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Any {
+  readonly name: string
+  readonly reversibility: Reversibility
+  readonly spec: Spec.StepSpec
+}
+
+/**
+ * Everything `make` needs: schemas for what is journaled, the call, and its undo.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type MakeOptions<Name extends string, I, IE, A, AE, E, EE, R, RC> = ToolOptions &
+  Undo<I, A, RC> & {
+    readonly name: Name
+    readonly input: Schema.Schema<I, IE>
+    readonly success: Schema.Schema<A, AE>
+    readonly failure?: Schema.Schema<E, EE> | undefined
+    readonly execute: (input: I, step: StepContext) => Effect.Effect<A, E | Outcome.Outcome, R>
+  }
+
+const toSpec = (options: {
+  readonly name: string
+  readonly input: Schema.Schema<any, any>
+  readonly success: Schema.Schema<any, any>
+  readonly failure?: Schema.Schema<any, any> | undefined
+  readonly reversibility?: Reversibility | undefined
+  readonly execute: Spec.StepSpec["execute"]
+  readonly compensate?: Spec.StepSpec["compensate"]
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly retry?: Schedule.Schedule<any, any, never> | undefined
+  readonly maxPayloadBytes?: number | undefined
+  readonly retryMode?: RetryMode | undefined
+}): Spec.StepSpec => ({
+  name: options.name,
+  input: options.input,
+  success: options.success,
+  failure: options.failure,
+  reversibility: options.reversibility ?? "compensatable",
+  execute: options.execute,
+  compensate: options.compensate,
+  timeout: options.timeout === undefined ? undefined : Duration.decode(options.timeout),
+  retry: options.retry,
+  maxPayloadBytes: options.maxPayloadBytes ?? Spec.DEFAULT_MAX_PAYLOAD_BYTES,
+  retryMode: options.retryMode ?? "none"
+})
+
+const callStep = (spec: Spec.StepSpec, input: unknown, key: string | undefined) =>
+  Effect.flatMap(CurrentSaga, (saga) => saga.step(spec, input, key))
+
+/**
+ * Declares a tool. The call journals `INTENT`, runs `execute`, then journals `EXECUTED` with the
+ * encoded result (the handle the undo needs: return it, not "ok") or `FAILED` with the error.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <Name extends string, I, IE, A, AE, E = never, EE = never, R = never, RC = never>(
+  options: MakeOptions<Name, I, IE, A, AE, E, EE, R, RC>
+): Tool<Name, I, A, E, R | RC> => {
+  const spec = toSpec(options as Parameters<typeof toSpec>[0])
+  const tool = (input: I, call?: CallOptions) => callStep(spec, input, call?.key)
+  return Object.assign(tool, { spec, reversibility: spec.reversibility }) as any
+}
+
+/**
+ * What `withCompensation` needs: the step's name, the schema of its result and its undo.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type WithCompensationOptions<A, AE, RC> = ToolOptions & {
+  readonly name: string
+  readonly success: Schema.Schema<A, AE>
+  readonly reversibility?: "reversible" | "compensatable" | undefined
+  readonly key?: string | undefined
+  readonly compensate: (ctx: CompensationContext<null, A>) => Effect.Effect<unknown, unknown, RC>
+}
+
+/**
+ * Attaches an undo to any Effect, making it a named, journaled step of the saga it runs in.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withCompensation: {
+  <A, AE, RC>(
+    options: WithCompensationOptions<A, AE, RC>
+  ): <E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Outcome.Failed, R | RC | CurrentSaga>
+  <A, E, R, AE, RC>(
+    self: Effect.Effect<A, E, R>,
+    options: WithCompensationOptions<A, AE, RC>
+  ): Effect.Effect<A, E | Outcome.Failed, R | RC | CurrentSaga>
+} = dual(
+  2,
+  <A, E, R, AE, RC>(
+    self: Effect.Effect<A, E, R>,
+    options: WithCompensationOptions<A, AE, RC>
+  ): Effect.Effect<A, E | Outcome.Failed, R | RC | CurrentSaga> => {
+    const spec = toSpec({ ...options, input: Schema.Null, execute: () => self } as Parameters<typeof toSpec>[0])
+    return callStep(spec, null, options.key) as Effect.Effect<A, E | Outcome.Failed, R | RC | CurrentSaga>
+  }
+)

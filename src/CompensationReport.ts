@@ -1,0 +1,130 @@
+/**
+ * What compensation did to each step, and what it could not touch.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+
+/**
+ * What one undo achieved:
+ * `completed` (the declared inverse ran), `partial` (applied in part: see `detail`),
+ * `unavailable` (no undo or no usable result or receipt in this process), `failed` (proved not
+ * applied: the effect is still live), `unknown` (it may or may not have run), `skipped` (the tool
+ * declares no undo: a gap worth auditing).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const UndoOutcome = Schema.Literal("completed", "partial", "unavailable", "failed", "unknown", "skipped")
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type UndoOutcome = typeof UndoOutcome.Type
+
+/**
+ * One executed step and what its undo achieved.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const StepReport = Schema.Struct({
+  stepId: Schema.String,
+  toolName: Schema.String,
+  outcome: UndoOutcome,
+  detail: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type StepReport = typeof StepReport.Type
+
+/**
+ * A step that was not undone because it may never have happened: it `FAILED`, or its outcome is
+ * `UNKNOWN` (an `INTENT` with nothing after it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const NotUndone = Schema.Struct({
+  stepId: Schema.String,
+  toolName: Schema.String,
+  phase: Schema.Literal("FAILED", "UNKNOWN"),
+  detail: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type NotUndone = typeof NotUndone.Type
+
+/**
+ * The report: `undone` in the order the undos ran (reverse execution order), `notUndone`, and the
+ * saga's final status. `compensation_failed` means something may still be dirty: page a human.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const CompensationReport = Schema.Struct({
+  sagaId: Schema.String,
+  status: Schema.Literal("compensated", "compensation_failed"),
+  undone: Schema.Array(StepReport),
+  notUndone: Schema.Array(NotUndone)
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CompensationReport = typeof CompensationReport.Type
+
+const clean = new Set<UndoOutcome>(["completed", "skipped"])
+
+/**
+ * The steps whose effects may still be live after compensation.
+ *
+ * @since 0.1.0
+ * @category getters
+ */
+export const dirty = (report: CompensationReport): ReadonlyArray<StepReport | NotUndone> => [
+  ...report.undone.filter((step) => !clean.has(step.outcome)),
+  ...report.notUndone.filter((step) => step.phase === "UNKNOWN")
+]
+
+/**
+ * Builds a report, deciding the status: clean only when every undo completed or was skipped and no
+ * step's outcome is unknown.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = (
+  sagaId: string,
+  undone: ReadonlyArray<StepReport>,
+  notUndone: ReadonlyArray<NotUndone>
+): CompensationReport => {
+  const report: CompensationReport = { sagaId, status: "compensated", undone, notUndone }
+  return dirty(report).length === 0 ? report : { ...report, status: "compensation_failed" }
+}
+
+/**
+ * The report as lines a person can read at 3 a.m.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const format = (report: CompensationReport): string => {
+  const lines = [`saga ${report.sagaId}: ${report.status}`]
+  for (const step of report.undone) {
+    lines.push(`  ${step.outcome.padEnd(11)} ${step.toolName} (${step.stepId})${step.detail ? ` ${step.detail}` : ""}`)
+  }
+  for (const step of report.notUndone) {
+    const why = step.phase === "FAILED" ? "not undone: it failed" : "not undone: outcome unknown"
+    lines.push(`  ${why} ${step.toolName} (${step.stepId})${step.detail ? ` ${step.detail}` : ""}`)
+  }
+  return lines.join("\n")
+}

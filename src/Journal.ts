@@ -1,0 +1,346 @@
+/**
+ * The journal: an append-only, hash-chained record of every step of every saga.
+ *
+ * Every append names the `revision` (last seq) and `digest` (last hash) it expects and fails with
+ * `ConcurrencyConflict` otherwise, so two writers can never fork a saga's history.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+import { chain, GENESIS } from "./internal/hash.js"
+import { makeMemoryJournal } from "./internal/memoryJournal.js"
+
+/**
+ * The phases an entry can record: a step's own, and the saga's (prefixed `SAGA_`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Phase = Schema.Literal(
+  "INTENT",
+  "EXECUTED",
+  "FAILED",
+  "AWAITING_APPROVAL",
+  "APPROVED",
+  "REJECTED",
+  "EXPIRED",
+  "COMPENSATING",
+  "COMPENSATED",
+  "COMPENSATION_PARTIAL",
+  "COMPENSATION_FAILED",
+  "COMPENSATION_UNKNOWN",
+  "SKIPPED",
+  "SAGA_STARTED",
+  "SAGA_RESUMED",
+  "SAGA_COMPLETED",
+  "SAGA_COMPENSATING",
+  "SAGA_COMPENSATED",
+  "SAGA_COMPENSATION_FAILED",
+  "SAGA_AWAITING_APPROVAL",
+  "SAGA_NEEDS_ATTENTION",
+  "SAGA_SUSPENDED"
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Phase = typeof Phase.Type
+
+/**
+ * Where a saga stands, as its last saga-level entry says.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SagaStatus = Schema.Literal(
+  "running",
+  "awaiting_approval",
+  "needs_attention",
+  "suspended",
+  "compensating",
+  "completed",
+  "compensated",
+  "compensation_failed"
+)
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SagaStatus = typeof SagaStatus.Type
+
+/**
+ * One journal entry. `input` and `payload` are JSON text; `at` is an ISO-8601 UTC time; `hash` is
+ * SHA-256 over the previous entry's hash and this entry's length-prefixed fields.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Entry = Schema.Struct({
+  sagaId: Schema.String,
+  seq: Schema.Int.pipe(Schema.positive()),
+  stepId: Schema.NullOr(Schema.String),
+  toolName: Schema.NullOr(Schema.String),
+  phase: Phase,
+  input: Schema.NullOr(Schema.String),
+  payload: Schema.NullOr(Schema.String),
+  at: Schema.String,
+  hash: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Entry = typeof Entry.Type
+
+/**
+ * What a writer supplies for an entry; the journal assigns `seq`, `at` and `hash`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Draft = Omit<Entry, "sagaId" | "seq" | "at" | "hash">
+
+/**
+ * A saga's row: its status, `revision` (= last seq) and `digest` (= last hash).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const SagaRecord = Schema.Struct({
+  sagaId: Schema.String,
+  status: SagaStatus,
+  revision: Schema.Int,
+  digest: Schema.String,
+  createdAt: Schema.String,
+  updatedAt: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SagaRecord = typeof SagaRecord.Type
+
+/**
+ * The revision and digest a writer last saw. A saga that does not exist yet is at `Expected.empty`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Expected {
+  readonly revision: number
+  readonly digest: string
+}
+
+/**
+ * The position of a saga that has no entries yet.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const empty: Expected = { revision: 0, digest: GENESIS }
+
+/**
+ * Which sagas `list` returns.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ListFilter {
+  readonly status?: ReadonlyArray<SagaStatus> | undefined
+  readonly updatedBefore?: string | undefined
+}
+
+/**
+ * The saga moved on since the writer last saw it: nothing was written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>("effect-saga/ConcurrencyConflict")(
+  "ConcurrencyConflict",
+  { sagaId: Schema.String, expectedRevision: Schema.Int, actualRevision: Schema.Int }
+) {
+  override get message(): string {
+    return `saga ${this.sagaId} is at revision ${this.actualRevision}, not ${this.expectedRevision}: it moved on, nothing was written`
+  }
+}
+
+/**
+ * The store could not be read or written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class JournalError extends Schema.TaggedError<JournalError>("effect-saga/JournalError")("JournalError", {
+  operation: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `journal ${this.operation} failed: ${this.reason}`
+  }
+}
+
+/**
+ * An entry the store holds cannot be trusted: a row that does not decode, a payload that no longer
+ * fits its schema, or a broken hash chain.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class JournalCorrupted extends Schema.TaggedError<JournalCorrupted>("effect-saga/JournalCorrupted")(
+  "JournalCorrupted",
+  { sagaId: Schema.String, seq: Schema.Int, reason: Schema.String }
+) {
+  override get message(): string {
+    return `journal of saga ${this.sagaId} is corrupted at seq ${this.seq}: ${this.reason}`
+  }
+}
+
+/**
+ * No saga with that id is in the journal.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SagaNotFound extends Schema.TaggedError<SagaNotFound>("effect-saga/SagaNotFound")("SagaNotFound", {
+  sagaId: Schema.String
+}) {
+  override get message(): string {
+    return `no saga ${this.sagaId} in the journal`
+  }
+}
+
+/**
+ * Whether a value is one of the journal's errors.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isJournalError = (u: unknown): u is ConcurrencyConflict | JournalError | JournalCorrupted | SagaNotFound =>
+  Predicate.isTagged(u, "ConcurrencyConflict") ||
+  Predicate.isTagged(u, "JournalError") ||
+  Predicate.isTagged(u, "JournalCorrupted") ||
+  Predicate.isTagged(u, "SagaNotFound")
+
+/**
+ * The journal service. Backends: `Journal.layerMemory`, `SqlJournal`.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class Journal extends Context.Tag("effect-saga/Journal")<
+  Journal,
+  {
+    /** Appends `drafts` in one atomic step if the saga is still at `expected` (a new saga is at `empty`); returns the entries written. */
+    readonly append: (
+      sagaId: string,
+      expected: Expected,
+      drafts: ReadonlyArray<Draft>
+    ) => Effect.Effect<ReadonlyArray<Entry>, ConcurrencyConflict | JournalError>
+    /** Every entry of a saga in `seq` order; none for an unknown saga. */
+    readonly read: (sagaId: string) => Effect.Effect<ReadonlyArray<Entry>, JournalError | JournalCorrupted>
+    /** A saga's row, if it exists. */
+    readonly get: (sagaId: string) => Effect.Effect<Option.Option<SagaRecord>, JournalError>
+    /** Saga rows matching `filter`, oldest update first. */
+    readonly list: (filter?: ListFilter) => Effect.Effect<ReadonlyArray<SagaRecord>, JournalError>
+  }
+>() {}
+
+/**
+ * An in-memory journal for tests and demos: same guarantees, nothing survives the process.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory: Layer.Layer<Journal> = Layer.sync(Journal, () => Journal.of(makeMemoryJournal()))
+
+/**
+ * The hash of an entry given the previous entry's hash.
+ *
+ * @since 0.1.0
+ * @category hashing
+ */
+export const hashEntry = (previous: string, entry: Omit<Entry, "hash">): string =>
+  chain(previous, [
+    entry.sagaId,
+    entry.seq,
+    entry.stepId,
+    entry.toolName,
+    entry.phase,
+    entry.input,
+    entry.payload,
+    entry.at
+  ])
+
+/**
+ * The result of re-computing a saga's hash chain.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Verification =
+  | { readonly _tag: "Intact"; readonly entries: number; readonly digest: string }
+  | { readonly _tag: "Broken"; readonly seq: number; readonly reason: string }
+
+/**
+ * Re-computes the hash chain of one saga's entries and names the first entry that does not fit.
+ *
+ * @since 0.1.0
+ * @category hashing
+ */
+export const verifyEntries = (entries: ReadonlyArray<Entry>): Verification => {
+  let previous = GENESIS
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!
+    if (entry.seq !== i + 1) {
+      return { _tag: "Broken", seq: entry.seq, reason: `expected seq ${i + 1}, found ${entry.seq}` }
+    }
+    if (hashEntry(previous, entry) !== entry.hash) {
+      return { _tag: "Broken", seq: entry.seq, reason: "hash does not match the entry's content and its predecessor" }
+    }
+    previous = entry.hash
+  }
+  return { _tag: "Intact", entries: entries.length, digest: previous }
+}
+
+const statusOfPhase: Partial<Record<Phase, SagaStatus>> = {
+  SAGA_STARTED: "running",
+  SAGA_RESUMED: "running",
+  SAGA_COMPLETED: "completed",
+  SAGA_COMPENSATING: "compensating",
+  SAGA_COMPENSATED: "compensated",
+  SAGA_COMPENSATION_FAILED: "compensation_failed",
+  SAGA_AWAITING_APPROVAL: "awaiting_approval",
+  SAGA_NEEDS_ATTENTION: "needs_attention",
+  SAGA_SUSPENDED: "suspended"
+}
+
+/**
+ * The saga's status after `drafts`: the last saga-level phase decides, otherwise it is unchanged.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const statusAfter = (current: SagaStatus, drafts: ReadonlyArray<Pick<Entry, "phase">>): SagaStatus => {
+  let status = current
+  for (const draft of drafts) status = statusOfPhase[draft.phase] ?? status
+  return status
+}
+
+/**
+ * Whether a status is final: the saga will not move on by itself.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const isFinished = (status: SagaStatus): boolean =>
+  status === "completed" || status === "compensated" || status === "compensation_failed"

@@ -1,0 +1,72 @@
+/**
+ * Why a saga stopped or compensated: the errors a run reports about itself.
+ *
+ * @since 0.1.0
+ */
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+
+/**
+ * The program did not replay as journaled: a step's tool or input differs from the journal at that
+ * step. Nothing more ran and nothing was written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NonDeterminism extends Schema.TaggedError<NonDeterminism>("effect-saga/NonDeterminism")(
+  "NonDeterminism",
+  { sagaId: Schema.String, stepId: Schema.String, reason: Schema.String }
+) {
+  override get message(): string {
+    return `saga ${this.sagaId} did not replay as journaled at step ${this.stepId}: ${this.reason}`
+  }
+}
+
+/**
+ * A step failed even though the program went on (it caught the error): the saga is tainted and
+ * compensates when the program ends.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class StepFailed extends Schema.TaggedError<StepFailed>("effect-saga/StepFailed")("StepFailed", {
+  stepId: Schema.String,
+  toolName: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `step ${this.stepId} (${this.toolName}) failed: ${this.reason}`
+  }
+}
+
+/**
+ * An irreversible step was refused: rejected, expired, or its approval did not match its input.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>("effect-saga/ApprovalRefused")(
+  "ApprovalRefused",
+  { stepId: Schema.String, toolName: Schema.String, reason: Schema.String }
+) {
+  override get message(): string {
+    return `step ${this.stepId} (${this.toolName}) was refused: ${this.reason}`
+  }
+}
+
+/**
+ * A saga-level cause of compensation that did not come from the program itself.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type CompensationCause = StepFailed | ApprovalRefused
+
+/**
+ * Whether a value is one of this module's errors.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isSagaError = (u: unknown): u is NonDeterminism | StepFailed | ApprovalRefused =>
+  Predicate.isTagged(u, "NonDeterminism") || Predicate.isTagged(u, "StepFailed") || Predicate.isTagged(u, "ApprovalRefused")

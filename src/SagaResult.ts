@@ -1,0 +1,136 @@
+/**
+ * How a run of a saga ended.
+ *
+ * @since 0.1.0
+ */
+import type * as Cause from "effect/Cause"
+import type { ApprovalRequest } from "./Approval.js"
+import type { CompensationReport } from "./CompensationReport.js"
+import type { CompensationCause } from "./SagaError.js"
+
+/**
+ * A step whose outcome cannot be known: its `INTENT` is journaled, its outcome is not.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface UnknownStep {
+  readonly stepId: string
+  readonly toolName: string
+  readonly reason: string
+}
+
+/**
+ * The program ended and every step it ran is journaled `EXECUTED`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Completed<A> {
+  readonly _tag: "Completed"
+  readonly sagaId: string
+  readonly value: A
+}
+
+/**
+ * The saga failed and every executed step was undone (or declares no undo).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Compensated<E> {
+  readonly _tag: "Compensated"
+  readonly sagaId: string
+  readonly cause: Cause.Cause<E | CompensationCause>
+  readonly report: CompensationReport
+}
+
+/**
+ * The saga failed and something may still be dirty: an undo failed, was partial, or its outcome is
+ * unknown. Page a human; the report says what.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CompensationFailed<E> {
+  readonly _tag: "CompensationFailed"
+  readonly sagaId: string
+  readonly cause: Cause.Cause<E | CompensationCause>
+  readonly report: CompensationReport
+}
+
+/**
+ * An irreversible step waits for a human; approve it and resume the saga.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AwaitingApproval {
+  readonly _tag: "AwaitingApproval"
+  readonly sagaId: string
+  readonly request: ApprovalRequest
+}
+
+/**
+ * A step's outcome cannot be known; an operator must resolve it before the saga goes on.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface NeedsAttention {
+  readonly _tag: "NeedsAttention"
+  readonly sagaId: string
+  readonly unknown: ReadonlyArray<UnknownStep>
+}
+
+/**
+ * The run was interrupted; the saga is left as it was, to be resumed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Suspended {
+  readonly _tag: "Suspended"
+  readonly sagaId: string
+}
+
+/**
+ * How a run of a saga ended.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type SagaResult<A, E = never> =
+  | Completed<A>
+  | Compensated<E>
+  | CompensationFailed<E>
+  | AwaitingApproval
+  | NeedsAttention
+  | Suspended
+
+/**
+ * Whether a run ended with something a human must look at: dirty state, an approval, an unknown step.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const needsHuman = <A, E>(result: SagaResult<A, E>): boolean =>
+  result._tag === "CompensationFailed" || result._tag === "AwaitingApproval" || result._tag === "NeedsAttention"
+
+/**
+ * Handles each way a run can end.
+ *
+ * @since 0.1.0
+ * @category pattern matching
+ */
+export const match = <A, E, B>(
+  result: SagaResult<A, E>,
+  cases: {
+    readonly Completed: (result: Completed<A>) => B
+    readonly Compensated: (result: Compensated<E>) => B
+    readonly CompensationFailed: (result: CompensationFailed<E>) => B
+    readonly AwaitingApproval: (result: AwaitingApproval) => B
+    readonly NeedsAttention: (result: NeedsAttention) => B
+    readonly Suspended: (result: Suspended) => B
+  }
+): B => (cases[result._tag] as (result: SagaResult<A, E>) => B)(result)

@@ -1,0 +1,117 @@
+/**
+ * A record of tools looked up by name, as an agent does, validated before anything runs.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type * as Compensable from "./Compensable.js"
+import { DeclarationError, InvalidInput } from "./Compensable.js"
+import { decodeJson } from "./internal/codec.js"
+import { problemOf, warningOf } from "./internal/declaration.js"
+import { CurrentSaga } from "./internal/context.js"
+import { Saga } from "./Saga.js"
+import * as Either from "effect/Either"
+
+/**
+ * A call named a tool the toolkit does not have.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UnknownTool extends Schema.TaggedError<UnknownTool>("effect-saga/UnknownTool")("UnknownTool", {
+  toolName: Schema.String,
+  known: Schema.Array(Schema.String)
+}) {
+  override get message(): string {
+    return `no tool ${this.toolName} in this toolkit (it has: ${this.known.join(", ")})`
+  }
+}
+
+/**
+ * A toolkit: its tools by name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Toolkit<Tools extends Record<string, Compensable.Any>> {
+  readonly tools: Tools
+  readonly byName: ReadonlyMap<string, Compensable.Any>
+}
+
+/**
+ * Builds a toolkit. Nothing is checked yet: `validate` or `layer` does that.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <Tools extends Record<string, Compensable.Any>>(tools: Tools): Toolkit<Tools> => ({
+  tools,
+  byName: new Map(Object.values(tools).map((tool) => [tool.name, tool]))
+})
+
+/**
+ * Checks every declaration: unique names, no undo on an irreversible tool, schemas that encode to
+ * JSON. Fails with the first `DeclarationError`; returns the warnings.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const validate = <Tools extends Record<string, Compensable.Any>>(
+  toolkit: Toolkit<Tools>
+): Effect.Effect<ReadonlyArray<string>, DeclarationError> =>
+  Effect.suspend(() => {
+    const seen = new Set<string>()
+    const warnings: Array<string> = []
+    for (const tool of Object.values(toolkit.tools)) {
+      if (seen.has(tool.name)) {
+        return Effect.fail(new DeclarationError({ toolName: tool.name, reason: "two tools share this name" }))
+      }
+      seen.add(tool.name)
+      const problem = problemOf(tool.spec)
+      if (problem !== undefined) return Effect.fail(new DeclarationError({ toolName: tool.name, reason: problem }))
+      const warning = warningOf(tool.spec)
+      if (warning !== undefined) warnings.push(warning)
+    }
+    return Effect.succeed(warnings)
+  })
+
+/**
+ * Validates the toolkit when the Layer is built (a typo fails on boot, not during a refund), logs
+ * its warnings, and registers its undos with the `Saga` service so `Saga.compensate` can run them.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <Tools extends Record<string, Compensable.Any>>(
+  toolkit: Toolkit<Tools>
+): Layer.Layer<never, DeclarationError, Saga> =>
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const warnings = yield* validate(toolkit)
+      for (const warning of warnings) yield* Effect.logWarning(warning)
+      const saga = yield* Saga
+      yield* saga.register(Object.values(toolkit.tools))
+    })
+  )
+
+/**
+ * Calls a tool by name with its input in encoded (JSON) form, as a model's tool call arrives.
+ *
+ * @since 0.1.0
+ * @category calling
+ */
+export const call = <Tools extends Record<string, Compensable.Any>>(
+  toolkit: Toolkit<Tools>,
+  name: string,
+  input: unknown,
+  options?: Compensable.CallOptions
+): Effect.Effect<unknown, unknown, CurrentSaga> =>
+  Effect.suspend(() => {
+    const tool = toolkit.byName.get(name)
+    if (tool === undefined) return Effect.fail(new UnknownTool({ toolName: name, known: Array.from(toolkit.byName.keys()) }))
+    const decoded = decodeJson(tool.spec.input, JSON.stringify(input ?? null))
+    if (Either.isLeft(decoded)) return Effect.fail(new InvalidInput({ toolName: name, reason: decoded.left }))
+    return Effect.flatMap(CurrentSaga, (saga) => saga.step(tool.spec, decoded.right, options?.key))
+  })

@@ -1,0 +1,36 @@
+/**
+ * @since 0.1.0
+ */
+export * as Approval from "./Approval.js"
+/**
+ * @since 0.1.0
+ */
+export * as Compensable from "./Compensable.js"
+/**
+ * @since 0.1.0
+ */
+export * as CompensationReport from "./CompensationReport.js"
+/**
+ * @since 0.1.0
+ */
+export * as Journal from "./Journal.js"
+/**
+ * @since 0.1.0
+ */
+export * as Outcome from "./Outcome.js"
+/**
+ * @since 0.1.0
+ */
+export * as Saga from "./Saga.js"
+/**
+ * @since 0.1.0
+ */
+export * as SagaError from "./SagaError.js"
+/**
+ * @since 0.1.0
+ */
+export * as SagaResult from "./SagaResult.js"
+/**
+ * @since 0.1.0
+ */
+export * as Toolkit from "./Toolkit.js"

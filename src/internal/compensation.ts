@@ -1,0 +1,160 @@
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Report from "../CompensationReport.js"
+import type { Draft, Entry, Phase } from "../Journal.js"
+import * as Outcome from "../Outcome.js"
+import { decodeJson, parsePayload } from "./codec.js"
+import { Faults } from "./faults.js"
+import type { Registry } from "./registry.js"
+import type { StepView } from "./view.js"
+import type { Writer } from "./writer.js"
+
+/** The idempotency key of a step's undo: stable across replays, distinct from the forward key. */
+export const undoKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}/undo`
+
+const outcomeOfPhase: Partial<Record<Phase, Report.UndoOutcome>> = {
+  COMPENSATED: "completed",
+  COMPENSATION_PARTIAL: "partial",
+  COMPENSATION_FAILED: "failed",
+  COMPENSATION_UNKNOWN: "unknown",
+  SKIPPED: "skipped"
+}
+
+const detailOf = (entry: Entry): string | undefined => {
+  const payload = parsePayload(entry.payload)
+  const detail = payload?.remaining ?? payload?.reason
+  return typeof detail === "string" ? detail : undefined
+}
+
+const reportOf = (step: StepView, outcome: Report.UndoOutcome, detail: string | undefined): Report.StepReport =>
+  detail === undefined
+    ? { stepId: step.stepId, toolName: step.toolName, outcome }
+    : { stepId: step.stepId, toolName: step.toolName, outcome, detail }
+
+const draft = (step: StepView, phase: Phase, payload: object | null): Draft => ({
+  stepId: step.stepId,
+  toolName: step.toolName,
+  phase,
+  input: null,
+  payload: payload === null ? null : JSON.stringify(payload)
+})
+
+/** Journals an undo's outcome and reports it. */
+const settle = (writer: Writer, step: StepView, phase: Phase, detail?: string) =>
+  Effect.as(
+    writer.append([draft(step, phase, detail === undefined ? null : phase === "COMPENSATION_PARTIAL" ? { remaining: detail } : { reason: detail })]),
+    reportOf(step, outcomeOfPhase[phase]!, detail)
+  )
+
+const describe = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    return error instanceof Error ? error.message : String(error)
+  }
+  return Cause.isInterruptedOnly(cause) ? "interrupted" : Cause.pretty(cause).split("\n")[0]!
+}
+
+/** Maps how an undo ended to the phase that records it. */
+const phaseOfExit = (exit: Exit.Exit<unknown, unknown>): readonly [Phase, string | undefined] => {
+  if (Exit.isSuccess(exit)) return ["COMPENSATED", undefined]
+  const failure = Cause.failureOption(exit.cause)
+  if (Option.isSome(failure) && failure.value instanceof Outcome.Partial) {
+    return ["COMPENSATION_PARTIAL", failure.value.remaining]
+  }
+  if (Option.isSome(failure) && failure.value instanceof Outcome.Unknown) {
+    return ["COMPENSATION_UNKNOWN", failure.value.reason]
+  }
+  if (Cause.isInterruptedOnly(exit.cause)) return ["COMPENSATION_UNKNOWN", "the undo was interrupted"]
+  return ["COMPENSATION_FAILED", describe(exit.cause)]
+}
+
+/** Runs, or reports from the journal, the undo of one executed step. */
+const undoStep = (writer: Writer, registry: Registry, step: StepView) =>
+  Effect.suspend(() => {
+    if (step.compensation !== undefined) {
+      return Effect.succeed(reportOf(step, outcomeOfPhase[step.compensation.phase]!, detailOf(step.compensation)))
+    }
+    if (step.compensating !== undefined) {
+      return settle(writer, step, "COMPENSATION_UNKNOWN", "an undo started but its outcome was never journaled")
+    }
+    const tool = registry.get(step.toolName)
+    if (tool === undefined) {
+      return Effect.succeed(reportOf(step, "unavailable", `tool ${step.toolName} is not registered in this process`))
+    }
+    const compensate = tool.spec.compensate
+    if (compensate === undefined) {
+      const reason = tool.spec.reversibility === "irreversible" ? "irreversible: no undo exists" : "no undo declared"
+      return settle(writer, step, "SKIPPED", reason)
+    }
+    const executed = parsePayload(step.executed!.payload)
+    const input = decodeJson(tool.spec.input, step.input)
+    if (Either.isLeft(input)) return settle(writer, step, "COMPENSATION_FAILED", `journaled input does not decode: ${input.left}`)
+    const result = decodeJson(tool.spec.success, JSON.stringify(executed?.result ?? null))
+    if (Either.isLeft(result)) return settle(writer, step, "COMPENSATION_FAILED", `journaled result does not decode: ${result.left}`)
+    const idempotencyKey = undoKey(writer.sagaId, step.stepId)
+    const receipt = typeof executed?.receipt === "string" ? Option.some(Redacted.make(executed.receipt)) : Option.none()
+    const faults = Context.getOption(tool.context, Faults)
+    let undo: Effect.Effect<unknown, unknown, any> = compensate({
+      sagaId: writer.sagaId,
+      stepId: step.stepId,
+      toolName: step.toolName,
+      input: input.right,
+      inputJson: step.input ?? "null",
+      result: result.right,
+      idempotencyKey,
+      receipt
+    })
+    if (Option.isSome(faults)) undo = faults.value.around(step.toolName, "compensate", undo)
+    if (tool.spec.timeout !== undefined) {
+      const timeout = tool.spec.timeout
+      undo = Effect.timeoutFail(undo, {
+        duration: timeout,
+        onTimeout: () => Outcome.unknown("the undo timed out")
+      })
+    }
+    return writer.append([draft(step, "COMPENSATING", { idempotencyKey })]).pipe(
+      Effect.zipRight(Effect.exit(Effect.provide(undo, tool.context) as Effect.Effect<unknown, unknown>)),
+      Effect.flatMap((exit) => {
+        const [phase, detail] = phaseOfExit(exit)
+        return settle(writer, step, phase, detail)
+      }),
+      Effect.withSpan("effect-saga.undo", {
+        attributes: { "saga.id": writer.sagaId, "step.id": step.stepId, tool: step.toolName },
+        captureStackTrace: false
+      })
+    )
+  })
+
+/**
+ * Undoes every executed step not undone yet, in reverse execution order, journaling each undo
+ * before and after it runs; steps already settled are reported from the journal, never run again.
+ */
+export const compensate = (writer: Writer, registry: Registry, cause: string) =>
+  Effect.gen(function* () {
+    const view = writer.view
+    if (!view.compensationStarted) {
+      yield* writer.append([
+        { stepId: null, toolName: null, phase: "SAGA_COMPENSATING", input: null, payload: JSON.stringify({ cause }) }
+      ])
+    }
+    const undone: Array<Report.StepReport> = []
+    for (const stepId of view.executedOrder.slice().reverse()) {
+      undone.push(yield* undoStep(writer, registry, view.steps.get(stepId)!))
+    }
+    const notUndone: Array<Report.NotUndone> = [
+      ...view.failedSteps().map((step) => ({ stepId: step.stepId, toolName: step.toolName, phase: "FAILED" as const })),
+      ...view.unknownSteps().map((step) => ({ stepId: step.stepId, toolName: step.toolName, phase: "UNKNOWN" as const }))
+    ]
+    const report = Report.make(writer.sagaId, undone, notUndone)
+    if (view.status !== report.status) {
+      const phase = report.status === "compensated" ? "SAGA_COMPENSATED" : "SAGA_COMPENSATION_FAILED"
+      yield* writer.append([{ stepId: null, toolName: null, phase, input: null, payload: JSON.stringify(report) }])
+    }
+    return report
+  })

@@ -1,0 +1,74 @@
+import * as AST from "effect/SchemaAST"
+import type * as Schema from "effect/Schema"
+import type { StepSpec } from "./spec.js"
+
+/** Why a schema's encoded form cannot be journaled as JSON, if it cannot. */
+export const notJson = (schema: Schema.Schema<any, any>): string | undefined => {
+  const seen = new Set<AST.AST>()
+  const visit = (ast: AST.AST): string | undefined => {
+    if (seen.has(ast)) return undefined
+    seen.add(ast)
+    switch (ast._tag) {
+      case "Declaration":
+        return `its encoded form is a declared type (${String(AST.getIdentifierAnnotation(ast).pipe((o) => (o._tag === "Some" ? o.value : "opaque")))}) with no JSON encoding`
+      case "BigIntKeyword":
+        return "its encoded form has a bigint, which JSON cannot hold (use Schema.BigInt to encode it as a string)"
+      case "SymbolKeyword":
+      case "UniqueSymbol":
+        return "its encoded form has a symbol, which JSON cannot hold"
+      case "Refinement":
+        return visit(ast.from)
+      case "Transformation":
+        return visit(ast.from)
+      case "Suspend":
+        return visit(ast.f())
+      case "Union":
+        return firstOf(ast.types.map(visit))
+      case "TupleType":
+        return firstOf([...ast.elements.map((element) => visit(element.type)), ...ast.rest.map((rest) => visit(rest.type))])
+      case "TypeLiteral":
+        return firstOf([
+          ...ast.propertySignatures.map((property) => visit(property.type)),
+          ...ast.indexSignatures.map((index) => visit(index.type))
+        ])
+      default:
+        return undefined
+    }
+  }
+  return visit(AST.encodedAST(schema.ast))
+}
+
+const firstOf = (reasons: ReadonlyArray<string | undefined>): string | undefined =>
+  reasons.find((reason) => reason !== undefined)
+
+/** Whether a schema's values carry nothing an undo could target (void, undefined, a constant). */
+export const carriesNothing = (schema: Schema.Schema<any, any>): boolean => {
+  const ast = AST.typeAST(schema.ast)
+  return ast._tag === "VoidKeyword" || ast._tag === "UndefinedKeyword" || ast._tag === "Literal"
+}
+
+/** The first reason a declaration cannot work, if any. */
+export const problemOf = (spec: StepSpec): string | undefined => {
+  if (spec.reversibility === "irreversible" && spec.compensate !== undefined) {
+    return "an irreversible tool cannot declare an undo (use reversibility \"compensatable\", or drop the undo)"
+  }
+  if (!Number.isInteger(spec.maxPayloadBytes) || spec.maxPayloadBytes <= 0) {
+    return `maxPayloadBytes must be a positive integer, got ${spec.maxPayloadBytes}`
+  }
+  const schemas = [
+    ["input", spec.input],
+    ["success", spec.success],
+    ["failure", spec.failure]
+  ] as const
+  for (const [role, schema] of schemas) {
+    const reason = schema === undefined ? undefined : notJson(schema)
+    if (reason !== undefined) return `its ${role} schema cannot be journaled: ${reason}`
+  }
+  return undefined
+}
+
+/** A warning worth logging about a declaration that works but may not do what its author thinks. */
+export const warningOf = (spec: StepSpec): string | undefined =>
+  spec.compensate !== undefined && carriesNothing(spec.success)
+    ? `tool ${spec.name} has an undo but its result carries nothing for the undo to target: return the handle (an id), not "ok"`
+    : undefined

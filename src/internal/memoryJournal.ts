@@ -1,0 +1,79 @@
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Journal from "../Journal.js"
+import { ConcurrencyConflict, hashEntry, statusAfter } from "../Journal.js"
+
+interface Stored {
+  record: Journal.SagaRecord
+  readonly entries: Array<Journal.Entry>
+}
+
+/** Builds the entries for `drafts`, chained after `expected`. */
+export const buildEntries = (
+  sagaId: string,
+  expected: Journal.Expected,
+  drafts: ReadonlyArray<Journal.Draft>,
+  at: string
+): Array<Journal.Entry> => {
+  const entries: Array<Journal.Entry> = []
+  let previous = expected.digest
+  let seq = expected.revision
+  for (const draft of drafts) {
+    seq++
+    const unhashed = { sagaId, seq, ...draft, at }
+    previous = hashEntry(previous, unhashed)
+    entries.push({ ...unhashed, hash: previous })
+  }
+  return entries
+}
+
+/** The in-memory journal behind `Journal.layerMemory`. */
+export const makeMemoryJournal = () => {
+  const sagas = new Map<string, Stored>()
+
+  const append = (sagaId: string, expected: Journal.Expected, drafts: ReadonlyArray<Journal.Draft>) =>
+    Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+      const stored = sagas.get(sagaId)
+      const revision = stored?.record.revision ?? 0
+      const digest = stored?.record.digest
+      if (revision !== expected.revision || (stored !== undefined && digest !== expected.digest)) {
+        return Effect.fail(
+          new ConcurrencyConflict({ sagaId, expectedRevision: expected.revision, actualRevision: revision })
+        )
+      }
+      const at = new Date(millis).toISOString()
+      const entries = buildEntries(sagaId, expected, drafts, at)
+      const last = entries[entries.length - 1]
+      const record: Journal.SagaRecord = {
+        sagaId,
+        status: statusAfter(stored?.record.status ?? "running", drafts),
+        revision: last?.seq ?? revision,
+        digest: last?.hash ?? expected.digest,
+        createdAt: stored?.record.createdAt ?? at,
+        updatedAt: at
+      }
+      if (stored === undefined) sagas.set(sagaId, { record, entries })
+      else {
+        stored.record = record
+        for (const entry of entries) stored.entries.push(entry)
+      }
+      return Effect.succeed(entries)
+    })
+
+  return {
+    append,
+    read: (sagaId: string) => Effect.sync(() => sagas.get(sagaId)?.entries.slice() ?? []),
+    get: (sagaId: string) => Effect.sync(() => Option.fromNullable(sagas.get(sagaId)?.record)),
+    list: (filter?: Journal.ListFilter) =>
+      Effect.sync(() =>
+        Array.from(sagas.values(), (stored) => stored.record)
+          .filter(
+            (record) =>
+              (filter?.status === undefined || filter.status.includes(record.status)) &&
+              (filter?.updatedBefore === undefined || record.updatedAt < filter.updatedBefore)
+          )
+          .sort((a, b) => (a.updatedAt < b.updatedAt ? -1 : a.updatedAt > b.updatedAt ? 1 : 0))
+      )
+  }
+}

@@ -1,0 +1,239 @@
+import * as Cause from "effect/Cause"
+import type * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
+import { Approval } from "../Approval.js"
+import type * as Compensable from "../Compensable.js"
+import type * as Report from "../CompensationReport.js"
+import type { ConcurrencyConflict, Draft, JournalCorrupted, JournalError } from "../Journal.js"
+import { isFinished, Journal, SagaNotFound } from "../Journal.js"
+import type { CompensationCause, NonDeterminism } from "../SagaError.js"
+import { StepFailed } from "../SagaError.js"
+import type { SagaResult, UnknownStep } from "../SagaResult.js"
+import { compensate } from "./compensation.js"
+import { CurrentSaga } from "./context.js"
+import { makeKeyedLock } from "./keyedLock.js"
+import { parsePayload } from "./codec.js"
+import type { Registry } from "./registry.js"
+import type { Halt } from "./run.js"
+import { SagaRun } from "./run.js"
+import type { JournalView, StepView } from "./view.js"
+import { isUnknown } from "./view.js"
+import { load } from "./writer.js"
+
+/** What a run does when it is interrupted. */
+export interface RunOptions {
+  /** `"suspend"` (default) leaves the saga resumable; `"compensate"` undoes it. */
+  readonly onInterrupt?: "suspend" | "compensate" | undefined
+}
+
+const sagaEntry = (phase: Draft["phase"], payload?: object): Draft => ({
+  stepId: null,
+  toolName: null,
+  phase,
+  input: null,
+  payload: payload === undefined ? null : JSON.stringify(payload)
+})
+
+type Ending<A> = { readonly _tag: "Exited"; readonly exit: Exit.Exit<A, unknown> } | { readonly _tag: "Halted"; readonly halt: Halt }
+
+const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyArray<UnknownStep> => {
+  const steps = view.unknownSteps().map((step) => ({
+    stepId: step.stepId,
+    toolName: step.toolName,
+    reason: step.stepId === extra?.stepId ? extra.reason : "INTENT was journaled but no outcome: it may or may not have run"
+  }))
+  return extra === undefined || steps.some((step) => step.stepId === extra.stepId) ? steps : [...steps, extra]
+}
+
+const taintOf = (view: JournalView): StepFailed | undefined => {
+  const step = view.failedSteps()[0]
+  if (step === undefined) return undefined
+  const description = parsePayload(step.failed!.payload)?.description
+  return new StepFailed({
+    stepId: step.stepId,
+    toolName: step.toolName,
+    reason: typeof description === "string" ? description : "failed"
+  })
+}
+
+const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0]!.slice(0, 500)
+
+/** Builds the `Saga` service over a journal and an approval service. */
+export const makeSaga = Effect.gen(function* () {
+  const journal = yield* Journal
+  const approval = yield* Approval
+  const registry: Registry = new Map()
+  const withLock = makeKeyedLock()
+
+  const compensated = <E>(
+    sagaId: string,
+    cause: Cause.Cause<E | CompensationCause>,
+    report: Report.CompensationReport
+  ): SagaResult<never, E> =>
+    report.status === "compensated"
+      ? { _tag: "Compensated", sagaId, cause, report }
+      : { _tag: "CompensationFailed", sagaId, cause, report }
+
+  const run = <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions) =>
+    withLock(
+      sagaId,
+      Effect.uninterruptibleMask((restore) =>
+        Effect.gen(function* () {
+          const writer = yield* load(journal, sagaId)
+          const view = writer.view
+          if (!view.exists) yield* writer.append([sagaEntry("SAGA_STARTED")])
+          else if (view.status !== "running" && !isFinished(view.status)) writer.prepend([sagaEntry("SAGA_RESUMED")])
+          const sagaRun = new SagaRun(writer, approval, registry, isFinished(view.status))
+          const ending: Exit.Exit<Ending<A>, unknown> = yield* Effect.exit(
+            restore(
+              Effect.raceFirst(
+                Effect.map(Effect.exit(Effect.provideService(program, CurrentSaga, sagaRun)), (exit) => ({
+                  _tag: "Exited" as const,
+                  exit
+                })),
+                Effect.map(Effect.zipLeft(Deferred.await(sagaRun.halt), sagaRun.drain), (halt) => ({
+                  _tag: "Halted" as const,
+                  halt
+                }))
+              )
+            )
+          )
+
+          const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>
+            Effect.map(compensate(writer, registry, describe(cause)), (report) => compensated(sagaId, cause, report))
+
+          const endWith = (phase: Draft["phase"], payload?: object) =>
+            view.status === statusOf[phase] ? Effect.void : writer.append([sagaEntry(phase, payload)])
+
+          const needsAttention = (extra: UnknownStep | undefined) => {
+            const unknown = unknownOf(view, extra)
+            return Effect.as(endWith("SAGA_NEEDS_ATTENTION", { unknown }), {
+              _tag: "NeedsAttention" as const,
+              sagaId,
+              unknown
+            })
+          }
+
+          const suspendOrCompensate = (cause: Cause.Cause<unknown>) =>
+            options?.onInterrupt === "compensate"
+              ? compensateWith(cause as Cause.Cause<E>)
+              : Effect.as(endWith("SAGA_SUSPENDED"), { _tag: "Suspended" as const, sagaId })
+
+          const settle = (outcome: Ending<A>): Effect.Effect<SagaResult<A, E>, any> => {
+            if (outcome._tag === "Halted") {
+              const halt = outcome.halt
+              switch (halt._tag) {
+                case "AwaitingApproval":
+                  return Effect.as(
+                    endWith("SAGA_AWAITING_APPROVAL", { stepId: halt.request.stepId, requestId: halt.request.requestId }),
+                    { _tag: "AwaitingApproval" as const, sagaId, request: halt.request }
+                  )
+                case "NeedsAttention":
+                  return needsAttention(halt.step)
+                case "Refused":
+                  return compensateWith(Cause.fail(halt.error))
+                case "Fatal":
+                  return Effect.fail(halt.error)
+                case "Closed":
+                  return compensateWith(Cause.interrupt(FiberId.none))
+              }
+            }
+            const exit = outcome.exit
+            if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return suspendOrCompensate(exit.cause)
+            if (view.unknownSteps().length > 0) return needsAttention(undefined)
+            if (Exit.isFailure(exit)) return compensateWith(exit.cause as Cause.Cause<E>)
+            const taint = taintOf(view)
+            if (taint !== undefined) return compensateWith(Cause.fail(taint))
+            return Effect.as(endWith("SAGA_COMPLETED"), { _tag: "Completed" as const, sagaId, value: exit.value })
+          }
+
+          if (Exit.isFailure(ending)) return yield* suspendOrCompensate(ending.cause)
+          const result = yield* settle(ending.value)
+          yield* Effect.annotateCurrentSpan("outcome", result._tag)
+          return result
+        })
+      )
+    ).pipe(
+      Effect.withSpan("effect-saga.run", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
+    ) as Effect.Effect<SagaResult<A, E>, RunError, Exclude<R, CurrentSaga>>
+
+  const existing = (sagaId: string) =>
+    Effect.flatMap(journal.get(sagaId), (record) =>
+      Option.isSome(record) ? Effect.succeed(record.value) : Effect.fail(new SagaNotFound({ sagaId }))
+    )
+
+  return {
+    run,
+    resume: <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions) =>
+      Effect.zipRight(existing(sagaId), run(sagaId, program, options)),
+    compensate: (sagaId: string) =>
+      withLock(
+        sagaId,
+        Effect.uninterruptible(
+          Effect.gen(function* () {
+            yield* existing(sagaId)
+            const writer = yield* load(journal, sagaId)
+            return yield* compensate(writer, registry, "an operator asked for compensation")
+          })
+        )
+      ).pipe(Effect.withSpan("effect-saga.compensate", { attributes: { "saga.id": sagaId }, captureStackTrace: false })),
+    status: (sagaId: string) =>
+      Effect.gen(function* () {
+        const record = yield* existing(sagaId)
+        const writer = yield* load(journal, sagaId)
+        return { ...record, steps: Array.from(writer.view.steps.values(), stepStatus) }
+      }),
+    list: journal.list,
+    register: (tools: Iterable<Compensable.Any>) =>
+      Effect.contextWith((context: Context.Context<never>) => {
+        for (const tool of tools) registry.set(tool.name, { spec: tool.spec, context })
+      })
+  }
+})
+
+const statusOf: Partial<Record<Draft["phase"], string>> = {
+  SAGA_COMPLETED: "completed",
+  SAGA_AWAITING_APPROVAL: "awaiting_approval",
+  SAGA_NEEDS_ATTENTION: "needs_attention",
+  SAGA_SUSPENDED: "suspended"
+}
+
+/** The errors a run itself can fail with (as opposed to the program's, which compensate). */
+export type RunError = JournalError | ConcurrencyConflict | JournalCorrupted | NonDeterminism
+
+/** Where one step stands, as the journal says. */
+export interface StepStatus {
+  readonly stepId: string
+  readonly toolName: string
+  readonly state: "executed" | "failed" | "unknown" | "awaiting_approval" | "approved" | "refused"
+  readonly undo: Report.UndoOutcome | "started" | undefined
+}
+
+const undoOutcome: Record<string, Report.UndoOutcome> = {
+  COMPENSATED: "completed",
+  COMPENSATION_PARTIAL: "partial",
+  COMPENSATION_FAILED: "failed",
+  COMPENSATION_UNKNOWN: "unknown",
+  SKIPPED: "skipped"
+}
+
+const stepStatus = (step: StepView): StepStatus => ({
+  stepId: step.stepId,
+  toolName: step.toolName,
+  state: step.executed
+    ? "executed"
+    : step.failed
+      ? "failed"
+      : isUnknown(step)
+        ? "unknown"
+        : step.refused
+          ? "refused"
+          : step.approved
+            ? "approved"
+            : "awaiting_approval",
+  undo: step.compensation ? undoOutcome[step.compensation.phase] : step.compensating ? "started" : undefined
+})

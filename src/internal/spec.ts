@@ -1,0 +1,52 @@
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import type * as Schedule from "effect/Schedule"
+import type * as Schema from "effect/Schema"
+
+/** @internal */
+export type Reversibility = "reversible" | "compensatable" | "irreversible"
+
+/** @internal */
+export type RetryMode = "none" | "idempotency-key"
+
+/** What the forward call of a step can see. */
+export interface StepContext {
+  readonly sagaId: string
+  readonly stepId: string
+  readonly toolName: string
+  readonly idempotencyKey: string
+  readonly attempt: number
+  readonly setReceipt: (receipt: string) => Effect.Effect<void>
+}
+
+/** What an undo can see. */
+export interface CompensationContext<I = unknown, A = unknown> {
+  readonly sagaId: string
+  readonly stepId: string
+  readonly toolName: string
+  readonly input: I
+  readonly inputJson: string
+  readonly result: A
+  readonly idempotencyKey: string
+  readonly receipt: Option.Option<Redacted.Redacted<string>>
+}
+
+/** The erased description of a step that the saga runtime executes. */
+export interface StepSpec {
+  readonly name: string
+  readonly input: Schema.Schema<any, any>
+  readonly success: Schema.Schema<any, any>
+  readonly failure: Schema.Schema<any, any> | undefined
+  readonly reversibility: Reversibility
+  readonly execute: (input: any, step: StepContext) => Effect.Effect<any, any, any>
+  readonly compensate: ((ctx: CompensationContext<any, any>) => Effect.Effect<unknown, any, any>) | undefined
+  readonly timeout: Duration.Duration | undefined
+  readonly retry: Schedule.Schedule<any, any, any> | undefined
+  readonly maxPayloadBytes: number
+  readonly retryMode: RetryMode
+}
+
+/** One MiB: the default cap for a step's encoded input and result. */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024

@@ -1,0 +1,113 @@
+import type { Entry, Expected, SagaStatus } from "../Journal.js"
+import { empty, statusAfter } from "../Journal.js"
+
+/** What the journal says about one step. */
+export interface StepView {
+  readonly stepId: string
+  readonly toolName: string
+  input: string | null
+  intents: number
+  executed: Entry | undefined
+  failed: Entry | undefined
+  awaiting: Entry | undefined
+  approved: Entry | undefined
+  refused: Entry | undefined
+  compensating: Entry | undefined
+  compensation: Entry | undefined
+}
+
+const compensationOutcomes = new Set([
+  "COMPENSATED",
+  "COMPENSATION_PARTIAL",
+  "COMPENSATION_FAILED",
+  "COMPENSATION_UNKNOWN",
+  "SKIPPED"
+])
+
+/** A step whose `INTENT` has no outcome after it. */
+export const isUnknown = (step: StepView): boolean =>
+  step.intents > 0 && step.executed === undefined && step.failed === undefined
+
+/** A saga's journal folded into the state a run needs, kept current as entries are appended. */
+export class JournalView {
+  readonly steps = new Map<string, StepView>()
+  /** Step ids in the order their `EXECUTED` entries were written: the order compensation reverses. */
+  readonly executedOrder: Array<string> = []
+  position: Expected = empty
+  status: SagaStatus = "running"
+  exists = false
+  compensationStarted = false
+
+  constructor(entries: ReadonlyArray<Entry> = []) {
+    for (const entry of entries) this.apply(entry)
+  }
+
+  apply(entry: Entry): void {
+    this.exists = true
+    this.position = { revision: entry.seq, digest: entry.hash }
+    this.status = statusAfter(this.status, [entry])
+    if (entry.phase === "SAGA_COMPENSATING") this.compensationStarted = true
+    if (entry.stepId === null) return
+    const step = this.stepOf(entry)
+    switch (entry.phase) {
+      case "INTENT":
+        step.intents++
+        step.input = entry.input
+        break
+      case "EXECUTED":
+        step.executed = entry
+        this.executedOrder.push(entry.stepId)
+        break
+      case "FAILED":
+        step.failed = entry
+        break
+      case "AWAITING_APPROVAL":
+        step.awaiting = entry
+        step.input = entry.input
+        break
+      case "APPROVED":
+        step.approved = entry
+        break
+      case "REJECTED":
+      case "EXPIRED":
+        step.refused = entry
+        break
+      case "COMPENSATING":
+        step.compensating = entry
+        break
+      default:
+        if (compensationOutcomes.has(entry.phase)) step.compensation = entry
+    }
+  }
+
+  private stepOf(entry: Entry): StepView {
+    let step = this.steps.get(entry.stepId!)
+    if (step === undefined) {
+      step = {
+        stepId: entry.stepId!,
+        toolName: entry.toolName ?? "",
+        input: entry.input,
+        intents: 0,
+        executed: undefined,
+        failed: undefined,
+        awaiting: undefined,
+        approved: undefined,
+        refused: undefined,
+        compensating: undefined,
+        compensation: undefined
+      }
+      this.steps.set(entry.stepId!, step)
+    }
+    return step
+  }
+
+  /** Steps that failed, in journal order. */
+  failedSteps(): Array<StepView> {
+    return Array.from(this.steps.values()).filter((step) => step.failed !== undefined)
+  }
+
+  /** Steps whose outcome is unknown, in journal order. */
+  unknownSteps(): Array<StepView> {
+    return Array.from(this.steps.values()).filter(isUnknown)
+  }
+}
