@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     pool: "forks",
-    reporters: ["default"]
+    // The JSON report is where .ci/run reads the runner's own pass/fail counts.
+    reporters: ["default", ["json", { outputFile: ".vitest-report.json" }]]
   }
 })

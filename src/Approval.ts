@@ -80,10 +80,10 @@ export class ApprovalNotFound extends Schema.TaggedError<ApprovalNotFound>("effe
  * @since 0.1.0
  * @category errors
  */
-export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("effect-saga/AlreadyDecided")(
-  "AlreadyDecided",
-  { requestId: Schema.String, decision: Schema.String }
-) {
+export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("effect-saga/AlreadyDecided")("AlreadyDecided", {
+  requestId: Schema.String,
+  decision: Schema.String
+}) {
   override get message(): string {
     return `approval request ${this.requestId} was already ${this.decision}`
   }

@@ -91,4 +91,6 @@ export const partial = (remaining: string): Partial => new Partial({ remaining }
  * @category guards
  */
 export const isOutcome = (u: unknown): u is Outcome =>
-  Predicate.isTagged(u, "OutcomeFailed") || Predicate.isTagged(u, "OutcomeUnknown") || Predicate.isTagged(u, "OutcomePartial")
+  Predicate.isTagged(u, "OutcomeFailed") ||
+  Predicate.isTagged(u, "OutcomeUnknown") ||
+  Predicate.isTagged(u, "OutcomePartial")

@@ -10,9 +10,17 @@ import * as Layer from "effect/Layer"
 import type { Approval } from "./Approval.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport } from "./CompensationReport.js"
-import type { ConcurrencyConflict, Journal, JournalCorrupted, JournalError, ListFilter, SagaNotFound, SagaRecord } from "./Journal.js"
 import { CurrentSaga as CurrentSagaTag } from "./internal/context.js"
 import * as internal from "./internal/saga.js"
+import type {
+  ConcurrencyConflict,
+  Journal,
+  JournalCorrupted,
+  JournalError,
+  ListFilter,
+  SagaNotFound,
+  SagaRecord
+} from "./Journal.js"
 import type { SagaResult } from "./SagaResult.js"
 
 export {

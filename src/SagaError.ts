@@ -13,10 +13,11 @@ import * as Schema from "effect/Schema"
  * @since 0.1.0
  * @category errors
  */
-export class NonDeterminism extends Schema.TaggedError<NonDeterminism>("effect-saga/NonDeterminism")(
-  "NonDeterminism",
-  { sagaId: Schema.String, stepId: Schema.String, reason: Schema.String }
-) {
+export class NonDeterminism extends Schema.TaggedError<NonDeterminism>("effect-saga/NonDeterminism")("NonDeterminism", {
+  sagaId: Schema.String,
+  stepId: Schema.String,
+  reason: Schema.String
+}) {
   override get message(): string {
     return `saga ${this.sagaId} did not replay as journaled at step ${this.stepId}: ${this.reason}`
   }
@@ -69,4 +70,6 @@ export type CompensationCause = StepFailed | ApprovalRefused
  * @category guards
  */
 export const isSagaError = (u: unknown): u is NonDeterminism | StepFailed | ApprovalRefused =>
-  Predicate.isTagged(u, "NonDeterminism") || Predicate.isTagged(u, "StepFailed") || Predicate.isTagged(u, "ApprovalRefused")
+  Predicate.isTagged(u, "NonDeterminism") ||
+  Predicate.isTagged(u, "StepFailed") ||
+  Predicate.isTagged(u, "ApprovalRefused")

@@ -4,15 +4,15 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Compensable from "./Compensable.js"
 import { DeclarationError, InvalidInput } from "./Compensable.js"
 import { decodeJson } from "./internal/codec.js"
-import { problemOf, warningOf } from "./internal/declaration.js"
 import { CurrentSaga } from "./internal/context.js"
+import { problemOf, warningOf } from "./internal/declaration.js"
 import { Saga } from "./Saga.js"
-import * as Either from "effect/Either"
 
 /**
  * A call named a tool the toolkit does not have.
@@ -110,7 +110,8 @@ export const call = <Tools extends Record<string, Compensable.Any>>(
 ): Effect.Effect<unknown, unknown, CurrentSaga> =>
   Effect.suspend(() => {
     const tool = toolkit.byName.get(name)
-    if (tool === undefined) return Effect.fail(new UnknownTool({ toolName: name, known: Array.from(toolkit.byName.keys()) }))
+    if (tool === undefined)
+      return Effect.fail(new UnknownTool({ toolName: name, known: Array.from(toolkit.byName.keys()) }))
     const decoded = decodeJson(tool.spec.input, JSON.stringify(input ?? null))
     if (Either.isLeft(decoded)) return Effect.fail(new InvalidInput({ toolName: name, reason: decoded.left }))
     return Effect.flatMap(CurrentSaga, (saga) => saga.step(tool.spec, decoded.right, options?.key))

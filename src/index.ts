@@ -33,4 +33,8 @@ export * as SagaResult from "./SagaResult.js"
 /**
  * @since 0.1.0
  */
+export * as Timeline from "./Timeline.js"
+/**
+ * @since 0.1.0
+ */
 export * as Toolkit from "./Toolkit.js"

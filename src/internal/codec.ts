@@ -5,7 +5,9 @@ import * as Schema from "effect/Schema"
 /** Encodes `value` with `schema` and serializes it, or says why it cannot. */
 export const encodeJson = (schema: Schema.Schema<any, any>, value: unknown): Either.Either<string, string> =>
   Either.flatMap(
-    Either.mapLeft(Schema.encodeUnknownEither(schema)(value), (error) => ParseResult.TreeFormatter.formatErrorSync(error)),
+    Either.mapLeft(Schema.encodeUnknownEither(schema)(value), (error) =>
+      ParseResult.TreeFormatter.formatErrorSync(error)
+    ),
     (encoded) => {
       try {
         return Either.right(JSON.stringify(encoded ?? null))

@@ -10,9 +10,12 @@ import type { Draft, Entry, Phase } from "../Journal.js"
 import * as Outcome from "../Outcome.js"
 import { decodeJson, parsePayload } from "./codec.js"
 import { Faults } from "./faults.js"
-import type { Registry } from "./registry.js"
+import type { RegisteredTool } from "./registry.js"
 import type { StepView } from "./view.js"
 import type { Writer } from "./writer.js"
+
+/** Finds the tool, and the context its undo runs in, by name. */
+export type Lookup = (toolName: string) => RegisteredTool | undefined
 
 /** The idempotency key of a step's undo: stable across replays, distinct from the forward key. */
 export const undoKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}/undo`
@@ -47,7 +50,13 @@ const draft = (step: StepView, phase: Phase, payload: object | null): Draft => (
 /** Journals an undo's outcome and reports it. */
 const settle = (writer: Writer, step: StepView, phase: Phase, detail?: string) =>
   Effect.as(
-    writer.append([draft(step, phase, detail === undefined ? null : phase === "COMPENSATION_PARTIAL" ? { remaining: detail } : { reason: detail })]),
+    writer.append([
+      draft(
+        step,
+        phase,
+        detail === undefined ? null : phase === "COMPENSATION_PARTIAL" ? { remaining: detail } : { reason: detail }
+      )
+    ]),
     reportOf(step, outcomeOfPhase[phase]!, detail)
   )
 
@@ -75,7 +84,7 @@ const phaseOfExit = (exit: Exit.Exit<unknown, unknown>): readonly [Phase, string
 }
 
 /** Runs, or reports from the journal, the undo of one executed step. */
-const undoStep = (writer: Writer, registry: Registry, step: StepView) =>
+const undoStep = (writer: Writer, lookup: Lookup, step: StepView) =>
   Effect.suspend(() => {
     if (step.compensation !== undefined) {
       return Effect.succeed(reportOf(step, outcomeOfPhase[step.compensation.phase]!, detailOf(step.compensation)))
@@ -83,7 +92,7 @@ const undoStep = (writer: Writer, registry: Registry, step: StepView) =>
     if (step.compensating !== undefined) {
       return settle(writer, step, "COMPENSATION_UNKNOWN", "an undo started but its outcome was never journaled")
     }
-    const tool = registry.get(step.toolName)
+    const tool = lookup(step.toolName)
     if (tool === undefined) {
       return Effect.succeed(reportOf(step, "unavailable", `tool ${step.toolName} is not registered in this process`))
     }
@@ -94,9 +103,11 @@ const undoStep = (writer: Writer, registry: Registry, step: StepView) =>
     }
     const executed = parsePayload(step.executed!.payload)
     const input = decodeJson(tool.spec.input, step.input)
-    if (Either.isLeft(input)) return settle(writer, step, "COMPENSATION_FAILED", `journaled input does not decode: ${input.left}`)
+    if (Either.isLeft(input))
+      return settle(writer, step, "COMPENSATION_FAILED", `journaled input does not decode: ${input.left}`)
     const result = decodeJson(tool.spec.success, JSON.stringify(executed?.result ?? null))
-    if (Either.isLeft(result)) return settle(writer, step, "COMPENSATION_FAILED", `journaled result does not decode: ${result.left}`)
+    if (Either.isLeft(result))
+      return settle(writer, step, "COMPENSATION_FAILED", `journaled result does not decode: ${result.left}`)
     const idempotencyKey = undoKey(writer.sagaId, step.stepId)
     const receipt = typeof executed?.receipt === "string" ? Option.some(Redacted.make(executed.receipt)) : Option.none()
     const faults = Context.getOption(tool.context, Faults)
@@ -135,7 +146,7 @@ const undoStep = (writer: Writer, registry: Registry, step: StepView) =>
  * Undoes every executed step not undone yet, in reverse execution order, journaling each undo
  * before and after it runs; steps already settled are reported from the journal, never run again.
  */
-export const compensate = (writer: Writer, registry: Registry, cause: string) =>
+export const compensate = (writer: Writer, lookup: Lookup, cause: string) =>
   Effect.gen(function* () {
     const view = writer.view
     if (!view.compensationStarted) {
@@ -145,11 +156,13 @@ export const compensate = (writer: Writer, registry: Registry, cause: string) =>
     }
     const undone: Array<Report.StepReport> = []
     for (const stepId of view.executedOrder.slice().reverse()) {
-      undone.push(yield* undoStep(writer, registry, view.steps.get(stepId)!))
+      undone.push(yield* undoStep(writer, lookup, view.steps.get(stepId)!))
     }
     const notUndone: Array<Report.NotUndone> = [
       ...view.failedSteps().map((step) => ({ stepId: step.stepId, toolName: step.toolName, phase: "FAILED" as const })),
-      ...view.unknownSteps().map((step) => ({ stepId: step.stepId, toolName: step.toolName, phase: "UNKNOWN" as const }))
+      ...view
+        .unknownSteps()
+        .map((step) => ({ stepId: step.stepId, toolName: step.toolName, phase: "UNKNOWN" as const }))
     ]
     const report = Report.make(writer.sagaId, undone, notUndone)
     if (view.status !== report.status) {

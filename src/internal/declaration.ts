@@ -1,5 +1,5 @@
-import * as AST from "effect/SchemaAST"
 import type * as Schema from "effect/Schema"
+import * as AST from "effect/SchemaAST"
 import type { StepSpec } from "./spec.js"
 
 /** Why a schema's encoded form cannot be journaled as JSON, if it cannot. */
@@ -25,7 +25,10 @@ export const notJson = (schema: Schema.Schema<any, any>): string | undefined => 
       case "Union":
         return firstOf(ast.types.map(visit))
       case "TupleType":
-        return firstOf([...ast.elements.map((element) => visit(element.type)), ...ast.rest.map((rest) => visit(rest.type))])
+        return firstOf([
+          ...ast.elements.map((element) => visit(element.type)),
+          ...ast.rest.map((rest) => visit(rest.type))
+        ])
       case "TypeLiteral":
         return firstOf([
           ...ast.propertySignatures.map((property) => visit(property.type)),
@@ -50,7 +53,7 @@ export const carriesNothing = (schema: Schema.Schema<any, any>): boolean => {
 /** The first reason a declaration cannot work, if any. */
 export const problemOf = (spec: StepSpec): string | undefined => {
   if (spec.reversibility === "irreversible" && spec.compensate !== undefined) {
-    return "an irreversible tool cannot declare an undo (use reversibility \"compensatable\", or drop the undo)"
+    return 'an irreversible tool cannot declare an undo (use reversibility "compensatable", or drop the undo)'
   }
   if (!Number.isInteger(spec.maxPayloadBytes) || spec.maxPayloadBytes <= 0) {
     return `maxPayloadBytes must be a positive integer, got ${spec.maxPayloadBytes}`

@@ -12,12 +12,14 @@ export const makeKeyedLock = () => {
       }
       const held = lock
       held.users++
-      return held.semaphore.withPermits(1)(effect).pipe(
-        Effect.ensuring(
-          Effect.sync(() => {
-            if (--held.users === 0) locks.delete(key)
-          })
+      return held.semaphore
+        .withPermits(1)(effect)
+        .pipe(
+          Effect.ensuring(
+            Effect.sync(() => {
+              if (--held.users === 0) locks.delete(key)
+            })
+          )
         )
-      )
     })
 }

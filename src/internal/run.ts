@@ -1,5 +1,6 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -13,6 +14,7 @@ import { JournalCorrupted } from "../Journal.js"
 import * as Outcome from "../Outcome.js"
 import { ApprovalRefused, NonDeterminism } from "../SagaError.js"
 import { byteLength, decodeJson, encodeJson, parsePayload } from "./codec.js"
+import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
 import { Faults } from "./faults.js"
 import { sha256 } from "./hash.js"
@@ -64,6 +66,8 @@ export class SagaRun {
   private halted = false
   private readonly inflight = Effect.unsafeMakeSemaphore(ALL_PERMITS)
   private readonly occurrences = new Map<string, number>()
+  /** The tools this run called, with the context their undos run in. */
+  readonly tools: Registry = new Map()
   /** Journaled steps this run has not called yet. */
   private readonly unreplayed: Map<string, StepView>
 
@@ -96,10 +100,12 @@ export class SagaRun {
       const digest = sha256(inputJson)
       const stepId = this.allocate(spec.name, key ?? digest.slice(0, 16))
       return Effect.flatMap(Effect.context<never>(), (context) => {
-        if (!this.registry.has(spec.name)) {
+        if (!this.tools.has(spec.name)) {
           const problem = problemOf(spec)
           if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
-          this.registry.set(spec.name, { spec, context })
+          const tool = { spec, context: Context.omit(CurrentSaga)(context) as Context.Context<never> }
+          this.tools.set(spec.name, tool)
+          if (!this.registry.has(spec.name)) this.registry.set(spec.name, tool)
         }
         return this.inflight.withPermits(1)(this.advance(spec, stepId, input, inputJson, digest, key !== undefined))
       }).pipe(
@@ -133,7 +139,9 @@ export class SagaRun {
     const journaled = this.writer.view.steps.get(stepId)
     if (journaled === undefined) return this.fresh(spec, stepId, input, inputJson, digest, keyed)
     if (journaled.toolName !== spec.name) {
-      return fatal(this.divergence(stepId, `the journal has tool ${journaled.toolName} here, the program called ${spec.name}`))
+      return fatal(
+        this.divergence(stepId, `the journal has tool ${journaled.toolName} here, the program called ${spec.name}`)
+      )
     }
     if (journaled.input !== inputJson) {
       if (journaled.awaiting !== undefined && journaled.intents === 0) {
@@ -147,7 +155,11 @@ export class SagaRun {
       if (spec.retryMode !== "idempotency-key") {
         return haltOn({
           _tag: "NeedsAttention",
-          step: { stepId, toolName: spec.name, reason: "INTENT was journaled but no outcome: it may or may not have run" }
+          step: {
+            stepId,
+            toolName: spec.name,
+            reason: "INTENT was journaled but no outcome: it may or may not have run"
+          }
         })
       }
       return this.execute(spec, stepId, input, inputJson, journaled.intents + 1)
@@ -175,7 +187,10 @@ export class SagaRun {
   /** A journaled, unkeyed call of `toolName` that this replay has not reached. */
   private unreplayedOf(toolName: string): StepView | undefined {
     for (const step of this.unreplayed.values()) {
-      if (step.toolName === toolName && step.stepId.startsWith(`${toolName}:${sha256(step.input ?? "null").slice(0, 16)}#`)) {
+      if (
+        step.toolName === toolName &&
+        step.stepId.startsWith(`${toolName}:${sha256(step.input ?? "null").slice(0, 16)}#`)
+      ) {
         return step
       }
     }
@@ -211,14 +226,25 @@ export class SagaRun {
   }
 
   /** Irreversible steps wait for an approval that names exactly this input; others pass. */
-  private gate(spec: StepSpec, stepId: string, input: unknown, inputJson: string, digest: string, journaled: StepView | undefined) {
+  private gate(
+    spec: StepSpec,
+    stepId: string,
+    input: unknown,
+    inputJson: string,
+    digest: string,
+    journaled: StepView | undefined
+  ) {
     if (spec.reversibility !== "irreversible") return this.execute(spec, stepId, input, inputJson, 1)
     return Effect.gen(this, function* () {
       if (journaled?.refused !== undefined) {
         const reason = parsePayload(journaled.refused.payload)?.reason
         return yield* haltOn({
           _tag: "Refused",
-          error: new ApprovalRefused({ stepId, toolName: spec.name, reason: typeof reason === "string" ? reason : "refused" })
+          error: new ApprovalRefused({
+            stepId,
+            toolName: spec.name,
+            reason: typeof reason === "string" ? reason : "refused"
+          })
         })
       }
       if (journaled?.approved === undefined) {
@@ -247,7 +273,8 @@ export class SagaRun {
         yield* this.write(stepId, spec.name, "APPROVED", null, decision)
       } else {
         const approved = parsePayload(journaled.approved.payload)
-        if (approved?.inputDigest !== digest) return yield* this.refuse(journaled, "the approval names a different input")
+        if (approved?.inputDigest !== digest)
+          return yield* this.refuse(journaled, "the approval names a different input")
       }
       return yield* this.execute(spec, stepId, input, inputJson, 1)
     })
@@ -288,13 +315,18 @@ export class SagaRun {
         const result = encodeJson(spec.success, exit.value)
         const tooLarge = Either.isRight(result) && byteLength(result.right) > spec.maxPayloadBytes
         if (Either.isLeft(result) || tooLarge) {
-          const why = Either.isLeft(result) ? `its result does not encode: ${result.left}` : "its result exceeds maxPayloadBytes"
+          const why = Either.isLeft(result)
+            ? `its result does not encode: ${result.left}`
+            : "its result exceeds maxPayloadBytes"
           return yield* haltOn({
             _tag: "NeedsAttention",
             step: { stepId, toolName: spec.name, reason: `the tool ran but ${why}, so it cannot be journaled` }
           })
         }
-        const payload = receipt === undefined ? `{"result":${result.right}}` : `{"result":${result.right},"receipt":${JSON.stringify(receipt)}}`
+        const payload =
+          receipt === undefined
+            ? `{"result":${result.right}}`
+            : `{"result":${result.right},"receipt":${JSON.stringify(receipt)}}`
         yield* Effect.catchAll(
           this.writer.append([{ stepId, toolName: spec.name, phase: "EXECUTED", input: null, payload }]),
           fatal
@@ -308,7 +340,9 @@ export class SagaRun {
 
   private call(spec: StepSpec, input: unknown, context: StepContext): Effect.Effect<unknown, unknown, unknown> {
     let call: Effect.Effect<unknown, unknown, unknown> = Effect.flatMap(Effect.serviceOption(Faults), (faults) =>
-      Option.isSome(faults) ? faults.value.around(spec.name, "execute", spec.execute(input, context)) : spec.execute(input, context)
+      Option.isSome(faults)
+        ? faults.value.around(spec.name, "execute", spec.execute(input, context))
+        : spec.execute(input, context)
     )
     if (spec.timeout !== undefined) {
       const timeout = spec.timeout
@@ -331,15 +365,25 @@ export class SagaRun {
   private failed(spec: StepSpec, stepId: string, cause: Cause.Cause<unknown>) {
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
     const failure = Cause.failureOption(cause)
-    if (Option.isSome(failure) && (failure.value instanceof Outcome.Unknown || failure.value instanceof Outcome.Partial)) {
+    if (
+      Option.isSome(failure) &&
+      (failure.value instanceof Outcome.Unknown || failure.value instanceof Outcome.Partial)
+    ) {
       return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason: failure.value.message } })
     }
     const error = Option.getOrUndefined(failure)
     const encoded = Option.isSome(failure) ? this.encodeFailure(spec, failure.value) : undefined
-    const description = error instanceof Error ? error.message : error !== undefined ? String(error) : Cause.pretty(cause).split("\n")[0]!
-    const payload = { description, defect: Option.isNone(failure), ...(encoded === undefined ? {} : { error: encoded }) }
+    const description =
+      error instanceof Error ? error.message : error !== undefined ? String(error) : Cause.pretty(cause).split("\n")[0]!
+    const payload = {
+      description,
+      defect: Option.isNone(failure),
+      ...(encoded === undefined ? {} : { error: encoded })
+    }
     return Effect.zipRight(
-      this.write(stepId, spec.name, "FAILED", null, payload).pipe(Effect.tap(() => Effect.annotateCurrentSpan("outcome", "failed"))),
+      this.write(stepId, spec.name, "FAILED", null, payload).pipe(
+        Effect.tap(() => Effect.annotateCurrentSpan("outcome", "failed"))
+      ),
       Effect.failCause(cause)
     )
   }

@@ -13,10 +13,10 @@ import { isFinished, Journal, SagaNotFound } from "../Journal.js"
 import type { CompensationCause, NonDeterminism } from "../SagaError.js"
 import { StepFailed } from "../SagaError.js"
 import type { SagaResult, UnknownStep } from "../SagaResult.js"
+import { parsePayload } from "./codec.js"
 import { compensate } from "./compensation.js"
 import { CurrentSaga } from "./context.js"
 import { makeKeyedLock } from "./keyedLock.js"
-import { parsePayload } from "./codec.js"
 import type { Registry } from "./registry.js"
 import type { Halt } from "./run.js"
 import { SagaRun } from "./run.js"
@@ -38,13 +38,16 @@ const sagaEntry = (phase: Draft["phase"], payload?: object): Draft => ({
   payload: payload === undefined ? null : JSON.stringify(payload)
 })
 
-type Ending<A> = { readonly _tag: "Exited"; readonly exit: Exit.Exit<A, unknown> } | { readonly _tag: "Halted"; readonly halt: Halt }
+type Ending<A> =
+  | { readonly _tag: "Exited"; readonly exit: Exit.Exit<A, unknown> }
+  | { readonly _tag: "Halted"; readonly halt: Halt }
 
 const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyArray<UnknownStep> => {
   const steps = view.unknownSteps().map((step) => ({
     stepId: step.stepId,
     toolName: step.toolName,
-    reason: step.stepId === extra?.stepId ? extra.reason : "INTENT was journaled but no outcome: it may or may not have run"
+    reason:
+      step.stepId === extra?.stepId ? extra.reason : "INTENT was journaled but no outcome: it may or may not have run"
   }))
   return extra === undefined || steps.some((step) => step.stepId === extra.stepId) ? steps : [...steps, extra]
 }
@@ -103,8 +106,9 @@ export const makeSaga = Effect.gen(function* () {
             )
           )
 
+          const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
           const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>
-            Effect.map(compensate(writer, registry, describe(cause)), (report) => compensated(sagaId, cause, report))
+            Effect.map(compensate(writer, lookup, describe(cause)), (report) => compensated(sagaId, cause, report))
 
           const endWith = (phase: Draft["phase"], payload?: object) =>
             view.status === statusOf[phase] ? Effect.void : writer.append([sagaEntry(phase, payload)])
@@ -129,7 +133,10 @@ export const makeSaga = Effect.gen(function* () {
               switch (halt._tag) {
                 case "AwaitingApproval":
                   return Effect.as(
-                    endWith("SAGA_AWAITING_APPROVAL", { stepId: halt.request.stepId, requestId: halt.request.requestId }),
+                    endWith("SAGA_AWAITING_APPROVAL", {
+                      stepId: halt.request.stepId,
+                      requestId: halt.request.requestId
+                    }),
                     { _tag: "AwaitingApproval" as const, sagaId, request: halt.request }
                   )
                 case "NeedsAttention":
@@ -177,10 +184,12 @@ export const makeSaga = Effect.gen(function* () {
           Effect.gen(function* () {
             yield* existing(sagaId)
             const writer = yield* load(journal, sagaId)
-            return yield* compensate(writer, registry, "an operator asked for compensation")
+            return yield* compensate(writer, (name) => registry.get(name), "an operator asked for compensation")
           })
         )
-      ).pipe(Effect.withSpan("effect-saga.compensate", { attributes: { "saga.id": sagaId }, captureStackTrace: false })),
+      ).pipe(
+        Effect.withSpan("effect-saga.compensate", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
+      ),
     status: (sagaId: string) =>
       Effect.gen(function* () {
         const record = yield* existing(sagaId)

@@ -1,6 +1,5 @@
 import * as Effect from "effect/Effect"
-import type { ConcurrencyConflict, Draft, JournalError } from "../Journal.js"
-import type { Journal } from "../Journal.js"
+import type { ConcurrencyConflict, Draft, Journal, JournalError } from "../Journal.js"
 import { JournalView } from "./view.js"
 
 /**

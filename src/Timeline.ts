@@ -1,0 +1,53 @@
+/**
+ * A saga's journal as a table a person can read: seq, time, step, tool, phase, detail.
+ *
+ * @since 0.1.0
+ */
+
+import { parsePayload } from "./internal/codec.js"
+import type { Entry } from "./Journal.js"
+
+const detailKeys = ["reason", "remaining", "description", "by", "cause", "requestId"] as const
+
+/**
+ * The short detail of an entry: why it failed, who approved, what remains. Never the receipt.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const detailOf = (entry: Entry): string => {
+  const payload = parsePayload(entry.payload)
+  if (payload === undefined) return ""
+  if (entry.phase === "EXECUTED") return `result ${JSON.stringify(payload.result)}`
+  if (entry.phase === "SAGA_COMPENSATED" || entry.phase === "SAGA_COMPENSATION_FAILED") return ""
+  if (entry.phase === "AWAITING_APPROVAL") return `input sha256 ${String(payload.inputDigest).slice(0, 12)}…`
+  for (const key of detailKeys) {
+    if (typeof payload[key] === "string") return key === "by" ? `by ${payload[key]}` : String(payload[key])
+  }
+  return ""
+}
+
+/**
+ * Formats entries as an aligned table, one line per entry.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const format = (entries: ReadonlyArray<Entry>): string => {
+  const rows = entries.map((entry) => [
+    String(entry.seq),
+    entry.at.slice(11, 23),
+    entry.stepId ?? "",
+    entry.toolName ?? "",
+    entry.phase,
+    detailOf(entry)
+  ])
+  const header = ["seq", "time", "step", "tool", "phase", "detail"]
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!)))
+      .join("  ")
+      .trimEnd()
+  return [line(header), ...rows.map(line)].join("\n")
+}
