@@ -236,6 +236,7 @@ export const make = <Name extends string, I, IE, A, AE, E = never, EE = never, R
 ): Tool<Name, I, A, E, R | RC> => {
   const spec = toSpec(options as Parameters<typeof toSpec>[0])
   const tool = (input: I, call?: CallOptions) => callStep(spec, input, call?.key)
+  Object.defineProperty(tool, "name", { value: spec.name })
   return Object.assign(tool, { spec, reversibility: spec.reversibility }) as any
 }
 

@@ -1,10 +1,10 @@
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import type { Approval, ApprovalRequest } from "../Approval.js"
@@ -56,15 +56,14 @@ const fatal = (error: JournalError | ConcurrencyConflict | JournalCorrupted | No
 /** The idempotency key of a step's forward call. */
 export const forwardKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
 
-const ALL_PERMITS = 2 ** 30
-
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
 
 /** One run of one saga's program: the `CurrentSaga` its steps call. */
 export class SagaRun {
-  readonly halt = Deferred.unsafeMake<Halt>(FiberId.none)
-  private halted = false
-  private readonly inflight = Effect.unsafeMakeSemaphore(ALL_PERMITS)
+  /** Why the run halted, once a step decided it. */
+  haltedWith: Halt | undefined
+  private inflight = 0
+  private programFiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
   private readonly occurrences = new Map<string, number>()
   /** The tools this run called, with the context their undos run in. */
   readonly tools: Registry = new Map()
@@ -84,12 +83,32 @@ export class SagaRun {
     return this.writer.sagaId
   }
 
-  /** Waits until no step is between its first and last journal write. */
-  readonly drain = Effect.asVoid(this.inflight.take(ALL_PERMITS))
+  /**
+   * Runs the program in a fiber of its own, which a halt interrupts once no step is between its
+   * first and last journal write.
+   */
+  runProgram<A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<Exit.Exit<A, E>, never, Exclude<R, CurrentSaga>> {
+    const own = Effect.withFiberRuntime<A, E, R>((fiber) => {
+      this.programFiber = fiber as Fiber.RuntimeFiber<unknown, unknown>
+      return program
+    })
+    return Effect.flatMap(Effect.fork(Effect.provideService(own, CurrentSaga, this)), (fiber) =>
+      Effect.onInterrupt(Fiber.await(fiber), () => Fiber.interrupt(fiber))
+    )
+  }
+
+  private interruptIfDrained(): void {
+    if (this.haltedWith !== undefined && this.inflight === 0) this.programFiber?.unsafeInterruptAsFork(FiberId.none)
+  }
+
+  private readonly leave = Effect.sync(() => {
+    this.inflight--
+    this.interruptIfDrained()
+  })
 
   readonly step = (spec: StepSpec, input: unknown, key: string | undefined): Effect.Effect<any, any, any> =>
     Effect.suspend(() => {
-      if (this.halted) return Effect.never
+      if (this.haltedWith !== undefined) return Effect.never
       const encoded = encodeJson(spec.input, input)
       if (Either.isLeft(encoded)) return Effect.fail(new InvalidInput({ toolName: spec.name, reason: encoded.left }))
       const inputJson = encoded.right
@@ -107,7 +126,8 @@ export class SagaRun {
           this.tools.set(spec.name, tool)
           if (!this.registry.has(spec.name)) this.registry.set(spec.name, tool)
         }
-        return this.inflight.withPermits(1)(this.advance(spec, stepId, input, inputJson, digest, key !== undefined))
+        this.inflight++
+        return Effect.ensuring(this.advance(spec, stepId, input, inputJson, digest, key !== undefined), this.leave)
       }).pipe(
         Effect.catchIf(
           (error): error is HaltSignal => error instanceof HaltSignal,
@@ -122,8 +142,9 @@ export class SagaRun {
 
   /** Halts the run (the first halt wins) and blocks this fiber until the program is interrupted. */
   private stop(halt: Halt): Effect.Effect<never> {
-    this.halted = true
-    return Effect.zipRight(Deferred.succeed(this.halt, halt), Effect.never)
+    this.haltedWith ??= halt
+    this.interruptIfDrained()
+    return Effect.never
   }
 
   private allocate(toolName: string, base: string): string {
@@ -169,7 +190,6 @@ export class SagaRun {
 
   /** A step the journal has never seen. */
   private fresh(spec: StepSpec, stepId: string, input: unknown, inputJson: string, digest: string, keyed: boolean) {
-    if (this.closed) return haltOn({ _tag: "Closed" })
     if (!keyed && this.unreplayed.size > 0) {
       const pending = this.unreplayedOf(spec.name)
       if (pending !== undefined) {
@@ -180,6 +200,11 @@ export class SagaRun {
           this.divergence(stepId, `the journal's call of ${spec.name} at ${pending.stepId} was not replayed first`)
         )
       }
+    }
+    if (this.closed) {
+      return this.writer.view.status === "completed"
+        ? fatal(this.divergence(stepId, "the saga completed without this step"))
+        : haltOn({ _tag: "Closed" })
     }
     return this.gate(spec, stepId, input, inputJson, digest, undefined)
   }

@@ -1,6 +1,5 @@
 import * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
@@ -15,10 +14,9 @@ import { StepFailed } from "../SagaError.js"
 import type { SagaResult, UnknownStep } from "../SagaResult.js"
 import { parsePayload } from "./codec.js"
 import { compensate } from "./compensation.js"
-import { CurrentSaga } from "./context.js"
+import type { CurrentSaga } from "./context.js"
 import { makeKeyedLock } from "./keyedLock.js"
 import type { Registry } from "./registry.js"
-import type { Halt } from "./run.js"
 import { SagaRun } from "./run.js"
 import type { JournalView, StepView } from "./view.js"
 import { isUnknown } from "./view.js"
@@ -37,10 +35,6 @@ const sagaEntry = (phase: Draft["phase"], payload?: object): Draft => ({
   input: null,
   payload: payload === undefined ? null : JSON.stringify(payload)
 })
-
-type Ending<A> =
-  | { readonly _tag: "Exited"; readonly exit: Exit.Exit<A, unknown> }
-  | { readonly _tag: "Halted"; readonly halt: Halt }
 
 const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyArray<UnknownStep> => {
   const steps = view.unknownSteps().map((step) => ({
@@ -91,20 +85,7 @@ export const makeSaga = Effect.gen(function* () {
           if (!view.exists) yield* writer.append([sagaEntry("SAGA_STARTED")])
           else if (view.status !== "running" && !isFinished(view.status)) writer.prepend([sagaEntry("SAGA_RESUMED")])
           const sagaRun = new SagaRun(writer, approval, registry, isFinished(view.status))
-          const ending: Exit.Exit<Ending<A>, unknown> = yield* Effect.exit(
-            restore(
-              Effect.raceFirst(
-                Effect.map(Effect.exit(Effect.provideService(program, CurrentSaga, sagaRun)), (exit) => ({
-                  _tag: "Exited" as const,
-                  exit
-                })),
-                Effect.map(Effect.zipLeft(Deferred.await(sagaRun.halt), sagaRun.drain), (halt) => ({
-                  _tag: "Halted" as const,
-                  halt
-                }))
-              )
-            )
-          )
+          const ending = yield* Effect.exit(restore(sagaRun.runProgram(program)))
 
           const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
           const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>
@@ -127,9 +108,9 @@ export const makeSaga = Effect.gen(function* () {
               ? compensateWith(cause as Cause.Cause<E>)
               : Effect.as(endWith("SAGA_SUSPENDED"), { _tag: "Suspended" as const, sagaId })
 
-          const settle = (outcome: Ending<A>): Effect.Effect<SagaResult<A, E>, any> => {
-            if (outcome._tag === "Halted") {
-              const halt = outcome.halt
+          const settle = (exit: Exit.Exit<A, E>): Effect.Effect<SagaResult<A, E>, any> => {
+            if (sagaRun.haltedWith !== undefined) {
+              const halt = sagaRun.haltedWith
               switch (halt._tag) {
                 case "AwaitingApproval":
                   return Effect.as(
@@ -149,7 +130,6 @@ export const makeSaga = Effect.gen(function* () {
                   return compensateWith(Cause.interrupt(FiberId.none))
               }
             }
-            const exit = outcome.exit
             if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return suspendOrCompensate(exit.cause)
             if (view.unknownSteps().length > 0) return needsAttention(undefined)
             if (Exit.isFailure(exit)) return compensateWith(exit.cause as Cause.Cause<E>)

@@ -1,0 +1,260 @@
+/**
+ * The journal's conformance suite: every `Journal` backend must pass it (memory, SQLite, Postgres).
+ *
+ * Every test uses saga ids of its own and `list` results are narrowed to them, so a backend whose
+ * storage outlives one test still passes.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import type { Layer } from "effect"
+import { Effect, Option, TestClock } from "effect"
+import { Journal } from "../src/index.js"
+
+export const suite = (name: string, layer: Layer.Layer<Journal.Journal>) =>
+  describe(`Journal conformance: ${name}`, () => {
+    let propRuns = 0
+
+    it.effect("an append to a new saga starts from Journal.empty and returns the entries it wrote", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const written = yield* journal.append("new", Journal.empty, [saga("SAGA_STARTED"), step("INTENT", "a")])
+        expect(written.map((entry) => [entry.sagaId, entry.seq, entry.phase])).toEqual([
+          ["new", 1, "SAGA_STARTED"],
+          ["new", 2, "INTENT"]
+        ])
+        expect(yield* journal.read("new")).toEqual(written)
+        const record = yield* journal.get("new").pipe(Effect.map(Option.getOrThrow))
+        expect(record).toMatchObject({ sagaId: "new", status: "running", revision: 2, digest: written[1]!.hash })
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("seq is gap-free from 1 across appends", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        let position = Journal.empty
+        for (const size of [1, 3, 2]) {
+          const drafts = Array.from({ length: size }, () => step("INTENT", "a"))
+          const written = yield* journal.append("gapless", position, drafts)
+          position = { revision: written.at(-1)!.seq, digest: written.at(-1)!.hash }
+        }
+        const entries = yield* journal.read("gapless")
+        expect(entries.map((entry) => entry.seq)).toEqual([1, 2, 3, 4, 5, 6])
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("each hash chains over its predecessor and verifyEntries finds the chain intact", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const entries = yield* appendAll(
+          journal,
+          "chained",
+          [saga("SAGA_STARTED"), step("INTENT", "a")],
+          [step("EXECUTED", "a")]
+        )
+        let previous = Journal.empty.digest
+        for (const entry of entries) {
+          expect(entry.hash).toBe(Journal.hashEntry(previous, entry))
+          previous = entry.hash
+        }
+        const record = yield* journal.get("chained").pipe(Effect.map(Option.getOrThrow))
+        expect(Journal.verifyEntries(entries)).toEqual({ _tag: "Intact", entries: 3, digest: record.digest })
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("an append with a stale revision fails with ConcurrencyConflict and writes nothing", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const before = yield* appendAll(journal, "stale", [saga("SAGA_STARTED"), step("INTENT", "a")])
+        const error = yield* Effect.flip(journal.append("stale", Journal.empty, [step("EXECUTED", "a")]))
+        expect(error).toMatchObject({
+          _tag: "ConcurrencyConflict",
+          sagaId: "stale",
+          expectedRevision: 0,
+          actualRevision: 2
+        })
+        expect(yield* journal.read("stale")).toEqual(before)
+        expect(yield* journal.get("stale").pipe(Effect.map(Option.getOrThrow))).toMatchObject({ revision: 2 })
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("an append with the right revision but a stale digest fails with ConcurrencyConflict", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const before = yield* appendAll(journal, "forked", [saga("SAGA_STARTED")])
+        const error = yield* Effect.flip(
+          journal.append("forked", { revision: 1, digest: "f".repeat(64) }, [saga("SAGA_COMPLETED")])
+        )
+        expect(error._tag).toBe("ConcurrencyConflict")
+        expect(yield* journal.read("forked")).toEqual(before)
+        expect(yield* journal.get("forked").pipe(Effect.map(Option.getOrThrow))).toMatchObject({ status: "running" })
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("of concurrent appends at the same position exactly one wins", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const [started] = yield* appendAll(journal, "race", [saga("SAGA_STARTED")])
+        const position = { revision: 1, digest: started!.hash }
+        const attempts = yield* Effect.all(
+          Array.from({ length: 8 }, (_, i) =>
+            Effect.either(journal.append("race", position, [step("INTENT", `w${i}`)]))
+          ),
+          { concurrency: "unbounded" }
+        )
+        const winners = attempts.filter((attempt) => attempt._tag === "Right")
+        expect(winners).toHaveLength(1)
+        expect(attempts.filter((attempt) => attempt._tag === "Left").map((attempt) => attempt.left._tag)).toEqual(
+          Array(7).fill("ConcurrencyConflict")
+        )
+        const entries = yield* journal.read("race")
+        expect(entries).toHaveLength(2)
+        expect(Journal.verifyEntries(entries)._tag).toBe("Intact")
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("the status follows the last saga-level phase; step phases leave it as it was", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const statuses: Array<Journal.SagaStatus> = []
+        let position = Journal.empty
+        for (const phase of [
+          "SAGA_STARTED",
+          "INTENT",
+          "SAGA_AWAITING_APPROVAL",
+          "APPROVED",
+          "SAGA_RESUMED",
+          "SAGA_COMPLETED"
+        ] as const) {
+          const [entry] = yield* journal.append("phased", position, [
+            phase.startsWith("SAGA_") ? saga(phase) : step(phase, "a")
+          ])
+          position = { revision: entry!.seq, digest: entry!.hash }
+          statuses.push((yield* journal.get("phased").pipe(Effect.map(Option.getOrThrow))).status)
+        }
+        expect(statuses).toEqual([
+          "running",
+          "running",
+          "awaiting_approval",
+          "awaiting_approval",
+          "running",
+          "completed"
+        ])
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect.prop(
+      "the status after any batch of phases is what Journal.statusAfter says",
+      [Journal.Phase, Journal.Phase, Journal.Phase],
+      (phases) =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          const sagaId = `prop-${++propRuns}`
+          const drafts = phases.map((phase) => (phase.startsWith("SAGA_") ? saga(phase) : step(phase, "a")))
+          yield* journal.append(sagaId, Journal.empty, drafts)
+          const record = yield* journal.get(sagaId).pipe(Effect.map(Option.getOrThrow))
+          expect(record.status).toBe(Journal.statusAfter("running", drafts))
+        }).pipe(Effect.provide(layer)),
+      { fastCheck: { numRuns: 50 } }
+    )
+
+    it.effect("list filters by status, oldest update first", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        yield* appendAll(journal, "list-done", [saga("SAGA_STARTED"), saga("SAGA_COMPLETED")])
+        yield* TestClock.adjust("1 second")
+        yield* appendAll(journal, "list-running", [saga("SAGA_STARTED")])
+        yield* TestClock.adjust("1 second")
+        yield* appendAll(journal, "list-waiting", [saga("SAGA_STARTED"), saga("SAGA_AWAITING_APPROVAL")])
+        const found = yield* journal.list({ status: ["awaiting_approval", "completed"] })
+        expect(ids(found, "list-")).toEqual(["list-done", "list-waiting"])
+        expect(ids(yield* journal.list(), "list-")).toEqual(["list-done", "list-running", "list-waiting"])
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("list filters by updatedBefore", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        yield* TestClock.setTime(Date.UTC(2030, 0, 1))
+        yield* appendAll(journal, "age-old", [saga("SAGA_STARTED")])
+        yield* TestClock.adjust("1 hour")
+        yield* appendAll(journal, "age-new", [saga("SAGA_STARTED")])
+        const cutoff = new Date(Date.UTC(2030, 0, 1, 0, 30)).toISOString()
+        expect(ids(yield* journal.list({ updatedBefore: cutoff }), "age-")).toEqual(["age-old"])
+        expect(ids(yield* journal.list({ updatedBefore: cutoff, status: ["completed"] }), "age-")).toEqual([])
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("an unknown saga reads as no entries and gets None", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        expect(yield* journal.read("nobody")).toEqual([])
+        expect(Option.isNone(yield* journal.get("nobody"))).toBe(true)
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("a tampered entry breaks verification at its seq", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const entries = yield* appendAll(journal, "tampered", [
+          saga("SAGA_STARTED"),
+          step("INTENT", "a"),
+          step("EXECUTED", "a")
+        ])
+        const tampered = entries.map((entry) => (entry.seq === 2 ? { ...entry, payload: '{"amount":1}' } : entry))
+        expect(Journal.verifyEntries(tampered)).toMatchObject({ _tag: "Broken", seq: 2 })
+        expect(Journal.verifyEntries(entries.filter((entry) => entry.seq !== 2))).toMatchObject({
+          _tag: "Broken",
+          seq: 3
+        })
+        expect(Journal.verifyEntries(yield* journal.read("tampered"))._tag).toBe("Intact")
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("`at` is the Effect Clock's time as ISO-8601 UTC", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        yield* TestClock.setTime(Date.UTC(2024, 1, 29, 23, 59, 58, 7))
+        const [first] = yield* journal.append("clocked", Journal.empty, [saga("SAGA_STARTED")])
+        expect(first!.at).toBe("2024-02-29T23:59:58.007Z")
+        yield* TestClock.adjust("2 seconds")
+        yield* journal.append("clocked", { revision: 1, digest: first!.hash }, [saga("SAGA_COMPLETED")])
+        const record = yield* journal.get("clocked").pipe(Effect.map(Option.getOrThrow))
+        expect(record).toMatchObject({ createdAt: "2024-02-29T23:59:58.007Z", updatedAt: "2024-03-01T00:00:00.007Z" })
+      }).pipe(Effect.provide(layer))
+    )
+  })
+
+const saga = (phase: Journal.Phase): Journal.Draft => ({
+  stepId: null,
+  toolName: null,
+  phase,
+  input: null,
+  payload: null
+})
+
+const step = (phase: Journal.Phase, stepId: string): Journal.Draft => ({
+  stepId,
+  toolName: "tool",
+  phase,
+  input: phase === "INTENT" ? '{"sku":"A-1"}' : null,
+  payload: phase === "EXECUTED" ? '{"result":"r-1"}' : null
+})
+
+/** Appends each batch at the position the previous one left, and returns everything the saga holds. */
+const appendAll = (
+  journal: Journal.Journal["Type"],
+  sagaId: string,
+  ...batches: ReadonlyArray<ReadonlyArray<Journal.Draft>>
+) =>
+  Effect.gen(function* () {
+    for (const batch of batches) {
+      const position = Option.match(yield* journal.get(sagaId), {
+        onNone: () => Journal.empty,
+        onSome: (record) => ({ revision: record.revision, digest: record.digest })
+      })
+      yield* journal.append(sagaId, position, batch)
+    }
+    return yield* journal.read(sagaId)
+  })
+
+const ids = (records: ReadonlyArray<Journal.SagaRecord>, prefix: string) =>
+  records.map((record) => record.sagaId).filter((id) => id.startsWith(prefix))

@@ -1,0 +1,175 @@
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Logger, Option, Schema } from "effect"
+import { Compensable, Journal, Saga, Toolkit } from "../src/index.js"
+import * as Testing from "../src/Testing.js"
+
+describe("bad input and bad declarations", () => {
+  it.effect("an input that fails its schema fails with InvalidInput and journals nothing for that step", () =>
+    Effect.gen(function* () {
+      const { count, runs } = counted("reserve", Schema.Struct({ quantity: Schema.Int }))
+      const result = yield* Saga.run("not-int", Effect.flip(count({ quantity: 1.5 })))
+      assert(result._tag === "Completed")
+      expect(result.value).toMatchObject({ _tag: "InvalidInput", toolName: "reserve" })
+      expect(runs).toEqual([])
+      expect(stepEntries(yield* entriesOf("not-int"))).toEqual([])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("an input over maxPayloadBytes fails with PayloadTooLarge and journals nothing for that step", () =>
+    Effect.gen(function* () {
+      const { count, runs } = counted("note", Schema.String, { maxPayloadBytes: 16 })
+      const result = yield* Saga.run("too-large", Effect.flip(count("x".repeat(100))))
+      assert(result._tag === "Completed")
+      expect(result.value).toMatchObject({ _tag: "PayloadTooLarge", toolName: "note", bytes: 102, maxBytes: 16 })
+      expect(runs).toEqual([])
+      expect(stepEntries(yield* entriesOf("too-large"))).toEqual([])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("calling a name the toolkit does not have fails with UnknownTool", () =>
+    Effect.gen(function* () {
+      const { count } = counted("reserve", Schema.String)
+      const toolkit = Toolkit.make({ count })
+      const result = yield* Saga.run("unknown-tool", Effect.flip(Toolkit.call(toolkit, "reserv", "A-1")))
+      assert(result._tag === "Completed")
+      expect(result.value).toBeInstanceOf(Toolkit.UnknownTool)
+      expect(result.value).toMatchObject({ toolName: "reserv", known: ["reserve"] })
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("Toolkit.call with an encoded input that does not decode fails with InvalidInput", () =>
+    Effect.gen(function* () {
+      const { count, runs } = counted("reserve", Schema.Struct({ quantity: Schema.Int }))
+      const toolkit = Toolkit.make({ count })
+      const result = yield* Saga.run("bad-call", Effect.flip(Toolkit.call(toolkit, "reserve", { quantity: "two" })))
+      assert(result._tag === "Completed")
+      expect(result.value).toMatchObject({ _tag: "InvalidInput", toolName: "reserve" })
+      expect(runs).toEqual([])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("Toolkit.layer fails with DeclarationError when two tools share a name, before anything runs", () =>
+    Effect.gen(function* () {
+      const first = counted("reserve", Schema.String)
+      const second = counted("reserve", Schema.String)
+      const toolkit = Toolkit.make({ first: first.count, second: second.count })
+      const error = yield* Effect.flip(Saga.run("dup", first.count("A-1")).pipe(Effect.provide(withToolkit(toolkit))))
+      expect(error).toMatchObject({ _tag: "DeclarationError", toolName: "reserve" })
+      expect(first.runs).toEqual([])
+    })
+  )
+
+  it.effect("Toolkit.layer fails with DeclarationError for an irreversible tool that declares an undo", () =>
+    Effect.gen(function* () {
+      const wire = Compensable.make({
+        name: "sendWire",
+        input: Schema.Number,
+        success: Schema.String,
+        reversibility: "irreversible",
+        execute: () => Effect.succeed("w-1"),
+        compensate: () => Effect.void
+      } as any)
+      const error = yield* Effect.flip(Layer.build(withToolkit(Toolkit.make({ wire }))).pipe(Effect.scoped))
+      expect(error).toMatchObject({ _tag: "DeclarationError", toolName: "sendWire" })
+      expect(error.message).toContain("irreversible")
+    })
+  )
+
+  it.effect.each([
+    ["Schema.instanceOf", Schema.instanceOf(Money)],
+    ["Schema.BigIntFromSelf", Schema.BigIntFromSelf]
+  ] as const)("Toolkit.layer fails with DeclarationError for an input schema that cannot encode: %s", ([, input]) =>
+    Effect.gen(function* () {
+      const { count, runs } = counted("charge", input as Schema.Schema<unknown>)
+      const error = yield* Effect.flip(Layer.build(withToolkit(Toolkit.make({ count }))).pipe(Effect.scoped))
+      expect(error).toMatchObject({ _tag: "DeclarationError", toolName: "charge" })
+      expect(error.message).toContain("input schema")
+      expect(runs).toEqual([])
+    })
+  )
+
+  it.effect("a tool with an undo whose result carries nothing logs a warning when its toolkit is built", () =>
+    Effect.gen(function* () {
+      const logs: Array<string> = []
+      const capture = Logger.add(
+        Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label} ${String(message)}`))
+      )
+      const voidUndo = Compensable.make({
+        name: "ping",
+        input: Schema.String,
+        success: Schema.Void,
+        execute: () => Effect.void,
+        compensate: () => Effect.void
+      })
+      const { count } = counted("reserve", Schema.String)
+      yield* Layer.build(withToolkit(Toolkit.make({ voidUndo, count }))).pipe(Effect.scoped, Effect.provide(capture))
+      expect(logs).toHaveLength(1)
+      expect(logs[0]).toMatch(/^WARN tool ping has an undo but its result carries nothing/)
+    })
+  )
+
+  it.effect("a program that changed between runs fails with NonDeterminism and leaves the journal untouched", () =>
+    Effect.gen(function* () {
+      const { count, runs } = counted("reserve", Schema.String)
+      const wire = Compensable.make({
+        name: "sendWire",
+        input: Schema.Number,
+        success: Schema.String,
+        reversibility: "irreversible",
+        execute: () => Effect.succeed("w-1")
+      })
+      const first = yield* Saga.run("changed", Effect.zipRight(count("A-1"), wire(10)))
+      expect(first._tag).toBe("AwaitingApproval")
+      const before = yield* recordOf("changed")
+      const error = yield* Effect.flip(Saga.run("changed", Effect.zipRight(count("B-2"), wire(10))))
+      expect(error).toBeInstanceOf(Saga.NonDeterminism)
+      expect(error).toMatchObject({ sagaId: "changed" })
+      expect(runs).toEqual(["A-1"])
+      expect(yield* recordOf("changed")).toEqual(before)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a completed saga run again with a changed program fails with NonDeterminism and undoes nothing", () =>
+    Effect.gen(function* () {
+      const { count, runs } = counted("reserve", Schema.String)
+      expect((yield* Saga.run("done-changed", count("A-1")))._tag).toBe("Completed")
+      const before = yield* recordOf("done-changed")
+      const error = yield* Effect.flip(Saga.run("done-changed", count("B-2")))
+      expect(error).toBeInstanceOf(Saga.NonDeterminism)
+      expect(runs).toEqual(["A-1"])
+      expect(yield* recordOf("done-changed")).toEqual(before)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+class Money {
+  constructor(readonly cents: number) {}
+}
+
+/** A tool that records each input it runs with. */
+const counted = <I, IE>(name: string, input: Schema.Schema<I, IE>, options?: Compensable.ToolOptions) => {
+  const runs: Array<I> = []
+  const count = Compensable.make({
+    ...options,
+    name,
+    input,
+    success: Schema.String,
+    execute: (value: I) =>
+      Effect.sync(() => {
+        runs.push(value)
+        return `${name}-${runs.length}`
+      }),
+    compensate: () => Effect.void
+  })
+  return { count, runs }
+}
+
+const withToolkit = <Tools extends Record<string, Compensable.Any>>(toolkit: Toolkit.Toolkit<Tools>) =>
+  Toolkit.layer(toolkit).pipe(Layer.provideMerge(Testing.layer))
+
+const entriesOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
+
+const recordOf = (sagaId: string) =>
+  Effect.flatMap(Journal.Journal, (journal) => journal.get(sagaId)).pipe(Effect.map(Option.getOrThrow))
+
+const stepEntries = (entries: ReadonlyArray<Journal.Entry>) => entries.filter((entry) => entry.stepId !== null)

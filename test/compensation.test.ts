@@ -1,0 +1,304 @@
+import { createHash } from "node:crypto"
+import { describe, expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Approval, Compensable, Journal, Outcome, Saga, SagaError } from "../src/index.js"
+import * as Testing from "../src/Testing.js"
+
+describe("compensation", () => {
+  it.effect("undoes executed steps in strict reverse order and never undoes the step that failed", () =>
+    Effect.gen(function* () {
+      const { step, failing, undone } = fixture()
+      const result = yield* Saga.run(
+        "s1",
+        Effect.gen(function* () {
+          yield* step({ name: "a" })
+          yield* step({ name: "b" })
+          yield* step({ name: "c" })
+          yield* failing({ name: "d" })
+        })
+      )
+      expect(result._tag).toBe("Compensated")
+      if (result._tag !== "Compensated") return
+      expect(undone).toEqual(["c", "b", "a"])
+      expect(result.report.undone.map((s) => [s.toolName, s.outcome])).toEqual([
+        ["step", "completed"],
+        ["step", "completed"],
+        ["step", "completed"]
+      ])
+      expect(result.report.notUndone).toEqual([{ stepId: idOf("failing", "d"), toolName: "failing", phase: "FAILED" }])
+      expect(yield* phasesOf("s1", idOf("failing", "d"))).toEqual(["INTENT", "FAILED"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("an operator's compensation does not undo a step whose outcome is unknown and lists it as UNKNOWN", () =>
+    Effect.gen(function* () {
+      const { step, undone } = fixture()
+      const program = Effect.gen(function* () {
+        yield* step({ name: "a" })
+        yield* step({ name: "b" })
+        yield* step({ name: "c" })
+      })
+      const result = yield* Saga.run(
+        "s1",
+        program.pipe(Effect.provide(Testing.faults({ tool: "step", at: 3, fault: "unknown" })))
+      )
+      expect(result).toMatchObject({ _tag: "NeedsAttention", unknown: [{ stepId: idOf("step", "c") }] })
+      expect(undone).toEqual([])
+
+      const report = yield* Saga.compensate("s1")
+      expect(undone).toEqual(["b", "a"])
+      expect(report.undone.map((s) => s.stepId)).toEqual([idOf("step", "b"), idOf("step", "a")])
+      expect(report.notUndone).toEqual([{ stepId: idOf("step", "c"), toolName: "step", phase: "UNKNOWN" }])
+      expect(report.status).toBe("compensation_failed")
+      expect(yield* phasesOf("s1", idOf("step", "c"))).toEqual(["INTENT"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("an undo that fails is journaled COMPENSATION_FAILED and does not stop the next undo", () =>
+    Effect.gen(function* () {
+      const { step, failing, undone } = fixture()
+      const result = yield* Saga.run(
+        "s1",
+        Effect.gen(function* () {
+          yield* step({ name: "a" })
+          yield* step({ name: "b", undo: "fail" })
+          yield* step({ name: "c" })
+          yield* failing({ name: "d" })
+        })
+      )
+      expect(result._tag).toBe("CompensationFailed")
+      if (result._tag !== "CompensationFailed") return
+      expect(undone).toEqual(["c", "b", "a"])
+      expect(result.report.status).toBe("compensation_failed")
+      expect(result.report.undone.map((s) => s.outcome)).toEqual(["completed", "failed", "completed"])
+      expect(yield* phasesOf("s1", idOf("step", "b", "fail"))).toEqual([
+        "INTENT",
+        "EXECUTED",
+        "COMPENSATING",
+        "COMPENSATION_FAILED"
+      ])
+      expect((yield* Saga.status("s1")).status).toBe("compensation_failed")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("partial and unknown undos are journaled as such and leave the saga CompensationFailed", () =>
+    Effect.gen(function* () {
+      const { step, failing, undone } = fixture()
+      const result = yield* Saga.run(
+        "s1",
+        Effect.gen(function* () {
+          yield* step({ name: "a", undo: "partial" })
+          yield* step({ name: "b", undo: "unknown" })
+          yield* failing({ name: "c" })
+        })
+      )
+      expect(result._tag).toBe("CompensationFailed")
+      if (result._tag !== "CompensationFailed") return
+      expect(undone).toEqual(["b", "a"])
+      expect(result.report.undone).toEqual([
+        {
+          stepId: idOf("step", "b", "unknown"),
+          toolName: "step",
+          outcome: "unknown",
+          detail: "the provider timed out"
+        },
+        { stepId: idOf("step", "a", "partial"), toolName: "step", outcome: "partial", detail: "1 of 2 seats" }
+      ])
+      expect((yield* phasesOf("s1", idOf("step", "a", "partial"))).at(-1)).toBe("COMPENSATION_PARTIAL")
+      expect((yield* phasesOf("s1", idOf("step", "b", "unknown"))).at(-1)).toBe("COMPENSATION_UNKNOWN")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a tool failure the program catches and ignores still compensates the saga when it ends", () =>
+    Effect.gen(function* () {
+      const { step, failing, undone } = fixture()
+      const result = yield* Saga.run(
+        "s1",
+        Effect.gen(function* () {
+          yield* step({ name: "a" })
+          yield* Effect.ignore(failing({ name: "b" }))
+          yield* step({ name: "c" })
+          return "done"
+        })
+      )
+      expect(result._tag).toBe("Compensated")
+      if (result._tag !== "Compensated") return
+      expect(undone).toEqual(["c", "a"])
+      const cause = Cause.failureOption(result.cause)
+      expect(Option.isSome(cause) && cause.value).toBeInstanceOf(SagaError.StepFailed)
+      expect(cause).toMatchObject({ value: { stepId: idOf("failing", "b"), toolName: "failing" } })
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("compensating twice undoes each step once and the second call writes nothing", () =>
+    Effect.gen(function* () {
+      const { step, undone } = fixture()
+      yield* Saga.run("s1", Effect.all([step({ name: "a" }), step({ name: "b" })]))
+      const first = yield* Saga.compensate("s1")
+      const written = (yield* entriesOf("s1")).length
+      const second = yield* Saga.compensate("s1")
+      expect(undone).toEqual(["b", "a"])
+      expect(second).toEqual(first)
+      expect((yield* entriesOf("s1")).length).toBe(written)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("two concurrent compensations undo each step exactly once", () =>
+    Effect.gen(function* () {
+      const { step, undone } = fixture()
+      yield* Saga.run("s1", Effect.all([step({ name: "a" }), step({ name: "b" }), step({ name: "c" })]))
+      const [first, second] = yield* Effect.all([Saga.compensate("s1"), Saga.compensate("s1")], {
+        concurrency: "unbounded"
+      })
+      expect(undone).toEqual(["c", "b", "a"])
+      expect(second).toEqual(first)
+      const compensating = (yield* entriesOf("s1")).filter((e) => e.phase === "COMPENSATING")
+      expect(compensating).toHaveLength(3)
+      expect(Journal.verifyEntries(yield* entriesOf("s1"))._tag).toBe("Intact")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("an undo that started but never journaled its outcome is reported unknown and not run again", () =>
+    Effect.gen(function* () {
+      const { step, undone } = fixture()
+      yield* Saga.run("s1", step({ name: "a" }))
+      const journal = yield* Journal.Journal
+      const position = Option.getOrThrow(yield* journal.get("s1"))
+      const crashed = {
+        stepId: idOf("step", "a"),
+        toolName: "step",
+        phase: "COMPENSATING" as const,
+        input: null,
+        payload: null
+      }
+      yield* journal.append("s1", position, [crashed])
+
+      const report = yield* Saga.compensate("s1")
+      expect(undone).toEqual([])
+      expect(report.undone).toMatchObject([{ stepId: idOf("step", "a"), outcome: "unknown" }])
+      expect(report.status).toBe("compensation_failed")
+      expect((yield* phasesOf("s1", idOf("step", "a"))).at(-1)).toBe("COMPENSATION_UNKNOWN")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a tool without an undo is journaled SKIPPED and reported skipped", () =>
+    Effect.gen(function* () {
+      const { step, failing, undone } = fixture()
+      const result = yield* Saga.run(
+        "s1",
+        Effect.gen(function* () {
+          yield* step({ name: "a" })
+          yield* notify({ to: "ops" })
+          yield* failing({ name: "b" })
+        })
+      )
+      expect(result._tag).toBe("Compensated")
+      if (result._tag !== "Compensated") return
+      expect(undone).toEqual(["a"])
+      expect(result.report.undone[0]).toMatchObject({
+        toolName: "notify",
+        outcome: "skipped",
+        detail: "no undo declared"
+      })
+      expect((yield* entriesOf("s1")).filter((e) => e.toolName === "notify").map((e) => e.phase)).toEqual([
+        "INTENT",
+        "EXECUTED",
+        "SKIPPED"
+      ])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("an irreversible executed step is SKIPPED with the reason that no undo exists", () =>
+    Effect.gen(function* () {
+      const { failing } = fixture()
+      const result = yield* Saga.run(
+        "s1",
+        Effect.gen(function* () {
+          yield* wire({ amount: 100 })
+          yield* failing({ name: "b" })
+        })
+      )
+      expect(result._tag).toBe("Compensated")
+      if (result._tag !== "Compensated") return
+      expect(result.report.undone).toEqual([
+        {
+          stepId: expect.stringMatching(/^wire:/),
+          toolName: "wire",
+          outcome: "skipped",
+          detail: "irreversible: no undo exists"
+        }
+      ])
+      const phases = (yield* entriesOf("s1")).filter((e) => e.toolName === "wire").map((e) => e.phase)
+      expect(phases).toEqual(["AWAITING_APPROVAL", "APPROVED", "INTENT", "EXECUTED", "SKIPPED"])
+    }).pipe(Effect.provide(Testing.layerWith(Approval.layerAutoApprove)))
+  )
+})
+
+const Input = Schema.Struct({
+  name: Schema.String,
+  undo: Schema.optional(Schema.Literal("fail", "partial", "unknown"))
+})
+
+/** Tools whose undos record the step's name; `undo` picks how the undo ends. */
+const fixture = () => {
+  const undone: Array<string> = []
+  const step = Compensable.make({
+    name: "step",
+    input: Input,
+    success: Schema.String,
+    execute: ({ name }) => Effect.succeed(`handle-${name}`),
+    compensate: ({ input }) =>
+      Effect.suspend(() => {
+        undone.push(input.name)
+        switch (input.undo) {
+          case "fail":
+            return Effect.fail(new Error("refund endpoint said 500"))
+          case "partial":
+            return Effect.fail(Outcome.partial("1 of 2 seats"))
+          case "unknown":
+            return Effect.fail(Outcome.unknown("the provider timed out"))
+          default:
+            return Effect.void
+        }
+      })
+  })
+  const failing = Compensable.make({
+    name: "failing",
+    input: Input,
+    success: Schema.String,
+    execute: () => Effect.fail(Outcome.failed("out of stock")),
+    compensate: ({ input }) => Effect.sync(() => undone.push(input.name))
+  })
+  return { step, failing, undone }
+}
+
+const notify = Compensable.make({
+  name: "notify",
+  input: Schema.Struct({ to: Schema.String }),
+  success: Schema.String,
+  execute: ({ to }) => Effect.succeed(`sent to ${to}`)
+})
+
+const wire = Compensable.make({
+  name: "wire",
+  input: Schema.Struct({ amount: Schema.Number }),
+  success: Schema.String,
+  reversibility: "irreversible",
+  execute: ({ amount }) => Effect.succeed(`wire-${amount}`)
+})
+
+/** The step id the runtime derives: tool name, digest of the encoded input, occurrence. */
+const idOf = (tool: string, name: string, undo?: string) => {
+  const json = JSON.stringify(undo === undefined ? { name } : { name, undo })
+  return `${tool}:${sha256(json).slice(0, 16)}#1`
+}
+
+const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
+
+const entriesOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
+
+const phasesOf = (sagaId: string, stepId: string) =>
+  Effect.map(entriesOf(sagaId), (entries) => entries.filter((e) => e.stepId === stepId).map((e) => e.phase))

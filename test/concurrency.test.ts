@@ -1,0 +1,91 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Schema from "effect/Schema"
+import * as TestClock from "effect/TestClock"
+import { Compensable, Journal, Saga } from "../src/index.js"
+import * as Testing from "../src/Testing.js"
+
+describe("concurrent branches", () => {
+  it.effect("steps in concurrent branches get the same ids whatever order they arrive and finish in", () =>
+    Effect.gen(function* () {
+      yield* runWithClock("fast-first", fixture({ A: 10, B: 20, C: 30 }).branches)
+      yield* runWithClock("slow-first", fixture({ A: 30, B: 20, C: 10 }).branches)
+
+      const first = yield* stepsOf("fast-first")
+      const second = yield* stepsOf("slow-first")
+      expect(first.executed).toEqual(["A", "B", "C"])
+      expect(second.executed).toEqual(["C", "B", "A"])
+      expect(second.idOf).toEqual(first.idOf)
+      expect(new Set(Object.values(first.idOf)).size).toBe(3)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("identical calls in parallel with distinct keys get distinct ids", () =>
+    Effect.gen(function* () {
+      const { reserve } = fixture()
+      yield* Saga.run(
+        "s1",
+        Effect.all([reserve({ sku: "A" }, { key: "left" }), reserve({ sku: "A" }, { key: "right" })], {
+          concurrency: "unbounded"
+        })
+      )
+      const ids = (yield* Saga.status("s1")).steps.map((s) => s.stepId)
+      expect(ids.sort()).toEqual(["reserve:left#1", "reserve:right#1"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("concurrent branches are undone in reverse completion order, not reverse start order", () =>
+    Effect.gen(function* () {
+      const { branches, undone } = fixture({ A: 20, B: 30, C: 10 })
+      const program = Effect.zipRight(branches, Effect.fail("declined"))
+      const result = yield* runWithClock("s1", program)
+      expect(result._tag).toBe("Compensated")
+
+      const { executed } = yield* stepsOf("s1")
+      expect(executed).toEqual(["C", "A", "B"])
+      expect(undone).toEqual(["B", "A", "C"])
+      expect(undone).toEqual(executed.slice().reverse())
+    }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+/**
+ * `reserve` sleeps as long as `timing` says for its sku, then returns the sku; undos log it.
+ * `branches` reserves every sku in its own branch, each sleeping before its call as well.
+ */
+const fixture = (timing: Record<string, number> = {}) => {
+  const undone: Array<string> = []
+  const reserve = Compensable.make({
+    name: "reserve",
+    input: Schema.Struct({ sku: Schema.String }),
+    success: Schema.String,
+    execute: ({ sku }) => Effect.as(Effect.sleep(timing[sku] ?? 0), sku),
+    compensate: ({ result }) => Effect.sync(() => undone.push(result))
+  })
+  const branches = Effect.all(
+    Object.entries(timing).map(([sku, millis]) => Effect.zipRight(Effect.sleep(millis), reserve({ sku }))),
+    { concurrency: "unbounded" }
+  )
+  return { reserve, branches, undone }
+}
+
+/** Runs a saga in a fiber and moves the TestClock far enough for every sleep in it. */
+const runWithClock = <A, E>(sagaId: string, program: Effect.Effect<A, E, Saga.CurrentSaga>) =>
+  Effect.gen(function* () {
+    const fiber = yield* Effect.fork(Saga.run(sagaId, program))
+    yield* TestClock.adjust("1 minute")
+    return yield* Fiber.join(fiber)
+  })
+
+/** The skus in the order their steps were journaled EXECUTED, and the step id of each sku. */
+const stepsOf = (sagaId: string) =>
+  Effect.map(
+    Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId)),
+    (entries) => {
+      const idOf: Record<string, string> = {}
+      for (const e of entries) if (e.phase === "INTENT") idOf[JSON.parse(e.input!).sku] = e.stepId!
+      const skuOf = (stepId: string | null) => Object.keys(idOf).find((sku) => idOf[sku] === stepId)!
+      return { idOf, executed: entries.filter((e) => e.phase === "EXECUTED").map((e) => skuOf(e.stepId)) }
+    }
+  )
