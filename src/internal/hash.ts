@@ -7,18 +7,18 @@ export const GENESIS = "0".repeat(64)
 export const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
 
 /**
- * Hashes `fields` chained to `previous`. Every field is length-prefixed (`null` as `-1:`), so no
- * two different lists of fields can produce the same byte stream.
+ * Hashes `fields` chained to `previous`: SHA-256 over `previous`, then every field as
+ * `<UTF-8 byte length>:<text>` (`null` as `-1:`), so no two lists of fields share a byte stream.
  */
 export const chain = (previous: string, fields: ReadonlyArray<string | number | null>): string => {
-  const hash = createHash("sha256").update(previous, "utf8")
+  let text = previous
   for (const field of fields) {
     if (field === null) {
-      hash.update("-1:", "utf8")
+      text += "-1:"
     } else {
-      const text = String(field)
-      hash.update(`${Buffer.byteLength(text, "utf8")}:`, "utf8").update(text, "utf8")
+      const value = String(field)
+      text += `${Buffer.byteLength(value, "utf8")}:${value}`
     }
   }
-  return hash.digest("hex")
+  return sha256(text)
 }

@@ -1,5 +1,6 @@
 import * as Effect from "effect/Effect"
 import type { ConcurrencyConflict, Draft, Journal, JournalError } from "../Journal.js"
+import { Mutex } from "./mutex.js"
 import { JournalView } from "./view.js"
 
 /**
@@ -7,7 +8,7 @@ import { JournalView } from "./view.js"
  * position the writer last saw, and the view follows every append.
  */
 export class Writer {
-  private readonly lock = Effect.unsafeMakeSemaphore(1)
+  private readonly lock = new Mutex()
   private prefix: ReadonlyArray<Draft> = []
 
   constructor(
@@ -22,7 +23,7 @@ export class Writer {
   }
 
   append(drafts: ReadonlyArray<Draft>): Effect.Effect<void, ConcurrencyConflict | JournalError> {
-    return this.lock.withPermits(1)(
+    return this.lock.withLock(
       Effect.suspend(() => {
         const batch = this.prefix.length === 0 ? drafts : [...this.prefix, ...drafts]
         return Effect.map(this.journal.append(this.sagaId, this.view.position, batch), (entries) => {

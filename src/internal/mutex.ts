@@ -1,0 +1,48 @@
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as FiberId from "effect/FiberId"
+
+/**
+ * A mutual-exclusion lock that costs next to nothing when nobody else holds it. Waiters are
+ * served in arrival order; a waiter interrupted before its turn leaves the queue.
+ */
+export class Mutex {
+  private held = false
+  private readonly waiters: Array<Deferred.Deferred<void>> = []
+
+  get idle(): boolean {
+    return !this.held && this.waiters.length === 0
+  }
+
+  private readonly release = Effect.sync(() => {
+    const next = this.waiters.shift()
+    if (next === undefined) this.held = false
+    else Deferred.unsafeDone(next, Effect.void)
+  })
+
+  withLock<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+    return Effect.uninterruptibleMask((restore) => {
+      if (!this.held) {
+        this.held = true
+        return Effect.ensuring(restore(effect), this.release)
+      }
+      const turn = Deferred.unsafeMake<void>(FiberId.none)
+      this.waiters.push(turn)
+      return Effect.matchCauseEffect(restore(Deferred.await(turn)), {
+        onFailure: (cause) =>
+          Effect.zipRight(
+            Effect.suspend(() => {
+              const index = this.waiters.indexOf(turn)
+              if (index >= 0) {
+                this.waiters.splice(index, 1)
+                return Effect.void
+              }
+              return this.release // the lock was handed over just as this waiter was interrupted
+            }),
+            Effect.failCause(cause)
+          ),
+        onSuccess: () => Effect.ensuring(restore(effect), this.release)
+      })
+    })
+  }
+}

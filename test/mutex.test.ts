@@ -1,0 +1,51 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber } from "effect"
+import { Mutex } from "../src/internal/mutex.js"
+
+describe("Mutex", () => {
+  it.effect("serializes holders in arrival order", () =>
+    Effect.gen(function* () {
+      const mutex = new Mutex()
+      const order: Array<number> = []
+      const gate = yield* Deferred.make<void>()
+      const first = yield* Effect.fork(
+        mutex.withLock(
+          Effect.zipRight(
+            Deferred.await(gate),
+            Effect.sync(() => order.push(1))
+          )
+        )
+      )
+      yield* Effect.yieldNow()
+      const others = yield* Effect.fork(
+        Effect.all(
+          [2, 3, 4].map((n) => mutex.withLock(Effect.sync(() => order.push(n)))),
+          { concurrency: "unbounded" }
+        )
+      )
+      yield* Effect.yieldNow()
+      expect(order).toEqual([])
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(first)
+      yield* Fiber.join(others)
+      expect(order).toEqual([1, 2, 3, 4])
+      expect(mutex.idle).toBe(true)
+    })
+  )
+
+  it.effect("a waiter interrupted before its turn leaves the queue and the lock stays usable", () =>
+    Effect.gen(function* () {
+      const mutex = new Mutex()
+      const gate = yield* Deferred.make<void>()
+      const holder = yield* Effect.fork(mutex.withLock(Deferred.await(gate)))
+      yield* Effect.yieldNow()
+      const waiter = yield* Effect.fork(mutex.withLock(Effect.die("must not run")))
+      yield* Effect.yieldNow()
+      yield* Fiber.interrupt(waiter)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(holder)
+      expect(yield* mutex.withLock(Effect.succeed("free"))).toBe("free")
+      expect(mutex.idle).toBe(true)
+    })
+  )
+})
