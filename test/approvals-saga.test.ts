@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Option, Schema } from "effect"
+import { Cause, Effect, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
@@ -97,6 +97,39 @@ describe("approvals in a saga", () => {
       expect(refusal(result.cause)?.reason).toContain("different input")
       expect(log).toEqual(["reserve A-1", "release res-A-1"])
       expect(wirePhases(yield* entriesOf("other-digest"))).toEqual(["AWAITING_APPROVAL", "REJECTED"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("an approval given after an operator compensated the saga never runs the step", () =>
+    Effect.gen(function* () {
+      const { log, program } = fixture()
+      const waiting = yield* Saga.run("late-approval", program)
+      assert(waiting._tag === "AwaitingApproval")
+      yield* Saga.compensate("late-approval")
+      yield* Approval.approve(waiting.request.requestId, { by: "alice", inputDigest: waiting.request.inputDigest })
+      const before = yield* entriesOf("late-approval")
+      const again = yield* Saga.run("late-approval", program)
+      expect(again._tag).toBe("Compensated")
+      expect(log).toEqual(["reserve A-1", "release res-A-1"])
+      expect(yield* entriesOf("late-approval")).toEqual(before)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("an approval that expired before the run is refused, journaled EXPIRED, and compensates", () =>
+    Effect.gen(function* () {
+      const { log, program } = fixture()
+      const waiting = yield* Saga.run("expired", program)
+      assert(waiting._tag === "AwaitingApproval")
+      yield* Approval.approve(waiting.request.requestId, {
+        by: "alice",
+        inputDigest: waiting.request.inputDigest,
+        expiresAt: new Date(60_000).toISOString()
+      })
+      yield* TestClock.adjust("2 minutes")
+      const result = yield* Saga.run("expired", program)
+      expect(result._tag).toBe("Compensated")
+      expect(wirePhases(yield* entriesOf("expired"))).toContain("EXPIRED")
+      expect(log).toEqual(["reserve A-1", "release res-A-1"])
     }).pipe(Effect.provide(Testing.layer))
   )
 })

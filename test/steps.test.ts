@@ -100,6 +100,52 @@ describe("steps", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("each retry sees the next attempt number", () =>
+    Effect.gen(function* () {
+      const attempts: Array<number> = []
+      const flaky = Compensable.make({
+        name: "attempts",
+        input: Schema.Null,
+        success: Schema.Number,
+        retry: Schedule.recurs(3),
+        execute: (_, step) =>
+          Effect.suspend(() => {
+            attempts.push(step.attempt)
+            return attempts.length < 3 ? Effect.fail(Outcome.failed("busy")) : Effect.succeed(step.attempt)
+          })
+      })
+      expect(yield* Saga.run("attempts", flaky(null))).toMatchObject({ _tag: "Completed", value: 3 })
+      expect(attempts).toEqual([1, 2, 3])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a replayed failure is the same error the program saw the first time", () =>
+    Effect.gen(function* () {
+      class OutOfStock extends Schema.TaggedError<OutOfStock>()("OutOfStock", { sku: Schema.String }) {}
+      const seen: Array<unknown> = []
+      const reserve = Compensable.make({
+        name: "reserveStock",
+        input: Schema.String,
+        success: Schema.String,
+        failure: OutOfStock,
+        execute: (sku) =>
+          sku === "gone" ? Effect.fail(new OutOfStock({ sku })) : Effect.fail(Outcome.failed("closed"))
+      })
+      const program = Effect.gen(function* () {
+        for (const sku of ["gone", "shop"]) {
+          yield* reserve(sku).pipe(Effect.catchAll((error) => Effect.sync(() => seen.push(error))))
+        }
+      })
+      yield* Saga.run("replayed-failure", program)
+      yield* Saga.run("replayed-failure", program)
+      expect(seen).toHaveLength(4)
+      expect(seen[2]).toEqual(seen[0])
+      expect(seen[2]).toBeInstanceOf(OutOfStock)
+      expect(seen[3]).toEqual(seen[1])
+      expect((seen[3] as Outcome.Failed).reason).toBe("closed")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("an unknown outcome is retried only when the tool accepts replays of its idempotency key", () =>
     Effect.gen(function* () {
       const keys: Array<string> = []

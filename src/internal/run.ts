@@ -7,6 +7,8 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
+import type * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import type { Approval, ApprovalRequest } from "../Approval.js"
 import { DeclarationError, InvalidInput, PayloadTooLarge } from "../Compensable.js"
 import type { ConcurrencyConflict, Draft, JournalError, Phase } from "../Journal.js"
@@ -57,6 +59,12 @@ const fatal = (error: JournalError | ConcurrencyConflict | JournalCorrupted | No
 export const forwardKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
 
 const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
+
+/** Whether an ISO-8601 expiry (absent: never) has passed by Effect's `Clock`. */
+const hasExpired = (expiresAt: unknown) =>
+  typeof expiresAt === "string"
+    ? Effect.map(Clock.currentTimeMillis, (millis) => !(Date.parse(expiresAt) > millis))
+    : Effect.succeed(false)
 
 /** One run of one saga's program: the `CurrentSaga` its steps call. */
 export class SagaRun {
@@ -172,6 +180,7 @@ export class SagaRun {
     }
     if (journaled.executed !== undefined) return this.replayResult(spec, journaled)
     if (journaled.failed !== undefined) return this.replayFailure(spec, journaled)
+    if (this.closed) return this.refuseToRun(stepId)
     if (isUnknown(journaled)) {
       if (spec.retryMode !== "idempotency-key") {
         return haltOn({
@@ -201,12 +210,15 @@ export class SagaRun {
         )
       }
     }
-    if (this.closed) {
-      return this.writer.view.status === "completed"
-        ? fatal(this.divergence(stepId, "the saga completed without this step"))
-        : haltOn({ _tag: "Closed" })
-    }
+    if (this.closed) return this.refuseToRun(stepId)
     return this.gate(spec, stepId, input, inputJson, digest, undefined)
+  }
+
+  /** Once a saga completed or began to compensate, no step runs forward again. */
+  private refuseToRun(stepId: string) {
+    return this.writer.view.status === "completed"
+      ? fatal(this.divergence(stepId, "the saga completed without running this step"))
+      : haltOn({ _tag: "Closed" })
   }
 
   /** A journaled, unkeyed call of `toolName` that this replay has not reached. */
@@ -245,7 +257,7 @@ export class SagaRun {
     const payload = parsePayload(step.failed!.payload)
     const description = typeof payload?.description === "string" ? payload.description : "failed"
     if (payload?.defect === true) return Effect.die(new Error(description))
-    const schema = spec.failure === undefined ? Outcome.Failed : spec.failure
+    const schema = spec.failure === undefined ? Outcome.Failed : Schema.Union(spec.failure, Outcome.Failed)
     const decoded = decodeJson(schema, JSON.stringify(payload?.error ?? null))
     return Effect.fail(Either.isRight(decoded) ? decoded.right : Outcome.failed(description))
   }
@@ -292,12 +304,15 @@ export class SagaRun {
           return yield* this.refuse(step, `rejected by ${decision.by}: ${decision.reason}`, decision)
         }
         if (decision.inputDigest !== digest) return yield* this.refuse(step, "the approval names a different input")
-        if (decision.expiresAt !== undefined && decision.expiresAt <= (yield* now)) {
+        if (yield* hasExpired(decision.expiresAt)) {
           return yield* this.refuse(step, `the approval expired at ${decision.expiresAt}`, undefined, "EXPIRED")
         }
         yield* this.write(stepId, spec.name, "APPROVED", null, decision)
       } else {
         const approved = parsePayload(journaled.approved.payload)
+        if (yield* hasExpired(approved?.expiresAt)) {
+          return yield* this.refuse(journaled, `the approval expired at ${approved?.expiresAt}`, undefined, "EXPIRED")
+        }
         if (approved?.inputDigest !== digest)
           return yield* this.refuse(journaled, "the approval names a different input")
       }
@@ -318,56 +333,61 @@ export class SagaRun {
     return Effect.catchAll(this.writer.append([draft]), fatal)
   }
 
-  /** Journals `INTENT`, runs the tool, journals its outcome. */
-  private execute(spec: StepSpec, stepId: string, input: unknown, inputJson: string, attempt: number) {
+  /** Journals `INTENT`, runs the tool (retrying as it declares), journals its outcome. */
+  private execute(spec: StepSpec, stepId: string, input: unknown, inputJson: string, firstAttempt: number) {
     const idempotencyKey = forwardKey(this.sagaId, stepId)
-    let receipt: string | undefined
-    const context: StepContext = {
+    const state = { attempt: firstAttempt - 1, receipt: undefined as string | undefined }
+    const nextContext = (): StepContext => ({
       sagaId: this.sagaId,
       stepId,
       toolName: spec.name,
       idempotencyKey,
-      attempt,
+      attempt: ++state.attempt,
       setReceipt: (value) =>
         Effect.sync(() => {
-          receipt = value
+          state.receipt = value
         })
-    }
-    return Effect.gen(this, function* () {
-      yield* this.write(stepId, spec.name, "INTENT", inputJson, { idempotencyKey, attempt })
-      const exit = yield* Effect.exit(this.call(spec, input, context))
-      if (Exit.isSuccess(exit)) {
-        const result = encodeJson(spec.success, exit.value)
-        const tooLarge = Either.isRight(result) && byteLength(result.right) > spec.maxPayloadBytes
-        if (Either.isLeft(result) || tooLarge) {
-          const why = Either.isLeft(result)
-            ? `its result does not encode: ${result.left}`
-            : "its result exceeds maxPayloadBytes"
-          return yield* haltOn({
-            _tag: "NeedsAttention",
-            step: { stepId, toolName: spec.name, reason: `the tool ran but ${why}, so it cannot be journaled` }
-          })
-        }
-        const payload =
-          receipt === undefined
-            ? `{"result":${result.right}}`
-            : `{"result":${result.right},"receipt":${JSON.stringify(receipt)}}`
-        yield* Effect.catchAll(
-          this.writer.append([{ stepId, toolName: spec.name, phase: "EXECUTED", input: null, payload }]),
-          fatal
-        )
-        yield* Effect.annotateCurrentSpan("outcome", "executed")
-        return exit.value
-      }
-      return yield* this.failed(spec, stepId, exit.cause)
     })
+    return this.write(stepId, spec.name, "INTENT", inputJson, { idempotencyKey, attempt: firstAttempt }).pipe(
+      Effect.zipRight(Effect.exit(this.call(spec, input, nextContext))),
+      Effect.flatMap((exit) =>
+        Exit.isSuccess(exit)
+          ? this.executed(spec, stepId, exit.value, state.receipt)
+          : this.failed(spec, stepId, exit.cause)
+      )
+    )
   }
 
-  private call(spec: StepSpec, input: unknown, context: StepContext): Effect.Effect<unknown, unknown, unknown> {
-    let call: Effect.Effect<unknown, unknown, unknown> = Effect.flatMap(Effect.serviceOption(Faults), (faults) =>
-      Option.isSome(faults)
-        ? faults.value.around(spec.name, "execute", spec.execute(input, context))
-        : spec.execute(input, context)
+  /** Journals `EXECUTED` with the encoded result and the receipt, if the result can be journaled. */
+  private executed(spec: StepSpec, stepId: string, value: unknown, receipt: string | undefined) {
+    const result = encodeJson(spec.success, value)
+    const tooLarge = Either.isRight(result) && byteLength(result.right) > spec.maxPayloadBytes
+    if (Either.isLeft(result) || tooLarge) {
+      const why = Either.isLeft(result)
+        ? `its result does not encode: ${result.left}`
+        : "its result exceeds maxPayloadBytes"
+      return haltOn({
+        _tag: "NeedsAttention",
+        step: { stepId, toolName: spec.name, reason: `the tool ran but ${why}, so it cannot be journaled` }
+      })
+    }
+    const payload =
+      receipt === undefined
+        ? `{"result":${result.right}}`
+        : `{"result":${result.right},"receipt":${JSON.stringify(receipt)}}`
+    return this.writer
+      .append([{ stepId, toolName: spec.name, phase: "EXECUTED", input: null, payload }])
+      .pipe(
+        Effect.catchAll(fatal),
+        Effect.zipRight(Effect.annotateCurrentSpan("outcome", "executed")),
+        Effect.as(value)
+      )
+  }
+
+  private call(spec: StepSpec, input: unknown, nextContext: () => StepContext) {
+    const attempt = Effect.suspend(() => spec.execute(input, nextContext()) as Effect.Effect<unknown, unknown>)
+    let call: Effect.Effect<unknown, unknown> = Effect.flatMap(Effect.serviceOption(Faults), (faults) =>
+      Option.isSome(faults) ? faults.value.around(spec.name, "execute", attempt) : attempt
     )
     if (spec.timeout !== undefined) {
       const timeout = spec.timeout
@@ -379,7 +399,7 @@ export class SagaRun {
     if (spec.retry !== undefined) {
       const idempotent = spec.retryMode === "idempotency-key"
       call = Effect.retry(call, {
-        schedule: spec.retry,
+        schedule: spec.retry as Schedule.Schedule<unknown, unknown>,
         while: (error) => !(error instanceof Outcome.Partial) && (idempotent || !(error instanceof Outcome.Unknown))
       })
     }

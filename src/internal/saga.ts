@@ -2,7 +2,6 @@ import * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import { Approval } from "../Approval.js"
 import type * as Compensable from "../Compensable.js"
@@ -84,7 +83,7 @@ export const makeSaga = Effect.gen(function* () {
           const view = writer.view
           if (!view.exists) yield* writer.append([sagaEntry("SAGA_STARTED")])
           else if (view.status !== "running" && !isFinished(view.status)) writer.prepend([sagaEntry("SAGA_RESUMED")])
-          const sagaRun = new SagaRun(writer, approval, registry, isFinished(view.status))
+          const sagaRun = new SagaRun(writer, approval, registry, isFinished(view.status) || view.compensationStarted)
           const ending = yield* Effect.exit(restore(sagaRun.runProgram(program)))
 
           const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
@@ -127,7 +126,9 @@ export const makeSaga = Effect.gen(function* () {
                 case "Fatal":
                   return Effect.fail(halt.error)
                 case "Closed":
-                  return compensateWith(Cause.interrupt(FiberId.none))
+                  return compensateWith(
+                    Cause.die(new Error(`the saga was compensated before: ${view.compensationCause}`))
+                  )
               }
             }
             if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return suspendOrCompensate(exit.cause)

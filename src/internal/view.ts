@@ -1,5 +1,6 @@
 import type { Entry, Expected, SagaStatus } from "../Journal.js"
 import { empty, statusAfter } from "../Journal.js"
+import { parsePayload } from "./codec.js"
 
 /** What the journal says about one step. */
 export interface StepView {
@@ -37,6 +38,8 @@ export class JournalView {
   status: SagaStatus = "running"
   exists = false
   compensationStarted = false
+  /** Why compensation started, as journaled. */
+  compensationCause = ""
 
   constructor(entries: ReadonlyArray<Entry> = []) {
     for (const entry of entries) this.apply(entry)
@@ -46,7 +49,11 @@ export class JournalView {
     this.exists = true
     this.position = { revision: entry.seq, digest: entry.hash }
     this.status = statusAfter(this.status, [entry])
-    if (entry.phase === "SAGA_COMPENSATING") this.compensationStarted = true
+    if (entry.phase === "SAGA_COMPENSATING") {
+      this.compensationStarted = true
+      const cause = parsePayload(entry.payload)?.cause
+      this.compensationCause = typeof cause === "string" ? cause : "unknown cause"
+    }
     if (entry.stepId === null) return
     const step = this.stepOf(entry)
     switch (entry.phase) {
