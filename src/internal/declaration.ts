@@ -50,8 +50,17 @@ export const carriesNothing = (schema: Schema.Schema<any, any>): boolean => {
   return ast._tag === "VoidKeyword" || ast._tag === "UndefinedKeyword" || ast._tag === "Literal"
 }
 
-/** The first reason a declaration cannot work, if any. */
+const checked = new WeakMap<StepSpec, string | undefined>()
+
+/** The first reason a declaration cannot work, if any (checked once per declaration). */
 export const problemOf = (spec: StepSpec): string | undefined => {
+  if (checked.has(spec)) return checked.get(spec)
+  const problem = findProblem(spec)
+  checked.set(spec, problem)
+  return problem
+}
+
+const findProblem = (spec: StepSpec): string | undefined => {
   if (spec.reversibility === "irreversible" && spec.compensate !== undefined) {
     return 'an irreversible tool cannot declare an undo (use reversibility "compensatable", or drop the undo)'
   }

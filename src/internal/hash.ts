@@ -1,24 +1,22 @@
-import { createHash } from "node:crypto"
+import * as crypto from "node:crypto"
 
 /** The digest an empty journal chains from. */
 export const GENESIS = "0".repeat(64)
 
-/** SHA-256 of a string, as lowercase hex. */
-export const sha256 = (text: string): string => createHash("sha256").update(text, "utf8").digest("hex")
+/** SHA-256 of a string's UTF-8 bytes, as lowercase hex. */
+export const sha256 = (text: string): string => crypto.hash("sha256", text, "hex")
 
 /**
  * Hashes `fields` chained to `previous`: SHA-256 over `previous`, then every field as
  * `<UTF-8 byte length>:<text>` (`null` as `-1:`), so no two lists of fields share a byte stream.
  */
 export const chain = (previous: string, fields: ReadonlyArray<string | number | null>): string => {
-  let text = previous
-  for (const field of fields) {
-    if (field === null) {
-      text += "-1:"
-    } else {
-      const value = String(field)
-      text += `${Buffer.byteLength(value, "utf8")}:${value}`
-    }
+  const texts = fields.map((field) => (field === null ? null : String(field)))
+  const joined = texts.join("")
+  const ascii = Buffer.byteLength(joined, "utf8") === joined.length
+  let framed = previous
+  for (const text of texts) {
+    framed += text === null ? "-1:" : `${ascii ? text.length : Buffer.byteLength(text, "utf8")}:${text}`
   }
-  return sha256(text)
+  return sha256(framed)
 }

@@ -20,10 +20,19 @@ export const buildEntries = (
   let previous = expected.digest
   let seq = expected.revision
   for (const draft of drafts) {
-    seq++
-    const unhashed = { sagaId, seq, ...draft, at }
-    previous = hashEntry(previous, unhashed)
-    entries.push({ ...unhashed, hash: previous })
+    const entry = {
+      sagaId,
+      seq: ++seq,
+      stepId: draft.stepId,
+      toolName: draft.toolName,
+      phase: draft.phase,
+      input: draft.input,
+      payload: draft.payload,
+      at,
+      hash: ""
+    }
+    entry.hash = previous = hashEntry(previous, entry)
+    entries.push(entry)
   }
   return entries
 }

@@ -1,0 +1,102 @@
+/**
+ * Benchmark contenders: each runs `count` five-step sagas one after another.
+ *
+ * Add a contender by adding an entry to `contenders` built with `fromLayer`:
+ * a name, the Layer it runs on (built once per process and kept alive, so
+ * whatever state it keeps accumulates naturally), and one saga given a
+ * unique number (use it for distinct execution ids / payloads).
+ */
+import * as Activity from "@effect/workflow/Activity"
+import * as Workflow from "@effect/workflow/Workflow"
+import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
+import { Effect, Layer, ManagedRuntime, Schema } from "effect"
+import { Approval, Compensable, Journal, Saga } from "../src/index.js"
+
+/** A benchmark contender: runs `count` five-step sagas sequentially. */
+export interface Contender {
+  readonly name: string
+  readonly runSagas: (count: number) => Promise<void>
+}
+
+/** Number of steps in every saga. */
+export const STEPS = 5
+
+/** The five trivial steps every contender performs, each returning `{ id: "res-N" }`. */
+export const steps = Array.from({ length: STEPS }, (_, i) => Effect.succeed({ id: `res-${i + 1}` }))
+
+/** Schema of a step's result (for engines that serialize results). */
+export const StepResult = Schema.Struct({ id: Schema.String })
+
+/** Build a contender whose layer is built once (lazily) and reused by every `runSagas` call. */
+export const fromLayer = <R, E>(
+  name: string,
+  layer: Layer.Layer<R, E>,
+  saga: (n: number) => Effect.Effect<unknown, unknown, R>
+): Contender => {
+  let runtime: ManagedRuntime.ManagedRuntime<R, E> | undefined
+  let next = 0
+  return {
+    name,
+    runSagas: (count) => {
+      if (count < 1) return Promise.resolve()
+      runtime ??= ManagedRuntime.make(layer)
+      const program = Effect.suspend(() => saga(next++)).pipe(Effect.repeatN(count - 1))
+      return Effect.runPromise(Effect.provide(program, runtime)).then(() => undefined)
+    }
+  }
+}
+
+/** Baseline: the five steps run plainly in sequence with `Effect.gen`. */
+const plain = fromLayer("plain", Layer.empty, () =>
+  Effect.gen(function* () {
+    for (const step of steps) yield* step
+  })
+)
+
+/** The five steps as `@effect/workflow` activities. */
+const activities = steps.map((execute, i) => Activity.make({ name: `step-${i + 1}`, success: StepResult, execute }))
+
+/** A workflow whose execution id derives from the payload `id`. */
+const BenchWorkflow = Workflow.make({
+  name: "BenchSaga",
+  payload: { id: Schema.String },
+  idempotencyKey: ({ id }) => id
+})
+
+/** Registers the workflow (each activity with a trivial compensation) on the in-memory engine. */
+const WorkflowLive = BenchWorkflow.toLayer(() =>
+  Effect.gen(function* () {
+    for (const activity of activities) {
+      yield* activity.pipe(BenchWorkflow.withCompensation(() => Effect.void))
+    }
+  })
+).pipe(Layer.provideMerge(WorkflowEngine.layerMemory))
+
+/** `@effect/workflow` on `WorkflowEngine.layerMemory`: each saga is a new workflow execution. */
+const workflow = fromLayer("workflow", WorkflowLive, (n) => BenchWorkflow.execute({ id: `saga-${n}` }))
+
+/** The five steps as effect-saga tools, each with a trivial undo, keyed by the saga's number. */
+const tools = steps.map((execute, i) =>
+  Compensable.make({
+    name: `step-${i + 1}`,
+    input: Schema.Struct({ n: Schema.Number }),
+    success: StepResult,
+    execute: () => execute,
+    compensate: () => Effect.void
+  })
+)
+
+const SagaLive = Saga.layer.pipe(Layer.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
+
+/** effect-saga on `Journal.layerMemory`: each saga journals INTENT and EXECUTED for every step. */
+const effectSaga = fromLayer("effect-saga", SagaLive, (n) =>
+  Saga.run(
+    `saga-${n}`,
+    Effect.gen(function* () {
+      for (const tool of tools) yield* tool({ n })
+    })
+  )
+)
+
+/** All contenders by name; `workflow` is the reference for ratios. */
+export const contenders: Record<string, Contender> = { plain, workflow, "effect-saga": effectSaga }
