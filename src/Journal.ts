@@ -7,7 +7,8 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -252,6 +253,12 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
     readonly get: (sagaId: string) => Effect.Effect<Option.Option<SagaRecord>, JournalError>
     /** Saga rows matching `filter`, oldest update first. */
     readonly list: (filter?: ListFilter) => Effect.Effect<ReadonlyArray<SagaRecord>, JournalError>
+    /** Stores a whole saga's entries as they are (an import); the saga must not exist yet. */
+    readonly importSaga: (
+      entries: ReadonlyArray<Entry>
+    ) => Effect.Effect<SagaRecord, ConcurrencyConflict | JournalError>
+    /** Deletes finished sagas (completed, compensated, compensation failed) last updated before `before`. */
+    readonly prune: (before: string) => Effect.Effect<ReadonlyArray<string>, JournalError>
   }
 >() {}
 
@@ -344,3 +351,76 @@ export const statusAfter = (current: SagaStatus, drafts: ReadonlyArray<Pick<Entr
  */
 export const isFinished = (status: SagaStatus): boolean =>
   status === "completed" || status === "compensated" || status === "compensation_failed"
+
+/**
+ * Re-computes the hash chain of a stored saga.
+ *
+ * @since 0.1.0
+ * @category hashing
+ */
+export const verify = (sagaId: string): Effect.Effect<Verification, JournalError | JournalCorrupted, Journal> =>
+  Effect.flatMap(Journal, (journal) => Effect.map(journal.read(sagaId), verifyEntries))
+
+/**
+ * A saga's journal as NDJSON: one entry per line, in `seq` order.
+ *
+ * @since 0.1.0
+ * @category export
+ */
+export const exportNdjson = (
+  sagaId: string
+): Effect.Effect<string, JournalError | JournalCorrupted | SagaNotFound, Journal> =>
+  Effect.flatMap(Journal, (journal) =>
+    Effect.flatMap(journal.read(sagaId), (entries) =>
+      entries.length === 0
+        ? Effect.fail(new SagaNotFound({ sagaId }))
+        : Effect.succeed(entries.map((entry) => `${JSON.stringify(Schema.encodeSync(Entry)(entry))}\n`).join(""))
+    )
+  )
+
+const decodeEntry = Schema.decodeUnknownEither(Schema.parseJson(Entry))
+
+/**
+ * Imports one saga's NDJSON export. Every line must decode, belong to one saga, and the hash chain
+ * must verify; otherwise nothing is written and the error names the first bad line or entry.
+ *
+ * @since 0.1.0
+ * @category export
+ */
+export const importNdjson = (
+  text: string
+): Effect.Effect<SagaRecord, JournalCorrupted | ConcurrencyConflict | JournalError, Journal> =>
+  Effect.gen(function* () {
+    const lines = text.split("\n").filter((line) => line.trim() !== "")
+    const entries: Array<Entry> = []
+    for (const [index, line] of lines.entries()) {
+      const decoded = decodeEntry(line)
+      const sagaId = entries[0]?.sagaId ?? ""
+      if (Either.isLeft(decoded)) {
+        return yield* new JournalCorrupted({
+          sagaId,
+          seq: index + 1,
+          reason: `line ${index + 1} is not a journal entry`
+        })
+      }
+      if (entries.length > 0 && decoded.right.sagaId !== sagaId) {
+        return yield* new JournalCorrupted({
+          sagaId,
+          seq: index + 1,
+          reason: `line ${index + 1} belongs to another saga`
+        })
+      }
+      entries.push(decoded.right)
+    }
+    if (entries.length === 0) return yield* new JournalCorrupted({ sagaId: "", seq: 0, reason: "the export is empty" })
+    const verification = verifyEntries(entries)
+    if (verification._tag === "Broken") {
+      return yield* new JournalCorrupted({
+        sagaId: entries[0]!.sagaId,
+        seq: verification.seq,
+        reason: verification.reason
+      })
+    }
+    const journal = yield* Journal
+    return yield* journal.importSaga(entries)
+  })

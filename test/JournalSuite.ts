@@ -221,6 +221,64 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal>) =>
         expect(record).toMatchObject({ createdAt: "2024-02-29T23:59:58.007Z", updatedAt: "2024-03-01T00:00:00.007Z" })
       }).pipe(Effect.provide(layer))
     )
+
+    it.effect("an NDJSON export from another store imports as the same saga, and verify finds it intact", () =>
+      Effect.gen(function* () {
+        const exported = yield* Effect.provide(
+          Effect.gen(function* () {
+            const source = yield* Journal.Journal
+            yield* appendAll(
+              source,
+              "imported",
+              [saga("SAGA_STARTED"), step("INTENT", "é-1")],
+              [step("EXECUTED", "é-1"), saga("SAGA_COMPLETED")]
+            )
+            return { ndjson: yield* Journal.exportNdjson("imported"), entries: yield* source.read("imported") }
+          }),
+          Journal.layerMemory
+        )
+        expect(exported.ndjson.trimEnd().split("\n")).toHaveLength(4)
+        const renamed = yield* Effect.flip(Journal.importNdjson(exported.ndjson.replaceAll('"imported"', '"renamed"')))
+        expect(renamed._tag).toBe("JournalCorrupted")
+        const record = yield* Journal.importNdjson(exported.ndjson)
+        expect(record).toMatchObject({ sagaId: "imported", status: "completed", revision: 4 })
+        const journal = yield* Journal.Journal
+        expect(yield* journal.read("imported")).toEqual(exported.entries)
+        expect(yield* Journal.verify("imported")).toMatchObject({ _tag: "Intact", entries: 4 })
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("an import of an existing saga, a broken chain or a line that is not an entry writes nothing", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        yield* appendAll(journal, "kept", [saga("SAGA_STARTED"), step("INTENT", "a")])
+        const ndjson = yield* Journal.exportNdjson("kept")
+        expect((yield* Effect.flip(Journal.importNdjson(ndjson)))._tag).toBe("ConcurrencyConflict")
+        const broken = ndjson.replace('"INTENT"', '"EXECUTED"').replaceAll('"kept"', '"broken"')
+        expect(yield* Effect.flip(Journal.importNdjson(broken))).toMatchObject({ _tag: "JournalCorrupted", seq: 1 })
+        expect(yield* Effect.flip(Journal.importNdjson("{not json}\n"))).toMatchObject({ _tag: "JournalCorrupted" })
+        expect(yield* journal.read("broken")).toEqual([])
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("prune deletes finished sagas updated before the date and nothing unfinished", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        yield* TestClock.setTime(Date.UTC(2024, 0, 1))
+        yield* appendAll(journal, "prune-done", [saga("SAGA_STARTED"), saga("SAGA_COMPLETED")])
+        yield* appendAll(journal, "prune-failed", [saga("SAGA_STARTED"), saga("SAGA_COMPENSATION_FAILED")])
+        yield* appendAll(journal, "prune-waiting", [saga("SAGA_STARTED"), saga("SAGA_AWAITING_APPROVAL")])
+        yield* appendAll(journal, "prune-unknown", [saga("SAGA_STARTED"), saga("SAGA_NEEDS_ATTENTION")])
+        yield* appendAll(journal, "prune-running", [saga("SAGA_STARTED"), step("INTENT", "a")])
+        yield* TestClock.setTime(Date.UTC(2024, 0, 3))
+        yield* appendAll(journal, "prune-recent", [saga("SAGA_STARTED"), saga("SAGA_COMPENSATED")])
+        const pruned = yield* journal.prune("2024-01-02T00:00:00.000Z")
+        expect(pruned.filter((id) => id.startsWith("prune-")).sort()).toEqual(["prune-done", "prune-failed"])
+        const left = ids(yield* journal.list(), "prune-").sort()
+        expect(left).toEqual(["prune-recent", "prune-running", "prune-unknown", "prune-waiting"])
+        expect(yield* journal.read("prune-done")).toEqual([])
+      }).pipe(Effect.provide(layer))
+    )
   })
 
 const saga = (phase: Journal.Phase): Journal.Draft => ({

@@ -2,7 +2,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Journal from "../Journal.js"
-import { ConcurrencyConflict, hashEntry, statusAfter } from "../Journal.js"
+import { ConcurrencyConflict, hashEntry, isFinished, statusAfter } from "../Journal.js"
 
 interface Stored {
   record: Journal.SagaRecord
@@ -70,8 +70,44 @@ export const makeMemoryJournal = () => {
       return Effect.succeed(entries)
     })
 
+  const importSaga = (entries: ReadonlyArray<Journal.Entry>) =>
+    Effect.suspend(() => {
+      const sagaId = entries[0]!.sagaId
+      const existing = sagas.get(sagaId)
+      if (existing !== undefined) {
+        return Effect.fail(
+          new ConcurrencyConflict({ sagaId, expectedRevision: 0, actualRevision: existing.record.revision })
+        )
+      }
+      const last = entries[entries.length - 1]!
+      const record: Journal.SagaRecord = {
+        sagaId,
+        status: statusAfter("running", entries),
+        revision: last.seq,
+        digest: last.hash,
+        createdAt: entries[0]!.at,
+        updatedAt: last.at
+      }
+      sagas.set(sagaId, { record, entries: entries.slice() })
+      return Effect.succeed(record)
+    })
+
+  const prune = (before: string) =>
+    Effect.sync(() => {
+      const pruned: Array<string> = []
+      for (const [sagaId, stored] of sagas) {
+        if (isFinished(stored.record.status) && stored.record.updatedAt < before) {
+          sagas.delete(sagaId)
+          pruned.push(sagaId)
+        }
+      }
+      return pruned
+    })
+
   return {
     append,
+    importSaga,
+    prune,
     read: (sagaId: string) => Effect.sync(() => sagas.get(sagaId)?.entries.slice() ?? []),
     get: (sagaId: string) => Effect.sync(() => Option.fromNullable(sagas.get(sagaId)?.record)),
     list: (filter?: Journal.ListFilter) =>
