@@ -37,9 +37,23 @@ export const buildEntries = (
   return entries
 }
 
+/** Formats epoch millis as ISO-8601 UTC, sharing one string among the entries of one millisecond. */
+export const isoClock = () => {
+  let lastMillis = Number.NaN
+  let lastText = ""
+  return (millis: number): string => {
+    if (millis !== lastMillis) {
+      lastMillis = millis
+      lastText = new Date(millis).toISOString()
+    }
+    return lastText
+  }
+}
+
 /** The in-memory journal behind `Journal.layerMemory`. */
 export const makeMemoryJournal = () => {
   const sagas = new Map<string, Stored>()
+  const clock = isoClock()
 
   const append = (sagaId: string, expected: Journal.Expected, drafts: ReadonlyArray<Journal.Draft>) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) => {
@@ -51,7 +65,7 @@ export const makeMemoryJournal = () => {
           new ConcurrencyConflict({ sagaId, expectedRevision: expected.revision, actualRevision: revision })
         )
       }
-      const at = new Date(millis).toISOString()
+      const at = clock(millis)
       const entries = buildEntries(sagaId, expected, drafts, at)
       const last = entries[entries.length - 1]
       const record: Journal.SagaRecord = {
