@@ -106,6 +106,8 @@ const main = async () => {
   }
   const refT = throughput.get(REFERENCE)
   const refM = memory.get(REFERENCE)
+  const plainT = throughput.get("plain")
+  const grown = (m: MemoryResult) => m.peakRssMB - m.baselineRssMB
   const rows = entries.map(({ name }) => {
     const t = throughput.get(name)!
     const m = memory.get(name)!
@@ -116,8 +118,11 @@ const main = async () => {
       fmt(m.peakRssMB),
       fmt(m.baselineRssMB),
       fmt(m.heapUsedMB),
+      plainT ? `${fmt(t.usPerStep / plainT.usPerStep, 1)}×` : "-",
       refT ? `${fmt(t.stepsPerSec / refT.stepsPerSec, 2)}×` : "-",
-      refM ? `${fmt(m.peakRssMB / refM.peakRssMB, 2)}×` : "-"
+      refM ? `${fmt(m.peakRssMB / refM.peakRssMB, 2)}×` : "-",
+      refM ? `${fmt(grown(m) / grown(refM), 2)}×` : "-",
+      refM ? `${fmt(m.heapUsedMB / refM.heapUsedMB, 2)}×` : "-"
     ]
   })
   const header = [
@@ -127,8 +132,11 @@ const main = async () => {
     `peak RSS MB (${fmt(MEMORY_SAGAS)} sagas)`,
     "RSS MB at start",
     "heapUsed MB after",
+    "µs/step vs plain",
     `steps/s vs ${REFERENCE}`,
-    `RSS vs ${REFERENCE}`
+    `peak RSS vs ${REFERENCE}`,
+    `RSS growth vs ${REFERENCE}`,
+    `heap vs ${REFERENCE}`
   ]
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (cells: ReadonlyArray<string>) =>
