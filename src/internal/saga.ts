@@ -81,7 +81,8 @@ export const makeSaga = Effect.gen(function* () {
         Effect.gen(function* () {
           const writer = yield* load(journal, sagaId)
           const view = writer.view
-          if (!view.exists) yield* writer.append([sagaEntry("SAGA_STARTED")])
+          // The start (or resume) marker travels with the run's first write: a pure replay writes nothing.
+          if (!view.exists) writer.prepend([sagaEntry("SAGA_STARTED")])
           else if (view.status !== "running" && !isFinished(view.status)) writer.prepend([sagaEntry("SAGA_RESUMED")])
           const sagaRun = new SagaRun(writer, approval, registry, isFinished(view.status) || view.compensationStarted)
           const ending = yield* Effect.exit(restore(sagaRun.runProgram(program)))
