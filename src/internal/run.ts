@@ -15,6 +15,7 @@ import type { ConcurrencyConflict, Draft, JournalError, Phase } from "../Journal
 import { JournalCorrupted } from "../Journal.js"
 import * as Outcome from "../Outcome.js"
 import { ApprovalRefused, NonDeterminism } from "../SagaError.js"
+import type { UnknownStep } from "../SagaResult.js"
 import { byteLength, decodeJson, encodeJson, parsePayload } from "./codec.js"
 import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
@@ -25,13 +26,6 @@ import type { StepContext, StepSpec } from "./spec.js"
 import type { StepView } from "./view.js"
 import { isUnknown } from "./view.js"
 import type { Writer } from "./writer.js"
-
-/** A step whose outcome cannot be known. */
-export interface UnknownStep {
-  readonly stepId: string
-  readonly toolName: string
-  readonly reason: string
-}
 
 /** Why a run stopped before its program ended. */
 export type Halt =
