@@ -33,6 +33,14 @@ export * as SagaResult from "./SagaResult.js"
 /**
  * @since 0.1.0
  */
+export * as SqlApproval from "./SqlApproval.js"
+/**
+ * @since 0.1.0
+ */
+export * as SqlJournal from "./SqlJournal.js"
+/**
+ * @since 0.1.0
+ */
 export * as Timeline from "./Timeline.js"
 /**
  * @since 0.1.0

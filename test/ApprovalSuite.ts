@@ -1,37 +1,53 @@
 /**
  * The approval service's conformance suite, for backends where a request waits for a human
  * (`Approval.layerMemory`, the persisted one beside the SQL journal).
+ *
+ * Every test asks for requests of a saga of its own and narrows `pending` to it, so a backend whose
+ * storage outlives one test still passes.
  */
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
 import { Effect, Option, TestClock } from "effect"
 import { Approval } from "../src/index.js"
 
-export const suite = (name: string, layer: Layer.Layer<Approval.Approval>) =>
+export const suite = (name: string, layer: Layer.Layer<Approval.Approval, unknown>) =>
   describe(`Approval conformance: ${name}`, () => {
+    let sagas = 0
+    /** A saga id no other test of this suite uses, and the requests of that saga still pending. */
+    const fresh = () => {
+      const sagaId = `approval-${++sagas}`
+      const pendingOf = Effect.map(Approval.pending, (requests) =>
+        requests.filter((request) => request.sagaId === sagaId)
+      )
+      return { id: (step: string) => `${sagaId}/${step}`, pendingOf }
+    }
+
     it.effect("a new request is pending and listed as pending", () =>
       Effect.gen(function* () {
         const approval = yield* Approval.Approval
-        expect(yield* approval.request(request("s/a"))).toEqual({ _tag: "Pending" })
-        expect(yield* Approval.pending).toEqual([request("s/a")])
+        const { id, pendingOf } = fresh()
+        expect(yield* approval.request(request(id("a")))).toEqual({ _tag: "Pending" })
+        expect(yield* pendingOf).toEqual([request(id("a"))])
       }).pipe(Effect.provide(layer))
     )
 
     it.effect("asking again for the same request registers it once", () =>
       Effect.gen(function* () {
         const approval = yield* Approval.Approval
-        yield* approval.request(request("s/a"))
-        expect(yield* approval.request(request("s/a"))).toEqual({ _tag: "Pending" })
-        expect(yield* Approval.pending).toHaveLength(1)
+        const { id, pendingOf } = fresh()
+        yield* approval.request(request(id("a")))
+        expect(yield* approval.request(request(id("a")))).toEqual({ _tag: "Pending" })
+        expect(yield* pendingOf).toHaveLength(1)
       }).pipe(Effect.provide(layer))
     )
 
     it.effect("an approval names who, when and the input digest, and is what the next request sees", () =>
       Effect.gen(function* () {
         const approval = yield* Approval.Approval
-        yield* approval.request(request("s/a"))
+        const { id, pendingOf } = fresh()
+        yield* approval.request(request(id("a")))
         yield* TestClock.setTime(Date.UTC(2025, 5, 1, 12))
-        yield* Approval.approve("s/a", { by: "alice", inputDigest: "d-1", expiresAt: "2025-06-02T00:00:00.000Z" })
+        yield* Approval.approve(id("a"), { by: "alice", inputDigest: "d-1", expiresAt: "2025-06-02T00:00:00.000Z" })
         const approved = {
           _tag: "Approved",
           by: "alice",
@@ -39,48 +55,64 @@ export const suite = (name: string, layer: Layer.Layer<Approval.Approval>) =>
           inputDigest: "d-1",
           expiresAt: "2025-06-02T00:00:00.000Z"
         }
-        expect(yield* approval.request(request("s/a"))).toEqual(approved)
-        expect(yield* approval.get("s/a")).toEqual(Option.some({ request: request("s/a"), decision: approved }))
-        expect(yield* Approval.pending).toEqual([])
+        expect(yield* approval.request(request(id("a")))).toEqual(approved)
+        expect(yield* approval.get(id("a"))).toEqual(Option.some({ request: request(id("a")), decision: approved }))
+        expect(yield* pendingOf).toEqual([])
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("an approval without an expiry has none", () =>
+      Effect.gen(function* () {
+        const approval = yield* Approval.Approval
+        const { id } = fresh()
+        yield* approval.request(request(id("a")))
+        yield* Approval.approve(id("a"), { by: "alice", inputDigest: "d-1" })
+        const decision = yield* approval.request(request(id("a")))
+        expect(decision).toEqual({ _tag: "Approved", by: "alice", at: "1970-01-01T00:00:00.000Z", inputDigest: "d-1" })
+        expect("expiresAt" in decision).toBe(false)
       }).pipe(Effect.provide(layer))
     )
 
     it.effect("a rejection names who and why", () =>
       Effect.gen(function* () {
         const approval = yield* Approval.Approval
-        yield* approval.request(request("s/a"))
-        yield* Approval.reject("s/a", { by: "bob", reason: "wrong account" })
-        expect(yield* approval.request(request("s/a"))).toMatchObject({
+        const { id, pendingOf } = fresh()
+        yield* approval.request(request(id("a")))
+        yield* Approval.reject(id("a"), { by: "bob", reason: "wrong account" })
+        expect(yield* approval.request(request(id("a")))).toMatchObject({
           _tag: "Rejected",
           by: "bob",
           reason: "wrong account"
         })
-        expect(yield* Approval.pending).toEqual([])
+        expect(yield* pendingOf).toEqual([])
       }).pipe(Effect.provide(layer))
     )
 
     it.effect("a decided request cannot be decided again", () =>
       Effect.gen(function* () {
         const approval = yield* Approval.Approval
-        yield* approval.request(request("s/a"))
-        yield* approval.request(request("s/b"))
-        yield* Approval.approve("s/a", { by: "alice", inputDigest: "d-1" })
-        yield* Approval.reject("s/b", { by: "bob", reason: "no" })
-        expect(yield* Effect.flip(Approval.approve("s/a", { by: "mallory", inputDigest: "d-2" }))).toMatchObject({
+        const { id } = fresh()
+        yield* approval.request(request(id("a")))
+        yield* approval.request(request(id("b")))
+        yield* Approval.approve(id("a"), { by: "alice", inputDigest: "d-1" })
+        yield* Approval.reject(id("b"), { by: "bob", reason: "no" })
+        expect(yield* Effect.flip(Approval.approve(id("a"), { by: "mallory", inputDigest: "d-2" }))).toMatchObject({
           _tag: "AlreadyDecided",
-          requestId: "s/a",
+          requestId: id("a"),
           decision: "approved"
         })
-        expect(yield* Effect.flip(Approval.reject("s/a", { by: "mallory", reason: "changed my mind" }))).toMatchObject({
+        expect(
+          yield* Effect.flip(Approval.reject(id("a"), { by: "mallory", reason: "changed my mind" }))
+        ).toMatchObject({
           _tag: "AlreadyDecided",
           decision: "approved"
         })
-        expect(yield* Effect.flip(Approval.approve("s/b", { by: "mallory", inputDigest: "d-1" }))).toMatchObject({
+        expect(yield* Effect.flip(Approval.approve(id("b"), { by: "mallory", inputDigest: "d-1" }))).toMatchObject({
           _tag: "AlreadyDecided",
-          requestId: "s/b",
+          requestId: id("b"),
           decision: "rejected"
         })
-        expect(yield* approval.request(request("s/a"))).toMatchObject({
+        expect(yield* approval.request(request(id("a")))).toMatchObject({
           _tag: "Approved",
           by: "alice",
           inputDigest: "d-1"
@@ -91,26 +123,37 @@ export const suite = (name: string, layer: Layer.Layer<Approval.Approval>) =>
     it.effect("deciding an unknown request fails with ApprovalNotFound", () =>
       Effect.gen(function* () {
         const approval = yield* Approval.Approval
-        expect(yield* Effect.flip(Approval.approve("nope", { by: "alice", inputDigest: "d-1" }))).toMatchObject({
+        const { id } = fresh()
+        expect(yield* Effect.flip(Approval.approve(id("nope"), { by: "alice", inputDigest: "d-1" }))).toMatchObject({
           _tag: "ApprovalNotFound",
-          requestId: "nope"
+          requestId: id("nope")
         })
-        expect((yield* Effect.flip(Approval.reject("nope", { by: "alice", reason: "no" })))._tag).toBe(
+        expect((yield* Effect.flip(Approval.reject(id("nope"), { by: "alice", reason: "no" })))._tag).toBe(
           "ApprovalNotFound"
         )
-        expect(Option.isNone(yield* approval.get("nope"))).toBe(true)
+        expect(Option.isNone(yield* approval.get(id("nope")))).toBe(true)
       }).pipe(Effect.provide(layer))
     )
 
     it.effect("pending lists only undecided requests, oldest first", () =>
       Effect.gen(function* () {
         const approval = yield* Approval.Approval
-        for (const id of ["s/1", "s/2", "s/3"]) {
-          yield* approval.request(request(id))
+        const { id, pendingOf } = fresh()
+        for (const step of ["1", "2", "3"]) {
+          yield* approval.request(request(id(step)))
           yield* TestClock.adjust("1 second")
         }
-        yield* Approval.approve("s/2", { by: "alice", inputDigest: "d-1" })
-        expect((yield* Approval.pending).map((pending) => pending.requestId)).toEqual(["s/1", "s/3"])
+        yield* Approval.approve(id("2"), { by: "alice", inputDigest: "d-1" })
+        expect((yield* pendingOf).map((pending) => pending.requestId)).toEqual([id("1"), id("3")])
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("requests registered at the same instant are pending in the order they were registered", () =>
+      Effect.gen(function* () {
+        const approval = yield* Approval.Approval
+        const { id, pendingOf } = fresh()
+        for (const step of ["c", "a", "b"]) yield* approval.request(request(id(step)))
+        expect((yield* pendingOf).map((pending) => pending.requestId)).toEqual([id("c"), id("a"), id("b")])
       }).pipe(Effect.provide(layer))
     )
   })

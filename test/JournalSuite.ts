@@ -9,7 +9,7 @@ import type { Layer } from "effect"
 import { Effect, Option, TestClock } from "effect"
 import { Journal } from "../src/index.js"
 
-export const suite = (name: string, layer: Layer.Layer<Journal.Journal>) =>
+export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>) =>
   describe(`Journal conformance: ${name}`, () => {
     let propRuns = 0
 

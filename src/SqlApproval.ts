@@ -1,0 +1,45 @@
+/**
+ * Persisted approvals: requests, decisions and the input digests they name, in the same database
+ * as the SQL journal, so an operator can decide from another process and the saga sees it on resume.
+ *
+ * NOTE: the `Approval` service has no error channel. A database that fails while a request is
+ * registered or decided is a defect carrying a `JournalError` that says why.
+ *
+ * @since 0.1.0
+ */
+import type * as Migrator from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Layer from "effect/Layer"
+import { Approval } from "./Approval.js"
+import * as internal from "./internal/sqlApproval.js"
+import * as sqlite from "./internal/sqlite.js"
+import type { Journal, JournalError } from "./Journal.js"
+import * as SqlJournal from "./SqlJournal.js"
+
+/**
+ * Approvals on the `SqlClient` in context, behaving as `Approval.layerMemory` does: a request
+ * registers once and waits for `approve` or `reject`, a decision is never overwritten, `pending`
+ * lists undecided requests oldest first. Its table is migrated with the journal's.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Approval, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Layer.effect(
+  Approval,
+  internal.make
+)
+
+/**
+ * The journal and persisted approvals on one SQLite file through one connection: the store
+ * `Saga.layer` needs. To add services of your own on that connection, provide
+ * `SqlJournal.layerSqliteClient(options)` to `SqlJournal.layer`, `SqlApproval.layer` and yours.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSqlite = (options: SqlJournal.SqliteOptions): Layer.Layer<Approval | Journal, JournalError> =>
+  Layer.merge(SqlJournal.layer, layer).pipe(
+    Layer.provide(SqlJournal.layerSqliteClient(options)),
+    Layer.mapError(sqlite.journalError("migrate"))
+  )

@@ -1,0 +1,70 @@
+/**
+ * The journal on any `@effect/sql` client, and on an SQLite file as the embedded default.
+ *
+ * An append is one transaction whose first statement is a compare-and-set on the saga row's
+ * `revision` and `digest`; a writer that is behind gets `ConcurrencyConflict` and writes nothing,
+ * and the primary key `(saga_id, seq)` refuses a duplicate entry even if the row were bypassed.
+ *
+ * @since 0.1.0
+ */
+import type * as Migrator from "@effect/sql/Migrator"
+import type * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import type * as Duration from "effect/Duration"
+import * as Layer from "effect/Layer"
+import * as sqlite from "./internal/sqlite.js"
+import * as internal from "./internal/sqlJournal.js"
+import type { JournalError } from "./Journal.js"
+import { Journal } from "./Journal.js"
+
+/**
+ * How to open an SQLite file. `busyTimeout` is how long a write waits for another connection's
+ * write lock before it fails with a `JournalError` (default 5 seconds).
+ *
+ * NOTE: the driver is synchronous: while it waits for a lock, the process's event loop waits too.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface SqliteOptions {
+  readonly filename: string
+  readonly busyTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * The journal on the `SqlClient` in context (SQLite or PostgreSQL: the statements use
+ * `ON CONFLICT` and `RETURNING`). Its tables are created by `@effect/sql`'s Migrator, recorded in
+ * the `effect_saga_migrations` table.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Journal, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Layer.effect(
+  Journal,
+  internal.make
+)
+
+/**
+ * An `SqliteClient` on `filename` as the journal wants it: WAL, a busy timeout, and write
+ * transactions that take the write lock up front (`BEGIN IMMEDIATE`), so a second process waits
+ * instead of failing half-way. A file that cannot be opened fails with a `JournalError`.
+ * Provide it to `layer` and `SqlApproval.layer` to keep both on one connection.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSqliteClient: (
+  options: SqliteOptions
+) => Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, JournalError> = sqlite.layerClient
+
+/**
+ * The journal on an SQLite file, created if missing: the embedded default. Several processes may
+ * share the file; a file that is not a database, cannot be written or stays locked past the busy
+ * timeout fails with a `JournalError` that says which.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerSqlite = (options: SqliteOptions): Layer.Layer<Journal, JournalError> =>
+  layer.pipe(Layer.provide(layerSqliteClient(options)), Layer.mapError(sqlite.journalError("migrate")))

@@ -1,0 +1,130 @@
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as Approval from "../Approval.js"
+import { JournalError } from "../Journal.js"
+import { journalError } from "./sqlite.js"
+import { approvalsTable, migrate } from "./sqlMigrations.js"
+
+const Row = Schema.Struct({
+  ...Approval.ApprovalRequest.fields,
+  decision: Schema.parseJson(Approval.Decision)
+})
+
+const decodeRow = Schema.decodeUnknownEither(Row)
+const encodeDecision = Schema.encodeSync(Schema.parseJson(Approval.Decision))
+
+const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
+
+const pendingDecision: Approval.Decision = { _tag: "Pending" }
+
+/** The `Approval` service on the `SqlClient` in context; runs the store's migrations first. */
+export const make = Effect.gen(function* () {
+  yield* migrate
+  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const approvals = sql(approvalsTable)
+  const columns = sql.literal(
+    `request_id AS "requestId", saga_id AS "sagaId", step_id AS "stepId", tool_name AS "toolName", input,
+input_digest AS "inputDigest", requested_at AS "requestedAt", decision`
+  )
+
+  /** The service has no error channel: a store that fails is a defect, described as a `JournalError`. */
+  const orDie =
+    (operation: string) =>
+    <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> =>
+      Effect.orDieWith(effect, journalError(operation))
+
+  const toEntries = (rows: ReadonlyArray<unknown>) => {
+    const decoded: Array<{ readonly request: Approval.ApprovalRequest; readonly decision: Approval.Decision }> = []
+    for (const row of rows) {
+      const result = decodeRow(row)
+      if (Either.isLeft(result)) {
+        const requestId = (row as { readonly requestId?: unknown }).requestId
+        return Effect.fail(
+          new JournalError({
+            operation: "approval",
+            reason: `the stored approval request ${String(requestId)} does not decode: ${ParseResult.TreeFormatter.formatErrorSync(result.left)}`
+          })
+        )
+      }
+      const { decision, ...request } = result.right
+      decoded.push({ request, decision })
+    }
+    return Effect.succeed(decoded)
+  }
+
+  const select = (requestId: string) =>
+    Effect.flatMap(sql`SELECT ${columns} FROM ${approvals} WHERE request_id = ${requestId}`, toEntries)
+
+  const request = (request: Approval.ApprovalRequest) =>
+    Effect.flatMap(now, (at) =>
+      sql.withTransaction(
+        Effect.zipRight(
+          sql`INSERT INTO ${approvals} (request_id, position, saga_id, step_id, tool_name, input, input_digest,
+  requested_at, status, decision, registered_at)
+VALUES (${request.requestId}, (SELECT COALESCE(MAX(position), 0) + 1 FROM ${approvals}), ${request.sagaId},
+  ${request.stepId}, ${request.toolName}, ${request.input}, ${request.inputDigest}, ${request.requestedAt}, 'pending',
+  ${encodeDecision(pendingDecision)}, ${at})
+ON CONFLICT (request_id) DO NOTHING`,
+          select(request.requestId)
+        )
+      )
+    ).pipe(
+      Effect.map((entries) => entries[0]?.decision ?? pendingDecision),
+      orDie("approval.request")
+    )
+
+  const decideOnce = (operation: string, requestId: string, make: (at: string) => Approval.Decision) =>
+    Effect.flatMap(now, (at) => {
+      const decision = make(at)
+      return sql.withTransaction(
+        Effect.flatMap(
+          sql`UPDATE ${approvals} SET status = ${decision._tag.toLowerCase()}, decision = ${encodeDecision(decision)},
+  decided_at = ${at}
+WHERE request_id = ${requestId} AND status = 'pending'
+RETURNING request_id`,
+          (updated): Effect.Effect<void, Approval.ApprovalNotFound | Approval.AlreadyDecided | SqlError> =>
+            updated.length > 0
+              ? Effect.void
+              : Effect.flatMap(
+                  sql<{ readonly status: string }>`SELECT status FROM ${approvals} WHERE request_id = ${requestId}`,
+                  (rows) =>
+                    Effect.fail(
+                      rows[0] === undefined
+                        ? new Approval.ApprovalNotFound({ requestId })
+                        : new Approval.AlreadyDecided({ requestId, decision: rows[0].status })
+                    )
+                )
+        )
+      )
+    }).pipe(Effect.catchTag("SqlError", (error) => Effect.die(journalError(operation)(error))))
+
+  return Approval.Approval.of({
+    request,
+    approve: (requestId, { by, expiresAt, inputDigest }) =>
+      decideOnce("approval.approve", requestId, (at) => ({
+        _tag: "Approved",
+        by,
+        at,
+        inputDigest,
+        ...(expiresAt === undefined ? {} : { expiresAt })
+      })),
+    reject: (requestId, { by, reason }) =>
+      decideOnce("approval.reject", requestId, (at) => ({ _tag: "Rejected", by, at, reason })),
+    pending: sql`SELECT ${columns} FROM ${approvals} WHERE status = 'pending' ORDER BY position`.pipe(
+      Effect.flatMap(toEntries),
+      Effect.map((entries) => entries.map((entry) => entry.request)),
+      orDie("approval.pending")
+    ),
+    get: (requestId) =>
+      select(requestId).pipe(
+        Effect.map((entries) => Option.fromNullable(entries[0])),
+        orDie("approval.get")
+      )
+  })
+})

@@ -1,0 +1,93 @@
+import * as Migrator from "@effect/sql/Migrator"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { SqlError } from "@effect/sql/SqlError"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+
+/** The table the migrator records applied migrations in. */
+export const migrationsTable = "effect_saga_migrations"
+
+/**
+ * Saga rows: status, `revision` (= last seq), `digest` (= last hash). No secondary index: every
+ * append updates the row, and `list` and `prune` (operator paths) can afford a scan.
+ */
+export const sagasTable = "effect_saga_sagas"
+
+/** Journal entries, one row per `(saga_id, seq)`. */
+export const entriesTable = "effect_saga_entries"
+
+/** Approval requests and their decisions. */
+export const approvalsTable = "effect_saga_approvals"
+
+/**
+ * Every migration of the store, journal and approvals alike, in one record: the migrator runs only
+ * ids above the last one applied, so two records in one table would skip each other's.
+ */
+const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
+  "1_create_journal": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all(
+      [
+        sql`CREATE TABLE ${sql(sagasTable)} (
+  saga_id TEXT NOT NULL PRIMARY KEY,
+  status TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  digest TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  updated_at TEXT NOT NULL
+)`,
+        sql`CREATE TABLE ${sql(entriesTable)} (
+  saga_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  step_id TEXT,
+  tool_name TEXT,
+  phase TEXT NOT NULL,
+  input TEXT,
+  payload TEXT,
+  at TEXT NOT NULL,
+  hash TEXT NOT NULL,
+  PRIMARY KEY (saga_id, seq)
+)`
+      ],
+      { discard: true }
+    )
+  ),
+  "2_create_approvals": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all(
+      [
+        sql`CREATE TABLE ${sql(approvalsTable)} (
+  request_id TEXT NOT NULL PRIMARY KEY,
+  position INTEGER NOT NULL,
+  saga_id TEXT NOT NULL,
+  step_id TEXT NOT NULL,
+  tool_name TEXT NOT NULL,
+  input TEXT NOT NULL,
+  input_digest TEXT NOT NULL,
+  requested_at TEXT NOT NULL,
+  status TEXT NOT NULL,
+  decision TEXT NOT NULL,
+  registered_at TEXT NOT NULL,
+  decided_at TEXT
+)`,
+        sql`CREATE INDEX ${sql(`${approvalsTable}_pending`)} ON ${sql(approvalsTable)} (status, position)`
+      ],
+      { discard: true }
+    )
+  )
+}
+
+/**
+ * Brings the store's tables up to date through `@effect/sql`'s Migrator. A migration that fails is a
+ * typed `MigrationError` here (the Migrator itself makes it a defect).
+ */
+export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Migrator.make({})({
+  loader: Migrator.fromRecord(migrations),
+  table: migrationsTable
+}).pipe(
+  Effect.catchSomeDefect((defect) =>
+    Predicate.isTagged(defect, "MigrationError")
+      ? Option.some(Effect.fail(defect as Migrator.MigrationError))
+      : Option.none()
+  ),
+  Effect.asVoid
+)

@@ -1,0 +1,157 @@
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqlClient from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
+import type { SqlError } from "@effect/sql/SqlError"
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import type * as Scope from "effect/Scope"
+import { JournalError } from "../Journal.js"
+
+/** How to open the SQLite file. */
+export interface SqliteOptions {
+  readonly filename: string
+  readonly busyTimeout?: Duration.DurationInput | undefined
+}
+
+/** How long a write waits for another connection's lock before it fails, unless told otherwise. */
+export const defaultBusyTimeout: Duration.DurationInput = "5 seconds"
+
+const codeOf = (cause: unknown): string | undefined =>
+  Predicate.hasProperty(cause, "code") && typeof cause.code === "string" ? cause.code : undefined
+
+const messageOf = (cause: unknown): string =>
+  cause instanceof Error
+    ? cause.message
+    : Predicate.hasProperty(cause, "message")
+      ? String(cause.message)
+      : String(cause)
+
+/** The driver's error behind a store failure (`SqlError` and `MigrationError` wrap it in `cause`). */
+const rootCause = (error: unknown): unknown => {
+  let cause = error
+  while (
+    (Predicate.isTagged(cause, "SqlError") || Predicate.isTagged(cause, "MigrationError")) &&
+    Predicate.hasProperty(cause, "cause") &&
+    cause.cause !== undefined
+  ) {
+    cause = cause.cause
+  }
+  return cause
+}
+
+/** Whether a store failure is a unique-key violation (SQLite or PostgreSQL). */
+export const isUniqueViolation = (error: unknown): boolean => {
+  const code = codeOf(rootCause(error))
+  return code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "23505"
+}
+
+/** Says in words why a store operation failed, naming the driver's code where there is one. */
+export const describeFailure = (error: unknown): string => {
+  const cause = rootCause(error)
+  const code = codeOf(cause)
+  const detail = code === undefined ? messageOf(cause) : `${code}: ${messageOf(cause)}`
+  const has = (prefix: string) => code?.startsWith(prefix) === true
+  if (has("SQLITE_BUSY") || has("SQLITE_LOCKED")) {
+    return `the database is locked: another connection held it longer than the busy timeout (${detail})`
+  }
+  if (has("SQLITE_READONLY")) return `the database is read-only (${detail})`
+  if (code === "SQLITE_NOTADB") return `the file is not an SQLite database (${detail})`
+  if (has("SQLITE_CORRUPT")) return `the database file is corrupt (${detail})`
+  if (has("SQLITE_FULL")) return `the disk is full (${detail})`
+  if (has("SQLITE_CANTOPEN")) return `the database file cannot be opened (${detail})`
+  if (has("SQLITE_IOERR")) return `the database file cannot be read or written (${detail})`
+  return detail
+}
+
+/** A `JournalError` for `operation` that says why the store failed (a `JournalError` passes as it is). */
+export const journalError =
+  (operation: string) =>
+  (error: unknown): JournalError =>
+    error instanceof JournalError ? error : new JournalError({ operation, reason: describeFailure(error) })
+
+const isNoTransaction = (error: SqlError) => /no transaction is active/i.test(messageOf(rootCause(error)))
+
+/**
+ * `withTransaction` for SQLite that takes the write lock up front (`BEGIN IMMEDIATE`), so a second
+ * writer waits for the busy timeout at the start instead of failing half-way through. Unlike the
+ * stock one, a `BEGIN` or `COMMIT` that fails is a typed `SqlError`, never a defect.
+ */
+const immediateTransaction =
+  (reserve: Effect.Effect<Connection, SqlError, Scope.Scope>) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function* () {
+        const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+        if (Option.isSome(outer)) {
+          const [conn, depth] = outer.value
+          const savepoint = `effect_sql_${depth + 1}`
+          yield* conn.executeUnprepared(`SAVEPOINT ${savepoint}`, [], undefined)
+          const exit = yield* Effect.exit(
+            Effect.provideService(restore(effect), SqlClient.TransactionConnection, [conn, depth + 1] as const)
+          )
+          if (Exit.isFailure(exit)) {
+            yield* Effect.orDie(conn.executeUnprepared(`ROLLBACK TO SAVEPOINT ${savepoint}`, [], undefined))
+          }
+          yield* conn.executeUnprepared(`RELEASE SAVEPOINT ${savepoint}`, [], undefined)
+          return yield* exit
+        }
+        return yield* Effect.scoped(
+          Effect.gen(function* () {
+            const conn = yield* reserve
+            // Prepared once and cached by the connection, as any other statement.
+            const rollback = Effect.catchAll(conn.execute("ROLLBACK", [], undefined), (error) =>
+              isNoTransaction(error) ? Effect.void : Effect.die(error)
+            )
+            yield* conn.execute("BEGIN IMMEDIATE", [], undefined)
+            const exit = yield* Effect.exit(
+              Effect.provideService(restore(effect), SqlClient.TransactionConnection, [conn, 0] as const)
+            )
+            if (Exit.isFailure(exit)) {
+              yield* rollback
+              return yield* exit
+            }
+            yield* Effect.tapError(conn.execute("COMMIT", [], undefined), () => rollback)
+            return exit.value
+          })
+        )
+      })
+    )
+
+/**
+ * An `SqliteClient` on `filename`: WAL, the busy timeout, write transactions that begin `IMMEDIATE`.
+ * A file that cannot be opened fails with a `JournalError` for `open` instead of a defect.
+ */
+export const layerClient = (
+  options: SqliteOptions
+): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, JournalError> =>
+  Layer.scopedContext(
+    Effect.gen(function* () {
+      const opened = (error: unknown) =>
+        new JournalError({ operation: "open", reason: `${options.filename}: ${describeFailure(error)}` })
+      // Loaded here, not at import, so that importing the library never loads the native driver.
+      const driver = yield* Effect.tryPromise({
+        try: () => import("@effect/sql-sqlite-node/SqliteClient"),
+        catch: (error) =>
+          new JournalError({
+            operation: "open",
+            reason: `the SQLite driver cannot be loaded: ${describeFailure(error)}`
+          })
+      })
+      // The driver throws (a defect) when the file cannot be opened or switched to WAL.
+      const client = yield* driver
+        .make({ filename: options.filename })
+        .pipe(Effect.catchAllDefect((defect) => Effect.fail(opened(defect))))
+      const busyTimeout = Duration.toMillis(Duration.decode(options.busyTimeout ?? defaultBusyTimeout))
+      yield* Effect.mapError(client.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.round(busyTimeout))}`), opened)
+      // A file that is not a database fails here, typed, even if opening it did not notice.
+      yield* Effect.mapError(client`SELECT count(*) AS n FROM sqlite_master`, opened)
+      Object.assign(client, { withTransaction: immediateTransaction(client.reserve) })
+      return Context.make(driver.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    })
+  ).pipe(Layer.provide(Reactivity.layer))

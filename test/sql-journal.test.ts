@@ -1,0 +1,389 @@
+import { execFile } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import { afterAll, assert, describe, expect, it } from "@effect/vitest"
+import Database from "better-sqlite3"
+import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Approval, Compensable, Journal, Saga, SqlApproval, SqlJournal } from "../src/index.js"
+import { suite } from "./JournalSuite.js"
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-sql-journal-"))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+suite("SqlJournal.layerSqlite", SqlJournal.layerSqlite({ filename: path.join(dir, "suite.db") }))
+
+suite(
+  "SqlJournal.layer on a stock SqliteClient",
+  SqlJournal.layer.pipe(Layer.provide(SqliteClient.layer({ filename: path.join(dir, "stock.db") })))
+)
+
+describe("SqlJournal on an SQLite file", () => {
+  it.effect(
+    "reopening the file in a new process returns exactly what was written",
+    () =>
+      Effect.gen(function* () {
+        const filename = fileFor("reopen")
+        const written = yield* Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          yield* appendAll(
+            journal,
+            "reopened",
+            [saga("SAGA_STARTED"), step("INTENT", "été-1")],
+            [step("EXECUTED", "été-1")]
+          )
+          yield* appendAll(journal, "reopened", [saga("SAGA_COMPLETED")])
+          return { entries: yield* journal.read("reopened"), record: Option.getOrNull(yield* journal.get("reopened")) }
+        }).pipe(Effect.provide(SqlJournal.layerSqlite({ filename })))
+
+        const child = yield* runChild("read", filename, "reopened")
+        expect(child).toEqual({ ok: { entries: written.entries, record: written.record } })
+        expect(written.entries.map((entry) => entry.phase)).toEqual([
+          "SAGA_STARTED",
+          "INTENT",
+          "EXECUTED",
+          "SAGA_COMPLETED"
+        ])
+        expect(written.record).toMatchObject({ status: "completed", revision: 4, digest: written.entries[3]!.hash })
+      }),
+    childTimeout
+  )
+
+  it.scoped("two connections to one file: the writer that is behind gets ConcurrencyConflict, never a fork", () =>
+    Effect.gen(function* () {
+      const layer = SqlJournal.layerSqlite({ filename: fileFor("two-connections") })
+      const first = yield* open(layer)
+      const second = yield* open(layer)
+      const [started] = yield* first.append("shared", Journal.empty, [saga("SAGA_STARTED")])
+      const seen = { revision: 1, digest: started!.hash }
+      yield* first.append("shared", seen, [step("INTENT", "first")])
+      expect(yield* Effect.flip(second.append("shared", seen, [step("INTENT", "second")]))).toMatchObject({
+        _tag: "ConcurrencyConflict",
+        sagaId: "shared",
+        expectedRevision: 1,
+        actualRevision: 2
+      })
+      expect((yield* Effect.flip(second.append("shared", Journal.empty, [saga("SAGA_STARTED")])))._tag).toBe(
+        "ConcurrencyConflict"
+      )
+      const entries = yield* second.read("shared")
+      expect(entries.map((entry) => [entry.seq, entry.stepId])).toEqual([
+        [1, null],
+        [2, "first"]
+      ])
+      expect(Journal.verifyEntries(entries)._tag).toBe("Intact")
+    })
+  )
+
+  it.scoped("the primary key refuses a duplicate seq even when the saga row was moved back behind its back", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("primary-key")
+      const journal = yield* open(SqlJournal.layerSqlite({ filename }))
+      const entries = yield* appendAll(
+        journal,
+        "rolled-back",
+        [saga("SAGA_STARTED"), step("INTENT", "a")],
+        [step("EXECUTED", "a")]
+      )
+      const db = yield* raw(filename)
+      db.prepare("UPDATE effect_saga_sagas SET revision = 2, digest = ? WHERE saga_id = ?").run(
+        entries[1]!.hash,
+        "rolled-back"
+      )
+      const error = yield* Effect.flip(
+        journal.append("rolled-back", { revision: 2, digest: entries[1]!.hash }, [step("FAILED", "a")])
+      )
+      expect(error).toMatchObject({ _tag: "ConcurrencyConflict", expectedRevision: 2, actualRevision: 3 })
+      expect(yield* journal.read("rolled-back")).toEqual(entries)
+      expect(yield* journal.get("rolled-back").pipe(Effect.map(Option.getOrThrow))).toMatchObject({ revision: 2 })
+    })
+  )
+
+  it.scoped("a row edited behind the library's back: verify names the entry, and every entry is still there", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("edited")
+      const journal = yield* open(SqlJournal.layerSqlite({ filename }))
+      const entries = yield* appendAll(
+        journal,
+        "edited",
+        [saga("SAGA_STARTED"), step("INTENT", "a")],
+        [step("EXECUTED", "a")],
+        [saga("SAGA_COMPLETED")]
+      )
+      const db = yield* raw(filename)
+      db.prepare("UPDATE effect_saga_entries SET payload = ? WHERE saga_id = ? AND seq = 3").run(
+        '{"result":"r-2"}',
+        "edited"
+      )
+      const verification = yield* Journal.verify("edited").pipe(Effect.provideService(Journal.Journal, journal))
+      expect(verification).toEqual({
+        _tag: "Broken",
+        seq: 3,
+        reason: "hash does not match the entry's content and its predecessor"
+      })
+      const read = yield* journal.read("edited")
+      expect(read).toEqual(
+        entries.map((entry) => (entry.seq === 3 ? { ...entry, payload: '{"result":"r-2"}' } : entry))
+      )
+    })
+  )
+
+  it.scoped("a row that no longer decodes fails the read with JournalCorrupted naming the saga and seq", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("undecodable")
+      const journal = yield* open(SqlJournal.layerSqlite({ filename }))
+      yield* appendAll(journal, "undecodable", [saga("SAGA_STARTED"), step("INTENT", "a"), step("EXECUTED", "a")])
+      const db = yield* raw(filename)
+      db.prepare("UPDATE effect_saga_entries SET phase = 'DONE' WHERE saga_id = ? AND seq = 2").run("undecodable")
+      const error = yield* Effect.flip(journal.read("undecodable"))
+      expect(error).toBeInstanceOf(Journal.JournalCorrupted)
+      expect(error).toMatchObject({ sagaId: "undecodable", seq: 2 })
+      expect(error.message).toContain("DONE")
+      const verified = yield* Effect.flip(
+        Journal.verify("undecodable").pipe(Effect.provideService(Journal.Journal, journal))
+      )
+      expect(verified).toMatchObject({ _tag: "JournalCorrupted", seq: 2 })
+    })
+  )
+
+  it.effect("a saga awaiting approval is approved through another connection and completes when resumed", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("approved")
+      const { log, program } = fixture(Schema.String)
+      const waiting = yield* Saga.run("trip", program).pipe(Effect.provide(store(filename)))
+      assert(waiting._tag === "AwaitingApproval")
+      yield* Effect.gen(function* () {
+        expect((yield* Approval.pending).map((request) => request.requestId)).toEqual([waiting.request.requestId])
+        yield* Approval.approve(waiting.request.requestId, { by: "alice", inputDigest: waiting.request.inputDigest })
+      }).pipe(Effect.provide(store(filename)))
+      const resumed = yield* Effect.gen(function* () {
+        const result = yield* Saga.run("trip", program)
+        return { result, verification: yield* Journal.verify("trip") }
+      }).pipe(Effect.provide(store(filename)))
+      expect(resumed.result).toMatchObject({ _tag: "Completed", value: "wire-4200" })
+      expect(resumed.verification._tag).toBe("Intact")
+      expect(log).toEqual(["reserve A-1", "wire 4200"])
+    })
+  )
+
+  it.effect("an EXECUTED result that no longer fits the tool's schema fails the resume with JournalCorrupted", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("schema-changed")
+      const before = fixture(Schema.String)
+      const waiting = yield* Saga.run("changed", before.program).pipe(Effect.provide(store(filename)))
+      assert(waiting._tag === "AwaitingApproval")
+      const after = fixture(Schema.Struct({ reservationId: Schema.String }))
+      const outcome = yield* Effect.gen(function* () {
+        const entries = yield* Effect.flatMap(Journal.Journal, (journal) => journal.read("changed"))
+        const error = yield* Effect.flip(Saga.run("changed", after.program))
+        return {
+          entries,
+          error,
+          afterwards: yield* Effect.flatMap(Journal.Journal, (journal) => journal.read("changed"))
+        }
+      }).pipe(Effect.provide(store(filename)))
+      const executed = outcome.entries.find((entry) => entry.phase === "EXECUTED" && entry.toolName === "reserve")!
+      expect(outcome.error).toBeInstanceOf(Journal.JournalCorrupted)
+      expect(outcome.error).toMatchObject({ sagaId: "changed", seq: executed.seq })
+      expect(outcome.afterwards).toEqual(outcome.entries)
+      expect(after.log).toEqual([])
+    })
+  )
+
+  it.effect("a file that is not a database fails to open with a JournalError and is left as it was", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("not-a-database")
+      const text = "sku,quantity\nA-1,2\nB-7,1\n".repeat(40)
+      fs.writeFileSync(filename, text)
+      const error = yield* Effect.flip(open(SqlJournal.layerSqlite({ filename })).pipe(Effect.scoped))
+      expect(error).toBeInstanceOf(Journal.JournalError)
+      expect(error).toMatchObject({ operation: "open" })
+      expect(error.reason).toContain("not an SQLite database")
+      expect(error.reason).toContain("SQLITE_NOTADB")
+      expect(fs.readFileSync(filename, "utf8")).toBe(text)
+    })
+  )
+
+  it.effect("a file in a directory that does not exist fails to open with a JournalError", () =>
+    Effect.gen(function* () {
+      const filename = path.join(dir, "missing", "journal.db")
+      const error = yield* Effect.flip(open(SqlJournal.layerSqlite({ filename })).pipe(Effect.scoped))
+      expect(error).toMatchObject({ _tag: "JournalError", operation: "open" })
+      expect(error.reason).toContain(filename)
+      expect(fs.existsSync(path.dirname(filename))).toBe(false)
+    })
+  )
+
+  it.effect(
+    "a read-only file: a reader still gets every entry, an append fails with a JournalError and writes nothing",
+    () =>
+      Effect.gen(function* () {
+        const readOnlyDir = path.join(dir, "read-only")
+        fs.mkdirSync(readOnlyDir)
+        // Another user's process must be able to reach the file: see runChild.
+        fs.chmodSync(dir, 0o755)
+        fs.chmodSync(readOnlyDir, 0o777)
+        const filename = path.join(readOnlyDir, "journal.db")
+        const written = yield* Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          return yield* appendAll(journal, "kept", [saga("SAGA_STARTED"), step("INTENT", "a")], [step("EXECUTED", "a")])
+        }).pipe(Effect.provide(SqlJournal.layerSqlite({ filename })))
+        fs.chmodSync(filename, 0o444)
+
+        const child = yield* runChild("append", filename, "kept", { asAnotherUser: true })
+        assert(child.ok !== undefined, JSON.stringify(child.error))
+        expect(child.ok.entries).toEqual(written)
+        expect(child.ok.append).toMatchObject({ _tag: "JournalError", operation: "append" })
+        expect((child.ok.append as Journal.JournalError).reason).toContain("read-only")
+
+        fs.chmodSync(filename, 0o644)
+        const after = yield* Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          return { entries: yield* journal.read("kept"), verification: yield* Journal.verify("kept") }
+        }).pipe(Effect.provide(SqlJournal.layerSqlite({ filename })))
+        expect(after.entries).toEqual(written)
+        expect(after.verification).toMatchObject({ _tag: "Intact", entries: 3 })
+      }),
+    childTimeout
+  )
+
+  it.scoped("a database locked past the busy timeout: the append fails with a JournalError, reads go on", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("locked")
+      const journal = yield* open(SqlJournal.layerSqlite({ filename, busyTimeout: "50 millis" }))
+      const written = yield* appendAll(journal, "locked", [saga("SAGA_STARTED"), step("INTENT", "a")])
+      const position = { revision: 2, digest: written[1]!.hash }
+      const holder = yield* raw(filename)
+      holder.exec("BEGIN IMMEDIATE")
+
+      const error = yield* Effect.flip(journal.append("locked", position, [step("EXECUTED", "a")]))
+      expect(error).toBeInstanceOf(Journal.JournalError)
+      expect(error).toMatchObject({ operation: "append" })
+      expect(error.message).toContain("locked")
+      expect(error.message).toContain("SQLITE_BUSY")
+      expect(yield* journal.read("locked")).toEqual(written)
+
+      holder.exec("ROLLBACK")
+      yield* journal.append("locked", position, [step("EXECUTED", "a")])
+      const entries = yield* journal.read("locked")
+      expect(entries.map((entry) => entry.phase)).toEqual(["SAGA_STARTED", "INTENT", "EXECUTED"])
+      expect(Journal.verifyEntries(entries)._tag).toBe("Intact")
+    })
+  )
+})
+
+const childTimeout = 60_000
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const childScript = fileURLToPath(new URL("./fixtures/sqlite-child.ts", import.meta.url))
+
+const fileFor = (name: string) => path.join(dir, `${name}.db`)
+
+interface ChildOutput {
+  readonly ok?: {
+    readonly entries: ReadonlyArray<Journal.Entry>
+    readonly record: Journal.SagaRecord | null
+    readonly append?: unknown
+  }
+  readonly error?: unknown
+}
+
+/**
+ * Runs test/fixtures/sqlite-child.ts in a process of its own. `asAnotherUser` runs it as `nobody`
+ * when the tests run as root, for whom no file is read-only.
+ */
+const runChild = (
+  command: "read" | "append",
+  filename: string,
+  sagaId: string,
+  options: { readonly asAnotherUser?: boolean } = {}
+) =>
+  Effect.async<ChildOutput, Error>((resume) => {
+    const user = options.asAnotherUser === true && process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}
+    const child = execFile(
+      process.execPath,
+      ["--import", "tsx", childScript, command, filename, sagaId],
+      { cwd: root, encoding: "utf8", ...user },
+      (error, stdout, stderr) =>
+        resume(
+          error === null
+            ? Effect.try({ try: () => JSON.parse(stdout) as ChildOutput, catch: () => new Error(stdout) })
+            : Effect.fail(new Error(`${error.message}\n${stderr}`))
+        )
+    )
+    return Effect.sync(() => child.kill())
+  })
+
+/** Builds a journal layer in the test's scope: one connection, open until the test ends. */
+const open = <E>(layer: Layer.Layer<Journal.Journal, E>) => Effect.map(Layer.build(layer), Context.get(Journal.Journal))
+
+/** A raw better-sqlite3 connection to the file, as someone editing it behind the library's back. */
+const raw = (filename: string) =>
+  Effect.acquireRelease(
+    Effect.sync(() => new Database(filename)),
+    (db) => Effect.sync(() => db.close())
+  )
+
+const store = (filename: string) => Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename })))
+
+const fixture = <A>(reservation: Schema.Schema<A, any>) => {
+  const log: Array<string> = []
+  const reserve = Compensable.make({
+    name: "reserve",
+    input: Schema.Struct({ sku: Schema.String }),
+    success: reservation,
+    execute: ({ sku }) =>
+      Effect.sync(() => {
+        log.push(`reserve ${sku}`)
+        return `res-${sku}` as A
+      }),
+    compensate: () => Effect.void
+  })
+  const sendWire = Compensable.make({
+    name: "sendWire",
+    input: Schema.Struct({ amount: Schema.Int }),
+    success: Schema.String,
+    reversibility: "irreversible",
+    execute: ({ amount }) =>
+      Effect.sync(() => {
+        log.push(`wire ${amount}`)
+        return `wire-${amount}`
+      })
+  })
+  return { log, program: Effect.zipRight(reserve({ sku: "A-1" }), sendWire({ amount: 4200 })) }
+}
+
+const saga = (phase: Journal.Phase): Journal.Draft => ({
+  stepId: null,
+  toolName: null,
+  phase,
+  input: null,
+  payload: null
+})
+
+const step = (phase: Journal.Phase, stepId: string): Journal.Draft => ({
+  stepId,
+  toolName: "tool",
+  phase,
+  input: phase === "INTENT" ? '{"sku":"A-1"}' : null,
+  payload: phase === "EXECUTED" ? '{"result":"r-1"}' : null
+})
+
+/** Appends each batch where the saga stands, and returns everything it holds. */
+const appendAll = (
+  journal: Journal.Journal["Type"],
+  sagaId: string,
+  ...batches: ReadonlyArray<ReadonlyArray<Journal.Draft>>
+) =>
+  Effect.gen(function* () {
+    for (const batch of batches) {
+      const position = Option.match(yield* journal.get(sagaId), {
+        onNone: () => Journal.empty,
+        onSome: (record) => ({ revision: record.revision, digest: record.digest })
+      })
+      yield* journal.append(sagaId, position, batch)
+    }
+    return yield* journal.read(sagaId)
+  })
