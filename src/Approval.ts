@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type { JournalError } from "./Journal.js"
 
 /**
  * What a saga asks a human to approve. `requestId` is `sagaId/stepId`: one request per step.
@@ -90,7 +91,8 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("effect-s
 }
 
 /**
- * The approval service.
+ * The approval service. A store beside the journal that cannot be read or written fails with the
+ * journal's `JournalError`.
  *
  * @since 0.1.0
  * @category services
@@ -99,23 +101,23 @@ export class Approval extends Context.Tag("effect-saga/Approval")<
   Approval,
   {
     /** Registers a request (once) and returns its current decision. */
-    readonly request: (request: ApprovalRequest) => Effect.Effect<Decision>
+    readonly request: (request: ApprovalRequest) => Effect.Effect<Decision, JournalError>
     /** Approves a pending request for exactly `inputDigest`. */
     readonly approve: (
       requestId: string,
       options: { readonly by: string; readonly inputDigest: string; readonly expiresAt?: string | undefined }
-    ) => Effect.Effect<void, ApprovalNotFound | AlreadyDecided>
+    ) => Effect.Effect<void, ApprovalNotFound | AlreadyDecided | JournalError>
     /** Rejects a pending request. */
     readonly reject: (
       requestId: string,
       options: { readonly by: string; readonly reason: string }
-    ) => Effect.Effect<void, ApprovalNotFound | AlreadyDecided>
+    ) => Effect.Effect<void, ApprovalNotFound | AlreadyDecided | JournalError>
     /** Requests still waiting for a decision, oldest first. */
-    readonly pending: Effect.Effect<ReadonlyArray<ApprovalRequest>>
+    readonly pending: Effect.Effect<ReadonlyArray<ApprovalRequest>, JournalError>
     /** A request and its decision, if the request is known. */
     readonly get: (
       requestId: string
-    ) => Effect.Effect<Option.Option<{ readonly request: ApprovalRequest; readonly decision: Decision }>>
+    ) => Effect.Effect<Option.Option<{ readonly request: ApprovalRequest; readonly decision: Decision }>, JournalError>
   }
 >() {}
 
@@ -227,7 +229,7 @@ export const reject = (requestId: string, options: { readonly by: string; readon
  * @since 0.1.0
  * @category accessors
  */
-export const pending: Effect.Effect<ReadonlyArray<ApprovalRequest>, never, Approval> = Effect.flatMap(
+export const pending: Effect.Effect<ReadonlyArray<ApprovalRequest>, JournalError, Approval> = Effect.flatMap(
   Approval,
   (approval) => approval.pending
 )

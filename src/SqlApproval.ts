@@ -2,8 +2,8 @@
  * Persisted approvals: requests, decisions and the input digests they name, in the same database
  * as the SQL journal, so an operator can decide from another process and the saga sees it on resume.
  *
- * NOTE: the `Approval` service has no error channel. A database that fails while a request is
- * registered or decided is a defect carrying a `JournalError` that says why.
+ * A database that fails while a request is registered, read or decided fails with a `JournalError`
+ * that says which operation and why.
  *
  * @since 0.1.0
  */

@@ -291,7 +291,7 @@ export class SagaRun {
         if (journaled?.awaiting === undefined) {
           yield* this.write(stepId, spec.name, "AWAITING_APPROVAL", inputJson, { inputDigest: digest })
         }
-        const decision = yield* this.approval.request(request)
+        const decision = yield* Effect.catchAll(this.approval.request(request), fatal)
         if (decision._tag === "Pending") return yield* haltOn({ _tag: "AwaitingApproval", request })
         const step = this.writer.view.steps.get(stepId)!
         if (decision._tag === "Rejected") {

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Approval from "../Approval.js"
 import { JournalError } from "../Journal.js"
@@ -33,11 +34,17 @@ export const make = Effect.gen(function* () {
 input_digest AS "inputDigest", requested_at AS "requestedAt", decision`
   )
 
-  /** The service has no error channel: a store that fails is a defect, described as a `JournalError`. */
-  const orDie =
+  const isSqlError = (error: unknown): error is SqlError => Predicate.isTagged(error, "SqlError")
+
+  /** A store that fails is a `JournalError` that says which operation and why. */
+  const storeFailure =
     (operation: string) =>
-    <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, never, R> =>
-      Effect.orDieWith(effect, journalError(operation))
+    <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | JournalError, R> =>
+      Effect.catchIf(effect, isSqlError, (error) => Effect.fail(journalError(operation)(error))) as Effect.Effect<
+        A,
+        Exclude<E, SqlError> | JournalError,
+        R
+      >
 
   const toEntries = (rows: ReadonlyArray<unknown>) => {
     const decoded: Array<{ readonly request: Approval.ApprovalRequest; readonly decision: Approval.Decision }> = []
@@ -76,7 +83,7 @@ ON CONFLICT (request_id) DO NOTHING`,
       )
     ).pipe(
       Effect.map((entries) => entries[0]?.decision ?? pendingDecision),
-      orDie("approval.request")
+      storeFailure("approval.request")
     )
 
   const decideOnce = (operation: string, requestId: string, make: (at: string) => Approval.Decision) =>
@@ -102,7 +109,7 @@ RETURNING request_id`,
                 )
         )
       )
-    }).pipe(Effect.catchTag("SqlError", (error) => Effect.die(journalError(operation)(error))))
+    }).pipe(storeFailure(operation))
 
   return Approval.Approval.of({
     request,
@@ -119,12 +126,12 @@ RETURNING request_id`,
     pending: sql`SELECT ${columns} FROM ${approvals} WHERE status = 'pending' ORDER BY position`.pipe(
       Effect.flatMap(toEntries),
       Effect.map((entries) => entries.map((entry) => entry.request)),
-      orDie("approval.pending")
+      storeFailure("approval.pending")
     ),
     get: (requestId) =>
       select(requestId).pipe(
         Effect.map((entries) => Option.fromNullable(entries[0])),
-        orDie("approval.get")
+        storeFailure("approval.get")
       )
   })
 })
