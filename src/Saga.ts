@@ -7,9 +7,10 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { Approval } from "./Approval.js"
+import type { AlreadyDecided, Approval, ApprovalNotFound } from "./Approval.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport } from "./CompensationReport.js"
+import type * as commands from "./internal/commands.js"
 import { CurrentSaga as CurrentSagaTag } from "./internal/context.js"
 import * as internal from "./internal/saga.js"
 import type {
@@ -21,6 +22,7 @@ import type {
   SagaNotFound,
   SagaRecord
 } from "./Journal.js"
+import type { CommandRefused } from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
 
 export {
@@ -29,6 +31,11 @@ export {
    * @category errors
    */
   ApprovalRefused,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  CommandRefused,
   /**
    * @since 0.1.0
    * @category errors
@@ -87,6 +94,40 @@ export type RunOptions = internal.RunOptions
 export type RunError = internal.RunError
 
 /**
+ * Who approves, optionally until when (ISO-8601 UTC), and the `revision`/`digest` the operator saw:
+ * if the saga moved on since, the command is refused with `ConcurrencyConflict`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ApproveOptions = internal.ApproveOptions
+
+/**
+ * Who rejects, why, and the `revision`/`digest` the operator saw.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RejectOptions = internal.RejectOptions
+
+/**
+ * What an operator found out about a step whose outcome was unknown: `applied` (with the result,
+ * encoded as the tool's success schema encodes it) or `not-applied`; and the position they saw.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Resolution = commands.Resolution & commands.Seen
+
+/**
+ * The errors an operator's command can fail with.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type CommandError = SagaNotFound | ConcurrencyConflict | JournalError | JournalCorrupted | CommandRefused
+
+/**
  * Where one step stands, as the journal says.
  *
  * @since 0.1.0
@@ -129,6 +170,20 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
     readonly compensate: (
       sagaId: string
     ) => Effect.Effect<CompensationReport, SagaNotFound | JournalError | JournalCorrupted | ConcurrencyConflict>
+    /** Approves a step awaiting approval: recorded and journaled `APPROVED`; it runs on the next resume. */
+    readonly approve: (
+      sagaId: string,
+      stepId: string,
+      options: ApproveOptions
+    ) => Effect.Effect<void, CommandError | ApprovalNotFound | AlreadyDecided>
+    /** Rejects a step awaiting approval: journaled `REJECTED`, then the saga compensates. */
+    readonly reject: (
+      sagaId: string,
+      stepId: string,
+      options: RejectOptions
+    ) => Effect.Effect<CompensationReport, CommandError | ApprovalNotFound | AlreadyDecided>
+    /** Settles a step whose outcome is unknown as applied (journaled `EXECUTED`) or not (`FAILED`). */
+    readonly resolve: (sagaId: string, stepId: string, resolution: Resolution) => Effect.Effect<void, CommandError>
     /** A saga's status, revision, digest and steps, read from the journal. */
     readonly status: (sagaId: string) => Effect.Effect<SagaStatus, SagaNotFound | JournalError | JournalCorrupted>
     /** Saga rows matching `filter`. */
@@ -195,3 +250,30 @@ export const status = (sagaId: string) => Effect.flatMap(Saga, (saga) => saga.st
  * @category accessors
  */
 export const list = (filter?: ListFilter) => Effect.flatMap(Saga, (saga) => saga.list(filter))
+
+/**
+ * Approves a step that awaits approval; resume the saga to run it.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const approve = (sagaId: string, stepId: string, options: ApproveOptions) =>
+  Effect.flatMap(Saga, (saga) => saga.approve(sagaId, stepId, options))
+
+/**
+ * Rejects a step that awaits approval; the saga compensates.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const reject = (sagaId: string, stepId: string, options: RejectOptions) =>
+  Effect.flatMap(Saga, (saga) => saga.reject(sagaId, stepId, options))
+
+/**
+ * Settles a step whose outcome is unknown; resume the saga to go on or compensate.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const resolve = (sagaId: string, stepId: string, resolution: Resolution) =>
+  Effect.flatMap(Saga, (saga) => saga.resolve(sagaId, stepId, resolution))

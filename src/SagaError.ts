@@ -73,3 +73,20 @@ export const isSagaError = (u: unknown): u is NonDeterminism | StepFailed | Appr
   Predicate.isTagged(u, "NonDeterminism") ||
   Predicate.isTagged(u, "StepFailed") ||
   Predicate.isTagged(u, "ApprovalRefused")
+
+/**
+ * An operator's command does not fit the step it names: approving a step that is not awaiting
+ * approval, resolving one whose outcome is known. Nothing was written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CommandRefused extends Schema.TaggedError<CommandRefused>("effect-saga/CommandRefused")("CommandRefused", {
+  sagaId: Schema.String,
+  stepId: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `refused for step ${this.stepId} of saga ${this.sagaId}: ${this.reason}`
+  }
+}

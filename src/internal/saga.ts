@@ -12,6 +12,7 @@ import type { CompensationCause, NonDeterminism } from "../SagaError.js"
 import { StepFailed } from "../SagaError.js"
 import type { SagaResult, UnknownStep } from "../SagaResult.js"
 import { parsePayload } from "./codec.js"
+import * as commands from "./commands.js"
 import { compensate } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
 import { makeKeyedLock } from "./keyedLock.js"
@@ -19,6 +20,7 @@ import type { Registry } from "./registry.js"
 import { SagaRun } from "./run.js"
 import type { JournalView, StepView } from "./view.js"
 import { isUnknown } from "./view.js"
+import type { Writer } from "./writer.js"
 import { load } from "./writer.js"
 
 /** What a run does when it is interrupted. */
@@ -155,6 +157,20 @@ export const makeSaga = Effect.gen(function* () {
       Option.isSome(record) ? Effect.succeed(record.value) : Effect.fail(new SagaNotFound({ sagaId }))
     )
 
+  /** Runs an operator's command under the saga's lock, refused if the saga moved on since `seen`. */
+  const command = <A, E>(sagaId: string, seen: commands.Seen, body: (writer: Writer) => Effect.Effect<A, E>) =>
+    withLock(
+      sagaId,
+      Effect.uninterruptible(
+        Effect.gen(function* () {
+          yield* existing(sagaId)
+          const writer = yield* load(journal, sagaId)
+          yield* commands.checkSeen(writer, seen)
+          return yield* body(writer)
+        })
+      )
+    )
+
   return {
     run,
     resume: <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions) =>
@@ -171,6 +187,19 @@ export const makeSaga = Effect.gen(function* () {
         )
       ).pipe(
         Effect.withSpan("effect-saga.compensate", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
+      ),
+    approve: (sagaId: string, stepId: string, options: ApproveOptions) =>
+      command(sagaId, options, (writer) => commands.approve(writer, approval, stepId, options)),
+    reject: (sagaId: string, stepId: string, options: RejectOptions) =>
+      command(sagaId, options, (writer) =>
+        Effect.zipRight(
+          commands.reject(writer, approval, stepId, options),
+          compensate(writer, (name) => registry.get(name), `step ${stepId} was rejected by ${options.by}`)
+        )
+      ),
+    resolve: (sagaId: string, stepId: string, resolution: commands.Resolution & commands.Seen) =>
+      command(sagaId, resolution, (writer) =>
+        commands.resolve(writer, (name) => registry.get(name), stepId, resolution)
       ),
     status: (sagaId: string) =>
       Effect.gen(function* () {
@@ -191,6 +220,18 @@ const statusOf: Partial<Record<Draft["phase"], string>> = {
   SAGA_AWAITING_APPROVAL: "awaiting_approval",
   SAGA_NEEDS_ATTENTION: "needs_attention",
   SAGA_SUSPENDED: "suspended"
+}
+
+/** Who approves, until when (ISO-8601 UTC), and the position the operator saw. */
+export interface ApproveOptions extends commands.Seen {
+  readonly by: string
+  readonly expiresAt?: string | undefined
+}
+
+/** Who rejects, why, and the position the operator saw. */
+export interface RejectOptions extends commands.Seen {
+  readonly by: string
+  readonly reason: string
 }
 
 /** The errors a run itself can fail with (as opposed to the program's, which compensate). */

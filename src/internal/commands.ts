@@ -1,0 +1,154 @@
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type { Approval } from "../Approval.js"
+import { ConcurrencyConflict } from "../Journal.js"
+import * as Outcome from "../Outcome.js"
+import { CommandRefused } from "../SagaError.js"
+import { encodeJson, parsePayload } from "./codec.js"
+import type { Lookup } from "./compensation.js"
+import type { StepView } from "./view.js"
+import { isUnknown } from "./view.js"
+import type { Writer } from "./writer.js"
+
+/** The revision and digest an operator last saw; a command on a saga that moved on is refused. */
+export interface Seen {
+  readonly revision?: number | undefined
+  readonly digest?: string | undefined
+}
+
+/** Refuses the command if the saga is no longer where the operator saw it. */
+export const checkSeen = (writer: Writer, seen: Seen | undefined) => {
+  const { position } = writer.view
+  const moved =
+    (seen?.revision !== undefined && seen.revision !== position.revision) ||
+    (seen?.digest !== undefined && seen.digest !== position.digest)
+  return moved
+    ? Effect.fail(
+        new ConcurrencyConflict({
+          sagaId: writer.sagaId,
+          expectedRevision: seen?.revision ?? position.revision,
+          actualRevision: position.revision
+        })
+      )
+    : Effect.void
+}
+
+const refused = (writer: Writer, stepId: string, reason: string) =>
+  Effect.fail(new CommandRefused({ sagaId: writer.sagaId, stepId, reason }))
+
+const stepOf = (writer: Writer, stepId: string) => {
+  const step = writer.view.steps.get(stepId)
+  return step === undefined ? refused(writer, stepId, "the saga has no such step") : Effect.succeed(step)
+}
+
+const write = (
+  writer: Writer,
+  step: StepView,
+  phase: "APPROVED" | "REJECTED" | "EXECUTED" | "FAILED",
+  payload: object
+) =>
+  writer.append([
+    { stepId: step.stepId, toolName: step.toolName, phase, input: null, payload: JSON.stringify(payload) }
+  ])
+
+/** The step waiting for a decision, or why it is not. */
+const awaitingStep = (writer: Writer, stepId: string) =>
+  Effect.flatMap(stepOf(writer, stepId), (step) =>
+    step.awaiting === undefined || step.approved !== undefined || step.refused !== undefined || step.intents > 0
+      ? refused(writer, stepId, "the step is not awaiting approval")
+      : writer.view.compensationStarted
+        ? refused(writer, stepId, "the saga has begun to compensate")
+        : Effect.succeed(step)
+  )
+
+const now = Effect.map(
+  Effect.clockWith((clock) => clock.currentTimeMillis),
+  (millis) => new Date(millis).toISOString()
+)
+
+/**
+ * Approves a step that awaits approval: the decision is recorded by the `Approval` service and
+ * journaled `APPROVED` (who, when, the input digest). Nothing runs until the saga is resumed.
+ */
+export const approve = (
+  writer: Writer,
+  approval: Approval["Type"],
+  stepId: string,
+  options: { readonly by: string; readonly expiresAt?: string | undefined }
+) =>
+  Effect.gen(function* () {
+    const step = yield* awaitingStep(writer, stepId)
+    const inputDigest = parsePayload(step.awaiting!.payload)?.inputDigest
+    if (typeof inputDigest !== "string") return yield* refused(writer, stepId, "the request has no input digest")
+    const requestId = `${writer.sagaId}/${stepId}`
+    yield* approval.approve(requestId, { by: options.by, inputDigest, expiresAt: options.expiresAt })
+    const at = yield* now
+    yield* write(writer, step, "APPROVED", {
+      _tag: "Approved",
+      by: options.by,
+      at,
+      inputDigest,
+      ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt })
+    })
+  })
+
+/** Rejects a step that awaits approval: recorded by the `Approval` service and journaled `REJECTED`. */
+export const reject = (
+  writer: Writer,
+  approval: Approval["Type"],
+  stepId: string,
+  options: { readonly by: string; readonly reason: string }
+) =>
+  Effect.gen(function* () {
+    const step = yield* awaitingStep(writer, stepId)
+    yield* approval.reject(`${writer.sagaId}/${stepId}`, options)
+    const at = yield* now
+    yield* write(writer, step, "REJECTED", {
+      _tag: "Rejected",
+      by: options.by,
+      at,
+      reason: `rejected by ${options.by}: ${options.reason}`
+    })
+  })
+
+/** What an operator found out about a step whose outcome was unknown. */
+export type Resolution =
+  | { readonly outcome: "applied"; readonly by: string; readonly result?: unknown }
+  | { readonly outcome: "not-applied"; readonly by: string }
+
+/**
+ * Settles a step whose outcome is unknown: `applied` journals `EXECUTED` (with the result the
+ * operator found, checked against the tool's schema when the tool is known here), `not-applied`
+ * journals `FAILED`. The next resume goes on, or compensates.
+ */
+export const resolve = (writer: Writer, lookup: Lookup, stepId: string, resolution: Resolution) =>
+  Effect.gen(function* () {
+    const step = yield* stepOf(writer, stepId)
+    if (!isUnknown(step)) return yield* refused(writer, stepId, "the step's outcome is not unknown")
+    if (resolution.outcome === "not-applied") {
+      const error = Outcome.failed(`resolved as not applied by ${resolution.by}`)
+      return yield* write(writer, step, "FAILED", {
+        description: error.message,
+        defect: false,
+        error: { _tag: error._tag, reason: error.reason },
+        resolvedBy: resolution.by
+      })
+    }
+    const tool = lookup(step.toolName)
+    const result =
+      tool === undefined
+        ? Either.right(JSON.stringify(resolution.result ?? null))
+        : encodeJson(tool.spec.success, resolution.result)
+    if (Either.isLeft(result)) {
+      return yield* refused(writer, stepId, `the result does not fit the tool's success schema: ${result.left}`)
+    }
+    yield* writer.append([
+      {
+        stepId,
+        toolName: step.toolName,
+        phase: "EXECUTED",
+        input: null,
+        payload: `{"result":${result.right},"resolvedBy":${JSON.stringify(resolution.by)}}`
+      }
+    ])
+  })

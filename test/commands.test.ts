@@ -1,0 +1,124 @@
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import { Compensable, Journal, Saga } from "../src/index.js"
+import * as Testing from "../src/Testing.js"
+
+describe("operator commands", () => {
+  it.effect(
+    "approve journals APPROVED with who and the input digest, runs nothing; the next run runs the step once",
+    () =>
+      Effect.gen(function* () {
+        const { calls, program } = fixture()
+        const waiting = yield* Saga.run("approve", program)
+        assert(waiting._tag === "AwaitingApproval")
+        yield* Saga.approve("approve", waiting.request.stepId, { by: "alice" })
+        const approved = (yield* entriesOf("approve")).at(-1)!
+        expect(approved.phase).toBe("APPROVED")
+        expect(JSON.parse(approved.payload!)).toMatchObject({ by: "alice", inputDigest: waiting.request.inputDigest })
+        expect(calls.wire).toBe(0)
+        expect((yield* Saga.run("approve", program))._tag).toBe("Completed")
+        expect((yield* Saga.run("approve", program))._tag).toBe("Completed")
+        expect(calls.wire).toBe(1)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a command that names a position the saga has moved on from is refused and writes nothing", () =>
+    Effect.gen(function* () {
+      const { program } = fixture()
+      const waiting = yield* Saga.run("stale", program)
+      assert(waiting._tag === "AwaitingApproval")
+      const seen = yield* Saga.status("stale")
+      yield* Saga.run("stale", program)
+      const before = yield* entriesOf("stale")
+      const error = yield* Effect.flip(
+        Saga.approve("stale", waiting.request.stepId, { by: "bob", revision: seen.revision - 1, digest: seen.digest })
+      )
+      expect(error._tag).toBe("ConcurrencyConflict")
+      expect(yield* entriesOf("stale")).toEqual(before)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("approving a step that does not await approval is refused", () =>
+    Effect.gen(function* () {
+      const { program } = fixture()
+      const waiting = yield* Saga.run("twice", program)
+      assert(waiting._tag === "AwaitingApproval")
+      yield* Saga.approve("twice", waiting.request.stepId, { by: "alice" })
+      const again = yield* Effect.flip(Saga.approve("twice", waiting.request.stepId, { by: "bob" }))
+      expect(again).toMatchObject({ _tag: "CommandRefused", reason: "the step is not awaiting approval" })
+      const missing = yield* Effect.flip(Saga.approve("twice", "nope", { by: "bob" }))
+      expect(missing._tag).toBe("CommandRefused")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("reject journals REJECTED and compensates; running the saga again never runs the step", () =>
+    Effect.gen(function* () {
+      const { calls, program } = fixture()
+      const waiting = yield* Saga.run("reject", program)
+      assert(waiting._tag === "AwaitingApproval")
+      const report = yield* Saga.reject("reject", waiting.request.stepId, { by: "carol", reason: "wrong IBAN" })
+      expect(report.status).toBe("compensated")
+      expect(report.undone.map((step) => [step.toolName, step.outcome])).toEqual([["reserve", "completed"]])
+      const again = yield* Saga.run("reject", program)
+      expect(again._tag).toBe("Compensated")
+      expect(calls).toEqual({ reserve: 1, release: 1, wire: 0 })
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("resolving an unknown step as applied journals its result; the resume goes on without running it", () =>
+    Effect.gen(function* () {
+      const { calls, unknownProgram } = fixture()
+      const first = yield* Saga.run("applied", unknownProgram).pipe(
+        Effect.provide(Testing.faults({ tool: "reserve", fault: "unknown" }))
+      )
+      assert(first._tag === "NeedsAttention")
+      const stepId = first.unknown[0]!.stepId
+      const bad = yield* Effect.flip(Saga.resolve("applied", stepId, { outcome: "applied", by: "dave", result: 42 }))
+      expect(bad._tag).toBe("CommandRefused")
+      yield* Saga.resolve("applied", stepId, { outcome: "applied", by: "dave", result: "res-found" })
+      const resumed = yield* Saga.run("applied", unknownProgram)
+      expect(resumed).toMatchObject({ _tag: "Completed", value: "res-found" })
+      expect(calls.reserve).toBe(1)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("resolving an unknown step as not applied journals FAILED; the resume compensates", () =>
+    Effect.gen(function* () {
+      const { calls, unknownProgram } = fixture()
+      const first = yield* Saga.run("not-applied", unknownProgram).pipe(
+        Effect.provide(Testing.faults({ tool: "reserve", fault: "unknown" }))
+      )
+      assert(first._tag === "NeedsAttention")
+      const stepId = first.unknown[0]!.stepId
+      yield* Saga.resolve("not-applied", stepId, { outcome: "not-applied", by: "erin" })
+      const resumed = yield* Saga.run("not-applied", unknownProgram)
+      expect(resumed._tag).toBe("Compensated")
+      expect(calls).toMatchObject({ reserve: 1, release: 0 })
+      const known = yield* Effect.flip(Saga.resolve("not-applied", stepId, { outcome: "applied", by: "erin" }))
+      expect(known).toMatchObject({ _tag: "CommandRefused", reason: "the step's outcome is not unknown" })
+    }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+const fixture = () => {
+  const calls = { reserve: 0, release: 0, wire: 0 }
+  const reserve = Compensable.make({
+    name: "reserve",
+    input: Schema.String,
+    success: Schema.String,
+    execute: (sku) => Effect.sync(() => `res-${sku}-${++calls.reserve}`),
+    compensate: () => Effect.sync(() => calls.release++)
+  })
+  const wire = Compensable.make({
+    name: "wire",
+    input: Schema.Struct({ amount: Schema.Int }),
+    success: Schema.String,
+    reversibility: "irreversible",
+    execute: () => Effect.sync(() => `wire-${++calls.wire}`)
+  })
+  const program = Effect.zipRight(reserve("A-1"), wire({ amount: 100 }))
+  const unknownProgram = Effect.flatMap(reserve("A-1"), (reservation) => Effect.succeed(reservation))
+  return { calls, program, unknownProgram }
+}
+
+const entriesOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
