@@ -132,6 +132,21 @@ describe("approvals in a saga", () => {
       expect(log).toEqual(["reserve A-1", "release res-A-1"])
     }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect("an approved step resumed with a different input is refused, journaled REJECTED, and compensates", () =>
+    Effect.gen(function* () {
+      const { log, program, programWith } = fixture()
+      const waiting = yield* Saga.run("tampered", program)
+      assert(waiting._tag === "AwaitingApproval")
+      yield* Saga.approve("tampered", waiting.request.stepId, { by: "alice" })
+      const result = yield* Saga.run("tampered", programWith({ amount: 9999, to: "XX00" }))
+      expect(result._tag).toBe("Compensated")
+      assert(result._tag === "Compensated")
+      expect(Cause.squash(result.cause)).toMatchObject({ _tag: "ApprovalRefused", stepId: waiting.request.stepId })
+      expect(wirePhases(yield* entriesOf("tampered"))).toEqual(["AWAITING_APPROVAL", "APPROVED", "REJECTED"])
+      expect(log).toEqual(["reserve A-1", "release res-A-1"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
 })
 
 const wireInput = { amount: 4200, to: "DE89" }
@@ -162,8 +177,8 @@ const fixture = () => {
         return `wire-${amount}`
       })
   })
-  const program = Effect.zipRight(reserve({ sku: "A-1" }), sendWire(wireInput))
-  return { log, program }
+  const programWith = (input: typeof wireInput) => Effect.zipRight(reserve({ sku: "A-1" }), sendWire(input))
+  return { log, program: programWith(wireInput), programWith }
 }
 
 const entriesOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
