@@ -1,0 +1,146 @@
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { Journal, SqlJournal } from "../src/index.js"
+import type { Report } from "./fixtures/append-worker.js"
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-multiprocess-"))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+describe("several OS processes appending to the same sagas on one SQLite file", () => {
+  it.scoped(
+    "every saga stays gap-free and intact, holds exactly the appends that won, and every lost race is a ConcurrencyConflict",
+    () =>
+      Effect.gen(function* () {
+        const filename = path.join(dir, "race.db")
+        // The file does not exist yet: the workers create its tables as they open it, all at once.
+        const workers = yield* Effect.forEach(
+          Array.from({ length: workerCount }, (_, worker) => worker),
+          (worker) => startWorker(filename, worker)
+        )
+        yield* Effect.forEach(workers, (worker) => worker.ready, { concurrency: "unbounded", discard: true })
+        yield* Effect.forEach(workers, (worker) => worker.go, { discard: true })
+        const reports = yield* Effect.forEach(workers, (worker) => worker.report, { concurrency: "unbounded" })
+
+        for (const report of reports) {
+          expect(report.otherErrors, `worker ${report.worker}`).toEqual({})
+          expect(report.wins, `worker ${report.worker}`).toHaveLength(appendsPerWorker)
+        }
+        const conflicts = reports.flatMap((report) => report.conflicts)
+        // Not vacuous: the processes really raced, and some of them lost.
+        expect(conflicts.length).toBeGreaterThan(0)
+        // A loser was told the truth: the saga had moved on past what it expected.
+        for (const conflict of conflicts) expect(conflict.actual).toBeGreaterThan(conflict.expected)
+
+        const wins = reports.flatMap((report) => report.wins)
+        // An append is written whole or not at all: its entries take consecutive seqs.
+        for (const win of wins) {
+          expect(win.entries.map((entry) => entry.seq)).toEqual(range(win.entries[0]!.seq, win.entries.length))
+        }
+
+        const stored = yield* Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          return yield* Effect.forEach(sagaIds, (sagaId) =>
+            Effect.all({
+              sagaId: Effect.succeed(sagaId),
+              entries: journal.read(sagaId),
+              record: Effect.map(journal.get(sagaId), Option.getOrNull),
+              verification: Journal.verify(sagaId)
+            })
+          )
+        }).pipe(Effect.provide(SqlJournal.layerSqlite({ filename })))
+
+        for (const { sagaId, entries, record, verification } of stored) {
+          const last = entries[entries.length - 1]!
+          expect(
+            entries.map((entry) => entry.seq),
+            sagaId
+          ).toEqual(range(1, entries.length))
+          expect(verification, sagaId).toEqual({ _tag: "Intact", entries: entries.length, digest: last.hash })
+          expect(record, sagaId).toMatchObject({ status: "running", revision: last.seq, digest: last.hash })
+          // Exactly the entries the winners were told they wrote: none lost, none extra, none forked.
+          const claimed = wins
+            .filter((win) => win.sagaId === sagaId)
+            .flatMap((win) => win.entries)
+            .sort((a, b) => a.seq - b.seq)
+          expect(
+            entries.map(({ hash, seq, stepId }) => ({ seq, stepId, hash })),
+            sagaId
+          ).toEqual(claimed)
+        }
+        const total = stored.reduce((sum, { entries }) => sum + entries.length, 0)
+        expect(total).toBe(wins.reduce((sum, win) => sum + win.entries.length, 0))
+      }),
+    60_000
+  )
+})
+
+const workerCount = 4
+const appendsPerWorker = 150
+// Few sagas for many appends: the workers keep landing on the same saga at the same time.
+const sagaIds = ["order-a", "order-b", "order-c"]
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const workerScript = fileURLToPath(new URL("./fixtures/append-worker.ts", import.meta.url))
+
+const range = (from: number, length: number) => Array.from({ length }, (_, i) => from + i)
+
+/**
+ * Starts test/fixtures/append-worker.ts in a process of its own, killed when the test's scope
+ * closes. `ready` succeeds once it waits for `go`; `report` is its JSON report once it exits.
+ * Either fails with the worker's stderr if it exits otherwise.
+ */
+const startWorker = (filename: string, worker: number) =>
+  Effect.acquireRelease(
+    Effect.sync(() =>
+      spawn(
+        process.execPath,
+        ["--import", "tsx", workerScript, filename, String(worker), String(appendsPerWorker), ...sagaIds],
+        { cwd: root }
+      )
+    ),
+    (child) => Effect.sync(() => child.kill())
+  ).pipe(Effect.map((child) => watch(child, worker)))
+
+const watch = (child: ChildProcessWithoutNullStreams, worker: number) => {
+  let stdout = ""
+  let stderr = ""
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk
+  })
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk
+  })
+  // A worker that died cannot read its `go`: its exit is reported, not the broken pipe.
+  child.stdin.on("error", () => {})
+  // Neither promise rejects: failures are turned into typed errors below.
+  const exited = new Promise<string>((resolve) => {
+    child.on("error", (error) => resolve(String(error)))
+    child.on("close", (code, signal) => resolve(`exit code ${code}, signal ${signal}`))
+  })
+  const readyLine = new Promise<void>((resolve) => {
+    child.stdout.on("data", () => {
+      if (stdout.startsWith("ready\n")) resolve()
+    })
+  })
+  const failed = (when: string, how: string) => new Error(`worker ${worker} ${when} (${how}):\n${stderr}`)
+  return {
+    ready: Effect.flatMap(
+      Effect.promise(() => Promise.race([readyLine.then(() => undefined), exited])),
+      (how) => (how === undefined ? Effect.void : Effect.fail(failed("exited before it was ready", how)))
+    ),
+    go: Effect.sync(() => child.stdin.end("go\n")),
+    report: Effect.flatMap(
+      Effect.promise(() => exited),
+      (how) =>
+        Effect.try({
+          try: () => JSON.parse(stdout.trim().split("\n").pop()!) as Report,
+          catch: () => failed("printed no report", how)
+        })
+    )
+  }
+}
