@@ -63,7 +63,10 @@ describe("resume after every crash point", () => {
       let writes = 0
       const counting = {
         ...journal,
-        append: (...args: Parameters<typeof journal.append>) => (writes++, journal.append(...args))
+        append: (...args: Parameters<typeof journal.append>) => {
+          writes++
+          return journal.append(...args)
+        }
       }
       const result = yield* Effect.provide(happyPath(makeWorld()), storeLayer(counting, Approval.makeMemory()))
       expect(result).toBe("Completed")
