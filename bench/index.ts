@@ -1,8 +1,9 @@
 /**
- * Saga benchmark: `npx tsx bench/index.ts [--quick]`.
+ * Saga benchmark: `npx tsx bench/index.ts [--quick] [--sqlite]`.
  * Warms up, measures steps/s and µs/step per contender (time-boxed, best of 5 rounds), then peak RSS
  * for N sagas in a fresh child process per contender (bench/memory.ts), and prints one table
- * with ratios against the `workflow` contender.
+ * with ratios against the `workflow` contender. Then the SQLite section (bench/sqlite.ts): durable
+ * steps per second on a file against better-sqlite3 alone. `--sqlite` runs that section only.
  */
 import { execFile } from "node:child_process"
 import { loadavg } from "node:os"
@@ -10,13 +11,23 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { type Contender, contenders, STEPS } from "./contenders.js"
 import type { MemoryResult } from "./memory.js"
+import { measureSqlite, printSqlite } from "./sqlite.js"
 
 const quick = process.argv.includes("--quick")
+const sqliteOnly = process.argv.includes("--sqlite")
 const WARMUP_MS = quick ? 200 : 2000
 const MEASURE_MS = quick ? 300 : 2500
 const ROUNDS = 5
 const MEMORY_SAGAS = quick ? 1_000 : 10_000
 const REFERENCE = "workflow"
+/** The SQLite section: shorter rounds, `synchronous` FULL only in the full run (each commit waits for the disk). */
+const SQLITE = {
+  warmupMs: quick ? 200 : 1000,
+  measureMs: quick ? 300 : 2500,
+  rounds: ROUNDS,
+  sizeSagas: quick ? 1_000 : 10_000,
+  synchronous: quick ? (["full"] as const) : (["full", "normal"] as const)
+}
 
 /** Throughput of one contender. */
 export interface Throughput {
@@ -79,6 +90,17 @@ export const measureMemory = async (name: string, count: number): Promise<Memory
 
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+
+const sqliteSection = async () => {
+  console.log()
+  console.log(
+    `SQLite section: ${SQLITE.warmupMs} ms warm-up + ${ROUNDS} × ${SQLITE.measureMs / ROUNDS} ms (best round) per figure, ` +
+      `size for ${fmt(SQLITE.sizeSagas)} sagas; load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}`
+  )
+  printSqlite(await measureSqlite(SQLITE))
+}
 
 const main = async () => {
   const entries = Object.values(contenders)
@@ -147,4 +169,5 @@ const main = async () => {
   for (const row of rows) console.log(line(row))
 }
 
-await main()
+if (!sqliteOnly) await main()
+await sqliteSection()

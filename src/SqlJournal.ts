@@ -1,9 +1,11 @@
 /**
  * The journal on any `@effect/sql` client, and on an SQLite file as the embedded default.
  *
- * An append is one transaction whose first statement is a compare-and-set on the saga row's
- * `revision` and `digest`; a writer that is behind gets `ConcurrencyConflict` and writes nothing,
- * and the primary key `(saga_id, seq)` refuses a duplicate entry even if the row were bypassed.
+ * An append is a compare-and-set on the saga row's `revision` and `digest`, then its entries, in
+ * one transaction; a writer that is behind gets `ConcurrencyConflict` and writes nothing, and the
+ * primary key `(saga_id, seq)` refuses a duplicate entry even if the row were bypassed. Appends that
+ * many fibers make at once share a transaction (group commit), each with its own outcome, and none
+ * returns before its transaction has committed. See docs/storage.md.
  *
  * @since 0.1.0
  */
@@ -19,10 +21,18 @@ import type { JournalError } from "./Journal.js"
 import { Journal } from "./Journal.js"
 
 /**
- * How to open an SQLite file. `busyTimeout` is how long a write waits for another connection's
- * write lock before it fails with a `JournalError` (default 5 seconds).
+ * How to open an SQLite file.
  *
- * NOTE: the driver is synchronous: while it waits for a lock, the process's event loop waits too.
+ * - `busyTimeout`: how long a write waits for another connection's write lock before it fails with
+ *   a `JournalError` (default 5 seconds).
+ * - `synchronous`: when a commit reaches the disk. `"full"` (the default): every commit is flushed
+ *   to the disk before the append returns, so an `INTENT` is durable before its tool runs, even
+ *   across a power loss, at the price of one flush per transaction (group commit shares it).
+ *   `"normal"`: a commit survives the process crashing, but an operating-system crash or a power
+ *   loss may undo the last commits (the file stays consistent). See docs/storage.md.
+ *
+ * NOTE: the driver is synchronous: while it waits for a lock or a flush, the process's event loop
+ * waits too.
  *
  * @since 0.1.0
  * @category models
@@ -30,6 +40,7 @@ import { Journal } from "./Journal.js"
 export interface SqliteOptions {
   readonly filename: string
   readonly busyTimeout?: Duration.DurationInput | undefined
+  readonly synchronous?: "full" | "normal" | undefined
 }
 
 /**

@@ -1,18 +1,18 @@
 import * as SqlClient from "@effect/sql/SqlClient"
+import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Journal from "../Journal.js"
-import { buildEntries } from "./memoryJournal.js"
-import { isUniqueViolation, journalError } from "./sqlite.js"
+import { buildEntries, isoClock } from "./memoryJournal.js"
+import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
 import { entriesTable, migrate, sagasTable } from "./sqlMigrations.js"
-
-/** Rows per multi-row `INSERT`: far below SQLite's and PostgreSQL's limits on bound parameters. */
-const insertChunk = 500
 
 const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
 
@@ -25,6 +25,98 @@ const formatError = (error: ParseResult.ParseError) => ParseResult.TreeFormatter
 const statusSetBy = (drafts: ReadonlyArray<Pick<Journal.Entry, "phase">>): Journal.SagaStatus | null => {
   const fromRunning = Journal.statusAfter("running", drafts)
   return fromRunning === Journal.statusAfter("completed", drafts) ? fromRunning : null
+}
+
+/**
+ * `rows` cut into runs of 256, 128, … 1: few multi-row `INSERT`s for a batch, few distinct
+ * statements for the driver to prepare, and far below any backend's limit on bound parameters.
+ */
+const runs = <A>(rows: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> => {
+  const cut: Array<ReadonlyArray<A>> = []
+  let start = 0
+  for (let size = 256; size >= 1; size /= 2) {
+    for (; rows.length - start >= size; start += size) cut.push(rows.slice(start, start + size))
+  }
+  return cut
+}
+
+/**
+ * Where a queued request learns its outcome, or that it is its turn to commit the queue (`"lead"`).
+ * A lighter `Deferred`: settled once, by the fiber that committed the batch.
+ */
+class Turn<Out> {
+  private settled: Out | "lead" | undefined
+  private resume: ((result: Effect.Effect<Out | "lead">) => void) | undefined
+
+  settle(result: Out | "lead"): void {
+    if (this.resume === undefined) this.settled = result
+    else this.resume(Effect.succeed(result))
+  }
+
+  wait(): Effect.Effect<Out | "lead"> {
+    return Effect.async((resume) => {
+      if (this.settled === undefined) this.resume = resume
+      else resume(Effect.succeed(this.settled))
+    })
+  }
+}
+
+/**
+ * Group commit: `commit` writes a batch of requests in one transaction and answers each with its
+ * own outcome. The first request to arrive while no batch is being written leads: it yields once,
+ * so that every fiber ready to submit joins the queue, commits the whole queue, hands every other
+ * request its outcome, and passes the lead to the first request that arrived meanwhile. Nothing
+ * waits on a timer, and a request alone costs one yield.
+ *
+ * If `commit` dies, every request of its batch dies with it. The caller makes the wait
+ * uninterruptible, so that a request that joined a batch always learns its outcome.
+ */
+const groupCommit = <In, Out>(commit: (batch: ReadonlyArray<In>) => Effect.Effect<ReadonlyArray<Out>>) => {
+  const queue: Array<{ readonly request: In; readonly turn: Turn<Exit.Exit<Out>> }> = []
+  let writing = false
+
+  const lead = (own: (typeof queue)[number]): Effect.Effect<Out> =>
+    Effect.zipRight(
+      Effect.yieldNow(),
+      Effect.suspend(() => {
+        const batch = queue.splice(0)
+        return Effect.flatMap(Effect.exit(commit(batch.map((queued) => queued.request))), (exit) => {
+          let mine: Exit.Exit<Out> = Exit.die("effect-saga: a batch lost a request")
+          for (const [index, queued] of batch.entries()) {
+            const outcome = Exit.map(exit, (outcomes) => outcomes[index]!)
+            if (queued === own) mine = outcome
+            else queued.turn.settle(outcome)
+          }
+          const next = queue[0]
+          if (next === undefined) writing = false
+          else next.turn.settle("lead")
+          return mine
+        })
+      })
+    )
+
+  return (request: In): Effect.Effect<Out> =>
+    Effect.suspend(() => {
+      const queued = { request, turn: new Turn<Exit.Exit<Out>>() }
+      queue.push(queued)
+      if (!writing) {
+        writing = true
+        return lead(queued)
+      }
+      return Effect.flatMap(queued.turn.wait(), (turn) => (turn === "lead" ? lead(queued) : turn))
+    })
+}
+
+/** What an append comes to: its entries, or its own `ConcurrencyConflict` or `JournalError`. */
+type Outcome = Exit.Exit<ReadonlyArray<Journal.Entry>, Journal.ConcurrencyConflict | Journal.JournalError>
+
+/** One caller's append, its entries built (seq, time, hashes) in the caller's fiber. */
+interface Request {
+  readonly sagaId: string
+  readonly expected: Journal.Expected
+  readonly written: ReadonlyArray<Journal.Entry>
+  readonly status: Journal.SagaStatus | null
+  readonly at: string
 }
 
 const toRow = (entry: Journal.Entry) => ({
@@ -64,13 +156,9 @@ export const make = Effect.gen(function* () {
     )
 
   const insertEntries = (written: ReadonlyArray<Journal.Entry>) =>
-    Effect.forEach(
-      Array.from({ length: Math.ceil(written.length / insertChunk) }, (_, i) =>
-        written.slice(i * insertChunk, (i + 1) * insertChunk)
-      ),
-      (chunk) => sql`INSERT INTO ${entries} ${sql.insert(chunk.map(toRow))}`,
-      { discard: true }
-    )
+    Effect.forEach(runs(written), (run) => sql`INSERT INTO ${entries} ${sql.insert(run.map(toRow))}`, {
+      discard: true
+    })
 
   /**
    * A unique-key violation on the entries means another writer got there first without the saga
@@ -93,38 +181,145 @@ export const make = Effect.gen(function* () {
           )
         : Effect.fail(journalError(operation)(error))
 
+  // The append path runs its statements straight on the transaction's connection: compiled once
+  // for the client's dialect with placeholder arguments (`_`), then given their arguments in
+  // order. No statement object, compilation or span per statement.
+  const _ = null
+  const text = (statement: Statement.Statement<unknown>) => statement.compile()[0]
+  // The compare-and-set is the first statement of an append: on any backend it matches only while
+  // the saga is still where the writer last saw it.
+  const claimNew = text(sql`INSERT INTO ${sagas} (saga_id, status, revision, digest, created_at, updated_at)
+VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_})
+ON CONFLICT (saga_id) DO UPDATE SET status = COALESCE(${_}, ${sagas}.status), revision = ${_},
+  digest = ${_}, updated_at = ${_}
+WHERE ${sagas}.revision = 0 AND ${sagas}.digest = ${_}
+RETURNING saga_id`)
+  const claim = text(sql`UPDATE ${sagas} SET status = COALESCE(${_}, status), revision = ${_}, digest = ${_},
+  updated_at = ${_}
+WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_}
+RETURNING saga_id`)
+  const selectRevision = text(sql`SELECT revision FROM ${sagas} WHERE saga_id = ${_}`)
+  const inserts = new Map<number, string>()
+  const insert = (rows: number) => {
+    let statement = inserts.get(rows)
+    if (statement === undefined) {
+      const row = { saga_id: _, seq: _, step_id: _, tool_name: _, phase: _, input: _, payload: _, at: _, hash: _ }
+      statement = text(sql`INSERT INTO ${entries} ${sql.insert(Array.from({ length: rows }, () => row))}`)
+      inserts.set(rows, statement)
+    }
+    return statement
+  }
+
+  /** The compare-and-set of one append: its entries if it matched, its conflict if not. */
+  const claimFor = (conn: Connection, request: Request): Effect.Effect<Outcome, SqlError> => {
+    const { at, expected, sagaId, status, written } = request
+    const last = written[written.length - 1]
+    const revision = last?.seq ?? expected.revision
+    const digest = last?.hash ?? expected.digest
+    const claimed =
+      expected.revision === 0
+        ? conn.execute(
+            claimNew,
+            [sagaId, status ?? "running", revision, digest, at, at, status, revision, digest, at, expected.digest],
+            undefined
+          )
+        : conn.execute(claim, [status, revision, digest, at, sagaId, expected.revision, expected.digest], undefined)
+    return Effect.flatMap(claimed, (rows) =>
+      rows.length > 0
+        ? Effect.succeed(Exit.succeed(written))
+        : Effect.map(
+            conn.execute(selectRevision, [sagaId], undefined),
+            (rows): Outcome =>
+              Exit.fail(
+                new Journal.ConcurrencyConflict({
+                  sagaId,
+                  expectedRevision: expected.revision,
+                  actualRevision: Number(rows[0]?.revision ?? 0)
+                })
+              )
+          )
+    )
+  }
+
+  /**
+   * Appends in one transaction, in arrival order: every compare-and-set first, then the entries of
+   * those that matched, in a few multi-row `INSERT`s. An append whose compare-and-set fails writes
+   * nothing and the others go on; a store failure fails them all (the transaction rolls back).
+   */
+  const write = (conn: Connection, batch: ReadonlyArray<Request>) =>
+    Effect.flatMap(
+      Effect.forEach(batch, (request) => claimFor(conn, request)),
+      (outcomes): Effect.Effect<ReadonlyArray<Outcome>, SqlError> => {
+        const rows = outcomes.flatMap((outcome) => (Exit.isSuccess(outcome) ? outcome.value : []))
+        return Effect.as(
+          Effect.forEach(
+            runs(rows),
+            (run) =>
+              conn.execute(
+                insert(run.length),
+                run.flatMap((e) => [e.sagaId, e.seq, e.stepId, e.toolName, e.phase, e.input, e.payload, e.at, e.hash]),
+                undefined
+              ),
+            { discard: true }
+          ),
+          outcomes
+        )
+      }
+    )
+
+  /** Runs `f` in a write transaction, on the transaction's connection. */
+  const transaction = <A>(f: (conn: Connection) => Effect.Effect<A, SqlError>) =>
+    sql.withTransaction(
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (conn) =>
+        Option.isSome(conn) ? f(conn.value[0]) : Effect.dieMessage("effect-saga: a transaction without a connection")
+      )
+    )
+
+  /** One append in a transaction of its own; a store failure is its own typed error. */
+  const commitOne = (request: Request): Effect.Effect<Outcome> =>
+    Effect.catchAll(
+      transaction((conn) => Effect.map(write(conn, [request]), (outcomes) => outcomes[0]!)),
+      (error) => Effect.exit(lostRace(request.sagaId, request.expected.revision, "append")(error))
+    )
+
+  /**
+   * A batch of appends in one transaction. If the transaction fails, nobody's entries were written:
+   * a lock held past the busy timeout is everyone's error (each would have waited for it alone),
+   * anything else is retried one append a transaction, so that one append's failure stays its own.
+   */
+  const commit = (batch: ReadonlyArray<Request>): Effect.Effect<ReadonlyArray<Outcome>> =>
+    batch.length === 1
+      ? Effect.map(commitOne(batch[0]!), (outcome) => [outcome])
+      : Effect.catchAll(
+          transaction((conn) => write(conn, batch)),
+          (error) =>
+            isLocked(error)
+              ? Effect.succeed(batch.map(() => Exit.fail(journalError("append")(error))))
+              : Effect.forEach(batch, commitOne)
+        )
+
+  const submit = groupCommit(commit)
+  const clock = isoClock()
+
+  /**
+   * Builds the entries (seq, time, hash chain) in the caller's fiber, then waits, uninterruptibly,
+   * for the transaction that holds them: the caller goes on only once they are committed. An append
+   * made inside the caller's own transaction is written in it, not batched: it must commit or roll
+   * back with that transaction (and a batch would wait for the connection the caller holds).
+   */
   const append = (sagaId: string, expected: Journal.Expected, drafts: ReadonlyArray<Journal.Draft>) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) => {
-      const at = new Date(millis).toISOString()
-      const written = buildEntries(sagaId, expected, drafts, at)
-      const last = written[written.length - 1]
-      const revision = last?.seq ?? expected.revision
-      const digest = last?.hash ?? expected.digest
-      const status = statusSetBy(drafts)
-      // The compare-and-set is the transaction's first statement: it takes the write lock on any
-      // backend and matches only while the saga is still where the writer last saw it.
-      const claim =
-        expected.revision === 0
-          ? sql`INSERT INTO ${sagas} (saga_id, status, revision, digest, created_at, updated_at)
-VALUES (${sagaId}, ${status ?? "running"}, ${revision}, ${digest}, ${at}, ${at})
-ON CONFLICT (saga_id) DO UPDATE SET status = COALESCE(${status}, ${sagas}.status), revision = ${revision},
-  digest = ${digest}, updated_at = ${at}
-WHERE ${sagas}.revision = 0 AND ${sagas}.digest = ${expected.digest}
-RETURNING saga_id`
-          : sql`UPDATE ${sagas} SET status = COALESCE(${status}, status), revision = ${revision}, digest = ${digest},
-  updated_at = ${at}
-WHERE saga_id = ${sagaId} AND revision = ${expected.revision} AND digest = ${expected.digest}
-RETURNING saga_id`
-      return sql
-        .withTransaction(
-          Effect.flatMap(claim, (claimed) =>
-            claimed.length === 0 ? conflict(sagaId, expected.revision) : insertEntries(written)
-          )
-        )
-        .pipe(
-          Effect.catchTag("SqlError", lostRace(sagaId, expected.revision, "append")),
-          Effect.as(written as ReadonlyArray<Journal.Entry>)
-        )
+      const at = clock(millis)
+      const request: Request = {
+        sagaId,
+        expected,
+        written: buildEntries(sagaId, expected, drafts, at),
+        status: statusSetBy(drafts),
+        at
+      }
+      return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
+        Effect.flatten(Option.isSome(outer) ? commitOne(request) : Effect.uninterruptible(submit(request)))
+      )
     })
 
   const importSaga = (imported: ReadonlyArray<Journal.Entry>) =>

@@ -17,6 +17,7 @@ import { JournalError } from "../Journal.js"
 export interface SqliteOptions {
   readonly filename: string
   readonly busyTimeout?: Duration.DurationInput | undefined
+  readonly synchronous?: "full" | "normal" | undefined
 }
 
 /** How long a write waits for another connection's lock before it fails, unless told otherwise. */
@@ -51,13 +52,19 @@ export const isUniqueViolation = (error: unknown): boolean => {
   return code === "SQLITE_CONSTRAINT_PRIMARYKEY" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "23505"
 }
 
+/** Whether a store failure is another connection's lock, held past the busy timeout. */
+export const isLocked = (error: unknown): boolean => {
+  const code = codeOf(rootCause(error))
+  return code?.startsWith("SQLITE_BUSY") === true || code?.startsWith("SQLITE_LOCKED") === true
+}
+
 /** Says in words why a store operation failed, naming the driver's code where there is one. */
 export const describeFailure = (error: unknown): string => {
   const cause = rootCause(error)
   const code = codeOf(cause)
   const detail = code === undefined ? messageOf(cause) : `${code}: ${messageOf(cause)}`
   const has = (prefix: string) => code?.startsWith(prefix) === true
-  if (has("SQLITE_BUSY") || has("SQLITE_LOCKED")) {
+  if (isLocked(cause)) {
     return `the database is locked: another connection held it longer than the busy timeout (${detail})`
   }
   if (has("SQLITE_READONLY")) return `the database is read-only (${detail})`
@@ -77,6 +84,49 @@ export const journalError =
 
 const isNoTransaction = (error: SqlError) => /no transaction is active/i.test(messageOf(rootCause(error)))
 
+/** `effect` between `BEGIN IMMEDIATE` and `COMMIT` on `conn`, rolled back if it or the commit fails. */
+const inTransaction = <A, E, R>(
+  conn: Connection,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | SqlError, R> => {
+  // Prepared once and cached by the connection, as any other statement.
+  const rollback = Effect.catchAll(conn.execute("ROLLBACK", [], undefined), (error) =>
+    isNoTransaction(error) ? Effect.void : Effect.die(error)
+  )
+  return conn.execute("BEGIN IMMEDIATE", [], undefined).pipe(
+    Effect.zipRight(Effect.exit(Effect.provideService(effect, SqlClient.TransactionConnection, [conn, 0] as const))),
+    Effect.flatMap(
+      (exit): Effect.Effect<A, E | SqlError> =>
+        Exit.isSuccess(exit)
+          ? Effect.as(
+              Effect.tapError(conn.execute("COMMIT", [], undefined), () => rollback),
+              exit.value
+            )
+          : Effect.zipRight(rollback, exit)
+    )
+  )
+}
+
+/** `effect` inside a transaction already open on `conn`, as a savepoint at `depth + 1`. */
+const inSavepoint = <A, E, R>(
+  [conn, depth]: readonly [Connection, number],
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | SqlError, R> => {
+  const savepoint = `effect_sql_${depth + 1}`
+  return conn.executeUnprepared(`SAVEPOINT ${savepoint}`, [], undefined).pipe(
+    Effect.zipRight(
+      Effect.exit(Effect.provideService(effect, SqlClient.TransactionConnection, [conn, depth + 1] as const))
+    ),
+    Effect.tap((exit) =>
+      Exit.isFailure(exit)
+        ? Effect.orDie(conn.executeUnprepared(`ROLLBACK TO SAVEPOINT ${savepoint}`, [], undefined))
+        : Effect.void
+    ),
+    Effect.tap(() => conn.executeUnprepared(`RELEASE SAVEPOINT ${savepoint}`, [], undefined)),
+    Effect.flatten
+  )
+}
+
 /**
  * `withTransaction` for SQLite that takes the write lock up front (`BEGIN IMMEDIATE`), so a second
  * writer waits for the busy timeout at the start instead of failing half-way through. Unlike the
@@ -86,41 +136,11 @@ const immediateTransaction =
   (reserve: Effect.Effect<Connection, SqlError, Scope.Scope>) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.gen(function* () {
-        const outer = yield* Effect.serviceOption(SqlClient.TransactionConnection)
-        if (Option.isSome(outer)) {
-          const [conn, depth] = outer.value
-          const savepoint = `effect_sql_${depth + 1}`
-          yield* conn.executeUnprepared(`SAVEPOINT ${savepoint}`, [], undefined)
-          const exit = yield* Effect.exit(
-            Effect.provideService(restore(effect), SqlClient.TransactionConnection, [conn, depth + 1] as const)
-          )
-          if (Exit.isFailure(exit)) {
-            yield* Effect.orDie(conn.executeUnprepared(`ROLLBACK TO SAVEPOINT ${savepoint}`, [], undefined))
-          }
-          yield* conn.executeUnprepared(`RELEASE SAVEPOINT ${savepoint}`, [], undefined)
-          return yield* exit
-        }
-        return yield* Effect.scoped(
-          Effect.gen(function* () {
-            const conn = yield* reserve
-            // Prepared once and cached by the connection, as any other statement.
-            const rollback = Effect.catchAll(conn.execute("ROLLBACK", [], undefined), (error) =>
-              isNoTransaction(error) ? Effect.void : Effect.die(error)
-            )
-            yield* conn.execute("BEGIN IMMEDIATE", [], undefined)
-            const exit = yield* Effect.exit(
-              Effect.provideService(restore(effect), SqlClient.TransactionConnection, [conn, 0] as const)
-            )
-            if (Exit.isFailure(exit)) {
-              yield* rollback
-              return yield* exit
-            }
-            yield* Effect.tapError(conn.execute("COMMIT", [], undefined), () => rollback)
-            return exit.value
-          })
-        )
-      })
+      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
+        Option.isSome(outer)
+          ? inSavepoint(outer.value, restore(effect))
+          : Effect.scoped(Effect.flatMap(reserve, (conn) => inTransaction(conn, restore(effect))))
+      )
     )
 
 /**
@@ -149,6 +169,10 @@ export const layerClient = (
         .pipe(Effect.catchAllDefect((defect) => Effect.fail(opened(defect))))
       const busyTimeout = Duration.toMillis(Duration.decode(options.busyTimeout ?? defaultBusyTimeout))
       yield* Effect.mapError(client.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.round(busyTimeout))}`), opened)
+      yield* Effect.mapError(
+        client.unsafe(`PRAGMA synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`),
+        opened
+      )
       // A file that is not a database fails here, typed, even if opening it did not notice.
       yield* Effect.mapError(client`SELECT count(*) AS n FROM sqlite_master`, opened)
       Object.assign(client, { withTransaction: immediateTransaction(client.reserve) })
