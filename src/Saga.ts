@@ -120,6 +120,15 @@ export type RejectOptions = internal.RejectOptions
 export type Resolution = commands.Resolution & commands.Seen
 
 /**
+ * The `revision` and `digest` of the saga an operator last saw (`Saga.status` shows them); a command
+ * that carries them is refused with `ConcurrencyConflict` if the saga has moved on since.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Seen = commands.Seen
+
+/**
  * The errors an operator's command can fail with.
  *
  * @since 0.1.0
@@ -167,9 +176,7 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
       options?: RunOptions
     ) => Effect.Effect<SagaResult<A, E>, RunError | SagaNotFound, Exclude<R, CurrentSaga>>
     /** Undoes every executed step not undone yet; calling it again never undoes a step twice. */
-    readonly compensate: (
-      sagaId: string
-    ) => Effect.Effect<CompensationReport, SagaNotFound | JournalError | JournalCorrupted | ConcurrencyConflict>
+    readonly compensate: (sagaId: string, seen?: Seen) => Effect.Effect<CompensationReport, CommandError>
     /** Approves a step awaiting approval: recorded and journaled `APPROVED`; it runs on the next resume. */
     readonly approve: (
       sagaId: string,
@@ -233,7 +240,7 @@ export const resume = <A, E, R>(
  * @since 0.1.0
  * @category accessors
  */
-export const compensate = (sagaId: string) => Effect.flatMap(Saga, (saga) => saga.compensate(sagaId))
+export const compensate = (sagaId: string, seen?: Seen) => Effect.flatMap(Saga, (saga) => saga.compensate(sagaId, seen))
 
 /**
  * Reads a saga's status from the journal.

@@ -8,6 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
 import { Effect, Option, TestClock } from "effect"
 import { Journal } from "../src/index.js"
+import { appendAll, saga, step } from "./fixtures/drafts.js"
 
 export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>) =>
   describe(`Journal conformance: ${name}`, () => {
@@ -279,39 +280,6 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
         expect(yield* journal.read("prune-done")).toEqual([])
       }).pipe(Effect.provide(layer))
     )
-  })
-
-const saga = (phase: Journal.Phase): Journal.Draft => ({
-  stepId: null,
-  toolName: null,
-  phase,
-  input: null,
-  payload: null
-})
-
-const step = (phase: Journal.Phase, stepId: string): Journal.Draft => ({
-  stepId,
-  toolName: "tool",
-  phase,
-  input: phase === "INTENT" ? '{"sku":"A-1"}' : null,
-  payload: phase === "EXECUTED" ? '{"result":"r-1"}' : null
-})
-
-/** Appends each batch at the position the previous one left, and returns everything the saga holds. */
-const appendAll = (
-  journal: Journal.Journal["Type"],
-  sagaId: string,
-  ...batches: ReadonlyArray<ReadonlyArray<Journal.Draft>>
-) =>
-  Effect.gen(function* () {
-    for (const batch of batches) {
-      const position = Option.match(yield* journal.get(sagaId), {
-        onNone: () => Journal.empty,
-        onSome: (record) => ({ revision: record.revision, digest: record.digest })
-      })
-      yield* journal.append(sagaId, position, batch)
-    }
-    return yield* journal.read(sagaId)
   })
 
 const ids = (records: ReadonlyArray<Journal.SagaRecord>, prefix: string) =>

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Context, type Duration, Effect, Either, Layer, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SqlJournal } from "../src/index.js"
+import { saga, step } from "./fixtures/drafts.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-group-commit-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -312,19 +313,3 @@ const fixture = (reader: Database.Database) => {
   )
   return { calls, sawIntent, tools }
 }
-
-const saga = (phase: Journal.Phase): Journal.Draft => ({
-  stepId: null,
-  toolName: null,
-  phase,
-  input: null,
-  payload: null
-})
-
-const step = (phase: Journal.Phase, stepId: string): Journal.Draft => ({
-  stepId,
-  toolName: "tool",
-  phase,
-  input: phase === "INTENT" ? '{"sku":"A-1"}' : null,
-  payload: phase === "EXECUTED" ? '{"result":"r-1"}' : null
-})

@@ -8,6 +8,7 @@ import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Context, Effect, Layer, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SqlApproval, SqlJournal } from "../src/index.js"
+import { appendAll, saga, step } from "./fixtures/drafts.js"
 import { suite } from "./JournalSuite.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-sql-journal-"))
@@ -354,36 +355,3 @@ const fixture = <A>(reservation: Schema.Schema<A, any>) => {
   })
   return { log, program: Effect.zipRight(reserve({ sku: "A-1" }), sendWire({ amount: 4200 })) }
 }
-
-const saga = (phase: Journal.Phase): Journal.Draft => ({
-  stepId: null,
-  toolName: null,
-  phase,
-  input: null,
-  payload: null
-})
-
-const step = (phase: Journal.Phase, stepId: string): Journal.Draft => ({
-  stepId,
-  toolName: "tool",
-  phase,
-  input: phase === "INTENT" ? '{"sku":"A-1"}' : null,
-  payload: phase === "EXECUTED" ? '{"result":"r-1"}' : null
-})
-
-/** Appends each batch where the saga stands, and returns everything it holds. */
-const appendAll = (
-  journal: Journal.Journal["Type"],
-  sagaId: string,
-  ...batches: ReadonlyArray<ReadonlyArray<Journal.Draft>>
-) =>
-  Effect.gen(function* () {
-    for (const batch of batches) {
-      const position = Option.match(yield* journal.get(sagaId), {
-        onNone: () => Journal.empty,
-        onSome: (record) => ({ revision: record.revision, digest: record.digest })
-      })
-      yield* journal.append(sagaId, position, batch)
-    }
-    return yield* journal.read(sagaId)
-  })

@@ -158,7 +158,11 @@ export const makeSaga = Effect.gen(function* () {
     )
 
   /** Runs an operator's command under the saga's lock, refused if the saga moved on since `seen`. */
-  const command = <A, E>(sagaId: string, seen: commands.Seen, body: (writer: Writer) => Effect.Effect<A, E>) =>
+  const command = <A, E>(
+    sagaId: string,
+    seen: commands.Seen | undefined,
+    body: (writer: Writer) => Effect.Effect<A, E>
+  ) =>
     withLock(
       sagaId,
       Effect.uninterruptible(
@@ -175,16 +179,9 @@ export const makeSaga = Effect.gen(function* () {
     run,
     resume: <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions) =>
       Effect.zipRight(existing(sagaId), run(sagaId, program, options)),
-    compensate: (sagaId: string) =>
-      withLock(
-        sagaId,
-        Effect.uninterruptible(
-          Effect.gen(function* () {
-            yield* existing(sagaId)
-            const writer = yield* load(journal, sagaId)
-            return yield* compensate(writer, (name) => registry.get(name), "an operator asked for compensation")
-          })
-        )
+    compensate: (sagaId: string, seen?: commands.Seen) =>
+      command(sagaId, seen, (writer) =>
+        compensate(writer, (name) => registry.get(name), "an operator asked for compensation")
       ).pipe(
         Effect.withSpan("effect-saga.compensate", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
       ),
