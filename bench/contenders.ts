@@ -76,7 +76,7 @@ const WorkflowLive = BenchWorkflow.toLayer(() =>
 const workflow = fromLayer("workflow", WorkflowLive, (n) => BenchWorkflow.execute({ id: `saga-${n}` }))
 
 /** The five steps as effect-saga tools, each with a trivial undo, keyed by the saga's number. */
-const tools = steps.map((execute, i) =>
+export const tools = steps.map((execute, i) =>
   Compensable.make({
     name: `step-${i + 1}`,
     input: Schema.Struct({ n: Schema.Number }),

@@ -18,9 +18,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import Database from "better-sqlite3"
-import { Effect, Layer, ManagedRuntime, Schema } from "effect"
-import { Approval, Compensable, Journal, Saga, SqlApproval } from "../src/index.js"
-import { STEPS, StepResult, steps } from "./contenders.js"
+import { Effect, Layer, ManagedRuntime } from "effect"
+import { Approval, Journal, Saga, SqlApproval } from "../src/index.js"
+import { STEPS, tools } from "./contenders.js"
 
 /** How long to warm up and measure each figure, and how many sagas the file size is measured on. */
 export interface SqliteBenchOptions {
@@ -36,16 +36,6 @@ type Synchronous = "normal" | "full"
 
 /** Sagas in flight at once in the concurrent figures, and sagas a batched floor transaction holds. */
 const CONCURRENCY = 100
-
-const tools = steps.map((execute, i) =>
-  Compensable.make({
-    name: `step-${i + 1}`,
-    input: Schema.Struct({ n: Schema.Number }),
-    success: StepResult,
-    execute: () => execute,
-    compensate: () => Effect.void
-  })
-)
 
 /** The saga every figure is about: five tools, each journaling INTENT and EXECUTED. */
 const saga = (n: number) =>
