@@ -6,12 +6,12 @@
  *
  * @since 0.1.0
  */
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { nowIso } from "./internal/clock.js"
 import type { JournalError } from "./Journal.js"
 
 /**
@@ -121,8 +121,6 @@ export class Approval extends Context.Tag("effect-saga/Approval")<
   }
 >() {}
 
-const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
-
 const pendingDecision: Decision = { _tag: "Pending" }
 
 /**
@@ -138,7 +136,7 @@ export const makeMemory = (decide: (request: ApprovalRequest, at: string) => Dec
     requestId: string,
     make: (at: string) => Decision
   ): Effect.Effect<void, ApprovalNotFound | AlreadyDecided> =>
-    Effect.flatMap(now, (at): Effect.Effect<void, ApprovalNotFound | AlreadyDecided> => {
+    Effect.flatMap(nowIso, (at): Effect.Effect<void, ApprovalNotFound | AlreadyDecided> => {
       const entry = entries.get(requestId)
       if (entry === undefined) return Effect.fail(new ApprovalNotFound({ requestId }))
       if (entry.decision._tag !== "Pending") {
@@ -150,7 +148,7 @@ export const makeMemory = (decide: (request: ApprovalRequest, at: string) => Dec
 
   return Approval.of({
     request: (request) =>
-      Effect.map(now, (at) => {
+      Effect.map(nowIso, (at) => {
         const known = entries.get(request.requestId)
         if (known !== undefined) return known.decision
         const decision = decide(request, at)

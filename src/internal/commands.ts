@@ -4,6 +4,7 @@ import type { Approval } from "../Approval.js"
 import { ConcurrencyConflict } from "../Journal.js"
 import * as Outcome from "../Outcome.js"
 import { CommandRefused } from "../SagaError.js"
+import { nowIso } from "./clock.js"
 import { encodeJson, parsePayload } from "./codec.js"
 import type { Lookup } from "./compensation.js"
 import type { StepView } from "./view.js"
@@ -61,11 +62,6 @@ const awaitingStep = (writer: Writer, stepId: string) =>
         : Effect.succeed(step)
   )
 
-const now = Effect.map(
-  Effect.clockWith((clock) => clock.currentTimeMillis),
-  (millis) => new Date(millis).toISOString()
-)
-
 /**
  * Approves a step that awaits approval: the decision is recorded by the `Approval` service and
  * journaled `APPROVED` (who, when, the input digest). Nothing runs until the saga is resumed.
@@ -82,7 +78,7 @@ export const approve = (
     if (typeof inputDigest !== "string") return yield* refused(writer, stepId, "the request has no input digest")
     const requestId = `${writer.sagaId}/${stepId}`
     yield* approval.approve(requestId, { by: options.by, inputDigest, expiresAt: options.expiresAt })
-    const at = yield* now
+    const at = yield* nowIso
     yield* write(writer, step, "APPROVED", {
       _tag: "Approved",
       by: options.by,
@@ -102,7 +98,7 @@ export const reject = (
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
     yield* approval.reject(`${writer.sagaId}/${stepId}`, options)
-    const at = yield* now
+    const at = yield* nowIso
     yield* write(writer, step, "REJECTED", {
       _tag: "Rejected",
       by: options.by,

@@ -20,7 +20,8 @@ export type Lookup = (toolName: string) => RegisteredTool | undefined
 /** The idempotency key of a step's undo: stable across replays, distinct from the forward key. */
 export const undoKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}/undo`
 
-const outcomeOfPhase: Partial<Record<Phase, Report.UndoOutcome>> = {
+/** The undo outcome each journaled compensation phase records. */
+export const outcomeOfPhase: Partial<Record<Phase, Report.UndoOutcome>> = {
   COMPENSATED: "completed",
   COMPENSATION_PARTIAL: "partial",
   COMPENSATION_FAILED: "failed",

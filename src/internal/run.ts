@@ -16,6 +16,7 @@ import { JournalCorrupted } from "../Journal.js"
 import * as Outcome from "../Outcome.js"
 import { ApprovalRefused, NonDeterminism } from "../SagaError.js"
 import type { UnknownStep } from "../SagaResult.js"
+import { nowIso } from "./clock.js"
 import { byteLength, decodeJson, encodeJson, parsePayload } from "./codec.js"
 import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
@@ -51,8 +52,6 @@ const fatal = (error: JournalError | ConcurrencyConflict | JournalCorrupted | No
 
 /** The idempotency key of a step's forward call. */
 export const forwardKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
-
-const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
 
 /** Whether an ISO-8601 expiry (absent: never) has passed by Effect's `Clock`. */
 const hasExpired = (expiresAt: unknown) =>
@@ -286,7 +285,7 @@ export class SagaRun {
           toolName: spec.name,
           input: inputJson,
           inputDigest: digest,
-          requestedAt: journaled?.awaiting?.at ?? (yield* now)
+          requestedAt: journaled?.awaiting?.at ?? (yield* nowIso)
         }
         if (journaled?.awaiting === undefined) {
           yield* this.write(stepId, spec.name, "AWAITING_APPROVAL", inputJson, { inputDigest: digest })

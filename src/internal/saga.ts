@@ -7,13 +7,13 @@ import { Approval } from "../Approval.js"
 import type * as Compensable from "../Compensable.js"
 import type * as Report from "../CompensationReport.js"
 import type { ConcurrencyConflict, Draft, JournalCorrupted, JournalError } from "../Journal.js"
-import { isFinished, Journal, SagaNotFound } from "../Journal.js"
+import { isFinished, Journal, SagaNotFound, statusAfter } from "../Journal.js"
 import type { CompensationCause, NonDeterminism } from "../SagaError.js"
 import { StepFailed } from "../SagaError.js"
 import type { SagaResult, UnknownStep } from "../SagaResult.js"
 import { parsePayload } from "./codec.js"
 import * as commands from "./commands.js"
-import { compensate } from "./compensation.js"
+import { compensate, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
 import { makeKeyedLock } from "./keyedLock.js"
 import type { Registry } from "./registry.js"
@@ -94,7 +94,9 @@ export const makeSaga = Effect.gen(function* () {
             Effect.map(compensate(writer, lookup, describe(cause)), (report) => compensated(sagaId, cause, report))
 
           const endWith = (phase: Draft["phase"], payload?: object) =>
-            view.status === statusOf[phase] ? Effect.void : writer.append([sagaEntry(phase, payload)])
+            view.status === statusAfter(view.status, [{ phase }])
+              ? Effect.void
+              : writer.append([sagaEntry(phase, payload)])
 
           const needsAttention = (extra: UnknownStep | undefined) => {
             const unknown = unknownOf(view, extra)
@@ -212,13 +214,6 @@ export const makeSaga = Effect.gen(function* () {
   }
 })
 
-const statusOf: Partial<Record<Draft["phase"], string>> = {
-  SAGA_COMPLETED: "completed",
-  SAGA_AWAITING_APPROVAL: "awaiting_approval",
-  SAGA_NEEDS_ATTENTION: "needs_attention",
-  SAGA_SUSPENDED: "suspended"
-}
-
 /** Who approves, until when (ISO-8601 UTC), and the position the operator saw. */
 export interface ApproveOptions extends commands.Seen {
   readonly by: string
@@ -242,14 +237,6 @@ export interface StepStatus {
   readonly undo: Report.UndoOutcome | "started" | undefined
 }
 
-const undoOutcome: Record<string, Report.UndoOutcome> = {
-  COMPENSATED: "completed",
-  COMPENSATION_PARTIAL: "partial",
-  COMPENSATION_FAILED: "failed",
-  COMPENSATION_UNKNOWN: "unknown",
-  SKIPPED: "skipped"
-}
-
 const stepStatus = (step: StepView): StepStatus => ({
   stepId: step.stepId,
   toolName: step.toolName,
@@ -264,5 +251,5 @@ const stepStatus = (step: StepView): StepStatus => ({
           : step.approved
             ? "approved"
             : "awaiting_approval",
-  undo: step.compensation ? undoOutcome[step.compensation.phase] : step.compensating ? "started" : undefined
+  undo: step.compensation ? outcomeOfPhase[step.compensation.phase] : step.compensating ? "started" : undefined
 })

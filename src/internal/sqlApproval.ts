@@ -1,6 +1,5 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
@@ -9,6 +8,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Approval from "../Approval.js"
 import { JournalError } from "../Journal.js"
+import { nowIso } from "./clock.js"
 import { journalError } from "./sqlite.js"
 import { approvalsTable, migrate } from "./sqlMigrations.js"
 
@@ -19,8 +19,6 @@ const Row = Schema.Struct({
 
 const decodeRow = Schema.decodeUnknownEither(Row)
 const encodeDecision = Schema.encodeSync(Schema.parseJson(Approval.Decision))
-
-const now = Effect.map(Clock.currentTimeMillis, (millis) => new Date(millis).toISOString())
 
 const pendingDecision: Approval.Decision = { _tag: "Pending" }
 
@@ -69,7 +67,7 @@ input_digest AS "inputDigest", requested_at AS "requestedAt", decision`
     Effect.flatMap(sql`SELECT ${columns} FROM ${approvals} WHERE request_id = ${requestId}`, toEntries)
 
   const request = (request: Approval.ApprovalRequest) =>
-    Effect.flatMap(now, (at) =>
+    Effect.flatMap(nowIso, (at) =>
       sql.withTransaction(
         Effect.zipRight(
           sql`INSERT INTO ${approvals} (request_id, position, saga_id, step_id, tool_name, input, input_digest,
@@ -87,7 +85,7 @@ ON CONFLICT (request_id) DO NOTHING`,
     )
 
   const decideOnce = (operation: string, requestId: string, make: (at: string) => Approval.Decision) =>
-    Effect.flatMap(now, (at) => {
+    Effect.flatMap(nowIso, (at) => {
       const decision = make(at)
       return sql.withTransaction(
         Effect.flatMap(
