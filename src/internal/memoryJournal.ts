@@ -37,6 +37,20 @@ export const buildEntries = (
   return entries
 }
 
+/** The saga row that a whole, non-empty list of one saga's entries implies (for an import). */
+export const recordOf = (entries: ReadonlyArray<Journal.Entry>): Journal.SagaRecord => {
+  const first = entries[0]!
+  const last = entries[entries.length - 1]!
+  return {
+    sagaId: first.sagaId,
+    status: statusAfter("running", entries),
+    revision: last.seq,
+    digest: last.hash,
+    createdAt: first.at,
+    updatedAt: last.at
+  }
+}
+
 /** Formats epoch millis as ISO-8601 UTC, sharing one string among the entries of one millisecond. */
 export const isoClock = () => {
   let lastMillis = Number.NaN
@@ -93,15 +107,7 @@ export const makeMemoryJournal = () => {
           new ConcurrencyConflict({ sagaId, expectedRevision: 0, actualRevision: existing.record.revision })
         )
       }
-      const last = entries[entries.length - 1]!
-      const record: Journal.SagaRecord = {
-        sagaId,
-        status: statusAfter("running", entries),
-        revision: last.seq,
-        digest: last.hash,
-        createdAt: entries[0]!.at,
-        updatedAt: last.at
-      }
+      const record = recordOf(entries)
       sagas.set(sagaId, { record, entries: entries.slice() })
       return Effect.succeed(record)
     })

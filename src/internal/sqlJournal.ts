@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Journal from "../Journal.js"
-import { buildEntries, isoClock } from "./memoryJournal.js"
+import { buildEntries, isoClock, recordOf } from "./memoryJournal.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
 import { entriesTable, migrate, sagasTable } from "./sqlMigrations.js"
 
@@ -324,19 +324,10 @@ RETURNING saga_id`)
 
   const importSaga = (imported: ReadonlyArray<Journal.Entry>) =>
     Effect.suspend(() => {
-      const first = imported[0]
-      const last = imported[imported.length - 1]
-      if (first === undefined || last === undefined) {
+      if (imported.length === 0) {
         return Effect.fail(new Journal.JournalError({ operation: "import", reason: "there are no entries to import" }))
       }
-      const record: Journal.SagaRecord = {
-        sagaId: first.sagaId,
-        status: Journal.statusAfter("running", imported),
-        revision: last.seq,
-        digest: last.hash,
-        createdAt: first.at,
-        updatedAt: last.at
-      }
+      const record = recordOf(imported)
       return sql
         .withTransaction(
           Effect.flatMap(
