@@ -38,7 +38,7 @@ export type ApprovalRequest = typeof ApprovalRequest.Type
 
 /**
  * A human's answer. `Approved` names the input digest that was approved and, optionally, when the
- * approval expires (ISO-8601 UTC).
+ * approval expires (ISO-8601 UTC); a renewed approval also names who renewed it and when.
  *
  * @since 0.1.0
  * @category models
@@ -49,7 +49,9 @@ export const Decision = Schema.Union(
     by: Schema.String,
     at: Schema.String,
     inputDigest: Schema.String,
-    expiresAt: Schema.optional(Schema.String)
+    expiresAt: Schema.optional(Schema.String),
+    renewedBy: Schema.optional(Schema.String),
+    renewedAt: Schema.optional(Schema.String)
   }),
   Schema.TaggedStruct("Rejected", { by: Schema.String, at: Schema.String, reason: Schema.String })
 )
@@ -91,6 +93,93 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("effect-s
 }
 
 /**
+ * Only an approved request can be renewed; this one is still pending.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class NotApproved extends Schema.TaggedError<NotApproved>("effect-saga/NotApproved")("NotApproved", {
+  requestId: Schema.String
+}) {
+  override get message(): string {
+    return `approval request ${this.requestId} is not approved yet: approve it, there is nothing to renew`
+  }
+}
+
+/**
+ * A renewal named another input digest than the approval it renews: an approval never moves to an
+ * input nobody approved.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ApprovalMismatch extends Schema.TaggedError<ApprovalMismatch>("effect-saga/ApprovalMismatch")(
+  "ApprovalMismatch",
+  { requestId: Schema.String, approvedDigest: Schema.String, inputDigest: Schema.String }
+) {
+  override get message(): string {
+    return `approval request ${this.requestId} approved input ${this.approvedDigest}, not ${this.inputDigest}`
+  }
+}
+
+/**
+ * What `renew` is told: who renews, the input digest they saw (it must be the approved one), and the
+ * new expiry (ISO-8601 UTC; absent: the approval lasts its TTL from the renewal, or has no expiry).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RenewOptions {
+  readonly by: string
+  readonly inputDigest: string
+  readonly expiresAt?: string | undefined
+}
+
+/**
+ * Why a renewal fails: unknown request, rejected (`AlreadyDecided`), still pending, or another digest.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type RenewError = ApprovalNotFound | AlreadyDecided | NotApproved | ApprovalMismatch
+
+/**
+ * The decision renewing `decision` makes (same approver, time and digest; the new expiry; who renewed
+ * it and when), or why it cannot be renewed. Every `Approval` backend renews through it.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const renewal = (
+  requestId: string,
+  decision: Decision,
+  options: RenewOptions,
+  at: string
+): Effect.Effect<Decision, RenewError> => {
+  switch (decision._tag) {
+    case "Pending":
+      return Effect.fail(new NotApproved({ requestId }))
+    case "Rejected":
+      return Effect.fail(new AlreadyDecided({ requestId, decision: "rejected" }))
+    case "Approved":
+      if (decision.inputDigest !== options.inputDigest) {
+        return Effect.fail(
+          new ApprovalMismatch({ requestId, approvedDigest: decision.inputDigest, inputDigest: options.inputDigest })
+        )
+      }
+      return Effect.succeed({
+        _tag: "Approved",
+        by: decision.by,
+        at: decision.at,
+        inputDigest: decision.inputDigest,
+        ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
+        renewedBy: options.by,
+        renewedAt: at
+      })
+  }
+}
+
+/**
  * The approval service. A store beside the journal that cannot be read or written fails with the
  * journal's `JournalError`.
  *
@@ -112,6 +201,8 @@ export class Approval extends Context.Tag("effect-saga/Approval")<
       requestId: string,
       options: { readonly by: string; readonly reason: string }
     ) => Effect.Effect<void, ApprovalNotFound | AlreadyDecided | JournalError>
+    /** Gives an approved request a new expiry, for exactly the approved digest; records who and when. */
+    readonly renew: (requestId: string, options: RenewOptions) => Effect.Effect<void, RenewError | JournalError>
     /** Requests still waiting for a decision, oldest first. */
     readonly pending: Effect.Effect<ReadonlyArray<ApprovalRequest>, JournalError>
     /** A request and its decision, if the request is known. */
@@ -164,6 +255,12 @@ export const makeMemory = (decide: (request: ApprovalRequest, at: string) => Dec
         ...(expiresAt === undefined ? {} : { expiresAt })
       })),
     reject: (requestId, { by, reason }) => decideOnce(requestId, (at) => ({ _tag: "Rejected", by, at, reason })),
+    renew: (requestId, options) =>
+      Effect.gen(function* () {
+        const entry = entries.get(requestId)
+        if (entry === undefined) return yield* new ApprovalNotFound({ requestId })
+        entry.decision = yield* renewal(requestId, entry.decision, options, yield* nowIso)
+      }),
     pending: Effect.sync(() =>
       Array.from(entries.values())
         .filter((entry) => entry.decision._tag === "Pending")
@@ -220,6 +317,15 @@ export const approve = (
  */
 export const reject = (requestId: string, options: { readonly by: string; readonly reason: string }) =>
   Effect.flatMap(Approval, (approval) => approval.reject(requestId, options))
+
+/**
+ * Renews an approved request: a new expiry for the same input digest.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const renew = (requestId: string, options: RenewOptions) =>
+  Effect.flatMap(Approval, (approval) => approval.renew(requestId, options))
 
 /**
  * Requests still waiting for a decision.

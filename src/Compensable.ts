@@ -126,6 +126,11 @@ export interface ToolOptions {
   readonly maxPayloadBytes?: number | undefined
   /** `"idempotency-key"` lets an unknown outcome be retried with the same key. */
   readonly retryMode?: RetryMode | undefined
+  /**
+   * How long an approval of an irreversible tool's step lasts, from when it was given (or renewed),
+   * when the approval names no `expiresAt` of its own. Overrides the `Saga` layer's `approvalTtl`.
+   */
+  readonly approvalTtl?: Duration.DurationInput | undefined
 }
 
 /**
@@ -207,6 +212,7 @@ const toSpec = (options: {
   readonly retry?: Schedule.Schedule<any, any, never> | undefined
   readonly maxPayloadBytes?: number | undefined
   readonly retryMode?: RetryMode | undefined
+  readonly approvalTtl?: Duration.DurationInput | undefined
 }): Spec.StepSpec => ({
   name: options.name,
   input: options.input,
@@ -218,7 +224,8 @@ const toSpec = (options: {
   timeout: options.timeout === undefined ? undefined : Duration.decode(options.timeout),
   retry: options.retry,
   maxPayloadBytes: options.maxPayloadBytes ?? Spec.DEFAULT_MAX_PAYLOAD_BYTES,
-  retryMode: options.retryMode ?? "none"
+  retryMode: options.retryMode ?? "none",
+  approvalTtl: options.approvalTtl === undefined ? undefined : Duration.decode(options.approvalTtl)
 })
 
 const callStep = (spec: Spec.StepSpec, input: unknown, key: string | undefined) =>

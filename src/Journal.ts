@@ -110,7 +110,27 @@ export type Entry = typeof Entry.Type
 export type Draft = Omit<Entry, "sagaId" | "seq" | "at" | "hash">
 
 /**
- * A saga's row: its status, `revision` (= last seq) and `digest` (= last hash).
+ * Who is driving a saga, and until when (ISO-8601 UTC) unless they renew: a worker holds the lease
+ * of every saga it runs, and no other worker may write to that saga before the lease lapses.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const Lease = Schema.Struct({
+  owner: Schema.String,
+  expiresAt: Schema.String
+})
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Lease = typeof Lease.Type
+
+/**
+ * A saga's row: its status, `revision` (= last seq), `digest` (= last hash), and the lease of the
+ * worker driving it (`null` when none is: a lease is only held while the saga is running or
+ * compensating, and is dropped by the append that halts or ends it).
  *
  * @since 0.1.0
  * @category models
@@ -121,7 +141,8 @@ export const SagaRecord = Schema.Struct({
   revision: Schema.Int,
   digest: Schema.String,
   createdAt: Schema.String,
-  updatedAt: Schema.String
+  updatedAt: Schema.String,
+  lease: Schema.NullOr(Lease)
 })
 
 /**
@@ -150,6 +171,18 @@ export interface Expected {
 export const empty: Expected = { revision: 0, digest: GENESIS }
 
 /**
+ * What a writer that drives a saga claims: its name (unique among the workers alive at one time)
+ * and how long its lease lasts after each write or renewal.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Holder {
+  readonly owner: string
+  readonly ttlMillis: number
+}
+
+/**
  * Which sagas `list` returns.
  *
  * @since 0.1.0
@@ -174,6 +207,38 @@ export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>
     return `saga ${this.sagaId} is at revision ${this.actualRevision}, not ${this.expectedRevision}: it moved on, nothing was written`
   }
 }
+
+/**
+ * Another worker holds the saga's lease: it is driving the saga right now, and nothing was written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class LeaseHeld extends Schema.TaggedError<LeaseHeld>("effect-saga/LeaseHeld")("LeaseHeld", {
+  sagaId: Schema.String,
+  owner: Schema.String,
+  expiresAt: Schema.String
+}) {
+  override get message(): string {
+    return `saga ${this.sagaId} is being driven by ${this.owner} (lease until ${this.expiresAt}): nothing was written`
+  }
+}
+
+/**
+ * Why an append wrote nothing.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type AppendError = ConcurrencyConflict | LeaseHeld | JournalError
+
+/**
+ * Why a lease was not taken.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ClaimError = LeaseHeld | JournalError
 
 /**
  * The store could not be read or written.
@@ -226,8 +291,11 @@ export class SagaNotFound extends Schema.TaggedError<SagaNotFound>("effect-saga/
  * @since 0.1.0
  * @category guards
  */
-export const isJournalError = (u: unknown): u is ConcurrencyConflict | JournalError | JournalCorrupted | SagaNotFound =>
+export const isJournalError = (
+  u: unknown
+): u is ConcurrencyConflict | LeaseHeld | JournalError | JournalCorrupted | SagaNotFound =>
   Predicate.isTagged(u, "ConcurrencyConflict") ||
+  Predicate.isTagged(u, "LeaseHeld") ||
   Predicate.isTagged(u, "JournalError") ||
   Predicate.isTagged(u, "JournalCorrupted") ||
   Predicate.isTagged(u, "SagaNotFound")
@@ -241,12 +309,29 @@ export const isJournalError = (u: unknown): u is ConcurrencyConflict | JournalEr
 export class Journal extends Context.Tag("effect-saga/Journal")<
   Journal,
   {
-    /** Appends `drafts` in one atomic step if the saga is still at `expected` (a new saga is at `empty`); returns the entries written. */
+    /**
+     * Appends `drafts` in one atomic step if the saga is still at `expected` (a new saga is at
+     * `empty`) and no other worker holds its lease; returns the entries written. With a `holder`,
+     * the append takes or renews the lease while the saga stays running or compensating, and drops
+     * it when the saga halts or ends; without one, it is refused while anybody holds the lease.
+     */
     readonly append: (
       sagaId: string,
       expected: Expected,
-      drafts: ReadonlyArray<Draft>
-    ) => Effect.Effect<ReadonlyArray<Entry>, ConcurrencyConflict | JournalError>
+      drafts: ReadonlyArray<Draft>,
+      holder?: Holder
+    ) => Effect.Effect<ReadonlyArray<Entry>, AppendError>
+    /** Takes the lease of an existing saga (free, lapsed or already the holder's); `None` if there is no such saga. */
+    readonly claim: (sagaId: string, holder: Holder) => Effect.Effect<Option.Option<SagaRecord>, ClaimError>
+    /**
+     * Takes the leases of up to `limit` sagas left behind: running or compensating with a lapsed or
+     * no lease, or suspended. Oldest update first; two callers never get the same saga.
+     */
+    readonly claimLapsed: (holder: Holder, limit: number) => Effect.Effect<ReadonlyArray<SagaRecord>, JournalError>
+    /** Extends every lease `holder.owner` holds by `holder.ttlMillis` from now; returns how many. */
+    readonly renew: (holder: Holder) => Effect.Effect<number, JournalError>
+    /** Drops the lease `owner` holds on `sagaId`, or on every saga when `sagaId` is omitted. */
+    readonly release: (owner: string, sagaId?: string) => Effect.Effect<void, JournalError>
     /** Every entry of a saga in `seq` order; none for an unknown saga. */
     readonly read: (sagaId: string) => Effect.Effect<ReadonlyArray<Entry>, JournalError | JournalCorrupted>
     /** A saga's row, if it exists. */
@@ -351,6 +436,14 @@ export const statusAfter = (current: SagaStatus, drafts: ReadonlyArray<Pick<Entr
  */
 export const isFinished = (status: SagaStatus): boolean =>
   status === "completed" || status === "compensated" || status === "compensation_failed"
+
+/**
+ * Whether a saga with this status is being driven: only then does a lease mean anything.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const isActive = (status: SagaStatus): boolean => status === "running" || status === "compensating"
 
 /**
  * Re-computes the hash chain of a stored saga.

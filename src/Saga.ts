@@ -7,7 +7,7 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { AlreadyDecided, Approval, ApprovalNotFound } from "./Approval.js"
+import type { AlreadyDecided, Approval, ApprovalNotFound, RenewError } from "./Approval.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport } from "./CompensationReport.js"
 import type * as commands from "./internal/commands.js"
@@ -18,11 +18,13 @@ import type {
   Journal,
   JournalCorrupted,
   JournalError,
+  LeaseHeld,
   ListFilter,
   SagaNotFound,
   SagaRecord
 } from "./Journal.js"
-import type { CommandRefused } from "./SagaError.js"
+import type { SagaDefinition } from "./SagaDefinition.js"
+import type { CommandRefused, InvalidSagaInput } from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
 
 export {
@@ -36,6 +38,11 @@ export {
    * @category errors
    */
   CommandRefused,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  InvalidSagaInput,
   /**
    * @since 0.1.0
    * @category errors
@@ -85,6 +92,24 @@ export type CurrentSaga = CurrentSagaTag
 export type RunOptions = internal.RunOptions
 
 /**
+ * Who a worker is in the leases it takes (`owner`, unique among live workers; a stable name lets a
+ * restarted worker take its sagas back at once) and how long they last without renewal (`leaseTtl`,
+ * default 30 seconds). `approvalTtl`: how long an approval lasts when neither it nor its tool says.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type WorkerOptions = internal.WorkerOptions
+
+/**
+ * The worker a `Saga` service runs sagas as.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Worker = internal.Worker
+
+/**
  * The errors a run itself fails with: the journal could not be used, or the program did not
  * replay as journaled. A program's own failures do not land here: they compensate.
  *
@@ -101,6 +126,15 @@ export type RunError = internal.RunError
  * @category models
  */
 export type ApproveOptions = internal.ApproveOptions
+
+/**
+ * Who renews, the new expiry (ISO-8601 UTC; absent: the TTL counts from the renewal), optionally the
+ * `inputDigest` the operator saw (another one is refused), and the `revision`/`digest` they saw.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type RenewApprovalOptions = internal.RenewApprovalOptions
 
 /**
  * Who rejects, why, and the `revision`/`digest` the operator saw.
@@ -134,7 +168,13 @@ export type Seen = commands.Seen
  * @since 0.1.0
  * @category errors
  */
-export type CommandError = SagaNotFound | ConcurrencyConflict | JournalError | JournalCorrupted | CommandRefused
+export type CommandError =
+  | SagaNotFound
+  | ConcurrencyConflict
+  | LeaseHeld
+  | JournalError
+  | JournalCorrupted
+  | CommandRefused
 
 /**
  * Where one step stands, as the journal says.
@@ -163,12 +203,25 @@ export interface SagaStatus extends SagaRecord {
 export class Saga extends Context.Tag("effect-saga/Saga")<
   Saga,
   {
+    /** The worker this service runs sagas as: its name in leases and their length. */
+    readonly worker: Worker
     /** Runs `program` as saga `sagaId`; a saga that already exists is resumed, never run twice. */
     readonly run: <A, E, R>(
       sagaId: string,
       program: Effect.Effect<A, E, R>,
       options?: RunOptions
     ) => Effect.Effect<SagaResult<A, E>, RunError, Exclude<R, CurrentSaga>>
+    /**
+     * Runs a definition's program on `input` as saga `sagaId`, journaling the definition's name and
+     * the encoded input so that `Recovery` can resume it anywhere. A saga that already exists is
+     * resumed, and must have been started from the same definition and input.
+     */
+    readonly start: <I, A, E, R>(
+      definition: SagaDefinition<I, A, E, R>,
+      sagaId: string,
+      input: I,
+      options?: RunOptions
+    ) => Effect.Effect<SagaResult<A, E>, RunError | InvalidSagaInput, Exclude<R, CurrentSaga>>
     /** Replays `program` over the journal of an existing saga and goes on from where it stopped. */
     readonly resume: <A, E, R>(
       sagaId: string,
@@ -183,6 +236,12 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
       stepId: string,
       options: ApproveOptions
     ) => Effect.Effect<void, CommandError | ApprovalNotFound | AlreadyDecided>
+    /** Gives an approved step that has not run a new expiry, for the same input: journaled `APPROVED`. */
+    readonly renewApproval: (
+      sagaId: string,
+      stepId: string,
+      options: RenewApprovalOptions
+    ) => Effect.Effect<void, CommandError | RenewError>
     /** Rejects a step awaiting approval: journaled `REJECTED`, then the saga compensates. */
     readonly reject: (
       sagaId: string,
@@ -201,12 +260,24 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
 >() {}
 
 /**
- * The saga service over the `Journal` and `Approval` in context.
+ * The saga service over the `Journal` and `Approval` in context, as a worker with the given name
+ * and lease length. Runs live in the layer's scope: when it closes, the runs in flight are
+ * interrupted and left `Suspended` (resumable), and the worker's leases are dropped.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Saga, never, Journal | Approval> = Layer.effect(Saga, internal.makeSaga)
+export const layerWith = (options: WorkerOptions): Layer.Layer<Saga, never, Journal | Approval> =>
+  Layer.scoped(Saga, internal.makeSaga(options))
+
+/**
+ * The saga service over the `Journal` and `Approval` in context, as a worker with a fresh name and
+ * 30-second leases.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Saga, never, Journal | Approval> = layerWith({})
 
 /**
  * Runs `program` as saga `sagaId`.
@@ -220,6 +291,20 @@ export const run = <A, E, R>(
   options?: RunOptions
 ): Effect.Effect<SagaResult<A, E>, RunError, Saga | Exclude<R, CurrentSaga>> =>
   Effect.flatMap(Saga, (saga) => saga.run(sagaId, program, options))
+
+/**
+ * Runs a definition's program as saga `sagaId`, recoverable by `Recovery`.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const start = <I, A, E, R>(
+  definition: SagaDefinition<I, A, E, R>,
+  sagaId: string,
+  input: I,
+  options?: RunOptions
+): Effect.Effect<SagaResult<A, E>, RunError | InvalidSagaInput, Saga | Exclude<R, CurrentSaga>> =>
+  Effect.flatMap(Saga, (saga) => saga.start(definition, sagaId, input, options))
 
 /**
  * Resumes an existing saga by replaying `program` over its journal.
@@ -266,6 +351,15 @@ export const list = (filter?: ListFilter) => Effect.flatMap(Saga, (saga) => saga
  */
 export const approve = (sagaId: string, stepId: string, options: ApproveOptions) =>
   Effect.flatMap(Saga, (saga) => saga.approve(sagaId, stepId, options))
+
+/**
+ * Renews the approval of a step that has not run: a new expiry for the same input digest.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const renewApproval = (sagaId: string, stepId: string, options: RenewApprovalOptions) =>
+  Effect.flatMap(Saga, (saga) => saga.renewApproval(sagaId, stepId, options))
 
 /**
  * Rejects a step that awaits approval; the saga compensates.

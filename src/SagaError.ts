@@ -75,6 +75,22 @@ export const isSagaError = (u: unknown): u is NonDeterminism | StepFailed | Appr
   Predicate.isTagged(u, "ApprovalRefused")
 
 /**
+ * A saga was started from a definition with an input that does not encode with its schema:
+ * nothing was journaled or run.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class InvalidSagaInput extends Schema.TaggedError<InvalidSagaInput>("effect-saga/InvalidSagaInput")(
+  "InvalidSagaInput",
+  { sagaId: Schema.String, definition: Schema.String, reason: Schema.String }
+) {
+  override get message(): string {
+    return `saga ${this.sagaId} was not started: its input does not fit definition ${this.definition}: ${this.reason}`
+  }
+}
+
+/**
  * An operator's command does not fit the step it names: approving a step that is not awaiting
  * approval, resolving one whose outcome is known. Nothing was written.
  *

@@ -10,7 +10,7 @@ import type { Entry } from "./Journal.js"
 const detailKeys = ["reason", "remaining", "description", "by", "cause", "requestId"] as const
 
 /**
- * The short detail of an entry: why it failed, who approved, what remains. Never the receipt.
+ * The short detail of an entry: why it failed, who approved or renewed, what remains. Never the receipt.
  *
  * @since 0.1.0
  * @category formatting
@@ -21,6 +21,7 @@ export const detailOf = (entry: Entry): string => {
   if (entry.phase === "EXECUTED") return `result ${JSON.stringify(payload.result)}`
   if (entry.phase === "SAGA_COMPENSATED" || entry.phase === "SAGA_COMPENSATION_FAILED") return ""
   if (entry.phase === "AWAITING_APPROVAL") return `input sha256 ${String(payload.inputDigest).slice(0, 12)}…`
+  if (entry.phase === "APPROVED" && typeof payload.renewedBy === "string") return `renewed by ${payload.renewedBy}`
   for (const key of detailKeys) {
     if (typeof payload[key] === "string") return key === "by" ? `by ${payload[key]}` : String(payload[key])
   }

@@ -18,6 +18,7 @@ export * as Journal from "./Journal.js"
  * @since 0.1.0
  */
 export * as Outcome from "./Outcome.js"
+export * as Recovery from "./Recovery.js"
 /**
  * @since 0.1.0
  */
@@ -25,6 +26,7 @@ export * as Saga from "./Saga.js"
 /**
  * @since 0.1.0
  */
+export * as SagaDefinition from "./SagaDefinition.js"
 export * as SagaError from "./SagaError.js"
 /**
  * @since 0.1.0

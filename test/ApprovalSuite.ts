@@ -135,6 +135,91 @@ export const suite = (name: string, layer: Layer.Layer<Approval.Approval, unknow
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect("a renewal keeps who approved, when and the digest, takes the new expiry and names who renewed", () =>
+      Effect.gen(function* () {
+        const approval = yield* Approval.Approval
+        const { id, pendingOf } = fresh()
+        yield* approval.request(request(id("a")))
+        yield* Approval.approve(id("a"), { by: "alice", inputDigest: "d-1", expiresAt: "1970-01-01T00:01:00.000Z" })
+        yield* TestClock.adjust("2 minutes")
+        yield* Approval.renew(id("a"), { by: "bob", inputDigest: "d-1", expiresAt: "1970-01-01T01:00:00.000Z" })
+        const renewed = {
+          _tag: "Approved",
+          by: "alice",
+          at: "1970-01-01T00:00:00.000Z",
+          inputDigest: "d-1",
+          expiresAt: "1970-01-01T01:00:00.000Z",
+          renewedBy: "bob",
+          renewedAt: "1970-01-01T00:02:00.000Z"
+        }
+        expect(yield* approval.request(request(id("a")))).toEqual(renewed)
+        expect(yield* approval.get(id("a"))).toEqual(Option.some({ request: request(id("a")), decision: renewed }))
+        expect(yield* pendingOf).toEqual([])
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("a renewal without an expiry leaves the approval without one; the latest renewal is kept", () =>
+      Effect.gen(function* () {
+        const approval = yield* Approval.Approval
+        const { id } = fresh()
+        yield* approval.request(request(id("a")))
+        yield* Approval.approve(id("a"), { by: "alice", inputDigest: "d-1", expiresAt: "1970-01-01T00:01:00.000Z" })
+        yield* Approval.renew(id("a"), { by: "bob", inputDigest: "d-1", expiresAt: "1970-01-01T00:05:00.000Z" })
+        yield* TestClock.adjust("1 minute")
+        yield* Approval.renew(id("a"), { by: "carol", inputDigest: "d-1" })
+        const decision = yield* approval.request(request(id("a")))
+        expect(decision).toEqual({
+          _tag: "Approved",
+          by: "alice",
+          at: "1970-01-01T00:00:00.000Z",
+          inputDigest: "d-1",
+          renewedBy: "carol",
+          renewedAt: "1970-01-01T00:01:00.000Z"
+        })
+        expect("expiresAt" in decision).toBe(false)
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("a renewal naming another input digest fails with ApprovalMismatch and changes nothing", () =>
+      Effect.gen(function* () {
+        const approval = yield* Approval.Approval
+        const { id } = fresh()
+        yield* approval.request(request(id("a")))
+        yield* Approval.approve(id("a"), { by: "alice", inputDigest: "d-1", expiresAt: "1970-01-01T00:01:00.000Z" })
+        const before = yield* approval.get(id("a"))
+        const failure = yield* Effect.flip(
+          Approval.renew(id("a"), { by: "mallory", inputDigest: "d-2", expiresAt: "2099-01-01T00:00:00.000Z" })
+        )
+        expect(failure).toMatchObject({
+          _tag: "ApprovalMismatch",
+          requestId: id("a"),
+          approvedDigest: "d-1",
+          inputDigest: "d-2"
+        })
+        expect(yield* approval.get(id("a"))).toEqual(before)
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("only an approved request can be renewed: pending, rejected and unknown ones fail, unchanged", () =>
+      Effect.gen(function* () {
+        const approval = yield* Approval.Approval
+        const { id, pendingOf } = fresh()
+        yield* approval.request(request(id("waiting")))
+        yield* approval.request(request(id("refused")))
+        yield* Approval.reject(id("refused"), { by: "bob", reason: "no" })
+        const renew = (step: string) => Effect.flip(Approval.renew(id(step), { by: "mallory", inputDigest: "d-1" }))
+        expect(yield* renew("waiting")).toMatchObject({ _tag: "NotApproved", requestId: id("waiting") })
+        expect(yield* renew("refused")).toMatchObject({
+          _tag: "AlreadyDecided",
+          requestId: id("refused"),
+          decision: "rejected"
+        })
+        expect(yield* renew("nope")).toMatchObject({ _tag: "ApprovalNotFound", requestId: id("nope") })
+        expect(yield* pendingOf).toEqual([request(id("waiting"))])
+        expect(yield* approval.request(request(id("refused")))).toMatchObject({ _tag: "Rejected", by: "bob" })
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect("pending lists only undecided requests, oldest first", () =>
       Effect.gen(function* () {
         const approval = yield* Approval.Approval

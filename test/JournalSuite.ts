@@ -280,6 +280,152 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
         expect(yield* journal.read("prune-done")).toEqual([])
       }).pipe(Effect.provide(layer))
     )
+
+    describe("leases", () => {
+      const a: Journal.Holder = { owner: "worker-a", ttlMillis: 30_000 }
+      const b: Journal.Holder = { owner: "worker-b", ttlMillis: 30_000 }
+      const leaseOf = (journal: Journal.Journal["Type"], sagaId: string) =>
+        Effect.map(journal.get(sagaId), (record) => Option.getOrThrow(record).lease)
+      const positionOf = (journal: Journal.Journal["Type"], sagaId: string) =>
+        Effect.map(journal.get(sagaId), (record) => {
+          const { digest, revision } = Option.getOrThrow(record)
+          return { revision, digest }
+        })
+
+      it.effect("an append under a holder takes the lease; another holder's append is refused and writes nothing", () =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          yield* journal.append("lease-held", Journal.empty, [saga("SAGA_STARTED"), step("INTENT", "a")], a)
+          expect(yield* leaseOf(journal, "lease-held")).toEqual({
+            owner: "worker-a",
+            expiresAt: "1970-01-01T00:00:30.000Z"
+          })
+          const position = yield* positionOf(journal, "lease-held")
+          const refused = yield* Effect.flip(journal.append("lease-held", position, [step("EXECUTED", "a")], b))
+          expect(refused).toMatchObject({ _tag: "LeaseHeld", owner: "worker-a", expiresAt: "1970-01-01T00:00:30.000Z" })
+          const anonymous = yield* Effect.flip(journal.append("lease-held", position, [step("EXECUTED", "a")]))
+          expect(anonymous._tag).toBe("LeaseHeld")
+          expect((yield* journal.read("lease-held")).length).toBe(2)
+          yield* TestClock.adjust("10 seconds")
+          yield* journal.append("lease-held", position, [step("EXECUTED", "a")], a)
+          expect((yield* leaseOf(journal, "lease-held"))?.expiresAt).toBe("1970-01-01T00:00:40.000Z")
+        }).pipe(Effect.provide(layer))
+      )
+
+      it.effect("a lapsed lease is anybody's: the next holder's append takes it over", () =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          const [started] = yield* journal.append("lease-lapsed", Journal.empty, [saga("SAGA_STARTED")], a)
+          yield* TestClock.adjust("30 seconds")
+          yield* journal.append("lease-lapsed", { revision: 1, digest: started!.hash }, [step("INTENT", "a")], b)
+          expect((yield* leaseOf(journal, "lease-lapsed"))?.owner).toBe("worker-b")
+        }).pipe(Effect.provide(layer))
+      )
+
+      it.effect("the append that halts or ends the saga drops the lease; the one that resumes it takes it again", () =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          yield* journal.append("lease-drop", Journal.empty, [saga("SAGA_STARTED"), saga("SAGA_SUSPENDED")], a)
+          expect(yield* leaseOf(journal, "lease-drop")).toBeNull()
+          yield* journal.append("lease-drop", yield* positionOf(journal, "lease-drop"), [saga("SAGA_RESUMED")], b)
+          expect((yield* leaseOf(journal, "lease-drop"))?.owner).toBe("worker-b")
+          yield* journal.append("lease-drop", yield* positionOf(journal, "lease-drop"), [saga("SAGA_COMPLETED")], b)
+          expect(yield* leaseOf(journal, "lease-drop")).toBeNull()
+        }).pipe(Effect.provide(layer))
+      )
+
+      it.effect(
+        "a worker that lost its lease cannot write: LeaseHeld while the saga stands still, a conflict once it moved",
+        () =>
+          Effect.gen(function* () {
+            const journal = yield* Journal.Journal
+            const [started] = yield* journal.append("lease-late", Journal.empty, [saga("SAGA_STARTED")], a)
+            const seenByA = { revision: 1, digest: started!.hash }
+            yield* TestClock.adjust("31 seconds")
+            yield* journal.claim("lease-late", b)
+            const stillHeld = yield* Effect.flip(journal.append("lease-late", seenByA, [step("INTENT", "a")], a))
+            expect(stillHeld._tag).toBe("LeaseHeld")
+            yield* journal.append("lease-late", seenByA, [step("INTENT", "b")], b)
+            const moved = yield* Effect.flip(journal.append("lease-late", seenByA, [step("INTENT", "a")], a))
+            expect(moved).toMatchObject({ _tag: "ConcurrencyConflict", expectedRevision: 1, actualRevision: 2 })
+            expect((yield* journal.read("lease-late")).map((entry) => entry.stepId)).toEqual([null, "b"])
+          }).pipe(Effect.provide(layer))
+      )
+
+      it.effect("claim: none for an unknown saga, the lease when free or the holder's own, LeaseHeld otherwise", () =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          expect(yield* journal.claim("lease-nobody", a)).toEqual(Option.none())
+          yield* journal.append("lease-claim", Journal.empty, [saga("SAGA_STARTED"), saga("SAGA_SUSPENDED")])
+          const claimed = yield* journal.claim("lease-claim", a)
+          expect(Option.getOrThrow(claimed).lease?.owner).toBe("worker-a")
+          expect(Option.isSome(yield* journal.claim("lease-claim", a))).toBe(true)
+          const refused = yield* Effect.flip(journal.claim("lease-claim", b))
+          expect(refused).toMatchObject({ _tag: "LeaseHeld", sagaId: "lease-claim", owner: "worker-a" })
+          yield* TestClock.adjust("30 seconds")
+          expect(Option.getOrThrow(yield* journal.claim("lease-claim", b)).lease?.owner).toBe("worker-b")
+        }).pipe(Effect.provide(layer))
+      )
+
+      it.effect(
+        "claimLapsed takes sagas left running, compensating or suspended, never one twice, at most `limit`",
+        () =>
+          Effect.gen(function* () {
+            const journal = yield* Journal.Journal
+            // Sagas other tests left behind in a store that outlives them are swept aside first.
+            const sweeper: Journal.Holder = { owner: "sweeper", ttlMillis: 3_600_000 }
+            while ((yield* journal.claimLapsed(sweeper, 1000)).length > 0) {}
+            yield* appendAll(journal, "lapsed-running", [saga("SAGA_STARTED"), step("INTENT", "a")])
+            yield* journal.append("lapsed-leased", Journal.empty, [saga("SAGA_STARTED")], a)
+            yield* appendAll(journal, "lapsed-compensating", [saga("SAGA_STARTED"), saga("SAGA_COMPENSATING")])
+            yield* appendAll(journal, "lapsed-suspended", [saga("SAGA_STARTED"), saga("SAGA_SUSPENDED")])
+            for (const halted of ["SAGA_AWAITING_APPROVAL", "SAGA_NEEDS_ATTENTION", "SAGA_COMPLETED"] as const) {
+              yield* appendAll(journal, `lapsed-${halted}`, [saga("SAGA_STARTED"), saga(halted)])
+            }
+
+            const first = yield* journal.claimLapsed(b, 2)
+            const second = yield* journal.claimLapsed(b, 10)
+            expect(first.length).toBe(2)
+            expect([...first, ...second].map((record) => record.sagaId).sort()).toEqual([
+              "lapsed-compensating",
+              "lapsed-running",
+              "lapsed-suspended"
+            ])
+            expect([...first, ...second].every((record) => record.lease?.owner === "worker-b")).toBe(true)
+            expect(yield* journal.claimLapsed(b, 10)).toEqual([])
+
+            yield* TestClock.adjust("30 seconds")
+            const afterLapse = yield* journal.claimLapsed(a, 10)
+            expect(afterLapse.map((record) => record.sagaId).sort()).toEqual([
+              "lapsed-compensating",
+              "lapsed-leased",
+              "lapsed-running",
+              "lapsed-suspended"
+            ])
+          }).pipe(Effect.provide(layer))
+      )
+
+      it.effect("renew extends every lease of its owner; release drops one or all of them", () =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          const renewer: Journal.Holder = { owner: "renewer", ttlMillis: 30_000 }
+          for (const id of ["renew-1", "renew-2"]) {
+            yield* journal.append(id, Journal.empty, [saga("SAGA_STARTED")], renewer)
+          }
+          yield* TestClock.adjust("20 seconds")
+          expect(yield* journal.renew(renewer)).toBe(2)
+          expect((yield* leaseOf(journal, "renew-1"))?.expiresAt).toBe("1970-01-01T00:00:50.000Z")
+          yield* journal.release("renewer", "renew-1")
+          expect(yield* leaseOf(journal, "renew-1")).toBeNull()
+          expect((yield* leaseOf(journal, "renew-2"))?.owner).toBe("renewer")
+          yield* journal.release("somebody-else")
+          expect((yield* leaseOf(journal, "renew-2"))?.owner).toBe("renewer")
+          yield* journal.release("renewer")
+          expect(yield* leaseOf(journal, "renew-2")).toBeNull()
+          expect(yield* journal.renew(renewer)).toBe(0)
+        }).pipe(Effect.provide(layer))
+      )
+    })
   })
 
 const ids = (records: ReadonlyArray<Journal.SagaRecord>, prefix: string) =>

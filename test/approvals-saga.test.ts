@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Option, Schema, TestClock } from "effect"
-import { Approval, Compensable, Journal, Saga } from "../src/index.js"
+import type { Duration } from "effect"
+import { Cause, Effect, Layer, Option, Schema, TestClock } from "effect"
+import { Approval, Compensable, Journal, Saga, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
 describe("approvals in a saga", () => {
@@ -149,11 +150,225 @@ describe("approvals in a saga", () => {
   )
 })
 
+describe("approval expiry and renewal", () => {
+  it.effect(
+    "Expiry with TestClock: approve at t, resume after the expiry → refused, journaled EXPIRED, compensated",
+    () =>
+      Effect.gen(function* () {
+        const { log, program } = fixture()
+        yield* TestClock.setTime(t)
+        const waiting = yield* Saga.run("expiry", program)
+        assert(waiting._tag === "AwaitingApproval")
+        yield* Saga.approve("expiry", waiting.request.stepId, { by: "alice", expiresAt: iso(t + minutes(5)) })
+        yield* TestClock.adjust("5 minutes")
+        const result = yield* Saga.run("expiry", program)
+        assert(result._tag === "Compensated")
+        expect(refusal(result.cause)?.reason).toBe(`the approval expired at ${iso(t + minutes(5))}`)
+        expect(wirePhases(yield* entriesOf("expiry"))).toEqual(["AWAITING_APPROVAL", "APPROVED", "EXPIRED"])
+        expect(log).toEqual(["reserve A-1", "release res-A-1"])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("renew → runs: an expired approval renewed to a later expiry runs the step exactly once", () =>
+    Effect.gen(function* () {
+      const { log, program } = fixture()
+      yield* TestClock.setTime(t)
+      const waiting = yield* Saga.run("renewed", program)
+      assert(waiting._tag === "AwaitingApproval")
+      const { stepId } = waiting.request
+      yield* Saga.approve("renewed", stepId, { by: "alice", expiresAt: iso(t + minutes(5)) })
+      yield* TestClock.adjust("10 minutes")
+      yield* Saga.renewApproval("renewed", stepId, { by: "bob", expiresAt: iso(t + minutes(60)) })
+      expect(log).toEqual(["reserve A-1"])
+      expect(yield* Saga.run("renewed", program)).toMatchObject({ _tag: "Completed", value: "wire-4200" })
+      expect((yield* Saga.run("renewed", program))._tag).toBe("Completed")
+      expect(log).toEqual(["reserve A-1", "wire 4200 to DE89"])
+      const entries = yield* entriesOf("renewed")
+      expect(wirePhases(entries)).toEqual(["AWAITING_APPROVAL", "APPROVED", "APPROVED", "INTENT", "EXECUTED"])
+      const renewal = entries.filter((entry) => entry.phase === "APPROVED")[1]!
+      expect(Timeline.detailOf(renewal)).toBe("renewed by bob")
+      expect(JSON.parse(renewal.payload!)).toEqual({
+        _tag: "Approved",
+        by: "alice",
+        at: iso(t),
+        inputDigest: wireDigest,
+        expiresAt: iso(t + minutes(60)),
+        renewedBy: "bob",
+        renewedAt: iso(t + minutes(10))
+      })
+      expect(yield* approvalOf(waiting.request.requestId)).toMatchObject({
+        renewedBy: "bob",
+        expiresAt: iso(t + minutes(60))
+      })
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a renewal naming another input digest is refused and journals nothing", () =>
+    Effect.gen(function* () {
+      const { log, program } = fixture()
+      const waiting = yield* Saga.run("other-renewal", program)
+      assert(waiting._tag === "AwaitingApproval")
+      const { stepId } = waiting.request
+      yield* Saga.approve("other-renewal", stepId, { by: "alice", expiresAt: iso(minutes(5)) })
+      const before = yield* entriesOf("other-renewal")
+      const refused = yield* Effect.flip(
+        Saga.renewApproval("other-renewal", stepId, {
+          by: "mallory",
+          expiresAt: iso(minutes(60)),
+          inputDigest: "0".repeat(64)
+        })
+      )
+      expect(refused).toMatchObject({ _tag: "CommandRefused", stepId })
+      expect(yield* entriesOf("other-renewal")).toEqual(before)
+      expect(yield* approvalOf(waiting.request.requestId)).toMatchObject({ by: "alice", expiresAt: iso(minutes(5)) })
+      yield* Saga.renewApproval("other-renewal", stepId, {
+        by: "bob",
+        expiresAt: iso(minutes(60)),
+        inputDigest: wireDigest
+      })
+      yield* TestClock.adjust("10 minutes")
+      expect((yield* Saga.run("other-renewal", program))._tag).toBe("Completed")
+      expect(log).toEqual(["reserve A-1", "wire 4200 to DE89"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a step that is pending, rejected, refused as expired, compensating or already run cannot be renewed", () =>
+    Effect.gen(function* () {
+      const { log, program } = fixture()
+      const renew = (sagaId: string, stepId: string) =>
+        Effect.flip(Saga.renewApproval(sagaId, stepId, { by: "mallory", expiresAt: iso(hours(24)) }))
+
+      const pending = yield* Saga.run("pending", program)
+      assert(pending._tag === "AwaitingApproval")
+      expect(yield* renew("pending", pending.request.stepId)).toMatchObject({
+        _tag: "CommandRefused",
+        reason: "the step is not approved yet"
+      })
+
+      const rejected = yield* Saga.run("rejected", program)
+      assert(rejected._tag === "AwaitingApproval")
+      yield* Saga.reject("rejected", rejected.request.stepId, { by: "carol", reason: "wrong IBAN" })
+      expect(yield* renew("rejected", rejected.request.stepId)).toMatchObject({
+        _tag: "CommandRefused",
+        reason: "the step was refused (REJECTED): nothing can revive it"
+      })
+
+      const expired = yield* Saga.run("expired", program)
+      assert(expired._tag === "AwaitingApproval")
+      yield* Saga.approve("expired", expired.request.stepId, { by: "alice", expiresAt: iso(minutes(5)) })
+      yield* TestClock.adjust("10 minutes")
+      expect((yield* Saga.run("expired", program))._tag).toBe("Compensated")
+      const before = yield* entriesOf("expired")
+      expect(yield* renew("expired", expired.request.stepId)).toMatchObject({
+        _tag: "CommandRefused",
+        reason: "the step was refused (EXPIRED): nothing can revive it"
+      })
+      expect(yield* entriesOf("expired")).toEqual(before)
+      expect((yield* Saga.run("expired", program))._tag).toBe("Compensated")
+
+      const undone = yield* Saga.run("undone", program)
+      assert(undone._tag === "AwaitingApproval")
+      yield* Saga.approve("undone", undone.request.stepId, { by: "alice" })
+      yield* Saga.compensate("undone")
+      expect(yield* renew("undone", undone.request.stepId)).toMatchObject({
+        _tag: "CommandRefused",
+        reason: "the saga has begun to compensate"
+      })
+
+      const ran = yield* Saga.run("ran", program)
+      assert(ran._tag === "AwaitingApproval")
+      yield* Saga.approve("ran", ran.request.stepId, { by: "alice" })
+      yield* Saga.run("ran", program)
+      expect(yield* renew("ran", ran.request.stepId)).toMatchObject({
+        _tag: "CommandRefused",
+        reason: "the step has already run"
+      })
+      expect(log.filter((line) => line.startsWith("wire"))).toEqual(["wire 4200 to DE89"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a tool's approvalTtl: an approval without expiresAt runs before the TTL, is EXPIRED after it", () =>
+    Effect.gen(function* () {
+      const { log, program } = fixture({ approvalTtl: "15 minutes" })
+      for (const sagaId of ["in-time", "too-late"]) {
+        const waiting = yield* Saga.run(sagaId, program)
+        assert(waiting._tag === "AwaitingApproval")
+        yield* Approval.approve(waiting.request.requestId, { by: "alice", inputDigest: wireDigest })
+      }
+      yield* TestClock.adjust("14 minutes")
+      expect((yield* Saga.run("in-time", program))._tag).toBe("Completed")
+      yield* TestClock.adjust("1 minute")
+      const late = yield* Saga.run("too-late", program)
+      assert(late._tag === "Compensated")
+      expect(refusal(late.cause)?.reason).toBe(`the approval expired at ${iso(minutes(15))}`)
+      expect(wirePhases(yield* entriesOf("too-late"))).toEqual(["AWAITING_APPROVAL", "EXPIRED"])
+      expect(log.filter((line) => line.startsWith("wire"))).toEqual(["wire 4200 to DE89"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a journaled approval's TTL counts from its renewal; an explicit expiresAt wins over the TTL", () =>
+    Effect.gen(function* () {
+      const { program } = fixture({ approvalTtl: "15 minutes" })
+      const renewed = yield* Saga.run("ttl-renewed", program)
+      const explicit = yield* Saga.run("ttl-explicit", program)
+      assert(renewed._tag === "AwaitingApproval" && explicit._tag === "AwaitingApproval")
+      yield* Saga.approve("ttl-renewed", renewed.request.stepId, { by: "alice" })
+      yield* Saga.approve("ttl-explicit", explicit.request.stepId, { by: "alice", expiresAt: iso(minutes(60)) })
+      yield* TestClock.adjust("10 minutes")
+      yield* Saga.renewApproval("ttl-renewed", renewed.request.stepId, { by: "bob" })
+      yield* TestClock.adjust("20 minutes")
+      const late = yield* Saga.run("ttl-renewed", program)
+      assert(late._tag === "Compensated")
+      expect(refusal(late.cause)?.reason).toBe(`the approval expired at ${iso(minutes(25))}`)
+      expect((yield* Saga.run("ttl-explicit", program))._tag).toBe("Completed")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("the layer's approvalTtl applies to tools that name none; a tool's own TTL wins", () =>
+    Effect.gen(function* () {
+      const layerTtl = fixture()
+      const toolTtl = fixture({ approvalTtl: "1 hour" })
+      for (const [sagaId, program] of [
+        ["layer-ttl", layerTtl.program],
+        ["tool-ttl", toolTtl.program]
+      ] as const) {
+        const waiting = yield* Saga.run(sagaId, program)
+        assert(waiting._tag === "AwaitingApproval")
+        yield* Saga.approve(sagaId, waiting.request.stepId, { by: "alice" })
+      }
+      yield* TestClock.adjust("30 minutes")
+      const late = yield* Saga.run("layer-ttl", layerTtl.program)
+      assert(late._tag === "Compensated")
+      expect(refusal(late.cause)?.reason).toBe(`the approval expired at ${iso(minutes(10))}`)
+      expect((yield* Saga.run("tool-ttl", toolTtl.program))._tag).toBe("Completed")
+      expect(layerTtl.log).toEqual(["reserve A-1", "release res-A-1"])
+      expect(toolTtl.log).toEqual(["reserve A-1", "wire 4200 to DE89"])
+    }).pipe(
+      Effect.provide(
+        Saga.layerWith({ approvalTtl: "10 minutes" }).pipe(
+          Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory))
+        )
+      )
+    )
+  )
+})
+
+const minutes = (n: number) => n * 60_000
+/** A time to approve at: small, because `TestClock` wakes every sleeper (lease renewals too) on its way. */
+const t = minutes(3)
+const hours = (n: number) => n * 3_600_000
+const iso = (millis: number) => new Date(millis).toISOString()
+
+const approvalOf = (requestId: string) =>
+  Effect.flatMap(Approval.Approval, (approval) => approval.get(requestId)).pipe(
+    Effect.map((entry) => Option.getOrThrow(entry).decision)
+  )
+
 const wireInput = { amount: 4200, to: "DE89" }
 const wireJson = JSON.stringify(wireInput)
 const wireDigest = createHash("sha256").update(wireJson).digest("hex")
 
-const fixture = () => {
+const fixture = (options: { readonly approvalTtl?: Duration.DurationInput } = {}) => {
   const log: Array<string> = []
   const reserve = Compensable.make({
     name: "reserve",
@@ -171,6 +386,7 @@ const fixture = () => {
     input: Schema.Struct({ amount: Schema.Int, to: Schema.String }),
     success: Schema.String,
     reversibility: "irreversible",
+    ...options,
     execute: ({ amount, to }) =>
       Effect.sync(() => {
         log.push(`wire ${amount} to ${to}`)

@@ -88,6 +88,59 @@ export const approve = (
     })
   })
 
+/** The step whose journaled approval may be renewed, or why it may not. */
+const approvedStep = (writer: Writer, stepId: string) =>
+  Effect.flatMap(stepOf(writer, stepId), (step) => {
+    if (step.refused !== undefined) {
+      return refused(writer, stepId, `the step was refused (${step.refused.phase}): nothing can revive it`)
+    }
+    if (step.intents > 0) return refused(writer, stepId, "the step has already run")
+    if (step.approved === undefined) {
+      return refused(
+        writer,
+        stepId,
+        step.awaiting === undefined ? "the step never asked for approval" : "the step is not approved yet"
+      )
+    }
+    return writer.view.compensationStarted
+      ? refused(writer, stepId, "the saga has begun to compensate")
+      : Effect.succeed(step)
+  })
+
+/** What a renewal says: who, the new expiry, and optionally the input digest the operator saw. */
+export interface RenewOptions {
+  readonly by: string
+  readonly expiresAt?: string | undefined
+  readonly inputDigest?: string | undefined
+}
+
+/**
+ * Renews the journaled approval of a step that has not run: the `Approval` service records it, and
+ * a new `APPROVED` entry (the approval with the new expiry, `renewedBy`, `renewedAt`) is journaled.
+ * The digest is the one journaled; an operator who names another one is refused.
+ */
+export const renew = (writer: Writer, approval: Approval["Type"], stepId: string, options: RenewOptions) =>
+  Effect.gen(function* () {
+    const step = yield* approvedStep(writer, stepId)
+    const approved = parsePayload(step.approved!.payload) ?? {}
+    const inputDigest = parsePayload(step.awaiting!.payload)?.inputDigest
+    if (typeof inputDigest !== "string" || approved.inputDigest !== inputDigest) {
+      return yield* refused(writer, stepId, "the journaled approval does not name the input that awaits it")
+    }
+    if (options.inputDigest !== undefined && options.inputDigest !== inputDigest) {
+      return yield* refused(writer, stepId, "the renewal names another input digest than the one approved")
+    }
+    const renewal = { by: options.by, inputDigest, expiresAt: options.expiresAt }
+    yield* approval.renew(`${writer.sagaId}/${stepId}`, renewal)
+    const { expiresAt: _expiresAt, renewedBy: _renewedBy, renewedAt: _renewedAt, ...decision } = approved
+    yield* write(writer, step, "APPROVED", {
+      ...decision,
+      ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
+      renewedBy: options.by,
+      renewedAt: yield* nowIso
+    })
+  })
+
 /** Rejects a step that awaits approval: recorded by the `Approval` service and journaled `REJECTED`. */
 export const reject = (
   writer: Writer,

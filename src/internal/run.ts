@@ -1,6 +1,6 @@
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -11,7 +11,7 @@ import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type { Approval, ApprovalRequest } from "../Approval.js"
 import { DeclarationError, InvalidInput, PayloadTooLarge } from "../Compensable.js"
-import type { ConcurrencyConflict, Draft, JournalError, Phase } from "../Journal.js"
+import type { AppendError, Draft, Phase } from "../Journal.js"
 import { JournalCorrupted } from "../Journal.js"
 import * as Outcome from "../Outcome.js"
 import { ApprovalRefused, NonDeterminism } from "../SagaError.js"
@@ -20,6 +20,8 @@ import { nowIso } from "./clock.js"
 import { byteLength, decodeJson, encodeJson, parsePayload } from "./codec.js"
 import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
+import type { Expiring } from "./expiry.js"
+import { expiredAt } from "./expiry.js"
 import { Faults } from "./faults.js"
 import { sha256 } from "./hash.js"
 import type { Registry } from "./registry.js"
@@ -36,7 +38,7 @@ export type Halt =
   | { readonly _tag: "Closed" }
   | {
       readonly _tag: "Fatal"
-      readonly error: JournalError | ConcurrencyConflict | JournalCorrupted | NonDeterminism
+      readonly error: AppendError | JournalCorrupted | NonDeterminism
     }
 
 /** Carries a halt out of the step that decided it. */
@@ -47,17 +49,10 @@ class HaltSignal {
 
 const haltOn = (halt: Halt) => Effect.fail(new HaltSignal(halt))
 
-const fatal = (error: JournalError | ConcurrencyConflict | JournalCorrupted | NonDeterminism) =>
-  haltOn({ _tag: "Fatal", error })
+const fatal = (error: AppendError | JournalCorrupted | NonDeterminism) => haltOn({ _tag: "Fatal", error })
 
 /** The idempotency key of a step's forward call. */
 export const forwardKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
-
-/** Whether an ISO-8601 expiry (absent: never) has passed by Effect's `Clock`. */
-const hasExpired = (expiresAt: unknown) =>
-  typeof expiresAt === "string"
-    ? Effect.map(Clock.currentTimeMillis, (millis) => !(Date.parse(expiresAt) > millis))
-    : Effect.succeed(false)
 
 /** One run of one saga's program: the `CurrentSaga` its steps call. */
 export class SagaRun {
@@ -75,7 +70,9 @@ export class SagaRun {
     readonly writer: Writer,
     private readonly approval: Approval["Type"],
     private readonly registry: Registry,
-    private readonly closed: boolean
+    private readonly closed: boolean,
+    /** How long an approval lasts when neither it nor its tool says (the `Saga` layer's default). */
+    private readonly approvalTtl?: Duration.Duration | undefined
   ) {
     this.unreplayed = new Map(writer.view.steps)
   }
@@ -296,21 +293,31 @@ export class SagaRun {
         if (decision._tag === "Rejected") {
           return yield* this.refuse(step, `rejected by ${decision.by}: ${decision.reason}`, decision)
         }
-        if (decision.inputDigest !== digest) return yield* this.refuse(step, "the approval names a different input")
-        if (yield* hasExpired(decision.expiresAt)) {
-          return yield* this.refuse(step, `the approval expired at ${decision.expiresAt}`, undefined, "EXPIRED")
-        }
+        yield* this.verify(spec, step, decision, digest)
         yield* this.write(stepId, spec.name, "APPROVED", null, decision)
       } else {
-        const approved = parsePayload(journaled.approved.payload)
-        if (yield* hasExpired(approved?.expiresAt)) {
-          return yield* this.refuse(journaled, `the approval expired at ${approved?.expiresAt}`, undefined, "EXPIRED")
-        }
-        if (approved?.inputDigest !== digest)
-          return yield* this.refuse(journaled, "the approval names a different input")
+        yield* this.verify(spec, journaled, parsePayload(journaled.approved.payload) ?? {}, digest)
       }
       return yield* this.execute(spec, stepId, input, inputJson, 1)
     })
+  }
+
+  /**
+   * Refuses an approval that names another input digest than `digest`, then one that has expired
+   * (its own `expiresAt`, else its time plus the tool's or the layer's `approvalTtl`).
+   */
+  private verify(
+    spec: StepSpec,
+    step: StepView,
+    approval: Expiring & { readonly inputDigest?: unknown },
+    digest: string
+  ) {
+    if (approval.inputDigest !== digest) return this.refuse(step, "the approval names a different input")
+    return Effect.flatMap(expiredAt(approval, spec.approvalTtl ?? this.approvalTtl), (expiry) =>
+      expiry === undefined
+        ? Effect.void
+        : this.refuse(step, `the approval expired at ${expiry.text}`, undefined, "EXPIRED")
+    )
   }
 
   /** Journals the refusal of an irreversible step and halts the run so that it compensates. */

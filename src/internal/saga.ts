@@ -1,22 +1,29 @@
+import * as Crypto from "node:crypto"
+import * as Os from "node:os"
 import * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { Approval } from "../Approval.js"
 import type * as Compensable from "../Compensable.js"
 import type * as Report from "../CompensationReport.js"
-import type { ConcurrencyConflict, Draft, JournalCorrupted, JournalError } from "../Journal.js"
+import type { ConcurrencyConflict, Draft, Holder, JournalCorrupted, JournalError, LeaseHeld } from "../Journal.js"
 import { isFinished, Journal, SagaNotFound, statusAfter } from "../Journal.js"
-import type { CompensationCause, NonDeterminism } from "../SagaError.js"
-import { StepFailed } from "../SagaError.js"
+import type * as SagaDefinition from "../SagaDefinition.js"
+import type { CompensationCause } from "../SagaError.js"
+import { InvalidSagaInput, NonDeterminism, StepFailed } from "../SagaError.js"
 import type { SagaResult, UnknownStep } from "../SagaResult.js"
-import { parsePayload } from "./codec.js"
+import { encodeJson, parsePayload } from "./codec.js"
 import * as commands from "./commands.js"
 import { compensate, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
 import { makeKeyedLock } from "./keyedLock.js"
 import type { Registry } from "./registry.js"
+import { makeRenewal } from "./renewal.js"
 import { SagaRun } from "./run.js"
 import type { JournalView, StepView } from "./view.js"
 import { isUnknown } from "./view.js"
@@ -27,6 +34,48 @@ import { load } from "./writer.js"
 export interface RunOptions {
   /** `"suspend"` (default) leaves the saga resumable; `"compensate"` undoes it. */
   readonly onInterrupt?: "suspend" | "compensate" | undefined
+}
+
+/** Who this worker is and how long its leases last. */
+export interface WorkerOptions {
+  /**
+   * The worker's name in leases, unique among the workers alive at one time. A stable name (say,
+   * the host's) lets a restarted worker take its own sagas back at once: starting up, it drops
+   * every lease held under its name. Default: host, process id and a random suffix.
+   */
+  readonly owner?: string | undefined
+  /** How long a lease lasts without renewal (default 30 seconds); it is renewed every third of that. */
+  readonly leaseTtl?: Duration.DurationInput | undefined
+  /**
+   * How long an approval lasts, from when it was given (or renewed), when neither the approval
+   * (`expiresAt`) nor its tool (`approvalTtl`) says. Default: no expiry.
+   */
+  readonly approvalTtl?: Duration.DurationInput | undefined
+}
+
+/** The worker a `Saga` service runs sagas as. */
+export interface Worker {
+  readonly owner: string
+  readonly leaseTtl: Duration.Duration
+  /**
+   * Keeps the worker's leases renewed while `effect` runs. Runs do this for themselves; recovery
+   * does it for the sagas it claimed and has not started yet.
+   */
+  readonly renewing: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+/** The definition and encoded input a saga was started from, as its `SAGA_STARTED` entry records them. */
+interface Origin {
+  readonly definition: string
+  readonly input: unknown
+}
+
+const defaultOwner = () => `${Os.hostname()}/${process.pid}/${Crypto.randomBytes(3).toString("hex")}`
+
+/** The origin journaled in a saga's `SAGA_STARTED` entry, if it was started from a definition. */
+export const originOf = (view: JournalView): Origin | undefined => {
+  const payload = parsePayload(view.started?.payload ?? null)
+  return typeof payload?.definition === "string" ? { definition: payload.definition, input: payload.input } : undefined
 }
 
 const sagaEntry = (phase: Draft["phase"], payload?: object): Draft => ({
@@ -60,12 +109,53 @@ const taintOf = (view: JournalView): StepFailed | undefined => {
 
 const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0]!.slice(0, 500)
 
-/** Builds the `Saga` service over a journal and an approval service. */
-export const makeSaga = Effect.gen(function* () {
+/**
+ * Builds the `Saga` service over a journal and an approval service. Runs are forked into the
+ * service's scope: when it closes, the runs in flight are interrupted and left suspended, and
+ * the worker's leases are dropped.
+ */
+export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}) {
   const journal = yield* Journal
   const approval = yield* Approval
   const registry: Registry = new Map()
   const withLock = makeKeyedLock()
+  const scope = yield* Effect.scope
+  const owner = options.owner ?? defaultOwner()
+  const leaseTtl = Duration.decode(options.leaseTtl ?? "30 seconds")
+  const holder: Holder = { owner, ttlMillis: Duration.toMillis(leaseTtl) }
+  const approvalTtl = options.approvalTtl === undefined ? undefined : Duration.decode(options.approvalTtl)
+
+  const warn = (what: string) => (error: unknown) => Effect.logWarning(`effect-saga: ${what}`, error)
+  // A worker starting under a name declares every lease held under it abandoned.
+  if (options.owner !== undefined) {
+    yield* Effect.catchAll(journal.release(owner), warn("the leases of a previous run were not released"))
+  }
+  const renewing = makeRenewal(
+    Effect.catchAll(journal.renew(holder), warn("leases were not renewed")),
+    Duration.divide(leaseTtl, 3).pipe(Option.getOrElse(() => leaseTtl)),
+    scope
+  )
+  yield* Effect.addFinalizer(() => Effect.catchAll(journal.release(owner), warn("leases were not released")))
+  const worker: Worker = { owner, leaseTtl, renewing }
+
+  /**
+   * Runs `effect` in a fiber of the service's scope, its leases renewed while it runs;
+   * interrupting the caller interrupts it too. The fiber is interruptible even when the caller is
+   * not, so that closing the scope always suspends it.
+   */
+  const supervised = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.flatMap(Effect.forkIn(Effect.interruptible(renewing(effect)), scope), (fiber) =>
+      Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber))
+    )
+
+  /** Takes the saga's lease and loads its journal; a saga that does not exist yet gets its lease with its first write. */
+  const claimAndLoad = (sagaId: string) =>
+    Effect.flatMap(journal.claim(sagaId, holder), (claimed) =>
+      Effect.map(load(journal, sagaId, holder), (writer) => {
+        writer.holdsLease = Option.isSome(claimed)
+        return writer
+      })
+    )
 
   const compensated = <E>(
     sagaId: string,
@@ -76,17 +166,27 @@ export const makeSaga = Effect.gen(function* () {
       ? { _tag: "Compensated", sagaId, cause, report }
       : { _tag: "CompensationFailed", sagaId, cause, report }
 
-  const run = <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions) =>
+  const runSaga = <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions, origin?: Origin) =>
     withLock(
       sagaId,
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
-          const writer = yield* load(journal, sagaId)
+          const writer = yield* claimAndLoad(sagaId)
           const view = writer.view
+          const journaledOrigin = originOf(view)
+          if (view.exists && origin !== undefined && JSON.stringify(journaledOrigin) !== JSON.stringify(origin)) {
+            yield* writer.release()
+            return yield* new NonDeterminism({
+              sagaId,
+              stepId: "SAGA_STARTED",
+              reason: `the saga was started as ${JSON.stringify(journaledOrigin ?? "a plain program")}, not as ${JSON.stringify(origin)}`
+            })
+          }
           // The start (or resume) marker travels with the run's first write: a pure replay writes nothing.
-          if (!view.exists) writer.prepend([sagaEntry("SAGA_STARTED")])
+          if (!view.exists) writer.prepend([sagaEntry("SAGA_STARTED", origin)])
           else if (view.status !== "running" && !isFinished(view.status)) writer.prepend([sagaEntry("SAGA_RESUMED")])
-          const sagaRun = new SagaRun(writer, approval, registry, isFinished(view.status) || view.compensationStarted)
+          const closed = isFinished(view.status) || view.compensationStarted
+          const sagaRun = new SagaRun(writer, approval, registry, closed, approvalTtl)
           const ending = yield* Effect.exit(restore(sagaRun.runProgram(program)))
 
           const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
@@ -144,22 +244,47 @@ export const makeSaga = Effect.gen(function* () {
             return Effect.as(endWith("SAGA_COMPLETED"), { _tag: "Completed" as const, sagaId, value: exit.value })
           }
 
-          if (Exit.isFailure(ending)) return yield* suspendOrCompensate(ending.cause)
-          const result = yield* settle(ending.value)
+          const result = yield* Effect.ensuring(
+            Exit.isFailure(ending) ? suspendOrCompensate(ending.cause) : settle(ending.value),
+            writer.release()
+          )
           yield* Effect.annotateCurrentSpan("outcome", result._tag)
           return result
         })
       )
     ).pipe(
+      supervised,
       Effect.withSpan("effect-saga.run", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
     ) as Effect.Effect<SagaResult<A, E>, RunError, Exclude<R, CurrentSaga>>
+
+  const start = <I, A, E, R>(
+    definition: SagaDefinition.SagaDefinition<I, A, E, R>,
+    sagaId: string,
+    input: I,
+    options?: RunOptions
+  ) =>
+    Either.match(encodeJson(definition.input, input), {
+      onLeft: (reason) =>
+        Effect.fail(new InvalidSagaInput({ sagaId, definition: definition.name, reason })) as Effect.Effect<
+          never,
+          InvalidSagaInput
+        >,
+      onRight: (json) =>
+        runSaga(sagaId, definition.program(input, sagaId), options, {
+          definition: definition.name,
+          input: JSON.parse(json)
+        })
+    })
 
   const existing = (sagaId: string) =>
     Effect.flatMap(journal.get(sagaId), (record) =>
       Option.isSome(record) ? Effect.succeed(record.value) : Effect.fail(new SagaNotFound({ sagaId }))
     )
 
-  /** Runs an operator's command under the saga's lock, refused if the saga moved on since `seen`. */
+  /**
+   * Runs an operator's command under the saga's lock and lease, refused if another worker drives
+   * the saga or if it moved on since `seen`.
+   */
   const command = <A, E>(
     sagaId: string,
     seen: commands.Seen | undefined,
@@ -169,18 +294,23 @@ export const makeSaga = Effect.gen(function* () {
       sagaId,
       Effect.uninterruptible(
         Effect.gen(function* () {
-          yield* existing(sagaId)
-          const writer = yield* load(journal, sagaId)
-          yield* commands.checkSeen(writer, seen)
-          return yield* body(writer)
+          const writer = yield* claimAndLoad(sagaId)
+          if (!writer.view.exists) return yield* new SagaNotFound({ sagaId })
+          return yield* Effect.ensuring(
+            Effect.zipRight(commands.checkSeen(writer, seen), body(writer)),
+            writer.release()
+          )
         })
       )
     )
 
   return {
-    run,
+    worker,
+    run: <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions) =>
+      runSaga(sagaId, program, options),
+    start,
     resume: <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions) =>
-      Effect.zipRight(existing(sagaId), run(sagaId, program, options)),
+      Effect.zipRight(existing(sagaId), runSaga(sagaId, program, options)),
     compensate: (sagaId: string, seen?: commands.Seen) =>
       command(sagaId, seen, (writer) =>
         compensate(writer, (name) => registry.get(name), "an operator asked for compensation")
@@ -189,6 +319,8 @@ export const makeSaga = Effect.gen(function* () {
       ),
     approve: (sagaId: string, stepId: string, options: ApproveOptions) =>
       command(sagaId, options, (writer) => commands.approve(writer, approval, stepId, options)),
+    renewApproval: (sagaId: string, stepId: string, options: RenewApprovalOptions) =>
+      command(sagaId, options, (writer) => commands.renew(writer, approval, stepId, options)),
     reject: (sagaId: string, stepId: string, options: RejectOptions) =>
       command(sagaId, options, (writer) =>
         Effect.zipRight(
@@ -220,6 +352,9 @@ export interface ApproveOptions extends commands.Seen {
   readonly expiresAt?: string | undefined
 }
 
+/** Who renews, until when, optionally the input digest they saw, and the position the operator saw. */
+export interface RenewApprovalOptions extends commands.RenewOptions, commands.Seen {}
+
 /** Who rejects, why, and the position the operator saw. */
 export interface RejectOptions extends commands.Seen {
   readonly by: string
@@ -227,7 +362,7 @@ export interface RejectOptions extends commands.Seen {
 }
 
 /** The errors a run itself can fail with (as opposed to the program's, which compensate). */
-export type RunError = JournalError | ConcurrencyConflict | JournalCorrupted | NonDeterminism
+export type RunError = JournalError | ConcurrencyConflict | LeaseHeld | JournalCorrupted | NonDeterminism
 
 /** Where one step stands, as the journal says. */
 export interface StepStatus {

@@ -46,6 +46,8 @@ export interface StepSpec {
   readonly retry: Schedule.Schedule<any, any, any> | undefined
   readonly maxPayloadBytes: number
   readonly retryMode: RetryMode
+  /** How long an approval of this tool's step lasts when it names no expiry (irreversible tools). */
+  readonly approvalTtl: Duration.Duration | undefined
 }
 
 /** One MiB: the default cap for a step's encoded input and result. */

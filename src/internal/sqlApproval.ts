@@ -22,6 +22,21 @@ const encodeDecision = Schema.encodeSync(Schema.parseJson(Approval.Decision))
 
 const pendingDecision: Approval.Decision = { _tag: "Pending" }
 
+const decodeDecisionEither = Schema.decodeUnknownEither(Schema.parseJson(Approval.Decision))
+
+/** A stored decision, or a `JournalError` that says which request does not decode. */
+const decodeDecision = (requestId: string, text: string) =>
+  Either.match(decodeDecisionEither(text), {
+    onLeft: (error) =>
+      Effect.fail(
+        new JournalError({
+          operation: "approval",
+          reason: `the stored decision of ${requestId} does not decode: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+        })
+      ),
+    onRight: Effect.succeed
+  })
+
 /** The `Approval` service on the `SqlClient` in context; runs the store's migrations first. */
 export const make = Effect.gen(function* () {
   yield* migrate
@@ -109,6 +124,26 @@ RETURNING request_id`,
       )
     }).pipe(storeFailure(operation))
 
+  /**
+   * Renews within a transaction; the update names the decision it read, so a decision changed in
+   * between (another process renewing) is read and checked again.
+   */
+  const renew = (
+    requestId: string,
+    options: Approval.RenewOptions
+  ): Effect.Effect<void, Approval.RenewError | JournalError | SqlError> =>
+    Effect.gen(function* () {
+      const rows = yield* sql<{ readonly decision: string }>`SELECT decision FROM ${approvals}
+WHERE request_id = ${requestId}`
+      if (rows[0] === undefined) return yield* new Approval.ApprovalNotFound({ requestId })
+      const current = yield* decodeDecision(requestId, rows[0].decision)
+      const next = yield* Approval.renewal(requestId, current, options, yield* nowIso)
+      const updated = yield* sql`UPDATE ${approvals} SET decision = ${encodeDecision(next)}
+WHERE request_id = ${requestId} AND decision = ${rows[0].decision}
+RETURNING request_id`
+      if (updated.length === 0) return yield* renew(requestId, options)
+    }).pipe(sql.withTransaction)
+
   return Approval.Approval.of({
     request,
     approve: (requestId, { by, expiresAt, inputDigest }) =>
@@ -121,6 +156,7 @@ RETURNING request_id`,
       })),
     reject: (requestId, { by, reason }) =>
       decideOnce("approval.reject", requestId, (at) => ({ _tag: "Rejected", by, at, reason })),
+    renew: (requestId, options) => renew(requestId, options).pipe(storeFailure("approval.renew")),
     pending: sql`SELECT ${columns} FROM ${approvals} WHERE status = 'pending' ORDER BY position`.pipe(
       Effect.flatMap(toEntries),
       Effect.map((entries) => entries.map((entry) => entry.request)),

@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Journal from "../Journal.js"
-import { buildEntries, isoClock, recordOf } from "./memoryJournal.js"
+import { buildEntries, isoClock, leaseFrom, recordOf } from "./memoryJournal.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
 import { entriesTable, migrate, sagasTable } from "./sqlMigrations.js"
 
@@ -18,6 +18,9 @@ const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
 
 const decodeEntry = Schema.decodeUnknownEither(Journal.Entry)
 const decodeRecord = Schema.decodeUnknownEither(Journal.SagaRecord)
+
+/** The statuses under which a lease means something, as SQL text. */
+const activeStatuses = Journal.SagaStatus.literals.filter(Journal.isActive)
 
 const formatError = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error)
 
@@ -107,8 +110,23 @@ const groupCommit = <In, Out>(commit: (batch: ReadonlyArray<In>) => Effect.Effec
     })
 }
 
-/** What an append comes to: its entries, or its own `ConcurrencyConflict` or `JournalError`. */
-type Outcome = Exit.Exit<ReadonlyArray<Journal.Entry>, Journal.ConcurrencyConflict | Journal.JournalError>
+/** What an append comes to: its entries, or its own `ConcurrencyConflict`, `LeaseHeld` or `JournalError`. */
+type Outcome = Exit.Exit<ReadonlyArray<Journal.Entry>, Journal.AppendError>
+
+/** A saga row as `recordColumns` selects it. */
+interface RecordRow {
+  readonly leaseOwner: string | null
+  readonly leaseExpiresAt: string | null
+  readonly [column: string]: unknown
+}
+
+/** Where a saga row stands, read when a compare-and-set did not match. */
+interface PositionRow {
+  readonly revision: unknown
+  readonly digest: unknown
+  readonly lease_owner: unknown
+  readonly lease_expires_at: unknown
+}
 
 /** One caller's append, its entries built (seq, time, hashes) in the caller's fiber. */
 interface Request {
@@ -117,6 +135,8 @@ interface Request {
   readonly written: ReadonlyArray<Journal.Entry>
   readonly status: Journal.SagaStatus | null
   readonly at: string
+  /** The lease the append takes, or nothing (then it only passes while nobody holds one). */
+  readonly lease: Journal.Lease | null
 }
 
 const toRow = (entry: Journal.Entry) => ({
@@ -139,7 +159,8 @@ export const make = Effect.gen(function* () {
   const entries = sql(entriesTable)
 
   const recordColumns = sql.literal(
-    `saga_id AS "sagaId", status, revision, digest, created_at AS "createdAt", updated_at AS "updatedAt"`
+    `saga_id AS "sagaId", status, revision, digest, created_at AS "createdAt", updated_at AS "updatedAt",
+  lease_owner AS "leaseOwner", lease_expires_at AS "leaseExpiresAt"`
   )
   const entryColumns = sql.literal(
     `saga_id AS "sagaId", seq, step_id AS "stepId", tool_name AS "toolName", phase, input, payload, at, hash`
@@ -187,18 +208,34 @@ export const make = Effect.gen(function* () {
   const _ = null
   const text = (statement: Statement.Statement<unknown>) => statement.compile()[0]
   // The compare-and-set is the first statement of an append: on any backend it matches only while
-  // the saga is still where the writer last saw it.
-  const claimNew = text(sql`INSERT INTO ${sagas} (saga_id, status, revision, digest, created_at, updated_at)
-VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_})
+  // the saga is still where the writer last saw it and nobody else holds its lease (the holder's
+  // name, then the time now). An append keeps a lease (the one it names, else the one there is)
+  // only while the saga stays active: the append that halts or ends the saga drops it.
+  const bare = (name: string) => sql.literal(name)
+  const ofSagas = (name: string) => sql`${sagas}.${sql.literal(name)}`
+  const leaseIsFreeAt = (owner: string | null, now: string) =>
+    sql`(lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at <= ${now})`
+  const leaseIsFree = (column: typeof bare) =>
+    sql`(${column("lease_owner")} IS NULL OR ${column("lease_owner")} = ${_} OR ${column("lease_expires_at")} <= ${_})`
+  const activeList = sql.literal(`(${activeStatuses.map((status) => `'${status}'`).join(", ")})`)
+  const keptWhileActive = (name: string, column: typeof bare) =>
+    sql`CASE WHEN COALESCE(${_}, ${column("status")}) IN ${activeList} THEN COALESCE(${_}, ${column(name)}) END`
+  const compareAndSetNew = text(sql`INSERT INTO ${sagas} (saga_id, status, revision, digest, created_at, updated_at,
+  lease_owner, lease_expires_at)
+VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_})
 ON CONFLICT (saga_id) DO UPDATE SET status = COALESCE(${_}, ${sagas}.status), revision = ${_},
-  digest = ${_}, updated_at = ${_}
-WHERE ${sagas}.revision = 0 AND ${sagas}.digest = ${_}
+  digest = ${_}, updated_at = ${_}, lease_owner = ${keptWhileActive("lease_owner", ofSagas)},
+  lease_expires_at = ${keptWhileActive("lease_expires_at", ofSagas)}
+WHERE ${sagas}.revision = 0 AND ${sagas}.digest = ${_} AND ${leaseIsFree(ofSagas)}
 RETURNING saga_id`)
-  const claim = text(sql`UPDATE ${sagas} SET status = COALESCE(${_}, status), revision = ${_}, digest = ${_},
-  updated_at = ${_}
-WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_}
+  const compareAndSet = text(sql`UPDATE ${sagas} SET status = COALESCE(${_}, status), revision = ${_}, digest = ${_},
+  updated_at = ${_}, lease_owner = ${keptWhileActive("lease_owner", bare)},
+  lease_expires_at = ${keptWhileActive("lease_expires_at", bare)}
+WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_} AND ${leaseIsFree(bare)}
 RETURNING saga_id`)
-  const selectRevision = text(sql`SELECT revision FROM ${sagas} WHERE saga_id = ${_}`)
+  const selectPosition = text(
+    sql`SELECT revision, digest, lease_owner, lease_expires_at FROM ${sagas} WHERE saga_id = ${_}`
+  )
   const inserts = new Map<number, string>()
   const insert = (rows: number) => {
     let statement = inserts.get(rows)
@@ -211,33 +248,49 @@ RETURNING saga_id`)
   }
 
   /** The compare-and-set of one append: its entries if it matched, its conflict if not. */
-  const claimFor = (conn: Connection, request: Request): Effect.Effect<Outcome, SqlError> => {
-    const { at, expected, sagaId, status, written } = request
+  const compareAndSetFor = (conn: Connection, request: Request): Effect.Effect<Outcome, SqlError> => {
+    const { at, expected, lease, sagaId, status, written } = request
     const last = written[written.length - 1]
     const revision = last?.seq ?? expected.revision
     const digest = last?.hash ?? expected.digest
-    const claimed =
+    const owner = lease?.owner ?? null
+    const expiresAt = lease?.expiresAt ?? null
+    const newLease = Journal.isActive(status ?? "running") ? lease : null
+    const matched =
       expected.revision === 0
         ? conn.execute(
-            claimNew,
-            [sagaId, status ?? "running", revision, digest, at, at, status, revision, digest, at, expected.digest],
+            compareAndSetNew,
+            [
+              ...[sagaId, status ?? "running", revision, digest, at, at, newLease?.owner ?? null],
+              ...[newLease?.expiresAt ?? null, status, revision, digest, at, status, owner, status, expiresAt],
+              ...[expected.digest, owner, at]
+            ],
             undefined
           )
-        : conn.execute(claim, [status, revision, digest, at, sagaId, expected.revision, expected.digest], undefined)
-    return Effect.flatMap(claimed, (rows) =>
+        : conn.execute(
+            compareAndSet,
+            [
+              ...[status, revision, digest, at, status, owner, status, expiresAt],
+              ...[sagaId, expected.revision, expected.digest, owner, at]
+            ],
+            undefined
+          )
+    return Effect.flatMap(matched, (rows) =>
       rows.length > 0
         ? Effect.succeed(Exit.succeed(written))
-        : Effect.map(
-            conn.execute(selectRevision, [sagaId], undefined),
-            (rows): Outcome =>
-              Exit.fail(
-                new Journal.ConcurrencyConflict({
-                  sagaId,
-                  expectedRevision: expected.revision,
-                  actualRevision: Number(rows[0]?.revision ?? 0)
-                })
-              )
-          )
+        : Effect.map(conn.execute(selectPosition, [sagaId], undefined), (rows): Outcome => {
+            const row = rows[0] as PositionRow | undefined
+            const actualRevision = Number(row?.revision ?? 0)
+            return Exit.fail(
+              actualRevision === expected.revision && (row?.digest ?? expected.digest) === expected.digest
+                ? new Journal.LeaseHeld({
+                    sagaId,
+                    owner: String(row?.lease_owner),
+                    expiresAt: String(row?.lease_expires_at)
+                  })
+                : new Journal.ConcurrencyConflict({ sagaId, expectedRevision: expected.revision, actualRevision })
+            )
+          })
     )
   }
 
@@ -248,7 +301,7 @@ RETURNING saga_id`)
    */
   const write = (conn: Connection, batch: ReadonlyArray<Request>) =>
     Effect.flatMap(
-      Effect.forEach(batch, (request) => claimFor(conn, request)),
+      Effect.forEach(batch, (request) => compareAndSetFor(conn, request)),
       (outcomes): Effect.Effect<ReadonlyArray<Outcome>, SqlError> => {
         const rows = outcomes.flatMap((outcome) => (Exit.isSuccess(outcome) ? outcome.value : []))
         return Effect.as(
@@ -307,7 +360,12 @@ RETURNING saga_id`)
    * made inside the caller's own transaction is written in it, not batched: it must commit or roll
    * back with that transaction (and a batch would wait for the connection the caller holds).
    */
-  const append = (sagaId: string, expected: Journal.Expected, drafts: ReadonlyArray<Journal.Draft>) =>
+  const append = (
+    sagaId: string,
+    expected: Journal.Expected,
+    drafts: ReadonlyArray<Journal.Draft>,
+    holder?: Journal.Holder
+  ) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) => {
       const at = clock(millis)
       const request: Request = {
@@ -315,7 +373,8 @@ RETURNING saga_id`)
         expected,
         written: buildEntries(sagaId, expected, drafts, at),
         status: statusSetBy(drafts),
-        at
+        at,
+        lease: holder === undefined ? null : leaseFrom(holder, millis)
       }
       return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
         Effect.flatten(Option.isSome(outer) ? commitOne(request) : Effect.uninterruptible(submit(request)))
@@ -369,8 +428,10 @@ RETURNING saga_id`,
 
   const toRecords = (operation: string) => (rows: ReadonlyArray<unknown>) => {
     const records: Array<Journal.SagaRecord> = []
-    for (const row of rows) {
-      const record = decodeRecord(row)
+    for (const row of rows as ReadonlyArray<RecordRow>) {
+      const { leaseExpiresAt, leaseOwner, ...columns } = row
+      const lease = leaseOwner === null ? null : { owner: leaseOwner, expiresAt: leaseExpiresAt }
+      const record = decodeRecord({ ...columns, lease })
       if (Either.isLeft(record)) {
         const sagaId = (row as { readonly sagaId?: unknown }).sagaId
         return Effect.fail(
@@ -419,5 +480,70 @@ ORDER BY updated_at, created_at, saga_id`,
     ).pipe(Effect.map((rows) => rows.map((row) => row.sagaId)))
   }
 
-  return Journal.Journal.of({ append, importSaga, read, get, list, prune })
+  /**
+   * One statement takes the lease if it is free, lapsed or the holder's own. When it does not, a
+   * read says why: no such saga, or whose lease it is (and if the lease was dropped in between,
+   * the claim is tried again).
+   */
+  const claim = (
+    sagaId: string,
+    holder: Journal.Holder
+  ): Effect.Effect<Option.Option<Journal.SagaRecord>, Journal.ClaimError> =>
+    Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+      const lease = leaseFrom(holder, millis)
+      return Effect.mapError(
+        sql`UPDATE ${sagas} SET lease_owner = ${lease.owner}, lease_expires_at = ${lease.expiresAt}
+WHERE saga_id = ${sagaId} AND ${leaseIsFreeAt(holder.owner, clock(millis))}
+RETURNING ${recordColumns}`,
+        journalError("claim")
+      ).pipe(
+        Effect.flatMap(toRecords("claim")),
+        Effect.flatMap((claimed) =>
+          claimed.length > 0 ? Effect.succeed(Option.some(claimed[0]!)) : whyNotClaimed(sagaId, holder)
+        )
+      )
+    })
+
+  const whyNotClaimed = (sagaId: string, holder: Journal.Holder) =>
+    Effect.flatMap(get(sagaId), (record) => {
+      if (Option.isNone(record)) return Effect.succeed(Option.none())
+      const lease = record.value.lease
+      return lease === null ? claim(sagaId, holder) : Effect.fail(new Journal.LeaseHeld({ sagaId, ...lease }))
+    })
+
+  const claimLapsed = (holder: Journal.Holder, limit: number) =>
+    Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+      const lease = leaseFrom(holder, millis)
+      const left = sql.in("status", [...activeStatuses, "suspended"])
+      return Effect.mapError(
+        sql`UPDATE ${sagas} SET lease_owner = ${lease.owner}, lease_expires_at = ${lease.expiresAt}
+WHERE saga_id IN (SELECT saga_id FROM ${sagas} WHERE ${left} AND ${leaseIsFreeAt(null, clock(millis))}
+  ORDER BY updated_at, saga_id LIMIT ${Math.max(0, Math.floor(limit))})
+RETURNING ${recordColumns}`,
+        journalError("claim")
+      ).pipe(
+        Effect.flatMap(toRecords("claim")),
+        Effect.map((records) =>
+          [...records].sort((a, b) => a.updatedAt.localeCompare(b.updatedAt) || a.sagaId.localeCompare(b.sagaId))
+        )
+      )
+    })
+
+  const renew = (holder: Journal.Holder) =>
+    Effect.flatMap(Clock.currentTimeMillis, (millis) =>
+      Effect.mapError(
+        sql`UPDATE ${sagas} SET lease_expires_at = ${leaseFrom(holder, millis).expiresAt}
+WHERE lease_owner = ${holder.owner} RETURNING saga_id`,
+        journalError("renew")
+      )
+    ).pipe(Effect.map((rows) => rows.length))
+
+  const release = (owner: string, sagaId?: string) =>
+    Effect.mapError(
+      sql`UPDATE ${sagas} SET lease_owner = NULL, lease_expires_at = NULL
+WHERE lease_owner = ${owner}${sagaId === undefined ? sql.literal("") : sql` AND saga_id = ${sagaId}`}`,
+      journalError("release")
+    ).pipe(Effect.asVoid)
+
+  return Journal.Journal.of({ append, claim, claimLapsed, renew, release, importSaga, read, get, list, prune })
 })

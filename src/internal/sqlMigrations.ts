@@ -73,6 +73,17 @@ const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClien
       ],
       { discard: true }
     )
+  ),
+  // The lease of the worker driving a saga: its name and when the lease lapses (ISO-8601 UTC, so
+  // that text order is time order). Both are NULL while nobody drives the saga.
+  "3_add_leases": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all(
+      [
+        sql`ALTER TABLE ${sql(sagasTable)} ADD COLUMN lease_owner TEXT`,
+        sql`ALTER TABLE ${sql(sagasTable)} ADD COLUMN lease_expires_at TEXT`
+      ],
+      { discard: true }
+    )
   )
 }
 

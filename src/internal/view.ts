@@ -38,6 +38,8 @@ export class JournalView {
   status: SagaStatus = "running"
   exists = false
   compensationStarted = false
+  /** The saga's `SAGA_STARTED` entry. */
+  started: Entry | undefined = undefined
   /** Why compensation started, as journaled. */
   compensationCause = ""
 
@@ -49,6 +51,7 @@ export class JournalView {
     this.exists = true
     this.position = { revision: entry.seq, digest: entry.hash }
     this.status = statusAfter(this.status, [entry])
+    if (entry.phase === "SAGA_STARTED") this.started = entry
     if (entry.phase === "SAGA_COMPENSATING") {
       this.compensationStarted = true
       const cause = parsePayload(entry.payload)?.cause

@@ -1,20 +1,24 @@
 import * as Effect from "effect/Effect"
-import type { ConcurrencyConflict, Draft, Journal, JournalError } from "../Journal.js"
+import type { AppendError, Draft, Holder, Journal } from "../Journal.js"
+import { isActive } from "../Journal.js"
 import { Mutex } from "./mutex.js"
 import { JournalView } from "./view.js"
 
 /**
  * The one path by which a saga's entries reach the journal: appends are serialized, each names the
- * position the writer last saw, and the view follows every append.
+ * position the writer last saw and the worker's lease, and the view follows every append.
  */
 export class Writer {
   private readonly lock = new Mutex()
   private prefix: ReadonlyArray<Draft> = []
+  /** Whether the store may still record this worker's lease on the saga (an append that halts the saga drops it). */
+  holdsLease = false
 
   constructor(
     readonly sagaId: string,
     private readonly journal: Journal["Type"],
-    readonly view: JournalView
+    readonly view: JournalView,
+    private readonly holder: Holder | undefined
   ) {}
 
   /** Entries to write in front of the next append (a resume marker travels with the first real write). */
@@ -22,19 +26,29 @@ export class Writer {
     this.prefix = drafts
   }
 
-  append(drafts: ReadonlyArray<Draft>): Effect.Effect<void, ConcurrencyConflict | JournalError> {
+  append(drafts: ReadonlyArray<Draft>): Effect.Effect<void, AppendError> {
     return this.lock.withLock(
       Effect.suspend(() => {
         const batch = this.prefix.length === 0 ? drafts : [...this.prefix, ...drafts]
-        return Effect.map(this.journal.append(this.sagaId, this.view.position, batch), (entries) => {
+        return Effect.map(this.journal.append(this.sagaId, this.view.position, batch, this.holder), (entries) => {
           this.prefix = []
           for (const entry of entries) this.view.apply(entry)
+          this.holdsLease = this.holder !== undefined && isActive(this.view.status)
         })
       })
     )
   }
+
+  /** Drops the lease if this writer may still hold it: the worker no longer drives the saga. */
+  release(): Effect.Effect<void> {
+    return this.holder === undefined || !this.holdsLease
+      ? Effect.void
+      : Effect.catchAll(this.journal.release(this.holder.owner, this.sagaId), (error) =>
+          Effect.logWarning(`effect-saga: the lease of saga ${this.sagaId} was not released; it will lapse`, error)
+        )
+  }
 }
 
-/** Loads a saga's journal into a writer. */
-export const load = (journal: Journal["Type"], sagaId: string) =>
-  Effect.map(journal.read(sagaId), (entries) => new Writer(sagaId, journal, new JournalView(entries)))
+/** Loads a saga's journal into a writer that writes under `holder`'s lease. */
+export const load = (journal: Journal["Type"], sagaId: string, holder?: Holder) =>
+  Effect.map(journal.read(sagaId), (entries) => new Writer(sagaId, journal, new JournalView(entries), holder))

@@ -1,0 +1,232 @@
+/**
+ * Finding the sagas a worker left behind and resuming them: sagas that were running or
+ * compensating when their worker's lease lapsed (it crashed, or stopped renewing), and sagas left
+ * suspended by a shutdown. A saga is resumed by replaying the program of the definition it was
+ * started from (`Saga.start`); the journal decides what has run.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import { decodeJson } from "./internal/codec.js"
+import { originOf } from "./internal/saga.js"
+import { JournalView } from "./internal/view.js"
+import type { JournalError, SagaRecord } from "./Journal.js"
+import { Journal, SagaNotFound } from "./Journal.js"
+import type { RunError } from "./Saga.js"
+import { Saga } from "./Saga.js"
+import type * as SagaDefinition from "./SagaDefinition.js"
+import type { InvalidSagaInput } from "./SagaError.js"
+import type { SagaResult } from "./SagaResult.js"
+
+/**
+ * A saga left behind that this worker cannot resume: it was not started from a definition, or
+ * from one this worker was not given, or its journaled input no longer decodes.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class Unrecoverable extends Schema.TaggedError<Unrecoverable>("effect-saga/Unrecoverable")("Unrecoverable", {
+  sagaId: Schema.String,
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `saga ${this.sagaId} cannot be recovered here: ${this.reason}`
+  }
+}
+
+/**
+ * Why a saga was not resumed.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type RecoveryError = Unrecoverable | SagaNotFound | InvalidSagaInput | RunError
+
+/**
+ * What became of one saga a recovery pass claimed.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Recovered =
+  | { readonly _tag: "Resumed"; readonly sagaId: string; readonly result: SagaResult<unknown, unknown> }
+  | { readonly _tag: "Failed"; readonly sagaId: string; readonly error: RecoveryError }
+
+/**
+ * The sagas one recovery pass claimed, and what became of each.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RecoveryReport {
+  readonly sagas: ReadonlyArray<Recovered>
+}
+
+/**
+ * The recovery service.
+ *
+ * @since 0.1.0
+ * @category services
+ */
+export class Recovery extends Context.Tag("effect-saga/Recovery")<
+  Recovery,
+  {
+    /**
+     * Claims every saga left behind (in batches) and resumes each; returns what became of them.
+     * Sagas another worker drives, or is recovering, are not touched.
+     */
+    readonly recoverAll: Effect.Effect<RecoveryReport, JournalError>
+    /** Resumes one saga from the definition it was started from, whatever its state. */
+    readonly resume: (sagaId: string) => Effect.Effect<SagaResult<unknown, unknown>, RecoveryError>
+  }
+>() {}
+
+/**
+ * How a worker recovers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options<Definitions extends ReadonlyArray<SagaDefinition.Any>> {
+  /** The definitions this worker can resume, by name. */
+  readonly definitions: Definitions
+  /** How many sagas are resumed at once (default 10). */
+  readonly concurrency?: number | undefined
+  /** How many sagas one claim takes (default 100). */
+  readonly batchSize?: number | undefined
+  /** How often the layer looks for sagas left behind (default: the worker's lease length); `"startup"` looks once. */
+  readonly every?: Duration.DurationInput | "startup" | undefined
+}
+
+/**
+ * The recovery service for the worker of the `Saga` in context.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>>(
+  options: Options<Definitions>
+): Effect.Effect<Recovery["Type"], never, Saga | Journal | SagaDefinition.Context<Definitions[number]>> =>
+  Effect.gen(function* () {
+    const saga = yield* Saga
+    const journal = yield* Journal
+    const context = yield* Effect.context<SagaDefinition.Context<Definitions[number]>>()
+    const byName = new Map(options.definitions.map((definition) => [definition.name, definition]))
+    const holder = { owner: saga.worker.owner, ttlMillis: Duration.toMillis(saga.worker.leaseTtl) }
+    const batchSize = Math.max(1, options.batchSize ?? 100)
+
+    const resume = (sagaId: string): Effect.Effect<SagaResult<unknown, unknown>, RecoveryError> =>
+      Effect.gen(function* () {
+        const view = new JournalView(yield* journal.read(sagaId))
+        if (!view.exists) return yield* new SagaNotFound({ sagaId })
+        const origin = originOf(view)
+        const unrecoverable = (reason: string) => new Unrecoverable({ sagaId, reason })
+        if (origin === undefined) return yield* unrecoverable("it was not started from a definition")
+        const definition = byName.get(origin.definition)
+        if (definition === undefined) {
+          return yield* unrecoverable(`this worker was not given definition ${origin.definition}`)
+        }
+        const input = decodeJson(definition.input, JSON.stringify(origin.input))
+        if (input._tag === "Left") return yield* unrecoverable(`its input no longer decodes: ${input.left}`)
+        // The definitions' services were captured when the layer was built.
+        const started = saga.start(definition, sagaId, input.right) as Effect.Effect<
+          SagaResult<unknown, unknown>,
+          RecoveryError,
+          SagaDefinition.Context<Definitions[number]>
+        >
+        return yield* Effect.provide(started, context)
+      })
+
+    const recoverOne = (record: SagaRecord): Effect.Effect<Recovered> =>
+      resume(record.sagaId).pipe(
+        Effect.map((result): Recovered => ({ _tag: "Resumed", sagaId: record.sagaId, result })),
+        Effect.catchAll((error) => Effect.succeed<Recovered>({ _tag: "Failed", sagaId: record.sagaId, error })),
+        Effect.withSpan("effect-saga.recover", { attributes: { "saga.id": record.sagaId }, captureStackTrace: false })
+      )
+
+    // A pass claims batch after batch until nothing is left behind. A saga it could not resume
+    // keeps this worker's lease until the pass ends (so that it is not claimed again), and is
+    // then released for a worker that can.
+    const recoverAll = saga.worker.renewing(
+      Effect.gen(function* () {
+        const recovered: Array<Recovered> = []
+        while (true) {
+          const claimed = yield* journal.claimLapsed(holder, batchSize)
+          if (claimed.length === 0) break
+          recovered.push(...(yield* Effect.forEach(claimed, recoverOne, { concurrency: options.concurrency ?? 10 })))
+        }
+        for (const saga of recovered) {
+          if (saga._tag === "Failed") yield* Effect.ignore(journal.release(holder.owner, saga.sagaId))
+        }
+        return { sagas: recovered }
+      })
+    )
+
+    return Recovery.of({ recoverAll, resume })
+  })
+
+/**
+ * A worker's recovery: at start-up, and then every `every`, it claims the sagas left behind and
+ * resumes them in the background, logging what it found. The `Saga` service renews the leases
+ * while it lives.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any>>(
+  options: Options<Definitions>
+): Layer.Layer<Recovery, never, Saga | Journal | SagaDefinition.Context<Definitions[number]>> =>
+  Layer.scoped(
+    Recovery,
+    Effect.gen(function* () {
+      const recovery = yield* make(options)
+      const saga = yield* Saga
+      const pass = recovery.recoverAll.pipe(
+        Effect.tap((report) =>
+          report.sagas.length === 0 ? Effect.void : Effect.logInfo("effect-saga: recovered", summary(report))
+        ),
+        Effect.catchAll((error) => Effect.logWarning("effect-saga: recovery could not read the journal", error))
+      )
+      const every = options.every ?? saga.worker.leaseTtl
+      yield* Effect.forkScoped(every === "startup" ? pass : Effect.forever(Effect.zipRight(pass, Effect.sleep(every))))
+      return recovery
+    })
+  )
+
+/**
+ * How many sagas of a report ended in each state.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const summary = (report: RecoveryReport): Record<string, number> => {
+  const counts: Record<string, number> = {}
+  for (const recovered of report.sagas) {
+    const key = recovered._tag === "Resumed" ? recovered.result._tag : "Failed"
+    counts[key] = (counts[key] ?? 0) + 1
+  }
+  return counts
+}
+
+/**
+ * Claims every saga left behind and resumes each.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const recoverAll: Effect.Effect<RecoveryReport, JournalError, Recovery> = Effect.flatMap(
+  Recovery,
+  (recovery) => recovery.recoverAll
+)
+
+/**
+ * Resumes one saga from the definition it was started from.
+ *
+ * @since 0.1.0
+ * @category accessors
+ */
+export const resume = (sagaId: string) => Effect.flatMap(Recovery, (recovery) => recovery.resume(sagaId))

@@ -1,0 +1,44 @@
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+
+/** The fields of an approval that decide when it expires. */
+export interface Expiring {
+  readonly at?: unknown
+  readonly expiresAt?: unknown
+  readonly renewedAt?: unknown
+}
+
+/** When an approval expires: the instant as written, and in epoch milliseconds (`NaN` if unreadable). */
+export interface Expiry {
+  readonly text: string
+  readonly millis: number
+}
+
+const fromMillis = (millis: number): Expiry => ({
+  text: Number.isFinite(millis) ? new Date(millis).toISOString() : "an unreadable time",
+  millis
+})
+
+/**
+ * When an approval expires: its own `expiresAt` if it names one; else the time it was given (or last
+ * renewed) plus `ttl`; else never (`undefined`).
+ */
+export const expiryOf = (approval: Expiring, ttl: Duration.Duration | undefined): Expiry | undefined => {
+  if (approval.expiresAt !== undefined) {
+    return { text: String(approval.expiresAt), millis: Date.parse(String(approval.expiresAt)) }
+  }
+  if (ttl === undefined || !Duration.isFinite(ttl)) return undefined
+  const from = approval.renewedAt ?? approval.at
+  return fromMillis(Date.parse(String(from)) + Duration.toMillis(ttl))
+}
+
+/**
+ * The expiry of an approval that has expired by Effect's `Clock` (at or before now; an unreadable
+ * expiry counts as expired), or `undefined` while it holds.
+ */
+export const expiredAt = (approval: Expiring, ttl: Duration.Duration | undefined) =>
+  Effect.map(Clock.currentTimeMillis, (now): Expiry | undefined => {
+    const expiry = expiryOf(approval, ttl)
+    return expiry !== undefined && !(expiry.millis > now) ? expiry : undefined
+  })
