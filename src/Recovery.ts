@@ -187,7 +187,13 @@ export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any
       const saga = yield* Saga
       const pass = recovery.recoverAll.pipe(
         Effect.tap((report) =>
-          report.sagas.length === 0 ? Effect.void : Effect.logInfo("effect-saga: recovered", summary(report))
+          report.sagas.length === 0
+            ? Effect.void
+            : Effect.logInfo(
+                `effect-saga: recovery resumed ${report.sagas.length} saga(s): ${Object.entries(summary(report))
+                  .map(([outcome, count]) => `${count} ${outcome}`)
+                  .join(", ")}`
+              )
         ),
         Effect.catchAll((error) => Effect.logWarning("effect-saga: recovery could not read the journal", error))
       )
