@@ -1,6 +1,9 @@
-import { assert, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Scope, TestClock } from "effect"
-import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition } from "../src/index.js"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, assert, describe, expect, it } from "@effect/vitest"
+import { type Context, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Scope, TestClock } from "effect"
+import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlApproval } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/memoryJournal.js"
 
 /** One store that several workers share, as processes share a database. */
@@ -268,6 +271,63 @@ describe("shutdown and recovery", () => {
       const claimed = yield* store.journal.claimLapsed({ owner: "host-1", ttlMillis: 30_000 }, 10)
       assert(claimed.length === 1)
       expect(claimed[0]!.sagaId).toBe("mine")
+    })
+  )
+})
+
+describe("leases across connections to one SQLite file", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-leases-"))
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+  /** A worker with a connection of its own, as another process would have. */
+  const sqliteWorker = (filename: string, owner: string) =>
+    Saga.layerWith({ owner, leaseTtl: "30 seconds" }).pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename })))
+
+  const recordIn = (context: Context.Context<Journal.Journal>, sagaId: string) =>
+    Effect.provide(
+      Effect.flatMap(Journal.Journal, (journal) => Effect.map(journal.get(sagaId), Option.getOrThrow)),
+      context
+    )
+
+  it.scoped("two workers resume one saga: one proceeds, the other gets LeaseHeld; every step runs once", () =>
+    Effect.gen(function* () {
+      const filename = path.join(dir, "two-workers.db")
+      const world = yield* makeWorld
+      const a = yield* Layer.build(sqliteWorker(filename, "worker-a"))
+      const b = yield* Layer.build(sqliteWorker(filename, "worker-b"))
+      const running = yield* Effect.fork(Effect.provide(Saga.start(world.Order, "s-1", { id: "s-1" }), a))
+      yield* Deferred.await(world.entered)
+
+      const refused = yield* Effect.flip(Effect.provide(Saga.start(world.Order, "s-1", { id: "s-1" }), b))
+      expect(refused).toMatchObject({ _tag: "LeaseHeld", owner: "worker-a" })
+      yield* world.open()
+      expect((yield* Fiber.join(running))._tag).toBe("Completed")
+      expect((yield* Effect.provide(Saga.start(world.Order, "s-1", { id: "s-1" }), b))._tag).toBe("Completed")
+      expect(world.calls).toEqual({ reserve: 1, charge: 1, ship: 1 })
+      expect((yield* recordIn(b, "s-1")).lease).toBeNull()
+    })
+  )
+
+  it.scoped("a worker shut down mid-saga leaves it suspended; a worker on another connection recovers it", () =>
+    Effect.gen(function* () {
+      const filename = path.join(dir, "shutdown.db")
+      const world = yield* makeWorld
+      const scope = yield* Scope.make()
+      const a = yield* Layer.buildWithScope(sqliteWorker(filename, "worker-a"), scope)
+      yield* Effect.fork(Effect.provide(Saga.start(world.Order, "s-2", { id: "s-2" }), a))
+      yield* Deferred.await(world.entered)
+      yield* Scope.close(scope, Exit.void)
+      yield* world.open()
+
+      const b = yield* Layer.build(
+        Recovery.layer({ definitions: [world.Order], every: "startup" }).pipe(
+          Layer.provideMerge(sqliteWorker(filename, "worker-b"))
+        )
+      )
+      yield* Effect.provide(Recovery.recoverAll, b)
+      expect(yield* recordIn(b, "s-2")).toMatchObject({ status: "completed", lease: null })
+      expect(world.calls).toEqual({ reserve: 1, charge: 2, ship: 1 })
+      expect((yield* Effect.provide(Journal.verify("s-2"), b))._tag).toBe("Intact")
     })
   )
 })
