@@ -131,6 +131,13 @@ export interface ToolOptions {
    * when the approval names no `expiresAt` of its own. Overrides the `Saga` layer's `approvalTtl`.
    */
   readonly approvalTtl?: Duration.DurationInput | undefined
+  /**
+   * The undo needs the receipt the forward call set (`step.setReceipt`): without one, the effect
+   * cannot be undone (`unavailable` from `compensateEffect`, `failed` in a saga's compensation).
+   */
+  readonly receiptRequired?: boolean | undefined
+  /** An explicit undo of this tool's effect (`Saga.compensateEffect`) waits for an approval of its own. */
+  readonly approveExplicitUndo?: boolean | undefined
 }
 
 /**
@@ -213,6 +220,8 @@ const toSpec = (options: {
   readonly maxPayloadBytes?: number | undefined
   readonly retryMode?: RetryMode | undefined
   readonly approvalTtl?: Duration.DurationInput | undefined
+  readonly receiptRequired?: boolean | undefined
+  readonly approveExplicitUndo?: boolean | undefined
 }): Spec.StepSpec => ({
   name: options.name,
   input: options.input,
@@ -225,6 +234,8 @@ const toSpec = (options: {
   retry: options.retry,
   maxPayloadBytes: options.maxPayloadBytes ?? Spec.DEFAULT_MAX_PAYLOAD_BYTES,
   retryMode: options.retryMode ?? "none",
+  receiptRequired: options.receiptRequired ?? false,
+  approveExplicitUndo: options.approveExplicitUndo ?? false,
   approvalTtl: options.approvalTtl === undefined ? undefined : Duration.decode(options.approvalTtl)
 })
 

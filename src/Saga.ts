@@ -8,9 +8,11 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { AlreadyDecided, Approval, ApprovalNotFound, RenewError } from "./Approval.js"
+import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport } from "./CompensationReport.js"
 import type * as commands from "./internal/commands.js"
+import type * as explicit from "./internal/compensateEffect.js"
 import { CurrentSaga as CurrentSagaTag } from "./internal/context.js"
 import * as internal from "./internal/saga.js"
 import type {
@@ -24,7 +26,7 @@ import type {
   SagaRecord
 } from "./Journal.js"
 import type { SagaDefinition } from "./SagaDefinition.js"
-import type { CommandRefused, InvalidSagaInput } from "./SagaError.js"
+import type { CommandConflict, CommandRefused, EffectNotFound, InvalidSagaInput } from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
 
 export {
@@ -37,7 +39,17 @@ export {
    * @since 0.1.0
    * @category errors
    */
+  CommandConflict,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
   CommandRefused,
+  /**
+   * @since 0.1.0
+   * @category errors
+   */
+  EffectNotFound,
   /**
    * @since 0.1.0
    * @category errors
@@ -175,6 +187,18 @@ export type CommandError =
   | JournalError
   | JournalCorrupted
   | CommandRefused
+  | CommandConflict
+  | Unauthorized
+
+/**
+ * What an explicit undo of one effect came to: `Settled` with its outcome (`completed`, `partial`,
+ * `unavailable`, `failed`, `unknown`) and detail, or `AwaitingApproval` for the undo's own approval.
+ * `runId` is the journal id of the undo's run.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type EffectCompensation = explicit.EffectCompensation
 
 /**
  * Where one step stands, as the journal says.
@@ -230,6 +254,13 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
     ) => Effect.Effect<SagaResult<A, E>, RunError | SagaNotFound, Exclude<R, CurrentSaga>>
     /** Undoes every executed step not undone yet; calling it again never undoes a step twice. */
     readonly compensate: (sagaId: string, seen?: Seen) => Effect.Effect<CompensationReport, CommandError>
+    /**
+     * Undoes one applied effect (`effectId`: the step's forward idempotency key, `Saga.status` lists
+     * it) on request, as a run of its own with its own journal entries, idempotency key, timeout and
+     * at most one approval of its own. The saga's step stays `EXECUTED`. Asking again returns the
+     * first answer and runs nothing.
+     */
+    readonly compensateEffect: (effectId: string) => Effect.Effect<EffectCompensation, CommandError | EffectNotFound>
     /** Approves a step awaiting approval: recorded and journaled `APPROVED`; it runs on the next resume. */
     readonly approve: (
       sagaId: string,
@@ -326,6 +357,14 @@ export const resume = <A, E, R>(
  * @category accessors
  */
 export const compensate = (sagaId: string, seen?: Seen) => Effect.flatMap(Saga, (saga) => saga.compensate(sagaId, seen))
+
+/**
+ * Undoes one applied effect on request.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const compensateEffect = (effectId: string) => Effect.flatMap(Saga, (saga) => saga.compensateEffect(effectId))
 
 /**
  * Reads a saga's status from the journal.

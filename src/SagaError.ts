@@ -106,3 +106,35 @@ export class CommandRefused extends Schema.TaggedError<CommandRefused>("effect-s
     return `refused for step ${this.stepId} of saga ${this.sagaId}: ${this.reason}`
   }
 }
+
+/**
+ * A command on a step that already has a terminal answer from another command (approving a
+ * rejected step, resolving differently a step already resolved). An exact replay of the first
+ * command is not a conflict: it returns the first answer. Nothing was written.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class CommandConflict extends Schema.TaggedError<CommandConflict>("effect-saga/CommandConflict")(
+  "CommandConflict",
+  { sagaId: Schema.String, stepId: Schema.String, answer: Schema.String }
+) {
+  override get message(): string {
+    return `step ${this.stepId} of saga ${this.sagaId} was already ${this.answer}: a different command is refused`
+  }
+}
+
+/**
+ * No applied effect has this id. An effect id is the forward idempotency key of a step,
+ * `${sagaId}/${stepId}` (`Saga.status` lists each step's `effectId`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class EffectNotFound extends Schema.TaggedError<EffectNotFound>("effect-saga/EffectNotFound")("EffectNotFound", {
+  effectId: Schema.String
+}) {
+  override get message(): string {
+    return `no effect ${this.effectId}: an effect id is a step's idempotency key, <sagaId>/<stepId>`
+  }
+}

@@ -2,6 +2,7 @@
  * @since 0.1.0
  */
 export * as Approval from "./Approval.js"
+export * as Authority from "./Authority.js"
 /**
  * @since 0.1.0
  */

@@ -194,7 +194,8 @@ describe("approval expiry and renewal", () => {
         inputDigest: wireDigest,
         expiresAt: iso(t + minutes(60)),
         renewedBy: "bob",
-        renewedAt: iso(t + minutes(10))
+        renewedAt: iso(t + minutes(10)),
+        principal: "anonymous"
       })
       expect(yield* approvalOf(waiting.request.requestId)).toMatchObject({
         renewedBy: "bob",

@@ -38,14 +38,21 @@ describe("operator commands", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
-  it.effect("approving a step that does not await approval is refused", () =>
+  it.effect("approve is idempotent: the same approval again answers as the first; another one is a conflict", () =>
     Effect.gen(function* () {
       const { program } = fixture()
       const waiting = yield* Saga.run("twice", program)
       assert(waiting._tag === "AwaitingApproval")
       yield* Saga.approve("twice", waiting.request.stepId, { by: "alice" })
+      const after = yield* Saga.status("twice")
+      // An exact replay, even naming the position seen before the first approval, is a pure read.
+      yield* Saga.approve("twice", waiting.request.stepId, { by: "alice", revision: after.revision - 1 })
+      expect((yield* Saga.status("twice")).revision).toBe(after.revision)
       const again = yield* Effect.flip(Saga.approve("twice", waiting.request.stepId, { by: "bob" }))
-      expect(again).toMatchObject({ _tag: "CommandRefused", reason: "the step is not awaiting approval" })
+      expect(again).toMatchObject({ _tag: "CommandConflict", answer: "approved by alice" })
+      const rejected = yield* Effect.flip(Saga.reject("twice", waiting.request.stepId, { by: "bob", reason: "no" }))
+      expect(rejected).toMatchObject({ _tag: "CommandConflict", answer: "approved by alice" })
+      expect((yield* Saga.status("twice")).revision).toBe(after.revision)
       const missing = yield* Effect.flip(Saga.approve("twice", "nope", { by: "bob" }))
       expect(missing._tag).toBe("CommandRefused")
     }).pipe(Effect.provide(Testing.layer))
@@ -94,8 +101,11 @@ describe("operator commands", () => {
       const resumed = yield* Saga.run("not-applied", unknownProgram)
       expect(resumed._tag).toBe("Compensated")
       expect(calls).toMatchObject({ reserve: 1, release: 0 })
+      const revision = (yield* Saga.status("not-applied")).revision
+      yield* Saga.resolve("not-applied", stepId, { outcome: "not-applied", by: "erin" })
       const known = yield* Effect.flip(Saga.resolve("not-applied", stepId, { outcome: "applied", by: "erin" }))
-      expect(known).toMatchObject({ _tag: "CommandRefused", reason: "the step's outcome is not unknown" })
+      expect(known).toMatchObject({ _tag: "CommandConflict", answer: "resolved as not-applied by erin" })
+      expect((yield* Saga.status("not-applied")).revision).toBe(revision)
     }).pipe(Effect.provide(Testing.layer))
   )
 })

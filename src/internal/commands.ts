@@ -70,7 +70,7 @@ export const approve = (
   writer: Writer,
   approval: Approval["Type"],
   stepId: string,
-  options: { readonly by: string; readonly expiresAt?: string | undefined }
+  options: { readonly by: string; readonly expiresAt?: string | undefined; readonly principal?: string | undefined }
 ) =>
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
@@ -84,7 +84,8 @@ export const approve = (
       by: options.by,
       at,
       inputDigest,
-      ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt })
+      ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
+      ...principalOf(options)
     })
   })
 
@@ -110,6 +111,8 @@ const approvedStep = (writer: Writer, stepId: string) =>
 /** What a renewal says: who, the new expiry, and optionally the input digest the operator saw. */
 export interface RenewOptions {
   readonly by: string
+  /** The principal who renews, as the authority knew them. */
+  readonly principal?: string | undefined
   readonly expiresAt?: string | undefined
   readonly inputDigest?: string | undefined
 }
@@ -137,7 +140,8 @@ export const renew = (writer: Writer, approval: Approval["Type"], stepId: string
       ...decision,
       ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
       renewedBy: options.by,
-      renewedAt: yield* nowIso
+      renewedAt: yield* nowIso,
+      ...principalOf(options)
     })
   })
 
@@ -146,17 +150,18 @@ export const reject = (
   writer: Writer,
   approval: Approval["Type"],
   stepId: string,
-  options: { readonly by: string; readonly reason: string }
+  options: { readonly by: string; readonly reason: string; readonly principal?: string | undefined }
 ) =>
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
-    yield* approval.reject(`${writer.sagaId}/${stepId}`, options)
+    yield* approval.reject(`${writer.sagaId}/${stepId}`, { by: options.by, reason: options.reason })
     const at = yield* nowIso
     yield* write(writer, step, "REJECTED", {
       _tag: "Rejected",
       by: options.by,
       at,
-      reason: `rejected by ${options.by}: ${options.reason}`
+      reason: `rejected by ${options.by}: ${options.reason}`,
+      ...principalOf(options)
     })
   })
 
@@ -165,12 +170,21 @@ export type Resolution =
   | { readonly outcome: "applied"; readonly by: string; readonly result?: unknown }
   | { readonly outcome: "not-applied"; readonly by: string }
 
+/** The principal a command was carried out for, recorded with it. */
+const principalOf = (options: { readonly principal?: string | undefined }) =>
+  options.principal === undefined ? {} : { principal: options.principal }
+
 /**
  * Settles a step whose outcome is unknown: `applied` journals `EXECUTED` (with the result the
  * operator found, checked against the tool's schema when the tool is known here), `not-applied`
  * journals `FAILED`. The next resume goes on, or compensates.
  */
-export const resolve = (writer: Writer, lookup: Lookup, stepId: string, resolution: Resolution) =>
+export const resolve = (
+  writer: Writer,
+  lookup: Lookup,
+  stepId: string,
+  resolution: Resolution & { readonly principal?: string | undefined }
+) =>
   Effect.gen(function* () {
     const step = yield* stepOf(writer, stepId)
     if (!isUnknown(step)) return yield* refused(writer, stepId, "the step's outcome is not unknown")
@@ -180,7 +194,8 @@ export const resolve = (writer: Writer, lookup: Lookup, stepId: string, resoluti
         description: error.message,
         defect: false,
         error: { _tag: error._tag, reason: error.reason },
-        resolvedBy: resolution.by
+        resolvedBy: resolution.by,
+        ...principalOf(resolution)
       })
     }
     const tool = lookup(step.toolName)
@@ -197,7 +212,9 @@ export const resolve = (writer: Writer, lookup: Lookup, stepId: string, resoluti
         toolName: step.toolName,
         phase: "EXECUTED",
         input: null,
-        payload: `{"result":${result.right},"resolvedBy":${JSON.stringify(resolution.by)}}`
+        payload: `{"result":${result.right},"resolvedBy":${JSON.stringify(resolution.by)}${
+          resolution.principal === undefined ? "" : `,"principal":${JSON.stringify(resolution.principal)}`
+        }}`
       }
     ])
   })

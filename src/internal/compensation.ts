@@ -5,10 +5,13 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type { Unauthorized } from "../Authority.js"
+import { DeclarationError } from "../Compensable.js"
 import * as Report from "../CompensationReport.js"
-import type { Draft, Entry, Phase } from "../Journal.js"
+import type { AppendError, Draft, Entry, JournalCorrupted, JournalError, Phase } from "../Journal.js"
 import * as Outcome from "../Outcome.js"
 import { decodeJson, parsePayload } from "./codec.js"
+import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
 import type { RegisteredTool } from "./registry.js"
 import type { StepView } from "./view.js"
@@ -16,6 +19,42 @@ import type { Writer } from "./writer.js"
 
 /** Finds the tool, and the context its undo runs in, by name. */
 export type Lookup = (toolName: string) => RegisteredTool | undefined
+
+/** How an explicit `compensateEffect` of a step ended (`pending` while it has no outcome yet). */
+export interface ExplicitUndo {
+  readonly outcome: Report.UndoOutcome | "pending"
+  readonly detail: string | undefined
+}
+
+/** What compensation needs besides the journal: tools, the authority, and explicit undos already made. */
+export interface UndoEnv {
+  readonly lookup: Lookup
+  /** Asked before each undo starts: a denied permission stops the compensation there. */
+  readonly beforeUndo: (step: StepView) => Effect.Effect<void, Unauthorized>
+  /** The explicit undo of the step's effect, if `compensateEffect` was asked for it. */
+  readonly explicitUndo: (
+    sagaId: string,
+    step: StepView
+  ) => Effect.Effect<ExplicitUndo | undefined, JournalError | JournalCorrupted>
+}
+
+/** Errors compensation can stop with: the journal, or a permission denied before an undo. */
+export type CompensationError = AppendError | JournalCorrupted | Unauthorized
+
+/**
+ * What an undo sees as its saga: every call of a compensable tool is refused. The inverse is
+ * bounded: one undo call, no nested step, no saga started from inside it.
+ */
+const boundedSaga = CurrentSaga.of({
+  sagaId: "",
+  step: (spec) =>
+    Effect.die(
+      new DeclarationError({
+        toolName: spec.name,
+        reason: "an undo cannot call a compensable tool: the inverse of a step is one undo call"
+      })
+    )
+})
 
 /** The idempotency key of a step's undo: stable across replays, distinct from the forward key. */
 export const undoKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}/undo`
@@ -84,24 +123,65 @@ const phaseOfExit = (exit: Exit.Exit<unknown, unknown>): readonly [Phase, string
   return ["COMPENSATION_FAILED", describe(exit.cause)]
 }
 
+/** The phase an explicit undo's outcome is journaled with in the saga's own journal. */
+const phaseOfExplicit: Record<Exclude<ExplicitUndo["outcome"], "failed" | "unavailable">, Phase> = {
+  completed: "COMPENSATED",
+  partial: "COMPENSATION_PARTIAL",
+  unknown: "COMPENSATION_UNKNOWN",
+  skipped: "SKIPPED",
+  pending: "COMPENSATION_UNKNOWN"
+}
+
 /** Runs, or reports from the journal, the undo of one executed step. */
-const undoStep = (writer: Writer, lookup: Lookup, step: StepView) =>
-  Effect.suspend(() => {
+const undoStep = (writer: Writer, env: UndoEnv, step: StepView) =>
+  Effect.gen(function* () {
     if (step.compensation !== undefined) {
-      return Effect.succeed(reportOf(step, outcomeOfPhase[step.compensation.phase]!, detailOf(step.compensation)))
+      return reportOf(step, outcomeOfPhase[step.compensation.phase]!, detailOf(step.compensation))
     }
     if (step.compensating !== undefined) {
-      return settle(writer, step, "COMPENSATION_UNKNOWN", "an undo started but its outcome was never journaled")
+      return yield* settle(writer, step, "COMPENSATION_UNKNOWN", "an undo started but its outcome was never journaled")
     }
-    const tool = lookup(step.toolName)
+    // An effect undone on request (compensateEffect) is not undone again: its outcome is taken over.
+    const explicit = yield* env.explicitUndo(writer.sagaId, step)
+    if (explicit !== undefined && explicit.outcome !== "failed" && explicit.outcome !== "unavailable") {
+      const detail =
+        explicit.outcome === "pending"
+          ? "an explicit compensation of this effect has no outcome yet"
+          : `by compensateEffect${explicit.detail === undefined ? "" : `: ${explicit.detail}`}`
+      return yield* settle(writer, step, phaseOfExplicit[explicit.outcome], detail)
+    }
+    const tool = env.lookup(step.toolName)
     if (tool === undefined) {
-      return Effect.succeed(reportOf(step, "unavailable", `tool ${step.toolName} is not registered in this process`))
+      return reportOf(step, "unavailable", `tool ${step.toolName} is not registered in this process`)
     }
-    const compensate = tool.spec.compensate
-    if (compensate === undefined) {
-      const reason = tool.spec.reversibility === "irreversible" ? "irreversible: no undo exists" : "no undo declared"
-      return settle(writer, step, "SKIPPED", reason)
-    }
+    yield* env.beforeUndo(step)
+    return yield* runUndo(writer, tool, step, undoKey(writer.sagaId, step.stepId))
+  })
+
+/** Why a tool's undo cannot run for a step, as a journaled phase and reason; `undefined` if it can. */
+export const unavailability = (
+  tool: RegisteredTool,
+  step: StepView
+): readonly ["SKIPPED" | "COMPENSATION_FAILED", string] | undefined => {
+  if (tool.spec.compensate === undefined) {
+    return ["SKIPPED", tool.spec.reversibility === "irreversible" ? "irreversible: no undo exists" : "no undo declared"]
+  }
+  if (tool.spec.receiptRequired && typeof parsePayload(step.executed!.payload)?.receipt !== "string") {
+    return ["COMPENSATION_FAILED", "the receipt its undo needs was never set: the effect cannot be undone here"]
+  }
+  return undefined
+}
+
+/**
+ * Journals `COMPENSATING`, runs the tool's undo of an executed step with `idempotencyKey` (bounded,
+ * with the tool's timeout and injected faults), and journals its outcome; or journals why it
+ * cannot run.
+ */
+export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, idempotencyKey: string) =>
+  Effect.suspend(() => {
+    const cannot = unavailability(tool, step)
+    if (cannot !== undefined) return settle(writer, step, cannot[0], cannot[1])
+    const compensate = tool.spec.compensate!
     const executed = parsePayload(step.executed!.payload)
     const input = decodeJson(tool.spec.input, step.input)
     if (Either.isLeft(input))
@@ -109,7 +189,6 @@ const undoStep = (writer: Writer, lookup: Lookup, step: StepView) =>
     const result = decodeJson(tool.spec.success, JSON.stringify(executed?.result ?? null))
     if (Either.isLeft(result))
       return settle(writer, step, "COMPENSATION_FAILED", `journaled result does not decode: ${result.left}`)
-    const idempotencyKey = undoKey(writer.sagaId, step.stepId)
     const receipt = typeof executed?.receipt === "string" ? Option.some(Redacted.make(executed.receipt)) : Option.none()
     const faults = Context.getOption(tool.context, Faults)
     let undo: Effect.Effect<unknown, unknown, any> = compensate({
@@ -123,6 +202,7 @@ const undoStep = (writer: Writer, lookup: Lookup, step: StepView) =>
       receipt
     })
     if (Option.isSome(faults)) undo = faults.value.around(step.toolName, "compensate", undo)
+    undo = Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, true)
     if (tool.spec.timeout !== undefined) {
       const timeout = tool.spec.timeout
       undo = Effect.timeoutFail(undo, {
@@ -147,7 +227,11 @@ const undoStep = (writer: Writer, lookup: Lookup, step: StepView) =>
  * Undoes every executed step not undone yet, in reverse execution order, journaling each undo
  * before and after it runs; steps already settled are reported from the journal, never run again.
  */
-export const compensate = (writer: Writer, lookup: Lookup, cause: string) =>
+export const compensate = (
+  writer: Writer,
+  env: UndoEnv,
+  cause: string
+): Effect.Effect<Report.CompensationReport, CompensationError> =>
   Effect.gen(function* () {
     const view = writer.view
     if (!view.compensationStarted) {
@@ -157,7 +241,7 @@ export const compensate = (writer: Writer, lookup: Lookup, cause: string) =>
     }
     const undone: Array<Report.StepReport> = []
     for (const stepId of view.executedOrder.slice().reverse()) {
-      undone.push(yield* undoStep(writer, lookup, view.steps.get(stepId)!))
+      undone.push(yield* undoStep(writer, env, view.steps.get(stepId)!))
     }
     const notUndone: Array<Report.NotUndone> = [
       ...view.failedSteps().map((step) => ({ stepId: step.stepId, toolName: step.toolName, phase: "FAILED" as const })),

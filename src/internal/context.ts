@@ -1,5 +1,6 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import type { StepSpec } from "./spec.js"
 
 /**
@@ -13,3 +14,6 @@ export class CurrentSaga extends Context.Tag("effect-saga/CurrentSaga")<
     readonly step: (spec: StepSpec, input: unknown, key: string | undefined) => Effect.Effect<any, any, any>
   }
 >() {}
+
+/** Set while an undo runs: starting a saga from inside one is refused (the inverse is bounded). */
+export const insideUndo: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)

@@ -10,6 +10,7 @@ import * as Option from "effect/Option"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type { Approval, ApprovalRequest } from "../Approval.js"
+import type { Unauthorized } from "../Authority.js"
 import { DeclarationError, InvalidInput, PayloadTooLarge } from "../Compensable.js"
 import type { AppendError, Draft, Phase } from "../Journal.js"
 import { JournalCorrupted } from "../Journal.js"
@@ -36,6 +37,7 @@ export type Halt =
   | { readonly _tag: "NeedsAttention"; readonly step: UnknownStep }
   | { readonly _tag: "Refused"; readonly error: ApprovalRefused }
   | { readonly _tag: "Closed" }
+  | { readonly _tag: "Unauthorized"; readonly error: Unauthorized }
   | {
       readonly _tag: "Fatal"
       readonly error: AppendError | JournalCorrupted | NonDeterminism
@@ -71,6 +73,8 @@ export class SagaRun {
     private readonly approval: Approval["Type"],
     private readonly registry: Registry,
     private readonly closed: boolean,
+    /** Asks again, before each step progresses, whether the caller may go on. */
+    private readonly recheck: Effect.Effect<void, Unauthorized>,
     /** How long an approval lasts when neither it nor its tool says (the `Saga` layer's default). */
     private readonly approvalTtl?: Duration.Duration | undefined
   ) {
@@ -125,7 +129,11 @@ export class SagaRun {
           if (!this.registry.has(spec.name)) this.registry.set(spec.name, tool)
         }
         this.inflight++
-        return Effect.ensuring(this.advance(spec, stepId, input, inputJson, digest, key !== undefined), this.leave)
+        const advance = Effect.zipRight(
+          Effect.catchAll(this.recheck, (error) => haltOn({ _tag: "Unauthorized", error })),
+          this.advance(spec, stepId, input, inputJson, digest, key !== undefined)
+        )
+        return Effect.ensuring(advance, this.leave)
       }).pipe(
         Effect.catchIf(
           (error): error is HaltSignal => error instanceof HaltSignal,

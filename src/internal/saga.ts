@@ -7,26 +7,34 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import { Approval } from "../Approval.js"
-import type * as Compensable from "../Compensable.js"
+import type { Action, Principal, Unauthorized } from "../Authority.js"
+import { Authority, allowAll, check } from "../Authority.js"
+import * as Compensable from "../Compensable.js"
 import type * as Report from "../CompensationReport.js"
 import type { ConcurrencyConflict, Draft, Holder, JournalCorrupted, JournalError, LeaseHeld } from "../Journal.js"
 import { isFinished, Journal, SagaNotFound, statusAfter } from "../Journal.js"
 import type * as SagaDefinition from "../SagaDefinition.js"
-import type { CompensationCause } from "../SagaError.js"
+import type { CommandConflict, CompensationCause } from "../SagaError.js"
 import { InvalidSagaInput, NonDeterminism, StepFailed } from "../SagaError.js"
 import type { SagaResult, UnknownStep } from "../SagaResult.js"
 import { encodeJson, parsePayload } from "./codec.js"
 import * as commands from "./commands.js"
+import * as explicit from "./compensateEffect.js"
+import type { Lookup } from "./compensation.js"
 import { compensate, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
+import { insideUndo } from "./context.js"
 import { makeKeyedLock } from "./keyedLock.js"
 import type { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
-import { SagaRun } from "./run.js"
-import type { JournalView, StepView } from "./view.js"
-import { isUnknown } from "./view.js"
+import * as replay from "./replay.js"
+import { forwardKey, SagaRun } from "./run.js"
+import type { StepView } from "./view.js"
+import { isUnknown, JournalView } from "./view.js"
 import type { Writer } from "./writer.js"
 import { load } from "./writer.js"
 
@@ -117,6 +125,7 @@ const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).sp
 export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}) {
   const journal = yield* Journal
   const approval = yield* Approval
+  const authority = Option.getOrElse(yield* Effect.serviceOption(Authority), () => allowAll)
   const registry: Registry = new Map()
   const withLock = makeKeyedLock()
   const scope = yield* Effect.scope
@@ -148,6 +157,25 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber))
     )
 
+  /** Starting, resuming or compensating a saga from inside an undo is refused: the inverse is bounded. */
+  const outsideUndo = Effect.flatMap(FiberRef.get(insideUndo), (inside) =>
+    inside
+      ? Effect.die(
+          new Compensable.DeclarationError({
+            toolName: "Saga",
+            reason: "an undo cannot start, resume or compensate a saga: the inverse of a step is one undo call"
+          })
+        )
+      : Effect.void
+  )
+
+  const undoEnv = (sagaId: string, lookup: Lookup) => ({
+    lookup,
+    beforeUndo: (step: StepView) => Effect.asVoid(check(authority, "compensate", sagaId, step.stepId)),
+    explicitUndo: explicit.explicitUndoOf(journal)
+  })
+  const registered: Lookup = (name) => registry.get(name)
+
   /** Takes the saga's lease and loads its journal; a saga that does not exist yet gets its lease with its first write. */
   const claimAndLoad = (sagaId: string) =>
     Effect.flatMap(journal.claim(sagaId, holder), (claimed) =>
@@ -166,13 +194,25 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       ? { _tag: "Compensated", sagaId, cause, report }
       : { _tag: "CompensationFailed", sagaId, cause, report }
 
-  const runSaga = <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions, origin?: Origin) =>
+  const runSaga = <A, E, R>(
+    action: "start" | "resume",
+    sagaId: string,
+    program: Effect.Effect<A, E, R>,
+    options?: RunOptions,
+    origin?: Origin
+  ) =>
     withLock(
       sagaId,
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
+          yield* outsideUndo
+          yield* check(authority, action, sagaId)
           const writer = yield* claimAndLoad(sagaId)
           const view = writer.view
+          // `run` of a saga that exists resumes it: that takes the permission to resume.
+          if (view.exists && action === "start") {
+            yield* Effect.tapError(check(authority, "resume", sagaId), () => writer.release())
+          }
           const journaledOrigin = originOf(view)
           if (view.exists && origin !== undefined && JSON.stringify(journaledOrigin) !== JSON.stringify(origin)) {
             yield* writer.release()
@@ -186,12 +226,16 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           if (!view.exists) writer.prepend([sagaEntry("SAGA_STARTED", origin)])
           else if (view.status !== "running" && !isFinished(view.status)) writer.prepend([sagaEntry("SAGA_RESUMED")])
           const closed = isFinished(view.status) || view.compensationStarted
-          const sagaRun = new SagaRun(writer, approval, registry, closed, approvalTtl)
+          // The permission is asked again before each step progresses: revoking it stops a long run.
+          const recheck = Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
+          const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, approvalTtl)
           const ending = yield* Effect.exit(restore(sagaRun.runProgram(program)))
 
           const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
           const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>
-            Effect.map(compensate(writer, lookup, describe(cause)), (report) => compensated(sagaId, cause, report))
+            Effect.map(compensate(writer, undoEnv(sagaId, lookup), describe(cause)), (report) =>
+              compensated(sagaId, cause, report)
+            )
 
           const endWith = (phase: Draft["phase"], payload?: object) =>
             view.status === statusAfter(view.status, [{ phase }])
@@ -230,6 +274,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
                   return compensateWith(Cause.fail(halt.error))
                 case "Fatal":
                   return Effect.fail(halt.error)
+                case "Unauthorized":
+                  return Effect.zipRight(endWith("SAGA_SUSPENDED"), Effect.fail(halt.error))
                 case "Closed":
                   return compensateWith(
                     Cause.die(new Error(`the saga was compensated before: ${view.compensationCause}`))
@@ -270,7 +316,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           InvalidSagaInput
         >,
       onRight: (json) =>
-        runSaga(sagaId, definition.program(input, sagaId), options, {
+        runSaga("start", sagaId, definition.program(input, sagaId), options, {
           definition: definition.name,
           input: JSON.parse(json)
         })
@@ -282,61 +328,146 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     )
 
   /**
-   * Runs an operator's command under the saga's lock and lease, refused if another worker drives
-   * the saga or if it moved on since `seen`.
+   * Runs an operator's command: asks the authority before reading the journal, then, under the
+   * saga's lock and lease, answers an exact replay from the journal (nothing runs, nothing is
+   * written), or refuses the command if the saga moved on since `seen`, or carries it out.
    */
-  const command = <A, E>(
-    sagaId: string,
-    seen: commands.Seen | undefined,
-    body: (writer: Writer) => Effect.Effect<A, E>
-  ) =>
+  const command = <A, E>(sagaId: string, spec: Command<A, E>) =>
     withLock(
       sagaId,
       Effect.uninterruptible(
         Effect.gen(function* () {
+          yield* outsideUndo
+          const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
           const writer = yield* claimAndLoad(sagaId)
           if (!writer.view.exists) return yield* new SagaNotFound({ sagaId })
-          return yield* Effect.ensuring(
-            Effect.zipRight(commands.checkSeen(writer, seen), body(writer)),
-            writer.release()
-          )
+          const carryOut = Effect.gen(function* () {
+            const prior = spec.replay === undefined ? "new" : yield* spec.replay.prior(writer)
+            if (prior === "replay") return yield* spec.replay!.answer(writer)
+            yield* commands.checkSeen(writer, spec.seen)
+            return yield* spec.body(writer, principal)
+          })
+          return yield* Effect.ensuring(carryOut, writer.release())
         })
       )
+    )
+
+  /** A saga's own compensation, as an operator's command or after a rejection. */
+  const compensateSaga = (writer: Writer, cause: string) =>
+    compensate(writer, undoEnv(writer.sagaId, registered), cause)
+
+  /** How long `compensateEffect` waits for another worker holding the saga or the run. */
+  const contention = Schedule.exponential("10 millis").pipe(
+    Schedule.union(Schedule.spaced("500 millis")),
+    Schedule.upTo(Duration.times(leaseTtl, 2))
+  )
+
+  const compensateEffect = (effectId: string) =>
+    Effect.gen(function* () {
+      yield* outsideUndo
+      const subject = yield* explicit.findSubject(journal, effectId)
+      yield* check(authority, "compensate", subject.sagaId, subject.step.stepId)
+      const refused = explicit.notApplied(subject)
+      if (refused !== undefined) return yield* refused
+      const answered = explicit.finishedAnswer(
+        effectId,
+        new JournalView(yield* journal.read(explicit.runIdOf(effectId)))
+      )
+      if (answered !== undefined) return answered
+      const ctx = { journal, approval, lookup: registered, holder, approvalTtl }
+      // The run and the saga are both held meanwhile: the saga's own compensation waits for this undo.
+      const attempt = Effect.gen(function* () {
+        const run = yield* explicit.loadRun(journal, effectId, holder)
+        const done = explicit.finishedAnswer(effectId, run.view)
+        if (done !== undefined) return yield* Effect.as(run.release(), done)
+        return yield* Effect.ensuring(
+          Effect.zipRight(
+            journal.claim(subject.sagaId, holder),
+            Effect.flatMap(explicit.findSubject(journal, effectId), (fresh) =>
+              explicit.compensateEffect(ctx, fresh, run)
+            )
+          ),
+          Effect.zipRight(run.release(), Effect.ignore(journal.release(owner, subject.sagaId)))
+        )
+      })
+      return yield* withLock(
+        explicit.runIdOf(effectId),
+        withLock(subject.sagaId, Effect.uninterruptible(attempt))
+      ).pipe(
+        Effect.retry({
+          while: (error) => error._tag === "LeaseHeld" || error._tag === "ConcurrencyConflict",
+          schedule: contention
+        })
+      )
+    }).pipe(
+      Effect.withSpan("effect-saga.compensate-effect", {
+        attributes: { "effect.id": effectId },
+        captureStackTrace: false
+      })
     )
 
   return {
     worker,
     run: <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions) =>
-      runSaga(sagaId, program, options),
+      runSaga("start", sagaId, program, options),
     start,
     resume: <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions) =>
-      Effect.zipRight(existing(sagaId), runSaga(sagaId, program, options)),
+      Effect.zipRight(existing(sagaId), runSaga("resume", sagaId, program, options)),
     compensate: (sagaId: string, seen?: commands.Seen) =>
-      command(sagaId, seen, (writer) =>
-        compensate(writer, (name) => registry.get(name), "an operator asked for compensation")
-      ).pipe(
+      command(sagaId, {
+        action: "compensate",
+        seen,
+        body: (writer) => compensateSaga(writer, "an operator asked for compensation")
+      }).pipe(
         Effect.withSpan("effect-saga.compensate", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
       ),
+    compensateEffect,
     approve: (sagaId: string, stepId: string, options: ApproveOptions) =>
-      command(sagaId, options, (writer) => commands.approve(writer, approval, stepId, options)),
+      command(sagaId, {
+        action: "approve",
+        stepId,
+        seen: options,
+        replay: { prior: (writer) => replay.approval(writer, stepId, options), answer: () => Effect.void },
+        body: (writer, principal) => commands.approve(writer, approval, stepId, { ...options, principal: principal.id })
+      }),
     renewApproval: (sagaId: string, stepId: string, options: RenewApprovalOptions) =>
-      command(sagaId, options, (writer) => commands.renew(writer, approval, stepId, options)),
-    reject: (sagaId: string, stepId: string, options: RejectOptions) =>
-      command(sagaId, options, (writer) =>
-        Effect.zipRight(
-          commands.reject(writer, approval, stepId, options),
-          compensate(writer, (name) => registry.get(name), `step ${stepId} was rejected by ${options.by}`)
-        )
-      ),
+      command(sagaId, {
+        action: "approve",
+        stepId,
+        seen: options,
+        body: (writer, principal) => commands.renew(writer, approval, stepId, { ...options, principal: principal.id })
+      }),
+    reject: (sagaId: string, stepId: string, options: RejectOptions) => {
+      const compensation = (writer: Writer) => compensateSaga(writer, `step ${stepId} was rejected by ${options.by}`)
+      return command(sagaId, {
+        action: "reject",
+        stepId,
+        seen: options,
+        replay: { prior: (writer) => replay.rejection(writer, stepId, options), answer: compensation },
+        body: (writer, principal) =>
+          Effect.zipRight(
+            commands.reject(writer, approval, stepId, { ...options, principal: principal.id }),
+            compensation(writer)
+          )
+      })
+    },
     resolve: (sagaId: string, stepId: string, resolution: commands.Resolution & commands.Seen) =>
-      command(sagaId, resolution, (writer) =>
-        commands.resolve(writer, (name) => registry.get(name), stepId, resolution)
-      ),
+      command(sagaId, {
+        action: "resolve",
+        stepId,
+        seen: resolution,
+        replay: {
+          prior: (writer) => replay.resolution(writer, registered, stepId, resolution),
+          answer: () => Effect.void
+        },
+        body: (writer, principal) =>
+          commands.resolve(writer, registered, stepId, { ...resolution, principal: principal.id })
+      }),
     status: (sagaId: string) =>
       Effect.gen(function* () {
         const record = yield* existing(sagaId)
         const writer = yield* load(journal, sagaId)
-        return { ...record, steps: Array.from(writer.view.steps.values(), stepStatus) }
+        return { ...record, steps: Array.from(writer.view.steps.values(), (step) => stepStatus(sagaId, step)) }
       }),
     list: journal.list,
     register: (tools: Iterable<Compensable.Any>) =>
@@ -361,20 +492,38 @@ export interface RejectOptions extends commands.Seen {
   readonly reason: string
 }
 
+/** An operator's command, as `command` carries it out. */
+interface Command<A, E> {
+  readonly action: Action
+  readonly stepId?: string | undefined
+  readonly seen: commands.Seen | undefined
+  /** Whether this exact command was processed before, and its first answer (absent: it is always new). */
+  readonly replay?:
+    | {
+        readonly prior: (writer: Writer) => Effect.Effect<replay.Prior, CommandConflict>
+        readonly answer: (writer: Writer) => Effect.Effect<A, E>
+      }
+    | undefined
+  readonly body: (writer: Writer, principal: Principal) => Effect.Effect<A, E>
+}
+
 /** The errors a run itself can fail with (as opposed to the program's, which compensate). */
-export type RunError = JournalError | ConcurrencyConflict | LeaseHeld | JournalCorrupted | NonDeterminism
+export type RunError = JournalError | ConcurrencyConflict | LeaseHeld | JournalCorrupted | NonDeterminism | Unauthorized
 
 /** Where one step stands, as the journal says. */
 export interface StepStatus {
   readonly stepId: string
   readonly toolName: string
+  /** The step's forward idempotency key: what `compensateEffect` names the step's effect by. */
+  readonly effectId: string
   readonly state: "executed" | "failed" | "unknown" | "awaiting_approval" | "approved" | "refused"
   readonly undo: Report.UndoOutcome | "started" | undefined
 }
 
-const stepStatus = (step: StepView): StepStatus => ({
+const stepStatus = (sagaId: string, step: StepView): StepStatus => ({
   stepId: step.stepId,
   toolName: step.toolName,
+  effectId: forwardKey(sagaId, step.stepId),
   state: step.executed
     ? "executed"
     : step.failed

@@ -46,6 +46,10 @@ export interface StepSpec {
   readonly retry: Schedule.Schedule<any, any, any> | undefined
   readonly maxPayloadBytes: number
   readonly retryMode: RetryMode
+  /** The undo cannot run without the receipt the forward call set. */
+  readonly receiptRequired: boolean
+  /** An explicit undo (`compensateEffect`) waits for an approval of its own. */
+  readonly approveExplicitUndo: boolean
   /** How long an approval of this tool's step lasts when it names no expiry (irreversible tools). */
   readonly approvalTtl: Duration.Duration | undefined
 }

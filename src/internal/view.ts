@@ -12,6 +12,8 @@ export interface StepView {
   failed: Entry | undefined
   awaiting: Entry | undefined
   approved: Entry | undefined
+  /** The first `APPROVED` entry: the decision itself (later ones are renewals). */
+  firstApproved: Entry | undefined
   refused: Entry | undefined
   compensating: Entry | undefined
   compensation: Entry | undefined
@@ -38,6 +40,8 @@ export class JournalView {
   status: SagaStatus = "running"
   exists = false
   compensationStarted = false
+  /** The last entry. */
+  last: Entry | undefined = undefined
   /** The saga's `SAGA_STARTED` entry. */
   started: Entry | undefined = undefined
   /** Why compensation started, as journaled. */
@@ -49,6 +53,7 @@ export class JournalView {
 
   apply(entry: Entry): void {
     this.exists = true
+    this.last = entry
     this.position = { revision: entry.seq, digest: entry.hash }
     this.status = statusAfter(this.status, [entry])
     if (entry.phase === "SAGA_STARTED") this.started = entry
@@ -77,6 +82,7 @@ export class JournalView {
         break
       case "APPROVED":
         step.approved = entry
+        step.firstApproved ??= entry
         break
       case "REJECTED":
       case "EXPIRED":
@@ -102,6 +108,7 @@ export class JournalView {
         failed: undefined,
         awaiting: undefined,
         approved: undefined,
+        firstApproved: undefined,
         refused: undefined,
         compensating: undefined,
         compensation: undefined

@@ -1,0 +1,256 @@
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { Approval, ApprovalRequest } from "../Approval.js"
+import type * as Report from "../CompensationReport.js"
+import type { Draft, Holder, Journal, Phase } from "../Journal.js"
+import { isFinished } from "../Journal.js"
+import { CommandRefused, EffectNotFound } from "../SagaError.js"
+import { nowIso } from "./clock.js"
+import { parsePayload } from "./codec.js"
+import type { ExplicitUndo, Lookup } from "./compensation.js"
+import { outcomeOfPhase, runUndo, unavailability } from "./compensation.js"
+import { expiredAt } from "./expiry.js"
+import { sha256 } from "./hash.js"
+import { forwardKey } from "./run.js"
+import type { StepView } from "./view.js"
+import { isUnknown, JournalView } from "./view.js"
+import type { Writer } from "./writer.js"
+import { load } from "./writer.js"
+
+/** What an explicit undo of one effect came to. */
+export type EffectOutcome = Exclude<Report.UndoOutcome, "skipped">
+
+/** The answer of `compensateEffect`: an outcome, or the approval the undo waits for. */
+export type EffectCompensation =
+  | {
+      readonly _tag: "Settled"
+      readonly effectId: string
+      readonly runId: string
+      readonly outcome: EffectOutcome
+      readonly detail: string | undefined
+    }
+  | {
+      readonly _tag: "AwaitingApproval"
+      readonly effectId: string
+      readonly runId: string
+      readonly request: ApprovalRequest
+    }
+
+/** The journal id of the run that undoes effect `effectId`; its idempotency key too. */
+export const runIdOf = (effectId: string): string => `${effectId}/compensate-effect`
+
+/** The saga, its journal and the step an effect id (a step's forward idempotency key) names. */
+export interface Subject {
+  readonly effectId: string
+  readonly sagaId: string
+  readonly view: JournalView
+  readonly step: StepView
+}
+
+/**
+ * Finds the step an effect id names: `${sagaId}/${stepId}`, split at the `/` that names a saga
+ * and one of its steps (saga ids may hold a `/` themselves).
+ */
+export const findSubject = (journal: Journal["Type"], effectId: string) =>
+  Effect.gen(function* () {
+    for (let at = effectId.indexOf("/"); at > 0; at = effectId.indexOf("/", at + 1)) {
+      const sagaId = effectId.slice(0, at)
+      if (Option.isNone(yield* journal.get(sagaId))) continue
+      const view = new JournalView(yield* journal.read(sagaId))
+      const step = view.steps.get(effectId.slice(at + 1))
+      if (step !== undefined) return { effectId, sagaId, view, step } satisfies Subject
+    }
+    return yield* new EffectNotFound({ effectId })
+  })
+
+/** The journaled answer of a finished run: what its last entry says. */
+export const answerOf = (effectId: string, view: JournalView): EffectCompensation | undefined => {
+  const last = view.last
+  const payload = parsePayload(last?.payload ?? null)
+  if (last === undefined || last.stepId !== null || typeof payload?.outcome !== "string") return undefined
+  const detail = typeof payload.detail === "string" ? payload.detail : undefined
+  return { _tag: "Settled", effectId, runId: runIdOf(effectId), outcome: payload.outcome as EffectOutcome, detail }
+}
+
+/** How an explicit undo of a step stands, for a saga's own compensation to take over. */
+export const explicitUndoOf = (journal: Journal["Type"]) => (sagaId: string, step: StepView) =>
+  Effect.map(journal.read(runIdOf(forwardKey(sagaId, step.stepId))), (entries): ExplicitUndo | undefined => {
+    const view = new JournalView(entries)
+    const answer = answerOf(forwardKey(sagaId, step.stepId), view)
+    if (answer?._tag === "Settled") return { outcome: answer.outcome, detail: answer.detail }
+    const undo = view.steps.get(step.stepId)
+    return undo?.compensating !== undefined ? { outcome: "pending", detail: undefined } : undefined
+  })
+
+const finalPhase: Record<EffectOutcome, Phase> = {
+  completed: "SAGA_COMPLETED",
+  unknown: "SAGA_NEEDS_ATTENTION",
+  partial: "SAGA_COMPENSATION_FAILED",
+  failed: "SAGA_COMPENSATION_FAILED",
+  unavailable: "SAGA_COMPENSATION_FAILED"
+}
+
+const sagaEntry = (phase: Phase, payload: object): Draft => ({
+  stepId: null,
+  toolName: null,
+  phase,
+  input: null,
+  payload: JSON.stringify(payload)
+})
+
+const stepEntry = (step: StepView, phase: Phase, input: string | null, payload: object): Draft => ({
+  stepId: step.stepId,
+  toolName: step.toolName,
+  phase,
+  input,
+  payload: JSON.stringify(payload)
+})
+
+/** What one explicit undo needs. */
+export interface Context {
+  readonly journal: Journal["Type"]
+  readonly approval: Approval["Type"]
+  readonly lookup: Lookup
+  readonly holder: Holder
+  readonly approvalTtl: Duration.Duration | undefined
+}
+
+/**
+ * Undoes one applied effect as a run of its own (journal id `runIdOf(effectId)`), whose writer the
+ * caller loaded under its lease. Journals the answer as the run's last entry, so that asking again
+ * is a pure read. The saga's own journal is only read: its step stays `EXECUTED`.
+ */
+export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
+  Effect.gen(function* () {
+    const { effectId, step } = subject
+    const runId = runIdOf(effectId)
+    const settle = (outcome: EffectOutcome, detail: string | undefined) =>
+      Effect.as(run.append([sagaEntry(finalPhase[outcome], { effectId, outcome, detail })]), {
+        _tag: "Settled" as const,
+        effectId,
+        runId,
+        outcome,
+        detail
+      })
+    if (!run.view.exists) run.prepend([sagaEntry("SAGA_STARTED", { effectId })])
+
+    const undo = run.view.steps.get(step.stepId)
+    if (undo?.compensation !== undefined) {
+      const outcome = outcomeOfPhase[undo.compensation.phase]
+      const detail = parsePayload(undo.compensation.payload)
+      const reason = typeof detail?.reason === "string" ? detail.reason : undefined
+      return yield* settle(outcome === "skipped" || outcome === undefined ? "unavailable" : outcome, reason)
+    }
+    if (undo?.compensating !== undefined) {
+      return yield* settle("unknown", "the undo started but its outcome was never journaled")
+    }
+    // The saga's own compensation may have settled the step already: its answer stands.
+    if (step.compensation !== undefined) {
+      const outcome = outcomeOfPhase[step.compensation.phase] ?? "unknown"
+      return yield* settle(outcome === "skipped" ? "unavailable" : outcome, "settled by the saga's compensation")
+    }
+    if (step.compensating !== undefined) {
+      return yield* settle("unknown", "the saga's own undo of this step started but has no outcome")
+    }
+    const tool = ctx.lookup(step.toolName)
+    if (tool === undefined) {
+      // Nothing is journaled: a process that has the tool can still undo the effect.
+      return {
+        _tag: "Settled" as const,
+        effectId,
+        runId,
+        outcome: "unavailable" as const,
+        detail: `tool ${step.toolName} is not registered in this process`
+      }
+    }
+    if (tool.spec.approveExplicitUndo) {
+      const gate = yield* approvalGate(ctx, subject, run, undo)
+      if (gate._tag === "Waiting") {
+        yield* run.append([
+          sagaEntry("SAGA_AWAITING_APPROVAL", { stepId: step.stepId, requestId: gate.request.requestId })
+        ])
+        return { _tag: "AwaitingApproval" as const, effectId, runId, request: gate.request }
+      }
+      if (gate._tag === "Refused") return yield* settle("failed", gate.reason)
+    }
+    const cannot = unavailability(tool, step)
+    if (cannot !== undefined) return yield* settle("unavailable", cannot[1])
+    const report = yield* runUndo(run, tool, step, runId)
+    const outcome = report.outcome === "skipped" ? "unavailable" : report.outcome
+    return yield* settle(outcome, report.detail)
+  })
+
+type Gate =
+  | { readonly _tag: "Approved" }
+  | { readonly _tag: "Waiting"; readonly request: ApprovalRequest }
+  | { readonly _tag: "Refused"; readonly reason: string }
+
+/**
+ * The explicit undo's own approval: requested for the step's journaled input, verified against its
+ * digest and expiry. The forward step's approval is not inherited.
+ */
+const approvalGate = (ctx: Context, subject: Subject, run: Writer, undo: StepView | undefined) =>
+  Effect.gen(function* () {
+    const { step } = subject
+    const input = step.input ?? "null"
+    const inputDigest = sha256(input)
+    if (undo?.refused !== undefined) {
+      const reason = parsePayload(undo.refused.payload)?.reason
+      return { _tag: "Refused", reason: typeof reason === "string" ? reason : "refused" } satisfies Gate
+    }
+    let decision = parsePayload(undo?.approved?.payload ?? null)
+    if (decision === undefined) {
+      const request: ApprovalRequest = {
+        requestId: `${run.sagaId}/${step.stepId}`,
+        sagaId: run.sagaId,
+        stepId: step.stepId,
+        toolName: step.toolName,
+        input,
+        inputDigest,
+        requestedAt: undo?.awaiting?.at ?? (yield* nowIso)
+      }
+      if (undo?.awaiting === undefined) {
+        yield* run.append([stepEntry(step, "AWAITING_APPROVAL", input, { inputDigest })])
+      }
+      const answer = yield* ctx.approval.request(request)
+      if (answer._tag === "Pending") return { _tag: "Waiting", request } satisfies Gate
+      if (answer._tag === "Rejected") {
+        const reason = `rejected by ${answer.by}: ${answer.reason}`
+        yield* run.append([stepEntry(step, "REJECTED", null, { ...answer, reason })])
+        return { _tag: "Refused", reason } satisfies Gate
+      }
+      yield* run.append([stepEntry(step, "APPROVED", null, answer)])
+      decision = answer
+    }
+    const refuse = (phase: Phase, reason: string) =>
+      Effect.as(run.append([stepEntry(step, phase, null, { reason })]), { _tag: "Refused", reason } satisfies Gate)
+    if (decision.inputDigest !== inputDigest) return yield* refuse("REJECTED", "the approval names a different input")
+    const expired = yield* expiredAt(decision, ctx.approvalTtl)
+    if (expired !== undefined) return yield* refuse("EXPIRED", `the approval expired at ${expired.text}`)
+    return { _tag: "Approved" } satisfies Gate
+  })
+
+/** Why an effect cannot be undone on request at all: it was never applied, or may not have been. */
+export const notApplied = (subject: Subject): CommandRefused | undefined => {
+  const { effectId, step } = subject
+  const refuse = (reason: string) => new CommandRefused({ sagaId: subject.sagaId, stepId: step.stepId, reason })
+  if (step.executed !== undefined) return undefined
+  if (isUnknown(step)) {
+    return refuse(`the outcome of effect ${effectId} is unknown: resolve it (Saga.resolve) before undoing it`)
+  }
+  return refuse(`effect ${effectId} was never applied (${step.failed !== undefined ? "FAILED" : "not run"})`)
+}
+
+/** Whether a run's journal already holds its answer (then asking again is a pure read). */
+export const finishedAnswer = (effectId: string, view: JournalView): EffectCompensation | undefined =>
+  isFinished(view.status) || view.status === "needs_attention" ? answerOf(effectId, view) : undefined
+
+/** Loads the run's journal under `holder`'s lease (a new run gets it with its first write). */
+export const loadRun = (journal: Journal["Type"], effectId: string, holder: Holder) =>
+  Effect.flatMap(journal.claim(runIdOf(effectId), holder), (claimed) =>
+    Effect.map(load(journal, runIdOf(effectId), holder), (writer) => {
+      writer.holdsLease = Option.isSome(claimed)
+      return writer
+    })
+  )

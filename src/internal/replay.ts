@@ -1,0 +1,92 @@
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import { CommandConflict } from "../SagaError.js"
+import { encodeJson, parsePayload } from "./codec.js"
+import type { Lookup } from "./compensation.js"
+import type { StepView } from "./view.js"
+import type { Writer } from "./writer.js"
+
+/**
+ * Whether an operator's command was already processed. `"replay"`: the same command answered
+ * before, and its first answer stands (nothing runs, nothing is written); `"new"`: it was not;
+ * a different terminal answer already given is a `CommandConflict`.
+ */
+export type Prior = "new" | "replay"
+
+const conflict = (writer: Writer, stepId: string, answer: string) =>
+  Effect.fail(new CommandConflict({ sagaId: writer.sagaId, stepId, answer }))
+
+const field = (payload: Record<string, unknown> | undefined, name: string): string | undefined => {
+  const value = payload?.[name]
+  return typeof value === "string" ? value : undefined
+}
+
+/** The terminal decision a step already has, as a conflict names it. */
+const decisionOf = (step: StepView): string | undefined => {
+  if (step.firstApproved !== undefined) return `approved by ${field(parsePayload(step.firstApproved.payload), "by")}`
+  if (step.refused?.phase === "EXPIRED") return "refused: its approval expired"
+  if (step.refused !== undefined) return `rejected by ${field(parsePayload(step.refused.payload), "by") ?? "a run"}`
+  return undefined
+}
+
+/** An `approve` replays the first when the step was approved by the same person with the same expiry. */
+export const approval = (
+  writer: Writer,
+  stepId: string,
+  options: { readonly by: string; readonly expiresAt?: string | undefined }
+): Effect.Effect<Prior, CommandConflict> => {
+  const step = writer.view.steps.get(stepId)
+  const decided = step === undefined ? undefined : decisionOf(step)
+  if (step === undefined || decided === undefined) return Effect.succeed("new")
+  const first = parsePayload(step.firstApproved?.payload ?? null)
+  return first !== undefined && field(first, "by") === options.by && field(first, "expiresAt") === options.expiresAt
+    ? Effect.succeed("replay")
+    : conflict(writer, stepId, decided)
+}
+
+/** A `reject` replays the first when the step was rejected by the same person for the same reason. */
+export const rejection = (
+  writer: Writer,
+  stepId: string,
+  options: { readonly by: string; readonly reason: string }
+): Effect.Effect<Prior, CommandConflict> => {
+  const step = writer.view.steps.get(stepId)
+  const decided = step === undefined ? undefined : decisionOf(step)
+  if (step === undefined || decided === undefined) return Effect.succeed("new")
+  const rejected = step.refused?.phase === "REJECTED" ? parsePayload(step.refused.payload) : undefined
+  return field(rejected, "by") === options.by &&
+    field(rejected, "reason") === `rejected by ${options.by}: ${options.reason}`
+    ? Effect.succeed("replay")
+    : conflict(writer, stepId, decided)
+}
+
+/** What a resolution says, as the journal records it. */
+type Resolution =
+  | { readonly outcome: "applied"; readonly by: string; readonly result?: unknown }
+  | { readonly outcome: "not-applied"; readonly by: string }
+
+/** A `resolve` replays the first when the step was resolved by the same person, the same way. */
+export const resolution = (
+  writer: Writer,
+  lookup: Lookup,
+  stepId: string,
+  resolution: Resolution
+): Effect.Effect<Prior, CommandConflict> => {
+  const step = writer.view.steps.get(stepId)
+  const settled = step?.executed ?? step?.failed
+  const payload = parsePayload(settled?.payload ?? null)
+  const by = field(payload, "resolvedBy")
+  if (step === undefined || by === undefined) return Effect.succeed("new")
+  const outcome = step.executed !== undefined ? "applied" : "not-applied"
+  const answer = `resolved as ${outcome} by ${by}`
+  if (resolution.outcome !== outcome || resolution.by !== by) return conflict(writer, stepId, answer)
+  if (resolution.outcome === "not-applied") return Effect.succeed("replay")
+  const tool = lookup(step.toolName)
+  const encoded =
+    tool === undefined
+      ? Either.right(JSON.stringify(resolution.result ?? null))
+      : encodeJson(tool.spec.success, resolution.result)
+  return Either.isRight(encoded) && encoded.right === JSON.stringify(payload?.result ?? null)
+    ? Effect.succeed("replay")
+    : conflict(writer, stepId, answer)
+}
