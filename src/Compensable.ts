@@ -12,6 +12,7 @@ import * as Schema from "effect/Schema"
 import { CurrentSaga } from "./internal/context.js"
 import * as Spec from "./internal/spec.js"
 import type * as Outcome from "./Outcome.js"
+import type { Saga } from "./Saga.js"
 
 /**
  * How undoable a tool's effect is. `reversible` (a perfect undo) and `compensatable` (a correction,
@@ -168,6 +169,17 @@ export type Undo<I, A, RC> =
     }
 
 /**
+ * What a declaration whose undo needs `CurrentSaga` (it calls a compensable tool) or the `Saga`
+ * service (it starts a saga) is told by the type checker: the inverse of a step is one undo call.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type BoundedUndo<RC> = [Extract<RC, CurrentSaga | Saga>] extends [never]
+  ? unknown
+  : { readonly compensate: "DeclarationError: an undo cannot call a compensable tool or start a saga" }
+
+/**
  * A declared tool: call it with its input inside a saga to run it as a journaled step.
  *
  * @since 0.1.0
@@ -250,7 +262,7 @@ const callStep = (spec: Spec.StepSpec, input: unknown, key: string | undefined) 
  * @category constructors
  */
 export const make = <Name extends string, I, IE, A, AE, E = never, EE = never, R = never, RC = never>(
-  options: MakeOptions<Name, I, IE, A, AE, E, EE, R, RC>
+  options: MakeOptions<Name, I, IE, A, AE, E, EE, R, RC> & BoundedUndo<RC>
 ): Tool<Name, I, A, E, R | RC> => {
   const spec = toSpec(options as Parameters<typeof toSpec>[0])
   const tool = (input: I, call?: CallOptions) => callStep(spec, input, call?.key)
@@ -280,11 +292,11 @@ export type WithCompensationOptions<A, AE, RC> = ToolOptions & {
  */
 export const withCompensation: {
   <A, AE, RC>(
-    options: WithCompensationOptions<A, AE, RC>
+    options: WithCompensationOptions<A, AE, RC> & BoundedUndo<RC>
   ): <E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Outcome.Failed, R | RC | CurrentSaga>
   <A, E, R, AE, RC>(
     self: Effect.Effect<A, E, R>,
-    options: WithCompensationOptions<A, AE, RC>
+    options: WithCompensationOptions<A, AE, RC> & BoundedUndo<RC>
   ): Effect.Effect<A, E | Outcome.Failed, R | RC | CurrentSaga>
 } = dual(
   2,

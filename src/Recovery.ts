@@ -11,6 +11,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type { Principal } from "./Authority.js"
+import { withPrincipal } from "./Authority.js"
 import { decodeJson } from "./internal/codec.js"
 import { originOf } from "./internal/saga.js"
 import { JournalView } from "./internal/view.js"
@@ -98,6 +100,8 @@ export interface Options<Definitions extends ReadonlyArray<SagaDefinition.Any>> 
   readonly concurrency?: number | undefined
   /** How many sagas one claim takes (default 100). */
   readonly batchSize?: number | undefined
+  /** Who recovery resumes sagas as, for the `Authority` (default `{ id: "effect-saga/recovery" }`). */
+  readonly principal?: Principal | undefined
   /** How often the layer looks for sagas left behind (default: the worker's lease length); `"startup"` looks once. */
   readonly every?: Duration.DurationInput | "startup" | undefined
 }
@@ -118,6 +122,7 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
     const byName = new Map(options.definitions.map((definition) => [definition.name, definition]))
     const holder = { owner: saga.worker.owner, ttlMillis: Duration.toMillis(saga.worker.leaseTtl) }
     const batchSize = Math.max(1, options.batchSize ?? 100)
+    const principal = options.principal ?? { id: "effect-saga/recovery" }
 
     const resume = (sagaId: string): Effect.Effect<SagaResult<unknown, unknown>, RecoveryError> =>
       Effect.gen(function* () {
@@ -138,7 +143,7 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
           RecoveryError,
           SagaDefinition.Context<Definitions[number]>
         >
-        return yield* Effect.provide(started, context)
+        return yield* Effect.provide(started, context).pipe(withPrincipal(principal))
       })
 
     const recoverOne = (record: SagaRecord): Effect.Effect<Recovered> =>

@@ -7,6 +7,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type { Approval, ApprovalRequest } from "../Approval.js"
@@ -353,7 +354,7 @@ export class SagaRun {
       attempt: ++state.attempt,
       setReceipt: (value) =>
         Effect.sync(() => {
-          state.receipt = value
+          state.receipt = Redacted.isRedacted(value) ? Redacted.value(value) : value
         })
     })
     return this.write(stepId, spec.name, "INTENT", inputJson, { idempotencyKey, attempt: firstAttempt }).pipe(

@@ -18,7 +18,11 @@ export interface StepContext {
   readonly toolName: string
   readonly idempotencyKey: string
   readonly attempt: number
-  readonly setReceipt: (receipt: string) => Effect.Effect<void>
+  /**
+   * Records the receipt the undo needs (the provider's reference): journaled with the step, handed
+   * to the undo as `Redacted`, never shown in logs, spans, errors or printed results.
+   */
+  readonly setReceipt: (receipt: string | Redacted.Redacted<string>) => Effect.Effect<void>
 }
 
 /** What an undo can see. */
