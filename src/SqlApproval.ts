@@ -43,3 +43,15 @@ export const layerSqlite = (options: SqlJournal.SqliteOptions): Layer.Layer<Appr
     Layer.provide(SqlJournal.layerSqliteClient(options)),
     Layer.mapError(sqlite.journalError("migrate"))
   )
+
+/**
+ * The journal and persisted approvals on one PostgreSQL pool.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerPg = (options: SqlJournal.PgOptions): Layer.Layer<Approval | Journal, JournalError> =>
+  Layer.merge(SqlJournal.layer, layer).pipe(
+    Layer.provide(SqlJournal.layerPgClient(options)),
+    Layer.mapError(sqlite.journalError("migrate"))
+  )

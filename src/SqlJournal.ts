@@ -15,6 +15,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
+import * as postgres from "./internal/postgres.js"
 import * as sqlite from "./internal/sqlite.js"
 import * as internal from "./internal/sqlJournal.js"
 import type { JournalError } from "./Journal.js"
@@ -79,3 +80,33 @@ export const layerSqliteClient: (
  */
 export const layerSqlite = (options: SqliteOptions): Layer.Layer<Journal, JournalError> =>
   layer.pipe(Layer.provide(layerSqliteClient(options)), Layer.mapError(sqlite.journalError("migrate")))
+
+/**
+ * How to reach a PostgreSQL server: `url` (a `postgres://` URL, kept `Redacted`) and the pool's
+ * `maxConnections` (default 10).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PgOptions = postgres.PgOptions
+
+/**
+ * A `PgClient` for the store: the driver is loaded only when this layer is built.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerPgClient: (
+  options: PgOptions
+) => Layer.Layer<SqlClient.SqlClient, JournalError> = postgres.layerClient
+
+/**
+ * The journal on PostgreSQL, the store for several hosts: the same tables, migrations and
+ * guarantees as on SQLite, with lease times read off the database's clock and lapsed sagas claimed
+ * with `FOR UPDATE SKIP LOCKED`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerPg = (options: PgOptions): Layer.Layer<Journal, JournalError> =>
+  layer.pipe(Layer.provide(layerPgClient(options)), Layer.mapError(sqlite.journalError("migrate")))

@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Journal from "../Journal.js"
-import { buildEntries, isoClock, leaseFrom, recordOf } from "./memoryJournal.js"
+import { buildEntries, isoClock, recordOf } from "./memoryJournal.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
 import { entriesTable, migrate, sagasTable } from "./sqlMigrations.js"
 
@@ -135,8 +135,10 @@ interface Request {
   readonly written: ReadonlyArray<Journal.Entry>
   readonly status: Journal.SagaStatus | null
   readonly at: string
-  /** The lease the append takes, or nothing (then it only passes while nobody holds one). */
-  readonly lease: Journal.Lease | null
+  /** The process's clock when the entries were built (lease times on stores that use it). */
+  readonly millis: number
+  /** Who takes the lease with the append, or nobody (then it only passes while nobody holds one). */
+  readonly holder: Journal.Holder | null
 }
 
 const toRow = (entry: Journal.Entry) => ({
@@ -157,6 +159,18 @@ export const make = Effect.gen(function* () {
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const sagas = sql(sagasTable)
   const entries = sql(entriesTable)
+  const onPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+
+  // Lease times are ISO-8601 text (text order is time order). PostgreSQL, the store for several
+  // hosts, reads them off the database's own clock (`now()`), so that hosts whose clocks differ
+  // agree on when a lease lapses; SQLite, shared by the processes of one host, is given the
+  // process's clock (Effect's `Clock`) as parameters. `timeAfter(arg)` is the time `offset` ms from
+  // now in SQL; `timeArg(millis, offset)` is the argument it takes.
+  const isoOfPgNow = sql.literal(`'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`)
+  const timeAfter = (arg: unknown) =>
+    onPg ? sql`to_char((now() + ${arg}::bigint * interval '1 millisecond') AT TIME ZONE 'UTC', ${isoOfPgNow})` : sql`${arg}`
+  const timeArg = (millis: number, offset: number | null): string | number | null =>
+    offset === null ? null : onPg ? offset : new Date(millis + offset).toISOString()
 
   const recordColumns = sql.literal(
     `saga_id AS "sagaId", status, revision, digest, created_at AS "createdAt", updated_at AS "updatedAt",
@@ -213,24 +227,24 @@ export const make = Effect.gen(function* () {
   // only while the saga stays active: the append that halts or ends the saga drops it.
   const bare = (name: string) => sql.literal(name)
   const ofSagas = (name: string) => sql`${sagas}.${sql.literal(name)}`
-  const leaseIsFreeAt = (owner: string | null, now: string) =>
-    sql`(lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at <= ${now})`
+  const leaseIsFreeAt = (owner: string | null, millis: number) =>
+    sql`(lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at <= ${timeAfter(timeArg(millis, 0))})`
   const leaseIsFree = (column: typeof bare) =>
-    sql`(${column("lease_owner")} IS NULL OR ${column("lease_owner")} = ${_} OR ${column("lease_expires_at")} <= ${_})`
+    sql`(${column("lease_owner")} IS NULL OR ${column("lease_owner")} = ${_} OR ${column("lease_expires_at")} <= ${timeAfter(_)})`
   const activeList = sql.literal(`(${activeStatuses.map((status) => `'${status}'`).join(", ")})`)
-  const keptWhileActive = (name: string, column: typeof bare) =>
-    sql`CASE WHEN COALESCE(${_}, ${column("status")}) IN ${activeList} THEN COALESCE(${_}, ${column(name)}) END`
+  const keptWhileActive = (column: typeof bare, name: string, value: Statement.Fragment) =>
+    sql`CASE WHEN COALESCE(${_}, ${column("status")}) IN ${activeList} THEN COALESCE(${value}, ${column(name)}) END`
   const compareAndSetNew = text(sql`INSERT INTO ${sagas} (saga_id, status, revision, digest, created_at, updated_at,
   lease_owner, lease_expires_at)
-VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_})
+VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${timeAfter(_)})
 ON CONFLICT (saga_id) DO UPDATE SET status = COALESCE(${_}, ${sagas}.status), revision = ${_},
-  digest = ${_}, updated_at = ${_}, lease_owner = ${keptWhileActive("lease_owner", ofSagas)},
-  lease_expires_at = ${keptWhileActive("lease_expires_at", ofSagas)}
+  digest = ${_}, updated_at = ${_}, lease_owner = ${keptWhileActive(ofSagas, "lease_owner", sql`${_}`)},
+  lease_expires_at = ${keptWhileActive(ofSagas, "lease_expires_at", timeAfter(_))}
 WHERE ${sagas}.revision = 0 AND ${sagas}.digest = ${_} AND ${leaseIsFree(ofSagas)}
 RETURNING saga_id`)
   const compareAndSet = text(sql`UPDATE ${sagas} SET status = COALESCE(${_}, status), revision = ${_}, digest = ${_},
-  updated_at = ${_}, lease_owner = ${keptWhileActive("lease_owner", bare)},
-  lease_expires_at = ${keptWhileActive("lease_expires_at", bare)}
+  updated_at = ${_}, lease_owner = ${keptWhileActive(bare, "lease_owner", sql`${_}`)},
+  lease_expires_at = ${keptWhileActive(bare, "lease_expires_at", timeAfter(_))}
 WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_} AND ${leaseIsFree(bare)}
 RETURNING saga_id`)
   const selectPosition = text(
@@ -249,21 +263,22 @@ RETURNING saga_id`)
 
   /** The compare-and-set of one append: its entries if it matched, its conflict if not. */
   const compareAndSetFor = (conn: Connection, request: Request): Effect.Effect<Outcome, SqlError> => {
-    const { at, expected, lease, sagaId, status, written } = request
+    const { at, expected, holder, millis, sagaId, status, written } = request
     const last = written[written.length - 1]
     const revision = last?.seq ?? expected.revision
     const digest = last?.hash ?? expected.digest
-    const owner = lease?.owner ?? null
-    const expiresAt = lease?.expiresAt ?? null
-    const newLease = Journal.isActive(status ?? "running") ? lease : null
+    const owner = holder?.owner ?? null
+    const expiresAt = timeArg(millis, holder?.ttlMillis ?? null)
+    const now = timeArg(millis, 0)
+    const newLease = Journal.isActive(status ?? "running") ? holder : null
     const matched =
       expected.revision === 0
         ? conn.execute(
             compareAndSetNew,
             [
               ...[sagaId, status ?? "running", revision, digest, at, at, newLease?.owner ?? null],
-              ...[newLease?.expiresAt ?? null, status, revision, digest, at, status, owner, status, expiresAt],
-              ...[expected.digest, owner, at]
+              ...[timeArg(millis, newLease?.ttlMillis ?? null), status, revision, digest, at, status, owner, status],
+              ...[expiresAt, expected.digest, owner, now]
             ],
             undefined
           )
@@ -271,7 +286,7 @@ RETURNING saga_id`)
             compareAndSet,
             [
               ...[status, revision, digest, at, status, owner, status, expiresAt],
-              ...[sagaId, expected.revision, expected.digest, owner, at]
+              ...[sagaId, expected.revision, expected.digest, owner, now]
             ],
             undefined
           )
@@ -374,7 +389,8 @@ RETURNING saga_id`)
         written: buildEntries(sagaId, expected, drafts, at),
         status: statusSetBy(drafts),
         at,
-        lease: holder === undefined ? null : leaseFrom(holder, millis)
+        millis,
+        holder: holder ?? null
       }
       return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
         Effect.flatten(Option.isSome(outer) ? commitOne(request) : Effect.uninterruptible(submit(request)))
@@ -490,10 +506,9 @@ ORDER BY updated_at, created_at, saga_id`,
     holder: Journal.Holder
   ): Effect.Effect<Option.Option<Journal.SagaRecord>, Journal.ClaimError> =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) => {
-      const lease = leaseFrom(holder, millis)
       return Effect.mapError(
-        sql`UPDATE ${sagas} SET lease_owner = ${lease.owner}, lease_expires_at = ${lease.expiresAt}
-WHERE saga_id = ${sagaId} AND ${leaseIsFreeAt(holder.owner, clock(millis))}
+        sql`UPDATE ${sagas} SET lease_owner = ${holder.owner}, lease_expires_at = ${expiryOf(holder, millis)}
+WHERE saga_id = ${sagaId} AND ${leaseIsFreeAt(holder.owner, millis)}
 RETURNING ${recordColumns}`,
         journalError("claim")
       ).pipe(
@@ -504,6 +519,8 @@ RETURNING ${recordColumns}`,
       )
     })
 
+  const expiryOf = (holder: Journal.Holder, millis: number) => timeAfter(timeArg(millis, holder.ttlMillis))
+
   const whyNotClaimed = (sagaId: string, holder: Journal.Holder) =>
     Effect.flatMap(get(sagaId), (record) => {
       if (Option.isNone(record)) return Effect.succeed(Option.none())
@@ -511,14 +528,17 @@ RETURNING ${recordColumns}`,
       return lease === null ? claim(sagaId, holder) : Effect.fail(new Journal.LeaseHeld({ sagaId, ...lease }))
     })
 
+  // On PostgreSQL the rows another worker is claiming at the same moment are skipped, not waited
+  // for: many workers recover in parallel and never claim the same saga.
+  const skipLocked = sql.literal(onPg ? "FOR UPDATE SKIP LOCKED" : "")
   const claimLapsed = (holder: Journal.Holder, limit: number) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) => {
-      const lease = leaseFrom(holder, millis)
       const left = sql.in("status", [...activeStatuses, "suspended"])
       return Effect.mapError(
-        sql`UPDATE ${sagas} SET lease_owner = ${lease.owner}, lease_expires_at = ${lease.expiresAt}
-WHERE saga_id IN (SELECT saga_id FROM ${sagas} WHERE ${left} AND ${leaseIsFreeAt(null, clock(millis))}
-  ORDER BY updated_at, saga_id LIMIT ${Math.max(0, Math.floor(limit))})
+        sql`UPDATE ${sagas} SET lease_owner = ${holder.owner}, lease_expires_at = ${expiryOf(holder, millis)}
+WHERE saga_id IN (SELECT saga_id FROM ${sagas} WHERE ${left} AND ${leaseIsFreeAt(null, millis)}
+  ORDER BY updated_at, saga_id LIMIT ${Math.max(0, Math.floor(limit))} ${skipLocked})
+  AND ${leaseIsFreeAt(null, millis)}
 RETURNING ${recordColumns}`,
         journalError("claim")
       ).pipe(
@@ -532,7 +552,7 @@ RETURNING ${recordColumns}`,
   const renew = (holder: Journal.Holder) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) =>
       Effect.mapError(
-        sql`UPDATE ${sagas} SET lease_expires_at = ${leaseFrom(holder, millis).expiresAt}
+        sql`UPDATE ${sagas} SET lease_expires_at = ${expiryOf(holder, millis)}
 WHERE lease_owner = ${holder.owner} RETURNING saga_id`,
         journalError("renew")
       )
