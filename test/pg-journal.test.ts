@@ -1,8 +1,10 @@
 /**
  * The journal and approval conformance suites on PostgreSQL (see fixtures/postgres.ts for when
- * they run).
+ * they run), and opening a new database from several hosts at once.
  */
-import { SqlApproval, SqlJournal } from "../src/index.js"
+import { expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Journal, SqlApproval, SqlJournal } from "../src/index.js"
 import { suite as approvalSuite } from "./ApprovalSuite.js"
 import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
 import { suite as journalSuite } from "./JournalSuite.js"
@@ -12,4 +14,19 @@ const url = reachable ? await freshDatabase("effect_saga_suites") : ""
 describePg("PostgreSQL", () => {
   journalSuite("SqlJournal.layerPg", SqlJournal.layerPg({ url }))
   approvalSuite("SqlApproval.layerPg", SqlApproval.layerPg({ url }))
+
+  it.live("five pools opening a new database at once take turns on the migrations: all of them work", () =>
+    Effect.gen(function* () {
+      const fresh = yield* Effect.promise(() => freshDatabase("effect_saga_migrate"))
+      const open = (layer: typeof SqlApproval.layerPg | typeof SqlJournal.layerPg) =>
+        Effect.flatMap(Journal.Journal, (journal) => journal.list()).pipe(Effect.provide(layer({ url: fresh })))
+      const lists = yield* Effect.all(
+        [SqlJournal.layerPg, SqlApproval.layerPg, SqlJournal.layerPg, SqlApproval.layerPg, SqlJournal.layerPg].map(
+          open
+        ),
+        { concurrency: "unbounded" }
+      )
+      expect(lists).toEqual([[], [], [], [], []])
+    })
+  )
 })

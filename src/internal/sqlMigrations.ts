@@ -87,14 +87,42 @@ const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClien
   )
 }
 
-/**
- * Brings the store's tables up to date through `@effect/sql`'s Migrator. A migration that fails is a
- * typed `MigrationError` here (the Migrator itself makes it a defect).
- */
-export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Migrator.make({})({
+/** The PostgreSQL advisory lock that serializes the store's migrations across hosts (any fixed number). */
+const migrationLock = 7_305_020_417
+
+const runMigrations = Migrator.make({})({
   loader: Migrator.fromRecord(migrations),
   table: migrationsTable
-}).pipe(
+})
+
+/**
+ * Brings the store's tables up to date through `@effect/sql`'s Migrator. A migration that fails is a
+ * typed `MigrationError` here (the Migrator itself makes it a defect). On PostgreSQL, processes that
+ * start at once take turns on an advisory lock held by one transaction around the whole migration
+ * (creating the migrations table included: two creations at once can collide there); on SQLite the
+ * write lock already serializes them.
+ */
+export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql.onDialectOrElse({
+      pg: () =>
+        sql.withTransaction(
+          sql`SELECT pg_advisory_xact_lock(${migrationLock})`.pipe(
+            // The Migrator's own table, as it would create it: its probe for the table fails
+            // (and so aborts this transaction) when the table is missing.
+            Effect.zipRight(sql`CREATE TABLE IF NOT EXISTS ${sql(migrationsTable)} (
+  migration_id integer primary key,
+  created_at timestamp with time zone not null default now(),
+  name text not null
+)`),
+            Effect.zipRight(runMigrations),
+            Effect.asVoid
+          )
+        ),
+      orElse: () => Effect.asVoid(runMigrations)
+    })
+).pipe(
   Effect.catchSomeDefect((defect) =>
     Predicate.isTagged(defect, "MigrationError")
       ? Option.some(Effect.fail(defect as Migrator.MigrationError))
