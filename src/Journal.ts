@@ -446,13 +446,29 @@ export const isFinished = (status: SagaStatus): boolean =>
 export const isActive = (status: SagaStatus): boolean => status === "running" || status === "compensating"
 
 /**
- * Re-computes the hash chain of a stored saga.
+ * Re-computes the hash chain of a stored saga, and checks that it ends where the saga's row says
+ * (so that entries removed from the end are found too).
  *
  * @since 0.1.0
  * @category hashing
  */
 export const verify = (sagaId: string): Effect.Effect<Verification, JournalError | JournalCorrupted, Journal> =>
-  Effect.flatMap(Journal, (journal) => Effect.map(journal.read(sagaId), verifyEntries))
+  Effect.flatMap(Journal, (journal) =>
+    Effect.zipWith(journal.read(sagaId), journal.get(sagaId), (entries, record): Verification => {
+      const chain = verifyEntries(entries)
+      if (chain._tag === "Broken" || record._tag === "None") return chain
+      const { digest, revision } = record.value
+      return revision === chain.entries && digest === chain.digest
+        ? chain
+        : {
+            _tag: "Broken",
+            seq: Math.min(revision, chain.entries + 1),
+            reason: `the saga's row says it ends at seq ${revision}, but its journal ends at seq ${chain.entries}${
+              revision === chain.entries ? " with another hash" : ""
+            }: entries were removed or added behind the library's back`
+          }
+    })
+  )
 
 /**
  * A saga's journal as NDJSON: one entry per line, in `seq` order.

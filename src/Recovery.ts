@@ -14,14 +14,15 @@ import * as Schema from "effect/Schema"
 import type { Principal } from "./Authority.js"
 import { withPrincipal } from "./Authority.js"
 import { decodeJson } from "./internal/codec.js"
+import { effectIdOf } from "./internal/compensateEffect.js"
 import { originOf } from "./internal/saga.js"
 import { JournalView } from "./internal/view.js"
 import type { JournalError, SagaRecord } from "./Journal.js"
 import { Journal, SagaNotFound } from "./Journal.js"
-import type { RunError } from "./Saga.js"
+import type { CommandError, EffectCompensation, RunError } from "./Saga.js"
 import { Saga } from "./Saga.js"
 import type * as SagaDefinition from "./SagaDefinition.js"
-import type { InvalidSagaInput } from "./SagaError.js"
+import type { EffectNotFound, InvalidSagaInput } from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
 
 /**
@@ -46,7 +47,7 @@ export class Unrecoverable extends Schema.TaggedError<Unrecoverable>("effect-sag
  * @since 0.1.0
  * @category errors
  */
-export type RecoveryError = Unrecoverable | SagaNotFound | InvalidSagaInput | RunError
+export type RecoveryError = Unrecoverable | SagaNotFound | InvalidSagaInput | RunError | CommandError | EffectNotFound
 
 /**
  * What became of one saga a recovery pass claimed.
@@ -56,6 +57,7 @@ export type RecoveryError = Unrecoverable | SagaNotFound | InvalidSagaInput | Ru
  */
 export type Recovered =
   | { readonly _tag: "Resumed"; readonly sagaId: string; readonly result: SagaResult<unknown, unknown> }
+  | { readonly _tag: "Settled"; readonly sagaId: string; readonly result: EffectCompensation }
   | { readonly _tag: "Failed"; readonly sagaId: string; readonly error: RecoveryError }
 
 /**
@@ -83,7 +85,7 @@ export class Recovery extends Context.Tag("effect-saga/Recovery")<
      */
     readonly recoverAll: Effect.Effect<RecoveryReport, JournalError>
     /** Resumes one saga from the definition it was started from, whatever its state. */
-    readonly resume: (sagaId: string) => Effect.Effect<SagaResult<unknown, unknown>, RecoveryError>
+    readonly resume: (sagaId: string) => Effect.Effect<SagaResult<unknown, unknown> | EffectCompensation, RecoveryError>
   }
 >() {}
 
@@ -124,10 +126,13 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
     const batchSize = Math.max(1, options.batchSize ?? 100)
     const principal = options.principal ?? { id: "effect-saga/recovery" }
 
-    const resume = (sagaId: string): Effect.Effect<SagaResult<unknown, unknown>, RecoveryError> =>
+    const resume = (sagaId: string): Effect.Effect<SagaResult<unknown, unknown> | EffectCompensation, RecoveryError> =>
       Effect.gen(function* () {
         const view = new JournalView(yield* journal.read(sagaId))
         if (!view.exists) return yield* new SagaNotFound({ sagaId })
+        // An explicit undo left behind is finished by asking for it again: what it journaled decides.
+        const effectId = effectIdOf(view)
+        if (effectId !== undefined) return yield* saga.compensateEffect(effectId).pipe(withPrincipal(principal))
         const origin = originOf(view)
         const unrecoverable = (reason: string) => new Unrecoverable({ sagaId, reason })
         if (origin === undefined) return yield* unrecoverable("it was not started from a definition")
@@ -148,7 +153,12 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
 
     const recoverOne = (record: SagaRecord): Effect.Effect<Recovered> =>
       resume(record.sagaId).pipe(
-        Effect.map((result): Recovered => ({ _tag: "Resumed", sagaId: record.sagaId, result })),
+        Effect.map(
+          (result): Recovered =>
+            "effectId" in result
+              ? { _tag: "Settled", sagaId: record.sagaId, result }
+              : { _tag: "Resumed", sagaId: record.sagaId, result }
+        ),
         Effect.catchAll((error) => Effect.succeed<Recovered>({ _tag: "Failed", sagaId: record.sagaId, error })),
         Effect.withSpan("effect-saga.recover", { attributes: { "saga.id": record.sagaId }, captureStackTrace: false })
       )
@@ -217,7 +227,12 @@ export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any
 export const summary = (report: RecoveryReport): Record<string, number> => {
   const counts: Record<string, number> = {}
   for (const recovered of report.sagas) {
-    const key = recovered._tag === "Resumed" ? recovered.result._tag : "Failed"
+    const key =
+      recovered._tag === "Resumed"
+        ? recovered.result._tag
+        : recovered._tag === "Settled"
+          ? `effect ${recovered.result._tag === "Settled" ? recovered.result.outcome : "awaiting approval"}`
+          : "Failed"
     counts[key] = (counts[key] ?? 0) + 1
   }
   return counts

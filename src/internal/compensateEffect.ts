@@ -2,7 +2,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Approval, ApprovalRequest } from "../Approval.js"
-import type * as Report from "../CompensationReport.js"
+import * as Report from "../CompensationReport.js"
 import type { Draft, Holder, Journal, Phase } from "../Journal.js"
 import { isFinished } from "../Journal.js"
 import { CommandRefused, EffectNotFound } from "../SagaError.js"
@@ -165,18 +165,20 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
       }
     }
     if (tool.spec.approveExplicitUndo) {
-      const gate = yield* approvalGate(ctx, subject, run, undo)
+      const gate = yield* approvalGate(ctx, subject, run, undo, tool.spec.approvalTtl ?? ctx.approvalTtl)
       if (gate._tag === "Waiting") {
-        yield* run.append([
-          sagaEntry("SAGA_AWAITING_APPROVAL", { stepId: step.stepId, requestId: gate.request.requestId })
-        ])
+        if (run.view.status !== "awaiting_approval") {
+          yield* run.append([
+            sagaEntry("SAGA_AWAITING_APPROVAL", { stepId: step.stepId, requestId: gate.request.requestId })
+          ])
+        }
         return { _tag: "AwaitingApproval" as const, effectId, runId, request: gate.request }
       }
       if (gate._tag === "Refused") return yield* settle("failed", gate.reason)
     }
     const cannot = unavailability(tool, step)
     if (cannot !== undefined) return yield* settle("unavailable", cannot[1])
-    const report = yield* runUndo(run, tool, step, runId)
+    const report = yield* runUndo(run, tool, step, { sagaId: subject.sagaId, idempotencyKey: runId })
     const outcome = report.outcome === "skipped" ? "unavailable" : report.outcome
     return yield* settle(outcome, report.detail)
   })
@@ -190,7 +192,13 @@ type Gate =
  * The explicit undo's own approval: requested for the step's journaled input, verified against its
  * digest and expiry. The forward step's approval is not inherited.
  */
-const approvalGate = (ctx: Context, subject: Subject, run: Writer, undo: StepView | undefined) =>
+const approvalGate = (
+  ctx: Context,
+  subject: Subject,
+  run: Writer,
+  undo: StepView | undefined,
+  approvalTtl: Duration.Duration | undefined
+) =>
   Effect.gen(function* () {
     const { step } = subject
     const input = step.input ?? "null"
@@ -226,7 +234,7 @@ const approvalGate = (ctx: Context, subject: Subject, run: Writer, undo: StepVie
     const refuse = (phase: Phase, reason: string) =>
       Effect.as(run.append([stepEntry(step, phase, null, { reason })]), { _tag: "Refused", reason } satisfies Gate)
     if (decision.inputDigest !== inputDigest) return yield* refuse("REJECTED", "the approval names a different input")
-    const expired = yield* expiredAt(decision, ctx.approvalTtl)
+    const expired = yield* expiredAt(decision, approvalTtl)
     if (expired !== undefined) return yield* refuse("EXPIRED", `the approval expired at ${expired.text}`)
     return { _tag: "Approved" } satisfies Gate
   })
@@ -254,3 +262,23 @@ export const loadRun = (journal: Journal["Type"], effectId: string, holder: Hold
       return writer
     })
   )
+
+/** The effect id of an explicit undo's run, if the journal is one. */
+export const effectIdOf = (view: JournalView): string | undefined => {
+  const started = parsePayload(view.started?.payload ?? null)
+  return typeof started?.effectId === "string" ? started.effectId : undefined
+}
+
+/**
+ * The answer to an operator who rejected an explicit undo's approval: the undo never runs, the
+ * effect stays applied. Journals the run's answer (once) and reports the step as not undone.
+ */
+export const rejected = (run: Writer, stepId: string, reason: string) =>
+  Effect.gen(function* () {
+    const step = run.view.steps.get(stepId)
+    const effectId = effectIdOf(run.view)
+    if (run.view.last?.stepId !== null || answerOf(effectId ?? "", run.view) === undefined) {
+      yield* run.append([sagaEntry("SAGA_COMPENSATION_FAILED", { effectId, outcome: "failed", detail: reason })])
+    }
+    return Report.make(run.sagaId, [{ stepId, toolName: step?.toolName ?? "", outcome: "failed", detail: reason }], [])
+  })

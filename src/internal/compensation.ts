@@ -155,7 +155,10 @@ const undoStep = (writer: Writer, env: UndoEnv, step: StepView) =>
       return reportOf(step, "unavailable", `tool ${step.toolName} is not registered in this process`)
     }
     yield* env.beforeUndo(step)
-    return yield* runUndo(writer, tool, step, undoKey(writer.sagaId, step.stepId))
+    return yield* runUndo(writer, tool, step, {
+      sagaId: writer.sagaId,
+      idempotencyKey: undoKey(writer.sagaId, step.stepId)
+    })
   })
 
 /** Why a tool's undo cannot run for a step, as a journaled phase and reason; `undefined` if it can. */
@@ -173,11 +176,16 @@ export const unavailability = (
 }
 
 /**
- * Journals `COMPENSATING`, runs the tool's undo of an executed step with `idempotencyKey` (bounded,
- * with the tool's timeout and injected faults), and journals its outcome; or journals why it
- * cannot run.
+ * Journals `COMPENSATING` in `writer`'s journal, runs the tool's undo of a step of saga `sagaId`
+ * with `idempotencyKey` (bounded, with the tool's timeout and injected faults), and journals its
+ * outcome; or journals why it cannot run. (An explicit undo is journaled in a run of its own.)
  */
-export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, idempotencyKey: string) =>
+export const runUndo = (
+  writer: Writer,
+  tool: RegisteredTool,
+  step: StepView,
+  { idempotencyKey, sagaId }: { readonly sagaId: string; readonly idempotencyKey: string }
+) =>
   Effect.suspend(() => {
     const cannot = unavailability(tool, step)
     if (cannot !== undefined) return settle(writer, step, cannot[0], cannot[1])
@@ -192,7 +200,7 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, id
     const receipt = typeof executed?.receipt === "string" ? Option.some(Redacted.make(executed.receipt)) : Option.none()
     const faults = Context.getOption(tool.context, Faults)
     let undo: Effect.Effect<unknown, unknown, any> = compensate({
-      sagaId: writer.sagaId,
+      sagaId,
       stepId: step.stepId,
       toolName: step.toolName,
       input: input.right,
@@ -202,7 +210,8 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, id
       receipt
     })
     if (Option.isSome(faults)) undo = faults.value.around(step.toolName, "compensate", undo)
-    undo = Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, true)
+    // Interruptible even inside a command or a run's settlement, so that its timeout can stop it.
+    undo = Effect.interruptible(Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, true))
     if (tool.spec.timeout !== undefined) {
       const timeout = tool.spec.timeout
       undo = Effect.timeoutFail(undo, {
@@ -217,7 +226,7 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, id
         return settle(writer, step, phase, detail)
       }),
       Effect.withSpan("effect-saga.undo", {
-        attributes: { "saga.id": writer.sagaId, "step.id": step.stepId, tool: step.toolName },
+        attributes: { "saga.id": sagaId, "step.id": step.stepId, tool: step.toolName },
         captureStackTrace: false
       })
     )

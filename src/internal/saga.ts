@@ -105,7 +105,8 @@ const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyA
 }
 
 const taintOf = (view: JournalView): StepFailed | undefined => {
-  const step = view.failedSteps()[0]
+  // A failure journaled with `taints: false` was the program's to handle (see StepSpec.taintsOnFailure).
+  const step = view.failedSteps().find((step) => parsePayload(step.failed!.payload)?.taints !== false)
   if (step === undefined) return undefined
   const description = parsePayload(step.failed!.payload)?.description
   return new StepFailed({
@@ -209,6 +210,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           yield* check(authority, action, sagaId)
           const writer = yield* claimAndLoad(sagaId)
           const view = writer.view
+          if (action === "resume" && !view.exists) return yield* new SagaNotFound({ sagaId })
           // `run` of a saga that exists resumes it: that takes the permission to resume.
           if (view.exists && action === "start") {
             yield* Effect.tapError(check(authority, "resume", sagaId), () => writer.release())
@@ -412,7 +414,11 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       runSaga("start", sagaId, program, options),
     start,
     resume: <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions) =>
-      Effect.zipRight(existing(sagaId), runSaga("resume", sagaId, program, options)),
+      runSaga("resume", sagaId, program, options) as Effect.Effect<
+        SagaResult<A, E>,
+        RunError | SagaNotFound,
+        Exclude<R, CurrentSaga>
+      >,
     compensate: (sagaId: string, seen?: commands.Seen) =>
       command(sagaId, {
         action: "compensate",
@@ -438,7 +444,11 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         body: (writer, principal) => commands.renew(writer, approval, stepId, { ...options, principal: principal.id })
       }),
     reject: (sagaId: string, stepId: string, options: RejectOptions) => {
-      const compensation = (writer: Writer) => compensateSaga(writer, `step ${stepId} was rejected by ${options.by}`)
+      // Rejecting the approval of an explicit undo answers that run; a saga's step, the saga compensates.
+      const compensation = (writer: Writer) =>
+        explicit.effectIdOf(writer.view) === undefined
+          ? compensateSaga(writer, `step ${stepId} was rejected by ${options.by}`)
+          : explicit.rejected(writer, stepId, `rejected by ${options.by}: ${options.reason}`)
       return command(sagaId, {
         action: "reject",
         stepId,

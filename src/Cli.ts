@@ -1,0 +1,60 @@
+/**
+ * The operator's command line, `effect-saga`: list what is stuck, show a saga as a timeline or a
+ * Mermaid diagram, approve, reject and renew approvals, resolve unknown outcomes, compensate,
+ * verify hash chains, export, import and prune, on an SQLite journal, through the same `Saga`,
+ * `Approval` and `Journal` services code uses. See docs/cli.md.
+ *
+ * Exit codes: 0 ok; 1 the answer is "something is wrong" (a broken chain, a saga in
+ * `compensation_failed` or `needs_attention`, a compensation that is not clean); 2 a usage or
+ * infrastructure error (one line on stderr, nothing written); 130 interrupted.
+ *
+ * @since 0.1.0
+ */
+import type * as CliApp from "@effect/cli/CliApp"
+import type * as Command from "@effect/cli/Command"
+import type * as Effect from "effect/Effect"
+import * as app from "./internal/cli/app.js"
+
+/**
+ * How a run of the CLI ends: 0 ok, 1 something is wrong, 2 usage or infrastructure error,
+ * 130 interrupted.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ExitCode = 0 | 1 | 2 | 130
+
+/**
+ * The `effect-saga` command and its subcommands, for embedding in a CLI of your own.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command: Command.Command<"effect-saga", any, any, any> = app.command
+
+/**
+ * Runs a command line (the arguments after `effect-saga`) and returns its exit code. Output goes to
+ * stdout, one line per error to stderr; it never fails.
+ *
+ * @example
+ * ```ts
+ * import { NodeContext } from "@effect/platform-node"
+ * import { Effect } from "effect"
+ * import * as Cli from "effect-saga/cli"
+ *
+ * const code = Cli.run(["list", "--db", "sagas.db", "--json"]).pipe(Effect.provide(NodeContext.layer))
+ * ```
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const run: (args: ReadonlyArray<string>) => Effect.Effect<ExitCode, never, CliApp.CliApp.Environment> = app.run
+
+/**
+ * Runs the process's command line (or `args`) as `bin/effect-saga.js` does: SIGINT and SIGTERM
+ * interrupt the command, and `process.exitCode` is set when it ends.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const main: (args?: ReadonlyArray<string>) => void = app.main

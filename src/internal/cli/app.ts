@@ -1,0 +1,101 @@
+/**
+ * The `effect-saga` application: the root command with the command table, the exit code of a run,
+ * and running it as a Node process.
+ *
+ * @since 0.1.0
+ */
+import type * as CliApp from "@effect/cli/CliApp"
+import * as Command from "@effect/cli/Command"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import { commands } from "./commands.js"
+import type { Ending } from "./failure.js"
+import { endingOf } from "./failure.js"
+import { root } from "./root.js"
+
+/**
+ * The version `--version` prints: the package's.
+ *
+ * @since 0.1.0
+ * @category constants
+ */
+export const version = "0.1.0"
+
+/**
+ * The root command and every subcommand.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const command = root.pipe(
+  Command.withDescription(
+    "Operate sagas from the command line: list, show, decide, resolve, compensate, verify, export."
+  ),
+  Command.withSubcommands(commands)
+)
+
+const cli = Command.run(command, { name: "effect-saga", version })
+
+const textOf = (message: unknown): string =>
+  (Array.isArray(message) ? message : [message])
+    .map((part) => (typeof part === "string" ? part : String(part)))
+    .join(" ")
+
+/** Log lines go to stderr, one line each, so that stdout stays what the command prints. */
+const stderrLogger = Logger.make(({ logLevel, message }) => {
+  globalThis.console.error(`effect-saga: ${logLevel.label.toLowerCase()}: ${textOf(message)}`)
+})
+
+/**
+ * Runs the command line `args` (without the runtime and script) and returns its exit code; a
+ * failure prints one line on stderr.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const run = (args: ReadonlyArray<string>): Effect.Effect<Ending["code"], never, CliApp.CliApp.Environment> =>
+  cli(["node", "effect-saga", ...args]).pipe(
+    Effect.exit,
+    Effect.flatMap((exit) => {
+      if (Exit.isSuccess(exit)) return Effect.succeed<Ending["code"]>(0)
+      const ending = endingOf(exit.cause)
+      return Effect.as(
+        ending.line === undefined ? Effect.void : Console.error(`effect-saga: ${ending.line}`),
+        ending.code
+      )
+    }),
+    Logger.withMinimumLogLevel(LogLevel.Warning),
+    Effect.provide(Logger.replace(Logger.defaultLogger, stderrLogger))
+  )
+
+/**
+ * Runs `args` (default: the process's) as a Node process: SIGINT and SIGTERM interrupt the
+ * command (exit code 130), and the exit code is set without cutting stdout short.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const main = (args: ReadonlyArray<string> = process.argv.slice(2)): void => {
+  const fiber = Effect.runFork(Effect.provide(run(args), NodeContext.layer))
+  // Keeps the process alive while the command waits on nothing Node can see.
+  const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
+  // A reader that stops early (`effect-saga export x | head`) closes the pipe: stop quietly, as
+  // Unix tools do; any other failure to write is one line, as every error is.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") process.stderr.write(`effect-saga: cannot write the output: ${error.message}\n`)
+    process.exit(error.code === "EPIPE" ? 0 : 2)
+  })
+  const interrupt = () => fiber.unsafeInterruptAsFork(fiber.id())
+  process.once("SIGINT", interrupt)
+  process.once("SIGTERM", interrupt)
+  fiber.addObserver((exit) => {
+    clearInterval(keepAlive)
+    process.removeListener("SIGINT", interrupt)
+    process.removeListener("SIGTERM", interrupt)
+    process.exitCode = Exit.isSuccess(exit) ? exit.value : 130
+  })
+}

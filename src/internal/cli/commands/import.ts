@@ -1,0 +1,44 @@
+/**
+ * `effect-saga import FILE`: reads a saga's NDJSON export into the journal.
+ *
+ * @since 0.1.0
+ */
+import * as fs from "node:fs"
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Effect from "effect/Effect"
+import * as Journal from "../../../Journal.js"
+import { UsageError } from "../failure.js"
+import { print } from "../output.js"
+import { db, withStore } from "../root.js"
+
+const file = Args.text({ name: "FILE" }).pipe(Args.withDescription("The NDJSON export to import; - reads stdin."))
+
+const read = (file: string) =>
+  Effect.try({
+    try: () => fs.readFileSync(file === "-" ? 0 : file, "utf8"),
+    catch: (error) =>
+      new UsageError({ message: `cannot read ${file}: ${error instanceof Error ? error.message : String(error)}` })
+  })
+
+/**
+ * The `import` command.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const importSaga = Command.make("import", { db, file }, (options) =>
+  Effect.flatMap(read(options.file), (text) =>
+    withStore(
+      options.db,
+      Effect.flatMap(Journal.importNdjson(text), (record) =>
+        print(`imported saga ${record.sagaId}: ${record.status}, revision ${record.revision}, digest ${record.digest}`)
+      ),
+      { create: true }
+    )
+  )
+).pipe(
+  Command.withDescription(
+    "Import one saga's NDJSON export (all or nothing: every line must decode, the hash chain must verify, the saga must be new). Creates the database if the file does not exist."
+  )
+)

@@ -1,0 +1,58 @@
+/**
+ * `effect-saga prune --finished-before DATE [--dry-run] [--json]`: deletes finished sagas.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import { Journal } from "../../../Journal.js"
+import * as Saga from "../../../Saga.js"
+import { print, printJson } from "../output.js"
+import * as Parse from "../parse.js"
+import { db, json, withStore } from "../root.js"
+
+const finishedBefore = Options.text("finished-before").pipe(
+  Options.withPseudoName("DATE"),
+  Options.withDescription(
+    "Delete sagas finished and last updated before this time (ISO-8601: 2025-01-31 or 2025-01-31T12:00:00Z)."
+  )
+)
+
+const dryRun = Options.boolean("dry-run").pipe(Options.withDescription("Only list what would be deleted."))
+
+/** The sagas `journal.prune(before)` deletes: finished, last updated before `before`. */
+const prunable = (before: string) =>
+  Effect.map(
+    Saga.list({ status: ["completed", "compensated", "compensation_failed"], updatedBefore: before }),
+    (records) => records.map((record) => record.sagaId)
+  )
+
+/**
+ * The `prune` command.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const prune = Command.make("prune", { db, finishedBefore, dryRun, json }, (options) =>
+  Effect.flatMap(Parse.instant("--finished-before", options.finishedBefore), (before) =>
+    withStore(
+      options.db,
+      Effect.gen(function* () {
+        const sagaIds = options.dryRun
+          ? yield* prunable(before)
+          : yield* Effect.flatMap(Journal, (journal) => journal.prune(before))
+        const verb = options.dryRun ? "would prune" : "pruned"
+        yield* options.json
+          ? printJson(sagaIds)
+          : print(
+              `${verb} ${sagaIds.length} saga(s) finished before ${before}${sagaIds.length === 0 ? "" : `: ${sagaIds.join(", ")}`}`
+            )
+      })
+    )
+  )
+).pipe(
+  Command.withDescription(
+    "Delete the sagas that finished (completed, compensated, compensation_failed) and were last updated before DATE, with their entries; nothing unfinished is ever deleted."
+  )
+)

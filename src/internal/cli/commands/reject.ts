@@ -1,0 +1,55 @@
+/**
+ * `effect-saga reject SAGA STEP --as WHO [--reason R] [--register MODULE]… [--json]`: rejects a
+ * step, and the saga compensates there and then.
+ *
+ * @since 0.1.0
+ */
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import * as Saga from "../../../Saga.js"
+import * as Parse from "../parse.js"
+import { target } from "../position.js"
+import { printReport } from "../report.js"
+import { as, db, digest, json, register, revision, saga, step, withStore } from "../root.js"
+import * as Tools from "../tools.js"
+
+const reason = Options.text("reason").pipe(
+  Options.withPseudoName("TEXT"),
+  Options.withDescription("Why, as the journal records it."),
+  Options.withDefault("no reason given")
+)
+
+/**
+ * The `reject` command.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const reject = Command.make(
+  "reject",
+  { db, as, reason, register, revision, digest, json, saga, step },
+  (options) =>
+    Effect.gen(function* () {
+      const by = yield* Parse.nonBlank("--as", options.as)
+      yield* withStore(
+        options.db,
+        Effect.gen(function* () {
+          const registered = yield* Tools.register(options.register)
+          const { seen, status, stepId } = yield* target(options.saga, options.step, options)
+          yield* Tools.requireUndos("reject", status, registered)
+          const report = yield* Saga.reject(options.saga, stepId, { by, reason: options.reason, ...seen })
+          yield* printReport(
+            `rejected step ${stepId} of saga ${options.saga} as ${by}: journaled REJECTED`,
+            report,
+            options.json
+          )
+        }),
+        { as: by }
+      )
+    })
+).pipe(
+  Command.withDescription(
+    "Reject a step awaiting approval: journaled REJECTED, and the saga compensates now, with the undos of the tools --register loads (refused if an executed step's tool is missing). Exits 1 if the report is not clean."
+  )
+)

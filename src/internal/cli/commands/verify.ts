@@ -1,0 +1,91 @@
+/**
+ * `effect-saga verify SAGA | --all [--json]`: re-computes hash chains.
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { SagaRecord } from "../../../Journal.js"
+import * as Journal from "../../../Journal.js"
+import * as Saga from "../../../Saga.js"
+import { SomethingWrong, UsageError } from "../failure.js"
+import { print, printJson, table } from "../output.js"
+import { db, json, withStore } from "../root.js"
+
+const saga = Args.text({ name: "SAGA" }).pipe(Args.withDescription("The saga to verify."), Args.optional)
+
+const all = Options.boolean("all").pipe(Options.withDescription("Verify every saga in the journal."))
+
+/**
+ * One saga's verdict: its chain is intact (entries, the digest it ends with) or broken at `seq`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Verdict = { readonly sagaId: string } & Journal.Verification
+
+/** The chain must verify, and end where the saga's row says it does (`Journal.verify` checks both). */
+const verdictOf = (record: SagaRecord) =>
+  Journal.verify(record.sagaId).pipe(
+    Effect.map((verification): Verdict => ({ sagaId: record.sagaId, ...verification })),
+    Effect.catchTag("JournalCorrupted", (error) =>
+      Effect.succeed<Verdict>({ sagaId: record.sagaId, _tag: "Broken", seq: error.seq, reason: error.reason })
+    )
+  )
+
+const recordsOf = (options: { readonly saga: Option.Option<string>; readonly all: boolean }) =>
+  Effect.gen(function* () {
+    const named = options.saga
+    if (Option.isSome(named)) {
+      const record = yield* Effect.flatMap(Journal.Journal, (journal) => journal.get(named.value))
+      if (Option.isNone(record)) return yield* new Journal.SagaNotFound({ sagaId: named.value })
+      return [record.value]
+    }
+    return yield* Saga.list()
+  })
+
+const render = (verdicts: ReadonlyArray<Verdict>): string =>
+  verdicts.length === 0
+    ? "no sagas"
+    : table(
+        ["saga", "chain", "detail"],
+        verdicts.map((verdict) =>
+          verdict._tag === "Intact"
+            ? [verdict.sagaId, "intact", `${verdict.entries} entries, digest ${verdict.digest}`]
+            : [verdict.sagaId, "BROKEN", `at seq ${verdict.seq}: ${verdict.reason}`]
+        )
+      )
+
+/**
+ * The `verify` command.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const verify = Command.make("verify", { db, all, json, saga }, (options) =>
+  Effect.gen(function* () {
+    if (Option.isSome(options.saga) === options.all) {
+      return yield* new UsageError({ message: "name a saga or pass --all (not both)" })
+    }
+    yield* withStore(
+      options.db,
+      Effect.gen(function* () {
+        const verdicts = yield* Effect.forEach(yield* recordsOf(options), verdictOf)
+        yield* options.json ? printJson(verdicts) : print(render(verdicts))
+        const broken = verdicts.filter((verdict) => verdict._tag === "Broken")
+        if (broken.length > 0) {
+          return yield* new SomethingWrong({
+            reason: broken.map((verdict) => `saga ${verdict.sagaId} is broken at seq ${verdict.seq}`).join(", ")
+          })
+        }
+      })
+    )
+  })
+).pipe(
+  Command.withDescription(
+    "Re-compute the hash chain of a saga (or of every saga with --all), and check it ends where the saga's row says. Exits 1 if one is broken, naming the first entry that does not fit."
+  )
+)

@@ -1,0 +1,68 @@
+/**
+ * How a command ends when it does not end well, and the exit code each ending gets: 1 when the
+ * answer is "something is wrong" (already printed), 2 when the command could not be carried out.
+ *
+ * @since 0.1.0
+ */
+import * as ValidationError from "@effect/cli/ValidationError"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+
+/**
+ * The command could not be carried out as asked: a malformed value, a missing file, a store that is
+ * not supported, a command refused before it reached a saga. Nothing was written. Exit code 2.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class UsageError extends Data.TaggedError("UsageError")<{ readonly message: string }> {}
+
+/**
+ * The command ran and its answer is "something is wrong" (a broken hash chain, dirty state, a
+ * compensation that left something live): the answer is already printed. Exit code 1.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class SomethingWrong extends Data.TaggedError("SomethingWrong")<{ readonly reason: string }> {}
+
+/**
+ * What a command's run ended with: the exit code and, for a failure, the one line to print.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Ending {
+  readonly code: 0 | 1 | 2 | 130
+  readonly line?: string | undefined
+}
+
+/** The one line that says what went wrong: an error's `message`, never its stack. */
+const lineOf = (error: unknown): string => {
+  const message = Predicate.hasProperty(error, "message") ? String(error.message) : String(error)
+  const first = message.split("\n")[0]!.trim()
+  return first === "" && Predicate.hasProperty(error, "_tag") ? String(error._tag) : first
+}
+
+/**
+ * The exit code of a run and the line to print: 0 ok, 1 something is wrong, 2 a usage or
+ * infrastructure error (any typed error, and a defect), 130 interrupted.
+ *
+ * @since 0.1.0
+ * @category exit codes
+ */
+export const endingOf = (cause: Cause.Cause<unknown>): Ending => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value
+    if (error instanceof SomethingWrong) return { code: 1 }
+    // @effect/cli has printed its own message (and the usage) for a command line it could not parse.
+    if (ValidationError.isValidationError(error)) return { code: 2 }
+    return { code: 2, line: lineOf(error) }
+  }
+  const defect = Cause.dieOption(cause)
+  if (Option.isSome(defect)) return { code: 2, line: `internal error: ${lineOf(defect.value)}` }
+  return { code: 130, line: "interrupted" }
+}

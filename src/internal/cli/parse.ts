@@ -1,0 +1,104 @@
+/**
+ * Reading the values an operator types: durations, dates, JSON. Each fails with a `UsageError`
+ * that names the flag and shows what it expects.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { UsageError } from "./failure.js"
+
+const shortUnits: Record<string, Duration.DurationInput> = {
+  ms: "1 millis",
+  s: "1 second",
+  m: "1 minute",
+  h: "1 hour",
+  d: "1 day",
+  w: "7 days"
+}
+
+/**
+ * A duration: `90s`, `30m`, `2h`, `7d`, `2w`, or Effect's own form (`"2 hours"`).
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const duration = (flag: string, text: string): Effect.Effect<Duration.Duration, UsageError> => {
+  const short = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/.exec(text.trim())
+  const decoded = short
+    ? Option.some(Duration.times(Duration.decode(shortUnits[short[2]!]!), Number(short[1])))
+    : Duration.decodeUnknown(text.trim())
+  return Option.match(decoded, {
+    onNone: () =>
+      Effect.fail(new UsageError({ message: `${flag}: "${text}" is not a duration (e.g. 90s, 30m, 2h, 7d)` })),
+    onSome: Effect.succeed
+  })
+}
+
+const isoDate = /^\d{4}-\d{2}-\d{2}$/
+const isoDateTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/
+
+/**
+ * A point in time as ISO-8601: a date (`2025-01-31`, midnight UTC) or a date and time with its
+ * zone (`2025-01-31T12:00:00Z`, `2025-01-31T13:00+01:00`); returned as the journal writes times
+ * (UTC, milliseconds, `Z`).
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const instant = (flag: string, text: string): Effect.Effect<string, UsageError> =>
+  Effect.suspend(() => {
+    const trimmed = text.trim()
+    const date = isoDate.test(trimmed) || isoDateTime.test(trimmed) ? new Date(trimmed) : undefined
+    // A well-formed date that does not exist (2025-02-30) is refused too: the calendar must agree.
+    const exists = date !== undefined && !Number.isNaN(date.getTime()) && trimmed.startsWith(isoDay(date, trimmed))
+    return exists
+      ? Effect.succeed(date.toISOString())
+      : Effect.fail(
+          new UsageError({
+            message: `${flag}: "${text}" is not an ISO-8601 date or time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)`
+          })
+        )
+  })
+
+/** The calendar day a parsed time names, in the zone the operator wrote it in. */
+const isoDay = (date: Date, text: string): string => {
+  const zone = /([+-])(\d{2}):(\d{2})$/.exec(text)
+  const offset = zone ? (zone[1] === "-" ? -1 : 1) * (Number(zone[2]) * 60 + Number(zone[3])) : 0
+  return new Date(date.getTime() + offset * 60_000).toISOString().slice(0, 10)
+}
+
+/**
+ * JSON text, parsed.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const json = (flag: string, text: string): Effect.Effect<unknown, UsageError> =>
+  Effect.try({
+    try: () => JSON.parse(text) as unknown,
+    catch: (error) =>
+      new UsageError({ message: `${flag}: not JSON (${error instanceof Error ? error.message : String(error)})` })
+  })
+
+/**
+ * A name that is not blank (who an operator is, a reason).
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const nonBlank = (flag: string, text: string): Effect.Effect<string, UsageError> =>
+  text.trim() === "" ? Effect.fail(new UsageError({ message: `${flag}: must not be blank` })) : Effect.succeed(text)
+
+/**
+ * An optional `instant`.
+ *
+ * @since 0.1.0
+ * @category parsing
+ */
+export const optionalInstant = (
+  flag: string,
+  text: Option.Option<string>
+): Effect.Effect<string | undefined, UsageError> =>
+  Option.match(text, { onNone: () => Effect.succeed(undefined), onSome: (given) => instant(flag, given) })

@@ -1,0 +1,66 @@
+/**
+ * Where the operator says a saga stands: the `revision`/`digest` a changing command carries, and
+ * the step a `STEP` argument names.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Saga from "../../Saga.js"
+import { UsageError } from "./failure.js"
+
+/**
+ * The position a command carries: what the operator passed (`--revision`, `--digest`), or, when
+ * they passed neither, the saga's position as `status` just read it.
+ *
+ * NOTE: with `--revision` the command is refused if the saga moved on since the operator looked at
+ * it; without, it only guards the moment between this read and the command's own write.
+ *
+ * @since 0.1.0
+ * @category position
+ */
+export const seen = (
+  status: Saga.SagaStatus,
+  given: { readonly revision: Option.Option<number>; readonly digest: Option.Option<string> }
+): Saga.Seen =>
+  Option.isNone(given.revision) && Option.isNone(given.digest)
+    ? { revision: status.revision, digest: status.digest }
+    : { revision: Option.getOrUndefined(given.revision), digest: Option.getOrUndefined(given.digest) }
+
+/**
+ * The id of the step `step` names: a step id of the saga, or the start of exactly one. An id that
+ * names no step is passed on as it is, for the saga service to refuse.
+ *
+ * @since 0.1.0
+ * @category position
+ */
+export const stepId = (status: Saga.SagaStatus, step: string): Effect.Effect<string, UsageError> => {
+  if (status.steps.some((known) => known.stepId === step)) return Effect.succeed(step)
+  const matches = status.steps.filter((known) => known.stepId.startsWith(step))
+  if (matches.length === 1) return Effect.succeed(matches[0]!.stepId)
+  if (matches.length === 0) return Effect.succeed(step)
+  return Effect.fail(
+    new UsageError({
+      message: `step "${step}" could be any of ${matches.length} steps of saga ${status.sagaId} (${matches
+        .map((match) => match.stepId)
+        .join(", ")}): give more of its id`
+    })
+  )
+}
+
+/**
+ * What a changing command acts on: the saga as `Saga.status` reads it, the full id of the step
+ * `step` names, and the position to carry (see `seen`).
+ *
+ * @since 0.1.0
+ * @category position
+ */
+export const target = (
+  sagaId: string,
+  step: string,
+  given: { readonly revision: Option.Option<number>; readonly digest: Option.Option<string> }
+) =>
+  Effect.gen(function* () {
+    const status = yield* Saga.status(sagaId)
+    return { status, stepId: yield* stepId(status, step), seen: seen(status, given) }
+  })

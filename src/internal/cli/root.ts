@@ -1,0 +1,163 @@
+/**
+ * The root command and what every command shares: `--db` (before or after the command's name, or
+ * `EFFECT_SAGA_DB`), `--json`, `--as`, `--revision`/`--digest`, and running a command against the
+ * store `--db` names.
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Authority from "../../Authority.js"
+import { UsageError } from "./failure.js"
+import * as Store from "./store.js"
+
+/**
+ * `--db FILE`: the SQLite file that holds the journal and approvals.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const db = Options.text("db").pipe(
+  Options.withPseudoName("FILE"),
+  Options.withDescription(
+    "The SQLite file of the journal and approvals (default: $EFFECT_SAGA_DB). postgres:// URLs are not supported yet."
+  ),
+  Options.optional
+)
+
+/**
+ * The root command: `effect-saga [--db FILE] <command>`.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const root = Command.make("effect-saga", { db })
+
+/**
+ * `--json`: print JSON for scripts instead of a table.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const json = Options.boolean("json").pipe(Options.withDescription("Print JSON for scripts."))
+
+/**
+ * `--as WHO`: who the operator is, as the journal records them.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const as = Options.text("as").pipe(
+  Options.withPseudoName("WHO"),
+  Options.withDescription("Who you are, as the journal records you.")
+)
+
+/**
+ * `--revision N`: the saga's revision the operator saw (`show` prints it).
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const revision = Options.integer("revision").pipe(
+  Options.withPseudoName("N"),
+  Options.withDescription(
+    "The saga's revision you saw (show prints it): refused if the saga moved on since. Default: the revision read just before."
+  ),
+  Options.optional
+)
+
+/**
+ * `--digest H`: the saga's digest the operator saw.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const digest = Options.text("digest").pipe(
+  Options.withPseudoName("HASH"),
+  Options.withDescription("The saga's digest you saw (show prints it): refused if the saga moved on since."),
+  Options.optional
+)
+
+/**
+ * `--register MODULE`: modules whose tools this process may run the undos of.
+ *
+ * @since 0.1.0
+ * @category options
+ */
+export const register = Options.text("register").pipe(
+  Options.withPseudoName("MODULE"),
+  Options.withDescription(
+    "A JavaScript module exporting the saga's tools (Compensable tools, toolkits, arrays or records of them, and optionally a `layer` for their services): their undos run in this process. Repeatable."
+  ),
+  Options.repeated
+)
+
+/**
+ * `SAGA`: a saga's id.
+ *
+ * @since 0.1.0
+ * @category arguments
+ */
+export const saga = Args.text({ name: "SAGA" }).pipe(Args.withDescription("The saga's id."))
+
+/**
+ * `STEP`: a step's id, or the start of it if that names one step (`show` lists them).
+ *
+ * @since 0.1.0
+ * @category arguments
+ */
+export const step = Args.text({ name: "STEP" }).pipe(
+  Args.withDescription("The step's id (show lists them), or the start of it if that names one step of the saga.")
+)
+
+const dbFromEnvironment = Effect.orElseSucceed(Config.option(Config.nonEmptyString("EFFECT_SAGA_DB")), () =>
+  Option.none<string>()
+)
+
+/** The database the command line names: the command's `--db`, the root's, or `EFFECT_SAGA_DB`. */
+const storeOf = (own: Option.Option<string>) =>
+  Effect.gen(function* () {
+    const { db: rootDb } = yield* root
+    const named = Option.orElse(own, () => rootDb)
+    const chosen = Option.isSome(named) ? named : yield* dbFromEnvironment
+    if (Option.isNone(chosen)) {
+      return yield* new UsageError({ message: "no database: pass --db FILE or set EFFECT_SAGA_DB" })
+    }
+    return yield* Store.parse(chosen.value)
+  })
+
+/**
+ * How a command runs against the store: whether it may create the database (only `import` may),
+ * and who the operator is (`--as`), as the `CurrentPrincipal` the saga service's `Authority` sees.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export interface RunOptions {
+  readonly create?: boolean | undefined
+  readonly as?: string | undefined
+}
+
+/**
+ * Runs a command's body against the store the command line names (see `Store.layer`), as the
+ * operator `options.as` names; the services are closed when it ends.
+ *
+ * @since 0.1.0
+ * @category running
+ */
+export const withStore = <A, E>(
+  own: Option.Option<string>,
+  body: Effect.Effect<A, E, Store.Services | Scope.Scope>,
+  options: RunOptions = {}
+) => {
+  const opened = (store: Store.Store) =>
+    Effect.scoped(Effect.provide(body, Store.layer(store, { create: options.create === true })))
+  const asOperator = (store: Store.Store) =>
+    options.as === undefined ? opened(store) : Authority.withPrincipal(opened(store), { id: options.as })
+  return Effect.flatMap(storeOf(own), asOperator)
+}

@@ -1,0 +1,615 @@
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Command from "@effect/cli/Command"
+import { afterAll, assert, beforeAll, describe, expect, it } from "@effect/vitest"
+import Database from "better-sqlite3"
+import { Effect, Layer } from "effect"
+import { build } from "esbuild"
+import { Approval, Journal, Saga, SqlApproval } from "../src/index.js"
+import { commands } from "../src/internal/cli/commands.js"
+import { Checkout, Tracking } from "./fixtures/cli-tools.js"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-"))
+// The bundles import better-sqlite3 from the repository's node_modules: they must live below it.
+const bundles = path.join(root, "node_modules", ".cache", "effect-saga-cli-test", String(process.pid))
+const cliBundle = path.join(bundles, "cli.mjs")
+const toolsBundle = path.join(bundles, "tools.mjs")
+const prepared = path.join(dir, "prepared.db")
+const world = path.join(dir, "world.log")
+// The tools append what they do to this file, in this process and in the CLI's.
+process.env.EFFECT_SAGA_TEST_WORLD = world
+
+beforeAll(async () => {
+  await Promise.all([bundle(), prepare()])
+}, 120_000)
+
+afterAll(() => {
+  fs.rmSync(dir, { recursive: true, force: true })
+  fs.rmSync(bundles, { recursive: true, force: true })
+})
+
+// Each test starts a few processes: give them time on a busy machine.
+describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file a saga prepared", {
+  timeout: 60_000
+}, () => {
+  it.effect(
+    "bin/effect-saga.js --help lists every command; --version prints the package's version",
+    () =>
+      Effect.gen(function* () {
+        const help = yield* run(["--help"], { entry: path.join(root, "bin", "effect-saga.js") })
+        expect(help.code).toBe(0)
+        for (const command of commandNames) {
+          expect(plain(help.stdout), "the bin runs dist/ when it exists: is it stale? (npm run build)").toContain(
+            `- ${command} `
+          )
+        }
+        const version = yield* cli("--version")
+        expect(version.stdout.trim()).toBe(JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version)
+      }),
+    60_000
+  )
+
+  it.effect("list prints every saga and exits 1, since one needs attention; --json gives the saga rows", () =>
+    Effect.gen(function* () {
+      const db = fresh("list")
+      const table = yield* cli("list", "--db", db)
+      expect(table.code).toBe(1)
+      expect(table.stderr).toBe("")
+      expect(table.stdout.split("\n")[0]).toMatch(/^saga\s+status\s+revision\s+updated\s+lease$/)
+      for (const [sagaId, status] of Object.entries(statuses)) {
+        expect(table.stdout).toMatch(new RegExp(`^${sagaId}\\s+${status}\\s`, "m"))
+      }
+      const json = yield* cli("list", "--db", db, "--json")
+      expect(json.code).toBe(1)
+      expect(JSON.parse(json.stdout)).toEqual(yield* onFile(db, Saga.list()))
+    })
+  )
+
+  it.effect("list filters by --status (repeatable) and --older-than; --db may come first, or from EFFECT_SAGA_DB", () =>
+    Effect.gen(function* () {
+      const db = fresh("filters")
+      const waiting = yield* cli("--db", db, "list", "--status", "awaiting_approval", "--status", "completed", "--json")
+      expect(waiting.code).toBe(0)
+      expect(JSON.parse(waiting.stdout).map((saga: { sagaId: string }) => saga.sagaId)).toEqual([
+        "order-1",
+        "order-5",
+        "payout-1",
+        "order-4"
+      ])
+      const old = yield* run(["list", "--older-than", "1h"], { env: { EFFECT_SAGA_DB: db } })
+      expect(old).toMatchObject({ code: 0, stdout: "no sagas\n" })
+    })
+  )
+
+  it.effect("show prints the saga's position, its steps and its journal as a timeline; --json gives them whole", () =>
+    Effect.gen(function* () {
+      const db = fresh("show")
+      const status = yield* onFile(db, Saga.status("order-1"))
+      const entries = yield* onFile(db, readJournal("order-1"))
+      const table = yield* cli("show", "order-1", "--db", db)
+      expect(table.code).toBe(0)
+      const lines = table.stdout.split("\n")
+      expect(lines[0]).toBe("saga order-1: awaiting_approval")
+      expect(lines[1]).toBe(`revision ${status.revision}  digest ${status.digest}`)
+      const timeline = lines.findIndex((line) => /^seq\s+time\s+step\s+tool\s+phase\s+outcome$/.test(line))
+      expect(timeline).toBeGreaterThan(0)
+      expect(lines.slice(timeline + 1, timeline + 1 + entries.length).map((line) => line.split(/\s+/)[0])).toEqual(
+        entries.map((entry) => String(entry.seq))
+      )
+      expect(table.stdout).toMatch(/\bEXECUTED\s+result "ch-4200"/)
+      expect(table.stdout).toContain(`next: effect-saga approve|reject order-1 ${wireStep(status)} --as WHO`)
+
+      const json = yield* cli("show", "order-1", "--db", db, "--json")
+      expect(json.code).toBe(0)
+      expect(JSON.parse(json.stdout)).toEqual(JSON.parse(JSON.stringify({ saga: status, entries })))
+
+      const attention = yield* cli("show", "order-3", "--db", db)
+      expect(attention.code).toBe(1)
+      expect(attention.stdout).toMatch(/pingCarrier\s+INTENT\s+no outcome journaled: unknown/)
+      expect(attention.stdout).toContain("next: effect-saga resolve order-3 pingCarrier:")
+    })
+  )
+
+  it.effect("approvals lists the requests waiting, with the exact input; --json gives the requests", () =>
+    Effect.gen(function* () {
+      const db = fresh("approvals")
+      const table = yield* cli("approvals", "--db", db)
+      expect(table.code).toBe(0)
+      expect(table.stdout).toMatch(
+        /^order-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+\w{12}…\s+\{"amount":4200,"to":"DE89 3704 0044 0532 0130 00"\}$/m
+      )
+      const json = yield* cli("approvals", "--db", db, "--json")
+      expect(JSON.parse(json.stdout)).toEqual(yield* onFile(db, Approval.pending))
+      expect(JSON.parse(json.stdout).map((request: { sagaId: string }) => request.sagaId)).toEqual([
+        "order-1",
+        "order-5",
+        "payout-1"
+      ])
+    })
+  )
+
+  it.effect("an approve from the CLI, then a resume from code, runs the approved step once and completes", () =>
+    Effect.gen(function* () {
+      const db = fresh("approve")
+      const approved = yield* cli("approve", "order-1", "sendWireTransfer", "--as", "alice", "--db", db)
+      expect(approved).toMatchObject({ code: 0, stderr: "" })
+      expect(approved.stdout).toMatch(
+        /^approved step sendWireTransfer:\S+ of saga order-1 as alice: journaled APPROVED/
+      )
+      const last = (yield* onFile(db, readJournal("order-1"))).at(-1)!
+      expect(last.phase).toBe("APPROVED")
+      expect(JSON.parse(last.payload!)).toMatchObject({ _tag: "Approved", by: "alice" })
+
+      const before = worldLines()
+      const result = yield* onFile(db, Saga.start(Checkout, "order-1", { orderId: "order-1", amount: 4200 }))
+      expect(result).toMatchObject({ _tag: "Completed", value: { wire: "wire-4200" } })
+      expect(worldLines().slice(before.length)).toEqual(["wire 4200"])
+    })
+  )
+
+  it.effect(
+    "renew-approval gives an approved step a new expiry; a command at a revision the saga left is refused",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("renew")
+        const seen = yield* onFile(db, Saga.status("order-1"))
+        const position = ["--revision", String(seen.revision), "--digest", seen.digest]
+        expect((yield* cli("approve", "order-1", wireStep(seen), "--as", "alice", ...position, "--db", db)).code).toBe(
+          0
+        )
+
+        // The approval moved the saga on: the position the operator saw is stale now.
+        const unchanged = snapshot(db)
+        const stale = yield* cli("renew-approval", "order-1", "sendWire", "--as", "bob", ...position, "--db", db)
+        expect(stale).toMatchObject({
+          code: 2,
+          stdout: "",
+          stderr: `effect-saga: saga order-1 is at revision ${seen.revision + 1}, not ${seen.revision}: it moved on, nothing was written\n`
+        })
+        expect(snapshot(db)).toEqual(unchanged)
+
+        const renewed = yield* cli(
+          "renew-approval",
+          "order-1",
+          "sendWire",
+          "--as",
+          "bob",
+          "--expires-at",
+          "2099-01-01",
+          "--db",
+          db
+        )
+        expect(renewed.code).toBe(0)
+        const last = (yield* onFile(db, readJournal("order-1"))).at(-1)!
+        expect(JSON.parse(last.payload!)).toMatchObject({
+          by: "alice",
+          expiresAt: "2099-01-01T00:00:00.000Z",
+          renewedBy: "bob"
+        })
+      })
+  )
+
+  it.effect("a reject compensates the saga at once; approving the rejected step is refused and writes nothing", () =>
+    Effect.gen(function* () {
+      const db = fresh("reject")
+      const rejected = yield* cli(
+        "reject",
+        "payout-1",
+        "sendWire",
+        "--as",
+        "bob",
+        "--reason",
+        "wrong IBAN",
+        "--json",
+        "--db",
+        db
+      )
+      expect(rejected.code).toBe(0)
+      expect(JSON.parse(rejected.stdout)).toEqual({
+        sagaId: "payout-1",
+        status: "compensated",
+        undone: [],
+        notUndone: []
+      })
+      const entries = yield* onFile(db, readJournal("payout-1"))
+      expect(JSON.parse(entries.find((entry) => entry.phase === "REJECTED")!.payload!)).toMatchObject({
+        by: "bob",
+        reason: "rejected by bob: wrong IBAN"
+      })
+
+      const unchanged = snapshot(db)
+      const again = yield* cli("approve", "payout-1", "sendWire", "--as", "alice", "--db", db)
+      expect(again.code).toBe(2)
+      expect(again.stdout).toBe("")
+      expect(again.stderr).toMatch(
+        /^effect-saga: [^\n]*step sendWireTransfer:\S+ of saga payout-1 [^\n]*rejected[^\n]*\n$/
+      )
+      expect(snapshot(db)).toEqual(unchanged)
+    })
+  )
+
+  it.effect("compensate and reject refuse to undo executed steps whose tools are not loaded, and write nothing", () =>
+    Effect.gen(function* () {
+      const db = fresh("no-tools")
+      const unchanged = snapshot(db)
+      const [compensated, rejected] = yield* Effect.all(
+        [cli("compensate", "order-5", "--db", db), cli("reject", "order-5", "sendWire", "--as", "bob", "--db", db)],
+        { concurrency: 2 }
+      )
+      for (const [command, ran] of [
+        ["compensate", compensated],
+        ["reject", rejected]
+      ] as const) {
+        expect(ran).toMatchObject({ code: 2, stdout: "" })
+        expect(ran.stderr).toBe(
+          `effect-saga: ${command} would undo saga order-5, but this process has no tool for 3 executed step(s) (reserveInventory, chargeCard, ship): pass --register MODULE with the saga's tools (nothing was written)\n`
+        )
+      }
+      expect(snapshot(db)).toEqual(unchanged)
+    })
+  )
+
+  it.effect("compensate --register runs the undos in the CLI's process, in reverse order, and never twice", () =>
+    Effect.gen(function* () {
+      const db = fresh("compensate")
+      const before = worldLines()
+      const first = yield* cli("compensate", "order-5", "--register", toolsBundle, "--json", "--db", db)
+      expect(first.code).toBe(0)
+      const report = JSON.parse(first.stdout)
+      expect(report).toMatchObject({ sagaId: "order-5", status: "compensated", notUndone: [] })
+      expect(report.undone.map((step: { toolName: string; outcome: string }) => [step.toolName, step.outcome])).toEqual(
+        [
+          ["ship", "completed"],
+          ["chargeCard", "completed"],
+          ["reserveInventory", "completed"]
+        ]
+      )
+      expect(worldLines().slice(before.length)).toEqual(["recall parcel-order-5", "refund ch-900", "release res-A-1"])
+
+      const second = yield* cli("compensate", "order-5", "--register", toolsBundle, "--db", db)
+      expect(second.code).toBe(0)
+      expect(second.stdout).toMatch(/^saga order-5: compensated\n {2}completed {3}ship /)
+      expect(worldLines().length).toBe(before.length + 3)
+    })
+  )
+
+  it.effect("a compensation that leaves an unknown step behind exits 1 and says so", () =>
+    Effect.gen(function* () {
+      const db = fresh("dirty")
+      const ran = yield* cli("compensate", "order-3", "--register", toolsBundle, "--db", db)
+      expect(ran.code).toBe(1)
+      expect(ran.stderr).toBe("")
+      expect(ran.stdout).toMatch(
+        /^saga order-3: compensation_failed\n {2}completed {3}reserveInventory \(\S+\)\n {2}not undone: outcome unknown pingCarrier /
+      )
+    })
+  )
+
+  it.effect("docs/cli.md shows the Mermaid diagram show --format mermaid prints for a rejected checkout", () =>
+    Effect.gen(function* () {
+      const db = fresh("mermaid")
+      const rejected = yield* cli(
+        "reject",
+        "order-5",
+        "sendWire",
+        "--as",
+        "bob",
+        "--reason",
+        "supplier on hold",
+        "--register",
+        toolsBundle,
+        "--db",
+        db
+      )
+      expect(rejected.code).toBe(0)
+      const diagram = yield* cli("show", "order-5", "--format", "mermaid", "--db", db)
+      expect(diagram.code).toBe(0)
+      expect(diagram.stdout.startsWith("sequenceDiagram\n")).toBe(true)
+      const documented = fs.readFileSync(path.join(root, "docs", "cli.md"), "utf8").match(/```mermaid\n([\s\S]*?)```/)
+      expect(documented?.[1]).toBe(diagram.stdout)
+    })
+  )
+
+  it.effect("resolve settles an unknown step as applied; resumed from code, the saga goes on and completes", () =>
+    Effect.gen(function* () {
+      const db = fresh("resolve")
+      const resolved = yield* cli(
+        "resolve",
+        "order-3",
+        "pingCarrier",
+        "--applied",
+        "--result",
+        '"track-3"',
+        "--as",
+        "oncall",
+        "--db",
+        db
+      )
+      expect(resolved.code).toBe(0)
+      expect(resolved.stdout).toMatch(
+        /^resolved step pingCarrier:\S+ of saga order-3 as applied \(oncall\): journaled EXECUTED/
+      )
+      const result = yield* onFile(db, Saga.start(Tracking, "order-3", { orderId: "order-3" }))
+      expect(result).toMatchObject({ _tag: "Completed", value: "track-3" })
+    })
+  )
+
+  it.effect("verify exits 0 on intact chains, and 1 naming the entry when one was tampered with", () =>
+    Effect.gen(function* () {
+      const db = fresh("verify")
+      const intact = yield* cli("verify", "--all", "--json", "--db", db)
+      expect(intact.code).toBe(0)
+      const verdicts = JSON.parse(intact.stdout)
+      expect(verdicts.map((verdict: { sagaId: string }) => verdict.sagaId).sort()).toEqual(Object.keys(statuses).sort())
+      expect(verdicts.every((verdict: { _tag: string }) => verdict._tag === "Intact")).toBe(true)
+
+      tamper(db, "order-2", 5)
+      const [one, all] = yield* Effect.all(
+        [cli("verify", "order-2", "--db", db), cli("verify", "--all", "--json", "--db", db)],
+        { concurrency: 2 }
+      )
+      expect(one.code).toBe(1)
+      expect(one.stdout).toMatch(
+        /^order-2\s+BROKEN\s+at seq 5: hash does not match the entry's content and its predecessor$/m
+      )
+      expect(all.code).toBe(1)
+      expect(JSON.parse(all.stdout)).toContainEqual({
+        sagaId: "order-2",
+        _tag: "Broken",
+        seq: 5,
+        reason: "hash does not match the entry's content and its predecessor"
+      })
+    })
+  )
+
+  it.effect("export prints NDJSON that import reads into another database as it was; a second import conflicts", () =>
+    Effect.gen(function* () {
+      const db = fresh("export")
+      const exported = yield* cli("export", "order-2", "--db", db)
+      expect(exported.code).toBe(0)
+      const original = yield* onFile(db, readJournal("order-2"))
+      expect(
+        exported.stdout
+          .trimEnd()
+          .split("\n")
+          .map((line) => JSON.parse(line))
+      ).toEqual(original)
+
+      const file = path.join(dir, "order-2.ndjson")
+      fs.writeFileSync(file, exported.stdout)
+      const target = path.join(dir, "imported.db")
+      const imported = yield* cli("import", file, "--db", target)
+      expect(imported.code).toBe(0)
+      expect(imported.stdout).toMatch(/^imported saga order-2: compensated, revision \d+, digest [0-9a-f]{64}\n$/)
+      expect(yield* onFile(target, readJournal("order-2"))).toEqual(original)
+
+      const unchanged = snapshot(target)
+      const again = yield* cli("import", file, "--db", target)
+      expect(again).toMatchObject({ code: 2, stdout: "" })
+      expect(again.stderr).toMatch(
+        /^effect-saga: saga order-2 is at revision \d+, not 0: it moved on, nothing was written\n$/
+      )
+      expect(snapshot(target)).toEqual(unchanged)
+    })
+  )
+
+  it.effect("prune deletes finished sagas last updated before the date, and nothing unfinished", () =>
+    Effect.gen(function* () {
+      const db = fresh("prune")
+      const tomorrow = new Date(Date.now() + 86_400_000).toISOString()
+      const none = yield* cli("prune", "--finished-before", "2000-01-01", "--db", db)
+      expect(none).toMatchObject({ code: 0, stdout: "pruned 0 saga(s) finished before 2000-01-01T00:00:00.000Z\n" })
+      const dry = yield* cli("prune", "--finished-before", tomorrow, "--dry-run", "--json", "--db", db)
+      expect(JSON.parse(dry.stdout)).toEqual(["order-2", "order-4"])
+      const pruned = yield* cli("prune", "--finished-before", tomorrow, "--json", "--db", db)
+      expect(JSON.parse(pruned.stdout)).toEqual(["order-2", "order-4"])
+      expect((yield* onFile(db, Saga.list())).map((saga) => saga.sagaId)).toEqual([
+        "order-1",
+        "order-3",
+        "order-5",
+        "payout-1"
+      ])
+    })
+  )
+
+  it.effect("bad input exits 2 with one line on stderr, no stack trace, and writes nothing", () =>
+    Effect.gen(function* () {
+      const db = fresh("bad")
+      const text = path.join(dir, "notes.txt")
+      fs.writeFileSync(text, "not a database\n")
+      const missing = path.join(dir, "missing.db")
+      const unchanged = snapshot(db)
+      const cases: ReadonlyArray<readonly [ReadonlyArray<string>, RegExp]> = [
+        [["show", "nope", "--db", db], /^effect-saga: no saga nope in the journal\n/],
+        [["approve", "nope", "step", "--as", "alice", "--db", db], /^effect-saga: no saga nope in the journal\n/],
+        [
+          ["list", "--older-than", "yesterday", "--db", db],
+          /^effect-saga: --older-than: "yesterday" is not a duration/
+        ],
+        [
+          ["prune", "--finished-before", "31/12/2024", "--db", db],
+          /^effect-saga: --finished-before: "31\/12\/2024" is not an ISO-8601 date/
+        ],
+        [
+          ["prune", "--finished-before", "2025-02-30", "--db", db],
+          /^effect-saga: --finished-before: "2025-02-30" is not/
+        ],
+        [["list", "--db", text], /^effect-saga: journal open failed: .*notes\.txt: the file is not an SQLite database/],
+        [["list", "--db", missing], /^effect-saga: no database at .*missing\.db/],
+        [
+          ["list", "--db", "postgres://db.example/sagas"],
+          /^effect-saga: --db: PostgreSQL stores are not supported yet/
+        ],
+        [["list"], /^effect-saga: no database: pass --db FILE or set EFFECT_SAGA_DB\n/],
+        [
+          ["resolve", "order-3", "ping", "--applied", "--not-applied", "--as", "x", "--db", db],
+          /exactly one of --applied/
+        ]
+      ]
+      const runs = yield* Effect.forEach(cases, ([args]) => cli(...args), { concurrency: 4 })
+      runs.forEach((ran, i) => {
+        const [args, message] = cases[i]!
+        expect(ran.code, args.join(" ")).toBe(2)
+        expect(ran.stdout, args.join(" ")).toBe("")
+        expect(ran.stderr.split("\n"), args.join(" ")).toHaveLength(2)
+        expect(ran.stderr, args.join(" ")).toMatch(message)
+        expect(ran.stderr, args.join(" ")).not.toMatch(/\n\s+at /)
+      })
+      expect(snapshot(db)).toEqual(unchanged)
+      expect(fs.readFileSync(text, "utf8")).toBe("not a database\n")
+      expect(
+        fs.readdirSync(dir).filter((file) => file.startsWith("notes.txt-") || file.startsWith("missing.db"))
+      ).toEqual([])
+      const unknown = yield* cli("frobnicate", "--db", db)
+      expect(unknown.code).toBe(2)
+      expect(unknown.stderr).toContain("Invalid subcommand")
+    })
+  )
+})
+
+/** What the fixture leaves each saga as. */
+const statuses = {
+  "order-1": "awaiting_approval",
+  "order-2": "compensated",
+  "order-3": "needs_attention",
+  "order-5": "awaiting_approval",
+  "payout-1": "awaiting_approval",
+  "order-4": "completed"
+}
+
+const commandNames = (commands as ReadonlyArray<Command.Command<string, any, any, any>>).flatMap((command) =>
+  Array.from(Command.getNames(command))
+)
+
+interface Ran {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** Runs `entry` (default: the bundled CLI) with `args` in a process of its own, in the temp directory. */
+const run = (
+  args: ReadonlyArray<string>,
+  options: { readonly entry?: string; readonly env?: Record<string, string> } = {}
+) =>
+  Effect.async<Ran>((resume) => {
+    const { EFFECT_SAGA_DB: _ignored, ...inherited } = process.env
+    const child = spawn(process.execPath, [options.entry ?? cliBundle, ...args], {
+      cwd: dir,
+      env: { ...inherited, EFFECT_SAGA_TEST_WORLD: world, ...options.env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk
+    })
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk
+    })
+    child.on("error", (error) => resume(Effect.die(error)))
+    child.on("close", (code) => resume(Effect.succeed({ code, stdout, stderr })))
+    return Effect.sync(() => child.kill())
+  })
+
+const cli = (...args: ReadonlyArray<string>) => run(args)
+
+/** Help text without its ANSI styling. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escape sequences start with ESC
+const plain = (text: string) => text.replace(/\u001b\[[0-9;]*m/g, "")
+
+/** Bundles the CLI and the tools fixture (one file each: a process starts in a fraction of the time). */
+const bundle = () =>
+  Promise.all(
+    [
+      { stdin: { contents: 'import { main } from "./src/Cli.ts"\nmain()\n', resolveDir: root, loader: "ts" as const } },
+      { entryPoints: [path.join(root, "test", "fixtures", "cli-tools.ts")] }
+    ].map((entry, i) =>
+      build({
+        ...entry,
+        outfile: i === 0 ? cliBundle : toolsBundle,
+        bundle: true,
+        platform: "node",
+        format: "esm",
+        target: "node20",
+        external: ["better-sqlite3"],
+        logLevel: "warning"
+      })
+    )
+  )
+
+/** Runs test/fixtures/cli-saga.ts through tsx: the sagas every test starts from. */
+const prepare = () =>
+  new Promise<void>((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", path.join(root, "test", "fixtures", "cli-saga.ts"), prepared],
+      { cwd: root, env: { ...process.env, EFFECT_SAGA_TEST_WORLD: path.join(dir, "prepare.log") } }
+    )
+    let output = ""
+    child.stdout.on("data", (chunk) => (output += chunk))
+    child.stderr.on("data", (chunk) => (output += chunk))
+    child.on("close", (code) =>
+      code === 0 && JSON.parse(output)["order-4"] === "Completed"
+        ? resolve()
+        : reject(new Error(`the fixture failed (${code}): ${output}`))
+    )
+  })
+
+/** A copy of the prepared file, for one test to change. */
+const fresh = (name: string): string => {
+  const file = path.join(dir, `${name}.db`)
+  fs.copyFileSync(prepared, file)
+  return file
+}
+
+/** Runs `effect` on the services of `file`, as a service of the shop would. */
+const onFile = <A, E>(file: string, effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>) =>
+  Effect.provide(effect, Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename: file }))))
+
+const readJournal = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
+
+/** Every row of the file's sagas, entries and approvals: equal before and after means nothing was written. */
+const snapshot = (file: string) => {
+  const db = new Database(file, { readonly: true, fileMustExist: true })
+  try {
+    return ["effect_saga_sagas", "effect_saga_entries", "effect_saga_approvals"].map((table) =>
+      db.prepare(`SELECT * FROM ${table} ORDER BY 1, 2`).all()
+    )
+  } finally {
+    db.close()
+  }
+}
+
+/** Changes one entry's payload behind the journal's back. */
+const tamper = (file: string, sagaId: string, seq: number) => {
+  const db = new Database(file, { fileMustExist: true })
+  try {
+    db.prepare("UPDATE effect_saga_entries SET payload = ? WHERE saga_id = ? AND seq = ?").run(
+      '{"result":"forged"}',
+      sagaId,
+      seq
+    )
+  } finally {
+    db.close()
+  }
+}
+
+const worldLines = (): ReadonlyArray<string> =>
+  fs.existsSync(world)
+    ? fs
+        .readFileSync(world, "utf8")
+        .split("\n")
+        .filter((line) => line !== "")
+    : []
+
+/** The id of the wire transfer step of a checkout. */
+const wireStep = (status: Saga.SagaStatus): string => {
+  const step = status.steps.find((known) => known.toolName === "sendWireTransfer")
+  assert(step !== undefined)
+  return step.stepId
+}

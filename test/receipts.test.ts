@@ -1,0 +1,320 @@
+import * as Crypto from "node:crypto"
+import * as Util from "node:util"
+import { assert, describe, expect, it, vi } from "@effect/vitest"
+import { Cause, Effect, Inspectable, Logger, LogLevel, Option, Redacted, Schema, Tracer } from "effect"
+import { Compensable, CompensationReport, Journal, Outcome, Saga, Timeline } from "../src/index.js"
+import * as Testing from "../src/Testing.js"
+
+describe("receipts are secret control data", () => {
+  it.scoped.each([
+    ["Logger.json", Logger.json],
+    ["Logger.logFmt", Logger.logFmt],
+    ["Logger.pretty", Logger.pretty],
+    ["Logger.structured", Logger.structured]
+  ] as const)(
+    "with %s: a receipt appears in no log line, span, error message or printed result, and the undos still receive it",
+    ([, consoleLogger]) =>
+      Effect.gen(function* () {
+        const secret = `rcpt-${Crypto.randomUUID()}`
+        const captured = yield* capture
+        const { received, tools } = fixture(secret)
+
+        const shown = yield* Effect.gen(function* () {
+          const result = yield* Saga.run(
+            "trip-secret",
+            Effect.gen(function* () {
+              yield* tools.book("room-12")
+              yield* tools.refund("4200")
+              yield* tools.ship("parcel-1")
+              yield* tools.charge("card-1")
+            })
+          )
+          // What an application does with the result: log it, its cause and its report.
+          yield* Effect.log(result)
+          yield* Effect.log("the saga ended", result)
+          assert(result._tag === "CompensationFailed")
+          yield* Effect.logError("compensation failed", result.cause)
+          yield* Effect.logError(result.cause)
+          yield* Effect.logWarning(CompensationReport.format(result.report))
+          const entries = yield* journalOf("trip-secret")
+          return {
+            result,
+            status: yield* Saga.status("trip-secret"),
+            timeline: Timeline.format(entries),
+            report: CompensationReport.format(result.report),
+            pretty: Cause.pretty(result.cause),
+            entries
+          }
+        }).pipe(
+          Effect.withTracer(captured.tracer),
+          Effect.provide(Testing.layer),
+          Effect.provide(Logger.add(captured.logger)),
+          Effect.provide(consoleLogger),
+          Effect.provide(Logger.minimumLogLevel(LogLevel.All))
+        )
+
+        // The undos still receive the receipt, each its own.
+        expect(received).toEqual({ book: [secret], refund: [`${secret}-refund`], ship: [`${secret}-ship`] })
+        expect(shown.result.report.undone.map((step) => [step.toolName, step.outcome])).toEqual([
+          ["ship", "unknown"],
+          ["refund", "failed"],
+          ["book", "completed"]
+        ])
+        // Not vacuous: the undos logged their whole context, and the loggers, the console and the tracer saw it.
+        expect(captured.lines.some((line) => line.includes("undoing"))).toBe(true)
+        expect(captured.console.join("\n")).toContain("undoing")
+        expect(captured.spans.map((span) => span.name)).toContain("effect-saga.undo")
+        expect(captured.spans.some((span) => span.events.some(([name]) => name.includes("undoing")))).toBe(true)
+        expect(Timeline.format(shown.entries)).toContain("ship")
+
+        const everything = {
+          ...printed(shown.result),
+          "Cause.pretty": shown.pretty,
+          "CompensationReport.format": shown.report,
+          "report details": shown.result.report.undone.map((step) => step.detail ?? "").join("\n"),
+          "Saga.status": JSON.stringify(shown.status),
+          "Timeline.format": shown.timeline,
+          "log lines": captured.lines.join("\n"),
+          console: captured.console.join("\n"),
+          spans: captured.spans.map(describeSpan).join("\n")
+        }
+        for (const [where, text] of Object.entries(everything)) expect(text, where).not.toContain(secret)
+        // What the undos' failures said is journaled as it was printed: without the receipt.
+        const reasons = shown.entries.filter((entry) => entry.phase.startsWith("COMPENSATION_"))
+        expect(reasons.map((entry) => entry.payload).join("\n")).toContain("<redacted>")
+        expect(reasons.map((entry) => entry.payload).join("\n")).not.toContain(secret)
+      })
+  )
+
+  it.scoped(
+    "an explicit undo (compensateEffect) receives the receipt; its answer, journal, logs and spans do not show it",
+    () =>
+      Effect.gen(function* () {
+        const secret = `rcpt-${Crypto.randomUUID()}`
+        const captured = yield* capture
+        const { received, tools } = fixture(secret)
+        const shown = yield* Effect.gen(function* () {
+          yield* Saga.run("trip-explicit", tools.book("room-7"))
+          const effectId = (yield* Saga.status("trip-explicit")).steps[0]!.effectId
+          const answer = yield* Saga.compensateEffect(effectId)
+          yield* Effect.log(answer)
+          assert(answer._tag === "Settled")
+          const run = yield* journalOf(answer.runId)
+          return { answer, timeline: Timeline.format(run), status: yield* Saga.status(answer.runId), run }
+        }).pipe(
+          Effect.withTracer(captured.tracer),
+          Effect.provide(Testing.layer),
+          Effect.provide(Logger.add(captured.logger)),
+          Effect.provide(Logger.json),
+          Effect.provide(Logger.minimumLogLevel(LogLevel.All))
+        )
+        expect(received.book).toEqual([secret])
+        expect(shown.answer).toMatchObject({ outcome: "completed" })
+        expect(captured.spans.map((span) => span.name)).toContain("effect-saga.compensate-effect")
+        const everything = {
+          ...printed(shown.answer),
+          "Timeline.format": shown.timeline,
+          "Saga.status": JSON.stringify(shown.status),
+          "the run's journal": JSON.stringify(shown.run),
+          "log lines": captured.lines.join("\n"),
+          console: captured.console.join("\n"),
+          spans: captured.spans.map(describeSpan).join("\n")
+        }
+        for (const [where, text] of Object.entries(everything)) expect(text, where).not.toContain(secret)
+      })
+  )
+
+  it.scoped("a step that set a receipt and then lost its answer (NeedsAttention) does not show it either", () =>
+    Effect.gen(function* () {
+      const secret = `rcpt-${Crypto.randomUUID()}`
+      const captured = yield* capture
+      const lost = Compensable.make({
+        name: "lost",
+        input: Schema.String,
+        success: Schema.String,
+        execute: (input, step) =>
+          Effect.zipRight(
+            step.setReceipt(secret),
+            Effect.fail(Outcome.unknown(`the provider did not answer ${input}`))
+          ),
+        compensate: () => Effect.void
+      })
+      const shown = yield* Effect.gen(function* () {
+        const result = yield* Saga.run("trip-lost", lost("room-9"))
+        yield* Effect.log(result)
+        return { result, timeline: Timeline.format(yield* journalOf("trip-lost")) }
+      }).pipe(
+        Effect.withTracer(captured.tracer),
+        Effect.provide(Testing.layer),
+        Effect.provide(Logger.add(captured.logger)),
+        Effect.provide(Logger.pretty),
+        Effect.provide(Logger.minimumLogLevel(LogLevel.All))
+      )
+      expect(shown.result._tag).toBe("NeedsAttention")
+      const everything = {
+        ...printed(shown.result),
+        "Timeline.format": shown.timeline,
+        "log lines": captured.lines.join("\n"),
+        console: captured.console.join("\n"),
+        spans: captured.spans.map(describeSpan).join("\n")
+      }
+      for (const [where, text] of Object.entries(everything)) expect(text, where).not.toContain(secret)
+    })
+  )
+
+  it.effect(
+    "the receipt is stored in the journal's EXECUTED payload and in NDJSON exports: protect them like the credential",
+    () =>
+      Effect.gen(function* () {
+        const secret = `rcpt-${Crypto.randomUUID()}`
+        const { tools } = fixture(secret)
+        yield* Saga.run("trip-stored", tools.book("room-3"))
+        const executed = (yield* journalOf("trip-stored")).find((entry) => entry.phase === "EXECUTED")!
+        expect(JSON.parse(executed.payload!)).toEqual({ result: "booking-room-3", receipt: secret })
+        expect(yield* Journal.exportNdjson("trip-stored")).toContain(secret)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("the receipt is Redacted in the undo's context: printing the context shows <redacted>", () =>
+    Effect.gen(function* () {
+      const secret = `rcpt-${Crypto.randomUUID()}`
+      const contexts: Array<Compensable.CompensationContext<string, string>> = []
+      const book = Compensable.make({
+        name: "book",
+        input: Schema.String,
+        success: Schema.String,
+        execute: (room, step) => Effect.as(step.setReceipt(secret), `booking-${room}`),
+        compensate: (ctx) => Effect.sync(() => contexts.push(ctx))
+      })
+      yield* Saga.run("trip-ctx", Effect.zipRight(book("room-1"), Effect.fail("stop")))
+      const ctx = contexts[0]!
+      expect(Option.map(ctx.receipt, Redacted.value)).toEqual(Option.some(secret))
+      for (const text of [
+        String(ctx.receipt),
+        JSON.stringify(ctx),
+        Util.inspect(ctx, { depth: null }),
+        Inspectable.format(ctx),
+        `${ctx.receipt}`
+      ]) {
+        expect(text).not.toContain(secret)
+      }
+      expect(JSON.stringify(ctx)).toContain("<redacted>")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+/**
+ * Three tools that set receipts (each undo records the receipt it got and logs its whole context):
+ * `book`'s undo succeeds, `refund`'s fails citing its receipt, `ship`'s loses its answer citing
+ * it; `charge` fails, so the saga compensates.
+ */
+const fixture = (secret: string) => {
+  const received: Record<string, Array<string>> = { book: [], refund: [], ship: [] }
+  const withReceipt = (
+    name: string,
+    undo: (receipt: Option.Option<Redacted.Redacted<string>>) => Effect.Effect<void, unknown>
+  ) =>
+    Compensable.make({
+      name,
+      input: Schema.String,
+      success: Schema.String,
+      execute: (input, step) =>
+        Effect.as(
+          step.setReceipt(name === "book" ? secret : `${secret}-${name}`),
+          `${name === "book" ? "booking" : name}-${input}`
+        ),
+      compensate: (ctx) =>
+        Effect.gen(function* () {
+          received[name]!.push(Redacted.value(Option.getOrThrow(ctx.receipt)))
+          yield* Effect.log("undoing", ctx)
+          yield* Effect.logDebug(ctx.receipt)
+          yield* Effect.annotateCurrentSpan("ctx", ctx)
+          yield* Effect.annotateCurrentSpan("receipt", ctx.receipt)
+          yield* Effect.annotateLogs(Effect.logInfo("with an annotation"), "receipt", ctx.receipt)
+          return yield* undo(ctx.receipt)
+        })
+    })
+  const tools = {
+    book: withReceipt("book", () => Effect.void),
+    refund: withReceipt("refund", (receipt) => Effect.fail(Outcome.failed(`refund ${receipt} was declined`))),
+    ship: withReceipt("ship", (receipt) => Effect.fail(Outcome.unknown(`recall of ${receipt} got no answer`))),
+    charge: Compensable.make({
+      name: "charge",
+      input: Schema.String,
+      success: Schema.String,
+      execute: (card, step) =>
+        Effect.zipRight(step.setReceipt(secret), Effect.fail(Outcome.failed(`${card} declined`))),
+      compensate: () => Effect.void
+    })
+  }
+  return { received, tools }
+}
+
+/** Every way a value gets printed. */
+const printed = (value: unknown): Record<string, string> => ({
+  String: String(value),
+  "JSON.stringify": JSON.stringify(value),
+  "Inspectable.format": Inspectable.format(value),
+  "Inspectable.toStringUnknown": Inspectable.toStringUnknown(value),
+  "util.inspect": Util.inspect(value, { depth: null }),
+  "util.format": Util.format("%s %o %O %j", value, value, value, value)
+})
+
+/** A span of the native tracer: its events are where log lines inside it land. */
+type RecordedSpan = Tracer.Span & { readonly events: ReadonlyArray<[string, bigint, Record<string, unknown>]> }
+
+/** A span as a person or an exporter sees it: name, attributes, events, status and its exit. */
+const describeSpan = (span: RecordedSpan): string => {
+  const data = {
+    name: span.name,
+    attributes: Object.fromEntries(span.attributes),
+    events: span.events,
+    status: span.status
+  }
+  const replacer = (_key: string, value: unknown) => (typeof value === "bigint" ? String(value) : value)
+  return [JSON.stringify(data, replacer), Util.inspect(data, { depth: null })].join("\n")
+}
+
+/** Records every log line (in every format), everything written to the console, and every span. */
+const capture = Effect.gen(function* () {
+  const lines: Array<string> = []
+  const consoleLines: Array<string> = []
+  const spans: Array<RecordedSpan> = []
+  const logger = Logger.make((options) => {
+    lines.push(
+      Logger.jsonLogger.log(options),
+      Logger.logfmtLogger.log(options),
+      Logger.stringLogger.log(options),
+      JSON.stringify(Logger.structuredLogger.log(options)),
+      Util.inspect(Logger.structuredLogger.log(options), { depth: null }),
+      Util.inspect(options.message, { depth: null }),
+      Cause.pretty(options.cause)
+    )
+  })
+  const methods = ["log", "info", "warn", "error", "debug", "trace", "group", "groupCollapsed", "dir"] as const
+  yield* Effect.acquireRelease(
+    Effect.sync(() =>
+      methods.map((method) =>
+        vi.spyOn(console, method).mockImplementation((...args: Array<unknown>) => {
+          consoleLines.push(Util.format(...args))
+        })
+      )
+    ),
+    (spies) =>
+      Effect.sync(() => {
+        for (const spy of spies) spy.mockRestore()
+      })
+  )
+  const base = yield* Effect.tracer
+  const tracer = Tracer.make({
+    span: (...args) => {
+      const span = base.span(...args)
+      spans.push(span as RecordedSpan)
+      return span
+    },
+    context: (f, fiber) => base.context(f, fiber)
+  })
+  return { lines, console: consoleLines, spans, logger, tracer }
+})
+
+const journalOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
