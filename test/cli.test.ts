@@ -11,6 +11,7 @@ import { build } from "esbuild"
 import { Approval, Journal, Saga, SqlApproval } from "../src/index.js"
 import { commands } from "../src/internal/cli/commands.js"
 import { Checkout, Tracking } from "./fixtures/cli-tools.js"
+import { describePg, freshDatabase } from "./fixtures/postgres.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-"))
@@ -397,6 +398,59 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     })
   )
 
+  it.effect(
+    "compensate-effect undoes one effect, journals it as a run of its own, and answers a second time alike",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("compensate-effect")
+        const status = yield* onFile(db, Saga.status("order-5"))
+        const charge = status.steps.find((step) => step.toolName === "chargeCard")!
+        const before = worldLines()
+        const first = yield* cli("compensate-effect", charge.effectId, "--register", toolsBundle, "--json", "--db", db)
+        expect(first.code).toBe(0)
+        expect(JSON.parse(first.stdout)).toMatchObject({
+          _tag: "Settled",
+          effectId: charge.effectId,
+          runId: `${charge.effectId}/compensate-effect`,
+          outcome: "completed"
+        })
+        expect(worldLines().slice(before.length)).toEqual(["refund ch-900"])
+        const journaled = snapshot(db)
+        const second = yield* cli("compensate-effect", charge.effectId, "--register", toolsBundle, "--db", db)
+        expect(second.code).toBe(0)
+        expect(second.stdout).toContain(`${charge.effectId}: completed`)
+        expect(snapshot(db)).toEqual(journaled)
+        expect(worldLines().length).toBe(before.length + 1)
+        // The saga's own step stays EXECUTED.
+        expect(
+          (yield* onFile(db, Saga.status("order-5"))).steps.find((step) => step.stepId === charge.stepId)?.state
+        ).toBe("executed")
+      })
+  )
+
+  describePg("on PostgreSQL", () => {
+    it.effect("--db postgres://: a saga exported from SQLite imports, shows and verifies as it was", () =>
+      Effect.gen(function* () {
+        const url = yield* Effect.promise(() => freshDatabase("effect_saga_cli"))
+        const exported = yield* cli("export", "order-4", "--db", fresh("to-postgres"))
+        const file = path.join(dir, "order-4.ndjson")
+        fs.writeFileSync(file, exported.stdout)
+        const imported = yield* cli("import", file, "--db", url)
+        expect(imported.code, imported.stderr).toBe(0)
+        const shown = yield* cli("show", "order-4", "--json", "--db", url)
+        expect(shown.code, shown.stderr).toBe(0)
+        expect(JSON.parse(shown.stdout).entries).toEqual(
+          exported.stdout
+            .trimEnd()
+            .split("\n")
+            .map((line) => JSON.parse(line))
+        )
+        const verified = yield* cli("verify", "--all", "--db", url)
+        expect(verified.code, verified.stderr).toBe(0)
+      })
+    )
+  })
+
   it.effect("prune deletes finished sagas last updated before the date, and nothing unfinished", () =>
     Effect.gen(function* () {
       const db = fresh("prune")
@@ -441,8 +495,8 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         [["list", "--db", text], /^effect-saga: journal open failed: .*notes\.txt: the file is not an SQLite database/],
         [["list", "--db", missing], /^effect-saga: no database at .*missing\.db/],
         [
-          ["list", "--db", "postgres://db.example/sagas"],
-          /^effect-saga: --db: PostgreSQL stores are not supported yet/
+          ["list", "--db", "postgres://nobody@127.0.0.1:1/sagas"],
+          /^effect-saga: journal open failed: postgres:\/\/nobody@127\.0\.0\.1:1\/sagas/
         ],
         [["list"], /^effect-saga: no database: pass --db FILE or set EFFECT_SAGA_DB\n/],
         [
@@ -536,7 +590,7 @@ const bundle = () =>
         platform: "node",
         format: "esm",
         target: "node20",
-        external: ["better-sqlite3"],
+        external: ["better-sqlite3", "@effect/sql-pg", "@effect/sql-pg/*", "pg", "pg/*", "pg-native", "pg-cursor"],
         logLevel: "warning"
       })
     )

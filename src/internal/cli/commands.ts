@@ -7,6 +7,7 @@
 import { approvals } from "./commands/approvals.js"
 import { approve } from "./commands/approve.js"
 import { compensate } from "./commands/compensate.js"
+import { compensateEffect } from "./commands/compensateEffect.js"
 import { exportSaga } from "./commands/export.js"
 import { importSaga } from "./commands/import.js"
 import { list } from "./commands/list.js"
@@ -32,6 +33,7 @@ export const commands = [
   renewApproval,
   resolve,
   compensate,
+  compensateEffect,
   verify,
   exportSaga,
   importSaga,

@@ -7,6 +7,7 @@
 import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
 import type { Approval } from "../../Approval.js"
 import type { Journal, JournalError } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
@@ -14,7 +15,7 @@ import * as SqlApproval from "../../SqlApproval.js"
 import { UsageError } from "./failure.js"
 
 /**
- * A store the CLI can be pointed at: an SQLite file, or (not supported yet) a PostgreSQL URL.
+ * A store the CLI can be pointed at: an SQLite file, or a PostgreSQL URL.
  *
  * @since 0.1.0
  * @category models
@@ -35,7 +36,9 @@ export const parse = (db: string): Effect.Effect<Store, UsageError> => {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(db)
   if (scheme !== null) {
     return Effect.fail(
-      new UsageError({ message: `--db: ${scheme[1]}:// stores are not supported: give an SQLite file` })
+      new UsageError({
+        message: `--db: ${scheme[1]}:// stores are not supported: give an SQLite file or a postgres:// URL`
+      })
     )
   }
   if (db.trim() === "") return Effect.fail(new UsageError({ message: "--db: the path is empty" }))
@@ -74,25 +77,19 @@ const checkFile = (filename: string, options: OpenOptions): Effect.Effect<void, 
   })
 
 /**
- * The `Saga` service, with the journal and approvals it runs on, over `store`. A PostgreSQL URL is
- * refused until that store exists; a file that is missing (unless `create`), is not a database or
- * cannot be opened fails before anything is read or written.
+ * The `Saga` service, with the journal and approvals it runs on, over `store`: an SQLite file
+ * (missing, unless `create`, not a database or unreadable: it fails before anything is read or
+ * written), or a PostgreSQL database (unreachable: the same).
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (store: Store, options: OpenOptions): Layer.Layer<Services, UsageError | JournalError> => {
-  if (store._tag === "Postgres") {
-    return Layer.fail(
-      new UsageError({
-        message: "--db: PostgreSQL stores are not supported yet: give an SQLite file (postgres:// is reserved for them)"
-      })
-    )
-  }
-  return Layer.unwrapEffect(
-    Effect.as(
-      checkFile(store.filename, options),
-      Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename: store.filename })))
-    )
-  )
-}
+export const layer = (store: Store, options: OpenOptions): Layer.Layer<Services, UsageError | JournalError> =>
+  store._tag === "Postgres"
+    ? Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerPg({ url: Redacted.make(store.url), maxConnections: 2 })))
+    : Layer.unwrapEffect(
+        Effect.as(
+          checkFile(store.filename, options),
+          Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename: store.filename })))
+        )
+      )

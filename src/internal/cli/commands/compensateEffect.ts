@@ -1,0 +1,53 @@
+/**
+ * `effect-saga compensate-effect EFFECT --register MODULE… [--as WHO] [--json]`: undoes one applied
+ * effect on an operator's request.
+ *
+ * @since 0.1.0
+ */
+import * as Args from "@effect/cli/Args"
+import * as Command from "@effect/cli/Command"
+import * as Options from "@effect/cli/Options"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Saga from "../../../Saga.js"
+import { SomethingWrong } from "../failure.js"
+import { print, printJson } from "../output.js"
+import { as, db, json, register, withStore } from "../root.js"
+import * as Tools from "../tools.js"
+
+const effect = Args.text({ name: "EFFECT" }).pipe(
+  Args.withDescription("The effect id: the step's idempotency key, <sagaId>/<stepId> (show lists it).")
+)
+
+const render = (answer: Saga.EffectCompensation): string =>
+  answer._tag === "AwaitingApproval"
+    ? `${answer.effectId}: the undo awaits an approval of its own (approve ${answer.runId} ${answer.request.stepId})`
+    : `${answer.effectId}: ${answer.outcome}${answer.detail === undefined ? "" : ` (${answer.detail})`}; journaled as ${answer.runId}`
+
+/**
+ * The `compensate-effect` command.
+ *
+ * @since 0.1.0
+ * @category commands
+ */
+export const compensateEffect = Command.make(
+  "compensate-effect",
+  { db, as: as.pipe(Options.optional), register, json, effect },
+  (options) =>
+    withStore(
+      options.db,
+      Effect.gen(function* () {
+        yield* Tools.register(options.register)
+        const answer = yield* Saga.compensateEffect(options.effect)
+        yield* options.json ? printJson(answer) : print(render(answer))
+        if (answer._tag === "Settled" && answer.outcome !== "completed") {
+          return yield* new SomethingWrong({ reason: `the effect was not undone: ${answer.outcome}` })
+        }
+      }),
+      { as: Option.getOrUndefined(options.as) }
+    )
+).pipe(
+  Command.withDescription(
+    "Undo one applied effect (a step's idempotency key) with the undo of the tool --register loads, as a run of its own; asking again answers as the first time. Exits 1 unless the answer is completed."
+  )
+)
