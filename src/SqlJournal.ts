@@ -96,9 +96,8 @@ export type PgOptions = postgres.PgOptions
  * @since 0.1.0
  * @category layers
  */
-export const layerPgClient: (
-  options: PgOptions
-) => Layer.Layer<SqlClient.SqlClient, JournalError> = postgres.layerClient
+export const layerPgClient: (options: PgOptions) => Layer.Layer<SqlClient.SqlClient, JournalError> =
+  postgres.layerClient
 
 /**
  * The journal on PostgreSQL, the store for several hosts: the same tables, migrations and

@@ -34,12 +34,10 @@ export const layerClient = (options: PgOptions): Layer.Layer<PgClient.PgClient |
   const opened = (error: unknown) =>
     new JournalError({ operation: "open", reason: `${printable(url)}: ${describeFailure(error)}` })
   return Layer.unwrapEffect(
-    Effect.map(
-      Effect.tryPromise({ try: () => import("@effect/sql-pg/PgClient"), catch: opened }),
-      (driver) =>
-        driver
-          .layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "effect-saga" })
-          .pipe(Layer.mapError(opened))
+    Effect.map(Effect.tryPromise({ try: () => import("@effect/sql-pg/PgClient"), catch: opened }), (driver) =>
+      driver
+        .layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "effect-saga" })
+        .pipe(Layer.mapError(opened))
     )
   )
 }

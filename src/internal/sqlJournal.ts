@@ -168,7 +168,9 @@ export const make = Effect.gen(function* () {
   // now in SQL; `timeArg(millis, offset)` is the argument it takes.
   const isoOfPgNow = sql.literal(`'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`)
   const timeAfter = (arg: unknown) =>
-    onPg ? sql`to_char((now() + ${arg}::bigint * interval '1 millisecond') AT TIME ZONE 'UTC', ${isoOfPgNow})` : sql`${arg}`
+    onPg
+      ? sql`to_char((now() + ${arg}::bigint * interval '1 millisecond') AT TIME ZONE 'UTC', ${isoOfPgNow})`
+      : sql`${arg}`
   const timeArg = (millis: number, offset: number | null): string | number | null =>
     offset === null ? null : onPg ? offset : new Date(millis + offset).toISOString()
 
