@@ -8,6 +8,7 @@ import { runCrashHarness } from "./crash/harness.js"
 import { formatFigures } from "./crash/report.js"
 import type { Call } from "./crash/world.js"
 import { readCalls } from "./crash/world.js"
+import { describePg, freshDatabase } from "./fixtures/postgres.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-crash-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -44,6 +45,22 @@ describe("SIGKILL at random moments, 50 times", () => {
         expect(failing([...calls, refund])).toEqual(["3."])
         const reserved = calls.find((call) => call.direction === "forward" && call.tool === "reserve" && call.applied)!
         expect(failing(calls.filter((call) => call !== reserved))).toEqual(["2."])
+      }),
+    10 * 60_000
+  )
+})
+
+/** The same harness with the journal on PostgreSQL (the children reach it over their own pools). */
+describePg("SIGKILL at random moments on PostgreSQL, 20 times", () => {
+  it.live(
+    "after recovery: every chain verifies, no executed step is lost, no undo runs twice, every unknown outcome is surfaced",
+    () =>
+      Effect.gen(function* () {
+        const postgres = yield* Effect.promise(() => freshDatabase("effect_saga_crash"))
+        const figures = yield* runCrashHarness({ kills: 20, dir: path.join(dir, "postgres"), postgres })
+        console.log(formatFigures(figures))
+        for (const check of figures.checks) expect(check.failures, check.name).toEqual([])
+        expect(figures.audit.figures.sagas).toBeGreaterThan(5)
       }),
     10 * 60_000
   )

@@ -7,8 +7,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Journal from "../../src/Journal.js"
 import * as Saga from "../../src/Saga.js"
-import * as SqlApproval from "../../src/SqlApproval.js"
 import { planOf } from "./saga.js"
+import { storeLayer } from "./store.js"
 import type { Call, Direction } from "./world.js"
 
 /** One saga as stored: its entries, and its row and steps as `Saga.status` reports them. */
@@ -17,15 +17,15 @@ export interface StoredSaga {
   readonly status: Saga.SagaStatus
 }
 
-/** Every saga in the journal file, oldest update first. */
-export const loadJournal = (filename: string) =>
+/** Every saga in the journal (a file, or a `postgres://` database), oldest update first. */
+export const loadJournal = (journalAt: string) =>
   Effect.gen(function* () {
     const journal = yield* Journal.Journal
     const saga = yield* Saga.Saga
     return yield* Effect.forEach(yield* journal.list(), (record) =>
       Effect.all({ entries: journal.read(record.sagaId), status: saga.status(record.sagaId) })
     )
-  }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename })))))
+  }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(storeLayer(journalAt)))))
 
 /** One check and what breaks it (nothing, when it holds). */
 export interface Check {

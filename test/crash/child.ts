@@ -25,9 +25,9 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Recovery from "../../src/Recovery.js"
 import * as Saga from "../../src/Saga.js"
-import * as SqlApproval from "../../src/SqlApproval.js"
 import { emit } from "./protocol.js"
 import { Order, orderId, plannedToFail } from "./saga.js"
+import { storeLayer } from "./store.js"
 import * as World from "./world.js"
 
 const [mode, journalFile, worldFile, generationArg, concurrencyArg] = process.argv.slice(2) as [
@@ -115,7 +115,7 @@ const program = Effect.gen(function* () {
 })
 
 const layer = Saga.layerWith({ owner: "crash-worker", leaseTtl: "10 seconds" }).pipe(
-  Layer.provideMerge(SqlApproval.layerSqlite({ filename: journalFile })),
+  Layer.provideMerge(storeLayer(journalFile)),
   Layer.provideMerge(World.layer(worldFile, generation)),
   // Stdout carries the protocol: the library's log lines go to stderr.
   Layer.provideMerge(Logger.replace(Logger.defaultLogger, Logger.withConsoleError(Logger.logfmtLogger)))

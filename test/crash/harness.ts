@@ -24,6 +24,8 @@ export interface HarnessOptions {
   readonly kills: number
   /** Where the journal (`journal.db`) and the world (`world.ndjson`) are written; earlier ones are replaced. */
   readonly dir: string
+  /** A PostgreSQL database (an empty one: `postgres://…`) to keep the journal in instead of `journal.db`. */
+  readonly postgres?: string | undefined
   /** How many orders a child runs at once (default 6). */
   readonly concurrency?: number | undefined
   /** A child is killed a random 0 to this many milliseconds after it said `working` (default 400). */
@@ -155,7 +157,7 @@ export const runCrashHarness = (options: HarnessOptions) =>
       const started = performance.now()
       const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32)
       const random = seeded(seed)
-      const journal = path.join(options.dir, "journal.db")
+      const journal = options.postgres ?? path.join(options.dir, "journal.db")
       const world = path.join(options.dir, "world.ndjson")
       clean(options.dir, journal, world)
       const runner = yield* makeRunner(options.runner ?? "compiled")

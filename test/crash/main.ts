@@ -2,7 +2,9 @@
  * The crash harness from the command line:
  *
  *   npm run crash -- --kills 200 [--concurrency 6] [--max-delay 400] [--seed N] [--dir path] [--tsx] [--quiet]
+ *                    [--pg postgres://…]
  *
+ * `--pg` keeps the journal in that PostgreSQL database (an empty one) instead of an SQLite file.
  * `--tsx` runs the children through tsx's loader instead of compiling them first (slower to start).
  *
  * Prints a line per kill (unless `--quiet`), then the figures and the checks; exits 1 if a check
@@ -25,7 +27,8 @@ const { values } = parseArgs({
     seed: { type: "string" },
     dir: { type: "string" },
     tsx: { type: "boolean", default: false },
-    quiet: { type: "boolean", default: false }
+    quiet: { type: "boolean", default: false },
+    pg: { type: "string" }
   }
 })
 
@@ -35,6 +38,7 @@ const dir = values.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cra
 const run = runCrashHarness({
   kills: Number(values.kills),
   dir,
+  postgres: values.pg,
   concurrency: number(values.concurrency),
   maxKillDelayMillis: number(values["max-delay"]),
   seed: number(values.seed),

@@ -1,0 +1,14 @@
+/**
+ * Where a crash run keeps its journal: an SQLite file, or a PostgreSQL database named by a
+ * `postgres://` URL (the harness's `--pg`).
+ */
+import * as SqlApproval from "../../src/SqlApproval.js"
+
+/** Whether `journal` names a PostgreSQL database rather than an SQLite file. */
+export const isPostgres = (journal: string): boolean => /^postgres(ql)?:\/\//.test(journal)
+
+/** The journal and approvals on `journal`. */
+export const storeLayer = (journal: string) =>
+  isPostgres(journal)
+    ? SqlApproval.layerPg({ url: journal, maxConnections: 4 })
+    : SqlApproval.layerSqlite({ filename: journal })
