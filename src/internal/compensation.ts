@@ -3,6 +3,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { Unauthorized } from "../Authority.js"
@@ -210,8 +211,7 @@ export const runUndo = (
       receipt
     })
     if (Option.isSome(faults)) undo = faults.value.around(step.toolName, "compensate", undo)
-    // Interruptible even inside a command or a run's settlement, so that its timeout can stop it.
-    undo = Effect.interruptible(Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, true))
+    undo = Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, true)
     if (tool.spec.timeout !== undefined) {
       const timeout = tool.spec.timeout
       undo = Effect.timeoutFail(undo, {
@@ -219,8 +219,15 @@ export const runUndo = (
         onTimeout: () => Outcome.unknown("the undo timed out")
       })
     }
+    // The undo runs in a fiber of its own, interruptible there: its timeout can stop it even when
+    // the command or run that settles it is uninterruptible, and a run interrupted meanwhile (a
+    // shutdown) does not cut it short.
+    const isolated = Effect.flatMap(
+      Effect.forkDaemon(Effect.interruptible(Effect.provide(undo, tool.context))),
+      Fiber.join
+    )
     return writer.append([draft(step, "COMPENSATING", { idempotencyKey })]).pipe(
-      Effect.zipRight(Effect.exit(Effect.provide(undo, tool.context) as Effect.Effect<unknown, unknown>)),
+      Effect.zipRight(Effect.exit(isolated as Effect.Effect<unknown, unknown>)),
       Effect.flatMap((exit) => {
         const [phase, detail] = phaseOfExit(exit)
         return settle(writer, step, phase, detail)

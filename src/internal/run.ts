@@ -432,6 +432,7 @@ export class SagaRun {
     const payload = {
       description,
       defect: Option.isNone(failure),
+      ...(spec.taintsOnFailure === false ? { taints: false } : {}),
       ...(encoded === undefined ? {} : { error: encoded })
     }
     return Effect.zipRight(

@@ -56,6 +56,12 @@ export interface StepSpec {
   readonly approveExplicitUndo: boolean
   /** How long an approval of this tool's step lasts when it names no expiry (irreversible tools). */
   readonly approvalTtl: Duration.Duration | undefined
+  /**
+   * `false`: a failure of this step is the program's to handle (an agent fed it to its model and
+   * went on). It is journaled `FAILED` with `taints: false` and does not make the saga compensate
+   * when the program ends. Absent: `true`.
+   */
+  readonly taintsOnFailure?: boolean | undefined
 }
 
 /** One MiB: the default cap for a step's encoded input and result. */

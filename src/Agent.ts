@@ -1,0 +1,427 @@
+/**
+ * AI agents on `@effect/ai`: a `Toolkit` whose every tool call is a saga step (journaled with the
+ * model's tool-call id, compensable, gated when irreversible), a `LanguageModel` whose every turn is
+ * a saga step (a resumed or recovered agent replays the model's answers from the journal instead of
+ * asking again), and the toolkit served over MCP. Imported as `effect-saga/ai`. See docs/agents.md.
+ *
+ * @since 0.1.0
+ */
+import type * as AiError from "@effect/ai/AiError"
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import type * as McpSchema from "@effect/ai/McpSchema"
+import * as McpServer from "@effect/ai/McpServer"
+import * as Prompt from "@effect/ai/Prompt"
+import * as Tool from "@effect/ai/Tool"
+import * as AiToolkit from "@effect/ai/Toolkit"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type * as Compensable from "./Compensable.js"
+import * as handlers from "./internal/agent/handlers.js"
+import * as mcp from "./internal/agent/mcp.js"
+import * as model from "./internal/agent/model.js"
+import type * as policy from "./internal/agent/policy.js"
+import { CurrentSaga } from "./internal/context.js"
+import type * as Outcome from "./Outcome.js"
+import { Saga } from "./Saga.js"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("effect-saga/Agent")
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * How the saga runs one tool, and why (`reason`): its `reversibility`, its `retryMode`, whether it
+ * only reads (`readonly`: no undo needed, never a gap), whether it has an undo, and whether it is a
+ * `gap` (not read-only, not irreversible, no undo: compensation skips it).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Policy = policy.Policy
+
+/**
+ * What a tool's policy may be told, overriding what its annotations say: `reversibility`,
+ * `readonly`, `retryMode`, and the options every `Compensable` tool may carry.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PolicyOverride = policy.PolicyOverride
+
+/**
+ * The handlers of a toolkit's tools: a tool's parameters and its step's context (idempotency key,
+ * `setReceipt`) in, its success out; it fails with the tool's failure (or an `Outcome`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Handlers<Tools extends Record<string, Tool.Any>, R = never> = {
+  readonly [Name in keyof Tools as Tool.RequiresHandler<Tools[Name]> extends true ? Name : never]: (
+    params: Tool.Parameters<Tools[Name]>,
+    step: Compensable.StepContext
+  ) => Effect.Effect<Tool.Success<Tools[Name]>, Tool.Failure<Tools[Name]> | Outcome.Outcome, R>
+}
+
+/**
+ * The undo of each tool that has one, by tool name: it sees the call's parameters and result.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Undos<Tools extends Record<string, Tool.Any>, R = never> = {
+  readonly [Name in keyof Tools]?: (
+    ctx: Compensable.CompensationContext<Tool.Parameters<Tools[Name]>, Tool.Success<Tools[Name]>>
+  ) => Effect.Effect<unknown, unknown, R>
+}
+
+/**
+ * Policy overrides, by tool name.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Policies<Tools extends Record<string, Tool.Any>> = {
+  readonly [Name in keyof Tools]?: PolicyOverride
+}
+
+/**
+ * The services the functions of a record need.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Requirements<Fns> = {
+  [K in keyof Fns]-?: NonNullable<Fns[K]> extends (...args: any) => Effect.Effect<any, any, infer R> ? R : never
+}[keyof Fns]
+
+/**
+ * The tools as the saga runs them: the same tools, needing `Saga.CurrentSaga` (so a model call with
+ * them does not type-check outside a saga), annotated as their policy says.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type WithSaga<Tools extends Record<string, Tool.Any>> = {
+  readonly [Name in keyof Tools]: Tools[Name] extends Tool.AnyProviderDefined
+    ? Tools[Name]
+    : Tools[Name] extends Tool.Tool<infer N, infer Config, infer R>
+      ? Tool.Tool<N, Config, R | CurrentSaga>
+      : Tools[Name]
+}
+
+/**
+ * What `make` takes besides the toolkit: an undo per tool name, policy overrides per tool name, and
+ * what a failure the model is fed does to the saga: `"compensate"` (default: the saga records it and
+ * compensates when the agent's run ends) or `"continue"` (recorded, not compensated for).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface MakeOptions<Tools extends Record<string, Tool.Any>, U extends Undos<Tools, any>> {
+  readonly undo?: (U & { readonly [Name in Exclude<keyof U, keyof Tools>]: never }) | undefined
+  readonly policy?: Policies<Tools> | undefined
+  readonly onToolFailure?: "compensate" | "continue" | undefined
+}
+
+/**
+ * A toolkit whose calls are saga steps. `toolkit` is what to give the model (and `McpServer`);
+ * `toLayer(handlers)` builds its handlers, checking every declaration when the Layer is built.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface AgentToolkit<in out Tools extends Record<string, Tool.Any>, RC = never> {
+  readonly [TypeId]: TypeId
+  /** The toolkit as given. */
+  readonly source: AiToolkit.Toolkit<Tools>
+  /** The tools as the saga runs them: pass this to `LanguageModel.generateText` and to `layerMcp`. */
+  readonly toolkit: AiToolkit.Toolkit<WithSaga<Tools>>
+  /** Each tool's saga policy. */
+  readonly policies: { readonly [Name in keyof Tools]: Policy }
+  readonly onToolFailure: "compensate" | "continue"
+  /**
+   * The handlers, each call a saga step keyed by the model's tool-call id. Building the Layer
+   * validates every declaration (an undo or override naming no tool of the toolkit, an undo on an
+   * irreversible tool, a missing handler, schemas that cannot be journaled: `DeclarationError`),
+   * logs the warnings (gaps, undos with nothing to target) and registers the undos with `Saga`.
+   */
+  toLayer<H extends Handlers<Tools, any>, EX = never, RX = never>(
+    build: H | Effect.Effect<H, EX, RX>
+  ): Layer.Layer<
+    Tool.HandlersFor<Tools>,
+    Compensable.DeclarationError | EX,
+    Saga | Exclude<Requirements<H> | RC | RX, Scope.Scope>
+  >
+}
+
+/**
+ * Makes a toolkit's calls saga steps, with the saga policy of each tool read from its
+ * annotations and overridable per tool:
+ *
+ * - `Tool.Readonly` → `reversible`, no undo needed, never reported as a gap; retried after a crash;
+ * - a declared undo → `compensatable`;
+ * - `Tool.Destructive` (`@effect/ai`'s default) and no undo → `irreversible`: waits for an approval;
+ * - `Tool.Destructive` false and no undo → `compensatable` without an undo: a gap (`SKIPPED`);
+ * - `Tool.Idempotent` → `retryMode: "idempotency-key"`.
+ *
+ * Nothing is checked yet: `toLayer` does that when its Layer is built.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make = <Tools extends Record<string, Tool.Any>, U extends Undos<Tools, any> = Undos<Tools>>(
+  toolkit: AiToolkit.Toolkit<Tools>,
+  options?: MakeOptions<Tools, U>
+): AgentToolkit<Tools, Requirements<U>> => {
+  const declarations: handlers.Declarations = {
+    tools: toolkit.tools,
+    undo: (options?.undo ?? {}) as handlers.Declarations["undo"],
+    policy: (options?.policy ?? {}) as handlers.Declarations["policy"],
+    onToolFailure: options?.onToolFailure ?? "compensate"
+  }
+  const policies = handlers.policiesOf(declarations)
+  const sagaTools = Object.values(toolkit.tools).map((tool) => {
+    if (Tool.isProviderDefined(tool)) return tool
+    const policy = policies[tool.name]!
+    return (tool as Tool.Tool<string, any>)
+      .addDependency(CurrentSaga)
+      .annotate(Tool.Readonly, policy.readonly)
+      .annotate(Tool.Destructive, policy.reversibility === "irreversible")
+      .annotate(Tool.Idempotent, policy.retryMode === "idempotency-key")
+  })
+  const sagaToolkit = AiToolkit.make(...sagaTools) as unknown as AiToolkit.Toolkit<WithSaga<Tools>>
+  return {
+    [TypeId]: TypeId,
+    source: toolkit,
+    toolkit: sagaToolkit,
+    policies: policies as AgentToolkit<Tools>["policies"],
+    onToolFailure: declarations.onToolFailure,
+    toLayer: (build: unknown) =>
+      Layer.scopedContext(
+        Effect.gen(function* () {
+          const built = (Effect.isEffect(build) ? yield* build : build) as Readonly<
+            Record<string, handlers.AnyHandler | undefined>
+          >
+          const context = yield* Effect.context<never>()
+          const specs = []
+          const wrapped: Record<string, (params: unknown) => Effect.Effect<unknown, unknown>> = {}
+          for (const [name, tool] of Object.entries(declarations.tools)) {
+            const handler = built[name]
+            if (handler === undefined) continue
+            const spec = handlers.specOf(declarations, tool, policies[name]!, handler, context)
+            specs.push(spec)
+            wrapped[name] = handlers.wrap(tool, spec)
+          }
+          const warnings = yield* handlers.validate(declarations, policies, built, specs)
+          for (const warning of warnings) yield* Effect.logWarning(`effect-saga: ${warning}`)
+          const saga = yield* Saga
+          yield* saga.register(specs.map((spec) => ({ name: spec.name, reversibility: spec.reversibility, spec })))
+          return yield* (sagaToolkit as AiToolkit.Toolkit<any>).toContext(wrapped as any)
+        })
+      ) as any
+  }
+}
+
+/**
+ * Whether a value is an `AgentToolkit`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isAgentToolkit = (u: unknown): u is AgentToolkit<any, unknown> =>
+  typeof u === "object" && u !== null && TypeId in u
+
+/**
+ * How model turns are journaled: the step `name` (default `"LanguageModel"`), a `retry` schedule and
+ * a `timeout` for the model call, and `maxPayloadBytes` for a turn's prompt and answer.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type ModelOptions = model.ModelOptions
+
+/**
+ * Wraps a `LanguageModel` service so that each call made inside a saga is a step of its own: its
+ * input the prompt (encoded), the tools offered and the tool choice; its result the model's answer
+ * (encoded with `@effect/ai`'s response schemas). A replay returns the journaled answer without
+ * asking the model; another prompt at the same turn fails the run with `NonDeterminism`. The
+ * answer's tool calls are then resolved by the toolkit's handlers, each keyed by its call id.
+ * Outside a saga, calls go to the model unchanged.
+ *
+ * NOTE: `streamText` inside a saga emits the turn's parts once the whole turn is journaled, not as
+ * the model produces them: a turn cannot be replayed before it is journaled.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const journaledModel: (service: LanguageModel.Service, options?: ModelOptions) => LanguageModel.Service =
+  model.journaled
+
+/**
+ * The `LanguageModel` in context, journaled (see `journaledModel`) with the given options. Where a
+ * `Saga` service is in context too, the turn step is registered with it, so that `Saga.compensate`
+ * and `Saga.reject` in this process pass the model's turns (their undo is empty).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerModelWith = (
+  options: ModelOptions
+): Layer.Layer<LanguageModel.LanguageModel, never, LanguageModel.LanguageModel> =>
+  Layer.effect(
+    LanguageModel.LanguageModel,
+    Effect.gen(function* () {
+      const saga = yield* Effect.serviceOption(Saga)
+      if (Option.isSome(saga)) yield* saga.value.register([model.registeredTurn(options)])
+      return model.journaled(yield* LanguageModel.LanguageModel, options)
+    })
+  )
+
+/**
+ * The `LanguageModel` in context, journaled: `Agent.layerModel.pipe(Layer.provide(YourModel))`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerModel: Layer.Layer<LanguageModel.LanguageModel, never, LanguageModel.LanguageModel> = layerModelWith(
+  {}
+)
+
+/**
+ * An agent ran out of turns: the model was still calling tools after `maxTurns` answers. The
+ * program fails with it, so the saga compensates.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>("effect-saga/MaxTurnsExceeded")(
+  "MaxTurnsExceeded",
+  { maxTurns: Schema.Int }
+) {
+  override get message(): string {
+    return `the model was still calling tools after ${this.maxTurns} turns`
+  }
+}
+
+/**
+ * What `loop` takes: the conversation so far, the toolkit (with its handlers), the tool choice and
+ * how many model turns it may take (default 10).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LoopOptions<Tools extends Record<string, Tool.Any>, E, R> {
+  readonly prompt: Prompt.RawInput
+  readonly toolkit?: AiToolkit.WithHandler<Tools> | Effect.Effect<AiToolkit.WithHandler<Tools>, E, R> | undefined
+  readonly toolChoice?: LanguageModel.ToolChoice<Tools[keyof Tools]["name"]> | undefined
+  readonly maxTurns?: number | undefined
+}
+
+/**
+ * How a conversation ended: the model's last answer (and its text), the whole conversation as a
+ * prompt, and how many turns it took.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LoopResult<Tools extends Record<string, Tool.Any>> {
+  readonly text: string
+  readonly response: LanguageModel.GenerateTextResponse<Tools>
+  readonly prompt: Prompt.Prompt
+  readonly turns: number
+}
+
+/**
+ * The agent loop: asks the model, runs the tools it calls, feeds their results back, and asks
+ * again until it answers without calling a tool. With `layerModel` and an agent's toolkit, every
+ * turn and every tool call is a saga step.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const loop = <Tools extends Record<string, Tool.Any> = {}, E = never, R = never>(
+  options: LoopOptions<Tools, E, R>
+): Effect.Effect<
+  LoopResult<Tools>,
+  AiError.AiError | MaxTurnsExceeded | Tool.HandlerError<Tools[keyof Tools]> | E,
+  LanguageModel.LanguageModel | Tool.Requirements<Tools[keyof Tools]> | R
+> =>
+  Effect.gen(function* () {
+    const maxTurns = options.maxTurns ?? 10
+    const toolkit = Effect.isEffect(options.toolkit) ? yield* options.toolkit : options.toolkit
+    let prompt = Prompt.make(options.prompt)
+    for (let turn = 1; turn <= maxTurns; turn++) {
+      const response: LanguageModel.GenerateTextResponse<Tools> = yield* LanguageModel.generateText({
+        prompt,
+        ...(toolkit === undefined ? {} : { toolkit }),
+        ...(options.toolChoice === undefined ? {} : { toolChoice: options.toolChoice })
+      } as LanguageModel.GenerateTextOptions<any>) as Effect.Effect<any, any, any>
+      prompt = Prompt.merge(prompt, Prompt.fromResponseParts(response.content))
+      if (response.toolCalls.length === 0) return { text: response.text, response, prompt, turns: turn }
+    }
+    return yield* new MaxTurnsExceeded({ maxTurns })
+  })
+
+/**
+ * Registers an agent's toolkit with the `McpServer` in context. Each call runs its handler as a
+ * step of the saga the registration runs in; the hints (read-only, destructive, idempotent) are the
+ * saga policy's, and a failure the model would be fed (`failureMode: "return"`) is reported to the
+ * MCP client with `isError: true`.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const registerMcp = <Tools extends Record<string, Tool.Any>, RC>(
+  agent: AgentToolkit<Tools, RC>
+): Effect.Effect<
+  void,
+  never,
+  McpServer.McpServer | Tool.HandlersFor<Tools> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>
+> => mcp.register(agent.toolkit, agent.policies as Record<string, Policy>)
+
+/**
+ * Serves an agent's toolkit over MCP (see `registerMcp`), as `McpServer.toolkit` does for a plain
+ * toolkit. Build it inside the saga the session's calls belong to (see `mcpSession`).
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const layerMcp = <Tools extends Record<string, Tool.Any>, RC>(
+  agent: AgentToolkit<Tools, RC>
+): Layer.Layer<never, never, Tool.HandlersFor<Tools> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>> =>
+  Layer.effectDiscard(registerMcp(agent)).pipe(Layer.provide(McpServer.McpServer.layer))
+
+/**
+ * One MCP session as a saga program: serves the agent's toolkit over `transport` (say,
+ * `McpServer.layerStdio(...)`) until the client goes away, every call a step of the saga it runs
+ * in. `Saga.run(sessionId, Agent.mcpSession(agent, transport))` then completes, or compensates if
+ * a call failed; an irreversible call halts the session with `AwaitingApproval`.
+ *
+ * NOTE: `@effect/rpc`'s stdio transport ends a session by interrupting the fiber that built it;
+ * the server runs in a fiber of its own so that this ends the session, not the saga's program.
+ *
+ * @since 0.1.0
+ * @category mcp
+ */
+export const mcpSession = <Tools extends Record<string, Tool.Any>, RC, E, R>(
+  agent: AgentToolkit<Tools, RC>,
+  transport: Layer.Layer<McpServer.McpServer | McpSchema.McpServerClient, E, R>
+): Effect.Effect<void, E, R | Tool.HandlersFor<Tools> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>> =>
+  Effect.flatMap(Effect.fork(Layer.launch(layerMcp(agent).pipe(Layer.provide(transport)))), (server) =>
+    Effect.flatMap(Fiber.await(server), (exit) =>
+      Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause) ? Effect.failCause(exit.cause) : Effect.void
+    )
+  )

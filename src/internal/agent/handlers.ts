@@ -1,0 +1,155 @@
+import * as Tool from "@effect/ai/Tool"
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Compensable from "../../Compensable.js"
+import { CurrentSaga } from "../context.js"
+import { problemOf, warningOf } from "../declaration.js"
+import type { CompensationContext, StepContext, StepSpec } from "../spec.js"
+import type { Policy, PolicyOverride } from "./policy.js"
+import { resolve } from "./policy.js"
+
+/**
+ * The model's tool call a handler runs for: set by the journaled model while it resolves a turn's
+ * tool calls, so that the step is keyed by the call's id. `journaled` is set by a handler that ran
+ * as a saga step, so that a handler that did not (a plain `@effect/ai` handler) is caught.
+ */
+export interface ToolCall {
+  readonly id: string
+  journaled: boolean
+}
+
+/** The tool call being resolved, if any. */
+export const currentToolCall: FiberRef.FiberRef<ToolCall | undefined> = FiberRef.unsafeMake<ToolCall | undefined>(
+  undefined
+)
+
+/** A handler as an agent's toolkit declares it: the tool's parameters and the step's context. */
+export type AnyHandler = (params: any, step: StepContext) => Effect.Effect<any, any, any>
+
+/** An undo as an agent's toolkit declares it. */
+export type AnyUndo = (ctx: CompensationContext<any, any>) => Effect.Effect<unknown, unknown, any>
+
+/** What an agent's toolkit was made with. */
+export interface Declarations {
+  readonly tools: Readonly<Record<string, Tool.Any>>
+  readonly undo: Readonly<Record<string, AnyUndo | undefined>>
+  readonly policy: Readonly<Record<string, PolicyOverride | undefined>>
+  readonly onToolFailure: "compensate" | "continue"
+}
+
+const isNever = (schema: Schema.Schema.All): boolean => schema.ast._tag === "NeverKeyword"
+
+/** Every tool's policy, by name. */
+export const policiesOf = (declarations: Declarations): Record<string, Policy> => {
+  const policies: Record<string, Policy> = {}
+  for (const [name, tool] of Object.entries(declarations.tools)) {
+    policies[name] = resolve(tool, declarations.undo[name] !== undefined, declarations.policy[name])
+  }
+  return policies
+}
+
+/** The step a tool call runs as: the tool's schemas, its policy, the handler and the undo. */
+export const specOf = (
+  declarations: Declarations,
+  tool: Tool.Any,
+  policy: Policy,
+  handler: AnyHandler,
+  context: Context.Context<never>
+): StepSpec => {
+  const override = declarations.policy[tool.name]
+  const declared = declarations.undo[tool.name]
+  // A read needs no undo; giving it an empty one keeps compensation from reporting it as a gap.
+  const undo = declared ?? (policy.readonly && policy.reversibility !== "irreversible" ? () => Effect.void : undefined)
+  const made: Compensable.Any = Compensable.make({
+    timeout: override?.timeout,
+    retry: override?.retry,
+    maxPayloadBytes: override?.maxPayloadBytes,
+    approvalTtl: override?.approvalTtl,
+    receiptRequired: override?.receiptRequired,
+    approveExplicitUndo: override?.approveExplicitUndo,
+    name: tool.name,
+    input: tool.parametersSchema as Schema.Schema<any, any>,
+    success: tool.successSchema as Schema.Schema<any, any>,
+    failure: isNever(tool.failureSchema) ? undefined : (tool.failureSchema as Schema.Schema<any, any>),
+    reversibility: policy.reversibility,
+    retryMode: policy.retryMode,
+    execute: (params: unknown, step: StepContext) => Effect.provide(handler(params, step), context),
+    compensate: undo
+  } as any)
+  // A failure the model is told about does not taint the saga when the agent says so.
+  const fedToModel = tool.failureMode === "return"
+  return { ...made.spec, taintsOnFailure: !(fedToModel && declarations.onToolFailure === "continue") }
+}
+
+/**
+ * The handler `@effect/ai` calls: the call is a step of the saga in context, keyed by the model's
+ * tool-call id when there is one. A failure the tool's failure schema does not describe (an
+ * `Outcome.Failed`, an input over `maxPayloadBytes`) is a defect: the saga fails and compensates.
+ */
+export const wrap =
+  (tool: Tool.Any, spec: StepSpec) =>
+  (params: unknown): Effect.Effect<unknown, unknown> => {
+    const declared = Schema.is(tool.failureSchema as Schema.Schema<unknown>)
+    return Effect.gen(function* () {
+      const saga = yield* Effect.serviceOption(CurrentSaga)
+      if (Option.isNone(saga)) {
+        return yield* Effect.dieMessage(
+          `effect-saga: tool ${tool.name} was called outside a saga: run the agent inside Saga.run (or Saga.start)`
+        )
+      }
+      const call = yield* FiberRef.get(currentToolCall)
+      if (call !== undefined) call.journaled = true
+      return yield* saga.value.step(spec, params, call?.id) as Effect.Effect<unknown, unknown>
+    }).pipe(Effect.catchAll((error) => (declared(error) ? Effect.fail(error) : Effect.die(error))))
+  }
+
+/**
+ * Checks an agent's declarations and handlers: every undo, override and handler names a tool of
+ * the toolkit, every tool has its handler, and every step's declaration can work. Fails with the
+ * first `DeclarationError`; returns the warnings worth logging.
+ */
+export const validate = (
+  declarations: Declarations,
+  policies: Record<string, Policy>,
+  handlers: Readonly<Record<string, unknown>>,
+  specs: ReadonlyArray<StepSpec>
+): Effect.Effect<ReadonlyArray<string>, Compensable.DeclarationError> =>
+  Effect.suspend(() => {
+    const known = Object.keys(declarations.tools)
+    const fail = (toolName: string, reason: string) =>
+      Effect.fail(new Compensable.DeclarationError({ toolName, reason }))
+    const unknown = (what: string) => `${what} names a tool this toolkit does not have (it has: ${known.join(", ")})`
+    for (const name of Object.keys(declarations.undo)) {
+      if (!(name in declarations.tools)) return fail(name, unknown("an undo"))
+    }
+    for (const name of Object.keys(declarations.policy)) {
+      if (!(name in declarations.tools)) return fail(name, unknown("a policy override"))
+    }
+    for (const name of Object.keys(handlers)) {
+      if (!(name in declarations.tools)) return fail(name, unknown("a handler"))
+    }
+    for (const [name, tool] of Object.entries(declarations.tools)) {
+      const needsHandler = !Tool.isProviderDefined(tool) || tool.requiresHandler
+      if (needsHandler && handlers[name] === undefined) return fail(name, "the tool has no handler")
+    }
+    for (const spec of specs) {
+      const problem = problemOf(spec)
+      if (problem !== undefined) return fail(spec.name, problem)
+    }
+    const warnings: Array<string> = []
+    for (const spec of specs) {
+      const policy = policies[spec.name]!
+      const warning = policy.undo ? warningOf(spec) : undefined
+      if (warning !== undefined) warnings.push(warning)
+      if (policy.gap) {
+        warnings.push(
+          `tool ${spec.name} is not read-only, not destructive, and has no undo: compensation skips it (SKIPPED). ` +
+            "Declare an undo, or annotate it Tool.Readonly if it only reads"
+        )
+      }
+    }
+    return Effect.succeed(warnings)
+  })

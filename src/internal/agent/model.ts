@@ -1,0 +1,256 @@
+import * as AiError from "@effect/ai/AiError"
+import type * as LanguageModel from "@effect/ai/LanguageModel"
+import { GenerateObjectResponse, GenerateTextResponse } from "@effect/ai/LanguageModel"
+import * as Prompt from "@effect/ai/Prompt"
+import * as Response from "@effect/ai/Response"
+import type * as Tool from "@effect/ai/Tool"
+import * as Toolkit from "@effect/ai/Toolkit"
+import * as Chunk from "effect/Chunk"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as ParseResult from "effect/ParseResult"
+import type * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Compensable from "../../Compensable.js"
+import { CurrentSaga } from "../context.js"
+import type { StepSpec } from "../spec.js"
+import { currentToolCall } from "./handlers.js"
+
+/** How model turns are journaled. */
+export interface ModelOptions {
+  /** The step name of a model turn (default `"LanguageModel"`). */
+  readonly name?: string | undefined
+  /** Retries a failed model call before anything is journaled about its outcome. */
+  readonly retry?: Schedule.Schedule<any, any, never> | undefined
+  /** After this long a model call that started has an unknown outcome (asked again on resume). */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** Cap on a turn's encoded prompt and answer, in bytes (default 1 MiB). */
+  readonly maxPayloadBytes?: number | undefined
+}
+
+type Method = "generateText" | "generateObject" | "streamText"
+
+type Saga = CurrentSaga["Type"]
+
+/** Bytes (file parts of a prompt) as JSON: base64 in an object of their own. */
+const jsonSafe = (value: unknown): unknown =>
+  JSON.parse(
+    JSON.stringify(value, (_key, inner) =>
+      inner instanceof Uint8Array ? { $bytes: Buffer.from(inner).toString("base64") } : inner
+    ) ?? "null"
+  )
+
+const malformed = (method: Method, description: string) => (error: ParseResult.ParseError) =>
+  AiError.MalformedOutput.fromParseError({ module: "effect-saga/ai", method, description, error })
+
+/**
+ * The step of one model turn. Its input is what the model is asked (method, prompt, tools offered,
+ * tool choice); its result the model's answer, encoded with `@effect/ai`'s response schemas. A turn
+ * changes nothing in the world: asking again after a crash is safe (`retryMode: "idempotency-key"`),
+ * its undo is empty, and a failed turn is the program's to handle (it does not taint the saga).
+ */
+const turnSpec = (options: ModelOptions, execute: () => Effect.Effect<unknown, AiError.AiError>): StepSpec => {
+  const made: Compensable.Any = Compensable.make({
+    name: options.name ?? "LanguageModel",
+    input: Schema.Unknown,
+    success: Schema.Unknown,
+    failure: AiError.AiError,
+    reversibility: "reversible",
+    retryMode: "idempotency-key",
+    timeout: options.timeout,
+    retry: options.retry,
+    maxPayloadBytes: options.maxPayloadBytes,
+    execute,
+    compensate: () => Effect.void
+  })
+  return { ...made.spec, taintsOnFailure: false }
+}
+
+/**
+ * The turn step as compensation sees it: what a `Saga` service registers so that an operator's
+ * `Saga.compensate` in this process passes a saga's model turns cleanly (it never runs a turn).
+ */
+export const registeredTurn = (options: ModelOptions): Compensable.Any => {
+  const spec = turnSpec(options, () =>
+    Effect.dieMessage("effect-saga: a model turn registered for compensation was asked to run")
+  )
+  return { name: spec.name, reversibility: spec.reversibility, spec }
+}
+
+/** What a turn asks, as journaled: a replay that asks something else is `NonDeterminism`. */
+const describeTurn = (method: Method, prompt: Prompt.Prompt, toolkit: AnyToolkit | undefined, options: any) =>
+  Effect.map(
+    Effect.mapError(
+      Schema.encode(Prompt.Prompt)(prompt),
+      (cause) =>
+        new AiError.MalformedInput({
+          module: "effect-saga/ai",
+          method,
+          description: "the prompt does not encode",
+          cause
+        })
+    ),
+    (encoded) =>
+      jsonSafe({
+        method,
+        prompt: encoded.content,
+        tools:
+          toolkit === undefined
+            ? []
+            : Object.values(toolkit.tools as Record<string, Tool.Any>).map((tool) => tool.name),
+        toolChoice: options.toolChoice ?? null,
+        ...(method === "generateObject" ? { objectName: options.objectName ?? null } : {})
+      })
+  )
+
+type AnyToolkit = Toolkit.WithHandler<any>
+
+const resolveToolkit = (toolkit: unknown): Effect.Effect<AnyToolkit | undefined, any, any> =>
+  toolkit === undefined
+    ? Effect.succeed(undefined)
+    : Effect.isEffect(toolkit)
+      ? (toolkit as Effect.Effect<AnyToolkit, any, any>)
+      : Effect.succeed(toolkit as AnyToolkit)
+
+/**
+ * Runs the tool calls of a journaled answer through the toolkit, each keyed by its call id. A
+ * handler that did not run as a saga step (a plain `@effect/ai` handler) is a defect: replaying
+ * the turn would run it again.
+ */
+const resolveToolCalls = (
+  answer: ReadonlyArray<any>,
+  toolkit: AnyToolkit,
+  concurrency: LanguageModel.GenerateTextOptions<any>["concurrency"]
+) =>
+  Effect.forEach(
+    answer.filter((part) => part?.type === "tool-call" && part.providerExecuted !== true),
+    (call: Response.ToolCallPartEncoded) => {
+      const cell = { id: call.id, journaled: false }
+      return Effect.locally(toolkit.handle(call.name, call.params as any), currentToolCall, cell).pipe(
+        Effect.tap(() =>
+          cell.journaled
+            ? Effect.void
+            : Effect.dieMessage(
+                `effect-saga: the handler of tool ${call.name} did not run as a saga step: ` +
+                  "build the toolkit's handlers with Agent.make(toolkit).toLayer(...)"
+              )
+        ),
+        Effect.map(({ encodedResult, isFailure, result }) =>
+          Response.makePart("tool-result", {
+            id: call.id,
+            name: call.name,
+            result,
+            encodedResult,
+            isFailure,
+            providerExecuted: false,
+            ...(call.providerName === undefined ? {} : { providerName: call.providerName })
+          })
+        )
+      )
+    },
+    { concurrency }
+  )
+
+/** The text of an answer, decoded as `generateObject`'s schema says. */
+const objectOf = (content: ReadonlyArray<Response.AllParts<any>>, schema: Schema.Schema<any, any, any>) => {
+  const text = content.flatMap((part) => (part.type === "text" ? [part.text] : []))
+  if (text.length === 0) {
+    return Effect.fail(
+      new AiError.MalformedOutput({
+        module: "effect-saga/ai",
+        method: "generateObject",
+        description: "No object was generated by the large language model"
+      })
+    )
+  }
+  return Effect.mapError(
+    Schema.decode(Schema.parseJson(schema))(text.join("")),
+    (cause) =>
+      new AiError.MalformedOutput({
+        module: "effect-saga/ai",
+        method: "generateObject",
+        description: "Generated object failed to conform to provided schema",
+        cause
+      })
+  )
+}
+
+/**
+ * One turn as a saga step: asked of `inner` (with tool-call resolution off) and journaled, or read
+ * back from the journal; then its tool calls are resolved, each a step of its own.
+ */
+const journaledTurn = (
+  saga: Saga,
+  inner: LanguageModel.Service,
+  modelOptions: ModelOptions,
+  method: Method,
+  options: any
+) =>
+  Effect.gen(function* () {
+    const toolkit = yield* resolveToolkit(options.toolkit)
+    const prompt = Prompt.make(options.prompt)
+    const schema =
+      method === "streamText"
+        ? Schema.Array(Response.StreamPart(toolkit ?? Toolkit.empty))
+        : Schema.Array(Response.Part(toolkit ?? Toolkit.empty))
+    const request = { ...options, prompt, toolkit, disableToolCallResolution: true }
+    const ask = (method === "streamText"
+      ? Effect.map(Stream.runCollect(inner.streamText(request)), Chunk.toArray)
+      : Effect.map(
+          method === "generateObject" ? inner.generateObject(request) : inner.generateText(request),
+          (response) => response.content
+        )) as unknown as Effect.Effect<ReadonlyArray<unknown>, AiError.AiError>
+    const execute = () =>
+      ask.pipe(
+        Effect.flatMap((content) =>
+          Effect.mapError(Schema.encode(schema as Schema.Schema<any, any>)(content), malformed(method, "encode"))
+        ),
+        Effect.map(jsonSafe)
+      )
+    const description = yield* describeTurn(method, prompt, toolkit, options)
+    const answer = (yield* saga.step(turnSpec(modelOptions, execute), description, undefined)) as ReadonlyArray<any>
+    const content = yield* Effect.mapError(
+      Schema.decodeUnknown(schema as Schema.Schema<any, any>)(answer),
+      malformed(method, "the journaled answer does not decode with this toolkit's schemas")
+    )
+    const results =
+      toolkit === undefined || options.disableToolCallResolution === true
+        ? []
+        : yield* resolveToolCalls(answer, toolkit, options.concurrency)
+    return [...content, ...results] as Array<any>
+  })
+
+/**
+ * `inner` with every call made inside a saga journaled as a step (see `journaledTurn`). Outside a
+ * saga, calls go to `inner` unchanged.
+ */
+export const journaled = (inner: LanguageModel.Service, modelOptions: ModelOptions = {}): LanguageModel.Service => {
+  const inSaga = <A, E, R>(outside: Effect.Effect<A, E, R>, inside: (saga: Saga) => Effect.Effect<A, any, any>) =>
+    Effect.flatMap(Effect.serviceOption(CurrentSaga), (saga) =>
+      Option.isNone(saga) ? outside : inside(saga.value)
+    ) as Effect.Effect<A, E, R>
+  const service = {
+    generateText: (options: any) =>
+      inSaga(inner.generateText(options), (saga) =>
+        Effect.map(
+          journaledTurn(saga, inner, modelOptions, "generateText", options),
+          (content) => new GenerateTextResponse(content)
+        )
+      ),
+    generateObject: (options: any) =>
+      inSaga(inner.generateObject(options), (saga) =>
+        Effect.flatMap(journaledTurn(saga, inner, modelOptions, "generateObject", options), (content) =>
+          Effect.map(objectOf(content, options.schema), (value) => new GenerateObjectResponse(value, content))
+        )
+      ),
+    streamText: (options: any) =>
+      Stream.unwrap(
+        inSaga(Effect.succeed(inner.streamText(options)), (saga) =>
+          Effect.map(journaledTurn(saga, inner, modelOptions, "streamText", options), Stream.fromIterable)
+        )
+      )
+  }
+  return service as unknown as LanguageModel.Service
+}

@@ -1,0 +1,624 @@
+import * as LanguageModel from "@effect/ai/LanguageModel"
+import * as McpSchema from "@effect/ai/McpSchema"
+import * as McpServer from "@effect/ai/McpServer"
+import * as Tool from "@effect/ai/Tool"
+import * as AiToolkit from "@effect/ai/Toolkit"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Cause, Chunk, Deferred, Effect, Fiber, FiberId, Layer, Logger, Queue, Schema, Sink, Stream } from "effect"
+import * as Agent from "../src/Agent.js"
+import { Approval, Journal, Saga } from "../src/index.js"
+import { makeMemoryJournal } from "../src/internal/memoryJournal.js"
+import * as Testing from "../src/Testing.js"
+import * as Scripted from "./fixtures/agent-scripted.js"
+
+describe("an agent's tool calls are saga steps", () => {
+  it.effect("a booking agent: reserve, charge, then a failing ship → undone in reverse order, report complete", () =>
+    Effect.gen(function* () {
+      const world = makeWorld({ warehouseUp: false })
+      const { live, model } = shop(world, bookingScript)
+      const [result, entries] = yield* Effect.provide(Effect.zip(Saga.run("order-1", book), journalOf("order-1")), live)
+
+      assert(result._tag === "Compensated")
+      expect(result.report.status).toBe("compensated")
+      const tools = result.report.undone.filter((step) => step.toolName !== "LanguageModel")
+      expect(tools.map((step) => [step.toolName, step.outcome])).toEqual([
+        ["Charge", "completed"],
+        ["Reserve", "completed"]
+      ])
+      expect(result.report.notUndone).toEqual([expect.objectContaining({ toolName: "Ship", phase: "FAILED" })])
+      expect(world.log).toEqual([
+        "reserve A-1 x2",
+        "charge 4200",
+        "ship order-1: refused",
+        "refund ch-4200",
+        "release res-1"
+      ])
+      expect(world.stock).toBe(10)
+      expect(model.turnsAsked()).toEqual({ 1: 1, 2: 1, 3: 1 })
+      // Every tool call's step id carries the model's tool-call id.
+      expect(new Set(entries.flatMap((entry) => (entry.toolName === "Charge" ? [entry.stepId] : [])))).toEqual(
+        new Set(["Charge:call-2#1"])
+      )
+    })
+  )
+
+  it.effect(
+    "the model is fed a tool failure as text and answers politely → the saga still compensates; with onToolFailure: continue it does not",
+    () =>
+      Effect.gen(function* () {
+        const compensating = makeWorld({ declineCards: true })
+        const first = shop(compensating, declinedScript)
+        const [result, entries] = yield* Effect.provide(
+          Effect.zip(Saga.run("declined-1", book), journalOf("declined-1")),
+          first.live
+        )
+
+        // The model saw the failure as a result, and answered.
+        const fed = first.model.questions[2]!.results.get("call-2")!
+        expect(fed).toMatchObject({ name: "Charge", isFailure: true, result: { _tag: "CardDeclined" } })
+        assert(result._tag === "Compensated")
+        expect(Cause.squash(result.cause)).toMatchObject({ _tag: "StepFailed", toolName: "Charge" })
+        expect(compensating.log).toEqual(["reserve A-1 x2", "charge 4200: declined", "release res-1"])
+        const failed = entries.find((entry) => entry.phase === "FAILED")!
+        expect(JSON.parse(failed.payload!)).toMatchObject({ error: { _tag: "CardDeclined" } })
+
+        const continuing = makeWorld({ declineCards: true })
+        const second = shop(continuing, declinedScript, { onToolFailure: "continue" })
+        const [completed, journaled] = yield* Effect.provide(
+          Effect.zip(Saga.run("declined-2", book), journalOf("declined-2")),
+          second.live
+        )
+        assert(completed._tag === "Completed")
+        expect(completed.value.text).toBe(
+          "I am sorry: your card was declined (insufficient funds). Your items stay reserved."
+        )
+        expect(continuing.log).toEqual(["reserve A-1 x2", "charge 4200: declined"])
+        const handled = journaled.find((entry) => entry.phase === "FAILED")!
+        expect(JSON.parse(handled.payload!)).toMatchObject({ taints: false, error: { _tag: "CardDeclined" } })
+      })
+  )
+
+  it.effect(
+    "an irreversible tool → AwaitingApproval; approve; resume → the conversation continues, no journaled turn is asked again, the tool runs once",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const { live, model } = shop(world, payoutScript)
+        yield* Effect.gen(function* () {
+          const waiting = yield* Saga.run("payout-1", payout)
+          assert(waiting._tag === "AwaitingApproval")
+          expect(waiting.request).toMatchObject({ toolName: "Wire", stepId: "Wire:call-1#1" })
+          expect(JSON.parse(waiting.request.input)).toEqual({ amount: 4200, to: "DE89" })
+          expect(world.wired).toBe(0)
+          expect(model.turnsAsked()).toEqual({ 1: 1 })
+
+          // A pure replay while it waits asks the model nothing and runs nothing.
+          expect((yield* Saga.resume("payout-1", payout))._tag).toBe("AwaitingApproval")
+          expect(model.turnsAsked()).toEqual({ 1: 1 })
+
+          yield* Saga.approve("payout-1", waiting.request.stepId, { by: "alice" })
+          const done = yield* Saga.resume("payout-1", payout)
+          assert(done._tag === "Completed")
+          expect(done.value.text).toBe("Sent 4200 to DE89 (wire-4200).")
+          expect(model.turnsAsked()).toEqual({ 1: 1, 2: 1 })
+          expect(world.log).toEqual(["wire 4200 to DE89"])
+
+          // Finished: running it again replays everything from the journal.
+          expect((yield* Saga.run("payout-1", payout))._tag).toBe("Completed")
+          expect(model.turnsAsked()).toEqual({ 1: 1, 2: 1 })
+          expect(world.log).toEqual(["wire 4200 to DE89"])
+        }).pipe(Effect.provide(live))
+      })
+  )
+
+  it.effect(
+    "a rejection from another process that has the agent's layers compensates cleanly, the model's turns included",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const store = Layer.merge(
+          Layer.succeed(Journal.Journal, makeMemoryJournal()),
+          Layer.succeed(Approval.Approval, Approval.makeMemory())
+        )
+        const script: Scripted.Script = (question) =>
+          question.turn === 1
+            ? Scripted.calls(Scripted.call("call-1", "Reserve", { sku: "A-1", quantity: 2 }))
+            : question.turn === 2
+              ? Scripted.calls(Scripted.call("call-2", "Wire", { amount: 4200, to: "DE89" }))
+              : Scripted.says("Paid.")
+        const processOf = () => {
+          const model = Scripted.layer(script)
+          const agent = Agent.make(ShopToolkit, { undo: undosOf(world) })
+          return Layer.mergeAll(
+            agent.toLayer(handlersOf(world)),
+            Agent.layerModel.pipe(Layer.provide(model.layer))
+          ).pipe(Layer.provideMerge(Saga.layer), Layer.provideMerge(store))
+        }
+        const waiting = yield* Effect.provide(Saga.run("reject-1", payout), processOf())
+        assert(waiting._tag === "AwaitingApproval")
+        const report = yield* Effect.provide(
+          Saga.reject("reject-1", waiting.request.stepId, { by: "bob", reason: "not this supplier" }),
+          processOf()
+        )
+        expect(report.status).toBe("compensated")
+        expect(report.undone.map((step) => [step.toolName, step.outcome])).toEqual([
+          ["LanguageModel", "completed"],
+          ["Reserve", "completed"],
+          ["LanguageModel", "completed"]
+        ])
+        expect(world.log).toEqual(["reserve A-1 x2", "release res-1"])
+      })
+  )
+
+  it.effect("a defect in a handler is a failure of the saga, not a crash of the process", () =>
+    Effect.gen(function* () {
+      const world = makeWorld({ shipDefect: true })
+      const { live } = shop(world, bookingScript)
+      const result = yield* Effect.provide(Saga.run("defect-1", book), live)
+      assert(result._tag === "Compensated")
+      expect(Cause.isDie(result.cause)).toBe(true)
+      expect(world.log).toEqual(["reserve A-1 x2", "charge 4200", "refund ch-4200", "release res-1"])
+    })
+  )
+
+  it.effect("a read-only tool needs no undo and is never reported as a gap", () =>
+    Effect.gen(function* () {
+      const world = makeWorld({ warehouseUp: false })
+      const { live } = shop(world, (question) =>
+        question.turn === 1
+          ? Scripted.calls(Scripted.call("call-0", "Lookup", { sku: "A-1" }))
+          : bookingScript(question)
+      )
+      const prompt = "Look up A-1, then book two and ship them."
+      const result = yield* Effect.provide(Saga.run("lookup-1", Agent.loop({ prompt, toolkit: Shop.toolkit })), live)
+      assert(result._tag === "Compensated")
+      expect(result.report.undone.find((step) => step.toolName === "Lookup")).toMatchObject({ outcome: "completed" })
+      expect(result.report.undone.some((step) => step.outcome === "skipped")).toBe(false)
+    })
+  )
+})
+
+describe("model turns are journaled", () => {
+  it.effect("a finished agent replays its model turns and tool calls from the journal: nothing is asked or run", () =>
+    Effect.gen(function* () {
+      const world = makeWorld()
+      const { live, model } = shop(world, bookingScript)
+      yield* Effect.gen(function* () {
+        const first = yield* Saga.run("replay-1", book)
+        assert(first._tag === "Completed")
+        expect(model.questions.length).toBe(4)
+        const again = yield* Saga.run("replay-1", book)
+        assert(again._tag === "Completed")
+        expect(again.value.text).toBe(first.value.text)
+        expect(model.questions.length).toBe(4)
+        expect(world.log).toEqual(["reserve A-1 x2", "charge 4200", "ship order-1"])
+      }).pipe(Effect.provide(live))
+    })
+  )
+
+  it.effect("another prompt at a journaled turn fails the run with NonDeterminism, and nothing runs", () =>
+    Effect.gen(function* () {
+      const world = makeWorld()
+      const { live, model } = shop(world, payoutScript)
+      yield* Effect.gen(function* () {
+        expect((yield* Saga.run("payout-2", payout))._tag).toBe("AwaitingApproval")
+        const other = Agent.loop({ prompt: "Pay 9999 to someone else.", toolkit: Shop.toolkit })
+        const error = yield* Effect.flip(Saga.resume("payout-2", other))
+        expect(error).toMatchObject({ _tag: "NonDeterminism", sagaId: "payout-2" })
+        expect(model.turnsAsked()).toEqual({ 1: 1 })
+        expect(world.log).toEqual([])
+      }).pipe(Effect.provide(live))
+    })
+  )
+
+  it.effect("streamText and generateObject are journaled too", () =>
+    Effect.gen(function* () {
+      const world = makeWorld()
+      const { live, model } = shop(world, () => Scripted.says(`{"verdict":"ok","score":3}`))
+      const Verdict = Schema.Struct({ verdict: Schema.String, score: Schema.Number })
+      const program = Effect.gen(function* () {
+        const streamed = yield* Stream.runCollect(LanguageModel.streamText({ prompt: "Stream it." }))
+        const object = yield* LanguageModel.generateObject({ prompt: "Judge it.", schema: Verdict })
+        return {
+          text: Chunk.toArray(streamed).flatMap((part) => (part.type === "text-delta" ? [part.delta] : [])),
+          value: object.value
+        }
+      })
+      yield* Effect.gen(function* () {
+        const first = yield* Saga.run("formats-1", program)
+        const second = yield* Saga.run("formats-1", program)
+        assert(first._tag === "Completed" && second._tag === "Completed")
+        expect(first.value).toEqual({ text: [`{"verdict":"ok","score":3}`], value: { verdict: "ok", score: 3 } })
+        expect(second.value).toEqual(first.value)
+        expect(model.questions.length).toBe(2)
+      }).pipe(Effect.provide(live))
+    })
+  )
+
+  it.effect("outside a saga the journaled model asks the model as it is", () =>
+    Effect.gen(function* () {
+      const model = Scripted.layer(() => Scripted.says("hello"))
+      const response = yield* LanguageModel.generateText({ prompt: "Hi" }).pipe(
+        Effect.provide(Agent.layerModel.pipe(Layer.provide(model.layer)))
+      )
+      expect(response.text).toBe("hello")
+      expect(model.questions.length).toBe(1)
+    })
+  )
+
+  it.effect("a plain @effect/ai handler under the journaled model is refused: it would run again on replay", () =>
+    Effect.gen(function* () {
+      const world = makeWorld()
+      const model = Scripted.layer(bookingScript)
+      const plain = ShopToolkit.toLayer({
+        Lookup: () => Effect.succeed({ stock: 10 }),
+        Reserve: () => Effect.succeed({ reservationId: "res-plain" }),
+        Charge: () => Effect.succeed({ chargeId: "ch-plain" }),
+        Ship: () => Effect.succeed({ parcel: "plain" }),
+        Wire: () => Effect.succeed("wire-plain")
+      })
+      const live = Layer.mergeAll(plain, Agent.layerModel.pipe(Layer.provide(model.layer))).pipe(
+        Layer.provideMerge(Testing.layer)
+      )
+      const program = Agent.loop({ prompt: "Book it.", toolkit: ShopToolkit })
+      const result = yield* Effect.provide(Saga.run("plain-1", program), live)
+      assert(result._tag === "Compensated")
+      expect(Cause.pretty(result.cause)).toContain("did not run as a saga step")
+      expect(world.log).toEqual([])
+    })
+  )
+})
+
+describe("policy and declarations", () => {
+  it("the policy comes from the tool's annotations and is overridable per tool", () => {
+    const agent = Agent.make(ShopToolkit, {
+      undo: { Reserve: () => Effect.void, Charge: () => Effect.void },
+      policy: { Ship: { retryMode: "idempotency-key" } }
+    })
+    const summary = Object.values(agent.policies).map((p) => [p.toolName, p.reversibility, p.retryMode, p.gap])
+    expect(summary).toEqual([
+      ["Lookup", "reversible", "idempotency-key", false],
+      ["Reserve", "compensatable", "idempotency-key", false],
+      ["Charge", "compensatable", "none", false],
+      ["Ship", "compensatable", "idempotency-key", true],
+      ["Wire", "irreversible", "none", false]
+    ])
+    expect(agent.policies.Wire.reason).toContain("Tool.Destructive")
+    const overridden = Agent.make(ShopToolkit, { policy: { Wire: { reversibility: "compensatable" } } })
+    expect(overridden.policies.Wire).toMatchObject({ reversibility: "compensatable", gap: true })
+  })
+
+  it.effect("declaration errors at Layer build: an undo naming no tool of the toolkit", () =>
+    Effect.gen(function* () {
+      const undo = { Reserve: () => Effect.void, Refund: () => Effect.void } as unknown as Agent.Undos<
+        AiToolkit.Tools<typeof ShopToolkit>
+      >
+      const agent = Agent.make(ShopToolkit, { undo })
+      const error = yield* Effect.flip(Layer.build(agent.toLayer(handlersOf(makeWorld()))))
+      expect(error).toMatchObject({ _tag: "DeclarationError", toolName: "Refund" })
+      expect(error.message).toContain("does not have")
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer))
+  )
+
+  it.effect("declaration errors at Layer build: an undo on an irreversible tool", () =>
+    Effect.gen(function* () {
+      const agent = Agent.make(ShopToolkit, {
+        undo: { Wire: () => Effect.void },
+        policy: { Wire: { reversibility: "irreversible" } }
+      })
+      const error = yield* Effect.flip(Layer.build(agent.toLayer(handlersOf(makeWorld()))))
+      expect(error).toMatchObject({ _tag: "DeclarationError", toolName: "Wire" })
+      expect(error.message).toContain("irreversible")
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer))
+  )
+
+  it.effect("building the handlers logs the gaps: tools whose effects compensation would skip", () =>
+    Effect.gen(function* () {
+      const lines: Array<string> = []
+      const logger = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ message }) => {
+          lines.push(String(message))
+        })
+      )
+      const agent = Agent.make(ShopToolkit, { undo: { Reserve: () => Effect.void, Charge: () => Effect.void } })
+      yield* Layer.build(agent.toLayer(handlersOf(makeWorld()))).pipe(Effect.provide(logger))
+      expect(lines.some((line) => line.includes("tool Ship is not read-only, not destructive"))).toBe(true)
+      expect(lines.some((line) => line.includes("Lookup"))).toBe(false)
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer))
+  )
+})
+
+describe("serving the toolkit over MCP", () => {
+  it.effect("hints match the saga policy; a failure fed to the model is isError: true; each call is a step", () =>
+    Effect.gen(function* () {
+      const world = makeWorld({ declineCards: true })
+      const { live } = shop(world, bookingScript)
+      const session = Effect.gen(function* () {
+        const server = yield* McpServer.McpServer
+        const reserved = yield* server.callTool({ name: "Reserve", arguments: { sku: "A-1", quantity: 1 } })
+        const declined = yield* server.callTool({ name: "Charge", arguments: { amount: 10 } })
+        return { reserved, declined }
+      }).pipe(
+        Effect.provide(Agent.layerMcp(Shop).pipe(Layer.provideMerge(McpServer.McpServer.layer))),
+        Effect.provideService(McpSchema.McpServerClient, {
+          clientId: 1,
+          getClient: Effect.dieMessage("no client in this test")
+        })
+      )
+      const calls: Array<{ reserved: McpSchema.CallToolResult; declined: McpSchema.CallToolResult }> = []
+      const [result, entries] = yield* Effect.provide(
+        Effect.zip(
+          Saga.run(
+            "mcp-session-1",
+            Effect.tap(session, (answers) => {
+              calls.push(answers)
+            })
+          ),
+          journalOf("mcp-session-1")
+        ),
+        live
+      )
+      expect(calls[0]!.reserved).toMatchObject({ isError: false, structuredContent: { reservationId: "res-1" } })
+      expect(calls[0]!.declined).toMatchObject({
+        isError: true,
+        structuredContent: { _tag: "CardDeclined", reason: "insufficient funds" }
+      })
+      // The session's saga records the failure and, when the session ends, compensates.
+      assert(result._tag === "Compensated")
+      expect(Cause.squash(result.cause)).toMatchObject({ _tag: "StepFailed", toolName: "Charge" })
+      expect(world.log).toEqual(["reserve A-1 x1", "charge 10: declined", "release res-1"])
+      expect(entries.filter((entry) => entry.phase === "INTENT").map((entry) => entry.toolName)).toEqual([
+        "Reserve",
+        "Charge"
+      ])
+    })
+  )
+
+  it.live(
+    "a whole MCP session over JSON-RPC is a saga: hints, isError for a failure fed back, compensated at its end",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld({ declineCards: true })
+        const { live } = shop(world, bookingScript)
+        const client = yield* makeClient
+        const transport = McpServer.layerStdio({
+          name: "shop",
+          version: "1.0.0",
+          stdin: Stream.fromQueue(client.requests),
+          stdout: client.stdout
+        })
+        yield* Effect.gen(function* () {
+          const session = yield* Effect.fork(Saga.run("mcp-stdio-1", Agent.mcpSession(Shop, transport)))
+          yield* client.ask(1, "initialize", {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "test-client", version: "1.0.0" }
+          })
+          yield* client.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+          const list = yield* client.ask(2, "tools/list", {})
+          const reserved = yield* client.ask(3, "tools/call", {
+            name: "Reserve",
+            arguments: { sku: "A-1", quantity: 1 }
+          })
+          const declined = yield* client.ask(4, "tools/call", { name: "Charge", arguments: { amount: 10 } })
+          expect(
+            list.result.tools.map((tool: any) => [
+              tool.name,
+              tool.annotations.readOnlyHint,
+              tool.annotations.destructiveHint,
+              tool.annotations.idempotentHint
+            ])
+          ).toEqual([
+            ["Lookup", true, false, true],
+            ["Reserve", false, false, true],
+            ["Charge", false, false, false],
+            ["Ship", false, false, false],
+            ["Wire", false, true, false]
+          ])
+          expect(reserved.result).toMatchObject({ isError: false, structuredContent: { reservationId: "res-1" } })
+          expect(declined.result).toMatchObject({ isError: true, structuredContent: { _tag: "CardDeclined" } })
+
+          // The client goes away: the session's saga ends, and compensates the failure it recorded.
+          yield* Queue.shutdown(client.requests)
+          const result = yield* Fiber.join(session)
+          assert(result._tag === "Compensated")
+          expect(Cause.squash(result.cause)).toMatchObject({ _tag: "StepFailed", toolName: "Charge" })
+          expect(world.log).toEqual(["reserve A-1 x1", "charge 10: declined", "release res-1"])
+        }).pipe(Effect.provide(live))
+      })
+  )
+
+  it.effect("the MCP tool list: read-only, destructive and idempotent hints from the policy", () =>
+    Effect.gen(function* () {
+      const { live } = shop(makeWorld(), bookingScript)
+      const tools = Effect.gen(function* () {
+        const server = yield* McpServer.McpServer
+        return server.tools.map((tool) => ({ name: tool.name, ...tool.annotations }))
+      }).pipe(Effect.provide(Agent.layerMcp(Shop).pipe(Layer.provideMerge(McpServer.McpServer.layer))))
+      const result = yield* Effect.provide(Saga.run("mcp-session-2", tools), live)
+      assert(result._tag === "Completed")
+      expect(result.value).toEqual([
+        expect.objectContaining({ name: "Lookup", readOnlyHint: true, destructiveHint: false, idempotentHint: true }),
+        expect.objectContaining({ name: "Reserve", readOnlyHint: false, destructiveHint: false, idempotentHint: true }),
+        expect.objectContaining({ name: "Charge", readOnlyHint: false, destructiveHint: false, idempotentHint: false }),
+        expect.objectContaining({ name: "Ship", readOnlyHint: false, destructiveHint: false, idempotentHint: false }),
+        expect.objectContaining({ name: "Wire", readOnlyHint: false, destructiveHint: true, idempotentHint: false })
+      ])
+    })
+  )
+})
+
+// --- fixtures --------------------------------------------------------------------------------
+
+class CardDeclined extends Schema.TaggedError<CardDeclined>()("CardDeclined", { reason: Schema.String }) {}
+class WarehouseDown extends Schema.TaggedError<WarehouseDown>()("WarehouseDown", { orderId: Schema.String }) {}
+
+const Lookup = Tool.make("Lookup", {
+  description: "How many of an item are in stock",
+  parameters: { sku: Schema.String },
+  success: Schema.Struct({ stock: Schema.Int })
+}).annotate(Tool.Readonly, true)
+
+const Reserve = Tool.make("Reserve", {
+  description: "Reserve items",
+  parameters: { sku: Schema.String, quantity: Schema.Int },
+  success: Schema.Struct({ reservationId: Schema.String })
+}).annotate(Tool.Idempotent, true)
+
+const Charge = Tool.make("Charge", {
+  description: "Charge the customer's card",
+  parameters: { amount: Schema.Int },
+  success: Schema.Struct({ chargeId: Schema.String }),
+  failure: CardDeclined,
+  failureMode: "return"
+})
+
+const Ship = Tool.make("Ship", {
+  description: "Hand the order to the warehouse",
+  parameters: { orderId: Schema.String },
+  success: Schema.Struct({ parcel: Schema.String }),
+  failure: WarehouseDown
+}).annotate(Tool.Destructive, false)
+
+const Wire = Tool.make("Wire", {
+  description: "Send a wire transfer",
+  parameters: { amount: Schema.Int, to: Schema.String },
+  success: Schema.String
+})
+
+const ShopToolkit = AiToolkit.make(Lookup, Reserve, Charge, Ship, Wire)
+
+/** The outside world: what the tools did, in order. */
+const makeWorld = (
+  options: { warehouseUp?: boolean; declineCards?: boolean; shipDefect?: boolean } = {}
+): {
+  stock: number
+  wired: number
+  log: Array<string>
+  readonly warehouseUp: boolean
+  readonly declineCards: boolean
+  readonly shipDefect: boolean
+} => ({
+  stock: 10,
+  wired: 0,
+  log: [],
+  warehouseUp: options.warehouseUp ?? true,
+  declineCards: options.declineCards ?? false,
+  shipDefect: options.shipDefect ?? false
+})
+type World = ReturnType<typeof makeWorld>
+
+const handlersOf = (world: World) => ({
+  Lookup: () => Effect.sync(() => ({ stock: world.stock })),
+  Reserve: ({ quantity, sku }: { sku: string; quantity: number }) =>
+    Effect.sync(() => {
+      world.stock -= quantity
+      world.log.push(`reserve ${sku} x${quantity}`)
+      return { reservationId: `res-${world.log.filter((line) => line.startsWith("reserve")).length}` }
+    }),
+  Charge: ({ amount }: { amount: number }) =>
+    Effect.suspend(() => {
+      if (world.declineCards) {
+        world.log.push(`charge ${amount}: declined`)
+        return Effect.fail(new CardDeclined({ reason: "insufficient funds" }))
+      }
+      world.log.push(`charge ${amount}`)
+      return Effect.succeed({ chargeId: `ch-${amount}` })
+    }),
+  Ship: ({ orderId }: { orderId: string }) =>
+    Effect.suspend(() => {
+      if (world.shipDefect) return Effect.die(new Error("the warehouse client crashed"))
+      if (!world.warehouseUp) {
+        world.log.push(`ship ${orderId}: refused`)
+        return Effect.fail(new WarehouseDown({ orderId }))
+      }
+      world.log.push(`ship ${orderId}`)
+      return Effect.succeed({ parcel: `parcel-${orderId}` })
+    }),
+  Wire: ({ amount, to }: { amount: number; to: string }) =>
+    Effect.sync(() => {
+      world.wired += amount
+      world.log.push(`wire ${amount} to ${to}`)
+      return `wire-${amount}`
+    })
+})
+
+/** The undos; `Shop` is the agent's toolkit with placeholder undos, for policies and MCP. */
+const undosOf = (world: World): Agent.Undos<AiToolkit.Tools<typeof ShopToolkit>> => ({
+  Reserve: (ctx) =>
+    Effect.sync(() => {
+      world.stock += ctx.input.quantity
+      world.log.push(`release ${ctx.result.reservationId}`)
+    }),
+  Charge: (ctx) => Effect.sync(() => world.log.push(`refund ${ctx.result.chargeId}`))
+})
+
+const Shop = Agent.make(ShopToolkit, { undo: undosOf(makeWorld()) })
+
+/** The saga stack in memory, the scripted model journaled, and the shop's handlers over `world`. */
+const shop = (
+  world: World,
+  script: Scripted.Script,
+  options: { readonly onToolFailure?: "compensate" | "continue" } = {}
+) => {
+  const model = Scripted.layer(script)
+  const agent = Agent.make(ShopToolkit, { undo: undosOf(world), ...options })
+  const live = Layer.mergeAll(agent.toLayer(handlersOf(world)), Agent.layerModel.pipe(Layer.provide(model.layer))).pipe(
+    Layer.provideMerge(Testing.layer)
+  )
+  return { model, agent, live }
+}
+
+const book = Agent.loop({ prompt: "Book two A-1 and ship them as order-1.", toolkit: Shop.toolkit })
+const payout = Agent.loop({ prompt: "Pay the supplier 4200 to DE89.", toolkit: Shop.toolkit })
+
+const bookingScript: Scripted.Script = ({ turn }) => {
+  switch (turn) {
+    case 1:
+      return Scripted.calls(Scripted.call("call-1", "Reserve", { sku: "A-1", quantity: 2 }))
+    case 2:
+      return Scripted.calls(Scripted.call("call-2", "Charge", { amount: 4200 }))
+    case 3:
+      return Scripted.calls(Scripted.call("call-3", "Ship", { orderId: "order-1" }))
+    default:
+      return Scripted.says("Booked and shipped.")
+  }
+}
+
+const declinedScript: Scripted.Script = (question) => {
+  if (question.turn < 3) return bookingScript(question)
+  const charge = question.results.get("call-2")
+  return charge?.isFailure === true
+    ? Scripted.says(`I am sorry: your card was declined (${charge.result.reason}). Your items stay reserved.`)
+    : Scripted.says("Charged.")
+}
+
+const payoutScript: Scripted.Script = ({ results, turn }) =>
+  turn === 1
+    ? Scripted.calls(Scripted.call("call-1", "Wire", { amount: 4200, to: "DE89" }))
+    : Scripted.says(`Sent 4200 to DE89 (${results.get("call-1")?.result}).`)
+
+/** An MCP client in memory: JSON-RPC lines in through a queue, answers out through a sink, by id. */
+const makeClient = Effect.gen(function* () {
+  const requests = yield* Queue.unbounded<Uint8Array>()
+  const answers = new Map<number, Deferred.Deferred<any>>()
+  const answer = (id: number) => {
+    if (!answers.has(id)) answers.set(id, Deferred.unsafeMake<any>(FiberId.none))
+    return answers.get(id)!
+  }
+  const linesOf = (chunk: Uint8Array | string) =>
+    (typeof chunk === "string" ? chunk : new TextDecoder().decode(chunk)).split("\n").filter((line) => line !== "")
+  const stdout = Sink.forEachChunk((chunks: Chunk.Chunk<Uint8Array | string>) =>
+    Effect.forEach(Chunk.toArray(chunks).flatMap(linesOf), (line) => {
+      const message = JSON.parse(line)
+      return typeof message.id === "number" ? Deferred.succeed(answer(message.id), message) : Effect.void
+    })
+  )
+  const send = (message: object) => Queue.offer(requests, new TextEncoder().encode(`${JSON.stringify(message)}\n`))
+  const ask = (id: number, method: string, params: object) =>
+    Effect.zipRight(send({ jsonrpc: "2.0", id, method, params }), Deferred.await(answer(id)))
+  return { requests, stdout, send, ask }
+})
+
+const journalOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
