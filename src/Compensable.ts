@@ -139,6 +139,12 @@ export interface ToolOptions {
   readonly receiptRequired?: boolean | undefined
   /** An explicit undo of this tool's effect (`Saga.compensateEffect`) waits for an approval of its own. */
   readonly approveExplicitUndo?: boolean | undefined
+  /**
+   * The step changes nothing outside (a read, a question to a model): it needs no undo, and a
+   * saga's compensation passes over it, writing and reporting nothing for it. Journaled with the
+   * step, so that a process without the tool passes over it too.
+   */
+  readonly changesNothing?: boolean | undefined
 }
 
 /**
@@ -165,6 +171,7 @@ export type Undo<I, A, RC> =
     }
   | {
       readonly reversibility?: "reversible" | "compensatable" | undefined
+      /** The undo: it gets the journaled input and result, and an idempotency key of its own. */
       readonly compensate?: ((ctx: CompensationContext<I, A>) => Effect.Effect<unknown, unknown, RC>) | undefined
     }
 
@@ -216,6 +223,7 @@ export type MakeOptions<Name extends string, I, IE, A, AE, E, EE, R, RC> = ToolO
     readonly input: Schema.Schema<I, IE>
     readonly success: Schema.Schema<A, AE>
     readonly failure?: Schema.Schema<E, EE> | undefined
+    /** The call: it gets the decoded input and the step (idempotency key, attempt, `setReceipt`). */
     readonly execute: (input: I, step: StepContext) => Effect.Effect<A, E | Outcome.Outcome, R>
   }
 
@@ -234,6 +242,7 @@ const toSpec = (options: {
   readonly approvalTtl?: Duration.DurationInput | undefined
   readonly receiptRequired?: boolean | undefined
   readonly approveExplicitUndo?: boolean | undefined
+  readonly changesNothing?: boolean | undefined
 }): Spec.StepSpec => ({
   name: options.name,
   input: options.input,
@@ -248,6 +257,7 @@ const toSpec = (options: {
   retryMode: options.retryMode ?? "none",
   receiptRequired: options.receiptRequired ?? false,
   approveExplicitUndo: options.approveExplicitUndo ?? false,
+  changesNothing: options.changesNothing ?? false,
   approvalTtl: options.approvalTtl === undefined ? undefined : Duration.decode(options.approvalTtl)
 })
 
@@ -281,6 +291,7 @@ export type WithCompensationOptions<A, AE, RC> = ToolOptions & {
   readonly success: Schema.Schema<A, AE>
   readonly reversibility?: "reversible" | "compensatable" | undefined
   readonly key?: string | undefined
+  /** The undo: it gets the journaled result, and an idempotency key of its own. */
   readonly compensate: (ctx: CompensationContext<null, A>) => Effect.Effect<unknown, unknown, RC>
 }
 

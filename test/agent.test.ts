@@ -141,11 +141,10 @@ describe("an agent's tool calls are saga steps", () => {
           processOf()
         )
         expect(report.status).toBe("compensated")
-        expect(report.undone.map((step) => [step.toolName, step.outcome])).toEqual([
-          ["LanguageModel", "completed"],
-          ["Reserve", "completed"],
-          ["LanguageModel", "completed"]
-        ])
+        // The model's turns change nothing: compensation passes over them, in any process.
+        expect(report.undone.map((step) => [step.toolName, step.outcome])).toEqual([["Reserve", "completed"]])
+        const plain = yield* Effect.provide(Saga.compensate("reject-1"), Saga.layer.pipe(Layer.provide(store)))
+        expect(plain).toEqual(report)
         expect(world.log).toEqual(["reserve A-1 x2", "release res-1"])
       })
   )
@@ -170,10 +169,21 @@ describe("an agent's tool calls are saga steps", () => {
           : bookingScript(question)
       )
       const prompt = "Look up A-1, then book two and ship them."
-      const result = yield* Effect.provide(Saga.run("lookup-1", Agent.loop({ prompt, toolkit: Shop.toolkit })), live)
+      const { result, status } = yield* Effect.provide(
+        Effect.all({
+          result: Saga.run("lookup-1", Agent.loop({ prompt, toolkit: Shop.toolkit })),
+          status: Effect.suspend(() => Saga.status("lookup-1"))
+        }),
+        live
+      )
       assert(result._tag === "Compensated")
-      expect(result.report.undone.find((step) => step.toolName === "Lookup")).toMatchObject({ outcome: "completed" })
-      expect(result.report.undone.some((step) => step.outcome === "skipped")).toBe(false)
+      // Journaled as changing nothing: no undo entry, no line in the report, never a gap.
+      expect(result.report.undone.some((step) => step.toolName === "Lookup")).toBe(false)
+      expect(result.report.undone.some((step) => step.outcome === "skipped" || step.outcome === "unavailable")).toBe(
+        false
+      )
+      const lookup = status.steps.find((step) => step.toolName === "Lookup")
+      expect(lookup).toMatchObject({ state: "executed", undo: undefined })
     })
   )
 })

@@ -133,6 +133,9 @@ const phaseOfExplicit: Record<Exclude<ExplicitUndo["outcome"], "failed" | "unava
   pending: "COMPENSATION_UNKNOWN"
 }
 
+/** Whether a step was journaled as changing nothing outside: compensation passes over it. */
+const changedNothing = (step: StepView): boolean => parsePayload(step.executed!.payload)?.changesNothing === true
+
 /** Runs, or reports from the journal, the undo of one executed step. */
 const undoStep = (writer: Writer, env: UndoEnv, step: StepView) =>
   Effect.gen(function* () {
@@ -257,7 +260,9 @@ export const compensate = (
     }
     const undone: Array<Report.StepReport> = []
     for (const stepId of view.executedOrder.slice().reverse()) {
-      undone.push(yield* undoStep(writer, env, view.steps.get(stepId)!))
+      const step = view.steps.get(stepId)!
+      if (changedNothing(step)) continue
+      undone.push(yield* undoStep(writer, env, step))
     }
     const notUndone: Array<Report.NotUndone> = [
       ...view.failedSteps().map((step) => ({ stepId: step.stepId, toolName: step.toolName, phase: "FAILED" as const })),

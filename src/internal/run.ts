@@ -380,10 +380,9 @@ export class SagaRun {
         step: { stepId, toolName: spec.name, reason: `the tool ran but ${why}, so it cannot be journaled` }
       })
     }
-    const payload =
-      receipt === undefined
-        ? `{"result":${result.right}}`
-        : `{"result":${result.right},"receipt":${JSON.stringify(receipt)}}`
+    const payload = `{"result":${result.right}${receipt === undefined ? "" : `,"receipt":${JSON.stringify(receipt)}`}${
+      spec.changesNothing === true ? `,"changesNothing":true` : ""
+    }}`
     return this.writer
       .append([{ stepId, toolName: spec.name, phase: "EXECUTED", input: null, payload }])
       .pipe(

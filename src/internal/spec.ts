@@ -44,7 +44,9 @@ export interface StepSpec {
   readonly success: Schema.Schema<any, any>
   readonly failure: Schema.Schema<any, any> | undefined
   readonly reversibility: Reversibility
+  /** The forward call. */
   readonly execute: (input: any, step: StepContext) => Effect.Effect<any, any, any>
+  /** The undo, if the tool declares one. */
   readonly compensate: ((ctx: CompensationContext<any, any>) => Effect.Effect<unknown, any, any>) | undefined
   readonly timeout: Duration.Duration | undefined
   readonly retry: Schedule.Schedule<any, any, any> | undefined
@@ -54,6 +56,8 @@ export interface StepSpec {
   readonly receiptRequired: boolean
   /** An explicit undo (`compensateEffect`) waits for an approval of its own. */
   readonly approveExplicitUndo: boolean
+  /** The step changes nothing outside: compensation passes over it (journaled in `EXECUTED`). */
+  readonly changesNothing?: boolean | undefined
   /** How long an approval of this tool's step lasts when it names no expiry (irreversible tools). */
   readonly approvalTtl: Duration.Duration | undefined
   /**

@@ -61,8 +61,8 @@ export const specOf = (
 ): StepSpec => {
   const override = declarations.policy[tool.name]
   const declared = declarations.undo[tool.name]
-  // A read needs no undo; giving it an empty one keeps compensation from reporting it as a gap.
-  const undo = declared ?? (policy.readonly && policy.reversibility !== "irreversible" ? () => Effect.void : undefined)
+  // A read needs no undo: it is journaled as changing nothing, and compensation passes over it.
+  const changesNothing = declared === undefined && policy.readonly && policy.reversibility !== "irreversible"
   const made: Compensable.Any = Compensable.make({
     timeout: override?.timeout,
     retry: override?.retry,
@@ -77,7 +77,8 @@ export const specOf = (
     reversibility: policy.reversibility,
     retryMode: policy.retryMode,
     execute: (params: unknown, step: StepContext) => Effect.provide(handler(params, step), context),
-    compensate: undo
+    compensate: declared,
+    changesNothing
   } as any)
   // A failure the model is told about does not taint the saga when the agent says so.
   const fedToModel = tool.failureMode === "return"

@@ -49,7 +49,7 @@ const malformed = (method: Method, description: string) => (error: ParseResult.P
  * The step of one model turn. Its input is what the model is asked (method, prompt, tools offered,
  * tool choice); its result the model's answer, encoded with `@effect/ai`'s response schemas. A turn
  * changes nothing in the world: asking again after a crash is safe (`retryMode: "idempotency-key"`),
- * its undo is empty, and a failed turn is the program's to handle (it does not taint the saga).
+ * it is journaled as changing nothing (compensation passes over it), and a failed turn is the program's to handle (it does not taint the saga).
  */
 const turnSpec = (options: ModelOptions, execute: () => Effect.Effect<unknown, AiError.AiError>): StepSpec => {
   const made: Compensable.Any = Compensable.make({
@@ -63,7 +63,7 @@ const turnSpec = (options: ModelOptions, execute: () => Effect.Effect<unknown, A
     retry: options.retry,
     maxPayloadBytes: options.maxPayloadBytes,
     execute,
-    compensate: () => Effect.void
+    changesNothing: true
   })
   return { ...made.spec, taintsOnFailure: false }
 }
