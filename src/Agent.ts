@@ -26,9 +26,8 @@ import * as handlers from "./internal/agent/handlers.js"
 import * as mcp from "./internal/agent/mcp.js"
 import * as model from "./internal/agent/model.js"
 import type * as policy from "./internal/agent/policy.js"
-import { CurrentSaga } from "./internal/context.js"
 import type * as Outcome from "./Outcome.js"
-import { Saga } from "./Saga.js"
+import { CurrentSaga, Saga } from "./Saga.js"
 
 /**
  * @since 0.1.0

@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
 import { CurrentSaga } from "./internal/context.js"
 import * as Spec from "./internal/spec.js"
 import type * as Outcome from "./Outcome.js"
-import type { Saga } from "./Saga.js"
+import type { Saga, CurrentSaga as SagaCurrentSaga } from "./Saga.js"
 
 /**
  * How undoable a tool's effect is. `reversible` (a perfect undo) and `compensatable` (a correction,
@@ -182,7 +182,7 @@ export type Undo<I, A, RC> =
  * @since 0.1.0
  * @category models
  */
-export type BoundedUndo<RC> = [Extract<RC, CurrentSaga | Saga>] extends [never]
+export type BoundedUndo<RC> = [Extract<RC, SagaCurrentSaga | Saga>] extends [never]
   ? unknown
   : { readonly compensate: "DeclarationError: an undo cannot call a compensable tool or start a saga" }
 

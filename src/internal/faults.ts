@@ -8,6 +8,7 @@ export type FaultSite = "execute" | "compensate"
 export class Faults extends Context.Tag("effect-saga/Faults")<
   Faults,
   {
+    /** Runs `call`, `toolName`'s forward call or undo, with the fault planned for it, if any. */
     readonly around: <A, E, R>(
       toolName: string,
       site: FaultSite,
