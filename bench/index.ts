@@ -1,9 +1,12 @@
 /**
- * Saga benchmark: `npx tsx bench/index.ts [--quick] [--sqlite]`.
+ * Saga benchmark: `npx tsx bench/index.ts [--quick] [--sqlite] [--pg | --pg-only]`.
  * Warms up, measures steps/s and µs/step per contender (time-boxed, best of 5 rounds), then peak RSS
  * for N sagas in a fresh child process per contender (bench/memory.ts), and prints one table
  * with ratios against the `workflow` contender. Then the SQLite section (bench/sqlite.ts): durable
  * steps per second on a file against better-sqlite3 alone. `--sqlite` runs that section only.
+ * `--pg` adds the PostgreSQL section (bench/pg.ts): durable steps per second against DBOS Transact and
+ * a plain `pg` insert loop, on the server at `EFFECT_SAGA_PG_URL` (default: the one `.ci/postgres
+ * start` runs); `--pg-only` runs that section only.
  */
 import { execFile } from "node:child_process"
 import { loadavg } from "node:os"
@@ -15,6 +18,8 @@ import { measureSqlite, printSqlite } from "./sqlite.js"
 
 const quick = process.argv.includes("--quick")
 const sqliteOnly = process.argv.includes("--sqlite")
+const pgOnly = process.argv.includes("--pg-only")
+const withPg = pgOnly || process.argv.includes("--pg")
 const WARMUP_MS = quick ? 200 : 2000
 const MEASURE_MS = quick ? 300 : 2500
 const ROUNDS = 5
@@ -27,6 +32,15 @@ const SQLITE = {
   rounds: ROUNDS,
   sizeSagas: quick ? 1_000 : 10_000,
   synchronous: quick ? (["full"] as const) : (["full", "normal"] as const)
+}
+/** The PostgreSQL section: the same rounds; every contender's pool has 10 connections (DBOS's and `layerPg`'s default). */
+const PG = {
+  url: process.env.EFFECT_SAGA_PG_URL ?? "postgres://postgres@127.0.0.1:55432/postgres",
+  warmupMs: quick ? 200 : 1000,
+  measureMs: quick ? 300 : 2500,
+  rounds: ROUNDS,
+  pool: 10,
+  accountingSagas: quick ? 5 : 20
 }
 
 /** Throughput of one contender. */
@@ -102,6 +116,19 @@ const sqliteSection = async () => {
   printSqlite(await measureSqlite(SQLITE))
 }
 
+/** Loaded only with `--pg`, so that the other sections never load DBOS or `pg`. */
+const pgSection = async () => {
+  const { measurePg, printPg } = await import("./pg.js")
+  console.log()
+  console.log(
+    `PostgreSQL section: ${PG.warmupMs} ms warm-up + ${ROUNDS} × ${PG.measureMs / ROUNDS} ms (best round) per figure, ` +
+      `round trips counted over ${PG.accountingSagas} sagas; load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}`
+  )
+  printPg(await measurePg(PG, loadavg))
+}
+
 const main = async () => {
   const entries = Object.values(contenders)
   const load = loadavg().map((l) => l.toFixed(2))
@@ -169,5 +196,6 @@ const main = async () => {
   for (const row of rows) console.log(line(row))
 }
 
-if (!sqliteOnly) await main()
-await sqliteSection()
+if (!sqliteOnly && !pgOnly) await main()
+if (!pgOnly) await sqliteSection()
+if (withPg) await pgSection()
