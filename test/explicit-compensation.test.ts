@@ -1,4 +1,3 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -9,6 +8,7 @@ import { Approval, Compensable, Journal, Outcome, Saga, SqlApproval } from "../s
 import * as Testing from "../src/Testing.js"
 import { booking, markerLines, undoMillis } from "./fixtures/explicit-tools.js"
 import type { WorkerAnswer } from "./fixtures/explicit-worker.js"
+import { startWorker } from "./fixtures/worker-process.js"
 
 describe("Saga.compensateEffect", () => {
   it.effect(
@@ -617,10 +617,12 @@ describe("compensateEffect from two OS processes on one SQLite file", () => {
           return (yield* Saga.status("trip-race")).steps[0]!.effectId
         }).pipe(Effect.provide(Saga.layer.pipe(Layer.provide(SqlApproval.layerSqlite({ filename })))))
 
-        const workers = yield* Effect.forEach([1, 2], () => startWorker(filename, marker, effectId))
+        const workers = yield* Effect.forEach([1, 2], () =>
+          startWorker<WorkerAnswer>(workerScript, [filename, marker, effectId], "worker")
+        )
         yield* Effect.forEach(workers, (worker) => worker.ready, { concurrency: "unbounded", discard: true })
         yield* Effect.forEach(workers, (worker) => worker.go, { discard: true })
-        const answers = yield* Effect.forEach(workers, (worker) => worker.answer, { concurrency: "unbounded" })
+        const answers = yield* Effect.forEach(workers, (worker) => worker.report, { concurrency: "unbounded" })
 
         const runId = `${effectId}/compensate-effect`
         expect(answers[0]!.answer).toEqual({ ok: { _tag: "Settled", effectId, runId, outcome: "completed" } })
@@ -694,54 +696,4 @@ const payloadOf = (entry: Journal.Entry): Record<string, unknown> | undefined =>
 const effectIdOf = (sagaId: string, toolName: string) =>
   Effect.map(Saga.status(sagaId), (status) => status.steps.find((step) => step.toolName === toolName)!.effectId)
 
-const root = fileURLToPath(new URL("..", import.meta.url))
 const workerScript = fileURLToPath(new URL("./fixtures/explicit-worker.ts", import.meta.url))
-
-/**
- * Starts test/fixtures/explicit-worker.ts in a process of its own, killed when the test's scope
- * closes. `ready` succeeds once it waits for `go`; `answer` is what it printed last.
- */
-const startWorker = (filename: string, marker: string, effectId: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() =>
-      spawn(process.execPath, ["--import", "tsx", workerScript, filename, marker, effectId], { cwd: root })
-    ),
-    (child) => Effect.sync(() => child.kill())
-  ).pipe(Effect.map(watch))
-
-const watch = (child: ChildProcessWithoutNullStreams) => {
-  let stdout = ""
-  let stderr = ""
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk
-  })
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk
-  })
-  child.stdin.on("error", () => {})
-  const exited = new Promise<string>((resolve) => {
-    child.on("error", (error) => resolve(String(error)))
-    child.on("close", (code, signal) => resolve(`exit code ${code}, signal ${signal}`))
-  })
-  const readyLine = new Promise<void>((resolve) => {
-    child.stdout.on("data", () => {
-      if (stdout.startsWith("ready\n")) resolve()
-    })
-  })
-  const failed = (when: string, how: string) => new Error(`worker ${when} (${how}):\n${stderr}`)
-  return {
-    ready: Effect.flatMap(
-      Effect.promise(() => Promise.race([readyLine.then(() => undefined), exited])),
-      (how) => (how === undefined ? Effect.void : Effect.fail(failed("exited before it was ready", how)))
-    ),
-    go: Effect.sync(() => child.stdin.end("go\n")),
-    answer: Effect.flatMap(
-      Effect.promise(() => exited),
-      (how) =>
-        Effect.try({
-          try: () => JSON.parse(stdout.trim().split("\n").pop()!) as WorkerAnswer,
-          catch: () => failed("printed no answer", how)
-        })
-    )
-  }
-}

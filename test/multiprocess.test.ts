@@ -1,4 +1,3 @@
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -7,6 +6,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { Journal, SqlJournal } from "../src/index.js"
 import type { Report } from "./fixtures/append-worker.js"
+import { startWorker } from "./fixtures/worker-process.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-multiprocess-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -20,7 +20,12 @@ describe("several OS processes appending to the same sagas on one SQLite file", 
         // The file does not exist yet: the workers create its tables as they open it, all at once.
         const workers = yield* Effect.forEach(
           Array.from({ length: workerCount }, (_, worker) => worker),
-          (worker) => startWorker(filename, worker)
+          (worker) =>
+            startWorker<Report>(
+              workerScript,
+              [filename, String(worker), String(appendsPerWorker), ...sagaIds],
+              `worker ${worker}`
+            )
         )
         yield* Effect.forEach(workers, (worker) => worker.ready, { concurrency: "unbounded", discard: true })
         yield* Effect.forEach(workers, (worker) => worker.go, { discard: true })
@@ -84,63 +89,6 @@ const appendsPerWorker = 150
 // Few sagas for many appends: the workers keep landing on the same saga at the same time.
 const sagaIds = ["order-a", "order-b", "order-c"]
 
-const root = fileURLToPath(new URL("..", import.meta.url))
 const workerScript = fileURLToPath(new URL("./fixtures/append-worker.ts", import.meta.url))
 
 const range = (from: number, length: number) => Array.from({ length }, (_, i) => from + i)
-
-/**
- * Starts test/fixtures/append-worker.ts in a process of its own, killed when the test's scope
- * closes. `ready` succeeds once it waits for `go`; `report` is its JSON report once it exits.
- * Either fails with the worker's stderr if it exits otherwise.
- */
-const startWorker = (filename: string, worker: number) =>
-  Effect.acquireRelease(
-    Effect.sync(() =>
-      spawn(
-        process.execPath,
-        ["--import", "tsx", workerScript, filename, String(worker), String(appendsPerWorker), ...sagaIds],
-        { cwd: root }
-      )
-    ),
-    (child) => Effect.sync(() => child.kill())
-  ).pipe(Effect.map((child) => watch(child, worker)))
-
-const watch = (child: ChildProcessWithoutNullStreams, worker: number) => {
-  let stdout = ""
-  let stderr = ""
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk
-  })
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk
-  })
-  // A worker that died cannot read its `go`: its exit is reported, not the broken pipe.
-  child.stdin.on("error", () => {})
-  // Neither promise rejects: failures are turned into typed errors below.
-  const exited = new Promise<string>((resolve) => {
-    child.on("error", (error) => resolve(String(error)))
-    child.on("close", (code, signal) => resolve(`exit code ${code}, signal ${signal}`))
-  })
-  const readyLine = new Promise<void>((resolve) => {
-    child.stdout.on("data", () => {
-      if (stdout.startsWith("ready\n")) resolve()
-    })
-  })
-  const failed = (when: string, how: string) => new Error(`worker ${worker} ${when} (${how}):\n${stderr}`)
-  return {
-    ready: Effect.flatMap(
-      Effect.promise(() => Promise.race([readyLine.then(() => undefined), exited])),
-      (how) => (how === undefined ? Effect.void : Effect.fail(failed("exited before it was ready", how)))
-    ),
-    go: Effect.sync(() => child.stdin.end("go\n")),
-    report: Effect.flatMap(
-      Effect.promise(() => exited),
-      (how) =>
-        Effect.try({
-          try: () => JSON.parse(stdout.trim().split("\n").pop()!) as Report,
-          catch: () => failed("printed no report", how)
-        })
-    )
-  }
-}

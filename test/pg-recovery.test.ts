@@ -2,7 +2,6 @@
  * Leases across hosts, on PostgreSQL: workers in processes of their own recover lapsed sagas in
  * parallel without claiming one twice, and a worker that stops renewing loses its saga to another.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -12,6 +11,7 @@ import { Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlApproval } from "../src/index.js"
 import { makeOrder, readWorld } from "./fixtures/pg-order.js"
 import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
+import { startWorker } from "./fixtures/worker-process.js"
 
 const url = reachable ? await freshDatabase("effect_saga_recovery") : ""
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-pg-recovery-"))
@@ -26,9 +26,11 @@ describePg("leases across hosts on PostgreSQL", () => {
         const sagaIds = Array.from({ length: sagaCount }, (_, i) => `lapsed-${i}`)
         yield* leaveBehind(world, sagaIds)
 
-        const workers = yield* Effect.forEach(["w1", "w2", "w3", "w4"], (name) => startWorker(world, name))
+        const workers = yield* Effect.forEach(["w1", "w2", "w3", "w4"], (name) =>
+          startWorker<Report>(workerScript, [url, world, name], `worker ${name}`)
+        )
         yield* Effect.forEach(workers, (worker) => worker.ready, { concurrency: "unbounded", discard: true })
-        for (const worker of workers) worker.go()
+        yield* Effect.forEach(workers, (worker) => worker.go, { discard: true })
         const reports = yield* Effect.forEach(workers, (worker) => worker.report, { concurrency: "unbounded" })
 
         const recovered = reports.flatMap((report) => report.sagas.map((saga) => ({ ...saga, worker: report.worker })))
@@ -135,7 +137,6 @@ describePg("leases across hosts on PostgreSQL", () => {
 })
 
 const sagaCount = 200
-const root = fileURLToPath(new URL("..", import.meta.url))
 const workerScript = fileURLToPath(new URL("./fixtures/pg-recovery-worker.ts", import.meta.url))
 
 /**
@@ -171,39 +172,4 @@ const leaveBehind = (world: string, sagaIds: ReadonlyArray<string>) => {
 interface Report {
   readonly worker: string
   readonly sagas: ReadonlyArray<{ readonly sagaId: string; readonly result: string }>
-}
-
-/** A recovery worker in a process of its own; `ready` once its pool is open, `report` once it exits. */
-const startWorker = (world: string, name: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => spawn(process.execPath, ["--import", "tsx", workerScript, url, world, name], { cwd: root })),
-    (child) => Effect.sync(() => child.kill())
-  ).pipe(Effect.map((child) => watch(child, name)))
-
-const watch = (child: ChildProcessWithoutNullStreams, name: string) => {
-  let stdout = ""
-  let stderr = ""
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-    stdout += chunk
-  })
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk
-  })
-  child.stdin.on("error", () => {})
-  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
-  const ready = new Promise<void>((resolve, reject) => {
-    child.stdout.on("data", () => stdout.startsWith("ready\n") && resolve())
-    void exited.then(() => reject(new Error(`worker ${name} exited before it was ready:\n${stderr}`)))
-  })
-  return {
-    ready: Effect.promise(() => ready),
-    go: () => child.stdin.end("go\n"),
-    report: Effect.flatMap(
-      Effect.promise(() => exited),
-      (code) =>
-        code === 0
-          ? Effect.sync(() => JSON.parse(stdout.trim().split("\n").at(-1)!) as Report)
-          : Effect.die(new Error(`worker ${name} exited with ${code}:\n${stderr}`))
-    )
-  }
 }
