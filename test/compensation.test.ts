@@ -33,6 +33,36 @@ describe("compensation", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "a step declared changesNothing needs no undo: compensation passes over it, writing and reporting nothing",
+    () =>
+      Effect.gen(function* () {
+        const { failing, step, undone } = fixture()
+        const read = Compensable.make({
+          name: "read",
+          input: Schema.String,
+          success: Schema.String,
+          changesNothing: true,
+          execute: (sku) => Effect.succeed(`stock of ${sku}: 3`)
+        })
+        const result = yield* Saga.run(
+          "reads",
+          Effect.gen(function* () {
+            yield* step({ name: "a" })
+            yield* read("A-1")
+            yield* failing({ name: "b" })
+          })
+        )
+        expect(result._tag).toBe("Compensated")
+        if (result._tag !== "Compensated") return
+        expect(undone).toEqual(["a"])
+        expect(result.report.undone.map((s) => s.toolName)).toEqual(["step"])
+        const readEntries = (yield* entriesOf("reads")).filter((entry) => entry.toolName === "read")
+        expect(readEntries.map((entry) => entry.phase)).toEqual(["INTENT", "EXECUTED"])
+        expect(JSON.parse(readEntries[1]!.payload!)).toEqual({ result: "stock of A-1: 3", changesNothing: true })
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("an operator's compensation does not undo a step whose outcome is unknown and lists it as UNKNOWN", () =>
     Effect.gen(function* () {
       const { step, undone } = fixture()

@@ -131,6 +131,23 @@ describe("SqlJournal on an SQLite file", () => {
     })
   )
 
+  it.scoped(
+    "entries removed from the end: the chain left is intact, but verify finds it ends before the saga's row",
+    () =>
+      Effect.gen(function* () {
+        const filename = fileFor("truncated")
+        const journal = yield* open(SqlJournal.layerSqlite({ filename }))
+        yield* appendAll(journal, "truncated", [saga("SAGA_STARTED"), step("INTENT", "a")], [step("EXECUTED", "a")])
+        const db = yield* raw(filename)
+        db.prepare("DELETE FROM effect_saga_entries WHERE saga_id = ? AND seq = 3").run("truncated")
+        expect(Journal.verifyEntries(yield* journal.read("truncated"))._tag).toBe("Intact")
+        const verification = yield* Journal.verify("truncated").pipe(Effect.provideService(Journal.Journal, journal))
+        expect(verification).toMatchObject({ _tag: "Broken", seq: 3 })
+        assert(verification._tag === "Broken")
+        expect(verification.reason).toContain("the saga's row says it ends at seq 3, but its journal ends at seq 2")
+      })
+  )
+
   it.scoped("a row that no longer decodes fails the read with JournalCorrupted naming the saga and seq", () =>
     Effect.gen(function* () {
       const filename = fileFor("undecodable")
