@@ -218,6 +218,17 @@ export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any
     })
   )
 
+const keyOf = (recovered: Recovered): string => {
+  switch (recovered._tag) {
+    case "Resumed":
+      return recovered.result._tag
+    case "Settled":
+      return `effect ${recovered.result._tag === "Settled" ? recovered.result.outcome : "awaiting approval"}`
+    case "Failed":
+      return "Failed"
+  }
+}
+
 /**
  * How many sagas of a report ended in each state.
  *
@@ -227,12 +238,7 @@ export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any
 export const summary = (report: RecoveryReport): Record<string, number> => {
   const counts: Record<string, number> = {}
   for (const recovered of report.sagas) {
-    const key =
-      recovered._tag === "Resumed"
-        ? recovered.result._tag
-        : recovered._tag === "Settled"
-          ? `effect ${recovered.result._tag === "Settled" ? recovered.result.outcome : "awaiting approval"}`
-          : "Failed"
+    const key = keyOf(recovered)
     counts[key] = (counts[key] ?? 0) + 1
   }
   return counts

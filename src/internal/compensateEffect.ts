@@ -277,7 +277,7 @@ export const rejected = (run: Writer, stepId: string, reason: string) =>
   Effect.gen(function* () {
     const step = run.view.steps.get(stepId)
     const effectId = effectIdOf(run.view)
-    if (run.view.last?.stepId !== null || answerOf(effectId ?? "", run.view) === undefined) {
+    if (answerOf(effectId ?? "", run.view) === undefined) {
       yield* run.append([sagaEntry("SAGA_COMPENSATION_FAILED", { effectId, outcome: "failed", detail: reason })])
     }
     return Report.make(run.sagaId, [{ stepId, toolName: step?.toolName ?? "", outcome: "failed", detail: reason }], [])
