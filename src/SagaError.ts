@@ -56,6 +56,24 @@ export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>("effect
 }
 
 /**
+ * An irreversible call that asked not to halt the saga (an agent's tool call) waits for an
+ * approval: it has not run. The program goes on; the call runs when the program settles it
+ * (`Agent.loop` does, before the model's final answer) or, at the latest, when the program ends,
+ * once approved. Until then the saga cannot complete: it returns `AwaitingApproval`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class ApprovalPending extends Schema.TaggedError<ApprovalPending>("effect-saga/ApprovalPending")(
+  "ApprovalPending",
+  { sagaId: Schema.String, stepId: Schema.String, toolName: Schema.String, requestId: Schema.String }
+) {
+  override get message(): string {
+    return `step ${this.stepId} (${this.toolName}) awaits an approval (request ${this.requestId}): it has not run`
+  }
+}
+
+/**
  * A saga-level cause of compensation that did not come from the program itself.
  *
  * @since 0.1.0

@@ -46,15 +46,18 @@ export type CompensationError = AppendError | JournalCorrupted | Unauthorized
  * What an undo sees as its saga: every call of a compensable tool is refused. The inverse is
  * bounded: one undo call, no nested step, no saga started from inside it.
  */
+const refusedInsideUndo = (toolName: string) =>
+  Effect.die(
+    new DeclarationError({
+      toolName,
+      reason: "an undo cannot call a compensable tool: the inverse of a step is one undo call"
+    })
+  )
+
 const boundedSaga = CurrentSaga.of({
   sagaId: "",
-  step: (spec) =>
-    Effect.die(
-      new DeclarationError({
-        toolName: spec.name,
-        reason: "an undo cannot call a compensable tool: the inverse of a step is one undo call"
-      })
-    )
+  step: (spec) => refusedInsideUndo(spec.name),
+  settle: () => refusedInsideUndo("Saga")
 })
 
 /** The idempotency key of a step's undo: stable across replays, distinct from the forward key. */

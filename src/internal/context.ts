@@ -3,6 +3,15 @@ import type * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import type { StepSpec } from "./spec.js"
 
+/** How one call of a step runs. */
+export interface StepOptions {
+  /**
+   * An irreversible step whose approval is pending fails with `ApprovalPending` instead of halting
+   * the saga: the program goes on, and the call runs when it is settled (see `settle`).
+   */
+  readonly deferApproval?: boolean | undefined
+}
+
 /**
  * The saga a program is running in. `Saga.run` provides it; a tool called outside a saga does not
  * type-check.
@@ -11,7 +20,17 @@ export class CurrentSaga extends Context.Tag("effect-saga/CurrentSaga")<
   CurrentSaga,
   {
     readonly sagaId: string
-    readonly step: (spec: StepSpec, input: unknown, key: string | undefined) => Effect.Effect<any, any, any>
+    readonly step: (
+      spec: StepSpec,
+      input: unknown,
+      key: string | undefined,
+      options?: StepOptions
+    ) => Effect.Effect<any, any, any>
+    /**
+     * Runs a call that answered `ApprovalPending` once it is approved, and answers with its result;
+     * halts the saga (`AwaitingApproval`) while it is not. A replay answers from the journal.
+     */
+    readonly settle: (stepId: string) => Effect.Effect<any, any, any>
   }
 >() {}
 

@@ -16,10 +16,11 @@ import { DeclarationError, InvalidInput, PayloadTooLarge } from "../Compensable.
 import type { AppendError, Draft, Phase } from "../Journal.js"
 import { JournalCorrupted } from "../Journal.js"
 import * as Outcome from "../Outcome.js"
-import { ApprovalRefused, NonDeterminism } from "../SagaError.js"
+import { ApprovalPending, ApprovalRefused, NonDeterminism } from "../SagaError.js"
 import type { UnknownStep } from "../SagaResult.js"
 import { nowIso } from "./clock.js"
 import { byteLength, decodeJson, encodeJson, parsePayload } from "./codec.js"
+import type { StepOptions } from "./context.js"
 import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
 import type { Expiring } from "./expiry.js"
@@ -29,7 +30,7 @@ import { sha256 } from "./hash.js"
 import type { Registry } from "./registry.js"
 import type { StepContext, StepSpec } from "./spec.js"
 import type { StepView } from "./view.js"
-import { isUnknown } from "./view.js"
+import { answersPending, isUnknown } from "./view.js"
 import type { Writer } from "./writer.js"
 
 /** Why a run stopped before its program ended. */
@@ -44,6 +45,9 @@ export type Halt =
       readonly error: AppendError | JournalCorrupted | NonDeterminism
     }
 
+/** The id of the approval request of a saga's step. */
+const requestIdOf = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
+
 /** Carries a halt out of the step that decided it. */
 class HaltSignal {
   readonly _tag = "HaltSignal"
@@ -57,6 +61,21 @@ const fatal = (error: AppendError | JournalCorrupted | NonDeterminism) => haltOn
 /** The idempotency key of a step's forward call. */
 export const forwardKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
 
+/** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
+interface Call {
+  readonly spec: StepSpec
+  readonly stepId: string
+  readonly input: unknown
+  readonly inputJson: string
+  readonly digest: string
+}
+
+/**
+ * How a call treats a pending approval: `halt` the saga, or `defer` (answer `ApprovalPending` and
+ * let the program go on); `settle` runs a deferred call once approved.
+ */
+type Mode = "halt" | "defer" | "settle"
+
 /** One run of one saga's program: the `CurrentSaga` its steps call. */
 export class SagaRun {
   /** Why the run halted, once a step decided it. */
@@ -68,6 +87,8 @@ export class SagaRun {
   readonly tools: Registry = new Map()
   /** Journaled steps this run has not called yet. */
   private readonly unreplayed: Map<string, StepView>
+  /** Calls that answered `ApprovalPending` in this run, by step id. */
+  private readonly deferred = new Map<string, Call>()
 
   constructor(
     readonly writer: Writer,
@@ -93,7 +114,7 @@ export class SagaRun {
   runProgram<A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<Exit.Exit<A, E>, never, Exclude<R, CurrentSaga>> {
     const own = Effect.withFiberRuntime<A, E, R>((fiber) => {
       this.programFiber = fiber as Fiber.RuntimeFiber<unknown, unknown>
-      return program
+      return Effect.tap(program, () => this.settleRemaining)
     })
     return Effect.flatMap(Effect.fork(Effect.provideService(own, CurrentSaga, this)), (fiber) =>
       Effect.onInterrupt(Fiber.await(fiber), () => Fiber.interrupt(fiber))
@@ -109,7 +130,12 @@ export class SagaRun {
     this.interruptIfDrained()
   })
 
-  readonly step = (spec: StepSpec, input: unknown, key: string | undefined): Effect.Effect<any, any, any> =>
+  readonly step = (
+    spec: StepSpec,
+    input: unknown,
+    key: string | undefined,
+    options?: StepOptions
+  ): Effect.Effect<any, any, any> =>
     Effect.suspend(() => {
       if (this.haltedWith !== undefined) return Effect.never
       const encoded = encodeJson(spec.input, input)
@@ -120,32 +146,94 @@ export class SagaRun {
         return Effect.fail(new PayloadTooLarge({ toolName: spec.name, bytes, maxBytes: spec.maxPayloadBytes }))
       }
       const digest = sha256(inputJson)
-      const stepId = this.allocate(spec.name, key ?? digest.slice(0, 16))
-      return Effect.flatMap(Effect.context<never>(), (context) => {
-        if (!this.tools.has(spec.name)) {
-          const problem = problemOf(spec)
-          if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
-          const tool = { spec, context: Context.omit(CurrentSaga)(context) as Context.Context<never> }
-          this.tools.set(spec.name, tool)
-          if (!this.registry.has(spec.name)) this.registry.set(spec.name, tool)
-        }
-        this.inflight++
-        const advance = Effect.zipRight(
-          Effect.catchAll(this.recheck, (error) => haltOn({ _tag: "Unauthorized", error })),
-          this.advance(spec, stepId, input, inputJson, digest, key !== undefined)
-        )
-        return Effect.ensuring(advance, this.leave)
-      }).pipe(
-        Effect.catchIf(
-          (error): error is HaltSignal => error instanceof HaltSignal,
-          (signal) => this.stop(signal.halt)
-        ),
-        Effect.withSpan("effect-saga.step", {
-          attributes: { "saga.id": this.sagaId, "step.id": stepId, tool: spec.name },
-          captureStackTrace: false
-        })
-      )
+      const call: Call = {
+        spec,
+        stepId: this.allocate(spec.name, key ?? digest.slice(0, 16)),
+        input,
+        inputJson,
+        digest
+      }
+      const mode = options?.deferApproval === true ? "defer" : "halt"
+      return this.progress(call, () => this.advance(call, key !== undefined, mode))
     })
+
+  readonly settle = (stepId: string): Effect.Effect<any, any, any> =>
+    Effect.suspend(() => {
+      if (this.haltedWith !== undefined) return Effect.never
+      const step = this.writer.view.steps.get(stepId)
+      if (step === undefined || !answersPending(step)) {
+        return Effect.dieMessage(
+          `effect-saga: step ${stepId} did not answer ApprovalPending: there is nothing to settle`
+        )
+      }
+      const made = this.deferred.get(stepId)
+      const call = made === undefined ? this.callFromJournal(step) : Either.right(made)
+      if (Either.isLeft(call)) return this.stop(call.left)
+      return this.progress(call.right, () => this.advance(call.right, true, "settle"))
+    })
+
+  /** Deferred calls the program did not settle run when it ends, once approved, in journal order. */
+  private readonly settleRemaining = Effect.suspend(() => {
+    const unsettled = Array.from(this.writer.view.steps.values()).filter(
+      (step) => answersPending(step) && step.executed === undefined && step.failed === undefined
+    )
+    // A failure is journaled and taints the saga as the tool says; a defect fails the program.
+    return Effect.forEach(unsettled, (step) => Effect.ignore(this.settle(step.stepId)), { discard: true })
+  })
+
+  /** A deferred call made in an earlier run, rebuilt from the journal and the registered tools. */
+  private callFromJournal(step: StepView): Either.Either<Call, Halt> {
+    const spec = (this.tools.get(step.toolName) ?? this.registry.get(step.toolName))?.spec
+    if (spec === undefined) {
+      const reason = "it awaits approval, but its tool is not registered in this process, so it cannot run here"
+      return Either.left({ _tag: "NeedsAttention", step: { stepId: step.stepId, toolName: step.toolName, reason } })
+    }
+    const inputJson = step.input ?? "null"
+    return Either.match(decodeJson(spec.input, inputJson), {
+      onLeft: (reason) =>
+        Either.left({
+          _tag: "Fatal",
+          error: new JournalCorrupted({
+            sagaId: this.sagaId,
+            seq: step.awaiting!.seq,
+            reason: `input of ${step.stepId} does not decode with the tool's schema: ${reason}`
+          })
+        }),
+      onRight: (input) => Either.right({ spec, stepId: step.stepId, input, inputJson, digest: sha256(inputJson) })
+    })
+  }
+
+  /**
+   * Runs one call's progress as a step: its tool registered, counted in flight (a halt waits for
+   * it), the caller's permission asked again, halts caught, in a span.
+   */
+  private progress(call: Call, advance: () => Effect.Effect<unknown, unknown>): Effect.Effect<any, any, any> {
+    const { spec, stepId } = call
+    return Effect.flatMap(Effect.context<never>(), (context) => {
+      if (!this.tools.has(spec.name)) {
+        const problem = problemOf(spec)
+        if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
+        const tool = { spec, context: Context.omit(CurrentSaga)(context) as Context.Context<never> }
+        this.tools.set(spec.name, tool)
+        if (!this.registry.has(spec.name)) this.registry.set(spec.name, tool)
+      }
+      this.inflight++
+      const progress = Effect.zipRight(
+        Effect.catchAll(this.recheck, (error) => haltOn({ _tag: "Unauthorized", error })),
+        Effect.suspend(advance)
+      )
+      return Effect.ensuring(progress, this.leave)
+    }).pipe(
+      Effect.catchIf(
+        (error): error is HaltSignal => error instanceof HaltSignal,
+        (signal) => this.stop(signal.halt)
+      ),
+      Effect.withSpan("effect-saga.step", {
+        attributes: { "saga.id": this.sagaId, "step.id": stepId, tool: spec.name },
+        captureStackTrace: false
+      })
+    )
+  }
 
   /** Halts the run (the first halt wins) and blocks this fiber until the program is interrupted. */
   private stop(halt: Halt): Effect.Effect<never> {
@@ -163,9 +251,10 @@ export class SagaRun {
     return stepId
   }
 
-  private advance(spec: StepSpec, stepId: string, input: unknown, inputJson: string, digest: string, keyed: boolean) {
+  private advance(call: Call, keyed: boolean, mode: Mode) {
+    const { spec, stepId, inputJson } = call
     const journaled = this.writer.view.steps.get(stepId)
-    if (journaled === undefined) return this.fresh(spec, stepId, input, inputJson, digest, keyed)
+    if (journaled === undefined) return this.fresh(call, keyed, mode)
     if (journaled.toolName !== spec.name) {
       return fatal(
         this.divergence(stepId, `the journal has tool ${journaled.toolName} here, the program called ${spec.name}`)
@@ -177,6 +266,7 @@ export class SagaRun {
       }
       return fatal(this.divergence(stepId, "the input differs from the journaled input"))
     }
+    if (mode !== "settle" && answersPending(journaled)) return this.pending(call)
     if (journaled.executed !== undefined) return this.replayResult(spec, journaled)
     if (journaled.failed !== undefined) return this.replayFailure(spec, journaled)
     if (this.closed) return this.refuseToRun(stepId)
@@ -191,13 +281,14 @@ export class SagaRun {
           }
         })
       }
-      return this.execute(spec, stepId, input, inputJson, journaled.intents + 1)
+      return this.execute(call, journaled.intents + 1, mode === "settle")
     }
-    return this.gate(spec, stepId, input, inputJson, digest, journaled)
+    return this.gate(call, journaled, mode)
   }
 
   /** A step the journal has never seen. */
-  private fresh(spec: StepSpec, stepId: string, input: unknown, inputJson: string, digest: string, keyed: boolean) {
+  private fresh(call: Call, keyed: boolean, mode: Mode) {
+    const { spec, stepId } = call
     if (!keyed && this.unreplayed.size > 0) {
       const pending = this.unreplayedOf(spec.name)
       if (pending !== undefined) {
@@ -210,7 +301,20 @@ export class SagaRun {
       }
     }
     if (this.closed) return this.refuseToRun(stepId)
-    return this.gate(spec, stepId, input, inputJson, digest, undefined)
+    return this.gate(call, undefined, mode)
+  }
+
+  /** The answer of a deferred call where the program made it: it has not run. */
+  private pending(call: Call) {
+    this.deferred.set(call.stepId, call)
+    return Effect.fail(
+      new ApprovalPending({
+        sagaId: this.sagaId,
+        stepId: call.stepId,
+        toolName: call.spec.name,
+        requestId: requestIdOf(this.sagaId, call.stepId)
+      })
+    )
   }
 
   /** Once a saga completed or began to compensate, no step runs forward again. */
@@ -261,16 +365,13 @@ export class SagaRun {
     return Effect.fail(Either.isRight(decoded) ? decoded.right : Outcome.failed(description))
   }
 
-  /** Irreversible steps wait for an approval that names exactly this input; others pass. */
-  private gate(
-    spec: StepSpec,
-    stepId: string,
-    input: unknown,
-    inputJson: string,
-    digest: string,
-    journaled: StepView | undefined
-  ) {
-    if (spec.reversibility !== "irreversible") return this.execute(spec, stepId, input, inputJson, 1)
+  /**
+   * Irreversible steps wait for an approval that names exactly this input; others pass. A pending
+   * approval halts the saga, or, for a call that defers it, answers `ApprovalPending`.
+   */
+  private gate(call: Call, journaled: StepView | undefined, mode: Mode) {
+    const { spec, stepId, inputJson, digest } = call
+    if (spec.reversibility !== "irreversible") return this.execute(call, 1, false)
     return Effect.gen(this, function* () {
       if (journaled?.refused !== undefined) {
         const reason = parsePayload(journaled.refused.payload)?.reason
@@ -285,7 +386,7 @@ export class SagaRun {
       }
       if (journaled?.approved === undefined) {
         const request: ApprovalRequest = {
-          requestId: `${this.sagaId}/${stepId}`,
+          requestId: requestIdOf(this.sagaId, stepId),
           sagaId: this.sagaId,
           stepId,
           toolName: spec.name,
@@ -294,11 +395,16 @@ export class SagaRun {
           requestedAt: journaled?.awaiting?.at ?? (yield* nowIso)
         }
         if (journaled?.awaiting === undefined) {
-          yield* this.write(stepId, spec.name, "AWAITING_APPROVAL", inputJson, { inputDigest: digest })
+          const deferred = mode === "defer" ? { deferred: true } : {}
+          yield* this.write(stepId, spec.name, "AWAITING_APPROVAL", inputJson, { inputDigest: digest, ...deferred })
         }
         const decision = yield* Effect.catchAll(this.approval.request(request), fatal)
-        if (decision._tag === "Pending") return yield* haltOn({ _tag: "AwaitingApproval", request })
         const step = this.writer.view.steps.get(stepId)!
+        if (decision._tag === "Pending") {
+          return yield* mode === "defer" && step.deferred
+            ? this.pending(call)
+            : haltOn({ _tag: "AwaitingApproval", request })
+        }
         if (decision._tag === "Rejected") {
           return yield* this.refuse(step, `rejected by ${decision.by}: ${decision.reason}`, decision)
         }
@@ -307,7 +413,7 @@ export class SagaRun {
       } else {
         yield* this.verify(spec, journaled, parsePayload(journaled.approved.payload) ?? {}, digest)
       }
-      return yield* this.execute(spec, stepId, input, inputJson, 1)
+      return yield* this.execute(call, 1, mode === "settle")
     })
   }
 
@@ -342,8 +448,12 @@ export class SagaRun {
     return Effect.catchAll(this.writer.append([draft]), fatal)
   }
 
-  /** Journals `INTENT`, runs the tool (retrying as it declares), journals its outcome. */
-  private execute(spec: StepSpec, stepId: string, input: unknown, inputJson: string, firstAttempt: number) {
+  /**
+   * Journals `INTENT` (saying whether the call runs `deferred`, where the program settled it), runs
+   * the tool (retrying as it declares), journals its outcome.
+   */
+  private execute(call: Call, firstAttempt: number, deferred: boolean) {
+    const { spec, stepId, input, inputJson } = call
     const idempotencyKey = forwardKey(this.sagaId, stepId)
     const state = { attempt: firstAttempt - 1, receipt: undefined as string | undefined }
     const nextContext = (): StepContext => ({
@@ -357,7 +467,8 @@ export class SagaRun {
           state.receipt = Redacted.isRedacted(value) ? Redacted.value(value) : value
         })
     })
-    return this.write(stepId, spec.name, "INTENT", inputJson, { idempotencyKey, attempt: firstAttempt }).pipe(
+    const intent = { idempotencyKey, attempt: firstAttempt, ...(deferred ? { deferred: true } : {}) }
+    return this.write(stepId, spec.name, "INTENT", inputJson, intent).pipe(
       Effect.zipRight(Effect.exit(this.call(spec, input, nextContext))),
       Effect.flatMap((exit) =>
         Exit.isSuccess(exit)

@@ -15,6 +15,10 @@ export interface StepView {
   /** The first `APPROVED` entry: the decision itself (later ones are renewals). */
   firstApproved: Entry | undefined
   refused: Entry | undefined
+  /** It awaited approval without halting the saga: the program went on (`ApprovalPending`). */
+  deferred: boolean
+  /** It ran where the program called it (an `INTENT` that does not say it ran deferred). */
+  ranWhereCalled: boolean
   compensating: Entry | undefined
   compensation: Entry | undefined
 }
@@ -30,6 +34,12 @@ const compensationOutcomes = new Set([
 /** A step whose `INTENT` has no outcome after it. */
 export const isUnknown = (step: StepView): boolean =>
   step.intents > 0 && step.executed === undefined && step.failed === undefined
+
+/**
+ * A call that answered `ApprovalPending` where the program made it: a replay answers the same
+ * there, whatever happened to it since (it runs, if it runs, where the program settles it).
+ */
+export const answersPending = (step: StepView): boolean => step.deferred && !step.ranWhereCalled
 
 /** A saga's journal folded into the state a run needs, kept current as entries are appended. */
 export class JournalView {
@@ -68,6 +78,7 @@ export class JournalView {
       case "INTENT":
         step.intents++
         step.input = entry.input
+        if (!step.deferred || parsePayload(entry.payload)?.deferred !== true) step.ranWhereCalled = true
         break
       case "EXECUTED":
         step.executed = entry
@@ -79,6 +90,7 @@ export class JournalView {
       case "AWAITING_APPROVAL":
         step.awaiting = entry
         step.input = entry.input
+        step.deferred = parsePayload(entry.payload)?.deferred === true
         break
       case "APPROVED":
         step.approved = entry
@@ -110,6 +122,8 @@ export class JournalView {
         approved: undefined,
         firstApproved: undefined,
         refused: undefined,
+        deferred: false,
+        ranWhereCalled: false,
         compensating: undefined,
         compensation: undefined
       }
