@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Compensable from "./Compensable.js"
+import * as approvals from "./internal/agent/approvals.js"
 import * as handlers from "./internal/agent/handlers.js"
 import * as mcp from "./internal/agent/mcp.js"
 import * as model from "./internal/agent/model.js"
@@ -300,6 +301,23 @@ export const layerModel: Layer.Layer<LanguageModel.LanguageModel, never, Languag
 )
 
 /**
+ * What the model (or an MCP client) is told of a tool call that awaits approval, as the call's
+ * result (not a failure): it has not run; it runs once approved; do not call it again.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type AwaitingApproval = handlers.AwaitingApproval
+
+/**
+ * Whether a tool result is `AwaitingApproval` (say, to show a pending call in a chat).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isAwaitingApproval: (u: unknown) => u is AwaitingApproval = handlers.isAwaitingApproval
+
+/**
  * An agent ran out of turns: the model was still calling tools after `maxTurns` answers. The
  * program fails with it, so the saga compensates.
  *
@@ -348,6 +366,12 @@ export interface LoopResult<Tools extends Record<string, Tool.Any>> {
  * again until it answers without calling a tool. With `layerModel` and an agent's toolkit, every
  * turn and every tool call is a saga step.
  *
+ * An irreversible call is answered `AwaitingApproval` and the conversation goes on. Before the
+ * model's final answer the loop settles such calls: while one is not approved the saga halts and
+ * returns `AwaitingApproval`; after `Saga.approve`, `Saga.resume` replays the journaled turns
+ * (asking the model nothing), runs the call once, tells the model how it went in a user message,
+ * and asks it again.
+ *
  * @since 0.1.0
  * @category combinators
  */
@@ -362,14 +386,24 @@ export const loop = <Tools extends Record<string, Tool.Any> = {}, E = never, R =
     const maxTurns = options.maxTurns ?? 10
     const toolkit = Effect.isEffect(options.toolkit) ? yield* options.toolkit : options.toolkit
     let prompt = Prompt.make(options.prompt)
+    const awaiting: Array<handlers.PendingCall> = []
     for (let turn = 1; turn <= maxTurns; turn++) {
-      const response: LanguageModel.GenerateTextResponse<Tools> = yield* LanguageModel.generateText({
+      const ask = LanguageModel.generateText({
         prompt,
         ...(toolkit === undefined ? {} : { toolkit }),
         ...(options.toolChoice === undefined ? {} : { toolChoice: options.toolChoice })
       } as LanguageModel.GenerateTextOptions<any>) as Effect.Effect<any, any, any>
+      const response: LanguageModel.GenerateTextResponse<Tools> = yield* Effect.locally(
+        ask,
+        handlers.pendingCalls,
+        awaiting
+      )
       prompt = Prompt.merge(prompt, Prompt.fromResponseParts(response.content))
-      if (response.toolCalls.length === 0) return { text: response.text, response, prompt, turns: turn }
+      if (response.toolCalls.length > 0) continue
+      if (awaiting.length === 0) return { text: response.text, response, prompt, turns: turn }
+      // Before its final answer, the model is told how the calls that awaited approval went.
+      const told = yield* approvals.settle(awaiting.splice(0), toolkit!.tools as Record<string, Tool.Any>)
+      prompt = Prompt.merge(prompt, told)
     }
     return yield* new MaxTurnsExceeded({ maxTurns })
   })
@@ -407,7 +441,10 @@ export const layerMcp = <Tools extends Record<string, Tool.Any>, RC>(
  * One MCP session as a saga program: serves the agent's toolkit over `transport` (say,
  * `McpServer.layerStdio(...)`) until the client goes away, every call a step of the saga it runs
  * in. `Saga.run(sessionId, Agent.mcpSession(agent, transport))` then completes, or compensates if
- * a call failed; an irreversible call halts the session with `AwaitingApproval`.
+ * a call failed. An irreversible call is answered that it awaits approval and the session goes on;
+ * when it ends, the saga returns `AwaitingApproval`. After the approval, `Saga.resume` with the same
+ * program runs the call and ends the saga: a resumed session does not serve again (its client is
+ * gone), and the client is not told the result (the journal has it).
  *
  * NOTE: `@effect/rpc`'s stdio transport ends a session by interrupting the fiber that built it;
  * the server runs in a fiber of its own so that this ends the session, not the saga's program.
@@ -419,8 +456,12 @@ export const mcpSession = <Tools extends Record<string, Tool.Any>, RC, E, R>(
   agent: AgentToolkit<Tools, RC>,
   transport: Layer.Layer<McpServer.McpServer | McpSchema.McpServerClient, E, R>
 ): Effect.Effect<void, E, R | Tool.HandlersFor<Tools> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>> =>
-  Effect.flatMap(Effect.fork(Layer.launch(layerMcp(agent).pipe(Layer.provide(transport)))), (server) =>
-    Effect.flatMap(Fiber.await(server), (exit) =>
-      Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause) ? Effect.failCause(exit.cause) : Effect.void
-    )
-  )
+  Effect.flatMap(mcp.opensSession, (opens) =>
+    opens
+      ? Effect.flatMap(Effect.fork(Layer.launch(layerMcp(agent).pipe(Layer.provide(transport)))), (server) =>
+          Effect.flatMap(Fiber.await(server), (exit) =>
+            Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause) ? Effect.failCause(exit.cause) : Effect.void
+          )
+        )
+      : Effect.void
+  ) as Effect.Effect<void, E, R | Tool.HandlersFor<Tools> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>>

@@ -79,39 +79,6 @@ describe("an agent's tool calls are saga steps", () => {
   )
 
   it.effect(
-    "an irreversible tool → AwaitingApproval; approve; resume → the conversation continues, no journaled turn is asked again, the tool runs once",
-    () =>
-      Effect.gen(function* () {
-        const world = makeWorld()
-        const { live, model } = shop(world, payoutScript)
-        yield* Effect.gen(function* () {
-          const waiting = yield* Saga.run("payout-1", payout)
-          assert(waiting._tag === "AwaitingApproval")
-          expect(waiting.request).toMatchObject({ toolName: "Wire", stepId: "Wire:call-1#1" })
-          expect(JSON.parse(waiting.request.input)).toEqual({ amount: 4200, to: "DE89" })
-          expect(world.wired).toBe(0)
-          expect(model.turnsAsked()).toEqual({ 1: 1 })
-
-          // A pure replay while it waits asks the model nothing and runs nothing.
-          expect((yield* Saga.resume("payout-1", payout))._tag).toBe("AwaitingApproval")
-          expect(model.turnsAsked()).toEqual({ 1: 1 })
-
-          yield* Saga.approve("payout-1", waiting.request.stepId, { by: "alice" })
-          const done = yield* Saga.resume("payout-1", payout)
-          assert(done._tag === "Completed")
-          expect(done.value.text).toBe("Sent 4200 to DE89 (wire-4200).")
-          expect(model.turnsAsked()).toEqual({ 1: 1, 2: 1 })
-          expect(world.log).toEqual(["wire 4200 to DE89"])
-
-          // Finished: running it again replays everything from the journal.
-          expect((yield* Saga.run("payout-1", payout))._tag).toBe("Completed")
-          expect(model.turnsAsked()).toEqual({ 1: 1, 2: 1 })
-          expect(world.log).toEqual(["wire 4200 to DE89"])
-        }).pipe(Effect.provide(live))
-      })
-  )
-
-  it.effect(
     "a rejection from another process that has the agent's layers compensates cleanly, the model's turns included",
     () =>
       Effect.gen(function* () {
@@ -188,6 +155,168 @@ describe("an agent's tool calls are saga steps", () => {
   )
 })
 
+describe("approvals in a conversation", () => {
+  it.effect(
+    "an irreversible tool → the model is told the call awaits approval, AwaitingApproval; approve; resume → the conversation continues, no journaled turn is asked again, the tool runs once",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const { live, model } = shop(world, payoutScript)
+        yield* Effect.gen(function* () {
+          const waiting = yield* Saga.run("payout-1", payout)
+          assert(waiting._tag === "AwaitingApproval")
+          expect(waiting.request).toMatchObject({ toolName: "Wire", stepId: "Wire:call-1#1" })
+          expect(JSON.parse(waiting.request.input)).toEqual({ amount: 4200, to: "DE89" })
+          expect(world.wired).toBe(0)
+          // The model was told, as the call's result, that it awaits approval, and answered.
+          const told = model.questions[1]!.results.get("call-1")!
+          expect(told).toMatchObject({ name: "Wire", isFailure: false, result: { status: "awaiting-approval" } })
+          expect(Agent.isAwaitingApproval(told.result)).toBe(true)
+          expect(model.turnsAsked()).toEqual({ 1: 1, 2: 1 })
+
+          // A pure replay while it waits asks the model nothing and runs nothing.
+          expect((yield* Saga.resume("payout-1", payout))._tag).toBe("AwaitingApproval")
+          expect(model.turnsAsked()).toEqual({ 1: 1, 2: 1 })
+
+          yield* Saga.approve("payout-1", waiting.request.stepId, { by: "alice" })
+          const done = yield* Saga.resume("payout-1", payout)
+          assert(done._tag === "Completed")
+          expect(model.questions[2]!.said).toBe(
+            'The call call-1 of Wire was approved and has run. Its result: "wire-4200"'
+          )
+          expect(done.value.text).toBe("Sent 4200 to DE89 (wire-4200).")
+          expect(done.value.turns).toBe(3)
+          expect(model.turnsAsked()).toEqual({ 1: 1, 2: 1, 3: 1 })
+          expect(world.log).toEqual(["wire 4200 to DE89"])
+
+          // Finished: running it again replays everything from the journal.
+          const again = yield* Saga.run("payout-1", payout)
+          assert(again._tag === "Completed")
+          expect(again.value.text).toBe(done.value.text)
+          expect(model.turnsAsked()).toEqual({ 1: 1, 2: 1, 3: 1 })
+          expect(world.log).toEqual(["wire 4200 to DE89"])
+
+          // The journal says the call deferred its approval and ran where the loop settled it.
+          const wire = (yield* journalOf("payout-1")).filter((entry) => entry.toolName === "Wire")
+          expect(wire.map((entry) => entry.phase)).toEqual(["AWAITING_APPROVAL", "APPROVED", "INTENT", "EXECUTED"])
+          expect(JSON.parse(wire[0]!.payload!)).toMatchObject({ deferred: true })
+          expect(JSON.parse(wire[2]!.payload!)).toMatchObject({ deferred: true })
+        }).pipe(Effect.provide(live))
+      })
+  )
+
+  it.effect(
+    "while a call awaits approval the conversation goes on: other tools run first, the approved call after, each once",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const script: Scripted.Script = ({ results, said, turn }) => {
+          if (turn === 1) return Scripted.calls(Scripted.call("call-1", "Wire", { amount: 4200, to: "DE89" }))
+          if (turn === 2 && Agent.isAwaitingApproval(results.get("call-1")?.result)) {
+            return Scripted.calls(Scripted.call("call-2", "Reserve", { sku: "A-1", quantity: 1 }))
+          }
+          if (turn === 3) return Scripted.says("Reserved; the transfer awaits approval.")
+          return Scripted.says(said.includes('"wire-4200"') ? "Reserved and paid." : "Something went wrong.")
+        }
+        const { live, model } = shop(world, script)
+        yield* Effect.gen(function* () {
+          const waiting = yield* Saga.run("payout-3", payout)
+          assert(waiting._tag === "AwaitingApproval")
+          expect(world.log).toEqual(["reserve A-1 x1"])
+          yield* Saga.approve("payout-3", waiting.request.stepId, { by: "alice" })
+          const done = yield* Saga.resume("payout-3", payout)
+          assert(done._tag === "Completed")
+          expect(done.value.text).toBe("Reserved and paid.")
+          expect(world.log).toEqual(["reserve A-1 x1", "wire 4200 to DE89"])
+          expect(model.turnsAsked()).toEqual({ 1: 1, 2: 1, 3: 1, 4: 1 })
+          // Journal order is execution order: compensation would undo the reservation after the wire.
+          const executed = (yield* journalOf("payout-3")).filter(
+            (entry) => entry.phase === "EXECUTED" && entry.toolName !== "LanguageModel"
+          )
+          expect(executed.map((entry) => entry.toolName)).toEqual(["Reserve", "Wire"])
+        }).pipe(Effect.provide(live))
+      })
+  )
+
+  it.effect(
+    "with approvals given at once (Approval.layerAutoApprove) the call runs where it is made: nothing is deferred",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const model = Scripted.layer(payoutScript)
+        const agent = Agent.make(ShopToolkit, { undo: undosOf(world) })
+        const live = Layer.mergeAll(
+          agent.toLayer(handlersOf(world)),
+          Agent.layerModel.pipe(Layer.provide(model.layer))
+        ).pipe(
+          Layer.provideMerge(Saga.layer),
+          Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerAutoApprove))
+        )
+        const [done, entries] = yield* Effect.provide(
+          Effect.zip(Saga.run("payout-4", payout), journalOf("payout-4")),
+          live
+        )
+        assert(done._tag === "Completed")
+        expect(done.value.text).toBe("Sent 4200 to DE89 (wire-4200).")
+        expect(model.questions[1]!.results.get("call-1")).toMatchObject({ isFailure: false, result: "wire-4200" })
+        const intent = entries.find((entry) => entry.toolName === "Wire" && entry.phase === "INTENT")!
+        expect(JSON.parse(intent.payload!).deferred).toBeUndefined()
+      })
+  )
+
+  it.effect(
+    "a loop of one's own: a call that awaits approval runs when the program ends, once approved; until then AwaitingApproval",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const { live, model } = shop(world, payoutScript)
+        const ownLoop = Effect.gen(function* () {
+          const first = yield* LanguageModel.generateText({ prompt: "Pay 4200 to DE89.", toolkit: Shop.toolkit })
+          return first.toolResults.map((part) => part.result)
+        })
+        yield* Effect.gen(function* () {
+          const waiting = yield* Saga.run("payout-5", ownLoop)
+          assert(waiting._tag === "AwaitingApproval")
+          expect(world.log).toEqual([])
+          yield* Saga.approve("payout-5", waiting.request.stepId, { by: "alice" })
+          const done = yield* Saga.resume("payout-5", ownLoop)
+          assert(done._tag === "Completed")
+          // The program saw the call awaiting approval (its answer where it was made) on every run.
+          expect(done.value).toEqual([expect.objectContaining({ status: "awaiting-approval" })])
+          expect(world.log).toEqual(["wire 4200 to DE89"])
+          expect(model.turnsAsked()).toEqual({ 1: 1 })
+        }).pipe(Effect.provide(live))
+      })
+  )
+
+  it.effect(
+    "a rejected call is never run: the saga compensates what ran before, and the model is not asked again",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const script: Scripted.Script = ({ turn }) =>
+          turn === 1
+            ? Scripted.calls(
+                Scripted.call("call-1", "Reserve", { sku: "A-1", quantity: 2 }),
+                Scripted.call("call-2", "Wire", { amount: 4200, to: "DE89" })
+              )
+            : Scripted.says("The transfer awaits approval.")
+        const { live, model } = shop(world, script)
+        yield* Effect.gen(function* () {
+          const waiting = yield* Saga.run("payout-6", payout)
+          assert(waiting._tag === "AwaitingApproval")
+          const report = yield* Saga.reject("payout-6", waiting.request.stepId, { by: "bob", reason: "wrong account" })
+          expect(report.status).toBe("compensated")
+          const resumed = yield* Saga.resume("payout-6", payout)
+          assert(resumed._tag === "Compensated")
+          expect(world.log).toEqual(["reserve A-1 x2", "release res-1"])
+          expect(world.wired).toBe(0)
+          expect(model.turnsAsked()).toEqual({ 1: 1, 2: 1 })
+        }).pipe(Effect.provide(live))
+      })
+  )
+})
+
 describe("model turns are journaled", () => {
   it.effect("a finished agent replays its model turns and tool calls from the journal: nothing is asked or run", () =>
     Effect.gen(function* () {
@@ -215,7 +344,7 @@ describe("model turns are journaled", () => {
         const other = Agent.loop({ prompt: "Pay 9999 to someone else.", toolkit: Shop.toolkit })
         const error = yield* Effect.flip(Saga.resume("payout-2", other))
         expect(error).toMatchObject({ _tag: "NonDeterminism", sagaId: "payout-2" })
-        expect(model.turnsAsked()).toEqual({ 1: 1 })
+        expect(model.turnsAsked()).toEqual({ 1: 1, 2: 1 })
         expect(world.log).toEqual([])
       }).pipe(Effect.provide(live))
     })
@@ -439,6 +568,58 @@ describe("serving the toolkit over MCP", () => {
       })
   )
 
+  it.live(
+    "an irreversible call over MCP is told it awaits approval and the session goes on; at its end AwaitingApproval; approve; resume runs it once, serving nothing again",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const { live } = shop(world, bookingScript)
+        const client = yield* makeClient
+        let served = 0
+        const transport = McpServer.layerStdio({
+          name: "shop",
+          version: "1.0.0",
+          stdin: Stream.suspend(() => {
+            served++
+            return Stream.fromQueue(client.requests)
+          }),
+          stdout: client.stdout
+        })
+        const session = Agent.mcpSession(Shop, transport)
+        yield* Effect.gen(function* () {
+          const running = yield* Effect.fork(Saga.run("mcp-stdio-2", session))
+          yield* client.ask(1, "initialize", {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "test-client", version: "1.0.0" }
+          })
+          yield* client.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+          const wire = yield* client.ask(2, "tools/call", { name: "Wire", arguments: { amount: 4200, to: "DE89" } })
+          const reserved = yield* client.ask(3, "tools/call", {
+            name: "Reserve",
+            arguments: { sku: "A-1", quantity: 1 }
+          })
+          expect(wire.result).toMatchObject({ isError: false, structuredContent: { status: "awaiting-approval" } })
+          expect(reserved.result).toMatchObject({ isError: false, structuredContent: { reservationId: "res-1" } })
+          expect(world.log).toEqual(["reserve A-1 x1"])
+
+          yield* Queue.shutdown(client.requests)
+          const waiting = yield* Fiber.join(running)
+          assert(waiting._tag === "AwaitingApproval")
+          expect(waiting.request).toMatchObject({ toolName: "Wire" })
+
+          yield* Saga.approve("mcp-stdio-2", waiting.request.stepId, { by: "alice" })
+          const done = yield* Saga.resume("mcp-stdio-2", session)
+          assert(done._tag === "Completed")
+          expect(world.log).toEqual(["reserve A-1 x1", "wire 4200 to DE89"])
+          expect(served).toBe(1)
+          expect((yield* Saga.resume("mcp-stdio-2", session))._tag).toBe("Completed")
+          expect(world.log).toEqual(["reserve A-1 x1", "wire 4200 to DE89"])
+          expect(served).toBe(1)
+        }).pipe(Effect.provide(live))
+      })
+  )
+
   it.effect("the MCP tool list: read-only, destructive and idempotent hints from the policy", () =>
     Effect.gen(function* () {
       const { live } = shop(makeWorld(), bookingScript)
@@ -604,10 +785,15 @@ const declinedScript: Scripted.Script = (question) => {
     : Scripted.says("Charged.")
 }
 
-const payoutScript: Scripted.Script = ({ results, turn }) =>
-  turn === 1
-    ? Scripted.calls(Scripted.call("call-1", "Wire", { amount: 4200, to: "DE89" }))
-    : Scripted.says(`Sent 4200 to DE89 (${results.get("call-1")?.result}).`)
+/** Pays by wire: told that the call awaits approval, it says so; told it ran, it says what it sent. */
+const payoutScript: Scripted.Script = ({ results, said, turn }) => {
+  if (turn === 1) return Scripted.calls(Scripted.call("call-1", "Wire", { amount: 4200, to: "DE89" }))
+  const wired = results.get("call-1")?.result
+  if (!Agent.isAwaitingApproval(wired)) return Scripted.says(`Sent 4200 to DE89 (${wired}).`)
+  return Scripted.says(
+    said.includes('"wire-4200"') ? "Sent 4200 to DE89 (wire-4200)." : "The transfer awaits approval."
+  )
+}
 
 /** An MCP client in memory: JSON-RPC lines in through a queue, answers out through a sink, by id. */
 const makeClient = Effect.gen(function* () {

@@ -5,6 +5,7 @@ import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Compensable from "../../Compensable.js"
+import { ApprovalPending } from "../../SagaError.js"
 import { CurrentSaga } from "../context.js"
 import { problemOf, warningOf } from "../declaration.js"
 import type { CompensationContext, StepContext, StepSpec } from "../spec.js"
@@ -12,16 +13,40 @@ import type { Policy, PolicyOverride } from "./policy.js"
 import { resolve } from "./policy.js"
 
 /**
- * The model's tool call a handler runs for: set by the journaled model while it resolves a turn's
- * tool calls, so that the step is keyed by the call's id. `journaled` is set by a handler that ran
- * as a saga step, so that a handler that did not (a plain `@effect/ai` handler) is caught.
+ * The call a handler runs for: a model's tool call (set by the journaled model while it resolves a
+ * turn's tool calls, so that the step is keyed by the call's id) or an MCP client's (no id). Such a
+ * call defers a pending approval: the handler answers `ApprovalPending` into `pending` instead of
+ * halting the saga, so the caller can tell the model. `journaled` is set by a handler that ran as a
+ * saga step, so that a handler that did not (a plain `@effect/ai` handler) is caught.
  */
 export interface ToolCall {
-  readonly id: string
+  readonly id: string | undefined
   journaled: boolean
+  pending: ApprovalPending | undefined
 }
 
-/** The tool call being resolved, if any. */
+/** A fresh cell for one call. */
+export const toolCall = (id: string | undefined): ToolCall => ({ id, journaled: false, pending: undefined })
+
+/** What the model (or MCP client) is told of a call that awaits approval. */
+export interface AwaitingApproval {
+  readonly status: "awaiting-approval"
+  readonly message: string
+}
+
+/** The tool result of a call that awaits approval. */
+export const awaitingApproval: AwaitingApproval = {
+  status: "awaiting-approval",
+  message:
+    "This call needs a person's approval before it runs. It has not run yet; it runs once approved. " +
+    "Do not call it again."
+}
+
+/** Whether a tool result says its call awaits approval. */
+export const isAwaitingApproval = (u: unknown): u is AwaitingApproval =>
+  typeof u === "object" && u !== null && (u as { status?: unknown }).status === "awaiting-approval"
+
+/** The call being resolved, if any. */
 export const currentToolCall: FiberRef.FiberRef<ToolCall | undefined> = FiberRef.unsafeMake<ToolCall | undefined>(
   undefined
 )
@@ -86,9 +111,26 @@ export const specOf = (
 }
 
 /**
+ * Where `Agent.loop` collects the calls of a conversation that await approval (so that it settles
+ * them before the model's final answer).
+ */
+export const pendingCalls: FiberRef.FiberRef<Array<PendingCall> | undefined> = FiberRef.unsafeMake<
+  Array<PendingCall> | undefined
+>(undefined)
+
+/** A model's tool call that awaits approval. */
+export interface PendingCall {
+  readonly callId: string
+  readonly toolName: string
+  readonly stepId: string
+}
+
+/**
  * The handler `@effect/ai` calls: the call is a step of the saga in context, keyed by the model's
  * tool-call id when there is one. A failure the tool's failure schema does not describe (an
  * `Outcome.Failed`, an input over `maxPayloadBytes`) is a defect: the saga fails and compensates.
+ * A pending approval of a model's or MCP client's call is put in its cell, and ends the handler
+ * (`@effect/ai` has no result for it): the caller answers in its stead.
  */
 export const wrap =
   (tool: Tool.Any, spec: StepSpec) =>
@@ -102,9 +144,20 @@ export const wrap =
         )
       }
       const call = yield* FiberRef.get(currentToolCall)
-      if (call !== undefined) call.journaled = true
-      return yield* saga.value.step(spec, params, call?.id) as Effect.Effect<unknown, unknown>
-    }).pipe(Effect.catchAll((error) => (declared(error) ? Effect.fail(error) : Effect.die(error))))
+      if (call === undefined) return yield* saga.value.step(spec, params, undefined) as Effect.Effect<unknown, unknown>
+      call.journaled = true
+      return yield* Effect.tapError(
+        saga.value.step(spec, params, call.id, { deferApproval: true }) as Effect.Effect<unknown, unknown>,
+        (error) =>
+          Effect.sync(() => {
+            if (error instanceof ApprovalPending) call.pending = error
+          })
+      )
+    }).pipe(
+      Effect.catchAll((error) =>
+        declared(error) && !(error instanceof ApprovalPending) ? Effect.fail(error) : Effect.die(error)
+      )
+    )
   }
 
 /**

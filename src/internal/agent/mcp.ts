@@ -5,6 +5,9 @@ import type * as Toolkit from "@effect/ai/Toolkit"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Compensable from "../../Compensable.js"
+import { awaitingApproval, currentToolCall, toolCall } from "./handlers.js"
 import type { Policy } from "./policy.js"
 
 /** The MCP hints of a tool, as its saga policy says. */
@@ -20,12 +23,21 @@ export const hintsOf = (tool: Tool.Any, policy: Policy): McpSchema.ToolAnnotatio
     openWorldHint: Context.get(tool.annotations, Tool.OpenWorld)
   })
 
-const text = (value: unknown): string => JSON.stringify(value) ?? "null"
+const callResult = (isError: boolean, value: unknown) =>
+  new McpSchema.CallToolResult({
+    isError,
+    structuredContent: typeof value === "object" && value !== null ? value : undefined,
+    content: [{ type: "text", text: JSON.stringify(value) ?? "null" }]
+  })
+
+/** A call that awaits approval is not an error: the client is told it has not run yet. */
+const awaitingApprovalResult = { isFailure: false, encodedResult: awaitingApproval }
 
 /**
  * Registers an agent's tools with the `McpServer` in context. A call runs the wrapped handler (a
  * step of the saga in the registering context); a failure the model would be fed
- * (`failureMode: "return"`) is reported with `isError: true`, like one in the error channel.
+ * (`failureMode: "return"`) is reported with `isError: true`, like one in the error channel; a call
+ * that awaits approval is told so (not an error), and the session goes on.
  */
 export const register = (
   toolkit: Toolkit.Toolkit<any>,
@@ -47,24 +59,42 @@ export const register = (
           inputSchema: Tool.getJsonSchema(tool as any),
           annotations: hintsOf(tool, policies[tool.name]!)
         }),
-        handle: (payload) =>
-          handle(tool.name, payload).pipe(
+        handle: (payload) => {
+          const call = toolCall(undefined)
+          return Effect.locally(handle(tool.name, payload), currentToolCall, call).pipe(
             Effect.provide(context),
+            Effect.catchAllCause((cause) =>
+              call.pending === undefined ? Effect.failCause(cause) : Effect.succeed(awaitingApprovalResult)
+            ),
             Effect.match({
-              onFailure: (error) =>
-                new McpSchema.CallToolResult({
-                  isError: true,
-                  structuredContent: typeof error === "object" ? error : undefined,
-                  content: [{ type: "text", text: text(error) }]
-                }),
-              onSuccess: (result) =>
-                new McpSchema.CallToolResult({
-                  isError: result.isFailure,
-                  structuredContent: typeof result.encodedResult === "object" ? result.encodedResult : undefined,
-                  content: [{ type: "text", text: text(result.encodedResult) }]
-                })
+              onFailure: (error) => callResult(true, error),
+              onSuccess: (result) => callResult(result.isFailure, result.encodedResult)
             })
           ) as Effect.Effect<McpSchema.CallToolResult>
+        }
       })
     }
   })
+
+/**
+ * Whether this run of a session's saga serves it: yes the first time; no once the saga resumes
+ * (after an approval, or recovered after a crash), since the client it served is gone. A step that
+ * changes nothing marks it in the journal.
+ */
+export const opensSession: Effect.Effect<boolean, unknown, any> = Effect.suspend(() => {
+  let opened = false
+  const marker = Compensable.make({
+    name: "McpSession",
+    input: Schema.Null,
+    success: Schema.Null,
+    reversibility: "reversible",
+    retryMode: "idempotency-key",
+    changesNothing: true,
+    execute: () =>
+      Effect.sync(() => {
+        opened = true
+        return null
+      })
+  })
+  return Effect.map(marker(null, { key: "opened" }), () => opened)
+})

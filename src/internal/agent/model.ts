@@ -8,15 +8,17 @@ import * as Toolkit from "@effect/ai/Toolkit"
 import * as Chunk from "effect/Chunk"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Compensable from "../../Compensable.js"
+import type { ApprovalPending } from "../../SagaError.js"
 import { CurrentSaga } from "../context.js"
 import type { StepSpec } from "../spec.js"
-import { currentToolCall } from "./handlers.js"
+import { awaitingApproval, currentToolCall, pendingCalls, toolCall } from "./handlers.js"
 
 /** How model turns are journaled. */
 export interface ModelOptions {
@@ -127,8 +129,11 @@ const resolveToolCalls = (
   Effect.forEach(
     answer.filter((part) => part?.type === "tool-call" && part.providerExecuted !== true),
     (call: Response.ToolCallPartEncoded) => {
-      const cell = { id: call.id, journaled: false }
+      const cell = toolCall(call.id)
       return Effect.locally(toolkit.handle(call.name, call.params as any), currentToolCall, cell).pipe(
+        Effect.catchAllCause((cause) =>
+          cell.pending === undefined ? Effect.failCause(cause) : awaitingApprovalOf(call, cell.pending)
+        ),
         Effect.tap(() =>
           cell.journaled
             ? Effect.void
@@ -152,6 +157,16 @@ const resolveToolCalls = (
     },
     { concurrency }
   )
+
+/**
+ * The answer to a call that awaits approval: the model is told so (it is not a failure), and the
+ * conversation's `Agent.loop`, if any, learns which step to settle.
+ */
+const awaitingApprovalOf = (call: Response.ToolCallPartEncoded, pending: ApprovalPending) =>
+  Effect.map(FiberRef.get(pendingCalls), (collected) => {
+    collected?.push({ callId: call.id, toolName: call.name, stepId: pending.stepId })
+    return { encodedResult: awaitingApproval, isFailure: false, result: awaitingApproval }
+  })
 
 /** The text of an answer, decoded as `generateObject`'s schema says. */
 const objectOf = (content: ReadonlyArray<Response.AllParts<any>>, schema: Schema.Schema<any, any, any>) => {
