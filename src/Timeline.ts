@@ -20,7 +20,11 @@ export const detailOf = (entry: Entry): string => {
   if (payload === undefined) return ""
   if (entry.phase === "EXECUTED") return `result ${JSON.stringify(payload.result)}`
   if (entry.phase === "SAGA_COMPENSATED" || entry.phase === "SAGA_COMPENSATION_FAILED") return ""
-  if (entry.phase === "AWAITING_APPROVAL") return `input sha256 ${String(payload.inputDigest).slice(0, 12)}…`
+  if (entry.phase === "AWAITING_APPROVAL") {
+    const digest = `input sha256 ${String(payload.inputDigest).slice(0, 12)}…`
+    return payload.deferred === true ? `${digest} (deferred: the program went on)` : digest
+  }
+  if (entry.phase === "INTENT" && payload.deferred === true) return "deferred call, run once approved"
   if (entry.phase === "APPROVED" && typeof payload.renewedBy === "string") return `renewed by ${payload.renewedBy}`
   for (const key of detailKeys) {
     if (typeof payload[key] === "string") return key === "by" ? `by ${payload[key]}` : String(payload[key])

@@ -6,7 +6,7 @@ import * as AiToolkit from "@effect/ai/Toolkit"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Deferred, Effect, Fiber, FiberId, Layer, Logger, Queue, Schema, Sink, Stream } from "effect"
 import * as Agent from "../src/Agent.js"
-import { Approval, Journal, Saga } from "../src/index.js"
+import { Approval, Journal, Saga, Timeline } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/memoryJournal.js"
 import * as Testing from "../src/Testing.js"
 import * as Scripted from "./fixtures/agent-scripted.js"
@@ -201,6 +201,10 @@ describe("approvals in a conversation", () => {
           expect(wire.map((entry) => entry.phase)).toEqual(["AWAITING_APPROVAL", "APPROVED", "INTENT", "EXECUTED"])
           expect(JSON.parse(wire[0]!.payload!)).toMatchObject({ deferred: true })
           expect(JSON.parse(wire[2]!.payload!)).toMatchObject({ deferred: true })
+          const timeline = Timeline.format(wire)
+          expect(timeline).toContain("AWAITING_APPROVAL  input sha256")
+          expect(timeline).toContain("(deferred: the program went on)")
+          expect(timeline).toContain("deferred call, run once approved")
         }).pipe(Effect.provide(live))
       })
   )
