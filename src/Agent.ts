@@ -246,7 +246,8 @@ export const isAgentToolkit = (u: unknown): u is AgentToolkit<any, unknown> =>
 
 /**
  * How model turns are journaled: the step `name` (default `"LanguageModel"`), a `retry` schedule and
- * a `timeout` for the model call, and `maxPayloadBytes` for a turn's prompt and answer.
+ * a `timeout` for the model call, and `maxPayloadBytes` for what a turn journals (the messages
+ * its prompt added, and its answer).
  *
  * @since 0.1.0
  * @category models

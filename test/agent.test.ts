@@ -339,6 +339,58 @@ describe("model turns are journaled", () => {
     })
   )
 
+  it.effect("each turn journals only what its conversation added: every message once, the whole prompt by digest", () =>
+    Effect.gen(function* () {
+      const { live } = shop(makeWorld(), bookingScript)
+      const [result, entries] = yield* Effect.provide(
+        Effect.zip(Saga.run("growth-1", book), journalOf("growth-1")),
+        live
+      )
+      assert(result._tag === "Completed")
+      const prompts = entries
+        .filter((entry) => entry.toolName === "LanguageModel" && entry.phase === "INTENT")
+        .map((entry) => JSON.parse(entry.input!).prompt)
+      // [messages in the prompt, messages it continues, messages journaled]
+      expect(
+        prompts.map((prompt) => [prompt.messages, prompt.continues?.messages ?? 0, prompt.appended.length])
+      ).toEqual([
+        [1, 0, 1],
+        [3, 1, 2],
+        [5, 3, 2],
+        [7, 5, 2]
+      ])
+      expect(prompts[1].continues.digest).toBe(prompts[0].digest)
+      expect(prompts[0].appended[0]).toMatchObject({ role: "user" })
+      expect(prompts[3].appended.map((message: { role: string }) => message.role)).toEqual(["assistant", "tool"])
+    })
+  )
+
+  it.effect("a long conversation journals a constant amount per turn, not its whole history", () =>
+    Effect.gen(function* () {
+      const lookups = 40
+      const { live, model } = shop(makeWorld(), ({ turn }) =>
+        turn <= lookups
+          ? Scripted.calls(Scripted.call(`call-${turn}`, "Lookup", { sku: "A-1" }))
+          : Scripted.says("10 left.")
+      )
+      const program = Agent.loop({ prompt: "How many A-1 are left?", toolkit: Shop.toolkit, maxTurns: lookups + 1 })
+      const [result, entries, replayed] = yield* Effect.provide(
+        Effect.all([Saga.run("growth-2", program), journalOf("growth-2"), Saga.run("growth-2", program)]),
+        live
+      )
+      assert(result._tag === "Completed")
+      const inputs = entries
+        .filter((entry) => entry.toolName === "LanguageModel" && entry.phase === "INTENT")
+        .map((entry) => entry.input!.length)
+      expect(inputs.length).toBe(lookups + 1)
+      // Every later turn journals the same two messages (an answer and a result) and a digest.
+      expect(Math.max(...inputs.slice(2))).toBeLessThan(inputs[1]! * 1.1)
+      // Replayed, the long conversation matches every journaled turn and asks the model nothing.
+      expect(replayed._tag).toBe("Completed")
+      expect(model.questions.length).toBe(lookups + 1)
+    })
+  )
+
   it.effect("another prompt at a journaled turn fails the run with NonDeterminism, and nothing runs", () =>
     Effect.gen(function* () {
       const world = makeWorld()

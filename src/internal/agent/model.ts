@@ -19,6 +19,7 @@ import type { ApprovalPending } from "../../SagaError.js"
 import { CurrentSaga } from "../context.js"
 import type { StepSpec } from "../spec.js"
 import { awaitingApproval, currentToolCall, pendingCalls, toolCall } from "./handlers.js"
+import { promptLogOf } from "./promptLog.js"
 
 /** How model turns are journaled. */
 export interface ModelOptions {
@@ -28,7 +29,7 @@ export interface ModelOptions {
   readonly retry?: Schedule.Schedule<any, any, never> | undefined
   /** After this long a model call that started has an unknown outcome (asked again on resume). */
   readonly timeout?: Duration.DurationInput | undefined
-  /** Cap on a turn's encoded prompt and answer, in bytes (default 1 MiB). */
+  /** Cap on what a turn journals, in bytes: the messages its prompt added, and the answer (default 1 MiB). */
   readonly maxPayloadBytes?: number | undefined
 }
 
@@ -81,8 +82,17 @@ export const registeredTurn = (options: ModelOptions): Compensable.Any => {
   return { name: spec.name, reversibility: spec.reversibility, spec }
 }
 
-/** What a turn asks, as journaled: a replay that asks something else is `NonDeterminism`. */
-const describeTurn = (method: Method, prompt: Prompt.Prompt, toolkit: AnyToolkit | undefined, options: any) =>
+/**
+ * What a turn asks, as journaled: the prompt as its conversation extended it (see `PromptLog`),
+ * the tools offered and the tool choice. A replay that asks something else is `NonDeterminism`.
+ */
+const describeTurn = (
+  saga: Saga,
+  method: Method,
+  prompt: Prompt.Prompt,
+  toolkit: AnyToolkit | undefined,
+  options: any
+) =>
   Effect.map(
     Effect.mapError(
       Schema.encode(Prompt.Prompt)(prompt),
@@ -97,7 +107,7 @@ const describeTurn = (method: Method, prompt: Prompt.Prompt, toolkit: AnyToolkit
     (encoded) =>
       jsonSafe({
         method,
-        prompt: encoded.content,
+        prompt: promptLogOf(saga).describe(jsonSafe(encoded.content) as ReadonlyArray<unknown>),
         tools:
           toolkit === undefined
             ? []
@@ -224,7 +234,7 @@ const journaledTurn = (
         ),
         Effect.map(jsonSafe)
       )
-    const description = yield* describeTurn(method, prompt, toolkit, options)
+    const description = yield* describeTurn(saga, method, prompt, toolkit, options)
     const answer = (yield* saga.step(turnSpec(modelOptions, execute), description, undefined)) as ReadonlyArray<any>
     const content = yield* Effect.mapError(
       Schema.decodeUnknown(schema as Schema.Schema<any, any>)(answer),
