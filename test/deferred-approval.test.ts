@@ -1,7 +1,17 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Schema, TestClock } from "effect"
-import { Approval, Compensable, Journal, Saga, SagaError } from "../src/index.js"
+import { Effect, Exit, Layer, TestClock } from "effect"
+import { Approval, Journal, Saga, SagaError } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/memoryJournal.js"
+import type { World } from "./fixtures/order-world.js"
+import {
+  countingJournal,
+  crashingJournal,
+  happyPath,
+  makeWorld,
+  recover,
+  storeLayer,
+  toolsOf
+} from "./fixtures/order-world.js"
 
 /**
  * A call that defers its approval (what an agent's tool calls do) answers `ApprovalPending` where
@@ -47,11 +57,11 @@ describe("a call that defers its approval", () => {
         const journal = makeMemoryJournal()
         const approvals = Approval.makeMemory()
         const exit = yield* Effect.exit(
-          Effect.provide(happyPath(world), storeLayer(crashing(journal, crashAfter), approvals))
+          Effect.provide(happyPath(program(world)), storeLayer(crashingJournal(journal, crashAfter), approvals))
         )
         if (Exit.isSuccess(exit)) expect(exit.value).toBe("Completed")
 
-        const final = yield* Effect.provide(recover(world), storeLayer(journal, approvals))
+        const final = yield* Effect.provide(recover(world, program(world)), storeLayer(journal, approvals))
         assert(final._tag === "Completed")
         expect(final.value).toEqual({ whereCalled: "ApprovalPending", settled: "wire-done", shipped: "ship-done" })
         expect(world.applied).toEqual({ reserve: 1, charge: 1, wire: 1, ship: 1 })
@@ -62,19 +72,10 @@ describe("a call that defers its approval", () => {
 
   it.effect("the happy path makes exactly the number of journal writes the crash test sweeps", () =>
     Effect.gen(function* () {
-      const journal = makeMemoryJournal()
-      let writes = 0
-      const counting = {
-        ...journal,
-        append: (...args: Parameters<typeof journal.append>) => {
-          writes++
-          return journal.append(...args)
-        }
-      }
-      expect(yield* Effect.provide(happyPath(makeWorld()), storeLayer(counting, Approval.makeMemory()))).toBe(
-        "Completed"
-      )
-      expect(writes).toBe(happyPathWrites)
+      const { counter, journal } = countingJournal(makeMemoryJournal())
+      const result = yield* Effect.provide(happyPath(program(makeWorld())), storeLayer(journal, Approval.makeMemory()))
+      expect(result).toBe("Completed")
+      expect(counter.writes).toBe(happyPathWrites)
     })
   )
 
@@ -144,53 +145,6 @@ describe("a call that defers its approval", () => {
   )
 })
 
-type StepName = "reserve" | "charge" | "wire" | "ship"
-
-/** A provider that applies each idempotency key once, and counts what it really did. */
-const makeWorld = () => {
-  const applied: Record<StepName, number> = { reserve: 0, charge: 0, wire: 0, ship: 0 }
-  const undone: Record<StepName, number> = { reserve: 0, charge: 0, wire: 0, ship: 0 }
-  const keys = new Set<string>()
-  const once = (counts: Record<StepName, number>, step: StepName, key: string) =>
-    Effect.sync(() => {
-      if (!keys.has(key)) {
-        keys.add(key)
-        counts[step]++
-      }
-      return `${step}-done`
-    })
-  return {
-    applied,
-    undone,
-    keys,
-    apply: (step: StepName, key: string) => once(applied, step, key),
-    undo: (step: StepName, key: string) => once(undone, step, key)
-  }
-}
-
-type World = ReturnType<typeof makeWorld>
-
-const toolsOf = (world: World) => {
-  const compensable = (name: "reserve" | "charge" | "ship") =>
-    Compensable.make({
-      name,
-      input: Schema.String,
-      success: Schema.String,
-      retryMode: "idempotency-key",
-      execute: (_, step) => world.apply(name, step.idempotencyKey),
-      compensate: (ctx) => world.undo(name, ctx.idempotencyKey)
-    })
-  const wire = Compensable.make({
-    name: "wire",
-    input: Schema.String,
-    success: Schema.String,
-    reversibility: "irreversible",
-    retryMode: "idempotency-key",
-    execute: (_, step) => world.apply("wire", step.idempotencyKey)
-  })
-  return { reserve: compensable("reserve"), charge: compensable("charge"), ship: compensable("ship"), wire }
-}
-
 /** Reserve, ask to wire (deferred), charge meanwhile, settle the wire, ship with its result. */
 const program = (world: World) => {
   const tools = toolsOf(world)
@@ -205,34 +159,3 @@ const program = (world: World) => {
     return { whereCalled: pending._tag, settled, shipped }
   })
 }
-
-/** Run, approve what waits, run again. */
-const happyPath = (world: World) =>
-  Effect.gen(function* () {
-    const first = yield* Saga.run("order", program(world))
-    assert(first._tag === "AwaitingApproval")
-    yield* Saga.approve("order", first.request.stepId, { by: "alice" })
-    return (yield* Saga.run("order", program(world)))._tag
-  })
-
-/** What an operator does after a crash: approve what waits, run again, until the saga is finished. */
-const recover = (world: World) =>
-  Effect.gen(function* () {
-    for (let round = 0; round < 10; round++) {
-      const result = yield* Saga.run("order", program(world))
-      if (result._tag === "AwaitingApproval") yield* Saga.approve("order", result.request.stepId, { by: "alice" })
-      else if (result._tag !== "Suspended") return result
-    }
-    return yield* Effect.dieMessage("the saga did not finish")
-  })
-
-/** The store as a dead process leaves it: the writes before the crash kept, every later one refused. */
-const crashing = (journal: Journal.Journal["Type"], crashAfter: number): Journal.Journal["Type"] => {
-  let writes = 0
-  return { ...journal, append: (...args) => (writes++ < crashAfter ? journal.append(...args) : Effect.interrupt) }
-}
-
-const storeLayer = (journal: Journal.Journal["Type"], approvals: Approval.Approval["Type"]) =>
-  Saga.layer.pipe(
-    Layer.provide(Layer.merge(Layer.succeed(Journal.Journal, journal), Layer.succeed(Approval.Approval, approvals)))
-  )
