@@ -27,6 +27,7 @@ import * as handlers from "./internal/agent/handlers.js"
 import * as mcp from "./internal/agent/mcp.js"
 import * as model from "./internal/agent/model.js"
 import type * as policy from "./internal/agent/policy.js"
+import * as toolCall from "./internal/agent/toolCall.js"
 import type * as Outcome from "./Outcome.js"
 import { CurrentSaga, Saga } from "./Saga.js"
 
@@ -308,7 +309,7 @@ export const layerModel: Layer.Layer<LanguageModel.LanguageModel, never, Languag
  * @since 0.1.0
  * @category models
  */
-export type AwaitingApproval = handlers.AwaitingApproval
+export type AwaitingApproval = toolCall.AwaitingApproval
 
 /**
  * Whether a tool result is `AwaitingApproval` (say, to show a pending call in a chat).
@@ -316,7 +317,7 @@ export type AwaitingApproval = handlers.AwaitingApproval
  * @since 0.1.0
  * @category guards
  */
-export const isAwaitingApproval: (u: unknown) => u is AwaitingApproval = handlers.isAwaitingApproval
+export const isAwaitingApproval: (u: unknown) => u is AwaitingApproval = toolCall.isAwaitingApproval
 
 /**
  * An agent ran out of turns: the model was still calling tools after `maxTurns` answers. The
@@ -387,7 +388,7 @@ export const loop = <Tools extends Record<string, Tool.Any> = {}, E = never, R =
     const maxTurns = options.maxTurns ?? 10
     const toolkit = Effect.isEffect(options.toolkit) ? yield* options.toolkit : options.toolkit
     let prompt = Prompt.make(options.prompt)
-    const awaiting: Array<handlers.PendingCall> = []
+    const awaiting: Array<toolCall.PendingCall> = []
     for (let turn = 1; turn <= maxTurns; turn++) {
       const ask = LanguageModel.generateText({
         prompt,
@@ -396,7 +397,7 @@ export const loop = <Tools extends Record<string, Tool.Any> = {}, E = never, R =
       } as LanguageModel.GenerateTextOptions<any>) as Effect.Effect<any, any, any>
       const response: LanguageModel.GenerateTextResponse<Tools> = yield* Effect.locally(
         ask,
-        handlers.pendingCalls,
+        toolCall.pendingCalls,
         awaiting
       )
       prompt = Prompt.merge(prompt, Prompt.fromResponseParts(response.content))

@@ -4,7 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { CurrentSaga } from "../context.js"
-import type { PendingCall } from "./handlers.js"
+import type { PendingCall } from "./toolCall.js"
 
 /** A value as JSON, encoded with the tool's schema (the journal encoded it with the same). */
 const jsonOf = (schema: Schema.Schema.All, value: unknown) =>

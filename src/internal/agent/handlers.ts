@@ -11,45 +11,7 @@ import { problemOf, warningOf } from "../declaration.js"
 import type { CompensationContext, StepContext, StepSpec } from "../spec.js"
 import type { Policy, PolicyOverride } from "./policy.js"
 import { resolve } from "./policy.js"
-
-/**
- * The call a handler runs for: a model's tool call (set by the journaled model while it resolves a
- * turn's tool calls, so that the step is keyed by the call's id) or an MCP client's (no id). Such a
- * call defers a pending approval: the handler answers `ApprovalPending` into `pending` instead of
- * halting the saga, so the caller can tell the model. `journaled` is set by a handler that ran as a
- * saga step, so that a handler that did not (a plain `@effect/ai` handler) is caught.
- */
-export interface ToolCall {
-  readonly id: string | undefined
-  journaled: boolean
-  pending: ApprovalPending | undefined
-}
-
-/** A fresh cell for one call. */
-export const toolCall = (id: string | undefined): ToolCall => ({ id, journaled: false, pending: undefined })
-
-/** What the model (or MCP client) is told of a call that awaits approval. */
-export interface AwaitingApproval {
-  readonly status: "awaiting-approval"
-  readonly message: string
-}
-
-/** The tool result of a call that awaits approval. */
-export const awaitingApproval: AwaitingApproval = {
-  status: "awaiting-approval",
-  message:
-    "This call needs a person's approval before it runs. It has not run yet; it runs once approved. " +
-    "Do not call it again."
-}
-
-/** Whether a tool result says its call awaits approval. */
-export const isAwaitingApproval = (u: unknown): u is AwaitingApproval =>
-  typeof u === "object" && u !== null && (u as { status?: unknown }).status === "awaiting-approval"
-
-/** The call being resolved, if any. */
-export const currentToolCall: FiberRef.FiberRef<ToolCall | undefined> = FiberRef.unsafeMake<ToolCall | undefined>(
-  undefined
-)
+import { currentToolCall } from "./toolCall.js"
 
 /** A handler as an agent's toolkit declares it: the tool's parameters and the step's context. */
 export type AnyHandler = (params: any, step: StepContext) => Effect.Effect<any, any, any>
@@ -108,21 +70,6 @@ export const specOf = (
   // A failure the model is told about does not taint the saga when the agent says so.
   const fedToModel = tool.failureMode === "return"
   return { ...made.spec, taintsOnFailure: !(fedToModel && declarations.onToolFailure === "continue") }
-}
-
-/**
- * Where `Agent.loop` collects the calls of a conversation that await approval (so that it settles
- * them before the model's final answer).
- */
-export const pendingCalls: FiberRef.FiberRef<Array<PendingCall> | undefined> = FiberRef.unsafeMake<
-  Array<PendingCall> | undefined
->(undefined)
-
-/** A model's tool call that awaits approval. */
-export interface PendingCall {
-  readonly callId: string
-  readonly toolName: string
-  readonly stepId: string
 }
 
 /**

@@ -7,8 +7,8 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Compensable from "../../Compensable.js"
-import { awaitingApproval, currentToolCall, toolCall } from "./handlers.js"
 import type { Policy } from "./policy.js"
+import { awaitingApproval, currentToolCall, toolCall } from "./toolCall.js"
 
 /** The MCP hints of a tool, as its saga policy says. */
 export const hintsOf = (tool: Tool.Any, policy: Policy): McpSchema.ToolAnnotations =>

@@ -18,8 +18,8 @@ import * as Compensable from "../../Compensable.js"
 import type { ApprovalPending } from "../../SagaError.js"
 import { CurrentSaga } from "../context.js"
 import type { StepSpec } from "../spec.js"
-import { awaitingApproval, currentToolCall, pendingCalls, toolCall } from "./handlers.js"
 import { promptLogOf } from "./promptLog.js"
+import { awaitingApproval, currentToolCall, pendingCalls, toolCall } from "./toolCall.js"
 
 /** How model turns are journaled. */
 export interface ModelOptions {
