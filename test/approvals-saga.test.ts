@@ -101,13 +101,30 @@ describe("approvals in a saga", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
-  it.effect("an approval given after an operator compensated the saga never runs the step", () =>
+  it.effect("compensating a saga withdraws its pending request: it cannot be approved, and the step never runs", () =>
     Effect.gen(function* () {
       const { log, program } = fixture()
       const waiting = yield* Saga.run("late-approval", program)
       assert(waiting._tag === "AwaitingApproval")
       yield* Saga.compensate("late-approval")
-      yield* Approval.approve(waiting.request.requestId, { by: "alice", inputDigest: waiting.request.inputDigest })
+      // Journaled REJECTED by effect-saga with the reason, and gone from the pending list.
+      const withdrawn = (yield* entriesOf("late-approval")).find((entry) => entry.phase === "REJECTED")!
+      expect(withdrawn.stepId).toBe(waiting.request.stepId)
+      expect(JSON.parse(withdrawn.payload!)).toMatchObject({
+        by: "effect-saga",
+        reason: expect.stringContaining("withdrawn")
+      })
+      expect(yield* Approval.pending).toEqual([])
+      const late = yield* Effect.flip(
+        Approval.approve(waiting.request.requestId, { by: "alice", inputDigest: waiting.request.inputDigest })
+      )
+      expect(late._tag).toBe("AlreadyDecided")
+      expect(yield* Effect.flip(Saga.approve("late-approval", waiting.request.stepId, { by: "alice" }))).toMatchObject({
+        _tag: "CommandConflict",
+        answer: expect.stringContaining("withdrawn")
+      })
+      const status = yield* Saga.status("late-approval")
+      expect(status.steps.find((step) => step.stepId === waiting.request.stepId)?.state).toBe("refused")
       const before = yield* entriesOf("late-approval")
       const again = yield* Saga.run("late-approval", program)
       expect(again._tag).toBe("Compensated")

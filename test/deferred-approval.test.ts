@@ -122,11 +122,12 @@ describe("a call that defers its approval", () => {
   )
 
   it.effect(
-    "a program that fails while a call awaits approval compensates what ran; the call never runs, nor can be approved",
+    "a program that fails while a call awaits approval compensates what ran; its request is withdrawn, the call never runs",
     () =>
       Effect.gen(function* () {
         const world = makeWorld()
         const tools = toolsOf(world)
+        const approvals = Approval.makeMemory()
         const failing = Effect.gen(function* () {
           const saga = yield* Saga.CurrentSaga
           yield* tools.reserve("A-1")
@@ -137,10 +138,12 @@ describe("a call that defers its approval", () => {
           const result = yield* Saga.run("failing", failing)
           assert(result._tag === "Compensated")
           expect(world.undone).toEqual({ reserve: 1, charge: 0, wire: 0, ship: 0 })
+          // Its request was withdrawn when compensation began: nobody can approve it any more.
+          expect(yield* approvals.pending).toEqual([])
           const error = yield* Effect.flip(Saga.approve("failing", "wire:wire#1", { by: "alice" }))
-          expect(error.message).toContain("compensate")
+          expect(error).toMatchObject({ _tag: "CommandConflict", answer: expect.stringContaining("withdrawn") })
           expect(world.applied.wire).toBe(0)
-        }).pipe(Effect.provide(storeLayer(makeMemoryJournal(), Approval.makeMemory())))
+        }).pipe(Effect.provide(storeLayer(makeMemoryJournal(), approvals)))
       })
   )
 })

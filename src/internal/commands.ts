@@ -7,6 +7,7 @@ import { CommandRefused } from "../SagaError.js"
 import { nowIso } from "./clock.js"
 import { encodeJson, parsePayload } from "./codec.js"
 import type { Lookup } from "./compensation.js"
+import { requestIdOf } from "./run.js"
 import type { StepView } from "./view.js"
 import { isUnknown } from "./view.js"
 import type { Writer } from "./writer.js"
@@ -76,7 +77,7 @@ export const approve = (
     const step = yield* awaitingStep(writer, stepId)
     const inputDigest = parsePayload(step.awaiting!.payload)?.inputDigest
     if (typeof inputDigest !== "string") return yield* refused(writer, stepId, "the request has no input digest")
-    const requestId = `${writer.sagaId}/${stepId}`
+    const requestId = requestIdOf(writer.sagaId, stepId)
     yield* approval.approve(requestId, { by: options.by, inputDigest, expiresAt: options.expiresAt })
     const at = yield* nowIso
     yield* write(writer, step, "APPROVED", {
@@ -134,7 +135,7 @@ export const renew = (writer: Writer, approval: Approval["Type"], stepId: string
       return yield* refused(writer, stepId, "the renewal names another input digest than the one approved")
     }
     const renewal = { by: options.by, inputDigest, expiresAt: options.expiresAt }
-    yield* approval.renew(`${writer.sagaId}/${stepId}`, renewal)
+    yield* approval.renew(requestIdOf(writer.sagaId, stepId), renewal)
     const { expiresAt: _expiresAt, renewedBy: _renewedBy, renewedAt: _renewedAt, ...decision } = approved
     yield* write(writer, step, "APPROVED", {
       ...decision,
@@ -154,7 +155,7 @@ export const reject = (
 ) =>
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
-    yield* approval.reject(`${writer.sagaId}/${stepId}`, { by: options.by, reason: options.reason })
+    yield* approval.reject(requestIdOf(writer.sagaId, stepId), { by: options.by, reason: options.reason })
     const at = yield* nowIso
     yield* write(writer, step, "REJECTED", {
       _tag: "Rejected",

@@ -15,6 +15,7 @@ import { decodeJson, parsePayload } from "./codec.js"
 import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
 import type { RegisteredTool } from "./registry.js"
+import { requestIdOf } from "./run.js"
 import type { StepView } from "./view.js"
 import type { Writer } from "./writer.js"
 
@@ -37,7 +38,21 @@ export interface UndoEnv {
     sagaId: string,
     step: StepView
   ) => Effect.Effect<ExplicitUndo | undefined, JournalError | JournalCorrupted>
+  /** Withdraws a pending approval request from the `Approval` service (nothing to approve any more). */
+  readonly withdraw: (requestId: string, reason: string) => Effect.Effect<void>
 }
+
+/** Who withdraws the approval requests of a saga that compensates. */
+export const WITHDRAWN_BY = "effect-saga"
+
+const withdrawnReason = "withdrawn: the saga began to compensate before this call was approved"
+
+/** Steps that wait for a decision that can no longer matter: nothing runs forward once compensating. */
+const undecided = (view: Writer["view"]) =>
+  Array.from(view.steps.values()).filter(
+    (step) =>
+      step.awaiting !== undefined && step.approved === undefined && step.refused === undefined && step.intents === 0
+  )
 
 /** Errors compensation can stop with: the journal, or a permission denied before an undo. */
 export type CompensationError = AppendError | JournalCorrupted | Unauthorized
@@ -256,10 +271,37 @@ export const compensate = (
 ): Effect.Effect<Report.CompensationReport, CompensationError> =>
   Effect.gen(function* () {
     const view = writer.view
-    if (!view.compensationStarted) {
+    const pending = undecided(view)
+    if (!view.compensationStarted || pending.length > 0) {
+      // A request that waits for a decision is withdrawn with the start of compensation: journaled
+      // REJECTED (so that nobody approves it), then dropped from the approval service's pending list.
+      const withdrawn = JSON.stringify({ by: WITHDRAWN_BY, reason: withdrawnReason })
       yield* writer.append([
-        { stepId: null, toolName: null, phase: "SAGA_COMPENSATING", input: null, payload: JSON.stringify({ cause }) }
+        ...(view.compensationStarted
+          ? []
+          : [
+              {
+                stepId: null,
+                toolName: null,
+                phase: "SAGA_COMPENSATING" as const,
+                input: null,
+                payload: JSON.stringify({ cause })
+              }
+            ]),
+        ...pending.map((step) => ({
+          stepId: step.stepId,
+          toolName: step.toolName,
+          phase: "REJECTED" as const,
+          input: null,
+          payload: withdrawn
+        }))
       ])
+    }
+    // Again on every pass: a crash may have come between the journal and the approval service.
+    for (const step of view.steps.values()) {
+      if (step.refused !== undefined && parsePayload(step.refused.payload)?.by === WITHDRAWN_BY) {
+        yield* env.withdraw(requestIdOf(writer.sagaId, step.stepId), withdrawnReason)
+      }
     }
     const undone: Array<Report.StepReport> = []
     for (const stepId of view.executedOrder.slice().reverse()) {

@@ -3,6 +3,7 @@ import * as Either from "effect/Either"
 import { CommandConflict } from "../SagaError.js"
 import { encodeJson, parsePayload } from "./codec.js"
 import type { Lookup } from "./compensation.js"
+import { WITHDRAWN_BY } from "./compensation.js"
 import type { StepView } from "./view.js"
 import type { Writer } from "./writer.js"
 
@@ -25,8 +26,10 @@ const field = (payload: Record<string, unknown> | undefined, name: string): stri
 const decisionOf = (step: StepView): string | undefined => {
   if (step.firstApproved !== undefined) return `approved by ${field(parsePayload(step.firstApproved.payload), "by")}`
   if (step.refused?.phase === "EXPIRED") return "refused: its approval expired"
-  if (step.refused !== undefined) return `rejected by ${field(parsePayload(step.refused.payload), "by") ?? "a run"}`
-  return undefined
+  if (step.refused === undefined) return undefined
+  const refusal = parsePayload(step.refused.payload)
+  const by = field(refusal, "by")
+  return by === WITHDRAWN_BY ? (field(refusal, "reason") ?? "withdrawn") : `rejected by ${by ?? "a run"}`
 }
 
 /** An `approve` replays the first when the step was approved by the same person with the same expiry. */

@@ -45,9 +45,6 @@ export type Halt =
       readonly error: AppendError | JournalCorrupted | NonDeterminism
     }
 
-/** The id of the approval request of a saga's step. */
-const requestIdOf = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
-
 /** Carries a halt out of the step that decided it. */
 class HaltSignal {
   readonly _tag = "HaltSignal"
@@ -60,6 +57,9 @@ const fatal = (error: AppendError | JournalCorrupted | NonDeterminism) => haltOn
 
 /** The idempotency key of a step's forward call. */
 export const forwardKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
+
+/** The id of the approval request of a saga's step. */
+export const requestIdOf = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
 
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
 interface Call {

@@ -25,7 +25,7 @@ import { encodeJson, parsePayload } from "./codec.js"
 import * as commands from "./commands.js"
 import * as explicit from "./compensateEffect.js"
 import type { Lookup } from "./compensation.js"
-import { compensate, outcomeOfPhase } from "./compensation.js"
+import { compensate, outcomeOfPhase, WITHDRAWN_BY } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
 import { insideUndo } from "./context.js"
 import { makeKeyedLock } from "./keyedLock.js"
@@ -173,7 +173,13 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   const undoEnv = (sagaId: string, lookup: Lookup) => ({
     lookup,
     beforeUndo: (step: StepView) => Effect.asVoid(check(authority, "compensate", sagaId, step.stepId)),
-    explicitUndo: explicit.explicitUndoOf(journal)
+    explicitUndo: explicit.explicitUndoOf(journal),
+    withdraw: (requestId: string, reason: string) =>
+      Effect.catchAll(approval.reject(requestId, { by: WITHDRAWN_BY, reason }), (error) =>
+        error._tag === "JournalError"
+          ? Effect.logWarning(`effect-saga: the approval request ${requestId} could not be withdrawn`, error)
+          : Effect.void
+      )
   })
   const registered: Lookup = (name) => registry.get(name)
 
