@@ -252,7 +252,10 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
       program: Effect.Effect<A, E, R>,
       options?: RunOptions
     ) => Effect.Effect<SagaResult<A, E>, RunError | SagaNotFound, Exclude<R, CurrentSaga>>
-    /** Undoes every executed step not undone yet; calling it again never undoes a step twice. */
+    /**
+     * Undoes every executed step not undone yet; calling it again never undoes a step twice. An
+     * approval request still pending is withdrawn (journaled `REJECTED` by `effect-saga`).
+     */
     readonly compensate: (sagaId: string, seen?: Seen) => Effect.Effect<CompensationReport, CommandError>
     /**
      * Undoes one applied effect (`effectId`: the step's forward idempotency key, `Saga.status` lists
@@ -351,7 +354,9 @@ export const resume = <A, E, R>(
   Effect.flatMap(Saga, (saga) => saga.resume(sagaId, program, options))
 
 /**
- * Undoes a saga on an operator's request.
+ * Undoes a saga on an operator's request: every executed step not undone yet, in reverse order.
+ * An approval request still pending is withdrawn (journaled `REJECTED` by `effect-saga`, rejected
+ * in the `Approval` service): nothing runs forward in a saga that began to compensate.
  *
  * @since 0.1.0
  * @category accessors
