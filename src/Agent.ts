@@ -466,4 +466,4 @@ export const mcpSession = <Tools extends Record<string, Tool.Any>, RC, E, R>(
           )
         )
       : Effect.void
-  ) as Effect.Effect<void, E, R | Tool.HandlersFor<Tools> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>>
+  )

@@ -81,7 +81,7 @@ export const register = (
  * (after an approval, or recovered after a crash), since the client it served is gone. A step that
  * changes nothing marks it in the journal.
  */
-export const opensSession: Effect.Effect<boolean, unknown, any> = Effect.suspend(() => {
+export const opensSession = Effect.suspend(() => {
   let opened = false
   const marker = Compensable.make({
     name: "McpSession",
@@ -96,5 +96,6 @@ export const opensSession: Effect.Effect<boolean, unknown, any> = Effect.suspend
         return null
       })
   })
-  return Effect.map(marker(null, { key: "opened" }), () => opened)
+  // A null input cannot be refused: any failure here is a defect.
+  return Effect.map(Effect.orDie(marker(null, { key: "opened" })), () => opened)
 })
