@@ -204,6 +204,68 @@ describe("shutdown and recovery", () => {
     })
   )
 
+  it.scoped(
+    "an explicit undo a dead worker left behind is settled by Recovery as unknown: the undo is never run again, a person decides",
+    () =>
+      Effect.gen(function* () {
+        const store = makeStore()
+        // Worker a dies once its undo has run: the run's outcome entry never reaches the store.
+        const dead = { value: false }
+        let undoCalls = 0
+        const book = Compensable.make({
+          name: "book",
+          input: Schema.String,
+          success: Schema.String,
+          execute: (room) => Effect.succeed(`booking-${room}`),
+          compensate: () =>
+            Effect.sync(() => {
+              undoCalls++
+              dead.value = true
+            })
+        })
+        const killed = Effect.fail(new Journal.JournalError({ operation: "append", reason: "the process was killed" }))
+        const dying: Journal.Journal["Type"] = {
+          ...store.journal,
+          append: (...args) => (dead.value ? killed : store.journal.append(...args)),
+          release: (...args) => (dead.value ? killed : store.journal.release(...args))
+        }
+        const withBook = (layer: Layer.Layer<Saga.Saga | Journal.Journal | Approval.Approval>) =>
+          Layer.effectDiscard(Effect.flatMap(Saga.Saga, (saga) => saga.register([book]))).pipe(
+            Layer.provideMerge(layer)
+          )
+        const a = yield* Layer.build(withBook(worker({ ...store, journal: dying as typeof store.journal }, "worker-a")))
+        yield* Effect.provide(Saga.run("trip", book("room-12")), a)
+        const { effectId } = (yield* Effect.provide(Saga.status("trip"), a)).steps[0]!
+        yield* Effect.exit(Effect.provide(Saga.compensateEffect(effectId), a))
+        const runId = `${effectId}/compensate-effect`
+        expect((yield* store.journal.read(runId)).map((entry) => entry.phase)).toEqual(["SAGA_STARTED", "COMPENSATING"])
+
+        const b = yield* Layer.build(
+          Recovery.layer({ definitions: [], every: "startup" }).pipe(
+            Layer.provideMerge(withBook(worker(store, "worker-b")))
+          )
+        )
+        yield* TestClock.adjust("31 seconds")
+        const [settled] = (yield* Effect.provide(Recovery.recoverAll, b)).sagas
+        assert(settled?._tag === "Settled")
+        expect(settled.sagaId).toBe(runId)
+        expect(settled.result).toEqual({
+          _tag: "Settled",
+          effectId,
+          runId,
+          outcome: "unknown",
+          detail: "the undo started but its outcome was never journaled"
+        })
+        // Its outcome is not assumed either way: the undo is not run again, the run needs a person.
+        expect(undoCalls).toBe(1)
+        expect(yield* recordOf(store, runId)).toMatchObject({ status: "needs_attention", lease: null })
+        // Asked again, the answer is the same, read from the run's last entry.
+        expect(yield* Effect.provide(Saga.compensateEffect(effectId), b)).toEqual(settled.result)
+        expect(undoCalls).toBe(1)
+        expect(Journal.verifyEntries(yield* store.journal.read(runId))._tag).toBe("Intact")
+      })
+  )
+
   it.scoped("recovery leaves alone what it cannot resume, says why, and drops the lease for a worker that can", () =>
     Effect.gen(function* () {
       const store = makeStore()
