@@ -1,3 +1,4 @@
+import * as Chat from "@effect/ai/Chat"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as McpSchema from "@effect/ai/McpSchema"
 import * as McpServer from "@effect/ai/McpServer"
@@ -404,6 +405,44 @@ describe("model turns are journaled", () => {
         expect(world.log).toEqual([])
       }).pipe(Effect.provide(live))
     })
+  )
+
+  it.effect(
+    "a Chat's turns are journaled too: its history replays from the journal, and each turn journals what it added",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const { live, model } = shop(world, ({ said, turn }) =>
+          turn === 1
+            ? Scripted.calls(Scripted.call("call-1", "Reserve", { sku: "A-1", quantity: 1 }))
+            : Scripted.says(said === "And ship it?" ? "Not yet: no order id." : "Reserved.")
+        )
+        const conversation = Effect.gen(function* () {
+          const chat = yield* Chat.empty
+          const first = yield* chat.generateText({ prompt: "Reserve one A-1.", toolkit: Shop.toolkit })
+          const second = yield* chat.generateText({ prompt: "Go on." })
+          const third = yield* chat.generateText({ prompt: "And ship it?" })
+          return [first.toolResults.length, second.text, third.text]
+        })
+        yield* Effect.gen(function* () {
+          const first = yield* Saga.run("chat-1", conversation)
+          assert(first._tag === "Completed")
+          expect(first.value).toEqual([1, "Reserved.", "Not yet: no order id."])
+          const again = yield* Saga.run("chat-1", conversation)
+          assert(again._tag === "Completed")
+          expect(again.value).toEqual(first.value)
+          expect(model.questions.length).toBe(3)
+          expect(world.log).toEqual(["reserve A-1 x1"])
+          const prompts = (yield* journalOf("chat-1"))
+            .filter((entry) => entry.toolName === "LanguageModel" && entry.phase === "INTENT")
+            .map((entry) => JSON.parse(entry.input!).prompt)
+          expect(prompts.map((prompt) => [prompt.messages, prompt.continues?.messages ?? 0])).toEqual([
+            [1, 0],
+            [4, 1],
+            [6, 4]
+          ])
+        }).pipe(Effect.provide(live))
+      })
   )
 
   it.effect("streamText and generateObject are journaled too", () =>
