@@ -5,7 +5,6 @@ import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
@@ -15,12 +14,12 @@ import type { Action, Principal, Unauthorized } from "../Authority.js"
 import { Authority, allowAll, check } from "../Authority.js"
 import * as Compensable from "../Compensable.js"
 import type * as Report from "../CompensationReport.js"
-import type { ConcurrencyConflict, Draft, Holder, JournalCorrupted, JournalError, LeaseHeld } from "../Journal.js"
-import { isFinished, Journal, SagaNotFound, statusAfter } from "../Journal.js"
+import type { ConcurrencyConflict, Holder, JournalCorrupted, JournalError, LeaseHeld } from "../Journal.js"
+import { isFinished, Journal, SagaNotFound } from "../Journal.js"
 import type * as SagaDefinition from "../SagaDefinition.js"
 import type { CommandConflict, CompensationCause } from "../SagaError.js"
-import { InvalidSagaInput, NonDeterminism, StepFailed } from "../SagaError.js"
-import type { SagaResult, UnknownStep } from "../SagaResult.js"
+import { InvalidSagaInput, NonDeterminism } from "../SagaError.js"
+import type { SagaResult } from "../SagaResult.js"
 import { encodeJson, parsePayload } from "./codec.js"
 import * as commands from "./commands.js"
 import * as explicit from "./compensateEffect.js"
@@ -28,6 +27,7 @@ import type { Lookup } from "./compensation.js"
 import { compensate, outcomeOfPhase, WITHDRAWN_BY } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
 import { insideUndo } from "./context.js"
+import { endRun, sagaEntry } from "./ending.js"
 import { makeKeyedLock } from "./keyedLock.js"
 import type { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
@@ -84,36 +84,6 @@ const defaultOwner = () => `${Os.hostname()}/${process.pid}/${Crypto.randomBytes
 export const originOf = (view: JournalView): Origin | undefined => {
   const payload = parsePayload(view.started?.payload ?? null)
   return typeof payload?.definition === "string" ? { definition: payload.definition, input: payload.input } : undefined
-}
-
-const sagaEntry = (phase: Draft["phase"], payload?: object): Draft => ({
-  stepId: null,
-  toolName: null,
-  phase,
-  input: null,
-  payload: payload === undefined ? null : JSON.stringify(payload)
-})
-
-const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyArray<UnknownStep> => {
-  const steps = view.unknownSteps().map((step) => ({
-    stepId: step.stepId,
-    toolName: step.toolName,
-    reason:
-      step.stepId === extra?.stepId ? extra.reason : "INTENT was journaled but no outcome: it may or may not have run"
-  }))
-  return extra === undefined || steps.some((step) => step.stepId === extra.stepId) ? steps : [...steps, extra]
-}
-
-const taintOf = (view: JournalView): StepFailed | undefined => {
-  // A failure journaled with `taints: false` was the program's to handle (see StepSpec.taintsOnFailure).
-  const step = view.failedSteps().find((step) => parsePayload(step.failed!.payload)?.taints !== false)
-  if (step === undefined) return undefined
-  const description = parsePayload(step.failed!.payload)?.description
-  return new StepFailed({
-    stepId: step.stepId,
-    toolName: step.toolName,
-    reason: typeof description === "string" ? description : "failed"
-  })
 }
 
 const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0]!.slice(0, 500)
@@ -244,64 +214,14 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
             Effect.map(compensate(writer, undoEnv(sagaId, lookup), describe(cause)), (report) =>
               compensated(sagaId, cause, report)
             )
-
-          const endWith = (phase: Draft["phase"], payload?: object) =>
-            view.status === statusAfter(view.status, [{ phase }])
-              ? Effect.void
-              : writer.append([sagaEntry(phase, payload)])
-
-          const needsAttention = (extra: UnknownStep | undefined) => {
-            const unknown = unknownOf(view, extra)
-            return Effect.as(endWith("SAGA_NEEDS_ATTENTION", { unknown }), {
-              _tag: "NeedsAttention" as const,
-              sagaId,
-              unknown
-            })
+          const end = {
+            sagaId,
+            writer,
+            halt: sagaRun.haltedWith,
+            onInterrupt: options?.onInterrupt,
+            compensate: compensateWith
           }
-
-          const suspendOrCompensate = (cause: Cause.Cause<unknown>) =>
-            options?.onInterrupt === "compensate"
-              ? compensateWith(cause as Cause.Cause<E>)
-              : Effect.as(endWith("SAGA_SUSPENDED"), { _tag: "Suspended" as const, sagaId })
-
-          const settle = (exit: Exit.Exit<A, E>): Effect.Effect<SagaResult<A, E>, any> => {
-            if (sagaRun.haltedWith !== undefined) {
-              const halt = sagaRun.haltedWith
-              switch (halt._tag) {
-                case "AwaitingApproval":
-                  return Effect.as(
-                    endWith("SAGA_AWAITING_APPROVAL", {
-                      stepId: halt.request.stepId,
-                      requestId: halt.request.requestId
-                    }),
-                    { _tag: "AwaitingApproval" as const, sagaId, request: halt.request }
-                  )
-                case "NeedsAttention":
-                  return needsAttention(halt.step)
-                case "Refused":
-                  return compensateWith(Cause.fail(halt.error))
-                case "Fatal":
-                  return Effect.fail(halt.error)
-                case "Unauthorized":
-                  return Effect.zipRight(endWith("SAGA_SUSPENDED"), Effect.fail(halt.error))
-                case "Closed":
-                  return compensateWith(
-                    Cause.die(new Error(`the saga was compensated before: ${view.compensationCause}`))
-                  )
-              }
-            }
-            if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return suspendOrCompensate(exit.cause)
-            if (view.unknownSteps().length > 0) return needsAttention(undefined)
-            if (Exit.isFailure(exit)) return compensateWith(exit.cause as Cause.Cause<E>)
-            const taint = taintOf(view)
-            if (taint !== undefined) return compensateWith(Cause.fail(taint))
-            return Effect.as(endWith("SAGA_COMPLETED"), { _tag: "Completed" as const, sagaId, value: exit.value })
-          }
-
-          const result = yield* Effect.ensuring(
-            Exit.isFailure(ending) ? suspendOrCompensate(ending.cause) : settle(ending.value),
-            writer.release()
-          )
+          const result = yield* Effect.ensuring(endRun<A, E>(end, ending), writer.release())
           yield* Effect.annotateCurrentSpan("outcome", result._tag)
           return result
         })

@@ -1,0 +1,111 @@
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type { Draft } from "../Journal.js"
+import { statusAfter } from "../Journal.js"
+import type { CompensationCause } from "../SagaError.js"
+import { StepFailed } from "../SagaError.js"
+import type { SagaResult, UnknownStep } from "../SagaResult.js"
+import { parsePayload } from "./codec.js"
+import type { Halt } from "./run.js"
+import type { JournalView } from "./view.js"
+import type { Writer } from "./writer.js"
+
+/** A saga-level entry: the saga's start, halts and ends. */
+export const sagaEntry = (phase: Draft["phase"], payload?: object): Draft => ({
+  stepId: null,
+  toolName: null,
+  phase,
+  input: null,
+  payload: payload === undefined ? null : JSON.stringify(payload)
+})
+
+const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyArray<UnknownStep> => {
+  const steps = view.unknownSteps().map((step) => ({
+    stepId: step.stepId,
+    toolName: step.toolName,
+    reason:
+      step.stepId === extra?.stepId ? extra.reason : "INTENT was journaled but no outcome: it may or may not have run"
+  }))
+  return extra === undefined || steps.some((step) => step.stepId === extra.stepId) ? steps : [...steps, extra]
+}
+
+/** The first failure that taints the saga, if any. */
+const taintOf = (view: JournalView): StepFailed | undefined => {
+  // A failure journaled with `taints: false` was the program's to handle (see StepSpec.taintsOnFailure).
+  const step = view.failedSteps().find((step) => parsePayload(step.failed!.payload)?.taints !== false)
+  if (step === undefined) return undefined
+  const description = parsePayload(step.failed!.payload)?.description
+  return new StepFailed({
+    stepId: step.stepId,
+    toolName: step.toolName,
+    reason: typeof description === "string" ? description : "failed"
+  })
+}
+
+/** What decides how a run ends, besides how its program ended. */
+export interface RunEnd<E> {
+  readonly sagaId: string
+  readonly writer: Writer
+  /** Why the run halted, if a step decided it. */
+  readonly halt: Halt | undefined
+  readonly onInterrupt: "suspend" | "compensate" | undefined
+  readonly compensate: (cause: Cause.Cause<E | CompensationCause>) => Effect.Effect<SagaResult<never, E>, any>
+}
+
+/**
+ * How a run ends: by the halt a step decided, else by how its program ended (interrupted,
+ * leaving unknown steps, failed, tainted, or completed), journaled when the saga's status changes.
+ * `ran` is the run's own exit: a failure there is the run interrupted from outside.
+ */
+export const endRun = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.Effect<SagaResult<A, E>, any> => {
+  const { sagaId, writer } = end
+  const view = writer.view
+
+  const endWith = (phase: Draft["phase"], payload?: object) =>
+    view.status === statusAfter(view.status, [{ phase }]) ? Effect.void : writer.append([sagaEntry(phase, payload)])
+
+  const needsAttention = (extra: UnknownStep | undefined) => {
+    const unknown = unknownOf(view, extra)
+    return Effect.as(endWith("SAGA_NEEDS_ATTENTION", { unknown }), {
+      _tag: "NeedsAttention" as const,
+      sagaId,
+      unknown
+    })
+  }
+
+  const suspendOrCompensate = (cause: Cause.Cause<unknown>) =>
+    end.onInterrupt === "compensate"
+      ? end.compensate(cause as Cause.Cause<E>)
+      : Effect.as(endWith("SAGA_SUSPENDED"), { _tag: "Suspended" as const, sagaId })
+
+  const halted = (halt: Halt): Effect.Effect<SagaResult<A, E>, any> => {
+    switch (halt._tag) {
+      case "AwaitingApproval":
+        return Effect.as(
+          endWith("SAGA_AWAITING_APPROVAL", { stepId: halt.request.stepId, requestId: halt.request.requestId }),
+          { _tag: "AwaitingApproval" as const, sagaId, request: halt.request }
+        )
+      case "NeedsAttention":
+        return needsAttention(halt.step)
+      case "Refused":
+        return end.compensate(Cause.fail(halt.error))
+      case "Fatal":
+        return Effect.fail(halt.error)
+      case "Unauthorized":
+        return Effect.zipRight(endWith("SAGA_SUSPENDED"), Effect.fail(halt.error))
+      case "Closed":
+        return end.compensate(Cause.die(new Error(`the saga was compensated before: ${view.compensationCause}`)))
+    }
+  }
+
+  if (Exit.isFailure(ran)) return suspendOrCompensate(ran.cause)
+  if (end.halt !== undefined) return halted(end.halt)
+  const exit = ran.value
+  if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return suspendOrCompensate(exit.cause)
+  if (view.unknownSteps().length > 0) return needsAttention(undefined)
+  if (Exit.isFailure(exit)) return end.compensate(exit.cause)
+  const taint = taintOf(view)
+  if (taint !== undefined) return end.compensate(Cause.fail(taint))
+  return Effect.as(endWith("SAGA_COMPLETED"), { _tag: "Completed" as const, sagaId, value: exit.value })
+}
