@@ -4,6 +4,7 @@ import type { Duration } from "effect"
 import { Cause, Effect, Layer, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Saga, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
+import { entriesOf } from "./fixtures/journal-reads.js"
 
 describe("approvals in a saga", () => {
   it.effect("an irreversible step waits for approval, journaled with its input digest, without running", () =>
@@ -414,8 +415,6 @@ const fixture = (options: { readonly approvalTtl?: Duration.DurationInput } = {}
   const programWith = (input: typeof wireInput) => Effect.zipRight(reserve({ sku: "A-1" }), sendWire(input))
   return { log, program: programWith(wireInput), programWith }
 }
-
-const entriesOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
 
 const statusOf = (sagaId: string) =>
   Effect.flatMap(Journal.Journal, (journal) => journal.get(sagaId)).pipe(

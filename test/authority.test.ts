@@ -2,6 +2,8 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Schema } from "effect"
 import { Approval, Authority, Compensable, Journal, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
+import { entriesOf, payloadOf, phasesOf } from "./fixtures/journal-reads.js"
+import { reserveAndWire } from "./fixtures/reserve-wire.js"
 
 const alice = { id: "alice" }
 const bob = { id: "bob" }
@@ -10,7 +12,7 @@ const mallory = { id: "mallory" }
 describe("Authority", () => {
   it.effect("a principal denied canApprove gets a typed Unauthorized and nothing is journaled", () =>
     Effect.gen(function* () {
-      const { program } = fixture()
+      const { program } = reserveAndWire()
       const waiting = yield* Saga.run("order-1", program)
       assert(waiting._tag === "AwaitingApproval")
       const { stepId } = waiting.request
@@ -43,7 +45,7 @@ describe("Authority", () => {
 
   it.effect("an approval records the principal who gave it; the saga then runs the step", () =>
     Effect.gen(function* () {
-      const { calls, program } = fixture()
+      const { calls, program } = reserveAndWire()
       const waiting = yield* Saga.run("order-2", program)
       assert(waiting._tag === "AwaitingApproval")
       yield* Authority.withPrincipal(Saga.approve("order-2", waiting.request.stepId, { by: "Alice A." }), alice)
@@ -61,7 +63,7 @@ describe("Authority", () => {
 
   it.effect("rejections and resolutions record the principal too; without one it is anonymous", () =>
     Effect.gen(function* () {
-      const { program, unknownProgram } = fixture()
+      const { program, unknownProgram } = reserveAndWire()
       const waiting = yield* Saga.run("order-3", program)
       assert(waiting._tag === "AwaitingApproval")
       yield* Saga.reject("order-3", waiting.request.stepId, { by: "Bob B.", reason: "wrong IBAN" }).pipe(
@@ -83,7 +85,7 @@ describe("Authority", () => {
 
   it.effect("a principal denied canReject or canResolve gets Unauthorized naming the step; nothing is journaled", () =>
     Effect.gen(function* () {
-      const { program, unknownProgram } = fixture()
+      const { program, unknownProgram } = reserveAndWire()
       const waiting = yield* Saga.run("order-5", program)
       assert(waiting._tag === "AwaitingApproval")
       const lost = yield* Saga.run("order-6", unknownProgram).pipe(
@@ -109,7 +111,7 @@ describe("Authority", () => {
 
   it.effect("the authority is asked before the journal is read: a denied principal learns nothing of a saga", () =>
     Effect.gen(function* () {
-      const { program } = fixture()
+      const { program } = reserveAndWire()
       const asMallory = Authority.withPrincipal(mallory)
       const commands = {
         approve: Saga.approve("no-such-saga", "step", { by: "mallory" }),
@@ -336,7 +338,7 @@ describe("operator commands are idempotent", () => {
     "an exact replay of reject returns the first report and writes nothing; another command is a conflict",
     () =>
       Effect.gen(function* () {
-        const { calls, program } = fixture()
+        const { calls, program } = reserveAndWire()
         const waiting = yield* Saga.run("order-10", program)
         assert(waiting._tag === "AwaitingApproval")
         const { stepId } = waiting.request
@@ -367,7 +369,7 @@ describe("operator commands are idempotent", () => {
 
   it.effect("an exact replay of approve (same person, same expiry) writes nothing; another expiry is a conflict", () =>
     Effect.gen(function* () {
-      const { program } = fixture()
+      const { program } = reserveAndWire()
       const waiting = yield* Saga.run("order-11", program)
       assert(waiting._tag === "AwaitingApproval")
       const { stepId } = waiting.request
@@ -388,7 +390,7 @@ describe("operator commands are idempotent", () => {
     "an exact replay of resolve writes nothing; resolving it another way or with another result is a conflict",
     () =>
       Effect.gen(function* () {
-        const { unknownProgram } = fixture()
+        const { unknownProgram } = reserveAndWire()
         const lost = yield* Saga.run("order-12", unknownProgram).pipe(
           Effect.provide(Testing.faults({ tool: "reserve", fault: "unknown" }))
         )
@@ -416,7 +418,7 @@ describe("operator commands are idempotent", () => {
 
   it.effect("an exact replay is a pure read even when it names a position the saga has moved on from", () =>
     Effect.gen(function* () {
-      const { program } = fixture()
+      const { program } = reserveAndWire()
       const waiting = yield* Saga.run("order-13", program)
       assert(waiting._tag === "AwaitingApproval")
       const seen = yield* Saga.status("order-13")
@@ -453,34 +455,3 @@ const layerWith = (
 
 const layerWithAuthority = (authority: Layer.Layer<Authority.Authority>) =>
   Saga.layer.pipe(Layer.provideMerge(Layer.mergeAll(Journal.layerMemory, Approval.layerMemory, authority)))
-
-const fixture = () => {
-  const calls = { reserve: 0, release: 0, wire: 0 }
-  const reserve = Compensable.make({
-    name: "reserve",
-    input: Schema.String,
-    success: Schema.String,
-    execute: (sku) => Effect.sync(() => `res-${sku}-${++calls.reserve}`),
-    compensate: () => Effect.sync(() => calls.release++)
-  })
-  const wire = Compensable.make({
-    name: "wire",
-    input: Schema.Struct({ amount: Schema.Int }),
-    success: Schema.String,
-    reversibility: "irreversible",
-    execute: () => Effect.sync(() => `wire-${++calls.wire}`)
-  })
-  const program = Effect.zipRight(reserve("A-1"), wire({ amount: 100 }))
-  const unknownProgram = Effect.flatMap(reserve("A-1"), (reservation) => Effect.succeed(reservation))
-  return { calls, program, unknownProgram }
-}
-
-const entriesOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
-
-const phasesOf = (sagaId: string, stepId: string) =>
-  Effect.map(entriesOf(sagaId), (entries) =>
-    entries.filter((entry) => entry.stepId === stepId).map((entry) => entry.phase)
-  )
-
-const payloadOf = (entry: Journal.Entry): Record<string, unknown> | undefined =>
-  entry.payload === null ? undefined : JSON.parse(entry.payload)

@@ -2,6 +2,7 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Option, Schema } from "effect"
 import { Compensable, Journal, Saga, Toolkit } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
+import { entriesOf } from "./fixtures/journal-reads.js"
 
 describe("bad input and bad declarations", () => {
   it.effect("an input that fails its schema fails with InvalidInput and journals nothing for that step", () =>
@@ -166,8 +167,6 @@ const counted = <I, IE>(name: string, input: Schema.Schema<I, IE>, options?: Com
 
 const withToolkit = <Tools extends Record<string, Compensable.Any>>(toolkit: Toolkit.Toolkit<Tools>) =>
   Toolkit.layer(toolkit).pipe(Layer.provideMerge(Testing.layer))
-
-const entriesOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
 
 const recordOf = (sagaId: string) =>
   Effect.flatMap(Journal.Journal, (journal) => journal.get(sagaId)).pipe(Effect.map(Option.getOrThrow))

@@ -1,14 +1,16 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
-import { Compensable, Journal, Saga } from "../src/index.js"
+import { Effect } from "effect"
+import { Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
+import { entriesOf } from "./fixtures/journal-reads.js"
+import { reserveAndWire } from "./fixtures/reserve-wire.js"
 
 describe("operator commands", () => {
   it.effect(
     "approve journals APPROVED with who and the input digest, runs nothing; the next run runs the step once",
     () =>
       Effect.gen(function* () {
-        const { calls, program } = fixture()
+        const { calls, program } = reserveAndWire()
         const waiting = yield* Saga.run("approve", program)
         assert(waiting._tag === "AwaitingApproval")
         yield* Saga.approve("approve", waiting.request.stepId, { by: "alice" })
@@ -24,7 +26,7 @@ describe("operator commands", () => {
 
   it.effect("a command that names a position the saga has moved on from is refused and writes nothing", () =>
     Effect.gen(function* () {
-      const { program } = fixture()
+      const { program } = reserveAndWire()
       const waiting = yield* Saga.run("stale", program)
       assert(waiting._tag === "AwaitingApproval")
       const seen = yield* Saga.status("stale")
@@ -40,7 +42,7 @@ describe("operator commands", () => {
 
   it.effect("approve is idempotent: the same approval again answers as the first; another one is a conflict", () =>
     Effect.gen(function* () {
-      const { program } = fixture()
+      const { program } = reserveAndWire()
       const waiting = yield* Saga.run("twice", program)
       assert(waiting._tag === "AwaitingApproval")
       yield* Saga.approve("twice", waiting.request.stepId, { by: "alice" })
@@ -60,7 +62,7 @@ describe("operator commands", () => {
 
   it.effect("reject journals REJECTED and compensates; running the saga again never runs the step", () =>
     Effect.gen(function* () {
-      const { calls, program } = fixture()
+      const { calls, program } = reserveAndWire()
       const waiting = yield* Saga.run("reject", program)
       assert(waiting._tag === "AwaitingApproval")
       const report = yield* Saga.reject("reject", waiting.request.stepId, { by: "carol", reason: "wrong IBAN" })
@@ -74,7 +76,7 @@ describe("operator commands", () => {
 
   it.effect("resolving an unknown step as applied journals its result; the resume goes on without running it", () =>
     Effect.gen(function* () {
-      const { calls, unknownProgram } = fixture()
+      const { calls, unknownProgram } = reserveAndWire()
       const first = yield* Saga.run("applied", unknownProgram).pipe(
         Effect.provide(Testing.faults({ tool: "reserve", fault: "unknown" }))
       )
@@ -91,7 +93,7 @@ describe("operator commands", () => {
 
   it.effect("resolving an unknown step as not applied journals FAILED; the resume compensates", () =>
     Effect.gen(function* () {
-      const { calls, unknownProgram } = fixture()
+      const { calls, unknownProgram } = reserveAndWire()
       const first = yield* Saga.run("not-applied", unknownProgram).pipe(
         Effect.provide(Testing.faults({ tool: "reserve", fault: "unknown" }))
       )
@@ -109,26 +111,3 @@ describe("operator commands", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 })
-
-const fixture = () => {
-  const calls = { reserve: 0, release: 0, wire: 0 }
-  const reserve = Compensable.make({
-    name: "reserve",
-    input: Schema.String,
-    success: Schema.String,
-    execute: (sku) => Effect.sync(() => `res-${sku}-${++calls.reserve}`),
-    compensate: () => Effect.sync(() => calls.release++)
-  })
-  const wire = Compensable.make({
-    name: "wire",
-    input: Schema.Struct({ amount: Schema.Int }),
-    success: Schema.String,
-    reversibility: "irreversible",
-    execute: () => Effect.sync(() => `wire-${++calls.wire}`)
-  })
-  const program = Effect.zipRight(reserve("A-1"), wire({ amount: 100 }))
-  const unknownProgram = Effect.flatMap(reserve("A-1"), (reservation) => Effect.succeed(reservation))
-  return { calls, program, unknownProgram }
-}
-
-const entriesOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))

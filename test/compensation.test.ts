@@ -6,6 +6,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Approval, Compensable, Journal, Outcome, Saga, SagaError } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
+import { entriesOf, phasesOf } from "./fixtures/journal-reads.js"
 
 describe("compensation", () => {
   it.effect("undoes executed steps in strict reverse order and never undoes the step that failed", () =>
@@ -327,8 +328,3 @@ const idOf = (tool: string, name: string, undo?: string) => {
 }
 
 const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
-
-const entriesOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
-
-const phasesOf = (sagaId: string, stepId: string) =>
-  Effect.map(entriesOf(sagaId), (entries) => entries.filter((e) => e.stepId === stepId).map((e) => e.phase))

@@ -8,6 +8,7 @@ import { Approval, Compensable, Journal, Outcome, Saga, SqlApproval } from "../s
 import * as Testing from "../src/Testing.js"
 import { booking, markerLines, undoMillis } from "./fixtures/explicit-tools.js"
 import type { WorkerAnswer } from "./fixtures/explicit-worker.js"
+import { entriesOf, payloadOf, phasesOf } from "./fixtures/journal-reads.js"
 import { startWorker } from "./fixtures/worker-process.js"
 
 describe("Saga.compensateEffect", () => {
@@ -681,16 +682,6 @@ const counted = (
   })
   return { calls, tool }
 }
-
-const entriesOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
-
-const phasesOf = (sagaId: string, stepId: string) =>
-  Effect.map(entriesOf(sagaId), (entries) =>
-    entries.filter((entry) => entry.stepId === stepId).map((entry) => entry.phase)
-  )
-
-const payloadOf = (entry: Journal.Entry): Record<string, unknown> | undefined =>
-  entry.payload === null ? undefined : JSON.parse(entry.payload)
 
 /** The effect id of the first step of `toolName` in saga `sagaId`. */
 const effectIdOf = (sagaId: string, toolName: string) =>
