@@ -227,23 +227,17 @@ export type MakeOptions<Name extends string, I, IE, A, AE, E, EE, R, RC> = ToolO
     readonly execute: (input: I, step: StepContext) => Effect.Effect<A, E | Outcome.Outcome, R>
   }
 
-const toSpec = (options: {
-  readonly name: string
-  readonly input: Schema.Schema<any, any>
-  readonly success: Schema.Schema<any, any>
-  readonly failure?: Schema.Schema<any, any> | undefined
-  readonly reversibility?: Reversibility | undefined
-  readonly execute: Spec.StepSpec["execute"]
-  readonly compensate?: Spec.StepSpec["compensate"]
-  readonly timeout?: Duration.DurationInput | undefined
-  readonly retry?: Schedule.Schedule<any, any, never> | undefined
-  readonly maxPayloadBytes?: number | undefined
-  readonly retryMode?: RetryMode | undefined
-  readonly approvalTtl?: Duration.DurationInput | undefined
-  readonly receiptRequired?: boolean | undefined
-  readonly approveExplicitUndo?: boolean | undefined
-  readonly changesNothing?: boolean | undefined
-}): Spec.StepSpec => ({
+const toSpec = (
+  options: ToolOptions & {
+    readonly name: string
+    readonly input: Schema.Schema<any, any>
+    readonly success: Schema.Schema<any, any>
+    readonly failure?: Schema.Schema<any, any> | undefined
+    readonly reversibility?: Reversibility | undefined
+    readonly execute: Spec.StepSpec["execute"]
+    readonly compensate?: Spec.StepSpec["compensate"]
+  }
+): Spec.StepSpec => ({
   name: options.name,
   input: options.input,
   success: options.success,
