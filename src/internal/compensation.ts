@@ -54,13 +54,38 @@ const undecided = (view: Writer["view"]) =>
       step.awaiting !== undefined && step.approved === undefined && step.refused === undefined && step.intents === 0
   )
 
+/**
+ * Journals the start of compensation (once), and withdraws every approval request still pending in
+ * the same write: journaled `REJECTED` (so that nobody approves it), then dropped from the approval
+ * service's pending list — again on every pass, should a crash have come in between.
+ */
+const begin = (writer: Writer, env: UndoEnv, cause: string) =>
+  Effect.gen(function* () {
+    const view = writer.view
+    const start: Array<Draft> = view.compensationStarted
+      ? []
+      : [{ stepId: null, toolName: null, phase: "SAGA_COMPENSATING", input: null, payload: JSON.stringify({ cause }) }]
+    const withdrawn = JSON.stringify({ by: WITHDRAWN_BY, reason: withdrawnReason })
+    const withdrawals = undecided(view).map(
+      (step): Draft => ({
+        stepId: step.stepId,
+        toolName: step.toolName,
+        phase: "REJECTED",
+        input: null,
+        payload: withdrawn
+      })
+    )
+    if (start.length + withdrawals.length > 0) yield* writer.append([...start, ...withdrawals])
+    for (const step of view.steps.values()) {
+      if (step.refused !== undefined && parsePayload(step.refused.payload)?.by === WITHDRAWN_BY) {
+        yield* env.withdraw(requestIdOf(writer.sagaId, step.stepId), withdrawnReason)
+      }
+    }
+  })
+
 /** Errors compensation can stop with: the journal, or a permission denied before an undo. */
 export type CompensationError = AppendError | JournalCorrupted | Unauthorized
 
-/**
- * What an undo sees as its saga: every call of a compensable tool is refused. The inverse is
- * bounded: one undo call, no nested step, no saga started from inside it.
- */
 const refusedInsideUndo = (toolName: string) =>
   Effect.die(
     new DeclarationError({
@@ -69,6 +94,10 @@ const refusedInsideUndo = (toolName: string) =>
     })
   )
 
+/**
+ * What an undo sees as its saga: every call of a compensable tool is refused. The inverse is
+ * bounded: one undo call, no nested step, no saga started from inside it.
+ */
 const boundedSaga = CurrentSaga.of({
   sagaId: "",
   step: (spec) => refusedInsideUndo(spec.name),
@@ -271,38 +300,7 @@ export const compensate = (
 ): Effect.Effect<Report.CompensationReport, CompensationError> =>
   Effect.gen(function* () {
     const view = writer.view
-    const pending = undecided(view)
-    if (!view.compensationStarted || pending.length > 0) {
-      // A request that waits for a decision is withdrawn with the start of compensation: journaled
-      // REJECTED (so that nobody approves it), then dropped from the approval service's pending list.
-      const withdrawn = JSON.stringify({ by: WITHDRAWN_BY, reason: withdrawnReason })
-      yield* writer.append([
-        ...(view.compensationStarted
-          ? []
-          : [
-              {
-                stepId: null,
-                toolName: null,
-                phase: "SAGA_COMPENSATING" as const,
-                input: null,
-                payload: JSON.stringify({ cause })
-              }
-            ]),
-        ...pending.map((step) => ({
-          stepId: step.stepId,
-          toolName: step.toolName,
-          phase: "REJECTED" as const,
-          input: null,
-          payload: withdrawn
-        }))
-      ])
-    }
-    // Again on every pass: a crash may have come between the journal and the approval service.
-    for (const step of view.steps.values()) {
-      if (step.refused !== undefined && parsePayload(step.refused.payload)?.by === WITHDRAWN_BY) {
-        yield* env.withdraw(requestIdOf(writer.sagaId, step.stepId), withdrawnReason)
-      }
-    }
+    yield* begin(writer, env, cause)
     const undone: Array<Report.StepReport> = []
     for (const stepId of view.executedOrder.slice().reverse()) {
       const step = view.steps.get(stepId)!
