@@ -102,6 +102,42 @@ describe("SqlJournal on an SQLite file", () => {
     })
   )
 
+  it.scoped(
+    "a store from before migration 4 is brought up to date when opened: its sagas and leases kept, the lease indexes used",
+    () =>
+      Effect.gen(function* () {
+        const filename = fileFor("upgrade")
+        const before = yield* Effect.scoped(
+          Effect.gen(function* () {
+            const journal = yield* open(SqlJournal.layerSqlite({ filename }))
+            yield* appendAll(journal, "upgraded", [saga("SAGA_STARTED"), step("INTENT", "a")])
+            yield* journal.claim("upgraded", { owner: "worker-a", ttlMillis: 30_000 })
+            return yield* journal.read("upgraded")
+          })
+        )
+        // As a store written by the version before migration 4 looks.
+        const old = new Database(filename)
+        old.exec("DROP INDEX effect_saga_sagas_leased; DROP INDEX effect_saga_sagas_open")
+        old.prepare("DELETE FROM effect_saga_migrations WHERE migration_id = 4").run()
+        old.close()
+
+        const journal = yield* open(SqlJournal.layerSqlite({ filename }))
+        expect(yield* journal.read("upgraded")).toEqual(before)
+        expect(yield* journal.renew({ owner: "worker-a", ttlMillis: 30_000 })).toBe(1)
+        const db = yield* raw(filename)
+        const plan = (query: string) =>
+          (db.prepare(`EXPLAIN QUERY PLAN ${query}`).all() as Array<{ detail: string }>)
+            .map((row) => row.detail)
+            .join("; ")
+        expect(plan("SELECT saga_id FROM effect_saga_sagas WHERE lease_owner = 'worker-a'")).toContain(
+          "USING INDEX effect_saga_sagas_leased"
+        )
+        expect(
+          plan("SELECT saga_id FROM effect_saga_sagas WHERE status IN ('running', 'compensating', 'suspended')")
+        ).toContain("effect_saga_sagas_open")
+      })
+  )
+
   it.scoped("a row edited behind the library's back: verify names the entry, and every entry is still there", () =>
     Effect.gen(function* () {
       const filename = fileFor("edited")

@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
 import * as Journal from "../Journal.js"
 import { buildEntries, isoClock, recordOf } from "./memoryJournal.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
-import { entriesTable, migrate, sagasTable } from "./sqlMigrations.js"
+import { entriesTable, migrate, openSagas, sagasTable } from "./sqlMigrations.js"
 
 const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
 
@@ -535,7 +535,7 @@ RETURNING ${recordColumns}`,
   const skipLocked = sql.literal(onPg ? "FOR UPDATE SKIP LOCKED" : "")
   const claimLapsed = (holder: Journal.Holder, limit: number) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) => {
-      const left = sql.in("status", [...activeStatuses, "suspended"])
+      const left = sql.literal(openSagas)
       return Effect.mapError(
         sql`UPDATE ${sagas} SET lease_owner = ${holder.owner}, lease_expires_at = ${expiryOf(holder, millis)}
 WHERE saga_id IN (SELECT saga_id FROM ${sagas} WHERE ${left} AND ${leaseIsFreeAt(null, millis)}

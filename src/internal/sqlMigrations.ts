@@ -9,13 +9,21 @@ import * as Predicate from "effect/Predicate"
 export const migrationsTable = "effect_saga_migrations"
 
 /**
- * Saga rows: status, `revision` (= last seq), `digest` (= last hash). No secondary index: every
- * append updates the row, and `list` and `prune` (operator paths) can afford a scan.
+ * Saga rows: status, `revision` (= last seq), `digest` (= last hash), lease. Two partial indexes
+ * (migration 4) serve the lease paths that run on every worker all the time; neither covers a column
+ * that an append within a run changes (`revision`, `digest`, `updated_at`, `lease_expires_at`), so
+ * such updates stay cheap (heap-only on PostgreSQL). `list` and `prune` (operator paths) scan.
  */
 export const sagasTable = "effect_saga_sagas"
 
 /** Journal entries, one row per `(saga_id, seq)`. */
 export const entriesTable = "effect_saga_entries"
+
+/**
+ * The sagas a worker may have to pick up, as the `_open` index and `claimLapsed` both say it: the
+ * very same SQL text, with constants, so that the planner can match the query to the index.
+ */
+export const openSagas = "status IN ('running', 'compensating', 'suspended')"
 
 /** Approval requests and their decisions. */
 export const approvalsTable = "effect_saga_approvals"
@@ -81,6 +89,17 @@ const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClien
       [
         sql`ALTER TABLE ${sql(sagasTable)} ADD COLUMN lease_owner TEXT`,
         sql`ALTER TABLE ${sql(sagasTable)} ADD COLUMN lease_expires_at TEXT`
+      ],
+      { discard: true }
+    )
+  ),
+  // `renew` and `release` find a worker's leases, `claimLapsed` the sagas left open (running,
+  // compensating, suspended): without these, both scan every saga ever run.
+  "4_index_leases_and_open_sagas": Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all(
+      [
+        sql`CREATE INDEX ${sql(`${sagasTable}_leased`)} ON ${sql(sagasTable)} (lease_owner) WHERE lease_owner IS NOT NULL`,
+        sql`CREATE INDEX ${sql(`${sagasTable}_open`)} ON ${sql(sagasTable)} (saga_id) WHERE ${sql.literal(openSagas)}`
       ],
       { discard: true }
     )
