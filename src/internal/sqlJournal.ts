@@ -236,19 +236,21 @@ export const make = Effect.gen(function* () {
   const activeList = sql.literal(`(${activeStatuses.map((status) => `'${status}'`).join(", ")})`)
   const keptWhileActive = (column: typeof bare, name: string, value: Statement.Fragment) =>
     sql`CASE WHEN COALESCE(${_}, ${column("status")}) IN ${activeList} THEN COALESCE(${value}, ${column(name)}) END`
-  const compareAndSetNew = text(sql`INSERT INTO ${sagas} (saga_id, status, revision, digest, created_at, updated_at,
+  const compareAndSetNewSql = sql`INSERT INTO ${sagas} (saga_id, status, revision, digest, created_at, updated_at,
   lease_owner, lease_expires_at)
 VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${timeAfter(_)})
 ON CONFLICT (saga_id) DO UPDATE SET status = COALESCE(${_}, ${sagas}.status), revision = ${_},
   digest = ${_}, updated_at = ${_}, lease_owner = ${keptWhileActive(ofSagas, "lease_owner", sql`${_}`)},
   lease_expires_at = ${keptWhileActive(ofSagas, "lease_expires_at", timeAfter(_))}
 WHERE ${sagas}.revision = 0 AND ${sagas}.digest = ${_} AND ${leaseIsFree(ofSagas)}
-RETURNING saga_id`)
-  const compareAndSet = text(sql`UPDATE ${sagas} SET status = COALESCE(${_}, status), revision = ${_}, digest = ${_},
+RETURNING saga_id`
+  const compareAndSetNew = text(compareAndSetNewSql)
+  const compareAndSetSql = sql`UPDATE ${sagas} SET status = COALESCE(${_}, status), revision = ${_}, digest = ${_},
   updated_at = ${_}, lease_owner = ${keptWhileActive(bare, "lease_owner", sql`${_}`)},
   lease_expires_at = ${keptWhileActive(bare, "lease_expires_at", timeAfter(_))}
 WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_} AND ${leaseIsFree(bare)}
-RETURNING saga_id`)
+RETURNING saga_id`
+  const compareAndSet = text(compareAndSetSql)
   const selectPosition = text(
     sql`SELECT revision, digest, lease_owner, lease_expires_at FROM ${sagas} WHERE saga_id = ${_}`
   )
@@ -263,8 +265,8 @@ RETURNING saga_id`)
     return statement
   }
 
-  /** The compare-and-set of one append: its entries if it matched, its conflict if not. */
-  const compareAndSetFor = (conn: Connection, request: Request): Effect.Effect<Outcome, SqlError> => {
+  /** The compare-and-set of an append: the saga's first (an upsert) or a later one, and its arguments. */
+  const compareAndSetOf = (request: Request): { readonly first: boolean; readonly args: ReadonlyArray<unknown> } => {
     const { at, expected, holder, millis, sagaId, status, written } = request
     const last = written[written.length - 1]
     const revision = last?.seq ?? expected.revision
@@ -273,41 +275,83 @@ RETURNING saga_id`)
     const expiresAt = timeArg(millis, holder?.ttlMillis ?? null)
     const now = timeArg(millis, 0)
     const newLease = Journal.isActive(status ?? "running") ? holder : null
-    const matched =
-      expected.revision === 0
-        ? conn.execute(
-            compareAndSetNew,
-            [
-              ...[sagaId, status ?? "running", revision, digest, at, at, newLease?.owner ?? null],
-              ...[timeArg(millis, newLease?.ttlMillis ?? null), status, revision, digest, at, status, owner, status],
-              ...[expiresAt, expected.digest, owner, now]
-            ],
-            undefined
-          )
-        : conn.execute(
-            compareAndSet,
-            [
-              ...[status, revision, digest, at, status, owner, status, expiresAt],
-              ...[sagaId, expected.revision, expected.digest, owner, now]
-            ],
-            undefined
-          )
-    return Effect.flatMap(matched, (rows) =>
+    return expected.revision === 0
+      ? {
+          first: true,
+          args: [
+            ...[sagaId, status ?? "running", revision, digest, at, at, newLease?.owner ?? null],
+            ...[timeArg(millis, newLease?.ttlMillis ?? null), status, revision, digest, at, status, owner, status],
+            ...[expiresAt, expected.digest, owner, now]
+          ]
+        }
+      : {
+          first: false,
+          args: [
+            ...[status, revision, digest, at, status, owner, status, expiresAt],
+            ...[sagaId, expected.revision, expected.digest, owner, now]
+          ]
+        }
+  }
+
+  /** Why a compare-and-set did not match, read from the saga's row: its lease, or another position. */
+  const mismatch = (request: Request, rows: ReadonlyArray<unknown>): Outcome => {
+    const { expected, sagaId } = request
+    const row = rows[0] as PositionRow | undefined
+    const actualRevision = Number(row?.revision ?? 0)
+    return Exit.fail(
+      actualRevision === expected.revision && (row?.digest ?? expected.digest) === expected.digest
+        ? new Journal.LeaseHeld({ sagaId, owner: String(row?.lease_owner), expiresAt: String(row?.lease_expires_at) })
+        : new Journal.ConcurrencyConflict({ sagaId, expectedRevision: expected.revision, actualRevision })
+    )
+  }
+
+  /** The compare-and-set of one append: its entries if it matched, its conflict if not. */
+  const compareAndSetFor = (conn: Connection, request: Request): Effect.Effect<Outcome, SqlError> => {
+    const { first, args } = compareAndSetOf(request)
+    return Effect.flatMap(conn.execute(first ? compareAndSetNew : compareAndSet, args, undefined), (rows) =>
       rows.length > 0
-        ? Effect.succeed(Exit.succeed(written))
-        : Effect.map(conn.execute(selectPosition, [sagaId], undefined), (rows): Outcome => {
-            const row = rows[0] as PositionRow | undefined
-            const actualRevision = Number(row?.revision ?? 0)
-            return Exit.fail(
-              actualRevision === expected.revision && (row?.digest ?? expected.digest) === expected.digest
-                ? new Journal.LeaseHeld({
-                    sagaId,
-                    owner: String(row?.lease_owner),
-                    expiresAt: String(row?.lease_expires_at)
-                  })
-                : new Journal.ConcurrencyConflict({ sagaId, expectedRevision: expected.revision, actualRevision })
-            )
-          })
+        ? Effect.succeed(Exit.succeed(request.written))
+        : Effect.map(conn.execute(selectPosition, [request.sagaId], undefined), (rows) => mismatch(request, rows))
+    )
+  }
+
+  const entryArgs = (entry: Journal.Entry) => [
+    ...[entry.sagaId, entry.seq, entry.stepId, entry.toolName, entry.phase],
+    ...[entry.input, entry.payload, entry.at, entry.hash]
+  ]
+
+  /**
+   * PostgreSQL: an append alone as one autocommitted statement, so one round trip and one WAL flush
+   * instead of four round trips (BEGIN, compare-and-set, INSERT, COMMIT): the compare-and-set in a
+   * CTE, and the entries inserted only if it matched.
+   */
+  const oneStatements = new Map<string, string>()
+  const oneStatement = (first: boolean, rows: number) => {
+    const key = `${first}/${rows}`
+    let statement = oneStatements.get(key)
+    if (statement === undefined) {
+      const row = sql`(${_}::text, ${_}::integer, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text)`
+      const values = Array.from({ length: rows }, () => row)
+      statement = text(sql`WITH cas AS (${first ? compareAndSetNewSql : compareAndSetSql})
+INSERT INTO ${entries} (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash)
+SELECT * FROM (VALUES ${sql.csv(values)}) AS written (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash)
+WHERE EXISTS (SELECT 1 FROM cas)
+RETURNING seq`)
+      oneStatements.set(key, statement)
+    }
+    return statement
+  }
+
+  const appendInOneStatement = (request: Request): Effect.Effect<Outcome> => {
+    const { first, args } = compareAndSetOf(request)
+    const written = request.written
+    return sql.unsafe(oneStatement(first, written.length), [...args, ...written.flatMap(entryArgs)]).pipe(
+      Effect.flatMap((inserted) =>
+        inserted.length === written.length
+          ? Effect.succeed(Exit.succeed(written))
+          : Effect.map(sql.unsafe(selectPosition, [request.sagaId]), (rows) => mismatch(request, rows))
+      ),
+      Effect.catchAll((error) => Effect.exit(lostRace(request.sagaId, request.expected.revision, "append")(error)))
     )
   }
 
@@ -327,7 +371,7 @@ RETURNING saga_id`)
             (run) =>
               conn.execute(
                 insert(run.length),
-                run.flatMap((e) => [e.sagaId, e.seq, e.stepId, e.toolName, e.phase, e.input, e.payload, e.at, e.hash]),
+                run.flatMap(entryArgs),
                 undefined
               ),
             { discard: true }
@@ -352,6 +396,12 @@ RETURNING saga_id`)
       (error) => Effect.exit(lostRace(request.sagaId, request.expected.revision, "append")(error))
     )
 
+  /** An append that has a commit of its own: on PostgreSQL one statement, when its entries are few. */
+  const alone = (request: Request): Effect.Effect<Outcome> =>
+    onPg && request.written.length > 0 && request.written.length <= 64
+      ? appendInOneStatement(request)
+      : commitOne(request)
+
   /**
    * A batch of appends in one transaction. If the transaction fails, nobody's entries were written:
    * a lock held past the busy timeout is everyone's error (each would have waited for it alone),
@@ -359,7 +409,7 @@ RETURNING saga_id`)
    */
   const commit = (batch: ReadonlyArray<Request>): Effect.Effect<ReadonlyArray<Outcome>> =>
     batch.length === 1
-      ? Effect.map(commitOne(batch[0]!), (outcome) => [outcome])
+      ? Effect.map(alone(batch[0]!), (outcome) => [outcome])
       : Effect.catchAll(
           transaction((conn) => write(conn, batch)),
           (error) =>
