@@ -366,16 +366,9 @@ RETURNING seq`)
       (outcomes): Effect.Effect<ReadonlyArray<Outcome>, SqlError> => {
         const rows = outcomes.flatMap((outcome) => (Exit.isSuccess(outcome) ? outcome.value : []))
         return Effect.as(
-          Effect.forEach(
-            runs(rows),
-            (run) =>
-              conn.execute(
-                insert(run.length),
-                run.flatMap(entryArgs),
-                undefined
-              ),
-            { discard: true }
-          ),
+          Effect.forEach(runs(rows), (run) => conn.execute(insert(run.length), run.flatMap(entryArgs), undefined), {
+            discard: true
+          }),
           outcomes
         )
       }
