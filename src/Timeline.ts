@@ -5,6 +5,7 @@
  */
 
 import { parsePayload } from "./internal/codec.js"
+import { table } from "./internal/table.js"
 import type { Entry } from "./Journal.js"
 
 const detailKeys = ["reason", "remaining", "description", "by", "cause", "requestId"] as const
@@ -47,12 +48,5 @@ export const format = (entries: ReadonlyArray<Entry>): string => {
     entry.phase,
     detailOf(entry)
   ])
-  const header = ["seq", "time", "step", "tool", "phase", "detail"]
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    cells
-      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!)))
-      .join("  ")
-      .trimEnd()
-  return [line(header), ...rows.map(line)].join("\n")
+  return table(["seq", "time", "step", "tool", "phase", "detail"], rows)
 }

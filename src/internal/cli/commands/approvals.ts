@@ -7,7 +7,8 @@ import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
 import type { ApprovalRequest } from "../../../Approval.js"
 import * as Approval from "../../../Approval.js"
-import { print, printJson, table } from "../output.js"
+import { table } from "../../table.js"
+import { print, printJson } from "../output.js"
 import { db, json, withStore } from "../root.js"
 
 const render = (requests: ReadonlyArray<ApprovalRequest>): string =>

@@ -10,10 +10,11 @@ import type { Entry } from "../../../Journal.js"
 import { Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Timeline from "../../../Timeline.js"
+import { table } from "../../table.js"
 import { exitIfDirty } from "../dirty.js"
 import { UsageError } from "../failure.js"
 import * as Mermaid from "../mermaid.js"
-import { print, printJson, table } from "../output.js"
+import { print, printJson } from "../output.js"
 import { db, json, saga, withStore } from "../root.js"
 
 const format = Options.choice("format", ["table", "mermaid"]).pipe(

@@ -11,8 +11,9 @@ import * as Option from "effect/Option"
 import type { SagaRecord } from "../../../Journal.js"
 import * as Journal from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
+import { table } from "../../table.js"
 import { SomethingWrong, UsageError } from "../failure.js"
-import { print, printJson, table } from "../output.js"
+import { print, printJson } from "../output.js"
 import { db, json, withStore } from "../root.js"
 
 const saga = Args.text({ name: "SAGA" }).pipe(Args.withDescription("The saga to verify."), Args.optional)
