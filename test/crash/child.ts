@@ -15,7 +15,6 @@
  * Imports name single modules, not the barrels: through tsx, loading fewer files starts the process
  * about a second sooner (start-up is most of what a crash costs the harness).
  */
-import * as readline from "node:readline"
 // Loaded before `loaded`, so that opening the journal after `go` does not wait for the native driver.
 import "@effect/sql-sqlite-node/SqliteClient"
 import * as Cause from "effect/Cause"
@@ -25,6 +24,7 @@ import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Recovery from "../../src/Recovery.js"
 import * as Saga from "../../src/Saga.js"
+import { waitForGo } from "../fixtures/go.js"
 import { emit } from "./protocol.js"
 import { Order, orderId, plannedToFail } from "./saga.js"
 import { storeLayer } from "./store.js"
@@ -92,15 +92,6 @@ const work = Effect.gen(function* () {
     (loop) => loop,
     { concurrency: "unbounded", discard: true }
   )
-})
-
-const waitForGo = Effect.async<void>((resume) => {
-  const lines = readline.createInterface({ input: process.stdin })
-  lines.on("line", (line) => {
-    if (line.trim() !== "go") return
-    lines.close()
-    resume(Effect.void)
-  })
 })
 
 const program = Effect.gen(function* () {
