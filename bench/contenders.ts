@@ -88,15 +88,40 @@ export const tools = steps.map((execute, i) =>
 
 const SagaLive = Saga.layer.pipe(Layer.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
 
-/** effect-saga on `Journal.layerMemory`: each saga journals INTENT and EXECUTED for every step. */
-const effectSaga = fromLayer("effect-saga", SagaLive, (n) =>
+/** The saga every effect-saga figure is about: the five tools, each journaling INTENT and EXECUTED. */
+export const saga = (n: number) =>
   Saga.run(
     `saga-${n}`,
     Effect.gen(function* () {
       for (const tool of tools) yield* tool({ n })
     })
   )
-)
+
+/** effect-saga on `Journal.layerMemory`. */
+const effectSaga = fromLayer("effect-saga", SagaLive, saga)
+
+/**
+ * Sagas in flight at once in the durable sections' concurrent figures (SQLite, PostgreSQL), and
+ * sagas a batched floor transaction holds in the SQLite section.
+ */
+export const CONCURRENCY = 100
+
+/** `count` numbers from `from`. */
+export const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i)
+
+/**
+ * Runs `saga`s on `runtime`, one after another or `CONCURRENCY` at once, each call numbering on
+ * from where the last stopped (every saga is new).
+ */
+export const sagaRunner = (runtime: ManagedRuntime.ManagedRuntime<Saga.Saga, unknown>) => {
+  let next = 0
+  const run = (count: number, concurrency: number) => {
+    const from = next
+    next += count
+    return runtime.runPromise(Effect.forEach(range(from, count), saga, { concurrency, discard: true }))
+  }
+  return { oneByOne: (count: number) => run(count, 1), concurrent: (count: number) => run(count, CONCURRENCY) }
+}
 
 /** All contenders by name; `workflow` is the reference for ratios. */
 export const contenders: Record<string, Contender> = { plain, workflow, "effect-saga": effectSaga }

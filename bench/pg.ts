@@ -26,7 +26,7 @@ import { DBOS } from "@dbos-inc/dbos-sdk"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import pg from "pg"
 import { Saga, SqlApproval } from "../src/index.js"
-import { STEPS, tools } from "./contenders.js"
+import { CONCURRENCY, range, STEPS, sagaRunner } from "./contenders.js"
 
 /** How long to warm up and measure each figure, and the connection pool every contender gets. */
 export interface PgBenchOptions {
@@ -41,9 +41,6 @@ export interface PgBenchOptions {
 }
 
 /** Sagas (workflows, insert loops) in flight at once in the concurrent figures. */
-const CONCURRENCY = 100
-
-const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i)
 
 /** Runs `task(n)` for `count` numbers from `from`, at most `concurrency` at once. */
 const pooled = async (from: number, count: number, concurrency: number, task: (n: number) => Promise<unknown>) => {
@@ -369,32 +366,13 @@ const makeDbos = async (url: string, pool: number): Promise<Runner> => {
   }
 }
 
-/** The saga every effect-saga figure is about: five tools, each journaling INTENT and EXECUTED. */
-const saga = (n: number) =>
-  Saga.run(
-    `saga-${n}`,
-    Effect.gen(function* () {
-      for (const tool of tools) yield* tool({ n })
-    })
-  )
-
 /** effect-saga: `Saga.layer` on the journal and approvals on PostgreSQL. */
 const makeEffectSaga = async (url: string, pool: number): Promise<Runner> => {
   const runtime = ManagedRuntime.make(
     Saga.layer.pipe(Layer.provide(SqlApproval.layerPg({ url, maxConnections: pool })))
   )
   await runtime.runPromise(Effect.void)
-  let next = 0
-  const run = (count: number, concurrency: number) => {
-    const from = next
-    next += count
-    return runtime.runPromise(Effect.forEach(range(from, count), saga, { concurrency, discard: true }))
-  }
-  return {
-    oneByOne: (count) => run(count, 1),
-    concurrent: (count) => run(count, CONCURRENCY),
-    close: () => runtime.dispose()
-  }
+  return { ...sagaRunner(runtime), close: () => runtime.dispose() }
 }
 
 /** Every figure of one contender. */

@@ -20,7 +20,7 @@ import * as path from "node:path"
 import Database from "better-sqlite3"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { Approval, Journal, Saga, SqlApproval } from "../src/index.js"
-import { STEPS, tools } from "./contenders.js"
+import { CONCURRENCY, range, STEPS, saga, sagaRunner } from "./contenders.js"
 
 /** How long to warm up and measure each figure, and how many sagas the file size is measured on. */
 export interface SqliteBenchOptions {
@@ -34,24 +34,10 @@ export interface SqliteBenchOptions {
 
 type Synchronous = "normal" | "full"
 
-/** Sagas in flight at once in the concurrent figures, and sagas a batched floor transaction holds. */
-const CONCURRENCY = 100
-
-/** The saga every figure is about: five tools, each journaling INTENT and EXECUTED. */
-const saga = (n: number) =>
-  Saga.run(
-    `saga-${n}`,
-    Effect.gen(function* () {
-      for (const tool of tools) yield* tool({ n })
-    })
-  )
-
 const sagaLayer = (filename: string, synchronous: Synchronous) =>
   Saga.layer.pipe(Layer.provide(SqlApproval.layerSqlite({ filename, synchronous })))
 
 const memoryLayer = Saga.layer.pipe(Layer.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
-
-const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i)
 
 /** Throughput of one figure: the best round, and the mean over all rounds. */
 export interface Rate {
@@ -247,17 +233,7 @@ RETURNING saga_id`)
 /** Runs sagas through the library on `layer`, one after another or 100 at once. */
 const makeEffectSaga = (layer: Layer.Layer<Saga.Saga, unknown>) => {
   const runtime = ManagedRuntime.make(layer)
-  let next = 0
-  const run = (count: number, concurrency: number) => {
-    const from = next
-    next += count
-    return runtime.runPromise(Effect.forEach(range(from, count), saga, { concurrency, discard: true }))
-  }
-  return {
-    oneByOne: (count: number) => run(count, 1),
-    concurrent: (count: number) => run(count, CONCURRENCY),
-    dispose: () => runtime.dispose()
-  }
+  return { ...sagaRunner(runtime), dispose: () => runtime.dispose() }
 }
 
 /** Throughput figures under one `synchronous` setting. */
