@@ -2,82 +2,27 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Journal from "../Journal.js"
-import { ConcurrencyConflict, hashEntry, isActive, isFinished, LeaseHeld, statusAfter } from "../Journal.js"
+import { ConcurrencyConflict, isActive, isFinished, LeaseHeld, statusAfter } from "../Journal.js"
+import { buildEntries, isoClock, recordOf } from "./entries.js"
 
 interface Stored {
   record: Journal.SagaRecord
   readonly entries: Array<Journal.Entry>
 }
 
-/** Builds the entries for `drafts`, chained after `expected`. */
-export const buildEntries = (
-  sagaId: string,
-  expected: Journal.Expected,
-  drafts: ReadonlyArray<Journal.Draft>,
-  at: string
-): Array<Journal.Entry> => {
-  const entries: Array<Journal.Entry> = []
-  let previous = expected.digest
-  let seq = expected.revision
-  for (const draft of drafts) {
-    const entry = {
-      sagaId,
-      seq: ++seq,
-      stepId: draft.stepId,
-      toolName: draft.toolName,
-      phase: draft.phase,
-      input: draft.input,
-      payload: draft.payload,
-      at,
-      hash: ""
-    }
-    entry.hash = previous = hashEntry(previous, entry)
-    entries.push(entry)
-  }
-  return entries
-}
-
-/** The saga row that a whole, non-empty list of one saga's entries implies (for an import). */
-export const recordOf = (entries: ReadonlyArray<Journal.Entry>): Journal.SagaRecord => {
-  const first = entries[0]!
-  const last = entries[entries.length - 1]!
-  return {
-    sagaId: first.sagaId,
-    status: statusAfter("running", entries),
-    revision: last.seq,
-    digest: last.hash,
-    createdAt: first.at,
-    updatedAt: last.at,
-    lease: null
-  }
-}
-
 /** Whether `lease` stops anyone but `owner` (absent: anyone at all) from writing at `now`. */
-export const blocks = (lease: Journal.Lease | null, owner: string | undefined, now: string): lease is Journal.Lease =>
+const blocks = (lease: Journal.Lease | null, owner: string | undefined, now: string): lease is Journal.Lease =>
   lease !== null && lease.owner !== owner && lease.expiresAt > now
 
 /** Whether a saga with this row was left behind: active with no live lease, or suspended. */
-export const isLapsed = (record: Journal.SagaRecord, now: string): boolean =>
+const isLapsed = (record: Journal.SagaRecord, now: string): boolean =>
   (isActive(record.status) || record.status === "suspended") && !blocks(record.lease, undefined, now)
 
 /** The lease `holder` has from `millis` on. */
-export const leaseFrom = (holder: Journal.Holder, millis: number): Journal.Lease => ({
+const leaseFrom = (holder: Journal.Holder, millis: number): Journal.Lease => ({
   owner: holder.owner,
   expiresAt: new Date(millis + holder.ttlMillis).toISOString()
 })
-
-/** Formats epoch millis as ISO-8601 UTC, sharing one string among the entries of one millisecond. */
-export const isoClock = () => {
-  let lastMillis = Number.NaN
-  let lastText = ""
-  return (millis: number): string => {
-    if (millis !== lastMillis) {
-      lastMillis = millis
-      lastText = new Date(millis).toISOString()
-    }
-    return lastText
-  }
-}
 
 const byUpdate = (a: Stored, b: Stored) =>
   a.record.updatedAt < b.record.updatedAt ? -1 : a.record.updatedAt > b.record.updatedAt ? 1 : 0

@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Journal from "../Journal.js"
-import { buildEntries, isoClock, recordOf } from "./memoryJournal.js"
+import { buildEntries, isoClock, recordOf } from "./entries.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
 import { entriesTable, migrate, openSagas, sagasTable } from "./sqlMigrations.js"
 
