@@ -134,6 +134,38 @@ describe("approvals in a saga", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "a withdrawal the approval service missed (a crash in between) is made again by the next compensation pass",
+    () =>
+      Effect.gen(function* () {
+        const { program } = fixture()
+        const approvals = Approval.makeMemory()
+        let down = true
+        const flaky: Approval.Approval["Type"] = {
+          ...approvals,
+          reject: (requestId, options) =>
+            down
+              ? Effect.fail(new Journal.JournalError({ operation: "reject", reason: "the approval store is down" }))
+              : approvals.reject(requestId, options)
+        }
+        const store = Saga.layer.pipe(
+          Layer.provideMerge(Layer.merge(Journal.layerMemory, Layer.succeed(Approval.Approval, flaky)))
+        )
+        yield* Effect.gen(function* () {
+          const waiting = yield* Saga.run("missed", program)
+          assert(waiting._tag === "AwaitingApproval")
+          yield* Saga.compensate("missed")
+          // Journaled as withdrawn, but the approval service still lists the request.
+          expect((yield* entriesOf("missed")).filter((entry) => entry.phase === "REJECTED")).toHaveLength(1)
+          expect((yield* approvals.pending).map((request) => request.requestId)).toEqual([waiting.request.requestId])
+          down = false
+          yield* Saga.compensate("missed")
+          expect(yield* approvals.pending).toEqual([])
+          expect((yield* entriesOf("missed")).filter((entry) => entry.phase === "REJECTED")).toHaveLength(1)
+        }).pipe(Effect.provide(store))
+      })
+  )
+
   it.effect("an approval that expired before the run is refused, journaled EXPIRED, and compensates", () =>
     Effect.gen(function* () {
       const { log, program } = fixture()
