@@ -10,11 +10,14 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
-import type * as Option from "effect/Option"
+import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { ENTRY_DOMAIN, verifyMac } from "./internal/crypto.js"
 import { chain, GENESIS } from "./internal/hash.js"
 import { makeMemoryJournal } from "./internal/memoryJournal.js"
+import type { KeyError, KeyRing } from "./Keys.js"
+import { journalKeys } from "./Keys.js"
 
 /**
  * The phases an entry can record: a step's own, and the saga's (prefixed `SAGA_`).
@@ -92,7 +95,12 @@ export const Entry = Schema.Struct({
   input: Schema.NullOr(Schema.String),
   payload: Schema.NullOr(Schema.String),
   at: Schema.String,
-  hash: Schema.String
+  hash: Schema.String,
+  /**
+   * `<key id>:<HMAC-SHA-256>` of `hash` under the journal key, when one is configured: whoever
+   * can write the store but does not hold the key cannot forge an entry that verifies.
+   */
+  mac: Schema.optional(Schema.String)
 })
 
 /**
@@ -107,7 +115,7 @@ export type Entry = typeof Entry.Type
  * @since 0.1.0
  * @category models
  */
-export type Draft = Omit<Entry, "sagaId" | "seq" | "at" | "hash">
+export type Draft = Omit<Entry, "sagaId" | "seq" | "at" | "hash" | "mac">
 
 /**
  * Who is driving a saga, and until when (ISO-8601 UTC) unless they renew: a worker holds the lease
@@ -272,6 +280,56 @@ export class JournalCorrupted extends Schema.TaggedError<JournalCorrupted>("effe
 }
 
 /**
+ * What is wrong with a journal that does not verify:
+ * - `sequence`: an entry is missing or out of place (its `seq` is not the next one);
+ * - `hash`: an entry's hash does not match its content chained to the entry before it (the entry
+ *   was edited, or forged over another predecessor);
+ * - `unsigned` / `signature`: a journal key is configured and the entry carries no MAC, or one that
+ *   does not verify under any configured key;
+ * - `truncated`: the saga's row says the journal goes on past its last entry (entries were deleted);
+ * - `row`: the saga's row names another last entry than the journal's (the row was edited, or
+ *   entries were added behind its back);
+ * - `undecodable`: a stored entry no longer decodes (a phase or a column edited out of shape);
+ * - `approval`: an approval decision the store holds is not the one the journal holds, or is not
+ *   signed by the journal key.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const TamperProblem = Schema.Literal(
+  "sequence",
+  "hash",
+  "unsigned",
+  "signature",
+  "truncated",
+  "row",
+  "undecodable",
+  "approval"
+)
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type TamperProblem = typeof TamperProblem.Type
+
+/**
+ * A saga's journal does not verify: it was changed behind the library's back. The engine refuses
+ * to act on it: nothing ran and nothing was written. `seq` is the first entry that does not fit.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class JournalTampered extends Schema.TaggedError<JournalTampered>("effect-saga/JournalTampered")(
+  "JournalTampered",
+  { sagaId: Schema.String, seq: Schema.Int, problem: TamperProblem, reason: Schema.String }
+) {
+  override get message(): string {
+    return `journal of saga ${this.sagaId} does not verify at seq ${this.seq} (${this.problem}): ${this.reason}; nothing was run or written`
+  }
+}
+
+/**
  * No saga with that id is in the journal.
  *
  * @since 0.1.0
@@ -293,8 +351,9 @@ export class SagaNotFound extends Schema.TaggedError<SagaNotFound>("effect-saga/
  */
 export const isJournalError = (
   u: unknown
-): u is ConcurrencyConflict | LeaseHeld | JournalError | JournalCorrupted | SagaNotFound =>
+): u is ConcurrencyConflict | LeaseHeld | JournalError | JournalCorrupted | JournalTampered | SagaNotFound =>
   Predicate.isTagged(u, "ConcurrencyConflict") ||
+  Predicate.isTagged(u, "JournalTampered") ||
   Predicate.isTagged(u, "LeaseHeld") ||
   Predicate.isTagged(u, "JournalError") ||
   Predicate.isTagged(u, "JournalCorrupted") ||
@@ -374,35 +433,122 @@ export const hashEntry = (previous: string, entry: Omit<Entry, "hash">): string 
   ])
 
 /**
- * The result of re-computing a saga's hash chain.
+ * The result of re-computing a saga's hash chain (and, with a journal key, its MACs).
  *
  * @since 0.1.0
  * @category models
  */
 export type Verification =
   | { readonly _tag: "Intact"; readonly entries: number; readonly digest: string }
-  | { readonly _tag: "Broken"; readonly seq: number; readonly reason: string }
+  | { readonly _tag: "Broken"; readonly seq: number; readonly problem: TamperProblem; readonly reason: string }
+
+const broken = (seq: number, problem: TamperProblem, reason: string): Verification => ({
+  _tag: "Broken",
+  seq,
+  problem,
+  reason
+})
+
+/** What a MAC check says about an entry, as a break; `undefined` when it verifies. */
+const macProblem = (entry: Entry, keys: KeyRing): Verification | undefined => {
+  if (entry.mac === undefined) {
+    return broken(entry.seq, "unsigned", "a journal key is configured, but the entry carries no MAC")
+  }
+  switch (verifyMac(keys, ENTRY_DOMAIN, entry.hash, entry.mac)) {
+    case "ok":
+      return undefined
+    case "unknown-key":
+      return broken(entry.seq, "signature", "its MAC names a key that is not configured here")
+    default:
+      return broken(entry.seq, "signature", "its MAC does not verify under the journal key: the entry was forged")
+  }
+}
 
 /**
  * Re-computes the hash chain of one saga's entries and names the first entry that does not fit.
+ * With `keys` (the journal key ring), every entry must also carry a MAC that verifies under one of
+ * them.
  *
  * @since 0.1.0
  * @category hashing
  */
-export const verifyEntries = (entries: ReadonlyArray<Entry>): Verification => {
+export const verifyEntries = (entries: ReadonlyArray<Entry>, keys?: KeyRing | undefined): Verification => {
   let previous = GENESIS
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!
     if (entry.seq !== i + 1) {
-      return { _tag: "Broken", seq: entry.seq, reason: `expected seq ${i + 1}, found ${entry.seq}` }
+      return broken(
+        Math.min(entry.seq, i + 1),
+        "sequence",
+        `expected seq ${i + 1}, found ${entry.seq}: an entry was removed or moved`
+      )
     }
     if (hashEntry(previous, entry) !== entry.hash) {
-      return { _tag: "Broken", seq: entry.seq, reason: "hash does not match the entry's content and its predecessor" }
+      return broken(
+        entry.seq,
+        "hash",
+        "its hash does not match its content chained to the entry before it: the entry was edited, or forged over another predecessor"
+      )
     }
+    const unsigned = keys === undefined ? undefined : macProblem(entry, keys)
+    if (unsigned !== undefined) return unsigned
     previous = entry.hash
   }
   return { _tag: "Intact", entries: entries.length, digest: previous }
 }
+
+/**
+ * Verifies a saga's entries against its row: the chain (and MACs) must verify and end exactly at
+ * the row's `revision` and `digest`, so that entries removed from the end are found too.
+ *
+ * @since 0.2.0
+ * @category hashing
+ */
+export const verifyAgainst = (
+  entries: ReadonlyArray<Entry>,
+  record: SagaRecord | undefined,
+  keys?: KeyRing | undefined
+): Verification => {
+  const chain = verifyEntries(entries, keys)
+  if (chain._tag === "Broken") return chain
+  if (record === undefined) {
+    return entries.length === 0
+      ? chain
+      : broken(1, "row", "the journal holds entries of a saga that has no row: the row was deleted")
+  }
+  const { digest, revision } = record
+  if (revision === chain.entries && digest === chain.digest) return chain
+  if (revision > chain.entries) {
+    return broken(
+      chain.entries + 1,
+      "truncated",
+      `the saga's row says it ends at seq ${revision}, but its journal ends at seq ${chain.entries}: entries were deleted`
+    )
+  }
+  return broken(
+    Math.min(revision + 1, chain.entries),
+    "row",
+    revision === chain.entries
+      ? `the saga's row names another last hash than its journal's at seq ${revision}: the row was edited`
+      : `the saga's row says it ends at seq ${revision}, but its journal goes on to seq ${chain.entries}: entries were added behind the library's back`
+  )
+}
+
+/**
+ * Re-computes the hash chain of a stored saga (and its MACs, when `EFFECT_SAGA_JOURNAL_KEYS` is
+ * configured), and checks that it ends where the saga's row says.
+ *
+ * @since 0.1.0
+ * @category hashing
+ */
+export const verify = (
+  sagaId: string
+): Effect.Effect<Verification, JournalError | JournalCorrupted | KeyError, Journal> =>
+  Effect.flatMap(Effect.all([Journal, journalKeys]), ([journal, keys]) =>
+    Effect.zipWith(journal.read(sagaId), journal.get(sagaId), (entries, record) =>
+      verifyAgainst(entries, Option.getOrUndefined(record), Option.getOrUndefined(keys))
+    )
+  )
 
 const statusOfPhase: Partial<Record<Phase, SagaStatus>> = {
   SAGA_STARTED: "running",
@@ -444,31 +590,6 @@ export const isFinished = (status: SagaStatus): boolean =>
  * @category models
  */
 export const isActive = (status: SagaStatus): boolean => status === "running" || status === "compensating"
-
-/**
- * Re-computes the hash chain of a stored saga, and checks that it ends where the saga's row says
- * (so that entries removed from the end are found too).
- *
- * @since 0.1.0
- * @category hashing
- */
-export const verify = (sagaId: string): Effect.Effect<Verification, JournalError | JournalCorrupted, Journal> =>
-  Effect.flatMap(Journal, (journal) =>
-    Effect.zipWith(journal.read(sagaId), journal.get(sagaId), (entries, record): Verification => {
-      const chain = verifyEntries(entries)
-      if (chain._tag === "Broken" || record._tag === "None") return chain
-      const { digest, revision } = record.value
-      return revision === chain.entries && digest === chain.digest
-        ? chain
-        : {
-            _tag: "Broken",
-            seq: Math.min(revision, chain.entries + 1),
-            reason: `the saga's row says it ends at seq ${revision}, but its journal ends at seq ${chain.entries}${
-              revision === chain.entries ? " with another hash" : ""
-            }: entries were removed or added behind the library's back`
-          }
-    })
-  )
 
 /**
  * A saga's journal as NDJSON: one entry per line, in `seq` order.

@@ -33,7 +33,13 @@ const verdictOf = (record: SagaRecord) =>
   Journal.verify(record.sagaId).pipe(
     Effect.map((verification): Verdict => ({ sagaId: record.sagaId, ...verification })),
     Effect.catchTag("JournalCorrupted", (error) =>
-      Effect.succeed<Verdict>({ sagaId: record.sagaId, _tag: "Broken", seq: error.seq, reason: error.reason })
+      Effect.succeed<Verdict>({
+        sagaId: record.sagaId,
+        _tag: "Broken",
+        seq: error.seq,
+        problem: "undecodable",
+        reason: error.reason
+      })
     )
   )
 
