@@ -407,12 +407,16 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
 >() {}
 
 /**
- * An in-memory journal for tests and demos: same guarantees, nothing survives the process.
+ * An in-memory journal for tests and demos: same guarantees, nothing survives the process. With
+ * `EFFECT_SAGA_JOURNAL_KEYS` configured, it signs every entry as the SQL stores do.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerMemory: Layer.Layer<Journal> = Layer.sync(Journal, () => Journal.of(makeMemoryJournal()))
+export const layerMemory: Layer.Layer<Journal, KeyError> = Layer.effect(
+  Journal,
+  Effect.map(journalKeys, (keys) => Journal.of(makeMemoryJournal(Option.getOrUndefined(keys))))
+)
 
 /**
  * The hash of an entry given the previous entry's hash.
@@ -477,18 +481,10 @@ export const verifyEntries = (entries: ReadonlyArray<Entry>, keys?: KeyRing | un
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!
     if (entry.seq !== i + 1) {
-      return broken(
-        Math.min(entry.seq, i + 1),
-        "sequence",
-        `expected seq ${i + 1}, found ${entry.seq}: an entry was removed or moved`
-      )
+      return broken(entry.seq, "sequence", `expected seq ${i + 1}, found ${entry.seq}: an entry was removed or moved`)
     }
     if (hashEntry(previous, entry) !== entry.hash) {
-      return broken(
-        entry.seq,
-        "hash",
-        "its hash does not match its content chained to the entry before it: the entry was edited, or forged over another predecessor"
-      )
+      return broken(entry.seq, "hash", "hash does not match the entry's content and its predecessor")
     }
     const unsigned = keys === undefined ? undefined : macProblem(entry, keys)
     if (unsigned !== undefined) return unsigned

@@ -18,7 +18,7 @@ import { effectIdOf } from "./internal/compensateEffect.js"
 import { originOf } from "./internal/saga.js"
 import { JournalView } from "./internal/view.js"
 import type { JournalError, SagaRecord } from "./Journal.js"
-import { Journal, SagaNotFound } from "./Journal.js"
+import { Journal, JournalTampered, SagaNotFound } from "./Journal.js"
 import type { CommandError, EffectCompensation, RunError } from "./Saga.js"
 import { Saga } from "./Saga.js"
 import type * as SagaDefinition from "./SagaDefinition.js"
@@ -128,6 +128,9 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
 
     const resume = (sagaId: string): Effect.Effect<SagaResult<unknown, unknown> | EffectCompensation, RecoveryError> =>
       Effect.gen(function* () {
+        // What decides how to resume it (its definition, its input) is read only from a journal that verifies.
+        const { tampered } = yield* saga.status(sagaId)
+        if (tampered !== undefined) return yield* new JournalTampered({ sagaId, ...tampered })
         const view = new JournalView(yield* journal.read(sagaId))
         if (!view.exists) return yield* new SagaNotFound({ sagaId })
         // An explicit undo left behind is finished by asking for it again: what it journaled decides.

@@ -15,16 +15,19 @@ import type * as commands from "./internal/commands.js"
 import type * as explicit from "./internal/compensateEffect.js"
 import { CurrentSaga as CurrentSagaTag } from "./internal/context.js"
 import * as internal from "./internal/saga.js"
+import type * as verified from "./internal/verified.js"
 import type {
   ConcurrencyConflict,
   Journal,
   JournalCorrupted,
   JournalError,
+  JournalTampered,
   LeaseHeld,
   ListFilter,
   SagaNotFound,
   SagaRecord
 } from "./Journal.js"
+import type { KeyError } from "./Keys.js"
 import type { SagaDefinition } from "./SagaDefinition.js"
 import type { CommandConflict, CommandRefused, EffectNotFound, InvalidSagaInput } from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
@@ -186,6 +189,7 @@ export type CommandError =
   | LeaseHeld
   | JournalError
   | JournalCorrupted
+  | JournalTampered
   | CommandRefused
   | CommandConflict
   | Unauthorized
@@ -214,8 +218,29 @@ export type StepStatus = internal.StepStatus
  * @since 0.1.0
  * @category models
  */
-export interface SagaStatus extends SagaRecord {
+export interface SagaStatus extends SagaSummary {
+  /** The steps, as the entries before the first break say (all of them when the journal verifies). */
   readonly steps: ReadonlyArray<StepStatus>
+}
+
+/**
+ * Where a saga's journal breaks: the first entry that does not verify, what is wrong with it, why.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Tamper = verified.Tamper
+
+/**
+ * A saga's row, and whether its journal verifies: `tampered` names the first break (`undefined`
+ * when the chain, its MACs and the row agree). Nothing about a tampered saga should be taken as a
+ * fact past that entry.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface SagaSummary extends SagaRecord {
+  readonly tampered: Tamper | undefined
 }
 
 /**
@@ -286,8 +311,8 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
     readonly resolve: (sagaId: string, stepId: string, resolution: Resolution) => Effect.Effect<void, CommandError>
     /** A saga's status, revision, digest and steps, read from the journal. */
     readonly status: (sagaId: string) => Effect.Effect<SagaStatus, SagaNotFound | JournalError | JournalCorrupted>
-    /** Saga rows matching `filter`. */
-    readonly list: (filter?: ListFilter) => Effect.Effect<ReadonlyArray<SagaRecord>, JournalError>
+    /** Saga rows matching `filter`, each with its `tampered` mark (every listed saga's chain is verified). */
+    readonly list: (filter?: ListFilter) => Effect.Effect<ReadonlyArray<SagaSummary>, JournalError>
     /** Makes tools' undos available to `compensate` in this process (toolkits do this for you). */
     readonly register: (tools: Iterable<Compensable.Any>) => Effect.Effect<void>
   }
@@ -301,7 +326,7 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
  * @since 0.1.0
  * @category layers
  */
-export const layerWith = (options: WorkerOptions): Layer.Layer<Saga, never, Journal | Approval> =>
+export const layerWith = (options: WorkerOptions): Layer.Layer<Saga, KeyError, Journal | Approval> =>
   Layer.scoped(Saga, internal.makeSaga(options))
 
 /**
@@ -311,7 +336,7 @@ export const layerWith = (options: WorkerOptions): Layer.Layer<Saga, never, Jour
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Saga, never, Journal | Approval> = layerWith({})
+export const layer: Layer.Layer<Saga, KeyError, Journal | Approval> = layerWith({})
 
 /**
  * Runs `program` as saga `sagaId`.

@@ -15,6 +15,7 @@ import { Approval } from "./Approval.js"
 import * as internal from "./internal/sqlApproval.js"
 import * as sqlite from "./internal/sqlite.js"
 import type { Journal, JournalError } from "./Journal.js"
+import type { KeyError } from "./Keys.js"
 import * as SqlJournal from "./SqlJournal.js"
 
 /**
@@ -38,10 +39,12 @@ export const layer: Layer.Layer<Approval, SqlError | Migrator.MigrationError, Sq
  * @since 0.1.0
  * @category layers
  */
-export const layerSqlite = (options: SqlJournal.SqliteOptions): Layer.Layer<Approval | Journal, JournalError> =>
+export const layerSqlite = (
+  options: SqlJournal.SqliteOptions
+): Layer.Layer<Approval | Journal, JournalError | KeyError> =>
   Layer.merge(SqlJournal.layer, layer).pipe(
     Layer.provide(SqlJournal.layerSqliteClient(options)),
-    Layer.mapError(sqlite.journalError("migrate"))
+    Layer.mapError(sqlite.layerError("migrate"))
   )
 
 /**
@@ -50,8 +53,8 @@ export const layerSqlite = (options: SqlJournal.SqliteOptions): Layer.Layer<Appr
  * @since 0.1.0
  * @category layers
  */
-export const layerPg = (options: SqlJournal.PgOptions): Layer.Layer<Approval | Journal, JournalError> =>
+export const layerPg = (options: SqlJournal.PgOptions): Layer.Layer<Approval | Journal, JournalError | KeyError> =>
   Layer.merge(SqlJournal.layer, layer).pipe(
     Layer.provide(SqlJournal.layerPgClient(options)),
-    Layer.mapError(sqlite.journalError("migrate"))
+    Layer.mapError(sqlite.layerError("migrate"))
   )

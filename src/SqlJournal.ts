@@ -20,6 +20,7 @@ import * as sqlite from "./internal/sqlite.js"
 import * as internal from "./internal/sqlJournal.js"
 import type { JournalError } from "./Journal.js"
 import { Journal } from "./Journal.js"
+import type { KeyError } from "./Keys.js"
 
 /**
  * How to open an SQLite file.
@@ -52,10 +53,8 @@ export interface SqliteOptions {
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Journal, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Layer.effect(
-  Journal,
-  internal.make
-)
+export const layer: Layer.Layer<Journal, SqlError | Migrator.MigrationError | KeyError, SqlClient.SqlClient> =
+  Layer.effect(Journal, internal.make)
 
 /**
  * An `SqliteClient` on `filename` as the journal wants it: WAL, a busy timeout, and write
@@ -78,8 +77,8 @@ export const layerSqliteClient: (
  * @since 0.1.0
  * @category layers
  */
-export const layerSqlite = (options: SqliteOptions): Layer.Layer<Journal, JournalError> =>
-  layer.pipe(Layer.provide(layerSqliteClient(options)), Layer.mapError(sqlite.journalError("migrate")))
+export const layerSqlite = (options: SqliteOptions): Layer.Layer<Journal, JournalError | KeyError> =>
+  layer.pipe(Layer.provide(layerSqliteClient(options)), Layer.mapError(sqlite.layerError("migrate")))
 
 /**
  * How to reach a PostgreSQL server: `url` (a `postgres://` URL, kept `Redacted`) and the pool's
@@ -107,5 +106,5 @@ export const layerPgClient: (options: PgOptions) => Layer.Layer<SqlClient.SqlCli
  * @since 0.1.0
  * @category layers
  */
-export const layerPg = (options: PgOptions): Layer.Layer<Journal, JournalError> =>
-  layer.pipe(Layer.provide(layerPgClient(options)), Layer.mapError(sqlite.journalError("migrate")))
+export const layerPg = (options: PgOptions): Layer.Layer<Journal, JournalError | KeyError> =>
+  layer.pipe(Layer.provide(layerPgClient(options)), Layer.mapError(sqlite.layerError("migrate")))

@@ -18,6 +18,13 @@ export * as Journal from "./Journal.js"
 /**
  * @since 0.1.0
  */
+/**
+ * @since 0.2.0
+ */
+export * as Keys from "./Keys.js"
+/**
+ * @since 0.1.0
+ */
 export * as Outcome from "./Outcome.js"
 export * as Recovery from "./Recovery.js"
 /**

@@ -118,7 +118,8 @@ describe("SqlJournal on an SQLite file", () => {
         // As a store written by the version before migration 4 looks.
         const old = new Database(filename)
         old.exec("DROP INDEX effect_saga_sagas_leased; DROP INDEX effect_saga_sagas_open")
-        old.prepare("DELETE FROM effect_saga_migrations WHERE migration_id = 4").run()
+        old.exec("ALTER TABLE effect_saga_entries DROP COLUMN mac")
+        old.prepare("DELETE FROM effect_saga_migrations WHERE migration_id >= 4").run()
         old.close()
 
         const journal = yield* open(SqlJournal.layerSqlite({ filename }))
@@ -158,6 +159,7 @@ describe("SqlJournal on an SQLite file", () => {
       expect(verification).toEqual({
         _tag: "Broken",
         seq: 3,
+        problem: "hash",
         reason: "hash does not match the entry's content and its predecessor"
       })
       const read = yield* journal.read("edited")

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Approval, ApprovalRequest } from "../Approval.js"
 import * as Report from "../CompensationReport.js"
-import type { Draft, Holder, Journal, Phase } from "../Journal.js"
+import type { Draft, Holder, Phase } from "../Journal.js"
 import { isFinished } from "../Journal.js"
 import { CommandRefused, EffectNotFound } from "../SagaError.js"
 import { nowIso } from "./clock.js"
@@ -13,6 +13,7 @@ import { outcomeOfPhase, runUndo, unavailability } from "./compensation.js"
 import { expiredAt } from "./expiry.js"
 import { sha256 } from "./hash.js"
 import { forwardKey } from "./run.js"
+import type { VerifiedJournal } from "./verified.js"
 import type { StepView } from "./view.js"
 import { isUnknown, JournalView } from "./view.js"
 import type { Writer } from "./writer.js"
@@ -52,7 +53,7 @@ export interface Subject {
  * Finds the step an effect id names: `${sagaId}/${stepId}`, split at the `/` that names a saga
  * and one of its steps (saga ids may hold a `/` themselves).
  */
-export const findSubject = (journal: Journal["Type"], effectId: string) =>
+export const findSubject = (journal: VerifiedJournal, effectId: string) =>
   Effect.gen(function* () {
     for (let at = effectId.indexOf("/"); at > 0; at = effectId.indexOf("/", at + 1)) {
       const sagaId = effectId.slice(0, at)
@@ -74,7 +75,7 @@ export const answerOf = (effectId: string, view: JournalView): EffectCompensatio
 }
 
 /** How an explicit undo of a step stands, for a saga's own compensation to take over. */
-export const explicitUndoOf = (journal: Journal["Type"]) => (sagaId: string, step: StepView) =>
+export const explicitUndoOf = (journal: VerifiedJournal) => (sagaId: string, step: StepView) =>
   Effect.map(journal.read(runIdOf(forwardKey(sagaId, step.stepId))), (entries): ExplicitUndo | undefined => {
     const view = new JournalView(entries)
     const answer = answerOf(forwardKey(sagaId, step.stepId), view)
@@ -109,7 +110,7 @@ const stepEntry = (step: StepView, phase: Phase, input: string | null, payload: 
 
 /** What one explicit undo needs. */
 export interface Context {
-  readonly journal: Journal["Type"]
+  readonly journal: VerifiedJournal
   readonly approval: Approval["Type"]
   readonly lookup: Lookup
   readonly holder: Holder
@@ -255,7 +256,7 @@ export const finishedAnswer = (effectId: string, view: JournalView): EffectCompe
   isFinished(view.status) || view.status === "needs_attention" ? answerOf(effectId, view) : undefined
 
 /** Loads the run's journal under `holder`'s lease (a new run gets it with its first write). */
-export const loadRun = (journal: Journal["Type"], effectId: string, holder: Holder) =>
+export const loadRun = (journal: VerifiedJournal, effectId: string, holder: Holder) =>
   Effect.flatMap(journal.claim(runIdOf(effectId), holder), (claimed) =>
     Effect.map(load(journal, runIdOf(effectId), holder), (writer) => {
       writer.holdsLease = Option.isSome(claimed)

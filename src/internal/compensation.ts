@@ -9,7 +9,7 @@ import * as Redacted from "effect/Redacted"
 import type { Unauthorized } from "../Authority.js"
 import { DeclarationError } from "../Compensable.js"
 import * as Report from "../CompensationReport.js"
-import type { AppendError, Draft, Entry, JournalCorrupted, JournalError, Phase } from "../Journal.js"
+import type { AppendError, Draft, Entry, JournalCorrupted, JournalError, JournalTampered, Phase } from "../Journal.js"
 import * as Outcome from "../Outcome.js"
 import { decodeJson, parsePayload } from "./codec.js"
 import { CurrentSaga, insideUndo } from "./context.js"
@@ -37,7 +37,7 @@ export interface UndoEnv {
   readonly explicitUndo: (
     sagaId: string,
     step: StepView
-  ) => Effect.Effect<ExplicitUndo | undefined, JournalError | JournalCorrupted>
+  ) => Effect.Effect<ExplicitUndo | undefined, JournalError | JournalCorrupted | JournalTampered>
   /** Withdraws a pending approval request from the `Approval` service (nothing to approve any more). */
   readonly withdraw: (requestId: string, reason: string) => Effect.Effect<void>
 }
@@ -84,7 +84,7 @@ const begin = (writer: Writer, env: UndoEnv, cause: string) =>
   })
 
 /** Errors compensation can stop with: the journal, or a permission denied before an undo. */
-export type CompensationError = AppendError | JournalCorrupted | Unauthorized
+export type CompensationError = AppendError | JournalCorrupted | JournalTampered | Unauthorized
 
 const refusedInsideUndo = (toolName: string) =>
   Effect.die(

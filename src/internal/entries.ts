@@ -1,19 +1,22 @@
 /** Building a saga's journal entries and row, the same in every store. */
 import type * as Journal from "../Journal.js"
 import { hashEntry, statusAfter } from "../Journal.js"
+import type { KeyRing } from "../Keys.js"
+import { ENTRY_DOMAIN, sign } from "./crypto.js"
 
-/** Builds the entries for `drafts`, chained after `expected`. */
+/** Builds the entries for `drafts`, chained after `expected`, each signed when the store has a journal key. */
 export const buildEntries = (
   sagaId: string,
   expected: Journal.Expected,
   drafts: ReadonlyArray<Journal.Draft>,
-  at: string
+  at: string,
+  keys: KeyRing | undefined
 ): Array<Journal.Entry> => {
   const entries: Array<Journal.Entry> = []
   let previous = expected.digest
   let seq = expected.revision
   for (const draft of drafts) {
-    const entry = {
+    const entry: { -readonly [K in keyof Journal.Entry]: Journal.Entry[K] } = {
       sagaId,
       seq: ++seq,
       stepId: draft.stepId,
@@ -25,6 +28,7 @@ export const buildEntries = (
       hash: ""
     }
     entry.hash = previous = hashEntry(previous, entry)
+    if (keys !== undefined) entry.mac = sign(keys, ENTRY_DOMAIN, entry.hash)
     entries.push(entry)
   }
   return entries

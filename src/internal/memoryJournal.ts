@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Journal from "../Journal.js"
 import { ConcurrencyConflict, isActive, isFinished, LeaseHeld, statusAfter } from "../Journal.js"
+import type { KeyRing } from "../Keys.js"
 import { buildEntries, isoClock, recordOf } from "./entries.js"
 
 interface Stored {
@@ -29,8 +30,8 @@ const byUpdate = (a: Stored, b: Stored) =>
 
 const sorted = (stored: Array<Stored>) => stored.sort(byUpdate)
 
-/** The in-memory journal behind `Journal.layerMemory`. */
-export const makeMemoryJournal = () => {
+/** The in-memory journal behind `Journal.layerMemory`; with `keys`, every entry is signed. */
+export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
   const sagas = new Map<string, Stored>()
   const clock = isoClock()
 
@@ -52,7 +53,7 @@ export const makeMemoryJournal = () => {
       const at = clock(millis)
       const lease = stored?.record.lease ?? null
       if (blocks(lease, holder?.owner, at)) return Effect.fail(new LeaseHeld({ sagaId, ...lease }))
-      const entries = buildEntries(sagaId, expected, drafts, at)
+      const entries = buildEntries(sagaId, expected, drafts, at, keys)
       const last = entries[entries.length - 1]
       const status = statusAfter(stored?.record.status ?? "running", drafts)
       const record: Journal.SagaRecord = {

@@ -14,8 +14,17 @@ import type { Action, Principal, Unauthorized } from "../Authority.js"
 import { Authority, allowAll, check } from "../Authority.js"
 import * as Compensable from "../Compensable.js"
 import type * as Report from "../CompensationReport.js"
-import type { ConcurrencyConflict, Holder, JournalCorrupted, JournalError, LeaseHeld } from "../Journal.js"
+import type {
+  ConcurrencyConflict,
+  Holder,
+  JournalCorrupted,
+  JournalError,
+  JournalTampered,
+  LeaseHeld,
+  ListFilter
+} from "../Journal.js"
 import { isFinished, Journal, SagaNotFound } from "../Journal.js"
+import { journalKeys } from "../Keys.js"
 import type * as SagaDefinition from "../SagaDefinition.js"
 import type { CommandConflict, CompensationCause } from "../SagaError.js"
 import { InvalidSagaInput, NonDeterminism } from "../SagaError.js"
@@ -33,6 +42,7 @@ import type { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
 import { forwardKey, SagaRun } from "./run.js"
+import { inspect, tamperOf, trustedPrefix, verifying } from "./verified.js"
 import type { StepView } from "./view.js"
 import { isUnknown, JournalView } from "./view.js"
 import type { Writer } from "./writer.js"
@@ -94,7 +104,10 @@ const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).sp
  * the worker's leases are dropped.
  */
 export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}) {
-  const journal = yield* Journal
+  const store = yield* Journal
+  const keys = Option.getOrUndefined(yield* journalKeys)
+  // Every read the engine acts on verifies the saga's chain (and MACs) against its row.
+  const journal = verifying(store, keys)
   const approval = yield* Approval
   const authority = Option.getOrElse(yield* Effect.serviceOption(Authority), () => allowAll)
   const registry: Registry = new Map()
@@ -250,11 +263,6 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         })
     })
 
-  const existing = (sagaId: string) =>
-    Effect.flatMap(journal.get(sagaId), (record) =>
-      Option.isSome(record) ? Effect.succeed(record.value) : Effect.fail(new SagaNotFound({ sagaId }))
-    )
-
   /**
    * Runs an operator's command: asks the authority before reading the journal, then, under the
    * saga's lock and lease, answers an exact replay from the journal (nothing runs, nothing is
@@ -401,11 +409,25 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       }),
     status: (sagaId: string) =>
       Effect.gen(function* () {
-        const record = yield* existing(sagaId)
-        const writer = yield* load(journal, sagaId)
-        return { ...record, steps: Array.from(writer.view.steps.values(), (step) => stepStatus(sagaId, step)) }
+        const inspected = yield* inspect(store, sagaId, keys)
+        if (Option.isNone(inspected.record)) return yield* new SagaNotFound({ sagaId })
+        // Only what verifies is shown as a fact: the steps come from the entries before the break.
+        const view = new JournalView(trustedPrefix(inspected))
+        return {
+          ...inspected.record.value,
+          tampered: tamperOf(inspected.verification),
+          steps: Array.from(view.steps.values(), (step) => stepStatus(sagaId, step))
+        }
       }),
-    list: journal.list,
+    list: (filter?: ListFilter) =>
+      Effect.flatMap(store.list(filter), (records) =>
+        Effect.forEach(records, (record) =>
+          Effect.map(inspect(store, record.sagaId, keys), (inspected) => ({
+            ...record,
+            tampered: tamperOf(inspected.verification)
+          }))
+        )
+      ),
     register: (tools: Iterable<Compensable.Any>) =>
       Effect.contextWith((context: Context.Context<never>) => {
         for (const tool of tools) registry.set(tool.name, { spec: tool.spec, context })
@@ -444,7 +466,14 @@ interface Command<A, E> {
 }
 
 /** The errors a run itself can fail with (as opposed to the program's, which compensate). */
-export type RunError = JournalError | ConcurrencyConflict | LeaseHeld | JournalCorrupted | NonDeterminism | Unauthorized
+export type RunError =
+  | JournalError
+  | ConcurrencyConflict
+  | LeaseHeld
+  | JournalCorrupted
+  | JournalTampered
+  | NonDeterminism
+  | Unauthorized
 
 /** Where one step stands, as the journal says. */
 export interface StepStatus {

@@ -10,6 +10,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Journal from "../Journal.js"
+import { journalKeys } from "../Keys.js"
 import { buildEntries, isoClock, recordOf } from "./entries.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
 import { entriesTable, migrate, openSagas, sagasTable } from "./sqlMigrations.js"
@@ -141,6 +142,13 @@ interface Request {
   readonly holder: Journal.Holder | null
 }
 
+/** A stored entry as the SQL columns hold it: no MAC is `NULL` there, an absent field here. */
+const fromRow = (row: { readonly mac?: unknown }): unknown => {
+  if (row.mac !== null) return row
+  const { mac: _mac, ...rest } = row
+  return rest
+}
+
 const toRow = (entry: Journal.Entry) => ({
   saga_id: entry.sagaId,
   seq: entry.seq,
@@ -150,12 +158,14 @@ const toRow = (entry: Journal.Entry) => ({
   input: entry.input,
   payload: entry.payload,
   at: entry.at,
-  hash: entry.hash
+  hash: entry.hash,
+  mac: entry.mac ?? null
 })
 
 /** The `Journal` service on the `SqlClient` in context; runs the store's migrations first. */
 export const make = Effect.gen(function* () {
   yield* migrate
+  const keys = Option.getOrUndefined(yield* journalKeys)
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const sagas = sql(sagasTable)
   const entries = sql(entriesTable)
@@ -179,7 +189,7 @@ export const make = Effect.gen(function* () {
   lease_owner AS "leaseOwner", lease_expires_at AS "leaseExpiresAt"`
   )
   const entryColumns = sql.literal(
-    `saga_id AS "sagaId", seq, step_id AS "stepId", tool_name AS "toolName", phase, input, payload, at, hash`
+    `saga_id AS "sagaId", seq, step_id AS "stepId", tool_name AS "toolName", phase, input, payload, at, hash, mac`
   )
 
   const revisionOf = (sagaId: string) =>
@@ -258,7 +268,10 @@ RETURNING saga_id`
   const insert = (rows: number) => {
     let statement = inserts.get(rows)
     if (statement === undefined) {
-      const row = { saga_id: _, seq: _, step_id: _, tool_name: _, phase: _, input: _, payload: _, at: _, hash: _ }
+      const row = {
+        ...{ saga_id: _, seq: _, step_id: _, tool_name: _, phase: _ },
+        ...{ input: _, payload: _, at: _, hash: _, mac: _ }
+      }
       statement = text(sql`INSERT INTO ${entries} ${sql.insert(Array.from({ length: rows }, () => row))}`)
       inserts.set(rows, statement)
     }
@@ -317,7 +330,7 @@ RETURNING saga_id`
 
   const entryArgs = (entry: Journal.Entry) => [
     ...[entry.sagaId, entry.seq, entry.stepId, entry.toolName, entry.phase],
-    ...[entry.input, entry.payload, entry.at, entry.hash]
+    ...[entry.input, entry.payload, entry.at, entry.hash, entry.mac ?? null]
   ]
 
   /**
@@ -330,11 +343,11 @@ RETURNING saga_id`
     const key = `${first}/${rows}`
     let statement = oneStatements.get(key)
     if (statement === undefined) {
-      const row = sql`(${_}::text, ${_}::integer, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text)`
+      const row = sql`(${_}::text, ${_}::integer, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text)`
       const values = Array.from({ length: rows }, () => row)
       statement = text(sql`WITH cas AS (${first ? compareAndSetNewSql : compareAndSetSql})
-INSERT INTO ${entries} (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash)
-SELECT * FROM (VALUES ${sql.csv(values)}) AS written (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash)
+INSERT INTO ${entries} (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash, mac)
+SELECT * FROM (VALUES ${sql.csv(values)}) AS written (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash, mac)
 WHERE EXISTS (SELECT 1 FROM cas)
 RETURNING seq`)
       oneStatements.set(key, statement)
@@ -431,7 +444,7 @@ RETURNING seq`)
       const request: Request = {
         sagaId,
         expected,
-        written: buildEntries(sagaId, expected, drafts, at),
+        written: buildEntries(sagaId, expected, drafts, at, keys),
         status: statusSetBy(drafts),
         at,
         millis,
@@ -470,7 +483,7 @@ RETURNING saga_id`,
       (rows) => {
         const decoded: Array<Journal.Entry> = []
         for (const [index, row] of rows.entries()) {
-          const entry = decodeEntry(row)
+          const entry = decodeEntry(fromRow(row))
           if (Either.isLeft(entry)) {
             const seq = typeof row.seq === "number" && Number.isInteger(row.seq) ? row.seq : index + 1
             return Effect.fail(

@@ -103,6 +103,11 @@ const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClien
       ],
       { discard: true }
     )
+  ),
+  // An entry's MAC under the journal key (`<key id>:<hex>`), NULL when no key was configured.
+  "5_add_entry_macs": Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`ALTER TABLE ${sql(entriesTable)} ADD COLUMN mac TEXT`
   )
 }
 

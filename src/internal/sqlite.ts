@@ -12,6 +12,8 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import { JournalError } from "../Journal.js"
+import type { KeyError } from "../Keys.js"
+import { isKeyError } from "../Keys.js"
 
 /** How to open the SQLite file. */
 export interface SqliteOptions {
@@ -81,6 +83,12 @@ export const journalError =
   (operation: string) =>
   (error: unknown): JournalError =>
     error instanceof JournalError ? error : new JournalError({ operation, reason: describeFailure(error) })
+
+/** A store's layer failing: a bad key list stays a `KeyError`, anything else is a `JournalError` of `operation`. */
+export const layerError =
+  (operation: string) =>
+  (error: unknown): JournalError | KeyError =>
+    isKeyError(error) ? error : journalError(operation)(error)
 
 const isNoTransaction = (error: SqlError) => /no transaction is active/i.test(messageOf(rootCause(error)))
 

@@ -1,7 +1,8 @@
 import * as Effect from "effect/Effect"
-import type { AppendError, Draft, Holder, Journal } from "../Journal.js"
+import type { AppendError, Draft, Holder } from "../Journal.js"
 import { isActive } from "../Journal.js"
 import { Mutex } from "./mutex.js"
+import type { VerifiedJournal } from "./verified.js"
 import { JournalView } from "./view.js"
 
 /**
@@ -16,7 +17,7 @@ export class Writer {
 
   constructor(
     readonly sagaId: string,
-    private readonly journal: Journal["Type"],
+    private readonly journal: VerifiedJournal,
     readonly view: JournalView,
     private readonly holder: Holder | undefined
   ) {}
@@ -49,6 +50,9 @@ export class Writer {
   }
 }
 
-/** Loads a saga's journal into a writer that writes under `holder`'s lease. */
-export const load = (journal: Journal["Type"], sagaId: string, holder?: Holder) =>
+/**
+ * Loads a saga's journal into a writer that writes under `holder`'s lease, once its entries verify
+ * against the saga's row (`JournalTampered` otherwise: nothing acts on a journal that does not).
+ */
+export const load = (journal: VerifiedJournal, sagaId: string, holder?: Holder) =>
   Effect.map(journal.read(sagaId), (entries) => new Writer(sagaId, journal, new JournalView(entries), holder))

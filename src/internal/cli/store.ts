@@ -4,12 +4,14 @@
  *
  * @since 0.1.0
  */
+
 import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type { Approval } from "../../Approval.js"
 import type { Journal, JournalError } from "../../Journal.js"
+import type { KeyError } from "../../Keys.js"
 import * as Saga from "../../Saga.js"
 import * as SqlApproval from "../../SqlApproval.js"
 import { UsageError } from "./failure.js"
@@ -84,7 +86,10 @@ const checkFile = (filename: string, options: OpenOptions): Effect.Effect<void, 
  * @since 0.1.0
  * @category layers
  */
-export const layer = (store: Store, options: OpenOptions): Layer.Layer<Services, UsageError | JournalError> =>
+export const layer = (
+  store: Store,
+  options: OpenOptions
+): Layer.Layer<Services, UsageError | JournalError | KeyError> =>
   store._tag === "Postgres"
     ? Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerPg({ url: Redacted.make(store.url), maxConnections: 2 })))
     : Layer.unwrapEffect(

@@ -1,0 +1,113 @@
+/** Reading a saga's journal so that nothing acts on entries that do not verify. */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type { Entry, Journal, JournalError, SagaRecord, TamperProblem, Verification } from "../Journal.js"
+import { JournalCorrupted, JournalTampered, verifyAgainst } from "../Journal.js"
+import type { KeyRing } from "../Keys.js"
+
+/** A saga's entries and row, read together, and what verifying one against the other says. */
+export interface Inspected {
+  readonly entries: ReadonlyArray<Entry>
+  readonly record: Option.Option<SagaRecord>
+  readonly verification: Verification
+}
+
+/** Where a saga's journal breaks, as reads report it. */
+export interface Tamper {
+  readonly seq: number
+  readonly problem: TamperProblem
+  readonly reason: string
+}
+
+/** A read is retried this many times when the row is ahead of the entries read just before it. */
+const RACE_RETRIES = 3
+
+/** A read that failed on a stored entry that does not decode: a break at that entry. */
+const undecodable = (
+  journal: Journal["Type"],
+  sagaId: string,
+  error: JournalError | JournalCorrupted
+): Effect.Effect<Inspected, JournalError> =>
+  error instanceof JournalCorrupted
+    ? Effect.map(journal.get(sagaId), (record) => ({
+        entries: [],
+        record,
+        verification: { _tag: "Broken", seq: error.seq, problem: "undecodable", reason: error.reason }
+      }))
+    : Effect.fail(error)
+
+/**
+ * Reads the entries, then the row. An append that commits in between leaves the row ahead of the
+ * entries (never behind: entries and row are written together), so such a read is made again
+ * before it is called a truncation. A stored entry that does not decode is a break, not a failure.
+ */
+export const inspect = (
+  journal: Journal["Type"],
+  sagaId: string,
+  keys: KeyRing | undefined
+): Effect.Effect<Inspected, JournalError> => {
+  const once = Effect.flatMap(
+    Effect.either(journal.read(sagaId)),
+    (read): Effect.Effect<Inspected, JournalError> =>
+      read._tag === "Left"
+        ? undecodable(journal, sagaId, read.left)
+        : Effect.map(journal.get(sagaId), (record) => ({
+            entries: read.right,
+            record,
+            verification: verifyAgainst(read.right, Option.getOrUndefined(record), keys)
+          }))
+  )
+  const racing = (inspected: Inspected) =>
+    inspected.verification._tag === "Broken" &&
+    inspected.verification.problem === "truncated" &&
+    Option.isSome(inspected.record)
+  const attempt = (left: number): Effect.Effect<Inspected, JournalError> =>
+    Effect.flatMap(once, (inspected) => (left > 0 && racing(inspected) ? attempt(left - 1) : Effect.succeed(inspected)))
+  return attempt(RACE_RETRIES)
+}
+
+/** The tamper mark of a verification, if it broke. */
+export const tamperOf = (verification: Verification): Tamper | undefined =>
+  verification._tag === "Broken"
+    ? { seq: verification.seq, problem: verification.problem, reason: verification.reason }
+    : undefined
+
+/** The entries before the first one that does not verify: what a read may still show as facts. */
+export const trustedPrefix = (inspected: Inspected): ReadonlyArray<Entry> =>
+  inspected.verification._tag === "Intact"
+    ? inspected.entries
+    : inspected.entries.filter((entry) => entry.seq < (inspected.verification as { readonly seq: number }).seq)
+
+/**
+ * A saga's entries, refused with `JournalTampered` unless their chain (and MACs, with `keys`)
+ * verifies and ends exactly at the saga row's revision and digest. No entries for a saga that
+ * does not exist.
+ */
+export const readVerified = (
+  journal: Journal["Type"],
+  sagaId: string,
+  keys: KeyRing | undefined
+): Effect.Effect<ReadonlyArray<Entry>, JournalError | JournalTampered> =>
+  Effect.flatMap(inspect(journal, sagaId, keys), ({ entries, verification }) =>
+    verification._tag === "Intact"
+      ? Effect.succeed(entries)
+      : Effect.fail(
+          new JournalTampered({
+            sagaId,
+            seq: verification.seq,
+            problem: verification.problem,
+            reason: verification.reason
+          })
+        )
+  )
+
+/** A journal whose `read` verifies: what the engine acts on. */
+export interface VerifiedJournal extends Omit<Journal["Type"], "read"> {
+  readonly read: (sagaId: string) => Effect.Effect<ReadonlyArray<Entry>, JournalError | JournalTampered>
+}
+
+/** `journal`, with every read verified under `keys` (see `readVerified`). */
+export const verifying = (journal: Journal["Type"], keys: KeyRing | undefined): VerifiedJournal => ({
+  ...journal,
+  read: (sagaId) => readVerified(journal, sagaId, keys)
+})
