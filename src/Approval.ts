@@ -38,7 +38,9 @@ export type ApprovalRequest = typeof ApprovalRequest.Type
 
 /**
  * A human's answer. `Approved` names the input digest that was approved and, optionally, when the
- * approval expires (ISO-8601 UTC); a renewed approval also names who renewed it and when.
+ * approval expires (ISO-8601 UTC); a renewed approval also names who renewed it and when. `mac`:
+ * a persisted store's signature of the decision under the journal key (`EFFECT_SAGA_JOURNAL_KEYS`),
+ * bound to its request, when one is configured.
  *
  * @since 0.1.0
  * @category models
@@ -51,9 +53,15 @@ export const Decision = Schema.Union(
     inputDigest: Schema.String,
     expiresAt: Schema.optional(Schema.String),
     renewedBy: Schema.optional(Schema.String),
-    renewedAt: Schema.optional(Schema.String)
+    renewedAt: Schema.optional(Schema.String),
+    mac: Schema.optional(Schema.String)
   }),
-  Schema.TaggedStruct("Rejected", { by: Schema.String, at: Schema.String, reason: Schema.String })
+  Schema.TaggedStruct("Rejected", {
+    by: Schema.String,
+    at: Schema.String,
+    reason: Schema.String,
+    mac: Schema.optional(Schema.String)
+  })
 )
 
 /**
@@ -189,6 +197,13 @@ export const renewal = (
 export class Approval extends Context.Tag("effect-saga/Approval")<
   Approval,
   {
+    /**
+     * Whether its decisions live in this process's memory, where nothing edits them behind the
+     * library's back (the memory layers). A run acts on a decision the journal does not hold yet
+     * only if it does, or if the decision carries a valid MAC under the journal key; a persisted
+     * store (absent or `false`) without a key must be decided through `Saga.approve` / `reject`.
+     */
+    readonly inProcess?: boolean | undefined
     /** Registers a request (once) and returns its current decision. */
     readonly request: (request: ApprovalRequest) => Effect.Effect<Decision, JournalError>
     /** Approves a pending request for exactly `inputDigest`. */
@@ -238,6 +253,7 @@ export const makeMemory = (decide: (request: ApprovalRequest, at: string) => Dec
     })
 
   return Approval.of({
+    inProcess: true,
     request: (request) =>
       Effect.map(nowIso, (at) => {
         const known = entries.get(request.requestId)

@@ -26,10 +26,8 @@ import * as SqlJournal from "./SqlJournal.js"
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Approval, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Layer.effect(
-  Approval,
-  internal.make
-)
+export const layer: Layer.Layer<Approval, SqlError | Migrator.MigrationError | KeyError, SqlClient.SqlClient> =
+  Layer.effect(Approval, internal.make)
 
 /**
  * The journal and persisted approvals on one SQLite file through one connection: the store

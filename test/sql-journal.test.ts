@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { ConfigProvider, Context, Effect, Layer, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SqlApproval, SqlJournal } from "../src/index.js"
 import { appendAll, saga, step } from "./fixtures/drafts.js"
 import { suite } from "./JournalSuite.js"
@@ -212,7 +212,7 @@ describe("SqlJournal on an SQLite file", () => {
       assert(waiting._tag === "AwaitingApproval")
       yield* Effect.gen(function* () {
         expect((yield* Approval.pending).map((request) => request.requestId)).toEqual([waiting.request.requestId])
-        yield* Approval.approve(waiting.request.requestId, { by: "alice", inputDigest: waiting.request.inputDigest })
+        yield* Saga.approve("trip", waiting.request.stepId, { by: "alice" })
       }).pipe(Effect.provide(store(filename)))
       const resumed = yield* Effect.gen(function* () {
         const result = yield* Saga.run("trip", program)
@@ -222,6 +222,56 @@ describe("SqlJournal on an SQLite file", () => {
       expect(resumed.verification._tag).toBe("Intact")
       expect(log).toEqual(["reserve A-1", "wire 4200"])
     })
+  )
+
+  it.effect(
+    "a decision made in the approvals table alone is not acted on without a journal key: the run is refused, the wire never runs",
+    () =>
+      Effect.gen(function* () {
+        const filename = fileFor("unjournaled-decision")
+        const { log, program } = fixture(Schema.String)
+        const waiting = yield* Saga.run("trip", program).pipe(Effect.provide(store(filename)))
+        assert(waiting._tag === "AwaitingApproval")
+        yield* Approval.approve(waiting.request.requestId, {
+          by: "alice",
+          inputDigest: waiting.request.inputDigest
+        }).pipe(Effect.provide(store(filename)))
+        const before = new Database(filename, { readonly: true })
+        const rows = before.prepare("SELECT * FROM effect_saga_entries ORDER BY saga_id, seq").all()
+        before.close()
+        const refused = yield* Effect.flip(Saga.run("trip", program).pipe(Effect.provide(store(filename))))
+        expect(refused).toMatchObject({ _tag: "JournalTampered", sagaId: "trip", problem: "approval" })
+        expect(refused.message).toContain("Saga.approve")
+        expect(log).toEqual(["reserve A-1"])
+        const after = new Database(filename, { readonly: true })
+        expect(after.prepare("SELECT * FROM effect_saga_entries ORDER BY saga_id, seq").all()).toEqual(rows)
+        after.close()
+      })
+  )
+
+  it.effect(
+    "with a journal key, a decision made in the approvals table through another connection is signed and acted on",
+    () =>
+      Effect.gen(function* () {
+        const filename = fileFor("signed-decision")
+        const { log, program } = fixture(Schema.String)
+        const keyed = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+          effect.pipe(
+            Effect.provide(store(filename)),
+            Effect.withConfigProvider(
+              ConfigProvider.fromMap(
+                new Map([["EFFECT_SAGA_JOURNAL_KEYS", `k1:${Buffer.alloc(32, 7).toString("base64")}`]])
+              )
+            )
+          )
+        const waiting = yield* keyed(Saga.run("trip", program))
+        assert(waiting._tag === "AwaitingApproval")
+        yield* keyed(
+          Approval.approve(waiting.request.requestId, { by: "alice", inputDigest: waiting.request.inputDigest })
+        )
+        expect(yield* keyed(Saga.run("trip", program))).toMatchObject({ _tag: "Completed", value: "wire-4200" })
+        expect(log).toEqual(["reserve A-1", "wire 4200"])
+      })
   )
 
   it.effect("an EXECUTED result that no longer fits the tool's schema fails the resume with JournalCorrupted", () =>

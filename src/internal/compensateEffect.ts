@@ -4,12 +4,14 @@ import * as Option from "effect/Option"
 import type { Approval, ApprovalRequest } from "../Approval.js"
 import * as Report from "../CompensationReport.js"
 import type { Draft, Holder, Phase } from "../Journal.js"
-import { isFinished } from "../Journal.js"
+import { isFinished, JournalTampered } from "../Journal.js"
+import type { KeyRing } from "../Keys.js"
 import { CommandRefused, EffectNotFound } from "../SagaError.js"
 import { nowIso } from "./clock.js"
 import { parsePayload } from "./codec.js"
 import type { ExplicitUndo, Lookup } from "./compensation.js"
 import { outcomeOfPhase, runUndo, unavailability } from "./compensation.js"
+import { distrust, withoutMac } from "./decisionMac.js"
 import { expiredAt } from "./expiry.js"
 import { sha256 } from "./hash.js"
 import { forwardKey } from "./run.js"
@@ -115,6 +117,8 @@ export interface Context {
   readonly lookup: Lookup
   readonly holder: Holder
   readonly approvalTtl: Duration.Duration | undefined
+  /** The journal key ring: what an approval store's decisions are signed with. */
+  readonly journalKeys: KeyRing | undefined
 }
 
 /**
@@ -223,13 +227,18 @@ const approvalGate = (
         yield* run.append([stepEntry(step, "AWAITING_APPROVAL", input, { inputDigest })])
       }
       const answer = yield* ctx.approval.request(request)
+      const distrusted = distrust(ctx.approval, ctx.journalKeys, request, answer)
+      if (distrusted !== undefined) {
+        const seq = undo?.awaiting?.seq ?? run.view.position.revision
+        return yield* new JournalTampered({ sagaId: run.sagaId, seq, problem: "approval", reason: distrusted })
+      }
       if (answer._tag === "Pending") return { _tag: "Waiting", request } satisfies Gate
       if (answer._tag === "Rejected") {
         const reason = `rejected by ${answer.by}: ${answer.reason}`
         yield* run.append([stepEntry(step, "REJECTED", null, { ...answer, reason })])
         return { _tag: "Refused", reason } satisfies Gate
       }
-      yield* run.append([stepEntry(step, "APPROVED", null, answer)])
+      yield* run.append([stepEntry(step, "APPROVED", null, withoutMac(answer))])
       decision = answer
     }
     const refuse = (phase: Phase, reason: string) =>

@@ -10,11 +10,12 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import type { Approval, ApprovalRequest } from "../Approval.js"
+import type { Approval, ApprovalRequest, Decision } from "../Approval.js"
 import type { Unauthorized } from "../Authority.js"
 import { DeclarationError, InvalidInput, PayloadTooLarge } from "../Compensable.js"
 import type { AppendError, Draft, Phase } from "../Journal.js"
-import { JournalCorrupted } from "../Journal.js"
+import { JournalCorrupted, JournalTampered } from "../Journal.js"
+import type { KeyRing } from "../Keys.js"
 import * as Outcome from "../Outcome.js"
 import { ApprovalPending, ApprovalRefused, NonDeterminism } from "../SagaError.js"
 import type { UnknownStep } from "../SagaResult.js"
@@ -22,6 +23,7 @@ import { nowIso } from "./clock.js"
 import { byteLength, decodeJson, encodeJson, parsePayload } from "./codec.js"
 import type { StepOptions } from "./context.js"
 import { CurrentSaga } from "./context.js"
+import { distrust, withoutMac } from "./decisionMac.js"
 import { problemOf } from "./declaration.js"
 import type { Expiring } from "./expiry.js"
 import { expiredAt } from "./expiry.js"
@@ -42,7 +44,7 @@ export type Halt =
   | { readonly _tag: "Unauthorized"; readonly error: Unauthorized }
   | {
       readonly _tag: "Fatal"
-      readonly error: AppendError | JournalCorrupted | NonDeterminism
+      readonly error: AppendError | JournalCorrupted | JournalTampered | NonDeterminism
     }
 
 /** Carries a halt out of the step that decided it. */
@@ -53,7 +55,8 @@ class HaltSignal {
 
 const haltOn = (halt: Halt) => Effect.fail(new HaltSignal(halt))
 
-const fatal = (error: AppendError | JournalCorrupted | NonDeterminism) => haltOn({ _tag: "Fatal", error })
+const fatal = (error: AppendError | JournalCorrupted | JournalTampered | NonDeterminism) =>
+  haltOn({ _tag: "Fatal", error })
 
 /** The idempotency key of a step's forward call. */
 export const forwardKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
@@ -98,7 +101,9 @@ export class SagaRun {
     /** Asks again, before each step progresses, whether the caller may go on. */
     private readonly recheck: Effect.Effect<void, Unauthorized>,
     /** How long an approval lasts when neither it nor its tool says (the `Saga` layer's default). */
-    private readonly approvalTtl?: Duration.Duration | undefined
+    private readonly approvalTtl: Duration.Duration | undefined,
+    /** The journal key ring: what an approval store's decisions are signed with. */
+    private readonly journalKeys: KeyRing | undefined
   ) {
     this.unreplayed = new Map(writer.view.steps)
   }
@@ -399,6 +404,7 @@ export class SagaRun {
           yield* this.write(stepId, spec.name, "AWAITING_APPROVAL", inputJson, { inputDigest: digest, ...deferred })
         }
         const decision = yield* Effect.catchAll(this.approval.request(request), fatal)
+        yield* this.trust(request, decision)
         const step = this.writer.view.steps.get(stepId)!
         if (decision._tag === "Pending") {
           return yield* mode === "defer" && step.deferred
@@ -409,12 +415,20 @@ export class SagaRun {
           return yield* this.refuse(step, `rejected by ${decision.by}: ${decision.reason}`, decision)
         }
         yield* this.verify(spec, step, decision, digest)
-        yield* this.write(stepId, spec.name, "APPROVED", null, decision)
+        yield* this.write(stepId, spec.name, "APPROVED", null, withoutMac(decision))
       } else {
         yield* this.verify(spec, journaled, parsePayload(journaled.approved.payload) ?? {}, digest)
       }
       return yield* this.execute(call, 1, mode === "settle")
     })
+  }
+
+  /** A decision the journal does not hold yet that cannot be trusted refuses the run as tampered. */
+  private trust(request: ApprovalRequest, decision: Decision) {
+    const reason = distrust(this.approval, this.journalKeys, request, decision)
+    if (reason === undefined) return Effect.void
+    const seq = this.writer.view.steps.get(request.stepId)?.awaiting?.seq ?? this.writer.view.position.revision
+    return fatal(new JournalTampered({ sagaId: this.sagaId, seq, problem: "approval", reason }))
   }
 
   /**

@@ -219,7 +219,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           const closed = isFinished(view.status) || view.compensationStarted
           // The permission is asked again before each step progresses: revoking it stops a long run.
           const recheck = Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
-          const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, approvalTtl)
+          const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, approvalTtl, keys)
           const ending = yield* Effect.exit(restore(sagaRun.runProgram(program)))
 
           const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
@@ -310,7 +310,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         new JournalView(yield* journal.read(explicit.runIdOf(effectId)))
       )
       if (answered !== undefined) return answered
-      const ctx = { journal, approval, lookup: registered, holder, approvalTtl }
+      const ctx = { journal, approval, lookup: registered, holder, approvalTtl, journalKeys: keys }
       // The run and the saga are both held meanwhile: the saga's own compensation waits for this undo.
       const attempt = Effect.gen(function* () {
         const run = yield* explicit.loadRun(journal, effectId, holder)

@@ -8,7 +8,9 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Approval from "../Approval.js"
 import { JournalError } from "../Journal.js"
+import { journalKeys } from "../Keys.js"
 import { nowIso } from "./clock.js"
+import { signDecision, withoutMac } from "./decisionMac.js"
 import { journalError } from "./sqlite.js"
 import { approvalsTable, migrate } from "./sqlMigrations.js"
 
@@ -40,6 +42,7 @@ const decodeDecision = (requestId: string, text: string) =>
 /** The `Approval` service on the `SqlClient` in context; runs the store's migrations first. */
 export const make = Effect.gen(function* () {
   yield* migrate
+  const keys = Option.getOrUndefined(yield* journalKeys)
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const approvals = sql(approvalsTable)
   const columns = sql.literal(
@@ -99,30 +102,35 @@ ON CONFLICT (request_id) DO NOTHING`,
       storeFailure("approval.request")
     )
 
+  /**
+   * Decides a pending request once: the decision is made from the stored request and signed over
+   * it (with a journal key), then stored only while the request is still pending.
+   */
   const decideOnce = (operation: string, requestId: string, make: (at: string) => Approval.Decision) =>
-    Effect.flatMap(nowIso, (at) => {
-      const decision = make(at)
-      return sql.withTransaction(
+    Effect.flatMap(nowIso, (at) =>
+      sql.withTransaction(
         Effect.flatMap(
-          sql`UPDATE ${approvals} SET status = ${decision._tag.toLowerCase()}, decision = ${encodeDecision(decision)},
+          select(requestId),
+          (found): Effect.Effect<void, Approval.ApprovalNotFound | Approval.AlreadyDecided | SqlError> => {
+            const stored = found[0]
+            if (stored === undefined) return Effect.fail(new Approval.ApprovalNotFound({ requestId }))
+            const decision = signDecision(keys, stored.request, make(at))
+            return Effect.flatMap(
+              sql`UPDATE ${approvals} SET status = ${decision._tag.toLowerCase()}, decision = ${encodeDecision(decision)},
   decided_at = ${at}
 WHERE request_id = ${requestId} AND status = 'pending'
 RETURNING request_id`,
-          (updated): Effect.Effect<void, Approval.ApprovalNotFound | Approval.AlreadyDecided | SqlError> =>
-            updated.length > 0
-              ? Effect.void
-              : Effect.flatMap(
-                  sql<{ readonly status: string }>`SELECT status FROM ${approvals} WHERE request_id = ${requestId}`,
-                  (rows) =>
-                    Effect.fail(
-                      rows[0] === undefined
-                        ? new Approval.ApprovalNotFound({ requestId })
-                        : new Approval.AlreadyDecided({ requestId, decision: rows[0].status })
+              (updated) =>
+                updated.length > 0
+                  ? Effect.void
+                  : Effect.fail(
+                      new Approval.AlreadyDecided({ requestId, decision: stored.decision._tag.toLowerCase() })
                     )
-                )
+            )
+          }
         )
       )
-    }).pipe(storeFailure(operation))
+    ).pipe(storeFailure(operation))
 
   /**
    * Renews within a transaction; the update names the decision it read, so a decision changed in
@@ -135,9 +143,11 @@ RETURNING request_id`,
     Effect.gen(function* () {
       const rows = yield* sql<{ readonly decision: string }>`SELECT decision FROM ${approvals}
 WHERE request_id = ${requestId}`
-      if (rows[0] === undefined) return yield* new Approval.ApprovalNotFound({ requestId })
+      const stored = (yield* select(requestId))[0]
+      if (rows[0] === undefined || stored === undefined) return yield* new Approval.ApprovalNotFound({ requestId })
       const current = yield* decodeDecision(requestId, rows[0].decision)
-      const next = yield* Approval.renewal(requestId, current, options, yield* nowIso)
+      const renewed = yield* Approval.renewal(requestId, withoutMac(current), options, yield* nowIso)
+      const next = signDecision(keys, stored.request, renewed)
       const updated = yield* sql`UPDATE ${approvals} SET decision = ${encodeDecision(next)}
 WHERE request_id = ${requestId} AND decision = ${rows[0].decision}
 RETURNING request_id`

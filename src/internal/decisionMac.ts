@@ -1,0 +1,78 @@
+/** Signing an approval decision with the journal key, bound to the request it decides. */
+import type { Approval, ApprovalRequest, Decision } from "../Approval.js"
+import type { KeyRing } from "../Keys.js"
+import type { Check } from "./crypto.js"
+import { DECISION_DOMAIN, sign, verifyMac } from "./crypto.js"
+
+/** What a decision's MAC binds: the request (its saga, step, tool, input digest) and every field of the decision. */
+type Subject = Pick<ApprovalRequest, "requestId" | "sagaId" | "stepId" | "toolName" | "inputDigest">
+
+/** The decision's fields in a fixed order, whatever order its object has. */
+const fieldsOf = (decision: Decision): ReadonlyArray<unknown> => {
+  switch (decision._tag) {
+    case "Pending":
+      return ["Pending"]
+    case "Rejected":
+      return ["Rejected", decision.by, decision.at, decision.reason]
+    case "Approved":
+      return [
+        ...["Approved", decision.by, decision.at, decision.inputDigest],
+        ...[decision.expiresAt ?? null, decision.renewedBy ?? null, decision.renewedAt ?? null]
+      ]
+  }
+}
+
+const textOf = (request: Subject, decision: Decision): string =>
+  JSON.stringify([
+    request.requestId,
+    request.sagaId,
+    request.stepId,
+    request.toolName,
+    request.inputDigest,
+    fieldsOf(decision)
+  ])
+
+/** `decision` with its MAC under `keys` (unchanged without keys, or for a pending one). */
+export const signDecision = (keys: KeyRing | undefined, request: Subject, decision: Decision): Decision =>
+  keys === undefined || decision._tag === "Pending"
+    ? decision
+    : { ...decision, mac: sign(keys, DECISION_DOMAIN, textOf(request, decision)) }
+
+/** Whether `decision` carries a MAC under `keys` over exactly `request` and its own fields. */
+export const checkDecision = (keys: KeyRing, request: Subject, decision: Decision): Check | "unsigned" =>
+  decision._tag === "Pending" || decision.mac === undefined
+    ? "unsigned"
+    : verifyMac(keys, DECISION_DOMAIN, textOf(request, decision), decision.mac)
+
+/** `decision` without its MAC: what is journaled. */
+export const withoutMac = (decision: Decision): Decision => {
+  if (decision._tag === "Pending" || decision.mac === undefined) return decision
+  const { mac: _mac, ...rest } = decision
+  return rest
+}
+
+/**
+ * Why a decision the journal does not hold yet must not be acted on, or `undefined` when it may:
+ * it lives in this process (the memory layers), or it carries a valid MAC under the journal key
+ * over exactly this request.
+ */
+export const distrust = (
+  approval: Approval["Type"],
+  keys: KeyRing | undefined,
+  request: ApprovalRequest,
+  decision: Decision
+): string | undefined => {
+  if (decision._tag === "Pending" || approval.inProcess === true) return undefined
+  const said = `the approval store says step ${request.stepId} was ${decision._tag.toLowerCase()} by ${decision.by}`
+  const check = keys === undefined ? "no-key" : checkDecision(keys, request, decision)
+  switch (check) {
+    case "ok":
+      return undefined
+    case "no-key":
+      return `${said}, but the journal holds no such decision and no journal key signs it: it was not made through Saga.approve or Saga.reject, or it was forged`
+    case "unsigned":
+      return `${said}, but the decision carries no MAC under the journal key: it was forged, or made before the key was configured`
+    default:
+      return `${said}, but its MAC does not verify (${check}): the decision, its digest, its expiry or its request was edited`
+  }
+}
