@@ -266,11 +266,13 @@ export const finishedAnswer = (effectId: string, view: JournalView): EffectCompe
 
 /** Loads the run's journal under `holder`'s lease (a new run gets it with its first write). */
 export const loadRun = (journal: VerifiedJournal, effectId: string, holder: Holder) =>
-  Effect.flatMap(journal.claim(runIdOf(effectId), holder), (claimed) =>
-    Effect.map(load(journal, runIdOf(effectId), holder), (writer) => {
-      writer.holdsLease = Option.isSome(claimed)
-      return writer
-    })
+  Effect.flatMap(
+    Effect.zipRight(journal.read(runIdOf(effectId)), journal.claim(runIdOf(effectId), holder)),
+    (claimed) =>
+      Effect.map(load(journal, runIdOf(effectId), holder), (writer) => {
+        writer.holdsLease = Option.isSome(claimed)
+        return writer
+      })
   )
 
 /** The effect id of an explicit undo's run, if the journal is one. */

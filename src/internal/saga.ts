@@ -166,9 +166,13 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   })
   const registered: Lookup = (name) => registry.get(name)
 
-  /** Takes the saga's lease and loads its journal; a saga that does not exist yet gets its lease with its first write. */
+  /**
+   * Takes the saga's lease and loads its journal; a saga that does not exist yet gets its lease with
+   * its first write. The journal is verified before the lease is taken too, so that a tampered saga
+   * is refused with nothing written, not even a lease.
+   */
   const claimAndLoad = (sagaId: string) =>
-    Effect.flatMap(journal.claim(sagaId, holder), (claimed) =>
+    Effect.flatMap(Effect.zipRight(journal.read(sagaId), journal.claim(sagaId, holder)), (claimed) =>
       Effect.map(load(journal, sagaId, holder), (writer) => {
         writer.holdsLease = Option.isSome(claimed)
         return writer

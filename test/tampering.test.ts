@@ -1,0 +1,413 @@
+/**
+ * A journal edited behind the library's back is never acted on: every command that loads a saga
+ * (run, resume, start, compensate, compensateEffect, approve, reject, renewApproval, resolve,
+ * Recovery) is refused with `JournalTampered`, runs no tool and writes nothing, on every store.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { afterAll, assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import {
+  Approval,
+  Compensable,
+  Journal,
+  Outcome,
+  Recovery,
+  Saga,
+  SagaDefinition,
+  SqlApproval,
+  SqlJournal
+} from "../src/index.js"
+import { makeMemoryJournal } from "../src/internal/memoryJournal.js"
+import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-tampering-"))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+/** What a saga's stored state is: its entries and its row. */
+interface Stored {
+  readonly entries: ReadonlyArray<Journal.Entry>
+  readonly record: Journal.SagaRecord
+}
+
+/** A store the tests can edit behind the library's back, and read row by row. */
+interface Backend {
+  readonly layer: Layer.Layer<Saga.Saga | Journal.Journal | Approval.Approval, unknown>
+  /** Replaces a saga's entries and row as `edit` says, without the library. */
+  readonly tamper: (sagaId: string, edit: (stored: Stored) => Stored) => Effect.Effect<void, unknown>
+  /** Every stored row of a saga, as the store holds it. */
+  readonly rows: (sagaId: string) => Effect.Effect<unknown, unknown>
+}
+
+// --- the edits -------------------------------------------------------------------------------------
+
+const lastOf = (stored: Stored) => stored.entries[stored.entries.length - 1]!
+
+const rowAt = (stored: Stored, entries: ReadonlyArray<Journal.Entry>): Journal.SagaRecord => {
+  const last = entries[entries.length - 1]!
+  return { ...stored.record, revision: last.seq, digest: last.hash }
+}
+
+const edits: ReadonlyArray<readonly [string, (stored: Stored) => Stored]> = [
+  [
+    "(a) one payload edited",
+    (stored) => ({
+      ...stored,
+      entries: stored.entries.map((entry) =>
+        entry.phase === "EXECUTED" && entry.toolName === "reserve"
+          ? { ...entry, payload: '{"result":"res-FORGED-9"}' }
+          : entry
+      )
+    })
+  ],
+  [
+    "(b) an entry deleted in the middle",
+    (stored) => ({ ...stored, entries: stored.entries.filter((e) => e.seq !== 2) })
+  ],
+  ["(c) the last entry deleted, the row left", (stored) => ({ ...stored, entries: stored.entries.slice(0, -1) })],
+  [
+    "(d) a forged entry appended over a wrong predecessor, the row moved to it",
+    (stored) => {
+      const last = lastOf(stored)
+      const forged = {
+        ...last,
+        seq: last.seq + 1,
+        stepId: null,
+        toolName: null,
+        phase: "SAGA_COMPLETED" as const,
+        input: null,
+        payload: null
+      }
+      const { mac: _mac, ...unsigned } = { ...forged, hash: Journal.hashEntry("f".repeat(64), forged) }
+      const entries = [...stored.entries, unsigned]
+      return { entries, record: rowAt(stored, entries) }
+    }
+  ],
+  [
+    "(e) the saga row's digest edited",
+    (stored) => ({ ...stored, record: { ...stored.record, digest: "e".repeat(64) } })
+  ]
+]
+
+// --- the world ---------------------------------------------------------------------------------------
+
+const makeWorld = () => {
+  const calls = { reserve: 0, release: 0, wire: 0, probe: 0 }
+  const reserve = Compensable.make({
+    name: "reserve",
+    input: Schema.String,
+    success: Schema.String,
+    execute: (sku) =>
+      Effect.sync(() => {
+        calls.reserve++
+        return `res-${sku}`
+      }),
+    compensate: () =>
+      Effect.sync(() => {
+        calls.release++
+      })
+  })
+  const wire = Compensable.make({
+    name: "wire",
+    input: Schema.Struct({ amount: Schema.Int }),
+    success: Schema.String,
+    reversibility: "irreversible",
+    execute: ({ amount }) =>
+      Effect.sync(() => {
+        calls.wire++
+        return `wire-${amount}`
+      })
+  })
+  const probe = Compensable.make({
+    name: "probe",
+    input: Schema.String,
+    success: Schema.String,
+    execute: () =>
+      Effect.suspend(() => {
+        calls.probe++
+        return Effect.fail(Outcome.unknown("the provider did not answer"))
+      }),
+    compensate: () => Effect.void
+  })
+  const completed = Effect.zipRight(reserve("A-1"), reserve("B-2"))
+  const toWire = Effect.zipRight(reserve("A-1"), wire({ amount: 5000 }))
+  const probing = Effect.zipRight(reserve("A-1"), probe("x"))
+  const Order = SagaDefinition.make("order", {
+    input: Schema.String,
+    program: (sku: string) => Effect.zipRight(reserve(sku), Effect.interrupt)
+  })
+  const snapshot = () => ({ ...calls })
+  return { calls, snapshot, completed, toWire, probing, Order }
+}
+
+type World = ReturnType<typeof makeWorld>
+
+/**
+ * A saga in the state a command needs, and the command, run on that saga with what it names (a
+ * step id or an effect id), as an operator read it before the journal was edited.
+ */
+interface Case {
+  readonly command: string
+  readonly prepare: (world: World, sagaId: string) => Effect.Effect<void, unknown, Saga.Saga>
+  readonly act: (
+    world: World,
+    sagaId: string,
+    named: Named
+  ) => Effect.Effect<unknown, unknown, Saga.Saga | Journal.Journal>
+}
+
+/** The ids an operator would have read off the saga's status. */
+interface Named {
+  readonly wire: string
+  readonly probe: string
+  readonly firstEffect: string
+}
+
+const namedIn = (sagaId: string) =>
+  Effect.map(
+    Saga.status(sagaId),
+    ({ steps }): Named => ({
+      wire: steps.find((step) => step.toolName === "wire")?.stepId ?? "",
+      probe: steps.find((step) => step.toolName === "probe")?.stepId ?? "",
+      firstEffect: steps[0]?.effectId ?? ""
+    })
+  )
+
+const awaiting = (world: World, sagaId: string) =>
+  Effect.flatMap(Saga.run(sagaId, world.toWire), (result) =>
+    result._tag === "AwaitingApproval"
+      ? Effect.void
+      : Effect.dieMessage(`expected AwaitingApproval, got ${result._tag}`)
+  )
+
+const wireStep = (sagaId: string) =>
+  Effect.map(Saga.status(sagaId), (status) => status.steps.find((step) => step.toolName === "wire")!.stepId)
+
+const cases: ReadonlyArray<Case> = [
+  { command: "run", prepare: (w, id) => Saga.run(id, w.completed), act: (w, id) => Saga.run(id, w.completed) },
+  { command: "resume", prepare: (w, id) => Saga.run(id, w.completed), act: (w, id) => Saga.resume(id, w.completed) },
+  {
+    command: "run of an approved step",
+    prepare: (w, id) =>
+      Effect.zipRight(
+        awaiting(w, id),
+        Effect.flatMap(wireStep(id), (stepId) => Saga.approve(id, stepId, { by: "alice" }))
+      ),
+    act: (w, id) => Saga.run(id, w.toWire)
+  },
+  { command: "compensate", prepare: (w, id) => Saga.run(id, w.completed), act: (_, id) => Saga.compensate(id) },
+  {
+    command: "compensateEffect",
+    prepare: (w, id) => Saga.run(id, w.completed),
+    act: (_, _id, named) => Saga.compensateEffect(named.firstEffect)
+  },
+  {
+    command: "approve",
+    prepare: awaiting,
+    act: (_, id, named) => Saga.approve(id, named.wire, { by: "alice" })
+  },
+  {
+    command: "reject",
+    prepare: awaiting,
+    act: (_, id, named) => Saga.reject(id, named.wire, { by: "bob", reason: "no" })
+  },
+  {
+    command: "renewApproval",
+    prepare: (w, id) =>
+      Effect.zipRight(
+        awaiting(w, id),
+        Effect.flatMap(wireStep(id), (stepId) => Saga.approve(id, stepId, { by: "alice" }))
+      ),
+    act: (_, id, named) => Saga.renewApproval(id, named.wire, { by: "carol" })
+  },
+  {
+    command: "resolve",
+    prepare: (w, id) => Saga.run(id, w.probing),
+    act: (_, id, named) => Saga.resolve(id, named.probe, { outcome: "applied", by: "dave", result: "found" })
+  },
+  {
+    command: "Recovery.resume",
+    prepare: (w, id) =>
+      Effect.flatMap(Saga.start(w.Order, id, "A-1"), (result) =>
+        result._tag === "Suspended" ? Effect.void : Effect.dieMessage(`expected Suspended, got ${result._tag}`)
+      ),
+    act: (w, id) => Effect.flatMap(Recovery.make({ definitions: [w.Order] }), (recovery) => recovery.resume(id))
+  }
+]
+
+// --- the stores ----------------------------------------------------------------------------------------
+
+/** The memory journal, with a saga's stored state replaced behind its back (what `read` and `get` then answer). */
+const memoryBackend = (): Backend => {
+  const inner = makeMemoryJournal()
+  const forged = new Map<string, Stored>()
+  const journal = Journal.Journal.of({
+    ...inner,
+    read: (sagaId) => {
+      const edited = forged.get(sagaId)
+      return edited === undefined ? inner.read(sagaId) : Effect.succeed(edited.entries)
+    },
+    get: (sagaId) => {
+      const edited = forged.get(sagaId)
+      return edited === undefined ? inner.get(sagaId) : Effect.succeed(Option.some(edited.record))
+    }
+  })
+  const stores = Layer.merge(Layer.succeed(Journal.Journal, journal), Approval.layerMemory)
+  return {
+    layer: Saga.layer.pipe(Layer.provideMerge(stores)),
+    tamper: (sagaId, edit) =>
+      Effect.gen(function* () {
+        const entries = yield* inner.read(sagaId)
+        const record = Option.getOrThrow(yield* inner.get(sagaId))
+        forged.set(sagaId, edit({ entries, record }))
+      }),
+    rows: (sagaId) =>
+      Effect.gen(function* () {
+        const record = yield* inner.get(sagaId)
+        return { entries: yield* inner.read(sagaId), record, forged: forged.get(sagaId) }
+      })
+  }
+}
+
+/** An SQL store, edited with plain SQL on a connection of its own. */
+const sqlBackend = (
+  stores: Layer.Layer<Journal.Journal | Approval.Approval, unknown>,
+  client: Layer.Layer<SqlClient.SqlClient, unknown>
+): Backend => {
+  const withSql = <A>(f: (sql: SqlClient.SqlClient) => Effect.Effect<A, unknown>) =>
+    Effect.scoped(Effect.flatMap(SqlClient.SqlClient, f).pipe(Effect.provide(client)))
+  return {
+    layer: Saga.layer.pipe(Layer.provideMerge(stores)),
+    tamper: (sagaId, edit) =>
+      withSql((sql) =>
+        Effect.gen(function* () {
+          const entries = yield* Journal.Journal.pipe(
+            Effect.flatMap((journal) => journal.read(sagaId)),
+            Effect.provide(SqlJournal.layer),
+            Effect.provideService(SqlClient.SqlClient, sql)
+          )
+          const rows = yield* sql<{ readonly revision: number; readonly digest: string }>`SELECT revision, digest
+FROM effect_saga_sagas WHERE saga_id = ${sagaId}`
+          const stored: Stored = {
+            entries,
+            record: {
+              sagaId,
+              status: "running",
+              revision: Number(rows[0]!.revision),
+              digest: rows[0]!.digest,
+              createdAt: "",
+              updatedAt: "",
+              lease: null
+            }
+          }
+          const edited = edit(stored)
+          yield* sql`DELETE FROM effect_saga_entries WHERE saga_id = ${sagaId}`
+          for (const entry of edited.entries) {
+            yield* sql`INSERT INTO effect_saga_entries ${sql.insert({
+              saga_id: entry.sagaId,
+              seq: entry.seq,
+              step_id: entry.stepId,
+              tool_name: entry.toolName,
+              phase: entry.phase,
+              input: entry.input,
+              payload: entry.payload,
+              at: entry.at,
+              hash: entry.hash,
+              mac: entry.mac ?? null
+            })}`
+          }
+          yield* sql`UPDATE effect_saga_sagas SET revision = ${edited.record.revision}, digest = ${edited.record.digest}
+WHERE saga_id = ${sagaId}`
+        })
+      ),
+    rows: (sagaId) =>
+      withSql((sql) =>
+        Effect.all([
+          sql`SELECT * FROM effect_saga_entries WHERE saga_id LIKE ${`${sagaId}%`} ORDER BY saga_id, seq`,
+          sql`SELECT * FROM effect_saga_sagas WHERE saga_id LIKE ${`${sagaId}%`} ORDER BY saga_id`,
+          sql`SELECT * FROM effect_saga_approvals WHERE saga_id LIKE ${`${sagaId}%`} ORDER BY request_id`
+        ])
+      )
+  }
+}
+
+const sqliteBackend = (): Backend => {
+  const filename = path.join(dir, `${Math.random().toString(36).slice(2)}.db`)
+  return sqlBackend(SqlApproval.layerSqlite({ filename }), SqlJournal.layerSqliteClient({ filename }))
+}
+
+// --- the suite -------------------------------------------------------------------------------------------
+
+const matrix = (name: string, backend: () => Backend) =>
+  describe(`a tampered journal is never acted on: ${name}`, () => {
+    for (const { command, prepare, act } of cases) {
+      for (const [index, [edit, change]] of edits.entries()) {
+        it.effect(`${command}, ${edit}: JournalTampered, no tool runs, nothing is written`, () => {
+          const store = backend()
+          const world = makeWorld()
+          const sagaId = `saga-${command.replace(/\W+/g, "-")}-${index}`
+          return Effect.gen(function* () {
+            yield* prepare(world, sagaId)
+            const named = yield* namedIn(sagaId)
+            yield* store.tamper(sagaId, change)
+            const before = yield* store.rows(sagaId)
+            const calls = world.snapshot()
+            const error = yield* Effect.flip(act(world, sagaId, named))
+            expect(error).toMatchObject({ _tag: "JournalTampered", sagaId })
+            assert(error instanceof Journal.JournalTampered)
+            expect(error.message).toContain("nothing was run or written")
+            expect(world.snapshot()).toEqual(calls)
+            expect(yield* store.rows(sagaId)).toEqual(before)
+            const status = yield* Saga.status(sagaId)
+            expect(status.tampered).toMatchObject({ seq: error.seq, problem: error.problem })
+            const listed = (yield* Saga.list()).find((summary) => summary.sagaId === sagaId)
+            expect(listed?.tampered?.seq).toBe(error.seq)
+          }).pipe(Effect.provide(store.layer))
+        })
+      }
+    }
+
+    it.effect("the break names what is wrong: hash, sequence, truncation, the row", () => {
+      const store = backend()
+      const world = makeWorld()
+      return Effect.gen(function* () {
+        const problems: Array<string> = []
+        for (const [index, [, change]] of edits.entries()) {
+          const sagaId = `named-${index}`
+          yield* Saga.run(sagaId, world.completed)
+          yield* store.tamper(sagaId, change)
+          const status = yield* Saga.status(sagaId)
+          problems.push(`${status.tampered?.problem}@${status.tampered?.seq}`)
+        }
+        // Entries: 1 SAGA_STARTED, 2–3 reserve A-1, 4–5 reserve B-2, 6 SAGA_COMPLETED.
+        expect(problems).toEqual(["hash@3", "sequence@3", "truncated@6", "hash@7", "row@6"])
+      }).pipe(Effect.provide(store.layer))
+    })
+
+    it.effect("a tampered saga's status shows only the steps before the break", () => {
+      const store = backend()
+      const world = makeWorld()
+      return Effect.gen(function* () {
+        yield* Saga.run("prefix", world.completed)
+        yield* store.tamper("prefix", edits[0]![1])
+        const status = yield* Saga.status("prefix")
+        expect(status.tampered).toMatchObject({ seq: 3, problem: "hash" })
+        expect(status.steps.map((step) => [step.toolName, step.state])).toEqual([["reserve", "unknown"]])
+      }).pipe(Effect.provide(store.layer))
+    })
+  })
+
+matrix("Journal.layerMemory", memoryBackend)
+matrix("SqlApproval.layerSqlite", sqliteBackend)
+
+const pgUrl = reachable ? await freshDatabase("tampering") : ""
+describePg("PostgreSQL", () => {
+  matrix("SqlApproval.layerPg", () =>
+    sqlBackend(
+      SqlApproval.layerPg({ url: Redacted.make(pgUrl), maxConnections: 4 }),
+      SqlJournal.layerPgClient({ url: Redacted.make(pgUrl), maxConnections: 1 })
+    )
+  )
+})
