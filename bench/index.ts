@@ -6,7 +6,8 @@
  * steps per second on a file against better-sqlite3 alone. `--sqlite` runs that section only.
  * `--pg` adds the PostgreSQL section (bench/pg.ts): durable steps per second against DBOS Transact and
  * a plain `pg` insert loop, on the server at `EFFECT_SAGA_PG_URL` (default: the one `.ci/postgres
- * start` runs); `--pg-only` runs that section only.
+ * start` runs); `--pg-only` runs that section only. Then the trust section (bench/trust.ts): what
+ * verifying a journal on every load costs.
  */
 import { execFile } from "node:child_process"
 import { loadavg } from "node:os"
@@ -15,6 +16,7 @@ import { promisify } from "node:util"
 import { type Contender, contenders, STEPS } from "./contenders.js"
 import type { MemoryResult } from "./memory.js"
 import { measureSqlite, printSqlite } from "./sqlite.js"
+import { runTrust } from "./trust.js"
 
 const quick = process.argv.includes("--quick")
 const sqliteOnly = process.argv.includes("--sqlite")
@@ -198,4 +200,5 @@ const main = async () => {
 
 if (!sqliteOnly && !pgOnly) await main()
 if (!pgOnly) await sqliteSection()
+if (!pgOnly) await runTrust({ rounds: ROUNDS, roundMs: quick ? 60 : 400, entries: quick ? 2_000 : 20_000 })
 if (withPg) await pgSection()

@@ -608,14 +608,15 @@ const decodeEntry = Schema.decodeUnknownEither(Schema.parseJson(Entry))
 
 /**
  * Imports one saga's NDJSON export. Every line must decode, belong to one saga, and the hash chain
- * must verify; otherwise nothing is written and the error names the first bad line or entry.
+ * must verify (with `EFFECT_SAGA_JOURNAL_KEYS` configured, every entry's MAC too); otherwise nothing
+ * is written and the error names the first bad line or entry.
  *
  * @since 0.1.0
  * @category export
  */
 export const importNdjson = (
   text: string
-): Effect.Effect<SagaRecord, JournalCorrupted | ConcurrencyConflict | JournalError, Journal> =>
+): Effect.Effect<SagaRecord, JournalCorrupted | ConcurrencyConflict | JournalError | KeyError, Journal> =>
   Effect.gen(function* () {
     const lines = text.split("\n").filter((line) => line.trim() !== "")
     const entries: Array<Entry> = []
@@ -639,7 +640,7 @@ export const importNdjson = (
       entries.push(decoded.right)
     }
     if (entries.length === 0) return yield* new JournalCorrupted({ sagaId: "", seq: 0, reason: "the export is empty" })
-    const verification = verifyEntries(entries)
+    const verification = verifyEntries(entries, Option.getOrUndefined(yield* journalKeys))
     if (verification._tag === "Broken") {
       return yield* new JournalCorrupted({
         sagaId: entries[0]!.sagaId,

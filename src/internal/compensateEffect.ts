@@ -19,7 +19,7 @@ import type { VerifiedJournal } from "./verified.js"
 import type { StepView } from "./view.js"
 import { isUnknown, JournalView } from "./view.js"
 import type { Writer } from "./writer.js"
-import { load } from "./writer.js"
+import { claimAndLoad } from "./writer.js"
 
 /** What an explicit undo of one effect came to. */
 export type EffectOutcome = Exclude<Report.UndoOutcome, "skipped">
@@ -266,14 +266,7 @@ export const finishedAnswer = (effectId: string, view: JournalView): EffectCompe
 
 /** Loads the run's journal under `holder`'s lease (a new run gets it with its first write). */
 export const loadRun = (journal: VerifiedJournal, effectId: string, holder: Holder) =>
-  Effect.flatMap(
-    Effect.zipRight(journal.read(runIdOf(effectId)), journal.claim(runIdOf(effectId), holder)),
-    (claimed) =>
-      Effect.map(load(journal, runIdOf(effectId), holder), (writer) => {
-        writer.holdsLease = Option.isSome(claimed)
-        return writer
-      })
-  )
+  claimAndLoad(journal, runIdOf(effectId), holder)
 
 /** The effect id of an explicit undo's run, if the journal is one. */
 export const effectIdOf = (view: JournalView): string | undefined => {

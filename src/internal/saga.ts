@@ -46,7 +46,7 @@ import { inspect, tamperOf, trustedPrefix, verifying } from "./verified.js"
 import type { StepView } from "./view.js"
 import { isUnknown, JournalView } from "./view.js"
 import type { Writer } from "./writer.js"
-import { load } from "./writer.js"
+import { claimAndLoad as loadClaimed } from "./writer.js"
 
 /** What a run does when it is interrupted. */
 export interface RunOptions {
@@ -166,18 +166,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   })
   const registered: Lookup = (name) => registry.get(name)
 
-  /**
-   * Takes the saga's lease and loads its journal; a saga that does not exist yet gets its lease with
-   * its first write. The journal is verified before the lease is taken too, so that a tampered saga
-   * is refused with nothing written, not even a lease.
-   */
-  const claimAndLoad = (sagaId: string) =>
-    Effect.flatMap(Effect.zipRight(journal.read(sagaId), journal.claim(sagaId, holder)), (claimed) =>
-      Effect.map(load(journal, sagaId, holder), (writer) => {
-        writer.holdsLease = Option.isSome(claimed)
-        return writer
-      })
-    )
+  /** Takes the saga's lease and loads its journal, verified (see `claimAndLoad` in writer.ts). */
+  const claimAndLoad = (sagaId: string) => loadClaimed(journal, sagaId, holder)
 
   const compensated = <E>(
     sagaId: string,

@@ -1,4 +1,5 @@
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { AppendError, Draft, Holder } from "../Journal.js"
 import { isActive } from "../Journal.js"
 import { Mutex } from "./mutex.js"
@@ -56,3 +57,24 @@ export class Writer {
  */
 export const load = (journal: VerifiedJournal, sagaId: string, holder?: Holder) =>
   Effect.map(journal.read(sagaId), (entries) => new Writer(sagaId, journal, new JournalView(entries), holder))
+
+/**
+ * Loads a saga's journal and takes its lease for `holder` (a saga that does not exist yet gets the
+ * lease with its first write). The journal is verified before the lease is taken, so that a
+ * tampered saga is refused with nothing written, not even a lease; it is read again only if it
+ * moved on in between.
+ */
+export const claimAndLoad = (journal: VerifiedJournal, sagaId: string, holder: Holder) =>
+  Effect.gen(function* () {
+    const entries = yield* journal.read(sagaId)
+    const claimed = yield* journal.claim(sagaId, holder)
+    const last = entries[entries.length - 1]
+    const unchanged = Option.match(claimed, {
+      onNone: () => last === undefined,
+      onSome: (record) => record.revision === (last?.seq ?? 0) && record.digest === last?.hash
+    })
+    const current = unchanged ? entries : yield* journal.read(sagaId)
+    const writer = new Writer(sagaId, journal, new JournalView(current), holder)
+    writer.holdsLease = Option.isSome(claimed)
+    return writer
+  })
