@@ -25,6 +25,7 @@ import type {
   SagaNotFound,
   SagaRecord
 } from "./Journal.js"
+import type { KeyError } from "./Keys.js"
 import type { SagaDefinition } from "./SagaDefinition.js"
 import type { CommandConflict, CommandRefused, EffectNotFound, InvalidSagaInput } from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
@@ -298,10 +299,13 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
  * and lease length. Runs live in the layer's scope: when it closes, the runs in flight are
  * interrupted and left `Suspended` (resumable), and the worker's leases are dropped.
  *
+ * NOTE: building it reads the receipt keys (`EFFECT_SAGA_RECEIPT_KEYS`, see `Keys`): a key list that
+ * cannot be used fails it with `KeyError` before anything is read or written.
+ *
  * @since 0.1.0
  * @category layers
  */
-export const layerWith = (options: WorkerOptions): Layer.Layer<Saga, never, Journal | Approval> =>
+export const layerWith = (options: WorkerOptions): Layer.Layer<Saga, KeyError, Journal | Approval> =>
   Layer.scoped(Saga, internal.makeSaga(options))
 
 /**
@@ -311,7 +315,7 @@ export const layerWith = (options: WorkerOptions): Layer.Layer<Saga, never, Jour
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Saga, never, Journal | Approval> = layerWith({})
+export const layer: Layer.Layer<Saga, KeyError, Journal | Approval> = layerWith({})
 
 /**
  * Runs `program` as saga `sagaId`.

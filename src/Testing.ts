@@ -9,6 +9,7 @@ import * as Approval from "./Approval.js"
 import type { FaultSite } from "./internal/faults.js"
 import { Faults } from "./internal/faults.js"
 import * as Journal from "./Journal.js"
+import type { KeyError } from "./Keys.js"
 import * as Outcome from "./Outcome.js"
 import * as Saga from "./Saga.js"
 
@@ -86,7 +87,7 @@ export { Faults }
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Saga.Saga | Journal.Journal | Approval.Approval> = Saga.layer.pipe(
+export const layer: Layer.Layer<Saga.Saga | Journal.Journal | Approval.Approval, KeyError> = Saga.layer.pipe(
   Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory))
 )
 
@@ -98,5 +99,5 @@ export const layer: Layer.Layer<Saga.Saga | Journal.Journal | Approval.Approval>
  */
 export const layerWith = (
   approval: Layer.Layer<Approval.Approval>
-): Layer.Layer<Saga.Saga | Journal.Journal | Approval.Approval> =>
+): Layer.Layer<Saga.Saga | Journal.Journal | Approval.Approval, KeyError> =>
   Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, approval)))

@@ -16,6 +16,10 @@ export * as CompensationReport from "./CompensationReport.js"
  */
 export * as Journal from "./Journal.js"
 /**
+ * @since 0.2.0
+ */
+export * as Keys from "./Keys.js"
+/**
  * @since 0.1.0
  */
 export * as Outcome from "./Outcome.js"

@@ -229,7 +229,7 @@ describe("shutdown and recovery", () => {
           append: (...args) => (dead.value ? killed : store.journal.append(...args)),
           release: (...args) => (dead.value ? killed : store.journal.release(...args))
         }
-        const withBook = (layer: Layer.Layer<Saga.Saga | Journal.Journal | Approval.Approval>) =>
+        const withBook = (layer: Layer.Layer<Saga.Saga | Journal.Journal | Approval.Approval, unknown>) =>
           Layer.effectDiscard(Effect.flatMap(Saga.Saga, (saga) => saga.register([book]))).pipe(
             Layer.provideMerge(layer)
           )

@@ -1,10 +1,12 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { Approval, ApprovalRequest } from "../Approval.js"
 import * as Report from "../CompensationReport.js"
 import type { Draft, Holder, Journal, Phase } from "../Journal.js"
 import { isFinished } from "../Journal.js"
+import type { KeyRing } from "../Keys.js"
 import { CommandRefused, EffectNotFound } from "../SagaError.js"
 import { nowIso } from "./clock.js"
 import { parsePayload } from "./codec.js"
@@ -12,6 +14,7 @@ import type { ExplicitUndo, Lookup } from "./compensation.js"
 import { outcomeOfPhase, runUndo, unavailability } from "./compensation.js"
 import { expiredAt } from "./expiry.js"
 import { sha256 } from "./hash.js"
+import * as Receipts from "./receipts.js"
 import { forwardKey } from "./run.js"
 import type { StepView } from "./view.js"
 import { isUnknown, JournalView } from "./view.js"
@@ -114,6 +117,8 @@ export interface Context {
   readonly lookup: Lookup
   readonly holder: Holder
   readonly approvalTtl: Duration.Duration | undefined
+  /** The keys sealed receipts are opened with (the `Saga` layer's `EFFECT_SAGA_RECEIPT_KEYS`). */
+  readonly receiptKeys: KeyRing | undefined
 }
 
 /**
@@ -154,16 +159,14 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
       return yield* settle("unknown", "the saga's own undo of this step started but has no outcome")
     }
     const tool = ctx.lookup(step.toolName)
-    if (tool === undefined) {
-      // Nothing is journaled: a process that has the tool can still undo the effect.
-      return {
-        _tag: "Settled" as const,
-        effectId,
-        runId,
-        outcome: "unavailable" as const,
-        detail: `tool ${step.toolName} is not registered in this process`
-      }
-    }
+    // Nothing is journaled for a tool not registered, or a receipt that does not open here (asked
+    // before any approval): a process that has the tool and the key can still undo the effect.
+    const notHere = (detail: string) =>
+      Effect.succeed({ _tag: "Settled" as const, effectId, runId, outcome: "unavailable" as const, detail })
+    if (tool === undefined) return yield* notHere(`tool ${step.toolName} is not registered in this process`)
+    const journaledReceipt = parsePayload(step.executed!.payload)?.receipt
+    const receipt = Receipts.forUndo(ctx.receiptKeys, subject.sagaId, step.stepId, journaledReceipt)
+    if (tool.spec.compensate !== undefined && Either.isLeft(receipt)) return yield* notHere(receipt.left)
     if (tool.spec.approveExplicitUndo) {
       const gate = yield* approvalGate(ctx, subject, run, undo, tool.spec.approvalTtl ?? ctx.approvalTtl)
       if (gate._tag === "Waiting") {
@@ -178,7 +181,11 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
     }
     const cannot = unavailability(tool, step)
     if (cannot !== undefined) return yield* settle("unavailable", cannot[1])
-    const report = yield* runUndo(run, tool, step, { sagaId: subject.sagaId, idempotencyKey: runId })
+    const report = yield* runUndo(run, tool, step, {
+      sagaId: subject.sagaId,
+      idempotencyKey: runId,
+      receiptKeys: ctx.receiptKeys
+    })
     const outcome = report.outcome === "skipped" ? "unavailable" : report.outcome
     return yield* settle(outcome, report.detail)
   })

@@ -16,6 +16,7 @@ import * as Compensable from "../Compensable.js"
 import type * as Report from "../CompensationReport.js"
 import type { ConcurrencyConflict, Holder, JournalCorrupted, JournalError, LeaseHeld } from "../Journal.js"
 import { isFinished, Journal, SagaNotFound } from "../Journal.js"
+import * as Keys from "../Keys.js"
 import type * as SagaDefinition from "../SagaDefinition.js"
 import type { CommandConflict, CompensationCause } from "../SagaError.js"
 import { InvalidSagaInput, NonDeterminism } from "../SagaError.js"
@@ -94,6 +95,8 @@ const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).sp
  * the worker's leases are dropped.
  */
 export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}) {
+  // Read first: a key list that cannot be used fails the layer before anything is read or written.
+  const receiptKeys = Option.getOrUndefined(yield* Keys.receiptKeys)
   const journal = yield* Journal
   const approval = yield* Approval
   const authority = Option.getOrElse(yield* Effect.serviceOption(Authority), () => allowAll)
@@ -142,6 +145,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
 
   const undoEnv = (sagaId: string, lookup: Lookup) => ({
     lookup,
+    receiptKeys,
     beforeUndo: (step: StepView) => Effect.asVoid(check(authority, "compensate", sagaId, step.stepId)),
     explicitUndo: explicit.explicitUndoOf(journal),
     withdraw: (requestId: string, reason: string) =>
@@ -206,7 +210,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           const closed = isFinished(view.status) || view.compensationStarted
           // The permission is asked again before each step progresses: revoking it stops a long run.
           const recheck = Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
-          const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, approvalTtl)
+          const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, receiptKeys, approvalTtl)
           const ending = yield* Effect.exit(restore(sagaRun.runProgram(program)))
 
           const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
@@ -302,7 +306,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         new JournalView(yield* journal.read(explicit.runIdOf(effectId)))
       )
       if (answered !== undefined) return answered
-      const ctx = { journal, approval, lookup: registered, holder, approvalTtl }
+      const ctx = { journal, approval, lookup: registered, holder, approvalTtl, receiptKeys }
       // The run and the saga are both held meanwhile: the saga's own compensation waits for this undo.
       const attempt = Effect.gen(function* () {
         const run = yield* explicit.loadRun(journal, effectId, holder)

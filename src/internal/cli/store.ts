@@ -10,6 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type { Approval } from "../../Approval.js"
 import type { Journal, JournalError } from "../../Journal.js"
+import type { KeyError } from "../../Keys.js"
 import * as Saga from "../../Saga.js"
 import * as SqlApproval from "../../SqlApproval.js"
 import { UsageError } from "./failure.js"
@@ -79,12 +80,17 @@ const checkFile = (filename: string, options: OpenOptions): Effect.Effect<void, 
 /**
  * The `Saga` service, with the journal and approvals it runs on, over `store`: an SQLite file
  * (missing, unless `create`, not a database or unreadable: it fails before anything is read or
- * written), or a PostgreSQL database (unreachable: the same).
+ * written), or a PostgreSQL database (unreachable: the same). The receipt keys are read from the
+ * environment (`EFFECT_SAGA_RECEIPT_KEYS`) as a service's `Saga.layer` reads them: a key list that
+ * cannot be used fails with `KeyError`.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (store: Store, options: OpenOptions): Layer.Layer<Services, UsageError | JournalError> =>
+export const layer = (
+  store: Store,
+  options: OpenOptions
+): Layer.Layer<Services, UsageError | JournalError | KeyError> =>
   store._tag === "Postgres"
     ? Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerPg({ url: Redacted.make(store.url), maxConnections: 2 })))
     : Layer.unwrapEffect(
