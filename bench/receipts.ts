@@ -6,13 +6,15 @@
  * - **one saga on SQLite**: the five-step saga of the other sections, each tool setting a receipt,
  *   one saga after another on an SQLite file, with `EFFECT_SAGA_RECEIPT_KEYS` set and without it.
  *   Rounds of the two alternate, so that both see the same disk and load; the best round counts.
- *   `synchronous` is NORMAL: a flush to the disk costs far more, and varies far more, than sealing.
+ *   `synchronous` is NORMAL: a flush to the disk costs far more, and varies far more, than sealing;
+ * - **one saga in memory**: the same on `Journal.layerMemory`, where nothing hides the engine's own
+ *   cost of sealing.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ConfigProvider, Effect, Either, Layer, Logger, LogLevel, ManagedRuntime, Schema } from "effect"
-import { Compensable, Keys, Saga, SqlApproval } from "../src/index.js"
+import { Approval, Compensable, Journal, Keys, Saga, SqlApproval } from "../src/index.js"
 import { open, seal } from "../src/internal/crypto.js"
 import { associatedData } from "../src/internal/receipts.js"
 import { STEPS, StepResult } from "./contenders.js"
@@ -69,12 +71,14 @@ const measureSeal = (options: ReceiptBenchOptions): number => {
   return best
 }
 
-/** One saga after another on a file, the receipt keys as `keys` says; the plain-text warning silenced. */
-const runner = (filename: string, keys: string | undefined) => {
+type Stores = Layer.Layer<Journal.Journal | Approval.Approval, unknown>
+
+/** One saga after another on `stores`, the receipt keys as `keys` says; the plain-text warning silenced. */
+const runner = (stores: Stores, keys: string | undefined) => {
   const config = new Map(keys === undefined ? [] : [[Keys.RECEIPT_KEYS, keys]])
   const runtime = ManagedRuntime.make(
     Saga.layer.pipe(
-      Layer.provide(SqlApproval.layerSqlite({ filename, synchronous: "normal" })),
+      Layer.provide(stores),
       Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(config))),
       Layer.provide(Logger.minimumLogLevel(LogLevel.Error))
     )
@@ -90,28 +94,30 @@ const runner = (filename: string, keys: string | undefined) => {
   }
 }
 
+/** µs per step, the best round, one saga at a time with a receipt per step, sealed and plain. */
+export interface Pair {
+  readonly sealed: number
+  readonly plain: number
+}
+
 /** The receipts figures. */
 export interface ReceiptFigures {
   readonly usPerSeal: number
-  /** µs per step, the best round, one saga at a time with a receipt per step. */
-  readonly sealedUsPerStep: number
-  readonly plainUsPerStep: number
+  readonly sqlite: Pair
+  readonly memory: Pair
 }
 
-/** Measures, in a temp dir removed afterwards. */
-export const measureReceipts = async (options: ReceiptBenchOptions): Promise<ReceiptFigures> => {
-  const usPerSeal = measureSeal(options)
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-bench-receipts-"))
-  const sealed = runner(path.join(dir, "sealed.db"), Keys.generate("k1"))
-  const plain = runner(path.join(dir, "plain.db"), undefined)
+/** Warms both up, then measures them in alternating rounds; keeps the best round of each. */
+const measurePair = async (options: ReceiptBenchOptions, sealed: Stores, plain: Stores): Promise<Pair> => {
+  const runners = { sealed: runner(sealed, Keys.generate("k1")), plain: runner(plain, undefined) }
   try {
     const roundMs = options.measureMs / options.rounds
     const warmup = performance.now()
     while (performance.now() - warmup < options.warmupMs) {
-      await sealed.run(1)
-      await plain.run(1)
+      await runners.sealed.run(1)
+      await runners.plain.run(1)
     }
-    const round = async (variant: typeof sealed) => {
+    const round = async (variant: ReturnType<typeof runner>) => {
       let sagas = 0
       const start = performance.now()
       while (performance.now() - start < roundMs) {
@@ -120,14 +126,31 @@ export const measureReceipts = async (options: ReceiptBenchOptions): Promise<Rec
       }
       return ((performance.now() - start) * 1000) / (sagas * STEPS)
     }
-    let best = { sealed: Number.POSITIVE_INFINITY, plain: Number.POSITIVE_INFINITY }
+    const best = { sealed: Number.POSITIVE_INFINITY, plain: Number.POSITIVE_INFINITY }
     for (let r = 0; r < options.rounds; r++) {
-      best = { sealed: Math.min(best.sealed, await round(sealed)), plain: Math.min(best.plain, await round(plain)) }
+      best.sealed = Math.min(best.sealed, await round(runners.sealed))
+      best.plain = Math.min(best.plain, await round(runners.plain))
     }
-    return { usPerSeal, sealedUsPerStep: best.sealed, plainUsPerStep: best.plain }
+    return best
   } finally {
-    await sealed.dispose()
-    await plain.dispose()
+    await runners.sealed.dispose()
+    await runners.plain.dispose()
+  }
+}
+
+const memoryStores: Stores = Layer.merge(Journal.layerMemory, Approval.layerMemory)
+
+/** Measures, in a temp dir removed afterwards. */
+export const measureReceipts = async (options: ReceiptBenchOptions): Promise<ReceiptFigures> => {
+  const usPerSeal = measureSeal(options)
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-bench-receipts-"))
+  const file = (name: string): Stores =>
+    SqlApproval.layerSqlite({ filename: path.join(dir, name), synchronous: "normal" })
+  try {
+    const sqlite = await measurePair(options, file("sealed.db"), file("plain.db"))
+    const memory = await measurePair(options, memoryStores, memoryStores)
+    return { usPerSeal, sqlite, memory }
+  } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
 }
@@ -135,13 +158,16 @@ export const measureReceipts = async (options: ReceiptBenchOptions): Promise<Rec
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
 
-/** Prints the figures, with the share sealing takes of a durable step. */
+/** Prints the figures, with the share sealing takes of a step. */
 export const printReceipts = (figures: ReceiptFigures): void => {
-  const { usPerSeal, sealedUsPerStep, plainUsPerStep } = figures
+  const { usPerSeal, sqlite, memory } = figures
   console.log(`receipts: ${fmt(usPerSeal, 2)} µs to seal and open one (AES-256-GCM, bound to its saga and step)`)
-  console.log(
-    `receipts, one five-step saga at a time on SQLite (synchronous = NORMAL), a receipt per step: sealed ${fmt(sealedUsPerStep, 1)} µs/step, ` +
-      `plain text ${fmt(plainUsPerStep, 1)} µs/step (${fmt(sealedUsPerStep / plainUsPerStep, 3)}×; ` +
-      `sealing alone is ${fmt((100 * usPerSeal) / plainUsPerStep, 2)} % of a step)`
-  )
+  const line = (where: string, pair: Pair) =>
+    console.log(
+      `receipts, one five-step saga at a time ${where}, a receipt per step: sealed ${fmt(pair.sealed, 1)} µs/step, ` +
+        `plain text ${fmt(pair.plain, 1)} µs/step (${fmt(pair.sealed / pair.plain, 3)}×; ` +
+        `sealing and opening one is ${fmt((100 * usPerSeal) / pair.plain, 1)} % of a step)`
+    )
+  line("on SQLite (synchronous = NORMAL)", sqlite)
+  line("in memory", memory)
 }
