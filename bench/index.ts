@@ -1,9 +1,11 @@
 /**
- * Saga benchmark: `npx tsx bench/index.ts [--quick] [--sqlite] [--pg | --pg-only]`.
+ * Saga benchmark: `npx tsx bench/index.ts [--quick] [--sqlite | --receipts] [--pg | --pg-only]`.
  * Warms up, measures steps/s and µs/step per contender (time-boxed, best of 5 rounds), then peak RSS
  * for N sagas in a fresh child process per contender (bench/memory.ts), and prints one table
  * with ratios against the `workflow` contender. Then the SQLite section (bench/sqlite.ts): durable
- * steps per second on a file against better-sqlite3 alone. `--sqlite` runs that section only.
+ * steps per second on a file against better-sqlite3 alone. `--sqlite` runs that section only. Then the
+ * receipts section (bench/receipts.ts): µs to seal and open a receipt, and one saga on SQLite with a
+ * receipt per step, sealed and in plain text; `--receipts` runs that section only.
  * `--pg` adds the PostgreSQL section (bench/pg.ts): durable steps per second against DBOS Transact and
  * a plain `pg` insert loop, on the server at `EFFECT_SAGA_PG_URL` (default: the one `.ci/postgres
  * start` runs); `--pg-only` runs that section only. Then the trust section (bench/trust.ts): what
@@ -15,11 +17,13 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { type Contender, contenders, STEPS } from "./contenders.js"
 import type { MemoryResult } from "./memory.js"
+import { measureReceipts, printReceipts } from "./receipts.js"
 import { measureSqlite, printSqlite } from "./sqlite.js"
 import { runTrust } from "./trust.js"
 
 const quick = process.argv.includes("--quick")
 const sqliteOnly = process.argv.includes("--sqlite")
+const receiptsOnly = process.argv.includes("--receipts")
 const pgOnly = process.argv.includes("--pg-only")
 const withPg = pgOnly || process.argv.includes("--pg")
 const WARMUP_MS = quick ? 200 : 2000
@@ -34,6 +38,12 @@ const SQLITE = {
   rounds: ROUNDS,
   sizeSagas: quick ? 1_000 : 10_000,
   synchronous: quick ? (["full"] as const) : (["full", "normal"] as const)
+}
+/** The receipts section: the same rounds. */
+const RECEIPTS = {
+  warmupMs: quick ? 200 : 1000,
+  measureMs: quick ? 300 : 2500,
+  rounds: ROUNDS
 }
 /** The PostgreSQL section: the same rounds; every contender's pool has 10 connections (DBOS's and `layerPg`'s default). */
 const PG = {
@@ -118,6 +128,17 @@ const sqliteSection = async () => {
   printSqlite(await measureSqlite(SQLITE))
 }
 
+const receiptsSection = async () => {
+  console.log()
+  console.log(
+    `Receipts section: ${RECEIPTS.warmupMs} ms warm-up + ${ROUNDS} × ${RECEIPTS.measureMs / ROUNDS} ms (best round) ` +
+      `per figure, sealed and plain rounds alternating; load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}`
+  )
+  printReceipts(await measureReceipts(RECEIPTS))
+}
+
 /** Loaded only with `--pg`, so that the other sections never load DBOS or `pg`. */
 const pgSection = async () => {
   const { measurePg, printPg } = await import("./pg.js")
@@ -198,7 +219,9 @@ const main = async () => {
   for (const row of rows) console.log(line(row))
 }
 
-if (!sqliteOnly && !pgOnly) await main()
-if (!pgOnly) await sqliteSection()
-if (!pgOnly) await runTrust({ rounds: ROUNDS, roundMs: quick ? 60 : 400, entries: quick ? 2_000 : 20_000 })
+if (!sqliteOnly && !receiptsOnly && !pgOnly) await main()
+if (!receiptsOnly && !pgOnly) await sqliteSection()
+if (!sqliteOnly && !pgOnly) await receiptsSection()
+if (!receiptsOnly && !pgOnly)
+  await runTrust({ rounds: ROUNDS, roundMs: quick ? 60 : 400, entries: quick ? 2_000 : 20_000 })
 if (withPg) await pgSection()

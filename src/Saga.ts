@@ -323,6 +323,9 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
  * and lease length. Runs live in the layer's scope: when it closes, the runs in flight are
  * interrupted and left `Suspended` (resumable), and the worker's leases are dropped.
  *
+ * NOTE: building it reads the receipt keys (`EFFECT_SAGA_RECEIPT_KEYS`, see `Keys`): a key list that
+ * cannot be used fails it with `KeyError` before anything is read or written.
+ *
  * @since 0.1.0
  * @category layers
  */

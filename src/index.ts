@@ -16,9 +16,6 @@ export * as CompensationReport from "./CompensationReport.js"
  */
 export * as Journal from "./Journal.js"
 /**
- * @since 0.1.0
- */
-/**
  * @since 0.2.0
  */
 export * as Keys from "./Keys.js"

@@ -1,5 +1,6 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { Approval, ApprovalRequest } from "../Approval.js"
 import * as Report from "../CompensationReport.js"
@@ -14,6 +15,7 @@ import { outcomeOfPhase, runUndo, unavailability } from "./compensation.js"
 import { distrust, withoutMac } from "./decisionMac.js"
 import { expiredAt } from "./expiry.js"
 import { sha256 } from "./hash.js"
+import * as Receipts from "./receipts.js"
 import { forwardKey } from "./run.js"
 import type { VerifiedJournal } from "./verified.js"
 import type { StepView } from "./view.js"
@@ -119,6 +121,8 @@ export interface Context {
   readonly approvalTtl: Duration.Duration | undefined
   /** The journal key ring: what an approval store's decisions are signed with. */
   readonly journalKeys: KeyRing | undefined
+  /** The keys sealed receipts are opened with (the `Saga` layer's `EFFECT_SAGA_RECEIPT_KEYS`). */
+  readonly receiptKeys: KeyRing | undefined
 }
 
 /**
@@ -159,16 +163,14 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
       return yield* settle("unknown", "the saga's own undo of this step started but has no outcome")
     }
     const tool = ctx.lookup(step.toolName)
-    if (tool === undefined) {
-      // Nothing is journaled: a process that has the tool can still undo the effect.
-      return {
-        _tag: "Settled" as const,
-        effectId,
-        runId,
-        outcome: "unavailable" as const,
-        detail: `tool ${step.toolName} is not registered in this process`
-      }
-    }
+    // Nothing is journaled for a tool not registered, or a receipt that does not open here (asked
+    // before any approval): a process that has the tool and the key can still undo the effect.
+    const notHere = (detail: string) =>
+      Effect.succeed({ _tag: "Settled" as const, effectId, runId, outcome: "unavailable" as const, detail })
+    if (tool === undefined) return yield* notHere(`tool ${step.toolName} is not registered in this process`)
+    const journaledReceipt = parsePayload(step.executed!.payload)?.receipt
+    const receipt = Receipts.forUndo(ctx.receiptKeys, subject.sagaId, step.stepId, journaledReceipt)
+    if (tool.spec.compensate !== undefined && Either.isLeft(receipt)) return yield* notHere(receipt.left)
     if (tool.spec.approveExplicitUndo) {
       const gate = yield* approvalGate(ctx, subject, run, undo, tool.spec.approvalTtl ?? ctx.approvalTtl)
       if (gate._tag === "Waiting") {
@@ -183,7 +185,11 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
     }
     const cannot = unavailability(tool, step)
     if (cannot !== undefined) return yield* settle("unavailable", cannot[1])
-    const report = yield* runUndo(run, tool, step, { sagaId: subject.sagaId, idempotencyKey: runId })
+    const report = yield* runUndo(run, tool, step, {
+      sagaId: subject.sagaId,
+      idempotencyKey: runId,
+      receiptKeys: ctx.receiptKeys
+    })
     const outcome = report.outcome === "skipped" ? "unavailable" : report.outcome
     return yield* settle(outcome, report.detail)
   })

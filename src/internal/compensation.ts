@@ -5,15 +5,16 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import type { Unauthorized } from "../Authority.js"
 import { DeclarationError } from "../Compensable.js"
 import * as Report from "../CompensationReport.js"
 import type { AppendError, Draft, Entry, JournalCorrupted, JournalError, JournalTampered, Phase } from "../Journal.js"
+import type { KeyRing } from "../Keys.js"
 import * as Outcome from "../Outcome.js"
 import { decodeJson, parsePayload } from "./codec.js"
 import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
+import * as Receipts from "./receipts.js"
 import type { RegisteredTool } from "./registry.js"
 import { requestIdOf } from "./run.js"
 import type { StepView } from "./view.js"
@@ -40,6 +41,8 @@ export interface UndoEnv {
   ) => Effect.Effect<ExplicitUndo | undefined, JournalError | JournalCorrupted | JournalTampered>
   /** Withdraws a pending approval request from the `Approval` service (nothing to approve any more). */
   readonly withdraw: (requestId: string, reason: string) => Effect.Effect<void>
+  /** The keys sealed receipts are opened with (the `Saga` layer's `EFFECT_SAGA_RECEIPT_KEYS`). */
+  readonly receiptKeys: KeyRing | undefined
 }
 
 /** Who withdraws the approval requests of a saga that compensates. */
@@ -208,7 +211,8 @@ const undoStep = (writer: Writer, env: UndoEnv, step: StepView) =>
     yield* env.beforeUndo(step)
     return yield* runUndo(writer, tool, step, {
       sagaId: writer.sagaId,
-      idempotencyKey: undoKey(writer.sagaId, step.stepId)
+      idempotencyKey: undoKey(writer.sagaId, step.stepId),
+      receiptKeys: env.receiptKeys
     })
   })
 
@@ -220,23 +224,27 @@ export const unavailability = (
   if (tool.spec.compensate === undefined) {
     return ["SKIPPED", tool.spec.reversibility === "irreversible" ? "irreversible: no undo exists" : "no undo declared"]
   }
-  if (tool.spec.receiptRequired && typeof parsePayload(step.executed!.payload)?.receipt !== "string") {
+  if (tool.spec.receiptRequired && !Receipts.isSet(parsePayload(step.executed!.payload)?.receipt)) {
     return ["COMPENSATION_FAILED", "the receipt its undo needs was never set: the effect cannot be undone here"]
   }
   return undefined
+}
+
+/** Where an undo runs: the saga whose step it undoes, its idempotency key, the keys its receipt opens with. */
+export interface UndoOptions {
+  readonly sagaId: string
+  readonly idempotencyKey: string
+  readonly receiptKeys: KeyRing | undefined
 }
 
 /**
  * Journals `COMPENSATING` in `writer`'s journal, runs the tool's undo of a step of saga `sagaId`
  * with `idempotencyKey` (bounded, with the tool's timeout and injected faults), and journals its
  * outcome; or journals why it cannot run. (An explicit undo is journaled in a run of its own.)
+ * A sealed receipt that does not open here (no key, a wrong one) makes it `unavailable`, journaled
+ * nowhere for the step, as a tool not registered is: a process that holds the key can still undo it.
  */
-export const runUndo = (
-  writer: Writer,
-  tool: RegisteredTool,
-  step: StepView,
-  { idempotencyKey, sagaId }: { readonly sagaId: string; readonly idempotencyKey: string }
-) =>
+export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, options: UndoOptions) =>
   Effect.suspend(() => {
     const cannot = unavailability(tool, step)
     if (cannot !== undefined) return settle(writer, step, cannot[0], cannot[1])
@@ -248,7 +256,9 @@ export const runUndo = (
     const result = decodeJson(tool.spec.success, JSON.stringify(executed?.result ?? null))
     if (Either.isLeft(result))
       return settle(writer, step, "COMPENSATION_FAILED", `journaled result does not decode: ${result.left}`)
-    const receipt = typeof executed?.receipt === "string" ? Option.some(Redacted.make(executed.receipt)) : Option.none()
+    const receipt = Receipts.forUndo(options.receiptKeys, options.sagaId, step.stepId, executed?.receipt)
+    if (Either.isLeft(receipt)) return Effect.succeed(reportOf(step, "unavailable", receipt.left))
+    const { idempotencyKey, sagaId } = options
     const faults = Context.getOption(tool.context, Faults)
     let undo: Effect.Effect<unknown, unknown, any> = compensate({
       sagaId,
@@ -258,7 +268,7 @@ export const runUndo = (
       inputJson: step.input ?? "null",
       result: result.right,
       idempotencyKey,
-      receipt
+      receipt: receipt.right
     })
     if (Option.isSome(faults)) undo = faults.value.around(step.toolName, "compensate", undo)
     undo = Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, true)

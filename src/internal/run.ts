@@ -29,6 +29,7 @@ import type { Expiring } from "./expiry.js"
 import { expiredAt } from "./expiry.js"
 import { Faults } from "./faults.js"
 import { sha256 } from "./hash.js"
+import * as Receipts from "./receipts.js"
 import type { Registry } from "./registry.js"
 import type { StepContext, StepSpec } from "./spec.js"
 import type { StepView } from "./view.js"
@@ -100,6 +101,8 @@ export class SagaRun {
     private readonly closed: boolean,
     /** Asks again, before each step progresses, whether the caller may go on. */
     private readonly recheck: Effect.Effect<void, Unauthorized>,
+    /** The keys receipts are sealed with (the `Saga` layer's `EFFECT_SAGA_RECEIPT_KEYS`); none: plain text. */
+    private readonly receiptKeys: KeyRing | undefined,
     /** How long an approval lasts when neither it nor its tool says (the `Saga` layer's default). */
     private readonly approvalTtl: Duration.Duration | undefined,
     /** The journal key ring: what an approval store's decisions are signed with. */
@@ -505,16 +508,18 @@ export class SagaRun {
         step: { stepId, toolName: spec.name, reason: `the tool ran but ${why}, so it cannot be journaled` }
       })
     }
-    const payload = `{"result":${result.right}${receipt === undefined ? "" : `,"receipt":${JSON.stringify(receipt)}`}${
-      spec.changesNothing === true ? `,"changesNothing":true` : ""
-    }}`
-    return this.writer
-      .append([{ stepId, toolName: spec.name, phase: "EXECUTED", input: null, payload }])
-      .pipe(
-        Effect.catchAll(fatal),
-        Effect.zipRight(Effect.annotateCurrentSpan("outcome", "executed")),
-        Effect.as(value)
-      )
+    const receiptField =
+      receipt === undefined
+        ? Effect.succeed("")
+        : Effect.map(Receipts.journaled(this.receiptKeys, this.sagaId, stepId, receipt), (json) => `,"receipt":${json}`)
+    return Effect.flatMap(receiptField, (field) => {
+      const payload = `{"result":${result.right}${field}${spec.changesNothing === true ? `,"changesNothing":true` : ""}}`
+      return this.writer.append([{ stepId, toolName: spec.name, phase: "EXECUTED", input: null, payload }])
+    }).pipe(
+      Effect.catchAll(fatal),
+      Effect.zipRight(Effect.annotateCurrentSpan("outcome", "executed")),
+      Effect.as(value)
+    )
   }
 
   private call(spec: StepSpec, input: unknown, nextContext: () => StepContext) {

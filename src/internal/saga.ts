@@ -24,7 +24,7 @@ import type {
   ListFilter
 } from "../Journal.js"
 import { isFinished, Journal, SagaNotFound } from "../Journal.js"
-import { journalKeys } from "../Keys.js"
+import * as Keys from "../Keys.js"
 import type * as SagaDefinition from "../SagaDefinition.js"
 import type { CommandConflict, CompensationCause } from "../SagaError.js"
 import { InvalidSagaInput, NonDeterminism } from "../SagaError.js"
@@ -104,8 +104,10 @@ const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).sp
  * the worker's leases are dropped.
  */
 export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}) {
+  // Read first: a key list that cannot be used fails the layer before anything is read or written.
+  const receiptKeys = Option.getOrUndefined(yield* Keys.receiptKeys)
+  const keys = Option.getOrUndefined(yield* Keys.journalKeys)
   const store = yield* Journal
-  const keys = Option.getOrUndefined(yield* journalKeys)
   // Every read the engine acts on verifies the saga's chain (and MACs) against its row.
   const journal = verifying(store, keys)
   const approval = yield* Approval
@@ -155,6 +157,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
 
   const undoEnv = (sagaId: string, lookup: Lookup) => ({
     lookup,
+    receiptKeys,
     beforeUndo: (step: StepView) => Effect.asVoid(check(authority, "compensate", sagaId, step.stepId)),
     explicitUndo: explicit.explicitUndoOf(journal),
     withdraw: (requestId: string, reason: string) =>
@@ -213,7 +216,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           const closed = isFinished(view.status) || view.compensationStarted
           // The permission is asked again before each step progresses: revoking it stops a long run.
           const recheck = Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
-          const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, approvalTtl, keys)
+          const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, receiptKeys, approvalTtl, keys)
           const ending = yield* Effect.exit(restore(sagaRun.runProgram(program)))
 
           const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
@@ -304,7 +307,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         new JournalView(yield* journal.read(explicit.runIdOf(effectId)))
       )
       if (answered !== undefined) return answered
-      const ctx = { journal, approval, lookup: registered, holder, approvalTtl, journalKeys: keys }
+      const ctx = { journal, approval, lookup: registered, holder, approvalTtl, journalKeys: keys, receiptKeys }
       // The run and the saga are both held meanwhile: the saga's own compensation waits for this undo.
       const attempt = Effect.gen(function* () {
         const run = yield* explicit.loadRun(journal, effectId, holder)

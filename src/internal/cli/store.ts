@@ -81,7 +81,9 @@ const checkFile = (filename: string, options: OpenOptions): Effect.Effect<void, 
 /**
  * The `Saga` service, with the journal and approvals it runs on, over `store`: an SQLite file
  * (missing, unless `create`, not a database or unreadable: it fails before anything is read or
- * written), or a PostgreSQL database (unreachable: the same).
+ * written), or a PostgreSQL database (unreachable: the same). The receipt keys are read from the
+ * environment (`EFFECT_SAGA_RECEIPT_KEYS`) as a service's `Saga.layer` reads them: a key list that
+ * cannot be used fails with `KeyError`.
  *
  * @since 0.1.0
  * @category layers
