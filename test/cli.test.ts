@@ -432,6 +432,12 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     it.effect("--db postgres://: a saga exported from SQLite imports, shows and verifies as it was", () =>
       Effect.gen(function* () {
         const url = yield* Effect.promise(() => freshDatabase("effect_saga_cli"))
+        // A database without effect-saga's tables holds no journal to read; only import creates one.
+        const nothing = yield* cli("list", "--db", url)
+        expect(nothing).toMatchObject({ code: 2, stdout: "" })
+        expect(nothing.stderr).toMatch(
+          /^effect-saga: no effect-saga journal at postgres:\/\/\S+: the database has no effect-saga tables/
+        )
         const exported = yield* cli("export", "order-4", "--db", fresh("to-postgres"))
         const file = path.join(dir, "order-4.ndjson")
         fs.writeFileSync(file, exported.stdout)
@@ -522,6 +528,92 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       expect(unknown.code).toBe(2)
       expect(unknown.stderr).toContain("Invalid subcommand")
     })
+  )
+})
+
+describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, () => {
+  it.effect(
+    "an empty file and another application's database are refused by every command and left byte for byte as they were",
+    () =>
+      Effect.gen(function* () {
+        const exported = path.join(dir, "order-1.ndjson")
+        fs.writeFileSync(exported, (yield* cli("export", "order-1", "--db", prepared)).stdout)
+        const empty = path.join(dir, "empty.db")
+        fs.writeFileSync(empty, "")
+        const shop = foreignDatabase("shop.db", "delete")
+        const shopInWal = foreignDatabase("shop-wal.db", "wal")
+        const files = [empty, shop, shopInWal]
+        const before = files.map((file) => fs.readFileSync(file))
+        const commands = [
+          ["list"],
+          ["show", "order-1"],
+          ["approvals"],
+          ["verify", "--all"],
+          ["export", "order-1"],
+          ["prune", "--finished-before", "2000-01-01", "--dry-run"],
+          ["approve", "order-1", "sendWire", "--as", "alice"],
+          ["import", exported]
+        ]
+        const cases = files.flatMap((file) => commands.map((args) => [...args, "--db", file]))
+        const runs = yield* Effect.forEach(cases, (args) => cli(...args), { concurrency: 4 })
+        runs.forEach((ran, i) => {
+          const args = cases[i]!.join(" ")
+          expect(ran.code, args).toBe(2)
+          expect(ran.stdout, args).toBe("")
+          expect(ran.stderr, args).toMatch(
+            /^effect-saga: no effect-saga journal at \S+: the (file is empty|database has no effect-saga tables) \(nothing was written\)\n$/
+          )
+        })
+        files.forEach((file, i) => {
+          expect(fs.readFileSync(file).equals(before[i]!), file).toBe(true)
+          // SQLite's readers of a database in WAL mode leave its -shm index and an empty -wal behind.
+          expect(companions(file), file).toEqual(file === shopInWal ? ["-wal", "-shm"] : [])
+        })
+        expect(fs.statSync(`${shopInWal}-wal`).size).toBe(0)
+      })
+  )
+
+  it.effect(
+    "read commands open the journal read-only: its bytes stay as they were, and an older schema is not migrated",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("read-only")
+        const before = fs.readFileSync(db)
+        const reads = yield* Effect.forEach(
+          [["list"], ["show", "order-1"], ["approvals"], ["verify", "--all"], ["export", "order-1"]],
+          (args) => cli(...args, "--db", db)
+        )
+        expect(reads.map((ran) => ran.code)).toEqual([1, 0, 0, 0, 0])
+        expect(reads.map((ran) => ran.stderr).join("")).toBe("")
+        expect(fs.readFileSync(db).equals(before)).toBe(true)
+
+        // As a journal of the version before migration 4 (the lease indexes) was.
+        edit(db, "DROP INDEX effect_saga_sagas_leased")
+        edit(db, "DROP INDEX effect_saga_sagas_open")
+        edit(
+          db,
+          "DELETE FROM effect_saga_migrations WHERE migration_id = (SELECT MAX(migration_id) FROM effect_saga_migrations)"
+        )
+        const older = fs.readFileSync(db)
+        const refused = yield* cli("list", "--db", db)
+        expect(refused).toMatchObject({ code: 2, stdout: "" })
+        expect(refused.stderr).toMatch(
+          /^effect-saga: the journal at \S+ has schema version \d+, older than this effect-saga's \d+, and read commands never migrate: run a changing command once \(effect-saga prune --finished-before 1970-01-01 deletes nothing\)[^\n]*\n$/
+        )
+        expect(fs.readFileSync(db).equals(older)).toBe(true)
+        const migrated = yield* cli("prune", "--finished-before", "1970-01-01", "--db", db)
+        expect(migrated).toMatchObject({ code: 0, stderr: "" })
+        expect((yield* cli("list", "--db", db)).code).toBe(1)
+
+        edit(db, "INSERT INTO effect_saga_migrations (migration_id, name) VALUES (999, 'from_a_newer_version')")
+        for (const args of [["list"], ["approve", "order-1", "sendWire", "--as", "alice"]]) {
+          const newer = yield* cli(...args, "--db", db)
+          expect(newer).toMatchObject({ code: 2, stdout: "" })
+          expect(newer.stderr).toMatch(
+            /^effect-saga: the journal at \S+ has schema version 999, newer than this effect-saga's \d+: upgrade effect-saga \(nothing was written\)\n$/
+          )
+        }
+      })
   )
 })
 
@@ -652,6 +744,33 @@ const tamper = (file: string, sagaId: string, seq: number) => {
     db.close()
   }
 }
+
+/** Runs one statement on the file behind the journal's back. */
+const edit = (file: string, statement: string, ...args: ReadonlyArray<unknown>) => {
+  const db = new Database(file, { fileMustExist: true })
+  try {
+    db.prepare(statement).run(...args)
+  } finally {
+    db.close()
+  }
+}
+
+/** Another application's SQLite database, in rollback-journal or WAL mode, closed. */
+const foreignDatabase = (name: string, mode: "delete" | "wal"): string => {
+  const file = path.join(dir, name)
+  const db = new Database(file)
+  try {
+    db.pragma(`journal_mode = ${mode}`)
+    db.exec("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO customers (name) VALUES ('ann')")
+  } finally {
+    db.close()
+  }
+  return file
+}
+
+/** The `-wal`, `-shm` and `-journal` files beside `file`. */
+const companions = (file: string): ReadonlyArray<string> =>
+  ["-wal", "-shm", "-journal"].filter((suffix) => fs.existsSync(`${file}${suffix}`))
 
 const worldLines = (): ReadonlyArray<string> =>
   fs.existsSync(world)

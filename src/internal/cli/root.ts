@@ -132,20 +132,22 @@ const storeOf = (own: Option.Option<string>) =>
   })
 
 /**
- * How a command runs against the store: whether it may create the database (only `import` may),
- * and who the operator is (`--as`), as the `CurrentPrincipal` the saga service's `Authority` sees.
+ * How a command runs against the store: to read it, to change it, or to create it (only `import`;
+ * see `Store.Access`), and who the operator is (`--as`), as the `CurrentPrincipal` the saga
+ * service's `Authority` sees.
  *
  * @since 0.1.0
  * @category running
  */
 export interface RunOptions {
-  readonly create?: boolean | undefined
+  readonly access: Store.Access
   readonly as?: string | undefined
 }
 
 /**
- * Runs a command's body against the store the command line names (see `Store.layer`), as the
- * operator `options.as` names; the services are closed when it ends.
+ * Runs a command's body against the store the command line names (see `Store.layer`), with the
+ * access `options.access` names, as the operator `options.as` names; the services are closed when
+ * it ends.
  *
  * @since 0.1.0
  * @category running
@@ -153,10 +155,9 @@ export interface RunOptions {
 export const withStore = <A, E>(
   own: Option.Option<string>,
   body: Effect.Effect<A, E, Store.Services | Scope.Scope>,
-  options: RunOptions = {}
+  options: RunOptions
 ) => {
-  const opened = (store: Store.Store) =>
-    Effect.scoped(Effect.provide(body, Store.layer(store, { create: options.create === true })))
+  const opened = (store: Store.Store) => Effect.scoped(Effect.provide(body, Store.layer(store, options.access)))
   const asOperator = (store: Store.Store) =>
     options.as === undefined ? opened(store) : Authority.withPrincipal(opened(store), { id: options.as })
   return Effect.flatMap(storeOf(own), asOperator)

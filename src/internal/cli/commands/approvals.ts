@@ -35,7 +35,8 @@ const render = (requests: ReadonlyArray<ApprovalRequest>): string =>
 export const approvals = Command.make("approvals", { db, json }, (options) =>
   withStore(
     options.db,
-    Effect.flatMap(Approval.pending, (requests) => (options.json ? printJson(requests) : print(render(requests))))
+    Effect.flatMap(Approval.pending, (requests) => (options.json ? printJson(requests) : print(render(requests)))),
+    { access: "read" }
   )
 ).pipe(
   Command.withDescription(

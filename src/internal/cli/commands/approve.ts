@@ -37,7 +37,7 @@ export const approve = Command.make("approve", { db, as, expiresAt, revision, di
           `approved step ${stepId} of saga ${options.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED; the step runs when the saga is resumed`
         )
       }),
-      { as: by }
+      { access: "write", as: by }
     )
   })
 ).pipe(

@@ -75,7 +75,8 @@ export const list = Command.make("list", { db, json, status, olderThan }, (optio
         })
         yield* options.json ? printJson(records) : print(render(records))
         yield* exitIfDirty(records)
-      })
+      }),
+      { access: "read" }
     )
   )
 ).pipe(

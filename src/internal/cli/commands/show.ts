@@ -105,7 +105,8 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         else if (options.format === "mermaid") yield* print(Mermaid.diagram(status.sagaId, entries))
         else yield* print(render(status, entries))
         yield* exitIfDirty([status])
-      })
+      }),
+      { access: "read" }
     )
   })
 ).pipe(

@@ -88,7 +88,8 @@ export const verify = Command.make("verify", { db, all, json, saga }, (options) 
             reason: broken.map((verdict) => `saga ${verdict.sagaId} is broken at seq ${verdict.seq}`).join(", ")
           })
         }
-      })
+      }),
+      { access: "read" }
     )
   })
 ).pipe(
