@@ -6,10 +6,11 @@ import { fileURLToPath } from "node:url"
 import * as Command from "@effect/cli/Command"
 import { afterAll, assert, beforeAll, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Layer } from "effect"
 import { build } from "esbuild"
 import { Approval, Journal, Saga, SqlApproval } from "../src/index.js"
 import { commands } from "../src/internal/cli/commands.js"
+import { endingOf } from "../src/internal/cli/failure.js"
 import { Checkout, Tracking } from "./fixtures/cli-tools.js"
 import { describePg, freshDatabase } from "./fixtures/postgres.js"
 
@@ -60,13 +61,15 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const table = yield* cli("list", "--db", db)
       expect(table.code).toBe(1)
       expect(table.stderr).toBe("")
-      expect(table.stdout.split("\n")[0]).toMatch(/^saga\s+status\s+revision\s+updated\s+lease$/)
+      expect(table.stdout.split("\n")[0]).toMatch(/^saga\s+status\s+chain\s+revision\s+updated\s+lease$/)
       for (const [sagaId, status] of Object.entries(statuses)) {
-        expect(table.stdout).toMatch(new RegExp(`^${sagaId}\\s+${status}\\s`, "m"))
+        expect(table.stdout).toMatch(new RegExp(`^${sagaId}\\s+${status}\\s+intact\\s`, "m"))
       }
       const json = yield* cli("list", "--db", db, "--json")
       expect(json.code).toBe(1)
-      expect(JSON.parse(json.stdout)).toEqual(yield* onFile(db, Saga.list()))
+      expect(JSON.parse(json.stdout)).toEqual(
+        (yield* onFile(db, Saga.list())).map((record) => ({ ...record, tampered: null }))
+      )
     })
   )
 
@@ -106,7 +109,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
 
       const json = yield* cli("show", "order-1", "--db", db, "--json")
       expect(json.code).toBe(0)
-      expect(JSON.parse(json.stdout)).toEqual(JSON.parse(JSON.stringify({ saga: status, entries })))
+      expect(JSON.parse(json.stdout)).toEqual(JSON.parse(JSON.stringify({ tampered: null, saga: status, entries })))
 
       const attention = yield* cli("show", "order-3", "--db", db)
       expect(attention.code).toBe(1)
@@ -121,10 +124,12 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const table = yield* cli("approvals", "--db", db)
       expect(table.code).toBe(0)
       expect(table.stdout).toMatch(
-        /^order-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+\w{12}…\s+\{"amount":4200,"to":"DE89 3704 0044 0532 0130 00"\}$/m
+        /^order-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+intact\s+\w{12}…\s+\{"amount":4200,"to":"DE89 3704 0044 0532 0130 00"\}$/m
       )
       const json = yield* cli("approvals", "--db", db, "--json")
-      expect(JSON.parse(json.stdout)).toEqual(yield* onFile(db, Approval.pending))
+      expect(JSON.parse(json.stdout)).toEqual(
+        (yield* onFile(db, Approval.pending)).map((request) => ({ ...request, tampered: null }))
+      )
       expect(JSON.parse(json.stdout).map((request: { sagaId: string }) => request.sagaId)).toEqual([
         "order-1",
         "order-5",
@@ -354,15 +359,15 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         { concurrency: 2 }
       )
       expect(one.code).toBe(1)
-      expect(one.stdout).toMatch(
-        /^order-2\s+BROKEN\s+at seq 5: hash does not match the entry's content and its predecessor$/m
-      )
+      expect(one.stdout).toMatch(/^order-2\s+BROKEN\s+at seq 5: its hash does not match its content chained to/m)
       expect(all.code).toBe(1)
       expect(JSON.parse(all.stdout)).toContainEqual({
         sagaId: "order-2",
         _tag: "Broken",
         seq: 5,
-        reason: "hash does not match the entry's content and its predecessor"
+        problem: "hash",
+        reason:
+          "its hash does not match its content chained to the entry before it: the entry was edited, or forged over another predecessor"
       })
     })
   )
@@ -615,6 +620,121 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
         }
       })
   )
+
+  it.effect("show prints the break first and exits 1 on a saga whose journal was edited; list marks it", () =>
+    Effect.gen(function* () {
+      const db = fresh("tampered")
+      tamper(db, "order-4", 5)
+      const brokenAt5 =
+        "saga order-4: TAMPERED: its journal does not verify at seq 5 (hash): its hash does not match its content chained to the entry before it: the entry was edited, or forged over another predecessor"
+      const [table, json, mermaid, listed, listedJson] = yield* Effect.all(
+        [
+          cli("show", "order-4", "--db", db),
+          cli("show", "order-4", "--json", "--db", db),
+          cli("show", "order-4", "--format", "mermaid", "--db", db),
+          cli("list", "--db", db),
+          cli("list", "--json", "--db", db)
+        ],
+        { concurrency: 3 }
+      )
+      expect(table).toMatchObject({ code: 1, stderr: "" })
+      expect(table.stdout.split("\n")[0]).toBe(brokenAt5)
+      expect(table.stdout).not.toMatch(/^saga order-4: completed/m)
+      expect(table.stdout).not.toContain("next:")
+      expect(json.code).toBe(1)
+      const shown = JSON.parse(json.stdout)
+      expect(shown.tampered).toEqual({ seq: 5, problem: "hash", reason: expect.stringMatching(/^its hash does not/) })
+      expect(shown.entries).toHaveLength(12)
+      expect(mermaid).toMatchObject({ code: 1, stdout: `${brokenAt5}\n` })
+
+      expect(listed.code).toBe(1)
+      expect(listed.stdout).toMatch(/^order-4\s+completed\s+TAMPERED at seq 5\s/m)
+      expect(listed.stdout).toMatch(/^order-1\s+awaiting_approval\s+intact\s/m)
+      expect(listed.stdout.split("\n")).toContain(brokenAt5)
+      const rows = JSON.parse(listedJson.stdout) as ReadonlyArray<{ sagaId: string; tampered: unknown }>
+      expect(rows.find((row) => row.sagaId === "order-4")?.tampered).toMatchObject({ seq: 5, problem: "hash" })
+      expect(rows.filter((row) => row.tampered !== null).map((row) => row.sagaId)).toEqual(["order-4"])
+    })
+  )
+
+  it.effect(
+    "approvals shows the input the journal holds, not the approvals table's copy, and marks a tampered saga's request",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("approvals-tampered")
+        edit(db, "UPDATE effect_saga_approvals SET input = ? WHERE saga_id = ?", '{"amount":1,"to":"DE89"}', "order-1")
+        tamper(db, "order-5", 2)
+        const [table, json] = yield* Effect.all(
+          [cli("approvals", "--db", db), cli("approvals", "--json", "--db", db)],
+          {
+            concurrency: 2
+          }
+        )
+        expect(table).toMatchObject({ code: 1, stderr: "" })
+        expect(table.stdout).not.toContain('"amount":1,')
+        expect(table.stdout).toMatch(
+          /^order-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+TAMPERED \(approvals table\)\s+\w{12}…\s+\{"amount":4200,"to":"DE89 3704 0044 0532 0130 00"\}$/m
+        )
+        expect(table.stdout).toMatch(/^order-5\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+TAMPERED at seq 2\s/m)
+        expect(table.stdout).toMatch(/^payout-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+intact\s/m)
+        expect(table.stdout).toMatch(
+          /^saga order-1: TAMPERED: the approvals table's copy of the input is not the one the journal holds at seq \d+ \(shown\): the table was edited: do not decide on step sendWireTransfer:\S+$/m
+        )
+        expect(table.stdout).toMatch(
+          /^saga order-5: TAMPERED: its journal does not verify at seq 2 \(hash\): .*: do not decide on step sendWireTransfer:\S+$/m
+        )
+
+        expect(json.code).toBe(1)
+        const requests = JSON.parse(json.stdout) as ReadonlyArray<{ sagaId: string; input: string; tampered: unknown }>
+        const bySaga = new Map(requests.map((request) => [request.sagaId, request]))
+        expect(bySaga.get("order-1")).toMatchObject({
+          input: '{"amount":4200,"to":"DE89 3704 0044 0532 0130 00"}',
+          tampered: { problem: "approval" }
+        })
+        expect(bySaga.get("order-5")?.tampered).toMatchObject({ seq: 2, problem: "hash" })
+        expect(bySaga.get("payout-1")?.tampered).toBeNull()
+      })
+  )
+
+  it.effect("an entry whose phase no longer decodes is one line naming the saga and the seq", () =>
+    Effect.gen(function* () {
+      const db = fresh("undecodable")
+      edit(db, "UPDATE effect_saga_entries SET phase = 'HACKED' WHERE saga_id = 'order-2' AND seq = 3")
+      const why = 'the stored entry does not decode: phase "HACKED" is not a known phase'
+      const [shown, verified, exported] = yield* Effect.all(
+        [
+          cli("show", "order-2", "--db", db),
+          cli("verify", "order-2", "--db", db),
+          cli("export", "order-2", "--db", db)
+        ],
+        { concurrency: 3 }
+      )
+      expect(shown).toMatchObject({ code: 1, stderr: "" })
+      expect(shown.stdout.split("\n")[0]).toBe(
+        `saga order-2: TAMPERED: its journal does not verify at seq 3 (undecodable): ${why}`
+      )
+      expect(verified.code).toBe(1)
+      expect(verified.stdout).toMatch(new RegExp(`^order-2\\s+BROKEN\\s+at seq 3: ${why}$`, "m"))
+      expect(exported).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `effect-saga: journal of saga order-2 is corrupted at seq 3: ${why}\n`
+      })
+      for (const ran of [shown, verified, exported]) {
+        for (const line of `${ran.stdout}${ran.stderr}`.split("\n")) expect(line.length).toBeLessThan(200)
+      }
+    })
+  )
+
+  it("a command refused on a tampered journal exits 1 with one line naming the saga and the seq", () => {
+    const ending = endingOf(
+      Cause.fail(new Journal.JournalTampered({ sagaId: "order-4", seq: 5, problem: "hash", reason: "edited" }))
+    )
+    expect(ending).toEqual({
+      code: 1,
+      line: "journal of saga order-4 does not verify at seq 5 (hash): edited; nothing was run or written (effect-saga show order-4 shows the journal as stored)"
+    })
+  })
 })
 
 /** What the fixture leaves each saga as. */
