@@ -735,6 +735,59 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
       line: "journal of saga order-4 does not verify at seq 5 (hash): edited; nothing was run or written (effect-saga show order-4 shows the journal as stored)"
     })
   })
+
+  it.effect("show --json prints a receipt as <redacted>, or as sealed with its key; export keeps the bytes", () =>
+    Effect.gen(function* () {
+      const db = fresh("receipts")
+      const sealed = { sealed: "aes-256-gcm", kid: "k1", iv: "aXYtaXYtaXY=", data: "Y2lwaGVyLXRleHQtc2VjcmV0" }
+      yield* onFile(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) =>
+          journal.append("refund-1", Journal.empty, [
+            { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
+            { stepId: "refund:1", toolName: "refund", phase: "INTENT", input: '{"amount":5}', payload: null },
+            {
+              stepId: "refund:1",
+              toolName: "refund",
+              phase: "EXECUTED",
+              input: null,
+              payload: JSON.stringify({ result: "rf-1", receipt: "rcpt-plain-secret" })
+            },
+            { stepId: "void:1", toolName: "void", phase: "INTENT", input: "{}", payload: null },
+            {
+              stepId: "void:1",
+              toolName: "void",
+              phase: "EXECUTED",
+              input: null,
+              payload: JSON.stringify({ result: "v-1", receipt: sealed })
+            },
+            { stepId: null, toolName: null, phase: "SAGA_COMPLETED", input: null, payload: null }
+          ])
+        )
+      )
+      const [json, table, exported] = yield* Effect.all(
+        [
+          cli("show", "refund-1", "--json", "--db", db),
+          cli("show", "refund-1", "--db", db),
+          cli("export", "refund-1", "--db", db)
+        ],
+        { concurrency: 3 }
+      )
+      expect(json.code).toBe(0)
+      for (const secret of ["rcpt-plain-secret", sealed.data, sealed.iv]) {
+        expect(json.stdout).not.toContain(secret)
+        expect(table.stdout).not.toContain(secret)
+      }
+      const payloads = (JSON.parse(json.stdout).entries as ReadonlyArray<{ phase: string; payload: string }>)
+        .filter((entry) => entry.phase === "EXECUTED")
+        .map((entry) => JSON.parse(entry.payload))
+      expect(payloads).toEqual([
+        { result: "rf-1", receipt: "<redacted>" },
+        { result: "v-1", receipt: "<sealed with k1>" }
+      ])
+      expect(exported.stdout).toContain("rcpt-plain-secret")
+    })
+  )
 })
 
 /** What the fixture leaves each saga as. */

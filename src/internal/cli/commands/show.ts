@@ -14,6 +14,7 @@ import { exitIfDirty } from "../dirty.js"
 import { SomethingWrong, UsageError } from "../failure.js"
 import * as Mermaid from "../mermaid.js"
 import { print, printJson } from "../output.js"
+import { withoutReceipt } from "../redact.js"
 import { db, json, saga, withStore } from "../root.js"
 import * as Trust from "../trust.js"
 
@@ -104,7 +105,7 @@ const showTampered = (
 ) =>
   Effect.zipRight(
     options.json
-      ? printJson({ tampered, saga: inspection.record ?? null, entries: inspection.entries })
+      ? printJson({ tampered, saga: inspection.record ?? null, entries: inspection.entries.map(withoutReceipt) })
       : print(
           options.format === "mermaid" ? Trust.line(inspection.sagaId, tampered) : renderTampered(inspection, tampered)
         ),
@@ -130,7 +131,7 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         if (tampered !== null) return yield* showTampered(inspection, tampered, options)
         const status = yield* Saga.status(options.saga)
         const entries = inspection.entries
-        if (options.json) yield* printJson({ tampered, saga: status, entries })
+        if (options.json) yield* printJson({ tampered, saga: status, entries: entries.map(withoutReceipt) })
         else if (options.format === "mermaid") yield* print(Mermaid.diagram(status.sagaId, entries))
         else yield* print(render(status, entries))
         yield* exitIfDirty([status])
@@ -140,6 +141,6 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
   })
 ).pipe(
   Command.withDescription(
-    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome). A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention."
+    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome); never a receipt. A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention."
   )
 )
