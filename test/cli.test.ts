@@ -788,6 +788,33 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
       expect(exported.stdout).toContain("rcpt-plain-secret")
     })
   )
+
+  it.effect("approve asked again exactly as before says the step was already approved, writes nothing, exits 0", () =>
+    Effect.gen(function* () {
+      const db = fresh("approve-again")
+      const wire = wireStep(yield* onFile(db, Saga.status("order-1")))
+      expect((yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--db", db)).code).toBe(0)
+      const approvedAt = JSON.parse((yield* onFile(db, readJournal("order-1"))).at(-1)!.payload!).at
+      const unchanged = snapshot(db)
+
+      const again = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--db", db)
+      expect(again).toEqual({
+        code: 0,
+        stdout: `step ${wire} of saga order-1 was already approved by alice at ${approvedAt}: nothing written\n`,
+        stderr: ""
+      })
+      // order-4's wire transfer was approved by its policy and has run.
+      const ran = yield* cli("approve", "order-4", "sendWire", "--as", "auto-approve", "--db", db)
+      expect(ran).toMatchObject({ code: 0, stderr: "" })
+      expect(ran.stdout).toMatch(
+        /^step sendWireTransfer:\S+ of saga order-4 was already approved by auto-approve at \S+Z, and the step has run since \(executed\): nothing written\n$/
+      )
+      const someoneElse = yield* cli("approve", "order-1", "sendWire", "--as", "bob", "--db", db)
+      expect(someoneElse).toMatchObject({ code: 2, stdout: "" })
+      expect(someoneElse.stderr).toMatch(/^effect-saga: [^\n]*already approved by alice[^\n]*\n$/)
+      expect(snapshot(db)).toEqual(unchanged)
+    })
+  )
 })
 
 /** What the fixture leaves each saga as. */
