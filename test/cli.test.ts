@@ -11,6 +11,7 @@ import { build } from "esbuild"
 import { Approval, Journal, Saga, SqlApproval } from "../src/index.js"
 import { commands } from "../src/internal/cli/commands.js"
 import { endingOf } from "../src/internal/cli/failure.js"
+import * as Help from "../src/internal/cli/help.js"
 import { Checkout, Tracking } from "./fixtures/cli-tools.js"
 import { describePg, freshDatabase } from "./fixtures/postgres.js"
 
@@ -815,6 +816,49 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
       expect(snapshot(db)).toEqual(unchanged)
     })
   )
+
+  it.effect(
+    "help piped is plain text: no colour codes, a real description for every option, optional flags in brackets",
+    () =>
+      Effect.gen(function* () {
+        const pages = yield* Effect.forEach(
+          [["--help"], [], ["list", "--help"], ["reject", "--help"], ["show", "--help"]],
+          (args) => cli(...args),
+          { concurrency: 3 }
+        )
+        for (const page of pages) {
+          expect(page.code).toBe(0)
+          expect(page.stdout).toContain("USAGE")
+          expect(page.stdout).not.toContain("\u001b[")
+          expect(page.stdout).not.toContain("A user-defined piece of text.")
+          expect(page.stdout).not.toContain("not supported yet")
+        }
+        const [root, , list, reject] = pages
+        expect(root!.stdout).toContain("or a postgres:// URL")
+        expect(list!.stdout).toContain("$ list [--db FILE] [--json] [--status running | ")
+        expect(reject!.stdout).toContain("[--register MODULE...]")
+      })
+  )
+
+  it("help is coloured only on a terminal, and never with NO_COLOR", () => {
+    const coloured = "\u001b[0;1mUSAGE\u001b[0m\n\n--as WHO\n\n  A user-defined piece of text.\n\n  Who you are.\n"
+    expect(Help.plain(coloured, false)).toBe("USAGE\n\n--as WHO\n\n  Who you are.\n")
+    expect(Help.plain(coloured, true)).toBe("\u001b[0;1mUSAGE\u001b[0m\n\n--as WHO\n\n  Who you are.\n")
+    const noColor = process.env.NO_COLOR
+    try {
+      delete process.env.NO_COLOR
+      expect([Help.mayColour({ isTTY: true }), Help.mayColour({ isTTY: false }), Help.mayColour({})]).toEqual([
+        true,
+        false,
+        false
+      ])
+      process.env.NO_COLOR = "1"
+      expect(Help.mayColour({ isTTY: true })).toBe(false)
+    } finally {
+      if (noColor === undefined) delete process.env.NO_COLOR
+      else process.env.NO_COLOR = noColor
+    }
+  })
 })
 
 /** What the fixture leaves each saga as. */

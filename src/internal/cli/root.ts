@@ -17,7 +17,16 @@ import { UsageError } from "./failure.js"
 import * as Store from "./store.js"
 
 /**
- * `--db FILE`: the SQLite file that holds the journal and approvals.
+ * A repeatable option shown as optional (`[--register MODULE...]`): none given is the empty list.
+ *
+ * @since 0.2.0
+ * @category options
+ */
+export const optionalList = <A>(self: Options.Options<Array<A>>): Options.Options<ReadonlyArray<A>> =>
+  self.pipe(Options.optional, Options.map(Option.getOrElse((): ReadonlyArray<A> => [])))
+
+/**
+ * `--db FILE`: the SQLite file that holds the journal and approvals, or a PostgreSQL URL.
  *
  * @since 0.1.0
  * @category options
@@ -25,7 +34,7 @@ import * as Store from "./store.js"
 export const db = Options.text("db").pipe(
   Options.withPseudoName("FILE"),
   Options.withDescription(
-    "The SQLite file of the journal and approvals (default: $EFFECT_SAGA_DB). postgres:// URLs are not supported yet."
+    "The SQLite file of the journal and approvals, or a postgres:// URL (default: $EFFECT_SAGA_DB). It must hold an effect-saga journal: only import creates one."
   ),
   Options.optional
 )
@@ -94,7 +103,8 @@ export const register = Options.text("register").pipe(
   Options.withDescription(
     "A JavaScript module exporting the saga's tools (Compensable tools, toolkits, arrays or records of them, and optionally a `layer` for their services): their undos run in this process. Repeatable."
   ),
-  Options.repeated
+  Options.repeated,
+  optionalList
 )
 
 /**

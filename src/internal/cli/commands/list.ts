@@ -17,13 +17,14 @@ import { table } from "../../table.js"
 import { exitIfDirty } from "../dirty.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
-import { db, json, withStore } from "../root.js"
+import { db, json, optionalList, withStore } from "../root.js"
 import * as Trust from "../trust.js"
 
 const status = Options.choice("status", SagaStatus.literals).pipe(
   Options.withPseudoName("STATUS"),
-  Options.withDescription("Only sagas with this status. Repeatable."),
-  Options.repeated
+  Options.withDescription("Only sagas with this status. Repeatable: any of them."),
+  Options.repeated,
+  optionalList
 )
 
 const olderThan = Options.text("older-than").pipe(
