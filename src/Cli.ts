@@ -4,8 +4,8 @@
  * verify hash chains, export, import and prune, on an SQLite journal, through the same `Saga`,
  * `Approval` and `Journal` services code uses. See docs/cli.md.
  *
- * Exit codes: 0 ok; 1 the answer is "something is wrong" (a broken chain, a saga in
- * `compensation_failed` or `needs_attention`, a compensation that is not clean); 2 a usage or
+ * Exit codes: 0 ok; 1 the answer is "something is wrong" (a broken chain, a tampered saga, a saga
+ * in `compensation_failed` or `needs_attention`, a compensation that is not clean); 2 a usage or
  * infrastructure error (one line on stderr, nothing written); 130 interrupted.
  *
  * @since 0.1.0

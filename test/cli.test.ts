@@ -6,10 +6,12 @@ import { fileURLToPath } from "node:url"
 import * as Command from "@effect/cli/Command"
 import { afterAll, assert, beforeAll, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Layer } from "effect"
+import { Cause, Effect, Layer } from "effect"
 import { build } from "esbuild"
 import { Approval, Journal, Saga, SqlApproval } from "../src/index.js"
 import { commands } from "../src/internal/cli/commands.js"
+import { endingOf } from "../src/internal/cli/failure.js"
+import * as Help from "../src/internal/cli/help.js"
 import { Checkout, Tracking } from "./fixtures/cli-tools.js"
 import { describePg, freshDatabase } from "./fixtures/postgres.js"
 
@@ -60,13 +62,15 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const table = yield* cli("list", "--db", db)
       expect(table.code).toBe(1)
       expect(table.stderr).toBe("")
-      expect(table.stdout.split("\n")[0]).toMatch(/^saga\s+status\s+revision\s+updated\s+lease$/)
+      expect(table.stdout.split("\n")[0]).toMatch(/^saga\s+status\s+chain\s+revision\s+updated\s+lease$/)
       for (const [sagaId, status] of Object.entries(statuses)) {
-        expect(table.stdout).toMatch(new RegExp(`^${sagaId}\\s+${status}\\s`, "m"))
+        expect(table.stdout).toMatch(new RegExp(`^${sagaId}\\s+${status}\\s+intact\\s`, "m"))
       }
       const json = yield* cli("list", "--db", db, "--json")
       expect(json.code).toBe(1)
-      expect(JSON.parse(json.stdout)).toEqual(yield* onFile(db, Saga.list()))
+      expect(JSON.parse(json.stdout)).toEqual(
+        (yield* onFile(db, Saga.list())).map((record) => ({ ...record, tampered: null }))
+      )
     })
   )
 
@@ -106,7 +110,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
 
       const json = yield* cli("show", "order-1", "--db", db, "--json")
       expect(json.code).toBe(0)
-      expect(JSON.parse(json.stdout)).toEqual(JSON.parse(JSON.stringify({ saga: status, entries })))
+      expect(JSON.parse(json.stdout)).toEqual(JSON.parse(JSON.stringify({ tampered: null, saga: status, entries })))
 
       const attention = yield* cli("show", "order-3", "--db", db)
       expect(attention.code).toBe(1)
@@ -121,10 +125,12 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const table = yield* cli("approvals", "--db", db)
       expect(table.code).toBe(0)
       expect(table.stdout).toMatch(
-        /^order-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+\w{12}…\s+\{"amount":4200,"to":"DE89 3704 0044 0532 0130 00"\}$/m
+        /^order-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+intact\s+\w{12}…\s+\{"amount":4200,"to":"DE89 3704 0044 0532 0130 00"\}$/m
       )
       const json = yield* cli("approvals", "--db", db, "--json")
-      expect(JSON.parse(json.stdout)).toEqual(yield* onFile(db, Approval.pending))
+      expect(JSON.parse(json.stdout)).toEqual(
+        (yield* onFile(db, Approval.pending)).map((request) => ({ ...request, tampered: null }))
+      )
       expect(JSON.parse(json.stdout).map((request: { sagaId: string }) => request.sagaId)).toEqual([
         "order-1",
         "order-5",
@@ -355,13 +361,14 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       )
       expect(one.code).toBe(1)
       expect(one.stdout).toMatch(
-        /^order-2\s+BROKEN\s+at seq 5: hash does not match the entry's content and its predecessor$/m
+        /^order-2\s+BROKEN\s+at seq 5: hash does not match the entry's content and its predecessor/m
       )
       expect(all.code).toBe(1)
       expect(JSON.parse(all.stdout)).toContainEqual({
         sagaId: "order-2",
         _tag: "Broken",
         seq: 5,
+        problem: "hash",
         reason: "hash does not match the entry's content and its predecessor"
       })
     })
@@ -432,6 +439,12 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     it.effect("--db postgres://: a saga exported from SQLite imports, shows and verifies as it was", () =>
       Effect.gen(function* () {
         const url = yield* Effect.promise(() => freshDatabase("effect_saga_cli"))
+        // A database without effect-saga's tables holds no journal to read; only import creates one.
+        const nothing = yield* cli("list", "--db", url)
+        expect(nothing).toMatchObject({ code: 2, stdout: "" })
+        expect(nothing.stderr).toMatch(
+          /^effect-saga: no effect-saga journal at postgres:\/\/\S+: the database has no effect-saga tables/
+        )
         const exported = yield* cli("export", "order-4", "--db", fresh("to-postgres"))
         const file = path.join(dir, "order-4.ndjson")
         fs.writeFileSync(file, exported.stdout)
@@ -523,6 +536,328 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       expect(unknown.stderr).toContain("Invalid subcommand")
     })
   )
+})
+
+describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, () => {
+  it.effect(
+    "an empty file and another application's database are refused by every command and left byte for byte as they were",
+    () =>
+      Effect.gen(function* () {
+        const exported = path.join(dir, "order-1.ndjson")
+        fs.writeFileSync(exported, (yield* cli("export", "order-1", "--db", prepared)).stdout)
+        const empty = path.join(dir, "empty.db")
+        fs.writeFileSync(empty, "")
+        const shop = foreignDatabase("shop.db", "delete")
+        const shopInWal = foreignDatabase("shop-wal.db", "wal")
+        const files = [empty, shop, shopInWal]
+        const before = files.map((file) => fs.readFileSync(file))
+        const commands = [
+          ["list"],
+          ["show", "order-1"],
+          ["approvals"],
+          ["verify", "--all"],
+          ["export", "order-1"],
+          ["prune", "--finished-before", "2000-01-01", "--dry-run"],
+          ["approve", "order-1", "sendWire", "--as", "alice"],
+          ["import", exported]
+        ]
+        const cases = files.flatMap((file) => commands.map((args) => [...args, "--db", file]))
+        const runs = yield* Effect.forEach(cases, (args) => cli(...args), { concurrency: 4 })
+        runs.forEach((ran, i) => {
+          const args = cases[i]!.join(" ")
+          expect(ran.code, args).toBe(2)
+          expect(ran.stdout, args).toBe("")
+          expect(ran.stderr, args).toMatch(
+            /^effect-saga: no effect-saga journal at \S+: the (file is empty|database has no effect-saga tables) \(nothing was written\)\n$/
+          )
+        })
+        files.forEach((file, i) => {
+          expect(fs.readFileSync(file).equals(before[i]!), file).toBe(true)
+          // SQLite's readers of a database in WAL mode leave its -shm index and an empty -wal behind.
+          expect(companions(file), file).toEqual(file === shopInWal ? ["-wal", "-shm"] : [])
+        })
+        expect(fs.statSync(`${shopInWal}-wal`).size).toBe(0)
+      })
+  )
+
+  it.effect(
+    "read commands open the journal read-only: its bytes stay as they were, and an older schema is not migrated",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("read-only")
+        const before = fs.readFileSync(db)
+        const reads = yield* Effect.forEach(
+          [["list"], ["show", "order-1"], ["approvals"], ["verify", "--all"], ["export", "order-1"]],
+          (args) => cli(...args, "--db", db)
+        )
+        expect(reads.map((ran) => ran.code)).toEqual([1, 0, 0, 0, 0])
+        expect(reads.map((ran) => ran.stderr).join("")).toBe("")
+        expect(fs.readFileSync(db).equals(before)).toBe(true)
+
+        // As a journal of the version before migration 4 (the lease indexes) was.
+        edit(db, "DROP INDEX effect_saga_sagas_leased")
+        edit(db, "DROP INDEX effect_saga_sagas_open")
+        edit(db, "ALTER TABLE effect_saga_entries DROP COLUMN mac")
+        edit(db, "DELETE FROM effect_saga_migrations WHERE migration_id >= 4")
+        const older = fs.readFileSync(db)
+        const refused = yield* cli("list", "--db", db)
+        expect(refused).toMatchObject({ code: 2, stdout: "" })
+        expect(refused.stderr).toMatch(
+          /^effect-saga: the journal at \S+ has schema version \d+, older than this effect-saga's \d+, and read commands never migrate: run a changing command once \(effect-saga prune --finished-before 1970-01-01 deletes nothing\)[^\n]*\n$/
+        )
+        expect(fs.readFileSync(db).equals(older)).toBe(true)
+        const migrated = yield* cli("prune", "--finished-before", "1970-01-01", "--db", db)
+        expect(migrated).toMatchObject({ code: 0, stderr: "" })
+        expect((yield* cli("list", "--db", db)).code).toBe(1)
+
+        edit(db, "INSERT INTO effect_saga_migrations (migration_id, name) VALUES (999, 'from_a_newer_version')")
+        for (const args of [["list"], ["approve", "order-1", "sendWire", "--as", "alice"]]) {
+          const newer = yield* cli(...args, "--db", db)
+          expect(newer).toMatchObject({ code: 2, stdout: "" })
+          expect(newer.stderr).toMatch(
+            /^effect-saga: the journal at \S+ has schema version 999, newer than this effect-saga's \d+: upgrade effect-saga \(nothing was written\)\n$/
+          )
+        }
+      })
+  )
+
+  it.effect("show prints the break first and exits 1 on a saga whose journal was edited; list marks it", () =>
+    Effect.gen(function* () {
+      const db = fresh("tampered")
+      tamper(db, "order-4", 5)
+      const brokenAt5 =
+        "saga order-4: TAMPERED: its journal does not verify at seq 5 (hash): hash does not match the entry's content and its predecessor"
+      const [table, json, mermaid, listed, listedJson] = yield* Effect.all(
+        [
+          cli("show", "order-4", "--db", db),
+          cli("show", "order-4", "--json", "--db", db),
+          cli("show", "order-4", "--format", "mermaid", "--db", db),
+          cli("list", "--db", db),
+          cli("list", "--json", "--db", db)
+        ],
+        { concurrency: 3 }
+      )
+      expect(table).toMatchObject({ code: 1, stderr: "" })
+      expect(table.stdout.split("\n")[0]).toBe(brokenAt5)
+      expect(table.stdout).not.toMatch(/^saga order-4: completed/m)
+      expect(table.stdout).not.toContain("next:")
+      expect(json.code).toBe(1)
+      const shown = JSON.parse(json.stdout)
+      expect(shown.tampered).toEqual({ seq: 5, problem: "hash", reason: expect.stringMatching(/^hash does not match/) })
+      expect(shown.entries).toHaveLength(12)
+      expect(mermaid).toMatchObject({ code: 1, stdout: `${brokenAt5}\n` })
+
+      expect(listed.code).toBe(1)
+      expect(listed.stdout).toMatch(/^order-4\s+completed\s+TAMPERED at seq 5\s/m)
+      expect(listed.stdout).toMatch(/^order-1\s+awaiting_approval\s+intact\s/m)
+      expect(listed.stdout.split("\n")).toContain(brokenAt5)
+      const rows = JSON.parse(listedJson.stdout) as ReadonlyArray<{ sagaId: string; tampered: unknown }>
+      expect(rows.find((row) => row.sagaId === "order-4")?.tampered).toMatchObject({ seq: 5, problem: "hash" })
+      expect(rows.filter((row) => row.tampered !== null).map((row) => row.sagaId)).toEqual(["order-4"])
+    })
+  )
+
+  it.effect(
+    "approvals shows the input the journal holds, not the approvals table's copy, and marks a tampered saga's request",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("approvals-tampered")
+        edit(db, "UPDATE effect_saga_approvals SET input = ? WHERE saga_id = ?", '{"amount":1,"to":"DE89"}', "order-1")
+        tamper(db, "order-5", 2)
+        const [table, json] = yield* Effect.all(
+          [cli("approvals", "--db", db), cli("approvals", "--json", "--db", db)],
+          {
+            concurrency: 2
+          }
+        )
+        expect(table).toMatchObject({ code: 1, stderr: "" })
+        expect(table.stdout).not.toContain('"amount":1,')
+        expect(table.stdout).toMatch(
+          /^order-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+TAMPERED \(approvals table\)\s+\w{12}…\s+\{"amount":4200,"to":"DE89 3704 0044 0532 0130 00"\}$/m
+        )
+        expect(table.stdout).toMatch(/^order-5\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+TAMPERED at seq 2\s/m)
+        expect(table.stdout).toMatch(/^payout-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+intact\s/m)
+        expect(table.stdout).toMatch(
+          /^saga order-1: TAMPERED: the approvals table's copy of the input is not the one the journal holds at seq \d+ \(shown\): the table was edited: do not decide on step sendWireTransfer:\S+$/m
+        )
+        expect(table.stdout).toMatch(
+          /^saga order-5: TAMPERED: its journal does not verify at seq 2 \(hash\): .*: do not decide on step sendWireTransfer:\S+$/m
+        )
+
+        expect(json.code).toBe(1)
+        const requests = JSON.parse(json.stdout) as ReadonlyArray<{ sagaId: string; input: string; tampered: unknown }>
+        const bySaga = new Map(requests.map((request) => [request.sagaId, request]))
+        expect(bySaga.get("order-1")).toMatchObject({
+          input: '{"amount":4200,"to":"DE89 3704 0044 0532 0130 00"}',
+          tampered: { problem: "approval" }
+        })
+        expect(bySaga.get("order-5")?.tampered).toMatchObject({ seq: 2, problem: "hash" })
+        expect(bySaga.get("payout-1")?.tampered).toBeNull()
+      })
+  )
+
+  it.effect("an entry whose phase no longer decodes is one line naming the saga and the seq", () =>
+    Effect.gen(function* () {
+      const db = fresh("undecodable")
+      edit(db, "UPDATE effect_saga_entries SET phase = 'HACKED' WHERE saga_id = 'order-2' AND seq = 3")
+      const why = 'the stored entry does not decode: phase "HACKED" is not a known phase'
+      const [shown, verified, exported] = yield* Effect.all(
+        [
+          cli("show", "order-2", "--db", db),
+          cli("verify", "order-2", "--db", db),
+          cli("export", "order-2", "--db", db)
+        ],
+        { concurrency: 3 }
+      )
+      expect(shown).toMatchObject({ code: 1, stderr: "" })
+      expect(shown.stdout.split("\n")[0]).toBe(
+        `saga order-2: TAMPERED: its journal does not verify at seq 3 (undecodable): ${why}`
+      )
+      expect(verified.code).toBe(1)
+      expect(verified.stdout).toMatch(new RegExp(`^order-2\\s+BROKEN\\s+at seq 3: ${why}$`, "m"))
+      expect(exported).toEqual({
+        code: 2,
+        stdout: "",
+        stderr: `effect-saga: journal of saga order-2 is corrupted at seq 3: ${why}\n`
+      })
+      for (const ran of [shown, verified, exported]) {
+        for (const line of `${ran.stdout}${ran.stderr}`.split("\n")) expect(line.length).toBeLessThan(200)
+      }
+    })
+  )
+
+  it("a command refused on a tampered journal exits 1 with one line naming the saga and the seq", () => {
+    const ending = endingOf(
+      Cause.fail(new Journal.JournalTampered({ sagaId: "order-4", seq: 5, problem: "hash", reason: "edited" }))
+    )
+    expect(ending).toEqual({
+      code: 1,
+      line: "journal of saga order-4 does not verify at seq 5 (hash): edited; nothing was run or written (effect-saga show order-4 shows the journal as stored)"
+    })
+  })
+
+  it.effect("show --json prints a receipt as <redacted>, or as sealed with its key; export keeps the bytes", () =>
+    Effect.gen(function* () {
+      const db = fresh("receipts")
+      const sealed = { sealed: "aes-256-gcm", kid: "k1", iv: "aXYtaXYtaXY=", data: "Y2lwaGVyLXRleHQtc2VjcmV0" }
+      yield* onFile(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) =>
+          journal.append("refund-1", Journal.empty, [
+            { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
+            { stepId: "refund:1", toolName: "refund", phase: "INTENT", input: '{"amount":5}', payload: null },
+            {
+              stepId: "refund:1",
+              toolName: "refund",
+              phase: "EXECUTED",
+              input: null,
+              payload: JSON.stringify({ result: "rf-1", receipt: "rcpt-plain-secret" })
+            },
+            { stepId: "void:1", toolName: "void", phase: "INTENT", input: "{}", payload: null },
+            {
+              stepId: "void:1",
+              toolName: "void",
+              phase: "EXECUTED",
+              input: null,
+              payload: JSON.stringify({ result: "v-1", receipt: sealed })
+            },
+            { stepId: null, toolName: null, phase: "SAGA_COMPLETED", input: null, payload: null }
+          ])
+        )
+      )
+      const [json, table, exported] = yield* Effect.all(
+        [
+          cli("show", "refund-1", "--json", "--db", db),
+          cli("show", "refund-1", "--db", db),
+          cli("export", "refund-1", "--db", db)
+        ],
+        { concurrency: 3 }
+      )
+      expect(json.code).toBe(0)
+      for (const secret of ["rcpt-plain-secret", sealed.data, sealed.iv]) {
+        expect(json.stdout).not.toContain(secret)
+        expect(table.stdout).not.toContain(secret)
+      }
+      const payloads = (JSON.parse(json.stdout).entries as ReadonlyArray<{ phase: string; payload: string }>)
+        .filter((entry) => entry.phase === "EXECUTED")
+        .map((entry) => JSON.parse(entry.payload))
+      expect(payloads).toEqual([
+        { result: "rf-1", receipt: "<redacted>" },
+        { result: "v-1", receipt: "<sealed with k1>" }
+      ])
+      expect(exported.stdout).toContain("rcpt-plain-secret")
+    })
+  )
+
+  it.effect("approve asked again exactly as before says the step was already approved, writes nothing, exits 0", () =>
+    Effect.gen(function* () {
+      const db = fresh("approve-again")
+      const wire = wireStep(yield* onFile(db, Saga.status("order-1")))
+      expect((yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--db", db)).code).toBe(0)
+      const approvedAt = JSON.parse((yield* onFile(db, readJournal("order-1"))).at(-1)!.payload!).at
+      const unchanged = snapshot(db)
+
+      const again = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--db", db)
+      expect(again).toEqual({
+        code: 0,
+        stdout: `step ${wire} of saga order-1 was already approved by alice at ${approvedAt}: nothing written\n`,
+        stderr: ""
+      })
+      // order-4's wire transfer was approved by its policy and has run.
+      const ran = yield* cli("approve", "order-4", "sendWire", "--as", "auto-approve", "--db", db)
+      expect(ran).toMatchObject({ code: 0, stderr: "" })
+      expect(ran.stdout).toMatch(
+        /^step sendWireTransfer:\S+ of saga order-4 was already approved by auto-approve at \S+Z, and the step has run since \(executed\): nothing written\n$/
+      )
+      const someoneElse = yield* cli("approve", "order-1", "sendWire", "--as", "bob", "--db", db)
+      expect(someoneElse).toMatchObject({ code: 2, stdout: "" })
+      expect(someoneElse.stderr).toMatch(/^effect-saga: [^\n]*already approved by alice[^\n]*\n$/)
+      expect(snapshot(db)).toEqual(unchanged)
+    })
+  )
+
+  it.effect(
+    "help piped is plain text: no colour codes, a real description for every option, optional flags in brackets",
+    () =>
+      Effect.gen(function* () {
+        const pages = yield* Effect.forEach(
+          [["--help"], [], ["list", "--help"], ["reject", "--help"], ["show", "--help"]],
+          (args) => cli(...args),
+          { concurrency: 3 }
+        )
+        for (const page of pages) {
+          expect(page.code).toBe(0)
+          expect(page.stdout).toContain("USAGE")
+          expect(page.stdout).not.toContain("\u001b[")
+          expect(page.stdout).not.toContain("A user-defined piece of text.")
+          expect(page.stdout).not.toContain("not supported yet")
+        }
+        const [root, , list, reject] = pages
+        expect(root!.stdout).toContain("or a postgres:// URL")
+        expect(list!.stdout).toContain("$ list [--db FILE] [--json] [--status running | ")
+        expect(reject!.stdout).toContain("[--register MODULE...]")
+      })
+  )
+
+  it("help is coloured only on a terminal, and never with NO_COLOR", () => {
+    const coloured = "\u001b[0;1mUSAGE\u001b[0m\n\n--as WHO\n\n  A user-defined piece of text.\n\n  Who you are.\n"
+    expect(Help.plain(coloured, false)).toBe("USAGE\n\n--as WHO\n\n  Who you are.\n")
+    expect(Help.plain(coloured, true)).toBe("\u001b[0;1mUSAGE\u001b[0m\n\n--as WHO\n\n  Who you are.\n")
+    const noColor = process.env.NO_COLOR
+    try {
+      delete process.env.NO_COLOR
+      expect([Help.mayColour({ isTTY: true }), Help.mayColour({ isTTY: false }), Help.mayColour({})]).toEqual([
+        true,
+        false,
+        false
+      ])
+      process.env.NO_COLOR = "1"
+      expect(Help.mayColour({ isTTY: true })).toBe(false)
+    } finally {
+      if (noColor === undefined) delete process.env.NO_COLOR
+      else process.env.NO_COLOR = noColor
+    }
+  })
 })
 
 /** What the fixture leaves each saga as. */
@@ -652,6 +987,33 @@ const tamper = (file: string, sagaId: string, seq: number) => {
     db.close()
   }
 }
+
+/** Runs one statement on the file behind the journal's back. */
+const edit = (file: string, statement: string, ...args: ReadonlyArray<unknown>) => {
+  const db = new Database(file, { fileMustExist: true })
+  try {
+    db.prepare(statement).run(...args)
+  } finally {
+    db.close()
+  }
+}
+
+/** Another application's SQLite database, in rollback-journal or WAL mode, closed. */
+const foreignDatabase = (name: string, mode: "delete" | "wal"): string => {
+  const file = path.join(dir, name)
+  const db = new Database(file)
+  try {
+    db.pragma(`journal_mode = ${mode}`)
+    db.exec("CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO customers (name) VALUES ('ann')")
+  } finally {
+    db.close()
+  }
+  return file
+}
+
+/** The `-wal`, `-shm` and `-journal` files beside `file`. */
+const companions = (file: string): ReadonlyArray<string> =>
+  ["-wal", "-shm", "-journal"].filter((suffix) => fs.existsSync(`${file}${suffix}`))
 
 const worldLines = (): ReadonlyArray<string> =>
   fs.existsSync(world)

@@ -15,7 +15,7 @@ export interface PgOptions {
 }
 
 /** The URL without its password, for messages. */
-const printable = (url: Redacted.Redacted<string>): string => {
+export const printable = (url: Redacted.Redacted<string>): string => {
   try {
     const parsed = new URL(Redacted.value(url))
     if (parsed.password !== "") parsed.password = "***"

@@ -39,9 +39,11 @@ const decodeDecision = (requestId: string, text: string) =>
     onRight: Effect.succeed
   })
 
-/** The `Approval` service on the `SqlClient` in context; runs the store's migrations first. */
-export const make = Effect.gen(function* () {
-  yield* migrate
+/**
+ * The `Approval` service on the `SqlClient` in context, on tables already migrated (the CLI's read
+ * commands, which never migrate, check the version first).
+ */
+export const makeUnmigrated = Effect.gen(function* () {
   const keys = Option.getOrUndefined(yield* journalKeys)
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const approvals = sql(approvalsTable)
@@ -179,3 +181,6 @@ RETURNING request_id`
       )
   })
 })
+
+/** The `Approval` service on the `SqlClient` in context; runs the store's migrations first. */
+export const make = Effect.zipRight(migrate, makeUnmigrated)

@@ -23,7 +23,45 @@ const decodeRecord = Schema.decodeUnknownEither(Journal.SagaRecord)
 /** The statuses under which a lease means something, as SQL text. */
 const activeStatuses = Journal.SagaStatus.literals.filter(Journal.isActive)
 
-const formatError = (error: ParseResult.ParseError) => ParseResult.TreeFormatter.formatErrorSync(error)
+/** What each stored column must hold, as `describeUndecodable` says it. */
+const columnKinds: Record<string, string> = {
+  phase: "a known phase",
+  status: "a known status",
+  seq: "a positive integer",
+  revision: "an integer",
+  stepId: "text or null",
+  toolName: "text or null",
+  input: "text or null",
+  payload: "text or null",
+  lease: "a lease or none",
+  sagaId: "text",
+  at: "text",
+  hash: "text",
+  mac: "text",
+  digest: "text",
+  createdAt: "text",
+  updatedAt: "text"
+}
+
+/** At most `max` characters of `text`, on one line. */
+const cut = (text: string, max: number): string => {
+  const line = text.replace(/\s+/g, " ").trim()
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line
+}
+
+/**
+ * Which stored column does not decode and why, in one short line (`phase "HACKED" is not a known
+ * phase`), never the schema's whole tree.
+ */
+const describeUndecodable = (row: unknown, error: ParseResult.ParseError): string => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  const column = issue?.path[0]
+  if (typeof column !== "string" || columnKinds[column] === undefined) return cut(issue?.message ?? "", 120)
+  const value = (row as Record<string, unknown>)[column]
+  return value === undefined
+    ? `${column} is missing`
+    : `${column} ${cut(JSON.stringify(value) ?? String(value), 60)} is not ${columnKinds[column]}`
+}
 
 /** The status `drafts` set, or `null` when none of them is a saga-level phase (the status stays). */
 const statusSetBy = (drafts: ReadonlyArray<Pick<Journal.Entry, "phase">>): Journal.SagaStatus | null => {
@@ -162,9 +200,11 @@ const toRow = (entry: Journal.Entry) => ({
   mac: entry.mac ?? null
 })
 
-/** The `Journal` service on the `SqlClient` in context; runs the store's migrations first. */
-export const make = Effect.gen(function* () {
-  yield* migrate
+/**
+ * The `Journal` service on the `SqlClient` in context, on tables already migrated (the CLI's read
+ * commands, which never migrate, check the version first).
+ */
+export const makeUnmigrated = Effect.gen(function* () {
   const keys = Option.getOrUndefined(yield* journalKeys)
   const sql = (yield* SqlClient.SqlClient).withoutTransforms()
   const sagas = sql(sagasTable)
@@ -490,7 +530,7 @@ RETURNING saga_id`,
               new Journal.JournalCorrupted({
                 sagaId,
                 seq,
-                reason: `the stored entry does not decode: ${formatError(entry.left)}`
+                reason: `the stored entry does not decode: ${describeUndecodable(row, entry.left)}`
               })
             )
           }
@@ -505,13 +545,14 @@ RETURNING saga_id`,
     for (const row of rows as ReadonlyArray<RecordRow>) {
       const { leaseExpiresAt, leaseOwner, ...columns } = row
       const lease = leaseOwner === null ? null : { owner: leaseOwner, expiresAt: leaseExpiresAt }
-      const record = decodeRecord({ ...columns, lease })
+      const stored = { ...columns, lease }
+      const record = decodeRecord(stored)
       if (Either.isLeft(record)) {
         const sagaId = (row as { readonly sagaId?: unknown }).sagaId
         return Effect.fail(
           new Journal.JournalError({
             operation,
-            reason: `the stored row of saga ${String(sagaId)} does not decode: ${formatError(record.left)}`
+            reason: `the stored row of saga ${String(sagaId)} does not decode: ${describeUndecodable(stored, record.left)}`
           })
         )
       }
@@ -625,3 +666,6 @@ WHERE lease_owner = ${owner}${sagaId === undefined ? sql.literal("") : sql` AND 
 
   return Journal.Journal.of({ append, claim, claimLapsed, renew, release, importSaga, read, get, list, prune })
 })
+
+/** The `Journal` service on the `SqlClient` in context; runs the store's migrations first. */
+export const make = Effect.zipRight(migrate, makeUnmigrated)

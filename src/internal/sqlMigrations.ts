@@ -111,6 +111,9 @@ const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClien
   )
 }
 
+/** The last migration's number: the schema version this code reads and writes. */
+export const latestMigration = Math.max(...Object.keys(migrations).map((id) => Number.parseInt(id, 10)))
+
 /** The PostgreSQL advisory lock that serializes the store's migrations across hosts (any fixed number). */
 const migrationLock = 7_305_020_417
 

@@ -15,11 +15,12 @@ import { JournalError } from "../Journal.js"
 import type { KeyError } from "../Keys.js"
 import { isKeyError } from "../Keys.js"
 
-/** How to open the SQLite file. */
+/** How to open the SQLite file; `readonly` (internal, the CLI's reads): nothing can be written. */
 export interface SqliteOptions {
   readonly filename: string
   readonly busyTimeout?: Duration.DurationInput | undefined
   readonly synchronous?: "full" | "normal" | undefined
+  readonly readonly?: boolean | undefined
 }
 
 /** How long a write waits for another connection's lock before it fails, unless told otherwise. */
@@ -152,8 +153,9 @@ const immediateTransaction =
     )
 
 /**
- * An `SqliteClient` on `filename`: WAL, the busy timeout, write transactions that begin `IMMEDIATE`.
- * A file that cannot be opened fails with a `JournalError` for `open` instead of a defect.
+ * An `SqliteClient` on `filename`: WAL, the busy timeout, write transactions that begin `IMMEDIATE`
+ * (or, `readonly`, a connection that cannot write). A file that cannot be opened fails with a
+ * `JournalError` for `open` instead of a defect.
  */
 export const layerClient = (
   options: SqliteOptions
@@ -171,9 +173,11 @@ export const layerClient = (
             reason: `the SQLite driver cannot be loaded: ${describeFailure(error)}`
           })
       })
-      // The driver throws (a defect) when the file cannot be opened or switched to WAL.
+      // The driver throws (a defect) when the file cannot be opened or switched to WAL. A read-only
+      // connection leaves the journal mode as the file has it.
+      const readonly = options.readonly === true
       const client = yield* driver
-        .make({ filename: options.filename })
+        .make({ filename: options.filename, readonly, disableWAL: readonly })
         .pipe(Effect.catchAllDefect((defect) => Effect.fail(opened(defect))))
       const busyTimeout = Duration.toMillis(Duration.decode(options.busyTimeout ?? defaultBusyTimeout))
       yield* Effect.mapError(client.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.round(busyTimeout))}`), opened)

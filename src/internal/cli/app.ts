@@ -12,9 +12,12 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as Option from "effect/Option"
 import { commands } from "./commands.js"
 import type { Ending } from "./failure.js"
 import { endingOf } from "./failure.js"
+import { helpConsole } from "./help.js"
+import { answers } from "./output.js"
 import { root } from "./root.js"
 
 /**
@@ -51,6 +54,15 @@ const stderrLogger = Logger.make(({ logLevel, message }) => {
 })
 
 /**
+ * `@effect/cli`'s own text (help, usage) goes through a console that makes it plain (`help.ts`);
+ * the commands' answers go through the console in context, unchanged.
+ */
+const withPlainHelp = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.consoleWith((console) =>
+    effect.pipe(Effect.withConsole(helpConsole(console)), Effect.locally(answers, Option.some(console)))
+  )
+
+/**
  * Runs the command line `args` (without the runtime and script) and returns its exit code; a
  * failure prints one line on stderr.
  *
@@ -59,6 +71,7 @@ const stderrLogger = Logger.make(({ logLevel, message }) => {
  */
 export const run = (args: ReadonlyArray<string>): Effect.Effect<Ending["code"], never, CliApp.CliApp.Environment> =>
   cli(["node", "effect-saga", ...args]).pipe(
+    withPlainHelp,
     Effect.exit,
     Effect.flatMap((exit) => {
       if (Exit.isSuccess(exit)) return Effect.succeed<Ending["code"]>(0)

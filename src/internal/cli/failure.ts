@@ -1,6 +1,7 @@
 /**
  * How a command ends when it does not end well, and the exit code each ending gets: 1 when the
- * answer is "something is wrong" (already printed), 2 when the command could not be carried out.
+ * answer is "something is wrong" (already printed, or a saga whose journal does not verify), 2 when
+ * the command could not be carried out.
  *
  * @since 0.1.0
  */
@@ -9,6 +10,7 @@ import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import { JournalTampered } from "../../Journal.js"
 
 /**
  * The command could not be carried out as asked: a malformed value, a missing file, a store that is
@@ -47,8 +49,9 @@ const lineOf = (error: unknown): string => {
 }
 
 /**
- * The exit code of a run and the line to print: 0 ok, 1 something is wrong, 2 a usage or
- * infrastructure error (any typed error, and a defect), 130 interrupted.
+ * The exit code of a run and the line to print: 0 ok, 1 something is wrong (a saga whose journal
+ * does not verify included: the command was refused, nothing was written), 2 a usage or
+ * infrastructure error (any other typed error, and a defect), 130 interrupted.
  *
  * @since 0.1.0
  * @category exit codes
@@ -58,6 +61,9 @@ export const endingOf = (cause: Cause.Cause<unknown>): Ending => {
   if (Option.isSome(failure)) {
     const error = failure.value
     if (error instanceof SomethingWrong) return { code: 1 }
+    if (error instanceof JournalTampered) {
+      return { code: 1, line: `${lineOf(error)} (effect-saga show ${error.sagaId} shows the journal as stored)` }
+    }
     // @effect/cli has printed its own message (and the usage) for a command line it could not parse.
     if (ValidationError.isValidationError(error)) return { code: 2 }
     return { code: 2, line: lineOf(error) }

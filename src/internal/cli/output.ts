@@ -4,8 +4,27 @@
  *
  * @since 0.1.0
  */
-import * as Console from "effect/Console"
-import type * as Effect from "effect/Effect"
+import type * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+
+/**
+ * The console a command's answers go to, when it is not the one in context: `app.run` prints
+ * `@effect/cli`'s help through a console that makes it plain (`help.ts`), and the answers, byte
+ * for byte, through the one it was given.
+ *
+ * @since 0.2.0
+ * @category printing
+ */
+export const answers: FiberRef.FiberRef<Option.Option<Console.Console>> = FiberRef.unsafeMake(
+  Option.none<Console.Console>()
+)
+
+const answerConsole: Effect.Effect<Console.Console> = Effect.flatMap(
+  FiberRef.get(answers),
+  Option.match({ onNone: () => Effect.console, onSome: Effect.succeed })
+)
 
 /**
  * Prints text, followed by a newline.
@@ -13,7 +32,8 @@ import type * as Effect from "effect/Effect"
  * @since 0.1.0
  * @category printing
  */
-export const print = (text: string): Effect.Effect<void> => Console.log(text)
+export const print = (text: string): Effect.Effect<void> =>
+  Effect.flatMap(answerConsole, (console) => console.log(text))
 
 /**
  * Prints a value as JSON, two spaces indented.
@@ -21,4 +41,4 @@ export const print = (text: string): Effect.Effect<void> => Console.log(text)
  * @since 0.1.0
  * @category printing
  */
-export const printJson = (value: unknown): Effect.Effect<void> => Console.log(JSON.stringify(value, null, 2))
+export const printJson = (value: unknown): Effect.Effect<void> => print(JSON.stringify(value, null, 2))

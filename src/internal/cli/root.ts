@@ -17,7 +17,16 @@ import { UsageError } from "./failure.js"
 import * as Store from "./store.js"
 
 /**
- * `--db FILE`: the SQLite file that holds the journal and approvals.
+ * A repeatable option shown as optional (`[--register MODULE...]`): none given is the empty list.
+ *
+ * @since 0.2.0
+ * @category options
+ */
+export const optionalList = <A>(self: Options.Options<Array<A>>): Options.Options<ReadonlyArray<A>> =>
+  self.pipe(Options.optional, Options.map(Option.getOrElse((): ReadonlyArray<A> => [])))
+
+/**
+ * `--db FILE`: the SQLite file that holds the journal and approvals, or a PostgreSQL URL.
  *
  * @since 0.1.0
  * @category options
@@ -25,7 +34,7 @@ import * as Store from "./store.js"
 export const db = Options.text("db").pipe(
   Options.withPseudoName("FILE"),
   Options.withDescription(
-    "The SQLite file of the journal and approvals (default: $EFFECT_SAGA_DB). postgres:// URLs are not supported yet."
+    "The SQLite file of the journal and approvals, or a postgres:// URL (default: $EFFECT_SAGA_DB). It must hold an effect-saga journal: only import creates one."
   ),
   Options.optional
 )
@@ -94,7 +103,8 @@ export const register = Options.text("register").pipe(
   Options.withDescription(
     "A JavaScript module exporting the saga's tools (Compensable tools, toolkits, arrays or records of them, and optionally a `layer` for their services): their undos run in this process. Repeatable."
   ),
-  Options.repeated
+  Options.repeated,
+  optionalList
 )
 
 /**
@@ -132,20 +142,22 @@ const storeOf = (own: Option.Option<string>) =>
   })
 
 /**
- * How a command runs against the store: whether it may create the database (only `import` may),
- * and who the operator is (`--as`), as the `CurrentPrincipal` the saga service's `Authority` sees.
+ * How a command runs against the store: to read it, to change it, or to create it (only `import`;
+ * see `Store.Access`), and who the operator is (`--as`), as the `CurrentPrincipal` the saga
+ * service's `Authority` sees.
  *
  * @since 0.1.0
  * @category running
  */
 export interface RunOptions {
-  readonly create?: boolean | undefined
+  readonly access: Store.Access
   readonly as?: string | undefined
 }
 
 /**
- * Runs a command's body against the store the command line names (see `Store.layer`), as the
- * operator `options.as` names; the services are closed when it ends.
+ * Runs a command's body against the store the command line names (see `Store.layer`), with the
+ * access `options.access` names, as the operator `options.as` names; the services are closed when
+ * it ends.
  *
  * @since 0.1.0
  * @category running
@@ -153,10 +165,9 @@ export interface RunOptions {
 export const withStore = <A, E>(
   own: Option.Option<string>,
   body: Effect.Effect<A, E, Store.Services | Scope.Scope>,
-  options: RunOptions = {}
+  options: RunOptions
 ) => {
-  const opened = (store: Store.Store) =>
-    Effect.scoped(Effect.provide(body, Store.layer(store, { create: options.create === true })))
+  const opened = (store: Store.Store) => Effect.scoped(Effect.provide(body, Store.layer(store, options.access)))
   const asOperator = (store: Store.Store) =>
     options.as === undefined ? opened(store) : Authority.withPrincipal(opened(store), { id: options.as })
   return Effect.flatMap(storeOf(own), asOperator)

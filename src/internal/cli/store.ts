@@ -1,19 +1,27 @@
 /**
  * Where the CLI's sagas live: `--db` parsed into a store, and the `Saga`, `Journal` and
- * `Approval` services on it, exactly as a service builds them.
+ * `Approval` services on it, as a service builds them. Read commands open the store read-only and
+ * never migrate; no command opens a database that is not an effect-saga journal.
  *
  * @since 0.1.0
  */
 
 import * as fs from "node:fs"
+import * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import type { Approval } from "../../Approval.js"
-import type { Journal, JournalError } from "../../Journal.js"
+import { Approval } from "../../Approval.js"
+import { Journal, JournalError } from "../../Journal.js"
 import type { KeyError } from "../../Keys.js"
 import * as Saga from "../../Saga.js"
 import * as SqlApproval from "../../SqlApproval.js"
+import * as SqlJournal from "../../SqlJournal.js"
+import * as postgres from "../postgres.js"
+import * as sqlApproval from "../sqlApproval.js"
+import * as sqlite from "../sqlite.js"
+import * as sqlJournal from "../sqlJournal.js"
+import { latestMigration, migrationsTable } from "../sqlMigrations.js"
 import { UsageError } from "./failure.js"
 
 /**
@@ -34,7 +42,11 @@ export type Store =
  * @category parsing
  */
 export const parse = (db: string): Effect.Effect<Store, UsageError> => {
-  if (/^postgres(ql)?:\/\//i.test(db)) return Effect.succeed({ _tag: "Postgres", url: db })
+  if (/^postgres(ql)?:\/\//i.test(db)) {
+    return URL.canParse(db)
+      ? Effect.succeed({ _tag: "Postgres", url: db })
+      : Effect.fail(new UsageError({ message: "--db: not a valid postgres:// URL" }))
+  }
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(db)
   if (scheme !== null) {
     return Effect.fail(
@@ -56,47 +68,158 @@ export const parse = (db: string): Effect.Effect<Store, UsageError> => {
 export type Services = Saga.Saga | Journal | Approval
 
 /**
- * Whether a command may create the database when the file does not exist (only `import` may).
+ * How a command uses the store:
+ * - `read`: read-only, never migrated; the journal must be at this version's schema;
+ * - `write`: migrated first, as a service does (a journal an earlier version made is brought up to date);
+ * - `create`: as `write`, and the store may be created (`import`: a missing SQLite file, or a
+ *   PostgreSQL database without effect-saga's tables).
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category models
  */
-export interface OpenOptions {
-  readonly create: boolean
-}
+export type Access = "read" | "write" | "create"
 
-const checkFile = (filename: string, options: OpenOptions): Effect.Effect<void, UsageError> =>
+/** A missing file is refused unless the command may create one; an empty file is no journal. */
+const checkFile = (filename: string, access: Access): Effect.Effect<"exists" | "missing", UsageError> =>
   Effect.suspend(() => {
     const stat = fs.statSync(filename, { throwIfNoEntry: false })
     if (stat === undefined) {
-      return options.create
-        ? Effect.void
+      return access === "create"
+        ? Effect.succeed("missing" as const)
         : Effect.fail(
             new UsageError({ message: `no database at ${filename} (the CLI creates none, except to import)` })
           )
     }
-    return stat.isFile() ? Effect.void : Effect.fail(new UsageError({ message: `${filename} is not a file` }))
+    if (!stat.isFile()) return Effect.fail(new UsageError({ message: `${filename} is not a file` }))
+    return stat.size === 0
+      ? Effect.fail(
+          new UsageError({ message: `no effect-saga journal at ${filename}: the file is empty (nothing was written)` })
+        )
+      : Effect.succeed("exists" as const)
   })
 
+/** The schema version the store's migrations table records; `undefined` without one. */
+const schemaVersion = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const present = yield* sql.onDialectOrElse({
+    pg: () => sql<{ readonly present: unknown }>`SELECT to_regclass(${migrationsTable}) IS NOT NULL AS present`,
+    orElse: () =>
+      sql<{ readonly present: unknown }>`SELECT count(*) > 0 AS present FROM sqlite_master
+WHERE type = 'table' AND name = ${migrationsTable}`
+  })
+  if (!present[0]?.present) return undefined
+  const rows = yield* sql<{
+    readonly version: unknown
+  }>`SELECT MAX(migration_id) AS version FROM ${sql(migrationsTable)}`
+  return Number(rows[0]?.version ?? 0)
+})
+
 /**
- * The `Saga` service, with the journal and approvals it runs on, over `store`: an SQLite file
- * (missing, unless `create`, not a database or unreadable: it fails before anything is read or
- * written), or a PostgreSQL database (unreachable: the same). The receipt keys are read from the
- * environment (`EFFECT_SAGA_RECEIPT_KEYS`) as a service's `Saga.layer` reads them: a key list that
- * cannot be used fails with `KeyError`.
+ * Refuses a store that is not an effect-saga journal (unless `create`), one that a newer
+ * effect-saga migrated, and, to read it, one an older version left behind: reads never migrate.
+ */
+const checkJournal = (where: string, access: Access) =>
+  Effect.flatMap(schemaVersion, (version) => {
+    if (version === undefined || version === 0) {
+      return access === "create"
+        ? Effect.void
+        : Effect.fail(
+            new UsageError({
+              message: `no effect-saga journal at ${where}: the database has no effect-saga tables (nothing was written)`
+            })
+          )
+    }
+    if (version > latestMigration) {
+      return Effect.fail(
+        new UsageError({
+          message: `the journal at ${where} has schema version ${version}, newer than this effect-saga's ${latestMigration}: upgrade effect-saga (nothing was written)`
+        })
+      )
+    }
+    return version < latestMigration && access === "read"
+      ? Effect.fail(
+          new UsageError({
+            message: `the journal at ${where} has schema version ${version}, older than this effect-saga's ${latestMigration}, and read commands never migrate: run a changing command once (effect-saga prune --finished-before 1970-01-01 deletes nothing) or a service of this version on it`
+          })
+        )
+      : Effect.void
+  }).pipe(Effect.catchTag("SqlError", (error) => Effect.fail(sqlite.journalError("open")(error))))
+
+/**
+ * The journal as a read command holds it: it reads, it holds no lease (so it has none to renew or
+ * release), and every write is refused.
+ */
+const readOnlyJournal = (journal: Journal["Type"]): Journal["Type"] => {
+  const refused = (operation: string) =>
+    Effect.fail(new JournalError({ operation, reason: "a read command opens the store read-only" }))
+  return Journal.of({
+    ...journal,
+    append: () => refused("append"),
+    claim: () => refused("claim"),
+    claimLapsed: () => refused("claim"),
+    importSaga: () => refused("import"),
+    prune: () => refused("prune"),
+    renew: () => Effect.succeed(0),
+    release: () => Effect.void
+  })
+}
+
+/** The journal and approvals on the `SqlClient` in context: as they are to read, migrated to change. */
+const storeOn = (access: Access): Layer.Layer<Journal | Approval, JournalError | KeyError, SqlClient.SqlClient> =>
+  access === "read"
+    ? Layer.merge(
+        Layer.effect(Journal, Effect.map(sqlJournal.makeUnmigrated, readOnlyJournal)),
+        Layer.effect(Approval, sqlApproval.makeUnmigrated)
+      )
+    : Layer.merge(SqlJournal.layer, SqlApproval.layer).pipe(Layer.mapError(sqlite.layerError("migrate")))
+
+/** The saga service on the store in context, once `checkJournal` let it through. */
+const servicesOn = (
+  where: string,
+  access: Access
+): Layer.Layer<Services, UsageError | JournalError | KeyError, SqlClient.SqlClient> =>
+  Layer.unwrapEffect(Effect.as(checkJournal(where, access), Saga.layer.pipe(Layer.provideMerge(storeOn(access)))))
+
+/** The URL with a session in which every transaction is read-only. */
+const readOnlyUrl = (url: string): string => {
+  const parsed = new URL(url)
+  const options = parsed.searchParams.get("options")
+  parsed.searchParams.set("options", `${options === null ? "" : `${options} `}-c default_transaction_read_only=on`)
+  return parsed.toString()
+}
+
+const sqliteLayer = (filename: string, access: Access): Layer.Layer<Services, UsageError | JournalError | KeyError> => {
+  const client = (readonly: boolean) => sqlite.layerClient({ filename, readonly })
+  // Looked at through a read-only connection first: opening it to write would switch the file to WAL.
+  // An existing file must be a journal already, even to import into.
+  const probe = Effect.provide(checkJournal(filename, access === "create" ? "write" : access), client(true))
+  return Layer.unwrapEffect(
+    Effect.flatMap(checkFile(filename, access), (file) =>
+      Effect.as(
+        file === "exists" ? probe : Effect.void,
+        servicesOn(filename, access).pipe(Layer.provide(client(access === "read")))
+      )
+    )
+  )
+}
+
+const pgLayer = (url: string, access: Access): Layer.Layer<Services, UsageError | JournalError | KeyError> =>
+  servicesOn(postgres.printable(Redacted.make(url)), access).pipe(
+    Layer.provide(
+      postgres.layerClient({ url: Redacted.make(access === "read" ? readOnlyUrl(url) : url), maxConnections: 2 })
+    )
+  )
+
+/**
+ * The `Saga` service, with the journal and approvals it runs on, over `store`, for `access`. An
+ * SQLite file that is missing (unless `create`), empty, not a database, or a database without
+ * effect-saga's tables fails before anything is written; so does a PostgreSQL database that does
+ * not answer, or has no journal to read. The keys are read from the environment
+ * (`EFFECT_SAGA_JOURNAL_KEYS`, `EFFECT_SAGA_RECEIPT_KEYS`) as a service's layers read them: a key
+ * list that cannot be used fails with `KeyError`.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layer = (
-  store: Store,
-  options: OpenOptions
-): Layer.Layer<Services, UsageError | JournalError | KeyError> =>
-  store._tag === "Postgres"
-    ? Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerPg({ url: Redacted.make(store.url), maxConnections: 2 })))
-    : Layer.unwrapEffect(
-        Effect.as(
-          checkFile(store.filename, options),
-          Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename: store.filename })))
-        )
-      )
+export const layer = (store: Store, access: Access): Layer.Layer<Services, UsageError | JournalError | KeyError> =>
+  store._tag === "Postgres" ? pgLayer(store.url, access) : sqliteLayer(store.filename, access)

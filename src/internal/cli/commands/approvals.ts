@@ -1,5 +1,6 @@
 /**
- * `effect-saga approvals [--json]`: the approval requests still waiting for a decision.
+ * `effect-saga approvals [--json]`: the approval requests still waiting for a decision, with the
+ * input each step will send as its saga's journal holds it.
  *
  * @since 0.1.0
  */
@@ -7,24 +8,96 @@ import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
 import type { ApprovalRequest } from "../../../Approval.js"
 import * as Approval from "../../../Approval.js"
+import type { Entry } from "../../../Journal.js"
+import { parsePayload } from "../../codec.js"
 import { table } from "../../table.js"
 import { print, printJson } from "../output.js"
 import { db, json, withStore } from "../root.js"
+import * as Trust from "../trust.js"
 
-const render = (requests: ReadonlyArray<ApprovalRequest>): string =>
+/**
+ * A pending request as `approvals` prints it: the approvals table's row, with the input and its
+ * digest taken from the saga's `AWAITING_APPROVAL` entry (`null` when the journal has none), and a
+ * mark when the saga is tampered or the table's copy is not the journal's.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface Pending extends Omit<ApprovalRequest, "input" | "inputDigest"> {
+  readonly input: string | null
+  readonly inputDigest: string | null
+  readonly tampered: Trust.Tampered | null
+}
+
+/** The entry that asked for the approval: the step's last `AWAITING_APPROVAL`. */
+const askedIn = (entries: ReadonlyArray<Entry>, stepId: string): Entry | undefined =>
+  entries.filter((entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === stepId).at(-1)
+
+const digestOf = (asked: Entry | undefined): string | null => {
+  const digest = parsePayload(asked?.payload ?? null)?.inputDigest
+  return typeof digest === "string" ? digest : null
+}
+
+/** Whether the approvals table's row says what the journal says: a row no entry backs, or another input, is marked. */
+const copyProblem = (request: ApprovalRequest, asked: Entry | undefined): Trust.Tampered | null => {
+  if (asked === undefined) {
+    return {
+      seq: null,
+      problem: "approval",
+      reason: "the approvals table holds a request its saga's journal never made"
+    }
+  }
+  return asked.input === request.input && digestOf(asked) === request.inputDigest
+    ? null
+    : {
+        seq: asked.seq,
+        problem: "approval",
+        reason: `the approvals table's copy of the input is not the one the journal holds at seq ${asked.seq} (shown): the table was edited`
+      }
+}
+
+const pendingOf = (request: ApprovalRequest, inspection: Trust.Inspection): Pending => {
+  const asked = askedIn(inspection.entries, request.stepId)
+  return {
+    ...request,
+    input: asked?.input ?? null,
+    inputDigest: digestOf(asked),
+    tampered: Trust.tamperedOf(inspection.verification) ?? copyProblem(request, asked)
+  }
+}
+
+/** Every pending request, each saga read and verified once. */
+const pendingRequests = Effect.gen(function* () {
+  const requests = yield* Approval.pending
+  const sagaIds = Array.from(new Set(requests.map((request) => request.sagaId)))
+  const inspections = new Map(
+    (yield* Effect.forEach(sagaIds, Trust.inspect)).map((inspection) => [inspection.sagaId, inspection])
+  )
+  return requests.map((request) => pendingOf(request, inspections.get(request.sagaId)!))
+})
+
+const render = (requests: ReadonlyArray<Pending>): string =>
   requests.length === 0
     ? "no approvals pending"
-    : table(
-        ["saga", "step", "tool", "requested", "input sha256", "input"],
-        requests.map((request) => [
-          request.sagaId,
-          request.stepId,
-          request.toolName,
-          request.requestedAt,
-          `${request.inputDigest.slice(0, 12)}…`,
-          request.input
-        ])
-      )
+    : [
+        table(
+          ["saga", "step", "tool", "requested", "chain", "input sha256", "input"],
+          requests.map((request) => [
+            request.sagaId,
+            request.stepId,
+            request.toolName,
+            request.requestedAt,
+            Trust.cell(request.tampered),
+            request.inputDigest === null ? "" : `${request.inputDigest.slice(0, 12)}…`,
+            request.input ?? "(not in the journal)"
+          ])
+        ),
+        ...requests.flatMap((request) =>
+          request.tampered === null
+            ? []
+            : [`${Trust.line(request.sagaId, request.tampered)}: do not decide on step ${request.stepId}`]
+        )
+      ].join("\n")
 
 /**
  * The `approvals` command.
@@ -35,10 +108,15 @@ const render = (requests: ReadonlyArray<ApprovalRequest>): string =>
 export const approvals = Command.make("approvals", { db, json }, (options) =>
   withStore(
     options.db,
-    Effect.flatMap(Approval.pending, (requests) => (options.json ? printJson(requests) : print(render(requests))))
+    Effect.gen(function* () {
+      const requests = yield* pendingRequests
+      yield* options.json ? printJson(requests) : print(render(requests))
+      yield* Trust.exitIfTampered(requests)
+    }),
+    { access: "read" }
   )
 ).pipe(
   Command.withDescription(
-    "List the approval requests waiting for a decision, oldest first, with the exact input each step will send."
+    "List the approval requests waiting for a decision, oldest first, with the exact input each step will send, as its saga's journal holds it. Exits 1 if a request's saga is tampered, or the approvals table disagrees with the journal."
   )
 )

@@ -6,7 +6,10 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
+import type { Entry } from "../../../Journal.js"
+import { Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
+import { parsePayload } from "../../codec.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
 import { target } from "../position.js"
@@ -17,6 +20,29 @@ const expiresAt = Options.text("expires-at").pipe(
   Options.withDescription("When the approval lapses (ISO-8601; default: the tool's or the worker's approval TTL)."),
   Options.optional
 )
+
+/** The step's first `APPROVED` entry after `revision`: the approval this command journaled, if it did. */
+const approvedAfter = (entries: ReadonlyArray<Entry>, stepId: string, revision: number): Entry | undefined =>
+  entries.find((entry) => entry.seq > revision && entry.phase === "APPROVED" && entry.stepId === stepId)
+
+/**
+ * What an approve that changed nothing says: who approved the step first and when, and whether it
+ * has run since (asking again exactly as the first time is answered as the first time).
+ */
+const alreadyApproved = (
+  entries: ReadonlyArray<Entry>,
+  step: Saga.StepStatus | undefined,
+  sagaId: string,
+  stepId: string
+): string => {
+  const first = parsePayload(
+    entries.find((entry) => entry.phase === "APPROVED" && entry.stepId === stepId)?.payload ?? null
+  )
+  const by = typeof first?.by === "string" ? first.by : "someone"
+  const at = typeof first?.at === "string" ? ` at ${first.at}` : ""
+  const ran = step === undefined || step.state === "approved" ? "" : `, and the step has run since (${step.state})`
+  return `step ${stepId} of saga ${sagaId} was already approved by ${by}${at}${ran}: nothing written`
+}
 
 /**
  * The `approve` command.
@@ -31,17 +57,25 @@ export const approve = Command.make("approve", { db, as, expiresAt, revision, di
     yield* withStore(
       options.db,
       Effect.gen(function* () {
-        const { seen, stepId } = yield* target(options.saga, options.step, options)
+        const { seen, status, stepId } = yield* target(options.saga, options.step, options)
         yield* Saga.approve(options.saga, stepId, { by, expiresAt: expires, ...seen })
+        const entries = yield* Effect.flatMap(Journal, (journal) => journal.read(options.saga))
         yield* print(
-          `approved step ${stepId} of saga ${options.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED; the step runs when the saga is resumed`
+          approvedAfter(entries, stepId, status.revision) === undefined
+            ? alreadyApproved(
+                entries,
+                status.steps.find((step) => step.stepId === stepId),
+                options.saga,
+                stepId
+              )
+            : `approved step ${stepId} of saga ${options.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED; the step runs when the saga is resumed`
         )
       }),
-      { as: by }
+      { access: "write", as: by }
     )
   })
 ).pipe(
   Command.withDescription(
-    "Approve a step awaiting approval, for exactly the input it waits with: journaled APPROVED. Nothing runs until the saga is resumed."
+    "Approve a step awaiting approval, for exactly the input it waits with: journaled APPROVED. Nothing runs until the saga is resumed. Asked again exactly as before (same --as and --expires-at), it says the step was already approved and writes nothing (exit 0)."
   )
 )

@@ -34,7 +34,7 @@ export const compensate = Command.make(
         const report = yield* Saga.compensate(options.saga, seen(status, options))
         yield* printReport(undefined, report, options.json)
       }),
-      { as: Option.getOrUndefined(options.as) }
+      { access: "write", as: Option.getOrUndefined(options.as) }
     )
 ).pipe(
   Command.withDescription(

@@ -44,7 +44,7 @@ export const compensateEffect = Command.make(
           return yield* new SomethingWrong({ reason: `the effect was not undone: ${answer.outcome}` })
         }
       }),
-      { as: Option.getOrUndefined(options.as) }
+      { access: "write", as: Option.getOrUndefined(options.as) }
     )
 ).pipe(
   Command.withDescription(

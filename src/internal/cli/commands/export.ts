@@ -18,7 +18,8 @@ import { db, saga, withStore } from "../root.js"
 export const exportSaga = Command.make("export", { db, saga }, (options) =>
   withStore(
     options.db,
-    Effect.flatMap(Journal.exportNdjson(options.saga), (ndjson) => print(ndjson.replace(/\n$/, "")))
+    Effect.flatMap(Journal.exportNdjson(options.saga), (ndjson) => print(ndjson.replace(/\n$/, ""))),
+    { access: "read" }
   )
 ).pipe(
   Command.withDescription(

@@ -34,7 +34,7 @@ export const importSaga = Command.make("import", { db, file }, (options) =>
       Effect.flatMap(Journal.importNdjson(text), (record) =>
         print(`imported saga ${record.sagaId}: ${record.status}, revision ${record.revision}, digest ${record.digest}`)
       ),
-      { create: true }
+      { access: "create" }
     )
   )
 ).pipe(

@@ -17,12 +17,14 @@ import { table } from "../../table.js"
 import { exitIfDirty } from "../dirty.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
-import { db, json, withStore } from "../root.js"
+import { db, json, optionalList, withStore } from "../root.js"
+import * as Trust from "../trust.js"
 
 const status = Options.choice("status", SagaStatus.literals).pipe(
   Options.withPseudoName("STATUS"),
-  Options.withDescription("Only sagas with this status. Repeatable."),
-  Options.repeated
+  Options.withDescription("Only sagas with this status. Repeatable: any of them."),
+  Options.repeated,
+  optionalList
 )
 
 const olderThan = Options.text("older-than").pipe(
@@ -34,19 +36,37 @@ const olderThan = Options.text("older-than").pipe(
 const leaseOf = (record: SagaRecord): string =>
   record.lease === null ? "" : `${record.lease.owner} until ${record.lease.expiresAt}`
 
-const render = (records: ReadonlyArray<SagaRecord>): string =>
-  records.length === 0
+/**
+ * A saga row as `list` prints it, with its mark: `null`, or why its journal does not verify.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Listed = SagaRecord & { readonly tampered: Trust.Tampered | null }
+
+const listed = (record: SagaRecord) =>
+  Effect.map(
+    Trust.inspect(record.sagaId),
+    (inspection): Listed => ({ ...record, tampered: Trust.tamperedOf(inspection.verification) })
+  )
+
+const render = (rows: ReadonlyArray<Listed>): string =>
+  rows.length === 0
     ? "no sagas"
-    : table(
-        ["saga", "status", "revision", "updated", "lease"],
-        records.map((record) => [
-          record.sagaId,
-          record.status,
-          String(record.revision),
-          record.updatedAt,
-          leaseOf(record)
-        ])
-      )
+    : [
+        table(
+          ["saga", "status", "chain", "revision", "updated", "lease"],
+          rows.map((row) => [
+            row.sagaId,
+            row.status,
+            Trust.cell(row.tampered),
+            String(row.revision),
+            row.updatedAt,
+            leaseOf(row)
+          ])
+        ),
+        ...rows.flatMap((row) => (row.tampered === null ? [] : [Trust.line(row.sagaId, row.tampered)]))
+      ].join("\n")
 
 /** The time `--older-than` points at: now minus the duration. */
 const updatedBefore = (text: Option.Option<string>) =>
@@ -73,13 +93,16 @@ export const list = Command.make("list", { db, json, status, olderThan }, (optio
           status: options.status.length === 0 ? undefined : options.status,
           updatedBefore: before
         })
-        yield* options.json ? printJson(records) : print(render(records))
-        yield* exitIfDirty(records)
-      })
+        const rows = yield* Effect.forEach(records, listed)
+        yield* options.json ? printJson(rows) : print(render(rows))
+        yield* Trust.exitIfTampered(rows)
+        yield* exitIfDirty(rows)
+      }),
+      { access: "read" }
     )
   )
 ).pipe(
   Command.withDescription(
-    "List the sagas, least recently updated first. Exits 1 if one listed is compensation_failed or needs_attention."
+    "List the sagas, least recently updated first, each with its journal verified (chain: intact, or TAMPERED at the first entry that does not fit). Exits 1 if one listed is tampered, compensation_failed or needs_attention."
   )
 )

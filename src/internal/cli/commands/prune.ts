@@ -48,7 +48,8 @@ export const prune = Command.make("prune", { db, finishedBefore, dryRun, json },
           : print(
               `${verb} ${sagaIds.length} saga(s) finished before ${before}${sagaIds.length === 0 ? "" : `: ${sagaIds.join(", ")}`}`
             )
-      })
+      }),
+      { access: options.dryRun ? "read" : "write" }
     )
   )
 ).pipe(

@@ -45,7 +45,7 @@ export const reject = Command.make(
             options.json
           )
         }),
-        { as: by }
+        { access: "write", as: by }
       )
     })
 ).pipe(

@@ -52,7 +52,7 @@ export const renewApproval = Command.make(
             `renewed the approval of step ${stepId} of saga ${options.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED`
           )
         }),
-        { as: by }
+        { access: "write", as: by }
       )
     })
 ).pipe(

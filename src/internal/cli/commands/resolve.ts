@@ -85,7 +85,7 @@ export const resolve = Command.make(
             `resolved step ${stepId} of saga ${options.saga} as ${resolution.outcome} (${by}): journaled ${journaled}; resume the saga to go on`
           )
         }),
-        { as: by }
+        { access: "write", as: by }
       )
     })
 ).pipe(

@@ -7,15 +7,16 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import type { Entry } from "../../../Journal.js"
-import { Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Timeline from "../../../Timeline.js"
 import { table } from "../../table.js"
 import { exitIfDirty } from "../dirty.js"
-import { UsageError } from "../failure.js"
+import { SomethingWrong, UsageError } from "../failure.js"
 import * as Mermaid from "../mermaid.js"
 import { print, printJson } from "../output.js"
+import { withoutReceipt } from "../redact.js"
 import { db, json, saga, withStore } from "../root.js"
+import * as Trust from "../trust.js"
 
 const format = Options.choice("format", ["table", "mermaid"]).pipe(
   Options.withDescription("table: status, steps and the journal as a timeline; mermaid: a sequence diagram."),
@@ -46,7 +47,7 @@ const outcomeOf = (entry: Entry, status: Saga.SagaStatus, entries: ReadonlyArray
   return step?.state === "unknown" && !later ? "no outcome journaled: unknown" : detail
 }
 
-const timeline = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>): string =>
+const timeline = (entries: ReadonlyArray<Entry>, outcome: (entry: Entry) => string): string =>
   table(
     ["seq", "time", "step", "tool", "phase", "outcome"],
     entries.map((entry) => [
@@ -55,7 +56,7 @@ const timeline = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>): strin
       entry.stepId ?? "",
       entry.toolName ?? "",
       entry.phase,
-      outcomeOf(entry, status, entries)
+      outcome(entry)
     ])
   )
 
@@ -81,9 +82,35 @@ const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>): string 
     "",
     status.steps.length === 0 ? "no steps" : steps(status),
     "",
-    timeline(status, entries),
+    timeline(entries, (entry) => outcomeOf(entry, status, entries)),
     ...(next(status).length === 0 ? [] : ["", ...next(status)])
   ].join("\n")
+
+/**
+ * A saga whose journal does not verify: the break first, then (as a table) the entries as stored,
+ * for the record; never its status or steps, which the journal would decide.
+ */
+const renderTampered = (inspection: Trust.Inspection, tampered: Trust.Tampered): string =>
+  [
+    Trust.line(inspection.sagaId, tampered),
+    "effect-saga refuses to act on this saga. The journal as stored, not to be trusted:",
+    "",
+    inspection.entries.length === 0 ? "(no entry can be shown)" : timeline(inspection.entries, Timeline.detailOf)
+  ].join("\n")
+
+const showTampered = (
+  inspection: Trust.Inspection,
+  tampered: Trust.Tampered,
+  options: { readonly json: boolean; readonly format: "table" | "mermaid" }
+) =>
+  Effect.zipRight(
+    options.json
+      ? printJson({ tampered, saga: inspection.record ?? null, entries: inspection.entries.map(withoutReceipt) })
+      : print(
+          options.format === "mermaid" ? Trust.line(inspection.sagaId, tampered) : renderTampered(inspection, tampered)
+        ),
+    Effect.fail(new SomethingWrong({ reason: `saga ${inspection.sagaId} is tampered` }))
+  )
 
 /**
  * The `show` command.
@@ -99,17 +126,21 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
     yield* withStore(
       options.db,
       Effect.gen(function* () {
+        const inspection = yield* Trust.inspect(options.saga)
+        const tampered = Trust.tamperedOf(inspection.verification)
+        if (tampered !== null) return yield* showTampered(inspection, tampered, options)
         const status = yield* Saga.status(options.saga)
-        const entries = yield* Effect.flatMap(Journal, (journal) => journal.read(options.saga))
-        if (options.json) yield* printJson({ saga: status, entries })
+        const entries = inspection.entries
+        if (options.json) yield* printJson({ tampered, saga: status, entries: entries.map(withoutReceipt) })
         else if (options.format === "mermaid") yield* print(Mermaid.diagram(status.sagaId, entries))
         else yield* print(render(status, entries))
         yield* exitIfDirty([status])
-      })
+      }),
+      { access: "read" }
     )
   })
 ).pipe(
   Command.withDescription(
-    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome). Exits 1 if it is compensation_failed or needs_attention."
+    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome); never a receipt. A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention."
   )
 )

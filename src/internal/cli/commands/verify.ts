@@ -15,6 +15,7 @@ import { table } from "../../table.js"
 import { SomethingWrong, UsageError } from "../failure.js"
 import { print, printJson } from "../output.js"
 import { db, json, withStore } from "../root.js"
+import * as Trust from "../trust.js"
 
 const saga = Args.text({ name: "SAGA" }).pipe(Args.withDescription("The saga to verify."), Args.optional)
 
@@ -28,19 +29,11 @@ const all = Options.boolean("all").pipe(Options.withDescription("Verify every sa
  */
 export type Verdict = { readonly sagaId: string } & Journal.Verification
 
-/** The chain must verify, and end where the saga's row says it does (`Journal.verify` checks both). */
+/** The chain must verify, and end where the saga's row says it does (an entry that does not decode breaks it). */
 const verdictOf = (record: SagaRecord) =>
-  Journal.verify(record.sagaId).pipe(
-    Effect.map((verification): Verdict => ({ sagaId: record.sagaId, ...verification })),
-    Effect.catchTag("JournalCorrupted", (error) =>
-      Effect.succeed<Verdict>({
-        sagaId: record.sagaId,
-        _tag: "Broken",
-        seq: error.seq,
-        problem: "undecodable",
-        reason: error.reason
-      })
-    )
+  Effect.map(
+    Trust.inspect(record.sagaId),
+    (inspection): Verdict => ({ sagaId: record.sagaId, ...inspection.verification })
   )
 
 const recordsOf = (options: { readonly saga: Option.Option<string>; readonly all: boolean }) =>
@@ -88,7 +81,8 @@ export const verify = Command.make("verify", { db, all, json, saga }, (options) 
             reason: broken.map((verdict) => `saga ${verdict.sagaId} is broken at seq ${verdict.seq}`).join(", ")
           })
         }
-      })
+      }),
+      { access: "read" }
     )
   })
 ).pipe(
