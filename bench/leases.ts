@@ -17,7 +17,7 @@ import * as path from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer } from "effect"
 import { Journal, SqlJournal } from "../src/index.js"
-import { openSagas } from "../src/internal/sqlMigrations.js"
+import { openSagas } from "../src/internal/sql/migrations.js"
 
 const argument = (name: string) => {
   const index = process.argv.indexOf(name)

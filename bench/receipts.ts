@@ -15,8 +15,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { ConfigProvider, Effect, Either, Layer, Logger, LogLevel, ManagedRuntime, Schema } from "effect"
 import { Approval, Compensable, Journal, Keys, Saga, SqlApproval } from "../src/index.js"
-import { open, seal } from "../src/internal/crypto.js"
-import { associatedData } from "../src/internal/receipts.js"
+import { associatedData } from "../src/internal/engine/receipts.js"
+import { open, seal } from "../src/internal/util/crypto.js"
 import { STEPS, StepResult } from "./contenders.js"
 
 /** How long to warm up and measure. */

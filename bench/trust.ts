@@ -12,7 +12,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { ConfigProvider, Effect, Either, Layer, ManagedRuntime } from "effect"
 import { Journal, Keys, Saga, SqlApproval } from "../src/index.js"
-import { inspect, loadChecks } from "../src/internal/verified.js"
+import { inspect, loadChecks } from "../src/internal/journal/verified.js"
 import { STEPS, saga } from "./contenders.js"
 
 /** How long each figure is measured. */

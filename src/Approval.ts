@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { nowIso } from "./internal/clock.js"
+import { nowIso } from "./internal/util/clock.js"
 import type { JournalError } from "./Journal.js"
 
 /**

@@ -11,11 +11,11 @@ import type { AlreadyDecided, Approval, ApprovalNotFound, RenewError } from "./A
 import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport } from "./CompensationReport.js"
-import type * as commands from "./internal/commands.js"
-import type * as explicit from "./internal/compensateEffect.js"
-import { CurrentSaga as CurrentSagaTag } from "./internal/context.js"
-import * as internal from "./internal/saga.js"
-import type * as verified from "./internal/verified.js"
+import { CurrentSaga as CurrentSagaTag } from "./internal/engine/context.js"
+import type * as explicit from "./internal/engine/explicitUndo.js"
+import type * as commands from "./internal/engine/operatorCommands.js"
+import * as internal from "./internal/engine/saga.js"
+import type * as verified from "./internal/journal/verified.js"
 import type {
   ConcurrencyConflict,
   Journal,

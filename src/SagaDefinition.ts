@@ -6,7 +6,7 @@
  */
 import type * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
-import type { CurrentSaga } from "./internal/context.js"
+import type { CurrentSaga } from "./internal/engine/context.js"
 
 /**
  * A named saga program over a typed input.

@@ -4,8 +4,8 @@
  * @since 0.1.0
  */
 
-import { parsePayload } from "./internal/codec.js"
-import { table } from "./internal/table.js"
+import { parsePayload } from "./internal/util/codec.js"
+import { table } from "./internal/util/table.js"
 import type { Entry } from "./Journal.js"
 
 const detailKeys = ["reason", "remaining", "description", "by", "cause", "requestId"] as const

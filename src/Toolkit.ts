@@ -9,9 +9,9 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Compensable from "./Compensable.js"
 import { DeclarationError, InvalidInput } from "./Compensable.js"
-import { decodeJson } from "./internal/codec.js"
-import { CurrentSaga } from "./internal/context.js"
-import { problemOf, warningOf } from "./internal/declaration.js"
+import { CurrentSaga } from "./internal/engine/context.js"
+import { problemOf, warningOf } from "./internal/engine/declaration.js"
+import { decodeJson } from "./internal/util/codec.js"
 import { Saga } from "./Saga.js"
 
 /**

@@ -8,7 +8,7 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import { Cause, Chunk, Deferred, Effect, Fiber, FiberId, Layer, Logger, Queue, Schema, Sink, Stream } from "effect"
 import * as Agent from "../src/Agent.js"
 import { Approval, Journal, Saga, Timeline } from "../src/index.js"
-import { makeMemoryJournal } from "../src/internal/memoryJournal.js"
+import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Testing from "../src/Testing.js"
 import * as Scripted from "./fixtures/agent-scripted.js"
 

@@ -1,7 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import { Approval, Journal, Saga } from "../src/index.js"
-import { makeMemoryJournal } from "../src/internal/memoryJournal.js"
+import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Testing from "../src/Testing.js"
 import type { World } from "./fixtures/order-world.js"
 import {

@@ -1,7 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, TestClock } from "effect"
 import { Approval, Journal, Saga, SagaError } from "../src/index.js"
-import { makeMemoryJournal } from "../src/internal/memoryJournal.js"
+import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import type { World } from "./fixtures/order-world.js"
 import {
   countingJournal,

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
-import { chain } from "../src/internal/hash.js"
+import { chain } from "../src/internal/journal/hash.js"
 
 /** The framing as specified, written the slow, obvious way: byte length, colon, bytes. */
 const reference = (previous: string, fields: ReadonlyArray<string | number | null>): string => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
-import { Mutex } from "../src/internal/mutex.js"
+import { Mutex } from "../src/internal/util/mutex.js"
 
 describe("Mutex", () => {
   it.effect("serializes holders in arrival order", () =>

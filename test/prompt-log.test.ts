@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as FastCheck from "effect/FastCheck"
-import type { JournaledPrompt } from "../src/internal/agent/promptLog.js"
-import { PromptLog } from "../src/internal/agent/promptLog.js"
+import type { JournaledPrompt } from "../src/internal/ai/promptLog.js"
+import { PromptLog } from "../src/internal/ai/promptLog.js"
 
 /**
  * A saga run's model turns journal only what each conversation added (`PromptLog`). Whatever the

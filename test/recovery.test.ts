@@ -4,7 +4,7 @@ import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { type Context, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Scope, TestClock } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlApproval } from "../src/index.js"
-import { makeMemoryJournal } from "../src/internal/memoryJournal.js"
+import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 
 /** One store that several workers share, as processes share a database. */
 const makeStore = () => ({ journal: makeMemoryJournal(), approvals: Approval.makeMemory() })

@@ -20,7 +20,7 @@ import {
   SqlApproval,
   SqlJournal
 } from "../src/index.js"
-import { makeMemoryJournal } from "../src/internal/memoryJournal.js"
+import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-tampering-"))

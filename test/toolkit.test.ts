@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, Toolkit } from "../src/index.js"
-import { makeMemoryJournal } from "../src/internal/memoryJournal.js"
+import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 
 describe("toolkits", () => {
   it.effect(

@@ -7,7 +7,7 @@
  */
 import * as Predicate from "effect/Predicate"
 import type { Entry } from "../../Journal.js"
-import { parsePayload } from "../codec.js"
+import { parsePayload } from "../util/codec.js"
 
 /** What is printed in place of a receipt: whether it is sealed and under which key, never its value. */
 const placeholder = (receipt: unknown): string =>

@@ -1,11 +1,11 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import { CommandConflict } from "../SagaError.js"
-import { encodeJson, parsePayload } from "./codec.js"
+import { CommandConflict } from "../../SagaError.js"
+import type { StepView } from "../journal/view.js"
+import type { Writer } from "../journal/writer.js"
+import { encodeJson, parsePayload } from "../util/codec.js"
 import type { Lookup } from "./compensation.js"
 import { WITHDRAWN_BY } from "./compensation.js"
-import type { StepView } from "./view.js"
-import type { Writer } from "./writer.js"
 
 /**
  * Whether an operator's command was already processed. `"replay"`: the same command answered

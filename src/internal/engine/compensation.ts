@@ -5,20 +5,28 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
-import type { Unauthorized } from "../Authority.js"
-import { DeclarationError } from "../Compensable.js"
-import * as Report from "../CompensationReport.js"
-import type { AppendError, Draft, Entry, JournalCorrupted, JournalError, JournalTampered, Phase } from "../Journal.js"
-import type { KeyRing } from "../Keys.js"
-import * as Outcome from "../Outcome.js"
-import { decodeJson, parsePayload } from "./codec.js"
+import type { Unauthorized } from "../../Authority.js"
+import { DeclarationError } from "../../Compensable.js"
+import * as Report from "../../CompensationReport.js"
+import type {
+  AppendError,
+  Draft,
+  Entry,
+  JournalCorrupted,
+  JournalError,
+  JournalTampered,
+  Phase
+} from "../../Journal.js"
+import type { KeyRing } from "../../Keys.js"
+import * as Outcome from "../../Outcome.js"
+import type { StepView } from "../journal/view.js"
+import type { Writer } from "../journal/writer.js"
+import { decodeJson, parsePayload } from "../util/codec.js"
 import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
 import * as Receipts from "./receipts.js"
 import type { RegisteredTool } from "./registry.js"
 import { requestIdOf } from "./run.js"
-import type { StepView } from "./view.js"
-import type { Writer } from "./writer.js"
 
 /** Finds the tool, and the context its undo runs in, by name. */
 export type Lookup = (toolName: string) => RegisteredTool | undefined

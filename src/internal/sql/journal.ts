@@ -9,11 +9,11 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import * as Journal from "../Journal.js"
-import { journalKeys } from "../Keys.js"
-import { buildEntries, isoClock, recordOf } from "./entries.js"
+import * as Journal from "../../Journal.js"
+import { journalKeys } from "../../Keys.js"
+import { buildEntries, isoClock, recordOf } from "../journal/entries.js"
+import { entriesTable, migrate, openSagas, sagasTable } from "./migrations.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
-import { entriesTable, migrate, openSagas, sagasTable } from "./sqlMigrations.js"
 
 const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
 

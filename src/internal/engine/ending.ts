@@ -1,15 +1,15 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type { Draft } from "../Journal.js"
-import { statusAfter } from "../Journal.js"
-import type { CompensationCause } from "../SagaError.js"
-import { StepFailed } from "../SagaError.js"
-import type { SagaResult, UnknownStep } from "../SagaResult.js"
-import { parsePayload } from "./codec.js"
+import type { Draft } from "../../Journal.js"
+import { statusAfter } from "../../Journal.js"
+import type { CompensationCause } from "../../SagaError.js"
+import { StepFailed } from "../../SagaError.js"
+import type { SagaResult, UnknownStep } from "../../SagaResult.js"
+import type { JournalView } from "../journal/view.js"
+import type { Writer } from "../journal/writer.js"
+import { parsePayload } from "../util/codec.js"
 import type { Halt } from "./run.js"
-import type { JournalView } from "./view.js"
-import type { Writer } from "./writer.js"
 
 /** A saga-level entry: the saga's start, halts and ends. */
 export const sagaEntry = (phase: Draft["phase"], payload?: object): Draft => ({

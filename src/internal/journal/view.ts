@@ -1,6 +1,6 @@
-import type { Entry, Expected, SagaStatus } from "../Journal.js"
-import { empty, statusAfter } from "../Journal.js"
-import { parsePayload } from "./codec.js"
+import type { Entry, Expected, SagaStatus } from "../../Journal.js"
+import { empty, statusAfter } from "../../Journal.js"
+import { parsePayload } from "../util/codec.js"
 
 /** What the journal says about one step. */
 export interface StepView {

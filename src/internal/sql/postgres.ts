@@ -3,7 +3,7 @@ import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { JournalError } from "../Journal.js"
+import { JournalError } from "../../Journal.js"
 import { describeFailure } from "./sqlite.js"
 
 /** How to reach the PostgreSQL server. */

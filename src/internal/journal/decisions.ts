@@ -1,8 +1,8 @@
 /** Signing an approval decision with the journal key, bound to the request it decides. */
-import type { Approval, ApprovalRequest, Decision } from "../Approval.js"
-import type { KeyRing } from "../Keys.js"
-import type { Check } from "./crypto.js"
-import { DECISION_DOMAIN, sign, verifyMac } from "./crypto.js"
+import type { Approval, ApprovalRequest, Decision } from "../../Approval.js"
+import type { KeyRing } from "../../Keys.js"
+import type { Check } from "../util/crypto.js"
+import { DECISION_DOMAIN, sign, verifyMac } from "../util/crypto.js"
 
 /** What a decision's MAC binds: the request (its saga, step, tool, input digest) and every field of the decision. */
 type Subject = Pick<ApprovalRequest, "requestId" | "sagaId" | "stepId" | "toolName" | "inputDigest">

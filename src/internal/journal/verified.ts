@@ -1,9 +1,9 @@
 /** Reading a saga's journal so that nothing acts on entries that do not verify. */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Entry, Journal, JournalError, SagaRecord, TamperProblem, Verification } from "../Journal.js"
-import { JournalCorrupted, JournalTampered, verifyAgainst } from "../Journal.js"
-import type { KeyRing } from "../Keys.js"
+import type { Entry, Journal, JournalError, SagaRecord, TamperProblem, Verification } from "../../Journal.js"
+import { JournalCorrupted, JournalTampered, verifyAgainst } from "../../Journal.js"
+import type { KeyRing } from "../../Keys.js"
 
 /** A saga's entries and row, read together, and what verifying one against the other says. */
 export interface Inspected {

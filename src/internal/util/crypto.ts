@@ -1,7 +1,7 @@
 /** The keyed primitives behind journal MACs and sealed receipts (node:crypto, no dependency). */
 import * as crypto from "node:crypto"
 import * as Redacted from "effect/Redacted"
-import type { KeyRing } from "../Keys.js"
+import type { KeyRing } from "../../Keys.js"
 
 /** How a MAC or a seal checks out against a key ring. */
 export type Check = "ok" | "unknown-key" | "mismatch" | "malformed"

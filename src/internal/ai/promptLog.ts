@@ -1,4 +1,4 @@
-import { sha256 } from "../hash.js"
+import { sha256 } from "../journal/hash.js"
 
 /** A prompt as journaled: its size and digest, and the messages its conversation added. */
 export interface JournaledPrompt {

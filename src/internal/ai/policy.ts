@@ -2,7 +2,7 @@ import * as Tool from "@effect/ai/Tool"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Schedule from "effect/Schedule"
-import type { RetryMode, Reversibility } from "../spec.js"
+import type { RetryMode, Reversibility } from "../engine/spec.js"
 
 /** What a tool's saga policy may be told, overriding what its annotations say. */
 export interface PolicyOverride {

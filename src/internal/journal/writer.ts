@@ -1,8 +1,8 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { AppendError, Draft, Holder } from "../Journal.js"
-import { isActive } from "../Journal.js"
-import { Mutex } from "./mutex.js"
+import type { AppendError, Draft, Holder } from "../../Journal.js"
+import { isActive } from "../../Journal.js"
+import { Mutex } from "../util/mutex.js"
 import type { VerifiedJournal } from "./verified.js"
 import { JournalView } from "./view.js"
 

@@ -6,9 +6,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import type { KeyRing } from "../Keys.js"
-import { RECEIPT_KEYS } from "../Keys.js"
-import { isSealed, open, seal } from "./crypto.js"
+import type { KeyRing } from "../../Keys.js"
+import { RECEIPT_KEYS } from "../../Keys.js"
+import { isSealed, open, seal } from "../util/crypto.js"
 
 /** What a sealed receipt is bound to: it opens only as the receipt of this step of this saga. */
 export const associatedData = (sagaId: string, stepId: string): string =>

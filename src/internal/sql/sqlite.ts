@@ -11,9 +11,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
-import { JournalError } from "../Journal.js"
-import type { KeyError } from "../Keys.js"
-import { isKeyError } from "../Keys.js"
+import { JournalError } from "../../Journal.js"
+import type { KeyError } from "../../Keys.js"
+import { isKeyError } from "../../Keys.js"
 
 /** How to open the SQLite file; `readonly` (internal, the CLI's reads): nothing can be written. */
 export interface SqliteOptions {
