@@ -25,7 +25,9 @@ module.exports = {
       comment: "The engine knows the Journal and Approval tags, never a SQL driver.",
       severity: "error",
       from: { path: "^src/internal/engine/" },
-      to: { path: "(^src/internal/sql/|^src/Sql|node_modules/(@effect/sql|@effect/sql-sqlite-node|@effect/sql-pg|better-sqlite3|pg)/)" }
+      to: {
+        path: "(^src/internal/sql/|^src/Sql|node_modules/(@effect/sql|@effect/sql-sqlite-node|@effect/sql-pg|better-sqlite3|pg)/)"
+      }
     },
     {
       name: "only-the-cli-entry-imports-the-cli",
@@ -52,6 +54,6 @@ module.exports = {
     doNotFollow: { path: "node_modules" },
     // Type-only imports vanish when TypeScript compiles: only value imports can form a cycle that bites.
     tsPreCompilationDeps: false,
-    tsConfig: { fileName: "tsconfig.json" },
+    tsConfig: { fileName: "tsconfig.json" }
   }
 }
