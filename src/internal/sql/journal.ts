@@ -1,67 +1,29 @@
+/**
+ * The `Journal` service on any `@effect/sql` client. NOTE: over 400 lines on purpose: one store
+ * whose statements are built once from the same fragments (the compare-and-set, the lease checks,
+ * PostgreSQL's one-statement append) and used by its appends and its lease paths alike; group
+ * commit (groupCommit.ts) and row decoding (rows.ts) live apart.
+ */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
-import * as Schema from "effect/Schema"
 import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf } from "../journal/entries.js"
+import { groupCommit } from "./groupCommit.js"
 import { entriesTable, migrate, openSagas, sagasTable } from "./migrations.js"
+import { decodeEntries, decodeRecords } from "./rows.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
 
 const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
 
-const decodeEntry = Schema.decodeUnknownEither(Journal.Entry)
-const decodeRecord = Schema.decodeUnknownEither(Journal.SagaRecord)
-
 /** The statuses under which a lease means something, as SQL text. */
 const activeStatuses = Journal.SagaStatus.literals.filter(Journal.isActive)
-
-/** What each stored column must hold, as `describeUndecodable` says it. */
-const columnKinds: Record<string, string> = {
-  phase: "a known phase",
-  status: "a known status",
-  seq: "a positive integer",
-  revision: "an integer",
-  stepId: "text or null",
-  toolName: "text or null",
-  input: "text or null",
-  payload: "text or null",
-  lease: "a lease or none",
-  sagaId: "text",
-  at: "text",
-  hash: "text",
-  mac: "text",
-  digest: "text",
-  createdAt: "text",
-  updatedAt: "text"
-}
-
-/** At most `max` characters of `text`, on one line. */
-const cut = (text: string, max: number): string => {
-  const line = text.replace(/\s+/g, " ").trim()
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line
-}
-
-/**
- * Which stored column does not decode and why, in one short line (`phase "HACKED" is not a known
- * phase`), never the schema's whole tree.
- */
-const describeUndecodable = (row: unknown, error: ParseResult.ParseError): string => {
-  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-  const column = issue?.path[0]
-  if (typeof column !== "string" || columnKinds[column] === undefined) return cut(issue?.message ?? "", 120)
-  const value = (row as Record<string, unknown>)[column]
-  return value === undefined
-    ? `${column} is missing`
-    : `${column} ${cut(JSON.stringify(value) ?? String(value), 60)} is not ${columnKinds[column]}`
-}
 
 /** The status `drafts` set, or `null` when none of them is a saga-level phase (the status stays). */
 const statusSetBy = (drafts: ReadonlyArray<Pick<Journal.Entry, "phase">>): Journal.SagaStatus | null => {
@@ -82,82 +44,8 @@ const runs = <A>(rows: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> => {
   return cut
 }
 
-/**
- * Where a queued request learns its outcome, or that it is its turn to commit the queue (`"lead"`).
- * A lighter `Deferred`: settled once, by the fiber that committed the batch.
- */
-class Turn<Out> {
-  private settled: Out | "lead" | undefined
-  private resume: ((result: Effect.Effect<Out | "lead">) => void) | undefined
-
-  settle(result: Out | "lead"): void {
-    if (this.resume === undefined) this.settled = result
-    else this.resume(Effect.succeed(result))
-  }
-
-  wait(): Effect.Effect<Out | "lead"> {
-    return Effect.async((resume) => {
-      if (this.settled === undefined) this.resume = resume
-      else resume(Effect.succeed(this.settled))
-    })
-  }
-}
-
-/**
- * Group commit: `commit` writes a batch of requests in one transaction and answers each with its
- * own outcome. The first request to arrive while no batch is being written leads: it yields once,
- * so that every fiber ready to submit joins the queue, commits the whole queue, hands every other
- * request its outcome, and passes the lead to the first request that arrived meanwhile. Nothing
- * waits on a timer, and a request alone costs one yield.
- *
- * If `commit` dies, every request of its batch dies with it. The caller makes the wait
- * uninterruptible, so that a request that joined a batch always learns its outcome.
- */
-const groupCommit = <In, Out>(commit: (batch: ReadonlyArray<In>) => Effect.Effect<ReadonlyArray<Out>>) => {
-  const queue: Array<{ readonly request: In; readonly turn: Turn<Exit.Exit<Out>> }> = []
-  let writing = false
-
-  const lead = (own: (typeof queue)[number]): Effect.Effect<Out> =>
-    Effect.zipRight(
-      Effect.yieldNow(),
-      Effect.suspend(() => {
-        const batch = queue.splice(0)
-        return Effect.flatMap(Effect.exit(commit(batch.map((queued) => queued.request))), (exit) => {
-          let mine: Exit.Exit<Out> = Exit.die("effect-saga: a batch lost a request")
-          for (const [index, queued] of batch.entries()) {
-            const outcome = Exit.map(exit, (outcomes) => outcomes[index]!)
-            if (queued === own) mine = outcome
-            else queued.turn.settle(outcome)
-          }
-          const next = queue[0]
-          if (next === undefined) writing = false
-          else next.turn.settle("lead")
-          return mine
-        })
-      })
-    )
-
-  return (request: In): Effect.Effect<Out> =>
-    Effect.suspend(() => {
-      const queued = { request, turn: new Turn<Exit.Exit<Out>>() }
-      queue.push(queued)
-      if (!writing) {
-        writing = true
-        return lead(queued)
-      }
-      return Effect.flatMap(queued.turn.wait(), (turn) => (turn === "lead" ? lead(queued) : turn))
-    })
-}
-
 /** What an append comes to: its entries, or its own `ConcurrencyConflict`, `LeaseHeld` or `JournalError`. */
 type Outcome = Exit.Exit<ReadonlyArray<Journal.Entry>, Journal.AppendError>
-
-/** A saga row as `recordColumns` selects it. */
-interface RecordRow {
-  readonly leaseOwner: string | null
-  readonly leaseExpiresAt: string | null
-  readonly [column: string]: unknown
-}
 
 /** Where a saga row stands, read when a compare-and-set did not match. */
 interface PositionRow {
@@ -178,13 +66,6 @@ interface Request {
   readonly millis: number
   /** Who takes the lease with the append, or nobody (then it only passes while nobody holds one). */
   readonly holder: Journal.Holder | null
-}
-
-/** A stored entry as the SQL columns hold it: no MAC is `NULL` there, an absent field here. */
-const fromRow = (row: { readonly mac?: unknown }): unknown => {
-  if (row.mac !== null) return row
-  const { mac: _mac, ...rest } = row
-  return rest
 }
 
 const toRow = (entry: Journal.Entry) => ({
@@ -520,46 +401,10 @@ RETURNING saga_id`,
         sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${sagaId} ORDER BY seq`,
         journalError("read")
       ),
-      (rows) => {
-        const decoded: Array<Journal.Entry> = []
-        for (const [index, row] of rows.entries()) {
-          const entry = decodeEntry(fromRow(row))
-          if (Either.isLeft(entry)) {
-            const seq = typeof row.seq === "number" && Number.isInteger(row.seq) ? row.seq : index + 1
-            return Effect.fail(
-              new Journal.JournalCorrupted({
-                sagaId,
-                seq,
-                reason: `the stored entry does not decode: ${describeUndecodable(row, entry.left)}`
-              })
-            )
-          }
-          decoded.push(entry.right)
-        }
-        return Effect.succeed(decoded as ReadonlyArray<Journal.Entry>)
-      }
+      (rows) => decodeEntries(sagaId, rows)
     )
 
-  const toRecords = (operation: string) => (rows: ReadonlyArray<unknown>) => {
-    const records: Array<Journal.SagaRecord> = []
-    for (const row of rows as ReadonlyArray<RecordRow>) {
-      const { leaseExpiresAt, leaseOwner, ...columns } = row
-      const lease = leaseOwner === null ? null : { owner: leaseOwner, expiresAt: leaseExpiresAt }
-      const stored = { ...columns, lease }
-      const record = decodeRecord(stored)
-      if (Either.isLeft(record)) {
-        const sagaId = (row as { readonly sagaId?: unknown }).sagaId
-        return Effect.fail(
-          new Journal.JournalError({
-            operation,
-            reason: `the stored row of saga ${String(sagaId)} does not decode: ${describeUndecodable(stored, record.left)}`
-          })
-        )
-      }
-      records.push(record.right)
-    }
-    return Effect.succeed(records as ReadonlyArray<Journal.SagaRecord>)
-  }
+  const toRecords = (operation: string) => (rows: ReadonlyArray<unknown>) => decodeRecords(operation, rows)
 
   const get = (sagaId: string) =>
     Effect.mapError(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${sagaId}`, journalError("get")).pipe(

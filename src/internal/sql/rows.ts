@@ -1,0 +1,105 @@
+/** Decoding what the SQL tables hold into entries and saga rows, and saying in one line what does not decode. */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as Journal from "../../Journal.js"
+
+const decodeEntry = Schema.decodeUnknownEither(Journal.Entry)
+const decodeRecord = Schema.decodeUnknownEither(Journal.SagaRecord)
+
+/** What each stored column must hold, as `describeUndecodable` says it. */
+const columnKinds: Record<string, string> = {
+  phase: "a known phase",
+  status: "a known status",
+  seq: "a positive integer",
+  revision: "an integer",
+  stepId: "text or null",
+  toolName: "text or null",
+  input: "text or null",
+  payload: "text or null",
+  lease: "a lease or none",
+  sagaId: "text",
+  at: "text",
+  hash: "text",
+  mac: "text",
+  digest: "text",
+  createdAt: "text",
+  updatedAt: "text"
+}
+
+/** At most `max` characters of `text`, on one line. */
+const cut = (text: string, max: number): string => {
+  const line = text.replace(/\s+/g, " ").trim()
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line
+}
+
+/**
+ * Which stored column does not decode and why, in one short line (`phase "HACKED" is not a known
+ * phase`), never the schema's whole tree.
+ */
+const describeUndecodable = (row: unknown, error: ParseResult.ParseError): string => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  const column = issue?.path[0]
+  if (typeof column !== "string" || columnKinds[column] === undefined) return cut(issue?.message ?? "", 120)
+  const value = (row as Record<string, unknown>)[column]
+  return value === undefined
+    ? `${column} is missing`
+    : `${column} ${cut(JSON.stringify(value) ?? String(value), 60)} is not ${columnKinds[column]}`
+}
+
+/** A stored entry as the SQL columns hold it: no MAC is `NULL` there, an absent field here. */
+const fromRow = (row: { readonly mac?: unknown }): unknown => {
+  if (row.mac !== null) return row
+  const { mac: _mac, ...rest } = row
+  return rest
+}
+
+/** A saga row as `recordColumns` selects it. */
+interface RecordRow {
+  readonly leaseOwner: string | null
+  readonly leaseExpiresAt: string | null
+  readonly [column: string]: unknown
+}
+
+/** A saga's stored entries, in order, or the first that does not decode as `JournalCorrupted`. */
+export const decodeEntries = (sagaId: string, rows: ReadonlyArray<Record<string, unknown>>) => {
+  const decoded: Array<Journal.Entry> = []
+  for (const [index, row] of rows.entries()) {
+    const entry = decodeEntry(fromRow(row))
+    if (Either.isLeft(entry)) {
+      const seq = typeof row.seq === "number" && Number.isInteger(row.seq) ? row.seq : index + 1
+      return Effect.fail(
+        new Journal.JournalCorrupted({
+          sagaId,
+          seq,
+          reason: `the stored entry does not decode: ${describeUndecodable(row, entry.left)}`
+        })
+      )
+    }
+    decoded.push(entry.right)
+  }
+  return Effect.succeed(decoded as ReadonlyArray<Journal.Entry>)
+}
+
+/** Saga rows as `recordColumns` selects them, or the first that does not decode as a `JournalError` of `operation`. */
+export const decodeRecords = (operation: string, rows: ReadonlyArray<unknown>) => {
+  const records: Array<Journal.SagaRecord> = []
+  for (const row of rows as ReadonlyArray<RecordRow>) {
+    const { leaseExpiresAt, leaseOwner, ...columns } = row
+    const lease = leaseOwner === null ? null : { owner: leaseOwner, expiresAt: leaseExpiresAt }
+    const stored = { ...columns, lease }
+    const record = decodeRecord(stored)
+    if (Either.isLeft(record)) {
+      const sagaId = (row as { readonly sagaId?: unknown }).sagaId
+      return Effect.fail(
+        new Journal.JournalError({
+          operation,
+          reason: `the stored row of saga ${String(sagaId)} does not decode: ${describeUndecodable(stored, record.left)}`
+        })
+      )
+    }
+    records.push(record.right)
+  }
+  return Effect.succeed(records as ReadonlyArray<Journal.SagaRecord>)
+}
