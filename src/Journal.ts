@@ -13,9 +13,10 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { chain, GENESIS } from "./internal/journal/hash.js"
+import * as hash from "./internal/journal/hash.js"
 import { makeMemoryJournal } from "./internal/journal/memory.js"
-import { ENTRY_DOMAIN, verifyMac } from "./internal/util/crypto.js"
+import * as status from "./internal/journal/status.js"
+import * as verification from "./internal/journal/verification.js"
 import type { KeyError, KeyRing } from "./Keys.js"
 import { journalKeys } from "./Keys.js"
 
@@ -176,7 +177,7 @@ export interface Expected {
  * @since 0.1.0
  * @category constructors
  */
-export const empty: Expected = { revision: 0, digest: GENESIS }
+export const empty: Expected = { revision: 0, digest: hash.GENESIS }
 
 /**
  * What a writer that drives a saga claims: its name (unique among the workers alive at one time)
@@ -419,22 +420,13 @@ export const layerMemory: Layer.Layer<Journal, KeyError> = Layer.effect(
 )
 
 /**
- * The hash of an entry given the previous entry's hash.
+ * The hash of an entry given the previous entry's hash: SHA-256 over it and the entry's
+ * length-prefixed fields.
  *
  * @since 0.1.0
  * @category hashing
  */
-export const hashEntry = (previous: string, entry: Omit<Entry, "hash">): string =>
-  chain(previous, [
-    entry.sagaId,
-    entry.seq,
-    entry.stepId,
-    entry.toolName,
-    entry.phase,
-    entry.input,
-    entry.payload,
-    entry.at
-  ])
+export const hashEntry: (previous: string, entry: Omit<Entry, "hash" | "mac">) => string = hash.hashEntry
 
 /**
  * The result of re-computing a saga's hash chain (and, with a journal key, its MACs).
@@ -442,31 +434,7 @@ export const hashEntry = (previous: string, entry: Omit<Entry, "hash">): string 
  * @since 0.1.0
  * @category models
  */
-export type Verification =
-  | { readonly _tag: "Intact"; readonly entries: number; readonly digest: string }
-  | { readonly _tag: "Broken"; readonly seq: number; readonly problem: TamperProblem; readonly reason: string }
-
-const broken = (seq: number, problem: TamperProblem, reason: string): Verification => ({
-  _tag: "Broken",
-  seq,
-  problem,
-  reason
-})
-
-/** What a MAC check says about an entry, as a break; `undefined` when it verifies. */
-const macProblem = (entry: Entry, keys: KeyRing): Verification | undefined => {
-  if (entry.mac === undefined) {
-    return broken(entry.seq, "unsigned", "a journal key is configured, but the entry carries no MAC")
-  }
-  switch (verifyMac(keys, ENTRY_DOMAIN, entry.hash, entry.mac)) {
-    case "ok":
-      return undefined
-    case "unknown-key":
-      return broken(entry.seq, "signature", "its MAC names a key that is not configured here")
-    default:
-      return broken(entry.seq, "signature", "its MAC does not verify under the journal key: the entry was forged")
-  }
-}
+export type Verification = verification.Verification
 
 /**
  * Re-computes the hash chain of one saga's entries and names the first entry that does not fit.
@@ -476,22 +444,8 @@ const macProblem = (entry: Entry, keys: KeyRing): Verification | undefined => {
  * @since 0.1.0
  * @category hashing
  */
-export const verifyEntries = (entries: ReadonlyArray<Entry>, keys?: KeyRing | undefined): Verification => {
-  let previous = GENESIS
-  for (let i = 0; i < entries.length; i++) {
-    const entry = entries[i]!
-    if (entry.seq !== i + 1) {
-      return broken(entry.seq, "sequence", `expected seq ${i + 1}, found ${entry.seq}: an entry was removed or moved`)
-    }
-    if (hashEntry(previous, entry) !== entry.hash) {
-      return broken(entry.seq, "hash", "hash does not match the entry's content and its predecessor")
-    }
-    const unsigned = keys === undefined ? undefined : macProblem(entry, keys)
-    if (unsigned !== undefined) return unsigned
-    previous = entry.hash
-  }
-  return { _tag: "Intact", entries: entries.length, digest: previous }
-}
+export const verifyEntries: (entries: ReadonlyArray<Entry>, keys?: KeyRing | undefined) => Verification =
+  verification.verifyEntries
 
 /**
  * Verifies a saga's entries against its row: the chain (and MACs) must verify and end exactly at
@@ -500,35 +454,36 @@ export const verifyEntries = (entries: ReadonlyArray<Entry>, keys?: KeyRing | un
  * @since 0.2.0
  * @category hashing
  */
-export const verifyAgainst = (
+export const verifyAgainst: (
   entries: ReadonlyArray<Entry>,
   record: SagaRecord | undefined,
   keys?: KeyRing | undefined
-): Verification => {
-  const chain = verifyEntries(entries, keys)
-  if (chain._tag === "Broken") return chain
-  if (record === undefined) {
-    return entries.length === 0
-      ? chain
-      : broken(1, "row", "the journal holds entries of a saga that has no row: the row was deleted")
-  }
-  const { digest, revision } = record
-  if (revision === chain.entries && digest === chain.digest) return chain
-  if (revision > chain.entries) {
-    return broken(
-      chain.entries + 1,
-      "truncated",
-      `the saga's row says it ends at seq ${revision}, but its journal ends at seq ${chain.entries}: entries were deleted`
-    )
-  }
-  return broken(
-    Math.min(revision + 1, chain.entries),
-    "row",
-    revision === chain.entries
-      ? `the saga's row names another last hash than its journal's at seq ${revision}: the row was edited`
-      : `the saga's row says it ends at seq ${revision}, but its journal goes on to seq ${chain.entries}: entries were added behind the library's back`
-  )
-}
+) => Verification = verification.verifyAgainst
+
+/**
+ * The saga's status after `drafts`: the last saga-level phase decides, otherwise it is unchanged.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const statusAfter: (current: SagaStatus, drafts: ReadonlyArray<Pick<Entry, "phase">>) => SagaStatus =
+  status.statusAfter
+
+/**
+ * Whether a status is final: the saga will not move on by itself.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const isFinished: (status: SagaStatus) => boolean = status.isFinished
+
+/**
+ * Whether a saga with this status is being driven: only then does a lease mean anything.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export const isActive: (status: SagaStatus) => boolean = status.isActive
 
 /**
  * Re-computes the hash chain of a stored saga (and its MACs, when `EFFECT_SAGA_JOURNAL_KEYS` is
@@ -545,47 +500,6 @@ export const verify = (
       verifyAgainst(entries, Option.getOrUndefined(record), Option.getOrUndefined(keys))
     )
   )
-
-const statusOfPhase: Partial<Record<Phase, SagaStatus>> = {
-  SAGA_STARTED: "running",
-  SAGA_RESUMED: "running",
-  SAGA_COMPLETED: "completed",
-  SAGA_COMPENSATING: "compensating",
-  SAGA_COMPENSATED: "compensated",
-  SAGA_COMPENSATION_FAILED: "compensation_failed",
-  SAGA_AWAITING_APPROVAL: "awaiting_approval",
-  SAGA_NEEDS_ATTENTION: "needs_attention",
-  SAGA_SUSPENDED: "suspended"
-}
-
-/**
- * The saga's status after `drafts`: the last saga-level phase decides, otherwise it is unchanged.
- *
- * @since 0.1.0
- * @category models
- */
-export const statusAfter = (current: SagaStatus, drafts: ReadonlyArray<Pick<Entry, "phase">>): SagaStatus => {
-  let status = current
-  for (const draft of drafts) status = statusOfPhase[draft.phase] ?? status
-  return status
-}
-
-/**
- * Whether a status is final: the saga will not move on by itself.
- *
- * @since 0.1.0
- * @category models
- */
-export const isFinished = (status: SagaStatus): boolean =>
-  status === "completed" || status === "compensated" || status === "compensation_failed"
-
-/**
- * Whether a saga with this status is being driven: only then does a lease mean anything.
- *
- * @since 0.1.0
- * @category models
- */
-export const isActive = (status: SagaStatus): boolean => status === "running" || status === "compensating"
 
 /**
  * A saga's journal as NDJSON: one entry per line, in `seq` order.

@@ -1,8 +1,9 @@
 /** Building a saga's journal entries and row, the same in every store. */
 import type * as Journal from "../../Journal.js"
-import { hashEntry, statusAfter } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import { ENTRY_DOMAIN, sign } from "../util/crypto.js"
+import { hashEntry } from "./hash.js"
+import { statusAfter } from "./status.js"
 
 /** Builds the entries for `drafts`, chained after `expected`, each signed when the store has a journal key. */
 export const buildEntries = (

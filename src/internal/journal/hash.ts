@@ -1,4 +1,5 @@
 import * as crypto from "node:crypto"
+import type { Entry } from "../../Journal.js"
 
 /** The digest an empty journal chains from. */
 export const GENESIS = "0".repeat(64)
@@ -20,3 +21,16 @@ export const chain = (previous: string, fields: ReadonlyArray<string | number | 
   }
   return sha256(framed)
 }
+
+/** The hash of an entry given the previous entry's hash (`Journal.hashEntry`). */
+export const hashEntry = (previous: string, entry: Omit<Entry, "hash" | "mac">): string =>
+  chain(previous, [
+    entry.sagaId,
+    entry.seq,
+    entry.stepId,
+    entry.toolName,
+    entry.phase,
+    entry.input,
+    entry.payload,
+    entry.at
+  ])

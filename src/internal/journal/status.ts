@@ -1,0 +1,28 @@
+/** Where a saga stands after its entries: the status its saga-level phases set (`Journal.statusAfter` and kin). */
+import type { Entry, Phase, SagaStatus } from "../../Journal.js"
+
+const statusOfPhase: Partial<Record<Phase, SagaStatus>> = {
+  SAGA_STARTED: "running",
+  SAGA_RESUMED: "running",
+  SAGA_COMPLETED: "completed",
+  SAGA_COMPENSATING: "compensating",
+  SAGA_COMPENSATED: "compensated",
+  SAGA_COMPENSATION_FAILED: "compensation_failed",
+  SAGA_AWAITING_APPROVAL: "awaiting_approval",
+  SAGA_NEEDS_ATTENTION: "needs_attention",
+  SAGA_SUSPENDED: "suspended"
+}
+
+/** The saga's status after `drafts`: the last saga-level phase decides, otherwise it is unchanged. */
+export const statusAfter = (current: SagaStatus, drafts: ReadonlyArray<Pick<Entry, "phase">>): SagaStatus => {
+  let status = current
+  for (const draft of drafts) status = statusOfPhase[draft.phase] ?? status
+  return status
+}
+
+/** Whether a status is final: the saga will not move on by itself. */
+export const isFinished = (status: SagaStatus): boolean =>
+  status === "completed" || status === "compensated" || status === "compensation_failed"
+
+/** Whether a saga with this status is being driven: only then does a lease mean anything. */
+export const isActive = (status: SagaStatus): boolean => status === "running" || status === "compensating"

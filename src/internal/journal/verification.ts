@@ -1,0 +1,81 @@
+/** Re-computing a saga's hash chain and MACs, and checking it against the saga's row. */
+import type { Entry, SagaRecord, TamperProblem } from "../../Journal.js"
+import type { KeyRing } from "../../Keys.js"
+import { ENTRY_DOMAIN, verifyMac } from "../util/crypto.js"
+import { GENESIS, hashEntry } from "./hash.js"
+
+/** The result of re-computing a saga's hash chain (and, with a journal key, its MACs): `Journal.Verification`. */
+export type Verification =
+  | { readonly _tag: "Intact"; readonly entries: number; readonly digest: string }
+  | { readonly _tag: "Broken"; readonly seq: number; readonly problem: TamperProblem; readonly reason: string }
+
+const broken = (seq: number, problem: TamperProblem, reason: string): Verification => ({
+  _tag: "Broken",
+  seq,
+  problem,
+  reason
+})
+
+/** What a MAC check says about an entry, as a break; `undefined` when it verifies. */
+const macProblem = (entry: Entry, keys: KeyRing): Verification | undefined => {
+  if (entry.mac === undefined) {
+    return broken(entry.seq, "unsigned", "a journal key is configured, but the entry carries no MAC")
+  }
+  switch (verifyMac(keys, ENTRY_DOMAIN, entry.hash, entry.mac)) {
+    case "ok":
+      return undefined
+    case "unknown-key":
+      return broken(entry.seq, "signature", "its MAC names a key that is not configured here")
+    default:
+      return broken(entry.seq, "signature", "its MAC does not verify under the journal key: the entry was forged")
+  }
+}
+
+/** Re-computes a saga's chain (and MACs with `keys`) and names the first entry that does not fit. */
+export const verifyEntries = (entries: ReadonlyArray<Entry>, keys?: KeyRing | undefined): Verification => {
+  let previous = GENESIS
+  for (let i = 0; i < entries.length; i++) {
+    const entry = entries[i]!
+    if (entry.seq !== i + 1) {
+      return broken(entry.seq, "sequence", `expected seq ${i + 1}, found ${entry.seq}: an entry was removed or moved`)
+    }
+    if (hashEntry(previous, entry) !== entry.hash) {
+      return broken(entry.seq, "hash", "hash does not match the entry's content and its predecessor")
+    }
+    const unsigned = keys === undefined ? undefined : macProblem(entry, keys)
+    if (unsigned !== undefined) return unsigned
+    previous = entry.hash
+  }
+  return { _tag: "Intact", entries: entries.length, digest: previous }
+}
+
+/** Verifies a saga's entries against its row: the chain must end exactly at its `revision` and `digest`. */
+export const verifyAgainst = (
+  entries: ReadonlyArray<Entry>,
+  record: SagaRecord | undefined,
+  keys?: KeyRing | undefined
+): Verification => {
+  const chain = verifyEntries(entries, keys)
+  if (chain._tag === "Broken") return chain
+  if (record === undefined) {
+    return entries.length === 0
+      ? chain
+      : broken(1, "row", "the journal holds entries of a saga that has no row: the row was deleted")
+  }
+  const { digest, revision } = record
+  if (revision === chain.entries && digest === chain.digest) return chain
+  if (revision > chain.entries) {
+    return broken(
+      chain.entries + 1,
+      "truncated",
+      `the saga's row says it ends at seq ${revision}, but its journal ends at seq ${chain.entries}: entries were deleted`
+    )
+  }
+  return broken(
+    Math.min(revision + 1, chain.entries),
+    "row",
+    revision === chain.entries
+      ? `the saga's row names another last hash than its journal's at seq ${revision}: the row was edited`
+      : `the saga's row says it ends at seq ${revision}, but its journal goes on to seq ${chain.entries}: entries were added behind the library's back`
+  )
+}
