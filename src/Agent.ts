@@ -14,11 +14,13 @@ import * as Prompt from "@effect/ai/Prompt"
 import * as Tool from "@effect/ai/Tool"
 import * as AiToolkit from "@effect/ai/Toolkit"
 import * as Cause from "effect/Cause"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Compensable from "./Compensable.js"
@@ -26,7 +28,6 @@ import * as approvals from "./internal/ai/approvals.js"
 import * as handlers from "./internal/ai/handlers.js"
 import * as mcp from "./internal/ai/mcp.js"
 import * as model from "./internal/ai/model.js"
-import type * as policy from "./internal/ai/policy.js"
 import * as toolCall from "./internal/ai/toolCall.js"
 import type * as Outcome from "./Outcome.js"
 import { CurrentSaga, Saga } from "./Saga.js"
@@ -51,7 +52,20 @@ export type TypeId = typeof TypeId
  * @since 0.1.0
  * @category models
  */
-export type Policy = policy.Policy
+export interface Policy {
+  readonly toolName: string
+  readonly reversibility: Compensable.Reversibility
+  readonly retryMode: Compensable.RetryMode
+  /** The tool only reads: it needs no undo, and compensation never reports it as a gap. */
+  readonly readonly: boolean
+  /** An undo was declared for it. */
+  readonly undo: boolean
+  /** Not read-only, not irreversible, and no undo: compensation skips it (`SKIPPED`), a gap worth auditing. */
+  readonly gap: boolean
+  readonly failureMode: Tool.FailureMode
+  /** Why the reversibility is what it is, in words. */
+  readonly reason: string
+}
 
 /**
  * What a tool's policy may be told, overriding what its annotations say: `reversibility`,
@@ -60,7 +74,17 @@ export type Policy = policy.Policy
  * @since 0.1.0
  * @category models
  */
-export type PolicyOverride = policy.PolicyOverride
+export interface PolicyOverride {
+  readonly reversibility?: Compensable.Reversibility | undefined
+  readonly readonly?: boolean | undefined
+  readonly retryMode?: Compensable.RetryMode | undefined
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly retry?: Schedule.Schedule<any, any, never> | undefined
+  readonly maxPayloadBytes?: number | undefined
+  readonly approvalTtl?: Duration.DurationInput | undefined
+  readonly receiptRequired?: boolean | undefined
+  readonly approveExplicitUndo?: boolean | undefined
+}
 
 /**
  * The handlers of a toolkit's tools: a tool's parameters and its step's context (idempotency key,
@@ -253,7 +277,16 @@ export const isAgentToolkit = (u: unknown): u is AgentToolkit<any, unknown> =>
  * @since 0.1.0
  * @category models
  */
-export type ModelOptions = model.ModelOptions
+export interface ModelOptions {
+  /** The step name of a model turn (default `"LanguageModel"`). */
+  readonly name?: string | undefined
+  /** Retries a failed model call before anything is journaled about its outcome. */
+  readonly retry?: Schedule.Schedule<any, any, never> | undefined
+  /** After this long a model call that started has an unknown outcome (asked again on resume). */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** Cap on what a turn journals, in bytes: the messages its prompt added, and the answer (default 1 MiB). */
+  readonly maxPayloadBytes?: number | undefined
+}
 
 /**
  * Wraps a `LanguageModel` service so that each call made inside a saga is a step of its own: its
@@ -309,7 +342,10 @@ export const layerModel: Layer.Layer<LanguageModel.LanguageModel, never, Languag
  * @since 0.1.0
  * @category models
  */
-export type AwaitingApproval = toolCall.AwaitingApproval
+export interface AwaitingApproval {
+  readonly status: "awaiting-approval"
+  readonly message: string
+}
 
 /**
  * Whether a tool result is `AwaitingApproval` (say, to show a pending call in a chat).
