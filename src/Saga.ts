@@ -31,44 +31,6 @@ import type { SagaDefinition } from "./SagaDefinition.js"
 import type { CommandConflict, CommandRefused, EffectNotFound, InvalidSagaInput, NonDeterminism } from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
 
-export {
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  ApprovalRefused,
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  CommandConflict,
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  CommandRefused,
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  EffectNotFound,
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  InvalidSagaInput,
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  NonDeterminism,
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  StepFailed
-} from "./SagaError.js"
-
 export type {
   /**
    * @since 0.1.0
