@@ -20,6 +20,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -356,6 +357,21 @@ export interface AwaitingApproval {
 export const isAwaitingApproval: (u: unknown) => u is AwaitingApproval = toolCall.isAwaitingApproval
 
 /**
+ * The type id an agent's errors carry: `isMaxTurnsExceeded` checks it, never a `_tag` that a plain
+ * value could share.
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Agent/Error")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
+
+/**
  * An agent ran out of turns: the model was still calling tools after `maxTurns` answers. The
  * program fails with it, so the saga compensates.
  *
@@ -366,10 +382,20 @@ export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>("effe
   "MaxTurnsExceeded",
   { maxTurns: Schema.Int }
 ) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `the model was still calling tools after ${this.maxTurns} turns`
   }
 }
+
+/**
+ * Whether a value is a `MaxTurnsExceeded`, by its `ErrorTypeId`.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isMaxTurnsExceeded = (u: unknown): u is MaxTurnsExceeded => Predicate.hasProperty(u, ErrorTypeId)
 
 /**
  * What `loop` takes: the conversation so far, the toolkit (with its handlers), the tool choice and

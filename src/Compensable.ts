@@ -73,6 +73,21 @@ export interface CompensationContext<I = unknown, A = unknown> {
 }
 
 /**
+ * The type id a tool's errors carry: `isCompensableError` checks it, never a `_tag` that a plain
+ * value could share.
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Compensable/Error")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
+
+/**
  * A declaration that cannot work: named tool, and why.
  *
  * @since 0.1.0
@@ -82,6 +97,8 @@ export class DeclarationError extends Schema.TaggedError<DeclarationError>("effe
   "DeclarationError",
   { toolName: Schema.String, reason: Schema.String }
 ) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `tool ${this.toolName}: ${this.reason}`
   }
@@ -97,6 +114,8 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>("effect-saga/
   toolName: Schema.String,
   reason: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `invalid input for tool ${this.toolName}: ${this.reason}`
   }
@@ -112,6 +131,8 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
   "PayloadTooLarge",
   { toolName: Schema.String, bytes: Schema.Int, maxBytes: Schema.Int }
 ) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `input of tool ${this.toolName} is ${this.bytes} bytes, over its limit of ${this.maxBytes}`
   }
@@ -126,13 +147,22 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
 export type StepError = InvalidInput | PayloadTooLarge
 
 /**
- * Whether a value is a `StepError`.
+ * Whether a value is one of a tool's errors (`DeclarationError`, `InvalidInput`,
+ * `PayloadTooLarge`), by its `ErrorTypeId`.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isCompensableError = (u: unknown): u is DeclarationError | StepError =>
+  Predicate.hasProperty(u, ErrorTypeId)
+
+/**
+ * Whether a value is a `StepError` (`InvalidInput`, `PayloadTooLarge`), by its `ErrorTypeId`.
  *
  * @since 0.1.0
  * @category guards
  */
-export const isStepError = (u: unknown): u is StepError =>
-  Predicate.isTagged(u, "InvalidInput") || Predicate.isTagged(u, "PayloadTooLarge")
+export const isStepError = (u: unknown): u is StepError => isCompensableError(u) && u._tag !== "DeclarationError"
 
 /**
  * Options every tool may carry.
