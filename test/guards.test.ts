@@ -164,7 +164,7 @@ const families: ReadonlyArray<Family> = [
 ]
 
 /** An error's encoded form, through its own class's schema: a plain object with its tag and fields. */
-const encode = (error: AnyError): Record<string | symbol, unknown> & AnyError =>
+const encode = (error: AnyError): AnyError & Record<string, unknown> =>
   Schema.encodeSync(error.constructor as unknown as Schema.Schema<AnyError, AnyError & Record<string, unknown>>)(error)
 
 /** The fields an error was made with: its own enumerable string keys (a spread would copy its type id too). */
