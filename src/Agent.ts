@@ -183,11 +183,12 @@ export interface AgentToolkit<in out Tools extends Record<string, Tool.Any>, RC 
    * validates every declaration (an undo or override naming no tool of the toolkit, an undo on an
    * irreversible tool, a missing handler, schemas that cannot be journaled: `DeclarationError`),
    * logs the warnings (gaps, undos with nothing to target) and registers the undos with `Saga`.
+   * It provides the handlers of `toolkit`: the same services as `source`'s, since a tool keeps its name.
    */
   toLayer<H extends Handlers<Tools, any>, EX = never, RX = never>(
     build: H | Effect.Effect<H, EX, RX>
   ): Layer.Layer<
-    Tool.HandlersFor<Tools>,
+    Tool.HandlersFor<WithSaga<Tools>>,
     Compensable.DeclarationError | EX,
     Saga | Exclude<Requirements<H> | RC | RX, Scope.Scope>
   >
@@ -235,12 +236,12 @@ export const make = <Tools extends Record<string, Tool.Any>, U extends Undos<Too
     toolkit: sagaToolkit,
     policies: policies as AgentToolkit<Tools>["policies"],
     onToolFailure: declarations.onToolFailure,
-    toLayer: (build: unknown) =>
+    toLayer: <H extends Handlers<Tools, any>, EX = never, RX = never>(build: H | Effect.Effect<H, EX, RX>) =>
       Layer.scopedContext(
         Effect.gen(function* () {
-          const built = (Effect.isEffect(build) ? yield* build : build) as Readonly<
-            Record<string, handlers.AnyHandler | undefined>
-          >
+          const built: Readonly<Record<string, handlers.AnyHandler | undefined>> = Effect.isEffect(build)
+            ? yield* build
+            : build
           const context = yield* Effect.context<never>()
           const specs = []
           const wrapped: Record<string, (params: unknown) => Effect.Effect<unknown, unknown>> = {}
@@ -255,9 +256,12 @@ export const make = <Tools extends Record<string, Tool.Any>, U extends Undos<Too
           for (const warning of warnings) yield* Effect.logWarning(`effect-saga: ${warning}`)
           const saga = yield* Saga
           yield* saga.register(specs.map((spec) => ({ name: spec.name, reversibility: spec.reversibility, spec })))
-          return yield* (sagaToolkit as AiToolkit.Toolkit<any>).toContext(wrapped as any)
+          // `wrapped` holds a handler for every tool that needs one (`validate` failed the layer
+          // otherwise), each a saga step that answers with its handler's success or declared failure
+          // (anything else is a defect, see `handlers.wrap`): what `HandlersFrom` asks of it.
+          return yield* sagaToolkit.toContext(wrapped as AiToolkit.HandlersFrom<WithSaga<Tools>>)
         })
-      ) as any
+      )
   }
 }
 
@@ -486,7 +490,7 @@ export const registerMcp = <Tools extends Record<string, Tool.Any>, RC>(
 ): Effect.Effect<
   void,
   never,
-  McpServer.McpServer | Tool.HandlersFor<Tools> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>
+  McpServer.McpServer | Tool.HandlersFor<WithSaga<Tools>> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>
 > => mcp.register(agent.toolkit, agent.policies as Record<string, Policy>)
 
 /**
@@ -498,7 +502,7 @@ export const registerMcp = <Tools extends Record<string, Tool.Any>, RC>(
  */
 export const layerMcp = <Tools extends Record<string, Tool.Any>, RC>(
   agent: AgentToolkit<Tools, RC>
-): Layer.Layer<never, never, Tool.HandlersFor<Tools> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>> =>
+): Layer.Layer<never, never, Tool.HandlersFor<WithSaga<Tools>> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>> =>
   Layer.effectDiscard(registerMcp(agent)).pipe(Layer.provide(McpServer.McpServer.layer))
 
 /**
@@ -519,7 +523,11 @@ export const layerMcp = <Tools extends Record<string, Tool.Any>, RC>(
 export const mcpSession = <Tools extends Record<string, Tool.Any>, RC, E, R>(
   agent: AgentToolkit<Tools, RC>,
   transport: Layer.Layer<McpServer.McpServer | McpSchema.McpServerClient, E, R>
-): Effect.Effect<void, E, R | Tool.HandlersFor<Tools> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>> =>
+): Effect.Effect<
+  void,
+  E,
+  R | Tool.HandlersFor<WithSaga<Tools>> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>
+> =>
   Effect.flatMap(mcp.opensSession, (opens) =>
     opens
       ? Effect.flatMap(Effect.fork(Layer.launch(layerMcp(agent).pipe(Layer.provide(transport)))), (server) =>
