@@ -14,7 +14,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ConfigProvider, Effect, Either, Layer, Logger, LogLevel, ManagedRuntime, Schema } from "effect"
-import { Approval, Compensable, Journal, Keys, Saga, SqlApproval } from "../src/index.js"
+import { Approval, Compensable, Journal, Keys, Saga, SqlStore } from "../src/index.js"
 import { associatedData } from "../src/internal/engine/receipts.js"
 import { open, seal } from "../src/internal/util/crypto.js"
 import { STEPS, StepResult } from "./contenders.js"
@@ -144,8 +144,7 @@ const memoryStores: Stores = Layer.merge(Journal.layerMemory, Approval.layerMemo
 export const measureReceipts = async (options: ReceiptBenchOptions): Promise<ReceiptFigures> => {
   const usPerSeal = measureSeal(options)
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-bench-receipts-"))
-  const file = (name: string): Stores =>
-    SqlApproval.layerSqlite({ filename: path.join(dir, name), synchronous: "normal" })
+  const file = (name: string): Stores => SqlStore.layerSqlite({ filename: path.join(dir, name), synchronous: "normal" })
   try {
     const sqlite = await measurePair(options, file("sealed.db"), file("plain.db"))
     const memory = await measurePair(options, memoryStores, memoryStores)

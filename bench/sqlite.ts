@@ -7,7 +7,7 @@
  *   transactions: one a journal append, 11 a saga;
  * - **floor, 100 a transaction**: the same, each transaction holding that append for 100 sagas at
  *   once: what group commit could reach at best;
- * - **effect-saga**: `Saga.layer` on `SqlApproval.layerSqlite` (journal and approvals on one file), one
+ * - **effect-saga**: `Saga.layer` on `SqlStore.layerSqlite` (journal and approvals on one file), one
  *   saga after another, then 100 sagas running at once;
  * - **effect-saga in memory**: the same on `Journal.layerMemory`: the engine's own cost, which bounds
  *   what any journal can reach.
@@ -19,7 +19,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import Database from "better-sqlite3"
 import { Effect, Layer, ManagedRuntime } from "effect"
-import { Approval, Journal, Saga, SqlApproval } from "../src/index.js"
+import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import { CONCURRENCY, range, STEPS, saga, sagaRunner } from "./contenders.js"
 
 /** How long to warm up and measure each figure, and how many sagas the file size is measured on. */
@@ -35,7 +35,7 @@ export interface SqliteBenchOptions {
 type Synchronous = "normal" | "full"
 
 const sagaLayer = (filename: string, synchronous: Synchronous) =>
-  Saga.layer.pipe(Layer.provide(SqlApproval.layerSqlite({ filename, synchronous })))
+  Saga.layer.pipe(Layer.provide(SqlStore.layerSqlite({ filename, synchronous })))
 
 const memoryLayer = Saga.layer.pipe(Layer.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
 
@@ -83,7 +83,7 @@ const measure = async (
 /** An empty journal file: the tables created by the library's own migrations. */
 const createFile = async (dir: string, name: string): Promise<string> => {
   const filename = path.join(dir, name)
-  const runtime = ManagedRuntime.make(SqlApproval.layerSqlite({ filename }))
+  const runtime = ManagedRuntime.make(SqlStore.layerSqlite({ filename }))
   await runtime.runPromise(Effect.void)
   await runtime.dispose()
   return filename
@@ -291,7 +291,7 @@ export interface Storage {
 const measureStorage = async (dir: string, sagas: number, synchronous: Synchronous): Promise<Storage> => {
   const filename = path.join(dir, `size-${synchronous}.db`)
   const runtime = ManagedRuntime.make(
-    Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename, synchronous })))
+    Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename, synchronous })))
   )
   await runtime.runPromise(Effect.forEach(range(0, sagas), saga, { concurrency: CONCURRENCY, discard: true }))
   const verify = await runtime.runPromise(

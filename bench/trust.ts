@@ -11,7 +11,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ConfigProvider, Effect, Either, Layer, ManagedRuntime } from "effect"
-import { Journal, Keys, Saga, SqlApproval } from "../src/index.js"
+import { Journal, Keys, Saga, SqlStore } from "../src/index.js"
 import { inspect, loadChecks } from "../src/internal/journal/verified.js"
 import { STEPS, saga } from "./contenders.js"
 
@@ -74,7 +74,7 @@ const perEntry = async (options: TrustBenchOptions) => {
 const sqliteRuns = async (options: TrustBenchOptions) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-bench-trust-"))
   const runtime = ManagedRuntime.make(
-    Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename: path.join(dir, "trust.db") })))
+    Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename: path.join(dir, "trust.db") })))
   )
   try {
     let next = 0

@@ -15,7 +15,7 @@ import { LanguageModel, Tool, Toolkit } from "@effect/ai"
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
 import { Console, Effect, Layer, Schema, Stream } from "effect"
-import { CompensationReport, Journal, Saga, SagaDefinition, SqlApproval, Timeline } from "effect-saga"
+import { CompensationReport, Journal, Saga, SagaDefinition, SqlStore, Timeline } from "effect-saga"
 import * as Agent from "effect-saga/ai"
 
 // --- the tools, as the model sees them ------------------------------------------------------
@@ -164,7 +164,7 @@ const filename = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-ag
 const process_ = () =>
   Layer.mergeAll(TravelHandlers, Agent.layerModel.pipe(Layer.provide(ScriptedModel))).pipe(
     Layer.provideMerge(Saga.layer),
-    Layer.provideMerge(SqlApproval.layerSqlite({ filename }))
+    Layer.provideMerge(SqlStore.layerSqlite({ filename }))
   )
 
 const stage = <A, E>(title: string, effect: Effect.Effect<A, E, Layer.Layer.Success<ReturnType<typeof process_>>>) =>

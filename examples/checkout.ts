@@ -10,7 +10,7 @@
  */
 import * as fs from "node:fs"
 import { Console, Effect, Layer, Schema } from "effect"
-import { Approval, Compensable, CompensationReport, Journal, Outcome, Saga, SqlApproval, Timeline } from "effect-saga"
+import { Approval, Compensable, CompensationReport, Journal, Outcome, Saga, SqlStore, Timeline } from "effect-saga"
 
 // --- a pretend outside world, with the idempotency keys real providers accept -------------------
 
@@ -109,7 +109,7 @@ const openStore = inMemory
   : Effect.sync(() => {
       for (const file of [filename, `${filename}-wal`, `${filename}-shm`]) fs.rmSync(file, { force: true })
       // Built again by every stage that uses it: a fresh connection to the file each time.
-      return Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename })))
+      return Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename })))
     })
 
 // --- the demo --------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ const checkout = Effect.gen(function* () {
 })
 
 const SagaLive = Saga.layer.pipe(Layer.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
-// Durable, shared by local processes: Saga.layer.pipe(Layer.provide(SqlApproval.layerSqlite({ filename })))
+// Durable, shared by local processes: Saga.layer.pipe(Layer.provide(SqlStore.layerSqlite({ filename })))
 
 // Completed | Compensated | CompensationFailed | AwaitingApproval | NeedsAttention | Suspended
 const result = Saga.run("order-123", checkout).pipe(Effect.provide(SagaLive))

@@ -12,7 +12,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Console, Deferred, Effect, Layer, Schema } from "effect"
-import { Compensable, Recovery, Saga, SagaDefinition, SqlApproval } from "effect-saga"
+import { Compensable, Recovery, Saga, SagaDefinition, SqlStore } from "effect-saga"
 
 // --- a pretend provider that applies each idempotency key once ---------------------------------
 
@@ -56,7 +56,7 @@ const Trip = SagaDefinition.make("trip", {
 // --- the service ------------------------------------------------------------------------------
 
 const filename = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-service-")), "trips.db")
-const Store = SqlApproval.layerSqlite({ filename })
+const Store = SqlStore.layerSqlite({ filename })
 // A stable worker name: a restarted service takes its own sagas back at once.
 const Worker = Saga.layerWith({ owner: "trips-1", leaseTtl: "30 seconds" }).pipe(Layer.provideMerge(Store))
 const Service = Recovery.layer({ definitions: [Trip], every: "startup" }).pipe(Layer.provideMerge(Worker))

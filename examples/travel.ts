@@ -25,7 +25,7 @@ import {
   Outcome,
   Saga,
   SagaResult,
-  SqlApproval,
+  SqlStore,
   Timeline
 } from "effect-saga"
 
@@ -151,7 +151,7 @@ const inMemory = process.argv.includes("--memory")
 const directory = inMemory ? undefined : fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-travel-"))
 const Store = inMemory
   ? Layer.merge(Journal.layerMemory, Approval.layerMemory)
-  : SqlApproval.layerSqlite({ filename: path.join(directory!, "trips.db") })
+  : SqlStore.layerSqlite({ filename: path.join(directory!, "trips.db") })
 const SagaLive = Saga.layer.pipe(Layer.provideMerge(Store))
 
 // --- the demo ---------------------------------------------------------------------------------------

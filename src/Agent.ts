@@ -14,11 +14,14 @@ import * as Prompt from "@effect/ai/Prompt"
 import * as Tool from "@effect/ai/Tool"
 import * as AiToolkit from "@effect/ai/Toolkit"
 import * as Cause from "effect/Cause"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Compensable from "./Compensable.js"
@@ -26,7 +29,6 @@ import * as approvals from "./internal/ai/approvals.js"
 import * as handlers from "./internal/ai/handlers.js"
 import * as mcp from "./internal/ai/mcp.js"
 import * as model from "./internal/ai/model.js"
-import type * as policy from "./internal/ai/policy.js"
 import * as toolCall from "./internal/ai/toolCall.js"
 import type * as Outcome from "./Outcome.js"
 import { CurrentSaga, Saga } from "./Saga.js"
@@ -51,7 +53,20 @@ export type TypeId = typeof TypeId
  * @since 0.1.0
  * @category models
  */
-export type Policy = policy.Policy
+export interface Policy {
+  readonly toolName: string
+  readonly reversibility: Compensable.Reversibility
+  readonly retryMode: Compensable.RetryMode
+  /** The tool only reads: it needs no undo, and compensation never reports it as a gap. */
+  readonly readonly: boolean
+  /** An undo was declared for it. */
+  readonly undo: boolean
+  /** Not read-only, not irreversible, and no undo: compensation skips it (`SKIPPED`), a gap worth auditing. */
+  readonly gap: boolean
+  readonly failureMode: Tool.FailureMode
+  /** Why the reversibility is what it is, in words. */
+  readonly reason: string
+}
 
 /**
  * What a tool's policy may be told, overriding what its annotations say: `reversibility`,
@@ -60,7 +75,17 @@ export type Policy = policy.Policy
  * @since 0.1.0
  * @category models
  */
-export type PolicyOverride = policy.PolicyOverride
+export interface PolicyOverride {
+  readonly reversibility?: Compensable.Reversibility | undefined
+  readonly readonly?: boolean | undefined
+  readonly retryMode?: Compensable.RetryMode | undefined
+  readonly timeout?: Duration.DurationInput | undefined
+  readonly retry?: Schedule.Schedule<any, any, never> | undefined
+  readonly maxPayloadBytes?: number | undefined
+  readonly approvalTtl?: Duration.DurationInput | undefined
+  readonly receiptRequired?: boolean | undefined
+  readonly approveExplicitUndo?: boolean | undefined
+}
 
 /**
  * The handlers of a toolkit's tools: a tool's parameters and its step's context (idempotency key,
@@ -158,11 +183,12 @@ export interface AgentToolkit<in out Tools extends Record<string, Tool.Any>, RC 
    * validates every declaration (an undo or override naming no tool of the toolkit, an undo on an
    * irreversible tool, a missing handler, schemas that cannot be journaled: `DeclarationError`),
    * logs the warnings (gaps, undos with nothing to target) and registers the undos with `Saga`.
+   * It provides the handlers of `toolkit`: the same services as `source`'s, since a tool keeps its name.
    */
   toLayer<H extends Handlers<Tools, any>, EX = never, RX = never>(
     build: H | Effect.Effect<H, EX, RX>
   ): Layer.Layer<
-    Tool.HandlersFor<Tools>,
+    Tool.HandlersFor<WithSaga<Tools>>,
     Compensable.DeclarationError | EX,
     Saga | Exclude<Requirements<H> | RC | RX, Scope.Scope>
   >
@@ -210,12 +236,12 @@ export const make = <Tools extends Record<string, Tool.Any>, U extends Undos<Too
     toolkit: sagaToolkit,
     policies: policies as AgentToolkit<Tools>["policies"],
     onToolFailure: declarations.onToolFailure,
-    toLayer: (build: unknown) =>
+    toLayer: <H extends Handlers<Tools, any>, EX = never, RX = never>(build: H | Effect.Effect<H, EX, RX>) =>
       Layer.scopedContext(
         Effect.gen(function* () {
-          const built = (Effect.isEffect(build) ? yield* build : build) as Readonly<
-            Record<string, handlers.AnyHandler | undefined>
-          >
+          const built: Readonly<Record<string, handlers.AnyHandler | undefined>> = Effect.isEffect(build)
+            ? yield* build
+            : build
           const context = yield* Effect.context<never>()
           const specs = []
           const wrapped: Record<string, (params: unknown) => Effect.Effect<unknown, unknown>> = {}
@@ -230,9 +256,12 @@ export const make = <Tools extends Record<string, Tool.Any>, U extends Undos<Too
           for (const warning of warnings) yield* Effect.logWarning(`effect-saga: ${warning}`)
           const saga = yield* Saga
           yield* saga.register(specs.map((spec) => ({ name: spec.name, reversibility: spec.reversibility, spec })))
-          return yield* (sagaToolkit as AiToolkit.Toolkit<any>).toContext(wrapped as any)
+          // `wrapped` holds a handler for every tool that needs one (`validate` failed the layer
+          // otherwise), each a saga step that answers with its handler's success or declared failure
+          // (anything else is a defect, see `handlers.wrap`): what `HandlersFrom` asks of it.
+          return yield* sagaToolkit.toContext(wrapped as AiToolkit.HandlersFrom<WithSaga<Tools>>)
         })
-      ) as any
+      )
   }
 }
 
@@ -253,7 +282,16 @@ export const isAgentToolkit = (u: unknown): u is AgentToolkit<any, unknown> =>
  * @since 0.1.0
  * @category models
  */
-export type ModelOptions = model.ModelOptions
+export interface ModelOptions {
+  /** The step name of a model turn (default `"LanguageModel"`). */
+  readonly name?: string | undefined
+  /** Retries a failed model call before anything is journaled about its outcome. */
+  readonly retry?: Schedule.Schedule<any, any, never> | undefined
+  /** After this long a model call that started has an unknown outcome (asked again on resume). */
+  readonly timeout?: Duration.DurationInput | undefined
+  /** Cap on what a turn journals, in bytes: the messages its prompt added, and the answer (default 1 MiB). */
+  readonly maxPayloadBytes?: number | undefined
+}
 
 /**
  * Wraps a `LanguageModel` service so that each call made inside a saga is a step of its own: its
@@ -309,7 +347,10 @@ export const layerModel: Layer.Layer<LanguageModel.LanguageModel, never, Languag
  * @since 0.1.0
  * @category models
  */
-export type AwaitingApproval = toolCall.AwaitingApproval
+export interface AwaitingApproval {
+  readonly status: "awaiting-approval"
+  readonly message: string
+}
 
 /**
  * Whether a tool result is `AwaitingApproval` (say, to show a pending call in a chat).
@@ -318,6 +359,21 @@ export type AwaitingApproval = toolCall.AwaitingApproval
  * @category guards
  */
 export const isAwaitingApproval: (u: unknown) => u is AwaitingApproval = toolCall.isAwaitingApproval
+
+/**
+ * The type id an agent's errors carry: `isMaxTurnsExceeded` checks it, never a `_tag` that a plain
+ * value could share.
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Agent/Error")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
 
 /**
  * An agent ran out of turns: the model was still calling tools after `maxTurns` answers. The
@@ -330,10 +386,20 @@ export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>("effe
   "MaxTurnsExceeded",
   { maxTurns: Schema.Int }
 ) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `the model was still calling tools after ${this.maxTurns} turns`
   }
 }
+
+/**
+ * Whether a value is a `MaxTurnsExceeded`, by its `ErrorTypeId`.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isMaxTurnsExceeded = (u: unknown): u is MaxTurnsExceeded => Predicate.hasProperty(u, ErrorTypeId)
 
 /**
  * What `loop` takes: the conversation so far, the toolkit (with its handlers), the tool choice and
@@ -424,7 +490,7 @@ export const registerMcp = <Tools extends Record<string, Tool.Any>, RC>(
 ): Effect.Effect<
   void,
   never,
-  McpServer.McpServer | Tool.HandlersFor<Tools> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>
+  McpServer.McpServer | Tool.HandlersFor<WithSaga<Tools>> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>
 > => mcp.register(agent.toolkit, agent.policies as Record<string, Policy>)
 
 /**
@@ -436,7 +502,7 @@ export const registerMcp = <Tools extends Record<string, Tool.Any>, RC>(
  */
 export const layerMcp = <Tools extends Record<string, Tool.Any>, RC>(
   agent: AgentToolkit<Tools, RC>
-): Layer.Layer<never, never, Tool.HandlersFor<Tools> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>> =>
+): Layer.Layer<never, never, Tool.HandlersFor<WithSaga<Tools>> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>> =>
   Layer.effectDiscard(registerMcp(agent)).pipe(Layer.provide(McpServer.McpServer.layer))
 
 /**
@@ -457,7 +523,11 @@ export const layerMcp = <Tools extends Record<string, Tool.Any>, RC>(
 export const mcpSession = <Tools extends Record<string, Tool.Any>, RC, E, R>(
   agent: AgentToolkit<Tools, RC>,
   transport: Layer.Layer<McpServer.McpServer | McpSchema.McpServerClient, E, R>
-): Effect.Effect<void, E, R | Tool.HandlersFor<Tools> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>> =>
+): Effect.Effect<
+  void,
+  E,
+  R | Tool.HandlersFor<WithSaga<Tools>> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>
+> =>
   Effect.flatMap(mcp.opensSession, (opens) =>
     opens
       ? Effect.flatMap(Effect.fork(Layer.launch(layerMcp(agent).pipe(Layer.provide(transport)))), (server) =>

@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { nowIso } from "./internal/util/clock.js"
 import type { JournalError } from "./Journal.js"
@@ -71,6 +72,21 @@ export const Decision = Schema.Union(
 export type Decision = typeof Decision.Type
 
 /**
+ * The type id the approval service's errors carry: `isApprovalError` checks it, never a `_tag`
+ * that a plain value could share.
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Approval/Error")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
+
+/**
  * No request with that id is known to the approval service.
  *
  * @since 0.1.0
@@ -80,6 +96,8 @@ export class ApprovalNotFound extends Schema.TaggedError<ApprovalNotFound>("effe
   "ApprovalNotFound",
   { requestId: Schema.String }
 ) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `no approval request ${this.requestId}`
   }
@@ -95,6 +113,8 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("effect-s
   requestId: Schema.String,
   decision: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `approval request ${this.requestId} was already ${this.decision}`
   }
@@ -109,6 +129,8 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("effect-s
 export class NotApproved extends Schema.TaggedError<NotApproved>("effect-saga/NotApproved")("NotApproved", {
   requestId: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `approval request ${this.requestId} is not approved yet: approve it, there is nothing to renew`
   }
@@ -125,10 +147,22 @@ export class ApprovalMismatch extends Schema.TaggedError<ApprovalMismatch>("effe
   "ApprovalMismatch",
   { requestId: Schema.String, approvedDigest: Schema.String, inputDigest: Schema.String }
 ) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `approval request ${this.requestId} approved input ${this.approvedDigest}, not ${this.inputDigest}`
   }
 }
+
+/**
+ * Whether a value is one of the approval service's errors (`ApprovalNotFound`, `AlreadyDecided`,
+ * `NotApproved`, `ApprovalMismatch`), by its `ErrorTypeId`.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isApprovalError = (u: unknown): u is ApprovalNotFound | AlreadyDecided | NotApproved | ApprovalMismatch =>
+  Predicate.hasProperty(u, ErrorTypeId)
 
 /**
  * What `renew` is told: who renews, the input digest they saw (it must be the approved one), and the

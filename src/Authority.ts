@@ -13,6 +13,7 @@ import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 
 /**
@@ -50,6 +51,21 @@ export const anonymous: Principal = { id: "anonymous" }
 export type Action = "start" | "resume" | "approve" | "reject" | "resolve" | "compensate"
 
 /**
+ * The type id the authority's errors carry: `isUnauthorized` checks it, never a `_tag` that a plain
+ * value could share.
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Authority/Error")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
+
+/**
  * A principal was denied an action: nothing was journaled for it.
  *
  * @since 0.1.0
@@ -61,11 +77,21 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-saga/
   sagaId: Schema.String,
   stepId: Schema.NullOr(Schema.String)
 }) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     const step = this.stepId === null ? "" : ` (step ${this.stepId})`
     return `${this.principal} may not ${this.action} saga ${this.sagaId}${step}`
   }
 }
+
+/**
+ * Whether a value is an `Unauthorized`, by its `ErrorTypeId`.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isUnauthorized = (u: unknown): u is Unauthorized => Predicate.hasProperty(u, ErrorTypeId)
 
 /**
  * The authority service. A check answers `true` to allow; it cannot fail (an authority backed by a

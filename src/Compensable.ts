@@ -6,7 +6,9 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
+import type * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import type * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { CurrentSaga } from "./internal/engine/context.js"
@@ -21,7 +23,7 @@ import type { Saga, CurrentSaga as SagaCurrentSaga } from "./Saga.js"
  * @since 0.1.0
  * @category models
  */
-export type Reversibility = Spec.Reversibility
+export type Reversibility = "reversible" | "compensatable" | "irreversible"
 
 /**
  * `"idempotency-key"`: the tool accepts a replay with the same key, so a call whose outcome is
@@ -30,7 +32,7 @@ export type Reversibility = Spec.Reversibility
  * @since 0.1.0
  * @category models
  */
-export type RetryMode = Spec.RetryMode
+export type RetryMode = "none" | "idempotency-key"
 
 /**
  * What the forward call sees: its saga, its stable step id and idempotency key, the attempt number,
@@ -39,7 +41,18 @@ export type RetryMode = Spec.RetryMode
  * @since 0.1.0
  * @category models
  */
-export type StepContext = Spec.StepContext
+export interface StepContext {
+  readonly sagaId: string
+  readonly stepId: string
+  readonly toolName: string
+  readonly idempotencyKey: string
+  readonly attempt: number
+  /**
+   * Records the receipt the undo needs (the provider's reference): journaled with the step, handed
+   * to the undo as `Redacted`, never shown in logs, spans, errors or printed results.
+   */
+  readonly setReceipt: (receipt: string | Redacted.Redacted<string>) => Effect.Effect<void>
+}
 
 /**
  * What an undo sees: the step's journaled input (decoded, and as JSON), its result, its own
@@ -48,7 +61,31 @@ export type StepContext = Spec.StepContext
  * @since 0.1.0
  * @category models
  */
-export type CompensationContext<I = unknown, A = unknown> = Spec.CompensationContext<I, A>
+export interface CompensationContext<I = unknown, A = unknown> {
+  readonly sagaId: string
+  readonly stepId: string
+  readonly toolName: string
+  readonly input: I
+  readonly inputJson: string
+  readonly result: A
+  readonly idempotencyKey: string
+  readonly receipt: Option.Option<Redacted.Redacted<string>>
+}
+
+/**
+ * The type id a tool's errors carry: `isCompensableError` checks it, never a `_tag` that a plain
+ * value could share.
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Compensable/Error")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
 
 /**
  * A declaration that cannot work: named tool, and why.
@@ -60,6 +97,8 @@ export class DeclarationError extends Schema.TaggedError<DeclarationError>("effe
   "DeclarationError",
   { toolName: Schema.String, reason: Schema.String }
 ) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `tool ${this.toolName}: ${this.reason}`
   }
@@ -75,6 +114,8 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>("effect-saga/
   toolName: Schema.String,
   reason: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `invalid input for tool ${this.toolName}: ${this.reason}`
   }
@@ -90,6 +131,8 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
   "PayloadTooLarge",
   { toolName: Schema.String, bytes: Schema.Int, maxBytes: Schema.Int }
 ) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `input of tool ${this.toolName} is ${this.bytes} bytes, over its limit of ${this.maxBytes}`
   }
@@ -104,13 +147,22 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
 export type StepError = InvalidInput | PayloadTooLarge
 
 /**
- * Whether a value is a `StepError`.
+ * Whether a value is one of a tool's errors (`DeclarationError`, `InvalidInput`,
+ * `PayloadTooLarge`), by its `ErrorTypeId`.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isCompensableError = (u: unknown): u is DeclarationError | StepError =>
+  Predicate.hasProperty(u, ErrorTypeId)
+
+/**
+ * Whether a value is a `StepError` (`InvalidInput`, `PayloadTooLarge`), by its `ErrorTypeId`.
  *
  * @since 0.1.0
  * @category guards
  */
-export const isStepError = (u: unknown): u is StepError =>
-  Predicate.isTagged(u, "InvalidInput") || Predicate.isTagged(u, "PayloadTooLarge")
+export const isStepError = (u: unknown): u is StepError => isCompensableError(u) && u._tag !== "DeclarationError"
 
 /**
  * Options every tool may carry.

@@ -203,6 +203,21 @@ export interface ListFilter {
 }
 
 /**
+ * The type id the journal's errors carry: `isJournalError` checks it, never a `_tag` that a plain
+ * value could share.
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Journal/Error")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
+
+/**
  * The saga moved on since the writer last saw it: nothing was written.
  *
  * @since 0.1.0
@@ -212,6 +227,8 @@ export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>
   "ConcurrencyConflict",
   { sagaId: Schema.String, expectedRevision: Schema.Int, actualRevision: Schema.Int }
 ) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `saga ${this.sagaId} is at revision ${this.actualRevision}, not ${this.expectedRevision}: it moved on, nothing was written`
   }
@@ -228,6 +245,8 @@ export class LeaseHeld extends Schema.TaggedError<LeaseHeld>("effect-saga/LeaseH
   owner: Schema.String,
   expiresAt: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `saga ${this.sagaId} is being driven by ${this.owner} (lease until ${this.expiresAt}): nothing was written`
   }
@@ -259,6 +278,8 @@ export class JournalError extends Schema.TaggedError<JournalError>("effect-saga/
   operation: Schema.String,
   reason: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `journal ${this.operation} failed: ${this.reason}`
   }
@@ -275,6 +296,8 @@ export class JournalCorrupted extends Schema.TaggedError<JournalCorrupted>("effe
   "JournalCorrupted",
   { sagaId: Schema.String, seq: Schema.Int, reason: Schema.String }
 ) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `journal of saga ${this.sagaId} is corrupted at seq ${this.seq}: ${this.reason}`
   }
@@ -325,6 +348,8 @@ export class JournalTampered extends Schema.TaggedError<JournalTampered>("effect
   "JournalTampered",
   { sagaId: Schema.String, seq: Schema.Int, problem: TamperProblem, reason: Schema.String }
 ) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `journal of saga ${this.sagaId} does not verify at seq ${this.seq} (${this.problem}): ${this.reason}; nothing was run or written`
   }
@@ -339,13 +364,16 @@ export class JournalTampered extends Schema.TaggedError<JournalTampered>("effect
 export class SagaNotFound extends Schema.TaggedError<SagaNotFound>("effect-saga/SagaNotFound")("SagaNotFound", {
   sagaId: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `no saga ${this.sagaId} in the journal`
   }
 }
 
 /**
- * Whether a value is one of the journal's errors.
+ * Whether a value is one of the journal's errors (`ConcurrencyConflict`, `LeaseHeld`,
+ * `JournalError`, `JournalCorrupted`, `JournalTampered`, `SagaNotFound`), by its `ErrorTypeId`.
  *
  * @since 0.1.0
  * @category guards
@@ -353,12 +381,7 @@ export class SagaNotFound extends Schema.TaggedError<SagaNotFound>("effect-saga/
 export const isJournalError = (
   u: unknown
 ): u is ConcurrencyConflict | LeaseHeld | JournalError | JournalCorrupted | JournalTampered | SagaNotFound =>
-  Predicate.isTagged(u, "ConcurrencyConflict") ||
-  Predicate.isTagged(u, "JournalTampered") ||
-  Predicate.isTagged(u, "LeaseHeld") ||
-  Predicate.isTagged(u, "JournalError") ||
-  Predicate.isTagged(u, "JournalCorrupted") ||
-  Predicate.isTagged(u, "SagaNotFound")
+  Predicate.hasProperty(u, ErrorTypeId)
 
 /**
  * The journal service. Backends: `Journal.layerMemory`, `SqlJournal`.

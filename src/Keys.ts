@@ -57,7 +57,20 @@ export const JOURNAL_KEYS = "EFFECT_SAGA_JOURNAL_KEYS"
  */
 export const RECEIPT_KEYS = "EFFECT_SAGA_RECEIPT_KEYS"
 
-const KeyErrorTypeId: unique symbol = Symbol.for("effect-saga/KeyError")
+/**
+ * The type id key errors carry: `isKeyError` checks it, never a `_tag` that a plain
+ * value could share.
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/KeyError")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
 
 /**
  * A configured key list that cannot be used: a pair that is not `id:base64key`, a key that is not
@@ -71,19 +84,19 @@ export class KeyError extends Schema.TaggedError<KeyError>("effect-saga/KeyError
   reason: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [KeyErrorTypeId] = KeyErrorTypeId
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `${this.variable}: ${this.reason}`
   }
 }
 
 /**
- * Whether a value is a `KeyError`.
+ * Whether a value is a `KeyError`, by its `ErrorTypeId`.
  *
  * @since 0.2.0
  * @category guards
  */
-export const isKeyError = (u: unknown): u is KeyError => Predicate.hasProperty(u, KeyErrorTypeId)
+export const isKeyError = (u: unknown): u is KeyError => Predicate.hasProperty(u, ErrorTypeId)
 
 const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/
 const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/

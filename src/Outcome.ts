@@ -11,6 +11,21 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 
 /**
+ * The type id the three outcomes carry: `isOutcome` checks it, never a `_tag` that a plain
+ * value could share.
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("effect-saga/Outcome")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
  * The call was proved not applied: nothing changed in the world.
  *
  * @since 0.1.0
@@ -19,6 +34,8 @@ import * as Schema from "effect/Schema"
 export class Failed extends Schema.TaggedError<Failed>("effect-saga/Outcome/Failed")("OutcomeFailed", {
   reason: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `failed (not applied): ${this.reason}`
   }
@@ -33,6 +50,8 @@ export class Failed extends Schema.TaggedError<Failed>("effect-saga/Outcome/Fail
 export class Unknown extends Schema.TaggedError<Unknown>("effect-saga/Outcome/Unknown")("OutcomeUnknown", {
   reason: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `outcome unknown: ${this.reason}`
   }
@@ -47,6 +66,8 @@ export class Unknown extends Schema.TaggedError<Unknown>("effect-saga/Outcome/Un
 export class Partial extends Schema.TaggedError<Partial>("effect-saga/Outcome/Partial")("OutcomePartial", {
   remaining: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `partially applied; remaining: ${this.remaining}`
   }
@@ -85,12 +106,9 @@ export const unknown = (reason: string): Unknown => new Unknown({ reason })
 export const partial = (remaining: string): Partial => new Partial({ remaining })
 
 /**
- * Whether a value is one of the three outcomes.
+ * Whether a value is one of the three outcomes, by its `TypeId`.
  *
  * @since 0.1.0
  * @category guards
  */
-export const isOutcome = (u: unknown): u is Outcome =>
-  Predicate.isTagged(u, "OutcomeFailed") ||
-  Predicate.isTagged(u, "OutcomeUnknown") ||
-  Predicate.isTagged(u, "OutcomePartial")
+export const isOutcome = (u: unknown): u is Outcome => Predicate.hasProperty(u, TypeId)

@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type { Principal } from "./Authority.js"
 import { withPrincipal } from "./Authority.js"
@@ -26,6 +27,21 @@ import type { EffectNotFound, InvalidSagaInput } from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
 
 /**
+ * The type id recovery's errors carry: `isUnrecoverable` checks it, never a `_tag` that a plain
+ * value could share.
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Recovery/Error")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
+
+/**
  * A saga left behind that this worker cannot resume: it was not started from a definition, or
  * from one this worker was not given, or its journaled input no longer decodes.
  *
@@ -36,10 +52,20 @@ export class Unrecoverable extends Schema.TaggedError<Unrecoverable>("effect-sag
   sagaId: Schema.String,
   reason: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `saga ${this.sagaId} cannot be recovered here: ${this.reason}`
   }
 }
+
+/**
+ * Whether a value is an `Unrecoverable`, by its `ErrorTypeId`.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isUnrecoverable = (u: unknown): u is Unrecoverable => Predicate.hasProperty(u, ErrorTypeId)
 
 /**
  * Why a saga was not resumed.

@@ -5,17 +5,15 @@
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type { AlreadyDecided, Approval, ApprovalNotFound, RenewError } from "./Approval.js"
+import type { AlreadyDecided, Approval, ApprovalNotFound, ApprovalRequest, RenewError } from "./Approval.js"
 import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
-import type { CompensationReport } from "./CompensationReport.js"
+import type { CompensationReport, UndoOutcome } from "./CompensationReport.js"
 import { CurrentSaga as CurrentSagaTag } from "./internal/engine/context.js"
-import type * as explicit from "./internal/engine/explicitUndo.js"
-import type * as commands from "./internal/engine/operatorCommands.js"
 import * as internal from "./internal/engine/saga.js"
-import type * as verified from "./internal/journal/verified.js"
 import type {
   ConcurrencyConflict,
   Journal,
@@ -25,50 +23,13 @@ import type {
   LeaseHeld,
   ListFilter,
   SagaNotFound,
-  SagaRecord
+  SagaRecord,
+  TamperProblem
 } from "./Journal.js"
 import type { KeyError } from "./Keys.js"
 import type { SagaDefinition } from "./SagaDefinition.js"
-import type { CommandConflict, CommandRefused, EffectNotFound, InvalidSagaInput } from "./SagaError.js"
+import type { CommandConflict, CommandRefused, EffectNotFound, InvalidSagaInput, NonDeterminism } from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
-
-export {
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  ApprovalRefused,
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  CommandConflict,
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  CommandRefused,
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  EffectNotFound,
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  InvalidSagaInput,
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  NonDeterminism,
-  /**
-   * @since 0.1.0
-   * @category errors
-   */
-  StepFailed
-} from "./SagaError.js"
 
 export type {
   /**
@@ -104,7 +65,10 @@ export type CurrentSaga = CurrentSagaTag
  * @since 0.1.0
  * @category models
  */
-export type RunOptions = internal.RunOptions
+export interface RunOptions {
+  /** `"suspend"` (default) leaves the saga resumable; `"compensate"` undoes it. */
+  readonly onInterrupt?: "suspend" | "compensate" | undefined
+}
 
 /**
  * Who a worker is in the leases it takes (`owner`, unique among live workers; a stable name lets a
@@ -114,7 +78,21 @@ export type RunOptions = internal.RunOptions
  * @since 0.1.0
  * @category models
  */
-export type WorkerOptions = internal.WorkerOptions
+export interface WorkerOptions {
+  /**
+   * The worker's name in leases, unique among the workers alive at one time. A stable name (say,
+   * the host's) lets a restarted worker take its own sagas back at once: starting up, it drops
+   * every lease held under its name. Default: host, process id and a random suffix.
+   */
+  readonly owner?: string | undefined
+  /** How long a lease lasts without renewal (default 30 seconds); it is renewed every third of that. */
+  readonly leaseTtl?: Duration.DurationInput | undefined
+  /**
+   * How long an approval lasts, from when it was given (or renewed), when neither the approval
+   * (`expiresAt`) nor its tool (`approvalTtl`) says. Default: no expiry.
+   */
+  readonly approvalTtl?: Duration.DurationInput | undefined
+}
 
 /**
  * The worker a `Saga` service runs sagas as.
@@ -122,7 +100,17 @@ export type WorkerOptions = internal.WorkerOptions
  * @since 0.1.0
  * @category models
  */
-export type Worker = internal.Worker
+export interface Worker {
+  /** The worker's name in the leases it takes. */
+  readonly owner: string
+  /** How long its leases last without renewal. */
+  readonly leaseTtl: Duration.Duration
+  /**
+   * Keeps the worker's leases renewed while `effect` runs. Runs do this for themselves; recovery
+   * does it for the sagas it claimed and has not started yet.
+   */
+  readonly renewing: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
 
 /**
  * The errors a run itself fails with: the journal could not be used, or the program did not
@@ -131,7 +119,14 @@ export type Worker = internal.Worker
  * @since 0.1.0
  * @category errors
  */
-export type RunError = internal.RunError
+export type RunError =
+  | JournalError
+  | ConcurrencyConflict
+  | LeaseHeld
+  | JournalCorrupted
+  | JournalTampered
+  | NonDeterminism
+  | Unauthorized
 
 /**
  * Who approves, optionally until when (ISO-8601 UTC), and the `revision`/`digest` the operator saw:
@@ -140,7 +135,10 @@ export type RunError = internal.RunError
  * @since 0.1.0
  * @category models
  */
-export type ApproveOptions = internal.ApproveOptions
+export interface ApproveOptions extends Seen {
+  readonly by: string
+  readonly expiresAt?: string | undefined
+}
 
 /**
  * Who renews, the new expiry (ISO-8601 UTC; absent: the TTL counts from the renewal), optionally the
@@ -149,7 +147,11 @@ export type ApproveOptions = internal.ApproveOptions
  * @since 0.1.0
  * @category models
  */
-export type RenewApprovalOptions = internal.RenewApprovalOptions
+export interface RenewApprovalOptions extends Seen {
+  readonly by: string
+  readonly expiresAt?: string | undefined
+  readonly inputDigest?: string | undefined
+}
 
 /**
  * Who rejects, why, and the `revision`/`digest` the operator saw.
@@ -157,7 +159,10 @@ export type RenewApprovalOptions = internal.RenewApprovalOptions
  * @since 0.1.0
  * @category models
  */
-export type RejectOptions = internal.RejectOptions
+export interface RejectOptions extends Seen {
+  readonly by: string
+  readonly reason: string
+}
 
 /**
  * What an operator found out about a step whose outcome was unknown: `applied` (with the result,
@@ -166,7 +171,11 @@ export type RejectOptions = internal.RejectOptions
  * @since 0.1.0
  * @category models
  */
-export type Resolution = commands.Resolution & commands.Seen
+export type Resolution = (
+  | { readonly outcome: "applied"; readonly by: string; readonly result?: unknown }
+  | { readonly outcome: "not-applied"; readonly by: string }
+) &
+  Seen
 
 /**
  * The `revision` and `digest` of the saga an operator last saw (`Saga.status` shows them); a command
@@ -175,7 +184,10 @@ export type Resolution = commands.Resolution & commands.Seen
  * @since 0.1.0
  * @category models
  */
-export type Seen = commands.Seen
+export interface Seen {
+  readonly revision?: number | undefined
+  readonly digest?: string | undefined
+}
 
 /**
  * The errors an operator's command can fail with.
@@ -202,7 +214,20 @@ export type CommandError =
  * @since 0.1.0
  * @category models
  */
-export type EffectCompensation = explicit.EffectCompensation
+export type EffectCompensation =
+  | {
+      readonly _tag: "Settled"
+      readonly effectId: string
+      readonly runId: string
+      readonly outcome: Exclude<UndoOutcome, "skipped">
+      readonly detail: string | undefined
+    }
+  | {
+      readonly _tag: "AwaitingApproval"
+      readonly effectId: string
+      readonly runId: string
+      readonly request: ApprovalRequest
+    }
 
 /**
  * Where one step stands, as the journal says.
@@ -210,7 +235,15 @@ export type EffectCompensation = explicit.EffectCompensation
  * @since 0.1.0
  * @category models
  */
-export type StepStatus = internal.StepStatus
+export interface StepStatus {
+  readonly stepId: string
+  readonly toolName: string
+  /** The step's forward idempotency key: what `compensateEffect` names the step's effect by. */
+  readonly effectId: string
+  readonly state: "executed" | "failed" | "unknown" | "awaiting_approval" | "approved" | "refused"
+  /** What its undo came to, `"started"` while it runs, `undefined` when none was asked for. */
+  readonly undo: UndoOutcome | "started" | undefined
+}
 
 /**
  * A saga's row and its steps.
@@ -229,7 +262,11 @@ export interface SagaStatus extends SagaSummary {
  * @since 0.2.0
  * @category models
  */
-export type Tamper = verified.Tamper
+export interface Tamper {
+  readonly seq: number
+  readonly problem: TamperProblem
+  readonly reason: string
+}
 
 /**
  * A saga's row, and whether its journal verifies: `tampered` names the first break (`undefined`

@@ -7,6 +7,21 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 
 /**
+ * The type id this module's errors carry: `isSagaError` checks it, never a `_tag` that a plain
+ * value could share.
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = Symbol.for("effect-saga/SagaError")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
  * The program did not replay as journaled: a step's tool or input differs from the journal at that
  * step. Nothing more ran and nothing was written.
  *
@@ -18,6 +33,8 @@ export class NonDeterminism extends Schema.TaggedError<NonDeterminism>("effect-s
   stepId: Schema.String,
   reason: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `saga ${this.sagaId} did not replay as journaled at step ${this.stepId}: ${this.reason}`
   }
@@ -35,6 +52,8 @@ export class StepFailed extends Schema.TaggedError<StepFailed>("effect-saga/Step
   toolName: Schema.String,
   reason: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `step ${this.stepId} (${this.toolName}) failed: ${this.reason}`
   }
@@ -50,6 +69,8 @@ export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>("effect
   "ApprovalRefused",
   { stepId: Schema.String, toolName: Schema.String, reason: Schema.String }
 ) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `step ${this.stepId} (${this.toolName}) was refused: ${this.reason}`
   }
@@ -68,6 +89,8 @@ export class ApprovalPending extends Schema.TaggedError<ApprovalPending>("effect
   "ApprovalPending",
   { sagaId: Schema.String, stepId: Schema.String, toolName: Schema.String, requestId: Schema.String }
 ) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `step ${this.stepId} (${this.toolName}) awaits an approval (request ${this.requestId}): it has not run`
   }
@@ -82,17 +105,6 @@ export class ApprovalPending extends Schema.TaggedError<ApprovalPending>("effect
 export type CompensationCause = StepFailed | ApprovalRefused
 
 /**
- * Whether a value is one of this module's errors.
- *
- * @since 0.1.0
- * @category guards
- */
-export const isSagaError = (u: unknown): u is NonDeterminism | StepFailed | ApprovalRefused =>
-  Predicate.isTagged(u, "NonDeterminism") ||
-  Predicate.isTagged(u, "StepFailed") ||
-  Predicate.isTagged(u, "ApprovalRefused")
-
-/**
  * A saga was started from a definition with an input that does not encode with its schema:
  * nothing was journaled or run.
  *
@@ -103,6 +115,8 @@ export class InvalidSagaInput extends Schema.TaggedError<InvalidSagaInput>("effe
   "InvalidSagaInput",
   { sagaId: Schema.String, definition: Schema.String, reason: Schema.String }
 ) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `saga ${this.sagaId} was not started: its input does not fit definition ${this.definition}: ${this.reason}`
   }
@@ -120,6 +134,8 @@ export class CommandRefused extends Schema.TaggedError<CommandRefused>("effect-s
   stepId: Schema.String,
   reason: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `refused for step ${this.stepId} of saga ${this.sagaId}: ${this.reason}`
   }
@@ -137,6 +153,8 @@ export class CommandConflict extends Schema.TaggedError<CommandConflict>("effect
   "CommandConflict",
   { sagaId: Schema.String, stepId: Schema.String, answer: Schema.String }
 ) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `step ${this.stepId} of saga ${this.sagaId} was already ${this.answer}: a different command is refused`
   }
@@ -152,7 +170,33 @@ export class CommandConflict extends Schema.TaggedError<CommandConflict>("effect
 export class EffectNotFound extends Schema.TaggedError<EffectNotFound>("effect-saga/EffectNotFound")("EffectNotFound", {
   effectId: Schema.String
 }) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
   override get message(): string {
     return `no effect ${this.effectId}: an effect id is a step's idempotency key, <sagaId>/<stepId>`
   }
 }
+
+/**
+ * Any of this module's errors.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type SagaError =
+  | NonDeterminism
+  | StepFailed
+  | ApprovalRefused
+  | ApprovalPending
+  | InvalidSagaInput
+  | CommandRefused
+  | CommandConflict
+  | EffectNotFound
+
+/**
+ * Whether a value is one of this module's errors (every member of `SagaError`), by its `TypeId`.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isSagaError = (u: unknown): u is SagaError => Predicate.hasProperty(u, TypeId)

@@ -1,6 +1,7 @@
 /**
  * Persisted approvals: requests, decisions and the input digests they name, in the same database
  * as the SQL journal, so an operator can decide from another process and the saga sees it on resume.
+ * `SqlStore` provides the journal and the approvals together on one database.
  *
  * A database that fails while a request is registered, read or decided fails with a `JournalError`
  * that says which operation and why.
@@ -13,10 +14,10 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Layer from "effect/Layer"
 import { Approval } from "./Approval.js"
 import * as internal from "./internal/sql/approval.js"
-import * as sqlite from "./internal/sql/sqlite.js"
 import type { Journal, JournalError } from "./Journal.js"
 import type { KeyError } from "./Keys.js"
-import * as SqlJournal from "./SqlJournal.js"
+import type * as SqlJournal from "./SqlJournal.js"
+import * as SqlStore from "./SqlStore.js"
 
 /**
  * Approvals on the `SqlClient` in context, behaving as `Approval.layerMemory` does: a request
@@ -30,29 +31,24 @@ export const layer: Layer.Layer<Approval, SqlError | Migrator.MigrationError | K
   Layer.effect(Approval, internal.make)
 
 /**
- * The journal and persisted approvals on one SQLite file through one connection: the store
- * `Saga.layer` needs. To add services of your own on that connection, provide
- * `SqlJournal.layerSqliteClient(options)` to `SqlJournal.layer`, `SqlApproval.layer` and yours.
+ * The journal and persisted approvals on one SQLite file.
  *
+ * @deprecated Use `SqlStore.layerSqlite`, the same layer under a name that says it provides the
+ * journal too.
  * @since 0.1.0
  * @category layers
  */
-export const layerSqlite = (
+export const layerSqlite: (
   options: SqlJournal.SqliteOptions
-): Layer.Layer<Approval | Journal, JournalError | KeyError> =>
-  Layer.merge(SqlJournal.layer, layer).pipe(
-    Layer.provide(SqlJournal.layerSqliteClient(options)),
-    Layer.mapError(sqlite.layerError("migrate"))
-  )
+) => Layer.Layer<Approval | Journal, JournalError | KeyError> = SqlStore.layerSqlite
 
 /**
  * The journal and persisted approvals on one PostgreSQL pool.
  *
+ * @deprecated Use `SqlStore.layerPg`, the same layer under a name that says it provides the journal
+ * too.
  * @since 0.1.0
  * @category layers
  */
-export const layerPg = (options: SqlJournal.PgOptions): Layer.Layer<Approval | Journal, JournalError | KeyError> =>
-  Layer.merge(SqlJournal.layer, layer).pipe(
-    Layer.provide(SqlJournal.layerPgClient(options)),
-    Layer.mapError(sqlite.layerError("migrate"))
-  )
+export const layerPg: (options: SqlJournal.PgOptions) => Layer.Layer<Approval | Journal, JournalError | KeyError> =
+  SqlStore.layerPg

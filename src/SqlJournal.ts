@@ -15,6 +15,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Duration from "effect/Duration"
 import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 import * as internal from "./internal/sql/journal.js"
 import * as postgres from "./internal/sql/postgres.js"
 import * as sqlite from "./internal/sql/sqlite.js"
@@ -87,7 +88,12 @@ export const layerSqlite = (options: SqliteOptions): Layer.Layer<Journal, Journa
  * @since 0.1.0
  * @category models
  */
-export type PgOptions = postgres.PgOptions
+export interface PgOptions {
+  /** `postgres://user:password@host:port/database` (kept `Redacted`: it may hold a password). */
+  readonly url: string | Redacted.Redacted<string>
+  /** The most connections the pool opens (default 10). */
+  readonly maxConnections?: number | undefined
+}
 
 /**
  * A `PgClient` for the store: the driver is loaded only when this layer is built.

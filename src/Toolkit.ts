@@ -6,6 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type * as Compensable from "./Compensable.js"
 import { DeclarationError, InvalidInput } from "./Compensable.js"
@@ -13,6 +14,21 @@ import { CurrentSaga } from "./internal/engine/context.js"
 import { problemOf, warningOf } from "./internal/engine/declaration.js"
 import { decodeJson } from "./internal/util/codec.js"
 import { Saga } from "./Saga.js"
+
+/**
+ * The type id a toolkit's errors carry: `isUnknownTool` checks it, never a `_tag` that a plain
+ * value could share.
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Toolkit/Error")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
 
 /**
  * A call named a tool the toolkit does not have.
@@ -24,10 +40,20 @@ export class UnknownTool extends Schema.TaggedError<UnknownTool>("effect-saga/Un
   toolName: Schema.String,
   known: Schema.Array(Schema.String)
 }) {
+  /** @since 0.2.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `no tool ${this.toolName} in this toolkit (it has: ${this.known.join(", ")})`
   }
 }
+
+/**
+ * Whether a value is an `UnknownTool`, by its `ErrorTypeId`.
+ *
+ * @since 0.2.0
+ * @category guards
+ */
+export const isUnknownTool = (u: unknown): u is UnknownTool => Predicate.hasProperty(u, ErrorTypeId)
 
 /**
  * A toolkit: its tools by name.

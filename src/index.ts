@@ -46,6 +46,10 @@ export * as SqlApproval from "./SqlApproval.js"
  */
 export * as SqlJournal from "./SqlJournal.js"
 /**
+ * @since 0.2.0
+ */
+export * as SqlStore from "./SqlStore.js"
+/**
  * @since 0.1.0
  */
 export * as Timeline from "./Timeline.js"

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto"
 import { assert, describe, expect, it } from "@effect/vitest"
 import type { Duration } from "effect"
 import { Cause, Effect, Layer, Option, Schema, TestClock } from "effect"
-import { Approval, Compensable, Journal, Saga, Timeline } from "../src/index.js"
+import { Approval, Compensable, Journal, Saga, type SagaError, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 
@@ -457,4 +457,4 @@ const wirePhases = (entries: ReadonlyArray<Journal.Entry>) =>
   entries.filter((entry) => entry.toolName === "sendWire").map((entry) => entry.phase)
 
 const refusal = (cause: Cause.Cause<unknown>) =>
-  Option.getOrUndefined(Cause.failureOption(cause)) as Saga.ApprovalRefused | undefined
+  Option.getOrUndefined(Cause.failureOption(cause)) as SagaError.ApprovalRefused | undefined

@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Option, Schema } from "effect"
-import { Compensable, Journal, Saga, Toolkit } from "../src/index.js"
+import { Compensable, Journal, Saga, SagaError, Toolkit } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 
@@ -123,7 +123,7 @@ describe("bad input and bad declarations", () => {
       expect(first._tag).toBe("AwaitingApproval")
       const before = yield* recordOf("changed")
       const error = yield* Effect.flip(Saga.run("changed", Effect.zipRight(count("B-2"), wire(10))))
-      expect(error).toBeInstanceOf(Saga.NonDeterminism)
+      expect(error).toBeInstanceOf(SagaError.NonDeterminism)
       expect(error).toMatchObject({ sagaId: "changed" })
       expect(runs).toEqual(["A-1"])
       expect(yield* recordOf("changed")).toEqual(before)
@@ -136,7 +136,7 @@ describe("bad input and bad declarations", () => {
       expect((yield* Saga.run("done-changed", count("A-1")))._tag).toBe("Completed")
       const before = yield* recordOf("done-changed")
       const error = yield* Effect.flip(Saga.run("done-changed", count("B-2")))
-      expect(error).toBeInstanceOf(Saga.NonDeterminism)
+      expect(error).toBeInstanceOf(SagaError.NonDeterminism)
       expect(runs).toEqual(["A-1"])
       expect(yield* recordOf("done-changed")).toEqual(before)
     }).pipe(Effect.provide(Testing.layer))

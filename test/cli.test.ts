@@ -8,7 +8,7 @@ import { afterAll, assert, beforeAll, describe, expect, it } from "@effect/vites
 import Database from "better-sqlite3"
 import { Cause, Effect, Layer } from "effect"
 import { build } from "esbuild"
-import { Approval, Journal, Saga, SqlApproval } from "../src/index.js"
+import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import { commands } from "../src/internal/cli/commandTable.js"
 import { endingOf } from "../src/internal/cli/failure.js"
 import * as Help from "../src/internal/cli/help.js"
@@ -958,7 +958,7 @@ const fresh = (name: string): string => {
 
 /** Runs `effect` on the services of `file`, as a service of the shop would. */
 const onFile = <A, E>(file: string, effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>) =>
-  Effect.provide(effect, Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename: file }))))
+  Effect.provide(effect, Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename: file }))))
 
 const readJournal = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
 

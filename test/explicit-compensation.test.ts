@@ -4,7 +4,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option, Redacted, Schema, TestClock } from "effect"
-import { Approval, Compensable, Journal, Outcome, Saga, SqlApproval } from "../src/index.js"
+import { Approval, Compensable, Journal, Outcome, Saga, SqlStore } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { booking, markerLines, undoMillis } from "./fixtures/explicit-tools.js"
 import type { WorkerAnswer } from "./fixtures/explicit-worker.js"
@@ -616,7 +616,7 @@ describe("compensateEffect from two OS processes on one SQLite file", () => {
           const result = yield* Saga.run("trip-race", tool("room-20"))
           expect(result._tag).toBe("Completed")
           return (yield* Saga.status("trip-race")).steps[0]!.effectId
-        }).pipe(Effect.provide(Saga.layer.pipe(Layer.provide(SqlApproval.layerSqlite({ filename })))))
+        }).pipe(Effect.provide(Saga.layer.pipe(Layer.provide(SqlStore.layerSqlite({ filename })))))
 
         const workers = yield* Effect.forEach([1, 2], () =>
           startWorker<WorkerAnswer>(workerScript, [filename, marker, effectId], "worker")
@@ -644,7 +644,7 @@ describe("compensateEffect from two OS processes on one SQLite file", () => {
             saga: yield* Saga.status("trip-race"),
             verification: yield* Journal.verify(runId)
           }
-        }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename })))))
+        }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename })))))
         expect(stored.run.map((entry) => entry.phase)).toEqual([
           "SAGA_STARTED",
           "COMPENSATING",

@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { ConfigProvider, Effect, Layer, Schema, TestClock } from "effect"
-import { Approval, Compensable, Journal, Keys, Saga, SqlApproval, SqlJournal } from "../src/index.js"
+import { Approval, Compensable, Journal, Keys, Saga, SqlJournal, SqlStore } from "../src/index.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-journal-keys-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -21,7 +21,7 @@ const onFile =
   (filename: string, keys: string | undefined) =>
   <A, E>(effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>) =>
     effect.pipe(
-      Effect.provide(Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename })))),
+      Effect.provide(Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename })))),
       Effect.withConfigProvider(
         ConfigProvider.fromMap(new Map(keys === undefined ? [] : [["EFFECT_SAGA_JOURNAL_KEYS", keys]]))
       )

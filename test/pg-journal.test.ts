@@ -4,7 +4,7 @@
  */
 import { expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { Journal, SqlApproval, SqlJournal } from "../src/index.js"
+import { Journal, SqlJournal, SqlStore } from "../src/index.js"
 import { suite as approvalSuite } from "./ApprovalSuite.js"
 import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
 import { suite as journalSuite } from "./JournalSuite.js"
@@ -13,17 +13,15 @@ const url = reachable ? await freshDatabase("effect_saga_suites") : ""
 
 describePg("PostgreSQL", () => {
   journalSuite("SqlJournal.layerPg", SqlJournal.layerPg({ url }))
-  approvalSuite("SqlApproval.layerPg", SqlApproval.layerPg({ url }))
+  approvalSuite("SqlStore.layerPg", SqlStore.layerPg({ url }))
 
   it.live("five pools opening a new database at once take turns on the migrations: all of them work", () =>
     Effect.gen(function* () {
       const fresh = yield* Effect.promise(() => freshDatabase("effect_saga_migrate"))
-      const open = (layer: typeof SqlApproval.layerPg | typeof SqlJournal.layerPg) =>
+      const open = (layer: typeof SqlStore.layerPg | typeof SqlJournal.layerPg) =>
         Effect.flatMap(Journal.Journal, (journal) => journal.list()).pipe(Effect.provide(layer({ url: fresh })))
       const lists = yield* Effect.all(
-        [SqlJournal.layerPg, SqlApproval.layerPg, SqlJournal.layerPg, SqlApproval.layerPg, SqlJournal.layerPg].map(
-          open
-        ),
+        [SqlJournal.layerPg, SqlStore.layerPg, SqlJournal.layerPg, SqlStore.layerPg, SqlJournal.layerPg].map(open),
         { concurrency: "unbounded" }
       )
       expect(lists).toEqual([[], [], [], [], []])

@@ -8,7 +8,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, assert, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
-import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlApproval } from "../src/index.js"
+import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
 import { makeOrder, readWorld } from "./fixtures/pg-order.js"
 import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
 import { startWorker } from "./fixtures/worker-process.js"
@@ -53,7 +53,7 @@ describePg("leases across hosts on PostgreSQL", () => {
 
         const stored = yield* Effect.forEach(sagaIds, (sagaId) =>
           Effect.all({ record: Effect.flatMap(Journal.Journal, (j) => j.get(sagaId)), check: Journal.verify(sagaId) })
-        ).pipe(Effect.provide(SqlApproval.layerPg({ url })))
+        ).pipe(Effect.provide(SqlStore.layerPg({ url })))
         for (const { check, record } of stored) {
           expect(check._tag).toBe("Intact")
           expect(Option.getOrThrow(record)).toMatchObject({ status: "completed", lease: null })
@@ -94,7 +94,7 @@ describePg("leases across hosts on PostgreSQL", () => {
         })
 
         // Worker a is "paused" while slow runs: its timers stop, so it renews nothing.
-        const store = SqlApproval.layerPg({ url })
+        const store = SqlStore.layerPg({ url })
         const frozen = Layer.effect(
           Journal.Journal,
           Effect.map(Journal.Journal, (journal) => ({ ...journal, renew: () => Effect.succeed(0) }))
@@ -144,7 +144,7 @@ const workerScript = fileURLToPath(new URL("./fixtures/pg-recovery-worker.ts", i
  * reaches the database, and its lease (1 ms) has lapsed by the time anyone looks.
  */
 const leaveBehind = (world: string, sagaIds: ReadonlyArray<string>) => {
-  const store = SqlApproval.layerPg({ url })
+  const store = SqlStore.layerPg({ url })
   const dying = Layer.effect(
     Journal.Journal,
     Effect.map(Journal.Journal, (journal) => ({

@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { type Context, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, Scope, TestClock } from "effect"
-import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlApproval } from "../src/index.js"
+import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 
 /** One store that several workers share, as processes share a database. */
@@ -343,7 +343,7 @@ describe("leases across connections to one SQLite file", () => {
 
   /** A worker with a connection of its own, as another process would have. */
   const sqliteWorker = (filename: string, owner: string) =>
-    Saga.layerWith({ owner, leaseTtl: "30 seconds" }).pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename })))
+    Saga.layerWith({ owner, leaseTtl: "30 seconds" }).pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename })))
 
   const recordIn = (context: Context.Context<Journal.Journal>, sagaId: string) =>
     Effect.provide(

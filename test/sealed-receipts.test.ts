@@ -8,7 +8,7 @@ import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import type { Context } from "effect"
 import { Cause, ConfigProvider, Deferred, Effect, Exit, Fiber, Layer, Logger, Option } from "effect"
-import { Approval, CompensationReport, Journal, Keys, Saga, SqlApproval, Timeline } from "../src/index.js"
+import { Approval, CompensationReport, Journal, Keys, Saga, SqlStore, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { book, charge, hold, receipts, world } from "./fixtures/receipt-tools.js"
 
@@ -370,7 +370,7 @@ const onFile =
   <A, E>(effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>) =>
     effect.pipe(
       registered,
-      Effect.provide(Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename })))),
+      Effect.provide(Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename })))),
       withKeys(keys)
     )
 

@@ -5,13 +5,13 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Approval, SqlApproval } from "../src/index.js"
+import { Approval, SqlApproval, SqlStore } from "../src/index.js"
 import { suite } from "./ApprovalSuite.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-sql-approval-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
-suite("SqlApproval.layerSqlite", SqlApproval.layerSqlite({ filename: path.join(dir, "approvals.db") }))
+suite("SqlStore.layerSqlite", SqlStore.layerSqlite({ filename: path.join(dir, "approvals.db") }))
 
 suite(
   "SqlApproval.layer on a stock SqliteClient",
@@ -33,4 +33,11 @@ describe("SqlApproval store failures", () => {
       )
     )
   )
+})
+
+describe("SqlApproval's deprecated store layers", () => {
+  it("are SqlStore's layers under their old names", () => {
+    expect(SqlApproval.layerSqlite).toBe(SqlStore.layerSqlite)
+    expect(SqlApproval.layerPg).toBe(SqlStore.layerPg)
+  })
 })

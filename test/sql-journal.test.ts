@@ -7,7 +7,7 @@ import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { ConfigProvider, Context, Effect, Layer, Option, Schema } from "effect"
-import { Approval, Compensable, Journal, Saga, SqlApproval, SqlJournal } from "../src/index.js"
+import { Approval, Compensable, Journal, Saga, SqlJournal, SqlStore } from "../src/index.js"
 import { appendAll, saga, step } from "./fixtures/drafts.js"
 import { suite } from "./JournalSuite.js"
 
@@ -432,7 +432,7 @@ const raw = (filename: string) =>
     (db) => Effect.sync(() => db.close())
   )
 
-const store = (filename: string) => Saga.layer.pipe(Layer.provideMerge(SqlApproval.layerSqlite({ filename })))
+const store = (filename: string) => Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename })))
 
 const fixture = <A>(reservation: Schema.Schema<A, any>) => {
   const log: Array<string> = []

@@ -17,8 +17,8 @@ import {
   Recovery,
   Saga,
   SagaDefinition,
-  SqlApproval,
-  SqlJournal
+  SqlJournal,
+  SqlStore
 } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
@@ -335,7 +335,7 @@ WHERE saga_id = ${sagaId}`
 
 const sqliteBackend = (): Backend => {
   const filename = path.join(dir, `${Math.random().toString(36).slice(2)}.db`)
-  return sqlBackend(SqlApproval.layerSqlite({ filename }), SqlJournal.layerSqliteClient({ filename }))
+  return sqlBackend(SqlStore.layerSqlite({ filename }), SqlJournal.layerSqliteClient({ filename }))
 }
 
 // --- the suite -------------------------------------------------------------------------------------------
@@ -400,13 +400,13 @@ const matrix = (name: string, backend: () => Backend) =>
   })
 
 matrix("Journal.layerMemory", memoryBackend)
-matrix("SqlApproval.layerSqlite", sqliteBackend)
+matrix("SqlStore.layerSqlite", sqliteBackend)
 
 const pgUrl = reachable ? await freshDatabase("tampering") : ""
 describePg("PostgreSQL", () => {
-  matrix("SqlApproval.layerPg", () =>
+  matrix("SqlStore.layerPg", () =>
     sqlBackend(
-      SqlApproval.layerPg({ url: Redacted.make(pgUrl), maxConnections: 4 }),
+      SqlStore.layerPg({ url: Redacted.make(pgUrl), maxConnections: 4 }),
       SqlJournal.layerPgClient({ url: Redacted.make(pgUrl), maxConnections: 1 })
     )
   )

@@ -2,7 +2,7 @@
  * Where a crash run keeps its journal: an SQLite file, or a PostgreSQL database named by a
  * `postgres://` URL (the harness's `--pg`).
  */
-import * as SqlApproval from "../../src/SqlApproval.js"
+import * as SqlStore from "../../src/SqlStore.js"
 
 /** Whether `journal` names a PostgreSQL database rather than an SQLite file. */
 export const isPostgres = (journal: string): boolean => /^postgres(ql)?:\/\//.test(journal)
@@ -10,5 +10,5 @@ export const isPostgres = (journal: string): boolean => /^postgres(ql)?:\/\//.te
 /** The journal and approvals on `journal`. */
 export const storeLayer = (journal: string) =>
   isPostgres(journal)
-    ? SqlApproval.layerPg({ url: journal, maxConnections: 4 })
-    : SqlApproval.layerSqlite({ filename: journal })
+    ? SqlStore.layerPg({ url: journal, maxConnections: 4 })
+    : SqlStore.layerSqlite({ filename: journal })

@@ -6,8 +6,8 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import type { Policy } from "../../Agent.js"
 import * as Compensable from "../../Compensable.js"
-import type { Policy } from "./policy.js"
 import { awaitingApproval, currentToolCall, toolCall } from "./toolCall.js"
 
 /** The MCP hints of a tool, as its saga policy says. */

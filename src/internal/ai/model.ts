@@ -6,32 +6,19 @@ import * as Response from "@effect/ai/Response"
 import type * as Tool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
 import * as Chunk from "effect/Chunk"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
-import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type { ModelOptions } from "../../Agent.js"
 import * as Compensable from "../../Compensable.js"
 import type { ApprovalPending } from "../../SagaError.js"
 import { CurrentSaga } from "../engine/context.js"
 import type { StepSpec } from "../engine/spec.js"
 import { promptLogOf } from "./promptLog.js"
 import { awaitingApproval, currentToolCall, pendingCalls, toolCall } from "./toolCall.js"
-
-/** How model turns are journaled. */
-export interface ModelOptions {
-  /** The step name of a model turn (default `"LanguageModel"`). */
-  readonly name?: string | undefined
-  /** Retries a failed model call before anything is journaled about its outcome. */
-  readonly retry?: Schedule.Schedule<any, any, never> | undefined
-  /** After this long a model call that started has an unknown outcome (asked again on resume). */
-  readonly timeout?: Duration.DurationInput | undefined
-  /** Cap on what a turn journals, in bytes: the messages its prompt added, and the answer (default 1 MiB). */
-  readonly maxPayloadBytes?: number | undefined
-}
 
 type Method = "generateText" | "generateObject" | "streamText"
 

@@ -1,4 +1,5 @@
 import * as FiberRef from "effect/FiberRef"
+import type { AwaitingApproval } from "../../Agent.js"
 import type { ApprovalPending } from "../../SagaError.js"
 
 /**
@@ -16,12 +17,6 @@ export interface ToolCall {
 
 /** A fresh cell for one call. */
 export const toolCall = (id: string | undefined): ToolCall => ({ id, journaled: false, pending: undefined })
-
-/** What the model (or MCP client) is told of a call that awaits approval. */
-export interface AwaitingApproval {
-  readonly status: "awaiting-approval"
-  readonly message: string
-}
 
 /** The tool result of a call that awaits approval. */
 export const awaitingApproval: AwaitingApproval = {

@@ -7,6 +7,7 @@ import * as Report from "../../CompensationReport.js"
 import type { Draft, Holder, Phase } from "../../Journal.js"
 import { isFinished, JournalTampered } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
+import type { EffectCompensation } from "../../Saga.js"
 import { CommandRefused, EffectNotFound } from "../../SagaError.js"
 import { distrust, withoutMac } from "../journal/decisions.js"
 import { sha256 } from "../journal/hash.js"
@@ -25,22 +26,6 @@ import { forwardKey } from "./run.js"
 
 /** What an explicit undo of one effect came to. */
 export type EffectOutcome = Exclude<Report.UndoOutcome, "skipped">
-
-/** The answer of `compensateEffect`: an outcome, or the approval the undo waits for. */
-export type EffectCompensation =
-  | {
-      readonly _tag: "Settled"
-      readonly effectId: string
-      readonly runId: string
-      readonly outcome: EffectOutcome
-      readonly detail: string | undefined
-    }
-  | {
-      readonly _tag: "AwaitingApproval"
-      readonly effectId: string
-      readonly runId: string
-      readonly request: ApprovalRequest
-    }
 
 /** The journal id of the run that undoes effect `effectId`; its idempotency key too. */
 export const runIdOf = (effectId: string): string => `${effectId}/compensate-effect`

@@ -3,6 +3,7 @@ import * as Either from "effect/Either"
 import type { Approval } from "../../Approval.js"
 import { ConcurrencyConflict } from "../../Journal.js"
 import * as Outcome from "../../Outcome.js"
+import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
 import type { StepView } from "../journal/view.js"
 import { isUnknown } from "../journal/view.js"
@@ -11,12 +12,6 @@ import { nowIso } from "../util/clock.js"
 import { encodeJson, parsePayload } from "../util/codec.js"
 import type { Lookup } from "./compensation.js"
 import { requestIdOf } from "./run.js"
-
-/** The revision and digest an operator last saw; a command on a saga that moved on is refused. */
-export interface Seen {
-  readonly revision?: number | undefined
-  readonly digest?: string | undefined
-}
 
 /** Refuses the command if the saga is no longer where the operator saw it. */
 export const checkSeen = (writer: Writer, seen: Seen | undefined) => {
@@ -165,11 +160,6 @@ export const reject = (
       ...principalOf(options)
     })
   })
-
-/** What an operator found out about a step whose outcome was unknown. */
-export type Resolution =
-  | { readonly outcome: "applied"; readonly by: string; readonly result?: unknown }
-  | { readonly outcome: "not-applied"; readonly by: string }
 
 /** The principal a command was carried out for, recorded with it. */
 const principalOf = (options: { readonly principal?: string | undefined }) =>

@@ -1,5 +1,6 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type { Resolution } from "../../Saga.js"
 import { CommandConflict } from "../../SagaError.js"
 import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
@@ -62,11 +63,6 @@ export const rejection = (
     ? Effect.succeed("replay")
     : conflict(writer, stepId, decided)
 }
-
-/** What a resolution says, as the journal records it. */
-type Resolution =
-  | { readonly outcome: "applied"; readonly by: string; readonly result?: unknown }
-  | { readonly outcome: "not-applied"; readonly by: string }
 
 /** A `resolve` replays the first when the step was resolved by the same person, the same way. */
 export const resolution = (

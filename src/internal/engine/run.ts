@@ -12,6 +12,7 @@ import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type { Approval, ApprovalRequest, Decision } from "../../Approval.js"
 import type { Unauthorized } from "../../Authority.js"
+import type { StepContext } from "../../Compensable.js"
 import { DeclarationError, InvalidInput, PayloadTooLarge } from "../../Compensable.js"
 import type { AppendError, Draft, Phase } from "../../Journal.js"
 import { JournalCorrupted, JournalTampered } from "../../Journal.js"
@@ -34,7 +35,7 @@ import { expiredAt } from "./expiry.js"
 import { Faults } from "./faults.js"
 import * as Receipts from "./receipts.js"
 import type { Registry } from "./registry.js"
-import type { StepContext, StepSpec } from "./spec.js"
+import type { StepSpec } from "./spec.js"
 
 /** Why a run stopped before its program ended. */
 export type Halt =

@@ -10,21 +10,25 @@ import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import { Approval } from "../../Approval.js"
-import type { Action, Principal, Unauthorized } from "../../Authority.js"
+import type { Action, Principal } from "../../Authority.js"
 import { Authority, allowAll, check } from "../../Authority.js"
 import * as Compensable from "../../Compensable.js"
 import type * as Report from "../../CompensationReport.js"
-import type {
-  ConcurrencyConflict,
-  Holder,
-  JournalCorrupted,
-  JournalError,
-  JournalTampered,
-  LeaseHeld,
-  ListFilter
-} from "../../Journal.js"
+import type { Holder, ListFilter } from "../../Journal.js"
 import { isFinished, Journal, SagaNotFound } from "../../Journal.js"
 import * as Keys from "../../Keys.js"
+import type {
+  ApproveOptions,
+  RejectOptions,
+  RenewApprovalOptions,
+  Resolution,
+  RunError,
+  RunOptions,
+  Seen,
+  StepStatus,
+  Worker,
+  WorkerOptions
+} from "../../Saga.js"
 import type * as SagaDefinition from "../../SagaDefinition.js"
 import type { CommandConflict, CompensationCause } from "../../SagaError.js"
 import { InvalidSagaInput, NonDeterminism } from "../../SagaError.js"
@@ -47,40 +51,6 @@ import type { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
 import { forwardKey, SagaRun } from "./run.js"
-
-/** What a run does when it is interrupted. */
-export interface RunOptions {
-  /** `"suspend"` (default) leaves the saga resumable; `"compensate"` undoes it. */
-  readonly onInterrupt?: "suspend" | "compensate" | undefined
-}
-
-/** Who this worker is and how long its leases last. */
-export interface WorkerOptions {
-  /**
-   * The worker's name in leases, unique among the workers alive at one time. A stable name (say,
-   * the host's) lets a restarted worker take its own sagas back at once: starting up, it drops
-   * every lease held under its name. Default: host, process id and a random suffix.
-   */
-  readonly owner?: string | undefined
-  /** How long a lease lasts without renewal (default 30 seconds); it is renewed every third of that. */
-  readonly leaseTtl?: Duration.DurationInput | undefined
-  /**
-   * How long an approval lasts, from when it was given (or renewed), when neither the approval
-   * (`expiresAt`) nor its tool (`approvalTtl`) says. Default: no expiry.
-   */
-  readonly approvalTtl?: Duration.DurationInput | undefined
-}
-
-/** The worker a `Saga` service runs sagas as. */
-export interface Worker {
-  readonly owner: string
-  readonly leaseTtl: Duration.Duration
-  /**
-   * Keeps the worker's leases renewed while `effect` runs. Runs do this for themselves; recovery
-   * does it for the sagas it claimed and has not started yet.
-   */
-  readonly renewing: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-}
 
 /** The definition and encoded input a saga was started from, as its `SAGA_STARTED` entry records them. */
 interface Origin {
@@ -350,7 +320,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         RunError | SagaNotFound,
         Exclude<R, CurrentSaga>
       >,
-    compensate: (sagaId: string, seen?: commands.Seen) =>
+    compensate: (sagaId: string, seen?: Seen) =>
       command(sagaId, {
         action: "compensate",
         seen,
@@ -392,7 +362,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           )
       })
     },
-    resolve: (sagaId: string, stepId: string, resolution: commands.Resolution & commands.Seen) =>
+    resolve: (sagaId: string, stepId: string, resolution: Resolution) =>
       command(sagaId, {
         action: "resolve",
         stepId,
@@ -432,26 +402,11 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   }
 })
 
-/** Who approves, until when (ISO-8601 UTC), and the position the operator saw. */
-export interface ApproveOptions extends commands.Seen {
-  readonly by: string
-  readonly expiresAt?: string | undefined
-}
-
-/** Who renews, until when, optionally the input digest they saw, and the position the operator saw. */
-export interface RenewApprovalOptions extends commands.RenewOptions, commands.Seen {}
-
-/** Who rejects, why, and the position the operator saw. */
-export interface RejectOptions extends commands.Seen {
-  readonly by: string
-  readonly reason: string
-}
-
 /** An operator's command, as `command` carries it out. */
 interface Command<A, E> {
   readonly action: Action
   readonly stepId?: string | undefined
-  readonly seen: commands.Seen | undefined
+  readonly seen: Seen | undefined
   /** Whether this exact command was processed before, and its first answer (absent: it is always new). */
   readonly replay?:
     | {
@@ -460,26 +415,6 @@ interface Command<A, E> {
       }
     | undefined
   readonly body: (writer: Writer, principal: Principal) => Effect.Effect<A, E>
-}
-
-/** The errors a run itself can fail with (as opposed to the program's, which compensate). */
-export type RunError =
-  | JournalError
-  | ConcurrencyConflict
-  | LeaseHeld
-  | JournalCorrupted
-  | JournalTampered
-  | NonDeterminism
-  | Unauthorized
-
-/** Where one step stands, as the journal says. */
-export interface StepStatus {
-  readonly stepId: string
-  readonly toolName: string
-  /** The step's forward idempotency key: what `compensateEffect` names the step's effect by. */
-  readonly effectId: string
-  readonly state: "executed" | "failed" | "unknown" | "awaiting_approval" | "approved" | "refused"
-  readonly undo: Report.UndoOutcome | "started" | undefined
 }
 
 const stepStatus = (sagaId: string, step: StepView): StepStatus => ({

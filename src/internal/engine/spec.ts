@@ -1,41 +1,8 @@
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import type * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
-
-/** @internal */
-export type Reversibility = "reversible" | "compensatable" | "irreversible"
-
-/** @internal */
-export type RetryMode = "none" | "idempotency-key"
-
-/** What the forward call of a step can see. */
-export interface StepContext {
-  readonly sagaId: string
-  readonly stepId: string
-  readonly toolName: string
-  readonly idempotencyKey: string
-  readonly attempt: number
-  /**
-   * Records the receipt the undo needs (the provider's reference): journaled with the step, handed
-   * to the undo as `Redacted`, never shown in logs, spans, errors or printed results.
-   */
-  readonly setReceipt: (receipt: string | Redacted.Redacted<string>) => Effect.Effect<void>
-}
-
-/** What an undo can see. */
-export interface CompensationContext<I = unknown, A = unknown> {
-  readonly sagaId: string
-  readonly stepId: string
-  readonly toolName: string
-  readonly input: I
-  readonly inputJson: string
-  readonly result: A
-  readonly idempotencyKey: string
-  readonly receipt: Option.Option<Redacted.Redacted<string>>
-}
+import type { CompensationContext, RetryMode, Reversibility, StepContext } from "../../Compensable.js"
 
 /** The erased description of a step that the saga runtime executes. */
 export interface StepSpec {

@@ -1,22 +1,16 @@
 /** Reading a saga's journal so that nothing acts on entries that do not verify. */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Entry, Journal, JournalError, SagaRecord, TamperProblem, Verification } from "../../Journal.js"
+import type { Entry, Journal, JournalError, SagaRecord, Verification } from "../../Journal.js"
 import { JournalCorrupted, JournalTampered, verifyAgainst } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
+import type { Tamper } from "../../Saga.js"
 
 /** A saga's entries and row, read together, and what verifying one against the other says. */
 export interface Inspected {
   readonly entries: ReadonlyArray<Entry>
   readonly record: Option.Option<SagaRecord>
   readonly verification: Verification
-}
-
-/** Where a saga's journal breaks, as reads report it. */
-export interface Tamper {
-  readonly seq: number
-  readonly problem: TamperProblem
-  readonly reason: string
 }
 
 /** A read is retried this many times when the row is ahead of the entries read just before it. */

@@ -4,15 +4,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { JournalError } from "../../Journal.js"
+import type { PgOptions } from "../../SqlJournal.js"
 import { describeFailure } from "./sqlite.js"
-
-/** How to reach the PostgreSQL server. */
-export interface PgOptions {
-  /** `postgres://user:password@host:port/database` (kept `Redacted`: it may hold a password). */
-  readonly url: string | Redacted.Redacted<string>
-  /** The most connections the pool opens (default 10). */
-  readonly maxConnections?: number | undefined
-}
 
 /** The URL without its password, for messages. */
 export const printable = (url: Redacted.Redacted<string>): string => {

@@ -1,0 +1,48 @@
+/**
+ * The whole store on one SQL database: the journal and the persisted approvals on one client,
+ * which is what `Saga.layer` needs. `layerSqlite({ filename })` is the embedded default;
+ * `layerPg({ url })` is the store for several hosts. See docs/storage.md.
+ *
+ * To put services of your own on the same client, provide one client layer
+ * (`SqlJournal.layerSqliteClient`, `SqlJournal.layerPgClient`) to `SqlJournal.layer`,
+ * `SqlApproval.layer` and yours.
+ *
+ * @since 0.2.0
+ */
+import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Layer from "effect/Layer"
+import { Approval } from "./Approval.js"
+import * as approval from "./internal/sql/approval.js"
+import * as sqlite from "./internal/sql/sqlite.js"
+import type { Journal, JournalError } from "./Journal.js"
+import type { KeyError } from "./Keys.js"
+import * as SqlJournal from "./SqlJournal.js"
+
+/** The journal and the approvals on one client, its failures (and the migrations') as `JournalError`. */
+const layerOn = (
+  client: Layer.Layer<SqlClient.SqlClient, JournalError>
+): Layer.Layer<Approval | Journal, JournalError | KeyError> =>
+  Layer.merge(SqlJournal.layer, Layer.effect(Approval, approval.make)).pipe(
+    Layer.provide(client),
+    Layer.mapError(sqlite.layerError("migrate"))
+  )
+
+/**
+ * The journal and persisted approvals on one SQLite file through one connection, created if
+ * missing: the embedded default. Several local processes may share the file.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerSqlite = (
+  options: SqlJournal.SqliteOptions
+): Layer.Layer<Approval | Journal, JournalError | KeyError> => layerOn(SqlJournal.layerSqliteClient(options))
+
+/**
+ * The journal and persisted approvals on one PostgreSQL pool: the store for several hosts.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerPg = (options: SqlJournal.PgOptions): Layer.Layer<Approval | Journal, JournalError | KeyError> =>
+  layerOn(SqlJournal.layerPgClient(options))

@@ -1,0 +1,179 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import * as Agent from "../src/Agent.js"
+import {
+  Approval,
+  Authority,
+  Compensable,
+  Journal,
+  Keys,
+  Outcome,
+  Recovery,
+  Saga,
+  SagaError,
+  Toolkit
+} from "../src/index.js"
+import * as Testing from "../src/Testing.js"
+
+describe("error guards", () => {
+  for (const family of families) {
+    describe(family.name, () => {
+      it(`${family.guard.name} accepts every member of the family`, () => {
+        for (const error of family.members) expect(family.guard(error), error._tag).toBe(true)
+      })
+
+      it(`${family.guard.name} rejects a plain object with a member's _tag and fields`, () => {
+        for (const error of family.members) {
+          const lookAlike = encode(error)
+          expect(lookAlike._tag).toBe(error._tag)
+          expect(family.guard(lookAlike), error._tag).toBe(false)
+        }
+      })
+
+      it(`${family.guard.name} rejects the members of every other family`, () => {
+        for (const other of families) {
+          if (other === family) continue
+          for (const error of other.members) expect(family.guard(error), `${other.name}.${error._tag}`).toBe(false)
+        }
+      })
+
+      it("its members encode to their tag and fields only: the type id is not encoded", () => {
+        for (const error of family.members) {
+          const encoded = encode(error)
+          expect(Object.getOwnPropertySymbols(encoded), error._tag).toEqual([])
+          expect(encoded).toStrictEqual({ _tag: error._tag, ...fieldsOf(error) })
+          expect(JSON.stringify(error)).toBe(JSON.stringify(encoded))
+        }
+      })
+    })
+  }
+
+  it("Compensable.isStepError accepts InvalidInput and PayloadTooLarge only", () => {
+    expect(Compensable.isStepError(new Compensable.InvalidInput({ toolName: "t", reason: "r" }))).toBe(true)
+    expect(Compensable.isStepError(new Compensable.PayloadTooLarge({ toolName: "t", bytes: 2, maxBytes: 1 }))).toBe(
+      true
+    )
+    expect(Compensable.isStepError(new Compensable.DeclarationError({ toolName: "t", reason: "r" }))).toBe(false)
+    expect(Compensable.isStepError({ _tag: "InvalidInput", toolName: "t", reason: "r" })).toBe(false)
+  })
+
+  it("an outcome decoded from its encoded form is an instance again, and passes the guard", () => {
+    const decoded = Schema.decodeUnknownSync(Outcome.Failed)({ _tag: "OutcomeFailed", reason: "card declined" })
+    expect(decoded).toBeInstanceOf(Outcome.Failed)
+    expect(Outcome.isOutcome(decoded)).toBe(true)
+  })
+
+  it.effect("a FAILED entry journals the encoded outcome, as before the type ids", () =>
+    Effect.gen(function* () {
+      yield* Saga.run("guards-1", Effect.either(Charge({ cents: 500 })))
+      const journal = yield* Journal.Journal
+      const failed = (yield* journal.read("guards-1")).filter((entry) => entry.phase === "FAILED")
+      expect(failed.map((entry) => entry.payload)).toEqual([
+        '{"description":"failed (not applied): card declined","defect":false,"error":{"reason":"card declined","_tag":"OutcomeFailed"}}'
+      ])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+interface AnyError {
+  readonly _tag: string
+}
+
+interface Family {
+  readonly name: string
+  readonly guard: (u: unknown) => boolean
+  readonly members: ReadonlyArray<AnyError>
+}
+
+const families: ReadonlyArray<Family> = [
+  {
+    name: "Journal",
+    guard: Journal.isJournalError,
+    members: [
+      new Journal.ConcurrencyConflict({ sagaId: "s", expectedRevision: 1, actualRevision: 2 }),
+      new Journal.LeaseHeld({ sagaId: "s", owner: "w", expiresAt: "2025-01-01T00:00:00.000Z" }),
+      new Journal.JournalError({ operation: "append", reason: "disk full" }),
+      new Journal.JournalCorrupted({ sagaId: "s", seq: 1, reason: "not an entry" }),
+      new Journal.JournalTampered({ sagaId: "s", seq: 1, problem: "hash", reason: "edited" }),
+      new Journal.SagaNotFound({ sagaId: "s" })
+    ]
+  },
+  {
+    name: "SagaError",
+    guard: SagaError.isSagaError,
+    members: [
+      new SagaError.NonDeterminism({ sagaId: "s", stepId: "a", reason: "another tool" }),
+      new SagaError.StepFailed({ stepId: "a", toolName: "t", reason: "r" }),
+      new SagaError.ApprovalRefused({ stepId: "a", toolName: "t", reason: "rejected" }),
+      new SagaError.ApprovalPending({ sagaId: "s", stepId: "a", toolName: "t", requestId: "s/a" }),
+      new SagaError.InvalidSagaInput({ sagaId: "s", definition: "d", reason: "r" }),
+      new SagaError.CommandRefused({ sagaId: "s", stepId: "a", reason: "r" }),
+      new SagaError.CommandConflict({ sagaId: "s", stepId: "a", answer: "approved by alice" }),
+      new SagaError.EffectNotFound({ effectId: "s/a" })
+    ]
+  },
+  {
+    name: "Approval",
+    guard: Approval.isApprovalError,
+    members: [
+      new Approval.ApprovalNotFound({ requestId: "s/a" }),
+      new Approval.AlreadyDecided({ requestId: "s/a", decision: "rejected" }),
+      new Approval.NotApproved({ requestId: "s/a" }),
+      new Approval.ApprovalMismatch({ requestId: "s/a", approvedDigest: "d1", inputDigest: "d2" })
+    ]
+  },
+  {
+    name: "Compensable",
+    guard: Compensable.isCompensableError,
+    members: [
+      new Compensable.DeclarationError({ toolName: "t", reason: "r" }),
+      new Compensable.InvalidInput({ toolName: "t", reason: "r" }),
+      new Compensable.PayloadTooLarge({ toolName: "t", bytes: 2, maxBytes: 1 })
+    ]
+  },
+  {
+    name: "Outcome",
+    guard: Outcome.isOutcome,
+    members: [Outcome.failed("declined"), Outcome.unknown("timed out"), Outcome.partial("one of two")]
+  },
+  {
+    name: "Authority",
+    guard: Authority.isUnauthorized,
+    members: [new Authority.Unauthorized({ principal: "p", action: "approve", sagaId: "s", stepId: null })]
+  },
+  {
+    name: "Recovery",
+    guard: Recovery.isUnrecoverable,
+    members: [new Recovery.Unrecoverable({ sagaId: "s", reason: "no definition" })]
+  },
+  {
+    name: "Toolkit",
+    guard: Toolkit.isUnknownTool,
+    members: [new Toolkit.UnknownTool({ toolName: "t", known: ["u"] })]
+  },
+  {
+    name: "Agent",
+    guard: Agent.isMaxTurnsExceeded,
+    members: [new Agent.MaxTurnsExceeded({ maxTurns: 3 })]
+  },
+  {
+    name: "Keys",
+    guard: Keys.isKeyError,
+    members: [new Keys.KeyError({ variable: Keys.JOURNAL_KEYS, reason: "not base64" })]
+  }
+]
+
+/** An error's encoded form, through its own class's schema: a plain object with its tag and fields. */
+const encode = (error: AnyError): AnyError & Record<string, unknown> =>
+  Schema.encodeSync(error.constructor as unknown as Schema.Schema<AnyError, AnyError & Record<string, unknown>>)(error)
+
+/** The fields an error was made with: its own enumerable string keys (a spread would copy its type id too). */
+const fieldsOf = (error: AnyError): Record<string, unknown> => Object.fromEntries(Object.entries(error))
+
+const Charge = Compensable.make({
+  name: "Charge",
+  input: Schema.Struct({ cents: Schema.Number }),
+  success: Schema.String,
+  execute: () => Effect.fail(Outcome.failed("card declined")),
+  compensate: () => Effect.void
+})
