@@ -13,6 +13,15 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import {
+  type ConcurrencyConflict,
+  ErrorTypeId,
+  JournalCorrupted,
+  type JournalError,
+  type JournalTampered,
+  type LeaseHeld,
+  SagaNotFound
+} from "./internal/journal/errors.js"
 import * as hash from "./internal/journal/hash.js"
 import { makeMemoryJournal } from "./internal/journal/memory.js"
 import * as status from "./internal/journal/status.js"
@@ -202,55 +211,16 @@ export interface ListFilter {
   readonly updatedBefore?: string | undefined
 }
 
-/**
- * The type id the journal's errors carry: `isJournalError` checks it, never a `_tag` that a plain
- * value could share.
- *
- * @since 0.2.0
- * @category type ids
- */
-export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Journal/Error")
-
-/**
- * @since 0.2.0
- * @category type ids
- */
-export type ErrorTypeId = typeof ErrorTypeId
-
-/**
- * The saga moved on since the writer last saw it: nothing was written.
- *
- * @since 0.1.0
- * @category errors
- */
-export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>("effect-saga/ConcurrencyConflict")(
-  "ConcurrencyConflict",
-  { sagaId: Schema.String, expectedRevision: Schema.Int, actualRevision: Schema.Int }
-) {
-  /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
-  override get message(): string {
-    return `saga ${this.sagaId} is at revision ${this.actualRevision}, not ${this.expectedRevision}: it moved on, nothing was written`
-  }
-}
-
-/**
- * Another worker holds the saga's lease: it is driving the saga right now, and nothing was written.
- *
- * @since 0.1.0
- * @category errors
- */
-export class LeaseHeld extends Schema.TaggedError<LeaseHeld>("effect-saga/LeaseHeld")("LeaseHeld", {
-  sagaId: Schema.String,
-  owner: Schema.String,
-  expiresAt: Schema.String
-}) {
-  /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
-  override get message(): string {
-    return `saga ${this.sagaId} is being driven by ${this.owner} (lease until ${this.expiresAt}): nothing was written`
-  }
-}
+export {
+  ConcurrencyConflict,
+  ErrorTypeId,
+  JournalCorrupted,
+  JournalError,
+  JournalTampered,
+  LeaseHeld,
+  SagaNotFound,
+  TamperProblem
+} from "./internal/journal/errors.js"
 
 /**
  * Why an append wrote nothing.
@@ -267,109 +237,6 @@ export type AppendError = ConcurrencyConflict | LeaseHeld | JournalError
  * @category errors
  */
 export type ClaimError = LeaseHeld | JournalError
-
-/**
- * The store could not be read or written.
- *
- * @since 0.1.0
- * @category errors
- */
-export class JournalError extends Schema.TaggedError<JournalError>("effect-saga/JournalError")("JournalError", {
-  operation: Schema.String,
-  reason: Schema.String
-}) {
-  /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
-  override get message(): string {
-    return `journal ${this.operation} failed: ${this.reason}`
-  }
-}
-
-/**
- * An entry the store holds cannot be trusted: a row that does not decode, a payload that no longer
- * fits its schema, or a broken hash chain.
- *
- * @since 0.1.0
- * @category errors
- */
-export class JournalCorrupted extends Schema.TaggedError<JournalCorrupted>("effect-saga/JournalCorrupted")(
-  "JournalCorrupted",
-  { sagaId: Schema.String, seq: Schema.Int, reason: Schema.String }
-) {
-  /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
-  override get message(): string {
-    return `journal of saga ${this.sagaId} is corrupted at seq ${this.seq}: ${this.reason}`
-  }
-}
-
-/**
- * What is wrong with a journal that does not verify:
- * - `sequence`: an entry is missing or out of place (its `seq` is not the next one);
- * - `hash`: an entry's hash does not match its content chained to the entry before it (the entry
- *   was edited, or forged over another predecessor);
- * - `unsigned` / `signature`: a journal key is configured and the entry carries no MAC, or one that
- *   does not verify under any configured key;
- * - `truncated`: the saga's row says the journal goes on past its last entry (entries were deleted);
- * - `row`: the saga's row names another last entry than the journal's (the row was edited, or
- *   entries were added behind its back);
- * - `undecodable`: a stored entry no longer decodes (a phase or a column edited out of shape);
- * - `approval`: an approval decision the store holds is not the one the journal holds, or is not
- *   signed by the journal key.
- *
- * @since 0.2.0
- * @category models
- */
-export const TamperProblem = Schema.Literal(
-  "sequence",
-  "hash",
-  "unsigned",
-  "signature",
-  "truncated",
-  "row",
-  "undecodable",
-  "approval"
-)
-
-/**
- * @since 0.2.0
- * @category models
- */
-export type TamperProblem = typeof TamperProblem.Type
-
-/**
- * A saga's journal does not verify: it was changed behind the library's back. The engine refuses
- * to act on it: nothing ran and nothing was written. `seq` is the first entry that does not fit.
- *
- * @since 0.2.0
- * @category errors
- */
-export class JournalTampered extends Schema.TaggedError<JournalTampered>("effect-saga/JournalTampered")(
-  "JournalTampered",
-  { sagaId: Schema.String, seq: Schema.Int, problem: TamperProblem, reason: Schema.String }
-) {
-  /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
-  override get message(): string {
-    return `journal of saga ${this.sagaId} does not verify at seq ${this.seq} (${this.problem}): ${this.reason}; nothing was run or written`
-  }
-}
-
-/**
- * No saga with that id is in the journal.
- *
- * @since 0.1.0
- * @category errors
- */
-export class SagaNotFound extends Schema.TaggedError<SagaNotFound>("effect-saga/SagaNotFound")("SagaNotFound", {
-  sagaId: Schema.String
-}) {
-  /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
-  override get message(): string {
-    return `no saga ${this.sagaId} in the journal`
-  }
-}
 
 /**
  * Whether a value is one of the journal's errors (`ConcurrencyConflict`, `LeaseHeld`,

@@ -31,6 +31,18 @@ export const layer: Layer.Layer<Approval, SqlError | Migrator.MigrationError | K
   Layer.effect(Approval, internal.make)
 
 /**
+ * Persisted approvals on the `SqlClient` in context, on tables that already exist: it never
+ * migrates (see `SqlJournal.layerUnmigrated`).
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerUnmigrated: Layer.Layer<Approval, KeyError, SqlClient.SqlClient> = Layer.effect(
+  Approval,
+  internal.makeUnmigrated
+)
+
+/**
  * The journal and persisted approvals on one SQLite file.
  *
  * @deprecated Use `SqlStore.layerSqlite`, the same layer under a name that says it provides the

@@ -14,9 +14,11 @@ import type * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import * as internal from "./internal/sql/journal.js"
+import * as migrations from "./internal/sql/migrations.js"
 import * as postgres from "./internal/sql/postgres.js"
 import * as sqlite from "./internal/sql/sqlite.js"
 import type { JournalError } from "./Journal.js"
@@ -44,6 +46,11 @@ export interface SqliteOptions {
   readonly filename: string
   readonly busyTimeout?: Duration.DurationInput | undefined
   readonly synchronous?: "full" | "normal" | undefined
+  /**
+   * Open the file read-only: nothing can be written, not even the migrations (pair it with
+   * `layerUnmigrated`, after `schemaVersion` says the tables are there). Default `false`.
+   */
+  readonly readonly?: boolean | undefined
 }
 
 /**
@@ -69,6 +76,39 @@ export const layer: Layer.Layer<Journal, SqlError | Migrator.MigrationError | Ke
 export const layerSqliteClient: (
   options: SqliteOptions
 ) => Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, JournalError> = sqlite.layerClient
+
+/**
+ * The journal on the `SqlClient` in context, on tables that already exist: it never migrates (for
+ * tools that only read a journal, on a read-only connection; check `schemaVersion` first).
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layerUnmigrated: Layer.Layer<Journal, KeyError, SqlClient.SqlClient> = Layer.effect(
+  Journal,
+  internal.makeUnmigrated
+)
+
+/**
+ * The schema version of a store: the last migration `applied` (`undefined` when the database has
+ * no effect-saga tables), and the `latest` this version of effect-saga knows.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface SchemaVersion {
+  readonly applied: number | undefined
+  readonly latest: number
+}
+
+/**
+ * Reads the schema version of the store on the `SqlClient` in context, writing nothing.
+ *
+ * @since 0.2.0
+ * @category migrations
+ */
+export const schemaVersion: Effect.Effect<SchemaVersion, JournalError, SqlClient.SqlClient> =
+  migrations.schemaVersion.pipe(Effect.mapError(sqlite.journalError("open")))
 
 /**
  * The journal on an SQLite file, created if missing: the embedded default. Several processes may

@@ -19,13 +19,21 @@ import type { KeyError } from "./Keys.js"
 import * as SqlJournal from "./SqlJournal.js"
 
 /** The journal and the approvals on one client, its failures (and the migrations') as `JournalError`. */
+/**
+ * The journal and persisted approvals on the `SqlClient` in context, its migrations run first (a
+ * migration that fails is a `JournalError`).
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer: Layer.Layer<Approval | Journal, JournalError | KeyError, SqlClient.SqlClient> = Layer.merge(
+  SqlJournal.layer,
+  Layer.effect(Approval, approval.make)
+).pipe(Layer.mapError(sqlite.layerError("migrate")))
+
 const layerOn = (
   client: Layer.Layer<SqlClient.SqlClient, JournalError>
-): Layer.Layer<Approval | Journal, JournalError | KeyError> =>
-  Layer.merge(SqlJournal.layer, Layer.effect(Approval, approval.make)).pipe(
-    Layer.provide(client),
-    Layer.mapError(sqlite.layerError("migrate"))
-  )
+): Layer.Layer<Approval | Journal, JournalError | KeyError> => layer.pipe(Layer.provide(client))
 
 /**
  * The journal and persisted approvals on one SQLite file through one connection, created if

@@ -104,6 +104,21 @@ export const validate = <Tools extends Record<string, Compensable.Any>>(
   })
 
 /**
+ * What validating says about one tool: `problem`, why its declaration cannot work (undo on an
+ * irreversible tool, a schema that cannot encode to JSON…), and `warning`, what is worth logging
+ * (an undo whose success schema carries nothing it could target). Both `undefined` when all is well.
+ *
+ * @since 0.2.0
+ * @category validation
+ */
+export const checkTool = (
+  tool: Pick<Compensable.Any, "spec">
+): { readonly problem: string | undefined; readonly warning: string | undefined } => ({
+  problem: problemOf(tool.spec),
+  warning: warningOf(tool.spec)
+})
+
+/**
  * Validates the toolkit when the Layer is built (a typo fails on boot, not during a refund), logs
  * its warnings, and registers its undos with the `Saga` service so `Saga.compensate` can run them.
  *

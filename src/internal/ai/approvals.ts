@@ -3,7 +3,7 @@ import type * as Tool from "@effect/ai/Tool"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { CurrentSaga } from "../engine/context.js"
+import { CurrentSaga } from "../../Saga.js"
 import type { PendingCall } from "./toolCall.js"
 
 /** A value as JSON, encoded with the tool's schema (the journal encoded it with the same). */

@@ -7,9 +7,9 @@ import * as Schema from "effect/Schema"
 import type { Policy, PolicyOverride } from "../../Agent.js"
 import type { CompensationContext, StepContext } from "../../Compensable.js"
 import * as Compensable from "../../Compensable.js"
+import { CurrentSaga } from "../../Saga.js"
 import { ApprovalPending } from "../../SagaError.js"
-import { CurrentSaga } from "../engine/context.js"
-import { problemOf, warningOf } from "../engine/declaration.js"
+import { checkTool } from "../../Toolkit.js"
 import type { StepSpec } from "../engine/spec.js"
 import { resolve } from "./policy.js"
 import { currentToolCall } from "./toolCall.js"
@@ -138,13 +138,13 @@ export const validate = (
       if (needsHandler && handlers[name] === undefined) return fail(name, "the tool has no handler")
     }
     for (const spec of specs) {
-      const problem = problemOf(spec)
+      const problem = checkTool({ spec }).problem
       if (problem !== undefined) return fail(spec.name, problem)
     }
     const warnings: Array<string> = []
     for (const spec of specs) {
       const policy = policies[spec.name]!
-      const warning = policy.undo ? warningOf(spec) : undefined
+      const warning = policy.undo ? checkTool({ spec }).warning : undefined
       if (warning !== undefined) warnings.push(warning)
       if (policy.gap) {
         warnings.push(

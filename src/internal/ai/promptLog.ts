@@ -1,4 +1,7 @@
-import { sha256 } from "../journal/hash.js"
+import * as crypto from "node:crypto"
+
+/** SHA-256 of a string's UTF-8 bytes, as lowercase hex. */
+const sha256 = (text: string): string => crypto.hash("sha256", text, "hex")
 
 /** A prompt as journaled: its size and digest, and the messages its conversation added. */
 export interface JournaledPrompt {

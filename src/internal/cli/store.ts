@@ -7,21 +7,17 @@
  */
 
 import * as fs from "node:fs"
-import * as SqlClient from "@effect/sql/SqlClient"
+import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
-import { Approval } from "../../Approval.js"
+import type { Approval } from "../../Approval.js"
 import { Journal, JournalError } from "../../Journal.js"
 import type { KeyError } from "../../Keys.js"
 import * as Saga from "../../Saga.js"
 import * as SqlApproval from "../../SqlApproval.js"
 import * as SqlJournal from "../../SqlJournal.js"
-import * as sqlApproval from "../sql/approval.js"
-import * as sqlJournal from "../sql/journal.js"
-import { latestMigration, migrationsTable } from "../sql/migrations.js"
-import * as postgres from "../sql/postgres.js"
-import * as sqlite from "../sql/sqlite.js"
+import * as SqlStore from "../../SqlStore.js"
 import { UsageError } from "./failure.js"
 
 /**
@@ -98,28 +94,12 @@ const checkFile = (filename: string, access: Access): Effect.Effect<"exists" | "
       : Effect.succeed("exists" as const)
   })
 
-/** The schema version the store's migrations table records; `undefined` without one. */
-const schemaVersion = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  const present = yield* sql.onDialectOrElse({
-    pg: () => sql<{ readonly present: unknown }>`SELECT to_regclass(${migrationsTable}) IS NOT NULL AS present`,
-    orElse: () =>
-      sql<{ readonly present: unknown }>`SELECT count(*) > 0 AS present FROM sqlite_master
-WHERE type = 'table' AND name = ${migrationsTable}`
-  })
-  if (!present[0]?.present) return undefined
-  const rows = yield* sql<{
-    readonly version: unknown
-  }>`SELECT MAX(migration_id) AS version FROM ${sql(migrationsTable)}`
-  return Number(rows[0]?.version ?? 0)
-})
-
 /**
  * Refuses a store that is not an effect-saga journal (unless `create`), one that a newer
  * effect-saga migrated, and, to read it, one an older version left behind: reads never migrate.
  */
 const checkJournal = (where: string, access: Access) =>
-  Effect.flatMap(schemaVersion, (version) => {
+  Effect.flatMap(SqlJournal.schemaVersion, ({ applied: version, latest: latestMigration }) => {
     if (version === undefined || version === 0) {
       return access === "create"
         ? Effect.void
@@ -143,7 +123,7 @@ const checkJournal = (where: string, access: Access) =>
           })
         )
       : Effect.void
-  }).pipe(Effect.catchTag("SqlError", (error) => Effect.fail(sqlite.journalError("open")(error))))
+  })
 
 /**
  * The journal as a read command holds it: it reads, it holds no lease (so it has none to renew or
@@ -168,10 +148,10 @@ const readOnlyJournal = (journal: Journal["Type"]): Journal["Type"] => {
 const storeOn = (access: Access): Layer.Layer<Journal | Approval, JournalError | KeyError, SqlClient.SqlClient> =>
   access === "read"
     ? Layer.merge(
-        Layer.effect(Journal, Effect.map(sqlJournal.makeUnmigrated, readOnlyJournal)),
-        Layer.effect(Approval, sqlApproval.makeUnmigrated)
+        Layer.effect(Journal, Effect.map(Journal, readOnlyJournal)).pipe(Layer.provide(SqlJournal.layerUnmigrated)),
+        SqlApproval.layerUnmigrated
       )
-    : Layer.merge(SqlJournal.layer, SqlApproval.layer).pipe(Layer.mapError(sqlite.layerError("migrate")))
+    : SqlStore.layer
 
 /** The saga service on the store in context, once `checkJournal` let it through. */
 const servicesOn = (
@@ -179,6 +159,17 @@ const servicesOn = (
   access: Access
 ): Layer.Layer<Services, UsageError | JournalError | KeyError, SqlClient.SqlClient> =>
   Layer.unwrapEffect(Effect.as(checkJournal(where, access), Saga.layer.pipe(Layer.provideMerge(storeOn(access)))))
+
+/** The URL without its password, for messages. */
+const withoutPassword = (url: string): string => {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== "") parsed.password = "***"
+    return parsed.toString()
+  } catch {
+    return "the PostgreSQL URL given"
+  }
+}
 
 /** The URL with a session in which every transaction is read-only. */
 const readOnlyUrl = (url: string): string => {
@@ -189,7 +180,7 @@ const readOnlyUrl = (url: string): string => {
 }
 
 const sqliteLayer = (filename: string, access: Access): Layer.Layer<Services, UsageError | JournalError | KeyError> => {
-  const client = (readonly: boolean) => sqlite.layerClient({ filename, readonly })
+  const client = (readonly: boolean) => SqlJournal.layerSqliteClient({ filename, readonly })
   // Looked at through a read-only connection first: opening it to write would switch the file to WAL.
   // An existing file must be a journal already, even to import into.
   const probe = Effect.provide(checkJournal(filename, access === "create" ? "write" : access), client(true))
@@ -204,9 +195,9 @@ const sqliteLayer = (filename: string, access: Access): Layer.Layer<Services, Us
 }
 
 const pgLayer = (url: string, access: Access): Layer.Layer<Services, UsageError | JournalError | KeyError> =>
-  servicesOn(postgres.printable(Redacted.make(url)), access).pipe(
+  servicesOn(withoutPassword(url), access).pipe(
     Layer.provide(
-      postgres.layerClient({ url: Redacted.make(access === "read" ? readOnlyUrl(url) : url), maxConnections: 2 })
+      SqlJournal.layerPgClient({ url: Redacted.make(access === "read" ? readOnlyUrl(url) : url), maxConnections: 2 })
     )
   )
 

@@ -2,9 +2,9 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Journal from "../../Journal.js"
-import { ConcurrencyConflict, LeaseHeld } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf } from "./entries.js"
+import { ConcurrencyConflict, LeaseHeld } from "./errors.js"
 import { isActive, isFinished, statusAfter } from "./status.js"
 
 interface Stored {

@@ -157,3 +157,22 @@ export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, Sq
   ),
   Effect.asVoid
 )
+
+/**
+ * The schema version the store's migrations table records (`undefined` when there is no such
+ * table: not an effect-saga journal), next to the latest this code knows.
+ */
+export const schemaVersion = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const present = yield* sql.onDialectOrElse({
+    pg: () => sql<{ readonly present: unknown }>`SELECT to_regclass(${migrationsTable}) IS NOT NULL AS present`,
+    orElse: () =>
+      sql<{ readonly present: unknown }>`SELECT count(*) > 0 AS present FROM sqlite_master
+WHERE type = 'table' AND name = ${migrationsTable}`
+  })
+  if (!present[0]?.present) return { applied: undefined, latest: latestMigration }
+  const rows = yield* sql<{
+    readonly version: unknown
+  }>`SELECT MAX(migration_id) AS version FROM ${sql(migrationsTable)}`
+  return { applied: Number(rows[0]?.version ?? 0), latest: latestMigration }
+})

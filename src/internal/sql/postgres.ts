@@ -8,7 +8,7 @@ import type { PgOptions } from "../../SqlJournal.js"
 import { describeFailure } from "./sqlite.js"
 
 /** The URL without its password, for messages. */
-export const printable = (url: Redacted.Redacted<string>): string => {
+const printable = (url: Redacted.Redacted<string>): string => {
   try {
     const parsed = new URL(Redacted.value(url))
     if (parsed.password !== "") parsed.password = "***"
