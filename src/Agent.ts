@@ -4,6 +4,9 @@
  * a saga step (a resumed or recovered agent replays the model's answers from the journal instead of
  * asking again), and the toolkit served over MCP. Imported as `effect-saga/ai`. See docs/agents.md.
  *
+ * NOTE (file length): one public module for one entry point (`effect-saga/ai`), its exports and their
+ * JSDoc; the implementation is `internal/ai/`.
+ *
  * @since 0.1.0
  */
 import type * as AiError from "@effect/ai/AiError"

@@ -4,6 +4,10 @@
  * Every append names the `revision` (last seq) and `digest` (last hash) it expects and fails with
  * `ConcurrencyConflict` otherwise, so two writers can never fork a saga's history.
  *
+ * NOTE (file length): the public home of the journal's model (phases, entries, rows, the service,
+ * its errors, verification and NDJSON); most of its lines are the JSDoc of those exports, and the
+ * implementation lives in `internal/journal/`.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"

@@ -2,6 +2,9 @@
  * The saga service: runs programs whose steps are compensable tools, resumes them from the
  * journal, compensates them, and reports where they stand.
  *
+ * NOTE (file length): the public home of the service's types (its options, errors and results, each
+ * documented); the implementation is `internal/engine/saga.ts`.
+ *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"

@@ -1,3 +1,8 @@
+/**
+ * The `Saga` service: runs, resumes and operator's commands under one worker's lock and lease.
+ * NOTE (file length): one service whose members share the worker's state (its lock, lease, registry
+ * and keys); how a run ends, compensation and explicit undos live in files of their own.
+ */
 import * as Crypto from "node:crypto"
 import * as Os from "node:os"
 import * as Cause from "effect/Cause"
