@@ -14,6 +14,7 @@ import type { CompensationReport } from "./CompensationReport.js"
 import type * as commands from "./internal/commands.js"
 import type * as explicit from "./internal/compensateEffect.js"
 import { CurrentSaga as CurrentSagaTag } from "./internal/context.js"
+import * as identifier from "./internal/identifier.js"
 import * as internal from "./internal/saga.js"
 import type {
   ConcurrencyConflict,
@@ -26,7 +27,13 @@ import type {
   SagaRecord
 } from "./Journal.js"
 import type { SagaDefinition } from "./SagaDefinition.js"
-import type { CommandConflict, CommandRefused, EffectNotFound, InvalidSagaInput } from "./SagaError.js"
+import type {
+  CommandConflict,
+  CommandRefused,
+  EffectNotFound,
+  InvalidIdentifier,
+  InvalidSagaInput
+} from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
 
 export {
@@ -50,6 +57,11 @@ export {
    * @category errors
    */
   EffectNotFound,
+  /**
+   * @since 0.2.0
+   * @category errors
+   */
+  InvalidIdentifier,
   /**
    * @since 0.1.0
    * @category errors
@@ -122,8 +134,29 @@ export type WorkerOptions = internal.WorkerOptions
 export type Worker = internal.Worker
 
 /**
- * The errors a run itself fails with: the journal could not be used, or the program did not
- * replay as journaled. A program's own failures do not land here: they compensate.
+ * The most UTF-8 bytes of a saga id that `run`, `start` and `resume` accept. A saga id must also be
+ * non-empty, well-formed Unicode (no lone surrogate) and free of control characters; any other is
+ * refused with `InvalidIdentifier` before anything is journaled or run.
+ *
+ * @since 0.2.0
+ * @category limits
+ */
+export const MAX_SAGA_ID_BYTES: number = identifier.MAX_SAGA_ID_BYTES
+
+/**
+ * The most UTF-8 bytes of the id that an operator's command (`compensate`, `approve`, `reject`,
+ * `renewApproval`, `resolve`), `status` or `compensateEffect` names: more than `MAX_SAGA_ID_BYTES`,
+ * because the journal id of an explicit undo's run, `<sagaId>/<stepId>/compensate-effect`, holds a
+ * saga id and a step id. The same rules as for a saga id apply otherwise.
+ *
+ * @since 0.2.0
+ * @category limits
+ */
+export const MAX_JOURNAL_ID_BYTES: number = identifier.MAX_JOURNAL_ID_BYTES
+
+/**
+ * The errors a run itself fails with: the saga id was refused, the journal could not be used, or
+ * the program did not replay as journaled. A program's own failures do not land here: they compensate.
  *
  * @since 0.1.0
  * @category errors
@@ -189,6 +222,7 @@ export type CommandError =
   | CommandRefused
   | CommandConflict
   | Unauthorized
+  | InvalidIdentifier
 
 /**
  * What an explicit undo of one effect came to: `Settled` with its outcome (`completed`, `partial`,
@@ -285,7 +319,9 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
     /** Settles a step whose outcome is unknown as applied (journaled `EXECUTED`) or not (`FAILED`). */
     readonly resolve: (sagaId: string, stepId: string, resolution: Resolution) => Effect.Effect<void, CommandError>
     /** A saga's status, revision, digest and steps, read from the journal. */
-    readonly status: (sagaId: string) => Effect.Effect<SagaStatus, SagaNotFound | JournalError | JournalCorrupted>
+    readonly status: (
+      sagaId: string
+    ) => Effect.Effect<SagaStatus, SagaNotFound | JournalError | JournalCorrupted | InvalidIdentifier>
     /** Saga rows matching `filter`. */
     readonly list: (filter?: ListFilter) => Effect.Effect<ReadonlyArray<SagaRecord>, JournalError>
     /** Makes tools' undos available to `compensate` in this process (toolkits do this for you). */

@@ -27,6 +27,7 @@ import type { Expiring } from "./expiry.js"
 import { expiredAt } from "./expiry.js"
 import { Faults } from "./faults.js"
 import { sha256 } from "./hash.js"
+import { MAX_STEP_KEY_BYTES, refusal } from "./identifier.js"
 import type { Registry } from "./registry.js"
 import type { StepContext, StepSpec } from "./spec.js"
 import type { StepView } from "./view.js"
@@ -138,6 +139,8 @@ export class SagaRun {
   ): Effect.Effect<any, any, any> =>
     Effect.suspend(() => {
       if (this.haltedWith !== undefined) return Effect.never
+      const badKey = key === undefined ? undefined : refusal("step key", key, MAX_STEP_KEY_BYTES)
+      if (badKey !== undefined) return Effect.fail(badKey)
       const encoded = encodeJson(spec.input, input)
       if (Either.isLeft(encoded)) return Effect.fail(new InvalidInput({ toolName: spec.name, reason: encoded.left }))
       const inputJson = encoded.right

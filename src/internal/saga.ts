@@ -17,7 +17,7 @@ import type * as Report from "../CompensationReport.js"
 import type { ConcurrencyConflict, Holder, JournalCorrupted, JournalError, LeaseHeld } from "../Journal.js"
 import { isFinished, Journal, SagaNotFound } from "../Journal.js"
 import type * as SagaDefinition from "../SagaDefinition.js"
-import type { CommandConflict, CompensationCause } from "../SagaError.js"
+import type { CommandConflict, CompensationCause, InvalidIdentifier } from "../SagaError.js"
 import { InvalidSagaInput, NonDeterminism } from "../SagaError.js"
 import type { SagaResult } from "../SagaResult.js"
 import { encodeJson, parsePayload } from "./codec.js"
@@ -28,6 +28,7 @@ import { compensate, outcomeOfPhase, WITHDRAWN_BY } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
 import { insideUndo } from "./context.js"
 import { endRun, sagaEntry } from "./ending.js"
+import * as identifier from "./identifier.js"
 import { makeKeyedLock } from "./keyedLock.js"
 import type { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
@@ -182,6 +183,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       sagaId,
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
+          yield* identifier.check("saga id", sagaId, identifier.MAX_SAGA_ID_BYTES)
           yield* outsideUndo
           yield* check(authority, action, sagaId)
           const writer = yield* claimAndLoad(sagaId)
@@ -265,6 +267,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       sagaId,
       Effect.uninterruptible(
         Effect.gen(function* () {
+          yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
           yield* outsideUndo
           const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
           const writer = yield* claimAndLoad(sagaId)
@@ -292,6 +295,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
 
   const compensateEffect = (effectId: string) =>
     Effect.gen(function* () {
+      yield* identifier.check("effect id", effectId, identifier.MAX_JOURNAL_ID_BYTES)
       yield* outsideUndo
       const subject = yield* explicit.findSubject(journal, effectId)
       yield* check(authority, "compensate", subject.sagaId, subject.step.stepId)
@@ -401,6 +405,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       }),
     status: (sagaId: string) =>
       Effect.gen(function* () {
+        yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
         const record = yield* existing(sagaId)
         const writer = yield* load(journal, sagaId)
         return { ...record, steps: Array.from(writer.view.steps.values(), (step) => stepStatus(sagaId, step)) }
@@ -444,7 +449,14 @@ interface Command<A, E> {
 }
 
 /** The errors a run itself can fail with (as opposed to the program's, which compensate). */
-export type RunError = JournalError | ConcurrencyConflict | LeaseHeld | JournalCorrupted | NonDeterminism | Unauthorized
+export type RunError =
+  | JournalError
+  | ConcurrencyConflict
+  | LeaseHeld
+  | JournalCorrupted
+  | NonDeterminism
+  | Unauthorized
+  | InvalidIdentifier
 
 /** Where one step stands, as the journal says. */
 export interface StepStatus {
