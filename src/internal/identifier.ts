@@ -24,6 +24,9 @@ const forbidden = /[\p{Cs}\p{Cc}]/u
 /** A lone surrogate. */
 const loneSurrogate = /\p{Cs}/u
 
+/** `String.prototype.isWellFormed` (ES2024, Node 20+): native, and much faster than a regex scan. */
+const isWellFormed = (String.prototype as unknown as { readonly isWellFormed: (this: string) => boolean }).isWellFormed
+
 const hex = (unit: number): string => `U+${unit.toString(16).toUpperCase().padStart(4, "0")}`
 
 /**
@@ -64,3 +67,12 @@ export const check = (kind: IdentifierKind, text: string, maxBytes: number): Eff
     const refused = refusal(kind, text, maxBytes)
     return refused === undefined ? Effect.void : Effect.fail(refused)
   })
+
+/** Why a text field cannot be stored as it is, if it cannot: a lone surrogate, which no store keeps. */
+export const unstorable = (text: string | null | undefined): string | undefined => {
+  if (text === null || text === undefined || isWellFormed.call(text)) return undefined
+  const found = loneSurrogate.exec(text)
+  return found === null
+    ? undefined
+    : `${preview(text)} is not well-formed Unicode (a lone surrogate at index ${found.index}): no store keeps it as it was written, so its hash would not verify`
+}

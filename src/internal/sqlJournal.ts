@@ -10,7 +10,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Journal from "../Journal.js"
-import { buildEntries, isoClock, recordOf } from "./entries.js"
+import { buildEntries, isoClock, recordOf, refuseUnstorable } from "./entries.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
 import { entriesTable, migrate, openSagas, sagasTable } from "./sqlMigrations.js"
 
@@ -427,6 +427,8 @@ RETURNING seq`)
     holder?: Journal.Holder
   ) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+      const unstorable = refuseUnstorable("append", sagaId, drafts)
+      if (unstorable !== undefined) return Effect.fail(unstorable)
       const at = clock(millis)
       const request: Request = {
         sagaId,
@@ -447,6 +449,8 @@ RETURNING seq`)
       if (imported.length === 0) {
         return Effect.fail(new Journal.JournalError({ operation: "import", reason: "there are no entries to import" }))
       }
+      const unstorable = refuseUnstorable("import", undefined, imported)
+      if (unstorable !== undefined) return Effect.fail(unstorable)
       const record = recordOf(imported)
       return sql
         .withTransaction(
