@@ -13,8 +13,30 @@ import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { CurrentSaga } from "./internal/engine/context.js"
 import * as Spec from "./internal/engine/spec.js"
+import * as identifier from "./internal/util/identifier.js"
 import type * as Outcome from "./Outcome.js"
 import type { Saga, CurrentSaga as SagaCurrentSaga } from "./Saga.js"
+import type { InvalidIdentifier } from "./SagaError.js"
+import { isSagaError } from "./SagaError.js"
+
+/**
+ * The most UTF-8 bytes of a tool's name. A name must also be non-empty, well-formed Unicode (no
+ * lone surrogate) and free of control characters; any other is a `DeclarationError`.
+ *
+ * @since 0.2.0
+ * @category limits
+ */
+export const MAX_TOOL_NAME_BYTES: number = identifier.MAX_TOOL_NAME_BYTES
+
+/**
+ * The most UTF-8 bytes of a call's explicit `key`. A key must also be non-empty, well-formed
+ * Unicode and free of control characters; a call with any other fails with `InvalidIdentifier`
+ * (from `SagaError`), and nothing is journaled or run.
+ *
+ * @since 0.2.0
+ * @category limits
+ */
+export const MAX_STEP_KEY_BYTES: number = identifier.MAX_STEP_KEY_BYTES
 
 /**
  * How undoable a tool's effect is. `reversible` (a perfect undo) and `compensatable` (a correction,
@@ -100,7 +122,12 @@ export class DeclarationError extends Schema.TaggedError<DeclarationError>("effe
   /** @since 0.2.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
-    return `tool ${this.toolName}: ${this.reason}`
+    // A name refused for its shape is shown quoted, escaped and cut short.
+    const shown =
+      identifier.identifierProblem(this.toolName, MAX_TOOL_NAME_BYTES) === undefined
+        ? this.toolName
+        : identifier.preview(this.toolName)
+    return `tool ${shown}: ${this.reason}`
   }
 }
 
@@ -139,12 +166,13 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
 }
 
 /**
- * The errors a call can fail with before its tool runs.
+ * The errors a call can fail with before its tool runs: its input does not fit, or its `key` is
+ * refused (`InvalidIdentifier`, since 0.2.0).
  *
  * @since 0.1.0
  * @category errors
  */
-export type StepError = InvalidInput | PayloadTooLarge
+export type StepError = InvalidInput | PayloadTooLarge | InvalidIdentifier
 
 /**
  * Whether a value is one of a tool's errors (`DeclarationError`, `InvalidInput`,
@@ -162,7 +190,8 @@ export const isCompensableError = (u: unknown): u is DeclarationError | StepErro
  * @since 0.1.0
  * @category guards
  */
-export const isStepError = (u: unknown): u is StepError => isCompensableError(u) && u._tag !== "DeclarationError"
+export const isStepError = (u: unknown): u is StepError =>
+  (isCompensableError(u) && u._tag !== "DeclarationError") || (isSagaError(u) && u._tag === "InvalidIdentifier")
 
 /**
  * Options every tool may carry.
@@ -201,7 +230,7 @@ export interface ToolOptions {
 
 /**
  * Options of one call: `key` names the call when a program makes identical calls in parallel and
- * cares which is which.
+ * cares which is which (at most `MAX_STEP_KEY_BYTES`, see there).
  *
  * @since 0.1.0
  * @category models
@@ -342,7 +371,9 @@ export type WithCompensationOptions<A, AE, RC> = ToolOptions & {
 }
 
 /**
- * Attaches an undo to any Effect, making it a named, journaled step of the saga it runs in.
+ * Attaches an undo to any Effect, making it a named, journaled step of the saga it runs in. A
+ * `key` that is refused (see `MAX_STEP_KEY_BYTES`) fails the step with `InvalidIdentifier`: nothing
+ * is journaled and the effect does not run.
  *
  * @since 0.1.0
  * @category combinators
@@ -350,18 +381,24 @@ export type WithCompensationOptions<A, AE, RC> = ToolOptions & {
 export const withCompensation: {
   <A, AE, RC>(
     options: WithCompensationOptions<A, AE, RC> & BoundedUndo<RC>
-  ): <E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Outcome.Failed, R | RC | CurrentSaga>
+  ): <E, R>(
+    self: Effect.Effect<A, E, R>
+  ) => Effect.Effect<A, E | Outcome.Failed | InvalidIdentifier, R | RC | CurrentSaga>
   <A, E, R, AE, RC>(
     self: Effect.Effect<A, E, R>,
     options: WithCompensationOptions<A, AE, RC> & BoundedUndo<RC>
-  ): Effect.Effect<A, E | Outcome.Failed, R | RC | CurrentSaga>
+  ): Effect.Effect<A, E | Outcome.Failed | InvalidIdentifier, R | RC | CurrentSaga>
 } = dual(
   2,
   <A, E, R, AE, RC>(
     self: Effect.Effect<A, E, R>,
     options: WithCompensationOptions<A, AE, RC>
-  ): Effect.Effect<A, E | Outcome.Failed, R | RC | CurrentSaga> => {
+  ): Effect.Effect<A, E | Outcome.Failed | InvalidIdentifier, R | RC | CurrentSaga> => {
     const spec = toSpec({ ...options, input: Schema.Null, execute: () => self } as Parameters<typeof toSpec>[0])
-    return callStep(spec, null, options.key) as Effect.Effect<A, E | Outcome.Failed, R | RC | CurrentSaga>
+    return callStep(spec, null, options.key) as Effect.Effect<
+      A,
+      E | Outcome.Failed | InvalidIdentifier,
+      R | RC | CurrentSaga
+    >
   }
 )

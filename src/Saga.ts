@@ -17,6 +17,7 @@ import type * as Compensable from "./Compensable.js"
 import type { CompensationReport, UndoOutcome } from "./CompensationReport.js"
 import { CurrentSaga as CurrentSagaTag } from "./internal/engine/context.js"
 import * as internal from "./internal/engine/saga.js"
+import * as identifier from "./internal/util/identifier.js"
 import type {
   ConcurrencyConflict,
   Journal,
@@ -31,7 +32,14 @@ import type {
 } from "./Journal.js"
 import type { KeyError } from "./Keys.js"
 import type { SagaDefinition } from "./SagaDefinition.js"
-import type { CommandConflict, CommandRefused, EffectNotFound, InvalidSagaInput, NonDeterminism } from "./SagaError.js"
+import type {
+  CommandConflict,
+  CommandRefused,
+  EffectNotFound,
+  InvalidIdentifier,
+  InvalidSagaInput,
+  NonDeterminism
+} from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
 
 export type {
@@ -116,8 +124,29 @@ export interface Worker {
 }
 
 /**
- * The errors a run itself fails with: the journal could not be used, or the program did not
- * replay as journaled. A program's own failures do not land here: they compensate.
+ * The most UTF-8 bytes of a saga id that `run`, `start` and `resume` accept. A saga id must also be
+ * non-empty, well-formed Unicode (no lone surrogate) and free of control characters; any other is
+ * refused with `InvalidIdentifier` before anything is journaled or run.
+ *
+ * @since 0.2.0
+ * @category limits
+ */
+export const MAX_SAGA_ID_BYTES: number = identifier.MAX_SAGA_ID_BYTES
+
+/**
+ * The most UTF-8 bytes of the id that an operator's command (`compensate`, `approve`, `reject`,
+ * `renewApproval`, `resolve`), `status` or `compensateEffect` names: more than `MAX_SAGA_ID_BYTES`,
+ * because the journal id of an explicit undo's run, `<sagaId>/<stepId>/compensate-effect`, holds a
+ * saga id and a step id. The same rules as for a saga id apply otherwise.
+ *
+ * @since 0.2.0
+ * @category limits
+ */
+export const MAX_JOURNAL_ID_BYTES: number = identifier.MAX_JOURNAL_ID_BYTES
+
+/**
+ * The errors a run itself fails with: the saga id was refused, the journal could not be used, or
+ * the program did not replay as journaled. A program's own failures do not land here: they compensate.
  *
  * @since 0.1.0
  * @category errors
@@ -130,6 +159,7 @@ export type RunError =
   | JournalTampered
   | NonDeterminism
   | Unauthorized
+  | InvalidIdentifier
 
 /**
  * Who approves, optionally until when (ISO-8601 UTC), and the `revision`/`digest` the operator saw:
@@ -208,6 +238,7 @@ export type CommandError =
   | CommandRefused
   | CommandConflict
   | Unauthorized
+  | InvalidIdentifier
 
 /**
  * What an explicit undo of one effect came to: `Settled` with its outcome (`completed`, `partial`,
@@ -350,7 +381,9 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
     /** Settles a step whose outcome is unknown as applied (journaled `EXECUTED`) or not (`FAILED`). */
     readonly resolve: (sagaId: string, stepId: string, resolution: Resolution) => Effect.Effect<void, CommandError>
     /** A saga's status, revision, digest and steps, read from the journal. */
-    readonly status: (sagaId: string) => Effect.Effect<SagaStatus, SagaNotFound | JournalError | JournalCorrupted>
+    readonly status: (
+      sagaId: string
+    ) => Effect.Effect<SagaStatus, SagaNotFound | JournalError | JournalCorrupted | InvalidIdentifier>
     /** Saga rows matching `filter`, each with its `tampered` mark (every listed saga's chain is verified). */
     readonly list: (filter?: ListFilter) => Effect.Effect<ReadonlyArray<SagaSummary>, JournalError>
     /** Makes tools' undos available to `compensate` in this process (toolkits do this for you). */

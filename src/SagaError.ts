@@ -192,6 +192,7 @@ export type SagaError =
   | CommandRefused
   | CommandConflict
   | EffectNotFound
+  | InvalidIdentifier
 
 /**
  * Whether a value is one of this module's errors (every member of `SagaError`), by its `TypeId`.
@@ -200,3 +201,38 @@ export type SagaError =
  * @category guards
  */
 export const isSagaError = (u: unknown): u is SagaError => Predicate.hasProperty(u, TypeId)
+
+/**
+ * What an `InvalidIdentifier` names: a saga id (or the journal id a command names), a call's
+ * explicit step `key`, or the effect id `compensateEffect` was asked for.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const IdentifierKind = Schema.Literal("saga id", "step key", "effect id")
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type IdentifierKind = typeof IdentifierKind.Type
+
+/**
+ * An identifier was refused before anything was journaled or run: it is empty, not well-formed
+ * Unicode (a lone surrogate, which no store keeps as written), holds a control character, or is
+ * over its limit of UTF-8 bytes (`Saga.MAX_SAGA_ID_BYTES`, `Compensable.MAX_STEP_KEY_BYTES`, …).
+ * `identifier` shows it quoted, escaped and cut to 64 characters, never whole.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class InvalidIdentifier extends Schema.TaggedError<InvalidIdentifier>("effect-saga/InvalidIdentifier")(
+  "InvalidIdentifier",
+  { kind: IdentifierKind, identifier: Schema.String, reason: Schema.String }
+) {
+  /** @since 0.2.0 */
+  readonly [TypeId]: TypeId = TypeId
+  override get message(): string {
+    return `invalid ${this.kind} ${this.identifier}: ${this.reason}; nothing was journaled or run`
+  }
+}

@@ -210,6 +210,56 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect("text from every Unicode plane round-trips exactly and its chain verifies", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const sagaId = "ébène-✓-𝄞"
+        const intent = { ...step("INTENT", "réserver:clé-🚀#1"), toolName: "réserver", input: '{"sku":"été-✓-𝄞"}' }
+        const written = yield* appendAll(journal, sagaId, [saga("SAGA_STARTED"), intent])
+        expect(written.map((entry) => [entry.sagaId, entry.stepId, entry.toolName, entry.input])).toEqual([
+          [sagaId, null, null, null],
+          [sagaId, "réserver:clé-🚀#1", "réserver", '{"sku":"été-✓-𝄞"}']
+        ])
+        expect(ids(yield* journal.list(), "ébène")).toEqual([sagaId])
+        expect(yield* Journal.verify(sagaId)).toMatchObject({ _tag: "Intact", entries: 2 })
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("text that is not well-formed Unicode is refused on append and import, and nothing is written", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const lone = "\uD800"
+        const refusals: ReadonlyArray<readonly [string, string, Journal.Draft]> = [
+          ["sagaId", `lone-saga${lone}`, saga("SAGA_STARTED")],
+          ["stepId", "lone-step", step("INTENT", `a${lone}`)],
+          ["toolName", "lone-tool", { ...step("INTENT", "a"), toolName: `tool${lone}` }],
+          ["input", "lone-input", { ...step("INTENT", "a"), input: `"${lone}"` }],
+          ["payload", "lone-payload", { ...step("EXECUTED", "a"), payload: `{"result":"${lone}"}` }]
+        ]
+        for (const [field, sagaId, draft] of refusals) {
+          const error = yield* Effect.flip(journal.append(sagaId, Journal.empty, [saga("SAGA_STARTED"), draft]))
+          expect(error).toMatchObject({ _tag: "JournalError", operation: "append" })
+          expect(error.message).toContain(`the ${field} `)
+          expect(error.message).toContain("is not well-formed Unicode (a lone surrogate")
+          expect(yield* journal.read(sagaId)).toEqual([])
+          expect(Option.isNone(yield* journal.get(sagaId))).toBe(true)
+        }
+        // An export written elsewhere (JSON escapes the surrogate, `\ud800`) whose chain verifies.
+        const sagaId = `lone-import${lone}`
+        const draft = { sagaId, seq: 1, stepId: null, toolName: null, phase: "SAGA_STARTED" as const }
+        const entry = { ...draft, input: null, payload: null, at: "2024-01-01T00:00:00.000Z" }
+        const entries = [{ ...entry, hash: Journal.hashEntry(Journal.empty.digest, entry) }]
+        expect(Journal.verifyEntries(entries)._tag).toBe("Intact")
+        const ndjson = `${JSON.stringify(entries[0])}\n`
+        expect(ndjson).toContain("\\ud800")
+        for (const attempt of [Journal.importNdjson(ndjson), journal.importSaga(entries)]) {
+          expect(yield* Effect.flip(attempt)).toMatchObject({ _tag: "JournalError", operation: "import" })
+        }
+        expect(yield* journal.read(sagaId)).toEqual([])
+        expect(ids(yield* journal.list(), "lone-")).toEqual([])
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect("`at` is the Effect Clock's time as ISO-8601 UTC", () =>
       Effect.gen(function* () {
         const journal = yield* Journal.Journal

@@ -27,6 +27,7 @@ import { answersPending, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
 import { byteLength, decodeJson, encodeJson, parsePayload } from "../util/codec.js"
+import { MAX_STEP_KEY_BYTES, refusal } from "../util/identifier.js"
 import type { StepOptions } from "./context.js"
 import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
@@ -147,6 +148,8 @@ export class SagaRun {
   ): Effect.Effect<any, any, any> =>
     Effect.suspend(() => {
       if (this.haltedWith !== undefined) return Effect.never
+      const badKey = key === undefined ? undefined : refusal("step key", key, MAX_STEP_KEY_BYTES)
+      if (badKey !== undefined) return Effect.fail(badKey)
       const encoded = encodeJson(spec.input, input)
       if (Either.isLeft(encoded)) return Effect.fail(new InvalidInput({ toolName: spec.name, reason: encoded.left }))
       const inputJson = encoded.right

@@ -44,6 +44,7 @@ import { isUnknown, JournalView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad as loadClaimed } from "../journal/writer.js"
 import { encodeJson, parsePayload } from "../util/codec.js"
+import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
 import type { Lookup } from "./compensation.js"
 import { compensate, outcomeOfPhase, WITHDRAWN_BY } from "./compensation.js"
@@ -167,6 +168,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       sagaId,
       Effect.uninterruptibleMask((restore) =>
         Effect.gen(function* () {
+          yield* identifier.check("saga id", sagaId, identifier.MAX_SAGA_ID_BYTES)
           yield* outsideUndo
           yield* check(authority, action, sagaId)
           const writer = yield* claimAndLoad(sagaId)
@@ -245,6 +247,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       sagaId,
       Effect.uninterruptible(
         Effect.gen(function* () {
+          yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
           yield* outsideUndo
           const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
           const writer = yield* claimAndLoad(sagaId)
@@ -272,6 +275,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
 
   const compensateEffect = (effectId: string) =>
     Effect.gen(function* () {
+      yield* identifier.check("effect id", effectId, identifier.MAX_JOURNAL_ID_BYTES)
       yield* outsideUndo
       const subject = yield* explicit.findSubject(journal, effectId)
       yield* check(authority, "compensate", subject.sagaId, subject.step.stepId)
@@ -381,6 +385,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       }),
     status: (sagaId: string) =>
       Effect.gen(function* () {
+        yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
         const inspected = yield* inspect(store, sagaId, keys)
         if (Option.isNone(inspected.record)) return yield* new SagaNotFound({ sagaId })
         // Only what verifies is shown as a fact: the steps come from the entries before the break.

@@ -2,8 +2,54 @@
 import type * as Journal from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import { ENTRY_DOMAIN, sign } from "../util/crypto.js"
+import { unstorable } from "../util/identifier.js"
+import { JournalError } from "./errors.js"
 import { hashEntry } from "./hash.js"
 import { statusAfter } from "./status.js"
+
+/** The text fields of an entry (or of a draft, which has no `at`, `hash` or `mac`). */
+interface Texts {
+  readonly sagaId?: string | undefined
+  readonly stepId: string | null
+  readonly toolName: string | null
+  readonly input: string | null
+  readonly payload: string | null
+  readonly at?: string | undefined
+  readonly hash?: string | undefined
+  readonly mac?: string | undefined
+}
+
+/**
+ * The `JournalError` that refuses an append or an import whose text cannot be stored as written,
+ * if it must: a field that is not well-formed Unicode. No store keeps a lone surrogate as it was
+ * written (SQLite reads it back as U+FFFD, PostgreSQL stores U+FFFD), so the entry's hash would not
+ * verify and two saga ids differing only there would meet in one row.
+ */
+export const refuseUnstorable = (
+  operation: "append" | "import",
+  sagaId: string | undefined,
+  entries: ReadonlyArray<Texts>
+): JournalError | undefined => {
+  let found = unstorableIn("sagaId", sagaId)
+  for (let i = 0; found === undefined && i < entries.length; i++) found = unstorableField(entries[i]!)
+  return found === undefined ? undefined : new JournalError({ operation, reason: found })
+}
+
+const unstorableIn = (field: string, text: string | null | undefined): string | undefined => {
+  const reason = unstorable(text)
+  return reason === undefined ? undefined : `the ${field} ${reason}`
+}
+
+/** Why the first text field of `entry` that is not well-formed Unicode cannot be stored, if one is not. */
+const unstorableField = (entry: Texts): string | undefined =>
+  unstorableIn("sagaId", entry.sagaId) ??
+  unstorableIn("stepId", entry.stepId) ??
+  unstorableIn("toolName", entry.toolName) ??
+  unstorableIn("input", entry.input) ??
+  unstorableIn("payload", entry.payload) ??
+  unstorableIn("at", entry.at) ??
+  unstorableIn("hash", entry.hash) ??
+  unstorableIn("mac", entry.mac)
 
 /** Builds the entries for `drafts`, chained after `expected`, each signed when the store has a journal key. */
 export const buildEntries = (

@@ -10,6 +10,10 @@ export const sha256 = (text: string): string => crypto.hash("sha256", text, "hex
 /**
  * Hashes `fields` chained to `previous`: SHA-256 over `previous`, then every field as
  * `<UTF-8 byte length>:<text>` (`null` as `-1:`), so no two lists of fields share a byte stream.
+ *
+ * NOTE: the bytes hashed are the UTF-8 bytes a store keeps only for well-formed text; a lone
+ * surrogate has no UTF-8 form (it is hashed as U+FFFD, and stores keep it differently), so every
+ * store refuses such text before it is hashed (`refuseUnstorable` in `entries.ts`).
  */
 export const chain = (previous: string, fields: ReadonlyArray<string | number | null>): string => {
   const texts = fields.map((field) => (field === null ? null : String(field)))

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Journal from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
-import { buildEntries, isoClock, recordOf } from "./entries.js"
+import { buildEntries, isoClock, recordOf, refuseUnstorable } from "./entries.js"
 import { ConcurrencyConflict, LeaseHeld } from "./errors.js"
 import { isActive, isFinished, statusAfter } from "./status.js"
 
@@ -43,6 +43,8 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     holder?: Journal.Holder
   ) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis): Effect.Effect<Array<Journal.Entry>, Journal.AppendError> => {
+      const unstorable = refuseUnstorable("append", sagaId, drafts)
+      if (unstorable !== undefined) return Effect.fail(unstorable)
       const stored = sagas.get(sagaId)
       const revision = stored?.record.revision ?? 0
       const digest = stored?.record.digest
@@ -75,7 +77,9 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     })
 
   const importSaga = (entries: ReadonlyArray<Journal.Entry>) =>
-    Effect.suspend(() => {
+    Effect.suspend((): Effect.Effect<Journal.SagaRecord, Journal.ConcurrencyConflict | Journal.JournalError> => {
+      const unstorable = refuseUnstorable("import", undefined, entries)
+      if (unstorable !== undefined) return Effect.fail(unstorable)
       const sagaId = entries[0]!.sagaId
       const existing = sagas.get(sagaId)
       if (existing !== undefined) {

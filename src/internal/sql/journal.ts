@@ -14,7 +14,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
-import { buildEntries, isoClock, recordOf } from "../journal/entries.js"
+import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
 import { groupCommit } from "./groupCommit.js"
 import { entriesTable, migrate, openSagas, sagasTable } from "./migrations.js"
 import { decodeEntries, decodeRecords } from "./rows.js"
@@ -361,6 +361,8 @@ RETURNING seq`)
     holder?: Journal.Holder
   ) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+      const unstorable = refuseUnstorable("append", sagaId, drafts)
+      if (unstorable !== undefined) return Effect.fail(unstorable)
       const at = clock(millis)
       const request: Request = {
         sagaId,
@@ -381,6 +383,8 @@ RETURNING seq`)
       if (imported.length === 0) {
         return Effect.fail(new Journal.JournalError({ operation: "import", reason: "there are no entries to import" }))
       }
+      const unstorable = refuseUnstorable("import", undefined, imported)
+      if (unstorable !== undefined) return Effect.fail(unstorable)
       const record = recordOf(imported)
       return sql
         .withTransaction(

@@ -1,0 +1,78 @@
+/** Checking the identifiers that enter the journal: saga ids, tool names, step keys. */
+import * as Effect from "effect/Effect"
+import type { IdentifierKind } from "../../SagaError.js"
+import { InvalidIdentifier } from "../../SagaError.js"
+
+/** The most UTF-8 bytes of a saga id that a program is run, started or resumed under. */
+export const MAX_SAGA_ID_BYTES = 512
+
+/**
+ * The most UTF-8 bytes of the id a command or a read names: a saga's, or the journal id of an
+ * explicit undo's run (`<sagaId>/<stepId>/compensate-effect`, at most 933 bytes with the limits here).
+ */
+export const MAX_JOURNAL_ID_BYTES = 1024
+
+/** The most UTF-8 bytes of a tool's name. */
+export const MAX_TOOL_NAME_BYTES = 128
+
+/** The most UTF-8 bytes of a call's explicit `key`. */
+export const MAX_STEP_KEY_BYTES = 256
+
+/** A lone surrogate (`Cs` in a `u` regex matches only unpaired ones) or a control character (C0, DEL, C1). */
+const forbidden = /[\p{Cs}\p{Cc}]/u
+
+/** A lone surrogate. */
+const loneSurrogate = /\p{Cs}/u
+
+/** `String.prototype.isWellFormed` (ES2024, Node 20+): native, and much faster than a regex scan. */
+const isWellFormed = (String.prototype as unknown as { readonly isWellFormed: (this: string) => boolean }).isWellFormed
+
+const hex = (unit: number): string => `U+${unit.toString(16).toUpperCase().padStart(4, "0")}`
+
+/**
+ * Why `text` cannot be an identifier of at most `maxBytes` UTF-8 bytes, if it cannot: empty, not
+ * well-formed Unicode (a lone surrogate, which no store keeps as it was written), a control
+ * character (it would forge lines in logs and terminals), or too long.
+ */
+export const identifierProblem = (text: string, maxBytes: number): string | undefined => {
+  if (text.length === 0) return "it is empty"
+  const found = forbidden.exec(text)
+  if (found !== null) {
+    const at = `(${hex(found[0].charCodeAt(0))}) at index ${found.index}`
+    return loneSurrogate.test(found[0])
+      ? `it is not well-formed Unicode: a lone surrogate ${at}`
+      : `it holds a control character ${at}`
+  }
+  // A UTF-16 code unit is at most 3 UTF-8 bytes: most identifiers need no count.
+  if (text.length * 3 <= maxBytes) return undefined
+  const bytes = Buffer.byteLength(text, "utf8")
+  return bytes > maxBytes ? `it is ${bytes} UTF-8 bytes, over the limit of ${maxBytes}` : undefined
+}
+
+/** How a message shows an identifier: quoted, escaped, at most 64 characters of it. */
+export const preview = (text: string): string => {
+  const head = Array.from(text.slice(0, 130)).slice(0, 64).join("")
+  return head.length < text.length ? `${JSON.stringify(head)}…` : JSON.stringify(text)
+}
+
+/** The `InvalidIdentifier` that refuses `text` as an identifier of this kind and size, if it is refused. */
+export const refusal = (kind: IdentifierKind, text: string, maxBytes: number): InvalidIdentifier | undefined => {
+  const reason = identifierProblem(text, maxBytes)
+  return reason === undefined ? undefined : new InvalidIdentifier({ kind, identifier: preview(text), reason })
+}
+
+/** Fails with `InvalidIdentifier` if `text` cannot be an identifier of this kind and size. */
+export const check = (kind: IdentifierKind, text: string, maxBytes: number): Effect.Effect<void, InvalidIdentifier> =>
+  Effect.suspend(() => {
+    const refused = refusal(kind, text, maxBytes)
+    return refused === undefined ? Effect.void : Effect.fail(refused)
+  })
+
+/** Why a text field cannot be stored as it is, if it cannot: a lone surrogate, which no store keeps. */
+export const unstorable = (text: string | null | undefined): string | undefined => {
+  if (text === null || text === undefined || isWellFormed.call(text)) return undefined
+  const found = loneSurrogate.exec(text)
+  return found === null
+    ? undefined
+    : `${preview(text)} is not well-formed Unicode (a lone surrogate at index ${found.index}): no store keeps it as it was written, so its hash would not verify`
+}
