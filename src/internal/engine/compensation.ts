@@ -19,6 +19,7 @@ import type {
 } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import * as Outcome from "../../Outcome.js"
+import { stepKey, undoKey } from "../journal/ids.js"
 import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { decodeJson, parsePayload } from "../util/codec.js"
@@ -26,7 +27,6 @@ import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
 import * as Receipts from "./receipts.js"
 import type { RegisteredTool } from "./registry.js"
-import { requestIdOf } from "./run.js"
 
 /** Finds the tool, and the context its undo runs in, by name. */
 export type Lookup = (toolName: string) => RegisteredTool | undefined
@@ -89,7 +89,7 @@ const begin = (writer: Writer, env: UndoEnv, cause: string) =>
     if (start.length + withdrawals.length > 0) yield* writer.append([...start, ...withdrawals])
     for (const step of view.steps.values()) {
       if (step.refused !== undefined && parsePayload(step.refused.payload)?.by === WITHDRAWN_BY) {
-        yield* env.withdraw(requestIdOf(writer.sagaId, step.stepId), withdrawnReason)
+        yield* env.withdraw(stepKey(writer.sagaId, step.stepId), withdrawnReason)
       }
     }
   })
@@ -114,9 +114,6 @@ const boundedSaga = CurrentSaga.of({
   step: (spec) => refusedInsideUndo(spec.name),
   settle: () => refusedInsideUndo("Saga")
 })
-
-/** The idempotency key of a step's undo: stable across replays, distinct from the forward key. */
-export const undoKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}/undo`
 
 /** The undo outcome each journaled compensation phase records. */
 export const outcomeOfPhase: Partial<Record<Phase, Report.UndoOutcome>> = {

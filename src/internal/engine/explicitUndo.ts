@@ -10,6 +10,7 @@ import type { KeyRing } from "../../Keys.js"
 import { CommandRefused, EffectNotFound } from "../../SagaError.js"
 import { distrust, withoutMac } from "../journal/decisions.js"
 import { sha256 } from "../journal/hash.js"
+import { addressesOf, runIdOf, stepKey } from "../journal/ids.js"
 import type { VerifiedJournal } from "../journal/verified.js"
 import type { StepView } from "../journal/view.js"
 import { isUnknown, JournalView } from "../journal/view.js"
@@ -21,7 +22,6 @@ import type { ExplicitUndo, Lookup } from "./compensation.js"
 import { outcomeOfPhase, runUndo, unavailability } from "./compensation.js"
 import { expiredAt } from "./expiry.js"
 import * as Receipts from "./receipts.js"
-import { forwardKey } from "./run.js"
 
 /** What an explicit undo of one effect came to. */
 export type EffectOutcome = Exclude<Report.UndoOutcome, "skipped">
@@ -42,9 +42,6 @@ export type EffectCompensation =
       readonly request: ApprovalRequest
     }
 
-/** The journal id of the run that undoes effect `effectId`; its idempotency key too. */
-export const runIdOf = (effectId: string): string => `${effectId}/compensate-effect`
-
 /** The saga, its journal and the step an effect id (a step's forward idempotency key) names. */
 export interface Subject {
   readonly effectId: string
@@ -54,16 +51,15 @@ export interface Subject {
 }
 
 /**
- * Finds the step an effect id names: `${sagaId}/${stepId}`, split at the `/` that names a saga
+ * Finds the step an effect id names: `stepKey(sagaId, stepId)`, read at the `/` that names a saga
  * and one of its steps (saga ids may hold a `/` themselves).
  */
 export const findSubject = (journal: VerifiedJournal, effectId: string) =>
   Effect.gen(function* () {
-    for (let at = effectId.indexOf("/"); at > 0; at = effectId.indexOf("/", at + 1)) {
-      const sagaId = effectId.slice(0, at)
+    for (const { sagaId, stepId } of addressesOf(effectId)) {
       if (Option.isNone(yield* journal.get(sagaId))) continue
       const view = new JournalView(yield* journal.read(sagaId))
-      const step = view.steps.get(effectId.slice(at + 1))
+      const step = view.steps.get(stepId)
       if (step !== undefined) return { effectId, sagaId, view, step } satisfies Subject
     }
     return yield* new EffectNotFound({ effectId })
@@ -80,9 +76,9 @@ export const answerOf = (effectId: string, view: JournalView): EffectCompensatio
 
 /** How an explicit undo of a step stands, for a saga's own compensation to take over. */
 export const explicitUndoOf = (journal: VerifiedJournal) => (sagaId: string, step: StepView) =>
-  Effect.map(journal.read(runIdOf(forwardKey(sagaId, step.stepId))), (entries): ExplicitUndo | undefined => {
+  Effect.map(journal.read(runIdOf(stepKey(sagaId, step.stepId))), (entries): ExplicitUndo | undefined => {
     const view = new JournalView(entries)
-    const answer = answerOf(forwardKey(sagaId, step.stepId), view)
+    const answer = answerOf(stepKey(sagaId, step.stepId), view)
     if (answer?._tag === "Settled") return { outcome: answer.outcome, detail: answer.detail }
     const undo = view.steps.get(step.stepId)
     return undo?.compensating !== undefined ? { outcome: "pending", detail: undefined } : undefined
@@ -221,7 +217,7 @@ const approvalGate = (
     let decision = parsePayload(undo?.approved?.payload ?? null)
     if (decision === undefined) {
       const request: ApprovalRequest = {
-        requestId: `${run.sagaId}/${step.stepId}`,
+        requestId: stepKey(run.sagaId, step.stepId),
         sagaId: run.sagaId,
         stepId: step.stepId,
         toolName: step.toolName,

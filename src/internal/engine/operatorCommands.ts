@@ -4,13 +4,13 @@ import type { Approval } from "../../Approval.js"
 import { ConcurrencyConflict } from "../../Journal.js"
 import * as Outcome from "../../Outcome.js"
 import { CommandRefused } from "../../SagaError.js"
+import { stepKey } from "../journal/ids.js"
 import type { StepView } from "../journal/view.js"
 import { isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
 import { encodeJson, parsePayload } from "../util/codec.js"
 import type { Lookup } from "./compensation.js"
-import { requestIdOf } from "./run.js"
 
 /** The revision and digest an operator last saw; a command on a saga that moved on is refused. */
 export interface Seen {
@@ -77,7 +77,7 @@ export const approve = (
     const step = yield* awaitingStep(writer, stepId)
     const inputDigest = parsePayload(step.awaiting!.payload)?.inputDigest
     if (typeof inputDigest !== "string") return yield* refused(writer, stepId, "the request has no input digest")
-    const requestId = requestIdOf(writer.sagaId, stepId)
+    const requestId = stepKey(writer.sagaId, stepId)
     yield* approval.approve(requestId, { by: options.by, inputDigest, expiresAt: options.expiresAt })
     const at = yield* nowIso
     yield* write(writer, step, "APPROVED", {
@@ -135,7 +135,7 @@ export const renew = (writer: Writer, approval: Approval["Type"], stepId: string
       return yield* refused(writer, stepId, "the renewal names another input digest than the one approved")
     }
     const renewal = { by: options.by, inputDigest, expiresAt: options.expiresAt }
-    yield* approval.renew(requestIdOf(writer.sagaId, stepId), renewal)
+    yield* approval.renew(stepKey(writer.sagaId, stepId), renewal)
     const { expiresAt: _expiresAt, renewedBy: _renewedBy, renewedAt: _renewedAt, ...decision } = approved
     yield* write(writer, step, "APPROVED", {
       ...decision,
@@ -155,7 +155,7 @@ export const reject = (
 ) =>
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
-    yield* approval.reject(requestIdOf(writer.sagaId, stepId), { by: options.by, reason: options.reason })
+    yield* approval.reject(stepKey(writer.sagaId, stepId), { by: options.by, reason: options.reason })
     const at = yield* nowIso
     yield* write(writer, step, "REJECTED", {
       _tag: "Rejected",

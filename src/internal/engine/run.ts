@@ -21,6 +21,7 @@ import { ApprovalPending, ApprovalRefused, NonDeterminism } from "../../SagaErro
 import type { UnknownStep } from "../../SagaResult.js"
 import { distrust, withoutMac } from "../journal/decisions.js"
 import { sha256 } from "../journal/hash.js"
+import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
 import type { StepView } from "../journal/view.js"
 import { answersPending, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
@@ -58,12 +59,6 @@ const haltOn = (halt: Halt) => Effect.fail(new HaltSignal(halt))
 
 const fatal = (error: AppendError | JournalCorrupted | JournalTampered | NonDeterminism) =>
   haltOn({ _tag: "Fatal", error })
-
-/** The idempotency key of a step's forward call. */
-export const forwardKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
-
-/** The id of the approval request of a saga's step. */
-export const requestIdOf = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
 
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
 interface Call {
@@ -156,7 +151,7 @@ export class SagaRun {
       const digest = sha256(inputJson)
       const call: Call = {
         spec,
-        stepId: this.allocate(spec.name, key ?? digest.slice(0, 16)),
+        stepId: this.allocate(callIdOf(spec.name, key ?? inputKey(digest))),
         input,
         inputJson,
         digest
@@ -250,11 +245,10 @@ export class SagaRun {
     return Effect.never
   }
 
-  private allocate(toolName: string, base: string): string {
-    const id = `${toolName}:${base}`
-    const occurrence = (this.occurrences.get(id) ?? 0) + 1
-    this.occurrences.set(id, occurrence)
-    const stepId = `${id}#${occurrence}`
+  private allocate(callId: string): string {
+    const occurrence = (this.occurrences.get(callId) ?? 0) + 1
+    this.occurrences.set(callId, occurrence)
+    const stepId = stepIdOf(callId, occurrence)
     this.unreplayed.delete(stepId)
     return stepId
   }
@@ -320,7 +314,7 @@ export class SagaRun {
         sagaId: this.sagaId,
         stepId: call.stepId,
         toolName: call.spec.name,
-        requestId: requestIdOf(this.sagaId, call.stepId)
+        requestId: stepKey(this.sagaId, call.stepId)
       })
     )
   }
@@ -335,12 +329,8 @@ export class SagaRun {
   /** A journaled, unkeyed call of `toolName` that this replay has not reached. */
   private unreplayedOf(toolName: string): StepView | undefined {
     for (const step of this.unreplayed.values()) {
-      if (
-        step.toolName === toolName &&
-        step.stepId.startsWith(`${toolName}:${sha256(step.input ?? "null").slice(0, 16)}#`)
-      ) {
-        return step
-      }
+      const callId = callIdOf(toolName, inputKey(sha256(step.input ?? "null")))
+      if (step.toolName === toolName && isOccurrenceOf(step.stepId, callId)) return step
     }
     return undefined
   }
@@ -394,7 +384,7 @@ export class SagaRun {
       }
       if (journaled?.approved === undefined) {
         const request: ApprovalRequest = {
-          requestId: requestIdOf(this.sagaId, stepId),
+          requestId: stepKey(this.sagaId, stepId),
           sagaId: this.sagaId,
           stepId,
           toolName: spec.name,
@@ -471,7 +461,7 @@ export class SagaRun {
    */
   private execute(call: Call, firstAttempt: number, deferred: boolean) {
     const { spec, stepId, input, inputJson } = call
-    const idempotencyKey = forwardKey(this.sagaId, stepId)
+    const idempotencyKey = stepKey(this.sagaId, stepId)
     const state = { attempt: firstAttempt - 1, receipt: undefined as string | undefined }
     const nextContext = (): StepContext => ({
       sagaId: this.sagaId,

@@ -29,6 +29,7 @@ import type * as SagaDefinition from "../../SagaDefinition.js"
 import type { CommandConflict, CompensationCause } from "../../SagaError.js"
 import { InvalidSagaInput, NonDeterminism } from "../../SagaError.js"
 import type { SagaResult } from "../../SagaResult.js"
+import { runIdOf, stepKey } from "../journal/ids.js"
 import { inspect, tamperOf, trustedPrefix, verifying } from "../journal/verified.js"
 import type { StepView } from "../journal/view.js"
 import { isUnknown, JournalView } from "../journal/view.js"
@@ -46,7 +47,7 @@ import * as commands from "./operatorCommands.js"
 import type { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
-import { forwardKey, SagaRun } from "./run.js"
+import { SagaRun } from "./run.js"
 
 /** What a run does when it is interrupted. */
 export interface RunOptions {
@@ -302,10 +303,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       yield* check(authority, "compensate", subject.sagaId, subject.step.stepId)
       const refused = explicit.notApplied(subject)
       if (refused !== undefined) return yield* refused
-      const answered = explicit.finishedAnswer(
-        effectId,
-        new JournalView(yield* journal.read(explicit.runIdOf(effectId)))
-      )
+      const answered = explicit.finishedAnswer(effectId, new JournalView(yield* journal.read(runIdOf(effectId))))
       if (answered !== undefined) return answered
       const ctx = { journal, approval, lookup: registered, holder, approvalTtl, journalKeys: keys, receiptKeys }
       // The run and the saga are both held meanwhile: the saga's own compensation waits for this undo.
@@ -323,10 +321,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           Effect.zipRight(run.release(), Effect.ignore(journal.release(owner, subject.sagaId)))
         )
       })
-      return yield* withLock(
-        explicit.runIdOf(effectId),
-        withLock(subject.sagaId, Effect.uninterruptible(attempt))
-      ).pipe(
+      return yield* withLock(runIdOf(effectId), withLock(subject.sagaId, Effect.uninterruptible(attempt))).pipe(
         Effect.retry({
           while: (error) => error._tag === "LeaseHeld" || error._tag === "ConcurrencyConflict",
           schedule: contention
@@ -485,7 +480,7 @@ export interface StepStatus {
 const stepStatus = (sagaId: string, step: StepView): StepStatus => ({
   stepId: step.stepId,
   toolName: step.toolName,
-  effectId: forwardKey(sagaId, step.stepId),
+  effectId: stepKey(sagaId, step.stepId),
   state: step.executed
     ? "executed"
     : step.failed
