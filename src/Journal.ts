@@ -28,6 +28,7 @@ import {
 } from "./internal/journal/errors.js"
 import * as hash from "./internal/journal/hash.js"
 import { makeMemoryJournal } from "./internal/journal/memory.js"
+import * as payloads from "./internal/journal/payloads.js"
 import * as status from "./internal/journal/status.js"
 import * as verification from "./internal/journal/verification.js"
 import type { KeyError, KeyRing } from "./Keys.js"
@@ -396,6 +397,57 @@ export const verify = (
   )
 
 /**
+ * The payload phase `P` journals, as its schema decodes it (`decodeEntry`). The stored JSON text is
+ * part of the format: the hash covers it.
+ *
+ * @since 0.2.0
+ * @category payloads
+ */
+export type PayloadOf<P extends Phase> = payloads.PayloadOf<P>
+
+/**
+ * An entry whose payload is decoded with its phase's schema.
+ *
+ * @since 0.2.0
+ * @category payloads
+ */
+export type Recorded<P extends Phase = Phase> = payloads.Recorded<P>
+
+/**
+ * A receipt as an `EXECUTED` payload holds it: plain text, or sealed (`{ sealed, kid, iv, data, tag }`).
+ *
+ * @since 0.2.0
+ * @category payloads
+ */
+export type JournaledReceipt = payloads.JournaledReceipt
+
+/**
+ * Decodes an entry's payload with its phase's schema, or fails with `JournalCorrupted` naming its
+ * saga and seq.
+ *
+ * @since 0.2.0
+ * @category payloads
+ */
+export const decodeEntry: (entry: Entry) => Either.Either<Recorded, JournalCorrupted> = payloads.decodeEntry
+
+/**
+ * Decodes a payload's JSON text with the schema of `phase`, or says why it does not fit.
+ *
+ * @since 0.2.0
+ * @category payloads
+ */
+export const decodePayload: <P extends Phase>(phase: P, text: string | null) => Either.Either<PayloadOf<P>, string> =
+  payloads.decodePayload
+
+/**
+ * Encodes a payload of `phase` to the JSON text the journal stores (`null` for a phase without one).
+ *
+ * @since 0.2.0
+ * @category payloads
+ */
+export const encodePayload: <P extends Phase>(phase: P, payload: PayloadOf<P>) => string | null = payloads.encodePayload
+
+/**
  * A saga's journal as NDJSON: one entry per line, in `seq` order.
  *
  * @since 0.1.0
@@ -412,7 +464,7 @@ export const exportNdjson = (
     )
   )
 
-const decodeEntry = Schema.decodeUnknownEither(Schema.parseJson(Entry))
+const decodeLine = Schema.decodeUnknownEither(Schema.parseJson(Entry))
 
 /**
  * Imports one saga's NDJSON export. Every line must decode, belong to one saga, and the hash chain
@@ -429,7 +481,7 @@ export const importNdjson = (
     const lines = text.split("\n").filter((line) => line.trim() !== "")
     const entries: Array<Entry> = []
     for (const [index, line] of lines.entries()) {
-      const decoded = decodeEntry(line)
+      const decoded = decodeLine(line)
       const sagaId = entries[0]?.sagaId ?? ""
       if (Either.isLeft(decoded)) {
         return yield* new JournalCorrupted({

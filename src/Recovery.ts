@@ -16,7 +16,7 @@ import type { Principal } from "./Authority.js"
 import { withPrincipal } from "./Authority.js"
 import { effectIdOf } from "./internal/engine/explicitUndo.js"
 import { originOf } from "./internal/engine/saga.js"
-import { JournalView } from "./internal/journal/view.js"
+import { viewOf } from "./internal/journal/view.js"
 import { decodeJson } from "./internal/util/codec.js"
 import type { JournalError, SagaRecord } from "./Journal.js"
 import { Journal, JournalTampered, SagaNotFound } from "./Journal.js"
@@ -157,7 +157,7 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
         // What decides how to resume it (its definition, its input) is read only from a journal that verifies.
         const { tampered } = yield* saga.status(sagaId)
         if (tampered !== undefined) return yield* new JournalTampered({ sagaId, ...tampered })
-        const view = new JournalView(yield* journal.read(sagaId))
+        const view = yield* viewOf(yield* journal.read(sagaId))
         if (!view.exists) return yield* new SagaNotFound({ sagaId })
         // An explicit undo left behind is finished by asking for it again: what it journaled decides.
         const effectId = effectIdOf(view)

@@ -4,34 +4,55 @@
  * @since 0.1.0
  */
 
-import { parsePayload } from "./internal/util/codec.js"
+import * as Either from "effect/Either"
+import type { Recorded } from "./internal/journal/payloads.js"
+import { decodeEntry } from "./internal/journal/payloads.js"
 import { table } from "./internal/util/table.js"
 import type { Entry } from "./Journal.js"
 
-const detailKeys = ["reason", "remaining", "description", "by", "cause", "requestId"] as const
+/** What an entry whose payload decoded says, by phase. */
+const detailOfRecorded = (entry: Recorded): string => {
+  switch (entry.phase) {
+    case "EXECUTED":
+      return `result ${JSON.stringify(entry.payload.result)}`
+    case "AWAITING_APPROVAL": {
+      const digest = `input sha256 ${entry.payload.inputDigest.slice(0, 12)}…`
+      return entry.payload.deferred === true ? `${digest} (deferred: the program went on)` : digest
+    }
+    case "INTENT":
+      return entry.payload?.deferred === true ? "deferred call, run once approved" : ""
+    case "APPROVED":
+      return entry.payload.renewedBy === undefined ? `by ${entry.payload.by}` : `renewed by ${entry.payload.renewedBy}`
+    case "REJECTED":
+    case "EXPIRED":
+      return entry.payload.reason
+    case "FAILED":
+      return entry.payload.description
+    case "COMPENSATED":
+    case "COMPENSATION_FAILED":
+    case "COMPENSATION_UNKNOWN":
+    case "SKIPPED":
+      return entry.payload?.reason ?? ""
+    case "COMPENSATION_PARTIAL":
+      return entry.payload?.remaining ?? ""
+    case "SAGA_COMPENSATING":
+      return entry.payload.cause
+    case "SAGA_AWAITING_APPROVAL":
+      return entry.payload.requestId
+    default:
+      return ""
+  }
+}
 
 /**
- * The short detail of an entry: why it failed, who approved or renewed, what remains. Never the receipt.
+ * The short detail of an entry: why it failed, who approved or renewed, what remains. Never the
+ * receipt. A payload that does not fit its phase says so.
  *
  * @since 0.1.0
  * @category formatting
  */
-export const detailOf = (entry: Entry): string => {
-  const payload = parsePayload(entry.payload)
-  if (payload === undefined) return ""
-  if (entry.phase === "EXECUTED") return `result ${JSON.stringify(payload.result)}`
-  if (entry.phase === "SAGA_COMPENSATED" || entry.phase === "SAGA_COMPENSATION_FAILED") return ""
-  if (entry.phase === "AWAITING_APPROVAL") {
-    const digest = `input sha256 ${String(payload.inputDigest).slice(0, 12)}…`
-    return payload.deferred === true ? `${digest} (deferred: the program went on)` : digest
-  }
-  if (entry.phase === "INTENT" && payload.deferred === true) return "deferred call, run once approved"
-  if (entry.phase === "APPROVED" && typeof payload.renewedBy === "string") return `renewed by ${payload.renewedBy}`
-  for (const key of detailKeys) {
-    if (typeof payload[key] === "string") return key === "by" ? `by ${payload[key]}` : String(payload[key])
-  }
-  return ""
-}
+export const detailOf = (entry: Entry): string =>
+  Either.match(decodeEntry(entry), { onLeft: () => "payload does not decode", onRight: detailOfRecorded })
 
 /**
  * Formats entries as an aligned table, one line per entry.

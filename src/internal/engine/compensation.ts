@@ -8,25 +8,19 @@ import * as Option from "effect/Option"
 import type { Unauthorized } from "../../Authority.js"
 import { DeclarationError } from "../../Compensable.js"
 import * as Report from "../../CompensationReport.js"
-import type {
-  AppendError,
-  Draft,
-  Entry,
-  JournalCorrupted,
-  JournalError,
-  JournalTampered,
-  Phase
-} from "../../Journal.js"
+import type { AppendError, JournalCorrupted, JournalError, JournalTampered } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import * as Outcome from "../../Outcome.js"
+import { sagaDraft, stepDraft } from "../journal/drafts.js"
+import { stepKey, undoKey } from "../journal/ids.js"
+import type { Recorded, UndoPhase } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
-import { decodeJson, parsePayload } from "../util/codec.js"
+import { decodeJson, decodeValue } from "../util/codec.js"
 import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
 import * as Receipts from "./receipts.js"
 import type { RegisteredTool } from "./registry.js"
-import { requestIdOf } from "./run.js"
 
 /** Finds the tool, and the context its undo runs in, by name. */
 export type Lookup = (toolName: string) => RegisteredTool | undefined
@@ -58,6 +52,10 @@ export const WITHDRAWN_BY = "effect-saga"
 
 const withdrawnReason = "withdrawn: the saga began to compensate before this call was approved"
 
+/** Whether a step's approval request was withdrawn when its saga began to compensate. */
+export const isWithdrawn = (step: StepView): boolean =>
+  step.refused?.phase === "REJECTED" && step.refused.payload.by === WITHDRAWN_BY
+
 /** Steps that wait for a decision that can no longer matter: nothing runs forward once compensating. */
 const undecided = (view: Writer["view"]) =>
   Array.from(view.steps.values()).filter(
@@ -73,24 +71,13 @@ const undecided = (view: Writer["view"]) =>
 const begin = (writer: Writer, env: UndoEnv, cause: string) =>
   Effect.gen(function* () {
     const view = writer.view
-    const start: Array<Draft> = view.compensationStarted
-      ? []
-      : [{ stepId: null, toolName: null, phase: "SAGA_COMPENSATING", input: null, payload: JSON.stringify({ cause }) }]
-    const withdrawn = JSON.stringify({ by: WITHDRAWN_BY, reason: withdrawnReason })
-    const withdrawals = undecided(view).map(
-      (step): Draft => ({
-        stepId: step.stepId,
-        toolName: step.toolName,
-        phase: "REJECTED",
-        input: null,
-        payload: withdrawn
-      })
+    const start = view.compensationStarted ? [] : [sagaDraft("SAGA_COMPENSATING", { cause })]
+    const withdrawals = undecided(view).map((step) =>
+      stepDraft(step, "REJECTED", { by: WITHDRAWN_BY, reason: withdrawnReason })
     )
     if (start.length + withdrawals.length > 0) yield* writer.append([...start, ...withdrawals])
     for (const step of view.steps.values()) {
-      if (step.refused !== undefined && parsePayload(step.refused.payload)?.by === WITHDRAWN_BY) {
-        yield* env.withdraw(requestIdOf(writer.sagaId, step.stepId), withdrawnReason)
-      }
+      if (isWithdrawn(step)) yield* env.withdraw(stepKey(writer.sagaId, step.stepId), withdrawnReason)
     }
   })
 
@@ -115,11 +102,8 @@ const boundedSaga = CurrentSaga.of({
   settle: () => refusedInsideUndo("Saga")
 })
 
-/** The idempotency key of a step's undo: stable across replays, distinct from the forward key. */
-export const undoKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}/undo`
-
 /** The undo outcome each journaled compensation phase records. */
-export const outcomeOfPhase: Partial<Record<Phase, Report.UndoOutcome>> = {
+export const outcomeOfPhase: Record<UndoPhase, Report.UndoOutcome> = {
   COMPENSATED: "completed",
   COMPENSATION_PARTIAL: "partial",
   COMPENSATION_FAILED: "failed",
@@ -127,37 +111,26 @@ export const outcomeOfPhase: Partial<Record<Phase, Report.UndoOutcome>> = {
   SKIPPED: "skipped"
 }
 
-const detailOf = (entry: Entry): string | undefined => {
-  const payload = parsePayload(entry.payload)
-  const detail = payload?.remaining ?? payload?.reason
-  return typeof detail === "string" ? detail : undefined
-}
+/** What an undo's journaled outcome says besides its phase: what remains, or why. */
+const detailOf = (entry: Recorded<UndoPhase>): string | undefined =>
+  entry.phase === "COMPENSATION_PARTIAL" ? entry.payload?.remaining : entry.payload?.reason
 
 const reportOf = (step: StepView, outcome: Report.UndoOutcome, detail: string | undefined): Report.StepReport =>
   detail === undefined
     ? { stepId: step.stepId, toolName: step.toolName, outcome }
     : { stepId: step.stepId, toolName: step.toolName, outcome, detail }
 
-const draft = (step: StepView, phase: Phase, payload: object | null): Draft => ({
-  stepId: step.stepId,
-  toolName: step.toolName,
-  phase,
-  input: null,
-  payload: payload === null ? null : JSON.stringify(payload)
-})
+/** An undo's outcome as journaled: what remains of a partial one, why for the others (nothing without a detail). */
+const outcomeDraft = (step: StepView, phase: UndoPhase, detail: string | undefined) =>
+  detail === undefined
+    ? stepDraft(step, phase, null)
+    : phase === "COMPENSATION_PARTIAL"
+      ? stepDraft(step, phase, { remaining: detail })
+      : stepDraft(step, phase, { reason: detail })
 
 /** Journals an undo's outcome and reports it. */
-const settle = (writer: Writer, step: StepView, phase: Phase, detail?: string) =>
-  Effect.as(
-    writer.append([
-      draft(
-        step,
-        phase,
-        detail === undefined ? null : phase === "COMPENSATION_PARTIAL" ? { remaining: detail } : { reason: detail }
-      )
-    ]),
-    reportOf(step, outcomeOfPhase[phase]!, detail)
-  )
+const settle = (writer: Writer, step: StepView, phase: UndoPhase, detail?: string) =>
+  Effect.as(writer.append([outcomeDraft(step, phase, detail)]), reportOf(step, outcomeOfPhase[phase], detail))
 
 const describe = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
@@ -169,7 +142,7 @@ const describe = (cause: Cause.Cause<unknown>): string => {
 }
 
 /** Maps how an undo ended to the phase that records it. */
-const phaseOfExit = (exit: Exit.Exit<unknown, unknown>): readonly [Phase, string | undefined] => {
+const phaseOfExit = (exit: Exit.Exit<unknown, unknown>): readonly [UndoPhase, string | undefined] => {
   if (Exit.isSuccess(exit)) return ["COMPENSATED", undefined]
   const failure = Cause.failureOption(exit.cause)
   if (Option.isSome(failure) && failure.value instanceof Outcome.Partial) {
@@ -183,7 +156,7 @@ const phaseOfExit = (exit: Exit.Exit<unknown, unknown>): readonly [Phase, string
 }
 
 /** The phase an explicit undo's outcome is journaled with in the saga's own journal. */
-const phaseOfExplicit: Record<Exclude<ExplicitUndo["outcome"], "failed" | "unavailable">, Phase> = {
+const phaseOfExplicit: Record<Exclude<ExplicitUndo["outcome"], "failed" | "unavailable">, UndoPhase> = {
   completed: "COMPENSATED",
   partial: "COMPENSATION_PARTIAL",
   unknown: "COMPENSATION_UNKNOWN",
@@ -192,13 +165,13 @@ const phaseOfExplicit: Record<Exclude<ExplicitUndo["outcome"], "failed" | "unava
 }
 
 /** Whether a step was journaled as changing nothing outside: compensation passes over it. */
-const changedNothing = (step: StepView): boolean => parsePayload(step.executed!.payload)?.changesNothing === true
+const changedNothing = (step: StepView): boolean => step.executed!.payload.changesNothing === true
 
 /** Runs, or reports from the journal, the undo of one executed step. */
 const undoStep = (writer: Writer, env: UndoEnv, step: StepView) =>
   Effect.gen(function* () {
     if (step.compensation !== undefined) {
-      return reportOf(step, outcomeOfPhase[step.compensation.phase]!, detailOf(step.compensation))
+      return reportOf(step, outcomeOfPhase[step.compensation.phase], detailOf(step.compensation))
     }
     if (step.compensating !== undefined) {
       return yield* settle(writer, step, "COMPENSATION_UNKNOWN", "an undo started but its outcome was never journaled")
@@ -232,7 +205,7 @@ export const unavailability = (
   if (tool.spec.compensate === undefined) {
     return ["SKIPPED", tool.spec.reversibility === "irreversible" ? "irreversible: no undo exists" : "no undo declared"]
   }
-  if (tool.spec.receiptRequired && !Receipts.isSet(parsePayload(step.executed!.payload)?.receipt)) {
+  if (tool.spec.receiptRequired && !Receipts.isSet(step.executed!.payload.receipt)) {
     return ["COMPENSATION_FAILED", "the receipt its undo needs was never set: the effect cannot be undone here"]
   }
   return undefined
@@ -257,14 +230,14 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
     const cannot = unavailability(tool, step)
     if (cannot !== undefined) return settle(writer, step, cannot[0], cannot[1])
     const compensate = tool.spec.compensate!
-    const executed = parsePayload(step.executed!.payload)
+    const executed = step.executed!.payload
     const input = decodeJson(tool.spec.input, step.input)
     if (Either.isLeft(input))
       return settle(writer, step, "COMPENSATION_FAILED", `journaled input does not decode: ${input.left}`)
-    const result = decodeJson(tool.spec.success, JSON.stringify(executed?.result ?? null))
+    const result = decodeValue(tool.spec.success, executed.result ?? null)
     if (Either.isLeft(result))
       return settle(writer, step, "COMPENSATION_FAILED", `journaled result does not decode: ${result.left}`)
-    const receipt = Receipts.forUndo(options.receiptKeys, options.sagaId, step.stepId, executed?.receipt)
+    const receipt = Receipts.forUndo(options.receiptKeys, options.sagaId, step.stepId, executed.receipt)
     if (Either.isLeft(receipt)) return Effect.succeed(reportOf(step, "unavailable", receipt.left))
     const { idempotencyKey, sagaId } = options
     const faults = Context.getOption(tool.context, Faults)
@@ -294,7 +267,7 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
       Effect.forkDaemon(Effect.interruptible(Effect.provide(undo, tool.context))),
       Fiber.join
     )
-    return writer.append([draft(step, "COMPENSATING", { idempotencyKey })]).pipe(
+    return writer.append([stepDraft(step, "COMPENSATING", { idempotencyKey })]).pipe(
       Effect.zipRight(Effect.exit(isolated as Effect.Effect<unknown, unknown>)),
       Effect.flatMap((exit) => {
         const [phase, detail] = phaseOfExit(exit)
@@ -334,7 +307,7 @@ export const compensate = (
     const report = Report.make(writer.sagaId, undone, notUndone)
     if (view.status !== report.status) {
       const phase = report.status === "compensated" ? "SAGA_COMPENSATED" : "SAGA_COMPENSATION_FAILED"
-      yield* writer.append([{ stepId: null, toolName: null, phase, input: null, payload: JSON.stringify(report) }])
+      yield* writer.append([sagaDraft(phase, report)])
     }
     return report
   })

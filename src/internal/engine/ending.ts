@@ -1,24 +1,15 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type { Draft } from "../../Journal.js"
 import { statusAfter } from "../../Journal.js"
 import type { CompensationCause } from "../../SagaError.js"
 import { StepFailed } from "../../SagaError.js"
 import type { SagaResult, UnknownStep } from "../../SagaResult.js"
+import { sagaDraft } from "../journal/drafts.js"
+import type { PayloadOf, SagaPhase } from "../journal/payloads.js"
 import type { JournalView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
-import { parsePayload } from "../util/codec.js"
 import type { Halt } from "./run.js"
-
-/** A saga-level entry: the saga's start, halts and ends. */
-export const sagaEntry = (phase: Draft["phase"], payload?: object): Draft => ({
-  stepId: null,
-  toolName: null,
-  phase,
-  input: null,
-  payload: payload === undefined ? null : JSON.stringify(payload)
-})
 
 const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyArray<UnknownStep> => {
   const steps = view.unknownSteps().map((step) => ({
@@ -33,14 +24,9 @@ const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyA
 /** The first failure that taints the saga, if any. */
 const taintOf = (view: JournalView): StepFailed | undefined => {
   // A failure journaled with `taints: false` was the program's to handle (see StepSpec.taintsOnFailure).
-  const step = view.failedSteps().find((step) => parsePayload(step.failed!.payload)?.taints !== false)
+  const step = view.failedSteps().find((step) => step.failed!.payload.taints !== false)
   if (step === undefined) return undefined
-  const description = parsePayload(step.failed!.payload)?.description
-  return new StepFailed({
-    stepId: step.stepId,
-    toolName: step.toolName,
-    reason: typeof description === "string" ? description : "failed"
-  })
+  return new StepFailed({ stepId: step.stepId, toolName: step.toolName, reason: step.failed!.payload.description })
 }
 
 /** What decides how a run ends, besides how its program ended. */
@@ -62,8 +48,8 @@ export const endRun = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): E
   const { sagaId, writer } = end
   const view = writer.view
 
-  const endWith = (phase: Draft["phase"], payload?: object) =>
-    view.status === statusAfter(view.status, [{ phase }]) ? Effect.void : writer.append([sagaEntry(phase, payload)])
+  const endWith = <P extends SagaPhase>(phase: P, payload: PayloadOf<P>) =>
+    view.status === statusAfter(view.status, [{ phase }]) ? Effect.void : writer.append([sagaDraft(phase, payload)])
 
   const needsAttention = (extra: UnknownStep | undefined) => {
     const unknown = unknownOf(view, extra)
@@ -77,7 +63,7 @@ export const endRun = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): E
   const suspendOrCompensate = (cause: Cause.Cause<unknown>) =>
     end.onInterrupt === "compensate"
       ? end.compensate(cause as Cause.Cause<E>)
-      : Effect.as(endWith("SAGA_SUSPENDED"), { _tag: "Suspended" as const, sagaId })
+      : Effect.as(endWith("SAGA_SUSPENDED", null), { _tag: "Suspended" as const, sagaId })
 
   const halted = (halt: Halt): Effect.Effect<SagaResult<A, E>, any> => {
     switch (halt._tag) {
@@ -93,7 +79,7 @@ export const endRun = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): E
       case "Fatal":
         return Effect.fail(halt.error)
       case "Unauthorized":
-        return Effect.zipRight(endWith("SAGA_SUSPENDED"), Effect.fail(halt.error))
+        return Effect.zipRight(endWith("SAGA_SUSPENDED", null), Effect.fail(halt.error))
       case "Closed":
         return end.compensate(Cause.die(new Error(`the saga was compensated before: ${view.compensationCause}`)))
     }
@@ -107,5 +93,5 @@ export const endRun = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): E
   if (Exit.isFailure(exit)) return end.compensate(exit.cause)
   const taint = taintOf(view)
   if (taint !== undefined) return end.compensate(Cause.fail(taint))
-  return Effect.as(endWith("SAGA_COMPLETED"), { _tag: "Completed" as const, sagaId, value: exit.value })
+  return Effect.as(endWith("SAGA_COMPLETED", null), { _tag: "Completed" as const, sagaId, value: exit.value })
 }

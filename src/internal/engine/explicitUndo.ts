@@ -4,31 +4,30 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { Approval, ApprovalRequest } from "../../Approval.js"
 import * as Report from "../../CompensationReport.js"
-import type { Draft, Holder, Phase } from "../../Journal.js"
+import type { Holder } from "../../Journal.js"
 import { isFinished, JournalTampered } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import type { EffectCompensation } from "../../Saga.js"
 import { CommandRefused, EffectNotFound } from "../../SagaError.js"
 import { distrust, withoutMac } from "../journal/decisions.js"
+import { sagaDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
+import { addressesOf, runIdOf, stepKey } from "../journal/ids.js"
+import type { ExplicitOutcome } from "../journal/payloads.js"
 import type { VerifiedJournal } from "../journal/verified.js"
-import type { StepView } from "../journal/view.js"
-import { isUnknown, JournalView } from "../journal/view.js"
+import type { JournalView, StepView } from "../journal/view.js"
+import { isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
-import { parsePayload } from "../util/codec.js"
 import type { ExplicitUndo, Lookup } from "./compensation.js"
 import { outcomeOfPhase, runUndo, unavailability } from "./compensation.js"
+import type { Expiring } from "./expiry.js"
 import { expiredAt } from "./expiry.js"
 import * as Receipts from "./receipts.js"
-import { forwardKey } from "./run.js"
 
 /** What an explicit undo of one effect came to. */
-export type EffectOutcome = Exclude<Report.UndoOutcome, "skipped">
-
-/** The journal id of the run that undoes effect `effectId`; its idempotency key too. */
-export const runIdOf = (effectId: string): string => `${effectId}/compensate-effect`
+export type EffectOutcome = ExplicitOutcome
 
 /** The saga, its journal and the step an effect id (a step's forward idempotency key) names. */
 export interface Subject {
@@ -39,16 +38,15 @@ export interface Subject {
 }
 
 /**
- * Finds the step an effect id names: `${sagaId}/${stepId}`, split at the `/` that names a saga
+ * Finds the step an effect id names: `stepKey(sagaId, stepId)`, read at the `/` that names a saga
  * and one of its steps (saga ids may hold a `/` themselves).
  */
 export const findSubject = (journal: VerifiedJournal, effectId: string) =>
   Effect.gen(function* () {
-    for (let at = effectId.indexOf("/"); at > 0; at = effectId.indexOf("/", at + 1)) {
-      const sagaId = effectId.slice(0, at)
+    for (const { sagaId, stepId } of addressesOf(effectId)) {
       if (Option.isNone(yield* journal.get(sagaId))) continue
-      const view = new JournalView(yield* journal.read(sagaId))
-      const step = view.steps.get(effectId.slice(at + 1))
+      const view = yield* viewOf(yield* journal.read(sagaId))
+      const step = view.steps.get(stepId)
       if (step !== undefined) return { effectId, sagaId, view, step } satisfies Subject
     }
     return yield* new EffectNotFound({ effectId })
@@ -57,45 +55,40 @@ export const findSubject = (journal: VerifiedJournal, effectId: string) =>
 /** The journaled answer of a finished run: what its last entry says. */
 export const answerOf = (effectId: string, view: JournalView): EffectCompensation | undefined => {
   const last = view.last
-  const payload = parsePayload(last?.payload ?? null)
-  if (last === undefined || last.stepId !== null || typeof payload?.outcome !== "string") return undefined
-  const detail = typeof payload.detail === "string" ? payload.detail : undefined
-  return { _tag: "Settled", effectId, runId: runIdOf(effectId), outcome: payload.outcome as EffectOutcome, detail }
+  if (last === undefined || last.stepId !== null) return undefined
+  switch (last.phase) {
+    case "SAGA_COMPLETED":
+    case "SAGA_NEEDS_ATTENTION":
+    case "SAGA_COMPENSATION_FAILED": {
+      const answer = last.payload
+      return answer !== null && "outcome" in answer
+        ? { _tag: "Settled", effectId, runId: runIdOf(effectId), outcome: answer.outcome, detail: answer.detail }
+        : undefined
+    }
+    default:
+      return undefined
+  }
 }
 
 /** How an explicit undo of a step stands, for a saga's own compensation to take over. */
 export const explicitUndoOf = (journal: VerifiedJournal) => (sagaId: string, step: StepView) =>
-  Effect.map(journal.read(runIdOf(forwardKey(sagaId, step.stepId))), (entries): ExplicitUndo | undefined => {
-    const view = new JournalView(entries)
-    const answer = answerOf(forwardKey(sagaId, step.stepId), view)
-    if (answer?._tag === "Settled") return { outcome: answer.outcome, detail: answer.detail }
-    const undo = view.steps.get(step.stepId)
-    return undo?.compensating !== undefined ? { outcome: "pending", detail: undefined } : undefined
-  })
+  Effect.map(
+    Effect.flatMap(journal.read(runIdOf(stepKey(sagaId, step.stepId))), viewOf),
+    (view): ExplicitUndo | undefined => {
+      const answer = answerOf(stepKey(sagaId, step.stepId), view)
+      if (answer?._tag === "Settled") return { outcome: answer.outcome, detail: answer.detail }
+      const undo = view.steps.get(step.stepId)
+      return undo?.compensating !== undefined ? { outcome: "pending", detail: undefined } : undefined
+    }
+  )
 
-const finalPhase: Record<EffectOutcome, Phase> = {
+const finalPhase = {
   completed: "SAGA_COMPLETED",
   unknown: "SAGA_NEEDS_ATTENTION",
   partial: "SAGA_COMPENSATION_FAILED",
   failed: "SAGA_COMPENSATION_FAILED",
   unavailable: "SAGA_COMPENSATION_FAILED"
-}
-
-const sagaEntry = (phase: Phase, payload: object): Draft => ({
-  stepId: null,
-  toolName: null,
-  phase,
-  input: null,
-  payload: JSON.stringify(payload)
-})
-
-const stepEntry = (step: StepView, phase: Phase, input: string | null, payload: object): Draft => ({
-  stepId: step.stepId,
-  toolName: step.toolName,
-  phase,
-  input,
-  payload: JSON.stringify(payload)
-})
+} as const satisfies Record<EffectOutcome, string>
 
 /** What one explicit undo needs. */
 export interface Context {
@@ -120,28 +113,29 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
     const { effectId, step } = subject
     const runId = runIdOf(effectId)
     const settle = (outcome: EffectOutcome, detail: string | undefined) =>
-      Effect.as(run.append([sagaEntry(finalPhase[outcome], { effectId, outcome, detail })]), {
+      Effect.as(run.append([sagaDraft(finalPhase[outcome], { effectId, outcome, detail })]), {
         _tag: "Settled" as const,
         effectId,
         runId,
         outcome,
         detail
       })
-    if (!run.view.exists) run.prepend([sagaEntry("SAGA_STARTED", { effectId })])
+    if (!run.view.exists) run.prepend([sagaDraft("SAGA_STARTED", { effectId })])
 
     const undo = run.view.steps.get(step.stepId)
     if (undo?.compensation !== undefined) {
-      const outcome = outcomeOfPhase[undo.compensation.phase]
-      const detail = parsePayload(undo.compensation.payload)
-      const reason = typeof detail?.reason === "string" ? detail.reason : undefined
-      return yield* settle(outcome === "skipped" || outcome === undefined ? "unavailable" : outcome, reason)
+      const { payload, phase } = undo.compensation
+      const outcome = outcomeOfPhase[phase]
+      // The detail taken over is the reason an outcome gives (a partial one's `remaining` is not).
+      const reason = payload !== null && "reason" in payload ? payload.reason : undefined
+      return yield* settle(outcome === "skipped" ? "unavailable" : outcome, reason)
     }
     if (undo?.compensating !== undefined) {
       return yield* settle("unknown", "the undo started but its outcome was never journaled")
     }
     // The saga's own compensation may have settled the step already: its answer stands.
     if (step.compensation !== undefined) {
-      const outcome = outcomeOfPhase[step.compensation.phase] ?? "unknown"
+      const outcome = outcomeOfPhase[step.compensation.phase]
       return yield* settle(outcome === "skipped" ? "unavailable" : outcome, "settled by the saga's compensation")
     }
     if (step.compensating !== undefined) {
@@ -153,15 +147,14 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
     const notHere = (detail: string) =>
       Effect.succeed({ _tag: "Settled" as const, effectId, runId, outcome: "unavailable" as const, detail })
     if (tool === undefined) return yield* notHere(`tool ${step.toolName} is not registered in this process`)
-    const journaledReceipt = parsePayload(step.executed!.payload)?.receipt
-    const receipt = Receipts.forUndo(ctx.receiptKeys, subject.sagaId, step.stepId, journaledReceipt)
+    const receipt = Receipts.forUndo(ctx.receiptKeys, subject.sagaId, step.stepId, step.executed!.payload.receipt)
     if (tool.spec.compensate !== undefined && Either.isLeft(receipt)) return yield* notHere(receipt.left)
     if (tool.spec.approveExplicitUndo) {
       const gate = yield* approvalGate(ctx, subject, run, undo, tool.spec.approvalTtl ?? ctx.approvalTtl)
       if (gate._tag === "Waiting") {
         if (run.view.status !== "awaiting_approval") {
           yield* run.append([
-            sagaEntry("SAGA_AWAITING_APPROVAL", { stepId: step.stepId, requestId: gate.request.requestId })
+            sagaDraft("SAGA_AWAITING_APPROVAL", { stepId: step.stepId, requestId: gate.request.requestId })
           ])
         }
         return { _tag: "AwaitingApproval" as const, effectId, runId, request: gate.request }
@@ -199,14 +192,11 @@ const approvalGate = (
     const { step } = subject
     const input = step.input ?? "null"
     const inputDigest = sha256(input)
-    if (undo?.refused !== undefined) {
-      const reason = parsePayload(undo.refused.payload)?.reason
-      return { _tag: "Refused", reason: typeof reason === "string" ? reason : "refused" } satisfies Gate
-    }
-    let decision = parsePayload(undo?.approved?.payload ?? null)
+    if (undo?.refused !== undefined) return { _tag: "Refused", reason: undo.refused.payload.reason } satisfies Gate
+    let decision: (Expiring & { readonly inputDigest: string }) | undefined = undo?.approved?.payload
     if (decision === undefined) {
       const request: ApprovalRequest = {
-        requestId: `${run.sagaId}/${step.stepId}`,
+        requestId: stepKey(run.sagaId, step.stepId),
         sagaId: run.sagaId,
         stepId: step.stepId,
         toolName: step.toolName,
@@ -215,7 +205,7 @@ const approvalGate = (
         requestedAt: undo?.awaiting?.at ?? (yield* nowIso)
       }
       if (undo?.awaiting === undefined) {
-        yield* run.append([stepEntry(step, "AWAITING_APPROVAL", input, { inputDigest })])
+        yield* run.append([stepDraft(step, "AWAITING_APPROVAL", { inputDigest }, input)])
       }
       const answer = yield* ctx.approval.request(request)
       const distrusted = distrust(ctx.approval, ctx.journalKeys, request, answer)
@@ -226,14 +216,14 @@ const approvalGate = (
       if (answer._tag === "Pending") return { _tag: "Waiting", request } satisfies Gate
       if (answer._tag === "Rejected") {
         const reason = `rejected by ${answer.by}: ${answer.reason}`
-        yield* run.append([stepEntry(step, "REJECTED", null, { ...answer, reason })])
+        yield* run.append([stepDraft(step, "REJECTED", { ...answer, reason })])
         return { _tag: "Refused", reason } satisfies Gate
       }
-      yield* run.append([stepEntry(step, "APPROVED", null, withoutMac(answer))])
+      yield* run.append([stepDraft(step, "APPROVED", withoutMac(answer))])
       decision = answer
     }
-    const refuse = (phase: Phase, reason: string) =>
-      Effect.as(run.append([stepEntry(step, phase, null, { reason })]), { _tag: "Refused", reason } satisfies Gate)
+    const refuse = (phase: "REJECTED" | "EXPIRED", reason: string) =>
+      Effect.as(run.append([stepDraft(step, phase, { reason })]), { _tag: "Refused", reason } satisfies Gate)
     if (decision.inputDigest !== inputDigest) return yield* refuse("REJECTED", "the approval names a different input")
     const expired = yield* expiredAt(decision, approvalTtl)
     if (expired !== undefined) return yield* refuse("EXPIRED", `the approval expired at ${expired.text}`)
@@ -261,8 +251,8 @@ export const loadRun = (journal: VerifiedJournal, effectId: string, holder: Hold
 
 /** The effect id of an explicit undo's run, if the journal is one. */
 export const effectIdOf = (view: JournalView): string | undefined => {
-  const started = parsePayload(view.started?.payload ?? null)
-  return typeof started?.effectId === "string" ? started.effectId : undefined
+  const started = view.started?.payload
+  return started != null && "effectId" in started ? started.effectId : undefined
 }
 
 /**
@@ -274,7 +264,7 @@ export const rejected = (run: Writer, stepId: string, reason: string) =>
     const step = run.view.steps.get(stepId)
     const effectId = effectIdOf(run.view)
     if (answerOf(effectId ?? "", run.view) === undefined) {
-      yield* run.append([sagaEntry("SAGA_COMPENSATION_FAILED", { effectId, outcome: "failed", detail: reason })])
+      yield* run.append([sagaDraft("SAGA_COMPENSATION_FAILED", { effectId, outcome: "failed", detail: reason })])
     }
     return Report.make(run.sagaId, [{ stepId, toolName: step?.toolName ?? "", outcome: "failed", detail: reason }], [])
   })

@@ -5,13 +5,14 @@ import { ConcurrencyConflict } from "../../Journal.js"
 import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
-import type { StepView } from "../journal/view.js"
+import { stepDraft } from "../journal/drafts.js"
+import { stepKey } from "../journal/ids.js"
+import { executed } from "../journal/payloads.js"
 import { isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
-import { encodeJson, parsePayload } from "../util/codec.js"
+import { encodeJson } from "../util/codec.js"
 import type { Lookup } from "./compensation.js"
-import { requestIdOf } from "./run.js"
 
 /** Refuses the command if the saga is no longer where the operator saw it. */
 export const checkSeen = (writer: Writer, seen: Seen | undefined) => {
@@ -38,16 +39,6 @@ const stepOf = (writer: Writer, stepId: string) => {
   return step === undefined ? refused(writer, stepId, "the saga has no such step") : Effect.succeed(step)
 }
 
-const write = (
-  writer: Writer,
-  step: StepView,
-  phase: "APPROVED" | "REJECTED" | "EXECUTED" | "FAILED",
-  payload: object
-) =>
-  writer.append([
-    { stepId: step.stepId, toolName: step.toolName, phase, input: null, payload: JSON.stringify(payload) }
-  ])
-
 /** The step waiting for a decision, or why it is not. */
 const awaitingStep = (writer: Writer, stepId: string) =>
   Effect.flatMap(stepOf(writer, stepId), (step) =>
@@ -70,19 +61,12 @@ export const approve = (
 ) =>
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
-    const inputDigest = parsePayload(step.awaiting!.payload)?.inputDigest
-    if (typeof inputDigest !== "string") return yield* refused(writer, stepId, "the request has no input digest")
-    const requestId = requestIdOf(writer.sagaId, stepId)
+    const { inputDigest } = step.awaiting!.payload
+    const requestId = stepKey(writer.sagaId, stepId)
     yield* approval.approve(requestId, { by: options.by, inputDigest, expiresAt: options.expiresAt })
     const at = yield* nowIso
-    yield* write(writer, step, "APPROVED", {
-      _tag: "Approved",
-      by: options.by,
-      at,
-      inputDigest,
-      ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
-      ...principalOf(options)
-    })
+    const { by, expiresAt, principal } = options
+    yield* writer.append([stepDraft(step, "APPROVED", { _tag: "Approved", by, at, inputDigest, expiresAt, principal })])
   })
 
 /** The step whose journaled approval may be renewed, or why it may not. */
@@ -121,24 +105,28 @@ export interface RenewOptions {
 export const renew = (writer: Writer, approval: Approval["Type"], stepId: string, options: RenewOptions) =>
   Effect.gen(function* () {
     const step = yield* approvedStep(writer, stepId)
-    const approved = parsePayload(step.approved!.payload) ?? {}
-    const inputDigest = parsePayload(step.awaiting!.payload)?.inputDigest
-    if (typeof inputDigest !== "string" || approved.inputDigest !== inputDigest) {
+    const approved = step.approved!.payload
+    const { inputDigest } = step.awaiting!.payload
+    if (approved.inputDigest !== inputDigest) {
       return yield* refused(writer, stepId, "the journaled approval does not name the input that awaits it")
     }
     if (options.inputDigest !== undefined && options.inputDigest !== inputDigest) {
       return yield* refused(writer, stepId, "the renewal names another input digest than the one approved")
     }
     const renewal = { by: options.by, inputDigest, expiresAt: options.expiresAt }
-    yield* approval.renew(requestIdOf(writer.sagaId, stepId), renewal)
+    yield* approval.renew(stepKey(writer.sagaId, stepId), renewal)
+    // The decision keeps its fields where the journal holds them (a principal it names stays in place).
     const { expiresAt: _expiresAt, renewedBy: _renewedBy, renewedAt: _renewedAt, ...decision } = approved
-    yield* write(writer, step, "APPROVED", {
-      ...decision,
-      ...(options.expiresAt === undefined ? {} : { expiresAt: options.expiresAt }),
-      renewedBy: options.by,
-      renewedAt: yield* nowIso,
-      ...principalOf(options)
-    })
+    const renewedAt = yield* nowIso
+    yield* writer.append([
+      stepDraft(step, "APPROVED", {
+        ...decision,
+        expiresAt: options.expiresAt,
+        renewedBy: options.by,
+        renewedAt,
+        ...principalOf(options)
+      })
+    ])
   })
 
 /** Rejects a step that awaits approval: recorded by the `Approval` service and journaled `REJECTED`. */
@@ -150,18 +138,21 @@ export const reject = (
 ) =>
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
-    yield* approval.reject(requestIdOf(writer.sagaId, stepId), { by: options.by, reason: options.reason })
+    yield* approval.reject(stepKey(writer.sagaId, stepId), { by: options.by, reason: options.reason })
     const at = yield* nowIso
-    yield* write(writer, step, "REJECTED", {
-      _tag: "Rejected",
-      by: options.by,
-      at,
-      reason: `rejected by ${options.by}: ${options.reason}`,
-      ...principalOf(options)
-    })
+    const { by, principal } = options
+    yield* writer.append([
+      stepDraft(step, "REJECTED", {
+        _tag: "Rejected",
+        by,
+        at,
+        reason: `rejected by ${by}: ${options.reason}`,
+        principal
+      })
+    ])
   })
 
-/** The principal a command was carried out for, recorded with it. */
+/** The principal a renewal was carried out for; none named, the one the approval names stays. */
 const principalOf = (options: { readonly principal?: string | undefined }) =>
   options.principal === undefined ? {} : { principal: options.principal }
 
@@ -179,15 +170,18 @@ export const resolve = (
   Effect.gen(function* () {
     const step = yield* stepOf(writer, stepId)
     if (!isUnknown(step)) return yield* refused(writer, stepId, "the step's outcome is not unknown")
+    const { by: resolvedBy, principal } = resolution
     if (resolution.outcome === "not-applied") {
-      const error = Outcome.failed(`resolved as not applied by ${resolution.by}`)
-      return yield* write(writer, step, "FAILED", {
-        description: error.message,
-        defect: false,
-        error: { _tag: error._tag, reason: error.reason },
-        resolvedBy: resolution.by,
-        ...principalOf(resolution)
-      })
+      const error = Outcome.failed(`resolved as not applied by ${resolvedBy}`)
+      return yield* writer.append([
+        stepDraft(step, "FAILED", {
+          description: error.message,
+          defect: false,
+          error: { _tag: error._tag, reason: error.reason },
+          resolvedBy,
+          principal
+        })
+      ])
     }
     const tool = lookup(step.toolName)
     const result =
@@ -198,14 +192,6 @@ export const resolve = (
       return yield* refused(writer, stepId, `the result does not fit the tool's success schema: ${result.left}`)
     }
     yield* writer.append([
-      {
-        stepId,
-        toolName: step.toolName,
-        phase: "EXECUTED",
-        input: null,
-        payload: `{"result":${result.right},"resolvedBy":${JSON.stringify(resolution.by)}${
-          resolution.principal === undefined ? "" : `,"principal":${JSON.stringify(resolution.principal)}`
-        }}`
-      }
+      stepDraft(step, "EXECUTED", executed({ result: JSON.parse(result.right), resolvedBy, principal }))
     ])
   })

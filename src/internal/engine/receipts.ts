@@ -8,7 +8,8 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { KeyRing } from "../../Keys.js"
 import { RECEIPT_KEYS } from "../../Keys.js"
-import { isSealed, open, seal } from "../util/crypto.js"
+import type { JournaledReceipt } from "../journal/payloads.js"
+import { open, seal } from "../util/crypto.js"
 
 /** What a sealed receipt is bound to: it opens only as the receipt of this step of this saga. */
 export const associatedData = (sagaId: string, stepId: string): string =>
@@ -26,22 +27,22 @@ const warnPlainOnce = Effect.suspend(() => {
 })
 
 /**
- * The receipt as the `EXECUTED` payload journals it, as JSON text: sealed under the ring's first
- * key, or, without a ring, the plain string (and the one-time warning).
+ * The receipt as the `EXECUTED` payload journals it: sealed under the ring's first key, or, without
+ * a ring, the plain string (and the one-time warning).
  */
 export const journaled = (
   keys: KeyRing | undefined,
   sagaId: string,
   stepId: string,
   plaintext: string
-): Effect.Effect<string> =>
+): Effect.Effect<JournaledReceipt> =>
   keys === undefined
-    ? Effect.as(warnPlainOnce, JSON.stringify(plaintext))
-    : Effect.sync(() => JSON.stringify(seal(keys, plaintext, associatedData(sagaId, stepId))))
+    ? Effect.as(warnPlainOnce, plaintext)
+    : Effect.sync(() => seal(keys, plaintext, associatedData(sagaId, stepId)))
 
 /** Whether a step's journaled receipt was set (plain or sealed), whether or not it opens here. */
-export const isSet = (journaledReceipt: unknown): boolean =>
-  typeof journaledReceipt === "string" || isSealed(journaledReceipt)
+export const isSet = (journaledReceipt: JournaledReceipt | undefined): boolean =>
+  typeof journaledReceipt === "string" || journaledReceipt?.tag !== undefined
 
 /**
  * The receipt an undo receives: none, the plaintext as `Redacted`, or (left) why it cannot be
@@ -51,12 +52,13 @@ export const forUndo = (
   keys: KeyRing | undefined,
   sagaId: string,
   stepId: string,
-  journaledReceipt: unknown
+  journaledReceipt: JournaledReceipt | undefined
 ): Either.Either<Option.Option<Redacted.Redacted<string>>, string> => {
-  if (journaledReceipt === undefined || journaledReceipt === null) return Either.right(Option.none())
+  if (journaledReceipt === undefined) return Either.right(Option.none())
   if (typeof journaledReceipt === "string") return Either.right(Option.some(Redacted.make(journaledReceipt)))
-  if (!isSealed(journaledReceipt)) return Either.left("its journaled receipt is neither text nor a sealed receipt")
-  const opened = open(keys, journaledReceipt, associatedData(sagaId, stepId))
+  const { tag } = journaledReceipt
+  if (tag === undefined) return Either.left("its journaled receipt is neither text nor a sealed receipt")
+  const opened = open(keys, { ...journaledReceipt, tag }, associatedData(sagaId, stepId))
   return opened._tag === "Opened"
     ? Either.right(Option.some(Redacted.make(opened.plaintext)))
     : Either.left(`its receipt cannot be opened (${RECEIPT_KEYS}): ${opened.reason}`)

@@ -4,9 +4,9 @@ import type { Resolution } from "../../Saga.js"
 import { CommandConflict } from "../../SagaError.js"
 import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
-import { encodeJson, parsePayload } from "../util/codec.js"
+import { encodeJson } from "../util/codec.js"
 import type { Lookup } from "./compensation.js"
-import { WITHDRAWN_BY } from "./compensation.js"
+import { isWithdrawn } from "./compensation.js"
 
 /**
  * Whether an operator's command was already processed. `"replay"`: the same command answered
@@ -18,19 +18,13 @@ export type Prior = "new" | "replay"
 const conflict = (writer: Writer, stepId: string, answer: string) =>
   Effect.fail(new CommandConflict({ sagaId: writer.sagaId, stepId, answer }))
 
-const field = (payload: Record<string, unknown> | undefined, name: string): string | undefined => {
-  const value = payload?.[name]
-  return typeof value === "string" ? value : undefined
-}
-
 /** The terminal decision a step already has, as a conflict names it. */
 const decisionOf = (step: StepView): string | undefined => {
-  if (step.firstApproved !== undefined) return `approved by ${field(parsePayload(step.firstApproved.payload), "by")}`
-  if (step.refused?.phase === "EXPIRED") return "refused: its approval expired"
+  if (step.firstApproved !== undefined) return `approved by ${step.firstApproved.payload.by}`
   if (step.refused === undefined) return undefined
-  const refusal = parsePayload(step.refused.payload)
-  const by = field(refusal, "by")
-  return by === WITHDRAWN_BY ? (field(refusal, "reason") ?? "withdrawn") : `rejected by ${by ?? "a run"}`
+  if (step.refused.phase === "EXPIRED") return "refused: its approval expired"
+  const refusal = step.refused.payload
+  return isWithdrawn(step) ? refusal.reason : `rejected by ${refusal.by ?? "a run"}`
 }
 
 /** An `approve` replays the first when the step was approved by the same person with the same expiry. */
@@ -42,8 +36,8 @@ export const approval = (
   const step = writer.view.steps.get(stepId)
   const decided = step === undefined ? undefined : decisionOf(step)
   if (step === undefined || decided === undefined) return Effect.succeed("new")
-  const first = parsePayload(step.firstApproved?.payload ?? null)
-  return first !== undefined && field(first, "by") === options.by && field(first, "expiresAt") === options.expiresAt
+  const first = step.firstApproved?.payload
+  return first !== undefined && first.by === options.by && first.expiresAt === options.expiresAt
     ? Effect.succeed("replay")
     : conflict(writer, stepId, decided)
 }
@@ -57,9 +51,8 @@ export const rejection = (
   const step = writer.view.steps.get(stepId)
   const decided = step === undefined ? undefined : decisionOf(step)
   if (step === undefined || decided === undefined) return Effect.succeed("new")
-  const rejected = step.refused?.phase === "REJECTED" ? parsePayload(step.refused.payload) : undefined
-  return field(rejected, "by") === options.by &&
-    field(rejected, "reason") === `rejected by ${options.by}: ${options.reason}`
+  const rejected = step.refused?.phase === "REJECTED" ? step.refused.payload : undefined
+  return rejected?.by === options.by && rejected.reason === `rejected by ${options.by}: ${options.reason}`
     ? Effect.succeed("replay")
     : conflict(writer, stepId, decided)
 }
@@ -72,9 +65,7 @@ export const resolution = (
   resolution: Resolution
 ): Effect.Effect<Prior, CommandConflict> => {
   const step = writer.view.steps.get(stepId)
-  const settled = step?.executed ?? step?.failed
-  const payload = parsePayload(settled?.payload ?? null)
-  const by = field(payload, "resolvedBy")
+  const by = (step?.executed ?? step?.failed)?.payload.resolvedBy
   if (step === undefined || by === undefined) return Effect.succeed("new")
   const outcome = step.executed !== undefined ? "applied" : "not-applied"
   const answer = `resolved as ${outcome} by ${by}`
@@ -85,7 +76,7 @@ export const resolution = (
     tool === undefined
       ? Either.right(JSON.stringify(resolution.result ?? null))
       : encodeJson(tool.spec.success, resolution.result)
-  return Either.isRight(encoded) && encoded.right === JSON.stringify(payload?.result ?? null)
+  return Either.isRight(encoded) && encoded.right === JSON.stringify(step.executed?.payload.result ?? null)
     ? Effect.succeed("replay")
     : conflict(writer, stepId, answer)
 }

@@ -14,19 +14,22 @@ import type { Approval, ApprovalRequest, Decision } from "../../Approval.js"
 import type { Unauthorized } from "../../Authority.js"
 import type { StepContext } from "../../Compensable.js"
 import { DeclarationError, InvalidInput, PayloadTooLarge } from "../../Compensable.js"
-import type { AppendError, Draft, Phase } from "../../Journal.js"
+import type { AppendError, Draft } from "../../Journal.js"
 import { JournalCorrupted, JournalTampered } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import * as Outcome from "../../Outcome.js"
 import { ApprovalPending, ApprovalRefused, NonDeterminism } from "../../SagaError.js"
 import type { UnknownStep } from "../../SagaResult.js"
 import { distrust, withoutMac } from "../journal/decisions.js"
+import { stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
+import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
+import { executed } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
 import { answersPending, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
-import { byteLength, decodeJson, encodeJson, parsePayload } from "../util/codec.js"
+import { byteLength, decodeJson, decodeValue, encodeJson } from "../util/codec.js"
 import { MAX_STEP_KEY_BYTES, refusal } from "../util/identifier.js"
 import type { StepOptions } from "./context.js"
 import { CurrentSaga } from "./context.js"
@@ -60,12 +63,6 @@ const haltOn = (halt: Halt) => Effect.fail(new HaltSignal(halt))
 
 const fatal = (error: AppendError | JournalCorrupted | JournalTampered | NonDeterminism) =>
   haltOn({ _tag: "Fatal", error })
-
-/** The idempotency key of a step's forward call. */
-export const forwardKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
-
-/** The id of the approval request of a saga's step. */
-export const requestIdOf = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
 
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
 interface Call {
@@ -160,7 +157,7 @@ export class SagaRun {
       const digest = sha256(inputJson)
       const call: Call = {
         spec,
-        stepId: this.allocate(spec.name, key ?? digest.slice(0, 16)),
+        stepId: this.allocate(callIdOf(spec.name, key ?? inputKey(digest))),
         input,
         inputJson,
         digest
@@ -254,11 +251,10 @@ export class SagaRun {
     return Effect.never
   }
 
-  private allocate(toolName: string, base: string): string {
-    const id = `${toolName}:${base}`
-    const occurrence = (this.occurrences.get(id) ?? 0) + 1
-    this.occurrences.set(id, occurrence)
-    const stepId = `${id}#${occurrence}`
+  private allocate(callId: string): string {
+    const occurrence = (this.occurrences.get(callId) ?? 0) + 1
+    this.occurrences.set(callId, occurrence)
+    const stepId = stepIdOf(callId, occurrence)
     this.unreplayed.delete(stepId)
     return stepId
   }
@@ -324,7 +320,7 @@ export class SagaRun {
         sagaId: this.sagaId,
         stepId: call.stepId,
         toolName: call.spec.name,
-        requestId: requestIdOf(this.sagaId, call.stepId)
+        requestId: stepKey(this.sagaId, call.stepId)
       })
     )
   }
@@ -339,12 +335,8 @@ export class SagaRun {
   /** A journaled, unkeyed call of `toolName` that this replay has not reached. */
   private unreplayedOf(toolName: string): StepView | undefined {
     for (const step of this.unreplayed.values()) {
-      if (
-        step.toolName === toolName &&
-        step.stepId.startsWith(`${toolName}:${sha256(step.input ?? "null").slice(0, 16)}#`)
-      ) {
-        return step
-      }
+      const callId = callIdOf(toolName, inputKey(sha256(step.input ?? "null")))
+      if (step.toolName === toolName && isOccurrenceOf(step.stepId, callId)) return step
     }
     return undefined
   }
@@ -354,8 +346,7 @@ export class SagaRun {
   }
 
   private replayResult(spec: StepSpec, step: StepView) {
-    const payload = parsePayload(step.executed!.payload)
-    const decoded = decodeJson(spec.success, JSON.stringify(payload?.result ?? null))
+    const decoded = decodeValue(spec.success, step.executed!.payload.result ?? null)
     if (Either.isLeft(decoded)) {
       return fatal(
         new JournalCorrupted({
@@ -369,11 +360,10 @@ export class SagaRun {
   }
 
   private replayFailure(spec: StepSpec, step: StepView) {
-    const payload = parsePayload(step.failed!.payload)
-    const description = typeof payload?.description === "string" ? payload.description : "failed"
-    if (payload?.defect === true) return Effect.die(new Error(description))
+    const { defect, description, error } = step.failed!.payload
+    if (defect) return Effect.die(new Error(description))
     const schema = spec.failure === undefined ? Outcome.Failed : Schema.Union(spec.failure, Outcome.Failed)
-    const decoded = decodeJson(schema, JSON.stringify(payload?.error ?? null))
+    const decoded = decodeValue(schema, error ?? null)
     return Effect.fail(Either.isRight(decoded) ? decoded.right : Outcome.failed(description))
   }
 
@@ -386,19 +376,12 @@ export class SagaRun {
     if (spec.reversibility !== "irreversible") return this.execute(call, 1, false)
     return Effect.gen(this, function* () {
       if (journaled?.refused !== undefined) {
-        const reason = parsePayload(journaled.refused.payload)?.reason
-        return yield* haltOn({
-          _tag: "Refused",
-          error: new ApprovalRefused({
-            stepId,
-            toolName: spec.name,
-            reason: typeof reason === "string" ? reason : "refused"
-          })
-        })
+        const { reason } = journaled.refused.payload
+        return yield* haltOn({ _tag: "Refused", error: new ApprovalRefused({ stepId, toolName: spec.name, reason }) })
       }
       if (journaled?.approved === undefined) {
         const request: ApprovalRequest = {
-          requestId: requestIdOf(this.sagaId, stepId),
+          requestId: stepKey(this.sagaId, stepId),
           sagaId: this.sagaId,
           stepId,
           toolName: spec.name,
@@ -407,8 +390,8 @@ export class SagaRun {
           requestedAt: journaled?.awaiting?.at ?? (yield* nowIso)
         }
         if (journaled?.awaiting === undefined) {
-          const deferred = mode === "defer" ? { deferred: true } : {}
-          yield* this.write(stepId, spec.name, "AWAITING_APPROVAL", inputJson, { inputDigest: digest, ...deferred })
+          const awaiting = { inputDigest: digest, deferred: mode === "defer" ? true : undefined }
+          yield* this.write(stepDraft({ stepId, toolName: spec.name }, "AWAITING_APPROVAL", awaiting, inputJson))
         }
         const decision = yield* Effect.catchAll(this.approval.request(request), fatal)
         yield* this.trust(request, decision)
@@ -422,9 +405,9 @@ export class SagaRun {
           return yield* this.refuse(step, `rejected by ${decision.by}: ${decision.reason}`, decision)
         }
         yield* this.verify(spec, step, decision, digest)
-        yield* this.write(stepId, spec.name, "APPROVED", null, withoutMac(decision))
+        yield* this.write(stepDraft({ stepId, toolName: spec.name }, "APPROVED", withoutMac(decision)))
       } else {
-        yield* this.verify(spec, journaled, parsePayload(journaled.approved.payload) ?? {}, digest)
+        yield* this.verify(spec, journaled, journaled.approved.payload, digest)
       }
       return yield* this.execute(call, 1, mode === "settle")
     })
@@ -450,22 +433,28 @@ export class SagaRun {
   ) {
     if (approval.inputDigest !== digest) return this.refuse(step, "the approval names a different input")
     return Effect.flatMap(expiredAt(approval, spec.approvalTtl ?? this.approvalTtl), (expiry) =>
-      expiry === undefined
-        ? Effect.void
-        : this.refuse(step, `the approval expired at ${expiry.text}`, undefined, "EXPIRED")
+      expiry === undefined ? Effect.void : this.expire(step, `the approval expired at ${expiry.text}`)
     )
   }
 
-  /** Journals the refusal of an irreversible step and halts the run so that it compensates. */
-  private refuse(step: StepView, reason: string, decision?: object, phase: Phase = "REJECTED") {
+  /** Journals the rejection of an irreversible step (the store's, if it decided one) and halts the run so that it compensates. */
+  private refuse(step: StepView, reason: string, rejection?: Extract<Decision, { readonly _tag: "Rejected" }>) {
+    return this.halt(step, reason, stepDraft(step, "REJECTED", { ...rejection, reason }))
+  }
+
+  /** Journals that the approval of an irreversible step expired and halts the run so that it compensates. */
+  private expire(step: StepView, reason: string) {
+    return this.halt(step, reason, stepDraft(step, "EXPIRED", { reason }))
+  }
+
+  private halt(step: StepView, reason: string, refusal: Draft) {
     return Effect.zipRight(
-      this.write(step.stepId, step.toolName, phase, null, { ...decision, reason }),
+      this.write(refusal),
       haltOn({ _tag: "Refused", error: new ApprovalRefused({ stepId: step.stepId, toolName: step.toolName, reason }) })
     )
   }
 
-  private write(stepId: string, toolName: string, phase: Phase, input: string | null, payload: object | null) {
-    const draft: Draft = { stepId, toolName, phase, input, payload: payload === null ? null : JSON.stringify(payload) }
+  private write(draft: Draft) {
     return Effect.catchAll(this.writer.append([draft]), fatal)
   }
 
@@ -475,7 +464,7 @@ export class SagaRun {
    */
   private execute(call: Call, firstAttempt: number, deferred: boolean) {
     const { spec, stepId, input, inputJson } = call
-    const idempotencyKey = forwardKey(this.sagaId, stepId)
+    const idempotencyKey = stepKey(this.sagaId, stepId)
     const state = { attempt: firstAttempt - 1, receipt: undefined as string | undefined }
     const nextContext = (): StepContext => ({
       sagaId: this.sagaId,
@@ -488,8 +477,8 @@ export class SagaRun {
           state.receipt = Redacted.isRedacted(value) ? Redacted.value(value) : value
         })
     })
-    const intent = { idempotencyKey, attempt: firstAttempt, ...(deferred ? { deferred: true } : {}) }
-    return this.write(stepId, spec.name, "INTENT", inputJson, intent).pipe(
+    const intent = { idempotencyKey, attempt: firstAttempt, deferred: deferred ? true : undefined }
+    return this.write(stepDraft({ stepId, toolName: spec.name }, "INTENT", intent, inputJson)).pipe(
       Effect.zipRight(Effect.exit(this.call(spec, input, nextContext))),
       Effect.flatMap((exit) =>
         Exit.isSuccess(exit)
@@ -512,13 +501,17 @@ export class SagaRun {
         step: { stepId, toolName: spec.name, reason: `the tool ran but ${why}, so it cannot be journaled` }
       })
     }
-    const receiptField =
+    const journaledReceipt =
       receipt === undefined
-        ? Effect.succeed("")
-        : Effect.map(Receipts.journaled(this.receiptKeys, this.sagaId, stepId, receipt), (json) => `,"receipt":${json}`)
-    return Effect.flatMap(receiptField, (field) => {
-      const payload = `{"result":${result.right}${field}${spec.changesNothing === true ? `,"changesNothing":true` : ""}}`
-      return this.writer.append([{ stepId, toolName: spec.name, phase: "EXECUTED", input: null, payload }])
+        ? Effect.succeed(undefined)
+        : Receipts.journaled(this.receiptKeys, this.sagaId, stepId, receipt)
+    return Effect.flatMap(journaledReceipt, (receipt) => {
+      const payload = executed({
+        result: JSON.parse(result.right),
+        receipt,
+        changesNothing: spec.changesNothing === true ? true : undefined
+      })
+      return this.writer.append([stepDraft({ stepId, toolName: spec.name }, "EXECUTED", payload)])
     }).pipe(
       Effect.catchAll(fatal),
       Effect.zipRight(Effect.annotateCurrentSpan("outcome", "executed")),
@@ -565,11 +558,11 @@ export class SagaRun {
     const payload = {
       description,
       defect: Option.isNone(failure),
-      ...(spec.taintsOnFailure === false ? { taints: false } : {}),
-      ...(encoded === undefined ? {} : { error: encoded })
+      taints: spec.taintsOnFailure === false ? false : undefined,
+      error: encoded
     }
     return Effect.zipRight(
-      this.write(stepId, spec.name, "FAILED", null, payload).pipe(
+      this.write(stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)).pipe(
         Effect.tap(() => Effect.annotateCurrentSpan("outcome", "failed"))
       ),
       Effect.failCause(cause)

@@ -38,25 +38,27 @@ import type * as SagaDefinition from "../../SagaDefinition.js"
 import type { CommandConflict, CompensationCause } from "../../SagaError.js"
 import { InvalidSagaInput, NonDeterminism } from "../../SagaError.js"
 import type { SagaResult } from "../../SagaResult.js"
+import { sagaDraft } from "../journal/drafts.js"
+import { runIdOf, stepKey } from "../journal/ids.js"
 import { inspect, tamperOf, trustedPrefix, verifying } from "../journal/verified.js"
-import type { StepView } from "../journal/view.js"
-import { isUnknown, JournalView } from "../journal/view.js"
+import type { JournalView, StepView } from "../journal/view.js"
+import { isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad as loadClaimed } from "../journal/writer.js"
-import { encodeJson, parsePayload } from "../util/codec.js"
+import { encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
 import type { Lookup } from "./compensation.js"
 import { compensate, outcomeOfPhase, WITHDRAWN_BY } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
 import { insideUndo } from "./context.js"
-import { endRun, sagaEntry } from "./ending.js"
+import { endRun } from "./ending.js"
 import * as explicit from "./explicitUndo.js"
 import * as commands from "./operatorCommands.js"
 import type { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
-import { forwardKey, SagaRun } from "./run.js"
+import { SagaRun } from "./run.js"
 
 /** The definition and encoded input a saga was started from, as its `SAGA_STARTED` entry records them. */
 interface Origin {
@@ -68,8 +70,10 @@ const defaultOwner = () => `${Os.hostname()}/${process.pid}/${Crypto.randomBytes
 
 /** The origin journaled in a saga's `SAGA_STARTED` entry, if it was started from a definition. */
 export const originOf = (view: JournalView): Origin | undefined => {
-  const payload = parsePayload(view.started?.payload ?? null)
-  return typeof payload?.definition === "string" ? { definition: payload.definition, input: payload.input } : undefined
+  const started = view.started?.payload
+  return started != null && "definition" in started
+    ? { definition: started.definition, input: started.input }
+    : undefined
 }
 
 const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0]!.slice(0, 500)
@@ -188,8 +192,11 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
             })
           }
           // The start (or resume) marker travels with the run's first write: a pure replay writes nothing.
-          if (!view.exists) writer.prepend([sagaEntry("SAGA_STARTED", origin)])
-          else if (view.status !== "running" && !isFinished(view.status)) writer.prepend([sagaEntry("SAGA_RESUMED")])
+          if (!view.exists) {
+            writer.prepend([sagaDraft("SAGA_STARTED", origin ?? null)])
+          } else if (view.status !== "running" && !isFinished(view.status)) {
+            writer.prepend([sagaDraft("SAGA_RESUMED", null)])
+          }
           const closed = isFinished(view.status) || view.compensationStarted
           // The permission is asked again before each step progresses: revoking it stops a long run.
           const recheck = Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
@@ -281,10 +288,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       yield* check(authority, "compensate", subject.sagaId, subject.step.stepId)
       const refused = explicit.notApplied(subject)
       if (refused !== undefined) return yield* refused
-      const answered = explicit.finishedAnswer(
-        effectId,
-        new JournalView(yield* journal.read(explicit.runIdOf(effectId)))
-      )
+      const answered = explicit.finishedAnswer(effectId, yield* viewOf(yield* journal.read(runIdOf(effectId))))
       if (answered !== undefined) return answered
       const ctx = { journal, approval, lookup: registered, holder, approvalTtl, journalKeys: keys, receiptKeys }
       // The run and the saga are both held meanwhile: the saga's own compensation waits for this undo.
@@ -302,10 +306,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           Effect.zipRight(run.release(), Effect.ignore(journal.release(owner, subject.sagaId)))
         )
       })
-      return yield* withLock(
-        explicit.runIdOf(effectId),
-        withLock(subject.sagaId, Effect.uninterruptible(attempt))
-      ).pipe(
+      return yield* withLock(runIdOf(effectId), withLock(subject.sagaId, Effect.uninterruptible(attempt))).pipe(
         Effect.retry({
           while: (error) => error._tag === "LeaseHeld" || error._tag === "ConcurrencyConflict",
           schedule: contention
@@ -389,7 +390,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         const inspected = yield* inspect(store, sagaId, keys)
         if (Option.isNone(inspected.record)) return yield* new SagaNotFound({ sagaId })
         // Only what verifies is shown as a fact: the steps come from the entries before the break.
-        const view = new JournalView(trustedPrefix(inspected))
+        const view = yield* viewOf(trustedPrefix(inspected))
         return {
           ...inspected.record.value,
           tampered: tamperOf(inspected.verification),
@@ -430,7 +431,7 @@ interface Command<A, E> {
 const stepStatus = (sagaId: string, step: StepView): StepStatus => ({
   stepId: step.stepId,
   toolName: step.toolName,
-  effectId: forwardKey(sagaId, step.stepId),
+  effectId: stepKey(sagaId, step.stepId),
   state: step.executed
     ? "executed"
     : step.failed

@@ -44,11 +44,14 @@ export const checkDecision = (keys: KeyRing, request: Subject, decision: Decisio
     ? "unsigned"
     : verifyMac(keys, DECISION_DOMAIN, textOf(request, decision), decision.mac)
 
+/** A decision without its MAC. */
+export type Unsigned<D extends Decision> = D extends Decision ? Omit<D, "mac"> : never
+
 /** `decision` without its MAC: what is journaled. */
-export const withoutMac = (decision: Decision): Decision => {
-  if (decision._tag === "Pending" || decision.mac === undefined) return decision
+export const withoutMac = <D extends Decision>(decision: D): Unsigned<D> => {
+  if (decision._tag === "Pending" || decision.mac === undefined) return decision as Unsigned<D>
   const { mac: _mac, ...rest } = decision
-  return rest
+  return rest as Unsigned<D>
 }
 
 /**

@@ -1,6 +1,9 @@
-import type { Entry, Expected, SagaStatus } from "../../Journal.js"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type { Entry, Expected, JournalCorrupted, SagaStatus } from "../../Journal.js"
 import { empty, statusAfter } from "../../Journal.js"
-import { parsePayload } from "../util/codec.js"
+import type { Recorded, UndoPhase } from "./payloads.js"
+import { decodeEntry } from "./payloads.js"
 
 /** What the journal says about one step. */
 export interface StepView {
@@ -8,28 +11,20 @@ export interface StepView {
   readonly toolName: string
   input: string | null
   intents: number
-  executed: Entry | undefined
-  failed: Entry | undefined
-  awaiting: Entry | undefined
-  approved: Entry | undefined
+  executed: Recorded<"EXECUTED"> | undefined
+  failed: Recorded<"FAILED"> | undefined
+  awaiting: Recorded<"AWAITING_APPROVAL"> | undefined
+  approved: Recorded<"APPROVED"> | undefined
   /** The first `APPROVED` entry: the decision itself (later ones are renewals). */
-  firstApproved: Entry | undefined
-  refused: Entry | undefined
+  firstApproved: Recorded<"APPROVED"> | undefined
+  refused: Recorded<"REJECTED" | "EXPIRED"> | undefined
   /** It awaited approval without halting the saga: the program went on (`ApprovalPending`). */
   deferred: boolean
   /** It ran where the program called it (an `INTENT` that does not say it ran deferred). */
   ranWhereCalled: boolean
-  compensating: Entry | undefined
-  compensation: Entry | undefined
+  compensating: Recorded<"COMPENSATING"> | undefined
+  compensation: Recorded<UndoPhase> | undefined
 }
-
-const compensationOutcomes = new Set([
-  "COMPENSATED",
-  "COMPENSATION_PARTIAL",
-  "COMPENSATION_FAILED",
-  "COMPENSATION_UNKNOWN",
-  "SKIPPED"
-])
 
 /** A step whose `INTENT` has no outcome after it. */
 export const isUnknown = (step: StepView): boolean =>
@@ -51,17 +46,17 @@ export class JournalView {
   exists = false
   compensationStarted = false
   /** The last entry. */
-  last: Entry | undefined = undefined
+  last: Recorded | undefined = undefined
   /** The saga's `SAGA_STARTED` entry. */
-  started: Entry | undefined = undefined
+  started: Recorded<"SAGA_STARTED"> | undefined = undefined
   /** Why compensation started, as journaled. */
   compensationCause = ""
 
-  constructor(entries: ReadonlyArray<Entry> = []) {
+  constructor(entries: ReadonlyArray<Recorded> = []) {
     for (const entry of entries) this.apply(entry)
   }
 
-  apply(entry: Entry): void {
+  apply(entry: Recorded): void {
     this.exists = true
     this.last = entry
     this.position = { revision: entry.seq, digest: entry.hash }
@@ -69,8 +64,7 @@ export class JournalView {
     if (entry.phase === "SAGA_STARTED") this.started = entry
     if (entry.phase === "SAGA_COMPENSATING") {
       this.compensationStarted = true
-      const cause = parsePayload(entry.payload)?.cause
-      this.compensationCause = typeof cause === "string" ? cause : "unknown cause"
+      this.compensationCause = entry.payload.cause
     }
     if (entry.stepId === null) return
     const step = this.stepOf(entry)
@@ -78,7 +72,7 @@ export class JournalView {
       case "INTENT":
         step.intents++
         step.input = entry.input
-        if (!step.deferred || parsePayload(entry.payload)?.deferred !== true) step.ranWhereCalled = true
+        if (!step.deferred || entry.payload?.deferred !== true) step.ranWhereCalled = true
         break
       case "EXECUTED":
         step.executed = entry
@@ -90,7 +84,7 @@ export class JournalView {
       case "AWAITING_APPROVAL":
         step.awaiting = entry
         step.input = entry.input
-        step.deferred = parsePayload(entry.payload)?.deferred === true
+        step.deferred = entry.payload.deferred === true
         break
       case "APPROVED":
         step.approved = entry
@@ -103,12 +97,16 @@ export class JournalView {
       case "COMPENSATING":
         step.compensating = entry
         break
-      default:
-        if (compensationOutcomes.has(entry.phase)) step.compensation = entry
+      case "COMPENSATED":
+      case "COMPENSATION_PARTIAL":
+      case "COMPENSATION_FAILED":
+      case "COMPENSATION_UNKNOWN":
+      case "SKIPPED":
+        step.compensation = entry
     }
   }
 
-  private stepOf(entry: Entry): StepView {
+  private stepOf(entry: Recorded): StepView {
     let step = this.steps.get(entry.stepId!)
     if (step === undefined) {
       step = {
@@ -142,3 +140,14 @@ export class JournalView {
     return Array.from(this.steps.values()).filter(isUnknown)
   }
 }
+
+/** Decodes every entry's payload, or fails with `JournalCorrupted` at the first that does not decode. */
+export const decodeAll = (entries: ReadonlyArray<Entry>): Either.Either<Array<Recorded>, JournalCorrupted> =>
+  Either.all(entries.map(decodeEntry))
+
+/** The view of a saga's entries; `JournalCorrupted` if a payload does not decode (nothing acts on it). */
+export const viewOf = (entries: ReadonlyArray<Entry>): Effect.Effect<JournalView, JournalCorrupted> =>
+  Either.match(decodeAll(entries), {
+    onLeft: Effect.fail,
+    onRight: (records) => Effect.succeed(new JournalView(records))
+  })

@@ -1,10 +1,19 @@
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type { AppendError, Draft, Holder } from "../../Journal.js"
+import type { AppendError, Draft, Entry, Holder } from "../../Journal.js"
 import { isActive } from "../../Journal.js"
 import { Mutex } from "../util/mutex.js"
 import type { VerifiedJournal } from "./verified.js"
-import { JournalView } from "./view.js"
+import type { JournalView } from "./view.js"
+import { decodeAll, viewOf } from "./view.js"
+
+/** Entries this writer just appended, decoded: one that does not decode is a defect of the code that drafted it. */
+const decodeOwn = (entries: ReadonlyArray<Entry>) =>
+  Either.match(decodeAll(entries), {
+    onLeft: (corrupted) => Effect.dieMessage(`effect-saga: an entry just drafted does not decode: ${corrupted.reason}`),
+    onRight: Effect.succeed
+  })
 
 /**
  * The one path by which a saga's entries reach the journal: appends are serialized, each names the
@@ -32,7 +41,11 @@ export class Writer {
     return this.lock.withLock(
       Effect.suspend(() => {
         const batch = this.prefix.length === 0 ? drafts : [...this.prefix, ...drafts]
-        return Effect.map(this.journal.append(this.sagaId, this.view.position, batch, this.holder), (entries) => {
+        const appended = Effect.flatMap(
+          this.journal.append(this.sagaId, this.view.position, batch, this.holder),
+          decodeOwn
+        )
+        return Effect.map(appended, (entries) => {
           this.prefix = []
           for (const entry of entries) this.view.apply(entry)
           this.holdsLease = this.holder !== undefined && isActive(this.view.status)
@@ -53,28 +66,30 @@ export class Writer {
 
 /**
  * Loads a saga's journal into a writer that writes under `holder`'s lease, once its entries verify
- * against the saga's row (`JournalTampered` otherwise: nothing acts on a journal that does not).
+ * against the saga's row (`JournalTampered` otherwise: nothing acts on a journal that does not) and
+ * their payloads decode (`JournalCorrupted` otherwise).
  */
 export const load = (journal: VerifiedJournal, sagaId: string, holder?: Holder) =>
-  Effect.map(journal.read(sagaId), (entries) => new Writer(sagaId, journal, new JournalView(entries), holder))
+  Effect.map(Effect.flatMap(journal.read(sagaId), viewOf), (view) => new Writer(sagaId, journal, view, holder))
 
 /**
  * Loads a saga's journal and takes its lease for `holder` (a saga that does not exist yet gets the
- * lease with its first write). The journal is verified before the lease is taken, so that a
- * tampered saga is refused with nothing written, not even a lease; it is read again only if it
- * moved on in between.
+ * lease with its first write). The journal is verified and decoded before the lease is taken, so
+ * that a tampered or corrupted saga is refused with nothing written, not even a lease; it is read
+ * again only if it moved on in between.
  */
 export const claimAndLoad = (journal: VerifiedJournal, sagaId: string, holder: Holder) =>
   Effect.gen(function* () {
     const entries = yield* journal.read(sagaId)
+    const loaded = yield* viewOf(entries)
     const claimed = yield* journal.claim(sagaId, holder)
     const last = entries[entries.length - 1]
     const unchanged = Option.match(claimed, {
       onNone: () => last === undefined,
       onSome: (record) => record.revision === (last?.seq ?? 0) && record.digest === last?.hash
     })
-    const current = unchanged ? entries : yield* journal.read(sagaId)
-    const writer = new Writer(sagaId, journal, new JournalView(current), holder)
+    const view = unchanged ? loaded : yield* Effect.flatMap(journal.read(sagaId), viewOf)
+    const writer = new Writer(sagaId, journal, view, holder)
     writer.holdsLease = Option.isSome(claimed)
     return writer
   })

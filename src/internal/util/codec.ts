@@ -17,6 +17,12 @@ export const encodeJson = (schema: Schema.Schema<any, any>, value: unknown): Eit
     }
   )
 
+/** Decodes an encoded (JSON) value with `schema`, or says why it cannot. */
+export const decodeValue = <A>(schema: Schema.Schema<A, any>, encoded: unknown): Either.Either<A, string> =>
+  Either.mapLeft(Schema.decodeUnknownEither(schema)(encoded), (error) =>
+    ParseResult.TreeFormatter.formatErrorSync(error)
+  )
+
 /** Parses JSON text and decodes it with `schema`, or says why it cannot. */
 export const decodeJson = <A>(schema: Schema.Schema<A, any>, json: string | null): Either.Either<A, string> => {
   let parsed: unknown
@@ -25,20 +31,7 @@ export const decodeJson = <A>(schema: Schema.Schema<A, any>, json: string | null
   } catch (error) {
     return Either.left(`not JSON: ${String(error)}`)
   }
-  return Either.mapLeft(Schema.decodeUnknownEither(schema)(parsed), (error) =>
-    ParseResult.TreeFormatter.formatErrorSync(error)
-  )
-}
-
-/** Parses a journal payload into a plain object; anything else is `undefined`. */
-export const parsePayload = (json: string | null): Record<string, unknown> | undefined => {
-  if (json === null) return undefined
-  try {
-    const parsed: unknown = JSON.parse(json)
-    return typeof parsed === "object" && parsed !== null ? (parsed as Record<string, unknown>) : undefined
-  } catch {
-    return undefined
-  }
+  return decodeValue(schema, parsed)
 }
 
 /** The UTF-8 size of a string. */

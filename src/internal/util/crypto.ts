@@ -55,16 +55,6 @@ export const seal = (ring: KeyRing, plaintext: string, associated: string): Seal
   }
 }
 
-/** Whether a journaled value is a sealed one (as `seal` makes it). */
-export const isSealed = (value: unknown): value is Sealed =>
-  typeof value === "object" &&
-  value !== null &&
-  (value as Sealed).sealed === "aes-256-gcm" &&
-  typeof (value as Sealed).kid === "string" &&
-  typeof (value as Sealed).iv === "string" &&
-  typeof (value as Sealed).data === "string" &&
-  typeof (value as Sealed).tag === "string"
-
 /** Opens a sealed value, or says why it cannot be opened (no such key, or it does not authenticate). */
 export const open = (
   ring: KeyRing | undefined,

@@ -6,10 +6,11 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import type { ApprovalRequest } from "../../../Approval.js"
 import * as Approval from "../../../Approval.js"
 import type { Entry } from "../../../Journal.js"
-import { parsePayload } from "../../util/codec.js"
+import { decodePayload } from "../../../Journal.js"
 import { table } from "../../util/table.js"
 import { print, printJson } from "../output.js"
 import { db, json, withStore } from "../root.js"
@@ -33,13 +34,20 @@ export interface Pending extends Omit<ApprovalRequest, "input" | "inputDigest"> 
 const askedIn = (entries: ReadonlyArray<Entry>, stepId: string): Entry | undefined =>
   entries.filter((entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === stepId).at(-1)
 
-const digestOf = (asked: Entry | undefined): string | null => {
-  const digest = parsePayload(asked?.payload ?? null)?.inputDigest
-  return typeof digest === "string" ? digest : null
-}
+/** The input digest the journal's request names, or the mark of a request entry whose payload does not decode. */
+const digestOf = (asked: Entry): Either.Either<string, Trust.Tampered> =>
+  Either.match(decodePayload("AWAITING_APPROVAL", asked.payload), {
+    onLeft: () =>
+      Either.left({ seq: asked.seq, problem: "undecodable", reason: "its AWAITING_APPROVAL payload does not decode" }),
+    onRight: (payload) => Either.right(payload.inputDigest)
+  })
 
 /** Whether the approvals table's row says what the journal says: a row no entry backs, or another input, is marked. */
-const copyProblem = (request: ApprovalRequest, asked: Entry | undefined): Trust.Tampered | null => {
+const copyProblem = (
+  request: ApprovalRequest,
+  asked: Entry | undefined,
+  digest: string | null
+): Trust.Tampered | null => {
   if (asked === undefined) {
     return {
       seq: null,
@@ -47,7 +55,7 @@ const copyProblem = (request: ApprovalRequest, asked: Entry | undefined): Trust.
       reason: "the approvals table holds a request its saga's journal never made"
     }
   }
-  return asked.input === request.input && digestOf(asked) === request.inputDigest
+  return asked.input === request.input && digest === request.inputDigest
     ? null
     : {
         seq: asked.seq,
@@ -58,11 +66,13 @@ const copyProblem = (request: ApprovalRequest, asked: Entry | undefined): Trust.
 
 const pendingOf = (request: ApprovalRequest, inspection: Trust.Inspection): Pending => {
   const asked = askedIn(inspection.entries, request.stepId)
+  const digest = asked === undefined ? Either.right(null) : digestOf(asked)
+  const mark = Either.isLeft(digest) ? digest.left : copyProblem(request, asked, digest.right)
   return {
     ...request,
     input: asked?.input ?? null,
-    inputDigest: digestOf(asked),
-    tampered: Trust.tamperedOf(inspection.verification) ?? copyProblem(request, asked)
+    inputDigest: Either.getOrNull(digest),
+    tampered: Trust.tamperedOf(inspection.verification) ?? mark
   }
 }
 

@@ -6,10 +6,10 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
-import type { Entry } from "../../../Journal.js"
-import { Journal } from "../../../Journal.js"
+import * as Either from "effect/Either"
+import type { Recorded } from "../../../Journal.js"
+import { decodeEntry, Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
-import { parsePayload } from "../../util/codec.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
 import { target } from "../position.js"
@@ -22,7 +22,7 @@ const expiresAt = Options.text("expires-at").pipe(
 )
 
 /** The step's first `APPROVED` entry after `revision`: the approval this command journaled, if it did. */
-const approvedAfter = (entries: ReadonlyArray<Entry>, stepId: string, revision: number): Entry | undefined =>
+const approvedAfter = (entries: ReadonlyArray<Recorded>, stepId: string, revision: number) =>
   entries.find((entry) => entry.seq > revision && entry.phase === "APPROVED" && entry.stepId === stepId)
 
 /**
@@ -30,16 +30,16 @@ const approvedAfter = (entries: ReadonlyArray<Entry>, stepId: string, revision: 
  * has run since (asking again exactly as the first time is answered as the first time).
  */
 const alreadyApproved = (
-  entries: ReadonlyArray<Entry>,
+  entries: ReadonlyArray<Recorded>,
   step: Saga.StepStatus | undefined,
   sagaId: string,
   stepId: string
 ): string => {
-  const first = parsePayload(
-    entries.find((entry) => entry.phase === "APPROVED" && entry.stepId === stepId)?.payload ?? null
-  )
-  const by = typeof first?.by === "string" ? first.by : "someone"
-  const at = typeof first?.at === "string" ? ` at ${first.at}` : ""
+  const first = entries.find(
+    (entry): entry is Recorded<"APPROVED"> => entry.phase === "APPROVED" && entry.stepId === stepId
+  )?.payload
+  const by = first?.by ?? "someone"
+  const at = first === undefined ? "" : ` at ${first.at}`
   const ran = step === undefined || step.state === "approved" ? "" : `, and the step has run since (${step.state})`
   return `step ${stepId} of saga ${sagaId} was already approved by ${by}${at}${ran}: nothing written`
 }
@@ -60,10 +60,11 @@ export const approve = Command.make("approve", { db, as, expiresAt, revision, di
         const { seen, status, stepId } = yield* target(options.saga, options.step, options)
         yield* Saga.approve(options.saga, stepId, { by, expiresAt: expires, ...seen })
         const entries = yield* Effect.flatMap(Journal, (journal) => journal.read(options.saga))
+        const records = yield* Either.all(entries.map(decodeEntry))
         yield* print(
-          approvedAfter(entries, stepId, status.revision) === undefined
+          approvedAfter(records, stepId, status.revision) === undefined
             ? alreadyApproved(
-                entries,
+                records,
                 status.steps.find((step) => step.stepId === stepId),
                 options.saga,
                 stepId

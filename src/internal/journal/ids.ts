@@ -1,0 +1,46 @@
+/**
+ * The ids the journal is keyed by, and how they are read back: step ids, a step's key across sagas,
+ * undo keys, and the id of an explicit undo's run.
+ */
+
+/** A call of a tool: `${toolName}:${key}`, the key the caller's own or taken from the input (`inputKey`). */
+export const callIdOf = (toolName: string, key: string): string => `${toolName}:${key}`
+
+/** The key of a call made without one: the first 16 hex digits of its encoded input's SHA-256. */
+export const inputKey = (inputDigest: string): string => inputDigest.slice(0, 16)
+
+/** A step's id in its saga: its call and its occurrence among identical calls (from 1). */
+export const stepIdOf = (callId: string, occurrence: number): string => `${callId}#${occurrence}`
+
+/** Whether `stepId` is an occurrence of call `callId`. */
+export const isOccurrenceOf = (stepId: string, callId: string): boolean => stepId.startsWith(`${callId}#`)
+
+/**
+ * A step's key across sagas: `${sagaId}/${stepId}`. It is the step's forward idempotency key, the
+ * effect id `compensateEffect` names it by, and the id of its approval request (one per step).
+ */
+export const stepKey = (sagaId: string, stepId: string): string => `${sagaId}/${stepId}`
+
+/** The idempotency key of a step's undo: stable across replays, distinct from the forward key. */
+export const undoKey = (sagaId: string, stepId: string): string => `${stepKey(sagaId, stepId)}/undo`
+
+/** The journal id of the run that undoes effect `effectId` on request; its idempotency key too. */
+export const runIdOf = (effectId: string): string => `${effectId}/compensate-effect`
+
+/** A step key read back as the saga id and step id it may name. */
+export interface StepAddress {
+  readonly sagaId: string
+  readonly stepId: string
+}
+
+/**
+ * Every way to read `key` as `stepKey(sagaId, stepId)`, the shortest saga id first: a saga id may
+ * hold a `/` itself, so only the journal can tell which one names a saga and one of its steps.
+ */
+export const addressesOf = (key: string): Array<StepAddress> => {
+  const addresses: Array<StepAddress> = []
+  for (let at = key.indexOf("/"); at > 0; at = key.indexOf("/", at + 1)) {
+    addresses.push({ sagaId: key.slice(0, at), stepId: key.slice(at + 1) })
+  }
+  return addresses
+}

@@ -1,0 +1,227 @@
+/**
+ * The payload each phase journals, one Schema per phase, encoded and decoded here and nowhere else.
+ *
+ * NOTE: an entry's hash covers the payload's JSON text, so the text is part of the format: keys are
+ * written in the order the payload's value holds them (a decoded payload keeps the stored order),
+ * absent and `undefined` fields are omitted, nothing is reordered or added. Fields a stored payload
+ * may lack are optional; a payload that does not fit its phase's schema is `JournalCorrupted`.
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { CompensationReport } from "../../CompensationReport.js"
+import type { Entry, Phase } from "../../Journal.js"
+import { JournalCorrupted } from "./errors.js"
+
+/** A JSON value the engine encoded with a tool's or a definition's schema: a result, an input, an error. */
+const Json = Schema.Unknown.annotations({ identifier: "Json", arbitrary: () => (fc) => fc.jsonValue() })
+
+/** A receipt sealed under a receipt key (AES-256-GCM); one without its `tag` never opens. */
+const SealedReceipt = Schema.Struct({
+  sealed: Schema.Literal("aes-256-gcm"),
+  kid: Schema.String,
+  iv: Schema.String,
+  data: Schema.String,
+  tag: Schema.optional(Schema.String)
+})
+
+/** A step's receipt at rest: the plain text, or sealed. */
+const Receipt = Schema.Union(Schema.String, SealedReceipt)
+
+/** `INTENT`: the forward call's idempotency key and attempt; `deferred` where the program settled it. */
+const Intent = Schema.Struct({
+  idempotencyKey: Schema.String,
+  attempt: Schema.Int,
+  deferred: Schema.optional(Schema.Boolean)
+})
+
+/** `EXECUTED`: the encoded result, the receipt, `changesNothing`, or who resolved an unknown outcome. */
+const Executed = Schema.Struct({
+  result: Json,
+  receipt: Schema.optional(Receipt),
+  changesNothing: Schema.optional(Schema.Boolean),
+  resolvedBy: Schema.optional(Schema.String),
+  principal: Schema.optional(Schema.String)
+})
+
+/** `FAILED`: what failed, whether a defect, `taints: false`, the encoded error, or who resolved it. */
+const Failed = Schema.Struct({
+  description: Schema.String,
+  defect: Schema.Boolean,
+  taints: Schema.optional(Schema.Boolean),
+  error: Schema.optional(Json),
+  resolvedBy: Schema.optional(Schema.String),
+  principal: Schema.optional(Schema.String)
+})
+
+/** `AWAITING_APPROVAL`: the digest of the input to approve; `deferred` when the program went on. */
+const AwaitingApproval = Schema.Struct({
+  inputDigest: Schema.String,
+  deferred: Schema.optional(Schema.Boolean)
+})
+
+/** `APPROVED`: the decision (who, when, which input, until when), renewals, the principal of a command. */
+const Approved = Schema.Struct({
+  _tag: Schema.Literal("Approved"),
+  by: Schema.String,
+  at: Schema.String,
+  inputDigest: Schema.String,
+  expiresAt: Schema.optional(Schema.String),
+  renewedBy: Schema.optional(Schema.String),
+  renewedAt: Schema.optional(Schema.String),
+  principal: Schema.optional(Schema.String)
+})
+
+/**
+ * `REJECTED`: why; a decision's rejection also says who and when (with the store's `mac` when it
+ * signed it, or the principal of the command), a withdrawal says who; the engine's own refusal only why.
+ */
+const Rejected = Schema.Struct({
+  _tag: Schema.optional(Schema.Literal("Rejected")),
+  by: Schema.optional(Schema.String),
+  at: Schema.optional(Schema.String),
+  reason: Schema.String,
+  mac: Schema.optional(Schema.String),
+  principal: Schema.optional(Schema.String)
+})
+
+/** `EXPIRED`: when the approval lapsed. */
+const Expired = Schema.Struct({ reason: Schema.String })
+
+/** `COMPENSATING`: the undo's idempotency key. */
+const Compensating = Schema.Struct({ idempotencyKey: Schema.String })
+
+/** An undo's outcome: why, when there is more to say than the phase. */
+const UndoReason = Schema.NullOr(Schema.Struct({ reason: Schema.String }))
+
+/** `COMPENSATION_PARTIAL`: what the undo left behind. */
+const UndoRemaining = Schema.NullOr(Schema.Struct({ remaining: Schema.String }))
+
+/** A saga started from a definition: its name and encoded input. */
+const Origin = Schema.Struct({ definition: Schema.String, input: Json })
+
+/** The run of an explicit undo, started for one effect. */
+const ExplicitStart = Schema.Struct({ effectId: Schema.String })
+
+/** What an explicit undo came to, as its run's last entry says. */
+const ExplicitAnswer = Schema.Struct({
+  effectId: Schema.optional(Schema.String),
+  outcome: Schema.Literal("completed", "partial", "unavailable", "failed", "unknown"),
+  detail: Schema.optional(Schema.String)
+})
+
+/** `SAGA_NEEDS_ATTENTION`: the steps whose outcome is unknown. */
+const NeedsAttention = Schema.Struct({
+  unknown: Schema.Array(Schema.Struct({ stepId: Schema.String, toolName: Schema.String, reason: Schema.String }))
+})
+
+/** The schema of every phase's payload (`null` where the phase journals none). */
+export const schemas = {
+  INTENT: Schema.NullOr(Intent),
+  EXECUTED: Executed,
+  FAILED: Failed,
+  AWAITING_APPROVAL: AwaitingApproval,
+  APPROVED: Approved,
+  REJECTED: Rejected,
+  EXPIRED: Expired,
+  COMPENSATING: Schema.NullOr(Compensating),
+  COMPENSATED: UndoReason,
+  COMPENSATION_PARTIAL: UndoRemaining,
+  COMPENSATION_FAILED: UndoReason,
+  COMPENSATION_UNKNOWN: UndoReason,
+  SKIPPED: UndoReason,
+  SAGA_STARTED: Schema.NullOr(Schema.Union(Origin, ExplicitStart)),
+  SAGA_RESUMED: Schema.Null,
+  SAGA_COMPLETED: Schema.NullOr(ExplicitAnswer),
+  SAGA_COMPENSATING: Schema.Struct({ cause: Schema.String }),
+  SAGA_COMPENSATED: CompensationReport,
+  SAGA_COMPENSATION_FAILED: Schema.Union(CompensationReport, ExplicitAnswer),
+  SAGA_AWAITING_APPROVAL: Schema.Struct({ stepId: Schema.String, requestId: Schema.String }),
+  SAGA_NEEDS_ATTENTION: Schema.Union(NeedsAttention, ExplicitAnswer),
+  SAGA_SUSPENDED: Schema.Null
+} satisfies { readonly [P in Phase]: Schema.Schema<any, any> }
+
+/** The payload of phase `P` (a union of payloads for a union of phases). */
+export type PayloadOf<P extends Phase> = P extends Phase ? (typeof schemas)[P]["Type"] : never
+
+/** The phases of a saga itself. */
+export type SagaPhase = Extract<Phase, `SAGA_${string}`>
+
+/** The phases of a step. */
+export type StepPhase = Exclude<Phase, SagaPhase>
+
+/** The phases that record how a step's undo ended. */
+export type UndoPhase =
+  | "COMPENSATED"
+  | "COMPENSATION_PARTIAL"
+  | "COMPENSATION_FAILED"
+  | "COMPENSATION_UNKNOWN"
+  | "SKIPPED"
+
+/** What an explicit undo came to (the `outcome` of its run's answer). */
+export type ExplicitOutcome = (typeof ExplicitAnswer)["Type"]["outcome"]
+
+/** A step's receipt as journaled. */
+export type JournaledReceipt = (typeof Receipt)["Type"]
+
+/**
+ * The `EXECUTED` payload, its fields in the order every writer journals them: the result, then the
+ * receipt and `changesNothing` of a run, or who resolved an unknown outcome.
+ */
+export const executed = (fields: PayloadOf<"EXECUTED">): PayloadOf<"EXECUTED"> => ({
+  result: fields.result,
+  receipt: fields.receipt,
+  changesNothing: fields.changesNothing,
+  resolvedBy: fields.resolvedBy,
+  principal: fields.principal
+})
+
+/** Keys are kept in the order the value has them: the stored text is what the hash covers. */
+const parseOptions = { propertyOrder: "original", onExcessProperty: "ignore" } as const
+
+const schemaOf = (phase: Phase) => schemas[phase] as unknown as Schema.Schema<unknown, unknown>
+
+/**
+ * The payload as the journal stores it: JSON text, or `null`. A payload that does not fit its
+ * phase's schema is a defect of the code that built it.
+ */
+export const encodePayload = <P extends Phase>(phase: P, payload: PayloadOf<P>): string | null => {
+  const encoded = Schema.encodeSync(schemaOf(phase))(payload, parseOptions)
+  return encoded === null ? null : JSON.stringify(encoded)
+}
+
+/** A stored payload decoded with its phase's schema, or why it does not decode. */
+export const decodePayload = <P extends Phase>(phase: P, text: string | null): Either.Either<PayloadOf<P>, string> => {
+  let parsed: unknown
+  try {
+    parsed = text === null ? null : JSON.parse(text)
+  } catch (error) {
+    return Either.left(`not JSON: ${String(error)}`)
+  }
+  return Either.mapLeft(
+    Schema.decodeUnknownEither(schemaOf(phase))(parsed, parseOptions) as Either.Either<
+      PayloadOf<P>,
+      ParseResult.ParseError
+    >,
+    (error) => ParseResult.TreeFormatter.formatErrorSync(error)
+  )
+}
+
+/** An entry whose payload is decoded with its phase's schema. */
+export type Recorded<P extends Phase = Phase> = P extends Phase
+  ? Omit<Entry, "phase" | "payload"> & { readonly phase: P; readonly payload: PayloadOf<P> }
+  : never
+
+/** The entry with its payload decoded, or `JournalCorrupted` naming its saga and seq. */
+export const decodeEntry = (entry: Entry): Either.Either<Recorded, JournalCorrupted> =>
+  Either.match(decodePayload(entry.phase, entry.payload), {
+    onLeft: (reason) =>
+      Either.left(
+        new JournalCorrupted({
+          sagaId: entry.sagaId,
+          seq: entry.seq,
+          reason: `its ${entry.phase} payload does not decode: ${reason}`
+        })
+      ),
+    onRight: (payload) => Either.right({ ...entry, payload } as Recorded)
+  })
