@@ -403,7 +403,7 @@ export const verify = (
  * @since 0.2.0
  * @category payloads
  */
-export type PayloadOf<P extends Phase> = payloads.PayloadOf<P>
+export type PayloadOf<P extends Phase> = P extends Phase ? (typeof payloads.schemas)[P]["Type"] : never
 
 /**
  * An entry whose payload is decoded with its phase's schema.
@@ -411,7 +411,9 @@ export type PayloadOf<P extends Phase> = payloads.PayloadOf<P>
  * @since 0.2.0
  * @category payloads
  */
-export type Recorded<P extends Phase = Phase> = payloads.Recorded<P>
+export type Recorded<P extends Phase = Phase> = P extends Phase
+  ? Omit<Entry, "phase" | "payload"> & { readonly phase: P; readonly payload: PayloadOf<P> }
+  : never
 
 /**
  * A receipt as an `EXECUTED` payload holds it: plain text, or sealed (`{ sealed, kid, iv, data, tag }`).
