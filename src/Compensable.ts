@@ -1,6 +1,9 @@
 /**
  * Declaring tools: Effects paired with the Effect that undoes them.
  *
+ * NOTE (file length): the public home of a tool's declaration (its options, contexts, errors and
+ * constructors, each documented); the checks live in `internal/engine/declaration.ts`.
+ *
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"

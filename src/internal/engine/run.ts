@@ -1,3 +1,9 @@
+/**
+ * One run of one saga's program: the `CurrentSaga` its steps call. NOTE (file length): one class
+ * whose parts — a step's progress, the replay of journaled outcomes, the approval gate, the call
+ * and its journaling — share the run's state (its writer, its halt, the calls in flight); payloads,
+ * ids and drafts live in `journal/`, how a run ends in `ending.ts`.
+ */
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
