@@ -44,11 +44,8 @@ const leaseOf = (record: SagaRecord): string =>
  */
 export type Listed = SagaRecord & { readonly tampered: Trust.Tampered | null }
 
-const listed = (record: SagaRecord) =>
-  Effect.map(
-    Trust.inspect(record.sagaId),
-    (inspection): Listed => ({ ...record, tampered: Trust.tamperedOf(inspection.verification) })
-  )
+/** `Saga.list` has verified every saga it lists: its mark, as the CLI prints it (`null` when intact). */
+const listed = ({ tampered, ...record }: Saga.SagaSummary): Listed => ({ ...record, tampered: tampered ?? null })
 
 const render = (rows: ReadonlyArray<Listed>): string =>
   rows.length === 0
@@ -93,7 +90,7 @@ export const list = Command.make("list", { db, json, status, olderThan }, (optio
           status: options.status.length === 0 ? undefined : options.status,
           updatedBefore: before
         })
-        const rows = yield* Effect.forEach(records, listed)
+        const rows = records.map(listed)
         yield* options.json ? printJson(rows) : print(render(rows))
         yield* Trust.exitIfTampered(rows)
         yield* exitIfDirty(rows)
