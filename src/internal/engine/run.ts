@@ -483,7 +483,12 @@ export class SagaRun {
           state.receipt = Redacted.isRedacted(value) ? Redacted.value(value) : value
         })
     })
-    const intent = { idempotencyKey, attempt: firstAttempt, deferred: deferred ? true : undefined }
+    const intent = {
+      idempotencyKey,
+      attempt: firstAttempt,
+      deferred: deferred ? true : undefined,
+      capabilities: spec.capabilities
+    }
     return this.write(stepDraft({ stepId, toolName: spec.name }, "INTENT", intent, inputJson)).pipe(
       Effect.zipRight(Effect.exit(this.call(spec, input, nextContext))),
       Effect.flatMap((exit) =>

@@ -33,6 +33,11 @@ export interface StepSpec {
    * when the program ends. Absent: `true`.
    */
   readonly taintsOnFailure?: boolean | undefined
+  /**
+   * What the call was allowed besides its input (a manifest binding's grants: `network`,
+   * `env:NAME`), journaled with its `INTENT` before it runs. Absent: nothing is journaled for it.
+   */
+  readonly capabilities?: ReadonlyArray<string> | undefined
 }
 
 /** One MiB: the default cap for a step's encoded input and result. */

@@ -28,11 +28,15 @@ const SealedReceipt = Schema.Struct({
 /** A step's receipt at rest: the plain text, or sealed. */
 const Receipt = Schema.Union(Schema.String, SealedReceipt)
 
-/** `INTENT`: the forward call's idempotency key and attempt; `deferred` where the program settled it. */
+/**
+ * `INTENT`: the forward call's idempotency key and attempt; `deferred` where the program settled it;
+ * the `capabilities` the call was granted (a manifest binding's grants), where it declares any.
+ */
 const Intent = Schema.Struct({
   idempotencyKey: Schema.String,
   attempt: Schema.Int,
-  deferred: Schema.optional(Schema.Boolean)
+  deferred: Schema.optional(Schema.Boolean),
+  capabilities: Schema.optional(Schema.Array(Schema.String))
 })
 
 /** `EXECUTED`: the encoded result, the receipt, `changesNothing`, or who resolved an unknown outcome. */

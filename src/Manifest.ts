@@ -1,0 +1,248 @@
+/**
+ * Tools bound to external process handlers by a JSON manifest (`effect-saga-manifest-v1`): each
+ * binding names a command, its limits (`timeout_ms`, `max_payload_bytes`), the secrets and grants
+ * its environment receives, and an effect contract (its kind, its retry mode, the binding that
+ * compensates it). Handlers speak `effect-saga-handler-v1`: one JSON line in, one JSON line out
+ * (`effect-saga/handler` does it for Node). See docs/manifest.md.
+ *
+ * @since 0.3.0
+ */
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import type * as Schema from "effect/Schema"
+import type * as Compensable from "./Compensable.js"
+import { launchOf, missingSecret } from "./internal/manifest/environment.js"
+import * as errors from "./internal/manifest/errors.js"
+import * as format from "./internal/manifest/format.js"
+import * as loading from "./internal/manifest/load.js"
+import { toolsOf } from "./internal/manifest/tools.js"
+import { Saga } from "./Saga.js"
+import * as Toolkit from "./Toolkit.js"
+
+/**
+ * The version a manifest names in `manifest_version`.
+ *
+ * @since 0.3.0
+ * @category format
+ */
+export const MANIFEST_VERSION: typeof format.MANIFEST_VERSION = format.MANIFEST_VERSION
+
+/**
+ * The protocol a handler is spoken to in: the `protocol` of every request.
+ *
+ * @since 0.3.0
+ * @category protocol
+ */
+export const PROTOCOL: typeof format.PROTOCOL = format.PROTOCOL
+
+/**
+ * The type id `ManifestError` carries: `isManifestError` checks it.
+ *
+ * @since 0.3.0
+ * @category type ids
+ */
+export const ErrorTypeId: typeof errors.ErrorTypeId = errors.ErrorTypeId
+
+/**
+ * @since 0.3.0
+ * @category type ids
+ */
+export type ErrorTypeId = errors.ErrorTypeId
+
+/**
+ * A manifest that cannot be used: `path` is the JSON path of what is wrong
+ * (`$.bindings.reserve.effect_contract.compensation.tool`), `reason` says why, `file` which manifest.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const ManifestError: typeof errors.ManifestError = errors.ManifestError
+
+/**
+ * @since 0.3.0
+ * @category errors
+ */
+export type ManifestError = errors.ManifestError
+
+/**
+ * Whether a value is a `ManifestError`, by its `ErrorTypeId`.
+ *
+ * @since 0.3.0
+ * @category guards
+ */
+export const isManifestError: (u: unknown) => u is ManifestError = errors.isManifestError
+
+/**
+ * A binding's input or output type: `{ "type": "string" | "number" | "integer" | "boolean" | "null" |
+ * "json" }`, `{ "type": "object", "properties": {…}, "required": […] }`, `{ "type": "array", "items": … }`,
+ * or `{ "ref": "Name" }`, a Schema given to `toolkit`.
+ *
+ * @since 0.3.0
+ * @category format
+ */
+export type TypeSpec = format.TypeSpec
+
+/**
+ * One tool bound to a handler, as decoded (defaults filled in: `args`, `secrets`, `grants` empty).
+ *
+ * @since 0.3.0
+ * @category format
+ */
+export type Binding = format.Binding
+
+/**
+ * The Schema of a manifest, version `effect-saga-manifest-v1`.
+ *
+ * @since 0.3.0
+ * @category format
+ */
+export const ManifestV1: Schema.Schema<format.ManifestV1, typeof format.ManifestV1.Encoded> = format.ManifestV1
+
+/**
+ * The JSON Schema of `ManifestV1`, for editors (`"$schema"` in a manifest may point to a copy).
+ *
+ * @since 0.3.0
+ * @category format
+ */
+export const jsonSchema: JSONSchema.JsonSchema7Root = JSONSchema.make(format.ManifestV1)
+
+/**
+ * A handler's request: `operation` `execute` or `compensate`, the `tool`, its encoded `input`, the
+ * `effect` (saga, step, idempotency key) and, for a compensation, the original input, result and receipt.
+ *
+ * @since 0.3.0
+ * @category protocol
+ */
+export const HandlerRequest: Schema.Schema<format.Request, typeof format.Request.Encoded> = format.Request
+
+/**
+ * A handler's response: its `outcome`, and its `result`, `receipt`, `message`, `compensation`.
+ *
+ * @since 0.3.0
+ * @category protocol
+ */
+export const HandlerResponse: Schema.Schema<format.Response, typeof format.Response.Encoded> = format.Response
+
+/**
+ * A manifest that decoded and whose bindings agree with each other: its `file`, the `folder` its
+ * relative paths resolve against, and its bindings by tool name.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Manifest {
+  readonly file: string | undefined
+  readonly folder: string
+  readonly bindings: Readonly<Record<string, Binding>>
+}
+
+/**
+ * Reads and checks the manifest at `file`: JSON, the version, no key twice in an object (no two
+ * bindings of one tool), the Schema (no unknown field), a compensation that names another binding of
+ * the manifest and is not on an irreversible or read binding. Its folder is the file's.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const load: (file: string) => Effect.Effect<Manifest, ManifestError, FileSystem.FileSystem> = loading.load
+
+/**
+ * Checks a manifest's text as `load` does; relative paths resolve against `folder`.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const parse: (
+  text: string,
+  origin: { readonly folder: string; readonly file?: string | undefined }
+) => Effect.Effect<Manifest, ManifestError> = loading.parse
+
+/**
+ * What `toolkit` may be given: the Schemas the manifest's `{ "ref": name }` types name.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ToolkitOptions {
+  readonly schemas?: Readonly<Record<string, Schema.Schema<any, any>>> | undefined
+}
+
+/**
+ * The toolkit of a manifest: a `Toolkit` (call its tools with `Toolkit.call`), the manifest, and
+ * what makes it unusable (`problem`, reported when its `layer` is built).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface ManifestToolkit extends Toolkit.Toolkit<Record<string, Compensable.Any>> {
+  readonly manifest: Manifest
+  readonly problem: ManifestError | undefined
+}
+
+/**
+ * The manifest's bindings as tools, one per binding. A call runs the binding's process (it needs a
+ * `CommandExecutor`: `NodeContext.layer`); its inverse, when the contract names one, is one call of
+ * the compensating binding's process with `operation: "compensate"`. Nothing is checked yet: `layer`
+ * does that.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const toolkit = (manifest: Manifest, options?: ToolkitOptions): ManifestToolkit => {
+  const tools = toolsOf(manifest, options?.schemas ?? {})
+  const problem = Either.isLeft(tools)
+    ? new errors.ManifestError({
+        file: manifest.file,
+        path: errors.jsonPath(tools.left.path),
+        reason: tools.left.reason
+      })
+    : undefined
+  return { ...Toolkit.make(Either.getOrElse(tools, () => ({}))), manifest, problem }
+}
+
+/**
+ * Checks the toolkit when the Layer is built and registers its inverses with `Saga` (so that
+ * `Saga.compensate` and `compensateEffect` can run them): every `ref` registered, every command an
+ * executable file and every `cwd` a folder, every secret set (`Config.redacted`), every schema
+ * journalable. Fails with a `ManifestError` naming the JSON path of the first problem.
+ *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layer = (
+  manifestToolkit: ManifestToolkit
+): Layer.Layer<never, ManifestError, Saga | CommandExecutor.CommandExecutor> =>
+  Layer.effectDiscard(
+    Effect.gen(function* () {
+      const { manifest } = manifestToolkit
+      const fail = (path: ReadonlyArray<PropertyKey>, reason: string) =>
+        Effect.fail(new errors.ManifestError({ file: manifest.file, path: errors.jsonPath(path), reason }))
+      if (manifestToolkit.problem !== undefined) return yield* manifestToolkit.problem
+      for (const [name, binding] of Object.entries(manifest.bindings)) {
+        const launch = launchOf(binding, manifest.folder)
+        if (Either.isLeft(launch)) return yield* fail(["bindings", name, ...launch.left.path], launch.left.reason)
+        const missing = yield* missingSecret(binding)
+        if (Option.isSome(missing)) {
+          const [index, secret] = missing.value
+          return yield* fail(["bindings", name, "secrets", index], `the secret ${secret} is not set`)
+        }
+      }
+      const warnings = yield* Effect.mapError(
+        Toolkit.validate(manifestToolkit),
+        (error) =>
+          new errors.ManifestError({
+            file: manifest.file,
+            path: errors.jsonPath(["bindings", error.toolName]),
+            reason: error.reason
+          })
+      )
+      for (const warning of warnings) yield* Effect.logWarning(warning)
+      const saga = yield* Saga
+      yield* saga.register(Object.values(manifestToolkit.tools))
+    })
+  )

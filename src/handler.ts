@@ -1,0 +1,104 @@
+/**
+ * A handler of a manifest binding, in plain Node (no Effect needed): `serve` reads the one request
+ * line of `effect-saga-handler-v1` from stdin, calls your function and writes its response as one
+ * line on stdout. Imported as `effect-saga/handler`. See docs/manifest.md.
+ *
+ * ```js
+ * import { serve } from "effect-saga/handler"
+ *
+ * await serve(async (request) => {
+ *   const reservation = await reserve(request.input, request.effect.idempotencyKey)
+ *   return { outcome: "applied", result: reservation.id, receipt: reservation.token }
+ * })
+ * ```
+ *
+ * @since 0.3.0
+ */
+
+/**
+ * The protocol every request names.
+ *
+ * @since 0.3.0
+ * @category protocol
+ */
+export const PROTOCOL = "effect-saga-handler-v1"
+
+/**
+ * What a handler is asked: `execute` the tool, or `compensate` an effect of the tool it is the
+ * inverse of (`compensation` then holds the original input, result and receipt: control data, not
+ * to be logged). `effect.idempotencyKey` is stable across retries of the same call.
+ *
+ * @since 0.3.0
+ * @category protocol
+ */
+export interface Request {
+  readonly protocol: typeof PROTOCOL
+  readonly operation: "execute" | "compensate"
+  readonly tool: string
+  readonly input: unknown
+  readonly effect: { readonly sagaId: string; readonly stepId: string; readonly idempotencyKey: string }
+  readonly compensation?:
+    | {
+        readonly originalInput: unknown
+        readonly originalResult: unknown
+        readonly originalReceipt?: string | undefined
+      }
+    | undefined
+}
+
+/**
+ * What a handler answers: `applied` (with the `result`, and a `receipt` its inverse will need),
+ * `failed` (proved not applied), `unknown`, or `partial`; a compensation says `completed` or `partial`.
+ *
+ * @since 0.3.0
+ * @category protocol
+ */
+export interface Response {
+  readonly outcome: "applied" | "failed" | "unknown" | "partial"
+  readonly result?: unknown
+  readonly receipt?: string | undefined
+  readonly message?: string | undefined
+  readonly compensation?: "completed" | "partial" | undefined
+}
+
+/**
+ * Reads the request from stdin, answers it with `handler` and writes the response. A request that
+ * is not of the protocol is answered `failed`. If `handler` throws, nothing is answered and the
+ * process exits with code 1 (the library then treats the outcome as unknown): throw only when you
+ * cannot tell whether the effect happened, answer `failed` when you know it did not.
+ *
+ * @since 0.3.0
+ * @category serving
+ */
+export const serve = async (handler: (request: Request) => Response | Promise<Response>): Promise<void> => {
+  const request = parseRequest(await readStdin())
+  if (request === undefined) {
+    write({ outcome: "failed", message: `not a request of ${PROTOCOL}` })
+    return
+  }
+  try {
+    write(await handler(request))
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
+    process.exitCode = 1
+  }
+}
+
+const readStdin = async (): Promise<string> => {
+  const chunks: Array<Buffer> = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString("utf8")
+}
+
+const parseRequest = (text: string): Request | undefined => {
+  try {
+    const request = JSON.parse(text.split("\n")[0] ?? "") as Request
+    return request?.protocol === PROTOCOL ? request : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const write = (response: Response) => {
+  process.stdout.write(`${JSON.stringify(response)}\n`)
+}

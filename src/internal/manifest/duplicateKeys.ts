@@ -1,0 +1,67 @@
+/**
+ * `JSON.parse` keeps the last of two equal keys without a word; a manifest with two bindings of one
+ * name is refused instead. This scanner walks JSON text (already known to parse) and answers the
+ * path of the first key that repeats in its object.
+ */
+
+export const firstDuplicateKey = (text: string): ReadonlyArray<string | number> | undefined => {
+  let index = 0
+  const skipSpace = () => {
+    while (index < text.length && " \t\n\r".includes(text[index]!)) index++
+  }
+  const readString = (): string => {
+    const start = index
+    index++
+    while (text[index] !== '"') index += text[index] === "\\" ? 2 : 1
+    index++
+    return JSON.parse(text.slice(start, index)) as string
+  }
+  const value = (path: ReadonlyArray<string | number>): ReadonlyArray<string | number> | undefined => {
+    skipSpace()
+    const char = text[index]
+    if (char === "{") return object(path)
+    if (char === "[") return array(path)
+    if (char === '"') {
+      readString()
+      return undefined
+    }
+    while (index < text.length && !",}] \t\n\r".includes(text[index]!)) index++
+    return undefined
+  }
+  const object = (path: ReadonlyArray<string | number>) => {
+    const seen = new Set<string>()
+    index++
+    skipSpace()
+    if (text[index] === "}") {
+      index++
+      return undefined
+    }
+    for (;;) {
+      skipSpace()
+      const key = readString()
+      if (seen.has(key)) return [...path, key]
+      seen.add(key)
+      skipSpace()
+      index++ // the colon
+      const found = value([...path, key])
+      if (found !== undefined) return found
+      skipSpace()
+      if (text[index++] === "}") return undefined
+    }
+  }
+  const array = (path: ReadonlyArray<string | number>) => {
+    index++
+    skipSpace()
+    if (text[index] === "]") {
+      index++
+      return undefined
+    }
+    for (let position = 0; ; position++) {
+      const found = value([...path, position])
+      if (found !== undefined) return found
+      skipSpace()
+      if (text[index++] === "]") return undefined
+    }
+  }
+  return value([])
+}

@@ -1,0 +1,30 @@
+/** The error of a manifest that cannot work; `Manifest` re-exports it. */
+import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
+
+/** The type id `ManifestError` carries. */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Manifest/Error")
+
+export type ErrorTypeId = typeof ErrorTypeId
+
+/** A manifest that cannot be used: the JSON path of what is wrong (`$.bindings.reserve.timeout_ms`), and why. */
+export class ManifestError extends Schema.TaggedError<ManifestError>("effect-saga/ManifestError")("ManifestError", {
+  file: Schema.optional(Schema.String),
+  path: Schema.String,
+  reason: Schema.String
+}) {
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  override get message(): string {
+    return `${this.file === undefined ? "manifest" : this.file} at ${this.path}: ${this.reason}`
+  }
+}
+
+export const isManifestError = (u: unknown): u is ManifestError => Predicate.hasProperty(u, ErrorTypeId)
+
+/** A JSON path from its segments: `$.bindings["tool:a/b"].args[0]`. */
+export const jsonPath = (segments: ReadonlyArray<PropertyKey>): string =>
+  segments.reduce<string>((path, segment) => {
+    if (typeof segment === "number") return `${path}[${segment}]`
+    const key = String(segment)
+    return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
+  }, "$")

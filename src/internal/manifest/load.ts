@@ -1,0 +1,100 @@
+/** Reading a manifest: its text parsed, decoded with its Schema, and its bindings checked together. */
+import * as path from "node:path"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type { Manifest } from "../../Manifest.js"
+import { identifierProblem, MAX_TOOL_NAME_BYTES } from "../util/identifier.js"
+import { firstDuplicateKey } from "./duplicateKeys.js"
+import { jsonPath, ManifestError } from "./errors.js"
+import { type Binding, MANIFEST_VERSION, ManifestV1 } from "./format.js"
+
+/** Where a manifest came from: its file, if any, and the folder its relative paths resolve against. */
+export interface Origin {
+  readonly file?: string | undefined
+  readonly folder: string
+}
+
+/** Reads the manifest at `file` (relative to the working directory); its folder is the file's. */
+export const load = (file: string): Effect.Effect<Manifest, ManifestError, FileSystem.FileSystem> =>
+  Effect.gen(function* () {
+    const absolute = path.resolve(file)
+    const fs = yield* FileSystem.FileSystem
+    const text = yield* Effect.mapError(
+      fs.readFileString(absolute),
+      (error) => new ManifestError({ file: absolute, path: "$", reason: `cannot be read: ${error.message}` })
+    )
+    return yield* parse(text, { file: absolute, folder: path.dirname(absolute) })
+  })
+
+/** Parses and checks a manifest's text. */
+export const parse = (text: string, origin: Origin): Effect.Effect<Manifest, ManifestError> =>
+  Effect.suspend(() => {
+    const fail = (segments: ReadonlyArray<PropertyKey>, reason: string) =>
+      Effect.fail(new ManifestError({ file: origin.file, path: jsonPath(segments), reason }))
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch (error) {
+      return fail([], `not JSON: ${String(error)}`)
+    }
+    const version = (json as { manifest_version?: unknown } | null)?.manifest_version
+    if (version !== MANIFEST_VERSION) {
+      return fail(
+        ["manifest_version"],
+        `unknown version ${JSON.stringify(version)} (this library reads ${MANIFEST_VERSION})`
+      )
+    }
+    const duplicate = firstDuplicateKey(text)
+    if (duplicate !== undefined) {
+      const what = duplicate.length === 2 && duplicate[0] === "bindings" ? "two bindings of one tool" : "a repeated key"
+      return fail(duplicate, `${what}: JSON keeps only the last, so the manifest is refused`)
+    }
+    const decoded = Schema.decodeUnknownEither(ManifestV1, { onExcessProperty: "error" })(json)
+    if (Either.isLeft(decoded)) {
+      const [issue] = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+      return fail(issue?.path ?? [], issue?.message ?? "does not fit effect-saga-manifest-v1")
+    }
+    const problem = firstProblem(decoded.right.bindings)
+    if (problem !== undefined) return fail(problem.path, problem.reason)
+    return Effect.succeed({ file: origin.file, folder: origin.folder, bindings: decoded.right.bindings })
+  })
+
+interface Problem {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly reason: string
+}
+
+/** What no binding may declare, alone or with the others. */
+const firstProblem = (bindings: Readonly<Record<string, Binding>>): Problem | undefined => {
+  for (const [name, binding] of Object.entries(bindings)) {
+    const badName = identifierProblem(name, MAX_TOOL_NAME_BYTES)
+    if (badName !== undefined) return { path: ["bindings", name], reason: `not a tool name: ${badName}` }
+    const problem = compensationProblem(name, binding, bindings)
+    if (problem !== undefined) return problem
+  }
+  return undefined
+}
+
+const compensationProblem = (
+  name: string,
+  binding: Binding,
+  bindings: Readonly<Record<string, Binding>>
+): Problem | undefined => {
+  const compensation = binding.effect_contract.compensation
+  if (compensation === undefined) return undefined
+  const at = ["bindings", name, "effect_contract", "compensation"]
+  if (binding.effect_contract.kind === "irreversible") {
+    return { path: at, reason: "an irreversible binding has no compensation (drop it, or declare kind external_write)" }
+  }
+  if (binding.effect_contract.kind === "read") {
+    return { path: at, reason: "a read changes nothing: it has no compensation" }
+  }
+  if (compensation.tool === name) return { path: [...at, "tool"], reason: "a binding cannot compensate itself" }
+  if (!Object.hasOwn(bindings, compensation.tool)) {
+    return { path: [...at, "tool"], reason: `no binding ${JSON.stringify(compensation.tool)} in this manifest` }
+  }
+  return undefined
+}

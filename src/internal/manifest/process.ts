@@ -1,0 +1,164 @@
+/**
+ * One call of a handler process: the request line written to its stdin, one answer line read from
+ * its stdout, within `timeout_ms` and `max_payload_bytes`; past either, its process group is killed.
+ * Whatever the call left running in its process group is killed when the call is over.
+ */
+import * as Command from "@effect/platform/Command"
+import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import type { PlatformError } from "@effect/platform/Error"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { Environment, Launch } from "./environment.js"
+import { Response } from "./format.js"
+
+/** The most bytes of a handler's stderr that reach the log. */
+export const STDERR_LOG_BYTES = 4096
+
+/** What one handler call needs. */
+export interface Call {
+  /** `binding X (execute)`: how messages name the call. */
+  readonly label: string
+  readonly launch: Launch
+  readonly environment: Environment
+  /** The request, one JSON line without its newline. */
+  readonly request: string
+  readonly timeoutMs: number
+  readonly maxBytes: number
+  /** Values never to show (the secrets, the receipt): replaced in stderr and messages. */
+  readonly mask: ReadonlyArray<string>
+}
+
+/** How a call ended. */
+export type Answer =
+  | { readonly _tag: "Answered"; readonly response: Response }
+  /** The handler exited 0 without one line of the protocol: nothing the library can trust. */
+  | { readonly _tag: "Malformed"; readonly reason: string }
+  /** It may or may not have acted: killed past a limit, or exited non-zero without an answer. */
+  | { readonly _tag: "Unknown"; readonly reason: string }
+  /** No process was started. */
+  | { readonly _tag: "NotStarted"; readonly reason: string }
+
+/** Replaces every value of `mask` in `text`. */
+export const masked = (text: string, mask: ReadonlyArray<string>): string =>
+  mask.reduce((shown, secret) => (secret === "" ? shown : shown.split(secret).join("<redacted>")), text)
+
+export const run = (call: Call): Effect.Effect<Answer, never, CommandExecutor.CommandExecutor> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const line = new TextEncoder().encode(`${call.request}\n`)
+      if (line.byteLength > call.maxBytes) {
+        return notStarted(`its request is ${line.byteLength} bytes, over max_payload_bytes ${call.maxBytes}`)
+      }
+      const started = yield* Effect.either(Command.start(commandOf(call)))
+      if (Either.isLeft(started)) return notStarted(`it cannot be started: ${started.left.message}`)
+      const handler = started.right
+      yield* Effect.forkScoped(Effect.ignore(Stream.run(Stream.make(line), handler.stdin)))
+      const stderr = yield* Ref.make({ text: "", bytes: 0 })
+      const stderrDone = yield* Effect.forkScoped(collectStderr(handler.stderr, stderr))
+      const finished = yield* Effect.timeoutOption(
+        Effect.flatMap(readAnswer(handler.stdout, call.maxBytes), (output) =>
+          output.over
+            ? Effect.succeed({ output, exit: Either.right<number>(-1) as Either.Either<number, PlatformError> })
+            : Effect.map(Effect.either(handler.exitCode), (exit) => ({ output, exit }))
+        ),
+        Duration.millis(call.timeoutMs)
+      )
+      // The call is over: its process group goes, whatever it left running.
+      yield* Effect.ignore(handler.kill("SIGKILL"))
+      yield* Effect.ignore(Effect.timeoutOption(Fiber.join(stderrDone), Duration.seconds(1)))
+      yield* logStderr(call, yield* Ref.get(stderr))
+      if (Option.isNone(finished)) {
+        return unknown(`no answer within timeout_ms ${call.timeoutMs}: its process group was killed`)
+      }
+      const { output, exit } = finished.value
+      if (output.over)
+        return unknown(`its output passed max_payload_bytes ${call.maxBytes}: its process group was killed`)
+      const exited = Either.match(exit, {
+        onLeft: (error) => `it ended without an exit code (${error.message})`,
+        onRight: (code) => (code === 0 ? undefined : `it exited with code ${code}`)
+      })
+      return answerOf(output.text, exited)
+    })
+  )
+
+const notStarted = (reason: string): Answer => ({ _tag: "NotStarted", reason })
+const unknown = (reason: string): Answer => ({ _tag: "Unknown", reason })
+
+const commandOf = (call: Call): Command.Command =>
+  Command.make(call.launch.executable, ...call.launch.args).pipe(
+    Command.workingDirectory(call.launch.cwd),
+    // Without `extendEnv: false`, Command adds the parent's whole environment.
+    Command.env(call.environment.variables, { extendEnv: false })
+  )
+
+/** The handler's stdout, up to `maxBytes` (`over` past them: reading stops there). */
+const readAnswer = (stdout: Stream.Stream<Uint8Array, unknown>, maxBytes: number) =>
+  Stream.runFoldWhile(
+    stdout,
+    { chunks: [] as Array<Uint8Array>, bytes: 0, over: false },
+    (state) => !state.over,
+    (state, chunk) => {
+      state.chunks.push(chunk)
+      const bytes = state.bytes + chunk.byteLength
+      return { chunks: state.chunks, bytes, over: bytes > maxBytes }
+    }
+  ).pipe(
+    Effect.map((state) => ({ over: state.over, text: Buffer.concat(state.chunks).toString("utf8") })),
+    Effect.orElseSucceed(() => ({ over: false, text: "" }))
+  )
+
+/** Keeps the first `STDERR_LOG_BYTES` of stderr, and counts the rest. */
+const collectStderr = (stderr: Stream.Stream<Uint8Array, unknown>, into: Ref.Ref<{ text: string; bytes: number }>) =>
+  Effect.ignore(
+    Stream.runForEach(stderr, (chunk) =>
+      Ref.update(into, (state) => ({
+        text:
+          state.bytes >= STDERR_LOG_BYTES
+            ? state.text
+            : state.text + Buffer.from(chunk.subarray(0, STDERR_LOG_BYTES - state.bytes)).toString("utf8"),
+        bytes: state.bytes + chunk.byteLength
+      }))
+    )
+  )
+
+const logStderr = (call: Call, stderr: { readonly text: string; readonly bytes: number }) => {
+  if (stderr.bytes === 0) return Effect.void
+  const cut = stderr.bytes > STDERR_LOG_BYTES ? ` … (${stderr.bytes - STDERR_LOG_BYTES} more bytes cut)` : ""
+  return Effect.logDebug(`effect-saga: ${call.label} wrote to stderr: ${masked(stderr.text, call.mask)}${cut}`)
+}
+
+const decodeResponse = Schema.decodeUnknownEither(Response)
+
+/**
+ * One line of the protocol is an answer, whatever the exit code. Without one, a handler that exited
+ * 0 answered wrongly (`Malformed`); one that did not may have acted before it died (`Unknown`).
+ */
+const answerOf = (text: string, exited: string | undefined): Answer => {
+  const reason = whyNotAnAnswer(text)
+  if (Either.isRight(reason)) return { _tag: "Answered", response: reason.right }
+  if (exited !== undefined) {
+    return unknown(
+      text.trim() === "" ? `${exited} and no answer` : `${exited}; its output was no answer (${reason.left})`
+    )
+  }
+  return { _tag: "Malformed", reason: reason.left }
+}
+
+const whyNotAnAnswer = (text: string): Either.Either<Response, string> => {
+  const body = text.replace(/\r?\n$/, "")
+  if (body.trim() === "") return Either.left("it wrote nothing")
+  if (body.includes("\n")) return Either.left("it wrote more than one line")
+  let json: unknown
+  try {
+    json = JSON.parse(body)
+  } catch {
+    return Either.left("its line is not JSON")
+  }
+  return Either.mapLeft(decodeResponse(json), () => "its line is not a response of effect-saga-handler-v1")
+}

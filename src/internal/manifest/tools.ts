@@ -1,0 +1,203 @@
+/**
+ * A binding as a tool: its forward call and, when its contract names one, its inverse — each one
+ * call of a handler process, whose answer becomes the step's result, receipt or `Outcome`.
+ */
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Compensable from "../../Compensable.js"
+import type { Manifest } from "../../Manifest.js"
+import * as Outcome from "../../Outcome.js"
+import type { StepSpec } from "../engine/spec.js"
+import { environmentOf, launchOf } from "./environment.js"
+import type { Binding, Request, Response } from "./format.js"
+import { PROTOCOL } from "./format.js"
+import { type Answer, masked, run } from "./process.js"
+import { type Registered, schemaOf, type TypeProblem } from "./types.js"
+
+/** A binding's input and output Schemas. */
+interface Typed {
+  readonly name: string
+  readonly binding: Binding
+  readonly input: Schema.Schema<any, any>
+  readonly output: Schema.Schema<any, any>
+}
+
+/** Why a binding cannot be a tool: the path from the manifest's root, and the reason. */
+export interface ToolProblem {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly reason: string
+}
+
+const typedOf = (name: string, binding: Binding, registered: Registered): Either.Either<Typed, ToolProblem> => {
+  const at = (role: "input" | "output") => (problem: TypeProblem) => ({
+    path: ["bindings", name, role, ...problem.path],
+    reason: problem.reason
+  })
+  return Either.all({
+    input: Either.mapLeft(schemaOf(binding.input, registered), at("input")),
+    output: Either.mapLeft(schemaOf(binding.output, registered), at("output"))
+  }).pipe(Either.map(({ input, output }) => ({ name, binding, input, output })))
+}
+
+/** Every binding of the manifest as a tool, or the first that cannot be one. */
+export const toolsOf = (
+  manifest: Manifest,
+  registered: Registered
+): Either.Either<Record<string, Compensable.Any>, ToolProblem> => {
+  const typed: Record<string, Typed> = {}
+  for (const [name, binding] of Object.entries(manifest.bindings)) {
+    const one = typedOf(name, binding, registered)
+    if (Either.isLeft(one)) return Either.left(one.left)
+    typed[name] = one.right
+  }
+  const tools: Record<string, Compensable.Any> = {}
+  for (const tool of Object.values(typed)) {
+    const inverse = tool.binding.effect_contract.compensation?.tool
+    tools[tool.name] = toolOf(manifest, tool, inverse === undefined ? undefined : typed[inverse])
+  }
+  return Either.right(tools)
+}
+
+const toolOf = (manifest: Manifest, tool: Typed, inverse: Typed | undefined): Compensable.Any => {
+  const contract = tool.binding.effect_contract
+  const made: Compensable.Any = Compensable.make({
+    name: tool.name,
+    input: tool.input,
+    success: tool.output,
+    reversibility:
+      contract.kind === "irreversible" ? "irreversible" : contract.kind === "read" ? "reversible" : "compensatable",
+    changesNothing: contract.kind === "read",
+    retryMode: contract.retry_mode === "idempotency_key" ? "idempotency-key" : "none",
+    maxPayloadBytes: tool.binding.max_payload_bytes,
+    execute: (input: unknown, step: Compensable.StepContext) => execute(manifest, tool, input, step),
+    compensate:
+      inverse === undefined
+        ? undefined
+        : (ctx: Compensable.CompensationContext) => compensate(manifest, tool, inverse, ctx)
+  } as Compensable.MakeOptions<string, any, any, any, any, never, never, never, never>)
+  // The grants are journaled with the step's `INTENT`: what the process was allowed, before it starts.
+  const spec: StepSpec = {
+    ...made.spec,
+    capabilities: tool.binding.grants.length > 0 ? tool.binding.grants : undefined
+  }
+  return { name: made.name, reversibility: made.reversibility, spec }
+}
+
+const execute = (manifest: Manifest, tool: Typed, input: unknown, step: Compensable.StepContext) =>
+  Effect.gen(function* () {
+    const request: Request = {
+      protocol: PROTOCOL,
+      operation: "execute",
+      tool: tool.name,
+      input: Schema.encodeSync(tool.input)(input),
+      effect: { sagaId: step.sagaId, stepId: step.stepId, idempotencyKey: step.idempotencyKey }
+    }
+    const { answer, mask } = yield* call(manifest, tool, request, [])
+    const response = yield* responseOf(tool, "execute", answer, mask)
+    const label = labelOf(tool, "execute")
+    switch (response.outcome) {
+      case "applied": {
+        const result = Schema.decodeUnknownEither(tool.output)(response.result ?? null)
+        if (Either.isLeft(result)) {
+          return yield* Outcome.unknown(`${label} answered applied with a result that does not fit its output type`)
+        }
+        if (response.receipt !== undefined) yield* step.setReceipt(Redacted.make(response.receipt))
+        return result.right
+      }
+      case "partial":
+        return yield* Outcome.partial(shown(response, mask, "applied in part"))
+      default:
+        return yield* outcomeOf(label, response, mask)
+    }
+  })
+
+const compensate = (manifest: Manifest, tool: Typed, inverse: Typed, ctx: Compensable.CompensationContext) =>
+  Effect.gen(function* () {
+    const label = labelOf(inverse, "compensate")
+    const originalResult = Schema.encodeSync(tool.output)(ctx.result)
+    const input = Schema.decodeUnknownEither(inverse.input)(originalResult)
+    if (Either.isLeft(input)) {
+      return yield* Outcome.failed(`${label}: the result of ${tool.name} does not fit its input type`)
+    }
+    const receipt = Option.map(ctx.receipt, Redacted.value)
+    const request: Request = {
+      protocol: PROTOCOL,
+      operation: "compensate",
+      tool: inverse.name,
+      input: Schema.encodeSync(inverse.input)(input.right),
+      effect: { sagaId: ctx.sagaId, stepId: ctx.stepId, idempotencyKey: ctx.idempotencyKey },
+      compensation: {
+        originalInput: JSON.parse(ctx.inputJson),
+        originalResult,
+        originalReceipt: Option.getOrUndefined(receipt)
+      }
+    }
+    const { answer, mask } = yield* call(manifest, inverse, request, Option.toArray(receipt))
+    const response = yield* responseOf(inverse, "compensate", answer, mask)
+    if (response.outcome === "applied" && response.compensation !== "partial") return response.result ?? null
+    if (response.outcome === "applied" || response.outcome === "partial") {
+      return yield* Outcome.partial(shown(response, mask, "compensated in part"))
+    }
+    return yield* outcomeOf(label, response, mask)
+  })
+
+const labelOf = (tool: Typed, operation: Request["operation"]) => `binding ${tool.name} (${operation})`
+
+/** Starts the binding's process with its own environment and sends it the request. */
+const call = (manifest: Manifest, tool: Typed, request: Request, alsoMasked: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const label = labelOf(tool, request.operation)
+    const executor = yield* Effect.serviceOption(CommandExecutor.CommandExecutor)
+    if (Option.isNone(executor)) {
+      return yield* Outcome.failed(`${label}: no CommandExecutor to start it with (provide NodeContext.layer)`)
+    }
+    const launch = launchOf(tool.binding, manifest.folder)
+    if (Either.isLeft(launch)) return yield* Outcome.failed(`${label}: ${launch.left.reason}`)
+    const environment = yield* Effect.mapError(environmentOf(tool.binding), () =>
+      Outcome.failed(`${label}: a secret it names is not set`)
+    )
+    const mask = [...environment.secrets, ...alsoMasked]
+    const answer = yield* run({
+      label,
+      launch: launch.right,
+      environment,
+      request: JSON.stringify(request),
+      timeoutMs: tool.binding.timeout_ms,
+      maxBytes: tool.binding.max_payload_bytes,
+      mask
+    }).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor.value))
+    return { answer, mask }
+  })
+
+/** The handler's response, or the `Outcome` of a call that did not get one. */
+const responseOf = (
+  tool: Typed,
+  operation: Request["operation"],
+  answer: Answer,
+  mask: ReadonlyArray<string>
+): Effect.Effect<Response, Outcome.Outcome> => {
+  const label = labelOf(tool, operation)
+  switch (answer._tag) {
+    case "Answered":
+      return Effect.succeed(answer.response)
+    case "Unknown":
+      return Outcome.unknown(`${label}: ${masked(answer.reason, mask)}`)
+    case "Malformed":
+      return Outcome.failed(`${label}: its output is not one JSON line of ${PROTOCOL}: ${answer.reason}`)
+    case "NotStarted":
+      return Outcome.failed(`${label}: not started: ${masked(answer.reason, mask)}`)
+  }
+}
+
+/** The handler's own message, secrets masked, or what its outcome says. */
+const shown = (response: Response, mask: ReadonlyArray<string>, otherwise: string) =>
+  response.message === undefined ? otherwise : masked(response.message, mask)
+
+const outcomeOf = (label: string, response: Response, mask: ReadonlyArray<string>): Outcome.Outcome =>
+  response.outcome === "failed"
+    ? Outcome.failed(`${label}: ${shown(response, mask, "the handler says it was not applied")}`)
+    : Outcome.unknown(`${label}: ${shown(response, mask, "the handler cannot say whether it was applied")}`)

@@ -1,0 +1,483 @@
+import * as crypto from "node:crypto"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { NodeContext } from "@effect/platform-node"
+import { afterAll, assert, describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Schema } from "effect"
+import { Journal, Manifest, Saga, Toolkit } from "../src/index.js"
+import { handlers, loadToolkit, memoryServices, reservationBindings, writeManifest } from "./fixtures/manifest-tools.js"
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-manifest-"))
+afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
+let folders = 0
+const freshDir = () => path.join(root, `case-${++folders}`)
+
+const readWorld = (world: string): Array<Record<string, unknown>> =>
+  fs.existsSync(world)
+    ? fs
+        .readFileSync(world, "utf8")
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+    : []
+
+/** Every line logged, at every level, with its annotations: what the library prints. */
+const captureLogs = () => {
+  const lines: Array<string> = []
+  const logger = Logger.make(({ message, logLevel }) => {
+    lines.push(`${logLevel.label} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+  })
+  const layer = Layer.merge(Logger.replace(Logger.defaultLogger, logger), Logger.minimumLogLevel(LogLevel.All))
+  return { lines, layer }
+}
+
+/** One binding of misbehave.mjs, whose input says how to misbehave. */
+const misbehaving = (overrides: Record<string, unknown> = {}) => ({
+  misbehave: {
+    handler: { kind: "process", command: "node", args: [path.join(handlers, "misbehave.mjs")] },
+    input: { type: "json" },
+    output: { type: "string" },
+    timeout_ms: 30_000,
+    max_payload_bytes: 4096,
+    effect_contract: { kind: "external_write", retry_mode: "none" },
+    ...overrides
+  }
+})
+
+const runMisbehaving = (input: unknown, overrides: Record<string, unknown> = {}) =>
+  Effect.gen(function* () {
+    const toolkit = yield* loadToolkit(writeManifest(freshDir(), misbehaving(overrides)))
+    return yield* Effect.provide(
+      Effect.flatMap(Journal.Journal, (journal) =>
+        Effect.zip(Saga.run("misbehaving", Toolkit.call(toolkit, "misbehave", input)), journal.read("misbehaving"))
+      ),
+      memoryServices(toolkit)
+    )
+  })
+
+const isDead = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return true
+  }
+  // A zombie is dead, waiting to be reaped by whoever adopted it.
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+  return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")
+}
+
+/** Polls until `check` holds (a real process is given the time it takes, up to 10 s). */
+const eventually = (check: () => boolean) =>
+  Effect.gen(function* () {
+    for (let tries = 0; tries < 500 && !check(); tries++) yield* Effect.sleep("20 millis")
+    return check()
+  })
+
+describe("tools from a manifest, run by real handler processes", () => {
+  it.live(
+    "a reservation is created and released through handlers; the receipt reaches the inverse and never the log",
+    () =>
+      Effect.gen(function* () {
+        const dir = freshDir()
+        const world = path.join(dir, "world.ndjson")
+        const toolkit = yield* loadToolkit(writeManifest(dir, reservationBindings(world)))
+        const logs = captureLogs()
+        const program = Effect.zipRight(
+          Toolkit.call(toolkit, "createReservation", { sku: "A-1", quantity: 2 }),
+          Effect.fail("payment declined")
+        )
+        const [result, entries] = yield* Effect.provide(
+          Effect.flatMap(Journal.Journal, (journal) =>
+            Effect.zip(Saga.run("order-1", program), journal.read("order-1"))
+          ),
+          Layer.merge(memoryServices(toolkit), logs.layer)
+        )
+
+        assert(result._tag === "Compensated")
+        expect(result.report.undone).toEqual([
+          expect.objectContaining({ toolName: "createReservation", outcome: "completed" })
+        ])
+        const events = readWorld(world)
+        expect(events.map((event) => event.event)).toEqual(["created", "released"])
+        const [created, released] = events
+        expect(released).toMatchObject({
+          id: created!.id,
+          receipt: `receipt-of-${created!.id}-s3cr3t`,
+          originalInput: { sku: "A-1", quantity: 2 }
+        })
+        // The inverse has an idempotency key of its own.
+        expect(released!.key).not.toBe(created!.key)
+
+        // The handler logged the receipt to its stderr: the log has that line, masked.
+        const stderrLine = logs.lines.find((line) => line.includes("releaseReservation (compensate) wrote to stderr"))
+        expect(stderrLine).toContain("releasing with receipt <redacted>")
+        expect(logs.lines.filter((line) => line.includes("s3cr3t"))).toEqual([])
+        expect(JSON.stringify(result)).not.toContain("s3cr3t")
+
+        // The grant is journaled with the step's INTENT, before the process ran.
+        const intent = entries.find((entry) => entry.phase === "INTENT" && entry.toolName === "createReservation")
+        expect(JSON.parse(intent!.payload!)).toMatchObject({ capabilities: ["network"] })
+      })
+  )
+
+  it.live("the toolkit registers its inverses: Saga.compensate releases a completed saga's reservation", () =>
+    Effect.gen(function* () {
+      const dir = freshDir()
+      const world = path.join(dir, "world.ndjson")
+      const toolkit = yield* loadToolkit(writeManifest(dir, reservationBindings(world)))
+      const report = yield* Effect.gen(function* () {
+        const completed = yield* Saga.run(
+          "order-2",
+          Toolkit.call(toolkit, "createReservation", { sku: "B", quantity: 1 })
+        )
+        expect(completed._tag).toBe("Completed")
+        return yield* Saga.compensate("order-2")
+      }).pipe(Effect.provide(memoryServices(toolkit)))
+      expect(report.status).toBe("compensated")
+      expect(readWorld(world).map((event) => event.event)).toEqual(["created", "released"])
+    })
+  )
+
+  it.live("past timeout_ms the process group is killed (a grandchild too) and the outcome is unknown", () =>
+    Effect.gen(function* () {
+      const pidFile = path.join(freshDir(), "grandchild.pid")
+      fs.mkdirSync(path.dirname(pidFile), { recursive: true })
+      const [result, entries] = yield* runMisbehaving({ mode: "hang", pidFile }, { timeout_ms: 1500 })
+      assert(result._tag === "NeedsAttention")
+      expect(result.unknown[0]!.reason).toContain("binding misbehave (execute): no answer within timeout_ms 1500")
+      expect(entries.map((entry) => entry.phase)).not.toContain("FAILED")
+      const grandchild = Number(fs.readFileSync(pidFile, "utf8"))
+      expect(yield* eventually(() => isDead(grandchild))).toBe(true)
+    })
+  )
+
+  it.live("output past max_payload_bytes is killed and the outcome is unknown", () =>
+    Effect.gen(function* () {
+      const [result] = yield* runMisbehaving({ mode: "flood" })
+      assert(result._tag === "NeedsAttention")
+      expect(result.unknown[0]!.reason).toContain("its output passed max_payload_bytes 4096")
+    })
+  )
+
+  it.live("an input over max_payload_bytes is refused before anything is journaled or spawned", () =>
+    Effect.gen(function* () {
+      const dir = freshDir()
+      const world = path.join(dir, "world.ndjson")
+      const toolkit = yield* loadToolkit(writeManifest(dir, reservationBindings(world)))
+      const exit = yield* Effect.exit(
+        Saga.run("big", Toolkit.call(toolkit, "createReservation", { sku: "x".repeat(5000), quantity: 1 })).pipe(
+          Effect.provide(memoryServices(toolkit))
+        )
+      )
+      // The engine refuses an input over the binding's cap before INTENT.
+      assert(Exit.isSuccess(exit))
+      assert(exit.value._tag === "Compensated")
+      expect(String(exit.value.cause)).toContain("PayloadTooLarge")
+      expect(readWorld(world)).toEqual([])
+    })
+  )
+
+  it.live("an input that fits but whose request does not is refused before spawning, as failed", () =>
+    Effect.gen(function* () {
+      // The request line adds the protocol, the tool and the effect's ids to the input.
+      const [result, entries] = yield* runMisbehaving("y".repeat(4000), { output: { type: "string" } })
+      assert(result._tag === "Compensated")
+      expect(String(result.cause)).toContain("binding misbehave (execute): not started: its request is")
+      expect(entries.map((entry) => entry.phase)).toContain("FAILED")
+    })
+  )
+
+  const malformed = [
+    ["garbage", "its line is not JSON"],
+    ["two-lines", "it wrote more than one line"],
+    ["not-protocol", "its line is not a response of effect-saga-handler-v1"],
+    ["ok-but-silent", "it wrote nothing"]
+  ] as const
+  for (const [mode, why] of malformed)
+    it.live(`output that is not one JSON line of the protocol (${mode}) fails, naming the binding`, () =>
+      Effect.gen(function* () {
+        const input = mode === "ok-but-silent" ? { mode: "crash-free-silence" } : { mode }
+        const [result, entries] = yield* runMisbehaving(
+          input,
+          mode === "ok-but-silent"
+            ? {
+                handler: {
+                  kind: "process",
+                  command: "node",
+                  args: ["-e", "process.stdin.resume(); process.stdin.on('end', () => {})"]
+                }
+              }
+            : {}
+        )
+        assert(result._tag === "Compensated")
+        expect(String(result.cause)).toContain(
+          `binding misbehave (execute): its output is not one JSON line of effect-saga-handler-v1: ${why}`
+        )
+        const failed = entries.find((entry) => entry.phase === "FAILED")
+        expect(failed?.payload).toContain("binding misbehave")
+      })
+    )
+
+  it.live("a non-zero exit with no answer is an unknown outcome", () =>
+    Effect.gen(function* () {
+      const [result] = yield* runMisbehaving({ mode: "crash" })
+      assert(result._tag === "NeedsAttention")
+      expect(result.unknown[0]!.reason).toContain("binding misbehave (execute): it exited with code 3 and no answer")
+    })
+  )
+
+  it.live("the handler's own outcomes: failed is a failure, unknown needs attention, applied must fit the output", () =>
+    Effect.gen(function* () {
+      const [failed] = yield* runMisbehaving({ mode: "failed" })
+      assert(failed._tag === "Compensated")
+      expect(String(failed.cause)).toContain("binding misbehave (execute): the provider refused")
+      const [unknown] = yield* runMisbehaving({ mode: "unknown" })
+      assert(unknown._tag === "NeedsAttention")
+      expect(unknown.unknown[0]!.reason).toContain("the provider timed out")
+      const [misfit] = yield* runMisbehaving({ mode: "bad-result" })
+      assert(misfit._tag === "NeedsAttention")
+      expect(misfit.unknown[0]!.reason).toContain("answered applied with a result that does not fit its output type")
+    })
+  )
+
+  it.live("stderr reaches the log at debug, cut to its limit", () =>
+    Effect.gen(function* () {
+      const logs = captureLogs()
+      const [result] = yield* Effect.provide(runMisbehaving({ mode: "noisy" }), logs.layer)
+      expect(result._tag).toBe("Completed")
+      const line = logs.lines.find((logged) => logged.includes("binding misbehave (execute) wrote to stderr"))
+      expect(line).toMatch(/^DEBUG /)
+      expect(line).toContain(`(${100_000 - 4096} more bytes cut)`)
+      expect(line!.length).toBeLessThan(4096 + 200)
+    })
+  )
+
+  it.live(
+    "the handler's environment holds its secret and its granted variables only; the secret is in nothing the library prints",
+    () =>
+      Effect.gen(function* () {
+        const secret = "tok-9f8e7d6c5b4a"
+        const digest = crypto.createHash("sha256").update(secret).digest("hex")
+        process.env.EFFECT_SAGA_PARENT_ONLY = "not for handlers"
+        process.env.API_TOKEN = "the parent's own, not the ConfigProvider's"
+        const bindings = (grants: ReadonlyArray<string>) => ({
+          whoami: {
+            handler: { kind: "process", command: "node", args: [path.join(handlers, "environment.mjs")] },
+            input: { type: "object", properties: { sha256: { type: "string" } }, required: ["sha256"] },
+            output: { type: "json" },
+            timeout_ms: 30_000,
+            max_payload_bytes: 65_536,
+            secrets: ["API_TOKEN"],
+            grants,
+            effect_contract: { kind: "read", retry_mode: "idempotency_key" }
+          }
+        })
+        const config = ConfigProvider.fromMap(
+          new Map([
+            ["API_TOKEN", secret],
+            ["PATH", "/granted/path"]
+          ])
+        )
+        const logs = captureLogs()
+        const run = (grants: ReadonlyArray<string>, sagaId: string) =>
+          Effect.gen(function* () {
+            const toolkit = yield* loadToolkit(writeManifest(freshDir(), bindings(grants)))
+            return yield* Effect.provide(
+              Effect.flatMap(Journal.Journal, (journal) =>
+                Effect.zip(Saga.run(sagaId, Toolkit.call(toolkit, "whoami", { sha256: digest })), journal.read(sagaId))
+              ),
+              Layer.merge(memoryServices(toolkit), logs.layer)
+            )
+          }).pipe(Effect.withConfigProvider(config))
+
+        const [alone, aloneEntries] = yield* run([], "env-1")
+        assert(alone._tag === "Completed")
+        expect(alone.value).toEqual({ names: ["API_TOKEN"], tokenMatches: true })
+        const [granted, grantedEntries] = yield* run(["env:PATH"], "env-2")
+        assert(granted._tag === "Completed")
+        expect(granted.value).toEqual({ names: ["API_TOKEN", "PATH"], tokenMatches: true })
+
+        const printed = [
+          ...logs.lines,
+          JSON.stringify([alone, granted]),
+          JSON.stringify([...aloneEntries, ...grantedEntries])
+        ].join("\n")
+        expect(printed).not.toContain(secret)
+        // The handler wrote the token to its stderr: logged masked.
+        expect(logs.lines.some((line) => line.includes("token is <redacted>"))).toBe(true)
+        delete process.env.EFFECT_SAGA_PARENT_ONLY
+        delete process.env.API_TOKEN
+      })
+  )
+
+  it.live("a handler written with effect-saga/handler answers; one that throws leaves the outcome unknown", () =>
+    Effect.gen(function* () {
+      const helper = {
+        helped: {
+          // `--import tsx` is resolved from the working folder: this repository's.
+          handler: { kind: "process", command: "node", args: ["--import", "tsx", "helper.mjs"], cwd: handlers },
+          input: { type: "object", properties: { throw: { type: "boolean" } }, required: ["throw"] },
+          output: { type: "json" },
+          timeout_ms: 60_000,
+          max_payload_bytes: 4096,
+          // tsx keeps its cache under the temporary folder.
+          grants: ["env:TMPDIR"],
+          effect_contract: { kind: "external_write", retry_mode: "none" }
+        }
+      }
+      const toolkit = yield* loadToolkit(writeManifest(freshDir(), helper))
+      const services = memoryServices(toolkit)
+      const answered = yield* Effect.provide(
+        Saga.run("helped", Toolkit.call(toolkit, "helped", { throw: false })),
+        services
+      )
+      assert(answered._tag === "Completed", JSON.stringify(answered))
+      expect(answered.value).toEqual({ operation: "execute", key: expect.stringContaining("helped") })
+      const thrown = yield* Effect.provide(
+        Saga.run("thrown", Toolkit.call(toolkit, "helped", { throw: true })),
+        services
+      )
+      assert(thrown._tag === "NeedsAttention")
+      expect(thrown.unknown[0]!.reason).toContain("it exited with code 1 and no answer")
+    })
+  )
+})
+
+describe("a manifest that cannot work is refused, naming the JSON path", () => {
+  const base = () => reservationBindings("/nowhere/world.ndjson")
+  const refusedAtLoad: ReadonlyArray<readonly [string, (bindings: any) => unknown, string]> = [
+    ["not JSON", () => "{ not json", "$"],
+    [
+      "an unknown version",
+      (bindings) => JSON.stringify({ manifest_version: "effect-saga-manifest-v9", bindings }),
+      "$.manifest_version"
+    ],
+    [
+      "two bindings of one tool",
+      (bindings) =>
+        `{ "manifest_version": "${Manifest.MANIFEST_VERSION}", "bindings": { "createReservation": ${JSON.stringify(bindings.createReservation)}, "releaseReservation": ${JSON.stringify(bindings.releaseReservation)}, "createReservation": ${JSON.stringify(bindings.createReservation)} } }`,
+      "$.bindings.createReservation"
+    ],
+    [
+      "an unknown compensation tool",
+      (bindings) => {
+        bindings.createReservation.effect_contract.compensation.tool = "cancelReservation"
+        return bindings
+      },
+      "$.bindings.createReservation.effect_contract.compensation.tool"
+    ],
+    [
+      "a compensation on an irreversible binding",
+      (bindings) => {
+        bindings.createReservation.effect_contract.kind = "irreversible"
+        return bindings
+      },
+      "$.bindings.createReservation.effect_contract.compensation"
+    ],
+    [
+      "a timeout that is not a positive integer",
+      (bindings) => {
+        bindings.releaseReservation.timeout_ms = 0
+        return bindings
+      },
+      "$.bindings.releaseReservation.timeout_ms"
+    ],
+    [
+      "a field the format does not have",
+      (bindings) => {
+        bindings.releaseReservation.timeout = 10
+        return bindings
+      },
+      "$.bindings.releaseReservation.timeout"
+    ],
+    [
+      "a grant that is not one",
+      (bindings) => {
+        bindings.createReservation.grants = ["network", "everything"]
+        return bindings
+      },
+      "$.bindings.createReservation.grants[1]"
+    ]
+  ]
+  for (const [what, mutate, expected] of refusedAtLoad) {
+    it.effect(`at load: ${what} → ${expected}`, () =>
+      Effect.gen(function* () {
+        const file = writeManifest(freshDir(), mutate(base()))
+        const error = yield* Effect.flip(loadToolkit(file))
+        assert(Manifest.isManifestError(error))
+        expect(error.path).toBe(expected)
+        expect(error.file).toBe(file)
+        expect(error.message).toContain(`at ${expected}: `)
+      })
+    )
+  }
+
+  const refusedAtLayer: ReadonlyArray<readonly [string, (bindings: any) => unknown, string]> = [
+    [
+      "a missing secret",
+      (bindings) => {
+        bindings.releaseReservation.secrets = ["EFFECT_SAGA_TEST_NO_SUCH_SECRET"]
+        return bindings
+      },
+      "$.bindings.releaseReservation.secrets[0]"
+    ],
+    [
+      "a command that is no executable",
+      (bindings) => {
+        bindings.createReservation.handler.command = "effect-saga-no-such-command"
+        return bindings
+      },
+      "$.bindings.createReservation.handler.command"
+    ],
+    [
+      "a working folder that does not exist",
+      (bindings) => {
+        bindings.createReservation.handler.cwd = "no/such/folder"
+        return bindings
+      },
+      "$.bindings.createReservation.handler.cwd"
+    ],
+    [
+      "a reference to a Schema not given to Manifest.toolkit",
+      (bindings) => {
+        bindings.releaseReservation.input = { ref: "Reservation" }
+        return bindings
+      },
+      "$.bindings.releaseReservation.input.ref"
+    ]
+  ]
+  for (const [what, mutate, expected] of refusedAtLayer) {
+    it.effect(`when the layer is built: ${what} → ${expected}`, () =>
+      Effect.gen(function* () {
+        const toolkit = yield* loadToolkit(writeManifest(freshDir(), mutate(base())))
+        const error = yield* Effect.flip(Layer.build(memoryServices(toolkit)).pipe(Effect.scoped))
+        assert(Manifest.isManifestError(error))
+        expect(error.path).toBe(expected)
+      })
+    )
+  }
+
+  it.effect("a Schema given to Manifest.toolkit answers its reference", () =>
+    Effect.gen(function* () {
+      const bindings = base()
+      ;(bindings.releaseReservation as any).input = { ref: "Reservation" }
+      const manifest = yield* Manifest.load(writeManifest(freshDir(), bindings)).pipe(Effect.provide(NodeContext.layer))
+      const toolkit = Manifest.toolkit(manifest, {
+        schemas: { Reservation: Schema.Struct({ reservationId: Schema.String }) }
+      })
+      expect(toolkit.problem).toBeUndefined()
+      yield* Effect.scoped(Layer.build(memoryServices(toolkit)))
+    })
+  )
+
+  it("the JSON Schema of the format is exported for editors", () => {
+    const schema = Manifest.jsonSchema as any
+    expect(schema.$schema).toBe("http://json-schema.org/draft-07/schema#")
+    const root = schema.$defs.ManifestV1
+    expect(root.properties.manifest_version.enum).toEqual([Manifest.MANIFEST_VERSION])
+    expect(root.required).toEqual(["manifest_version", "bindings"])
+    expect(Object.keys(schema.$defs)).toContain("TypeSpec")
+  })
+})
