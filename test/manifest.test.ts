@@ -140,6 +140,54 @@ describe("tools from a manifest, run by real handler processes", () => {
     })
   )
 
+  it.live("Saga.compensateEffect undoes one reservation with one call of the inverse, and never twice", () =>
+    Effect.gen(function* () {
+      const dir = freshDir()
+      const world = path.join(dir, "world.ndjson")
+      const toolkit = yield* loadToolkit(writeManifest(dir, reservationBindings(world)))
+      const [first, second] = yield* Effect.gen(function* () {
+        yield* Saga.run("order-3", Toolkit.call(toolkit, "createReservation", { sku: "C", quantity: 1 }))
+        const journal = yield* Journal.Journal
+        const intent = (yield* journal.read("order-3")).find((entry) => entry.phase === "INTENT")!
+        const effectId = JSON.parse(intent.payload!).idempotencyKey as string
+        return [yield* Saga.compensateEffect(effectId), yield* Saga.compensateEffect(effectId)] as const
+      }).pipe(Effect.provide(memoryServices(toolkit)))
+      expect(first).toMatchObject({ _tag: "Settled", outcome: "completed" })
+      expect(second).toMatchObject({ _tag: "Settled", outcome: "completed" })
+      expect(readWorld(world).map((event) => event.event)).toEqual(["created", "released"])
+    })
+  )
+
+  for (const [mode, outcome, detail] of [
+    ["failed", "failed", "binding undo (compensate): the provider refused"],
+    ["half-undone", "partial", "one night is still booked"],
+    ["unknown", "unknown", "binding undo (compensate): the provider timed out"]
+  ] as const) {
+    it.live(`an inverse that answers ${mode} is reported ${outcome}`, () =>
+      Effect.gen(function* () {
+        const bindings = {
+          ...misbehaving({
+            effect_contract: { kind: "external_write", retry_mode: "none", compensation: { tool: "undo" } }
+          }),
+          undo: {
+            ...misbehaving().misbehave,
+            input: { type: "string" },
+            output: { type: "json" },
+            handler: { kind: "process", command: "node", args: [path.join(handlers, "misbehave.mjs"), mode] }
+          }
+        }
+        const toolkit = yield* loadToolkit(writeManifest(freshDir(), bindings))
+        const result = yield* Saga.run(
+          "undone",
+          Effect.zipRight(Toolkit.call(toolkit, "misbehave", { mode: "ok" }), Effect.fail("then the program fails"))
+        ).pipe(Effect.provide(memoryServices(toolkit)))
+        assert(result._tag === "Compensated" || result._tag === "CompensationFailed")
+        expect(result.report.undone).toEqual([expect.objectContaining({ toolName: "misbehave", outcome })])
+        expect(result.report.undone[0]!.detail).toContain(detail)
+      })
+    )
+  }
+
   it.live("past timeout_ms the process group is killed (a grandchild too) and the outcome is unknown", () =>
     Effect.gen(function* () {
       const pidFile = path.join(freshDir(), "grandchild.pid")
@@ -458,6 +506,22 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
       })
     )
   }
+
+  it.effect(
+    "when the layer is built: a registered Schema that cannot be journaled → $.bindings.releaseReservation",
+    () =>
+      Effect.gen(function* () {
+        const bindings = base()
+        ;(bindings.releaseReservation as any).output = { ref: "Big" }
+        const manifest = yield* Manifest.load(writeManifest(freshDir(), bindings)).pipe(
+          Effect.provide(NodeContext.layer)
+        )
+        const toolkit = Manifest.toolkit(manifest, { schemas: { Big: Schema.BigIntFromSelf } })
+        const error = yield* Effect.flip(Layer.build(memoryServices(toolkit)).pipe(Effect.scoped))
+        expect(error.path).toBe("$.bindings.releaseReservation")
+        expect(error.reason).toContain("bigint")
+      })
+  )
 
   it.effect("a Schema given to Manifest.toolkit answers its reference", () =>
     Effect.gen(function* () {
