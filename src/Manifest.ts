@@ -18,115 +18,31 @@ import type * as Schema from "effect/Schema"
 import type * as Compensable from "./Compensable.js"
 import { launchOf, missingSecret } from "./internal/manifest/environment.js"
 import * as errors from "./internal/manifest/errors.js"
+import type { Binding } from "./internal/manifest/format.js"
 import * as format from "./internal/manifest/format.js"
 import * as loading from "./internal/manifest/load.js"
 import { toolsOf } from "./internal/manifest/tools.js"
 import { Saga } from "./Saga.js"
 import * as Toolkit from "./Toolkit.js"
 
-/**
- * The version a manifest names in `manifest_version`.
- *
- * @since 0.3.0
- * @category format
- */
-export const MANIFEST_VERSION: typeof format.MANIFEST_VERSION = format.MANIFEST_VERSION
+export { ErrorTypeId, isManifestError, ManifestError } from "./internal/manifest/errors.js"
+export {
+  Binding,
+  HandlerRequest,
+  HandlerResponse,
+  MANIFEST_VERSION,
+  ManifestV1,
+  PROTOCOL,
+  TypeSpec
+} from "./internal/manifest/format.js"
 
 /**
- * The protocol a handler is spoken to in: the `protocol` of every request.
- *
- * @since 0.3.0
- * @category protocol
- */
-export const PROTOCOL: typeof format.PROTOCOL = format.PROTOCOL
-
-/**
- * The type id `ManifestError` carries: `isManifestError` checks it.
- *
- * @since 0.3.0
- * @category type ids
- */
-export const ErrorTypeId: typeof errors.ErrorTypeId = errors.ErrorTypeId
-
-/**
- * @since 0.3.0
- * @category type ids
- */
-export type ErrorTypeId = errors.ErrorTypeId
-
-/**
- * A manifest that cannot be used: `path` is the JSON path of what is wrong
- * (`$.bindings.reserve.effect_contract.compensation.tool`), `reason` says why, `file` which manifest.
- *
- * @since 0.3.0
- * @category errors
- */
-export const ManifestError: typeof errors.ManifestError = errors.ManifestError
-
-/**
- * @since 0.3.0
- * @category errors
- */
-export type ManifestError = errors.ManifestError
-
-/**
- * Whether a value is a `ManifestError`, by its `ErrorTypeId`.
- *
- * @since 0.3.0
- * @category guards
- */
-export const isManifestError: (u: unknown) => u is ManifestError = errors.isManifestError
-
-/**
- * A binding's input or output type: `{ "type": "string" | "number" | "integer" | "boolean" | "null" |
- * "json" }`, `{ "type": "object", "properties": {…}, "required": […] }`, `{ "type": "array", "items": … }`,
- * or `{ "ref": "Name" }`, a Schema given to `toolkit`.
- *
- * @since 0.3.0
- * @category format
- */
-export type TypeSpec = format.TypeSpec
-
-/**
- * One tool bound to a handler, as decoded (defaults filled in: `args`, `secrets`, `grants` empty).
- *
- * @since 0.3.0
- * @category format
- */
-export type Binding = format.Binding
-
-/**
- * The Schema of a manifest, version `effect-saga-manifest-v1`.
- *
- * @since 0.3.0
- * @category format
- */
-export const ManifestV1: Schema.Schema<format.ManifestV1, typeof format.ManifestV1.Encoded> = format.ManifestV1
-
-/**
- * The JSON Schema of `ManifestV1`, for editors (`"$schema"` in a manifest may point to a copy).
+ * The JSON Schema of `ManifestV1` (draft 07), for editors: a manifest's `"$schema"` may point to a copy.
  *
  * @since 0.3.0
  * @category format
  */
 export const jsonSchema: JSONSchema.JsonSchema7Root = JSONSchema.make(format.ManifestV1)
-
-/**
- * A handler's request: `operation` `execute` or `compensate`, the `tool`, its encoded `input`, the
- * `effect` (saga, step, idempotency key) and, for a compensation, the original input, result and receipt.
- *
- * @since 0.3.0
- * @category protocol
- */
-export const HandlerRequest: Schema.Schema<format.Request, typeof format.Request.Encoded> = format.Request
-
-/**
- * A handler's response: its `outcome`, and its `result`, `receipt`, `message`, `compensation`.
- *
- * @since 0.3.0
- * @category protocol
- */
-export const HandlerResponse: Schema.Schema<format.Response, typeof format.Response.Encoded> = format.Response
 
 /**
  * A manifest that decoded and whose bindings agree with each other: its `file`, the `folder` its
@@ -149,7 +65,7 @@ export interface Manifest {
  * @since 0.3.0
  * @category constructors
  */
-export const load: (file: string) => Effect.Effect<Manifest, ManifestError, FileSystem.FileSystem> = loading.load
+export const load: (file: string) => Effect.Effect<Manifest, errors.ManifestError, FileSystem.FileSystem> = loading.load
 
 /**
  * Checks a manifest's text as `load` does; relative paths resolve against `folder`.
@@ -160,7 +76,7 @@ export const load: (file: string) => Effect.Effect<Manifest, ManifestError, File
 export const parse: (
   text: string,
   origin: { readonly folder: string; readonly file?: string | undefined }
-) => Effect.Effect<Manifest, ManifestError> = loading.parse
+) => Effect.Effect<Manifest, errors.ManifestError> = loading.parse
 
 /**
  * What `toolkit` may be given: the Schemas the manifest's `{ "ref": name }` types name.
@@ -181,7 +97,7 @@ export interface ToolkitOptions {
  */
 export interface ManifestToolkit extends Toolkit.Toolkit<Record<string, Compensable.Any>> {
   readonly manifest: Manifest
-  readonly problem: ManifestError | undefined
+  readonly problem: errors.ManifestError | undefined
 }
 
 /**
@@ -216,7 +132,7 @@ export const toolkit = (manifest: Manifest, options?: ToolkitOptions): ManifestT
  */
 export const layer = (
   manifestToolkit: ManifestToolkit
-): Layer.Layer<never, ManifestError, Saga | CommandExecutor.CommandExecutor> =>
+): Layer.Layer<never, errors.ManifestError, Saga | CommandExecutor.CommandExecutor> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const { manifest } = manifestToolkit

@@ -13,6 +13,7 @@
  * ```
  *
  * @since 0.3.0
+ * @packageDocumentation
  */
 
 /**

@@ -518,6 +518,7 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
         )
         const toolkit = Manifest.toolkit(manifest, { schemas: { Big: Schema.BigIntFromSelf } })
         const error = yield* Effect.flip(Layer.build(memoryServices(toolkit)).pipe(Effect.scoped))
+        assert(Manifest.isManifestError(error))
         expect(error.path).toBe("$.bindings.releaseReservation")
         expect(error.reason).toContain("bigint")
       })

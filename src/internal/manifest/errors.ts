@@ -1,24 +1,48 @@
-/** The error of a manifest that cannot work; `Manifest` re-exports it. */
+/**
+ * The error of a manifest that cannot work (`Manifest` re-exports it: that is its public home).
+ */
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 
-/** The type id `ManifestError` carries. */
+/**
+ * The type id `ManifestError` carries: `isManifestError` checks it.
+ *
+ * @since 0.3.0
+ * @category type ids
+ */
 export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Manifest/Error")
 
+/**
+ * @since 0.3.0
+ * @category type ids
+ */
 export type ErrorTypeId = typeof ErrorTypeId
 
-/** A manifest that cannot be used: the JSON path of what is wrong (`$.bindings.reserve.timeout_ms`), and why. */
+/**
+ * A manifest that cannot be used: `path` is the JSON path of what is wrong
+ * (`$.bindings.reserve.effect_contract.compensation.tool`), `reason` says why, `file` which manifest.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
 export class ManifestError extends Schema.TaggedError<ManifestError>("effect-saga/ManifestError")("ManifestError", {
   file: Schema.optional(Schema.String),
   path: Schema.String,
   reason: Schema.String
 }) {
+  /** @since 0.3.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `${this.file === undefined ? "manifest" : this.file} at ${this.path}: ${this.reason}`
   }
 }
 
+/**
+ * Whether a value is a `ManifestError`, by its `ErrorTypeId`.
+ *
+ * @since 0.3.0
+ * @category guards
+ */
 export const isManifestError = (u: unknown): u is ManifestError => Predicate.hasProperty(u, ErrorTypeId)
 
 /** A JSON path from its segments: `$.bindings["tool:a/b"].args[0]`. */

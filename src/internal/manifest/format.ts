@@ -1,13 +1,24 @@
 /**
  * The manifest format `effect-saga-manifest-v1` and the handler protocol `effect-saga-handler-v1`,
- * as Schemas: what `Manifest.load` decodes, what a handler is sent and what it must answer.
+ * as Schemas: what `Manifest.load` decodes, what a handler is sent and what it must answer
+ * (`Manifest` re-exports them: that is their public home).
  */
 import * as Schema from "effect/Schema"
 
-/** The version a manifest names in `manifest_version`. */
+/**
+ * The version a manifest names in `manifest_version`.
+ *
+ * @since 0.3.0
+ * @category format
+ */
 export const MANIFEST_VERSION = "effect-saga-manifest-v1"
 
-/** The protocol a request names in `protocol`. */
+/**
+ * The protocol a handler is spoken to in: the `protocol` of every request.
+ *
+ * @since 0.3.0
+ * @category protocol
+ */
 export const PROTOCOL = "effect-saga-handler-v1"
 
 const envName = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -26,7 +37,14 @@ const Grant = Schema.String.pipe(
   description: '"network" (a declared capability, journaled) or "env:NAME" (the parent\'s NAME passed through)'
 })
 
-/** The shape of a binding's input or output: a few JSON-Schema-like types, or a Schema registered in code. */
+/**
+ * A binding's input or output type: `{ "type": "string" | "number" | "integer" | "boolean" | "null" |
+ * "json" }`, `{ "type": "object", "properties": {…}, "required": […] }`, `{ "type": "array", "items": … }`,
+ * or `{ "ref": "Name" }`, a Schema given to `Manifest.toolkit`.
+ *
+ * @since 0.3.0
+ * @category format
+ */
 export type TypeSpec =
   | { readonly type: "string" | "number" | "integer" | "boolean" | "null" | "json" }
   | {
@@ -37,6 +55,12 @@ export type TypeSpec =
   | { readonly type: "array"; readonly items: TypeSpec }
   | { readonly ref: string }
 
+/**
+ * The Schema of a `TypeSpec`.
+ *
+ * @since 0.3.0
+ * @category format
+ */
 export const TypeSpec: Schema.Schema<TypeSpec> = Schema.Union(
   Schema.Struct({ type: Schema.Literal("string", "number", "integer", "boolean", "null", "json") }),
   Schema.Struct({
@@ -71,7 +95,7 @@ const EffectContract = Schema.Struct({
 })
 
 /** One tool bound to a handler. */
-export const Binding = Schema.Struct({
+const BindingFields = Schema.Struct({
   description: Schema.optional(Schema.String),
   handler: ProcessHandler,
   input: TypeSpec,
@@ -83,22 +107,57 @@ export const Binding = Schema.Struct({
   effect_contract: EffectContract
 })
 
-export type Binding = typeof Binding.Type
+/**
+ * A binding as decoded (`args`, `secrets` and `grants` default to empty).
+ *
+ * @since 0.3.0
+ * @category format
+ */
+export type Binding = typeof BindingFields.Type
 
-/** A manifest, version `effect-saga-manifest-v1`. */
-export const ManifestV1 = Schema.Struct({
+/**
+ * The Schema of one binding: its process, types, limits, secrets, grants and effect contract.
+ *
+ * @since 0.3.0
+ * @category format
+ */
+export const Binding: Schema.Schema<Binding, typeof BindingFields.Encoded> = BindingFields
+
+/** A manifest's fields. */
+const ManifestFields = Schema.Struct({
   $schema: Schema.optional(Schema.String),
   manifest_version: Schema.Literal(MANIFEST_VERSION),
-  bindings: Schema.Record({ key: Schema.String, value: Binding })
+  bindings: Schema.Record({ key: Schema.String, value: BindingFields })
 }).annotations({ identifier: "ManifestV1", title: "effect-saga manifest, version 1" })
 
-export type ManifestV1 = typeof ManifestV1.Type
+/**
+ * A manifest document as decoded.
+ *
+ * @since 0.3.0
+ * @category format
+ */
+export type ManifestV1 = typeof ManifestFields.Type
+
+/**
+ * The Schema of a manifest, version `effect-saga-manifest-v1`.
+ *
+ * @since 0.3.0
+ * @category format
+ */
+export const ManifestV1: Schema.Schema<ManifestV1, typeof ManifestFields.Encoded> = ManifestFields
 
 /** The effect a request is about: its saga, step and idempotency key. */
 const EffectRef = Schema.Struct({ sagaId: Schema.String, stepId: Schema.String, idempotencyKey: Schema.String })
 
-/** A request, one JSON line on the handler's stdin. */
-export const Request = Schema.Struct({
+/**
+ * A handler's request, one JSON line on its stdin: `operation` `execute` or `compensate`, the
+ * `tool`, its encoded `input`, the `effect` (saga, step, idempotency key) and, for a compensation,
+ * the original input, result and receipt.
+ *
+ * @since 0.3.0
+ * @category protocol
+ */
+export const HandlerRequest = Schema.Struct({
   protocol: Schema.Literal(PROTOCOL),
   operation: Schema.Literal("execute", "compensate"),
   tool: Schema.String,
@@ -113,10 +172,22 @@ export const Request = Schema.Struct({
   )
 }).annotations({ identifier: "HandlerRequest" })
 
-export type Request = typeof Request.Type
+/**
+ * A handler's request as decoded.
+ *
+ * @since 0.3.0
+ * @category protocol
+ */
+export type HandlerRequest = typeof HandlerRequest.Type
 
-/** A response, one JSON line on the handler's stdout. */
-export const Response = Schema.Struct({
+/**
+ * A handler's response, one JSON line on its stdout: its `outcome`, and its `result`, `receipt`,
+ * `message`, `compensation`.
+ *
+ * @since 0.3.0
+ * @category protocol
+ */
+export const HandlerResponse = Schema.Struct({
   outcome: Schema.Literal("applied", "failed", "unknown", "partial"),
   result: Schema.optional(Schema.Unknown),
   receipt: Schema.optional(Schema.String),
@@ -124,4 +195,10 @@ export const Response = Schema.Struct({
   compensation: Schema.optional(Schema.Literal("completed", "partial"))
 }).annotations({ identifier: "HandlerResponse" })
 
-export type Response = typeof Response.Type
+/**
+ * A handler's response as decoded.
+ *
+ * @since 0.3.0
+ * @category protocol
+ */
+export type HandlerResponse = typeof HandlerResponse.Type

@@ -15,7 +15,7 @@ import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { Environment, Launch } from "./environment.js"
-import { Response } from "./format.js"
+import { HandlerResponse } from "./format.js"
 
 /** The most bytes of a handler's stderr that reach the log. */
 export const STDERR_LOG_BYTES = 4096
@@ -36,7 +36,7 @@ export interface Call {
 
 /** How a call ended. */
 export type Answer =
-  | { readonly _tag: "Answered"; readonly response: Response }
+  | { readonly _tag: "Answered"; readonly response: HandlerResponse }
   /** The handler exited 0 without one line of the protocol: nothing the library can trust. */
   | { readonly _tag: "Malformed"; readonly reason: string }
   /** It may or may not have acted: killed past a limit, or exited non-zero without an answer. */
@@ -133,7 +133,7 @@ const logStderr = (call: Call, stderr: { readonly text: string; readonly bytes: 
   return Effect.logDebug(`effect-saga: ${call.label} wrote to stderr: ${masked(stderr.text, call.mask)}${cut}`)
 }
 
-const decodeResponse = Schema.decodeUnknownEither(Response)
+const decodeResponse = Schema.decodeUnknownEither(HandlerResponse)
 
 /**
  * One line of the protocol is an answer, whatever the exit code. Without one, a handler that exited
@@ -150,7 +150,7 @@ const answerOf = (text: string, exited: string | undefined): Answer => {
   return { _tag: "Malformed", reason: reason.left }
 }
 
-const whyNotAnAnswer = (text: string): Either.Either<Response, string> => {
+const whyNotAnAnswer = (text: string): Either.Either<HandlerResponse, string> => {
   const body = text.replace(/\r?\n$/, "")
   if (body.trim() === "") return Either.left("it wrote nothing")
   if (body.includes("\n")) return Either.left("it wrote more than one line")

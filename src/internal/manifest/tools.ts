@@ -13,7 +13,7 @@ import type { Manifest } from "../../Manifest.js"
 import * as Outcome from "../../Outcome.js"
 import type { StepSpec } from "../engine/spec.js"
 import { environmentOf, launchOf } from "./environment.js"
-import type { Binding, Request, Response } from "./format.js"
+import type { Binding, HandlerRequest, HandlerResponse } from "./format.js"
 import { PROTOCOL } from "./format.js"
 import { type Answer, masked, run } from "./process.js"
 import { type Registered, schemaOf, type TypeProblem } from "./types.js"
@@ -89,7 +89,7 @@ const toolOf = (manifest: Manifest, tool: Typed, inverse: Typed | undefined): Co
 
 const execute = (manifest: Manifest, tool: Typed, input: unknown, step: Compensable.StepContext) =>
   Effect.gen(function* () {
-    const request: Request = {
+    const request: HandlerRequest = {
       protocol: PROTOCOL,
       operation: "execute",
       tool: tool.name,
@@ -124,7 +124,7 @@ const compensate = (manifest: Manifest, tool: Typed, inverse: Typed, ctx: Compen
       return yield* Outcome.failed(`${label}: the result of ${tool.name} does not fit its input type`)
     }
     const receipt = Option.map(ctx.receipt, Redacted.value)
-    const request: Request = {
+    const request: HandlerRequest = {
       protocol: PROTOCOL,
       operation: "compensate",
       tool: inverse.name,
@@ -145,10 +145,10 @@ const compensate = (manifest: Manifest, tool: Typed, inverse: Typed, ctx: Compen
     return yield* outcomeOf(label, response, mask)
   })
 
-const labelOf = (tool: Typed, operation: Request["operation"]) => `binding ${tool.name} (${operation})`
+const labelOf = (tool: Typed, operation: HandlerRequest["operation"]) => `binding ${tool.name} (${operation})`
 
 /** Starts the binding's process with its own environment and sends it the request. */
-const call = (manifest: Manifest, tool: Typed, request: Request, alsoMasked: ReadonlyArray<string>) =>
+const call = (manifest: Manifest, tool: Typed, request: HandlerRequest, alsoMasked: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const label = labelOf(tool, request.operation)
     const executor = yield* Effect.serviceOption(CommandExecutor.CommandExecutor)
@@ -176,10 +176,10 @@ const call = (manifest: Manifest, tool: Typed, request: Request, alsoMasked: Rea
 /** The handler's response, or the `Outcome` of a call that did not get one. */
 const responseOf = (
   tool: Typed,
-  operation: Request["operation"],
+  operation: HandlerRequest["operation"],
   answer: Answer,
   mask: ReadonlyArray<string>
-): Effect.Effect<Response, Outcome.Outcome> => {
+): Effect.Effect<HandlerResponse, Outcome.Outcome> => {
   const label = labelOf(tool, operation)
   switch (answer._tag) {
     case "Answered":
@@ -194,10 +194,10 @@ const responseOf = (
 }
 
 /** The handler's own message, secrets masked, or what its outcome says. */
-const shown = (response: Response, mask: ReadonlyArray<string>, otherwise: string) =>
+const shown = (response: HandlerResponse, mask: ReadonlyArray<string>, otherwise: string) =>
   response.message === undefined ? otherwise : masked(response.message, mask)
 
-const outcomeOf = (label: string, response: Response, mask: ReadonlyArray<string>): Outcome.Outcome =>
+const outcomeOf = (label: string, response: HandlerResponse, mask: ReadonlyArray<string>): Outcome.Outcome =>
   response.outcome === "failed"
     ? Outcome.failed(`${label}: ${shown(response, mask, "the handler says it was not applied")}`)
     : Outcome.unknown(`${label}: ${shown(response, mask, "the handler cannot say whether it was applied")}`)
