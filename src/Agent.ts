@@ -16,6 +16,7 @@ import * as McpServer from "@effect/ai/McpServer"
 import * as Prompt from "@effect/ai/Prompt"
 import * as Tool from "@effect/ai/Tool"
 import * as AiToolkit from "@effect/ai/Toolkit"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import * as Cause from "effect/Cause"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -30,9 +31,11 @@ import type * as Scope from "effect/Scope"
 import type * as Compensable from "./Compensable.js"
 import * as approvals from "./internal/ai/approvals.js"
 import * as handlers from "./internal/ai/handlers.js"
+import * as manifestAgent from "./internal/ai/manifest.js"
 import * as mcp from "./internal/ai/mcp.js"
 import * as model from "./internal/ai/model.js"
 import * as toolCall from "./internal/ai/toolCall.js"
+import type * as Manifest from "./Manifest.js"
 import type * as Outcome from "./Outcome.js"
 import { CurrentSaga, Saga } from "./Saga.js"
 
@@ -88,6 +91,8 @@ export interface PolicyOverride {
   readonly approvalTtl?: Duration.DurationInput | undefined
   readonly receiptRequired?: boolean | undefined
   readonly approveExplicitUndo?: boolean | undefined
+  /** Journaled with the call's `INTENT`: what the call is allowed besides its input (since 0.3.0). */
+  readonly capabilities?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -267,6 +272,37 @@ export const make = <Tools extends Record<string, Tool.Any>, U extends Undos<Too
       )
   }
 }
+
+/**
+ * A manifest's toolkit (see `Manifest` and docs/manifest.md) as an agent's: one tool per binding,
+ * its parameters the fields of the binding's object input, its policy the binding's effect contract
+ * (`read` → read-only, `irreversible` → destructive, `idempotency_key` → idempotent), each call the
+ * binding's process, its undo the compensating binding's. `layer` provides the handlers; it needs a
+ * `CommandExecutor` (`NodeContext.layer`). A binding whose input is not an object is a `ManifestError`.
+ *
+ * @since 0.3.0
+ * @category constructors
+ */
+export const fromManifest = (
+  manifestToolkit: Manifest.ManifestToolkit
+): Effect.Effect<
+  {
+    readonly agent: AgentToolkit<Record<string, Tool.Any>>
+    readonly layer: Layer.Layer<
+      Tool.HandlersFor<WithSaga<Record<string, Tool.Any>>>,
+      Compensable.DeclarationError,
+      Saga | CommandExecutor.CommandExecutor
+    >
+  },
+  Manifest.ManifestError
+> =>
+  Effect.map(manifestAgent.declare(manifestToolkit), (declared) => {
+    const agent = make(declared.toolkit, { undo: declared.undo, policy: declared.policy })
+    // The tools are known at run time only: their handlers take and answer what their schemas say.
+    const layer = agent.toLayer(declared.handlers as unknown as Handlers<Record<string, Tool.Any>>)
+    // The undos run in the context the layer is built in: it must hold the command executor.
+    return { agent, layer: Layer.merge(layer, Layer.effectDiscard(CommandExecutor.CommandExecutor)) }
+  })
 
 /**
  * Whether a value is an `AgentToolkit`.

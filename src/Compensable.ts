@@ -229,6 +229,11 @@ export interface ToolOptions {
    * step, so that a process without the tool passes over it too.
    */
   readonly changesNothing?: boolean | undefined
+  /**
+   * What the call is allowed besides its input (a manifest binding's grants: `network`, `env:NAME`),
+   * journaled with its `INTENT` before it runs, so that the audit trail says so (since 0.3.0).
+   */
+  readonly capabilities?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -336,6 +341,8 @@ const toSpec = (
   receiptRequired: options.receiptRequired ?? false,
   approveExplicitUndo: options.approveExplicitUndo ?? false,
   changesNothing: options.changesNothing ?? false,
+  capabilities:
+    options.capabilities !== undefined && options.capabilities.length > 0 ? options.capabilities : undefined,
   approvalTtl: options.approvalTtl === undefined ? undefined : Duration.decode(options.approvalTtl)
 })
 

@@ -66,7 +66,8 @@ export const specOf = (
     retryMode: policy.retryMode,
     execute: (params: unknown, step: StepContext) => Effect.provide(handler(params, step), context),
     compensate: declared,
-    changesNothing
+    changesNothing,
+    capabilities: override?.capabilities
   } as any)
   // A failure the model is told about does not taint the saga when the agent says so.
   const fedToModel = tool.failureMode === "return"

@@ -11,7 +11,6 @@ import * as Schema from "effect/Schema"
 import * as Compensable from "../../Compensable.js"
 import type { Manifest } from "../../Manifest.js"
 import * as Outcome from "../../Outcome.js"
-import type { StepSpec } from "../engine/spec.js"
 import { environmentOf, launchOf } from "./environment.js"
 import type { Binding, HandlerRequest, HandlerResponse } from "./format.js"
 import { PROTOCOL } from "./format.js"
@@ -64,7 +63,7 @@ export const toolsOf = (
 
 const toolOf = (manifest: Manifest, tool: Typed, inverse: Typed | undefined): Compensable.Any => {
   const contract = tool.binding.effect_contract
-  const made: Compensable.Any = Compensable.make({
+  return Compensable.make({
     name: tool.name,
     input: tool.input,
     success: tool.output,
@@ -73,18 +72,14 @@ const toolOf = (manifest: Manifest, tool: Typed, inverse: Typed | undefined): Co
     changesNothing: contract.kind === "read",
     retryMode: contract.retry_mode === "idempotency_key" ? "idempotency-key" : "none",
     maxPayloadBytes: tool.binding.max_payload_bytes,
+    // Journaled with the step's `INTENT`: what the process was allowed, before it starts.
+    capabilities: tool.binding.grants,
     execute: (input: unknown, step: Compensable.StepContext) => execute(manifest, tool, input, step),
     compensate:
       inverse === undefined
         ? undefined
         : (ctx: Compensable.CompensationContext) => compensate(manifest, tool, inverse, ctx)
   } as Compensable.MakeOptions<string, any, any, any, any, never, never, never, never>)
-  // The grants are journaled with the step's `INTENT`: what the process was allowed, before it starts.
-  const spec: StepSpec = {
-    ...made.spec,
-    capabilities: tool.binding.grants.length > 0 ? tool.binding.grants : undefined
-  }
-  return { name: made.name, reversibility: made.reversibility, spec }
 }
 
 const execute = (manifest: Manifest, tool: Typed, input: unknown, step: Compensable.StepContext) =>

@@ -1,0 +1,65 @@
+/**
+ * A manifest's toolkit as an agent's: one `@effect/ai` tool per binding (its parameters the fields
+ * of the binding's object input), each call a saga step that runs the binding's process, its
+ * inverse the compensating binding's process, its policy the binding's effect contract.
+ */
+import * as Tool from "@effect/ai/Tool"
+import * as AiToolkit from "@effect/ai/Toolkit"
+import * as Effect from "effect/Effect"
+import type * as Schema from "effect/Schema"
+import type { Policies, Undos } from "../../Agent.js"
+import type * as Compensable from "../../Compensable.js"
+import * as Manifest from "../../Manifest.js"
+import { jsonPath } from "../manifest/errors.js"
+
+/** The tools, undos, policies and handlers `Agent.make` and `toLayer` are given for a manifest. */
+export interface Declared {
+  readonly toolkit: AiToolkit.Toolkit<Record<string, Tool.Any>>
+  readonly undo: Undos<Record<string, Tool.Any>>
+  readonly policy: Policies<Record<string, Tool.Any>>
+  readonly handlers: Record<string, (params: unknown, step: Compensable.StepContext) => Effect.Effect<unknown, unknown>>
+}
+
+/** An agent's tool takes an object: the fields of a binding's input (a `Schema.Struct`), if it has them. */
+const fieldsOf = (schema: Schema.Schema<any, any>): Schema.Struct.Fields | undefined =>
+  "fields" in schema ? (schema.fields as Schema.Struct.Fields) : undefined
+
+export const declare = (manifestToolkit: Manifest.ManifestToolkit): Effect.Effect<Declared, Manifest.ManifestError> =>
+  Effect.gen(function* () {
+    if (manifestToolkit.problem !== undefined) return yield* manifestToolkit.problem
+    const { manifest } = manifestToolkit
+    const tools: Array<Tool.Any> = []
+    const declared = {
+      undo: {} as Record<string, any>,
+      policy: {} as Record<string, any>,
+      handlers: {} as Declared["handlers"]
+    }
+    for (const [name, binding] of Object.entries(manifest.bindings)) {
+      const { spec } = manifestToolkit.tools[name]!
+      const parameters = fieldsOf(spec.input)
+      if (parameters === undefined) {
+        return yield* new Manifest.ManifestError({
+          file: manifest.file,
+          path: jsonPath(["bindings", name, "input"]),
+          reason: 'an agent\'s tool takes an object: declare the input as { "type": "object", … }'
+        })
+      }
+      const kind = binding.effect_contract.kind
+      tools.push(
+        Tool.make(name, { description: binding.description ?? name, parameters, success: spec.success })
+          .annotate(Tool.Readonly, kind === "read")
+          .annotate(Tool.Destructive, kind === "irreversible")
+          .annotate(Tool.Idempotent, spec.retryMode === "idempotency-key")
+      )
+      if (spec.compensate !== undefined) declared.undo[name] = spec.compensate
+      declared.policy[name] = {
+        reversibility: spec.reversibility,
+        readonly: kind === "read",
+        retryMode: spec.retryMode,
+        maxPayloadBytes: spec.maxPayloadBytes,
+        capabilities: spec.capabilities
+      }
+      declared.handlers[name] = (params, step) => spec.execute(params, step) as Effect.Effect<unknown, unknown>
+    }
+    return { toolkit: AiToolkit.make(...tools) as AiToolkit.Toolkit<Record<string, Tool.Any>>, ...declared }
+  })

@@ -1,0 +1,68 @@
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { NodeContext } from "@effect/platform-node"
+import { afterAll, assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import * as Agent from "../src/Agent.js"
+import { Approval, Journal, Manifest, Saga } from "../src/index.js"
+import * as Scripted from "./fixtures/agent-scripted.js"
+import { loadToolkit, reservationBindings, writeManifest } from "./fixtures/manifest-tools.js"
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-manifest-agent-"))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+const readEvents = (world: string) =>
+  fs
+    .readFileSync(world, "utf8")
+    .trim()
+    .split("\n")
+    .map((line) => JSON.parse(line).event as string)
+
+describe("a manifest's tools given to an agent", () => {
+  it.live("the model's call runs the binding's process as a step; Saga.compensate runs the inverse's", () =>
+    Effect.gen(function* () {
+      const world = path.join(dir, "world.ndjson")
+      const toolkit = yield* loadToolkit(writeManifest(dir, reservationBindings(world)))
+      const { agent, layer } = yield* Agent.fromManifest(toolkit)
+      expect(agent.policies.createReservation).toMatchObject({
+        reversibility: "compensatable",
+        retryMode: "idempotency-key",
+        undo: true
+      })
+      const script: Scripted.Script = (question) =>
+        question.turn === 1
+          ? Scripted.calls(Scripted.call("call-1", "createReservation", { sku: "A-1", quantity: 2 }))
+          : Scripted.says(`Reserved: ${JSON.stringify(question.results.get("call-1")?.result)}`)
+      const services = Layer.mergeAll(layer, Agent.layerModel.pipe(Layer.provide(Scripted.layer(script).layer))).pipe(
+        Layer.provideMerge(Saga.layer),
+        Layer.provideMerge(Layer.mergeAll(Journal.layerMemory, Approval.layerMemory, NodeContext.layer))
+      )
+      const { result, report, entries } = yield* Effect.gen(function* () {
+        const result = yield* Saga.run("agent-1", Agent.loop({ prompt: "Hold A-1 twice", toolkit: agent.toolkit }))
+        const report = yield* Saga.compensate("agent-1")
+        const entries = yield* Effect.flatMap(Journal.Journal, (journal) => journal.read("agent-1"))
+        return { result, report, entries }
+      }).pipe(Effect.provide(services))
+
+      assert(result._tag === "Completed")
+      expect(result.value.text).toBe('Reserved: {"reservationId":"res-1"}')
+      expect(report.undone).toEqual([expect.objectContaining({ toolName: "createReservation", outcome: "completed" })])
+      expect(readEvents(world)).toEqual(["created", "released"])
+      const intent = entries.find((entry) => entry.phase === "INTENT" && entry.toolName === "createReservation")
+      expect(intent?.stepId).toContain("call-1")
+      expect(JSON.parse(intent!.payload!)).toMatchObject({ capabilities: ["network"] })
+    })
+  )
+
+  it.effect("a binding whose input is not an object cannot be an agent's tool: a ManifestError at its input", () =>
+    Effect.gen(function* () {
+      const bindings = reservationBindings(path.join(dir, "unused.ndjson"))
+      ;(bindings.releaseReservation as any).input = { type: "string" }
+      const toolkit = yield* loadToolkit(writeManifest(path.join(dir, "string-input"), bindings))
+      const error = yield* Effect.flip(Agent.fromManifest(toolkit))
+      assert(Manifest.isManifestError(error))
+      expect(error.path).toBe("$.bindings.releaseReservation.input")
+    })
+  )
+})
