@@ -20,6 +20,10 @@ export * as Journal from "./Journal.js"
  */
 export * as Keys from "./Keys.js"
 /**
+ * @since 0.2.0
+ */
+export * as Metrics from "./Metrics.js"
+/**
  * @since 0.1.0
  */
 export * as Outcome from "./Outcome.js"

@@ -45,6 +45,7 @@ import type { JournalView, StepView } from "../journal/view.js"
 import { isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad as loadClaimed } from "../journal/writer.js"
+import { metered } from "../observability/metrics.js"
 import { encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
@@ -76,6 +77,12 @@ export const originOf = (view: JournalView): Origin | undefined => {
     : undefined
 }
 
+/** The run span's attributes: the saga, also as the proposed OpenTelemetry `workflow.*`. */
+const runAttributes = (sagaId: string, origin: Origin | undefined) =>
+  origin === undefined
+    ? { "saga.id": sagaId, "workflow.id": sagaId }
+    : { "saga.id": sagaId, "workflow.id": sagaId, "workflow.name": origin.definition }
+
 const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0]!.slice(0, 500)
 
 /**
@@ -89,7 +96,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   const keys = Option.getOrUndefined(yield* Keys.journalKeys)
   const store = yield* Journal
   // Every read the engine acts on verifies the saga's chain (and MACs) against its row.
-  const journal = verifying(store, keys)
+  const journal = metered(verifying(store, keys))
   const approval = yield* Approval
   const authority = Option.getOrElse(yield* Effect.serviceOption(Authority), () => allowAll)
   const registry: Registry = new Map()
@@ -222,7 +229,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       )
     ).pipe(
       supervised,
-      Effect.withSpan("effect-saga.run", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
+      Effect.withSpan("effect-saga.run", { attributes: runAttributes(sagaId, origin), captureStackTrace: false })
     ) as Effect.Effect<SagaResult<A, E>, RunError, Exclude<R, CurrentSaga>>
 
   const start = <I, A, E, R>(
