@@ -9,7 +9,7 @@ describe("observability", () => {
       const { spans, tracer } = yield* recording
       yield* Saga.run("traced", reserve("A-1")).pipe(Effect.withTracer(tracer))
       const runs = spans.filter((span) => span.name === "effect-saga.run")
-      expect(runs.map(attributes)).toEqual([{ "saga.id": "traced", outcome: "Completed" }])
+      expect(runs.map(attributes)).toEqual([{ "saga.id": "traced", "workflow.id": "traced", outcome: "Completed" }])
       expect(runs[0]!.status._tag).toBe("Ended")
     }).pipe(Effect.provide(Testing.layer))
   )
@@ -27,12 +27,14 @@ describe("observability", () => {
         expect(steps.map(attributes)).toEqual([
           {
             "saga.id": "steps",
+            "workflow.id": "steps",
             "step.id": expect.stringMatching(/^reserve:[0-9a-f]{16}#1$/),
             tool: "reserve",
             outcome: "executed"
           },
           {
             "saga.id": "steps",
+            "workflow.id": "steps",
             "step.id": expect.stringMatching(/^charge:[0-9a-f]{16}#1$/),
             tool: "charge",
             outcome: "failed"

@@ -144,7 +144,8 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
   const countOpen = () =>
     Effect.sync(() => {
       const counts: Record<Journal.OpenStatus, number> = { ...noneOpen }
-      for (const { record } of sagas.values()) if (record.status in counts) counts[record.status as Journal.OpenStatus]++
+      for (const { record } of sagas.values())
+        if (record.status in counts) counts[record.status as Journal.OpenStatus]++
       return counts as Journal.OpenCounts
     })
 

@@ -5,11 +5,21 @@
  * not how often a program was replayed. Labels are built once per value and reused (Effect caches a
  * metric's hook by the identity of its label array), so that recording allocates nothing per step.
  */
+
+import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
-import * as Effect from "effect/Effect"
-import type { AppendError, Draft, Expected, Holder, Journal, OpenCounts, OpenStatus, SagaStatus } from "../../Journal.js"
+import type {
+  AppendError,
+  Draft,
+  Expected,
+  Holder,
+  Journal,
+  OpenCounts,
+  OpenStatus,
+  SagaStatus
+} from "../../Journal.js"
 import type { Recorded } from "../journal/payloads.js"
 import type { JournalView } from "../journal/view.js"
 
@@ -24,7 +34,20 @@ const stepBoundaries = MetricBoundaries.fromIterable([0.005, 0.01, 0.025, 0.05, 
 
 /** Seconds: from 10 ms to a day for a saga (approvals can keep one open for hours). */
 const sagaBoundaries = MetricBoundaries.fromIterable([
-  0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 24 * 3600
+  0.01,
+  0.05,
+  0.1,
+  0.5,
+  1,
+  5,
+  10,
+  30,
+  60,
+  300,
+  900,
+  3600,
+  4 * 3600,
+  24 * 3600
 ])
 
 const counter = (name: string, description: string) => Metric.counter(name, { description, incremental: true })
@@ -96,7 +119,8 @@ export const appendConflicts = counter(
 
 /** Sagas under each open `status`, as the store counted them when last asked. */
 export const openSagas = Metric.gauge("effect_saga_open_sagas", {
-  description: "Sagas under each open status (running, compensating, suspended, awaiting_approval, needs_attention, compensation_failed)."
+  description:
+    "Sagas under each open status (running, compensating, suspended, awaiting_approval, needs_attention, compensation_failed)."
 })
 
 type Labels = ReadonlyArray<MetricLabel.MetricLabel>
@@ -183,7 +207,10 @@ const isExplicitRun = (view: JournalView): boolean => {
 
 const observeSaga = (view: JournalView, entry: Recorded): void => {
   if (isExplicitRun(view)) return
-  if (entry.phase === "SAGA_STARTED") return sagasStarted.unsafeUpdate(1, none)
+  if (entry.phase === "SAGA_STARTED") {
+    sagasStarted.unsafeUpdate(1, none)
+    return
+  }
   const ended = endStatuses[entry.phase]
   if (ended !== undefined) {
     sagasEnded.unsafeUpdate(1, byStatus(ended))
@@ -213,24 +240,29 @@ const observeStep = (view: JournalView, entry: Recorded): void => {
   switch (entry.phase) {
     case "INTENT":
       intentsOf(view).set(entry.stepId!, Date.parse(entry.at))
-      return
+      break
     case "EXECUTED":
     case "FAILED":
-      return observeOutcome(view, entry, tool)
+      observeOutcome(view, entry, tool)
+      break
     case "AWAITING_APPROVAL":
-      return approvals.unsafeUpdate(1, byDecision(tool, "requested"))
+      approvals.unsafeUpdate(1, byDecision(tool, "requested"))
+      break
     case "APPROVED":
-      return approvals.unsafeUpdate(1, byDecision(tool, entry.payload.renewedBy === undefined ? "approved" : "renewed"))
+      approvals.unsafeUpdate(1, byDecision(tool, entry.payload.renewedBy === undefined ? "approved" : "renewed"))
+      break
     case "REJECTED":
-      return approvals.unsafeUpdate(1, byDecision(tool, entry.payload.by === WITHDRAWN_BY ? "withdrawn" : "rejected"))
+      approvals.unsafeUpdate(1, byDecision(tool, entry.payload.by === WITHDRAWN_BY ? "withdrawn" : "rejected"))
+      break
     case "EXPIRED":
-      return approvals.unsafeUpdate(1, byDecision(tool, "expired"))
+      approvals.unsafeUpdate(1, byDecision(tool, "expired"))
+      break
     case "COMPENSATED":
     case "COMPENSATION_PARTIAL":
     case "COMPENSATION_FAILED":
     case "COMPENSATION_UNKNOWN":
     case "SKIPPED":
-      return undos.unsafeUpdate(1, byOutcome(tool, undoOutcomes[entry.phase]))
+      undos.unsafeUpdate(1, byOutcome(tool, undoOutcomes[entry.phase]))
   }
 }
 
@@ -264,7 +296,8 @@ export const observeRecoveryPass = (claimed: number): void => {
 
 /** Sets the open-sagas gauge to the store's counts. */
 export const setOpenSagas = (counts: OpenCounts): void => {
-  for (const status of Object.keys(counts) as Array<OpenStatus>) openSagas.unsafeUpdate(counts[status], byStatus(status))
+  for (const status of Object.keys(counts) as Array<OpenStatus>)
+    openSagas.unsafeUpdate(counts[status], byStatus(status))
 }
 
 /** `journal`, its refused claims and appends counted (`observeRefused`). */

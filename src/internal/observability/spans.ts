@@ -5,7 +5,9 @@ import type { StepReport } from "../../CompensationReport.js"
 /** Carries an undo's report through its span as a failure, so that the span ends with an error status. */
 class UndoNotDone extends Error {
   constructor(readonly report: StepReport) {
-    super(`the undo of ${report.toolName} ended ${report.outcome}${report.detail === undefined ? "" : `: ${report.detail}`}`)
+    super(
+      `the undo of ${report.toolName} ended ${report.outcome}${report.detail === undefined ? "" : `: ${report.detail}`}`
+    )
     this.name = "UndoNotDone"
   }
 }
