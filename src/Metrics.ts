@@ -60,8 +60,8 @@ export const sagaDuration: Metric.Metric.Histogram<number> = metrics.sagaDuratio
 export const steps: Metric.Metric.Counter<number> = metrics.steps
 
 /**
- * `effect_saga_step_duration_seconds{tool}`: seconds from a step's `INTENT` to its journaled
- * outcome, retries included (an operator's resolution is not a duration).
+ * `effect_saga_step_duration_seconds{tool}`: seconds from a step's last `INTENT` to its
+ * journaled outcome, retries within the run included (an operator's resolution is not a duration).
  *
  * @since 0.1.0
  * @category metrics
