@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Schema, Tracer } from "effect"
-import { Compensable, Saga } from "../src/index.js"
+import { Effect, Layer, Metric, Option, Schema, Tracer } from "effect"
+import { Approval, Compensable, Journal, Metrics, Recovery, Saga, SagaDefinition } from "../src/index.js"
+import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Testing from "../src/Testing.js"
 
 describe("observability", () => {
@@ -47,6 +48,57 @@ describe("observability", () => {
   )
 })
 
+describe("metrics a dashboard reads besides the sagas' own", () => {
+  it.effect("a recovery pass counts itself and the sagas it claimed", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal.Journal
+      const started = '{"definition":"reserving","input":"A-9"}'
+      yield* journal.append("left-behind", Journal.empty, [
+        { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: started },
+        { stepId: null, toolName: null, phase: "SAGA_SUSPENDED", input: null, payload: null }
+      ])
+      const recovery = yield* Recovery.make({ definitions: [reserving] })
+      const before = yield* counts
+      const first = yield* recovery.recoverAll
+      expect(first.sagas.map((saga) => saga._tag)).toEqual(["Resumed"])
+      yield* recovery.recoverAll
+      const after = yield* counts
+      expect(after.passes - before.passes).toBe(2)
+      expect(after.claimed - before.claimed).toBe(1)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a saga another worker holds counts a lease conflict; a saga that moved on, an append conflict", () =>
+    Effect.gen(function* () {
+      const before = yield* counts
+      const inner = makeMemoryJournal()
+      yield* inner.append(
+        "held",
+        Journal.empty,
+        [{ stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null }],
+        { owner: "another-worker", ttlMillis: 3_600_000 }
+      )
+      let refusals = 1
+      const moving = Journal.Journal.of({
+        ...inner,
+        append: (sagaId, expected, drafts, holder) =>
+          sagaId === "moved" && refusals-- > 0
+            ? Effect.fail(new Journal.ConcurrencyConflict({ sagaId, expectedRevision: 0, actualRevision: 1 }))
+            : inner.append(sagaId, expected, drafts, holder)
+      })
+      const stores = Layer.merge(Layer.succeed(Journal.Journal, moving), Approval.layerMemory)
+      const refused = yield* Effect.all([
+        Effect.flip(Saga.run("held", reserve("A-1"))),
+        Effect.flip(Saga.run("moved", reserve("A-1")))
+      ]).pipe(Effect.provide(Saga.layer.pipe(Layer.provide(stores))))
+      expect(refused.map((error) => error._tag)).toEqual(["LeaseHeld", "ConcurrencyConflict"])
+      const after = yield* counts
+      expect(after.leaseConflicts - before.leaseConflicts).toBe(1)
+      expect(after.appendConflicts - before.appendConflicts).toBe(1)
+    })
+  )
+})
+
 /** A tracer that keeps every span it starts, on top of the current one. */
 const recording = Effect.map(Effect.tracer, (base) => {
   const spans: Array<Tracer.Span> = []
@@ -79,3 +131,19 @@ const charge = Compensable.make({
   execute: (amount) => (amount > 100 ? Effect.fail("declined") : Effect.succeed("ch-1")),
   compensate: () => Effect.void
 })
+
+const reserving = SagaDefinition.make("reserving", { input: Schema.String, program: (sku) => reserve(sku) })
+
+const counts = Effect.all({
+  passes: Metric.value(Metrics.recoveryPasses),
+  claimed: Metric.value(Metrics.recoveryClaimed),
+  leaseConflicts: Metric.value(Metrics.leaseConflicts),
+  appendConflicts: Metric.value(Metrics.appendConflicts)
+}).pipe(
+  Effect.map(({ appendConflicts, claimed, leaseConflicts, passes }) => ({
+    passes: passes.count,
+    claimed: claimed.count,
+    leaseConflicts: leaseConflicts.count,
+    appendConflicts: appendConflicts.count
+  }))
+)
