@@ -103,6 +103,16 @@ describe("OpenTelemetry export through @effect/opentelemetry's NodeSdk", () => {
             "effect_saga_approvals_total{decision=rejected,tool=wire}": 1,
             "effect_saga_open_sagas{status=needs_attention}": 1
           })
+          // The operator's rejection is a span of its own, and the undo it caused runs inside it.
+          const spans = yield* otel.finished
+          const [reject] = named(spans, "effect-saga.reject")
+          expect(reject!.attributes).toEqual({
+            "saga.id": "wired",
+            "workflow.id": "wired",
+            "step.id": waiting.request.stepId
+          })
+          const undo = named(spans, "effect-saga.undo").find((span) => span.attributes["saga.id"] === "wired")!
+          expect(undo.parentSpanContext?.spanId).toBe(reject!.spanContext().spanId)
         }).pipe(Effect.provide(otel.layer))
       }).pipe(Effect.provide(Testing.layer))
   )

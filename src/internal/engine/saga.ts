@@ -77,6 +77,12 @@ export const originOf = (view: JournalView): Origin | undefined => {
     : undefined
 }
 
+/** The span options of an operator's command on one step. */
+const commandSpan = (sagaId: string, stepId: string) => ({
+  attributes: { "saga.id": sagaId, "workflow.id": sagaId, "step.id": stepId },
+  captureStackTrace: false
+})
+
 /** The run span's attributes: the saga, also as the proposed OpenTelemetry `workflow.*`. */
 const runAttributes = (sagaId: string, origin: Origin | undefined) =>
   origin === undefined
@@ -353,14 +359,14 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         seen: options,
         replay: { prior: (writer) => replay.approval(writer, stepId, options), answer: () => Effect.void },
         body: (writer, principal) => commands.approve(writer, approval, stepId, { ...options, principal: principal.id })
-      }),
+      }).pipe(Effect.withSpan("effect-saga.approve", commandSpan(sagaId, stepId))),
     renewApproval: (sagaId: string, stepId: string, options: RenewApprovalOptions) =>
       command(sagaId, {
         action: "approve",
         stepId,
         seen: options,
         body: (writer, principal) => commands.renew(writer, approval, stepId, { ...options, principal: principal.id })
-      }),
+      }).pipe(Effect.withSpan("effect-saga.renew-approval", commandSpan(sagaId, stepId))),
     reject: (sagaId: string, stepId: string, options: RejectOptions) => {
       // Rejecting the approval of an explicit undo answers that run; a saga's step, the saga compensates.
       const compensation = (writer: Writer) =>
@@ -377,7 +383,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
             commands.reject(writer, approval, stepId, { ...options, principal: principal.id }),
             compensation(writer)
           )
-      })
+      }).pipe(Effect.withSpan("effect-saga.reject", commandSpan(sagaId, stepId)))
     },
     resolve: (sagaId: string, stepId: string, resolution: Resolution) =>
       command(sagaId, {
@@ -390,7 +396,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         },
         body: (writer, principal) =>
           commands.resolve(writer, registered, stepId, { ...resolution, principal: principal.id })
-      }),
+      }).pipe(Effect.withSpan("effect-saga.resolve", commandSpan(sagaId, stepId))),
     status: (sagaId: string) =>
       Effect.gen(function* () {
         yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
