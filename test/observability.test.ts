@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Metric, Option, Schema, Tracer } from "effect"
+import { Effect, Layer, Metric, MetricLabel, Option, Schema, Tracer } from "effect"
 import { Approval, Compensable, Journal, Metrics, Recovery, Saga, SagaDefinition } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Testing from "../src/Testing.js"
@@ -68,6 +68,21 @@ describe("metrics a dashboard reads besides the sagas' own", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("an explicit undo counts as an undo of its tool, not as a saga started or ended", () =>
+    Effect.gen(function* () {
+      expect((yield* Saga.run("undone-once", reserve("A-1")))._tag).toBe("Completed")
+      const [step] = (yield* Saga.status("undone-once")).steps
+      const sagas = Effect.all([Metric.value(Metrics.sagasStarted), Metric.value(sagasEnded)])
+      const undone = Metric.value(Metric.taggedWithLabels(Metrics.undos, [tool("reserve"), outcome("completed")]))
+      const [before, undosBefore] = yield* Effect.zip(sagas, undone)
+      const answer = yield* Saga.compensateEffect(step!.effectId)
+      expect(answer).toMatchObject({ _tag: "Settled", outcome: "completed" })
+      const [after, undosAfter] = yield* Effect.zip(sagas, undone)
+      expect(after.map((state) => state.count)).toEqual(before.map((state) => state.count))
+      expect(undosAfter.count - undosBefore.count).toBe(1)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("a saga another worker holds counts a lease conflict; a saga that moved on, an append conflict", () =>
     Effect.gen(function* () {
       const before = yield* counts
@@ -131,6 +146,10 @@ const charge = Compensable.make({
   execute: (amount) => (amount > 100 ? Effect.fail("declined") : Effect.succeed("ch-1")),
   compensate: () => Effect.void
 })
+
+const tool = (name: string) => MetricLabel.make("tool", name)
+const outcome = (name: string) => MetricLabel.make("outcome", name)
+const sagasEnded = Metric.taggedWithLabels(Metrics.sagasEnded, [MetricLabel.make("status", "completed")])
 
 const reserving = SagaDefinition.make("reserving", { input: Schema.String, program: (sku) => reserve(sku) })
 

@@ -118,7 +118,9 @@ describe("SqlJournal on an SQLite file", () => {
         )
         // As a store written by the version before migration 4 looks.
         const old = new Database(filename)
-        old.exec("DROP INDEX effect_saga_sagas_leased; DROP INDEX effect_saga_sagas_open")
+        old.exec(
+          "DROP INDEX effect_saga_sagas_leased; DROP INDEX effect_saga_sagas_open; DROP INDEX effect_saga_sagas_by_open_status"
+        )
         old.exec("ALTER TABLE effect_saga_entries DROP COLUMN mac")
         old.prepare("DELETE FROM effect_saga_migrations WHERE migration_id >= 4").run()
         old.close()
@@ -137,6 +139,7 @@ describe("SqlJournal on an SQLite file", () => {
         expect(
           plan("SELECT saga_id FROM effect_saga_sagas WHERE status IN ('running', 'compensating', 'suspended')")
         ).toContain("effect_saga_sagas_open")
+        expect(yield* journal.countOpen()).toMatchObject({ running: 1 })
       })
   )
 
