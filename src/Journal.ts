@@ -220,7 +220,7 @@ export interface ListFilter {
  * The statuses of a saga that still needs something (a worker, an approval, an operator): every
  * status but `completed` and `compensated`.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category models
  */
 export const OpenStatus = Schema.Literal(
@@ -233,7 +233,7 @@ export const OpenStatus = Schema.Literal(
 )
 
 /**
- * @since 0.1.0
+ * @since 0.2.0
  * @category models
  */
 export type OpenStatus = typeof OpenStatus.Type
@@ -241,7 +241,7 @@ export type OpenStatus = typeof OpenStatus.Type
 /**
  * How many sagas the store holds under each open status (`countOpen`).
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category models
  */
 export type OpenCounts = { readonly [S in OpenStatus]: number }
