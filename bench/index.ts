@@ -9,7 +9,8 @@
  * `--pg` adds the PostgreSQL section (bench/pg.ts): durable steps per second against DBOS Transact and
  * a plain `pg` insert loop, on the server at `EFFECT_SAGA_PG_URL` (default: the one `.ci/postgres
  * start` runs); `--pg-only` runs that section only. Then the trust section (bench/trust.ts): what
- * verifying a journal on every load costs.
+ * verifying a journal on every load costs; and the metrics section (bench/metrics.ts): what
+ * recording the library's metrics costs, in memory and on SQLite.
  */
 import { execFile } from "node:child_process"
 import { loadavg } from "node:os"
@@ -17,6 +18,7 @@ import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { type Contender, contenders, STEPS } from "./contenders.js"
 import type { MemoryResult } from "./memory.js"
+import { runMetrics } from "./metrics.js"
 import { measureReceipts, printReceipts } from "./receipts.js"
 import { measureSqlite, printSqlite } from "./sqlite.js"
 import { runTrust } from "./trust.js"
@@ -224,4 +226,5 @@ if (!receiptsOnly && !pgOnly) await sqliteSection()
 if (!sqliteOnly && !pgOnly) await receiptsSection()
 if (!receiptsOnly && !pgOnly)
   await runTrust({ rounds: ROUNDS, roundMs: quick ? 60 : 400, entries: quick ? 2_000 : 20_000 })
+if (!receiptsOnly && !pgOnly) await runMetrics({ rounds: ROUNDS, roundMs: quick ? 60 : 400 })
 if (withPg) await pgSection()

@@ -280,7 +280,7 @@ export const make = <Tools extends Record<string, Tool.Any>, U extends Undos<Too
  * binding's process, its undo the compensating binding's. `layer` provides the handlers; it needs a
  * `CommandExecutor` (`NodeContext.layer`). A binding whose input is not an object is a `ManifestError`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constructors
  */
 export const fromManifest = (

@@ -216,6 +216,36 @@ export interface ListFilter {
   readonly updatedBefore?: string | undefined
 }
 
+/**
+ * The statuses of a saga that still needs something (a worker, an approval, an operator): every
+ * status but `completed` and `compensated`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const OpenStatus = Schema.Literal(
+  "running",
+  "compensating",
+  "suspended",
+  "awaiting_approval",
+  "needs_attention",
+  "compensation_failed"
+)
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type OpenStatus = typeof OpenStatus.Type
+
+/**
+ * How many sagas the store holds under each open status (`countOpen`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type OpenCounts = { readonly [S in OpenStatus]: number }
+
 export {
   ConcurrencyConflict,
   ErrorTypeId,
@@ -299,6 +329,8 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
     ) => Effect.Effect<SagaRecord, ConcurrencyConflict | JournalError>
     /** Deletes finished sagas (completed, compensated, compensation failed) last updated before `before`. */
     readonly prune: (before: string) => Effect.Effect<ReadonlyArray<string>, JournalError>
+    /** How many sagas are under each open status, counted from an index of open sagas only (never a scan of all). */
+    readonly countOpen: () => Effect.Effect<OpenCounts, JournalError>
   }
 >() {}
 

@@ -5,7 +5,7 @@
  * compensates it). Handlers speak `effect-saga-handler-v1`: one JSON line in, one JSON line out
  * (`effect-saga/handler` does it for Node). See docs/manifest.md.
  *
- * @since 0.3.0
+ * @since 0.2.0
  */
 import type * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as FileSystem from "@effect/platform/FileSystem"
@@ -39,7 +39,7 @@ export {
 /**
  * The JSON Schema of `ManifestV1` (draft 07), for editors: a manifest's `"$schema"` may point to a copy.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category format
  */
 export const jsonSchema: JSONSchema.JsonSchema7Root = JSONSchema.make(format.ManifestV1)
@@ -48,7 +48,7 @@ export const jsonSchema: JSONSchema.JsonSchema7Root = JSONSchema.make(format.Man
  * A manifest that decoded and whose bindings agree with each other: its `file`, the `folder` its
  * relative paths resolve against, and its bindings by tool name.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category models
  */
 export interface Manifest {
@@ -62,7 +62,7 @@ export interface Manifest {
  * bindings of one tool), the Schema (no unknown field), a compensation that names another binding of
  * the manifest and is not on an irreversible or read binding. Its folder is the file's.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constructors
  */
 export const load: (file: string) => Effect.Effect<Manifest, errors.ManifestError, FileSystem.FileSystem> = loading.load
@@ -70,7 +70,7 @@ export const load: (file: string) => Effect.Effect<Manifest, errors.ManifestErro
 /**
  * Checks a manifest's text as `load` does; relative paths resolve against `folder`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constructors
  */
 export const parse: (
@@ -81,7 +81,7 @@ export const parse: (
 /**
  * What `toolkit` may be given: the Schemas the manifest's `{ "ref": name }` types name.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category models
  */
 export interface ToolkitOptions {
@@ -92,7 +92,7 @@ export interface ToolkitOptions {
  * The toolkit of a manifest: a `Toolkit` (call its tools with `Toolkit.call`), the manifest, and
  * what makes it unusable (`problem`, reported when its `layer` is built).
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category models
  */
 export interface ManifestToolkit extends Toolkit.Toolkit<Record<string, Compensable.Any>> {
@@ -106,7 +106,7 @@ export interface ManifestToolkit extends Toolkit.Toolkit<Record<string, Compensa
  * the compensating binding's process with `operation: "compensate"`. Nothing is checked yet: `layer`
  * does that.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category constructors
  */
 export const toolkit = (manifest: Manifest, options?: ToolkitOptions): ManifestToolkit => {
@@ -127,7 +127,7 @@ export const toolkit = (manifest: Manifest, options?: ToolkitOptions): ManifestT
  * executable file and every `cwd` a folder, every secret set (`Config.redacted`), every schema
  * journalable. Fails with a `ManifestError` naming the JSON path of the first problem.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category layers
  */
 export const layer = (

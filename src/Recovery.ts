@@ -17,6 +17,7 @@ import { withPrincipal } from "./Authority.js"
 import { effectIdOf } from "./internal/engine/explicitUndo.js"
 import { originOf } from "./internal/engine/saga.js"
 import { viewOf } from "./internal/journal/view.js"
+import { observeRecoveryPass } from "./internal/observability/metrics.js"
 import { decodeJson } from "./internal/util/codec.js"
 import type { JournalError, SagaRecord } from "./Journal.js"
 import { Journal, JournalTampered, SagaNotFound } from "./Journal.js"
@@ -206,6 +207,7 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
         for (const saga of recovered) {
           if (saga._tag === "Failed") yield* Effect.ignore(journal.release(holder.owner, saga.sagaId))
         }
+        observeRecoveryPass(recovered.length)
         return { sagas: recovered }
       })
     )

@@ -12,14 +12,14 @@
  * })
  * ```
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @packageDocumentation
  */
 
 /**
  * The protocol every request names.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category protocol
  */
 export const PROTOCOL = "effect-saga-handler-v1"
@@ -29,7 +29,7 @@ export const PROTOCOL = "effect-saga-handler-v1"
  * inverse of (`compensation` then holds the original input, result and receipt: control data, not
  * to be logged). `effect.idempotencyKey` is stable across retries of the same call.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category protocol
  */
 export interface Request {
@@ -51,7 +51,7 @@ export interface Request {
  * What a handler answers: `applied` (with the `result`, and a `receipt` its inverse will need),
  * `failed` (proved not applied), `unknown`, or `partial`; a compensation says `completed` or `partial`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category protocol
  */
 export interface Response {
@@ -68,7 +68,7 @@ export interface Response {
  * process exits with code 1 (the library then treats the outcome as unknown): throw only when you
  * cannot tell whether the effect happened, answer `failed` when you know it did not.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category serving
  */
 export const serve = async (handler: (request: Request) => Response | Promise<Response>): Promise<void> => {

@@ -20,9 +20,13 @@ export * as Journal from "./Journal.js"
  */
 export * as Keys from "./Keys.js"
 /**
- * @since 0.3.0
+ * @since 0.2.0
  */
 export * as Manifest from "./Manifest.js"
+/**
+ * @since 0.2.0
+ */
+export * as Metrics from "./Metrics.js"
 /**
  * @since 0.1.0
  */

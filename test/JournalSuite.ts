@@ -42,6 +42,40 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect("countOpen counts the sagas under each open status, and none that completed or compensated", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const before = yield* journal.countOpen()
+        const ends: ReadonlyArray<readonly [string, ReadonlyArray<Journal.Phase>]> = [
+          ["open-running", []],
+          ["open-compensating", ["SAGA_COMPENSATING"]],
+          ["open-suspended", ["SAGA_SUSPENDED"]],
+          ["open-awaiting-1", ["SAGA_AWAITING_APPROVAL"]],
+          ["open-awaiting-2", ["SAGA_AWAITING_APPROVAL"]],
+          ["open-attention", ["SAGA_NEEDS_ATTENTION"]],
+          ["open-dirty", ["SAGA_COMPENSATING", "SAGA_COMPENSATION_FAILED"]],
+          ["open-completed", ["SAGA_COMPLETED"]],
+          ["open-compensated", ["SAGA_COMPENSATING", "SAGA_COMPENSATED"]],
+          ["open-resumed", ["SAGA_SUSPENDED", "SAGA_RESUMED", "SAGA_COMPLETED"]]
+        ]
+        for (const [sagaId, phases] of ends) {
+          yield* appendAll(journal, sagaId, [saga("SAGA_STARTED")], ...phases.map((phase) => [saga(phase)]))
+        }
+        const after = yield* journal.countOpen()
+        const added = Object.fromEntries(
+          Journal.OpenStatus.literals.map((status) => [status, after[status] - before[status]])
+        )
+        expect(added).toEqual({
+          running: 1,
+          compensating: 1,
+          suspended: 1,
+          awaiting_approval: 2,
+          needs_attention: 1,
+          compensation_failed: 1
+        })
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect("each hash chains over its predecessor and verifyEntries finds the chain intact", () =>
       Effect.gen(function* () {
         const journal = yield* Journal.Journal

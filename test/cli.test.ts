@@ -597,6 +597,7 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
         // As a journal of the version before migration 4 (the lease indexes) was.
         edit(db, "DROP INDEX effect_saga_sagas_leased")
         edit(db, "DROP INDEX effect_saga_sagas_open")
+        edit(db, "DROP INDEX effect_saga_sagas_by_open_status")
         edit(db, "ALTER TABLE effect_saga_entries DROP COLUMN mac")
         edit(db, "DELETE FROM effect_saga_migrations WHERE migration_id >= 4")
         const older = fs.readFileSync(db)

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Schema, Tracer } from "effect"
-import { Compensable, Saga } from "../src/index.js"
+import { Effect, Layer, Metric, MetricLabel, Option, Schema, Tracer } from "effect"
+import { Approval, Compensable, Journal, Metrics, Recovery, Saga, SagaDefinition } from "../src/index.js"
+import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Testing from "../src/Testing.js"
 
 describe("observability", () => {
@@ -9,7 +10,7 @@ describe("observability", () => {
       const { spans, tracer } = yield* recording
       yield* Saga.run("traced", reserve("A-1")).pipe(Effect.withTracer(tracer))
       const runs = spans.filter((span) => span.name === "effect-saga.run")
-      expect(runs.map(attributes)).toEqual([{ "saga.id": "traced", outcome: "Completed" }])
+      expect(runs.map(attributes)).toEqual([{ "saga.id": "traced", "workflow.id": "traced", outcome: "Completed" }])
       expect(runs[0]!.status._tag).toBe("Ended")
     }).pipe(Effect.provide(Testing.layer))
   )
@@ -27,12 +28,14 @@ describe("observability", () => {
         expect(steps.map(attributes)).toEqual([
           {
             "saga.id": "steps",
+            "workflow.id": "steps",
             "step.id": expect.stringMatching(/^reserve:[0-9a-f]{16}#1$/),
             tool: "reserve",
             outcome: "executed"
           },
           {
             "saga.id": "steps",
+            "workflow.id": "steps",
             "step.id": expect.stringMatching(/^charge:[0-9a-f]{16}#1$/),
             tool: "charge",
             outcome: "failed"
@@ -42,6 +45,72 @@ describe("observability", () => {
           expect(Option.map(step.parent, (parent) => parent.spanId)).toEqual(Option.some(run.spanId))
         expect(attributes(run)).toMatchObject({ outcome: "Compensated" })
       }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+describe("metrics a dashboard reads besides the sagas' own", () => {
+  it.effect("a recovery pass counts itself and the sagas it claimed", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal.Journal
+      const started = '{"definition":"reserving","input":"A-9"}'
+      yield* journal.append("left-behind", Journal.empty, [
+        { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: started },
+        { stepId: null, toolName: null, phase: "SAGA_SUSPENDED", input: null, payload: null }
+      ])
+      const recovery = yield* Recovery.make({ definitions: [reserving] })
+      const before = yield* counts
+      const first = yield* recovery.recoverAll
+      expect(first.sagas.map((saga) => saga._tag)).toEqual(["Resumed"])
+      yield* recovery.recoverAll
+      const after = yield* counts
+      expect(after.passes - before.passes).toBe(2)
+      expect(after.claimed - before.claimed).toBe(1)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("an explicit undo counts as an undo of its tool, not as a saga started or ended", () =>
+    Effect.gen(function* () {
+      expect((yield* Saga.run("undone-once", reserve("A-1")))._tag).toBe("Completed")
+      const [step] = (yield* Saga.status("undone-once")).steps
+      const sagas = Effect.all([Metric.value(Metrics.sagasStarted), Metric.value(sagasEnded)])
+      const undone = Metric.value(Metric.taggedWithLabels(Metrics.undos, [tool("reserve"), outcome("completed")]))
+      const [before, undosBefore] = yield* Effect.zip(sagas, undone)
+      const answer = yield* Saga.compensateEffect(step!.effectId)
+      expect(answer).toMatchObject({ _tag: "Settled", outcome: "completed" })
+      const [after, undosAfter] = yield* Effect.zip(sagas, undone)
+      expect(after.map((state) => state.count)).toEqual(before.map((state) => state.count))
+      expect(undosAfter.count - undosBefore.count).toBe(1)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a saga another worker holds counts a lease conflict; a saga that moved on, an append conflict", () =>
+    Effect.gen(function* () {
+      const before = yield* counts
+      const inner = makeMemoryJournal()
+      yield* inner.append(
+        "held",
+        Journal.empty,
+        [{ stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null }],
+        { owner: "another-worker", ttlMillis: 3_600_000 }
+      )
+      let refusals = 1
+      const moving = Journal.Journal.of({
+        ...inner,
+        append: (sagaId, expected, drafts, holder) =>
+          sagaId === "moved" && refusals-- > 0
+            ? Effect.fail(new Journal.ConcurrencyConflict({ sagaId, expectedRevision: 0, actualRevision: 1 }))
+            : inner.append(sagaId, expected, drafts, holder)
+      })
+      const stores = Layer.merge(Layer.succeed(Journal.Journal, moving), Approval.layerMemory)
+      const refused = yield* Effect.all([
+        Effect.flip(Saga.run("held", reserve("A-1"))),
+        Effect.flip(Saga.run("moved", reserve("A-1")))
+      ]).pipe(Effect.provide(Saga.layer.pipe(Layer.provide(stores))))
+      expect(refused.map((error) => error._tag)).toEqual(["LeaseHeld", "ConcurrencyConflict"])
+      const after = yield* counts
+      expect(after.leaseConflicts - before.leaseConflicts).toBe(1)
+      expect(after.appendConflicts - before.appendConflicts).toBe(1)
+    })
   )
 })
 
@@ -77,3 +146,23 @@ const charge = Compensable.make({
   execute: (amount) => (amount > 100 ? Effect.fail("declined") : Effect.succeed("ch-1")),
   compensate: () => Effect.void
 })
+
+const tool = (name: string) => MetricLabel.make("tool", name)
+const outcome = (name: string) => MetricLabel.make("outcome", name)
+const sagasEnded = Metric.taggedWithLabels(Metrics.sagasEnded, [MetricLabel.make("status", "completed")])
+
+const reserving = SagaDefinition.make("reserving", { input: Schema.String, program: (sku) => reserve(sku) })
+
+const counts = Effect.all({
+  passes: Metric.value(Metrics.recoveryPasses),
+  claimed: Metric.value(Metrics.recoveryClaimed),
+  leaseConflicts: Metric.value(Metrics.leaseConflicts),
+  appendConflicts: Metric.value(Metrics.appendConflicts)
+}).pipe(
+  Effect.map(({ appendConflicts, claimed, leaseConflicts, passes }) => ({
+    passes: passes.count,
+    claimed: claimed.count,
+    leaseConflicts: leaseConflicts.count,
+    appendConflicts: appendConflicts.count
+  }))
+)

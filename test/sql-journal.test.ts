@@ -8,6 +8,7 @@ import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { ConfigProvider, Context, Effect, Layer, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SqlJournal, SqlStore } from "../src/index.js"
+import { openStatusSagas } from "../src/internal/sql/migrations.js"
 import { appendAll, saga, step } from "./fixtures/drafts.js"
 import { suite } from "./JournalSuite.js"
 
@@ -117,7 +118,9 @@ describe("SqlJournal on an SQLite file", () => {
         )
         // As a store written by the version before migration 4 looks.
         const old = new Database(filename)
-        old.exec("DROP INDEX effect_saga_sagas_leased; DROP INDEX effect_saga_sagas_open")
+        old.exec(
+          "DROP INDEX effect_saga_sagas_leased; DROP INDEX effect_saga_sagas_open; DROP INDEX effect_saga_sagas_by_open_status"
+        )
         old.exec("ALTER TABLE effect_saga_entries DROP COLUMN mac")
         old.prepare("DELETE FROM effect_saga_migrations WHERE migration_id >= 4").run()
         old.close()
@@ -136,7 +139,40 @@ describe("SqlJournal on an SQLite file", () => {
         expect(
           plan("SELECT saga_id FROM effect_saga_sagas WHERE status IN ('running', 'compensating', 'suspended')")
         ).toContain("effect_saga_sagas_open")
+        expect(yield* journal.countOpen()).toMatchObject({ running: 1 })
       })
+  )
+
+  it.scoped("countOpen on a store of 10,000 finished and 100 open sagas counts from the open-status index alone", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("open-counts")
+      const journal = yield* open(SqlJournal.layerSqlite({ filename }))
+      const db = yield* raw(filename)
+      const insert = db.prepare(
+        "INSERT INTO effect_saga_sagas (saga_id, status, revision, digest, created_at, updated_at) VALUES (?, ?, 1, 'd', 't', 't')"
+      )
+      const statuses = ["running", "suspended", "awaiting_approval", "needs_attention", "compensation_failed"] as const
+      db.transaction(() => {
+        for (let n = 0; n < 10_000; n++) insert.run(`done-${n}`, n % 2 === 0 ? "completed" : "compensated")
+        for (let n = 0; n < 100; n++) insert.run(`open-${n}`, statuses[n % statuses.length])
+      })()
+      expect(yield* journal.countOpen()).toEqual({
+        running: 20,
+        compensating: 0,
+        suspended: 20,
+        awaiting_approval: 20,
+        needs_attention: 20,
+        compensation_failed: 20
+      })
+      const plan = db
+        .prepare(
+          `EXPLAIN QUERY PLAN SELECT status, COUNT(*) AS count FROM effect_saga_sagas WHERE ${openStatusSagas} GROUP BY status`
+        )
+        .all() as Array<{ detail: string }>
+      expect(plan.map((row) => row.detail)).toEqual([
+        "SEARCH effect_saga_sagas USING COVERING INDEX effect_saga_sagas_by_open_status (status=?)"
+      ])
+    })
   )
 
   it.scoped("a row edited behind the library's back: verify names the entry, and every entry is still there", () =>

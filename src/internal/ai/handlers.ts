@@ -74,6 +74,16 @@ export const specOf = (
   return { ...made.spec, taintsOnFailure: !(fedToModel && declarations.onToolFailure === "continue") }
 }
 
+/** The OpenTelemetry GenAI `execute_tool` span of a model's or MCP client's call (only an MCP call has no id). */
+const executeToolSpan = (toolName: string, callId: string | undefined) => ({
+  kind: "internal" as const,
+  captureStackTrace: false,
+  attributes:
+    callId === undefined
+      ? { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": toolName }
+      : { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": toolName, "gen_ai.tool.call.id": callId }
+})
+
 /**
  * The handler `@effect/ai` calls: the call is a step of the saga in context, keyed by the model's
  * tool-call id when there is one. A failure the tool's failure schema does not describe (an
@@ -101,7 +111,7 @@ export const wrap =
           Effect.sync(() => {
             if (error instanceof ApprovalPending) call.pending = error
           })
-      )
+      ).pipe(Effect.withSpan(`execute_tool ${tool.name}`, executeToolSpan(tool.name, call.id)))
     }).pipe(
       Effect.catchAll((error) =>
         declared(error) && !(error instanceof ApprovalPending) ? Effect.fail(error) : Effect.die(error)

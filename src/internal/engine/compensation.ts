@@ -16,6 +16,7 @@ import { stepKey, undoKey } from "../journal/ids.js"
 import type { Recorded, UndoPhase } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
+import { withUndoSpan } from "../observability/spans.js"
 import { decodeJson, decodeValue } from "../util/codec.js"
 import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
@@ -273,10 +274,7 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
         const [phase, detail] = phaseOfExit(exit)
         return settle(writer, step, phase, detail)
       }),
-      Effect.withSpan("effect-saga.undo", {
-        attributes: { "saga.id": sagaId, "step.id": step.stepId, tool: step.toolName },
-        captureStackTrace: false
-      })
+      withUndoSpan({ "saga.id": sagaId, "workflow.id": sagaId, "step.id": step.stepId, tool: step.toolName })
     )
   })
 

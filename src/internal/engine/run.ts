@@ -34,6 +34,7 @@ import { executed } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
 import { answersPending, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
+import { observeReplayed } from "../observability/metrics.js"
 import { nowIso } from "../util/clock.js"
 import { byteLength, decodeJson, decodeValue, encodeJson } from "../util/codec.js"
 import { MAX_STEP_KEY_BYTES, refusal } from "../util/identifier.js"
@@ -244,7 +245,7 @@ export class SagaRun {
         (signal) => this.stop(signal.halt)
       ),
       Effect.withSpan("effect-saga.step", {
-        attributes: { "saga.id": this.sagaId, "step.id": stepId, tool: spec.name },
+        attributes: { "saga.id": this.sagaId, "workflow.id": this.sagaId, "step.id": stepId, tool: spec.name },
         captureStackTrace: false
       })
     )
@@ -352,6 +353,7 @@ export class SagaRun {
   }
 
   private replayResult(spec: StepSpec, step: StepView) {
+    observeReplayed(spec.name)
     const decoded = decodeValue(spec.success, step.executed!.payload.result ?? null)
     if (Either.isLeft(decoded)) {
       return fatal(
@@ -366,6 +368,7 @@ export class SagaRun {
   }
 
   private replayFailure(spec: StepSpec, step: StepView) {
+    observeReplayed(spec.name)
     const { defect, description, error } = step.failed!.payload
     if (defect) return Effect.die(new Error(description))
     const schema = spec.failure === undefined ? Outcome.Failed : Schema.Union(spec.failure, Outcome.Failed)

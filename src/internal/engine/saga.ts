@@ -45,6 +45,7 @@ import type { JournalView, StepView } from "../journal/view.js"
 import { isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad as loadClaimed } from "../journal/writer.js"
+import { metered } from "../observability/metrics.js"
 import { encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
@@ -76,6 +77,18 @@ export const originOf = (view: JournalView): Origin | undefined => {
     : undefined
 }
 
+/** The span options of an operator's command on one step. */
+const commandSpan = (sagaId: string, stepId: string) => ({
+  attributes: { "saga.id": sagaId, "workflow.id": sagaId, "step.id": stepId },
+  captureStackTrace: false
+})
+
+/** The run span's attributes: the saga, also as the proposed OpenTelemetry `workflow.*`. */
+const runAttributes = (sagaId: string, origin: Origin | undefined) =>
+  origin === undefined
+    ? { "saga.id": sagaId, "workflow.id": sagaId }
+    : { "saga.id": sagaId, "workflow.id": sagaId, "workflow.name": origin.definition }
+
 const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0]!.slice(0, 500)
 
 /**
@@ -89,7 +102,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   const keys = Option.getOrUndefined(yield* Keys.journalKeys)
   const store = yield* Journal
   // Every read the engine acts on verifies the saga's chain (and MACs) against its row.
-  const journal = verifying(store, keys)
+  const journal = metered(verifying(store, keys))
   const approval = yield* Approval
   const authority = Option.getOrElse(yield* Effect.serviceOption(Authority), () => allowAll)
   const registry: Registry = new Map()
@@ -222,7 +235,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       )
     ).pipe(
       supervised,
-      Effect.withSpan("effect-saga.run", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
+      Effect.withSpan("effect-saga.run", { attributes: runAttributes(sagaId, origin), captureStackTrace: false })
     ) as Effect.Effect<SagaResult<A, E>, RunError, Exclude<R, CurrentSaga>>
 
   const start = <I, A, E, R>(
@@ -346,14 +359,14 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         seen: options,
         replay: { prior: (writer) => replay.approval(writer, stepId, options), answer: () => Effect.void },
         body: (writer, principal) => commands.approve(writer, approval, stepId, { ...options, principal: principal.id })
-      }),
+      }).pipe(Effect.withSpan("effect-saga.approve", commandSpan(sagaId, stepId))),
     renewApproval: (sagaId: string, stepId: string, options: RenewApprovalOptions) =>
       command(sagaId, {
         action: "approve",
         stepId,
         seen: options,
         body: (writer, principal) => commands.renew(writer, approval, stepId, { ...options, principal: principal.id })
-      }),
+      }).pipe(Effect.withSpan("effect-saga.renew-approval", commandSpan(sagaId, stepId))),
     reject: (sagaId: string, stepId: string, options: RejectOptions) => {
       // Rejecting the approval of an explicit undo answers that run; a saga's step, the saga compensates.
       const compensation = (writer: Writer) =>
@@ -370,7 +383,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
             commands.reject(writer, approval, stepId, { ...options, principal: principal.id }),
             compensation(writer)
           )
-      })
+      }).pipe(Effect.withSpan("effect-saga.reject", commandSpan(sagaId, stepId)))
     },
     resolve: (sagaId: string, stepId: string, resolution: Resolution) =>
       command(sagaId, {
@@ -383,7 +396,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         },
         body: (writer, principal) =>
           commands.resolve(writer, registered, stepId, { ...resolution, principal: principal.id })
-      }),
+      }).pipe(Effect.withSpan("effect-saga.resolve", commandSpan(sagaId, stepId))),
     status: (sagaId: string) =>
       Effect.gen(function* () {
         yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)

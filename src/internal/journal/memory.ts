@@ -5,7 +5,7 @@ import type * as Journal from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "./entries.js"
 import { ConcurrencyConflict, LeaseHeld } from "./errors.js"
-import { isActive, isFinished, statusAfter } from "./status.js"
+import { isActive, isFinished, noneOpen, statusAfter } from "./status.js"
 
 interface Stored {
   record: Journal.SagaRecord
@@ -141,8 +141,17 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
       for (const stored of leasesOf(owner, sagaId)) stored.record = { ...stored.record, lease: null }
     })
 
+  const countOpen = () =>
+    Effect.sync(() => {
+      const counts: Record<Journal.OpenStatus, number> = { ...noneOpen }
+      for (const { record } of sagas.values())
+        if (record.status in counts) counts[record.status as Journal.OpenStatus]++
+      return counts as Journal.OpenCounts
+    })
+
   return {
     append,
+    countOpen,
     claim,
     claimLapsed,
     renew,

@@ -1,5 +1,5 @@
 /** Where a saga stands after its entries: the status its saga-level phases set (`Journal.statusAfter` and kin). */
-import type { Entry, Phase, SagaStatus } from "../../Journal.js"
+import type { Entry, OpenCounts, Phase, SagaStatus } from "../../Journal.js"
 
 const statusOfPhase: Partial<Record<Phase, SagaStatus>> = {
   SAGA_STARTED: "running",
@@ -26,3 +26,13 @@ export const isFinished = (status: SagaStatus): boolean =>
 
 /** Whether a saga with this status is being driven: only then does a lease mean anything. */
 export const isActive = (status: SagaStatus): boolean => status === "running" || status === "compensating"
+
+/** No saga under any open status: where a count of open sagas starts. */
+export const noneOpen: OpenCounts = {
+  running: 0,
+  compensating: 0,
+  suspended: 0,
+  awaiting_approval: 0,
+  needs_attention: 0,
+  compensation_failed: 0
+}

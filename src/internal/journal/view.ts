@@ -11,6 +11,8 @@ export interface StepView {
   readonly toolName: string
   input: string | null
   intents: number
+  /** The last `INTENT` entry: when the step's last attempt began. */
+  intent: Recorded<"INTENT"> | undefined
   executed: Recorded<"EXECUTED"> | undefined
   failed: Recorded<"FAILED"> | undefined
   awaiting: Recorded<"AWAITING_APPROVAL"> | undefined
@@ -71,6 +73,7 @@ export class JournalView {
     switch (entry.phase) {
       case "INTENT":
         step.intents++
+        step.intent = entry
         step.input = entry.input
         if (!step.deferred || entry.payload?.deferred !== true) step.ranWhereCalled = true
         break
@@ -114,6 +117,7 @@ export class JournalView {
         toolName: entry.toolName ?? "",
         input: entry.input,
         intents: 0,
+        intent: undefined,
         executed: undefined,
         failed: undefined,
         awaiting: undefined,

@@ -3,6 +3,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { AppendError, Draft, Entry, Holder } from "../../Journal.js"
 import { isActive } from "../../Journal.js"
+import { observeAppended } from "../observability/metrics.js"
 import { Mutex } from "../util/mutex.js"
 import type { VerifiedJournal } from "./verified.js"
 import type { JournalView } from "./view.js"
@@ -48,6 +49,7 @@ export class Writer {
         return Effect.map(appended, (entries) => {
           this.prefix = []
           for (const entry of entries) this.view.apply(entry)
+          observeAppended(this.view, entries)
           this.holdsLease = this.holder !== undefined && isActive(this.view.status)
         })
       })

@@ -7,13 +7,13 @@ import * as Schema from "effect/Schema"
 /**
  * The type id `ManifestError` carries: `isManifestError` checks it.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category type ids
  */
 export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Manifest/Error")
 
 /**
- * @since 0.3.0
+ * @since 0.2.0
  * @category type ids
  */
 export type ErrorTypeId = typeof ErrorTypeId
@@ -22,7 +22,7 @@ export type ErrorTypeId = typeof ErrorTypeId
  * A manifest that cannot be used: `path` is the JSON path of what is wrong
  * (`$.bindings.reserve.effect_contract.compensation.tool`), `reason` says why, `file` which manifest.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category errors
  */
 export class ManifestError extends Schema.TaggedError<ManifestError>("effect-saga/ManifestError")("ManifestError", {
@@ -30,7 +30,7 @@ export class ManifestError extends Schema.TaggedError<ManifestError>("effect-sag
   path: Schema.String,
   reason: Schema.String
 }) {
-  /** @since 0.3.0 */
+  /** @since 0.2.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `${this.file === undefined ? "manifest" : this.file} at ${this.path}: ${this.reason}`
@@ -40,7 +40,7 @@ export class ManifestError extends Schema.TaggedError<ManifestError>("effect-sag
 /**
  * Whether a value is a `ManifestError`, by its `ErrorTypeId`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category guards
  */
 export const isManifestError = (u: unknown): u is ManifestError => Predicate.hasProperty(u, ErrorTypeId)

@@ -8,7 +8,7 @@ import * as Schema from "effect/Schema"
 /**
  * The version a manifest names in `manifest_version`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category format
  */
 export const MANIFEST_VERSION = "effect-saga-manifest-v1"
@@ -16,7 +16,7 @@ export const MANIFEST_VERSION = "effect-saga-manifest-v1"
 /**
  * The protocol a handler is spoken to in: the `protocol` of every request.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category protocol
  */
 export const PROTOCOL = "effect-saga-handler-v1"
@@ -42,7 +42,7 @@ const Grant = Schema.String.pipe(
  * "json" }`, `{ "type": "object", "properties": {…}, "required": […] }`, `{ "type": "array", "items": … }`,
  * or `{ "ref": "Name" }`, a Schema given to `Manifest.toolkit`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category format
  */
 export type TypeSpec =
@@ -58,7 +58,7 @@ export type TypeSpec =
 /**
  * The Schema of a `TypeSpec`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category format
  */
 export const TypeSpec: Schema.Schema<TypeSpec> = Schema.Union(
@@ -110,7 +110,7 @@ const BindingFields = Schema.Struct({
 /**
  * A binding as decoded (`args`, `secrets` and `grants` default to empty).
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category format
  */
 export type Binding = typeof BindingFields.Type
@@ -118,7 +118,7 @@ export type Binding = typeof BindingFields.Type
 /**
  * The Schema of one binding: its process, types, limits, secrets, grants and effect contract.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category format
  */
 export const Binding: Schema.Schema<Binding, typeof BindingFields.Encoded> = BindingFields
@@ -133,7 +133,7 @@ const ManifestFields = Schema.Struct({
 /**
  * A manifest document as decoded.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category format
  */
 export type ManifestV1 = typeof ManifestFields.Type
@@ -141,7 +141,7 @@ export type ManifestV1 = typeof ManifestFields.Type
 /**
  * The Schema of a manifest, version `effect-saga-manifest-v1`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category format
  */
 export const ManifestV1: Schema.Schema<ManifestV1, typeof ManifestFields.Encoded> = ManifestFields
@@ -154,7 +154,7 @@ const EffectRef = Schema.Struct({ sagaId: Schema.String, stepId: Schema.String, 
  * `tool`, its encoded `input`, the `effect` (saga, step, idempotency key) and, for a compensation,
  * the original input, result and receipt.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category protocol
  */
 export const HandlerRequest = Schema.Struct({
@@ -175,7 +175,7 @@ export const HandlerRequest = Schema.Struct({
 /**
  * A handler's request as decoded.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category protocol
  */
 export type HandlerRequest = typeof HandlerRequest.Type
@@ -184,7 +184,7 @@ export type HandlerRequest = typeof HandlerRequest.Type
  * A handler's response, one JSON line on its stdout: its `outcome`, and its `result`, `receipt`,
  * `message`, `compensation`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category protocol
  */
 export const HandlerResponse = Schema.Struct({
@@ -198,7 +198,7 @@ export const HandlerResponse = Schema.Struct({
 /**
  * A handler's response as decoded.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category protocol
  */
 export type HandlerResponse = typeof HandlerResponse.Type

@@ -15,8 +15,9 @@ import * as Option from "effect/Option"
 import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
+import { noneOpen } from "../journal/status.js"
 import { groupCommit } from "./groupCommit.js"
-import { entriesTable, migrate, openSagas, sagasTable } from "./migrations.js"
+import { entriesTable, migrate, openSagas, openStatusSagas, sagasTable } from "./migrations.js"
 import { decodeEntries, decodeRecords } from "./rows.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
 
@@ -431,6 +432,20 @@ ORDER BY updated_at, created_at, saga_id`,
     ).pipe(Effect.flatMap(toRecords("list")))
   }
 
+  const countOpen = () =>
+    Effect.mapError(
+      sql<{ readonly status: Journal.OpenStatus; readonly count: number | string }>`SELECT status, COUNT(*) AS count
+FROM ${sagas} WHERE ${sql.literal(openStatusSagas)} GROUP BY status`,
+      journalError("countOpen")
+    ).pipe(
+      Effect.map((rows) => {
+        const counts: Record<Journal.OpenStatus, number> = { ...noneOpen }
+        // PostgreSQL's COUNT is a bigint, which the driver hands over as text.
+        for (const row of rows) counts[row.status] = Number(row.count)
+        return counts as Journal.OpenCounts
+      })
+    )
+
   const prune = (before: string) => {
     const prunable = sql`${sql.in("status", finished)} AND updated_at < ${before}`
     return Effect.mapError(
@@ -513,7 +528,19 @@ WHERE lease_owner = ${owner}${sagaId === undefined ? sql.literal("") : sql` AND 
       journalError("release")
     ).pipe(Effect.asVoid)
 
-  return Journal.Journal.of({ append, claim, claimLapsed, renew, release, importSaga, read, get, list, prune })
+  return Journal.Journal.of({
+    append,
+    claim,
+    claimLapsed,
+    renew,
+    release,
+    importSaga,
+    read,
+    get,
+    list,
+    prune,
+    countOpen
+  })
 })
 
 /** The `Journal` service on the `SqlClient` in context; runs the store's migrations first. */

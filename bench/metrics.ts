@@ -1,0 +1,108 @@
+/**
+ * The metrics section of `npm run bench`: what recording the library's metrics costs. Five-step
+ * sagas one after another, in memory and on an SQLite file, with the metrics recorded and with them
+ * switched off (an internal switch for this benchmark, not an option), rounds interleaved so that
+ * both see the same machine.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, Either, Layer, ManagedRuntime } from "effect"
+import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
+import { decodeAll, JournalView } from "../src/internal/journal/view.js"
+import { observeAppended, recording } from "../src/internal/observability/metrics.js"
+import { STEPS, saga } from "./contenders.js"
+
+/** How long each figure is measured. */
+export interface MetricsBenchOptions {
+  readonly rounds: number
+  readonly roundMs: number
+}
+
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+
+/**
+ * µs per step of fresh sagas, the best round with the metrics on and off, alternating. Each round
+ * runs on a store of its own (`makeLayer` is called again): the memory journal grows with every
+ * saga, and a store shared by both modes would slow down whichever mode runs later.
+ */
+const onAndOff = async (makeLayer: () => Layer.Layer<Saga.Saga, unknown>, options: MetricsBenchOptions) => {
+  const best = { on: Number.POSITIVE_INFINITY, off: Number.POSITIVE_INFINITY }
+  for (let round = 0; round < options.rounds; round++) {
+    for (const mode of ["on", "off"] as const) {
+      const runtime = ManagedRuntime.make(makeLayer())
+      try {
+        recording.enabled = mode === "on"
+        let next = 0
+        const fresh = () => runtime.runPromise(Effect.asVoid(saga(next++)))
+        for (let warm = 0; warm < 20; warm++) await fresh()
+        let sagas = 0
+        const start = performance.now()
+        while (performance.now() - start < options.roundMs) {
+          await fresh()
+          sagas++
+        }
+        best[mode] = Math.min(best[mode], ((performance.now() - start) * 1000) / (sagas * STEPS))
+      } finally {
+        recording.enabled = true
+        await runtime.dispose()
+      }
+    }
+  }
+  return best
+}
+
+/**
+ * µs spent recording the metrics of one five-step saga's entries (`observeAppended` on each, as its
+ * writer calls it), alone: the best of a few passes over 20,000 views of the saga.
+ */
+const recordingCost = async () => {
+  const runtime = ManagedRuntime.make(
+    Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
+  )
+  await runtime.runPromise(saga(0))
+  const stored = await runtime.runPromise(Effect.flatMap(Journal.Journal, (journal) => journal.read("saga-0")))
+  await runtime.dispose()
+  const entries = Either.getOrThrow(decodeAll(stored))
+  const views = Array.from({ length: 20_000 }, () => new JournalView(entries))
+  let best = Number.POSITIVE_INFINITY
+  for (let pass = 0; pass < 5; pass++) {
+    const start = performance.now()
+    for (const view of views) for (const entry of entries) observeAppended(view, [entry])
+    best = Math.min(best, ((performance.now() - start) * 1000) / views.length)
+  }
+  return { entries: entries.length, us: best }
+}
+
+/** Measures and prints the metrics section. */
+export const runMetrics = async (options: MetricsBenchOptions): Promise<void> => {
+  const memory = await onAndOff(
+    () => Saga.layer.pipe(Layer.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory))),
+    options
+  )
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-bench-metrics-"))
+  let files = 0
+  const sqlite = await onAndOff(
+    () => Saga.layer.pipe(Layer.provide(SqlStore.layerSqlite({ filename: path.join(dir, `metrics-${files++}.db`) }))),
+    options
+  ).finally(() => fs.rmSync(dir, { recursive: true, force: true }))
+  const cost = await recordingCost()
+  console.log()
+  console.log("Metrics (the library's effect_saga_* counters and histograms, recorded and switched off)")
+  console.log(
+    `  recording alone: ${fmt(cost.us, 2)} µs for the ${cost.entries} entries of a five-step saga ` +
+      `(${fmt(cost.us / STEPS, 3)} µs a step)`
+  )
+  for (const [where, best] of [
+    ["in memory", memory],
+    ["SQLite", sqlite]
+  ] as const) {
+    const ratio = best.on / best.off
+    console.log(
+      `  ${where}, one saga: ${fmt(best.on, 2)} µs/step with metrics, ${fmt(best.off, 2)} µs/step without: ` +
+        `${fmt(ratio, 3)}× (${fmt((ratio - 1) * 100, 1)} % slower; aim ≤ 5 %); ` +
+        `recording alone is ${fmt((cost.us / STEPS / best.off) * 100, 2)} % of a step without`
+    )
+  }
+}

@@ -1,0 +1,326 @@
+import * as Tool from "@effect/ai/Tool"
+import * as AiToolkit from "@effect/ai/Toolkit"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { SpanStatusCode } from "@opentelemetry/api"
+import { InMemoryLogRecordExporter, SimpleLogRecordProcessor } from "@opentelemetry/sdk-logs"
+import type { ResourceMetrics } from "@opentelemetry/sdk-metrics"
+import { DataPointType, MetricReader } from "@opentelemetry/sdk-metrics"
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base"
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { Effect, Layer, Option, Redacted, Schema, TestClock } from "effect"
+import * as Agent from "../src/Agent.js"
+import { Compensable, Metrics, Outcome, Saga } from "../src/index.js"
+import * as Testing from "../src/Testing.js"
+import * as Scripted from "./fixtures/agent-scripted.js"
+
+describe("OpenTelemetry export through @effect/opentelemetry's NodeSdk", () => {
+  it.effect("a saga that compensates: spans saga → step → undo, with their parents, statuses and attributes", () =>
+    Effect.gen(function* () {
+      const otel = exporters()
+      const program = Effect.gen(function* () {
+        yield* reserve("A-1")
+        yield* hold("room-7")
+        yield* charge(500)
+      })
+      // The exporter forgets its spans when the SDK shuts down: they are read while its layer lives.
+      const [result, spans] = yield* Effect.zip(Saga.run("traced", program), otel.finished).pipe(
+        Effect.provide(otel.layer)
+      )
+      expect(result._tag).toBe("CompensationFailed")
+
+      const [run] = named(spans, "effect-saga.run")
+      expect(run!.attributes).toEqual({ "saga.id": "traced", "workflow.id": "traced", outcome: "CompensationFailed" })
+      expect(run!.status.code).toBe(SpanStatusCode.OK)
+
+      const steps = named(spans, "effect-saga.step")
+      expect(steps.map((span) => [span.attributes.tool, span.attributes.outcome, span.status.code])).toEqual([
+        ["reserve", "executed", SpanStatusCode.OK],
+        ["hold", "executed", SpanStatusCode.OK],
+        ["charge", "failed", SpanStatusCode.ERROR]
+      ])
+      expect(steps[2]!.status.message).toBe("declined")
+      expect(steps[0]!.attributes).toEqual({
+        "saga.id": "traced",
+        "workflow.id": "traced",
+        "step.id": expect.stringMatching(/^reserve:[0-9a-f]{16}#1$/),
+        tool: "reserve",
+        outcome: "executed"
+      })
+
+      const undos = named(spans, "effect-saga.undo")
+      expect(undos.map((span) => [span.attributes.tool, span.attributes.outcome, span.status.code])).toEqual([
+        ["hold", "failed", SpanStatusCode.ERROR],
+        ["reserve", "completed", SpanStatusCode.OK]
+      ])
+      expect(undos[0]!.status.message).toBe("the undo of hold ended failed: failed (not applied): the hotel is closed")
+      expect(undos[1]!.attributes["step.id"]).toBe(steps[0]!.attributes["step.id"])
+
+      // One trace: the steps and the undos are children of the saga's span.
+      for (const span of [...steps, ...undos]) {
+        expect(span.parentSpanContext?.spanId).toBe(run!.spanContext().spanId)
+        expect(span.spanContext().traceId).toBe(run!.spanContext().traceId)
+      }
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "metrics after 3 completed, 1 compensated, 1 needing attention and 1 rejected saga are exactly what ran",
+    () =>
+      Effect.gen(function* () {
+        const otel = exporters()
+        yield* Effect.gen(function* () {
+          const before = points(yield* otel.collect)
+          for (const id of ["done-1", "done-2", "done-3"]) yield* Saga.run(id, checkout(100))
+          expect((yield* Saga.run("declined", checkout(500)))._tag).toBe("Compensated")
+          expect((yield* Saga.run("lost", ship("parcel-1")))._tag).toBe("NeedsAttention")
+          const waiting = yield* Saga.run("wired", payout)
+          assert(waiting._tag === "AwaitingApproval")
+          yield* TestClock.adjust("1 hour")
+          yield* Saga.reject("wired", waiting.request.stepId, { by: "carol", reason: "wrong IBAN" })
+          // Running a completed saga again replays its two steps from the journal: nothing else moves.
+          expect((yield* Saga.run("done-1", checkout(100)))._tag).toBe("Completed")
+          yield* Metrics.refreshOpenSagas
+          const moved = changes(before, points(yield* otel.collect))
+          expect(moved).toEqual({
+            effect_saga_sagas_started_total: 6,
+            "effect_saga_sagas_ended_total{status=completed}": 3,
+            "effect_saga_sagas_ended_total{status=compensated}": 2,
+            "effect_saga_sagas_halted_total{status=needs_attention}": 1,
+            "effect_saga_sagas_halted_total{status=awaiting_approval}": 1,
+            "effect_saga_saga_duration_seconds{status=completed}": { count: 3, sum: 4.5 },
+            "effect_saga_saga_duration_seconds{status=compensated}": { count: 2, sum: 1.5 + 3600 },
+            "effect_saga_steps_total{outcome=executed,tool=reserve}": 5,
+            "effect_saga_steps_total{outcome=executed,tool=charge}": 3,
+            "effect_saga_steps_total{outcome=failed,tool=charge}": 1,
+            "effect_saga_steps_total{outcome=unknown,tool=ship}": 1,
+            "effect_saga_steps_total{outcome=replayed,tool=reserve}": 1,
+            "effect_saga_steps_total{outcome=replayed,tool=charge}": 1,
+            "effect_saga_step_duration_seconds{tool=reserve}": { count: 5, sum: 0 },
+            "effect_saga_step_duration_seconds{tool=charge}": { count: 4, sum: 6 },
+            "effect_saga_undos_total{outcome=completed,tool=reserve}": 2,
+            "effect_saga_approvals_total{decision=requested,tool=wire}": 1,
+            "effect_saga_approvals_total{decision=rejected,tool=wire}": 1,
+            "effect_saga_open_sagas{status=needs_attention}": 1
+          })
+          // The operator's rejection is a span of its own, and the undo it caused runs inside it.
+          const spans = yield* otel.finished
+          const [reject] = named(spans, "effect-saga.reject")
+          expect(reject!.attributes).toEqual({
+            "saga.id": "wired",
+            "workflow.id": "wired",
+            "step.id": waiting.request.stepId
+          })
+          const undo = named(spans, "effect-saga.undo").find((span) => span.attributes["saga.id"] === "wired")!
+          expect(undo.parentSpanContext?.spanId).toBe(reject!.spanContext().spanId)
+        }).pipe(Effect.provide(otel.layer))
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("the receipt's secret is in no exported span, event, metric attribute or log record", () =>
+    Effect.gen(function* () {
+      const otel = exporters()
+      yield* Effect.gen(function* () {
+        const result = yield* Saga.run(
+          "secretive",
+          Effect.zipRight(
+            open("vault-1"),
+            Effect.flatMap(charge(500), () => Effect.logInfo("charged"))
+          )
+        )
+        expect(result._tag).toBe("Compensated")
+        yield* Effect.logWarning("effect-saga test: a log line from the program's service")
+        const metrics = yield* otel.collect
+        const exported = JSON.stringify({
+          spans: (yield* otel.finished).map((span) => ({
+            name: span.name,
+            attributes: span.attributes,
+            events: span.events,
+            status: span.status,
+            links: span.links
+          })),
+          metrics: metrics.scopeMetrics,
+          logs: otel.logs.getFinishedLogRecords().map((record) => ({
+            body: record.body,
+            attributes: record.attributes
+          }))
+        })
+        expect(exported).toContain("effect-saga.undo")
+        expect(exported).toContain("effect_saga_undos_total")
+        expect(exported).toContain("a log line from the program's service")
+        expect(exported).not.toContain(SECRET)
+      }).pipe(Effect.provide(otel.layer))
+      expect(opened).toEqual([SECRET])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "an agent's tool call is the GenAI execute_tool span, around its step, with the tool's name and call id",
+    () =>
+      Effect.gen(function* () {
+        const otel = exporters()
+        const model = Scripted.layer(({ turn }) =>
+          turn === 1 ? Scripted.calls(Scripted.call("call-1", "Lookup", { sku: "A-1" })) : Scripted.says("10 left.")
+        )
+        const agent = Agent.make(LookupToolkit, {})
+        const live = Layer.mergeAll(
+          agent.toLayer({ Lookup: () => Effect.succeed({ stock: 10 }) }),
+          Agent.layerModel.pipe(Layer.provide(model.layer))
+        ).pipe(Layer.provideMerge(Testing.layer))
+        const [result, spans] = yield* Effect.zip(
+          Saga.run("agent", Agent.loop({ prompt: "How many A-1?", toolkit: LookupToolkit })),
+          otel.finished
+        ).pipe(Effect.provide(Layer.merge(live, otel.layer)))
+        expect(result._tag).toBe("Completed")
+        const [tool] = named(spans, "execute_tool Lookup")
+        expect(tool!.attributes).toEqual({
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": "Lookup",
+          "gen_ai.tool.call.id": "call-1"
+        })
+        const step = named(spans, "effect-saga.step").find((span) => span.attributes.tool === "Lookup")!
+        expect(step.parentSpanContext?.spanId).toBe(tool!.spanContext().spanId)
+        expect(step.attributes["step.id"]).toBe("Lookup:call-1#1")
+      })
+  )
+})
+
+// --- fixtures --------------------------------------------------------------------------------
+
+const SECRET = "sk_live_4242_do_not_leak"
+
+/** The NodeSdk layer over in-memory exporters, and a reader that collects Effect's metrics on demand. */
+const exporters = () => {
+  const spans = new InMemorySpanExporter()
+  const logs = new InMemoryLogRecordExporter()
+  const reader = new OnDemandReader()
+  const layer = NodeSdk.layer(() => ({
+    resource: { serviceName: "effect-saga-test" },
+    spanProcessor: new SimpleSpanProcessor(spans),
+    metricReader: reader,
+    logRecordProcessor: new SimpleLogRecordProcessor({ exporter: logs })
+  }))
+  const collect = Effect.promise(() => reader.collect()).pipe(Effect.map((collected) => collected.resourceMetrics))
+  const finished = Effect.sync(() => spans.getFinishedSpans())
+  return { logs, layer, collect, finished }
+}
+
+/** A metric reader that collects when asked (what a pull exporter such as Prometheus does). */
+class OnDemandReader extends MetricReader {
+  protected override onForceFlush(): Promise<void> {
+    return Promise.resolve()
+  }
+  protected override onShutdown(): Promise<void> {
+    return Promise.resolve()
+  }
+}
+
+type Point = number | { readonly count: number; readonly sum: number }
+
+/** Every exported point of the library's metrics, keyed `name{label=value,…}` (labels sorted). */
+const points = (metrics: ResourceMetrics): Map<string, Point> => {
+  const found = new Map<string, Point>()
+  for (const scope of metrics.scopeMetrics) {
+    for (const metric of scope.metrics) {
+      if (!metric.descriptor.name.startsWith("effect_saga_")) continue
+      for (const point of metric.dataPoints) {
+        const labels = Object.entries(point.attributes)
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([key, value]) => `${key}=${String(value)}`)
+        const key = labels.length === 0 ? metric.descriptor.name : `${metric.descriptor.name}{${labels.join(",")}}`
+        const value = point.value as number | { count: number; sum?: number }
+        found.set(
+          key,
+          metric.dataPointType === DataPointType.HISTOGRAM
+            ? { count: (value as { count: number }).count, sum: (value as { sum?: number }).sum ?? 0 }
+            : (value as number)
+        )
+      }
+    }
+  }
+  return found
+}
+
+/** What moved between two collections (a gauge: its value now, where it is not zero). */
+const changes = (before: Map<string, Point>, after: Map<string, Point>): Record<string, Point> => {
+  const moved: Record<string, Point> = {}
+  for (const [key, now] of after) {
+    const then = before.get(key)
+    if (typeof now === "number") {
+      const delta = key.startsWith("effect_saga_open_sagas") ? now : now - ((then as number | undefined) ?? 0)
+      if (delta !== 0) moved[key] = delta
+    } else {
+      const earlier = (then as { count: number; sum: number } | undefined) ?? { count: 0, sum: 0 }
+      if (now.count !== earlier.count) moved[key] = { count: now.count - earlier.count, sum: now.sum - earlier.sum }
+    }
+  }
+  return moved
+}
+
+const named = (spans: ReadonlyArray<ReadableSpan>, name: string) => spans.filter((span) => span.name === name)
+
+const reserve = Compensable.make({
+  name: "reserve",
+  input: Schema.String,
+  success: Schema.String,
+  execute: (sku) => Effect.succeed(`res-${sku}`),
+  compensate: () => Effect.void
+})
+
+const hold = Compensable.make({
+  name: "hold",
+  input: Schema.String,
+  success: Schema.String,
+  execute: (room) => Effect.succeed(`hold-${room}`),
+  compensate: () => Effect.fail(Outcome.failed("the hotel is closed"))
+})
+
+/** Takes 1.5 seconds of the test clock; declines amounts over 100. */
+const charge = Compensable.make({
+  name: "charge",
+  input: Schema.Int,
+  success: Schema.String,
+  failure: Schema.String,
+  execute: (amount) =>
+    Effect.zipRight(TestClock.adjust("1500 millis"), amount > 100 ? Effect.fail("declined") : Effect.succeed("ch-1")),
+  compensate: () => Effect.void
+})
+
+const ship = Compensable.make({
+  name: "ship",
+  input: Schema.String,
+  success: Schema.String,
+  execute: () => Effect.fail(Outcome.unknown("the carrier did not answer")),
+  compensate: () => Effect.void
+})
+
+const wire = Compensable.make({
+  name: "wire",
+  input: Schema.Int,
+  success: Schema.String,
+  reversibility: "irreversible",
+  execute: (amount) => Effect.succeed(`wire-${amount}`)
+})
+
+const checkout = (amount: number) => Effect.zipRight(reserve("A-1"), charge(amount))
+
+const payout = Effect.zipRight(reserve("A-2"), wire(4200))
+
+/** Opens a vault with a secret receipt, which its undo needs. */
+const opened: Array<string> = []
+const open = Compensable.make({
+  name: "open",
+  input: Schema.String,
+  success: Schema.String,
+  execute: (vault, step) => Effect.as(step.setReceipt(Redacted.make(SECRET)), `opened-${vault}`),
+  compensate: (ctx) =>
+    Effect.sync(() => opened.push(Option.match(ctx.receipt, { onNone: () => "", onSome: Redacted.value })))
+})
+
+const Lookup = Tool.make("Lookup", {
+  description: "How many of an item are in stock",
+  parameters: { sku: Schema.String },
+  success: Schema.Struct({ stock: Schema.Int })
+}).annotate(Tool.Readonly, true)
+
+const LookupToolkit = AiToolkit.make(Lookup)
