@@ -4,15 +4,24 @@
  * @since 0.1.0
  */
 
+import * as Arbitrary from "effect/Arbitrary"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Approval from "./Approval.js"
 import type { FaultSite } from "./internal/engine/faults.js"
 import { Faults } from "./internal/engine/faults.js"
+import { explore, Finding } from "./internal/testing/explore.js"
 import * as Journal from "./Journal.js"
 import type { KeyError } from "./Keys.js"
 import * as Outcome from "./Outcome.js"
 import * as Saga from "./Saga.js"
+import type * as SagaDefinition from "./SagaDefinition.js"
+import type * as SagaResult from "./SagaResult.js"
 
 /**
  * What an injected fault does:
@@ -82,6 +91,15 @@ export const faults = (...plans: ReadonlyArray<FaultPlan>): Layer.Layer<Faults> 
 export { Faults }
 
 /**
+ * What a fault-injecting `Faults` service is told about a call besides its tool and site: the
+ * step it belongs to and its tool's declaration.
+ *
+ * @since 0.3.0
+ * @category fault injection
+ */
+export type { FaultStep } from "./internal/engine/faults.js"
+
+/**
  * `Saga.layer` over `Journal.layerMemory` and `Approval.layerMemory`, with both services exposed so
  * tests can read the journal and decide approvals.
  *
@@ -102,3 +120,230 @@ export const layerWith = (
   approval: Layer.Layer<Approval.Approval>
 ): Layer.Layer<Saga.Saga | Journal.Journal | Approval.Approval, KeyError> =>
   Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, approval)))
+
+// --- exploring crashes ---------------------------------------------------------------------------
+
+/**
+ * Where `exploreCrashes` kills the service running a saga: `"after-write"`, right after each of its
+ * journal writes (the write is kept, nothing after it happens); `"before-outcome"`, right after each
+ * tool call or undo ended, before its outcome was journaled.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export type CrashKind = "after-write" | "before-outcome"
+
+/**
+ * What the operator answers when the saga awaits an approval: approve it, reject it, or approve it
+ * with an expiry and let the `TestClock` run past it.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export type ApprovalAnswer = "approve" | "reject" | "expire"
+
+/**
+ * What the operator answers for a step whose outcome is unknown (`NeedsAttention`): it was applied
+ * (resolved with the result the tool was seen to return), it was not, or compensate the saga.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export type OperatorAnswer = "applied" | "not-applied" | "compensate"
+
+/**
+ * How a saga ended after its crash and recovery: the tag of its last `SagaResult`.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export type Ending = SagaResult.SagaResult<unknown, unknown>["_tag"]
+
+/**
+ * A property of your world that must hold once the saga ended, whatever the crash: `holds` reads
+ * the services of the world layer and is told how the saga ended.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export interface Invariant<W> {
+  readonly name: string
+  readonly holds: (ending: Ending) => Effect.Effect<boolean, unknown, W>
+}
+
+/**
+ * How `exploreCrashes` explores.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export interface ExploreOptions<W, EW> {
+  /** The services your tools use (the outside world): built afresh for every crash point. */
+  readonly world: Layer.Layer<W, EW>
+  /** The saga's id in every run (default `"explored"`). */
+  readonly sagaId?: string | undefined
+  /** The endings accepted (default `["Completed", "Compensated"]`; see `exploreCrashes` for one more). */
+  readonly allow?: ReadonlyArray<Ending> | undefined
+  /** What must hold in the world once the saga ended. */
+  readonly invariants?: ReadonlyArray<Invariant<W>> | undefined
+  /** Which crashes to inject (default both). */
+  readonly crashes?: ReadonlyArray<CrashKind> | undefined
+  /** The answers given to approval requests, each explored at every crash point (default `["approve"]`). */
+  readonly approvals?: ReadonlyArray<ApprovalAnswer> | undefined
+  /**
+   * The operator's answer for an unknown step: one for all, or asked per step (reading the world).
+   * Default `"truthfully"`: `"applied"` if a call of the step was seen to return a result, else `"not-applied"`.
+   */
+  readonly resolve?:
+    | "truthfully"
+    | OperatorAnswer
+    | ((step: SagaResult.UnknownStep) => Effect.Effect<OperatorAnswer, unknown, W>)
+    | undefined
+  /** At most this many crash points per approval answer (default 200), chosen with `seed` when there are more. */
+  readonly maxPoints?: number | undefined
+  /** Seeds the choice of crash points under `maxPoints` (default 1). */
+  readonly seed?: number | undefined
+  /** `"memory"` (default), or `"sqlite"`: a fresh SQLite file per crash point, reopened by each process. */
+  readonly store?: "memory" | "sqlite" | undefined
+}
+
+/**
+ * What an exploration where every crash point passed went through: the points explored (of those
+ * found), the recoveries made, the endings by count, and the undos whose outcome a crash hid (their
+ * sagas ended `CompensationFailed`, accepted: see `exploreCrashes`).
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export interface CrashSummary {
+  readonly points: number
+  readonly found: number
+  readonly recoveries: number
+  readonly endings: Readonly<Record<string, number>>
+  readonly hiddenUndos: number
+  /** Forward calls and undos run, by tool, over the whole exploration. */
+  readonly calls: Readonly<Record<string, { readonly execute: number; readonly compensate: number }>>
+}
+
+/**
+ * The first crash point that broke a check: where the service died, with which approval answer (and
+ * input, for a property), what went wrong against what was expected, and the journal before the
+ * crash and after recovery.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export class CrashFound extends Data.TaggedError("CrashFound")<{
+  readonly point: string
+  readonly approval: ApprovalAnswer
+  readonly input: string | undefined
+  readonly problems: ReadonlyArray<string>
+  readonly timeline: string
+}> {
+  override get message(): string {
+    const input = this.input === undefined ? "" : `, input ${this.input}`
+    return [
+      `a crash ${this.point} (approval answered "${this.approval}"${input}) breaks the saga:`,
+      ...this.problems.map((problem) => `  - ${problem}`),
+      this.timeline
+    ].join("\n")
+  }
+}
+
+/**
+ * The errors an exploration fails with: a crash point that breaks a check, the world layer's own,
+ * or a store that cannot be opened.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export type ExploreError<EW> = CrashFound | EW | Journal.JournalError | Journal.JournalCorrupted | KeyError
+
+/** What the type checker says when the world layer lacks a service the saga's program needs. */
+type ProvidesProgram<R, W> = [Exclude<R, Saga.CurrentSaga>] extends [W]
+  ? unknown
+  : { readonly world: "the world layer must provide every service the saga's program needs" }
+
+/**
+ * Proves a saga survives crashes. It runs `definition` on `input` once, counting its journal
+ * writes and tool calls; then, for each (of the `crashes` kinds), starts afresh — a new store and a
+ * new `world` — kills the service right there, and recovers as a restarted service would:
+ * `Recovery.recoverAll` on a new `Saga` service over the same store, then the operators: approval
+ * requests answered as `approvals` says, unknown steps settled as `resolve` says, until the saga
+ * ends. Each time it checks that the journal verifies, that the saga ended as `allow` says, that no
+ * forward call ran twice for one step unless its tool declares `retryMode: "idempotency-key"` and
+ * no undo ran twice, and that every invariant holds. It fails with the first `CrashFound`.
+ *
+ * NOTE: the engine never runs an undo twice, so an undo whose outcome the crash hid (started, not
+ * settled) is journaled `COMPENSATION_UNKNOWN` and the saga ends `CompensationFailed` for a human
+ * to check. That ending is accepted where only such undos are unsettled, and counted in
+ * `hiddenUndos`; your invariants are told the ending. Every run uses a fresh `TestClock`.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export const exploreCrashes = <I, A, E, R, W, EW>(
+  definition: SagaDefinition.SagaDefinition<I, A, E, R>,
+  input: I,
+  options: ExploreOptions<W, EW> & ProvidesProgram<R, W>
+): Effect.Effect<CrashSummary, ExploreError<EW>> =>
+  Effect.mapError(explore(definition, input, options), (error) =>
+    error instanceof Finding
+      ? new CrashFound({
+          point: error.point,
+          approval: error.approval,
+          input: undefined,
+          problems: error.problems,
+          timeline: error.timeline
+        })
+      : error
+  )
+
+/**
+ * How many inputs `exploreCrashesProperty` generates, seeded how.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export interface PropertyOptions {
+  /** How many inputs (default 10): each is explored at every crash point. */
+  readonly runs?: number | undefined
+  /** Seeds fast-check, so that a failure can be repeated. */
+  readonly seed?: number | undefined
+}
+
+/**
+ * `exploreCrashes` over inputs generated from the definition's input schema (`Arbitrary.make`), with
+ * fast-check: the first input that breaks a check is shrunk, and its `CrashFound` names it.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export const exploreCrashesProperty = <I, A, E, R, W, EW>(
+  definition: SagaDefinition.SagaDefinition<I, A, E, R>,
+  options: ExploreOptions<W, EW> & ProvidesProgram<R, W> & PropertyOptions
+): Effect.Effect<ReadonlyArray<CrashSummary>, ExploreError<EW>> =>
+  Effect.gen(function* () {
+    const summaries: Array<CrashSummary> = []
+    let failure: { readonly input: I; readonly error: ExploreError<EW> } | undefined
+    const property = FastCheck.asyncProperty(Arbitrary.make(definition.input), async (input) => {
+      const exit = await Effect.runPromiseExit(exploreCrashes(definition, input, options))
+      if (Exit.isSuccess(exit)) {
+        summaries.push(exit.value)
+        return true
+      }
+      const error = Cause.failureOption(exit.cause)
+      if (Option.isNone(error)) throw new Error(`the exploration died: ${Cause.pretty(exit.cause)}`)
+      failure = { input, error: error.value }
+      return false
+    })
+    const runs = options.runs ?? 10
+    yield* Effect.promise(() =>
+      FastCheck.check(property, { numRuns: runs, ...(options.seed === undefined ? {} : { seed: options.seed }) })
+    )
+    if (failure === undefined) return summaries
+    const { error, input } = failure
+    return yield* Effect.fail(
+      error instanceof CrashFound ? new CrashFound({ ...error, input: JSON.stringify(input) }) : error
+    )
+  })
