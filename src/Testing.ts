@@ -83,14 +83,6 @@ export const faults = (...plans: ReadonlyArray<FaultPlan>): Layer.Layer<Faults> 
   })
 
 /**
- * The service behind `faults`, for tests that build their own.
- *
- * @since 0.1.0
- * @category fault injection
- */
-export { Faults }
-
-/**
  * What a fault-injecting `Faults` service is told about a call besides its tool and site: the
  * step it belongs to and its tool's declaration.
  *
@@ -98,6 +90,13 @@ export { Faults }
  * @category fault injection
  */
 export type { FaultStep } from "./internal/engine/faults.js"
+/**
+ * The service behind `faults`, for tests that build their own.
+ *
+ * @since 0.1.0
+ * @category fault injection
+ */
+export { Faults }
 
 /**
  * `Saga.layer` over `Journal.layerMemory` and `Approval.layerMemory`, with both services exposed so

@@ -112,28 +112,42 @@ const settled: Testing.Invariant<Shop> = {
 }
 
 describe("the checkout survives a crash at every point", () => {
-  it.effect("approved, rejected or let expire, in memory", () =>
-    Effect.gen(function* () {
-      const summary = yield* Testing.exploreCrashes(Checkout, { orderId: "order-1" }, {
-        world: ShopLive,
-        invariants: [settled],
-        approvals: ["approve", "reject", "expire"]
-      })
-      expect(summary.points).toBe(summary.found + 3) // every point, and the uncrashed run of each answer
-      expect(summary.endings.Completed).toBeGreaterThan(0)
-      expect(summary.endings.Compensated).toBeGreaterThan(0)
-      expect(summary.calls.chargeCard?.compensate).toBeGreaterThan(0)
-    })
-  , 120_000)
+  it.effect(
+    "approved, rejected or let expire, in memory",
+    () =>
+      Effect.gen(function* () {
+        const summary = yield* Testing.exploreCrashes(
+          Checkout,
+          { orderId: "order-1" },
+          {
+            world: ShopLive,
+            invariants: [settled],
+            approvals: ["approve", "reject", "expire"]
+          }
+        )
+        expect(summary.points).toBe(summary.found + 3) // every point, and the uncrashed run of each answer
+        expect(summary.endings.Completed).toBeGreaterThan(0)
+        expect(summary.endings.Compensated).toBeGreaterThan(0)
+        expect(summary.calls.chargeCard?.compensate).toBeGreaterThan(0)
+      }),
+    120_000
+  )
 
-  it.effect("on an SQLite file per crash point", () =>
-    Effect.gen(function* () {
-      const summary = yield* Testing.exploreCrashes(Checkout, { orderId: "order-1" }, {
-        world: ShopLive,
-        invariants: [settled],
-        store: "sqlite"
-      })
-      expect(summary.recoveries).toBe(summary.found)
-    })
-  , 120_000)
+  it.effect(
+    "on an SQLite file per crash point",
+    () =>
+      Effect.gen(function* () {
+        const summary = yield* Testing.exploreCrashes(
+          Checkout,
+          { orderId: "order-1" },
+          {
+            world: ShopLive,
+            invariants: [settled],
+            store: "sqlite"
+          }
+        )
+        expect(summary.recoveries).toBe(summary.found)
+      }),
+    120_000
+  )
 })

@@ -70,7 +70,8 @@ export class CrashSwitch {
     return this.refuse(
       Effect.flatMap(write, (entries) => {
         this.writes++
-        this.written.push(entries)
+        // A copy: the memory journal keeps appending to the array of a saga's first append.
+        this.written.push(entries.slice())
         this.lastSeq = entries.at(-1)?.seq ?? this.lastSeq
         const point = this.point
         return point?._tag === "AfterWrite" && point.write === this.writes

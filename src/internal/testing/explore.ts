@@ -65,7 +65,11 @@ const temporaryDirectory = Effect.acquireRelease(
   (directory) => Effect.sync(() => fs.rmSync(directory, { recursive: true, force: true }))
 )
 
-const openerFor = (store: "memory" | "sqlite", directory: string, index: number): Effect.Effect<Opener, KeyError, Scope.Scope> =>
+const openerFor = (
+  store: "memory" | "sqlite",
+  directory: string,
+  index: number
+): Effect.Effect<Opener, KeyError, Scope.Scope> =>
   store === "memory"
     ? Effect.map(Layer.build(memoryStore), (context): Opener => Effect.succeed(context))
     : Effect.succeed<Opener>(Layer.build(SqlStore.layerSqlite({ filename: path.join(directory, `point-${index}.db`) })))
@@ -84,7 +88,10 @@ const live = <X, EX, W>(
       const seen = storeThrough(crash, Context.get(raw, Journal.Journal), Context.get(raw, Approval.Approval))
       const store = Context.make(Journal.Journal, seen.journal).pipe(Context.add(Approval.Approval, seen.approval))
       const saga = yield* Effect.provide(Layer.build(Saga.layerWith({ owner })), store)
-      return yield* Effect.provide(body, Context.merge(Context.merge(world, store), Context.merge(saga, ledger.faults(crash))))
+      return yield* Effect.provide(
+        body,
+        Context.merge(Context.merge(world, store), Context.merge(saga, ledger.faults(crash)))
+      )
     })
   )
 
@@ -102,7 +109,8 @@ const describeError = (error: unknown): string => (error instanceof Error ? erro
 const describeExit = (exit: Exit.Exit<unknown, unknown>): string => {
   if (Exit.isSuccess(exit)) return "succeeded"
   const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure)) return describeError(failure.value instanceof DriveProblem ? failure.value.reason : failure.value)
+  if (Option.isSome(failure))
+    return describeError(failure.value instanceof DriveProblem ? failure.value.reason : failure.value)
   return Cause.isInterruptedOnly(exit.cause) ? "it was interrupted" : Cause.pretty(exit.cause).split("\n")[0]!
 }
 
@@ -110,7 +118,25 @@ const describeCall = (call: CallSeen) =>
   `${call.toolName} ${call.site === "execute" ? "call" : "undo"} of step ${call.stepId}`
 
 const describeEntries = (entries: ReadonlyArray<Journal.Entry>) =>
-  entries.map((entry) => `seq ${entry.seq} ${entry.phase}${entry.toolName === null ? "" : ` ${entry.toolName}`}`).join(", ")
+  entries
+    .map((entry) => `seq ${entry.seq} ${entry.phase}${entry.toolName === null ? "" : ` ${entry.toolName}`}`)
+    .join(", ")
+
+/** An entry as a run that repeats another must write it again (its time and hash aside). */
+const shapeOf = (entry: Journal.Entry) =>
+  `seq ${entry.seq} ${entry.phase} ${entry.toolName ?? ""} ${entry.stepId ?? ""}`
+
+/** Where the run that was to crash first wrote something else than the uncrashed run, if it did. */
+const divergence = (baseline: CrashSwitch, run: CrashSwitch): string | undefined => {
+  for (const [index, entries] of run.written.entries()) {
+    const expected = (baseline.written[index] ?? []).map(shapeOf).join(", ")
+    const written = entries.map(shapeOf).join(", ")
+    if (written !== expected) {
+      return `the run did not repeat the uncrashed run (is the program deterministic?): its journal write ${index + 1} was [${written}] where the uncrashed run wrote [${expected || "nothing"}]`
+    }
+  }
+  return undefined
+}
 
 /** A crash point in words, from what the uncrashed run did there. */
 const describePoint = (point: Point, baseline: CrashSwitch): string =>
@@ -139,14 +165,16 @@ const choose = (points: Array<Point>, max: number, seed: number) =>
           .map((key) => points[key]!)
       )
 
-/** The undos a crash hid: started by the dead process (`COMPENSATING` at or before its last seq), never settled. */
+/** The undos a crash hid: started by the dead process (`COMPENSATING` by its last seq), found unsettled after it. */
 const hiddenUndos = (entries: ReadonlyArray<Journal.Entry>, lastSeq: number): Set<string> => {
+  const startedBefore = new Set<string | null>()
   const hidden = new Set<string>()
   for (const entry of entries) {
-    if (entry.phase === "COMPENSATING" && entry.seq <= lastSeq && entry.stepId !== null) hidden.add(entry.stepId)
+    if (entry.phase === "COMPENSATING" && entry.seq <= lastSeq) startedBefore.add(entry.stepId)
+    if (entry.phase === "COMPENSATION_UNKNOWN" && entry.seq > lastSeq && startedBefore.has(entry.stepId)) {
+      hidden.add(entry.stepId!)
+    }
   }
-  const settledAfter = entries.filter((entry) => entry.phase !== "COMPENSATION_UNKNOWN" && entry.seq > lastSeq)
-  for (const entry of settledAfter) if (entry.stepId !== null && entry.phase.startsWith("COMPENSATION")) hidden.delete(entry.stepId)
   return hidden
 }
 
@@ -154,7 +182,12 @@ const hiddenUndos = (entries: ReadonlyArray<Journal.Entry>, lastSeq: number): Se
 const excused = (result: SagaResult<unknown, unknown>, hidden: Set<string>): boolean =>
   result._tag === "CompensationFailed" &&
   hidden.size > 0 &&
-  result.report.undone.every((step) => step.outcome === "completed" || step.outcome === "skipped" || (step.outcome === "unknown" && hidden.has(step.stepId))) &&
+  result.report.undone.every(
+    (step) =>
+      step.outcome === "completed" ||
+      step.outcome === "skipped" ||
+      (step.outcome === "unknown" && hidden.has(step.stepId))
+  ) &&
   result.report.notUndone.every((step) => step.phase === "FAILED")
 
 /** What one crash point came to. */
@@ -193,6 +226,7 @@ export const explore = <I, A, E, R, W, EW>(
 
   /** Runs the saga at one crash point (none: the uncrashed run), recovers it, and checks it. */
   const runPoint = (
+    baseline: CrashSwitch | undefined,
     point: Point | undefined,
     approval: ApprovalAnswer,
     nextStore: () => Effect.Effect<Opener, StoreError, Scope.Scope>,
@@ -209,9 +243,14 @@ export const explore = <I, A, E, R, W, EW>(
         unknown,
         Saga.Saga | W
       >
-      let exit = yield* liveUntilKilled(Effect.exit(live(open, dying, ledger, world, driven)).pipe(Effect.flatten), dying)
+      let exit = yield* liveUntilKilled(
+        Effect.exit(live(open, dying, ledger, world, driven)).pipe(Effect.flatten),
+        dying
+      )
       const problems: Array<string> = []
-      if (point !== undefined && !dying.crashed) {
+      const diverged = baseline === undefined ? undefined : divergence(baseline, dying)
+      if (diverged !== undefined) problems.push(diverged)
+      else if (point !== undefined && !dying.crashed) {
         problems.push(
           `the run ended after ${dying.writes} journal writes and ${dying.calls} tool calls without reaching this point: the saga did not repeat what its first run did (is it deterministic?)`
         )
@@ -222,7 +261,8 @@ export const explore = <I, A, E, R, W, EW>(
           const recovery = yield* Recovery.make({ definitions: [definition] })
           const report = yield* recovery.recoverAll
           for (const saga of report.sagas) {
-            if (saga._tag === "Failed") return yield* Effect.fail(new DriveProblem(`recovery failed: ${describeError(saga.error)}`))
+            if (saga._tag === "Failed")
+              return yield* Effect.fail(new DriveProblem(`recovery failed: ${describeError(saga.error)}`))
           }
           return yield* driven
         }) as Effect.Effect<SagaResult<unknown, unknown>, unknown, Saga.Saga | Journal.Journal | W>
@@ -255,12 +295,14 @@ export const explore = <I, A, E, R, W, EW>(
       )
       const hidden = point === undefined ? new Set<string>() : hiddenUndos(entries, lastSeq)
       let ending: Ending | undefined
+      let excusedUndos = 0
       if (Exit.isFailure(exit)) {
         problems.push(`${point === undefined ? "the run" : "recovery"} failed: ${describeExit(exit)}`)
       } else {
         const result = exit.value
         ending = result._tag
-        if (!allow.includes(result._tag) && !excused(result, hidden)) {
+        if (!allow.includes(result._tag) && excused(result, hidden)) excusedUndos = hidden.size
+        else if (!allow.includes(result._tag)) {
           const why = "report" in result ? `\n${formatReport(result)}` : ""
           problems.push(`the saga ended ${result._tag}; expected ${allow.join(" or ")}${why}`)
         }
@@ -272,20 +314,23 @@ export const explore = <I, A, E, R, W, EW>(
       if (ending !== undefined) {
         for (const invariant of options.invariants ?? []) {
           const holds = yield* Effect.exit(Effect.provide(invariant.holds(ending), world))
-          if (Exit.isFailure(holds)) problems.push(`invariant "${invariant.name}" could not be checked: ${describeExit(holds)}`)
-          else if (!holds.value) problems.push(`invariant "${invariant.name}" does not hold once the saga ended ${ending}`)
+          if (Exit.isFailure(holds))
+            problems.push(`invariant "${invariant.name}" could not be checked: ${describeExit(holds)}`)
+          else if (!holds.value)
+            problems.push(`invariant "${invariant.name}" does not hold once the saga ended ${ending}`)
         }
       }
       const timeline =
         point === undefined
           ? `journal of the uncrashed run:\n${Timeline.format(entries)}`
           : `journal up to the crash:\n${Timeline.format(entries.filter((e) => e.seq <= lastSeq))}\nwritten by the recovery:\n${Timeline.format(entries.filter((e) => e.seq > lastSeq))}`
-      return { problems, ending, recovered: point !== undefined, hidden: hidden.size, timeline }
+      return { problems, ending, recovered: point !== undefined, hidden: excusedUndos, timeline }
     })
 
   const storeFor = (directory: string) => {
     let index = 0
-    return (): Effect.Effect<Opener, StoreError, Scope.Scope> => openerFor(options.store ?? "memory", directory, index++)
+    return (): Effect.Effect<Opener, StoreError, Scope.Scope> =>
+      openerFor(options.store ?? "memory", directory, index++)
   }
 
   return Effect.gen(function* () {
@@ -300,25 +345,28 @@ export const explore = <I, A, E, R, W, EW>(
       summary.hiddenUndos += run.result.hidden
       if (run.result.ending !== undefined) endings[run.result.ending] = (endings[run.result.ending] ?? 0) + 1
       for (const step of run.ledger.steps.values()) {
-        const counts = (calls[step.toolName] ??= { execute: 0, compensate: 0 })
-        counts.execute += step.mayHaveApplied
-        counts.compensate += step.undos
+        const counts = calls[step.toolName] ?? { execute: 0, compensate: 0 }
+        calls[step.toolName] = {
+          execute: counts.execute + step.mayHaveApplied,
+          compensate: counts.compensate + step.undos
+        }
       }
     }
     const fail = (point: string, approval: ApprovalAnswer, result: PointResult) =>
       new Finding(point, approval, result.problems, result.timeline)
     for (const [n, approval] of answers.entries()) {
       let asked = false
-      const baseline = yield* runPoint(undefined, approval, nextStore, () => {
+      const baseline = yield* runPoint(undefined, undefined, approval, nextStore, () => {
         asked = true
       })
       if (n > 0 && !asked) continue
-      if (baseline.result.problems.length > 0) return yield* Effect.fail(fail("nowhere (the run without a crash)", approval, baseline.result))
+      if (baseline.result.problems.length > 0)
+        return yield* Effect.fail(fail("nowhere (the run without a crash)", approval, baseline.result))
       tally(baseline)
       const points = pointsOf(baseline.crash, kinds)
       summary.found += points.length
       for (const point of yield* choose(points, options.maxPoints ?? 200, options.seed ?? 1)) {
-        const run = yield* runPoint(point, approval, nextStore, () => {})
+        const run = yield* runPoint(baseline.crash, point, approval, nextStore, () => {})
         if (run.result.problems.length > 0) {
           return yield* Effect.fail(fail(describePoint(point, baseline.crash), approval, run.result))
         }
@@ -330,7 +378,14 @@ export const explore = <I, A, E, R, W, EW>(
 }
 
 const formatReport = (result: SagaResult<unknown, unknown>): string =>
-  "report" in result ? result.report.undone.map((step) => `    ${step.outcome} ${step.toolName} (${step.stepId})${step.detail === undefined ? "" : `: ${step.detail}`}`).join("\n") : ""
+  "report" in result
+    ? result.report.undone
+        .map(
+          (step) =>
+            `    ${step.outcome} ${step.toolName} (${step.stepId})${step.detail === undefined ? "" : `: ${step.detail}`}`
+        )
+        .join("\n")
+    : ""
 
 /** A forward call that does not declare it may be retried ran twice for one step, or an undo ran twice. */
 const countProblems = (ledger: Ledger): Array<string> => {
@@ -342,7 +397,9 @@ const countProblems = (ledger: Ledger): Array<string> => {
       )
     }
     if (step.undos > 1) {
-      problems.push(`the undo of ${step.toolName} ran ${step.undos} times for step ${step.stepId}; an undo runs at most once per step`)
+      problems.push(
+        `the undo of ${step.toolName} ran ${step.undos} times for step ${step.stepId}; an undo runs at most once per step`
+      )
     }
   }
   return problems
