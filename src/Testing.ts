@@ -176,9 +176,14 @@ export interface Invariant<W> {
  * @since 0.3.0
  * @category crash exploration
  */
-export interface ExploreOptions<W, EW> {
-  /** The services your tools use (the outside world): built afresh for every crash point. */
+export interface ExploreOptions<W, EW, S = never, ES = never> {
+  /** The services your tools use (the outside world): built afresh for every crash point, kept across its crash. */
   readonly world: Layer.Layer<W, EW>
+  /**
+   * What the service itself is made of and rebuilds when it restarts (a toolkit's or agent's
+   * handlers, which register their undos with its `Saga`): built in every process, over the world.
+   */
+  readonly services?: Layer.Layer<S, ES, W | Saga.Saga | Journal.Journal | Approval.Approval> | undefined
   /** The saga's id in every run (default `"explored"`). */
   readonly sagaId?: string | undefined
   /** The endings accepted (default `["Completed", "Compensated"]`; see `exploreCrashes` for one more). */
@@ -281,10 +286,10 @@ type ProvidesProgram<R, W> = [Exclude<R, Saga.CurrentSaga>] extends [W]
  * @since 0.3.0
  * @category crash exploration
  */
-export const exploreCrashes = <I, A, E, R, W, EW>(
+export const exploreCrashes = <I, A, E, R, W, EW, S = never, ES = never>(
   definition: SagaDefinition.SagaDefinition<I, A, E, R>,
   input: I,
-  options: ExploreOptions<W, EW> & ProvidesProgram<R, W>
+  options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>
 ): Effect.Effect<CrashSummary, ExploreError<EW>> =>
   Effect.mapError(explore(definition, input, options), (error) =>
     error instanceof Finding
@@ -318,9 +323,9 @@ export interface PropertyOptions {
  * @since 0.3.0
  * @category crash exploration
  */
-export const exploreCrashesProperty = <I, A, E, R, W, EW>(
+export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>(
   definition: SagaDefinition.SagaDefinition<I, A, E, R>,
-  options: ExploreOptions<W, EW> & ProvidesProgram<R, W> & PropertyOptions
+  options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S> & PropertyOptions
 ): Effect.Effect<ReadonlyArray<CrashSummary>, ExploreError<EW>> =>
   Effect.gen(function* () {
     const summaries: Array<CrashSummary> = []

@@ -80,18 +80,18 @@ const live = <X, EX, W>(
   crash: CrashSwitch,
   ledger: Ledger,
   world: Context.Context<W>,
-  body: Effect.Effect<X, EX, Saga.Saga | Journal.Journal | Approval.Approval | W>
-) =>
+  services: Layer.Layer<any, unknown, any>,
+  body: Effect.Effect<X, EX, any>
+): Effect.Effect<X, EX | StoreError | unknown> =>
   Effect.scoped(
     Effect.gen(function* () {
       const raw = yield* open
       const seen = storeThrough(crash, Context.get(raw, Journal.Journal), Context.get(raw, Approval.Approval))
       const store = Context.make(Journal.Journal, seen.journal).pipe(Context.add(Approval.Approval, seen.approval))
       const saga = yield* Effect.provide(Layer.build(Saga.layerWith({ owner })), store)
-      return yield* Effect.provide(
-        body,
-        Context.merge(Context.merge(world, store), Context.merge(saga, ledger.faults(crash)))
-      )
+      const process = Context.merge(Context.merge(world, store), Context.merge(saga, ledger.faults(crash)))
+      const built = yield* Effect.provide(Layer.build(services), process)
+      return yield* Effect.provide(body, Context.merge(process, built))
     })
   )
 
@@ -207,15 +207,16 @@ interface PointResult {
 }
 
 /** Explores with one approval answer. */
-export const explore = <I, A, E, R, W, EW>(
+export const explore = <I, A, E, R, W, EW, S, ES>(
   definition: SagaDefinition.SagaDefinition<I, A, E, R>,
   input: I,
-  options: ExploreOptions<W, EW>
+  options: ExploreOptions<W, EW, S, ES>
 ): Effect.Effect<CrashSummary, Finding | EW | StoreError> => {
   const sagaId = options.sagaId ?? "explored"
   const allow = options.allow ?? defaultAllow
   const kinds = options.crashes ?? ["after-write", "before-outcome"]
   const answers = options.approvals ?? ["approve"]
+  const services = (options.services ?? Layer.empty) as Layer.Layer<any, unknown, any>
 
   const resolverOf = (ledger: Ledger): Resolver<W> => {
     const resolve = options.resolve ?? "truthfully"
@@ -244,7 +245,7 @@ export const explore = <I, A, E, R, W, EW>(
         Saga.Saga | W
       >
       let exit = yield* liveUntilKilled(
-        Effect.exit(live(open, dying, ledger, world, driven)).pipe(Effect.flatten),
+        Effect.exit(live(open, dying, ledger, world, services, driven)).pipe(Effect.flatten),
         dying
       )
       const problems: Array<string> = []
@@ -266,7 +267,7 @@ export const explore = <I, A, E, R, W, EW>(
           }
           return yield* driven
         }) as Effect.Effect<SagaResult<unknown, unknown>, unknown, Saga.Saga | Journal.Journal | W>
-        exit = yield* Effect.exit(live(open, healthy, ledger, world, recovering))
+        exit = yield* Effect.exit(live(open, healthy, ledger, world, services, recovering))
       }
       const result = yield* check(point, exit, open, dying.lastSeq, world, ledger, problems)
       return { result, ledger, crash: dying }
