@@ -389,7 +389,7 @@ const formatReport = (result: SagaResult<unknown, unknown>): string =>
     : ""
 
 /** A forward call that does not declare it may be retried ran twice for one step, or an undo ran twice. */
-const countProblems = (ledger: Ledger): Array<string> => {
+export const countProblems = (ledger: Ledger): Array<string> => {
   const problems: Array<string> = []
   for (const step of ledger.steps.values()) {
     if (step.spec.retryMode !== "idempotency-key" && step.mayHaveApplied > 1) {
