@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Schema } from "effect"
 import { Compensable, Outcome } from "../src/index.js"
@@ -82,4 +83,17 @@ describe("the call counts exploreCrashes checks", () => {
       ).toEqual(["the undo of charge ran 2 times for step charge#1; an undo runs at most once per step"])
     })
   )
+})
+
+describe("docs/testing.md", () => {
+  it("shows test/explore-checkout.test.ts as it is, importing from the package", () => {
+    const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), "utf8")
+    const shown = read("docs/testing.md").match(/### A complete test: the checkout\n[\s\S]*?```ts\n([\s\S]*?)```/)![1]!
+    const file = read("test/explore-checkout.test.ts")
+    const code = file
+      .slice(file.indexOf("import "))
+      .replace('from "../src/index.js"', 'from "effect-saga"')
+      .replace('from "../src/Testing.js"', 'from "effect-saga/testing"')
+    expect(shown).toBe(code)
+  })
 })
