@@ -166,7 +166,9 @@ export type Ending = SagaResult.SagaResult<unknown, unknown>["_tag"]
  * @category crash exploration
  */
 export interface Invariant<W> {
+  /** Says what must hold, in the failure that names it. */
   readonly name: string
+  /** Whether it holds, once the saga ended as `ending` (a failure counts as not holding, with its reason). */
   readonly holds: (ending: Ending) => Effect.Effect<boolean, unknown, W>
 }
 
@@ -220,10 +222,15 @@ export interface ExploreOptions<W, EW, S = never, ES = never> {
  * @category crash exploration
  */
 export interface CrashSummary {
+  /** Crash points explored, with the uncrashed run of each approval answer. */
   readonly points: number
+  /** Crash points found (before `maxPoints`). */
   readonly found: number
+  /** Points where the service died and a new one recovered the saga. */
   readonly recoveries: number
+  /** How many runs ended so, by ending. */
   readonly endings: Readonly<Record<string, number>>
+  /** Undos whose outcome a crash hid, in sagas accepted as `CompensationFailed`. */
   readonly hiddenUndos: number
   /** Forward calls and undos run, by tool, over the whole exploration. */
   readonly calls: Readonly<Record<string, { readonly execute: number; readonly compensate: number }>>
@@ -238,10 +245,15 @@ export interface CrashSummary {
  * @category crash exploration
  */
 export class CrashFound extends Data.TaggedError("CrashFound")<{
+  /** Where the service died, in words. */
   readonly point: string
+  /** The answer given to approval requests in that run. */
   readonly approval: ApprovalAnswer
+  /** The input, as JSON, when a property generated it. */
   readonly input: string | undefined
+  /** Each check that failed, with what was expected. */
   readonly problems: ReadonlyArray<string>
+  /** The journal up to the crash and what recovery wrote after it. */
   readonly timeline: string
 }> {
   override get message(): string {
@@ -263,8 +275,13 @@ export class CrashFound extends Data.TaggedError("CrashFound")<{
  */
 export type ExploreError<EW> = CrashFound | EW | Journal.JournalError | Journal.JournalCorrupted | KeyError
 
-/** What the type checker says when the world layer lacks a service the saga's program needs. */
-type ProvidesProgram<R, W> = [Exclude<R, Saga.CurrentSaga>] extends [W]
+/**
+ * What the type checker says when the world and services layers lack a service the saga's program needs.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export type ProvidesProgram<R, W> = [Exclude<R, Saga.CurrentSaga>] extends [W]
   ? unknown
   : { readonly world: "the world layer must provide every service the saga's program needs" }
 
