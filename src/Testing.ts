@@ -12,6 +12,7 @@ import * as Exit from "effect/Exit"
 import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Approval from "./Approval.js"
 import type { FaultSite } from "./internal/engine/faults.js"
 import { Faults } from "./internal/engine/faults.js"
@@ -237,6 +238,48 @@ export interface CrashSummary {
 }
 
 /**
+ * The type id the exploration's errors carry: `isExploreError` checks it, never a `_tag` that a
+ * plain value could share.
+ *
+ * @since 0.3.0
+ * @category type ids
+ */
+export const ExploreErrorTypeId: unique symbol = Symbol.for("effect-saga/Testing/ExploreError")
+
+/**
+ * @since 0.3.0
+ * @category type ids
+ */
+export type ExploreErrorTypeId = typeof ExploreErrorTypeId
+
+/**
+ * Options `exploreCrashes` cannot explore with: nothing was run.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export class InvalidExploreOptions extends Data.TaggedError("InvalidExploreOptions")<{
+  /** Which option, and why. */
+  readonly reason: string
+}> {
+  /** @since 0.3.0 */
+  readonly [ExploreErrorTypeId]: ExploreErrorTypeId = ExploreErrorTypeId
+  override get message(): string {
+    return `exploreCrashes cannot explore: ${this.reason}`
+  }
+}
+
+/**
+ * Whether a value is one of the exploration's errors (`CrashFound`, `InvalidExploreOptions`), by its
+ * `ExploreErrorTypeId`.
+ *
+ * @since 0.3.0
+ * @category guards
+ */
+export const isExploreError = (u: unknown): u is CrashFound | InvalidExploreOptions =>
+  Predicate.hasProperty(u, ExploreErrorTypeId)
+
+/**
  * The first crash point that broke a check: where the service died, with which approval answer (and
  * input, for a property), what went wrong against what was expected, and the journal before the
  * crash and after recovery.
@@ -245,7 +288,7 @@ export interface CrashSummary {
  * @category crash exploration
  */
 export class CrashFound extends Data.TaggedError("CrashFound")<{
-  /** Where the service died, in words. */
+  /** Where the service died, in words ("a crash after journal write 3 of 12 (…)"), or "the run without a crash". */
   readonly point: string
   /** The answer given to approval requests in that run. */
   readonly approval: ApprovalAnswer
@@ -256,10 +299,12 @@ export class CrashFound extends Data.TaggedError("CrashFound")<{
   /** The journal up to the crash and what recovery wrote after it. */
   readonly timeline: string
 }> {
+  /** @since 0.3.0 */
+  readonly [ExploreErrorTypeId]: ExploreErrorTypeId = ExploreErrorTypeId
   override get message(): string {
     const input = this.input === undefined ? "" : `, input ${this.input}`
     return [
-      `a crash ${this.point} (approval answered "${this.approval}"${input}) breaks the saga:`,
+      `${this.point} (approval answered "${this.approval}"${input}) breaks the saga:`,
       ...this.problems.map((problem) => `  - ${problem}`),
       this.timeline
     ].join("\n")
@@ -273,7 +318,13 @@ export class CrashFound extends Data.TaggedError("CrashFound")<{
  * @since 0.3.0
  * @category crash exploration
  */
-export type ExploreError<EW> = CrashFound | EW | Journal.JournalError | Journal.JournalCorrupted | KeyError
+export type ExploreError<EW> =
+  | CrashFound
+  | InvalidExploreOptions
+  | EW
+  | Journal.JournalError
+  | Journal.JournalCorrupted
+  | KeyError
 
 /**
  * What the type checker says when the world and services layers lack a service the saga's program needs.
@@ -284,6 +335,18 @@ export type ExploreError<EW> = CrashFound | EW | Journal.JournalError | Journal.
 export type ProvidesProgram<R, W> = [Exclude<R, Saga.CurrentSaga>] extends [W]
   ? unknown
   : { readonly world: "the world layer must provide every service the saga's program needs" }
+
+/** Refuses options that cannot be explored with. */
+const validate = (options: ExploreOptions<any, any, any, any>): Effect.Effect<void, InvalidExploreOptions> => {
+  const refuse = (reason: string) => Effect.fail(new InvalidExploreOptions({ reason }))
+  const { approvals, crashes, maxPoints, seed } = options
+  if (maxPoints !== undefined && !(Number.isInteger(maxPoints) && maxPoints >= 1))
+    return refuse(`maxPoints must be a whole number of at least 1, not ${maxPoints}`)
+  if (seed !== undefined && !Number.isFinite(seed)) return refuse(`seed must be a finite number, not ${seed}`)
+  if (crashes !== undefined && crashes.length === 0) return refuse("crashes names no crash kind")
+  if (approvals !== undefined && approvals.length === 0) return refuse("approvals names no answer")
+  return Effect.void
+}
 
 /**
  * Proves a saga survives crashes. It runs `definition` on `input` once, counting its journal
@@ -308,7 +371,7 @@ export const exploreCrashes = <I, A, E, R, W, EW, S = never, ES = never>(
   input: I,
   options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>
 ): Effect.Effect<CrashSummary, ExploreError<EW>> =>
-  Effect.mapError(explore(definition, input, options), (error) =>
+  Effect.mapError(Effect.zipRight(validate(options), explore(definition, input, options)), (error) =>
     error instanceof Finding
       ? new CrashFound({
           point: error.point,
@@ -359,6 +422,9 @@ export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>
       return false
     })
     const runs = options.runs ?? 10
+    if (!(Number.isInteger(runs) && runs >= 1)) {
+      return yield* new InvalidExploreOptions({ reason: `runs must be a whole number of at least 1, not ${runs}` })
+    }
     yield* Effect.promise(() =>
       FastCheck.check(property, { numRuns: runs, ...(options.seed === undefined ? {} : { seed: options.seed }) })
     )

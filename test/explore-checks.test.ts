@@ -3,8 +3,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Schema } from "effect"
 import { Compensable, Outcome } from "../src/index.js"
 import { Faults } from "../src/internal/engine/faults.js"
+import { countProblems } from "../src/internal/testing/checks.js"
 import { CrashSwitch, Ledger } from "../src/internal/testing/crash.js"
-import { countProblems } from "../src/internal/testing/explore.js"
 
 /**
  * The counts `exploreCrashes` checks at every crash point. The engine never runs a step's call

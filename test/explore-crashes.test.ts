@@ -50,7 +50,7 @@ describe("Testing.exploreCrashes", () => {
           Testing.exploreCrashes(Order, 42, { world: BankLive, invariants: [chargedOnce] })
         )
         assert(found instanceof Testing.CrashFound)
-        expect(found.point).toMatch(/^after tool call 2 of 4 ended \(charge call of step charge:/)
+        expect(found.point).toMatch(/^a crash after tool call 2 of 4 ended \(charge call of step charge:/)
         expect(found.problems).toEqual([`invariant "${chargedOnce.name}" does not hold once the saga ended Completed`])
         expect(found.message).toContain("journal up to the crash:")
         expect(found.message).toContain("written by the recovery:")
@@ -75,7 +75,7 @@ describe("Testing.exploreCrashes", () => {
         })
         const found = yield* Effect.flip(Testing.exploreCrashes(RandomOrder, 42, { world: BankLive }))
         assert(found instanceof Testing.CrashFound)
-        expect(found.point).toMatch(/^after journal write 1 of /)
+        expect(found.point).toMatch(/^a crash after journal write 1 of /)
         expect(found.problems[0]).toMatch(
           /^the run did not repeat the uncrashed run \(is the program deterministic\?\): its journal write 1 was \[seq 1 SAGA_STARTED/
         )
@@ -106,7 +106,7 @@ describe("Testing.exploreCrashes", () => {
         )
         assert(found instanceof Testing.CrashFound)
         // The crash after the wire's INTENT: the operator says it did not run, so the saga compensates.
-        expect(found.point).toMatch(/^after journal write 8 of 12 \(seq 9 SAGA_RESUMED, seq 10 INTENT wire\)$/)
+        expect(found.point).toMatch(/^a crash after journal write 8 of 12 \(seq 9 SAGA_RESUMED, seq 10 INTENT wire\)$/)
         expect(found.problems).toEqual([
           `invariant "${refundedUnlessCompleted.name}" does not hold once the saga ended Compensated`
         ])
@@ -156,9 +156,61 @@ describe("Testing.exploreCrashes", () => {
           })
         )
         assert(found instanceof Testing.CrashFound)
-        expect(found.point).toMatch(/^after tool call 2 of \d+ ended \(charge call/)
+        expect(found.point).toMatch(/^a crash after tool call 2 of \d+ ended \(charge call/)
       }),
     60_000
+  )
+
+  it.effect(
+    "an operator who compensates whatever is unknown: the saga ends CompensationFailed, which the test allows",
+    () =>
+      Effect.gen(function* () {
+        const refused = yield* Effect.flip(
+          Testing.exploreCrashes(orderWith(charge), 42, { world: BankLive, resolve: "compensate" })
+        )
+        assert(Testing.isExploreError(refused) && refused._tag === "CrashFound")
+        expect(refused.problems[0]).toMatch(/^the saga ended CompensationFailed; expected Completed or Compensated/)
+        const summary = yield* Testing.exploreCrashes(orderWith(charge), 42, {
+          world: BankLive,
+          resolve: "compensate",
+          allow: ["Completed", "Compensated", "CompensationFailed"],
+          invariants: [refundedAtMostOnce]
+        })
+        expect(summary.endings.CompensationFailed).toBeGreaterThan(0)
+      }),
+    60_000
+  )
+
+  it.effect("a saga that breaks a check without any crash fails as the run without a crash", () =>
+    Effect.gen(function* () {
+      const found = yield* Effect.flip(
+        Testing.exploreCrashes(orderWith(charge), 42, { world: BankLive, approvals: ["reject"], allow: ["Completed"] })
+      )
+      assert(found._tag === "CrashFound")
+      expect(found.point).toBe("the run without a crash")
+      expect(found.message).toMatch(
+        /^the run without a crash \(approval answered "reject"\) breaks the saga:\n {2}- the saga ended Compensated; expected Completed/
+      )
+      expect(found.timeline).toMatch(/^journal of the uncrashed run:\n/)
+    })
+  )
+
+  it.effect("options it cannot explore with are refused before anything runs", () =>
+    Effect.gen(function* () {
+      const refused = (options: Partial<Testing.ExploreOptions<Bank, never>>) =>
+        Effect.flip(Testing.exploreCrashes(orderWith(charge), 42, { world: BankLive, ...options }))
+      for (const [options, reason] of [
+        [{ maxPoints: 0 }, "maxPoints must be a whole number of at least 1, not 0"],
+        [{ maxPoints: 1.5 }, "maxPoints must be a whole number of at least 1, not 1.5"],
+        [{ seed: Number.NaN }, "seed must be a finite number, not NaN"],
+        [{ crashes: [] }, "crashes names no crash kind"],
+        [{ approvals: [] }, "approvals names no answer"]
+      ] as const) {
+        const error = yield* refused(options)
+        assert(error instanceof Testing.InvalidExploreOptions)
+        expect(error.message).toBe(`exploreCrashes cannot explore: ${reason}`)
+      }
+    })
   )
 
   it.effect("a world layer that lacks a service the program needs does not type-check", () =>
