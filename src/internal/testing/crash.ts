@@ -42,8 +42,6 @@ export class CrashSwitch {
   /** What each write wrote and what each call was, in order: how points are described. */
   readonly written: Array<ReadonlyArray<Entry>> = []
   readonly seen: Array<CallSeen> = []
-  /** What the fatal write wrote, or which call ended, once the point was reached. */
-  crashedAfter: { readonly entries: ReadonlyArray<Entry> } | { readonly call: CallSeen } | undefined
 
   private constructor(
     readonly point: Point | undefined,
@@ -54,9 +52,8 @@ export class CrashSwitch {
   static make = (point: Point | undefined): Effect.Effect<CrashSwitch> =>
     Effect.map(Deferred.make<void>(), (killed) => new CrashSwitch(point, killed))
 
-  private die(after: CrashSwitch["crashedAfter"]) {
+  private die() {
     this.crashed = true
-    this.crashedAfter = after
     return Effect.zipRight(Deferred.succeed(this.killed, undefined), Effect.interrupt)
   }
 
@@ -74,9 +71,7 @@ export class CrashSwitch {
         this.written.push(entries.slice())
         this.lastSeq = entries.at(-1)?.seq ?? this.lastSeq
         const point = this.point
-        return point?._tag === "AfterWrite" && point.write === this.writes
-          ? this.die({ entries })
-          : Effect.succeed(entries)
+        return point?._tag === "AfterWrite" && point.write === this.writes ? this.die() : Effect.succeed(entries)
       })
     )
   }
@@ -89,7 +84,7 @@ export class CrashSwitch {
         this.seen.push(seen)
         const point = this.point
         if (point?._tag !== "BeforeOutcome" || point.call !== index) return run
-        return Effect.flatMap(Effect.exit(run), () => this.die({ call: seen }))
+        return Effect.flatMap(Effect.exit(run), () => this.die())
       })
     )
   }
