@@ -193,7 +193,7 @@ export interface ExploreOptions<W, EW, S = never, ES = never> {
   readonly allow?: ReadonlyArray<Ending> | undefined
   /** What must hold in the world once the saga ended. */
   readonly invariants?: ReadonlyArray<Invariant<W>> | undefined
-  /** Which crashes to inject (default both). */
+  /** Which crashes to inject (default both; none: only the uncrashed run is checked). */
   readonly crashes?: ReadonlyArray<CrashKind> | undefined
   /** The answers given to approval requests, each explored at every crash point (default `["approve"]`). */
   readonly approvals?: ReadonlyArray<ApprovalAnswer> | undefined
@@ -339,11 +339,10 @@ export type ProvidesProgram<R, W> = [Exclude<R, Saga.CurrentSaga>] extends [W]
 /** Refuses options that cannot be explored with. */
 const validate = (options: ExploreOptions<any, any, any, any>): Effect.Effect<void, InvalidExploreOptions> => {
   const refuse = (reason: string) => Effect.fail(new InvalidExploreOptions({ reason }))
-  const { approvals, crashes, maxPoints, seed } = options
+  const { approvals, maxPoints, seed } = options
   if (maxPoints !== undefined && !(Number.isInteger(maxPoints) && maxPoints >= 1))
     return refuse(`maxPoints must be a whole number of at least 1, not ${maxPoints}`)
   if (seed !== undefined && !Number.isFinite(seed)) return refuse(`seed must be a finite number, not ${seed}`)
-  if (crashes !== undefined && crashes.length === 0) return refuse("crashes names no crash kind")
   if (approvals !== undefined && approvals.length === 0) return refuse("approvals names no answer")
   return Effect.void
 }
