@@ -1,5 +1,9 @@
 /**
- * Test helpers: the in-memory layers in one, and fault injection.
+ * Test helpers: the in-memory layers in one, fault injection, and crash exploration
+ * (`exploreCrashes`: a user's saga crashed at every point, recovered, checked).
+ *
+ * NOTE (file length): the public home of the exploration's options, results and errors, each
+ * documented; the exploration itself lives in `internal/testing/`.
  *
  * @since 0.1.0
  */
@@ -120,8 +124,6 @@ export const layerWith = (
   approval: Layer.Layer<Approval.Approval>
 ): Layer.Layer<Saga.Saga | Journal.Journal | Approval.Approval, KeyError> =>
   Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, approval)))
-
-// --- exploring crashes ---------------------------------------------------------------------------
 
 /**
  * Where `exploreCrashes` kills the service running a saga: `"after-write"`, right after each of its
