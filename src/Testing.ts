@@ -1,18 +1,32 @@
 /**
- * Test helpers: the in-memory layers in one, and fault injection.
+ * Test helpers: the in-memory layers in one, fault injection, and crash exploration
+ * (`exploreCrashes`: a user's saga crashed at every point, recovered, checked).
+ *
+ * NOTE (file length): the public home of the exploration's options, results and errors, each
+ * documented; the exploration itself lives in `internal/testing/`.
  *
  * @since 0.1.0
  */
 
+import * as Arbitrary from "effect/Arbitrary"
+import * as Cause from "effect/Cause"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import * as Approval from "./Approval.js"
 import type { FaultSite } from "./internal/engine/faults.js"
 import { Faults } from "./internal/engine/faults.js"
+import { explore, Finding } from "./internal/testing/explore.js"
 import * as Journal from "./Journal.js"
 import type { KeyError } from "./Keys.js"
 import * as Outcome from "./Outcome.js"
 import * as Saga from "./Saga.js"
+import type * as SagaDefinition from "./SagaDefinition.js"
+import type * as SagaResult from "./SagaResult.js"
 
 /**
  * What an injected fault does:
@@ -74,6 +88,14 @@ export const faults = (...plans: ReadonlyArray<FaultPlan>): Layer.Layer<Faults> 
   })
 
 /**
+ * What a fault-injecting `Faults` service is told about a call besides its tool and site: the
+ * step it belongs to and its tool's declaration.
+ *
+ * @since 0.3.0
+ * @category fault injection
+ */
+export type { FaultStep } from "./internal/engine/faults.js"
+/**
  * The service behind `faults`, for tests that build their own.
  *
  * @since 0.1.0
@@ -102,3 +124,314 @@ export const layerWith = (
   approval: Layer.Layer<Approval.Approval>
 ): Layer.Layer<Saga.Saga | Journal.Journal | Approval.Approval, KeyError> =>
   Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, approval)))
+
+/**
+ * Where `exploreCrashes` kills the service running a saga: `"after-write"`, right after each of its
+ * journal writes (the write is kept, nothing after it happens); `"before-outcome"`, right after each
+ * tool call or undo ended, before its outcome was journaled.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export type CrashKind = "after-write" | "before-outcome"
+
+/**
+ * What the operator answers when the saga awaits an approval: approve it, reject it, or approve it
+ * with an expiry and let the `TestClock` run past it.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export type ApprovalAnswer = "approve" | "reject" | "expire"
+
+/**
+ * What the operator answers for a step whose outcome is unknown (`NeedsAttention`): it was applied
+ * (resolved with the result the tool was seen to return), it was not, or compensate the saga.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export type OperatorAnswer = "applied" | "not-applied" | "compensate"
+
+/**
+ * How a saga ended after its crash and recovery: the tag of its last `SagaResult`.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export type Ending = SagaResult.SagaResult<unknown, unknown>["_tag"]
+
+/**
+ * A property of your world that must hold once the saga ended, whatever the crash: `holds` reads
+ * the services of the world layer and is told how the saga ended.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export interface Invariant<W> {
+  /** Says what must hold, in the failure that names it. */
+  readonly name: string
+  /** Whether it holds, once the saga ended as `ending` (a failure counts as not holding, with its reason). */
+  readonly holds: (ending: Ending) => Effect.Effect<boolean, unknown, W>
+}
+
+/**
+ * How `exploreCrashes` explores.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export interface ExploreOptions<W, EW, S = never, ES = never> {
+  /** The services your tools use (the outside world): built afresh for every crash point, kept across its crash. */
+  readonly world: Layer.Layer<W, EW>
+  /**
+   * What the service itself is made of and rebuilds when it restarts (a toolkit's or agent's
+   * handlers, which register their undos with its `Saga`): built in every process, over the world.
+   */
+  readonly services?: Layer.Layer<S, ES, W | Saga.Saga | Journal.Journal | Approval.Approval> | undefined
+  /** The saga's id in every run (default `"explored"`). */
+  readonly sagaId?: string | undefined
+  /** The endings accepted (default `["Completed", "Compensated"]`; see `exploreCrashes` for one more). */
+  readonly allow?: ReadonlyArray<Ending> | undefined
+  /** What must hold in the world once the saga ended. */
+  readonly invariants?: ReadonlyArray<Invariant<W>> | undefined
+  /** Which crashes to inject (default both; none: only the uncrashed run is checked). */
+  readonly crashes?: ReadonlyArray<CrashKind> | undefined
+  /** The answers given to approval requests, each explored at every crash point (default `["approve"]`). */
+  readonly approvals?: ReadonlyArray<ApprovalAnswer> | undefined
+  /**
+   * The operator's answer for an unknown step: one for all, or asked per step (reading the world).
+   * Default `"truthfully"`: `"applied"` if a call of the step was seen to return a result, else `"not-applied"`.
+   */
+  readonly resolve?:
+    | "truthfully"
+    | OperatorAnswer
+    | ((step: SagaResult.UnknownStep) => Effect.Effect<OperatorAnswer, unknown, W>)
+    | undefined
+  /** At most this many crash points per approval answer (default 200), chosen with `seed` when there are more. */
+  readonly maxPoints?: number | undefined
+  /** Seeds the choice of crash points under `maxPoints` (default 1). */
+  readonly seed?: number | undefined
+  /** `"memory"` (default), or `"sqlite"`: a fresh SQLite file per crash point, reopened by each process. */
+  readonly store?: "memory" | "sqlite" | undefined
+}
+
+/**
+ * What an exploration where every crash point passed went through: the points explored (of those
+ * found), the recoveries made, the endings by count, and the undos whose outcome a crash hid (their
+ * sagas ended `CompensationFailed`, accepted: see `exploreCrashes`).
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export interface CrashSummary {
+  /** Crash points explored, with the uncrashed run of each approval answer. */
+  readonly points: number
+  /** Crash points found (before `maxPoints`). */
+  readonly found: number
+  /** Points where the service died and a new one recovered the saga. */
+  readonly recoveries: number
+  /** How many runs ended so, by ending. */
+  readonly endings: Readonly<Record<string, number>>
+  /** Undos whose outcome a crash hid, in sagas accepted as `CompensationFailed`. */
+  readonly hiddenUndos: number
+  /** Forward calls and undos run, by tool, over the whole exploration. */
+  readonly calls: Readonly<Record<string, { readonly execute: number; readonly compensate: number }>>
+}
+
+/**
+ * The type id the exploration's errors carry: `isExploreError` checks it, never a `_tag` that a
+ * plain value could share.
+ *
+ * @since 0.3.0
+ * @category type ids
+ */
+export const ExploreErrorTypeId: unique symbol = Symbol.for("effect-saga/Testing/ExploreError")
+
+/**
+ * @since 0.3.0
+ * @category type ids
+ */
+export type ExploreErrorTypeId = typeof ExploreErrorTypeId
+
+/**
+ * Options `exploreCrashes` cannot explore with: nothing was run.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export class InvalidExploreOptions extends Data.TaggedError("InvalidExploreOptions")<{
+  /** Which option, and why. */
+  readonly reason: string
+}> {
+  /** @since 0.3.0 */
+  readonly [ExploreErrorTypeId]: ExploreErrorTypeId = ExploreErrorTypeId
+  override get message(): string {
+    return `exploreCrashes cannot explore: ${this.reason}`
+  }
+}
+
+/**
+ * Whether a value is one of the exploration's errors (`CrashFound`, `InvalidExploreOptions`), by its
+ * `ExploreErrorTypeId`.
+ *
+ * @since 0.3.0
+ * @category guards
+ */
+export const isExploreError = (u: unknown): u is CrashFound | InvalidExploreOptions =>
+  Predicate.hasProperty(u, ExploreErrorTypeId)
+
+/**
+ * The first crash point that broke a check: where the service died, with which approval answer (and
+ * input, for a property), what went wrong against what was expected, and the journal before the
+ * crash and after recovery.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export class CrashFound extends Data.TaggedError("CrashFound")<{
+  /** Where the service died, in words ("a crash after journal write 3 of 12 (…)"), or "the run without a crash". */
+  readonly point: string
+  /** The answer given to approval requests in that run. */
+  readonly approval: ApprovalAnswer
+  /** The input, as JSON, when a property generated it. */
+  readonly input: string | undefined
+  /** Each check that failed, with what was expected. */
+  readonly problems: ReadonlyArray<string>
+  /** The journal up to the crash and what recovery wrote after it. */
+  readonly timeline: string
+}> {
+  /** @since 0.3.0 */
+  readonly [ExploreErrorTypeId]: ExploreErrorTypeId = ExploreErrorTypeId
+  override get message(): string {
+    const input = this.input === undefined ? "" : `, input ${this.input}`
+    return [
+      `${this.point} (approval answered "${this.approval}"${input}) breaks the saga:`,
+      ...this.problems.map((problem) => `  - ${problem}`),
+      this.timeline
+    ].join("\n")
+  }
+}
+
+/**
+ * The errors an exploration fails with: a crash point that breaks a check, the world layer's own,
+ * or a store that cannot be opened.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export type ExploreError<EW> =
+  | CrashFound
+  | InvalidExploreOptions
+  | EW
+  | Journal.JournalError
+  | Journal.JournalCorrupted
+  | KeyError
+
+/**
+ * What the type checker says when the world and services layers lack a service the saga's program needs.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export type ProvidesProgram<R, W> = [Exclude<R, Saga.CurrentSaga>] extends [W]
+  ? unknown
+  : { readonly world: "the world layer must provide every service the saga's program needs" }
+
+/** Refuses options that cannot be explored with. */
+const validate = (options: ExploreOptions<any, any, any, any>): Effect.Effect<void, InvalidExploreOptions> => {
+  const refuse = (reason: string) => Effect.fail(new InvalidExploreOptions({ reason }))
+  const { approvals, maxPoints, seed } = options
+  if (maxPoints !== undefined && !(Number.isInteger(maxPoints) && maxPoints >= 1))
+    return refuse(`maxPoints must be a whole number of at least 1, not ${maxPoints}`)
+  if (seed !== undefined && !Number.isFinite(seed)) return refuse(`seed must be a finite number, not ${seed}`)
+  if (approvals !== undefined && approvals.length === 0) return refuse("approvals names no answer")
+  return Effect.void
+}
+
+/**
+ * Proves a saga survives crashes. It runs `definition` on `input` once, counting its journal
+ * writes and tool calls; then, for each (of the `crashes` kinds), starts afresh — a new store and a
+ * new `world` — kills the service right there, and recovers as a restarted service would:
+ * `Recovery.recoverAll` on a new `Saga` service over the same store, then the operators: approval
+ * requests answered as `approvals` says, unknown steps settled as `resolve` says, until the saga
+ * ends. Each time it checks that the journal verifies, that the saga ended as `allow` says, that no
+ * forward call ran twice for one step unless its tool declares `retryMode: "idempotency-key"` and
+ * no undo ran twice, and that every invariant holds. It fails with the first `CrashFound`.
+ *
+ * NOTE: the engine never runs an undo twice, so an undo whose outcome the crash hid (started, not
+ * settled) is journaled `COMPENSATION_UNKNOWN` and the saga ends `CompensationFailed` for a human
+ * to check. That ending is accepted where only such undos are unsettled, and counted in
+ * `hiddenUndos`; your invariants are told the ending. Every run uses a fresh `TestClock`.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export const exploreCrashes = <I, A, E, R, W, EW, S = never, ES = never>(
+  definition: SagaDefinition.SagaDefinition<I, A, E, R>,
+  input: I,
+  options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>
+): Effect.Effect<CrashSummary, ExploreError<EW>> =>
+  Effect.mapError(Effect.zipRight(validate(options), explore(definition, input, options)), (error) =>
+    error instanceof Finding
+      ? new CrashFound({
+          point: error.point,
+          approval: error.approval,
+          input: undefined,
+          problems: error.problems,
+          timeline: error.timeline
+        })
+      : error
+  )
+
+/**
+ * How many inputs `exploreCrashesProperty` generates, seeded how.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export interface PropertyOptions {
+  /** How many inputs (default 10): each is explored at every crash point. */
+  readonly runs?: number | undefined
+  /** Seeds fast-check, so that a failure can be repeated. */
+  readonly seed?: number | undefined
+}
+
+/**
+ * `exploreCrashes` over inputs generated from the definition's input schema (`Arbitrary.make`), with
+ * fast-check: the first input that breaks a check is shrunk, and its `CrashFound` names it.
+ *
+ * @since 0.3.0
+ * @category crash exploration
+ */
+export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>(
+  definition: SagaDefinition.SagaDefinition<I, A, E, R>,
+  options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S> & PropertyOptions
+): Effect.Effect<ReadonlyArray<CrashSummary>, ExploreError<EW>> =>
+  Effect.gen(function* () {
+    const summaries: Array<CrashSummary> = []
+    let failure: { readonly input: I; readonly error: ExploreError<EW> } | undefined
+    const property = FastCheck.asyncProperty(Arbitrary.make(definition.input), async (input) => {
+      const exit = await Effect.runPromiseExit(exploreCrashes(definition, input, options))
+      if (Exit.isSuccess(exit)) {
+        summaries.push(exit.value)
+        return true
+      }
+      const error = Cause.failureOption(exit.cause)
+      if (Option.isNone(error)) throw new Error(`the exploration died: ${Cause.pretty(exit.cause)}`)
+      failure = { input, error: error.value }
+      return false
+    })
+    const runs = options.runs ?? 10
+    if (!(Number.isInteger(runs) && runs >= 1)) {
+      return yield* new InvalidExploreOptions({ reason: `runs must be a whole number of at least 1, not ${runs}` })
+    }
+    yield* Effect.promise(() =>
+      FastCheck.check(property, { numRuns: runs, ...(options.seed === undefined ? {} : { seed: options.seed }) })
+    )
+    if (failure === undefined) return summaries
+    const { error, input } = failure
+    return yield* Effect.fail(
+      error instanceof CrashFound ? new CrashFound({ ...error, input: JSON.stringify(input) }) : error
+    )
+  })

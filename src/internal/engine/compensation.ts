@@ -252,7 +252,8 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
       idempotencyKey,
       receipt: receipt.right
     })
-    if (Option.isSome(faults)) undo = faults.value.around(step.toolName, "compensate", undo)
+    if (Option.isSome(faults))
+      undo = faults.value.around(step.toolName, "compensate", undo, { stepId: step.stepId, spec: tool.spec })
     undo = Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, true)
     if (tool.spec.timeout !== undefined) {
       const timeout = tool.spec.timeout

@@ -493,7 +493,7 @@ export class SagaRun {
       capabilities: spec.capabilities
     }
     return this.write(stepDraft({ stepId, toolName: spec.name }, "INTENT", intent, inputJson)).pipe(
-      Effect.zipRight(Effect.exit(this.call(spec, input, nextContext))),
+      Effect.zipRight(Effect.exit(this.call(spec, stepId, input, nextContext))),
       Effect.flatMap((exit) =>
         Exit.isSuccess(exit)
           ? this.executed(spec, stepId, exit.value, state.receipt)
@@ -533,10 +533,10 @@ export class SagaRun {
     )
   }
 
-  private call(spec: StepSpec, input: unknown, nextContext: () => StepContext) {
+  private call(spec: StepSpec, stepId: string, input: unknown, nextContext: () => StepContext) {
     const attempt = Effect.suspend(() => spec.execute(input, nextContext()) as Effect.Effect<unknown, unknown>)
     let call: Effect.Effect<unknown, unknown> = Effect.flatMap(Effect.serviceOption(Faults), (faults) =>
-      Option.isSome(faults) ? faults.value.around(spec.name, "execute", attempt) : attempt
+      Option.isSome(faults) ? faults.value.around(spec.name, "execute", attempt, { stepId, spec }) : attempt
     )
     if (spec.timeout !== undefined) {
       const timeout = spec.timeout

@@ -1,0 +1,227 @@
+/**
+ * `Testing.exploreCrashes`: run a saga once to learn its journal writes and tool calls, then, for
+ * every one of them, run it afresh in a fresh world, kill the service there, recover it as a
+ * restarted service would, and check what the journal, the counts and the world say.
+ */
+
+import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
+import * as TestContext from "effect/TestContext"
+import * as Journal from "../../Journal.js"
+import * as Recovery from "../../Recovery.js"
+import type * as Saga from "../../Saga.js"
+import type * as SagaDefinition from "../../SagaDefinition.js"
+import type { SagaResult } from "../../SagaResult.js"
+import type { ApprovalAnswer, CrashSummary, Ending, ExploreOptions } from "../../Testing.js"
+import * as Timeline from "../../Timeline.js"
+import { countProblems, describeError, describeExit, excused, formatReport, hiddenUndos } from "./checks.js"
+import type { Point } from "./crash.js"
+import { CrashSwitch, Ledger } from "./crash.js"
+import type { Resolver } from "./drive.js"
+import { DriveProblem, drive, truthfully } from "./drive.js"
+import { choose, describePoint, divergence, pointsOf } from "./points.js"
+import type { Opener, StoreError } from "./process.js"
+import { live, liveUntilKilled, openerFor, temporaryDirectory } from "./process.js"
+
+/** What `Testing.CrashFound` is made of. */
+export class Finding {
+  readonly _tag = "Finding"
+  constructor(
+    readonly point: string,
+    readonly approval: ApprovalAnswer,
+    readonly problems: ReadonlyArray<string>,
+    readonly timeline: string
+  ) {}
+}
+
+/** A crash point's result, the calls its tools made, and the switch of the process that was to die. */
+interface PointRun {
+  readonly result: PointResult
+  readonly ledger: Ledger
+  readonly crash: CrashSwitch
+}
+
+interface PointResult {
+  readonly problems: ReadonlyArray<string>
+  readonly ending: Ending | undefined
+  readonly recovered: boolean
+  readonly hidden: number
+  readonly timeline: string
+}
+
+const defaultAllow: ReadonlyArray<Ending> = ["Completed", "Compensated"]
+
+/** Explores every crash point of the saga on `input`, for each approval answer; fails at the first that breaks a check. */
+export const explore = <I, A, E, R, W, EW, S, ES>(
+  definition: SagaDefinition.SagaDefinition<I, A, E, R>,
+  input: I,
+  options: ExploreOptions<W, EW, S, ES>
+): Effect.Effect<CrashSummary, Finding | EW | StoreError> => {
+  const sagaId = options.sagaId ?? "explored"
+  const allow = options.allow ?? defaultAllow
+  const kinds = options.crashes ?? ["after-write", "before-outcome"]
+  const answers = options.approvals ?? ["approve"]
+  const services = (options.services ?? Layer.empty) as Layer.Layer<any, unknown, any>
+
+  const resolverOf = (ledger: Ledger): Resolver<W> => {
+    const resolve = options.resolve ?? "truthfully"
+    if (resolve === "truthfully") return truthfully(ledger)
+    if (typeof resolve === "function") return resolve
+    return () => Effect.succeed(resolve)
+  }
+
+  /** Runs the saga at one crash point (none: the uncrashed run), recovers it, and checks it. */
+  const runPoint = (
+    baseline: CrashSwitch | undefined,
+    point: Point | undefined,
+    approval: ApprovalAnswer,
+    nextStore: () => Effect.Effect<Opener, StoreError, Scope.Scope>,
+    onApproval: () => void
+  ): Effect.Effect<PointRun, EW | StoreError> =>
+    Effect.gen(function* () {
+      const open = yield* nextStore()
+      const ledger = new Ledger()
+      const world = yield* Layer.build(options.world)
+      const operators = { approval, resolve: resolverOf(ledger), ledger }
+      const dying = yield* CrashSwitch.make(point)
+      const driven = drive(definition, sagaId, input, operators, onApproval) as Effect.Effect<
+        SagaResult<unknown, unknown>,
+        unknown,
+        Saga.Saga | W
+      >
+      let exit = yield* liveUntilKilled(
+        Effect.exit(live(open, dying, ledger, world, services, driven)).pipe(Effect.flatten),
+        dying
+      )
+      const problems: Array<string> = []
+      const diverged = baseline === undefined ? undefined : divergence(baseline, dying)
+      if (diverged !== undefined) problems.push(diverged)
+      else if (point !== undefined && !dying.crashed) {
+        problems.push(
+          `the run ended after ${dying.writes} journal writes and ${dying.calls} tool calls without reaching this point: the saga did not repeat what its first run did (is it deterministic?)`
+        )
+      }
+      if (dying.crashed) {
+        const healthy = yield* CrashSwitch.make(undefined)
+        const recovering = Effect.gen(function* () {
+          const recovery = yield* Recovery.make({ definitions: [definition] })
+          const report = yield* recovery.recoverAll
+          for (const saga of report.sagas) {
+            if (saga._tag === "Failed")
+              return yield* Effect.fail(new DriveProblem(`recovery failed: ${describeError(saga.error)}`))
+          }
+          return yield* driven
+        }) as Effect.Effect<SagaResult<unknown, unknown>, unknown, Saga.Saga | Journal.Journal | W>
+        exit = yield* Effect.exit(live(open, healthy, ledger, world, services, recovering))
+      }
+      const result = yield* check(point, exit, open, dying.lastSeq, world, ledger, problems)
+      return { result, ledger, crash: dying }
+    }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))
+
+  const check = (
+    point: Point | undefined,
+    exit: Exit.Exit<SagaResult<unknown, unknown>, unknown>,
+    open: Opener,
+    lastSeq: number,
+    world: Context.Context<W>,
+    ledger: Ledger,
+    problems: Array<string>
+  ): Effect.Effect<PointResult, StoreError> =>
+    Effect.gen(function* () {
+      const { entries, verification } = yield* Effect.scoped(
+        Effect.flatMap(open, (store) =>
+          Effect.provide(
+            Effect.all({
+              entries: Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId)),
+              verification: Journal.verify(sagaId)
+            }),
+            store
+          )
+        )
+      )
+      const hidden = point === undefined ? new Set<string>() : hiddenUndos(entries, lastSeq)
+      let ending: Ending | undefined
+      let excusedUndos = 0
+      if (Exit.isFailure(exit)) {
+        problems.push(`${point === undefined ? "the run" : "recovery"} failed: ${describeExit(exit)}`)
+      } else {
+        const result = exit.value
+        ending = result._tag
+        if (!allow.includes(result._tag) && excused(result, hidden)) excusedUndos = hidden.size
+        else if (!allow.includes(result._tag)) {
+          const why = "report" in result ? `\n${formatReport(result)}` : ""
+          problems.push(`the saga ended ${result._tag}; expected ${allow.join(" or ")}${why}`)
+        }
+      }
+      if (verification._tag === "Broken") {
+        problems.push(`the journal does not verify: broken at seq ${verification.seq}: ${verification.reason}`)
+      }
+      problems.push(...countProblems(ledger))
+      if (ending !== undefined) {
+        for (const invariant of options.invariants ?? []) {
+          const holds = yield* Effect.exit(Effect.provide(invariant.holds(ending), world))
+          if (Exit.isFailure(holds))
+            problems.push(`invariant "${invariant.name}" could not be checked: ${describeExit(holds)}`)
+          else if (!holds.value)
+            problems.push(`invariant "${invariant.name}" does not hold once the saga ended ${ending}`)
+        }
+      }
+      const timeline =
+        point === undefined
+          ? `journal of the uncrashed run:\n${Timeline.format(entries)}`
+          : `journal up to the crash:\n${Timeline.format(entries.filter((e) => e.seq <= lastSeq))}\nwritten by the recovery:\n${Timeline.format(entries.filter((e) => e.seq > lastSeq))}`
+      return { problems, ending, recovered: point !== undefined, hidden: excusedUndos, timeline }
+    })
+
+  const storeFor = (directory: string) => {
+    let index = 0
+    return (): Effect.Effect<Opener, StoreError, Scope.Scope> =>
+      openerFor(options.store ?? "memory", directory, index++)
+  }
+
+  return Effect.gen(function* () {
+    const directory = options.store === "sqlite" ? yield* temporaryDirectory : ""
+    const nextStore = storeFor(directory)
+    const summary = { points: 0, found: 0, recoveries: 0, hiddenUndos: 0 }
+    const endings: Record<string, number> = {}
+    const calls: Record<string, { execute: number; compensate: number }> = {}
+    const tally = (run: PointRun) => {
+      summary.points++
+      if (run.result.recovered) summary.recoveries++
+      summary.hiddenUndos += run.result.hidden
+      if (run.result.ending !== undefined) endings[run.result.ending] = (endings[run.result.ending] ?? 0) + 1
+      for (const step of run.ledger.steps.values()) {
+        const counts = calls[step.toolName] ?? { execute: 0, compensate: 0 }
+        calls[step.toolName] = {
+          execute: counts.execute + step.mayHaveApplied,
+          compensate: counts.compensate + step.undos
+        }
+      }
+    }
+    const fail = (point: string, approval: ApprovalAnswer, result: PointResult) =>
+      new Finding(point, approval, result.problems, result.timeline)
+    for (const [n, approval] of answers.entries()) {
+      let asked = false
+      const baseline = yield* runPoint(undefined, undefined, approval, nextStore, () => {
+        asked = true
+      })
+      if (n > 0 && !asked) continue
+      if (baseline.result.problems.length > 0)
+        return yield* Effect.fail(fail("the run without a crash", approval, baseline.result))
+      tally(baseline)
+      const points = pointsOf(baseline.crash, kinds)
+      summary.found += points.length
+      for (const point of yield* choose(points, options.maxPoints ?? 200, options.seed ?? 1)) {
+        const run = yield* runPoint(baseline.crash, point, approval, nextStore, () => {})
+        if (run.result.problems.length > 0) {
+          return yield* Effect.fail(fail(describePoint(point, baseline.crash), approval, run.result))
+        }
+        tally(run)
+      }
+    }
+    return { ...summary, endings, calls } satisfies CrashSummary
+  }).pipe(Effect.scoped)
+}

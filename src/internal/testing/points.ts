@@ -1,0 +1,61 @@
+/**
+ * The crash points of a saga, as many as its uncrashed run made journal writes and tool calls: which
+ * to explore, how to say where one is, and whether a run repeated the uncrashed one up to its crash.
+ */
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Random from "effect/Random"
+import type * as Journal from "../../Journal.js"
+import type { CrashKind } from "../../Testing.js"
+import type { CallSeen, CrashSwitch, Point } from "./crash.js"
+
+const describeCall = (call: CallSeen) =>
+  `${call.toolName} ${call.site === "execute" ? "call" : "undo"} of step ${call.stepId}`
+
+const describeEntries = (entries: ReadonlyArray<Journal.Entry>) =>
+  entries
+    .map((entry) => `seq ${entry.seq} ${entry.phase}${entry.toolName === null ? "" : ` ${entry.toolName}`}`)
+    .join(", ")
+
+/** An entry as a run that repeats another must write it again (its time and hash aside). */
+const shapeOf = (entry: Journal.Entry) =>
+  `seq ${entry.seq} ${entry.phase} ${entry.toolName ?? ""} ${entry.stepId ?? ""}`
+
+/** Where the run that was to crash first wrote something else than the uncrashed run, if it did. */
+export const divergence = (baseline: CrashSwitch, run: CrashSwitch): string | undefined => {
+  for (const [index, entries] of run.written.entries()) {
+    const expected = (baseline.written[index] ?? []).map(shapeOf).join(", ")
+    const written = entries.map(shapeOf).join(", ")
+    if (written !== expected) {
+      return `the run did not repeat the uncrashed run (is the program deterministic?): its journal write ${index + 1} was [${written}] where the uncrashed run wrote [${expected || "nothing"}]`
+    }
+  }
+  return undefined
+}
+
+/** A crash point in words, from what the uncrashed run did there. */
+export const describePoint = (point: Point, baseline: CrashSwitch): string =>
+  point._tag === "AfterWrite"
+    ? `a crash after journal write ${point.write} of ${baseline.writes} (${describeEntries(baseline.written[point.write - 1] ?? [])})`
+    : `a crash after tool call ${point.call} of ${baseline.calls} ended (${describeCall(baseline.seen[point.call - 1]!)}), before its outcome was journaled`
+
+/** The crash points of the kinds asked for, as many as the uncrashed run made writes and calls. */
+export const pointsOf = (baseline: CrashSwitch, kinds: ReadonlyArray<CrashKind>): Array<Point> => [
+  ...(kinds.includes("after-write")
+    ? Array.from({ length: baseline.writes }, (_, i): Point => ({ _tag: "AfterWrite", write: i + 1 }))
+    : []),
+  ...(kinds.includes("before-outcome")
+    ? Array.from({ length: baseline.calls }, (_, i): Point => ({ _tag: "BeforeOutcome", call: i + 1 }))
+    : [])
+]
+
+/** At most `max` of `points`, chosen by a generator seeded with `seed`, in their order. */
+export const choose = (points: Array<Point>, max: number, seed: number) =>
+  points.length <= max
+    ? Effect.succeed(points)
+    : Effect.map(Random.make(seed).shuffle(points.keys()), (keys) =>
+        Chunk.toArray(keys)
+          .slice(0, max)
+          .sort((a, b) => a - b)
+          .map((key) => points[key]!)
+      )

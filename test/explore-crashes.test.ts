@@ -1,0 +1,497 @@
+import { afterEach, assert, describe, expect, it, vi } from "@effect/vitest"
+import { Context, Effect, Layer, Schema } from "effect"
+import { Compensable, Outcome, SagaDefinition } from "../src/index.js"
+import * as Testing from "../src/Testing.js"
+
+/**
+ * Sagas explored at every crash point: the travel booking of examples/travel.ts passes; sagas that
+ * are wrong in one way each fail, naming the crash point and why.
+ */
+describe("Testing.exploreCrashes", () => {
+  afterEach(() => {
+    vi.restoreAllMocks()
+  })
+
+  it.effect(
+    "three bookings in parallel, then the payment: every point passes, completed or compensated",
+    () =>
+      Effect.gen(function* () {
+        const lisbon = yield* Testing.exploreCrashes(Trip, { city: "Lisbon", nights: 3 }, travel)
+        expect(lisbon.endings.Completed).toBeGreaterThan(0)
+        const porto = yield* Testing.exploreCrashes(Trip, { city: "Porto", nights: 2 }, travel)
+        expect(porto.endings.Completed).toBeUndefined()
+        expect(porto.endings.Compensated).toBeGreaterThan(0)
+        expect(porto.calls.bookFlight?.compensate).toBeGreaterThan(0)
+      }),
+    120_000
+  )
+
+  it.effect(
+    "a tool that declares retryMode idempotency-key but charges again on retry: the invariant fails after its call",
+    () =>
+      Effect.gen(function* () {
+        const chargeIgnoringKey = Compensable.make({
+          name: "charge",
+          input: Schema.Int,
+          success: Schema.String,
+          retryMode: "idempotency-key", // declared, but the key is ignored below
+          execute: (amount) =>
+            Effect.map(Bank, (bank) => {
+              bank.charged += amount
+              return "charge-1"
+            }),
+          compensate: ({ input }) =>
+            Effect.map(Bank, (bank) => {
+              bank.refunded += input
+            })
+        })
+        const Order = orderWith(chargeIgnoringKey)
+        const found = yield* Effect.flip(
+          Testing.exploreCrashes(Order, 42, { world: BankLive, invariants: [chargedOnce] })
+        )
+        assert(found instanceof Testing.CrashFound)
+        expect(found.point).toMatch(/^a crash after tool call 2 of 4 ended \(charge call of step charge:/)
+        expect(found.problems).toEqual([`invariant "${chargedOnce.name}" does not hold once the saga ended Completed`])
+        expect(found.message).toContain("journal up to the crash:")
+        expect(found.message).toContain("written by the recovery:")
+      }),
+    60_000
+  )
+
+  it.effect(
+    "a program whose step order depends on Math.random: the first crashed run does not repeat the first run",
+    () =>
+      Effect.gen(function* () {
+        let draws = 0
+        vi.spyOn(Math, "random").mockImplementation(() => (draws++ % 2 === 0 ? 0.1 : 0.9))
+        const RandomOrder = SagaDefinition.make("random-order", {
+          input: Schema.Int,
+          program: (amount) =>
+            Effect.gen(function* () {
+              const steps = [charge(amount), reserve(amount)]
+              if (Math.random() > 0.5) steps.reverse()
+              for (const step of steps) yield* step
+            })
+        })
+        const found = yield* Effect.flip(Testing.exploreCrashes(RandomOrder, 42, { world: BankLive }))
+        assert(found instanceof Testing.CrashFound)
+        expect(found.point).toMatch(/^a crash after journal write 1 of /)
+        expect(found.problems[0]).toMatch(
+          /^the run did not repeat the uncrashed run \(is the program deterministic\?\): its journal write 1 was \[seq 1 SAGA_STARTED/
+        )
+      }),
+    60_000
+  )
+
+  it.effect(
+    "a user's invariant the saga breaks (an undo that refunds nothing): fails at the first point that compensates",
+    () =>
+      Effect.gen(function* () {
+        const chargeWithoutRefund = Compensable.make({
+          name: "charge",
+          input: Schema.Int,
+          success: Schema.String,
+          execute: (amount) =>
+            Effect.map(Bank, (bank) => {
+              bank.charged += amount
+              return "charge-1"
+            }),
+          compensate: () => Effect.void // refunds nothing
+        })
+        const found = yield* Effect.flip(
+          Testing.exploreCrashes(orderWith(chargeWithoutRefund), 42, {
+            world: BankLive,
+            invariants: [refundedUnlessCompleted]
+          })
+        )
+        assert(found instanceof Testing.CrashFound)
+        // The crash after the wire's INTENT: the operator says it did not run, so the saga compensates.
+        expect(found.point).toMatch(/^a crash after journal write 8 of 12 \(seq 9 SAGA_RESUMED, seq 10 INTENT wire\)$/)
+        expect(found.problems).toEqual([
+          `invariant "${refundedUnlessCompleted.name}" does not hold once the saga ended Compensated`
+        ])
+      }),
+    60_000
+  )
+
+  it.effect(
+    "an undo that would refund twice if called twice: the engine never calls an undo twice, at any point",
+    () =>
+      Effect.gen(function* () {
+        const chargeRefundingByAmount = Compensable.make({
+          name: "charge",
+          input: Schema.Int,
+          success: Schema.String,
+          execute: (amount) =>
+            Effect.map(Bank, (bank) => {
+              bank.charged += amount
+              return "charge-1"
+            }),
+          compensate: ({ input }) =>
+            Effect.map(Bank, (bank) => {
+              bank.refunded += input
+            }) // not idempotent
+        })
+        const summary = yield* Testing.exploreCrashes(orderWith(chargeRefundingByAmount), 42, {
+          world: BankLive,
+          invariants: [refundedAtMostOnce],
+          approvals: ["approve", "reject"]
+        })
+        // Its undo ran at many points, never twice for one step (the exploration checks it at each).
+        expect(summary.calls.charge?.compensate).toBeGreaterThan(1)
+        expect(summary.hiddenUndos).toBeGreaterThan(0)
+      }),
+    60_000
+  )
+
+  it.effect(
+    "a step whose outcome the operator wrongly says not applied: the invariant names it",
+    () =>
+      Effect.gen(function* () {
+        const found = yield* Effect.flip(
+          Testing.exploreCrashes(orderWith(charge), 42, {
+            world: BankLive,
+            invariants: [refundedUnlessCompleted],
+            resolve: "not-applied"
+          })
+        )
+        assert(found instanceof Testing.CrashFound)
+        expect(found.point).toMatch(/^a crash after tool call 2 of \d+ ended \(charge call/)
+      }),
+    60_000
+  )
+
+  it.effect(
+    "an operator who compensates whatever is unknown: the saga ends CompensationFailed, which the test allows",
+    () =>
+      Effect.gen(function* () {
+        const refused = yield* Effect.flip(
+          Testing.exploreCrashes(orderWith(charge), 42, { world: BankLive, resolve: "compensate" })
+        )
+        assert(Testing.isExploreError(refused) && refused._tag === "CrashFound")
+        expect(refused.problems[0]).toMatch(/^the saga ended CompensationFailed; expected Completed or Compensated/)
+        const summary = yield* Testing.exploreCrashes(orderWith(charge), 42, {
+          world: BankLive,
+          resolve: "compensate",
+          allow: ["Completed", "Compensated", "CompensationFailed"],
+          invariants: [refundedAtMostOnce]
+        })
+        expect(summary.endings.CompensationFailed).toBeGreaterThan(0)
+      }),
+    60_000
+  )
+
+  it.effect("an approval let expire: the wire never runs and the order is compensated", () =>
+    Effect.gen(function* () {
+      const summary = yield* Testing.exploreCrashes(orderWith(charge), 42, {
+        world: BankLive,
+        approvals: ["expire"],
+        crashes: [], // the uncrashed run only: a crash before the clock moved on may let the approval run
+        allow: ["Compensated"],
+        invariants: [refundedUnlessCompleted]
+      })
+      expect(summary).toMatchObject({ points: 1, found: 0, endings: { Compensated: 1 } })
+    })
+  )
+
+  it.effect("a saga that breaks a check without any crash fails as the run without a crash", () =>
+    Effect.gen(function* () {
+      const found = yield* Effect.flip(
+        Testing.exploreCrashes(orderWith(charge), 42, { world: BankLive, approvals: ["reject"], allow: ["Completed"] })
+      )
+      assert(found._tag === "CrashFound")
+      expect(found.point).toBe("the run without a crash")
+      expect(found.message).toMatch(
+        /^the run without a crash \(approval answered "reject"\) breaks the saga:\n {2}- the saga ended Compensated; expected Completed/
+      )
+      expect(found.timeline).toMatch(/^journal of the uncrashed run:\n/)
+    })
+  )
+
+  it.effect("options it cannot explore with are refused before anything runs", () =>
+    Effect.gen(function* () {
+      const refused = (options: Partial<Testing.ExploreOptions<Bank, never>>) =>
+        Effect.flip(Testing.exploreCrashes(orderWith(charge), 42, { world: BankLive, ...options }))
+      for (const [options, reason] of [
+        [{ maxPoints: 0 }, "maxPoints must be a whole number of at least 1, not 0"],
+        [{ maxPoints: 1.5 }, "maxPoints must be a whole number of at least 1, not 1.5"],
+        [{ seed: Number.NaN }, "seed must be a finite number, not NaN"],
+        [{ approvals: [] }, "approvals names no answer"]
+      ] as const) {
+        const error = yield* refused(options)
+        assert(error instanceof Testing.InvalidExploreOptions)
+        expect(error.message).toBe(`exploreCrashes cannot explore: ${reason}`)
+      }
+    })
+  )
+
+  it.effect("a world layer that lacks a service the program needs does not type-check", () =>
+    Effect.sync(() => {
+      const check = () =>
+        // @ts-expect-error the world layer must provide Bank
+        Testing.exploreCrashes(orderWith(charge), 1, { world: Layer.empty })
+      expect(typeof check).toBe("function")
+    })
+  )
+})
+
+describe("Testing.exploreCrashesProperty", () => {
+  it.effect(
+    "explores generated inputs; the first that breaks a check is shrunk and named",
+    () =>
+      Effect.gen(function* () {
+        const Amount = Schema.Int.pipe(Schema.between(1, 10_000))
+        const passing = yield* Testing.exploreCrashesProperty(
+          SagaDefinition.make("order", {
+            input: Amount,
+            program: (amount) => Effect.zipRight(reserve(amount), charge(amount))
+          }),
+          { world: BankLive, invariants: [refundedUnlessCompleted], runs: 3, seed: 7 }
+        )
+        expect(passing).toHaveLength(3)
+
+        // Over 1000, the charge forgets its undo.
+        const bigChargeForgets = Compensable.make({
+          name: "charge",
+          input: Amount,
+          success: Schema.String,
+          execute: (amount) =>
+            Effect.map(Bank, (bank) => {
+              bank.charged += amount
+              return "charge-1"
+            }),
+          compensate: ({ input }) =>
+            Effect.map(Bank, (bank) => {
+              if (input <= 1000) bank.refunded += input
+            })
+        })
+        const found = yield* Effect.flip(
+          Testing.exploreCrashesProperty(
+            SagaDefinition.make("order", {
+              input: Amount,
+              program: (amount) =>
+                Effect.gen(function* () {
+                  yield* bigChargeForgets(amount)
+                  yield* ship(amount)
+                })
+            }),
+            { world: BankLive, invariants: [refundedUnlessCompleted], runs: 20, seed: 7 }
+          )
+        )
+        assert(found instanceof Testing.CrashFound)
+        expect(found.input).toBe("1001") // shrunk to the smallest amount that breaks it
+        expect(found.message).toContain("input 1001")
+      }),
+    120_000
+  )
+})
+
+// --- a bank and an order over it -------------------------------------------------------------------
+
+class Bank extends Context.Tag("Bank")<
+  Bank,
+  { charged: number; refunded: number; reserved: number; shipped: number; readonly keys: Set<string> }
+>() {}
+
+const BankLive = Layer.sync(Bank, () => ({ charged: 0, refunded: 0, reserved: 0, shipped: 0, keys: new Set<string>() }))
+
+/** A provider that applies each idempotency key once. */
+const once = (key: string, apply: (bank: Bank["Type"]) => void) =>
+  Effect.map(Bank, (bank) => {
+    if (!bank.keys.has(key)) {
+      bank.keys.add(key)
+      apply(bank)
+    }
+  })
+
+const reserve = Compensable.make({
+  name: "reserve",
+  input: Schema.Int,
+  success: Schema.Null,
+  retryMode: "idempotency-key",
+  execute: (_, step) =>
+    Effect.as(
+      once(step.idempotencyKey, (bank) => {
+        bank.reserved++
+      }),
+      null
+    ),
+  compensate: (ctx) =>
+    once(ctx.idempotencyKey, (bank) => {
+      bank.reserved--
+    })
+})
+
+const charge = Compensable.make({
+  name: "charge",
+  input: Schema.Int,
+  success: Schema.String,
+  execute: (amount) =>
+    Effect.map(Bank, (bank) => {
+      bank.charged += amount
+      return "charge-1"
+    }),
+  compensate: ({ input }) =>
+    Effect.map(Bank, (bank) => {
+      bank.refunded += input
+    })
+})
+
+const ship = Compensable.make({
+  name: "ship",
+  input: Schema.Int,
+  success: Schema.Null,
+  execute: () =>
+    Effect.map(Bank, (bank) => {
+      bank.shipped++
+      return null
+    }),
+  compensate: () =>
+    Effect.map(Bank, (bank) => {
+      bank.shipped--
+    })
+})
+
+const wire = Compensable.make({
+  name: "wire",
+  input: Schema.Int,
+  success: Schema.Null,
+  reversibility: "irreversible",
+  execute: () => Effect.succeed(null)
+})
+
+const orderWith = (chargeTool: typeof charge) =>
+  SagaDefinition.make("order", {
+    input: Schema.Int,
+    program: (amount) =>
+      Effect.gen(function* () {
+        yield* reserve(amount)
+        yield* chargeTool(amount)
+        yield* wire(amount)
+        yield* ship(amount)
+      })
+  })
+
+const chargedOnce: Testing.Invariant<Bank> = {
+  name: "the card is charged at most once",
+  holds: () => Effect.map(Bank, (bank) => bank.charged <= 42)
+}
+
+const refundedUnlessCompleted: Testing.Invariant<Bank> = {
+  name: "what was charged is refunded unless the order completed",
+  holds: (ending) => Effect.map(Bank, (bank) => ending === "Completed" || bank.charged === bank.refunded)
+}
+
+const refundedAtMostOnce: Testing.Invariant<Bank> = {
+  name: "nothing is refunded more than was charged",
+  holds: () => Effect.map(Bank, (bank) => bank.refunded <= bank.charged)
+}
+
+// --- the trip of examples/travel.ts, its providers behind a service -----------------------------------
+
+class Providers extends Context.Tag("Providers")<
+  Providers,
+  { readonly live: Set<string>; readonly byKey: Map<string, string>; charged: number }
+>() {}
+
+const ProvidersLive = Layer.sync(Providers, () => ({
+  live: new Set<string>(),
+  byKey: new Map<string, string>(),
+  charged: 0
+}))
+
+const noCarLeftIn = new Set(["Porto"])
+
+/** Books `reference` once per idempotency key, or refuses (then nothing is booked). */
+const book = (step: Compensable.StepContext, reference: string, refusal?: string) =>
+  Effect.flatMap(Providers, (providers) => {
+    if (refusal !== undefined) return Effect.fail(Outcome.failed(refusal))
+    const known = providers.byKey.get(step.idempotencyKey)
+    if (known !== undefined) return Effect.succeed(known)
+    providers.byKey.set(step.idempotencyKey, reference)
+    providers.live.add(reference)
+    return Effect.succeed(reference)
+  })
+
+const cancel = (reference: string) =>
+  Effect.map(Providers, (providers) => {
+    providers.live.delete(reference)
+  })
+
+const bookFlight = Compensable.make({
+  name: "bookFlight",
+  input: Schema.Struct({ to: Schema.String }),
+  success: Schema.String,
+  execute: ({ to }, step) => book(step, `flight-${to}`),
+  compensate: ({ result }) => cancel(result)
+})
+
+const bookHotel = Compensable.make({
+  name: "bookHotel",
+  input: Schema.Struct({ city: Schema.String, nights: Schema.Int }),
+  success: Schema.String,
+  execute: ({ city, nights }, step) => book(step, `hotel-${city}-${nights}n`),
+  compensate: ({ result }) => cancel(result)
+})
+
+const rentCar = Compensable.make({
+  name: "rentCar",
+  input: Schema.Struct({ city: Schema.String, days: Schema.Int }),
+  success: Schema.String,
+  execute: ({ city, days }, step) =>
+    book(step, `car-${city}-${days}d`, noCarLeftIn.has(city) ? `no car left in ${city}` : undefined),
+  compensate: ({ result }) => cancel(result)
+})
+
+const payTrip = Compensable.make({
+  name: "payTrip",
+  input: Schema.Struct({ amount: Schema.Int }),
+  success: Schema.String,
+  execute: ({ amount }, step) =>
+    Effect.map(Providers, (providers) => {
+      providers.charged += amount
+      providers.live.add(`charge-${step.sagaId}`)
+      return `charge-${step.sagaId}`
+    }),
+  compensate: ({ input, result }) =>
+    Effect.map(Providers, (providers) => {
+      providers.charged -= input.amount
+      providers.live.delete(result)
+    })
+})
+
+const Trip = SagaDefinition.make("trip", {
+  input: Schema.Struct({ city: Schema.String, nights: Schema.Int }),
+  program: ({ city, nights }) =>
+    Effect.gen(function* () {
+      const bookings = yield* Effect.all(
+        {
+          flight: bookFlight({ to: city }),
+          hotel: bookHotel({ city, nights }),
+          car: rentCar({ city, days: nights })
+        },
+        { concurrency: "unbounded" }
+      )
+      const payment = yield* payTrip({ amount: 120_00 * nights })
+      return { ...bookings, payment }
+    })
+})
+
+const travel: Testing.ExploreOptions<Providers, never> = {
+  world: ProvidersLive,
+  invariants: [
+    {
+      name: "a completed trip holds its three bookings and the charge; a compensated one holds nothing",
+      holds: (ending) =>
+        Effect.map(
+          Providers,
+          ({ charged, live }) =>
+            ending === "Completed"
+              ? live.size === 4 && charged > 0
+              : ending === "Compensated"
+                ? live.size === 0 && charged === 0
+                : live.size <= 1 // CompensationFailed: the one undo a crash hid
+        )
+    }
+  ]
+}
