@@ -91,7 +91,7 @@ export const faults = (...plans: ReadonlyArray<FaultPlan>): Layer.Layer<Faults> 
  * What a fault-injecting `Faults` service is told about a call besides its tool and site: the
  * step it belongs to and its tool's declaration.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category fault injection
  */
 export type { FaultStep } from "./internal/engine/faults.js"
@@ -130,7 +130,7 @@ export const layerWith = (
  * journal writes (the write is kept, nothing after it happens); `"before-outcome"`, right after each
  * tool call or undo ended, before its outcome was journaled.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export type CrashKind = "after-write" | "before-outcome"
@@ -139,7 +139,7 @@ export type CrashKind = "after-write" | "before-outcome"
  * What the operator answers when the saga awaits an approval: approve it, reject it, or approve it
  * with an expiry and let the `TestClock` run past it.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export type ApprovalAnswer = "approve" | "reject" | "expire"
@@ -148,7 +148,7 @@ export type ApprovalAnswer = "approve" | "reject" | "expire"
  * What the operator answers for a step whose outcome is unknown (`NeedsAttention`): it was applied
  * (resolved with the result the tool was seen to return), it was not, or compensate the saga.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export type OperatorAnswer = "applied" | "not-applied" | "compensate"
@@ -156,7 +156,7 @@ export type OperatorAnswer = "applied" | "not-applied" | "compensate"
 /**
  * How a saga ended after its crash and recovery: the tag of its last `SagaResult`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export type Ending = SagaResult.SagaResult<unknown, unknown>["_tag"]
@@ -165,7 +165,7 @@ export type Ending = SagaResult.SagaResult<unknown, unknown>["_tag"]
  * A property of your world that must hold once the saga ended, whatever the crash: `holds` reads
  * the services of the world layer and is told how the saga ended.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export interface Invariant<W> {
@@ -178,7 +178,7 @@ export interface Invariant<W> {
 /**
  * How `exploreCrashes` explores.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export interface ExploreOptions<W, EW, S = never, ES = never> {
@@ -221,7 +221,7 @@ export interface ExploreOptions<W, EW, S = never, ES = never> {
  * found), the recoveries made, the endings by count, and the undos whose outcome a crash hid (their
  * sagas ended `CompensationFailed`, accepted: see `exploreCrashes`).
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export interface CrashSummary {
@@ -243,13 +243,13 @@ export interface CrashSummary {
  * The type id the exploration's errors carry: `isExploreError` checks it, never a `_tag` that a
  * plain value could share.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category type ids
  */
 export const ExploreErrorTypeId: unique symbol = Symbol.for("effect-saga/Testing/ExploreError")
 
 /**
- * @since 0.3.0
+ * @since 0.2.0
  * @category type ids
  */
 export type ExploreErrorTypeId = typeof ExploreErrorTypeId
@@ -257,14 +257,14 @@ export type ExploreErrorTypeId = typeof ExploreErrorTypeId
 /**
  * Options `exploreCrashes` cannot explore with: nothing was run.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export class InvalidExploreOptions extends Data.TaggedError("InvalidExploreOptions")<{
   /** Which option, and why. */
   readonly reason: string
 }> {
-  /** @since 0.3.0 */
+  /** @since 0.2.0 */
   readonly [ExploreErrorTypeId]: ExploreErrorTypeId = ExploreErrorTypeId
   override get message(): string {
     return `exploreCrashes cannot explore: ${this.reason}`
@@ -275,7 +275,7 @@ export class InvalidExploreOptions extends Data.TaggedError("InvalidExploreOptio
  * Whether a value is one of the exploration's errors (`CrashFound`, `InvalidExploreOptions`), by its
  * `ExploreErrorTypeId`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category guards
  */
 export const isExploreError = (u: unknown): u is CrashFound | InvalidExploreOptions =>
@@ -286,7 +286,7 @@ export const isExploreError = (u: unknown): u is CrashFound | InvalidExploreOpti
  * input, for a property), what went wrong against what was expected, and the journal before the
  * crash and after recovery.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export class CrashFound extends Data.TaggedError("CrashFound")<{
@@ -301,7 +301,7 @@ export class CrashFound extends Data.TaggedError("CrashFound")<{
   /** The journal up to the crash and what recovery wrote after it. */
   readonly timeline: string
 }> {
-  /** @since 0.3.0 */
+  /** @since 0.2.0 */
   readonly [ExploreErrorTypeId]: ExploreErrorTypeId = ExploreErrorTypeId
   override get message(): string {
     const input = this.input === undefined ? "" : `, input ${this.input}`
@@ -317,7 +317,7 @@ export class CrashFound extends Data.TaggedError("CrashFound")<{
  * The errors an exploration fails with: a crash point that breaks a check, the world layer's own,
  * or a store that cannot be opened.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export type ExploreError<EW> =
@@ -331,7 +331,7 @@ export type ExploreError<EW> =
 /**
  * What the type checker says when the world and services layers lack a service the saga's program needs.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export type ProvidesProgram<R, W> = [Exclude<R, Saga.CurrentSaga>] extends [W]
@@ -364,7 +364,7 @@ const validate = (options: ExploreOptions<any, any, any, any>): Effect.Effect<vo
  * to check. That ending is accepted where only such undos are unsettled, and counted in
  * `hiddenUndos`; your invariants are told the ending. Every run uses a fresh `TestClock`.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export const exploreCrashes = <I, A, E, R, W, EW, S = never, ES = never>(
@@ -387,7 +387,7 @@ export const exploreCrashes = <I, A, E, R, W, EW, S = never, ES = never>(
 /**
  * How many inputs `exploreCrashesProperty` generates, seeded how.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export interface PropertyOptions {
@@ -401,7 +401,7 @@ export interface PropertyOptions {
  * `exploreCrashes` over inputs generated from the definition's input schema (`Arbitrary.make`), with
  * fast-check: the first input that breaks a check is shrunk, and its `CrashFound` names it.
  *
- * @since 0.3.0
+ * @since 0.2.0
  * @category crash exploration
  */
 export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>(

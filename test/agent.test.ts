@@ -389,7 +389,9 @@ describe("model turns are journaled", () => {
       // Replayed, the long conversation matches every journaled turn and asks the model nothing.
       expect(replayed._tag).toBe("Completed")
       expect(model.questions.length).toBe(lookups + 1)
-    })
+    }),
+    // 82 journaled turns: room for a loaded 2-core machine, not a speed check.
+    30_000
   )
 
   it.effect("another prompt at a journaled turn fails the run with NonDeterminism, and nothing runs", () =>
