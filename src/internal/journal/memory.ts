@@ -124,10 +124,10 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
       })
     })
 
-  const leasesOf = (owner: string, sagaId?: string) =>
-    Array.from(sagas.values()).filter(
-      (stored) => stored.record.lease?.owner === owner && (sagaId === undefined || stored.record.sagaId === sagaId)
-    )
+  const leasesOf = (owner: string, sagaId?: string) => {
+    const candidates = sagaId === undefined ? Array.from(sagas.values()) : [sagas.get(sagaId)]
+    return candidates.filter((stored): stored is Stored => stored?.record.lease?.owner === owner)
+  }
 
   const renew = (holder: Journal.Holder) =>
     Effect.map(Clock.currentTimeMillis, (millis) => {

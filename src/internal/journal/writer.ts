@@ -54,13 +54,19 @@ export class Writer {
     )
   }
 
-  /** Drops the lease if this writer may still hold it: the worker no longer drives the saga. */
+  /**
+   * Drops the lease if this writer may still hold it when the effect runs (not when it is built: an
+   * append in between, such as the saga's last, may have dropped it already): the worker no longer
+   * drives the saga.
+   */
   release(): Effect.Effect<void> {
-    return this.holder === undefined || !this.holdsLease
-      ? Effect.void
-      : Effect.catchAll(this.journal.release(this.holder.owner, this.sagaId), (error) =>
-          Effect.logWarning(`effect-saga: the lease of saga ${this.sagaId} was not released; it will lapse`, error)
-        )
+    return Effect.suspend(() =>
+      this.holder === undefined || !this.holdsLease
+        ? Effect.void
+        : Effect.catchAll(this.journal.release(this.holder.owner, this.sagaId), (error) =>
+            Effect.logWarning(`effect-saga: the lease of saga ${this.sagaId} was not released; it will lapse`, error)
+          )
+    )
   }
 }
 
