@@ -199,7 +199,9 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           }
           const closed = isFinished(view.status) || view.compensationStarted
           // The permission is asked again before each step progresses: revoking it stops a long run.
-          const recheck = Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
+          // `allowAll` cannot revoke it, so there is nothing to ask.
+          const recheck =
+            authority === allowAll ? undefined : Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
           const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, receiptKeys, approvalTtl, keys)
           const ending = yield* Effect.exit(restore(sagaRun.runProgram(program)))
 

@@ -6,11 +6,12 @@ import { isActive } from "../../Journal.js"
 import { Mutex } from "../util/mutex.js"
 import type { VerifiedJournal } from "./verified.js"
 import type { JournalView } from "./view.js"
-import { decodeAll, viewOf } from "./view.js"
+import { decodeOwnEntry } from "./payloads.js"
+import { viewOf } from "./view.js"
 
 /** Entries this writer just appended, decoded: one that does not decode is a defect of the code that drafted it. */
 const decodeOwn = (entries: ReadonlyArray<Entry>) =>
-  Either.match(decodeAll(entries), {
+  Either.match(Either.all(entries.map(decodeOwnEntry)), {
     onLeft: (corrupted) => Effect.dieMessage(`effect-saga: an entry just drafted does not decode: ${corrupted.reason}`),
     onRight: Effect.succeed
   })
