@@ -113,15 +113,27 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   yield* Effect.addFinalizer(() => Effect.catchAll(journal.release(owner), warn("leases were not released")))
   const worker: Worker = { owner, leaseTtl, renewing }
 
+  /** The fibers running a saga now, one token a run: closing the service's scope interrupts them (and waits for them). */
+  const running = new Set<{ readonly fiber: Fiber.RuntimeFiber<unknown, unknown> }>()
+  // Added after the release of the leases, so run before it: the runs suspend first.
+  yield* Effect.addFinalizer(() =>
+    Effect.forEach(new Set(Array.from(running, (run) => run.fiber)), Fiber.interrupt, { discard: true })
+  )
+
   /**
-   * Runs `effect` in a fiber of the service's scope, its leases renewed while it runs;
-   * interrupting the caller interrupts it too. The fiber is interruptible even when the caller is
-   * not, so that closing the scope always suspends it.
+   * Runs `effect` on the caller's fiber, which closing the service's scope interrupts, its leases
+   * renewed while it runs. It is interruptible even when the caller is not, so that closing the
+   * scope always suspends it. (No fiber of its own: a fork a saga costs more than the rest of it.)
    */
   const supervised = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.flatMap(Effect.forkIn(Effect.interruptible(renewing(effect)), scope), (fiber) =>
-      Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber))
-    )
+    Effect.withFiberRuntime<A, E, R>((fiber) => {
+      const run = { fiber: fiber as Fiber.RuntimeFiber<unknown, unknown> }
+      running.add(run)
+      return Effect.ensuring(
+        Effect.interruptible(renewing(effect)),
+        Effect.sync(() => running.delete(run))
+      )
+    })
 
   /** Starting, resuming or compensating a saga from inside an undo is refused: the inverse is bounded. */
   const outsideUndo = Effect.flatMap(FiberRef.get(insideUndo), (inside) =>
