@@ -213,7 +213,9 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           // The permission is asked again before each step progresses: revoking it stops a long run.
           // `allowAll` cannot revoke it, so there is nothing to ask.
           const recheck =
-            authority === allowAll ? undefined : Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
+            authority === allowAll
+              ? undefined
+              : Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
           const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, receiptKeys, approvalTtl, keys)
           const ending = yield* Effect.exit(restore(sagaRun.runProgram(program)))
 

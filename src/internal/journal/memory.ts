@@ -20,7 +20,6 @@ const blocks = (lease: Journal.Lease | null, owner: string | undefined, now: str
 const isLapsed = (record: Journal.SagaRecord, now: string): boolean =>
   (isActive(record.status) || record.status === "suspended") && !blocks(record.lease, undefined, now)
 
-
 const byUpdate = (a: Stored, b: Stored) =>
   a.record.updatedAt < b.record.updatedAt ? -1 : a.record.updatedAt > b.record.updatedAt ? 1 : 0
 

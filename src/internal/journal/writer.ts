@@ -4,9 +4,9 @@ import * as Option from "effect/Option"
 import type { AppendError, Draft, Entry, Holder } from "../../Journal.js"
 import { isActive } from "../../Journal.js"
 import { Mutex } from "../util/mutex.js"
+import { decodeOwnEntry } from "./payloads.js"
 import type { VerifiedJournal } from "./verified.js"
 import type { JournalView } from "./view.js"
-import { decodeOwnEntry } from "./payloads.js"
 import { viewOf } from "./view.js"
 
 /** Entries this writer just appended, decoded: one that does not decode is a defect of the code that drafted it. */
