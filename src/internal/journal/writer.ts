@@ -81,14 +81,16 @@ export const load = (journal: VerifiedJournal, sagaId: string, holder?: Holder) 
 
 /**
  * Loads a saga's journal and takes its lease for `holder` (a saga that does not exist yet gets the
- * lease with its first write). The journal is verified and decoded before the lease is taken, so
- * that a tampered or corrupted saga is refused with nothing written, not even a lease; it is read
- * again only if it moved on in between.
+ * lease with its first write, so nothing is claimed for it: a saga another worker creates in
+ * between makes that write a `ConcurrencyConflict`). The journal is verified and decoded before
+ * the lease is taken, so that a tampered or corrupted saga is refused with nothing written, not
+ * even a lease; it is read again only if it moved on in between.
  */
 export const claimAndLoad = (journal: VerifiedJournal, sagaId: string, holder: Holder) =>
   Effect.gen(function* () {
     const entries = yield* journal.read(sagaId)
     const loaded = yield* viewOf(entries)
+    if (entries.length === 0) return new Writer(sagaId, journal, loaded, holder)
     const claimed = yield* journal.claim(sagaId, holder)
     const last = entries[entries.length - 1]
     const unchanged = Option.match(claimed, {
