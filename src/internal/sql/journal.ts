@@ -321,7 +321,9 @@ RETURNING seq)`
 
   const batchInOneStatement = (batch: ReadonlyArray<Request>): Effect.Effect<ReadonlyArray<Outcome>, SqlError> => {
     const casOf = batch.map(compareAndSetOf)
-    const statement = batchStatement(batch.map((request, i) => ({ first: casOf[i]!.first, rows: request.written.length })))
+    const statement = batchStatement(
+      batch.map((request, i) => ({ first: casOf[i]!.first, rows: request.written.length }))
+    )
     const args = batch.flatMap((request, i) => [...casOf[i]!.args, ...request.written.flatMap(entryArgs)])
     return Effect.flatMap(sql.unsafe<{ readonly inserted: ReadonlyArray<number> }>(statement, args), (rows) =>
       Effect.forEach(batch, (request, i) =>
