@@ -11,6 +11,8 @@ import * as Workflow from "@effect/workflow/Workflow"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { Effect, Layer, ManagedRuntime, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga } from "../src/index.js"
+import { floorSaga } from "./floor.js"
+import { StepInput, StepResult, steps } from "./steps.js"
 
 /** A benchmark contender: runs `count` five-step sagas sequentially. */
 export interface Contender {
@@ -18,14 +20,7 @@ export interface Contender {
   readonly runSagas: (count: number) => Promise<void>
 }
 
-/** Number of steps in every saga. */
-export const STEPS = 5
-
-/** The five trivial steps every contender performs, each returning `{ id: "res-N" }`. */
-export const steps = Array.from({ length: STEPS }, (_, i) => Effect.succeed({ id: `res-${i + 1}` }))
-
-/** Schema of a step's result (for engines that serialize results). */
-export const StepResult = Schema.Struct({ id: Schema.String })
+export { STEPS, StepInput, StepResult, steps } from "./steps.js"
 
 /** Build a contender whose layer is built once (lazily) and reused by every `runSagas` call. */
 export const fromLayer = <R, E>(
@@ -79,7 +74,7 @@ const workflow = fromLayer("workflow", WorkflowLive, (n) => BenchWorkflow.execut
 export const tools = steps.map((execute, i) =>
   Compensable.make({
     name: `step-${i + 1}`,
-    input: Schema.Struct({ n: Schema.Number }),
+    input: StepInput,
     success: StepResult,
     execute: () => execute,
     compensate: () => Effect.void
@@ -123,5 +118,8 @@ export const sagaRunner = (runtime: ManagedRuntime.ManagedRuntime<Saga.Saga, unk
   return { oneByOne: (count: number) => run(count, 1), concurrent: (count: number) => run(count, CONCURRENCY) }
 }
 
-/** All contenders by name; `workflow` is the reference for ratios. */
-export const contenders: Record<string, Contender> = { plain, workflow, "effect-saga": effectSaga }
+/** The journaling floor (bench/floor.ts): encoding, hashing and keeping two entries a step, in a span, nothing else. */
+const floor = fromLayer("floor", Layer.empty, floorSaga)
+
+/** All contenders by name; `workflow` and `floor` are the references for ratios. */
+export const contenders: Record<string, Contender> = { plain, floor, workflow, "effect-saga": effectSaga }

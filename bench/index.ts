@@ -1,8 +1,9 @@
 /**
  * Saga benchmark: `npx tsx bench/index.ts [--quick] [--sqlite | --receipts] [--pg | --pg-only]`.
  * Warms up, measures steps/s and µs/step per contender (time-boxed, best of 5 rounds), then peak RSS
- * for N sagas in a fresh child process per contender (bench/memory.ts), and prints one table
- * with ratios against the `workflow` contender. Then the SQLite section (bench/sqlite.ts): durable
+ * for N sagas in a fresh child process per contender (bench/memory.ts), RSS of a process that has run
+ * many sagas on SQLite (bench/rss.ts), and prints one table
+ * with ratios against the `workflow` contender and the journaling floor (bench/floor.ts). Then the SQLite section (bench/sqlite.ts): durable
  * steps per second on a file against better-sqlite3 alone. `--sqlite` runs that section only. Then the
  * receipts section (bench/receipts.ts): µs to seal and open a receipt, and one saga on SQLite with a
  * receipt per step, sealed and in plain text; `--receipts` runs that section only.
@@ -16,10 +17,11 @@ import { execFile } from "node:child_process"
 import { loadavg } from "node:os"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
-import { type Contender, contenders, STEPS } from "./contenders.js"
+import { CONCURRENCY, type Contender, contenders, STEPS } from "./contenders.js"
 import type { MemoryResult } from "./memory.js"
 import { runMetrics } from "./metrics.js"
 import { measureReceipts, printReceipts } from "./receipts.js"
+import type { RssResult } from "./rss.js"
 import { measureSqlite, printSqlite } from "./sqlite.js"
 import { runTrust } from "./trust.js"
 
@@ -32,7 +34,11 @@ const WARMUP_MS = quick ? 200 : 2000
 const MEASURE_MS = quick ? 300 : 2500
 const ROUNDS = 5
 const MEMORY_SAGAS = quick ? 1_000 : 10_000
+/** RSS on SQLite after the first count of sagas and after the second, in one process (bench/rss.ts). */
+const RSS_SAGAS = quick ? ([500, 5_000] as const) : ([10_000, 100_000] as const)
 const REFERENCE = "workflow"
+/** The journaling floor (bench/floor.ts): the second reference for ratios. */
+const FLOOR = "floor"
 /** The SQLite section: shorter rounds, `synchronous` FULL only in the full run (each commit waits for the disk). */
 const SQLITE = {
   warmupMs: quick ? 200 : 1000,
@@ -89,19 +95,34 @@ const warmUp = async (contender: Contender): Promise<number> => {
 }
 
 /**
- * Warms up (the workflow engine's JIT needs ~2 s to settle), then measures in ROUNDS windows and
- * keeps the fastest one: this 2-core machine is shared, so slower windows mostly measure contention.
+ * Warms every contender up (the workflow engine's JIT needs ~2 s to settle), then measures ROUNDS
+ * windows each, the contenders taking turns (round 1 of each, then round 2 of each, …), and keeps
+ * each one's fastest window: this 2-core machine is shared, so slower windows mostly measure
+ * contention, and taking turns makes every contender see the same drift.
  */
-export const measureThroughput = async (contender: Contender): Promise<Throughput> => {
-  const batch = await warmUp(contender)
-  let best = Number.POSITIVE_INFINITY
-  let total = { sagas: 0, elapsed: 0 }
+export const measureThroughputs = async (entries: ReadonlyArray<Contender>): Promise<Map<string, Throughput>> => {
+  const batches = new Map<string, number>()
+  for (const contender of entries) batches.set(contender.name, await warmUp(contender))
+  const best = new Map(entries.map((c) => [c.name, Number.POSITIVE_INFINITY]))
+  const totals = new Map(entries.map((c) => [c.name, { sagas: 0, elapsed: 0 }]))
   for (let round = 0; round < ROUNDS; round++) {
-    const { sagas, elapsed } = await runFor(contender, batch, MEASURE_MS / ROUNDS)
-    best = Math.min(best, (elapsed * 1000) / (sagas * STEPS))
-    total = { sagas: total.sagas + sagas, elapsed: total.elapsed + elapsed }
+    for (const contender of entries) {
+      const { sagas, elapsed } = await runFor(contender, batches.get(contender.name)!, MEASURE_MS / ROUNDS)
+      best.set(contender.name, Math.min(best.get(contender.name)!, (elapsed * 1000) / (sagas * STEPS)))
+      const total = totals.get(contender.name)!
+      totals.set(contender.name, { sagas: total.sagas + sagas, elapsed: total.elapsed + elapsed })
+    }
   }
-  return { stepsPerSec: 1e6 / best, usPerStep: best, meanUsPerStep: (total.elapsed * 1000) / (total.sagas * STEPS) }
+  return new Map(
+    entries.map(({ name }) => {
+      const us = best.get(name)!
+      const total = totals.get(name)!
+      return [
+        name,
+        { stepsPerSec: 1e6 / us, usPerStep: us, meanUsPerStep: (total.elapsed * 1000) / (total.sagas * STEPS) }
+      ]
+    })
+  )
 }
 
 const exec = promisify(execFile)
@@ -114,6 +135,15 @@ export const measureMemory = async (name: string, count: number): Promise<Memory
   const { stdout } = await exec(process.execPath, args, { cwd: projectRoot, maxBuffer: 1 << 24 })
   const lastLine = stdout.trim().split("\n").at(-1) ?? ""
   return JSON.parse(lastLine) as MemoryResult
+}
+
+const rssEntry = fileURLToPath(new URL("./rss.ts", import.meta.url))
+
+/** Runs RSS_SAGAS on SQLite in a fresh child; returns its RSS and heap after each count. */
+const measureRss = async (): Promise<RssResult> => {
+  const args = ["--expose-gc", "--import", "tsx", rssEntry, ...RSS_SAGAS.map(String)]
+  const { stdout } = await exec(process.execPath, args, { cwd: projectRoot, maxBuffer: 1 << 24 })
+  return JSON.parse(stdout.trim().split("\n").at(-1) ?? "") as RssResult
 }
 
 const fmt = (n: number, digits = 0) =>
@@ -161,10 +191,9 @@ const main = async () => {
     `${quick ? "quick" : "full"} run: ${WARMUP_MS} ms warm-up + ${ROUNDS} × ${MEASURE_MS / ROUNDS} ms (best round) ` +
       `per contender, memory for ${fmt(MEMORY_SAGAS)} sagas; load average ${load.join(" ")}`
   )
-  const throughput = new Map<string, Throughput>()
+  const throughput = await measureThroughputs(entries)
   for (const contender of entries) {
-    const t = await measureThroughput(contender)
-    throughput.set(contender.name, t)
+    const t = throughput.get(contender.name)!
     console.log(
       `  ${contender.name}: ${fmt(t.stepsPerSec)} steps/s, ${fmt(t.usPerStep, 3)} µs/step (mean ${fmt(t.meanUsPerStep, 3)})`
     )
@@ -178,9 +207,16 @@ const main = async () => {
         `cold run ${fmt(m.coldUsPerStep, 3)} µs/step`
     )
   }
+  const rss = await measureRss()
+  console.log(
+    `  effect-saga on SQLite (NORMAL, ${CONCURRENCY} at once): after ${fmt(rss.first)} sagas RSS ${fmt(rss.rssFirstMB)} MB, ` +
+      `heap ${fmt(rss.heapFirstMB)} MB; after ${fmt(rss.total)} RSS ${fmt(rss.rssTotalMB)} MB, heap ${fmt(rss.heapTotalMB)} MB: ` +
+      `RSS ${fmt(rss.rssTotalMB / rss.rssFirstMB, 2)}× (aim ≤ 1.10×)`
+  )
   const refT = throughput.get(REFERENCE)
   const refM = memory.get(REFERENCE)
   const plainT = throughput.get("plain")
+  const floorT = throughput.get(FLOOR)
   const grown = (m: MemoryResult) => m.peakRssMB - m.baselineRssMB
   const rows = entries.map(({ name }) => {
     const t = throughput.get(name)!
@@ -193,6 +229,7 @@ const main = async () => {
       fmt(m.baselineRssMB),
       fmt(m.heapUsedMB),
       plainT ? `${fmt(t.usPerStep / plainT.usPerStep, 1)}×` : "-",
+      floorT ? `${fmt(t.stepsPerSec / floorT.stepsPerSec, 2)}×` : "-",
       refT ? `${fmt(t.stepsPerSec / refT.stepsPerSec, 2)}×` : "-",
       refM ? `${fmt(m.peakRssMB / refM.peakRssMB, 2)}×` : "-",
       refM ? `${fmt(grown(m) / grown(refM), 2)}×` : "-",
@@ -207,6 +244,7 @@ const main = async () => {
     "RSS MB at start",
     "heapUsed MB after",
     "µs/step vs plain",
+    `steps/s vs ${FLOOR}`,
     `steps/s vs ${REFERENCE}`,
     `peak RSS vs ${REFERENCE}`,
     `RSS growth vs ${REFERENCE}`,

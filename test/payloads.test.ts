@@ -4,7 +4,7 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option, Schema } from "effect"
 import { Compensable, Journal, Saga, Timeline } from "../src/index.js"
 import { withoutReceipt } from "../src/internal/cli/redact.js"
-import { decodePayload, encodePayload, schemas } from "../src/internal/journal/payloads.js"
+import { decodeEntry, decodeOwnEntry, decodePayload, encodePayload, schemas } from "../src/internal/journal/payloads.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 
@@ -32,6 +32,15 @@ describe("journal payloads", () => {
       { timeout: 30_000, fastCheck: { numRuns: 200 } }
     )
   }
+
+  it("an entry the writer just encoded reads the same parsed (decodeOwnEntry) as decoded with its schema", () => {
+    for (const { payload, phase } of mainPayloads) {
+      const entry = { sagaId: "s", seq: 1, stepId: null, toolName: null, phase, input: null, payload, at: "", hash: "" }
+      const decoded = decodeEntry(entry)
+      assert(Either.isRight(decoded), `${phase} ${payload}`)
+      expect(decodeOwnEntry(entry)).toEqual(decoded)
+    }
+  })
 
   it.effect("a payload that does not fit its phase is JournalCorrupted at its seq: the engine acts on nothing", () =>
     Effect.gen(function* () {

@@ -4,10 +4,12 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
+import pg from "pg"
 import { Journal, SqlJournal, SqlStore } from "../src/index.js"
 import { openStatusSagas } from "../src/internal/sql/migrations.js"
 import { suite as approvalSuite } from "./ApprovalSuite.js"
+import { saga, step } from "./fixtures/drafts.js"
 import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
 import { suite as journalSuite } from "./JournalSuite.js"
 
@@ -16,6 +18,11 @@ const url = reachable ? await freshDatabase("effect_saga_suites") : ""
 describePg("PostgreSQL", () => {
   journalSuite("SqlJournal.layerPg", SqlJournal.layerPg({ url }))
   approvalSuite("SqlStore.layerPg", SqlStore.layerPg({ url }))
+
+  it.live(
+    "appends to distinct sagas arriving together are one statement: new and existing sagas commit, a stale one gets ConcurrencyConflict, one under another's lease LeaseHeld, and neither writes anything",
+    () => Effect.flatMap(fresh("batch"), (url) => Effect.provide(batchOfDistinctSagas, SqlJournal.layerPg({ url })))
+  )
 
   it.live("five pools opening a new database at once take turns on the migrations: all of them work", () =>
     Effect.gen(function* () {
@@ -61,4 +68,71 @@ FROM generate_series(1, 100) AS n`)
       }).pipe(Effect.provide(store))
     })
   )
+})
+
+const fresh = (name: string) => Effect.promise(() => freshDatabase(`effect_saga_${name}`))
+
+/** Runs `effect`, counting the statements every `pg` client sends meanwhile. */
+const countingStatements = <A, E>(effect: Effect.Effect<A, E>) => {
+  const proto = pg.Client.prototype as unknown as { query: (...args: Array<unknown>) => unknown }
+  return Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const original = proto.query
+      const counter = { sent: 0, original }
+      proto.query = function (this: unknown, ...args: Array<unknown>) {
+        counter.sent++
+        return original.apply(this, args)
+      }
+      return counter
+    }),
+    (counter) => Effect.map(effect, (value) => [value, counter.sent] as const),
+    (counter) =>
+      Effect.sync(() => {
+        proto.query = counter.original
+      })
+  )
+}
+
+/** A batch of appends to distinct sagas: see the test that runs it. */
+const batchOfDistinctSagas = Effect.gen(function* () {
+  const journal = yield* Journal.Journal
+  const [existing] = yield* journal.append("existing", Journal.empty, [saga("SAGA_STARTED")])
+  const [stale] = yield* journal.append("stale", Journal.empty, [saga("SAGA_STARTED")])
+  yield* journal.append("stale", { revision: 1, digest: stale!.hash }, [step("INTENT", "moved")])
+  const holder = { owner: "other-worker", ttlMillis: 60_000 }
+  const [leased] = yield* journal.append("leased", Journal.empty, [saga("SAGA_STARTED")], holder)
+  const me = { owner: "me", ttlMillis: 60_000 }
+
+  const statements = yield* countingStatements(
+    Effect.all(
+      [
+        ...Array.from({ length: 10 }, (_, n) =>
+          journal.append(`new-${n}`, Journal.empty, [saga("SAGA_STARTED"), step("INTENT", "a")], me)
+        ),
+        journal.append("existing", { revision: 1, digest: existing!.hash }, [step("INTENT", "a")], me),
+        journal.append("stale", { revision: 1, digest: stale!.hash }, [step("INTENT", "late")], me),
+        journal.append("leased", { revision: 1, digest: leased!.hash }, [step("INTENT", "a")], me)
+      ].map(Effect.either),
+      { concurrency: "unbounded" }
+    )
+  )
+  const [outcomes, sent] = statements
+  expect(outcomes.slice(0, 11).every(Either.isRight)).toBe(true)
+  expect(outcomes.slice(11).map((outcome) => Either.getLeft(outcome).pipe(Option.getOrThrow))).toMatchObject([
+    { _tag: "ConcurrencyConflict", sagaId: "stale", expectedRevision: 1, actualRevision: 2 },
+    { _tag: "LeaseHeld", sagaId: "leased", owner: "other-worker" }
+  ])
+  // One statement for the batch, then one read of the row each for the two that did not match.
+  expect(sent).toBe(3)
+  for (const sagaId of ["new-0", "new-9", "existing"]) {
+    const entries = yield* journal.read(sagaId)
+    expect(Journal.verifyEntries(entries)._tag).toBe("Intact")
+    expect(Option.getOrThrow(yield* journal.get(sagaId))).toMatchObject({
+      revision: entries.length,
+      digest: entries.at(-1)!.hash,
+      lease: { owner: "me" }
+    })
+  }
+  expect((yield* journal.read("stale")).map((entry) => entry.stepId)).toEqual([null, "moved"])
+  expect((yield* journal.read("leased")).map((entry) => entry.phase)).toEqual(["SAGA_STARTED"])
 })

@@ -1,38 +1,36 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import type * as Scope from "effect/Scope"
 
 /**
- * Renews a worker's leases every `every`, but only while something holds them: an idle worker
- * has no timer running (a test that moves its `TestClock` years ahead is not woken every few
- * seconds of them).
+ * Renews a worker's leases every `every` while something holds them. The renewing fiber is
+ * started by the first holder and stops itself at the first tick that finds no holder (it never
+ * renews then), so that sagas run one after another share one fiber instead of starting one each,
+ * and an idle worker has no timer running after one tick (a test that moves its `TestClock` years
+ * ahead is not woken every few seconds of them).
  */
 export const makeRenewal = (renew: Effect.Effect<void>, every: Duration.Duration, scope: Scope.Scope) => {
   let holders = 0
-  let fiber: Fiber.RuntimeFiber<never> | undefined
-  const loop = Effect.forever(
-    Effect.zipRight(
-      Effect.sleep(every),
-      Effect.suspend(() => renew)
-    )
+  let running = false
+  const tick: Effect.Effect<boolean> = Effect.zipRight(
+    Effect.sleep(every),
+    Effect.suspend(() => {
+      if (holders > 0) return Effect.as(renew, true)
+      running = false
+      return Effect.succeed(false)
+    })
   )
+  const loop = Effect.repeat(tick, { while: (more) => more })
 
-  const acquire = Effect.suspend(() =>
-    ++holders === 1 && fiber === undefined
-      ? Effect.asVoid(
-          Effect.tap(Effect.forkIn(Effect.interruptible(loop), scope), (forked) => {
-            fiber = forked
-          })
-        )
-      : Effect.void
-  )
+  const acquire = Effect.suspend(() => {
+    holders++
+    if (running) return Effect.void
+    running = true
+    return Effect.asVoid(Effect.forkIn(Effect.interruptible(loop), scope))
+  })
 
-  const release = Effect.suspend(() => {
-    if (--holders > 0 || fiber === undefined) return Effect.void
-    const stopped = fiber
-    fiber = undefined
-    return Fiber.interruptFork(stopped)
+  const release = Effect.sync(() => {
+    holders--
   })
 
   /** Keeps the leases renewed while `effect` runs. */

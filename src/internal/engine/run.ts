@@ -105,8 +105,8 @@ export class SagaRun {
     private readonly approval: Approval["Type"],
     private readonly registry: Registry,
     private readonly closed: boolean,
-    /** Asks again, before each step progresses, whether the caller may go on. */
-    private readonly recheck: Effect.Effect<void, Unauthorized>,
+    /** Asks again, before each step progresses, whether the caller may go on (absent: the answer cannot change). */
+    private readonly recheck: Effect.Effect<void, Unauthorized> | undefined,
     /** The keys receipts are sealed with (the `Saga` layer's `EFFECT_SAGA_RECEIPT_KEYS`); none: plain text. */
     private readonly receiptKeys: KeyRing | undefined,
     /** How long an approval lasts when neither it nor its tool says (the `Saga` layer's default). */
@@ -225,21 +225,28 @@ export class SagaRun {
    */
   private progress(call: Call, advance: () => Effect.Effect<unknown, unknown>): Effect.Effect<any, any, any> {
     const { spec, stepId } = call
-    return Effect.flatMap(Effect.context<never>(), (context) => {
-      if (!this.tools.has(spec.name)) {
-        const problem = problemOf(spec)
-        if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
-        const tool = { spec, context: Context.omit(CurrentSaga)(context) as Context.Context<never> }
-        this.tools.set(spec.name, tool)
-        if (!this.registry.has(spec.name)) this.registry.set(spec.name, tool)
-      }
+    const run = () => {
       this.inflight++
-      const progress = Effect.zipRight(
-        Effect.catchAll(this.recheck, (error) => haltOn({ _tag: "Unauthorized", error })),
-        Effect.suspend(advance)
-      )
+      const progress =
+        this.recheck === undefined
+          ? Effect.suspend(advance)
+          : Effect.zipRight(
+              Effect.catchAll(this.recheck, (error) => haltOn({ _tag: "Unauthorized", error })),
+              Effect.suspend(advance)
+            )
       return Effect.ensuring(progress, this.leave)
-    }).pipe(
+    }
+    const registered = this.tools.has(spec.name)
+      ? Effect.suspend(run)
+      : Effect.flatMap(Effect.context<never>(), (context) => {
+          const problem = problemOf(spec)
+          if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
+          const tool = { spec, context: Context.omit(CurrentSaga)(context) as Context.Context<never> }
+          this.tools.set(spec.name, tool)
+          if (!this.registry.has(spec.name)) this.registry.set(spec.name, tool)
+          return run()
+        })
+    return registered.pipe(
       Effect.catchIf(
         (error): error is HaltSignal => error instanceof HaltSignal,
         (signal) => this.stop(signal.halt)

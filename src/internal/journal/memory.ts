@@ -20,12 +20,6 @@ const blocks = (lease: Journal.Lease | null, owner: string | undefined, now: str
 const isLapsed = (record: Journal.SagaRecord, now: string): boolean =>
   (isActive(record.status) || record.status === "suspended") && !blocks(record.lease, undefined, now)
 
-/** The lease `holder` has from `millis` on. */
-const leaseFrom = (holder: Journal.Holder, millis: number): Journal.Lease => ({
-  owner: holder.owner,
-  expiresAt: new Date(millis + holder.ttlMillis).toISOString()
-})
-
 const byUpdate = (a: Stored, b: Stored) =>
   a.record.updatedAt < b.record.updatedAt ? -1 : a.record.updatedAt > b.record.updatedAt ? 1 : 0
 
@@ -35,6 +29,12 @@ const sorted = (stored: Array<Stored>) => stored.sort(byUpdate)
 export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
   const sagas = new Map<string, Stored>()
   const clock = isoClock()
+  const expiryClock = isoClock()
+  /** The lease `holder` has from `millis` on. */
+  const leaseFrom = (holder: Journal.Holder, millis: number): Journal.Lease => ({
+    owner: holder.owner,
+    expiresAt: expiryClock(millis + holder.ttlMillis)
+  })
 
   const append = (
     sagaId: string,
@@ -124,10 +124,10 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
       })
     })
 
-  const leasesOf = (owner: string, sagaId?: string) =>
-    Array.from(sagas.values()).filter(
-      (stored) => stored.record.lease?.owner === owner && (sagaId === undefined || stored.record.sagaId === sagaId)
-    )
+  const leasesOf = (owner: string, sagaId?: string) => {
+    const candidates = sagaId === undefined ? Array.from(sagas.values()) : [sagas.get(sagaId)]
+    return candidates.filter((stored): stored is Stored => stored?.record.lease?.owner === owner)
+  }
 
   const renew = (holder: Journal.Holder) =>
     Effect.map(Clock.currentTimeMillis, (millis) => {

@@ -9,6 +9,7 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as SchemaAST from "effect/SchemaAST"
 import { CompensationReport } from "../../CompensationReport.js"
 import type { Entry, Phase } from "../../Journal.js"
 import { JournalCorrupted } from "./errors.js"
@@ -229,3 +230,29 @@ export const decodeEntry = (entry: Entry): Either.Either<Recorded, JournalCorrup
       ),
     onRight: (payload) => Either.right({ ...entry, payload } as Recorded)
   })
+
+/**
+ * The phases whose schema changes nothing between a payload and its encoded form (no
+ * transformation anywhere, refinements allowed): for those, an entry's payload that this process
+ * has just encoded (`encodePayload` checked it against the schema) decodes to what its text
+ * parses to.
+ */
+const encodedAsIs = new Set(
+  (Object.keys(schemas) as Array<Phase>).filter((phase) => {
+    const ast = schemas[phase].ast
+    return SchemaAST.encodedBoundAST(ast) === ast && SchemaAST.typeAST(ast) === ast
+  })
+)
+
+/**
+ * An entry whose payload this process has just encoded, decoded: its text parsed where the phase's
+ * schema encodes payloads as they are (no need to check again what `encodePayload` checked), else
+ * decoded as a stored one is.
+ *
+ * NOTE: a value the schema accepts but JSON does not keep (`NaN` in a number field) parses back
+ * to another value here; a load of the stored text refuses it as `JournalCorrupted`.
+ */
+export const decodeOwnEntry = (entry: Entry): Either.Either<Recorded, JournalCorrupted> =>
+  encodedAsIs.has(entry.phase)
+    ? Either.right({ ...entry, payload: entry.payload === null ? null : JSON.parse(entry.payload) } as Recorded)
+    : decodeEntry(entry)

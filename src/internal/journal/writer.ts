@@ -5,13 +5,14 @@ import type { AppendError, Draft, Entry, Holder } from "../../Journal.js"
 import { isActive } from "../../Journal.js"
 import { observeAppended } from "../observability/metrics.js"
 import { Mutex } from "../util/mutex.js"
+import { decodeOwnEntry } from "./payloads.js"
 import type { VerifiedJournal } from "./verified.js"
 import type { JournalView } from "./view.js"
-import { decodeAll, viewOf } from "./view.js"
+import { viewOf } from "./view.js"
 
 /** Entries this writer just appended, decoded: one that does not decode is a defect of the code that drafted it. */
 const decodeOwn = (entries: ReadonlyArray<Entry>) =>
-  Either.match(decodeAll(entries), {
+  Either.match(Either.all(entries.map(decodeOwnEntry)), {
     onLeft: (corrupted) => Effect.dieMessage(`effect-saga: an entry just drafted does not decode: ${corrupted.reason}`),
     onRight: Effect.succeed
   })
@@ -56,13 +57,19 @@ export class Writer {
     )
   }
 
-  /** Drops the lease if this writer may still hold it: the worker no longer drives the saga. */
+  /**
+   * Drops the lease if this writer may still hold it when the effect runs (not when it is built: an
+   * append in between, such as the saga's last, may have dropped it already): the worker no longer
+   * drives the saga.
+   */
   release(): Effect.Effect<void> {
-    return this.holder === undefined || !this.holdsLease
-      ? Effect.void
-      : Effect.catchAll(this.journal.release(this.holder.owner, this.sagaId), (error) =>
-          Effect.logWarning(`effect-saga: the lease of saga ${this.sagaId} was not released; it will lapse`, error)
-        )
+    return Effect.suspend(() =>
+      this.holder === undefined || !this.holdsLease
+        ? Effect.void
+        : Effect.catchAll(this.journal.release(this.holder.owner, this.sagaId), (error) =>
+            Effect.logWarning(`effect-saga: the lease of saga ${this.sagaId} was not released; it will lapse`, error)
+          )
+    )
   }
 }
 
@@ -76,14 +83,16 @@ export const load = (journal: VerifiedJournal, sagaId: string, holder?: Holder) 
 
 /**
  * Loads a saga's journal and takes its lease for `holder` (a saga that does not exist yet gets the
- * lease with its first write). The journal is verified and decoded before the lease is taken, so
- * that a tampered or corrupted saga is refused with nothing written, not even a lease; it is read
- * again only if it moved on in between.
+ * lease with its first write, so nothing is claimed for it: a saga another worker creates in
+ * between makes that write a `ConcurrencyConflict`). The journal is verified and decoded before
+ * the lease is taken, so that a tampered or corrupted saga is refused with nothing written, not
+ * even a lease; it is read again only if it moved on in between.
  */
 export const claimAndLoad = (journal: VerifiedJournal, sagaId: string, holder: Holder) =>
   Effect.gen(function* () {
     const entries = yield* journal.read(sagaId)
     const loaded = yield* viewOf(entries)
+    if (entries.length === 0) return new Writer(sagaId, journal, loaded, holder)
     const claimed = yield* journal.claim(sagaId, holder)
     const last = entries[entries.length - 1]
     const unchanged = Option.match(claimed, {

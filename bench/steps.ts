@@ -1,0 +1,14 @@
+/** The five trivial steps every contender of the benchmark performs, and their schemas. */
+import { Effect, Schema } from "effect"
+
+/** Number of steps in every saga. */
+export const STEPS = 5
+
+/** The five trivial steps every contender performs, each returning `{ id: "res-N" }`. */
+export const steps = Array.from({ length: STEPS }, (_, i) => Effect.succeed({ id: `res-${i + 1}` }))
+
+/** Schema of a step's input (for engines that journal inputs): the saga's number. */
+export const StepInput = Schema.Struct({ n: Schema.Number })
+
+/** Schema of a step's result (for engines that serialize results). */
+export const StepResult = Schema.Struct({ id: Schema.String })
