@@ -54,6 +54,7 @@ const sagaPath = Schema.Struct({ sagaId: Segment })
 const stepPath = Schema.Struct({ sagaId: Segment, stepId: Segment })
 
 const sagas = HttpApiGroup.make("sagas")
+  .middleware(Authentication)
   .add(
     HttpApiEndpoint.get("list", "/api/sagas")
       .setUrlParams(ListParams)
@@ -74,6 +75,7 @@ const sagas = HttpApiGroup.make("sagas")
   )
 
 const approvals = HttpApiGroup.make("approvals")
+  .middleware(Authentication)
   .add(
     HttpApiEndpoint.get("pending", "/api/approvals")
       .addSuccess(Schema.Array(PendingApproval))
@@ -102,6 +104,7 @@ const approvals = HttpApiGroup.make("approvals")
   )
 
 const operations = HttpApiGroup.make("operations")
+  .middleware(Authentication)
   .add(
     HttpApiEndpoint.post("resolve", "/api/sagas/:sagaId/steps/:stepId/resolve")
       .setPath(stepPath)
@@ -126,7 +129,8 @@ const operations = HttpApiGroup.make("operations")
 
 /**
  * The API: `sagas` (list, get, verify), `approvals` (pending, approve, reject, renew), `operations`
- * (resolve, compensate, compensateEffect), every endpoint behind `Authentication`.
+ * (resolve, compensate, compensateEffect), every endpoint behind `Authentication` (put on each group:
+ * on the API, it would guard every route of the server, the docs and the console too).
  *
  * @since 0.3.0
  * @category api
@@ -142,7 +146,6 @@ export class Api extends HttpApi.make("effect-saga")
   .addError(TooLarge)
   .addError(Refused)
   .addError(Unavailable)
-  .middleware(Authentication)
   .annotate(OpenApi.Title, "effect-saga")
   .annotate(
     OpenApi.Description,
