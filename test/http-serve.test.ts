@@ -112,7 +112,11 @@ const inProcess = (args: ReadonlyArray<string>) =>
     delete process.env.EFFECT_SAGA_API_TOKENS
     const code = yield* Effect.consoleWith((current) => Effect.withConsole(Cli.run(args), capturing(current))).pipe(
       Effect.provide(NodeContext.layer),
-      Effect.ensuring(Effect.sync(() => saved !== undefined && (process.env.EFFECT_SAGA_API_TOKENS = saved)))
+      Effect.ensuring(
+        Effect.sync(() => {
+          if (saved !== undefined) process.env.EFFECT_SAGA_API_TOKENS = saved
+        })
+      )
     )
     return { code, errors }
   })
