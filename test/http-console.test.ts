@@ -59,17 +59,17 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
           await page.screenshot({ path: path.join(shots, "inbox.png"), fullPage: true })
           return page.locator("article").filter({ hasText: "payout-1" })
         })
-        expect(yield* step(() => inbox.locator("pre").innerText())).toContain('"to": "DE89 3704 0044 0532 0130 00"')
-        expect(yield* step(() => inbox.innerText())).toMatch(/input sha256\s+[0-9a-f]{64}/)
+        expect(yield* step(() => inbox.locator("pre").textContent())).toContain('"to": "DE89 3704 0044 0532 0130 00"')
+        expect(yield* step(() => inbox.textContent())).toMatch(/input sha256\s*[0-9a-f]{64}/)
         const tamperedCard = page.locator("article").filter({ hasText: "payout-t" })
-        expect(yield* step(() => tamperedCard.getByRole("alert").innerText())).toContain("TAMPERED")
+        expect(yield* step(() => tamperedCard.getByRole("alert").textContent())).toContain("TAMPERED")
         expect(yield* step(() => tamperedCard.getByRole("button").count())).toBe(0)
 
         yield* step(async () => {
           await inbox.getByRole("button", { name: "Approve" }).click()
           await page.waitForURL(/notice=/)
         })
-        expect(yield* step(() => page.getByRole("status").innerText())).toContain("approved by alice")
+        expect(yield* step(() => page.getByRole("status").textContent())).toContain("approved by alice")
         expect(yield* step(() => page.locator("article").filter({ hasText: "payout-1" }).count())).toBe(0)
         yield* step(() => page.screenshot({ path: path.join(shots, "inbox-after.png"), fullPage: true }))
 
@@ -86,7 +86,7 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
           await stale.getByRole("button", { name: "Reject" }).click()
           await page.waitForURL(/notice=/)
         })
-        expect(yield* step(() => page.getByRole("status").innerText())).toMatch(/saga moved on.*reload/)
+        expect(yield* step(() => page.getByRole("status").textContent())).toMatch(/saga moved on.*reload/)
 
         yield* step(() => page.goto(`${baseUrl}/console/sagas/payout-1`))
         const diagram = yield* step(() => page.locator(".diagram svg").innerHTML())
@@ -96,7 +96,7 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
         yield* step(() => page.screenshot({ path: path.join(shots, "saga.png"), fullPage: true }))
 
         yield* step(() => page.goto(`${baseUrl}/console/sagas/payout-t`))
-        expect(yield* step(() => page.locator("#tampered").innerText())).toMatch(/TAMPERED.*seq 2/)
+        expect(yield* step(() => page.locator("#tampered").textContent())).toMatch(/TAMPERED.*seq 2/)
         yield* step(() => page.screenshot({ path: path.join(shots, "saga-tampered.png"), fullPage: true }))
 
         yield* step(() => page.goto(`${baseUrl}/console/sagas`))
