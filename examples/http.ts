@@ -50,7 +50,9 @@ const main = Effect.gen(function* () {
   // The reviewer's app: the typed client, with the reviewer's token.
   const api = yield* SagaApi.client({ baseUrl, token: Redacted.make("a-long-random-token") })
   const [request] = yield* api.approvals.pending()
-  yield* Console.log(`${request!.toolName} waits with ${request!.input} (sha256 ${request!.inputDigest?.slice(0, 12)}…)`)
+  yield* Console.log(
+    `${request!.toolName} waits with ${request!.input} (sha256 ${request!.inputDigest?.slice(0, 12)}…)`
+  )
   const answer = yield* api.approvals.approve({
     path: { sagaId: request!.sagaId, stepId: request!.stepId },
     payload: { revision: request!.revision, digest: request!.digest }

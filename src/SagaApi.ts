@@ -347,12 +347,18 @@ export const InsecureServer = server.InsecureServer
 export type InsecureServer = server.InsecureServer
 
 /**
- * Where and how `serve` listens, and who may call it.
+ * Where `serve` listens (`host`, default `127.0.0.1`; `port`, default 8080, 0 picks a free one), who
+ * may call it (`authentication`, or `insecure: true` on a loopback address), and the API's `Options`.
  *
  * @since 0.3.0
  * @category models
  */
-export type ServeOptions<E = never, R = never> = server.ServeOptions<E, R> & Options
+export interface ServeOptions<E = never, R = never> extends Options {
+  readonly host?: string | undefined
+  readonly port?: number | undefined
+  readonly authentication?: Layer.Layer<Authentication, E, R> | undefined
+  readonly insecure?: boolean | undefined
+}
 
 /**
  * Whether a host is a loopback address (`127.0.0.0/8`, `::1`, `localhost`).
@@ -377,6 +383,56 @@ export const serve = <E = never, R = never>(
   server.serve(layerWith(options), options)
 
 /**
+ * The typed client: one method per endpoint, grouped as the API is (`sagas`, `approvals`,
+ * `operations`), failing with the API's errors.
+ *
+ * @since 0.3.0
+ * @category client
+ */
+export interface Client {
+  /** Reading sagas. */
+  readonly sagas: {
+    /** `GET /api/sagas`: a page of sagas, what needs a person first. */
+    readonly list: ClientOf["sagas"]["list"]
+    /** `GET /api/sagas/:sagaId`: one saga. */
+    readonly get: ClientOf["sagas"]["get"]
+    /** `GET /api/sagas/:sagaId/verify`: whether its journal verifies. */
+    readonly verify: ClientOf["sagas"]["verify"]
+  }
+  /** Deciding approvals. */
+  readonly approvals: {
+    /** `GET /api/approvals`: the requests waiting, oldest first. */
+    readonly pending: ClientOf["approvals"]["pending"]
+    /** `POST …/approve`. */
+    readonly approve: ClientOf["approvals"]["approve"]
+    /** `POST …/reject`. */
+    readonly reject: ClientOf["approvals"]["reject"]
+    /** `POST …/renew`. */
+    readonly renew: ClientOf["approvals"]["renew"]
+  }
+  /** Settling and undoing. */
+  readonly operations: {
+    /** `POST …/resolve`. */
+    readonly resolve: ClientOf["operations"]["resolve"]
+    /** `POST /api/sagas/:sagaId/compensate`. */
+    readonly compensate: ClientOf["operations"]["compensate"]
+    /** `POST …/compensate-effect`. */
+    readonly compensateEffect: ClientOf["operations"]["compensateEffect"]
+  }
+}
+
+/**
+ * The client `HttpApiClient` derives from the API.
+ *
+ * @since 0.3.0
+ * @category client
+ */
+export type ClientOf =
+  typeof api.Api extends HttpApi.HttpApi<infer _Id, infer Groups, infer E, infer _R>
+    ? HttpApiClient.Client<Groups, E, never>
+    : never
+
+/**
  * A typed client of the API at `baseUrl`, sending `token` as its bearer token; it needs an
  * `HttpClient` (`FetchHttpClient.layer`, `NodeHttpClient.layerUndici`). Its errors are the API's,
  * decoded.
@@ -387,7 +443,7 @@ export const serve = <E = never, R = never>(
 export const client = (options: {
   readonly baseUrl: string | URL
   readonly token?: string | Redacted.Redacted<string> | undefined
-}) => {
+}): Effect.Effect<Client, never, HttpClient.HttpClient> => {
   const token = options.token
   return HttpApiClient.make(api.Api, {
     baseUrl: options.baseUrl,

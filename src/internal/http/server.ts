@@ -12,6 +12,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
+import type { ServeOptions } from "../../SagaApi.js"
 import type { Authentication } from "./api.js"
 import { layerInsecure } from "./authentication.js"
 
@@ -42,20 +43,6 @@ export const isLoopback = (host: string): boolean => {
   if (bare === "localhost") return true
   if (net.isIPv4(bare)) return bare.startsWith("127.")
   return net.isIPv6(bare) && (bare === "::1" || /^::ffff:127\./i.test(bare))
-}
-
-/**
- * Where and how to serve: `host` (default `127.0.0.1`), `port` (default 8080; 0 picks a free one),
- * the `authentication` layer, or `insecure: true` to serve without one on a loopback address.
- *
- * @since 0.3.0
- * @category models
- */
-export interface ServeOptions<E = never, R = never> {
-  readonly host?: string | undefined
-  readonly port?: number | undefined
-  readonly authentication?: Layer.Layer<Authentication, E, R> | undefined
-  readonly insecure?: boolean | undefined
 }
 
 /** The authentication the server runs with, or why it refuses to start. */
