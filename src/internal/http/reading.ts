@@ -157,7 +157,17 @@ const copyProblem = (
       }
 }
 
-const pendingOf = (request: Approval.ApprovalRequest, status: Saga.SagaStatus, entries: ReadonlyArray<Entry>) => {
+const orphan: Tamper = {
+  seq: null,
+  problem: "approval",
+  reason: "the approvals table holds a request for a saga the journal does not have"
+}
+
+const pendingOf = (
+  request: Approval.ApprovalRequest,
+  status: Saga.SagaStatus | undefined,
+  entries: ReadonlyArray<Entry>
+) => {
   const asked = askedIn(entries, request.stepId)
   const digest =
     asked === undefined ? null : Either.getOrNull(decodePayload("AWAITING_APPROVAL", asked.payload))?.inputDigest
@@ -169,9 +179,9 @@ const pendingOf = (request: Approval.ApprovalRequest, status: Saga.SagaStatus, e
     input: asked?.input ?? null,
     inputDigest: digest ?? null,
     requestedAt: request.requestedAt,
-    revision: status.revision,
-    digest: status.digest,
-    tampered: status.tampered ?? copyProblem(request, asked, digest ?? null)
+    revision: status?.revision ?? 0,
+    digest: status?.digest ?? "",
+    tampered: status === undefined ? orphan : (status.tampered ?? copyProblem(request, asked, digest ?? null))
   }
   return pending
 }
@@ -190,7 +200,7 @@ export const pendingApprovals = Effect.gen(function* () {
   const sagas = new Map(
     yield* Effect.forEach(sagaIds, (sagaId) =>
       Effect.all([
-        statusOf(sagaId),
+        statusOf(sagaId).pipe(Effect.catchTag("SagaNotFound", () => Effect.succeed(undefined))),
         journal.read(sagaId).pipe(Effect.orElseSucceed((): ReadonlyArray<Entry> => []))
       ]).pipe(Effect.map(([status, entries]) => [sagaId, { status, entries }] as const))
     )

@@ -29,7 +29,7 @@ import { Malformed } from "../errors.js"
 import { Instant } from "../models.js"
 import * as Reading from "../reading.js"
 import type { Notice, NoticeKind } from "./html.js"
-import { page } from "./html.js"
+import { escape, page } from "./html.js"
 import * as Pages from "./pages.js"
 
 const COOKIE = "effect_saga_console"
@@ -56,17 +56,30 @@ const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
     )
   )
 
-const noticeOf = (params: UrlParams.UrlParams | ReadonlyArray<readonly [string, string]>): Notice | undefined => {
-  const text = UrlParams.getFirst(params as UrlParams.UrlParams, "notice")
-  const kind = UrlParams.getFirst(params as UrlParams.UrlParams, "kind")
-  const kinds: ReadonlyArray<string> = ["ok", "conflict", "forbidden", "error"]
-  return Option.isSome(text) && Option.isSome(kind) && kinds.includes(kind.value)
-    ? { kind: kind.value as NoticeKind, text: text.value }
-    : undefined
+const kinds: ReadonlyArray<string> = ["ok", "conflict", "forbidden", "error"]
+
+/** The notice a redirect after a command carries in its query string. */
+const noticeOf = (search: URLSearchParams): Notice | undefined => {
+  const text = search.get("notice")
+  const kind = search.get("kind")
+  return text !== null && kind !== null && kinds.includes(kind) ? { kind: kind as NoticeKind, text } : undefined
 }
 
+/** The status a page that cannot be shown answers with. */
+const statusOf = (error: ApiError): number =>
+  ({
+    Malformed: 400,
+    NotFound: 404,
+    Forbidden: 403,
+    Unauthenticated: 401,
+    Conflict: 409,
+    TooLarge: 413,
+    Refused: 422,
+    Unavailable: 503
+  })[error._tag]
+
 /** A page for a signed-in person: the view drawn as them, the notice of the query string shown. */
-const view = <E, R>(
+const view = <E extends EngineError | ApiError, R>(
   current: "inbox" | "sagas" | "saga",
   draw: (principal: Authority.Principal) => Effect.Effect<{ readonly title: string; readonly body: string }, E, R>
 ) =>
@@ -74,30 +87,25 @@ const view = <E, R>(
     const request = yield* HttpServerRequest.HttpServerRequest
     const principal = yield* principalOf(request)
     if (principal === undefined) return seeOther("/console/login")
-    const search = new URL(request.url, "http://console").searchParams
-    const notice = noticeOf(Array.from(search.entries()))
-    return yield* draw(principal).pipe(
+    const notice = noticeOf(new URL(request.url, "http://console").searchParams)
+    return yield* asApi(draw(principal)).pipe(
       Authority.withPrincipal(principal),
       Effect.map(({ title, body }) => html(page({ title, current, notice, principal: principal.id, body }))),
-      Effect.catchAll((error) => {
-        const failure = error as ApiError
-        const status = failure._tag === "NotFound" ? 404 : 503
-        return Effect.succeed(
+      Effect.catchAll((error) =>
+        Effect.succeed(
           html(
             page({
               title: "Not shown",
               current,
               principal: principal.id,
-              body: `<h1>Not shown</h1><p>${escapeText(failure.message)}</p>`
+              body: `<h1>Not shown</h1><p>${escape(error.message)}</p>`
             }),
-            status
+            statusOf(error)
           )
         )
-      })
+      )
     )
   })
-
-const escapeText = (text: string) => text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`)
 
 /** What an answer or a refusal is said as, and where the person goes next. */
 const noticeFor = (error: ApiError): { readonly kind: NoticeKind; readonly text: string } => {
@@ -231,7 +239,7 @@ export const layer = (options: CommandOptions) =>
         route(
           Effect.flatMap(HttpRouter.params, (params) =>
             view("saga", () =>
-              Effect.map(asApi(Reading.getSaga(params.sagaId ?? "")), (detail) => ({
+              Effect.map(Reading.getSaga(params.sagaId ?? ""), (detail) => ({
                 title: `Saga ${detail.saga.sagaId}`,
                 body: Pages.saga(detail)
               }))
