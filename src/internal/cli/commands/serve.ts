@@ -12,7 +12,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as SagaApi from "../../../SagaApi.js"
+import type * as SagaApi from "../../../SagaApi.js"
 import { print } from "../output.js"
 import { db, register, withStore } from "../root.js"
 import * as Tools from "../tools.js"
@@ -37,11 +37,18 @@ const insecure = Options.boolean("insecure").pipe(
 
 const TOKENS = "EFFECT_SAGA_API_TOKENS"
 
+/**
+ * The HTTP module, loaded when `serve` runs: the other commands do not load Node's HTTP server (nor
+ * its WebSocket dependency, which a bundle of the CLI cannot always hold).
+ */
+const loadApi = Effect.promise(() => import("../../../SagaApi.js"))
+
 /** Tokens when `EFFECT_SAGA_API_TOKENS` is set; otherwise none, and `serve` applies the insecure rule. */
-const authentication = Effect.map(
-  Effect.orElseSucceed(Config.option(Config.nonEmptyString(TOKENS)), () => Option.none<string>()),
-  (tokens) => (Option.isSome(tokens) ? SagaApi.layerTokens(Config.redacted(TOKENS)) : undefined)
-)
+const authentication = (api: typeof SagaApi) =>
+  Effect.map(
+    Effect.orElseSucceed(Config.option(Config.nonEmptyString(TOKENS)), () => Option.none<string>()),
+    (tokens) => (Option.isSome(tokens) ? api.layerTokens(Config.redacted(TOKENS)) : undefined)
+  )
 
 const urlOf = (address: HttpServer.Address): string =>
   address._tag === "UnixAddress"
@@ -59,11 +66,12 @@ export const serve = Command.make("serve", { db, host, port, register, insecure 
     options.db,
     Effect.gen(function* () {
       const tools = yield* Tools.register(options.register)
+      const api = yield* loadApi
       const served = yield* Layer.build(
-        SagaApi.serve({
+        api.serve({
           host: options.host,
           port: options.port,
-          authentication: yield* authentication,
+          authentication: yield* authentication(api),
           insecure: options.insecure,
           tools
         })
