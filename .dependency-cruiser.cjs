@@ -44,9 +44,10 @@ module.exports = {
     },
     {
       name: "outside-goes-through-public-modules",
-      comment: "The CLI and the agents operate from outside, as a user would: through the public modules.",
+      comment:
+        "The CLI, the agents and the HTTP API operate from outside, as a user would: through the public modules.",
       severity: "error",
-      from: { path: "^src/internal/(cli|ai)/" },
+      from: { path: "^src/internal/(cli|ai|http)/" },
       to: { path: "^src/internal/(engine|journal|sql)/" }
     }
   ],

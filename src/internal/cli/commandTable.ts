@@ -15,6 +15,7 @@ import { prune } from "./commands/prune.js"
 import { reject } from "./commands/reject.js"
 import { renewApproval } from "./commands/renewApproval.js"
 import { resolve } from "./commands/resolve.js"
+import { serve } from "./commands/serve.js"
 import { show } from "./commands/show.js"
 import { verify } from "./commands/verify.js"
 
@@ -37,5 +38,6 @@ export const commands = [
   verify,
   exportSaga,
   importSaga,
-  prune
+  prune,
+  serve
 ] as const

@@ -1,0 +1,153 @@
+/**
+ * The HTTP API's definition: its groups, endpoints, errors and authentication middleware. The
+ * OpenAPI document, the server's routes and the typed client all come from it.
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
+import * as OpenApi from "@effect/platform/OpenApi"
+import * as Schema from "effect/Schema"
+import { CurrentPrincipal } from "../../Authority.js"
+import { Conflict, Forbidden, Malformed, NotFound, Refused, TooLarge, Unauthenticated, Unavailable } from "./errors.js"
+import {
+  Answer,
+  ApproveBody,
+  CompensationAnswer,
+  EffectUndo,
+  ListParams,
+  PendingApproval,
+  RejectBody,
+  RenewBody,
+  ResolveBody,
+  SagaDetail,
+  SagaPage,
+  Seen,
+  Verification
+} from "./models.js"
+
+/**
+ * The bearer-token middleware every endpoint goes through: its implementation maps the token to
+ * the `CurrentPrincipal` the `Authority` sees and the journal records, or fails with `Unauthenticated`.
+ *
+ * @since 0.2.0
+ * @category authentication
+ */
+export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("effect-saga/SagaApi/Authentication", {
+  failure: Unauthenticated,
+  provides: CurrentPrincipal,
+  security: { bearer: HttpApiSecurity.bearer }
+}) {}
+
+/**
+ * A path segment: the server's router hands it over decoded; the client encodes it, since ids hold
+ * `#`, `/` and `:` (`sendWireTransfer:e5db02…#1`).
+ */
+const Segment = Schema.transform(Schema.String, Schema.String, {
+  strict: true,
+  decode: (segment) => segment,
+  encode: (id) => encodeURIComponent(id)
+})
+
+const sagaPath = Schema.Struct({ sagaId: Segment })
+const stepPath = Schema.Struct({ sagaId: Segment, stepId: Segment })
+
+const sagas = HttpApiGroup.make("sagas")
+  .middleware(Authentication)
+  .add(
+    HttpApiEndpoint.get("list", "/api/sagas")
+      .setUrlParams(ListParams)
+      .addSuccess(SagaPage)
+      .annotate(OpenApi.Summary, "Sagas, what needs a person first")
+  )
+  .add(
+    HttpApiEndpoint.get("get", "/api/sagas/:sagaId")
+      .setPath(sagaPath)
+      .addSuccess(SagaDetail)
+      .annotate(OpenApi.Summary, "A saga: row, steps and entries (receipts redacted), with its tamper mark")
+  )
+  .add(
+    HttpApiEndpoint.get("verify", "/api/sagas/:sagaId/verify")
+      .setPath(sagaPath)
+      .addSuccess(Verification)
+      .annotate(OpenApi.Summary, "Re-computes a saga's hash chain against its row")
+  )
+
+const approvals = HttpApiGroup.make("approvals")
+  .middleware(Authentication)
+  .add(
+    HttpApiEndpoint.get("pending", "/api/approvals")
+      .addSuccess(Schema.Array(PendingApproval))
+      .annotate(OpenApi.Summary, "Approval requests waiting for a decision, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.post("approve", "/api/sagas/:sagaId/steps/:stepId/approve")
+      .setPath(stepPath)
+      .setPayload(ApproveBody)
+      .addSuccess(Answer)
+      .annotate(OpenApi.Summary, "Approves a step for exactly the input it waits with (journaled APPROVED)")
+  )
+  .add(
+    HttpApiEndpoint.post("reject", "/api/sagas/:sagaId/steps/:stepId/reject")
+      .setPath(stepPath)
+      .setPayload(RejectBody)
+      .addSuccess(CompensationAnswer)
+      .annotate(OpenApi.Summary, "Rejects a step (journaled REJECTED); the saga compensates")
+  )
+  .add(
+    HttpApiEndpoint.post("renew", "/api/sagas/:sagaId/steps/:stepId/renew")
+      .setPath(stepPath)
+      .setPayload(RenewBody)
+      .addSuccess(Answer)
+      .annotate(OpenApi.Summary, "Gives an approved step that has not run a new expiry")
+  )
+
+const operations = HttpApiGroup.make("operations")
+  .middleware(Authentication)
+  .add(
+    HttpApiEndpoint.post("resolve", "/api/sagas/:sagaId/steps/:stepId/resolve")
+      .setPath(stepPath)
+      .setPayload(ResolveBody)
+      .addSuccess(Answer)
+      .annotate(OpenApi.Summary, "Settles a step whose outcome is unknown as applied or not applied")
+  )
+  .add(
+    HttpApiEndpoint.post("compensate", "/api/sagas/:sagaId/compensate")
+      .setPath(sagaPath)
+      .setPayload(Seen)
+      .addSuccess(CompensationAnswer)
+      .annotate(OpenApi.Summary, "Undoes every executed step not undone yet")
+  )
+  .add(
+    HttpApiEndpoint.post("compensateEffect", "/api/sagas/:sagaId/steps/:stepId/compensate-effect")
+      .setPath(stepPath)
+      .setPayload(Seen)
+      .addSuccess(EffectUndo)
+      .annotate(OpenApi.Summary, "Undoes exactly one applied step, as a run of its own")
+  )
+
+/**
+ * The API: `sagas` (list, get, verify), `approvals` (pending, approve, reject, renew), `operations`
+ * (resolve, compensate, compensateEffect), every endpoint behind `Authentication` (put on each group:
+ * on the API, it would guard every route of the server, the docs and the console too).
+ *
+ * @since 0.2.0
+ * @category api
+ */
+export class Api extends HttpApi.make("effect-saga")
+  .add(sagas)
+  .add(approvals)
+  .add(operations)
+  .addError(Malformed)
+  .addError(Forbidden)
+  .addError(NotFound)
+  .addError(Conflict)
+  .addError(TooLarge)
+  .addError(Refused)
+  .addError(Unavailable)
+  .annotate(OpenApi.Title, "effect-saga")
+  .annotate(
+    OpenApi.Description,
+    "Operate sagas from outside: list and inspect them, decide approvals, resolve unknown outcomes, compensate. Every command carries the revision and digest the caller saw."
+  ) {}

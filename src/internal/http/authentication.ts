@@ -1,0 +1,115 @@
+/**
+ * Who is calling: the `Authentication` middleware's implementations. A token is compared with
+ * every known token in constant time (SHA-256 of both, `timingSafeEqual`), so neither its value nor
+ * which principal holds it leaks through timing.
+ */
+import * as crypto from "node:crypto"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import type { Principal } from "../../Authority.js"
+import { anonymous } from "../../Authority.js"
+import { Authentication } from "./api.js"
+import { Unauthenticated } from "./errors.js"
+
+const refused = new Unauthenticated({ message: "no valid bearer token: send Authorization: Bearer <token>" })
+
+/**
+ * The middleware from `verify`, which names the principal a token belongs to (`undefined`: none).
+ * An empty token never reaches it.
+ *
+ * @since 0.2.0
+ * @category authentication
+ */
+export const layer = (
+  verify: (token: Redacted.Redacted<string>) => Effect.Effect<Principal | undefined>
+): Layer.Layer<Authentication> =>
+  Layer.succeed(
+    Authentication,
+    Authentication.of({
+      bearer: (token) =>
+        Redacted.value(token) === ""
+          ? Effect.fail(refused)
+          : Effect.flatMap(verify(token), (principal) =>
+              principal === undefined ? Effect.fail(refused) : Effect.succeed(principal)
+            )
+    })
+  )
+
+const digestOf = (text: string): Buffer => crypto.createHash("sha256").update(text, "utf8").digest()
+
+interface Holder {
+  readonly principal: Principal
+  readonly digest: Buffer
+}
+
+/** Every holder is compared, matched or not: the time does not depend on which one matches. */
+const holderOf = (holders: ReadonlyArray<Holder>, token: Redacted.Redacted<string>): Principal | undefined => {
+  const digest = digestOf(Redacted.value(token))
+  let found: Principal | undefined
+  for (const holder of holders) {
+    if (crypto.timingSafeEqual(holder.digest, digest) && found === undefined) found = holder.principal
+  }
+  return found
+}
+
+/**
+ * Reads `principal=token` pairs, separated by commas or line breaks (a principal holds no `=` or
+ * `,`; a token holds no `,`); whitespace around each is ignored.
+ *
+ * @since 0.2.0
+ * @category authentication
+ */
+export const parseTokens = (text: string): Either.Either<ReadonlyArray<Holder>, string> => {
+  const pairs = text
+    .split(/[,\n]/)
+    .map((pair) => pair.trim())
+    .filter((pair) => pair !== "")
+  if (pairs.length === 0) return Either.left("no principal=token pair")
+  const holders: Array<Holder> = []
+  for (const [index, pair] of pairs.entries()) {
+    const at = pair.indexOf("=")
+    const id = at < 0 ? "" : pair.slice(0, at).trim()
+    const token = at < 0 ? "" : pair.slice(at + 1).trim()
+    if (id === "" || token === "") return Either.left(`pair ${index + 1} is not principal=token`)
+    holders.push({ principal: { id }, digest: digestOf(token) })
+  }
+  return Either.right(holders)
+}
+
+/**
+ * The middleware over `principal=token` pairs read from `config` (default: the redacted
+ * `EFFECT_SAGA_API_TOKENS`). Pairs that cannot be read fail the layer with a `ConfigError` that
+ * shows none of them.
+ *
+ * @since 0.2.0
+ * @category authentication
+ */
+export const layerTokens = (
+  config: Config.Config<Redacted.Redacted<string>> = Config.redacted("EFFECT_SAGA_API_TOKENS")
+): Layer.Layer<Authentication, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(
+    Effect.gen(function* () {
+      const parsed = parseTokens(Redacted.value(yield* config))
+      if (Either.isLeft(parsed)) {
+        return yield* Effect.fail(ConfigError.InvalidData([], `API tokens: ${parsed.left}`))
+      }
+      const holders = parsed.right
+      return layer((token) => Effect.sync(() => holderOf(holders, token)))
+    })
+  )
+
+/**
+ * The middleware of a server started insecure: every request, with a token or without, is the
+ * `anonymous` principal. `SagaApi.serve` allows it only on a loopback address.
+ *
+ * @since 0.2.0
+ * @category authentication
+ */
+export const layerInsecure: Layer.Layer<Authentication> = Layer.succeed(
+  Authentication,
+  Authentication.of({ bearer: () => Effect.succeed(anonymous) })
+)

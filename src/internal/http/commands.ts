@@ -1,0 +1,213 @@
+/**
+ * What the API's and the console's commands do: each names the step it acts on (404 if the saga has
+ * none by that id), carries the position the caller saw (409 if the saga moved on), runs as the
+ * authenticated principal (the `Authority` decides, the journal records who), and answers with what
+ * changed and where the saga stands after it.
+ */
+import * as Effect from "effect/Effect"
+import * as Authority from "../../Authority.js"
+import * as Saga from "../../Saga.js"
+import { Conflict, NotFound, Refused } from "./errors.js"
+import type { Answer, CompensationAnswer, EffectUndo, Seen } from "./models.js"
+import { statusOf } from "./reading.js"
+
+/**
+ * How the server runs commands: `tools`, when given, names the tools whose undos this process
+ * holds; a command that would undo a step of another tool is refused (422) instead of reporting it
+ * `unavailable` and leaving its effect live (the CLI's `--register` rule).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface CommandOptions {
+  readonly tools?: ReadonlySet<string> | undefined
+}
+
+/** The saga as it stands, and the step `stepId` names: a step the saga does not have is 404. */
+const stepOf = (sagaId: string, stepId: string) =>
+  Effect.gen(function* () {
+    const status = yield* statusOf(sagaId)
+    const step = status.steps.find((known) => known.stepId === stepId)
+    if (step === undefined) return yield* new NotFound({ message: `saga ${sagaId} has no step ${stepId}` })
+    return { status, step }
+  })
+
+/** Refuses a command that would undo a step whose tool this process does not hold. */
+const requireUndos = (
+  options: CommandOptions,
+  command: string,
+  steps: ReadonlyArray<Saga.StepStatus>
+): Effect.Effect<void, Refused> => {
+  const tools = options.tools
+  if (tools === undefined) return Effect.void
+  const missing = steps.filter(
+    (step) => step.state === "executed" && step.undo === undefined && !tools.has(step.toolName)
+  )
+  if (missing.length === 0) return Effect.void
+  const names = Array.from(new Set(missing.map((step) => step.toolName))).join(", ")
+  return Effect.fail(
+    new Refused({
+      message: `${command} would undo ${missing.length} step(s) whose tool this server does not hold (${names}): start it with the saga's tools (nothing was written)`
+    })
+  )
+}
+
+/** The answer to a command: whether it wrote anything, and the saga's position now. */
+const answer = (sagaId: string, stepId: string | null, before: Saga.SagaStatus, message: string) =>
+  Effect.map(statusOf(sagaId), (after): Answer => {
+    const changed = after.revision !== before.revision
+    return {
+      sagaId,
+      stepId,
+      changed,
+      message: changed ? message : `${message}: already so, nothing written`,
+      revision: after.revision,
+      digest: after.digest
+    }
+  })
+
+const by = Effect.map(Authority.currentPrincipal, (principal) => principal.id)
+
+/**
+ * Approves a step for exactly the input it waits with.
+ *
+ * @since 0.2.0
+ * @category commands
+ */
+export const approve = (sagaId: string, stepId: string, body: Seen & { readonly expiresAt?: string | undefined }) =>
+  Effect.gen(function* () {
+    const { status } = yield* stepOf(sagaId, stepId)
+    const who = yield* by
+    yield* Saga.approve(sagaId, stepId, {
+      by: who,
+      expiresAt: body.expiresAt,
+      revision: body.revision,
+      digest: body.digest
+    })
+    return yield* answer(sagaId, stepId, status, `approved by ${who}; the step runs when the saga is resumed`)
+  })
+
+/**
+ * Gives an approved step that has not run a new expiry.
+ *
+ * @since 0.2.0
+ * @category commands
+ */
+export const renew = (
+  sagaId: string,
+  stepId: string,
+  body: Seen & { readonly expiresAt?: string | undefined; readonly inputDigest?: string | undefined }
+) =>
+  Effect.gen(function* () {
+    const { status } = yield* stepOf(sagaId, stepId)
+    const who = yield* by
+    yield* Saga.renewApproval(sagaId, stepId, {
+      by: who,
+      expiresAt: body.expiresAt,
+      inputDigest: body.inputDigest,
+      revision: body.revision,
+      digest: body.digest
+    })
+    return yield* answer(sagaId, stepId, status, `approval renewed by ${who}`)
+  })
+
+/**
+ * Rejects a step; the saga compensates.
+ *
+ * @since 0.2.0
+ * @category commands
+ */
+export const reject = (
+  options: CommandOptions,
+  sagaId: string,
+  stepId: string,
+  body: Seen & { readonly reason: string }
+) =>
+  Effect.gen(function* () {
+    const { status } = yield* stepOf(sagaId, stepId)
+    yield* requireUndos(options, "rejecting", status.steps)
+    const who = yield* by
+    const report = yield* Saga.reject(sagaId, stepId, {
+      by: who,
+      reason: body.reason,
+      revision: body.revision,
+      digest: body.digest
+    })
+    const done: CompensationAnswer = {
+      ...(yield* answer(sagaId, stepId, status, `rejected by ${who}; the saga ${report.status}`)),
+      report
+    }
+    return done
+  })
+
+/**
+ * Settles a step whose outcome is unknown.
+ *
+ * @since 0.2.0
+ * @category commands
+ */
+export const resolve = (
+  sagaId: string,
+  stepId: string,
+  body: Seen & ({ readonly outcome: "applied"; readonly result?: unknown } | { readonly outcome: "not-applied" })
+) =>
+  Effect.gen(function* () {
+    const { status } = yield* stepOf(sagaId, stepId)
+    const who = yield* by
+    const seen = { revision: body.revision, digest: body.digest }
+    yield* Saga.resolve(
+      sagaId,
+      stepId,
+      body.outcome === "applied"
+        ? { outcome: "applied", by: who, result: body.result, ...seen }
+        : { outcome: "not-applied", by: who, ...seen }
+    )
+    return yield* answer(sagaId, stepId, status, `resolved as ${body.outcome} by ${who}; resume the saga to go on`)
+  })
+
+/**
+ * Undoes every executed step of a saga not undone yet.
+ *
+ * @since 0.2.0
+ * @category commands
+ */
+export const compensate = (options: CommandOptions, sagaId: string, seen: Seen) =>
+  Effect.gen(function* () {
+    const status = yield* statusOf(sagaId)
+    yield* requireUndos(options, "compensating", status.steps)
+    const report = yield* Saga.compensate(sagaId, seen)
+    const done: CompensationAnswer = {
+      ...(yield* answer(sagaId, null, status, `compensation asked by ${yield* by}: the saga ${report.status}`)),
+      report
+    }
+    return done
+  })
+
+/**
+ * Undoes one applied step as a run of its own. `Saga.compensateEffect` takes no position, so the
+ * one the caller saw is checked against the saga just before.
+ *
+ * @since 0.2.0
+ * @category commands
+ */
+export const compensateEffect = (options: CommandOptions, sagaId: string, stepId: string, seen: Seen) =>
+  Effect.gen(function* () {
+    const { status, step } = yield* stepOf(sagaId, stepId)
+    if (status.revision !== seen.revision || status.digest !== seen.digest) {
+      return yield* new Conflict({
+        message: `saga ${sagaId} is at revision ${status.revision}, not ${seen.revision}: it moved on, nothing was written: read the saga again`
+      })
+    }
+    yield* requireUndos(options, "undoing this effect", [step])
+    const result = yield* Saga.compensateEffect(step.effectId)
+    const undo: EffectUndo =
+      result._tag === "Settled"
+        ? { effectId: result.effectId, runId: result.runId, result: result.outcome, detail: result.detail ?? null }
+        : {
+            effectId: result.effectId,
+            runId: result.runId,
+            result: "awaiting_approval",
+            detail: result.request.requestId
+          }
+    return undo
+  })

@@ -1,0 +1,178 @@
+/**
+ * The console's views, as HTML: the approval inbox, the sagas (what needs a person first), one
+ * saga (steps, the timeline drawn, the undos' report, resolve for an unknown step, a red banner
+ * when its journal does not verify), and the sign-in form.
+ */
+import type { SagaStatus } from "../../../Journal.js"
+import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
+import { svg } from "./diagram.js"
+import { badge, escape, hidden } from "./html.js"
+
+const sagaLink = (sagaId: string): string =>
+  `<a href="/console/sagas/${encodeURIComponent(sagaId)}">${escape(sagaId)}</a>`
+
+/** The input as a person reads it: pretty JSON, or the text as it is. */
+const pretty = (input: string | null): string => {
+  if (input === null) return "(not in the journal)"
+  try {
+    return JSON.stringify(JSON.parse(input), null, 2)
+  } catch {
+    return input
+  }
+}
+
+const tamperLine = (sagaId: string, tampered: Tamper): string =>
+  tampered.seq === null
+    ? `Saga ${sagaId} is TAMPERED: ${tampered.reason}. Do not decide on it.`
+    : `Saga ${sagaId} is TAMPERED: its journal does not verify at seq ${tampered.seq} (${tampered.problem}): ${tampered.reason}. Nothing past it is a fact; effect-saga refuses to act on it.`
+
+const position = (request: {
+  readonly sagaId: string
+  readonly stepId: string
+  readonly revision: number
+  readonly digest: string
+}) => hidden({ sagaId: request.sagaId, stepId: request.stepId, revision: request.revision, digest: request.digest })
+
+const pendingCard = (
+  request: PendingApproval
+): string => `<article class="card" aria-labelledby="req-${escape(request.requestId)}">
+<h2 id="req-${escape(request.requestId)}">${escape(request.toolName)} <span class="muted">in</span> ${sagaLink(request.sagaId)}</h2>
+${request.tampered === null ? "" : `<div class="banner" role="alert">${escape(tamperLine(request.sagaId, request.tampered))}</div>`}
+<dl class="meta">
+<dt>step</dt><dd><code>${escape(request.stepId)}</code></dd>
+<dt>asked</dt><dd><time datetime="${escape(request.requestedAt)}">${escape(request.requestedAt)}</time></dd>
+<dt>expires</dt><dd>the request waits until decided; an approval lasts until the expiry given below, else the tool's or the worker's approval TTL</dd>
+<dt>input sha256</dt><dd><code>${escape(request.inputDigest ?? "(not in the journal)")}</code></dd>
+</dl>
+<div>Exact input, as the journal holds it:</div>
+<pre>${escape(pretty(request.input))}</pre>
+${
+  request.tampered !== null
+    ? ""
+    : `<form class="actions" method="post" action="/console/approve">${position(request)}
+<label>Approval expires at (ISO-8601, optional) <input type="text" name="expiresAt" placeholder="2026-12-31T23:59:00Z"></label>
+<button type="submit">Approve</button></form>
+<form class="actions" method="post" action="/console/reject">${position(request)}
+<input type="text" name="reason" required aria-label="Reason for rejecting" placeholder="Why you reject it (required)">
+<button type="submit" class="secondary">Reject</button></form>`
+}
+</article>`
+
+/**
+ * The approval inbox.
+ *
+ * @since 0.2.0
+ * @category views
+ */
+export const inbox = (requests: ReadonlyArray<PendingApproval>): string =>
+  `<h1>Approval inbox <span class="muted">(${requests.length} waiting)</span></h1>
+${requests.length === 0 ? '<p class="muted" id="empty">No approval is waiting.</p>' : requests.map(pendingCard).join("\n")}`
+
+const statuses: ReadonlyArray<SagaStatus> = [
+  "compensation_failed",
+  "needs_attention",
+  "awaiting_approval",
+  "running",
+  "suspended",
+  "compensating",
+  "completed",
+  "compensated"
+]
+
+/**
+ * The sagas, what needs a person first, with a status filter and a search by id.
+ *
+ * @since 0.2.0
+ * @category views
+ */
+export const sagas = (found: SagaPage, filter: { readonly status: string; readonly search: string }): string =>
+  `<h1>Sagas</h1>
+<form class="actions" method="get" action="/console/sagas" role="search">
+<label>Status <select name="status"><option value="">any</option>${statuses
+    .map(
+      (status) =>
+        `<option value="${status}"${status === filter.status ? " selected" : ""}>${status.replaceAll("_", " ")}</option>`
+    )
+    .join("")}</select></label>
+<label>Id contains <input type="search" name="search" value="${escape(filter.search)}"></label>
+<button type="submit">Filter</button></form>
+<p class="muted">${found.total} saga(s)${found.total > found.sagas.length ? `, the first ${found.sagas.length} shown` : ""}; what needs a person first.</p>
+<div class="table"><table><thead><tr><th>saga</th><th>status</th><th>chain</th><th>revision</th><th>updated</th></tr></thead><tbody>
+${found.sagas
+  .map(
+    (saga) =>
+      `<tr><td>${sagaLink(saga.sagaId)}</td><td>${badge(saga.status)}</td><td>${saga.tampered === null ? "intact" : badge("tampered")}</td><td>${saga.revision}</td><td>${escape(saga.updatedAt)}</td></tr>`
+  )
+  .join("\n")}
+</tbody></table></div>`
+
+const resolveForm = (detail: SagaDetail, stepId: string): string => {
+  const seen = position({
+    sagaId: detail.saga.sagaId,
+    stepId,
+    revision: detail.saga.revision,
+    digest: detail.saga.digest
+  })
+  return `<div class="card"><h2>Resolve <code>${escape(stepId)}</code></h2>
+<p>Its outcome is unknown: find out whether it happened, then say so.</p>
+<form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="applied">
+<input type="text" name="result" aria-label="Result as JSON" placeholder='Its result, as JSON ("parcel-17")'>
+<button type="submit">It was applied</button></form>
+<form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="not-applied">
+<button type="submit" class="secondary">It was not applied</button></form></div>`
+}
+
+/**
+ * One saga.
+ *
+ * @since 0.2.0
+ * @category views
+ */
+export const saga = (detail: SagaDetail): string => {
+  const row = detail.saga
+  const undone = detail.steps.filter((step) => step.undo !== null)
+  const unknown = row.tampered === null ? detail.steps.filter((step) => step.state === "unknown") : []
+  const waiting = detail.steps.filter((step) => step.state === "awaiting_approval")
+  return `<h1>Saga ${escape(row.sagaId)} ${badge(row.status)}</h1>
+${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">${escape(tamperLine(row.sagaId, row.tampered))}</div>`}
+<dl class="meta card">
+<dt>revision</dt><dd>${row.revision}</dd><dt>digest</dt><dd><code>${escape(row.digest)}</code></dd>
+<dt>created</dt><dd>${escape(row.createdAt)}</dd><dt>updated</dt><dd>${escape(row.updatedAt)}</dd>
+<dt>lease</dt><dd>${row.lease === null ? "none" : `${escape(row.lease.owner)} until ${escape(row.lease.expiresAt)}`}</dd>
+</dl>
+${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`}
+<h2>Steps</h2>
+<div class="table"><table><thead><tr><th>step</th><th>tool</th><th>state</th><th>undo</th></tr></thead><tbody>
+${detail.steps
+  .map(
+    (step) =>
+      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${badge(step.state)}</td><td>${escape(step.undo ?? "")}</td></tr>`
+  )
+  .join("\n")}
+</tbody></table></div>
+${unknown.map((step) => resolveForm(detail, step.stepId)).join("\n")}
+<h2>Timeline</h2>
+<div class="diagram">${svg(row.sagaId, detail.entries, row.tampered?.seq)}</div>
+<h2>Undos</h2>
+${
+  undone.length === 0
+    ? '<p class="muted">No undo was asked for.</p>'
+    : `<div class="table"><table><thead><tr><th>tool</th><th>step</th><th>undo</th></tr></thead><tbody>${undone
+        .map(
+          (step) =>
+            `<tr><td>${escape(step.toolName)}</td><td><code>${escape(step.stepId)}</code></td><td>${badge(step.undo ?? "")}</td></tr>`
+        )
+        .join("")}</tbody></table></div>`
+}`
+}
+
+/**
+ * The sign-in form: the bearer token, kept in an HTTP-only, same-site cookie.
+ *
+ * @since 0.2.0
+ * @category views
+ */
+export const login = (): string => `<h1>Sign in</h1>
+<form class="card actions" method="post" action="/console/login">
+<label>API token <input type="text" name="token" autocomplete="off" required autofocus></label>
+<button type="submit">Sign in</button></form>`

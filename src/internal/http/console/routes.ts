@@ -1,0 +1,330 @@
+/**
+ * The web console's routes, beside the API on the same server: pages are read through the same
+ * readings as the API, and forms post to the same commands, as the principal the sign-in cookie's
+ * token names (the `Authentication` layer decides, as it does for the API).
+ *
+ * NOTE: a form post from another site is refused (its `Sec-Fetch-Site` or `Origin` says so), and the
+ * cookie is `SameSite=Strict` and `HttpOnly`: the console cannot be made to act from elsewhere.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as UrlParams from "@effect/platform/UrlParams"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type { Approval } from "../../../Approval.js"
+import * as Authority from "../../../Authority.js"
+import type { Journal } from "../../../Journal.js"
+import type { Saga } from "../../../Saga.js"
+import { Authentication } from "../api.js"
+import type { CommandOptions } from "../commands.js"
+import * as Commands from "../commands.js"
+import type { EngineError } from "../errorStatus.js"
+import { asApi } from "../errorStatus.js"
+import type { ApiError } from "../errors.js"
+import { Malformed } from "../errors.js"
+import { Instant } from "../models.js"
+import * as Reading from "../reading.js"
+import type { Notice, NoticeKind } from "./html.js"
+import { escape, page } from "./html.js"
+import * as Pages from "./pages.js"
+
+const COOKIE = "effect_saga_console"
+
+const headers = {
+  "content-security-policy":
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "same-origin",
+  "cache-control": "no-store"
+}
+
+const html = (body: string, status = 200) =>
+  HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers })
+
+const seeOther = (location: string) => HttpServerResponse.redirect(location, { status: 303, headers })
+
+/** The principal the request's cookie names; `undefined` sends the person to sign in. */
+const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.flatMap(Authentication, (authentication) =>
+    authentication.bearer(Redacted.make(request.cookies[COOKIE] ?? "")).pipe(
+      Effect.map((principal): Authority.Principal | undefined => principal),
+      Effect.orElseSucceed(() => undefined)
+    )
+  )
+
+const kinds: ReadonlyArray<string> = ["ok", "conflict", "forbidden", "error"]
+
+/** The notice a redirect after a command carries in its query string. */
+const noticeOf = (search: URLSearchParams): Notice | undefined => {
+  const text = search.get("notice")
+  const kind = search.get("kind")
+  return text !== null && kind !== null && kinds.includes(kind) ? { kind: kind as NoticeKind, text } : undefined
+}
+
+/** The status a page that cannot be shown answers with. */
+const statusOf = (error: ApiError): number =>
+  ({
+    Malformed: 400,
+    NotFound: 404,
+    Forbidden: 403,
+    Unauthenticated: 401,
+    Conflict: 409,
+    TooLarge: 413,
+    Refused: 422,
+    Unavailable: 503
+  })[error._tag]
+
+/** A page for a signed-in person: the view drawn as them, the notice of the query string shown. */
+const view = <E extends EngineError | ApiError, R>(
+  current: "inbox" | "sagas" | "saga",
+  draw: (principal: Authority.Principal) => Effect.Effect<{ readonly title: string; readonly body: string }, E, R>
+) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const principal = yield* principalOf(request)
+    if (principal === undefined) return seeOther("/console/login")
+    const notice = noticeOf(new URL(request.url, "http://console").searchParams)
+    return yield* asApi(draw(principal)).pipe(
+      Authority.withPrincipal(principal),
+      Effect.map(({ title, body }) => html(page({ title, current, notice, principal: principal.id, body }))),
+      Effect.catchAll((error) =>
+        Effect.succeed(
+          html(
+            page({
+              title: "Not shown",
+              current,
+              principal: principal.id,
+              body: `<h1>Not shown</h1><p>${escape(error.message)}</p>`
+            }),
+            statusOf(error)
+          )
+        )
+      )
+    )
+  })
+
+/** What an answer or a refusal is said as, and where the person goes next. */
+const noticeFor = (error: ApiError): { readonly kind: NoticeKind; readonly text: string } => {
+  switch (error._tag) {
+    case "Conflict":
+      return {
+        kind: "conflict",
+        text: `Refused: the saga moved on since you looked at it; reload and decide again. (${error.message})`
+      }
+    case "Forbidden":
+      return { kind: "forbidden", text: `Not allowed: ${error.message}` }
+    default:
+      return { kind: "error", text: `Refused: ${error.message}` }
+  }
+}
+
+const back = (to: string, notice: { readonly kind: NoticeKind; readonly text: string }) =>
+  seeOther(`${to}${to.includes("?") ? "&" : "?"}kind=${notice.kind}&notice=${encodeURIComponent(notice.text)}`)
+
+/** Whether a form post comes from this console: browsers say where a request comes from. */
+const sameOrigin = (request: HttpServerRequest.HttpServerRequest): boolean => {
+  const site = request.headers["sec-fetch-site"]
+  if (site !== undefined && site !== "same-origin" && site !== "none") return false
+  const origin = request.headers.origin
+  if (origin === undefined || origin === "null") return origin === undefined
+  try {
+    return new URL(origin).host === request.headers.host
+  } catch {
+    return false
+  }
+}
+
+type Form = (name: string) => string
+
+/** A form post: same origin, signed in, its fields read; `act` answers with a notice and where to go. */
+const post = <R>(
+  act: (form: Form) => Effect.Effect<{ readonly to: string; readonly text: string }, EngineError | ApiError, R>,
+  from: (form: Form) => string
+) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    if (!sameOrigin(request))
+      return html(page({ title: "Refused", current: "inbox", body: "<h1>Refused: a form from another site</h1>" }), 403)
+    const principal = yield* principalOf(request)
+    if (principal === undefined) return seeOther("/console/login")
+    const params = yield* Effect.orElseSucceed(request.urlParamsBody, () => UrlParams.empty)
+    const form: Form = (name) => Option.getOrElse(UrlParams.getFirst(params, name), () => "")
+    return yield* asApi(act(form)).pipe(
+      Authority.withPrincipal(principal),
+      Effect.match({
+        onSuccess: ({ to, text }) => back(to, { kind: "ok", text }),
+        onFailure: (error) => back(from(form), noticeFor(error))
+      })
+    )
+  })
+
+const sagaPage = (sagaId: string) => `/console/sagas/${encodeURIComponent(sagaId)}`
+
+const seenOf = (form: Form) => ({ revision: Number(form("revision")), digest: form("digest") })
+
+/** The optional expiry of the approve form, as an `Instant`. */
+const expiryOf = (text: string) =>
+  text.trim() === ""
+    ? Effect.succeed(undefined)
+    : Effect.mapError(
+        Schema.decodeUnknown(Instant)(text.trim()),
+        () => new Malformed({ message: "the expiry is not an ISO-8601 time (2026-12-31T23:59:00Z)" })
+      )
+
+const approve = post(
+  (form) =>
+    Effect.gen(function* () {
+      const expiresAt = yield* expiryOf(form("expiresAt"))
+      const answer = yield* Commands.approve(form("sagaId"), form("stepId"), { ...seenOf(form), expiresAt })
+      return { to: "/console", text: `Step ${answer.stepId} of saga ${answer.sagaId}: ${answer.message}.` }
+    }),
+  () => "/console"
+)
+
+/**
+ * The console's routes: `/console` (the inbox), `/console/sagas`, `/console/sagas/:sagaId`,
+ * `/console/login`, and the form posts `approve`, `reject`, `resolve`; `/` leads to the inbox.
+ *
+ * @since 0.2.0
+ * @category layers
+ */
+export const layer = (options: CommandOptions) =>
+  HttpApiBuilder.Router.use((router) =>
+    Effect.gen(function* () {
+      const context = yield* Effect.context<Saga | Journal | Approval | Authentication>()
+      const route = <E>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, any>) =>
+        Effect.provide(effect, context) as Effect.Effect<
+          HttpServerResponse.HttpServerResponse,
+          E,
+          HttpServerRequest.HttpServerRequest
+        >
+      yield* router.get("/", Effect.succeed(seeOther("/console")))
+      yield* router.get(
+        "/console",
+        route(
+          view("inbox", () =>
+            Effect.map(Reading.pendingApprovals, (requests) => ({
+              title: "Approval inbox",
+              body: Pages.inbox(requests)
+            }))
+          )
+        )
+      )
+      yield* router.get(
+        "/console/sagas",
+        route(
+          Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+            const search = new URL(request.url, "http://console").searchParams
+            const status = search.get("status") ?? ""
+            const text = search.get("search") ?? ""
+            return view("sagas", () =>
+              Effect.map(
+                Reading.listSagas({
+                  status: status === "" ? undefined : ([status] as never),
+                  search: text,
+                  limit: 500
+                }),
+                (found) => ({ title: "Sagas", body: Pages.sagas(found, { status, search: text }) })
+              )
+            )
+          })
+        )
+      )
+      yield* router.get(
+        "/console/sagas/:sagaId",
+        route(
+          Effect.flatMap(HttpRouter.params, (params) =>
+            view("saga", () =>
+              Effect.map(Reading.getSaga(params.sagaId ?? ""), (detail) => ({
+                title: `Saga ${detail.saga.sagaId}`,
+                body: Pages.saga(detail)
+              }))
+            )
+          )
+        )
+      )
+      yield* router.get(
+        "/console/login",
+        Effect.succeed(html(page({ title: "Sign in", current: "login", body: Pages.login() })))
+      )
+      yield* router.post(
+        "/console/login",
+        route(
+          Effect.gen(function* () {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            if (!sameOrigin(request))
+              return html(page({ title: "Refused", current: "login", body: "<h1>Refused</h1>" }), 403)
+            const params = yield* Effect.orElseSucceed(request.urlParamsBody, () => UrlParams.empty)
+            const token = Option.getOrElse(UrlParams.getFirst(params, "token"), () => "").trim()
+            const authentication = yield* Authentication
+            const valid = yield* Effect.option(authentication.bearer(Redacted.make(token)))
+            if (Option.isNone(valid)) {
+              return html(
+                page({
+                  title: "Sign in",
+                  current: "login",
+                  notice: { kind: "forbidden", text: "That token is not valid." },
+                  body: Pages.login()
+                }),
+                401
+              )
+            }
+            return HttpServerResponse.unsafeSetCookie(seeOther("/console"), COOKIE, token, {
+              httpOnly: true,
+              sameSite: "strict",
+              path: "/"
+            })
+          })
+        )
+      )
+      yield* router.post("/console/approve", route(approve))
+      yield* router.post(
+        "/console/reject",
+        route(
+          post(
+            (form) =>
+              Effect.map(
+                Commands.reject(options, form("sagaId"), form("stepId"), { ...seenOf(form), reason: form("reason") }),
+                (answer) => ({
+                  to: "/console",
+                  text: `Step ${answer.stepId} of saga ${answer.sagaId}: ${answer.message}.`
+                })
+              ),
+            () => "/console"
+          )
+        )
+      )
+      yield* router.post(
+        "/console/resolve",
+        route(
+          post(
+            (form) =>
+              Effect.map(
+                Commands.resolve(
+                  form("sagaId"),
+                  form("stepId"),
+                  form("outcome") === "applied"
+                    ? { ...seenOf(form), outcome: "applied", result: parseResult(form("result")) }
+                    : { ...seenOf(form), outcome: "not-applied" }
+                ),
+                (answer) => ({ to: sagaPage(answer.sagaId), text: `Step ${answer.stepId}: ${answer.message}.` })
+              ),
+            (form) => sagaPage(form("sagaId"))
+          )
+        )
+      )
+    })
+  )
+
+const parseResult = (text: string): unknown => {
+  if (text.trim() === "") return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}

@@ -1,0 +1,74 @@
+/**
+ * What every API request goes through before its handler: a body over the limit is 413 (nothing
+ * read past it), a body that is not JSON is 400, and a request the API's schemas refuse is 400 with
+ * the API's one error body.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpMethod from "@effect/platform/HttpMethod"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import { Api } from "./api.js"
+import { Malformed, TooLarge } from "./errors.js"
+
+/**
+ * The default limit of a request's body: 1 MiB.
+ *
+ * @since 0.2.0
+ * @category limits
+ */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
+
+const overLimit = (error: unknown): boolean =>
+  Predicate.hasProperty(error, "cause") &&
+  Predicate.hasProperty(error.cause, "message") &&
+  error.cause.message === "maxBytes exceeded"
+
+const tooLarge = (max: number) => new TooLarge({ message: `the body is over the limit of ${max} bytes` })
+
+/** Reads the body (at most `max` bytes) and checks that it is JSON; the handler reads it again from the cache. */
+const checkBody = (request: HttpServerRequest.HttpServerRequest, max: number) =>
+  Effect.gen(function* () {
+    const length = Number(request.headers["content-length"] ?? "0")
+    if (length > max) return yield* tooLarge(max)
+    const type = request.headers["content-type"] ?? "application/json"
+    if (!type.toLowerCase().includes("application/json")) {
+      return yield* new Malformed({ message: "the body must be JSON (Content-Type: application/json)" })
+    }
+    const text = yield* request.text.pipe(
+      HttpIncomingMessage.withMaxBodySize(Option.some(max)),
+      Effect.mapError((error) =>
+        overLimit(error) ? tooLarge(max) : new Malformed({ message: "the body could not be read" })
+      )
+    )
+    if (text === "") return
+    yield* Effect.try({
+      try: () => JSON.parse(text) as unknown,
+      catch: () => new Malformed({ message: "the body is not valid JSON" })
+    })
+  })
+
+/**
+ * The guard as an API middleware layer, for bodies of at most `maxBodyBytes`.
+ *
+ * @since 0.2.0
+ * @category middleware
+ */
+export const layer = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) =>
+  HttpApiBuilder.middleware(Api, (app) =>
+    Effect.gen(function* () {
+      const request = yield* HttpServerRequest.HttpServerRequest
+      if (HttpMethod.hasBody(request.method) && request.url.startsWith("/api/")) {
+        yield* checkBody(request, maxBodyBytes)
+      }
+      // The app's type names no error, but its failures are the API's, and the decode error of its schemas.
+      return yield* Effect.catchAll(app as HttpApp.Default<unknown>, (error) =>
+        Predicate.isTagged(error, "HttpApiDecodeError") && Predicate.hasProperty(error, "message")
+          ? Effect.fail(new Malformed({ message: String(error.message) }))
+          : Effect.fail(error as never)
+      )
+    })
+  )

@@ -1,0 +1,312 @@
+/**
+ * What the API's requests and responses carry, as Schemas (`SagaApi` re-exports them): the OpenAPI
+ * document is generated from them, and the client decodes with them.
+ */
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { CompensationReport, UndoOutcome } from "../../CompensationReport.js"
+import { Entry, SagaRecord, SagaStatus, TamperProblem } from "../../Journal.js"
+
+/**
+ * A time as ISO-8601 text, normalized to UTC (`2026-12-01T12:00:00.000Z`); text that is not a time
+ * is refused.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Instant = Schema.transformOrFail(Schema.String, Schema.String, {
+  strict: true,
+  decode: (text, _, ast) => {
+    const time = Date.parse(text)
+    return /^\d{4}-\d{2}-\d{2}/.test(text) && !Number.isNaN(time)
+      ? ParseResult.succeed(new Date(time).toISOString())
+      : ParseResult.fail(new ParseResult.Type(ast, text, "an ISO-8601 time, such as 2026-12-01T12:00:00Z"))
+  },
+  encode: ParseResult.succeed
+}).annotations({ identifier: "Instant", description: "an ISO-8601 time" })
+
+/**
+ * Where a saga's journal breaks (`seq` is `null` for a row of the approvals table no entry backs).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Tamper = Schema.Struct({
+  seq: Schema.NullOr(Schema.Int),
+  problem: TamperProblem,
+  reason: Schema.String
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type Tamper = typeof Tamper.Type
+
+/**
+ * A saga's row, whether its journal verifies (`tampered`), and whether it waits for a person
+ * (`needsHuman`: compensation failed, needs attention, awaiting approval, or tampered).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const SagaSummary = Schema.Struct({
+  ...SagaRecord.fields,
+  tampered: Schema.NullOr(Tamper),
+  needsHuman: Schema.Boolean
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type SagaSummary = typeof SagaSummary.Type
+
+/**
+ * One page of `GET /api/sagas`: what needs a person first, then the most recently updated.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const SagaPage = Schema.Struct({
+  sagas: Schema.Array(SagaSummary),
+  total: Schema.Int,
+  offset: Schema.Int,
+  limit: Schema.Int
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type SagaPage = typeof SagaPage.Type
+
+/**
+ * A step as the journal says it stands (see `Saga.StepStatus`); `undo` is `null` when none was asked for.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Step = Schema.Struct({
+  stepId: Schema.String,
+  toolName: Schema.String,
+  effectId: Schema.String,
+  state: Schema.Literal("executed", "failed", "unknown", "awaiting_approval", "approved", "refused"),
+  undo: Schema.NullOr(Schema.Union(UndoOutcome, Schema.Literal("started")))
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type Step = typeof Step.Type
+
+/**
+ * A saga: its row and mark, its steps (none shown for a tampered saga: the journal would decide
+ * them), and its entries with every receipt replaced by a placeholder.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const SagaDetail = Schema.Struct({
+  saga: SagaSummary,
+  steps: Schema.Array(Step),
+  entries: Schema.Array(Entry)
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type SagaDetail = typeof SagaDetail.Type
+
+/**
+ * The answer of `GET /api/sagas/:sagaId/verify`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Verification = Schema.Struct({
+  sagaId: Schema.String,
+  intact: Schema.Boolean,
+  tampered: Schema.NullOr(Tamper),
+  revision: Schema.Int,
+  digest: Schema.String
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type Verification = typeof Verification.Type
+
+/**
+ * An approval request waiting for a decision: the exact input the step will send and its SHA-256
+ * as the saga's journal holds them, and the saga's `revision`/`digest` to decide on.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const PendingApproval = Schema.Struct({
+  requestId: Schema.String,
+  sagaId: Schema.String,
+  stepId: Schema.String,
+  toolName: Schema.String,
+  input: Schema.NullOr(Schema.String),
+  inputDigest: Schema.NullOr(Schema.String),
+  requestedAt: Schema.String,
+  revision: Schema.Int,
+  digest: Schema.String,
+  tampered: Schema.NullOr(Tamper)
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type PendingApproval = typeof PendingApproval.Type
+
+/**
+ * The position of the saga the caller saw (`GET /api/sagas/:sagaId` shows it): a command is refused
+ * with 409 if the saga has moved on since.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Seen = Schema.Struct({
+  revision: Schema.Int.pipe(Schema.nonNegative()),
+  digest: Schema.String
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type Seen = typeof Seen.Type
+
+/**
+ * `POST …/approve`: optionally until when (ISO-8601 UTC).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const ApproveBody = Schema.Struct({
+  ...Seen.fields,
+  expiresAt: Schema.optional(Instant)
+})
+
+/**
+ * `POST …/reject`: why, in words.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const RejectBody = Schema.Struct({
+  ...Seen.fields,
+  reason: Schema.NonEmptyTrimmedString
+})
+
+/**
+ * `POST …/renew`: the new expiry, and optionally the input digest the caller saw.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const RenewBody = Schema.Struct({
+  ...Seen.fields,
+  expiresAt: Schema.optional(Instant),
+  inputDigest: Schema.optional(Schema.String)
+})
+
+/**
+ * `POST …/resolve`: the step was `applied` (with its result as the tool's success schema encodes
+ * it) or `not-applied`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const ResolveBody = Schema.Union(
+  Schema.Struct({ ...Seen.fields, outcome: Schema.Literal("applied"), result: Schema.optional(Schema.Unknown) }),
+  Schema.Struct({ ...Seen.fields, outcome: Schema.Literal("not-applied") })
+)
+
+/**
+ * What a command did: `changed` is `false` when it was an exact replay of an earlier one (nothing
+ * written), and `revision`/`digest` are the saga's position after it.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const Answer = Schema.Struct({
+  sagaId: Schema.String,
+  stepId: Schema.NullOr(Schema.String),
+  changed: Schema.Boolean,
+  message: Schema.String,
+  revision: Schema.Int,
+  digest: Schema.String
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type Answer = typeof Answer.Type
+
+/**
+ * A command that compensated: its answer and the report of the undos.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const CompensationAnswer = Schema.Struct({
+  ...Answer.fields,
+  report: CompensationReport
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type CompensationAnswer = typeof CompensationAnswer.Type
+
+/**
+ * What an explicit undo of one effect came to (see `Saga.EffectCompensation`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const EffectUndo = Schema.Struct({
+  effectId: Schema.String,
+  runId: Schema.String,
+  result: Schema.Literal("completed", "partial", "unavailable", "failed", "unknown", "awaiting_approval"),
+  detail: Schema.NullOr(Schema.String)
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type EffectUndo = typeof EffectUndo.Type
+
+/**
+ * The filters of `GET /api/sagas`: statuses (comma-separated), only what needs a person, only
+ * what awaits an approval, only sagas finished before a time; and the page.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export const ListParams = Schema.Struct({
+  status: Schema.optional(Schema.split(",").pipe(Schema.compose(Schema.Array(SagaStatus)))),
+  needsHuman: Schema.optional(Schema.BooleanFromString),
+  awaitingApproval: Schema.optional(Schema.BooleanFromString),
+  finishedBefore: Schema.optional(Instant),
+  search: Schema.optional(Schema.String),
+  offset: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
+})
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type ListParams = typeof ListParams.Type

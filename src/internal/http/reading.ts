@@ -1,0 +1,225 @@
+/**
+ * What the API and the console read: sagas as a page (what needs a person first), one saga with its
+ * steps and entries (receipts redacted), and the approval requests waiting, each with the input its
+ * saga's journal holds. A saga whose journal does not verify is marked, never shown as fact.
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Approval from "../../Approval.js"
+import type { Entry, SagaStatus } from "../../Journal.js"
+import { decodePayload, isFinished, Journal } from "../../Journal.js"
+import * as Saga from "../../Saga.js"
+import * as Timeline from "../../Timeline.js"
+import { NotFound } from "./errors.js"
+import type {
+  ListParams,
+  PendingApproval,
+  SagaDetail,
+  SagaPage,
+  SagaSummary,
+  Step,
+  Tamper,
+  Verification
+} from "./models.js"
+
+const humanStatuses: ReadonlySet<SagaStatus> = new Set(["compensation_failed", "needs_attention", "awaiting_approval"])
+
+/** The statuses in the order a person should look at them. */
+const urgency: ReadonlyArray<SagaStatus> = ["compensation_failed", "needs_attention", "awaiting_approval"]
+
+const summaryOf = (saga: Saga.SagaSummary): SagaSummary => ({
+  sagaId: saga.sagaId,
+  status: saga.status,
+  revision: saga.revision,
+  digest: saga.digest,
+  createdAt: saga.createdAt,
+  updatedAt: saga.updatedAt,
+  lease: saga.lease,
+  tampered: saga.tampered ?? null,
+  needsHuman: saga.tampered !== undefined || humanStatuses.has(saga.status)
+})
+
+const rank = (saga: SagaSummary): number =>
+  saga.tampered !== null ? -1 : saga.needsHuman ? urgency.indexOf(saga.status) : urgency.length
+
+/** Tampered first, then compensation failed, needs attention, awaiting approval; then the most recently updated. */
+const byUrgency = (a: SagaSummary, b: SagaSummary): number =>
+  rank(a) - rank(b) || b.updatedAt.localeCompare(a.updatedAt) || a.sagaId.localeCompare(b.sagaId)
+
+const DEFAULT_LIMIT = 50
+
+/**
+ * The sagas `params` selects, what needs a person first, one page of them.
+ *
+ * @since 0.2.0
+ * @category reading
+ */
+export const listSagas = (params: ListParams) =>
+  Effect.gen(function* () {
+    const statuses = params.awaitingApproval === true ? ["awaiting_approval" as const] : params.status
+    const rows = yield* Saga.list({
+      status: statuses,
+      updatedBefore: params.finishedBefore
+    })
+    const search = params.search?.trim() ?? ""
+    const selected = rows
+      .map(summaryOf)
+      .filter((saga) => params.finishedBefore === undefined || isFinished(saga.status))
+      .filter((saga) => params.needsHuman !== true || saga.needsHuman)
+      .filter((saga) => search === "" || saga.sagaId.includes(search))
+      .sort(byUrgency)
+    const offset = params.offset ?? 0
+    const limit = params.limit ?? DEFAULT_LIMIT
+    const page: SagaPage = { sagas: selected.slice(offset, offset + limit), total: selected.length, offset, limit }
+    return page
+  })
+
+const stepOf = (step: Saga.StepStatus): Step => ({
+  stepId: step.stepId,
+  toolName: step.toolName,
+  effectId: step.effectId,
+  state: step.state,
+  undo: step.undo ?? null
+})
+
+/** The saga's entries as stored, receipts redacted; none when one of them does not decode. */
+const entriesOf = (sagaId: string) =>
+  Journal.pipe(
+    Effect.flatMap((journal) => journal.read(sagaId)),
+    Effect.map((entries) => entries.map(Timeline.withoutReceipt)),
+    Effect.catchTag("JournalCorrupted", () => Effect.succeed<ReadonlyArray<Entry>>([]))
+  )
+
+/**
+ * A saga's status as `Saga.status` reads it; a journal that does not even decode is a saga marked
+ * tampered (`undecodable`) at the seq where it breaks, with its row as stored and no steps.
+ *
+ * @since 0.2.0
+ * @category reading
+ */
+export const statusOf = (sagaId: string) =>
+  Saga.status(sagaId).pipe(
+    Effect.catchTag("JournalCorrupted", (error) =>
+      Effect.gen(function* () {
+        const row = yield* Effect.flatMap(Journal, (journal) => journal.get(sagaId))
+        if (Option.isNone(row)) return yield* new NotFound({ message: `no saga ${sagaId} in the journal` })
+        const status: Saga.SagaStatus = {
+          ...row.value,
+          tampered: { seq: error.seq, problem: "undecodable", reason: error.reason },
+          steps: []
+        }
+        return status
+      })
+    )
+  )
+
+/**
+ * One saga: its row and mark, its steps, its entries (receipts redacted).
+ *
+ * @since 0.2.0
+ * @category reading
+ */
+export const getSaga = (sagaId: string) =>
+  Effect.gen(function* () {
+    const status = yield* statusOf(sagaId)
+    const detail: SagaDetail = {
+      saga: summaryOf(status),
+      steps: status.steps.map(stepOf),
+      entries: yield* entriesOf(sagaId)
+    }
+    return detail
+  })
+
+/** The entry that asked for the approval: the step's last `AWAITING_APPROVAL`. */
+const askedIn = (entries: ReadonlyArray<Entry>, stepId: string): Entry | undefined =>
+  entries.filter((entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === stepId).at(-1)
+
+/** Whether the approvals table's copy of a request is the journal's: a request no entry backs, or another input, is marked. */
+const copyProblem = (
+  request: Approval.ApprovalRequest,
+  asked: Entry | undefined,
+  digest: string | null
+): Tamper | null => {
+  if (asked === undefined) {
+    return {
+      seq: null,
+      problem: "approval",
+      reason: "the approvals table holds a request its saga's journal never made"
+    }
+  }
+  return asked.input === request.input && digest === request.inputDigest
+    ? null
+    : {
+        seq: asked.seq,
+        problem: "approval",
+        reason: `the approvals table's copy of the input is not the one the journal holds at seq ${asked.seq}`
+      }
+}
+
+const orphan: Tamper = {
+  seq: null,
+  problem: "approval",
+  reason: "the approvals table holds a request for a saga the journal does not have"
+}
+
+const pendingOf = (
+  request: Approval.ApprovalRequest,
+  status: Saga.SagaStatus | undefined,
+  entries: ReadonlyArray<Entry>
+) => {
+  const asked = askedIn(entries, request.stepId)
+  const digest =
+    asked === undefined ? null : Either.getOrNull(decodePayload("AWAITING_APPROVAL", asked.payload))?.inputDigest
+  const pending: PendingApproval = {
+    requestId: request.requestId,
+    sagaId: request.sagaId,
+    stepId: request.stepId,
+    toolName: request.toolName,
+    input: asked?.input ?? null,
+    inputDigest: digest ?? null,
+    requestedAt: request.requestedAt,
+    revision: status?.revision ?? 0,
+    digest: status?.digest ?? "",
+    tampered: status === undefined ? orphan : (status.tampered ?? copyProblem(request, asked, digest ?? null))
+  }
+  return pending
+}
+
+/**
+ * The approval requests waiting for a decision, oldest first, each with the input and digest its
+ * saga's journal holds and the saga's position; each saga read once.
+ *
+ * @since 0.2.0
+ * @category reading
+ */
+export const pendingApprovals = Effect.gen(function* () {
+  const journal = yield* Journal
+  const requests = [...(yield* Approval.pending)].sort((a, b) => a.requestedAt.localeCompare(b.requestedAt))
+  const sagaIds = Array.from(new Set(requests.map((request) => request.sagaId)))
+  const sagas = new Map(
+    yield* Effect.forEach(sagaIds, (sagaId) =>
+      Effect.all([
+        statusOf(sagaId).pipe(Effect.catchTag("SagaNotFound", () => Effect.succeed(undefined))),
+        journal.read(sagaId).pipe(Effect.orElseSucceed((): ReadonlyArray<Entry> => []))
+      ]).pipe(Effect.map(([status, entries]) => [sagaId, { status, entries }] as const))
+    )
+  )
+  return requests.map((request) => {
+    const saga = sagas.get(request.sagaId)!
+    return pendingOf(request, saga.status, saga.entries)
+  })
+})
+
+/**
+ * Whether a saga's journal verifies against its row (chain, MACs with a journal key, the approvals
+ * table's copies of its requests), and where it breaks if not.
+ *
+ * @since 0.2.0
+ * @category reading
+ */
+export const verifySaga = (sagaId: string) =>
+  Effect.map(statusOf(sagaId), (status): Verification => {
+    const tampered = status.tampered ?? null
+    return { sagaId, intact: tampered === null, tampered, revision: status.revision, digest: status.digest }
+  })

@@ -1,0 +1,88 @@
+/**
+ * The API (and whatever else is mounted beside it: the OpenAPI document, the docs page, the console)
+ * served by Node on a host and port, with the rule about running without authentication.
+ */
+import * as http from "node:http"
+import * as net from "node:net"
+import type * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpServer from "@effect/platform/HttpServer"
+import type { ServeError } from "@effect/platform/HttpServerError"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import type { ServeOptions } from "../../SagaApi.js"
+import type { Authentication } from "./api.js"
+import { layerInsecure } from "./authentication.js"
+
+/**
+ * The server would accept requests from anyone: no authentication layer was given, and it was not
+ * both bound to a loopback address and started insecure on purpose.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class InsecureServer extends Schema.TaggedError<InsecureServer>("effect-saga/SagaApi/InsecureServer")(
+  "InsecureServer",
+  { host: Schema.String, reason: Schema.String }
+) {
+  override get message(): string {
+    return `refusing to serve on ${this.host}: ${this.reason}`
+  }
+}
+
+/**
+ * Whether `host` is a loopback address (`127.0.0.0/8`, `::1`, `localhost`).
+ *
+ * @since 0.2.0
+ * @category addresses
+ */
+export const isLoopback = (host: string): boolean => {
+  const bare = host.replace(/^\[|\]$/g, "")
+  if (bare === "localhost") return true
+  if (net.isIPv4(bare)) return bare.startsWith("127.")
+  return net.isIPv6(bare) && (bare === "::1" || /^::ffff:127\./i.test(bare))
+}
+
+/** The authentication the server runs with, or why it refuses to start. */
+const authenticationFor = <E, R>(
+  host: string,
+  options: ServeOptions<E, R>
+): Effect.Effect<Layer.Layer<Authentication, E, R>, InsecureServer> => {
+  if (options.authentication !== undefined) return Effect.succeed(options.authentication)
+  if (options.insecure !== true) {
+    return Effect.fail(
+      new InsecureServer({
+        host,
+        reason: "no authentication layer (give one, or start it insecure on a loopback address)"
+      })
+    )
+  }
+  return isLoopback(host)
+    ? Effect.succeed(layerInsecure)
+    : Effect.fail(new InsecureServer({ host, reason: "insecure serving is allowed on a loopback address only" }))
+}
+
+/**
+ * Serves `app` (a layer that provides the API, `SagaApi.layer` and what is mounted beside it) with
+ * the authentication `options` name, on Node's HTTP server.
+ *
+ * @since 0.2.0
+ * @category serving
+ */
+export const serve = <RA, E, R>(
+  app: Layer.Layer<HttpApi.Api, never, RA>,
+  options: ServeOptions<E, R>
+): Layer.Layer<HttpServer.HttpServer, InsecureServer | ServeError | E, Exclude<RA, Authentication> | R> => {
+  const host = options.host ?? "127.0.0.1"
+  return Layer.unwrapEffect(
+    Effect.map(authenticationFor(host, options), (authentication) =>
+      HttpApiBuilder.serve().pipe(
+        Layer.provide(app),
+        Layer.provide(authentication),
+        Layer.provideMerge(NodeHttpServer.layer(() => http.createServer(), { host, port: options.port ?? 8080 }))
+      )
+    )
+  ) as Layer.Layer<HttpServer.HttpServer, InsecureServer | ServeError | E, Exclude<RA, Authentication> | R>
+}

@@ -1,0 +1,372 @@
+import * as OpenApi from "@effect/platform/OpenApi"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, Layer } from "effect"
+import { Journal, Saga } from "../src/index.js"
+import * as SagaApi from "../src/SagaApi.js"
+import {
+  awaiting,
+  clientAs,
+  freshDb,
+  onDb,
+  payout,
+  raw,
+  serveOn,
+  services,
+  shipping,
+  snapshot
+} from "./fixtures/http-saga.js"
+
+/** A saga `sagaId` awaiting approval of its wire transfer in a fresh file, served; the URL and file. */
+const awaitingPayout = (name: string, options: Partial<SagaApi.ServeOptions> = {}) =>
+  Effect.gen(function* () {
+    const db = freshDb(name)
+    yield* onDb(db, Saga.run("payout-1", payout))
+    return { db, baseUrl: yield* serveOn(db, options) }
+  })
+
+const encoded = (id: string) => encodeURIComponent(id)
+
+const phases = (db: string, sagaId: string) =>
+  onDb(
+    db,
+    Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId)).pipe(
+      Effect.map((entries) => entries.map((entry) => entry.phase))
+    )
+  )
+
+describe("SagaApi through its typed client, on a real server on 127.0.0.1 over SQLite", { timeout: 30_000 }, () => {
+  it.scopedLive("lists sagas, gets one, approves its wire transfer; resumed from code it completes", () =>
+    Effect.gen(function* () {
+      const { db, baseUrl } = yield* awaitingPayout("approve")
+      const api = yield* clientAs(baseUrl, "alice")
+      const page = yield* api.sagas.list({ urlParams: {} })
+      expect(page.sagas.map((saga) => [saga.sagaId, saga.status, saga.needsHuman])).toEqual([
+        ["payout-1", "awaiting_approval", true]
+      ])
+      const detail = yield* api.sagas.get({ path: { sagaId: "payout-1" } })
+      expect(detail.steps.map((step) => [step.toolName, step.state])).toEqual([
+        ["reserveFunds", "executed"],
+        ["sendWireTransfer", "awaiting_approval"]
+      ])
+      const pending = yield* api.approvals.pending()
+      expect(pending).toHaveLength(1)
+      expect(pending[0]!.input).toBe('{"amount":4200,"to":"DE89 3704 0044 0532 0130 00"}')
+      expect(pending[0]!.inputDigest).toMatch(/^[0-9a-f]{64}$/)
+      const stepId = detail.steps[1]!.stepId
+      const answer = yield* api.approvals.approve({
+        path: { sagaId: "payout-1", stepId },
+        payload: { revision: detail.saga.revision, digest: detail.saga.digest }
+      })
+      expect(answer.changed).toBe(true)
+      expect(answer.revision).toBe(detail.saga.revision + 1)
+      const approved = (yield* onDb(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) => journal.read("payout-1"))
+      )).at(-1)
+      expect(approved?.phase).toBe("APPROVED")
+      expect(JSON.parse(approved!.payload!).by).toBe("alice")
+      expect(yield* api.approvals.pending()).toEqual([])
+      const again = yield* api.approvals.approve({
+        path: { sagaId: "payout-1", stepId },
+        payload: { revision: answer.revision, digest: answer.digest }
+      })
+      expect(again.changed).toBe(false)
+      const resumed = yield* onDb(db, Saga.resume("payout-1", payout))
+      expect(resumed._tag).toBe("Completed")
+      const verified = yield* api.sagas.verify({ path: { sagaId: "payout-1" } })
+      expect(verified).toMatchObject({ sagaId: "payout-1", intact: true, tampered: null })
+      const completed = yield* api.sagas.list({ urlParams: { status: ["completed"] } })
+      expect(completed.sagas.map((saga) => saga.sagaId)).toEqual(["payout-1"])
+      expect((yield* api.sagas.list({ urlParams: { needsHuman: true } })).total).toBe(0)
+    })
+  )
+
+  it.scopedLive("rejects with a reason (the saga compensates), and renews an approval", () =>
+    Effect.gen(function* () {
+      const db = freshDb("reject")
+      yield* onDb(db, Effect.all([Saga.run("payout-1", payout), Saga.run("payout-2", payout)]))
+      const baseUrl = yield* serveOn(db)
+      const api = yield* clientAs(baseUrl, "bob")
+      const first = yield* awaiting(baseUrl, "payout-1")
+      const rejected = yield* api.approvals.reject({
+        path: { sagaId: "payout-1", stepId: first.stepId },
+        payload: { revision: first.revision, digest: first.digest, reason: "unknown beneficiary" }
+      })
+      expect(rejected.report.status).toBe("compensated")
+      expect(rejected.report.undone.map((step) => [step.toolName, step.outcome])).toEqual([
+        ["reserveFunds", "completed"]
+      ])
+      expect(yield* phases(db, "payout-1")).toContain("REJECTED")
+      const second = yield* awaiting(baseUrl, "payout-2")
+      const approved = yield* api.approvals.approve({
+        path: { sagaId: "payout-2", stepId: second.stepId },
+        payload: { revision: second.revision, digest: second.digest }
+      })
+      const renewed = yield* api.approvals.renew({
+        path: { sagaId: "payout-2", stepId: second.stepId },
+        payload: { revision: approved.revision, digest: approved.digest, expiresAt: "2999-01-01T00:00:00Z" }
+      })
+      expect(renewed.changed).toBe(true)
+      const status = yield* onDb(db, Saga.status("payout-2"))
+      expect(status.steps[1]!.state).toBe("approved")
+    })
+  )
+
+  it.scopedLive("resolves an unknown outcome, compensates a saga, and undoes one effect", () =>
+    Effect.gen(function* () {
+      const db = freshDb("operations")
+      yield* onDb(
+        db,
+        Effect.all([Saga.run("ship-1", shipping), Saga.run("payout-1", payout), Saga.run("solo-1", payout)])
+      )
+      const baseUrl = yield* serveOn(db)
+      const api = yield* clientAs(baseUrl, "alice")
+      const ship = yield* api.sagas.get({ path: { sagaId: "ship-1" } })
+      expect(ship.saga.status).toBe("needs_attention")
+      const unknown = ship.steps.find((step) => step.state === "unknown")!
+      const resolved = yield* api.operations.resolve({
+        path: { sagaId: "ship-1", stepId: unknown.stepId },
+        payload: { revision: ship.saga.revision, digest: ship.saga.digest, outcome: "not-applied" }
+      })
+      expect(resolved.changed).toBe(true)
+      expect((yield* phases(db, "ship-1")).at(-1)).toBe("FAILED")
+
+      const held = yield* api.sagas.get({ path: { sagaId: "payout-1" } })
+      const compensated = yield* api.operations.compensate({
+        path: { sagaId: "payout-1" },
+        payload: { revision: held.saga.revision, digest: held.saga.digest }
+      })
+      expect(compensated.report.status).toBe("compensated")
+      expect((yield* onDb(db, Saga.status("payout-1"))).status).toBe("compensated")
+
+      const solo = yield* awaiting(baseUrl, "solo-1")
+      const reserve = solo.detail.steps[0]!
+      const undo = yield* api.operations.compensateEffect({
+        path: { sagaId: "solo-1", stepId: reserve.stepId },
+        payload: { revision: solo.revision, digest: solo.digest }
+      })
+      expect(undo).toMatchObject({ effectId: reserve.effectId, result: "completed" })
+    })
+  )
+
+  it.scopedLive("each error has its status and one body, and writes nothing", () =>
+    Effect.gen(function* () {
+      const { db, baseUrl } = yield* awaitingPayout("errors", { maxBodyBytes: 2048 })
+      const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const approve = `/api/sagas/payout-1/steps/${encoded(stepId)}/approve`
+      const before = snapshot(db)
+      const cases: ReadonlyArray<[string, Effect.Effect<{ status: number; body: unknown }>, number, string]> = [
+        ["not JSON", raw(baseUrl, "POST", approve, { as: "alice", body: "{revision" }), 400, "Malformed"],
+        [
+          "a form",
+          raw(baseUrl, "POST", approve, { as: "alice", body: "a=1", type: "application/x-www-form-urlencoded" }),
+          400,
+          "Malformed"
+        ],
+        [
+          "a body off its schema",
+          raw(baseUrl, "POST", approve, { as: "alice", body: JSON.stringify({ revision: "five", digest }) }),
+          400,
+          "Malformed"
+        ],
+        ["a bad parameter", raw(baseUrl, "GET", "/api/sagas?limit=0", { as: "alice" }), 400, "Malformed"],
+        [
+          "a bad time",
+          raw(baseUrl, "POST", approve, { as: "alice", body: JSON.stringify({ revision, digest, expiresAt: "soon" }) }),
+          400,
+          "Malformed"
+        ],
+        [
+          "no token",
+          raw(baseUrl, "POST", approve, { body: JSON.stringify({ revision, digest }) }),
+          401,
+          "Unauthenticated"
+        ],
+        ["no token, to read", raw(baseUrl, "GET", "/api/sagas"), 401, "Unauthenticated"],
+        [
+          "a principal the authority refuses",
+          raw(baseUrl, "POST", approve, { as: "mallory", body: JSON.stringify({ revision, digest }) }),
+          403,
+          "Forbidden"
+        ],
+        ["an unknown saga", raw(baseUrl, "GET", "/api/sagas/nope", { as: "alice" }), 404, "NotFound"],
+        [
+          "an unknown step",
+          raw(baseUrl, "POST", "/api/sagas/payout-1/steps/nope/approve", {
+            as: "alice",
+            body: JSON.stringify({ revision, digest })
+          }),
+          404,
+          "NotFound"
+        ],
+        [
+          "a saga that moved on",
+          raw(baseUrl, "POST", approve, { as: "alice", body: JSON.stringify({ revision: revision - 1, digest }) }),
+          409,
+          "Conflict"
+        ],
+        [
+          "another digest",
+          raw(baseUrl, "POST", approve, { as: "alice", body: JSON.stringify({ revision, digest: "0".repeat(64) }) }),
+          409,
+          "Conflict"
+        ],
+        [
+          "a step not awaiting approval",
+          raw(
+            baseUrl,
+            "POST",
+            `/api/sagas/payout-1/steps/${encoded((yield* awaiting(baseUrl, "payout-1")).detail.steps[0]!.stepId)}/approve`,
+            { as: "alice", body: JSON.stringify({ revision, digest }) }
+          ),
+          422,
+          "Refused"
+        ],
+        [
+          "a body over the limit",
+          raw(baseUrl, "POST", approve, {
+            as: "alice",
+            body: JSON.stringify({ revision, digest, pad: "x".repeat(4096) })
+          }),
+          413,
+          "TooLarge"
+        ]
+      ]
+      for (const [what, request, status, tag] of cases) {
+        const response = yield* request
+        expect([what, response.status], JSON.stringify(response.body)).toEqual([what, status])
+        expect(response.body).toEqual({ _tag: tag, message: expect.any(String) })
+        expect(JSON.stringify(response.body)).not.toMatch(/stack|at .*\.ts:|-token-/)
+      }
+      expect(snapshot(db)).toBe(before)
+      const typed = yield* clientAs(baseUrl, "alice").pipe(
+        Effect.flatMap((api) =>
+          api.approvals.approve({ path: { sagaId: "payout-1", stepId }, payload: { revision: revision - 1, digest } })
+        ),
+        Effect.flip
+      )
+      expect(typed._tag).toBe("Conflict")
+      expect(snapshot(db)).toBe(before)
+    })
+  )
+
+  it.scopedLive("a step already answered otherwise is 409 (CommandConflict); nothing is written", () =>
+    Effect.gen(function* () {
+      const db = freshDb("conflict")
+      yield* onDb(db, Saga.run("ship-1", shipping))
+      const baseUrl = yield* serveOn(db)
+      const api = yield* clientAs(baseUrl, "alice")
+      const ship = yield* api.sagas.get({ path: { sagaId: "ship-1" } })
+      const stepId = ship.steps.find((step) => step.state === "unknown")!.stepId
+      const first = yield* api.operations.resolve({
+        path: { sagaId: "ship-1", stepId },
+        payload: { revision: ship.saga.revision, digest: ship.saga.digest, outcome: "applied", result: "parcel-1" }
+      })
+      const before = snapshot(db)
+      const error = yield* Effect.flip(
+        api.operations.resolve({
+          path: { sagaId: "ship-1", stepId },
+          payload: { revision: first.revision, digest: first.digest, outcome: "not-applied" }
+        })
+      )
+      expect(error._tag).toBe("Conflict")
+      expect(snapshot(db)).toBe(before)
+    })
+  )
+
+  it.scopedLive("an undo this server holds no tool for is refused (422) before anything is written", () =>
+    Effect.gen(function* () {
+      const { db, baseUrl } = yield* awaitingPayout("tools", { tools: new Set(["sendWireTransfer"]) })
+      const { revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const before = snapshot(db)
+      const response = yield* raw(baseUrl, "POST", "/api/sagas/payout-1/compensate", {
+        as: "alice",
+        body: JSON.stringify({ revision, digest })
+      })
+      expect(response.status).toBe(422)
+      expect((response.body as { message: string }).message).toContain("reserveFunds")
+      expect(snapshot(db)).toBe(before)
+    })
+  )
+
+  it.scopedLive("50 clients approve the same step at once: exactly one APPROVED is journaled", () =>
+    Effect.gen(function* () {
+      const { db, baseUrl } = yield* awaitingPayout("fifty")
+      const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const answers = yield* Effect.forEach(
+        Array.from({ length: 50 }, (_, i): "alice" | "bob" => (i % 2 === 0 ? "alice" : "bob")),
+        (who) =>
+          clientAs(baseUrl, who).pipe(
+            Effect.flatMap((api) =>
+              api.approvals.approve({ path: { sagaId: "payout-1", stepId }, payload: { revision, digest } })
+            ),
+            Effect.either
+          ),
+        { concurrency: "unbounded" }
+      )
+      const approved = (yield* phases(db, "payout-1")).filter((phase) => phase === "APPROVED")
+      expect(approved).toHaveLength(1)
+      const changed = answers.filter((answer) => Either.isRight(answer) && answer.right.changed)
+      expect(changed).toHaveLength(1)
+      for (const answer of answers) {
+        if (Either.isLeft(answer)) expect(answer.left._tag).toBe("Conflict")
+        else expect(answer.right.revision).toBe(revision + 1)
+      }
+    })
+  )
+
+  it.scopedLive("serve refuses to start without authentication unless on loopback and told it is insecure", () =>
+    Effect.gen(function* () {
+      const db = freshDb("insecure")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const start = (options: SagaApi.ServeOptions) =>
+        Layer.build(SagaApi.serve({ port: 0, ...options }).pipe(Layer.provide(services(db)))).pipe(Effect.flip)
+      expect((yield* start({}))._tag).toBe("InsecureServer")
+      expect((yield* start({ host: "0.0.0.0", insecure: true }))._tag).toBe("InsecureServer")
+      expect(SagaApi.isLoopback("127.0.0.1") && SagaApi.isLoopback("::1") && !SagaApi.isLoopback("10.0.0.1")).toBe(true)
+      const baseUrl = yield* serveOn(db, { authentication: undefined, insecure: true })
+      const api = yield* clientAs(baseUrl, undefined)
+      const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      yield* api.approvals.approve({ path: { sagaId: "payout-1", stepId }, payload: { revision, digest } })
+      const approved = (yield* onDb(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) => journal.read("payout-1"))
+      )).at(-1)
+      expect(JSON.parse(approved!.payload!).by).toBe("anonymous")
+    })
+  )
+
+  it.scopedLive("the OpenAPI document is served and validates; the docs page loads with its assets inline", () =>
+    Effect.gen(function* () {
+      const { baseUrl } = yield* awaitingPayout("openapi")
+      const document = (yield* raw(baseUrl, "GET", "/api/openapi.json")).body as OpenApi.OpenAPISpec
+      expect(document).toEqual(JSON.parse(JSON.stringify(OpenApi.fromApi(SagaApi.Api))))
+      expect(document.openapi).toBe("3.1.0")
+      const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+        Object.entries(item as Record<string, OpenApi.OpenAPISpecOperation>).map(([method, op]) => ({
+          path,
+          method,
+          op
+        }))
+      )
+      expect(operations).toHaveLength(10)
+      for (const { path, method, op } of operations) {
+        expect(op.responses["200"]?.content?.["application/json"]?.schema, `${method} ${path}`).toBeDefined()
+        for (const status of ["400", "401", "403", "404", "409", "413", "422"]) {
+          expect((op.responses as Record<string, unknown>)[status], `${method} ${path} ${status}`).toBeDefined()
+        }
+        if (method === "post") expect(op.requestBody?.content["application/json"]?.schema).toBeDefined()
+        expect(op.security).toEqual([{ bearer: [] }])
+      }
+      const refs = Array.from(JSON.stringify(document).matchAll(/"#\/components\/schemas\/([^"]+)"/g), (match) =>
+        match[1]!.replaceAll("~1", "/").replaceAll("~0", "~")
+      )
+      expect(refs.length).toBeGreaterThan(0)
+      for (const ref of refs) expect(Object.keys(document.components.schemas)).toContain(ref)
+      const docs = yield* raw(baseUrl, "GET", "/api/docs")
+      expect(docs.status).toBe(200)
+      expect(String(docs.body)).toContain("SwaggerUIBundle")
+      expect(String(docs.body)).not.toMatch(/<(script|link)[^>]+(src|href)="https?:/)
+    })
+  )
+})

@@ -1,0 +1,122 @@
+import { spawn } from "node:child_process"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { describe, expect, it } from "@effect/vitest"
+import { type Console, Effect } from "effect"
+import * as Cli from "../src/Cli.js"
+import { Saga } from "../src/index.js"
+import { freshDb, onDb, payout, tokens } from "./fixtures/http-saga.js"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+const main = path.join(root, "test", "fixtures", "cli-main.ts")
+
+interface Served {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * `effect-saga serve ARGS…` from source; once it prints its URL, `use` runs against it and the
+ * server is sent SIGTERM. A server that never says where it listens is killed when the test ends.
+ */
+const serve = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string>,
+  use: (url: string) => Promise<void> = async () => {}
+) =>
+  Effect.async<Served>((resume) => {
+    const { EFFECT_SAGA_API_TOKENS: _ignored, ...inherited } = process.env
+    const child = spawn(process.execPath, ["--import", "tsx", main, "serve", ...args], {
+      cwd: root,
+      env: { ...inherited, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    let used = false
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk
+      const url = /serving (http:\/\/\S+)\/console/.exec(stdout)?.[1]
+      if (url !== undefined && !used) {
+        used = true
+        use(url).then(
+          () => child.kill("SIGTERM"),
+          (error) => {
+            stderr += `the test's requests failed: ${error}\n`
+            child.kill("SIGTERM")
+          }
+        )
+      }
+    })
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk
+    })
+    child.on("error", (error) => resume(Effect.die(error)))
+    child.on("close", (code) => resume(Effect.succeed({ code, stdout, stderr })))
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
+describe("effect-saga serve", { timeout: 60_000 }, () => {
+  it.effect("serves the API with the tokens of EFFECT_SAGA_API_TOKENS until interrupted (exit 130)", () =>
+    Effect.gen(function* () {
+      const db = freshDb("serve")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const seen: Array<number> = []
+      const served = yield* serve(
+        ["--db", db, "--port", "0"],
+        { EFFECT_SAGA_API_TOKENS: `alice=${tokens.alice}` },
+        async (url) => {
+          for (const token of [tokens.alice, undefined]) {
+            const response = await fetch(`${url}/api/sagas`, {
+              headers: token === undefined ? {} : { authorization: `Bearer ${token}` }
+            })
+            seen.push(response.status)
+          }
+        }
+      )
+      expect(served.stderr).toBe("")
+      expect(seen).toEqual([200, 401])
+      expect(served.code).toBe(130)
+    })
+  )
+
+  it.effect("refuses to start without tokens unless --insecure on a loopback address (exit 2, one line)", () =>
+    Effect.gen(function* () {
+      const db = freshDb("serve-refused")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const bare = yield* inProcess(["serve", "--db", db, "--port", "0"])
+      expect(bare.code).toBe(2)
+      expect(bare.errors).toEqual([
+        "effect-saga: refusing to serve on 127.0.0.1: no authentication layer (give one, or start it insecure on a loopback address)"
+      ])
+      const open = yield* inProcess(["serve", "--db", db, "--port", "0", "--host", "0.0.0.0", "--insecure"])
+      expect(open.code).toBe(2)
+      expect(open.errors).toEqual([
+        "effect-saga: refusing to serve on 0.0.0.0: insecure serving is allowed on a loopback address only"
+      ])
+    })
+  )
+})
+
+/** Runs the CLI in this process (EFFECT_SAGA_API_TOKENS unset); its exit code and the lines it wrote to stderr. */
+const inProcess = (args: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const errors: Array<string> = []
+    const capturing = (current: Console.Console): Console.Console => ({
+      ...current,
+      error: (...parts) => Effect.sync(() => void errors.push(parts.join(" ")))
+    })
+    const saved = process.env.EFFECT_SAGA_API_TOKENS
+    delete process.env.EFFECT_SAGA_API_TOKENS
+    const code = yield* Effect.consoleWith((current) => Effect.withConsole(Cli.run(args), capturing(current))).pipe(
+      Effect.provide(NodeContext.layer),
+      Effect.ensuring(
+        Effect.sync(() => {
+          if (saved !== undefined) process.env.EFFECT_SAGA_API_TOKENS = saved
+        })
+      )
+    )
+    return { code, errors }
+  })
