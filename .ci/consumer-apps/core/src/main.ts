@@ -3,11 +3,12 @@
  * `effect-saga/testing` (the in-memory layers). A declined card releases the seat reserved before
  * it, on both; it prints one line `.ci/consumer` checks.
  */
+
+import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as fs from "node:fs"
 import { Console, Effect, Layer, Schema } from "effect"
-import { Compensable, Outcome, Saga, SagaResult, SqlStore } from "effect-saga"
+import { Compensable, Outcome, Saga, type SagaResult, SqlStore } from "effect-saga"
 import * as Testing from "effect-saga/testing"
 
 const released: Array<string> = []
