@@ -58,7 +58,10 @@ describe("the docs site in a browser", () => {
     const samples = await tab
       .locator("pre:not(.mermaid)")
       .evaluateAll((pres) =>
-        pres.map((pre) => ({ whiteSpace: getComputedStyle(pre).whiteSpace, wide: pre.scrollWidth > pre.clientWidth }))
+        pres.map((pre) => ({
+          whiteSpace: pre.ownerDocument.defaultView!.getComputedStyle(pre).whiteSpace,
+          wide: pre.scrollWidth > pre.clientWidth
+        }))
       )
     expect(samples.length).toBeGreaterThan(0)
     expect(samples.filter((sample) => sample.whiteSpace !== "pre")).toEqual([])
