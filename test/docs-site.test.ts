@@ -55,14 +55,12 @@ describe("the docs site in a browser", () => {
 
   it("a wide CLI sample scrolls sideways instead of wrapping", async () => {
     const { tab } = await open("documents/cli.html")
-    const samples = await tab
-      .locator("pre:not(.mermaid)")
-      .evaluateAll((pres) =>
-        pres.map((pre) => ({
-          whiteSpace: pre.ownerDocument.defaultView!.getComputedStyle(pre).whiteSpace,
-          wide: pre.scrollWidth > pre.clientWidth
-        }))
-      )
+    const samples = await tab.locator("pre:not(.mermaid)").evaluateAll((pres) =>
+      pres.map((pre) => ({
+        whiteSpace: pre.ownerDocument.defaultView!.getComputedStyle(pre).whiteSpace,
+        wide: pre.scrollWidth > pre.clientWidth
+      }))
+    )
     expect(samples.length).toBeGreaterThan(0)
     expect(samples.filter((sample) => sample.whiteSpace !== "pre")).toEqual([])
     expect(samples.some((sample) => sample.wide)).toBe(true)
