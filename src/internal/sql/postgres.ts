@@ -3,6 +3,7 @@ import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { JournalError } from "../../Journal.js"
+import type { Options } from "../../Postgres.js"
 import * as OptionalPeer from "../util/optionalPeer.js"
 import { describeFailure } from "./sqlite.js"
 
@@ -15,12 +16,6 @@ export const peer: OptionalPeer.Peer = {
 // Loaded when `effect-saga/postgres` is imported: a missing driver is one line naming what to
 // install, at the import, rather than a resolution stack or a failure at the first connection.
 const driver = await OptionalPeer.load(peer, () => import("@effect/sql-pg/PgClient"))
-
-/** How to reach the server (the public `Postgres.Options`). */
-export interface Options {
-  readonly url: string | Redacted.Redacted<string>
-  readonly maxConnections?: number | undefined
-}
 
 /** The URL without its password, for messages. */
 const printable = (url: Redacted.Redacted<string>): string => {

@@ -3,7 +3,7 @@
  * who imports that entry without it gets one line naming what to install, not a resolution stack.
  */
 
-/** The package, the entry that needs it and the `npm install` line that fixes it. */
+/** The entry that needs the packages, and the arguments of the `npm install` that adds them. */
 export interface Peer {
   readonly entry: string
   readonly install: string
@@ -17,7 +17,7 @@ const isNotFound = (error: unknown): boolean =>
   (error.code === "ERR_MODULE_NOT_FOUND" || error.code === "MODULE_NOT_FOUND")
 
 /** The one line a missing peer is reported with: no frames, no cause (its stack is its message). */
-export const missing = (peer: Peer): Error => {
+const missing = (peer: Peer): Error => {
   const error = new Error(`${peer.entry} needs packages that are not installed: npm install ${peer.install}`)
   error.name = "MissingPeerDependency"
   error.stack = `${error.name}: ${error.message}`
