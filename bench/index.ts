@@ -53,7 +53,7 @@ const RECEIPTS = {
   measureMs: quick ? 300 : 2500,
   rounds: ROUNDS
 }
-/** The PostgreSQL section: the same rounds; every contender's pool has 10 connections (DBOS's and `layerPg`'s default). */
+/** The PostgreSQL section: the same rounds; every contender's pool has 10 connections (DBOS's and `Postgres.layer`'s default). */
 const PG = {
   url: process.env.EFFECT_SAGA_PG_URL ?? "postgres://postgres@127.0.0.1:55432/postgres",
   warmupMs: quick ? 200 : 1000,

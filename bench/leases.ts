@@ -18,6 +18,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer } from "effect"
 import { Journal, SqlJournal } from "../src/index.js"
 import { openSagas } from "../src/internal/sql/migrations.js"
+import * as Postgres from "../src/Postgres.js"
 
 const argument = (name: string) => {
   const index = process.argv.indexOf(name)
@@ -166,11 +167,11 @@ const pgDatabase = (url: string) =>
     const parsed = new URL(url)
     parsed.pathname = `/${name}`
     return parsed.toString()
-  }).pipe(Effect.provide(SqlJournal.layerPgClient({ url })))
+  }).pipe(Effect.provide(Postgres.layerClient({ url })))
 
 const bench = Effect.gen(function* () {
   const store = onPg
-    ? SqlJournal.layerPgClient({
+    ? Postgres.layerClient({
         url: yield* pgDatabase(
           pgArgument || process.env.EFFECT_SAGA_PG_URL || "postgres://postgres@127.0.0.1:55432/postgres"
         )

@@ -8,7 +8,7 @@
  * - **DBOS**: DBOS Transact, the five steps (`DBOS.registerStep`, each a trivial async function) in
  *   a workflow (`DBOS.registerWorkflow`), a new workflow per saga: one after another, then 100
  *   workflows at once; its system database pool has `pool` connections;
- * - **effect-saga**: `Saga.layer` on `SqlStore.layerPg({ maxConnections: pool })`, five
+ * - **effect-saga**: `Saga.layer` on `Postgres.layer({ maxConnections: pool })`, five
  *   `Compensable` tools (INTENT and EXECUTED journaled for each step): one saga after another, then
  *   100 sagas at once.
  *
@@ -25,7 +25,8 @@ import * as Crypto from "node:crypto"
 import { DBOS } from "@dbos-inc/dbos-sdk"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import pg from "pg"
-import { Saga, SqlStore } from "../src/index.js"
+import { Saga } from "../src/index.js"
+import * as Postgres from "../src/Postgres.js"
 import { CONCURRENCY, range, STEPS, sagaRunner } from "./contenders.js"
 
 /** How long to warm up and measure each figure, and the connection pool every contender gets. */
@@ -34,7 +35,7 @@ export interface PgBenchOptions {
   readonly warmupMs: number
   readonly measureMs: number
   readonly rounds: number
-  /** Connections in each contender's pool (DBOS's default system pool and `layerPg`'s default: 10). */
+  /** Connections in each contender's pool (DBOS's default system pool and `Postgres.layer`'s default: 10). */
   readonly pool: number
   /** Sagas run one after another for the round-trip accounting. */
   readonly accountingSagas: number
@@ -300,7 +301,7 @@ interface Runner {
 
 /** Creates the journal's tables in the database at `url`, through the library's own migrations. */
 const migrate = async (url: string, pool: number) => {
-  const runtime = ManagedRuntime.make(SqlStore.layerPg({ url, maxConnections: pool }))
+  const runtime = ManagedRuntime.make(Postgres.layer({ url, maxConnections: pool }))
   await runtime.runPromise(Effect.void)
   await runtime.dispose()
 }
@@ -368,7 +369,7 @@ const makeDbos = async (url: string, pool: number): Promise<Runner> => {
 
 /** effect-saga: `Saga.layer` on the journal and approvals on PostgreSQL. */
 const makeEffectSaga = async (url: string, pool: number): Promise<Runner> => {
-  const runtime = ManagedRuntime.make(Saga.layer.pipe(Layer.provide(SqlStore.layerPg({ url, maxConnections: pool }))))
+  const runtime = ManagedRuntime.make(Saga.layer.pipe(Layer.provide(Postgres.layer({ url, maxConnections: pool }))))
   await runtime.runPromise(Effect.void)
   return { ...sagaRunner(runtime), close: () => runtime.dispose() }
 }

@@ -19,5 +19,14 @@ const fromSource = async () => {
   return import(new URL("../src/Cli.ts", import.meta.url).href)
 }
 
-const cli = existsSync(compiled) ? await import(compiled.href) : await fromSource()
+// The CLI's packages are optional peers of effect-saga (a library user needs neither): name them in one line.
+const cliPeers = "@effect/cli@^0.77.2 @effect/platform-node@^0.108.2"
+const compiledCli = () =>
+  import(compiled.href).catch((error) => {
+    if (error?.code !== "ERR_MODULE_NOT_FOUND" || !/@effect\/(cli|platform-node)/.test(error.message)) throw error
+    console.error(`effect-saga: the CLI needs packages that are not installed: npm install ${cliPeers}`)
+    process.exit(2)
+  })
+
+const cli = existsSync(compiled) ? await compiledCli() : await fromSource()
 cli.main()

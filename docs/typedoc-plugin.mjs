@@ -8,16 +8,31 @@
  * - Entry modules are named by package.json's `exports`: `effect-saga`, `effect-saga/testing`, …
  * - An interface or type alias declared under `src/internal/` is shown inline where the public
  *   modules name it (`export type RunOptions = internal.RunOptions` shows RunOptions' members).
+ * - The index page has one heading, the package's name: docs/index.md's `# heading` is left out.
  * - A guide's title is its first `# heading`, and its page is named after its file
  *   (`documents/cli.html`: the `kind-guides` router, which typedoc.json selects).
  * - A heading's anchor keeps its code, as GitHub's does (`## Durability: \`synchronous\`` is
  *   `#durability-synchronous`), so that links between guides work on GitHub and in the site alike.
  * - Every `docs/*.md` must be in the site (the readme or a project document), or the build warns.
+ * - A ```mermaid block is drawn in the page: it is written as `<pre class="mermaid">`, and the pages
+ *   that have one load `assets/diagrams.js`, docs/diagrams.mjs bundled with mermaid from
+ *   node_modules by esbuild (nothing from a CDN). `test/docs-site.test.ts` checks it in Chromium.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { Application, Comment, Context, Converter, KindRouter, ReflectionKind, TypeScript as ts } from "typedoc"
+import * as esbuild from "esbuild"
+import {
+  Application,
+  Comment,
+  Context,
+  Converter,
+  JSX,
+  KindRouter,
+  ReflectionKind,
+  RendererEvent,
+  TypeScript as ts
+} from "typedoc"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const internalDir = path.join(root, "src", "internal") + path.sep
@@ -69,6 +84,46 @@ const anchorsKeepCode = (parser) => {
   })
 }
 
+/**
+ * A ```mermaid fence becomes `<pre class="mermaid">` holding its source, which mermaid draws.
+ *
+ * @param {any} parser the markdown-it instance
+ */
+const mermaidFences = (parser) => {
+  const fence = parser.renderer.rules.fence
+  parser.renderer.rules.fence = (
+    /** @type {any[]} */ tokens,
+    /** @type {number} */ index,
+    /** @type {any} */ options,
+    /** @type {any} */ env,
+    /** @type {any} */ self
+  ) => {
+    const token = tokens[index]
+    if (token.info.trim() !== "mermaid") return fence(tokens, index, options, env, self)
+    return `<pre class="mermaid">${parser.utils.escapeHtml(token.content)}</pre>\n`
+  }
+}
+
+/** @param {import("typedoc").Reflection} model */
+const hasDiagram = (model) =>
+  model.isDocument() && model.content.some((part) => part.kind === "code" && part.text.startsWith("```mermaid"))
+
+/** The bundle the pages with a diagram load: docs/diagrams.mjs and mermaid, as one classic script. */
+const diagramsScript = "assets/diagrams.js"
+
+/** @param {RendererEvent} event */
+const bundleDiagrams = async (event) => {
+  await esbuild.build({
+    entryPoints: [path.join(root, "docs", "diagrams.mjs")],
+    outfile: path.join(event.outputDirectory, diagramsScript),
+    bundle: true,
+    minify: true,
+    format: "iife",
+    target: "es2020",
+    logLevel: "warning"
+  })
+}
+
 /** TypeDoc's `kind` router, but a guide's page is named after its file, not its title. */
 class GuideRouter extends KindRouter {
   /** @param {import("typedoc").Reflection} reflection */
@@ -86,7 +141,16 @@ export function load(app) {
     app.options.setValue("markdownItLoader", (/** @type {any} */ parser) => {
       loader(parser)
       anchorsKeepCode(parser)
+      mermaidFences(parser)
     })
+  })
+  app.renderer.hooks.on("body.end", (context) =>
+    hasDiagram(context.page.model)
+      ? JSX.createElement("script", { defer: true, src: context.relativeURL(diagramsScript) })
+      : null
+  )
+  app.renderer.on(RendererEvent.BEGIN, () => {
+    app.renderer.postRenderAsyncJobs.push(bundleDiagrams)
   })
 
   const shouldInline = Context.prototype.shouldInline
@@ -119,6 +183,12 @@ export function load(app) {
       .join("")
       .match(/^# (.+)$/m)
     if (heading?.[1] !== undefined) document.name = heading[1].replaceAll("`", "")
+  })
+
+  // The index page is titled with the package's name: the readme's own `# heading` would be a second one.
+  app.converter.on(Converter.EVENT_RESOLVE_END, (context) => {
+    const first = context.project.readme?.[0]
+    if (first?.kind === "text") first.text = first.text.replace(/^# .+\n+/, "")
   })
 
   app.converter.on(Converter.EVENT_END, () => {

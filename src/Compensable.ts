@@ -301,7 +301,9 @@ export interface Any {
 }
 
 /**
- * Everything `make` needs: schemas for what is journaled, the call, and its undo.
+ * Everything `make` needs: schemas for what is journaled, the call, and its undo. Its type
+ * parameters are `make`'s (`I, IE` from `input`, `A, AE` from `success`, `E, EE` from `failure`,
+ * `R` for `execute`, `RC` for `compensate`).
  *
  * @since 0.1.0
  * @category models
@@ -352,6 +354,12 @@ const callStep = (spec: Spec.StepSpec, input: unknown, key: string | undefined) 
 /**
  * Declares a tool. The call journals `INTENT`, runs `execute`, then journals `EXECUTED` with the
  * encoded result (the handle the undo needs: return it, not "ok") or `FAILED` with the error.
+ *
+ * The type parameters are inferred from the options; none needs to be written:
+ * `Name` the tool's name; `I`/`IE` the input's type and its encoded (journaled) form, from `input`;
+ * `A`/`AE` the result and its encoded form, from `success`; `E`/`EE` the typed failure and its
+ * encoded form, from `failure` (`never` without one); `R` what `execute` needs; `RC` what
+ * `compensate` needs. The tool is `Tool<Name, I, A, E, R | RC>`: a call needs both.
  *
  * @since 0.1.0
  * @category constructors

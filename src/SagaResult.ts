@@ -95,7 +95,13 @@ export interface Suspended {
 }
 
 /**
- * How a run of a saga ended.
+ * How a run of a saga ended. `A` is what the program returns (in `Completed`); `E` is how the
+ * program may fail (the cause in `Compensated` and `CompensationFailed`): `Saga.run` gives
+ * `SagaResult<A, E>` for a program `Effect<A, E, R>`, so `E` also holds the tools' failures
+ * (`Outcome.Failed`, your `failure` schemas).
+ *
+ * NOTE: `E` defaults to `never`, so `SagaResult<A>` is the result of a program that cannot fail. A
+ * helper over any run takes both: `<A, E>(result: SagaResult<A, E>) => ...`.
  *
  * @since 0.1.0
  * @category models

@@ -53,14 +53,3 @@ export const layerUnmigrated: Layer.Layer<Approval, KeyError, SqlClient.SqlClien
 export const layerSqlite: (
   options: SqlJournal.SqliteOptions
 ) => Layer.Layer<Approval | Journal, JournalError | KeyError> = SqlStore.layerSqlite
-
-/**
- * The journal and persisted approvals on one PostgreSQL pool.
- *
- * @deprecated Use `SqlStore.layerPg`, the same layer under a name that says it provides the journal
- * too.
- * @since 0.1.0
- * @category layers
- */
-export const layerPg: (options: SqlJournal.PgOptions) => Layer.Layer<Approval | Journal, JournalError | KeyError> =
-  SqlStore.layerPg

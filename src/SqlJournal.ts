@@ -16,10 +16,8 @@ import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import type * as Redacted from "effect/Redacted"
 import * as internal from "./internal/sql/journal.js"
 import * as migrations from "./internal/sql/migrations.js"
-import * as postgres from "./internal/sql/postgres.js"
 import * as sqlite from "./internal/sql/sqlite.js"
 import type { JournalError } from "./Journal.js"
 import { Journal } from "./Journal.js"
@@ -120,37 +118,3 @@ export const schemaVersion: Effect.Effect<SchemaVersion, JournalError, SqlClient
  */
 export const layerSqlite = (options: SqliteOptions): Layer.Layer<Journal, JournalError | KeyError> =>
   layer.pipe(Layer.provide(layerSqliteClient(options)), Layer.mapError(sqlite.layerError("migrate")))
-
-/**
- * How to reach a PostgreSQL server: `url` (a `postgres://` URL, kept `Redacted`) and the pool's
- * `maxConnections` (default 10).
- *
- * @since 0.1.0
- * @category models
- */
-export interface PgOptions {
-  /** `postgres://user:password@host:port/database` (kept `Redacted`: it may hold a password). */
-  readonly url: string | Redacted.Redacted<string>
-  /** The most connections the pool opens (default 10). */
-  readonly maxConnections?: number | undefined
-}
-
-/**
- * A `PgClient` for the store: the driver is loaded only when this layer is built.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layerPgClient: (options: PgOptions) => Layer.Layer<SqlClient.SqlClient, JournalError> =
-  postgres.layerClient
-
-/**
- * The journal on PostgreSQL, the store for several hosts: the same tables, migrations and
- * guarantees as on SQLite, with lease times read off the database's clock and lapsed sagas claimed
- * with `FOR UPDATE SKIP LOCKED`.
- *
- * @since 0.1.0
- * @category layers
- */
-export const layerPg = (options: PgOptions): Layer.Layer<Journal, JournalError | KeyError> =>
-  layer.pipe(Layer.provide(layerPgClient(options)), Layer.mapError(sqlite.layerError("migrate")))

@@ -1,10 +1,11 @@
 /**
  * The whole store on one SQL database: the journal and the persisted approvals on one client,
  * which is what `Saga.layer` needs. `layerSqlite({ filename })` is the embedded default;
- * `layerPg({ url })` is the store for several hosts. See docs/storage.md.
+ * `Postgres.layer({ url })` (from `effect-saga/postgres`) is the store for several hosts. See
+ * docs/storage.md.
  *
  * To put services of your own on the same client, provide one client layer
- * (`SqlJournal.layerSqliteClient`, `SqlJournal.layerPgClient`) to `SqlJournal.layer`,
+ * (`SqlJournal.layerSqliteClient`, `Postgres.layerClient`) to `SqlJournal.layer`,
  * `SqlApproval.layer` and yours.
  *
  * @since 0.2.0
@@ -18,7 +19,6 @@ import type { Journal, JournalError } from "./Journal.js"
 import type { KeyError } from "./Keys.js"
 import * as SqlJournal from "./SqlJournal.js"
 
-/** The journal and the approvals on one client, its failures (and the migrations') as `JournalError`. */
 /**
  * The journal and persisted approvals on the `SqlClient` in context, its migrations run first (a
  * migration that fails is a `JournalError`).
@@ -31,10 +31,6 @@ export const layer: Layer.Layer<Approval | Journal, JournalError | KeyError, Sql
   Layer.effect(Approval, approval.make)
 ).pipe(Layer.mapError(sqlite.layerError("migrate")))
 
-const layerOn = (
-  client: Layer.Layer<SqlClient.SqlClient, JournalError>
-): Layer.Layer<Approval | Journal, JournalError | KeyError> => layer.pipe(Layer.provide(client))
-
 /**
  * The journal and persisted approvals on one SQLite file through one connection, created if
  * missing: the embedded default. Several local processes may share the file.
@@ -44,13 +40,5 @@ const layerOn = (
  */
 export const layerSqlite = (
   options: SqlJournal.SqliteOptions
-): Layer.Layer<Approval | Journal, JournalError | KeyError> => layerOn(SqlJournal.layerSqliteClient(options))
-
-/**
- * The journal and persisted approvals on one PostgreSQL pool: the store for several hosts.
- *
- * @since 0.2.0
- * @category layers
- */
-export const layerPg = (options: SqlJournal.PgOptions): Layer.Layer<Approval | Journal, JournalError | KeyError> =>
-  layerOn(SqlJournal.layerPgClient(options))
+): Layer.Layer<Approval | Journal, JournalError | KeyError> =>
+  layer.pipe(Layer.provide(SqlJournal.layerSqliteClient(options)))

@@ -6,8 +6,9 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
 import { Effect, Either, Layer, Option } from "effect"
 import pg from "pg"
-import { Journal, SqlJournal, SqlStore } from "../src/index.js"
+import { Journal, SqlJournal } from "../src/index.js"
 import { openStatusSagas } from "../src/internal/sql/migrations.js"
+import * as Postgres from "../src/Postgres.js"
 import { suite as approvalSuite } from "./ApprovalSuite.js"
 import { saga, step } from "./fixtures/drafts.js"
 import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
@@ -16,21 +17,21 @@ import { suite as journalSuite } from "./JournalSuite.js"
 const url = reachable ? await freshDatabase("effect_saga_suites") : ""
 
 describePg("PostgreSQL", () => {
-  journalSuite("SqlJournal.layerPg", SqlJournal.layerPg({ url }))
-  approvalSuite("SqlStore.layerPg", SqlStore.layerPg({ url }))
+  journalSuite("Postgres.layerJournal", Postgres.layerJournal({ url }))
+  approvalSuite("Postgres.layer", Postgres.layer({ url }))
 
   it.live(
     "appends to distinct sagas arriving together are one statement: new and existing sagas commit, a stale one gets ConcurrencyConflict, one under another's lease LeaseHeld, and neither writes anything",
-    () => Effect.flatMap(fresh("batch"), (url) => Effect.provide(batchOfDistinctSagas, SqlJournal.layerPg({ url })))
+    () => Effect.flatMap(fresh("batch"), (url) => Effect.provide(batchOfDistinctSagas, Postgres.layerJournal({ url })))
   )
 
   it.live("five pools opening a new database at once take turns on the migrations: all of them work", () =>
     Effect.gen(function* () {
       const fresh = yield* Effect.promise(() => freshDatabase("effect_saga_migrate"))
-      const open = (layer: typeof SqlStore.layerPg | typeof SqlJournal.layerPg) =>
+      const open = (layer: typeof Postgres.layer | typeof Postgres.layerJournal) =>
         Effect.flatMap(Journal.Journal, (journal) => journal.list()).pipe(Effect.provide(layer({ url: fresh })))
       const lists = yield* Effect.all(
-        [SqlJournal.layerPg, SqlStore.layerPg, SqlJournal.layerPg, SqlStore.layerPg, SqlJournal.layerPg].map(open),
+        [Postgres.layerJournal, Postgres.layer, Postgres.layerJournal, Postgres.layer, Postgres.layerJournal].map(open),
         { concurrency: "unbounded" }
       )
       expect(lists).toEqual([[], [], [], [], []])
@@ -40,7 +41,7 @@ describePg("PostgreSQL", () => {
   it.live("countOpen on 10,000 finished and 100 open sagas is answered from the open-status index", () =>
     Effect.gen(function* () {
       const fresh = yield* Effect.promise(() => freshDatabase("effect_saga_open_counts"))
-      const store = SqlJournal.layer.pipe(Layer.provideMerge(SqlJournal.layerPgClient({ url: fresh })))
+      const store = SqlJournal.layer.pipe(Layer.provideMerge(Postgres.layerClient({ url: fresh })))
       yield* Effect.gen(function* () {
         const journal = yield* Journal.Journal
         const sql = yield* SqlClient.SqlClient

@@ -8,7 +8,8 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, assert, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
-import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
+import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition } from "../src/index.js"
+import * as Postgres from "../src/Postgres.js"
 import { makeOrder, readWorld } from "./fixtures/pg-order.js"
 import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
 import { startWorker } from "./fixtures/worker-process.js"
@@ -53,7 +54,7 @@ describePg("leases across hosts on PostgreSQL", () => {
 
         const stored = yield* Effect.forEach(sagaIds, (sagaId) =>
           Effect.all({ record: Effect.flatMap(Journal.Journal, (j) => j.get(sagaId)), check: Journal.verify(sagaId) })
-        ).pipe(Effect.provide(SqlStore.layerPg({ url })))
+        ).pipe(Effect.provide(Postgres.layer({ url })))
         for (const { check, record } of stored) {
           expect(check._tag).toBe("Intact")
           expect(Option.getOrThrow(record)).toMatchObject({ status: "completed", lease: null })
@@ -94,7 +95,7 @@ describePg("leases across hosts on PostgreSQL", () => {
         })
 
         // Worker a is "paused" while slow runs: its timers stop, so it renews nothing.
-        const store = SqlStore.layerPg({ url })
+        const store = Postgres.layer({ url })
         const frozen = Layer.effect(
           Journal.Journal,
           Effect.map(Journal.Journal, (journal) => ({ ...journal, renew: () => Effect.succeed(0) }))
@@ -144,7 +145,7 @@ const workerScript = fileURLToPath(new URL("./fixtures/pg-recovery-worker.ts", i
  * reaches the database, and its lease (1 ms) has lapsed by the time anyone looks.
  */
 const leaveBehind = (world: string, sagaIds: ReadonlyArray<string>) => {
-  const store = SqlStore.layerPg({ url })
+  const store = Postgres.layer({ url })
   const dying = Layer.effect(
     Journal.Journal,
     Effect.map(Journal.Journal, (journal) => ({

@@ -35,9 +35,8 @@ describe("SqlApproval store failures", () => {
   )
 })
 
-describe("SqlApproval's deprecated store layers", () => {
-  it("are SqlStore's layers under their old names", () => {
+describe("SqlApproval's deprecated store layer", () => {
+  it("is SqlStore's layer under its old name", () => {
     expect(SqlApproval.layerSqlite).toBe(SqlStore.layerSqlite)
-    expect(SqlApproval.layerPg).toBe(SqlStore.layerPg)
   })
 })

@@ -21,6 +21,7 @@ import {
   SqlStore
 } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
+import * as Postgres from "../src/Postgres.js"
 import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-tampering-"))
@@ -404,10 +405,10 @@ matrix("SqlStore.layerSqlite", sqliteBackend)
 
 const pgUrl = reachable ? await freshDatabase("tampering") : ""
 describePg("PostgreSQL", () => {
-  matrix("SqlStore.layerPg", () =>
+  matrix("Postgres.layer", () =>
     sqlBackend(
-      SqlStore.layerPg({ url: Redacted.make(pgUrl), maxConnections: 4 }),
-      SqlJournal.layerPgClient({ url: Redacted.make(pgUrl), maxConnections: 1 })
+      Postgres.layer({ url: Redacted.make(pgUrl), maxConnections: 4 }),
+      Postgres.layerClient({ url: Redacted.make(pgUrl), maxConnections: 1 })
     )
   )
 })

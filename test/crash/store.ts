@@ -2,6 +2,7 @@
  * Where a crash run keeps its journal: an SQLite file, or a PostgreSQL database named by a
  * `postgres://` URL (the harness's `--pg`).
  */
+import * as Postgres from "../../src/Postgres.js"
 import * as SqlStore from "../../src/SqlStore.js"
 
 /** Whether `journal` names a PostgreSQL database rather than an SQLite file. */
@@ -10,5 +11,5 @@ export const isPostgres = (journal: string): boolean => /^postgres(ql)?:\/\//.te
 /** The journal and approvals on `journal`. */
 export const storeLayer = (journal: string) =>
   isPostgres(journal)
-    ? SqlStore.layerPg({ url: journal, maxConnections: 4 })
+    ? Postgres.layer({ url: journal, maxConnections: 4 })
     : SqlStore.layerSqlite({ filename: journal })

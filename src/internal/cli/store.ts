@@ -194,10 +194,21 @@ const sqliteLayer = (filename: string, access: Access): Layer.Layer<Services, Us
   )
 }
 
+/** The PostgreSQL entry, loaded only for a PostgreSQL `--db` (its driver is an optional peer). */
+const postgresEntry = Effect.tryPromise({
+  try: () => import("../../Postgres.js"),
+  catch: (error) =>
+    new JournalError({ operation: "open", reason: error instanceof Error ? error.message : String(error) })
+})
+
 const pgLayer = (url: string, access: Access): Layer.Layer<Services, UsageError | JournalError | KeyError> =>
-  servicesOn(withoutPassword(url), access).pipe(
-    Layer.provide(
-      SqlJournal.layerPgClient({ url: Redacted.make(access === "read" ? readOnlyUrl(url) : url), maxConnections: 2 })
+  Layer.unwrapEffect(
+    Effect.map(postgresEntry, (Postgres) =>
+      servicesOn(withoutPassword(url), access).pipe(
+        Layer.provide(
+          Postgres.layerClient({ url: Redacted.make(access === "read" ? readOnlyUrl(url) : url), maxConnections: 2 })
+        )
+      )
     )
   )
 

@@ -1,11 +1,21 @@
 import type * as SqlClient from "@effect/sql/SqlClient"
 import type * as PgClient from "@effect/sql-pg/PgClient"
-import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { JournalError } from "../../Journal.js"
-import type { PgOptions } from "../../SqlJournal.js"
+import type { Options } from "../../Postgres.js"
+import * as OptionalPeer from "../util/optionalPeer.js"
 import { describeFailure } from "./sqlite.js"
+
+/** What `effect-saga/postgres` needs beside the core peers, as the README states it. */
+export const peer: OptionalPeer.Peer = {
+  entry: "effect-saga/postgres",
+  install: "@effect/sql-pg@^0.53.0 pg@^8.16.3"
+}
+
+// Loaded when `effect-saga/postgres` is imported: a missing driver is one line naming what to
+// install, at the import, rather than a resolution stack or a failure at the first connection.
+const driver = await OptionalPeer.load(peer, () => import("@effect/sql-pg/PgClient"))
 
 /** The URL without its password, for messages. */
 const printable = (url: Redacted.Redacted<string>): string => {
@@ -18,19 +28,14 @@ const printable = (url: Redacted.Redacted<string>): string => {
   }
 }
 
-/**
- * A `PgClient` on `options.url`. The driver is loaded here, not at import, so that an SQLite
- * deployment never loads it; a server that cannot be reached fails with a `JournalError` for `open`.
- */
-export const layerClient = (options: PgOptions): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, JournalError> => {
+/** A `PgClient` on `options.url`; a server that cannot be reached fails with a `JournalError` for `open`. */
+export const layerClient = (options: Options): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, JournalError> => {
   const url = Redacted.isRedacted(options.url) ? options.url : Redacted.make(options.url)
-  const opened = (error: unknown) =>
-    new JournalError({ operation: "open", reason: `${printable(url)}: ${describeFailure(error)}` })
-  return Layer.unwrapEffect(
-    Effect.map(Effect.tryPromise({ try: () => import("@effect/sql-pg/PgClient"), catch: opened }), (driver) =>
-      driver
-        .layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "effect-saga" })
-        .pipe(Layer.mapError(opened))
+  return driver
+    .layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "effect-saga" })
+    .pipe(
+      Layer.mapError(
+        (error) => new JournalError({ operation: "open", reason: `${printable(url)}: ${describeFailure(error)}` })
+      )
     )
-  )
 }
