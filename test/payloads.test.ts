@@ -26,7 +26,8 @@ describe("journal payloads", () => {
         const text = encodePayload(phase, payload)
         const decoded = decodePayload(phase, text)
         assert(Either.isRight(decoded))
-        expect(decoded.right).toEqual(payload)
+        // JSON has no -0: a generated -0 comes back as 0, the one difference JSON itself makes.
+        expect(decoded.right).toEqual(JSON.parse(JSON.stringify(payload)))
         expect(encodePayload(phase, decoded.right)).toBe(text)
       },
       { timeout: 30_000, fastCheck: { numRuns: 200 } }
