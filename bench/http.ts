@@ -80,7 +80,14 @@ const startServer = () =>
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
       out += chunk
       const url = /serving (http:\/\/\S+)\/console/.exec(out)?.[1]
-      if (url !== undefined) resolve({ url, stop: () => (clearTimeout(deadline), child.kill("SIGTERM")) })
+      if (url !== undefined)
+        resolve({
+          url,
+          stop: () => {
+            clearTimeout(deadline)
+            child.kill("SIGTERM")
+          }
+        })
     })
     child.on("exit", (code) => reject(new Error(`serve exited (${code}) before it listened`)))
   })

@@ -366,30 +366,32 @@ describe("model turns are journaled", () => {
     })
   )
 
-  it.effect("a long conversation journals a constant amount per turn, not its whole history", () =>
-    Effect.gen(function* () {
-      const lookups = 40
-      const { live, model } = shop(makeWorld(), ({ turn }) =>
-        turn <= lookups
-          ? Scripted.calls(Scripted.call(`call-${turn}`, "Lookup", { sku: "A-1" }))
-          : Scripted.says("10 left.")
-      )
-      const program = Agent.loop({ prompt: "How many A-1 are left?", toolkit: Shop.toolkit, maxTurns: lookups + 1 })
-      const [result, entries, replayed] = yield* Effect.provide(
-        Effect.all([Saga.run("growth-2", program), journalOf("growth-2"), Saga.run("growth-2", program)]),
-        live
-      )
-      assert(result._tag === "Completed")
-      const inputs = entries
-        .filter((entry) => entry.toolName === "LanguageModel" && entry.phase === "INTENT")
-        .map((entry) => entry.input!.length)
-      expect(inputs.length).toBe(lookups + 1)
-      // Every later turn journals the same two messages (an answer and a result) and a digest.
-      expect(Math.max(...inputs.slice(2))).toBeLessThan(inputs[1]! * 1.1)
-      // Replayed, the long conversation matches every journaled turn and asks the model nothing.
-      expect(replayed._tag).toBe("Completed")
-      expect(model.questions.length).toBe(lookups + 1)
-    }),
+  it.effect(
+    "a long conversation journals a constant amount per turn, not its whole history",
+    () =>
+      Effect.gen(function* () {
+        const lookups = 40
+        const { live, model } = shop(makeWorld(), ({ turn }) =>
+          turn <= lookups
+            ? Scripted.calls(Scripted.call(`call-${turn}`, "Lookup", { sku: "A-1" }))
+            : Scripted.says("10 left.")
+        )
+        const program = Agent.loop({ prompt: "How many A-1 are left?", toolkit: Shop.toolkit, maxTurns: lookups + 1 })
+        const [result, entries, replayed] = yield* Effect.provide(
+          Effect.all([Saga.run("growth-2", program), journalOf("growth-2"), Saga.run("growth-2", program)]),
+          live
+        )
+        assert(result._tag === "Completed")
+        const inputs = entries
+          .filter((entry) => entry.toolName === "LanguageModel" && entry.phase === "INTENT")
+          .map((entry) => entry.input!.length)
+        expect(inputs.length).toBe(lookups + 1)
+        // Every later turn journals the same two messages (an answer and a result) and a digest.
+        expect(Math.max(...inputs.slice(2))).toBeLessThan(inputs[1]! * 1.1)
+        // Replayed, the long conversation matches every journaled turn and asks the model nothing.
+        expect(replayed._tag).toBe("Completed")
+        expect(model.questions.length).toBe(lookups + 1)
+      }),
     // 82 journaled turns: room for a loaded 2-core machine, not a speed check.
     30_000
   )

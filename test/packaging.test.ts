@@ -29,7 +29,14 @@ describe("the package's dependencies", () => {
     for (const [name, range] of Object.entries(peers)) {
       expect([name, pkg.devDependencies[name]]).toEqual([name, name.includes("effect") ? range : expect.any(String)])
     }
-    expect([...optional].sort()).toEqual(["@effect/ai", "@effect/cli", "@effect/opentelemetry", "@effect/platform-node", "@effect/sql-pg", "pg"])
+    expect([...optional].sort()).toEqual([
+      "@effect/ai",
+      "@effect/cli",
+      "@effect/opentelemetry",
+      "@effect/platform-node",
+      "@effect/sql-pg",
+      "pg"
+    ])
   })
 
   it("the README's install lines name every peer at package.json's range, required ones on the first line", () => {
