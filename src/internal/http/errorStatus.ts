@@ -4,16 +4,8 @@
  */
 import * as Effect from "effect/Effect"
 import type { AlreadyDecided, ApprovalMismatch, ApprovalNotFound, NotApproved } from "../../Approval.js"
-import type { Unauthorized } from "../../Authority.js"
-import type {
-  ConcurrencyConflict,
-  JournalCorrupted,
-  JournalError,
-  JournalTampered,
-  LeaseHeld,
-  SagaNotFound
-} from "../../Journal.js"
-import type { CommandConflict, CommandRefused, EffectNotFound, InvalidIdentifier } from "../../SagaError.js"
+import type { CommandError } from "../../Saga.js"
+import type { EffectNotFound } from "../../SagaError.js"
 import type { ApiError } from "./errors.js"
 import { Conflict, Forbidden, Malformed, NotFound, Refused, Unavailable } from "./errors.js"
 
@@ -24,16 +16,7 @@ import { Conflict, Forbidden, Malformed, NotFound, Refused, Unavailable } from "
  * @category models
  */
 export type EngineError =
-  | SagaNotFound
-  | ConcurrencyConflict
-  | LeaseHeld
-  | JournalError
-  | JournalCorrupted
-  | JournalTampered
-  | CommandRefused
-  | CommandConflict
-  | Unauthorized
-  | InvalidIdentifier
+  | CommandError
   | EffectNotFound
   | ApprovalNotFound
   | AlreadyDecided
