@@ -2,8 +2,10 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Option, Schema } from "effect"
+import * as fc from "effect/FastCheck"
 import { Compensable, Journal, Saga, Timeline } from "../src/index.js"
 import { withoutReceipt } from "../src/internal/cli/redact.js"
+import { executedDraft, intentDraft, ownPayloadOf } from "../src/internal/journal/drafts.js"
 import { decodeEntry, decodeOwnEntry, decodePayload, encodePayload, schemas } from "../src/internal/journal/payloads.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
@@ -33,6 +35,58 @@ describe("journal payloads", () => {
       { timeout: 30_000, fastCheck: { numRuns: 200 } }
     )
   }
+
+  const step = { stepId: "reserve:abc#1", toolName: "reserve" }
+  const Capabilities = Schema.Array(Schema.String)
+
+  it.prop(
+    "a step's own INTENT is the text the schema writes, and keeps the payload its text decodes to",
+    {
+      key: Schema.String,
+      attempt: Schema.Int,
+      deferred: Schema.Boolean,
+      capabilities: Schema.UndefinedOr(Capabilities)
+    },
+    ({ attempt, capabilities, deferred, key }) => {
+      const draft = intentDraft(step, { idempotencyKey: key, attempt, deferred, capabilities }, "{}")
+      const payload = { idempotencyKey: key, attempt, deferred: deferred ? true : undefined, capabilities }
+      expect(draft.payload).toBe(encodePayload("INTENT", payload))
+      expect(ownPayloadOf(draft)).toStrictEqual(Either.getOrThrow(decodePayload("INTENT", draft.payload)))
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
+
+  it.prop(
+    "a step's own EXECUTED, composed around the result's text, is the text the schema writes and keeps its decoded payload",
+    {
+      result: fc.jsonValue(),
+      receipt: fc.option(
+        fc.oneof(
+          fc.string(),
+          fc.record(
+            {
+              sealed: fc.constant("aes-256-gcm" as const),
+              kid: fc.string(),
+              iv: fc.string(),
+              data: fc.string(),
+              tag: fc.string()
+            },
+            { requiredKeys: ["sealed", "kid", "iv", "data"] }
+          )
+        ),
+        { nil: undefined }
+      ),
+      changesNothing: Schema.Boolean
+    },
+    ({ changesNothing, receipt, result }) => {
+      const resultJson = JSON.stringify(result)
+      const draft = executedDraft(step, { resultJson, receipt, changesNothing })
+      const payload = { result: JSON.parse(resultJson), receipt, changesNothing: changesNothing ? true : undefined }
+      expect(draft.payload).toBe(encodePayload("EXECUTED", payload))
+      expect(ownPayloadOf(draft)).toStrictEqual(Either.getOrThrow(decodePayload("EXECUTED", draft.payload)))
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
 
   it("an entry the writer just encoded reads the same parsed (decodeOwnEntry) as decoded with its schema", () => {
     for (const { payload, phase } of mainPayloads) {

@@ -27,10 +27,9 @@ import * as Outcome from "../../Outcome.js"
 import { ApprovalPending, ApprovalRefused, NonDeterminism } from "../../SagaError.js"
 import type { UnknownStep } from "../../SagaResult.js"
 import { distrust, withoutMac } from "../journal/decisions.js"
-import { stepDraft } from "../journal/drafts.js"
+import { executedDraft, intentDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
 import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
-import { executed } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
 import { answersPending, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
@@ -493,13 +492,8 @@ export class SagaRun {
           state.receipt = Redacted.isRedacted(value) ? Redacted.value(value) : value
         })
     })
-    const intent = {
-      idempotencyKey,
-      attempt: firstAttempt,
-      deferred: deferred ? true : undefined,
-      capabilities: spec.capabilities
-    }
-    return this.write(stepDraft({ stepId, toolName: spec.name }, "INTENT", intent, inputJson)).pipe(
+    const intent = { idempotencyKey, attempt: firstAttempt, deferred, capabilities: spec.capabilities }
+    return this.write(intentDraft({ stepId, toolName: spec.name }, intent, inputJson)).pipe(
       Effect.zipRight(Effect.exit(this.call(spec, stepId, input, nextContext))),
       Effect.flatMap((exit) =>
         Exit.isSuccess(exit)
@@ -527,12 +521,8 @@ export class SagaRun {
         ? Effect.succeed(undefined)
         : Receipts.journaled(this.receiptKeys, this.sagaId, stepId, receipt)
     return Effect.flatMap(journaledReceipt, (receipt) => {
-      const payload = executed({
-        result: JSON.parse(result.right),
-        receipt,
-        changesNothing: spec.changesNothing === true ? true : undefined
-      })
-      return this.writer.append([stepDraft({ stepId, toolName: spec.name }, "EXECUTED", payload)])
+      const fields = { resultJson: result.right, receipt, changesNothing: spec.changesNothing === true }
+      return this.writer.append([executedDraft({ stepId, toolName: spec.name }, fields)])
     }).pipe(
       Effect.catchAll(fatal),
       Effect.zipRight(Effect.annotateCurrentSpan("outcome", "executed")),

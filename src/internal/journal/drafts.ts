@@ -1,6 +1,6 @@
 /** Building the drafts of journal entries: a phase and its payload, encoded by `payloads.ts`. */
 import type { Draft } from "../../Journal.js"
-import type { PayloadOf, SagaPhase, StepPhase } from "./payloads.js"
+import type { JournaledReceipt, PayloadOf, SagaPhase, StepPhase } from "./payloads.js"
 import { encodePayload } from "./payloads.js"
 
 /** The step an entry is about. */
@@ -31,3 +31,82 @@ export const sagaDraft = <P extends SagaPhase>(phase: P, payload: PayloadOf<P>):
   input: null,
   payload: encodePayload(phase, payload)
 })
+
+/**
+ * The payloads of the drafts a step's own path builds (`intentDraft`, `executedDraft`), as their
+ * entries decode: the writer takes them instead of parsing again the text it has just written.
+ */
+const ownPayloads = new WeakMap<Draft, unknown>()
+
+/** The decoded payload of a draft built by `intentDraft` or `executedDraft`, else `undefined`. */
+export const ownPayloadOf = (draft: Draft): unknown => ownPayloads.get(draft)
+
+const own = (draft: Draft, payload: object): Draft => {
+  ownPayloads.set(draft, payload)
+  return draft
+}
+
+/** What a call's `INTENT` says (see `payloads.ts`). */
+export interface IntentFields {
+  readonly idempotencyKey: string
+  readonly attempt: number
+  readonly deferred: boolean
+  readonly capabilities: ReadonlyArray<string> | undefined
+}
+
+/**
+ * A call's `INTENT`, its text exactly what `encodePayload` writes (every field is typed and the
+ * phase's schema transforms nothing, so the schema is not run on the step's path: `payloads.test.ts`
+ * checks both agree).
+ */
+export const intentDraft = (step: StepRef, fields: IntentFields, input: string): Draft => {
+  const payload: { -readonly [K in keyof NonNullable<PayloadOf<"INTENT">>]: NonNullable<PayloadOf<"INTENT">>[K] } = {
+    idempotencyKey: fields.idempotencyKey,
+    attempt: fields.attempt
+  }
+  if (fields.deferred) payload.deferred = true
+  if (fields.capabilities !== undefined) payload.capabilities = fields.capabilities
+  const draft = {
+    stepId: step.stepId,
+    toolName: step.toolName,
+    phase: "INTENT" as const,
+    input,
+    payload: JSON.stringify(payload)
+  }
+  return own(draft, payload)
+}
+
+/** What a call's `EXECUTED` says: its result as `resultJson` (the tool's schema encoded it), its receipt, `changesNothing`. */
+export interface ExecutedFields {
+  readonly resultJson: string
+  readonly receipt: JournaledReceipt | undefined
+  readonly changesNothing: boolean
+}
+
+/**
+ * A call's `EXECUTED`, its text exactly what `encodePayload` writes for the same payload, composed
+ * around the result's JSON text instead of serializing the result again (`payloads.test.ts` checks
+ * both agree).
+ */
+export const executedDraft = (step: StepRef, fields: ExecutedFields): Draft => {
+  const payload: { -readonly [K in keyof PayloadOf<"EXECUTED">]: PayloadOf<"EXECUTED">[K] } = {
+    result: JSON.parse(fields.resultJson)
+  }
+  let text = `{"result":${fields.resultJson}`
+  if (fields.receipt !== undefined) {
+    payload.receipt = fields.receipt
+    text += `,"receipt":${JSON.stringify(fields.receipt)}`
+  }
+  if (fields.changesNothing) {
+    payload.changesNothing = true
+    text += `,"changesNothing":true`
+  }
+  const draft = {
+    stepId: step.stepId,
+    toolName: step.toolName,
+    phase: "EXECUTED" as const,
+    input: null,
+    payload: `${text}}`
+  }
+  return own(draft, payload)
+}

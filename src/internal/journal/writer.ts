@@ -5,14 +5,22 @@ import type { AppendError, Draft, Entry, Holder } from "../../Journal.js"
 import { isActive } from "../../Journal.js"
 import { observeAppended } from "../observability/metrics.js"
 import { Mutex } from "../util/mutex.js"
+import { ownPayloadOf } from "./drafts.js"
+import type { Recorded } from "./payloads.js"
 import { decodeOwnEntry } from "./payloads.js"
 import type { VerifiedJournal } from "./verified.js"
 import type { JournalView } from "./view.js"
 import { viewOf } from "./view.js"
 
-/** Entries this writer just appended, decoded: one that does not decode is a defect of the code that drafted it. */
-const decodeOwn = (entries: ReadonlyArray<Entry>) =>
-  Either.match(Either.all(entries.map(decodeOwnEntry)), {
+/** The entry appended for `draft`, decoded: with the payload its draft was built from, if it kept one. */
+const decodeOwn = (entry: Entry, draft: Draft | undefined) => {
+  const payload = draft === undefined ? undefined : ownPayloadOf(draft)
+  return payload === undefined ? decodeOwnEntry(entry) : Either.right({ ...entry, payload } as Recorded)
+}
+
+/** Entries this writer just appended for `drafts`, decoded: one that does not decode is a defect of the code that drafted it. */
+const decodeAppended = (entries: ReadonlyArray<Entry>, drafts: ReadonlyArray<Draft>) =>
+  Either.match(Either.all(entries.map((entry, i) => decodeOwn(entry, drafts[i]))), {
     onLeft: (corrupted) => Effect.dieMessage(`effect-saga: an entry just drafted does not decode: ${corrupted.reason}`),
     onRight: Effect.succeed
   })
@@ -45,7 +53,7 @@ export class Writer {
         const batch = this.prefix.length === 0 ? drafts : [...this.prefix, ...drafts]
         const appended = Effect.flatMap(
           this.journal.append(this.sagaId, this.view.position, batch, this.holder),
-          decodeOwn
+          (entries) => decodeAppended(entries, batch)
         )
         return Effect.map(appended, (entries) => {
           this.prefix = []
