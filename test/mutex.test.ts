@@ -48,4 +48,35 @@ describe("Mutex", () => {
       expect(mutex.idle).toBe(true)
     })
   )
+
+  it.effect(
+    "withLockUninterruptible: the holder is not cut by an interruption, a waiter still is, and failures release the lock",
+    () =>
+      Effect.gen(function* () {
+        const mutex = new Mutex()
+        const gate = yield* Deferred.make<void>()
+        const done: Array<string> = []
+        const holder = yield* Effect.fork(
+          mutex.withLockUninterruptible(
+            Effect.zipRight(
+              Deferred.await(gate),
+              Effect.sync(() => done.push("holder"))
+            )
+          )
+        )
+        yield* Effect.yieldNow()
+        const waiter = yield* Effect.fork(mutex.withLockUninterruptible(Effect.sync(() => done.push("waiter"))))
+        yield* Effect.yieldNow()
+        const interruptingHolder = yield* Effect.fork(Fiber.interrupt(holder))
+        yield* Fiber.interrupt(waiter)
+        expect(mutex.idle).toBe(false)
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(interruptingHolder)
+        expect(done).toEqual(["holder"])
+        expect(mutex.idle).toBe(true)
+        expect(yield* Effect.flip(mutex.withLockUninterruptible(Effect.fail("no")))).toBe("no")
+        expect(yield* mutex.withLockUninterruptible(Effect.succeed("free"))).toBe("free")
+        expect(mutex.idle).toBe(true)
+      })
+  )
 })

@@ -9,13 +9,14 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
+import type * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import type * as Tracer from "effect/Tracer"
 import type { Approval, ApprovalRequest, Decision } from "../../Approval.js"
 import type { Unauthorized } from "../../Authority.js"
 import type { StepContext } from "../../Compensable.js"
@@ -30,6 +31,7 @@ import { distrust, withoutMac } from "../journal/decisions.js"
 import { executedDraft, intentDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
 import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
+import type { JournaledReceipt } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
 import { answersPending, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
@@ -77,6 +79,12 @@ interface Call {
   readonly input: unknown
   readonly inputJson: string
   readonly digest: string
+}
+
+/** A call as it progresses: in its step's span, under the fault injection of the caller's context, if any. */
+interface Placed extends Call {
+  readonly span: Tracer.Span
+  readonly faults: Option.Option<Faults["Type"]>
 }
 
 /**
@@ -149,7 +157,7 @@ export class SagaRun {
     key: string | undefined,
     options?: StepOptions
   ): Effect.Effect<any, any, any> =>
-    Effect.suspend(() => {
+    Effect.withFiberRuntime((fiber) => {
       if (this.haltedWith !== undefined) return Effect.never
       const badKey = key === undefined ? undefined : refusal("step key", key, MAX_STEP_KEY_BYTES)
       if (badKey !== undefined) return Effect.fail(badKey)
@@ -169,11 +177,11 @@ export class SagaRun {
         digest
       }
       const mode = options?.deferApproval === true ? "defer" : "halt"
-      return this.progress(call, () => this.advance(call, key !== undefined, mode))
+      return this.progress(call, fiber.currentContext, (placed) => this.advance(placed, key !== undefined, mode))
     })
 
   readonly settle = (stepId: string): Effect.Effect<any, any, any> =>
-    Effect.suspend(() => {
+    Effect.withFiberRuntime((fiber) => {
       if (this.haltedWith !== undefined) return Effect.never
       const step = this.writer.view.steps.get(stepId)
       if (step === undefined || !answersPending(step)) {
@@ -184,7 +192,7 @@ export class SagaRun {
       const made = this.deferred.get(stepId)
       const call = made === undefined ? this.callFromJournal(step) : Either.right(made)
       if (Either.isLeft(call)) return this.stop(call.left)
-      return this.progress(call.right, () => this.advance(call.right, true, "settle"))
+      return this.progress(call.right, fiber.currentContext, (placed) => this.advance(placed, true, "settle"))
     })
 
   /** Deferred calls the program did not settle run when it ends, once approved, in journal order. */
@@ -219,42 +227,42 @@ export class SagaRun {
   }
 
   /**
-   * Runs one call's progress as a step: its tool registered, counted in flight (a halt waits for
-   * it), the caller's permission asked again, halts caught, in a span.
+   * Runs one call's progress as a step: its tool registered (with the caller's `context`), counted
+   * in flight (a halt waits for it), the caller's permission asked again, halts caught, in a span.
    */
-  private progress(call: Call, advance: () => Effect.Effect<unknown, unknown>): Effect.Effect<any, any, any> {
+  private progress(
+    call: Call,
+    context: Context.Context<never>,
+    advance: (placed: Placed) => Effect.Effect<unknown, unknown>
+  ): Effect.Effect<any, any, any> {
     const { spec, stepId } = call
-    const run = () => {
+    if (!this.tools.has(spec.name)) {
+      const problem = problemOf(spec)
+      if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
+      const tool = { spec, context: Context.omit(CurrentSaga)(context) as Context.Context<never> }
+      this.tools.set(spec.name, tool)
+      if (!this.registry.has(spec.name)) this.registry.set(spec.name, tool)
+    }
+    const faults = Context.getOption(context, Faults)
+    const attributes = { "saga.id": this.sagaId, "workflow.id": this.sagaId, "step.id": stepId, tool: spec.name }
+    return Effect.useSpan("effect-saga.step", { attributes, captureStackTrace: false }, (span) => {
       this.inflight++
+      const placed: Placed = { ...call, span, faults }
       const progress =
         this.recheck === undefined
-          ? Effect.suspend(advance)
+          ? advance(placed)
           : Effect.zipRight(
               Effect.catchAll(this.recheck, (error) => haltOn({ _tag: "Unauthorized", error })),
-              Effect.suspend(advance)
+              Effect.suspend(() => advance(placed))
             )
-      return Effect.ensuring(progress, this.leave)
-    }
-    const registered = this.tools.has(spec.name)
-      ? Effect.suspend(run)
-      : Effect.flatMap(Effect.context<never>(), (context) => {
-          const problem = problemOf(spec)
-          if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
-          const tool = { spec, context: Context.omit(CurrentSaga)(context) as Context.Context<never> }
-          this.tools.set(spec.name, tool)
-          if (!this.registry.has(spec.name)) this.registry.set(spec.name, tool)
-          return run()
-        })
-    return registered.pipe(
-      Effect.catchIf(
-        (error): error is HaltSignal => error instanceof HaltSignal,
-        (signal) => this.stop(signal.halt)
-      ),
-      Effect.withSpan("effect-saga.step", {
-        attributes: { "saga.id": this.sagaId, "workflow.id": this.sagaId, "step.id": stepId, tool: spec.name },
-        captureStackTrace: false
-      })
-    )
+      return Effect.ensuring(progress, this.leave).pipe(
+        Effect.catchIf(
+          (error): error is HaltSignal => error instanceof HaltSignal,
+          (signal) => this.stop(signal.halt)
+        ),
+        Effect.withParentSpan(span)
+      )
+    })
   }
 
   /** Halts the run (the first halt wins) and blocks this fiber until the program is interrupted. */
@@ -272,7 +280,7 @@ export class SagaRun {
     return stepId
   }
 
-  private advance(call: Call, keyed: boolean, mode: Mode) {
+  private advance(call: Placed, keyed: boolean, mode: Mode) {
     const { spec, stepId, inputJson } = call
     const journaled = this.writer.view.steps.get(stepId)
     if (journaled === undefined) return this.fresh(call, keyed, mode)
@@ -308,7 +316,7 @@ export class SagaRun {
   }
 
   /** A step the journal has never seen. */
-  private fresh(call: Call, keyed: boolean, mode: Mode) {
+  private fresh(call: Placed, keyed: boolean, mode: Mode) {
     const { spec, stepId } = call
     if (!keyed && this.unreplayed.size > 0) {
       const pending = this.unreplayedOf(spec.name)
@@ -386,7 +394,7 @@ export class SagaRun {
    * Irreversible steps wait for an approval that names exactly this input; others pass. A pending
    * approval halts the saga, or, for a call that defers it, answers `ApprovalPending`.
    */
-  private gate(call: Call, journaled: StepView | undefined, mode: Mode) {
+  private gate(call: Placed, journaled: StepView | undefined, mode: Mode) {
     const { spec, stepId, inputJson, digest } = call
     if (spec.reversibility !== "irreversible") return this.execute(call, 1, false)
     return Effect.gen(this, function* () {
@@ -477,8 +485,8 @@ export class SagaRun {
    * Journals `INTENT` (saying whether the call runs `deferred`, where the program settled it), runs
    * the tool (retrying as it declares), journals its outcome.
    */
-  private execute(call: Call, firstAttempt: number, deferred: boolean) {
-    const { spec, stepId, input, inputJson } = call
+  private execute(call: Placed, firstAttempt: number, deferred: boolean) {
+    const { spec, stepId, inputJson } = call
     const idempotencyKey = stepKey(this.sagaId, stepId)
     const state = { attempt: firstAttempt - 1, receipt: undefined as string | undefined }
     const nextContext = (): StepContext => ({
@@ -493,18 +501,17 @@ export class SagaRun {
         })
     })
     const intent = { idempotencyKey, attempt: firstAttempt, deferred, capabilities: spec.capabilities }
-    return this.write(intentDraft({ stepId, toolName: spec.name }, intent, inputJson)).pipe(
-      Effect.zipRight(Effect.exit(this.call(spec, stepId, input, nextContext))),
-      Effect.flatMap((exit) =>
-        Exit.isSuccess(exit)
-          ? this.executed(spec, stepId, exit.value, state.receipt)
-          : this.failed(spec, stepId, exit.cause)
-      )
+    return Effect.flatMap(this.write(intentDraft({ stepId, toolName: spec.name }, intent, inputJson)), () =>
+      Effect.matchCauseEffect(this.call(call, nextContext), {
+        onSuccess: (value) => this.executed(call, value, state.receipt),
+        onFailure: (cause) => this.failed(call, cause)
+      })
     )
   }
 
   /** Journals `EXECUTED` with the encoded result and the receipt, if the result can be journaled. */
-  private executed(spec: StepSpec, stepId: string, value: unknown, receipt: string | undefined) {
+  private executed(call: Placed, value: unknown, receipt: string | undefined) {
+    const { spec, stepId } = call
     const result = encodeJson(spec.success, value)
     const tooLarge = Either.isRight(result) && byteLength(result.right) > spec.maxPayloadBytes
     if (Either.isLeft(result) || tooLarge) {
@@ -516,44 +523,44 @@ export class SagaRun {
         step: { stepId, toolName: spec.name, reason: `the tool ran but ${why}, so it cannot be journaled` }
       })
     }
-    const journaledReceipt =
-      receipt === undefined
-        ? Effect.succeed(undefined)
-        : Receipts.journaled(this.receiptKeys, this.sagaId, stepId, receipt)
-    return Effect.flatMap(journaledReceipt, (receipt) => {
+    const journal = (receipt: JournaledReceipt | undefined) => {
       const fields = { resultJson: result.right, receipt, changesNothing: spec.changesNothing === true }
-      return this.writer.append([executedDraft({ stepId, toolName: spec.name }, fields)])
-    }).pipe(
-      Effect.catchAll(fatal),
-      Effect.zipRight(Effect.annotateCurrentSpan("outcome", "executed")),
-      Effect.as(value)
-    )
+      return Effect.map(this.write(executedDraft({ stepId, toolName: spec.name }, fields)), () => {
+        call.span.attribute("outcome", "executed")
+        return value
+      })
+    }
+    return receipt === undefined
+      ? journal(undefined)
+      : Effect.flatMap(Receipts.journaled(this.receiptKeys, this.sagaId, stepId, receipt), journal)
   }
 
-  private call(spec: StepSpec, stepId: string, input: unknown, nextContext: () => StepContext) {
+  private call(call: Placed, nextContext: () => StepContext) {
+    const { faults, input, spec, stepId } = call
     const attempt = Effect.suspend(() => spec.execute(input, nextContext()) as Effect.Effect<unknown, unknown>)
-    let call: Effect.Effect<unknown, unknown> = Effect.flatMap(Effect.serviceOption(Faults), (faults) =>
-      Option.isSome(faults) ? faults.value.around(spec.name, "execute", attempt, { stepId, spec }) : attempt
-    )
+    let run: Effect.Effect<unknown, unknown> = Option.isSome(faults)
+      ? faults.value.around(spec.name, "execute", attempt, { stepId, spec })
+      : attempt
     if (spec.timeout !== undefined) {
       const timeout = spec.timeout
-      call = Effect.timeoutFail(call, {
+      run = Effect.timeoutFail(run, {
         duration: timeout,
         onTimeout: () => Outcome.unknown("the call started but timed out before it answered")
       })
     }
     if (spec.retry !== undefined) {
       const idempotent = spec.retryMode === "idempotency-key"
-      call = Effect.retry(call, {
+      run = Effect.retry(run, {
         schedule: spec.retry as Schedule.Schedule<unknown, unknown>,
         while: (error) => !(error instanceof Outcome.Partial) && (idempotent || !(error instanceof Outcome.Unknown))
       })
     }
-    return call
+    return run
   }
 
   /** Journals how a call that did not succeed ended, and answers the program accordingly. */
-  private failed(spec: StepSpec, stepId: string, cause: Cause.Cause<unknown>) {
+  private failed(call: Placed, cause: Cause.Cause<unknown>) {
+    const { spec, stepId } = call
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
     const failure = Cause.failureOption(cause)
     if (
@@ -573,8 +580,8 @@ export class SagaRun {
       error: encoded
     }
     return Effect.zipRight(
-      this.write(stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)).pipe(
-        Effect.tap(() => Effect.annotateCurrentSpan("outcome", "failed"))
+      Effect.map(this.write(stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)), () =>
+        call.span.attribute("outcome", "failed")
       ),
       Effect.failCause(cause)
     )

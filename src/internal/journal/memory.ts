@@ -42,7 +42,8 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     drafts: ReadonlyArray<Journal.Draft>,
     holder?: Journal.Holder
   ) =>
-    Effect.flatMap(Clock.currentTimeMillis, (millis): Effect.Effect<Array<Journal.Entry>, Journal.AppendError> => {
+    Effect.clockWith((time): Effect.Effect<Array<Journal.Entry>, Journal.AppendError> => {
+      const millis = time.unsafeCurrentTimeMillis()
       const unstorable = refuseUnstorable("append", sagaId, drafts)
       if (unstorable !== undefined) return Effect.fail(unstorable)
       const stored = sagas.get(sagaId)

@@ -18,12 +18,9 @@ const decodeOwn = (entry: Entry, draft: Draft | undefined) => {
   return payload === undefined ? decodeOwnEntry(entry) : Either.right({ ...entry, payload } as Recorded)
 }
 
-/** Entries this writer just appended for `drafts`, decoded: one that does not decode is a defect of the code that drafted it. */
+/** Entries this writer just appended for `drafts`, decoded, or why one does not. */
 const decodeAppended = (entries: ReadonlyArray<Entry>, drafts: ReadonlyArray<Draft>) =>
-  Either.match(Either.all(entries.map((entry, i) => decodeOwn(entry, drafts[i]))), {
-    onLeft: (corrupted) => Effect.dieMessage(`effect-saga: an entry just drafted does not decode: ${corrupted.reason}`),
-    onRight: Effect.succeed
-  })
+  Either.all(entries.map((entry, i) => decodeOwn(entry, drafts[i])))
 
 /**
  * The one path by which a saga's entries reach the journal: appends are serialized, each names the
@@ -48,18 +45,20 @@ export class Writer {
   }
 
   append(drafts: ReadonlyArray<Draft>): Effect.Effect<void, AppendError> {
-    return this.lock.withLock(
+    return this.lock.withLockUninterruptible(
       Effect.suspend(() => {
         const batch = this.prefix.length === 0 ? drafts : [...this.prefix, ...drafts]
-        const appended = Effect.flatMap(
-          this.journal.append(this.sagaId, this.view.position, batch, this.holder),
-          (entries) => decodeAppended(entries, batch)
-        )
-        return Effect.map(appended, (entries) => {
+        return Effect.flatMap(this.journal.append(this.sagaId, this.view.position, batch, this.holder), (appended) => {
+          // An entry just drafted that does not decode is a defect of the code that drafted it.
+          const entries = decodeAppended(appended, batch)
+          if (Either.isLeft(entries)) {
+            return Effect.dieMessage(`effect-saga: an entry just drafted does not decode: ${entries.left.reason}`)
+          }
           this.prefix = []
-          for (const entry of entries) this.view.apply(entry)
-          observeAppended(this.view, entries)
+          for (const entry of entries.right) this.view.apply(entry)
+          observeAppended(this.view, entries.right)
           this.holdsLease = this.holder !== undefined && isActive(this.view.status)
+          return Effect.void
         })
       })
     )

@@ -14,11 +14,13 @@ export class Mutex {
     return !this.held && this.waiters.length === 0
   }
 
-  private readonly release = Effect.sync(() => {
+  private unlock(): void {
     const next = this.waiters.shift()
     if (next === undefined) this.held = false
     else Deferred.unsafeDone(next, Effect.void)
-  })
+  }
+
+  private readonly release = Effect.sync(() => this.unlock())
 
   withLock<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
     return Effect.uninterruptibleMask((restore) => {
@@ -44,5 +46,29 @@ export class Mutex {
         onSuccess: () => Effect.ensuring(restore(effect), this.release)
       })
     })
+  }
+
+  /**
+   * Runs `effect` holding the lock, uninterruptibly: for a short critical section that must not be
+   * cut half-way, such as a journal append and the view that follows it. Waiting for the lock stays
+   * interruptible. Cheaper than `withLock` when nobody holds it: no finalizer to install.
+   */
+  withLockUninterruptible<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
+    return Effect.uninterruptible(
+      Effect.suspend(() => {
+        if (this.held) return Effect.interruptible(this.withLock(Effect.uninterruptible(effect)))
+        this.held = true
+        return Effect.matchCauseEffect(effect, {
+          onFailure: (cause) => {
+            this.unlock()
+            return Effect.failCause(cause)
+          },
+          onSuccess: (value) => {
+            this.unlock()
+            return Effect.succeed(value)
+          }
+        })
+      })
+    )
   }
 }
