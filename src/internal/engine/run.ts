@@ -9,7 +9,7 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type * as Exit from "effect/Exit"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
@@ -36,6 +36,7 @@ import type { StepView } from "../journal/view.js"
 import { answersPending, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
+import { entering } from "../observability/spans.js"
 import { nowIso } from "../util/clock.js"
 import { byteLength, decodeJson, decodeValue, encodeJson } from "../util/codec.js"
 import { MAX_STEP_KEY_BYTES, refusal } from "../util/identifier.js"
@@ -146,11 +147,6 @@ export class SagaRun {
     if (this.haltedWith !== undefined && this.inflight === 0) this.programFiber?.unsafeInterruptAsFork(FiberId.none)
   }
 
-  private readonly leave = Effect.sync(() => {
-    this.inflight--
-    this.interruptIfDrained()
-  })
-
   readonly step = (
     spec: StepSpec,
     input: unknown,
@@ -245,24 +241,48 @@ export class SagaRun {
     }
     const faults = Context.getOption(context, Faults)
     const attributes = { "saga.id": this.sagaId, "workflow.id": this.sagaId, "step.id": stepId, tool: spec.name }
-    return Effect.useSpan("effect-saga.step", { attributes, captureStackTrace: false }, (span) => {
-      this.inflight++
-      const placed: Placed = { ...call, span, faults }
-      const progress =
-        this.recheck === undefined
-          ? advance(placed)
-          : Effect.zipRight(
-              Effect.catchAll(this.recheck, (error) => haltOn({ _tag: "Unauthorized", error })),
-              Effect.suspend(() => advance(placed))
-            )
-      return Effect.ensuring(progress, this.leave).pipe(
-        Effect.catchIf(
-          (error): error is HaltSignal => error instanceof HaltSignal,
-          (signal) => this.stop(signal.halt)
-        ),
-        Effect.withParentSpan(span)
+    return Effect.flatMap(Effect.makeSpan("effect-saga.step", { attributes, captureStackTrace: false }), (span) =>
+      Effect.uninterruptibleMask((restore) =>
+        Effect.withFiberRuntime((fiber) => {
+          const entered = entering(fiber, span)
+          this.inflight++
+          const placed: Placed = { ...call, span, faults }
+          const progress =
+            this.recheck === undefined
+              ? advance(placed)
+              : Effect.zipRight(
+                  Effect.catchAll(this.recheck, (error) => haltOn({ _tag: "Unauthorized", error })),
+                  Effect.suspend(() => advance(placed))
+                )
+          const left = <A>(then: () => Effect.Effect<A, any>) =>
+            Effect.flatMap(entered.leave, () => {
+              this.inflight--
+              this.interruptIfDrained()
+              return then()
+            })
+          const ended = Effect.matchCauseEffect(restore(progress), {
+            onFailure: (cause) =>
+              left(() => {
+                const failure = Cause.failureOption(cause)
+                if (Option.isSome(failure) && failure.value instanceof HaltSignal) {
+                  // The step blocks until the halt interrupts the program: its span ends then.
+                  return Effect.onExit(restore(this.stop(failure.value.halt)), (exit) =>
+                    Effect.sync(() => entered.end(exit))
+                  )
+                }
+                entered.end(Exit.failCause(cause))
+                return Effect.failCause(cause)
+              }),
+            onSuccess: (value) =>
+              left(() => {
+                entered.end(Exit.succeed(value))
+                return Effect.succeed(value)
+              })
+          })
+          return Effect.zipRight(entered.into, ended)
+        })
       )
-    })
+    )
   }
 
   /** Halts the run (the first halt wins) and blocks this fiber until the program is interrupted. */

@@ -1,5 +1,11 @@
 /** How the engine's spans end: what the OpenTelemetry status of a span says about its outcome. */
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
+import * as Tracer from "effect/Tracer"
 import type { StepReport } from "../../CompensationReport.js"
 
 /** Carries an undo's report through its span as a failure, so that the span ends with an error status. */
@@ -32,3 +38,29 @@ export const withUndoSpan =
         (error) => Effect.succeed(error.report)
       )
     )
+
+/** A span a fiber enters: `into` makes it the parent span, `leave` restores the one it replaced, `end` ends it. */
+export interface Entered {
+  readonly into: Effect.Effect<void>
+  readonly leave: Effect.Effect<void>
+  readonly end: (exit: Exit.Exit<unknown, unknown>) => void
+}
+
+/**
+ * How `fiber` enters `span`: `into` makes it the parent span of everything the fiber runs next,
+ * until `leave`; `end` ends it at the fiber's clock (as `Effect.withSpan` does). For a caller that
+ * already holds an uninterruptible frame around the span's work (a step does, to count itself in
+ * flight): `withSpan` would add its own mask and finalizer, most of what a trivial step costs.
+ */
+export const entering = (fiber: Fiber.RuntimeFiber<unknown, unknown>, span: Tracer.Span): Entered => {
+  const outer = fiber.getFiberRef(FiberRef.currentContext)
+  const timed = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
+  const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+  return {
+    into: FiberRef.set(FiberRef.currentContext, Context.add(outer, Tracer.ParentSpan, span)),
+    leave: FiberRef.set(FiberRef.currentContext, outer),
+    end: (exit) => {
+      if (span.status._tag !== "Ended") span.end(timed ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
+    }
+  }
+}
