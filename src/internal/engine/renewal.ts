@@ -22,6 +22,7 @@ export const makeRenewal = (renew: Effect.Effect<void>, every: Duration.Duration
   )
   const loop = Effect.repeat(tick, { while: (more) => more })
 
+  /** Counts one more holder, starting the renewing fiber if none runs. Pair it with `release`. */
   const acquire = Effect.suspend(() => {
     holders++
     if (running) return Effect.void
@@ -29,15 +30,18 @@ export const makeRenewal = (renew: Effect.Effect<void>, every: Duration.Duration
     return Effect.asVoid(Effect.forkIn(Effect.interruptible(loop), scope))
   })
 
-  const release = Effect.sync(() => {
+  /** Counts one holder less. */
+  const release = (): void => {
     holders--
-  })
+  }
 
   /** Keeps the leases renewed while `effect` runs. */
-  return <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  const renewing = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.acquireUseRelease(
       acquire,
       () => effect,
-      () => release
+      () => Effect.sync(release)
     )
+
+  return { acquire, release, renewing }
 }

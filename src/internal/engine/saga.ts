@@ -10,10 +10,12 @@ import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import type * as Tracer from "effect/Tracer"
 import { Approval } from "../../Approval.js"
 import type { Action, Principal } from "../../Authority.js"
 import { Authority, allowAll, check } from "../../Authority.js"
@@ -46,6 +48,7 @@ import { isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad as loadClaimed } from "../journal/writer.js"
 import { metered } from "../observability/metrics.js"
+import { entering } from "../observability/spans.js"
 import { encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
@@ -106,7 +109,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   const approval = yield* Approval
   const authority = Option.getOrElse(yield* Effect.serviceOption(Authority), () => allowAll)
   const registry: Registry = new Map()
-  const withLock = makeKeyedLock()
+  const locks = makeKeyedLock()
   const scope = yield* Effect.scope
   const owner = options.owner ?? defaultOwner()
   const leaseTtl = Duration.decode(options.leaseTtl ?? "30 seconds")
@@ -118,13 +121,13 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   if (options.owner !== undefined) {
     yield* Effect.catchAll(journal.release(owner), warn("the leases of a previous run were not released"))
   }
-  const renewing = makeRenewal(
+  const renewal = makeRenewal(
     Effect.catchAll(journal.renew(holder), warn("leases were not renewed")),
     Duration.divide(leaseTtl, 3).pipe(Option.getOrElse(() => leaseTtl)),
     scope
   )
   yield* Effect.addFinalizer(() => Effect.catchAll(journal.release(owner), warn("leases were not released")))
-  const worker: Worker = { owner, leaseTtl, renewing }
+  const worker: Worker = { owner, leaseTtl, renewing: renewal.renewing }
 
   /** The fibers running a saga now, one token a run: closing the service's scope interrupts them (and waits for them). */
   const running = new Set<{ readonly fiber: Fiber.RuntimeFiber<unknown, unknown> }>()
@@ -134,19 +137,45 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   )
 
   /**
-   * Runs `effect` on the caller's fiber, which closing the service's scope interrupts, its leases
-   * renewed while it runs. It is interruptible even when the caller is not, so that closing the
-   * scope always suspends it. (No fiber of its own: forking one a saga cost ≈ a fifth of its time.)
+   * Runs `body` as a run of saga `sagaId` on the caller's fiber, in the frame every run needs: the
+   * run's span (`body` gets it), the saga's lock in this worker, the worker's leases renewed, and the
+   * fiber tracked, so that closing the service's scope interrupts it. `body` runs uninterruptibly but
+   * for what it makes `Effect.interruptible` (its program: interruptible even when the caller is not,
+   * so that closing the scope always suspends it). One mask and one exit handler for all of these.
+   * (No fiber of its own: forking one a saga cost ≈ a fifth of its time.)
    */
-  const supervised = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-    Effect.withFiberRuntime<A, E, R>((fiber) => {
-      const run = { fiber: fiber as Fiber.RuntimeFiber<unknown, unknown> }
-      running.add(run)
-      return Effect.ensuring(
-        Effect.interruptible(renewing(effect)),
-        Effect.sync(() => running.delete(run))
+  const inRun = <A, E, R>(
+    sagaId: string,
+    attributes: Record<string, string>,
+    body: (span: Tracer.Span) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E, R> =>
+    Effect.flatMap(Effect.makeSpan("effect-saga.run", { attributes, captureStackTrace: false }), (span) =>
+      Effect.uninterruptible(
+        Effect.withFiberRuntime((fiber) => {
+          const entered = entering(fiber, span)
+          const run = { fiber: fiber as Fiber.RuntimeFiber<unknown, unknown> }
+          running.add(run)
+          const end = <X>(exit: Exit.Exit<X, E>) =>
+            Effect.flatMap(entered.leave, () => {
+              running.delete(run)
+              renewal.release()
+              entered.end(exit)
+              return exit
+            })
+          const locked = locks.withLockUninterruptible(
+            sagaId,
+            Effect.suspend(() => body(span))
+          )
+          return Effect.zipRight(
+            Effect.zipRight(entered.into, renewal.acquire),
+            Effect.matchCauseEffect(locked, {
+              onFailure: (cause) => end(Exit.failCause(cause)),
+              onSuccess: (value) => end(Exit.succeed(value))
+            })
+          )
+        })
       )
-    })
+    )
 
   /** Starting, resuming or compensating a saga from inside an undo is refused: the inverse is bounded. */
   const outsideUndo = Effect.flatMap(FiberRef.get(insideUndo), (inside) =>
@@ -193,65 +222,57 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     options?: RunOptions,
     origin?: Origin
   ) =>
-    withLock(
-      sagaId,
-      Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function* () {
-          yield* identifier.check("saga id", sagaId, identifier.MAX_SAGA_ID_BYTES)
-          yield* outsideUndo
-          yield* check(authority, action, sagaId)
-          const writer = yield* claimAndLoad(sagaId)
-          const view = writer.view
-          if (action === "resume" && !view.exists) return yield* new SagaNotFound({ sagaId })
-          // `run` of a saga that exists resumes it: that takes the permission to resume.
-          if (view.exists && action === "start") {
-            yield* Effect.tapError(check(authority, "resume", sagaId), () => writer.release())
-          }
-          const journaledOrigin = originOf(view)
-          if (view.exists && origin !== undefined && JSON.stringify(journaledOrigin) !== JSON.stringify(origin)) {
-            yield* writer.release()
-            return yield* new NonDeterminism({
-              sagaId,
-              stepId: "SAGA_STARTED",
-              reason: `the saga was started as ${JSON.stringify(journaledOrigin ?? "a plain program")}, not as ${JSON.stringify(origin)}`
-            })
-          }
-          // The start (or resume) marker travels with the run's first write: a pure replay writes nothing.
-          if (!view.exists) {
-            writer.prepend([sagaDraft("SAGA_STARTED", origin ?? null)])
-          } else if (view.status !== "running" && !isFinished(view.status)) {
-            writer.prepend([sagaDraft("SAGA_RESUMED", null)])
-          }
-          const closed = isFinished(view.status) || view.compensationStarted
-          // The permission is asked again before each step progresses: revoking it stops a long run.
-          // `allowAll` cannot revoke it, so there is nothing to ask.
-          const recheck =
-            authority === allowAll
-              ? undefined
-              : Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
-          const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, receiptKeys, approvalTtl, keys)
-          const ending = yield* Effect.exit(restore(sagaRun.runProgram(program)))
-
-          const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
-          const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>
-            Effect.map(compensate(writer, undoEnv(sagaId, lookup), describe(cause)), (report) =>
-              compensated(sagaId, cause, report)
-            )
-          const end = {
+    inRun(sagaId, runAttributes(sagaId, origin), (span) =>
+      Effect.gen(function* () {
+        yield* identifier.check("saga id", sagaId, identifier.MAX_SAGA_ID_BYTES)
+        yield* outsideUndo
+        yield* check(authority, action, sagaId)
+        const writer = yield* claimAndLoad(sagaId)
+        const view = writer.view
+        if (action === "resume" && !view.exists) return yield* new SagaNotFound({ sagaId })
+        // `run` of a saga that exists resumes it: that takes the permission to resume.
+        if (view.exists && action === "start") {
+          yield* Effect.tapError(check(authority, "resume", sagaId), () => writer.release())
+        }
+        const journaledOrigin = originOf(view)
+        if (view.exists && origin !== undefined && JSON.stringify(journaledOrigin) !== JSON.stringify(origin)) {
+          yield* writer.release()
+          return yield* new NonDeterminism({
             sagaId,
-            writer,
-            halt: sagaRun.haltedWith,
-            onInterrupt: options?.onInterrupt,
-            compensate: compensateWith
-          }
-          const result = yield* Effect.ensuring(endRun<A, E>(end, ending), writer.release())
-          yield* Effect.annotateCurrentSpan("outcome", result._tag)
-          return result
-        })
-      )
-    ).pipe(
-      supervised,
-      Effect.withSpan("effect-saga.run", { attributes: runAttributes(sagaId, origin), captureStackTrace: false })
+            stepId: "SAGA_STARTED",
+            reason: `the saga was started as ${JSON.stringify(journaledOrigin ?? "a plain program")}, not as ${JSON.stringify(origin)}`
+          })
+        }
+        // The start (or resume) marker travels with the run's first write: a pure replay writes nothing.
+        if (!view.exists) {
+          writer.prepend([sagaDraft("SAGA_STARTED", origin ?? null)])
+        } else if (view.status !== "running" && !isFinished(view.status)) {
+          writer.prepend([sagaDraft("SAGA_RESUMED", null)])
+        }
+        const closed = isFinished(view.status) || view.compensationStarted
+        // The permission is asked again before each step progresses: revoking it stops a long run.
+        // `allowAll` cannot revoke it, so there is nothing to ask.
+        const recheck =
+          authority === allowAll ? undefined : Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
+        const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, receiptKeys, approvalTtl, keys)
+        const ending = yield* Effect.exit(Effect.interruptible(sagaRun.runProgram(program)))
+
+        const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
+        const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>
+          Effect.map(compensate(writer, undoEnv(sagaId, lookup), describe(cause)), (report) =>
+            compensated(sagaId, cause, report)
+          )
+        const end = {
+          sagaId,
+          writer,
+          halt: sagaRun.haltedWith,
+          onInterrupt: options?.onInterrupt,
+          compensate: compensateWith
+        }
+        const result = yield* Effect.ensuring(endRun<A, E>(end, ending), writer.release())
+        span.attribute("outcome", result._tag)
+        return result
+      })
     ) as Effect.Effect<SagaResult<A, E>, RunError, Exclude<R, CurrentSaga>>
 
   const start = <I, A, E, R>(
@@ -279,7 +300,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
    * written), or refuses the command if the saga moved on since `seen`, or carries it out.
    */
   const command = <A, E>(sagaId: string, spec: Command<A, E>) =>
-    withLock(
+    locks.withLock(
       sagaId,
       Effect.uninterruptible(
         Effect.gen(function* () {
@@ -335,12 +356,14 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           Effect.zipRight(run.release(), Effect.ignore(journal.release(owner, subject.sagaId)))
         )
       })
-      return yield* withLock(runIdOf(effectId), withLock(subject.sagaId, Effect.uninterruptible(attempt))).pipe(
-        Effect.retry({
-          while: (error) => error._tag === "LeaseHeld" || error._tag === "ConcurrencyConflict",
-          schedule: contention
-        })
-      )
+      return yield* locks
+        .withLock(runIdOf(effectId), locks.withLock(subject.sagaId, Effect.uninterruptible(attempt)))
+        .pipe(
+          Effect.retry({
+            while: (error) => error._tag === "LeaseHeld" || error._tag === "ConcurrencyConflict",
+            schedule: contention
+          })
+        )
     }).pipe(
       Effect.withSpan("effect-saga.compensate-effect", {
         attributes: { "effect.id": effectId },

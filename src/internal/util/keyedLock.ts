@@ -4,19 +4,37 @@ import { Mutex } from "./mutex.js"
 /** One mutex per key, dropped when nobody holds or waits for it. */
 export const makeKeyedLock = () => {
   const locks = new Map<string, Mutex>()
-  return <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.suspend(() => {
-      let lock = locks.get(key)
-      if (lock === undefined) {
-        lock = new Mutex()
-        locks.set(key, lock)
-      }
-      const held = lock
-      return Effect.ensuring(
-        held.withLock(effect),
-        Effect.sync(() => {
-          if (held.idle && locks.get(key) === held) locks.delete(key)
+  const lockOf = (key: string) => {
+    let lock = locks.get(key)
+    if (lock === undefined) {
+      lock = new Mutex()
+      locks.set(key, lock)
+    }
+    return lock
+  }
+  const drop = (key: string, lock: Mutex) => {
+    if (lock.idle && locks.get(key) === lock) locks.delete(key)
+  }
+  return {
+    /** Runs `effect` holding `key`'s lock (see `Mutex.withLock`). */
+    withLock: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.suspend(() => {
+        const lock = lockOf(key)
+        return Effect.ensuring(
+          lock.withLock(effect),
+          Effect.sync(() => drop(key, lock))
+        )
+      }),
+    /** Runs `effect` holding `key`'s lock, uninterruptibly (see `Mutex.withLockUninterruptible`). */
+    withLockUninterruptible: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.uninterruptible(
+        Effect.suspend(() => {
+          const lock = lockOf(key)
+          return Effect.flatMap(Effect.exit(lock.withLockUninterruptible(effect)), (exit) => {
+            drop(key, lock)
+            return exit
+          })
         })
       )
-    })
+  }
 }
