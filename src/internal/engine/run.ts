@@ -12,6 +12,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
@@ -134,11 +135,15 @@ export class SagaRun {
    * first and last journal write.
    */
   runProgram<A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<Exit.Exit<A, E>, never, Exclude<R, CurrentSaga>> {
-    const own = Effect.withFiberRuntime<A, E, R>((fiber) => {
+    // The fiber is the program's alone: the saga is added to its context for good (nothing to restore).
+    const own = Effect.withFiberRuntime<A, E, Exclude<R, CurrentSaga>>((fiber) => {
       this.programFiber = fiber as Fiber.RuntimeFiber<unknown, unknown>
-      return Effect.tap(program, () => this.settleRemaining)
+      return Effect.zipRight(
+        FiberRef.update(FiberRef.currentContext, Context.add(CurrentSaga, this)),
+        Effect.tap(program, () => this.settleRemaining)
+      ) as Effect.Effect<A, E, Exclude<R, CurrentSaga>>
     })
-    return Effect.flatMap(Effect.fork(Effect.provideService(own, CurrentSaga, this)), (fiber) =>
+    return Effect.flatMap(Effect.fork(own), (fiber) =>
       Effect.onInterrupt(Fiber.await(fiber), () => Fiber.interrupt(fiber))
     )
   }

@@ -226,12 +226,13 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       Effect.gen(function* () {
         yield* identifier.check("saga id", sagaId, identifier.MAX_SAGA_ID_BYTES)
         yield* outsideUndo
-        yield* check(authority, action, sagaId)
+        // `allowAll` answers yes to everything: there is nothing to ask.
+        if (authority !== allowAll) yield* check(authority, action, sagaId)
         const writer = yield* claimAndLoad(sagaId)
         const view = writer.view
         if (action === "resume" && !view.exists) return yield* new SagaNotFound({ sagaId })
         // `run` of a saga that exists resumes it: that takes the permission to resume.
-        if (view.exists && action === "start") {
+        if (view.exists && action === "start" && authority !== allowAll) {
           yield* Effect.tapError(check(authority, "resume", sagaId), () => writer.release())
         }
         const journaledOrigin = originOf(view)

@@ -186,11 +186,15 @@ const parseOptions = { propertyOrder: "original", onExcessProperty: "ignore" } a
 
 const schemaOf = (phase: Phase) => schemas[phase] as unknown as Schema.Schema<unknown, unknown>
 
+/** The phases whose schema takes a `null` payload (the engine's saga-level markers mostly journal none). */
+const takesNull = new Set((Object.keys(schemas) as Array<Phase>).filter((phase) => Schema.is(schemaOf(phase))(null)))
+
 /**
  * The payload as the journal stores it: JSON text, or `null`. A payload that does not fit its
  * phase's schema is a defect of the code that built it.
  */
 export const encodePayload = <P extends Phase>(phase: P, payload: PayloadOf<P>): string | null => {
+  if (payload === null && takesNull.has(phase)) return null
   const encoded = Schema.encodeSync(schemaOf(phase))(payload, parseOptions)
   return encoded === null ? null : JSON.stringify(encoded)
 }
