@@ -16,15 +16,20 @@ export const sha256 = (text: string): string => crypto.hash("sha256", text, "hex
  * store refuses such text before it is hashed (`refuseUnstorable` in `entries.ts`).
  */
 export const chain = (previous: string, fields: ReadonlyArray<string | number | null>): string => {
-  const texts = fields.map((field) => (field === null ? null : String(field)))
-  const joined = texts.join("")
-  const ascii = Buffer.byteLength(joined, "utf8") === joined.length
   let framed = previous
-  for (const text of texts) {
-    framed += text === null ? "-1:" : `${ascii ? text.length : Buffer.byteLength(text, "utf8")}:${text}`
+  for (const field of fields) {
+    if (field === null) {
+      framed += "-1:"
+      continue
+    }
+    const text = typeof field === "string" ? field : String(field)
+    framed += `${nonAscii.test(text) ? Buffer.byteLength(text, "utf8") : text.length}:${text}`
   }
   return sha256(framed)
 }
+
+/** A character outside ASCII: where a text's UTF-8 length differs from its length. */
+const nonAscii = /[^\x00-\x7f]/
 
 /** The hash of an entry given the previous entry's hash (`Journal.hashEntry`). */
 export const hashEntry = (previous: string, entry: Omit<Entry, "hash" | "mac">): string =>

@@ -1,7 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type { AppendError, Draft, Entry, Holder } from "../../Journal.js"
+import type { AppendError, Draft, Entry, Holder, JournalCorrupted } from "../../Journal.js"
 import { isActive } from "../../Journal.js"
 import { observeAppended } from "../observability/metrics.js"
 import { Mutex } from "../util/mutex.js"
@@ -19,8 +19,18 @@ const decodeOwn = (entry: Entry, draft: Draft | undefined) => {
 }
 
 /** Entries this writer just appended for `drafts`, decoded, or why one does not. */
-const decodeAppended = (entries: ReadonlyArray<Entry>, drafts: ReadonlyArray<Draft>) =>
-  Either.all(entries.map((entry, i) => decodeOwn(entry, drafts[i])))
+const decodeAppended = (
+  entries: ReadonlyArray<Entry>,
+  drafts: ReadonlyArray<Draft>
+): Either.Either<Array<Recorded>, JournalCorrupted> => {
+  const decoded: Array<Recorded> = []
+  for (let i = 0; i < entries.length; i++) {
+    const entry = decodeOwn(entries[i]!, drafts[i])
+    if (Either.isLeft(entry)) return Either.left(entry.left)
+    decoded.push(entry.right)
+  }
+  return Either.right(decoded)
+}
 
 /**
  * The one path by which a saga's entries reach the journal: appends are serialized, each names the
