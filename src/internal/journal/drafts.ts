@@ -33,18 +33,16 @@ export const sagaDraft = <P extends SagaPhase>(phase: P, payload: PayloadOf<P>):
 })
 
 /**
- * The payloads of the drafts a step's own path builds (`intentDraft`, `executedDraft`), as their
- * entries decode: the writer takes them instead of parsing again the text it has just written.
+ * Where a draft a step's own path builds (`intentDraft`, `executedDraft`) keeps its payload as its
+ * entry decodes: the writer takes it instead of parsing again the text it has just written. A
+ * symbol, so that nothing that reads a draft's fields or serializes it sees it.
  */
-const ownPayloads = new WeakMap<Draft, unknown>()
+const ownPayload = Symbol("effect-saga/ownPayload")
 
 /** The decoded payload of a draft built by `intentDraft` or `executedDraft`, else `undefined`. */
-export const ownPayloadOf = (draft: Draft): unknown => ownPayloads.get(draft)
+export const ownPayloadOf = (draft: Draft): unknown => (draft as { readonly [ownPayload]?: unknown })[ownPayload]
 
-const own = (draft: Draft, payload: object): Draft => {
-  ownPayloads.set(draft, payload)
-  return draft
-}
+const own = (draft: Draft, payload: object): Draft => ({ ...draft, [ownPayload]: payload }) as Draft
 
 /** What a call's `INTENT` says (see `payloads.ts`). */
 export interface IntentFields {
@@ -66,14 +64,10 @@ export const intentDraft = (step: StepRef, fields: IntentFields, input: string):
   }
   if (fields.deferred) payload.deferred = true
   if (fields.capabilities !== undefined) payload.capabilities = fields.capabilities
-  const draft = {
-    stepId: step.stepId,
-    toolName: step.toolName,
-    phase: "INTENT" as const,
-    input,
-    payload: JSON.stringify(payload)
-  }
-  return own(draft, payload)
+  return own(
+    { stepId: step.stepId, toolName: step.toolName, phase: "INTENT", input, payload: JSON.stringify(payload) },
+    payload
+  )
 }
 
 /** What a call's `EXECUTED` says: its result as `resultJson` (the tool's schema encoded it), its receipt, `changesNothing`. */
@@ -101,12 +95,8 @@ export const executedDraft = (step: StepRef, fields: ExecutedFields): Draft => {
     payload.changesNothing = true
     text += `,"changesNothing":true`
   }
-  const draft = {
-    stepId: step.stepId,
-    toolName: step.toolName,
-    phase: "EXECUTED" as const,
-    input: null,
-    payload: `${text}}`
-  }
-  return own(draft, payload)
+  return own(
+    { stepId: step.stepId, toolName: step.toolName, phase: "EXECUTED", input: null, payload: `${text}}` },
+    payload
+  )
 }
