@@ -42,7 +42,9 @@ const ownPayload = Symbol("effect-saga/ownPayload")
 /** The decoded payload of a draft built by `intentDraft` or `executedDraft`, else `undefined`. */
 export const ownPayloadOf = (draft: Draft): unknown => (draft as { readonly [ownPayload]?: unknown })[ownPayload]
 
-const own = (draft: Draft, payload: object): Draft => ({ ...draft, [ownPayload]: payload }) as Draft
+/** A draft with its text and the payload that text decodes to. */
+const ownDraft = (step: StepRef, phase: "INTENT" | "EXECUTED", input: string | null, text: string, payload: object) =>
+  ({ stepId: step.stepId, toolName: step.toolName, phase, input, payload: text, [ownPayload]: payload }) as Draft
 
 /** What a call's `INTENT` says (see `payloads.ts`). */
 export interface IntentFields {
@@ -64,10 +66,7 @@ export const intentDraft = (step: StepRef, fields: IntentFields, input: string):
   }
   if (fields.deferred) payload.deferred = true
   if (fields.capabilities !== undefined) payload.capabilities = fields.capabilities
-  return own(
-    { stepId: step.stepId, toolName: step.toolName, phase: "INTENT", input, payload: JSON.stringify(payload) },
-    payload
-  )
+  return ownDraft(step, "INTENT", input, JSON.stringify(payload), payload)
 }
 
 /** What a call's `EXECUTED` says: its result as `resultJson` (the tool's schema encoded it), its receipt, `changesNothing`. */
@@ -95,8 +94,5 @@ export const executedDraft = (step: StepRef, fields: ExecutedFields): Draft => {
     payload.changesNothing = true
     text += `,"changesNothing":true`
   }
-  return own(
-    { stepId: step.stepId, toolName: step.toolName, phase: "EXECUTED", input: null, payload: `${text}}` },
-    payload
-  )
+  return ownDraft(step, "EXECUTED", null, `${text}}`, payload)
 }

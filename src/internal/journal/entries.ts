@@ -30,6 +30,7 @@ export const refuseUnstorable = (
   sagaId: string | undefined,
   entries: ReadonlyArray<Texts>
 ): JournalError | undefined => {
+  const unstorableField = operation === "append" ? unstorableDraftField : unstorableEntryField
   let found = unstorableIn("sagaId", sagaId)
   for (let i = 0; found === undefined && i < entries.length; i++) found = unstorableField(entries[i]!)
   return found === undefined ? undefined : new JournalError({ operation, reason: found })
@@ -40,13 +41,17 @@ const unstorableIn = (field: string, text: string | null | undefined): string | 
   return reason === undefined ? undefined : `the ${field} ${reason}`
 }
 
-/** Why the first text field of `entry` that is not well-formed Unicode cannot be stored, if one is not. */
-const unstorableField = (entry: Texts): string | undefined =>
+/** Why the first text field of a draft that is not well-formed Unicode cannot be stored, if one is not. */
+const unstorableDraftField = (draft: Texts): string | undefined =>
+  unstorableIn("stepId", draft.stepId) ??
+  unstorableIn("toolName", draft.toolName) ??
+  unstorableIn("input", draft.input) ??
+  unstorableIn("payload", draft.payload)
+
+/** The same for an entry to import, which has its saga id, time, hash and MAC too. */
+const unstorableEntryField = (entry: Texts): string | undefined =>
   unstorableIn("sagaId", entry.sagaId) ??
-  unstorableIn("stepId", entry.stepId) ??
-  unstorableIn("toolName", entry.toolName) ??
-  unstorableIn("input", entry.input) ??
-  unstorableIn("payload", entry.payload) ??
+  unstorableDraftField(entry) ??
   unstorableIn("at", entry.at) ??
   unstorableIn("hash", entry.hash) ??
   unstorableIn("mac", entry.mac)
