@@ -1,11 +1,14 @@
-import type * as SqlClient from "@effect/sql/SqlClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import type * as PgClient from "@effect/sql-pg/PgClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { JournalError } from "../../Journal.js"
 import type { Options } from "../../Postgres.js"
 import * as OptionalPeer from "../util/optionalPeer.js"
 import { describeFailure } from "./sqlite.js"
+import * as Unflushed from "./unflushed.js"
 
 /** What `effect-saga/postgres` needs beside the core peers, as the README states it. */
 export const peer: OptionalPeer.Peer = {
@@ -34,6 +37,11 @@ export const layerClient = (options: Options): Layer.Layer<PgClient.PgClient | S
   return driver
     .layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "effect-saga" })
     .pipe(
+      Layer.tap((context) =>
+        Effect.sync(() => {
+          if (options.flushEveryEntry !== true) Unflushed.allow(Context.get(context, SqlClient.SqlClient))
+        })
+      ),
       Layer.mapError(
         (error) => new JournalError({ operation: "open", reason: `${printable(url)}: ${describeFailure(error)}` })
       )
