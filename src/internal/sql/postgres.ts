@@ -34,16 +34,14 @@ const printable = (url: Redacted.Redacted<string>): string => {
 /** A `PgClient` on `options.url`; a server that cannot be reached fails with a `JournalError` for `open`. */
 export const layerClient = (options: Options): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, JournalError> => {
   const url = Redacted.isRedacted(options.url) ? options.url : Redacted.make(options.url)
-  return driver
-    .layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "effect-saga" })
-    .pipe(
-      Layer.tap((context) =>
-        Effect.sync(() => {
-          if (options.flushEveryEntry !== true) Unflushed.allow(Context.get(context, SqlClient.SqlClient))
-        })
-      ),
-      Layer.mapError(
-        (error) => new JournalError({ operation: "open", reason: `${printable(url)}: ${describeFailure(error)}` })
-      )
+  return driver.layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "effect-saga" }).pipe(
+    Layer.tap((context) =>
+      Effect.sync(() => {
+        if (options.flushEveryEntry !== true) Unflushed.allow(Context.get(context, SqlClient.SqlClient))
+      })
+    ),
+    Layer.mapError(
+      (error) => new JournalError({ operation: "open", reason: `${printable(url)}: ${describeFailure(error)}` })
     )
+  )
 }

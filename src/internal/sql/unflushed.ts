@@ -27,6 +27,5 @@ export const currentCommitUnflushed: FiberRef.FiberRef<boolean> = FiberRef.unsaf
 export const mayCommitUnflushed = (drafts: ReadonlyArray<Pick<Draft, "phase" | "stepId" | "payload">>): boolean =>
   drafts.length > 0 &&
   drafts.every(
-    (draft) =>
-      draft.phase === "EXECUTED" && draft.stepId !== null && draft.payload?.includes(`"resolvedBy":`) !== true
+    (draft) => draft.phase === "EXECUTED" && draft.stepId !== null && draft.payload?.includes(`"resolvedBy":`) !== true
   )
