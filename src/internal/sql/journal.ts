@@ -18,6 +18,7 @@ import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/e
 import { noneOpen } from "../journal/status.js"
 import { groupCommit } from "./groupCommit.js"
 import { entriesTable, migrate, openSagas, openStatusSagas, sagasTable } from "./migrations.js"
+import * as Prepared from "./prepared.js"
 import { decodeEntries, decodeRecords } from "./rows.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
 import * as Unflushed from "./unflushed.js"
@@ -103,6 +104,7 @@ export const makeUnmigrated = Effect.gen(function* () {
   const client = yield* SqlClient.SqlClient
   const sql = client.withoutTransforms()
   const unflushedAllowed = Unflushed.isAllowed(client)
+  const runNamed = Prepared.runNamedOf(client)
   const sagas = sql(sagasTable)
   const entries = sql(entriesTable)
   const onPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
@@ -281,20 +283,22 @@ RETURNING saga_id`
   /**
    * PostgreSQL: an append alone as one autocommitted statement, so one round trip and one WAL flush
    * instead of four round trips (BEGIN, compare-and-set, INSERT, COMMIT): the compare-and-set in a
-   * CTE, and the entries inserted only if it matched.
+   * CTE, and the entries inserted only if it matched. Named by its shape, for clients that prepare
+   * statements by name.
    */
-  const oneStatements = new Map<string, string>()
+  const oneStatements = new Map<string, { readonly name: string; readonly text: string }>()
   const oneStatement = (first: boolean, rows: number, unflushed: boolean) => {
-    const key = `${first}/${rows}/${unflushed}`
-    let statement = oneStatements.get(key)
+    const name = `effect_saga_append_${first ? "new" : "next"}_${rows}${unflushed ? "_unflushed" : ""}`
+    let statement = oneStatements.get(name)
     if (statement === undefined) {
       const values = Array.from({ length: rows }, () => typedRow)
-      statement = text(sql`WITH cas AS (${first ? compareAndSetNewSql : compareAndSetSql})
+      const appendText = text(sql`WITH cas AS (${first ? compareAndSetNewSql : compareAndSetSql})
 INSERT INTO ${entries} (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash, mac)
 SELECT * FROM (VALUES ${sql.csv(values)}) AS written (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash, mac)
 WHERE EXISTS (SELECT 1 FROM cas)${unflushed ? commitsUnflushed : sql.literal("")}
 RETURNING seq`)
-      oneStatements.set(key, statement)
+      statement = { name, text: appendText }
+      oneStatements.set(name, statement)
     }
     return statement
   }
@@ -361,7 +365,11 @@ RETURNING seq)`
     const { first, args } = compareAndSetOf(request)
     const written = request.written
     const statement = oneStatement(first, written.length, unflushedAllowed && request.unflushed)
-    return sql.unsafe(statement, [...args, ...written.flatMap(entryArgs)]).pipe(
+    const values = [...args, ...written.flatMap(entryArgs)]
+    // Prepared by name where the client says how (PostgreSQL through `Postgres.layerClient`).
+    const run =
+      runNamed === undefined ? sql.unsafe(statement.text, values) : runNamed(statement.name, statement.text, values)
+    return run.pipe(
       Effect.flatMap((inserted) =>
         inserted.length === written.length
           ? Effect.succeed(Exit.succeed(written))
