@@ -183,8 +183,12 @@ const account = async (database: string, steps: number, run: () => Promise<void>
     const done = (result: unknown) => {
       const end = performance.now()
       if (--inFlight === 0) busyMs += end - busySince
-      // An autocommit write that changed no row flushes nothing: it counts as a plain statement.
-      const flushed = kind !== "autocommit" || (result as { readonly rowCount?: unknown } | undefined)?.rowCount !== 0
+      // An autocommit write that changed no row flushes nothing, nor one that turned
+      // synchronous_commit off for itself (effect-saga's EXECUTED): it counts as a plain statement.
+      const flushed =
+        kind !== "autocommit" ||
+        ((result as { readonly rowCount?: unknown } | undefined)?.rowCount !== 0 &&
+          !text.includes("'synchronous_commit', 'off'"))
       const counted = flushed ? kind : "write"
       tally.count[counted]++
       tally.us[counted] += (end - start) * 1000

@@ -33,6 +33,15 @@ export interface Options {
   readonly url: string | Redacted.Redacted<string>
   /** The most connections the pool opens (default 10). */
   readonly maxConnections?: number | undefined
+  /**
+   * Flush every commit (`true`), or let a commit that holds only steps' `EXECUTED` entries return
+   * before its WAL flush (`false`, the default: `synchronous_commit = off` for that transaction
+   * alone): the next flushed commit makes it durable. A server crash can then lose a step's last
+   * `EXECUTED`, and the step reads as unknown. See docs/storage.md and docs/recovery.md.
+   *
+   * @since 0.4.0
+   */
+  readonly flushEveryEntry?: boolean | undefined
 }
 
 /**

@@ -45,6 +45,15 @@ export interface SqliteOptions {
   readonly busyTimeout?: Duration.DurationInput | undefined
   readonly synchronous?: "full" | "normal" | undefined
   /**
+   * With `synchronous: "full"`, flush every commit (`true`), or let a commit that holds only steps'
+   * `EXECUTED` entries return before its flush (`false`, the default): the next flushed commit (the
+   * next `INTENT`, the saga's end) makes it durable. A power loss can then lose a step's last
+   * `EXECUTED`, and the step reads as unknown. See docs/storage.md and docs/recovery.md.
+   *
+   * @since 0.4.0
+   */
+  readonly flushEveryEntry?: boolean | undefined
+  /**
    * Open the file read-only: nothing can be written, not even the migrations (pair it with
    * `layerUnmigrated`, after `schemaVersion` says the tables are there). Default `false`.
    */

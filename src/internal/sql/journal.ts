@@ -18,8 +18,10 @@ import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/e
 import { noneOpen } from "../journal/status.js"
 import { groupCommit } from "./groupCommit.js"
 import { entriesTable, migrate, openSagas, openStatusSagas, sagasTable } from "./migrations.js"
+import * as Prepared from "./prepared.js"
 import { decodeEntries, decodeRecords } from "./rows.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
+import * as Unflushed from "./unflushed.js"
 
 const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
 
@@ -76,6 +78,8 @@ interface Request {
   readonly millis: number
   /** Who takes the lease with the append, or nobody (then it only passes while nobody holds one). */
   readonly holder: Journal.Holder | null
+  /** Whether its entries may commit without waiting for their flush (only steps' `EXECUTED`). */
+  readonly unflushed: boolean
 }
 
 const toRow = (entry: Journal.Entry) => ({
@@ -97,7 +101,10 @@ const toRow = (entry: Journal.Entry) => ({
  */
 export const makeUnmigrated = Effect.gen(function* () {
   const keys = Option.getOrUndefined(yield* journalKeys)
-  const sql = (yield* SqlClient.SqlClient).withoutTransforms()
+  const client = yield* SqlClient.SqlClient
+  const sql = client.withoutTransforms()
+  const unflushedAllowed = Unflushed.isAllowed(client)
+  const runNamed = Prepared.runNamedOf(client)
   const sagas = sql(sagasTable)
   const entries = sql(entriesTable)
   const onPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
@@ -264,25 +271,34 @@ RETURNING saga_id`
     ...[entry.input, entry.payload, entry.at, entry.hash, entry.mac ?? null]
   ]
 
+  /**
+   * PostgreSQL: the statement's own (implicit) transaction commits without waiting for its WAL
+   * flush (`synchronous_commit` is read when a transaction commits; `set_config(…, true)` sets it for
+   * this transaction only). A condition of the insert, so that it runs in the one round trip.
+   */
+  const commitsUnflushed = sql.literal(` AND set_config('synchronous_commit', 'off', true) = 'off'`)
+
   const typedRow = sql`(${_}::text, ${_}::integer, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text, ${_}::text)`
 
   /**
    * PostgreSQL: an append alone as one autocommitted statement, so one round trip and one WAL flush
    * instead of four round trips (BEGIN, compare-and-set, INSERT, COMMIT): the compare-and-set in a
-   * CTE, and the entries inserted only if it matched.
+   * CTE, and the entries inserted only if it matched. Named by its shape, for clients that prepare
+   * statements by name.
    */
-  const oneStatements = new Map<string, string>()
-  const oneStatement = (first: boolean, rows: number) => {
-    const key = `${first}/${rows}`
-    let statement = oneStatements.get(key)
+  const oneStatements = new Map<string, { readonly name: string; readonly text: string }>()
+  const oneStatement = (first: boolean, rows: number, unflushed: boolean) => {
+    const name = `effect_saga_append_${first ? "new" : "next"}_${rows}${unflushed ? "_unflushed" : ""}`
+    let statement = oneStatements.get(name)
     if (statement === undefined) {
       const values = Array.from({ length: rows }, () => typedRow)
-      statement = text(sql`WITH cas AS (${first ? compareAndSetNewSql : compareAndSetSql})
+      const appendText = text(sql`WITH cas AS (${first ? compareAndSetNewSql : compareAndSetSql})
 INSERT INTO ${entries} (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash, mac)
 SELECT * FROM (VALUES ${sql.csv(values)}) AS written (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash, mac)
-WHERE EXISTS (SELECT 1 FROM cas)
+WHERE EXISTS (SELECT 1 FROM cas)${unflushed ? commitsUnflushed : sql.literal("")}
 RETURNING seq`)
-      oneStatements.set(key, statement)
+      statement = { name, text: appendText }
+      oneStatements.set(name, statement)
     }
     return statement
   }
@@ -294,8 +310,11 @@ RETURNING seq`)
    * are cached by the batch's shape (whether each append is a saga's first, and its entry count).
    */
   const batchStatements = new Map<string, string>()
-  const batchStatement = (shape: ReadonlyArray<{ readonly first: boolean; readonly rows: number }>) => {
-    const key = shape.map(({ first, rows }) => `${first ? "n" : "u"}${rows}`).join(",")
+  const batchStatement = (
+    shape: ReadonlyArray<{ readonly first: boolean; readonly rows: number }>,
+    unflushed: boolean
+  ) => {
+    const key = `${unflushed}:${shape.map(({ first, rows }) => `${first ? "n" : "u"}${rows}`).join(",")}`
     let statement = batchStatements.get(key)
     if (statement === undefined) {
       const ctes = shape.flatMap(({ first, rows }, i) => [
@@ -306,7 +325,10 @@ WHERE EXISTS (SELECT 1 FROM ${sql.literal(`cas${i}`)})
 RETURNING seq)`
       ])
       const counts = shape.map((_shape, i) => `(SELECT count(*) FROM ins${i})`).join(", ")
-      statement = text(sql`WITH ${sql.csv(ctes)} SELECT ARRAY[${sql.literal(counts)}]::integer[] AS inserted`)
+      const asyncCommit = sql.literal(unflushed ? `, set_config('synchronous_commit', 'off', true) AS unflushed` : "")
+      statement = text(
+        sql`WITH ${sql.csv(ctes)} SELECT ARRAY[${sql.literal(counts)}]::integer[] AS inserted${asyncCommit}`
+      )
       if (batchStatements.size >= MAX_CACHED_BATCHES) batchStatements.clear()
       batchStatements.set(key, statement)
     }
@@ -320,10 +342,14 @@ RETURNING seq)`
     new Set(batch.map((request) => request.sagaId)).size === batch.length &&
     batch.every((request) => request.written.length > 0 && request.written.length <= 64)
 
-  const batchInOneStatement = (batch: ReadonlyArray<Request>): Effect.Effect<ReadonlyArray<Outcome>, SqlError> => {
+  const batchInOneStatement = (
+    batch: ReadonlyArray<Request>,
+    unflushed: boolean
+  ): Effect.Effect<ReadonlyArray<Outcome>, SqlError> => {
     const casOf = batch.map(compareAndSetOf)
     const statement = batchStatement(
-      batch.map((request, i) => ({ first: casOf[i]!.first, rows: request.written.length }))
+      batch.map((request, i) => ({ first: casOf[i]!.first, rows: request.written.length })),
+      unflushed
     )
     const args = batch.flatMap((request, i) => [...casOf[i]!.args, ...request.written.flatMap(entryArgs)])
     return Effect.flatMap(sql.unsafe<{ readonly inserted: ReadonlyArray<number> }>(statement, args), (rows) =>
@@ -338,7 +364,12 @@ RETURNING seq)`
   const appendInOneStatement = (request: Request): Effect.Effect<Outcome> => {
     const { first, args } = compareAndSetOf(request)
     const written = request.written
-    return sql.unsafe(oneStatement(first, written.length), [...args, ...written.flatMap(entryArgs)]).pipe(
+    const statement = oneStatement(first, written.length, unflushedAllowed && request.unflushed)
+    const values = [...args, ...written.flatMap(entryArgs)]
+    // Prepared by name where the client says how (PostgreSQL through `Postgres.layerClient`).
+    const run =
+      runNamed === undefined ? sql.unsafe(statement.text, values) : runNamed(statement.name, statement.text, values)
+    return run.pipe(
       Effect.flatMap((inserted) =>
         inserted.length === written.length
           ? Effect.succeed(Exit.succeed(written))
@@ -367,18 +398,30 @@ RETURNING seq)`
       }
     )
 
-  /** Runs `f` in a write transaction, on the transaction's connection. */
-  const transaction = <A>(f: (conn: Connection) => Effect.Effect<A, SqlError>) =>
-    sql.withTransaction(
+  /**
+   * Runs `f` in a write transaction, on the transaction's connection; `unflushed`: one that may
+   * commit without waiting for its flush (the SQLite client's transaction reads it).
+   */
+  const transaction = <A>(f: (conn: Connection) => Effect.Effect<A, SqlError>, unflushed = false) => {
+    const written = sql.withTransaction(
       Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (conn) =>
         Option.isSome(conn) ? f(conn.value[0]) : Effect.dieMessage("effect-saga: a transaction without a connection")
       )
     )
+    return unflushed ? Effect.locally(written, Unflushed.currentCommitUnflushed, true) : written
+  }
+
+  /** Whether every append of `batch` may commit unflushed, on a client that allows it. */
+  const allUnflushed = (batch: ReadonlyArray<Request>) =>
+    unflushedAllowed && batch.every((request) => request.unflushed)
 
   /** One append in a transaction of its own; a store failure is its own typed error. */
   const commitOne = (request: Request): Effect.Effect<Outcome> =>
     Effect.catchAll(
-      transaction((conn) => Effect.map(write(conn, [request]), (outcomes) => outcomes[0]!)),
+      transaction(
+        (conn) => Effect.map(write(conn, [request]), (outcomes) => outcomes[0]!),
+        !onPg && allUnflushed([request])
+      ),
       (error) => Effect.exit(lostRace(request.sagaId, request.expected.revision, "append")(error))
     )
 
@@ -397,7 +440,9 @@ RETURNING seq)`
     batch.length === 1
       ? Effect.map(alone(batch[0]!), (outcome) => [outcome])
       : Effect.catchAll(
-          oneStatementFits(batch) ? batchInOneStatement(batch) : transaction((conn) => write(conn, batch)),
+          oneStatementFits(batch)
+            ? batchInOneStatement(batch, allUnflushed(batch))
+            : transaction((conn) => write(conn, batch), !onPg && allUnflushed(batch)),
           (error) =>
             isLocked(error)
               ? Effect.succeed(batch.map(() => Exit.fail(journalError("append")(error))))
@@ -430,7 +475,8 @@ RETURNING seq)`
         status: statusSetBy(drafts),
         at,
         millis,
-        holder: holder ?? null
+        holder: holder ?? null,
+        unflushed: Unflushed.mayCommitUnflushed(drafts)
       }
       return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
         Effect.flatten(Option.isSome(outer) ? commitOne(request) : Effect.uninterruptible(submit(request)))

@@ -1,11 +1,18 @@
-import type * as SqlClient from "@effect/sql/SqlClient"
+import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqlClient from "@effect/sql/SqlClient"
+import { SqlError } from "@effect/sql/SqlError"
 import type * as PgClient from "@effect/sql-pg/PgClient"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import type { Pool, QueryResult } from "pg"
 import { JournalError } from "../../Journal.js"
 import type { Options } from "../../Postgres.js"
 import * as OptionalPeer from "../util/optionalPeer.js"
+import * as Prepared from "./prepared.js"
 import { describeFailure } from "./sqlite.js"
+import * as Unflushed from "./unflushed.js"
 
 /** What `effect-saga/postgres` needs beside the core peers, as the README states it. */
 export const peer: OptionalPeer.Peer = {
@@ -16,6 +23,7 @@ export const peer: OptionalPeer.Peer = {
 // Loaded when `effect-saga/postgres` is imported: a missing driver is one line naming what to
 // install, at the import, rather than a resolution stack or a failure at the first connection.
 const driver = await OptionalPeer.load(peer, () => import("@effect/sql-pg/PgClient"))
+const { default: pg } = await OptionalPeer.load(peer, () => import("pg"))
 
 /** The URL without its password, for messages. */
 const printable = (url: Redacted.Redacted<string>): string => {
@@ -28,14 +36,67 @@ const printable = (url: Redacted.Redacted<string>): string => {
   }
 }
 
-/** A `PgClient` on `options.url`; a server that cannot be reached fails with a `JournalError` for `open`. */
+/** A `pg` pool on `url` that answered `SELECT 1`, ended with its scope. */
+const acquirePool = (url: Redacted.Redacted<string>, options: Options) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const pool = new pg.Pool({
+          connectionString: Redacted.value(url),
+          max: options.maxConnections ?? 10,
+          application_name: "effect-saga"
+        })
+        // A connection that breaks while idle is dropped by the pool; the next query gets a new one.
+        pool.on("error", () => {})
+        await pool.query("SELECT 1").catch(async (error: unknown) => {
+          await pool.end()
+          throw error
+        })
+        return pool
+      },
+      catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1000))
+  ).pipe(
+    Effect.timeoutFail({
+      duration: "5 seconds",
+      onTimeout: () =>
+        new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+    })
+  )
+
+/** Runs a statement by name on `pool`: prepared by each connection the first time it runs it. */
+const runNamedOn =
+  (pool: Pool): Prepared.RunNamed =>
+  (name, text, values) =>
+    Effect.async((resume) => {
+      pool.query({ name, text, values: [...values] }, (error: Error | undefined, result: QueryResult) =>
+        resume(
+          error
+            ? Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
+            : Effect.succeed(result.rows)
+        )
+      )
+    })
+
+/**
+ * A `PgClient` on `options.url`, on a pool of our own so that appends can run prepared statements
+ * on it; a server that cannot be reached fails with a `JournalError` for `open`.
+ */
 export const layerClient = (options: Options): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, JournalError> => {
   const url = Redacted.isRedacted(options.url) ? options.url : Redacted.make(options.url)
-  return driver
-    .layer({ url, maxConnections: options.maxConnections ?? 10, applicationName: "effect-saga" })
-    .pipe(
-      Layer.mapError(
-        (error) => new JournalError({ operation: "open", reason: `${printable(url)}: ${describeFailure(error)}` })
-      )
+  return Layer.scopedContext(
+    Effect.gen(function* () {
+      const pool = yield* acquirePool(url, options)
+      const client = yield* driver.fromPool({ acquire: Effect.succeed(pool), applicationName: "effect-saga" })
+      Prepared.register(client, runNamedOn(pool))
+      if (options.flushEveryEntry !== true) Unflushed.allow(client)
+      return Context.make(driver.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client))
+    })
+  ).pipe(
+    Layer.provide(Reactivity.layer),
+    Layer.mapError(
+      (error) => new JournalError({ operation: "open", reason: `${printable(url)}: ${describeFailure(error)}` })
     )
+  )
 }

@@ -7,6 +7,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -14,12 +15,14 @@ import type * as Scope from "effect/Scope"
 import { JournalError } from "../../Journal.js"
 import type { KeyError } from "../../Keys.js"
 import { isKeyError } from "../../Keys.js"
+import * as Unflushed from "./unflushed.js"
 
 /** How to open the SQLite file; `readonly` (internal, the CLI's reads): nothing can be written. */
 export interface SqliteOptions {
   readonly filename: string
   readonly busyTimeout?: Duration.DurationInput | undefined
   readonly synchronous?: "full" | "normal" | undefined
+  readonly flushEveryEntry?: boolean | undefined
   readonly readonly?: boolean | undefined
 }
 
@@ -137,9 +140,25 @@ const inSavepoint = <A, E, R>(
 }
 
 /**
+ * A transaction on `conn` that commits under `PRAGMA synchronous = NORMAL` (WAL: no flush), the
+ * connection back to `FULL` after it, before anyone else can use it: the next `FULL` commit syncs
+ * the WAL file, and with it the frames this one wrote.
+ */
+const unflushedTransaction = <A, E, R>(
+  conn: Connection,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | SqlError, R> =>
+  Effect.zipRight(
+    conn.execute("PRAGMA synchronous = NORMAL", [], undefined),
+    Effect.ensuring(inTransaction(conn, effect), Effect.orDie(conn.execute("PRAGMA synchronous = FULL", [], undefined)))
+  )
+
+/**
  * `withTransaction` for SQLite that takes the write lock up front (`BEGIN IMMEDIATE`), so a second
  * writer waits for the busy timeout at the start instead of failing half-way through. Unlike the
- * stock one, a `BEGIN` or `COMMIT` that fails is a typed `SqlError`, never a defect.
+ * stock one, a `BEGIN` or `COMMIT` that fails is a typed `SqlError`, never a defect. Under
+ * `Unflushed.currentCommitUnflushed` (set by the journal, only on a client that allows it) the
+ * commit does not wait for its flush.
  */
 const immediateTransaction =
   (reserve: Effect.Effect<Connection, SqlError, Scope.Scope>) =>
@@ -148,7 +167,13 @@ const immediateTransaction =
       Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
         Option.isSome(outer)
           ? inSavepoint(outer.value, restore(effect))
-          : Effect.scoped(Effect.flatMap(reserve, (conn) => inTransaction(conn, restore(effect))))
+          : Effect.flatMap(FiberRef.get(Unflushed.currentCommitUnflushed), (unflushed) =>
+              Effect.scoped(
+                Effect.flatMap(reserve, (conn) =>
+                  unflushed ? unflushedTransaction(conn, restore(effect)) : inTransaction(conn, restore(effect))
+                )
+              )
+            )
       )
     )
 
@@ -188,6 +213,8 @@ export const layerClient = (
       // A file that is not a database fails here, typed, even if opening it did not notice.
       yield* Effect.mapError(client`SELECT count(*) AS n FROM sqlite_master`, opened)
       Object.assign(client, { withTransaction: immediateTransaction(client.reserve) })
+      // Only a `FULL` connection has flushes to skip; `flushEveryEntry` keeps every one.
+      if (!readonly && options.synchronous !== "normal" && options.flushEveryEntry !== true) Unflushed.allow(client)
       return Context.make(driver.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
     })
   ).pipe(Layer.provide(Reactivity.layer))
