@@ -251,7 +251,8 @@ export class SagaRun {
         Effect.withFiberRuntime((fiber) => {
           const entered = entering(fiber, span)
           this.inflight++
-          const placed: Placed = { ...call, span, faults }
+          const { digest, input, inputJson } = call
+          const placed: Placed = { spec, stepId, input, inputJson, digest, span, faults }
           const progress =
             this.recheck === undefined
               ? advance(placed)

@@ -33,18 +33,30 @@ export const sagaDraft = <P extends SagaPhase>(phase: P, payload: PayloadOf<P>):
 })
 
 /**
- * Where a draft a step's own path builds (`intentDraft`, `executedDraft`) keeps its payload as its
- * entry decodes: the writer takes it instead of parsing again the text it has just written. A
- * symbol, so that nothing that reads a draft's fields or serializes it sees it.
+ * A draft a step's own path builds (`intentDraft`, `executedDraft`), which keeps its payload as its
+ * entry decodes: the writer takes it instead of parsing again the text it has just written. The
+ * payload is a private field, so that nothing that reads a draft's fields or copies it sees it.
  */
-const ownPayload = Symbol("effect-saga/ownPayload")
+class OwnDraft implements Draft {
+  readonly #decoded: object
+  constructor(
+    readonly stepId: string,
+    readonly toolName: string,
+    readonly phase: "INTENT" | "EXECUTED",
+    readonly input: string | null,
+    readonly payload: string,
+    decoded: object
+  ) {
+    this.#decoded = decoded
+  }
+
+  static decodedOf(draft: Draft): unknown {
+    return #decoded in draft ? (draft as OwnDraft).#decoded : undefined
+  }
+}
 
 /** The decoded payload of a draft built by `intentDraft` or `executedDraft`, else `undefined`. */
-export const ownPayloadOf = (draft: Draft): unknown => (draft as { readonly [ownPayload]?: unknown })[ownPayload]
-
-/** A draft with its text and the payload that text decodes to. */
-const ownDraft = (step: StepRef, phase: "INTENT" | "EXECUTED", input: string | null, text: string, payload: object) =>
-  ({ stepId: step.stepId, toolName: step.toolName, phase, input, payload: text, [ownPayload]: payload }) as Draft
+export const ownPayloadOf = (draft: Draft): unknown => OwnDraft.decodedOf(draft)
 
 /** What a call's `INTENT` says (see `payloads.ts`). */
 export interface IntentFields {
@@ -66,7 +78,7 @@ export const intentDraft = (step: StepRef, fields: IntentFields, input: string):
   }
   if (fields.deferred) payload.deferred = true
   if (fields.capabilities !== undefined) payload.capabilities = fields.capabilities
-  return ownDraft(step, "INTENT", input, JSON.stringify(payload), payload)
+  return new OwnDraft(step.stepId, step.toolName, "INTENT", input, JSON.stringify(payload), payload)
 }
 
 /** What a call's `EXECUTED` says: its result as `resultJson` (the tool's schema encoded it), its receipt, `changesNothing`. */
@@ -94,5 +106,5 @@ export const executedDraft = (step: StepRef, fields: ExecutedFields): Draft => {
     payload.changesNothing = true
     text += `,"changesNothing":true`
   }
-  return ownDraft(step, "EXECUTED", null, `${text}}`, payload)
+  return new OwnDraft(step.stepId, step.toolName, "EXECUTED", null, `${text}}`, payload)
 }
