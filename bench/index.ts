@@ -211,7 +211,8 @@ const main = async () => {
   console.log(
     `  effect-saga on SQLite (NORMAL, ${CONCURRENCY} at once): after ${fmt(rss.first)} sagas RSS ${fmt(rss.rssFirstMB)} MB, ` +
       `heap ${fmt(rss.heapFirstMB)} MB; after ${fmt(rss.total)} RSS ${fmt(rss.rssTotalMB)} MB, heap ${fmt(rss.heapTotalMB)} MB: ` +
-      `RSS ${fmt(rss.rssTotalMB / rss.rssFirstMB, 2)}× (aim ≤ 1.10×)`
+      `RSS ${fmt(rss.rssTotalMB / rss.rssFirstMB, 2)}× (aim ≤ 1.10×); ` +
+      `RSS every ${fmt(rss.first)} sagas ${fmt(Math.min(...rss.rssReadingsMB))}–${fmt(Math.max(...rss.rssReadingsMB))} MB`
   )
   const refT = throughput.get(REFERENCE)
   const refM = memory.get(REFERENCE)

@@ -1,5 +1,8 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 
 /**
@@ -8,8 +11,14 @@ import type * as Scope from "effect/Scope"
  * renews then), so that sagas run one after another share one fiber instead of starting one each,
  * and an idle worker has no timer running after one tick (a test that moves its `TestClock` years
  * ahead is not woken every few seconds of them).
+ *
+ * NOTE: call it from the fiber that builds the worker (its layer). The renewing fiber is forked
+ * from that fiber's runtime, not from the saga that happens to start it: a fiber forked from a
+ * saga's fiber keeps that fiber, its context and its span (and so its result) reachable for as long
+ * as it runs, which for a busy worker is the life of the process.
  */
 export const makeRenewal = (renew: Effect.Effect<void>, every: Duration.Duration, scope: Scope.Scope) => {
+  const fork = Runtime.runFork(workerRuntime())
   let holders = 0
   let running = false
   const tick: Effect.Effect<boolean> = Effect.zipRight(
@@ -20,14 +29,14 @@ export const makeRenewal = (renew: Effect.Effect<void>, every: Duration.Duration
       return Effect.succeed(false)
     })
   )
-  const loop = Effect.repeat(tick, { while: (more) => more })
+  const loop = Effect.interruptible(Effect.repeat(tick, { while: (more) => more }))
 
   /** Counts one more holder, starting the renewing fiber if none runs. Pair it with `release`. */
-  const acquire = Effect.suspend(() => {
+  const acquire = Effect.sync(() => {
     holders++
-    if (running) return Effect.void
+    if (running) return
     running = true
-    return Effect.asVoid(Effect.forkIn(Effect.interruptible(loop), scope))
+    fork(loop, { scope })
   })
 
   /** Counts one holder less. */
@@ -44,4 +53,17 @@ export const makeRenewal = (renew: Effect.Effect<void>, every: Duration.Duration
     )
 
   return { acquire, release, renewing }
+}
+
+/** The runtime of the fiber calling this: its services, clock and tracer, without a saga's. */
+const workerRuntime = (): Runtime.Runtime<never> => {
+  const fiber = Option.getOrThrowWith(
+    Fiber.getCurrentFiber(),
+    () => new Error("effect-saga: a worker's lease renewal is made by the fiber building the worker")
+  )
+  return Runtime.make({
+    context: fiber.currentContext,
+    fiberRefs: fiber.getFiberRefs(),
+    runtimeFlags: Runtime.defaultRuntimeFlags
+  })
 }

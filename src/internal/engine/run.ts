@@ -17,7 +17,7 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
 import type { Approval, ApprovalRequest, Decision } from "../../Approval.js"
 import type { Unauthorized } from "../../Authority.js"
 import type { StepContext } from "../../Compensable.js"
@@ -240,7 +240,8 @@ export class SagaRun {
     if (!this.tools.has(spec.name)) {
       const problem = problemOf(spec)
       if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
-      const tool = { spec, context: Context.omit(CurrentSaga)(context) as Context.Context<never> }
+      // Not the caller's span: the registry outlives the run, and an undo has a span of its own.
+      const tool = { spec, context: Context.omit(CurrentSaga, Tracer.ParentSpan)(context) as Context.Context<never> }
       this.tools.set(spec.name, tool)
       if (!this.registry.has(spec.name)) this.registry.set(spec.name, tool)
     }

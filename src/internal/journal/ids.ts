@@ -9,8 +9,13 @@ export const callIdOf = (toolName: string, key: string): string => `${toolName}:
 /** The key of a call made without one: the first 16 hex digits of its encoded input's SHA-256. */
 export const inputKey = (inputDigest: string): string => inputDigest.slice(0, 16)
 
-/** A step's id in its saga: its call and its occurrence among identical calls (from 1). */
-export const stepIdOf = (callId: string, occurrence: number): string => `${callId}#${occurrence}`
+/**
+ * A step's id in its saga: its call and its occurrence among identical calls (from 1).
+ *
+ * NOTE: joined, not a template literal: that would be a rope over `inputKey`'s slice, which keeps
+ * the whole 64-digit digest alive, ≈ 180 bytes for every step a journal in memory holds instead of ≈ 50.
+ */
+export const stepIdOf = (callId: string, occurrence: number): string => [callId, "#", occurrence].join("")
 
 /** Whether `stepId` is an occurrence of call `callId`. */
 export const isOccurrenceOf = (stepId: string, callId: string): boolean => stepId.startsWith(`${callId}#`)
