@@ -5,11 +5,48 @@ import type * as Journal from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "./entries.js"
 import { ConcurrencyConflict, LeaseHeld } from "./errors.js"
+import { GENESIS, hashEntry } from "./hash.js"
 import { isActive, isFinished, noneOpen, statusAfter } from "./status.js"
+
+/**
+ * An entry as kept: what its saga cannot tell. Its saga id and seq (its place) are the saga's, and
+ * its hash, where this journal chained it, is chained again on read: a saga's entries cost a third
+ * less of the heap that way.
+ */
+interface Kept {
+  readonly stepId: string | null
+  readonly toolName: string | null
+  readonly phase: Journal.Phase
+  readonly input: string | null
+  readonly payload: string | null
+  readonly at: string
+  readonly mac?: string | undefined
+}
 
 interface Stored {
   record: Journal.SagaRecord
-  readonly entries: Array<Journal.Entry>
+  readonly entries: Array<Kept>
+  /** The hashes of an imported saga's entries, as they came (a tampered import must not verify). */
+  readonly imported?: ReadonlyArray<string> | undefined
+}
+
+const keep = ({ at, input, mac, payload, phase, stepId, toolName }: Journal.Entry): Kept =>
+  mac === undefined
+    ? { stepId, toolName, phase, input, payload, at }
+    : { stepId, toolName, phase, input, payload, at, mac }
+
+/** A saga's entries as they were appended or imported: seq by place, each hash chained again (or as imported). */
+const entriesOf = (sagaId: string, stored: Stored): Array<Journal.Entry> => {
+  const entries: Array<Journal.Entry> = []
+  let previous = GENESIS
+  for (let i = 0; i < stored.entries.length; i++) {
+    const { at, input, mac, payload, phase, stepId, toolName } = stored.entries[i]!
+    const unsigned = { sagaId, seq: i + 1, stepId, toolName, phase, input, payload, at }
+    const hash = stored.imported?.[i] ?? hashEntry(previous, unsigned)
+    entries.push(mac === undefined ? { ...unsigned, hash } : { ...unsigned, hash, mac })
+    previous = hash
+  }
+  return entries
 }
 
 /** Whether `lease` stops anyone but `owner` (absent: anyone at all) from writing at `now`. */
@@ -69,10 +106,10 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
         updatedAt: at,
         lease: !isActive(status) ? null : holder === undefined ? lease : leaseFrom(holder, millis)
       }
-      if (stored === undefined) sagas.set(sagaId, { record, entries })
+      if (stored === undefined) sagas.set(sagaId, { record, entries: entries.map(keep) })
       else {
         stored.record = record
-        for (const entry of entries) stored.entries.push(entry)
+        for (const entry of entries) stored.entries.push(keep(entry))
       }
       return Effect.succeed(entries)
     })
@@ -89,7 +126,7 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
         )
       }
       const record = recordOf(entries)
-      sagas.set(sagaId, { record, entries: entries.slice() })
+      sagas.set(sagaId, { record, entries: entries.map(keep), imported: entries.map((entry) => entry.hash) })
       return Effect.succeed(record)
     })
 
@@ -159,7 +196,11 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     release,
     importSaga,
     prune,
-    read: (sagaId: string) => Effect.sync(() => sagas.get(sagaId)?.entries.slice() ?? []),
+    read: (sagaId: string) =>
+      Effect.sync(() => {
+        const stored = sagas.get(sagaId)
+        return stored === undefined ? [] : entriesOf(sagaId, stored)
+      }),
     get: (sagaId: string) => Effect.sync(() => Option.fromNullable(sagas.get(sagaId)?.record)),
     list: (filter?: Journal.ListFilter) =>
       Effect.sync(() =>
