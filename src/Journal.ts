@@ -336,7 +336,10 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
 
 /**
  * An in-memory journal for tests and demos: same guarantees, nothing survives the process. With
- * `EFFECT_SAGA_JOURNAL_KEYS` configured, it signs every entry as the SQL stores do.
+ * `EFFECT_SAGA_JOURNAL_KEYS` configured, it signs every entry as the SQL stores do. It keeps an
+ * entry without what its saga tells (saga id, seq, and the hash it chained itself, chained again on
+ * each read), so every `read` returns new entry objects: changing one changes nothing stored (to
+ * test a tampered journal, `importSaga` the changed entries, or use a SQL store).
  *
  * @since 0.1.0
  * @category layers

@@ -29,7 +29,7 @@ export const chain = (previous: string, fields: ReadonlyArray<string | number | 
 }
 
 /** A character outside ASCII: where a text's UTF-8 length differs from its length. */
-const nonAscii = /[^\x00-\x7f]/
+const nonAscii = /[^\p{ASCII}]/u
 
 /** The hash of an entry given the previous entry's hash (`Journal.hashEntry`). */
 export const hashEntry = (previous: string, entry: Omit<Entry, "hash" | "mac">): string =>
