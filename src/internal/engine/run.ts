@@ -247,8 +247,9 @@ export class SagaRun {
     }
     const faults = Context.getOption(context, Faults)
     const attributes = { "saga.id": this.sagaId, "workflow.id": this.sagaId, "step.id": stepId, tool: spec.name }
-    return Effect.flatMap(Effect.makeSpan("effect-saga.step", { attributes, captureStackTrace: false }), (span) =>
-      Effect.uninterruptibleMask((restore) =>
+    // The span is made inside the mask: an interruption cannot come between its start and its end.
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(Effect.makeSpan("effect-saga.step", { attributes, captureStackTrace: false }), (span) =>
         Effect.withFiberRuntime((fiber) => {
           const entered = entering(fiber, span)
           this.inflight++

@@ -149,8 +149,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     attributes: Record<string, string>,
     body: (span: Tracer.Span) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E, R> =>
-    Effect.flatMap(Effect.makeSpan("effect-saga.run", { attributes, captureStackTrace: false }), (span) =>
-      Effect.uninterruptible(
+    Effect.uninterruptible(
+      Effect.flatMap(Effect.makeSpan("effect-saga.run", { attributes, captureStackTrace: false }), (span) =>
         Effect.withFiberRuntime((fiber) => {
           const entered = entering(fiber, span)
           const run = { fiber: fiber as Fiber.RuntimeFiber<unknown, unknown> }
