@@ -64,6 +64,27 @@ describe("OpenTelemetry export through @effect/opentelemetry's NodeSdk", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("a tool's own span nests under its step's, and a step that halts the saga still ends its span", () =>
+    Effect.gen(function* () {
+      const otel = exporters()
+      const [result, spans] = yield* Effect.zip(
+        Saga.run("nested", Effect.zipRight(lookup("A-1"), wire(10))),
+        otel.finished
+      ).pipe(Effect.provide(otel.layer))
+      expect(result._tag).toBe("AwaitingApproval")
+
+      const [inner] = named(spans, "inventory.lookup")
+      const [lookupStep, wireStep] = named(spans, "effect-saga.step")
+      expect(lookupStep!.attributes.tool).toBe("lookup")
+      expect(inner!.parentSpanContext?.spanId).toBe(lookupStep!.spanContext().spanId)
+      // The halted step's span ended (it is exported), after the step before it, in the saga's span.
+      expect(wireStep!.attributes.tool).toBe("wire")
+      const [run] = named(spans, "effect-saga.run")
+      expect(wireStep!.parentSpanContext?.spanId).toBe(run!.spanContext().spanId)
+      expect(run!.attributes.outcome).toBe("AwaitingApproval")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect(
     "metrics after 3 completed, 1 compensated, 1 needing attention and 1 rejected saga are exactly what ran",
     () =>
@@ -300,6 +321,15 @@ const wire = Compensable.make({
   success: Schema.String,
   reversibility: "irreversible",
   execute: (amount) => Effect.succeed(`wire-${amount}`)
+})
+
+/** Looks the item up in a span of its own. */
+const lookup = Compensable.make({
+  name: "lookup",
+  input: Schema.String,
+  success: Schema.String,
+  execute: (sku) => Effect.withSpan(Effect.succeed(`found-${sku}`), "inventory.lookup"),
+  compensate: () => Effect.void
 })
 
 const checkout = (amount: number) => Effect.zipRight(reserve("A-1"), charge(amount))
