@@ -5,6 +5,44 @@ import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Testing from "../src/Testing.js"
 
 describe("observability", () => {
+  it.effect(
+    "with Effect's own tracer, a tool's and an undo's spans have their step's and their undo's span as parent",
+    () =>
+      Effect.gen(function* () {
+        const parents: Array<[string, string | undefined]> = []
+        const parentName = (name: string) =>
+          Effect.withSpan(
+            Effect.flatMap(Effect.currentSpan, (span) =>
+              Effect.sync(() => {
+                const parent = Option.getOrUndefined(span.parent)
+                parents.push([name, parent?._tag === "Span" ? parent.name : undefined])
+              })
+            ),
+            name
+          )
+        const noted = Compensable.make({
+          name: "noted",
+          input: Schema.String,
+          success: Schema.String,
+          execute: (text) => Effect.as(parentName("noted.execute"), text),
+          compensate: () => parentName("noted.undo")
+        })
+        const declined = Compensable.make({
+          name: "declined",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.fail(new Error("declined")),
+          compensate: () => Effect.void
+        })
+        const result = yield* Saga.run("parents", Effect.zipRight(noted("a"), declined("b")))
+        expect(result._tag).toBe("Compensated")
+        expect(parents).toEqual([
+          ["noted.execute", "effect-saga.step"],
+          ["noted.undo", "effect-saga.undo"]
+        ])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("a saga run is one effect-saga.run span with its id and how it ended", () =>
     Effect.gen(function* () {
       const { spans, tracer } = yield* recording

@@ -85,6 +85,21 @@ describe("OpenTelemetry export through @effect/opentelemetry's NodeSdk", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("an undo's own span nests under the undo's, in the trace of the saga that compensates", () =>
+    Effect.gen(function* () {
+      const otel = exporters()
+      const [result, spans] = yield* Effect.zip(
+        Saga.run("released", Effect.zipRight(lookup("A-2"), charge(500))),
+        otel.finished
+      ).pipe(Effect.provide(otel.layer))
+      expect(result._tag).toBe("Compensated")
+      const [undo] = named(spans, "effect-saga.undo").filter((span) => span.attributes.tool === "lookup")
+      const [inner] = named(spans, "inventory.release")
+      expect(inner!.parentSpanContext?.spanId).toBe(undo!.spanContext().spanId)
+      expect(inner!.spanContext().traceId).toBe(named(spans, "effect-saga.run")[0]!.spanContext().traceId)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect(
     "metrics after 3 completed, 1 compensated, 1 needing attention and 1 rejected saga are exactly what ran",
     () =>
@@ -329,7 +344,7 @@ const lookup = Compensable.make({
   input: Schema.String,
   success: Schema.String,
   execute: (sku) => Effect.withSpan(Effect.succeed(`found-${sku}`), "inventory.lookup"),
-  compensate: () => Effect.void
+  compensate: () => Effect.withSpan(Effect.void, "inventory.release")
 })
 
 const checkout = (amount: number) => Effect.zipRight(reserve("A-1"), charge(amount))
