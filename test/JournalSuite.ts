@@ -244,6 +244,45 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect("an import is kept as it came: a tampered entry still breaks verification, and an append chains on", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const chainOf = (sagaId: string) => {
+          const at = "2024-01-01T00:00:00.000Z"
+          const first = {
+            sagaId,
+            seq: 1,
+            stepId: null,
+            toolName: null,
+            phase: "SAGA_STARTED" as const,
+            input: null,
+            payload: null,
+            at
+          }
+          const intent = { ...step("INTENT", "a"), sagaId, seq: 2, payload: '{"idempotencyKey":"k","attempt":1}', at }
+          const firstHash = Journal.hashEntry(Journal.empty.digest, first)
+          return [
+            { ...first, hash: firstHash },
+            { ...intent, hash: Journal.hashEntry(firstHash, intent) }
+          ]
+        }
+        const imported = chainOf("imported")
+        yield* journal.importSaga(imported)
+        expect(yield* journal.read("imported")).toEqual(imported)
+        const last = imported[1]!
+        yield* journal.append("imported", { revision: 2, digest: last.hash }, [step("EXECUTED", "a")])
+        expect(Journal.verifyEntries(yield* journal.read("imported"))).toMatchObject({ _tag: "Intact", entries: 3 })
+
+        // The hash is kept as imported, not chained again from the changed payload.
+        const forged = chainOf("forged").map((entry) =>
+          entry.seq === 2 ? { ...entry, payload: '{"idempotencyKey":"k","attempt":9}' } : entry
+        )
+        yield* journal.importSaga(forged)
+        expect(yield* journal.read("forged")).toEqual(forged)
+        expect(Journal.verifyEntries(yield* journal.read("forged"))).toMatchObject({ _tag: "Broken", seq: 2 })
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect("text from every Unicode plane round-trips exactly and its chain verifies", () =>
       Effect.gen(function* () {
         const journal = yield* Journal.Journal
