@@ -17,16 +17,12 @@ import * as Scripted from "./fixtures/agent-scripted.js"
 describe("OpenTelemetry export through @effect/opentelemetry's NodeSdk", () => {
   it.effect("a saga that compensates: spans saga → step → undo, with their parents, statuses and attributes", () =>
     Effect.gen(function* () {
-      const otel = exporters()
       const program = Effect.gen(function* () {
         yield* reserve("A-1")
         yield* hold("room-7")
         yield* charge(500)
       })
-      // The exporter forgets its spans when the SDK shuts down: they are read while its layer lives.
-      const [result, spans] = yield* Effect.zip(Saga.run("traced", program), otel.finished).pipe(
-        Effect.provide(otel.layer)
-      )
+      const [result, spans] = yield* traced("traced", program)
       expect(result._tag).toBe("CompensationFailed")
 
       const [run] = named(spans, "effect-saga.run")
@@ -66,11 +62,7 @@ describe("OpenTelemetry export through @effect/opentelemetry's NodeSdk", () => {
 
   it.effect("a tool's own span nests under its step's, and a step that halts the saga still ends its span", () =>
     Effect.gen(function* () {
-      const otel = exporters()
-      const [result, spans] = yield* Effect.zip(
-        Saga.run("nested", Effect.zipRight(lookup("A-1"), wire(10))),
-        otel.finished
-      ).pipe(Effect.provide(otel.layer))
+      const [result, spans] = yield* traced("nested", Effect.zipRight(lookup("A-1"), wire(10)))
       expect(result._tag).toBe("AwaitingApproval")
 
       const [inner] = named(spans, "inventory.lookup")
@@ -87,11 +79,7 @@ describe("OpenTelemetry export through @effect/opentelemetry's NodeSdk", () => {
 
   it.effect("an undo's own span nests under the undo's, in the trace of the saga that compensates", () =>
     Effect.gen(function* () {
-      const otel = exporters()
-      const [result, spans] = yield* Effect.zip(
-        Saga.run("released", Effect.zipRight(lookup("A-2"), charge(500))),
-        otel.finished
-      ).pipe(Effect.provide(otel.layer))
+      const [result, spans] = yield* traced("released", Effect.zipRight(lookup("A-2"), charge(500)))
       expect(result._tag).toBe("Compensated")
       const [undo] = named(spans, "effect-saga.undo").filter((span) => span.attributes.tool === "lookup")
       const [inner] = named(spans, "inventory.release")
@@ -291,6 +279,15 @@ const changes = (before: Map<string, Point>, after: Map<string, Point>): Record<
     }
   }
   return moved
+}
+
+/**
+ * Runs `program` as saga `sagaId` under the NodeSdk and answers its result and the finished spans
+ * (the exporter forgets its spans when the SDK shuts down: they are read while its layer lives).
+ */
+const traced = <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>) => {
+  const otel = exporters()
+  return Effect.zip(Saga.run(sagaId, program), otel.finished).pipe(Effect.provide(otel.layer))
 }
 
 const named = (spans: ReadonlyArray<ReadableSpan>, name: string) => spans.filter((span) => span.name === name)
