@@ -266,20 +266,20 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
             { ...intent, hash: Journal.hashEntry(firstHash, intent) }
           ]
         }
-        const imported = chainOf("imported")
+        const imported = chainOf("kept-import")
         yield* journal.importSaga(imported)
-        expect(yield* journal.read("imported")).toEqual(imported)
+        expect(yield* journal.read("kept-import")).toEqual(imported)
         const last = imported[1]!
-        yield* journal.append("imported", { revision: 2, digest: last.hash }, [step("EXECUTED", "a")])
-        expect(Journal.verifyEntries(yield* journal.read("imported"))).toMatchObject({ _tag: "Intact", entries: 3 })
+        yield* journal.append("kept-import", { revision: 2, digest: last.hash }, [step("EXECUTED", "a")])
+        expect(Journal.verifyEntries(yield* journal.read("kept-import"))).toMatchObject({ _tag: "Intact", entries: 3 })
 
         // The hash is kept as imported, not chained again from the changed payload.
-        const forged = chainOf("forged").map((entry) =>
+        const forged = chainOf("forged-import").map((entry) =>
           entry.seq === 2 ? { ...entry, payload: '{"idempotencyKey":"k","attempt":9}' } : entry
         )
         yield* journal.importSaga(forged)
-        expect(yield* journal.read("forged")).toEqual(forged)
-        expect(Journal.verifyEntries(yield* journal.read("forged"))).toMatchObject({ _tag: "Broken", seq: 2 })
+        expect(yield* journal.read("forged-import")).toEqual(forged)
+        expect(Journal.verifyEntries(yield* journal.read("forged-import"))).toMatchObject({ _tag: "Broken", seq: 2 })
       }).pipe(Effect.provide(layer))
     )
 
