@@ -9,7 +9,7 @@ import * as path from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Layer, Schema } from "effect"
+import { Cause, Effect, Exit, Layer, Schema } from "effect"
 import pg from "pg"
 import { type Approval, Compensable, Journal, Saga, SqlJournal, SqlStore } from "../src/index.js"
 import { mayCommitUnflushed } from "../src/internal/sql/unflushed.js"
@@ -87,6 +87,25 @@ describe("SQLite: EXECUTED without waiting for its flush", () => {
     })
   )
 
+  it.effect("a run that stops on a fatal error after an unflushed EXECUTED flushes it before Saga.run returns", () =>
+    Effect.gen(function* () {
+      const log = yield* runRefusedLogged(fileFor("fatal"))
+      const returned = log.findIndex(({ sql }) => sql === RETURNED)
+      const lastUnflushed = log.findLastIndex(({ sql }) => sql === "PRAGMA synchronous = NORMAL")
+      expect(lastUnflushed).toBeGreaterThan(0)
+      expect(returned).toBeGreaterThan(lastUnflushed)
+      // Between the unflushed commit and the return: the lease's release, a commit of its own under
+      // FULL, which syncs the WAL and with it every frame before it.
+      const between = log.slice(lastUnflushed + 1, returned).map(({ sql }) => sql)
+      expect(between.some((sql) => sql.startsWith("UPDATE") && sql.includes("lease_owner = NULL"))).toBe(true)
+      expect(between).toContain("PRAGMA synchronous = FULL")
+      expect(between.indexOf("PRAGMA synchronous = FULL")).toBeLessThan(
+        between.findIndex((sql) => sql.includes("lease_owner = NULL"))
+      )
+      expect(between.some((sql) => sql === "PRAGMA synchronous = NORMAL")).toBe(false)
+    })
+  )
+
   it.effect(
     "a saga whose last EXECUTED was lost (a power loss) reads as unknown: NeedsAttention, or a retry by key",
     () =>
@@ -141,6 +160,36 @@ describePg("PostgreSQL: EXECUTED without waiting for its flush", () => {
       for (const { phases, unflushed } of yield* loggingPg(runPgSagas(Postgres.layer({ url }), 20))) {
         expect(unflushed).toBe(phases.every((phase) => phase === "EXECUTED"))
       }
+    })
+  )
+
+  it.live("a run that stops on a fatal error after an unflushed EXECUTED flushes it before Saga.run returns", () =>
+    Effect.gen(function* () {
+      const statements: Array<string> = []
+      const sagaId = `pg-refused-${Math.random().toString(36).slice(2)}`
+      const exit = yield* loggingPgStatements(
+        statements,
+        Effect.scoped(
+          Effect.exit(Saga.run(sagaId, threeSteps)).pipe(
+            Effect.tap(() => Effect.sync(() => statements.push(RETURNED))),
+            Effect.provide(
+              Saga.layer.pipe(Layer.provide(Layer.provideMerge(refusingSecondIntent, Postgres.layer({ url }))))
+            )
+          )
+        )
+      )
+      expect(Exit.isFailure(exit) && Cause.pretty(exit.cause).includes("the disk is full")).toBe(true)
+      const returned = statements.indexOf(RETURNED)
+      const lastUnflushed = statements.findLastIndex((text) => text.includes(TURNS_SYNCHRONOUS_COMMIT_OFF))
+      expect(lastUnflushed).toBeGreaterThan(0)
+      // The lease's release commits with synchronous_commit on: PostgreSQL flushes the WAL up to its
+      // commit record, and with it the unflushed commit before it.
+      const release = statements.findIndex(
+        (text, i) => i > lastUnflushed && text.startsWith("UPDATE") && text.includes("lease_owner = NULL")
+      )
+      expect(release).toBeGreaterThan(lastUnflushed)
+      expect(release).toBeLessThan(returned)
+      expect(statements[release]).not.toContain("synchronous_commit")
     })
   )
 
@@ -249,6 +298,50 @@ const runLogged = (options: SqlJournal.SqliteOptions, synchronous: number) =>
     )
   })
 
+/** A program calling three tools in turn. */
+const threeSteps = Effect.gen(function* () {
+  for (const tool of toolsLogging([])) yield* tool({ n: 1 })
+})
+
+/** The statement run right after `Saga.run` returns, to mark the place in the log. */
+const RETURNED = "SELECT 'Saga.run returned'"
+
+/** A journal whose second `INTENT` append fails, as a store that refuses a write (a full disk) would. */
+const refusingSecondIntent = Layer.effect(
+  Journal.Journal,
+  Effect.map(Journal.Journal, (journal) => {
+    let intents = 0
+    return Journal.Journal.of({
+      ...journal,
+      append: (sagaId, expected, drafts, holder) =>
+        drafts.some((draft) => draft.phase === "INTENT") && ++intents === 2
+          ? Effect.fail(new Journal.JournalError({ operation: "append", reason: "the disk is full" }))
+          : journal.append(sagaId, expected, drafts, holder)
+    })
+  })
+)
+
+/**
+ * Runs a three-step saga whose second `INTENT` the store refuses (a fatal error: the run stops,
+ * journaling nothing more), logging every statement, with `RETURNED` run once `Saga.run` returns.
+ */
+const runRefusedLogged = (filename: string) =>
+  Effect.gen(function* () {
+    const ran = Effect.gen(function* () {
+      const exit = yield* Effect.exit(Saga.run("refused", threeSteps))
+      const sql = yield* SqlClient.SqlClient
+      yield* sql.unsafe(RETURNED)
+      expect(Exit.isFailure(exit) && Cause.pretty(exit.cause).includes("the disk is full")).toBe(true)
+    })
+    const store = Layer.provideMerge(
+      refusingSecondIntent,
+      SqlStore.layer.pipe(Layer.provideMerge(SqlJournal.layerSqliteClient({ filename })))
+    )
+    return yield* loggingSqlite(
+      Effect.scoped(ran.pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store))))).pipe(Effect.orDie)
+    )
+  })
+
 /**
  * What a power loss right after the last `EXECUTED`'s unflushed commit leaves: the journal up to
  * the step's `INTENT`, the row where that append put it (running, its lease lapsed with its process).
@@ -270,6 +363,8 @@ const loseEverythingAfterLastIntent = (filename: string, sagaId: string) => {
 
 const phaseNames = new Set<unknown>(Journal.Phase.literals)
 
+const TURNS_SYNCHRONOUS_COMMIT_OFF = "set_config('synchronous_commit', 'off', true)"
+
 /** The appends `effect` sends through `pg.Client#query`: the phases each carries, and whether it turns synchronous_commit off. */
 const loggingPg = <A, E>(effect: Effect.Effect<A, E>) =>
   Effect.suspend(() => {
@@ -283,7 +378,7 @@ const loggingPg = <A, E>(effect: Effect.Effect<A, E>) =>
         typeof first === "string" ? { text: first, values: second } : (first as { text?: unknown; values?: unknown })
       const phases = Array.isArray(values) ? (values.filter((value) => phaseNames.has(value)) as Array<string>) : []
       if (typeof text === "string" && text.includes("INSERT INTO") && phases.length > 0) {
-        appends.push({ phases, unflushed: text.includes("set_config('synchronous_commit', 'off', true)") })
+        appends.push({ phases, unflushed: text.includes(TURNS_SYNCHRONOUS_COMMIT_OFF) })
       }
       return original.apply(this, args)
     }
@@ -295,6 +390,25 @@ const loggingPg = <A, E>(effect: Effect.Effect<A, E>) =>
         })
       ),
       appends
+    )
+  })
+
+/** Every statement text `effect` sends through `pg.Client#query`, pushed onto `statements`. */
+const loggingPgStatements = <A, E>(statements: Array<string>, effect: Effect.Effect<A, E>) =>
+  Effect.suspend(() => {
+    const prototype = pg.Client.prototype as unknown as { query: (...args: Array<unknown>) => unknown }
+    const original = prototype.query
+    prototype.query = function (this: unknown, ...args: Array<unknown>) {
+      const [first] = args
+      const text = typeof first === "string" ? first : (first as { text?: unknown } | undefined)?.text
+      if (typeof text === "string") statements.push(text)
+      return original.apply(this, args)
+    }
+    return Effect.ensuring(
+      effect,
+      Effect.sync(() => {
+        prototype.query = original
+      })
     )
   })
 
