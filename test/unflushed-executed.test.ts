@@ -91,7 +91,7 @@ describe("SQLite: EXECUTED without waiting for its flush", () => {
     Effect.gen(function* () {
       const log = yield* runRefusedLogged(fileFor("fatal"))
       const returned = log.findIndex(({ sql }) => sql === RETURNED)
-      const lastUnflushed = log.findLastIndex(({ sql }) => sql === "PRAGMA synchronous = NORMAL")
+      const lastUnflushed = lastIndexWhere(log, ({ sql }) => sql === "PRAGMA synchronous = NORMAL")
       expect(lastUnflushed).toBeGreaterThan(0)
       expect(returned).toBeGreaterThan(lastUnflushed)
       // Between the unflushed commit and the return: the lease's release, a commit of its own under
@@ -180,7 +180,7 @@ describePg("PostgreSQL: EXECUTED without waiting for its flush", () => {
       )
       expect(Exit.isFailure(exit) && Cause.pretty(exit.cause).includes("the disk is full")).toBe(true)
       const returned = statements.indexOf(RETURNED)
-      const lastUnflushed = statements.findLastIndex((text) => text.includes(TURNS_SYNCHRONOUS_COMMIT_OFF))
+      const lastUnflushed = lastIndexWhere(statements, (text) => text.includes(TURNS_SYNCHRONOUS_COMMIT_OFF))
       expect(lastUnflushed).toBeGreaterThan(0)
       // The lease's release commits with synchronous_commit on: PostgreSQL flushes the WAL up to its
       // commit record, and with it the unflushed commit before it.
@@ -203,6 +203,12 @@ describePg("PostgreSQL: EXECUTED without waiting for its flush", () => {
     })
   )
 })
+
+/** The index of the last element of `items` that `test` holds for, or -1. */
+const lastIndexWhere = <A>(items: ReadonlyArray<A>, test: (item: A) => boolean): number => {
+  for (let i = items.length - 1; i >= 0; i--) if (test(items[i]!)) return i
+  return -1
+}
 
 const fileFor = (name: string) => path.join(dir, `${name.replace(/\W/g, "_")}.db`)
 
