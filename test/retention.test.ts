@@ -39,15 +39,19 @@ describe("a process running sagas on a durable journal", () => {
 
   // A tool's registered context leaves out the caller's span (src/internal/engine/run.ts): the registry
   // keeps the context of a tool's first call, and a span holds its saga's exit, so its result.
-  it.scoped("keeps no result of the saga that first called a tool", () =>
-    Effect.gen(function* () {
-      const counts = yield* counters
-      const watched: Array<WeakRef<object>> = []
-      yield* runSagas(0, 10, (_n, value) => watched.push(new WeakRef(value)))
-      yield* settled(counts)
-      expect(watched).toHaveLength(10)
-      expect(watched.filter((value) => value.deref() !== undefined)).toHaveLength(0)
-    }).pipe(Effect.provide(layer()))
+  it.scoped(
+    "keeps no result of the saga that first called a tool",
+    () =>
+      Effect.gen(function* () {
+        const counts = yield* counters
+        const watched: Array<WeakRef<object>> = []
+        yield* runSagas(0, 10, (_n, value) => watched.push(new WeakRef(value)))
+        yield* settled(counts)
+        expect(watched).toHaveLength(10)
+        expect(watched.filter((value) => value.deref() !== undefined)).toHaveLength(0)
+      }).pipe(Effect.provide(layer())),
+    // Collections until the heap settles: seconds on a loaded machine.
+    60_000
   )
 })
 

@@ -1,5 +1,6 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as Journal from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
@@ -7,6 +8,7 @@ import { buildEntries, isoClock, recordOf, refuseUnstorable } from "./entries.js
 import { ConcurrencyConflict, LeaseHeld } from "./errors.js"
 import { GENESIS, hashEntry } from "./hash.js"
 import { isActive, isFinished, noneOpen, statusAfter } from "./status.js"
+import { appendsAtOnce } from "./synchronous.js"
 
 /**
  * An entry as kept: what its saga cannot tell. Its saga id and seq (its place) are the saga's, and
@@ -73,46 +75,50 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     expiresAt: expiryClock(millis + holder.ttlMillis)
   })
 
-  const append = (
+  /** An append at `millis`, done at once: the entries appended, or why not. */
+  const appendAt = (
     sagaId: string,
     expected: Journal.Expected,
     drafts: ReadonlyArray<Journal.Draft>,
-    holder?: Journal.Holder
-  ) =>
-    Effect.clockWith((time): Effect.Effect<Array<Journal.Entry>, Journal.AppendError> => {
-      const millis = time.unsafeCurrentTimeMillis()
-      const unstorable = refuseUnstorable("append", sagaId, drafts)
-      if (unstorable !== undefined) return Effect.fail(unstorable)
-      const stored = sagas.get(sagaId)
-      const revision = stored?.record.revision ?? 0
-      const digest = stored?.record.digest
-      if (revision !== expected.revision || (stored !== undefined && digest !== expected.digest)) {
-        return Effect.fail(
-          new ConcurrencyConflict({ sagaId, expectedRevision: expected.revision, actualRevision: revision })
-        )
-      }
-      const at = clock(millis)
-      const lease = stored?.record.lease ?? null
-      if (blocks(lease, holder?.owner, at)) return Effect.fail(new LeaseHeld({ sagaId, ...lease }))
-      const entries = buildEntries(sagaId, expected, drafts, at, keys)
-      const last = entries[entries.length - 1]
-      const status = statusAfter(stored?.record.status ?? "running", drafts)
-      const record: Journal.SagaRecord = {
-        sagaId,
-        status,
-        revision: last?.seq ?? revision,
-        digest: last?.hash ?? expected.digest,
-        createdAt: stored?.record.createdAt ?? at,
-        updatedAt: at,
-        lease: !isActive(status) ? null : holder === undefined ? lease : leaseFrom(holder, millis)
-      }
-      if (stored === undefined) sagas.set(sagaId, { record, entries: entries.map(keep) })
-      else {
-        stored.record = record
-        for (const entry of entries) stored.entries.push(keep(entry))
-      }
-      return Effect.succeed(entries)
-    })
+    holder: Journal.Holder | undefined,
+    millis: number
+  ): Either.Either<Array<Journal.Entry>, Journal.AppendError> => {
+    const unstorable = refuseUnstorable("append", sagaId, drafts)
+    if (unstorable !== undefined) return Either.left(unstorable)
+    const stored = sagas.get(sagaId)
+    const revision = stored?.record.revision ?? 0
+    const digest = stored?.record.digest
+    if (revision !== expected.revision || (stored !== undefined && digest !== expected.digest)) {
+      return Either.left(
+        new ConcurrencyConflict({ sagaId, expectedRevision: expected.revision, actualRevision: revision })
+      )
+    }
+    const at = clock(millis)
+    const lease = stored?.record.lease ?? null
+    if (blocks(lease, holder?.owner, at)) return Either.left(new LeaseHeld({ sagaId, ...lease }))
+    const entries = buildEntries(sagaId, expected, drafts, at, keys)
+    const last = entries[entries.length - 1]
+    const status = statusAfter(stored?.record.status ?? "running", drafts)
+    const record: Journal.SagaRecord = {
+      sagaId,
+      status,
+      revision: last?.seq ?? revision,
+      digest: last?.hash ?? expected.digest,
+      createdAt: stored?.record.createdAt ?? at,
+      updatedAt: at,
+      lease: !isActive(status) ? null : holder === undefined ? lease : leaseFrom(holder, millis)
+    }
+    if (stored === undefined) sagas.set(sagaId, { record, entries: entries.map(keep) })
+    else {
+      stored.record = record
+      for (const entry of entries) stored.entries.push(keep(entry))
+    }
+    return Either.right(entries)
+  }
+
+  const append: Journal.Journal["Type"]["append"] = (sagaId, expected, drafts, holder) =>
+    Effect.clockWith((time) => appendAt(sagaId, expected, drafts, holder, time.unsafeCurrentTimeMillis()))
+  appendsAtOnce.set(append, appendAt)
 
   const importSaga = (entries: ReadonlyArray<Journal.Entry>) =>
     Effect.suspend((): Effect.Effect<Journal.SagaRecord, Journal.ConcurrencyConflict | Journal.JournalError> => {

@@ -8,6 +8,7 @@ import { Mutex } from "../util/mutex.js"
 import { ownPayloadOf } from "./drafts.js"
 import type { Recorded } from "./payloads.js"
 import { decodeOwnEntry } from "./payloads.js"
+import { appendsAtOnce } from "./synchronous.js"
 import type { VerifiedJournal } from "./verified.js"
 import type { JournalView } from "./view.js"
 import { viewOf } from "./view.js"
@@ -55,23 +56,45 @@ export class Writer {
   }
 
   append(drafts: ReadonlyArray<Draft>): Effect.Effect<void, AppendError> {
+    const atOnce = appendsAtOnce.get(this.journal.append)
+    if (atOnce === undefined) return this.appendLocked(drafts)
+    // Nothing can come between the steps of an append done at once: it needs the lock only to wait
+    // for an append already under way (one that took the other path).
+    return Effect.clockWith((clock) => {
+      if (!this.lock.idle) return this.appendLocked(drafts)
+      const batch = this.batchOf(drafts)
+      const appended = atOnce(this.sagaId, this.view.position, batch, this.holder, clock.unsafeCurrentTimeMillis())
+      return Either.isLeft(appended) ? Effect.fail(appended.left) : this.follow(appended.right, batch)
+    })
+  }
+
+  private appendLocked(drafts: ReadonlyArray<Draft>): Effect.Effect<void, AppendError> {
     return this.lock.withLockUninterruptible(
       Effect.suspend(() => {
-        const batch = this.prefix.length === 0 ? drafts : [...this.prefix, ...drafts]
-        return Effect.flatMap(this.journal.append(this.sagaId, this.view.position, batch, this.holder), (appended) => {
-          // An entry just drafted that does not decode is a defect of the code that drafted it.
-          const entries = decodeAppended(appended, batch)
-          if (Either.isLeft(entries)) {
-            return Effect.dieMessage(`effect-saga: an entry just drafted does not decode: ${entries.left.reason}`)
-          }
-          this.prefix = []
-          for (const entry of entries.right) this.view.apply(entry)
-          observeAppended(this.view, entries.right)
-          this.holdsLease = this.holder !== undefined && isActive(this.view.status)
-          return Effect.void
-        })
+        const batch = this.batchOf(drafts)
+        return Effect.flatMap(this.journal.append(this.sagaId, this.view.position, batch, this.holder), (appended) =>
+          this.follow(appended, batch)
+        )
       })
     )
+  }
+
+  private batchOf(drafts: ReadonlyArray<Draft>): ReadonlyArray<Draft> {
+    return this.prefix.length === 0 ? drafts : [...this.prefix, ...drafts]
+  }
+
+  /** The view follows the entries just appended for `batch`. */
+  private follow(appended: ReadonlyArray<Entry>, batch: ReadonlyArray<Draft>): Effect.Effect<void> {
+    // An entry just drafted that does not decode is a defect of the code that drafted it.
+    const entries = decodeAppended(appended, batch)
+    if (Either.isLeft(entries)) {
+      return Effect.dieMessage(`effect-saga: an entry just drafted does not decode: ${entries.left.reason}`)
+    }
+    this.prefix = []
+    for (const entry of entries.right) this.view.apply(entry)
+    observeAppended(this.view, entries.right)
+    this.holdsLease = this.holder !== undefined && isActive(this.view.status)
+    return Effect.void
   }
 
   /**

@@ -7,6 +7,7 @@
  */
 
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
@@ -21,6 +22,7 @@ import type {
   SagaStatus
 } from "../../Journal.js"
 import type { Recorded } from "../journal/payloads.js"
+import { appendsAtOnce } from "../journal/synchronous.js"
 import type { JournalView } from "../journal/view.js"
 
 /**
@@ -302,11 +304,19 @@ export const setOpenSagas = (counts: OpenCounts): void => {
 }
 
 /** `journal`, its refused claims and appends counted (`observeRefused`). */
-export const metered = <J extends Pick<Journal["Type"], "append" | "claim">>(journal: J): J => ({
-  ...journal,
-  append: (sagaId: string, expected: Expected, drafts: ReadonlyArray<Draft>, holder?: Holder) =>
-    Effect.tapError(journal.append(sagaId, expected, drafts, holder), refused),
-  claim: (sagaId: string, holder: Holder) => Effect.tapError(journal.claim(sagaId, holder), refused)
-})
+export const metered = <J extends Pick<Journal["Type"], "append" | "claim">>(journal: J): J => {
+  const append = (sagaId: string, expected: Expected, drafts: ReadonlyArray<Draft>, holder?: Holder) =>
+    Effect.tapError(journal.append(sagaId, expected, drafts, holder), refused)
+  const atOnce = appendsAtOnce.get(journal.append)
+  if (atOnce !== undefined) {
+    appendsAtOnce.set(append, (sagaId, expected, drafts, holder, millis) => {
+      const appended = atOnce(sagaId, expected, drafts, holder, millis)
+      if (Either.isLeft(appended)) observeRefused(appended.left)
+      return appended
+    })
+  }
+  const claim = (sagaId: string, holder: Holder) => Effect.tapError(journal.claim(sagaId, holder), refused)
+  return { ...journal, append, claim }
+}
 
 const refused = (error: AppendError) => Effect.sync(() => observeRefused(error))
