@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
+import { makeKeyedLock } from "../src/internal/util/keyedLock.js"
 import { Mutex } from "../src/internal/util/mutex.js"
 
 describe("Mutex", () => {
@@ -77,6 +78,69 @@ describe("Mutex", () => {
         expect(yield* Effect.flip(mutex.withLockUninterruptible(Effect.fail("no")))).toBe("no")
         expect(yield* mutex.withLockUninterruptible(Effect.succeed("free"))).toBe("free")
         expect(mutex.idle).toBe(true)
+      })
+  )
+
+  it.effect("tryLock takes only a lock nobody holds or waits for; unlock hands it to the next waiter", () =>
+    Effect.gen(function* () {
+      const mutex = new Mutex()
+      expect(mutex.tryLock()).toBe(true)
+      expect(mutex.tryLock()).toBe(false)
+      const waiter = yield* Effect.fork(mutex.withLock(Effect.succeed("waited")))
+      yield* Effect.yieldNow()
+      mutex.unlock()
+      expect(mutex.tryLock()).toBe(false)
+      expect(yield* Fiber.join(waiter)).toBe("waited")
+      expect(mutex.idle).toBe(true)
+    })
+  )
+})
+
+describe("makeKeyedLock", () => {
+  it.effect(
+    "withLockMasked serializes holders of one key, frees the key whatever the exit, and keeps nothing after",
+    () =>
+      Effect.gen(function* () {
+        const locks = makeKeyedLock()
+        const order: Array<string> = []
+        const gate = yield* Deferred.make<void>()
+        const first = yield* Effect.fork(
+          Effect.uninterruptible(
+            locks.withLockMasked(
+              "a",
+              Effect.zipRight(
+                Deferred.await(gate),
+                Effect.sync(() => order.push("a1"))
+              )
+            )
+          )
+        )
+        yield* Effect.yieldNow()
+        const second = yield* Effect.fork(
+          Effect.uninterruptible(
+            locks.withLockMasked(
+              "a",
+              Effect.sync(() => order.push("a2"))
+            )
+          )
+        )
+        expect(
+          yield* Effect.uninterruptible(
+            locks.withLockMasked(
+              "b",
+              Effect.sync(() => order.push("b"))
+            )
+          )
+        ).toBe(1)
+        yield* Effect.yieldNow()
+        expect(order).toEqual(["b"])
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(first)
+        yield* Fiber.join(second)
+        expect(order).toEqual(["b", "a1", "a2"])
+        expect(yield* Effect.flip(Effect.uninterruptible(locks.withLockMasked("a", Effect.fail("no"))))).toBe("no")
+        expect(yield* Effect.uninterruptible(locks.withLockMasked("a", Effect.succeed("free")))).toBe("free")
+        expect(locks.size()).toBe(0)
       })
   )
 })

@@ -201,6 +201,7 @@ export class SagaRun {
     const unsettled = Array.from(this.writer.view.steps.values()).filter(
       (step) => answersPending(step) && step.executed === undefined && step.failed === undefined
     )
+    if (unsettled.length === 0) return Effect.void
     // A failure is journaled and taints the saga as the tool says; a defect fails the program.
     return Effect.forEach(unsettled, (step) => Effect.ignore(this.settle(step.stepId)), { discard: true })
   })

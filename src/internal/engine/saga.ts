@@ -162,7 +162,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
               entered.end(exit)
               return exit
             })
-          const locked = locks.withLockUninterruptible(
+          const locked = locks.withLockMasked(
             sagaId,
             Effect.suspend(() => body(span))
           )

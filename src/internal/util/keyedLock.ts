@@ -16,6 +16,8 @@ export const makeKeyedLock = () => {
     if (lock.idle && locks.get(key) === lock) locks.delete(key)
   }
   return {
+    /** How many keys have a lock now: held, or waited for. */
+    size: (): number => locks.size,
     /** Runs `effect` holding `key`'s lock (see `Mutex.withLock`). */
     withLock: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       Effect.suspend(() => {
@@ -25,16 +27,28 @@ export const makeKeyedLock = () => {
           Effect.sync(() => drop(key, lock))
         )
       }),
-    /** Runs `effect` holding `key`'s lock, uninterruptibly (see `Mutex.withLockUninterruptible`). */
-    withLockUninterruptible: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      Effect.uninterruptible(
-        Effect.suspend(() => {
-          const lock = lockOf(key)
-          return Effect.flatMap(Effect.exit(lock.withLockUninterruptible(effect)), (exit) => {
-            drop(key, lock)
-            return exit
-          })
+    /**
+     * Runs `effect` holding `key`'s lock, for a caller that is uninterruptible already (waiting for
+     * the lock stays interruptible; see `Mutex.withLockUninterruptible`).
+     */
+    withLockMasked: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.suspend(() => {
+        const lock = lockOf(key)
+        const released = <X>(exit: X) => {
+          drop(key, lock)
+          return exit
+        }
+        if (!lock.tryLock()) return Effect.flatMap(Effect.exit(lock.withLockUninterruptible(effect)), released)
+        return Effect.matchCauseEffect(effect, {
+          onFailure: (cause) => {
+            lock.unlock()
+            return released(Effect.failCause(cause))
+          },
+          onSuccess: (value) => {
+            lock.unlock()
+            return released(Effect.succeed(value))
+          }
         })
-      )
+      })
   }
 }

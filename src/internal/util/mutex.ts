@@ -14,7 +14,15 @@ export class Mutex {
     return !this.held && this.waiters.length === 0
   }
 
-  private unlock(): void {
+  /** Takes the lock if nobody holds it or waits for it; `unlock` gives it back. */
+  tryLock(): boolean {
+    if (!this.idle) return false
+    this.held = true
+    return true
+  }
+
+  /** Gives the lock to the next waiter, or frees it. */
+  unlock(): void {
     const next = this.waiters.shift()
     if (next === undefined) this.held = false
     else Deferred.unsafeDone(next, Effect.void)
