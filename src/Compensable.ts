@@ -7,14 +7,14 @@
  * @since 0.1.0
  */
 import * as Duration from "effect/Duration"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
-import { CurrentSaga } from "./internal/engine/context.js"
+import { type CurrentSaga, callStep } from "./internal/engine/context.js"
 import * as Spec from "./internal/engine/spec.js"
 import * as identifier from "./internal/util/identifier.js"
 import type * as Outcome from "./Outcome.js"
@@ -347,9 +347,6 @@ const toSpec = (
     options.capabilities !== undefined && options.capabilities.length > 0 ? options.capabilities : undefined,
   approvalTtl: options.approvalTtl === undefined ? undefined : Duration.decode(options.approvalTtl)
 })
-
-const callStep = (spec: Spec.StepSpec, input: unknown, key: string | undefined) =>
-  Effect.flatMap(CurrentSaga, (saga) => saga.step(spec, input, key))
 
 /**
  * Declares a tool. The call journals `INTENT`, runs `execute`, then journals `EXECUTED` with the

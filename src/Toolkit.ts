@@ -10,7 +10,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type * as Compensable from "./Compensable.js"
 import { DeclarationError, InvalidInput } from "./Compensable.js"
-import { CurrentSaga } from "./internal/engine/context.js"
+import { type CurrentSaga, callStep } from "./internal/engine/context.js"
 import { problemOf, warningOf } from "./internal/engine/declaration.js"
 import { decodeJson } from "./internal/util/codec.js"
 import { Saga } from "./Saga.js"
@@ -155,5 +155,5 @@ export const call = <Tools extends Record<string, Compensable.Any>>(
       return Effect.fail(new UnknownTool({ toolName: name, known: Array.from(toolkit.byName.keys()) }))
     const decoded = decodeJson(tool.spec.input, JSON.stringify(input ?? null))
     if (Either.isLeft(decoded)) return Effect.fail(new InvalidInput({ toolName: name, reason: decoded.left }))
-    return Effect.flatMap(CurrentSaga, (saga) => saga.step(tool.spec, decoded.right, options?.key))
+    return callStep(tool.spec, decoded.right, options?.key)
   })

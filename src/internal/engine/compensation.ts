@@ -100,6 +100,7 @@ const refusedInsideUndo = (toolName: string) =>
 const boundedSaga = CurrentSaga.of({
   sagaId: "",
   step: (spec) => refusedInsideUndo(spec.name),
+  stepOn: (_fiber, spec) => refusedInsideUndo(spec.name),
   settle: () => refusedInsideUndo("Saga")
 })
 

@@ -1,5 +1,6 @@
 import * as Context from "effect/Context"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import type { StepSpec } from "./spec.js"
 
@@ -26,6 +27,14 @@ export class CurrentSaga extends Context.Tag("effect-saga/CurrentSaga")<
       key: string | undefined,
       options?: StepOptions
     ) => Effect.Effect<any, any, any>
+    /** `step`, for a caller that runs on `fiber` and has read it already (`callStep`). */
+    readonly stepOn: (
+      fiber: Fiber.RuntimeFiber<unknown, unknown>,
+      spec: StepSpec,
+      input: unknown,
+      key: string | undefined,
+      options?: StepOptions
+    ) => Effect.Effect<any, any, any>
     /**
      * Runs a call that answered `ApprovalPending` once it is approved, and answers with its result;
      * halts the saga (`AwaitingApproval`) while it is not. A replay answers from the journal.
@@ -33,6 +42,26 @@ export class CurrentSaga extends Context.Tag("effect-saga/CurrentSaga")<
     readonly settle: (stepId: string) => Effect.Effect<any, any, any>
   }
 >() {}
+
+/**
+ * Calls a step of the caller's saga: the saga found in the fiber's context as the step reads the
+ * fiber anyway (one read, no lookup of its own). Without a saga it dies as a missing service does.
+ */
+export const callStep = (
+  spec: StepSpec,
+  input: unknown,
+  key: string | undefined,
+  options?: StepOptions
+): Effect.Effect<any, any, CurrentSaga> =>
+  Effect.withFiberRuntime((fiber) =>
+    Context.unsafeGet(fiber.currentContext, CurrentSaga).stepOn(
+      fiber as Fiber.RuntimeFiber<unknown, unknown>,
+      spec,
+      input,
+      key,
+      options
+    )
+  )
 
 /** Set while an undo runs: starting a saga from inside one is refused (the inverse is bounded). */
 export const insideUndo: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)

@@ -158,28 +158,38 @@ export class SagaRun {
     key: string | undefined,
     options?: StepOptions
   ): Effect.Effect<any, any, any> =>
-    Effect.withFiberRuntime((fiber) => {
-      if (this.haltedWith !== undefined) return Effect.never
-      const badKey = key === undefined ? undefined : refusal("step key", key, MAX_STEP_KEY_BYTES)
-      if (badKey !== undefined) return Effect.fail(badKey)
-      const encoded = encodeJson(spec.input, input)
-      if (Either.isLeft(encoded)) return Effect.fail(new InvalidInput({ toolName: spec.name, reason: encoded.left }))
-      const inputJson = encoded.right
-      const bytes = byteLength(inputJson)
-      if (bytes > spec.maxPayloadBytes) {
-        return Effect.fail(new PayloadTooLarge({ toolName: spec.name, bytes, maxBytes: spec.maxPayloadBytes }))
-      }
-      const digest = sha256(inputJson)
-      const call: Call = {
-        spec,
-        stepId: this.allocate(callIdOf(spec.name, key ?? inputKey(digest))),
-        input,
-        inputJson,
-        digest
-      }
-      const mode = options?.deferApproval === true ? "defer" : "halt"
-      return this.progress(call, fiber.currentContext, (placed) => this.advance(placed, key !== undefined, mode))
-    })
+    Effect.withFiberRuntime((fiber) =>
+      this.stepOn(fiber as Fiber.RuntimeFiber<unknown, unknown>, spec, input, key, options)
+    )
+
+  readonly stepOn = (
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    spec: StepSpec,
+    input: unknown,
+    key: string | undefined,
+    options?: StepOptions
+  ): Effect.Effect<any, any, any> => {
+    if (this.haltedWith !== undefined) return Effect.never
+    const badKey = key === undefined ? undefined : refusal("step key", key, MAX_STEP_KEY_BYTES)
+    if (badKey !== undefined) return Effect.fail(badKey)
+    const encoded = encodeJson(spec.input, input)
+    if (Either.isLeft(encoded)) return Effect.fail(new InvalidInput({ toolName: spec.name, reason: encoded.left }))
+    const inputJson = encoded.right
+    const bytes = byteLength(inputJson)
+    if (bytes > spec.maxPayloadBytes) {
+      return Effect.fail(new PayloadTooLarge({ toolName: spec.name, bytes, maxBytes: spec.maxPayloadBytes }))
+    }
+    const digest = sha256(inputJson)
+    const call: Call = {
+      spec,
+      stepId: this.allocate(callIdOf(spec.name, key ?? inputKey(digest))),
+      input,
+      inputJson,
+      digest
+    }
+    const mode = options?.deferApproval === true ? "defer" : "halt"
+    return this.progress(call, fiber.currentContext, (placed) => this.advance(placed, key !== undefined, mode))
+  }
 
   readonly settle = (stepId: string): Effect.Effect<any, any, any> =>
     Effect.withFiberRuntime((fiber) => {
@@ -507,7 +517,7 @@ export class SagaRun {
   }
 
   private write(draft: Draft) {
-    return Effect.catchAll(this.writer.append([draft]), fatal)
+    return this.writer.appendThen([draft], fatal, () => Effect.void)
   }
 
   /**
@@ -530,7 +540,7 @@ export class SagaRun {
         })
     })
     const intent = { idempotencyKey, attempt: firstAttempt, deferred, capabilities: spec.capabilities }
-    return Effect.flatMap(this.write(intentDraft({ stepId, toolName: spec.name }, intent, inputJson)), () =>
+    return this.writer.appendThen([intentDraft({ stepId, toolName: spec.name }, intent, inputJson)], fatal, () =>
       Effect.matchCauseEffect(this.call(call, nextContext), {
         onSuccess: (value) => this.executed(call, value, state.receipt),
         onFailure: (cause) => this.failed(call, cause)
@@ -554,9 +564,9 @@ export class SagaRun {
     }
     const journal = (receipt: JournaledReceipt | undefined) => {
       const fields = { resultJson: result.right, receipt, changesNothing: spec.changesNothing === true }
-      return Effect.map(this.write(executedDraft({ stepId, toolName: spec.name }, fields)), () => {
+      return this.writer.appendThen([executedDraft({ stepId, toolName: spec.name }, fields)], fatal, () => {
         call.span.attribute("outcome", "executed")
-        return value
+        return Effect.succeed(value)
       })
     }
     return receipt === undefined

@@ -56,45 +56,63 @@ export class Writer {
   }
 
   append(drafts: ReadonlyArray<Draft>): Effect.Effect<void, AppendError> {
+    return this.appendThen(drafts, Effect.fail, () => Effect.void)
+  }
+
+  /**
+   * Appends `drafts`, then runs `next`; a refused append runs `refused` instead. One continuation
+   * for both, so that a step's append costs no `catchAll` and `flatMap` of its own.
+   */
+  appendThen<A, E1, E2>(
+    drafts: ReadonlyArray<Draft>,
+    refused: (error: AppendError) => Effect.Effect<never, E1>,
+    next: () => Effect.Effect<A, E2>
+  ): Effect.Effect<A, E1 | E2> {
     const atOnce = appendsAtOnce.get(this.journal.append)
-    if (atOnce === undefined) return this.appendLocked(drafts)
+    if (atOnce === undefined) return this.appendLocked(drafts, refused, next)
     // Nothing can come between the steps of an append done at once: it needs the lock only to wait
     // for an append already under way (one that took the other path).
     return Effect.clockWith((clock) => {
-      if (!this.lock.idle) return this.appendLocked(drafts)
+      if (!this.lock.idle) return this.appendLocked(drafts, refused, next)
       const batch = this.batchOf(drafts)
       const appended = atOnce(this.sagaId, this.view.position, batch, this.holder, clock.unsafeCurrentTimeMillis())
-      return Either.isLeft(appended) ? Effect.fail(appended.left) : this.follow(appended.right, batch)
+      if (Either.isLeft(appended)) return refused(appended.left)
+      const defect = this.follow(appended.right, batch)
+      return defect === undefined ? next() : Effect.dieMessage(defect)
     })
   }
 
-  private appendLocked(drafts: ReadonlyArray<Draft>): Effect.Effect<void, AppendError> {
-    return this.lock.withLockUninterruptible(
+  private appendLocked<A, E1, E2>(
+    drafts: ReadonlyArray<Draft>,
+    refused: (error: AppendError) => Effect.Effect<never, E1>,
+    next: () => Effect.Effect<A, E2>
+  ): Effect.Effect<A, E1 | E2> {
+    const appended = this.lock.withLockUninterruptible(
       Effect.suspend(() => {
         const batch = this.batchOf(drafts)
-        return Effect.flatMap(this.journal.append(this.sagaId, this.view.position, batch, this.holder), (appended) =>
-          this.follow(appended, batch)
-        )
+        return Effect.flatMap(this.journal.append(this.sagaId, this.view.position, batch, this.holder), (entries) => {
+          const defect = this.follow(entries, batch)
+          return defect === undefined ? Effect.void : Effect.dieMessage(defect)
+        })
       })
     )
+    return Effect.matchEffect(appended, { onFailure: refused, onSuccess: next })
   }
 
   private batchOf(drafts: ReadonlyArray<Draft>): ReadonlyArray<Draft> {
     return this.prefix.length === 0 ? drafts : [...this.prefix, ...drafts]
   }
 
-  /** The view follows the entries just appended for `batch`. */
-  private follow(appended: ReadonlyArray<Entry>, batch: ReadonlyArray<Draft>): Effect.Effect<void> {
+  /** The view follows the entries just appended for `batch`; or the defect that stops it. */
+  private follow(appended: ReadonlyArray<Entry>, batch: ReadonlyArray<Draft>): string | undefined {
     // An entry just drafted that does not decode is a defect of the code that drafted it.
     const entries = decodeAppended(appended, batch)
-    if (Either.isLeft(entries)) {
-      return Effect.dieMessage(`effect-saga: an entry just drafted does not decode: ${entries.left.reason}`)
-    }
+    if (Either.isLeft(entries)) return `effect-saga: an entry just drafted does not decode: ${entries.left.reason}`
     this.prefix = []
     for (const entry of entries.right) this.view.apply(entry)
     observeAppended(this.view, entries.right)
     this.holdsLease = this.holder !== undefined && isActive(this.view.status)
-    return Effect.void
+    return undefined
   }
 
   /**
