@@ -282,7 +282,9 @@ const loggingPg = <A, E>(effect: Effect.Effect<A, E>) =>
       const [first, second] = args
       const { text, values } =
         typeof first === "string" ? { text: first, values: second } : (first as { text?: unknown; values?: unknown })
-      const phases = Array.isArray(values) ? (values.flat().filter((value) => phaseNames.has(value)) as Array<string>) : []
+      const phases = Array.isArray(values)
+        ? (values.flat().filter((value) => phaseNames.has(value)) as Array<string>)
+        : []
       if (typeof text === "string" && text.includes("INSERT INTO") && phases.length > 0) {
         appends.push({ phases, unflushed: text.includes("set_config('synchronous_commit', 'off', true)") })
       }

@@ -81,20 +81,23 @@ const unflushedStatement = { name: "effect_saga_append_batch_unflushed", text: t
 
 /** The statement's nineteen arguments for `batch`: nine arrays of one element an append, ten of one an entry. */
 export const parameters = (batch: ReadonlyArray<BatchedAppend>): ReadonlyArray<ReadonlyArray<unknown>> => {
-  const columns: Array<Array<unknown>> = Array.from({ length: 19 }, () => [])
-  for (const { at, expected, holder, sagaId, status, written } of batch) {
+  const appends = batch.map(({ at, expected, holder, sagaId, status, written }) => {
     const last = written[written.length - 1]!
-    const append = [sagaId, status, last.seq, last.hash, at, holder?.owner ?? null, holder?.ttlMillis ?? null]
-    append.push(expected.revision, expected.digest)
-    append.forEach((value, column) => columns[column]!.push(value))
-    for (const entry of written) {
-      const row = [entry.sagaId, entry.seq, entry.stepId, entry.toolName, entry.phase, entry.input, entry.payload]
-      row.push(entry.at, entry.hash, entry.mac ?? null)
-      row.forEach((value, column) => columns[9 + column]!.push(value))
-    }
-  }
-  return columns
+    const lease = [holder?.owner ?? null, holder?.ttlMillis ?? null]
+    return [sagaId, status, last.seq, last.hash, at, ...lease, expected.revision, expected.digest]
+  })
+  const entries = batch.flatMap(({ written }) =>
+    written.map((entry) => [
+      ...[entry.sagaId, entry.seq, entry.stepId, entry.toolName, entry.phase],
+      ...[entry.input, entry.payload, entry.at, entry.hash, entry.mac ?? null]
+    ])
+  )
+  return [...columnsOf(appends, 9), ...columnsOf(entries, 10)]
 }
+
+/** `rows` (each of `width` values) as `width` arrays, one a column. */
+const columnsOf = (rows: ReadonlyArray<ReadonlyArray<unknown>>, width: number) =>
+  Array.from({ length: width }, (_, column) => rows.map((row) => row[column]))
 
 /** Entries written by saga, from the statement's rows. */
 export const writtenBySaga = (rows: ReadonlyArray<unknown>): Map<string, number> => {
