@@ -17,6 +17,7 @@ import { journalKeys } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
 import { noneOpen } from "../journal/status.js"
 import { groupCommit } from "./groupCommit.js"
+import * as GroupRead from "./groupRead.js"
 import { entriesTable, migrate, openSagas, openStatusSagas, sagasTable } from "./migrations.js"
 import * as PgBatch from "./pgBatch.js"
 import * as Prepared from "./prepared.js"
@@ -97,6 +98,9 @@ export const makeUnmigrated = Effect.gen(function* () {
   const sql = client.withoutTransforms()
   const unflushedAllowed = Unflushed.isAllowed(client)
   const runNamed = Prepared.runNamedOf(client)
+  /** Runs a statement by name where the client says how (PostgreSQL through `Postgres.layerClient`). */
+  const run: GroupRead.Run = (name, text, values) =>
+    runNamed === undefined ? sql.unsafe(text, values) : runNamed(name, text, values)
   const sagas = sql(sagasTable)
   const entries = sql(entriesTable)
   const onPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
@@ -308,9 +312,7 @@ RETURNING seq`)
   ): Effect.Effect<ReadonlyArray<Outcome>, SqlError> => {
     const statement = PgBatch.statement(unflushed)
     const values = PgBatch.parameters(batch)
-    const run =
-      runNamed === undefined ? sql.unsafe(statement.text, values) : runNamed(statement.name, statement.text, values)
-    return Effect.flatMap(run, (rows) => {
+    return Effect.flatMap(run(statement.name, statement.text, values), (rows) => {
       const written = PgBatch.writtenBySaga(rows)
       return Effect.forEach(batch, (request) =>
         written.get(request.sagaId) === request.written.length
@@ -325,10 +327,7 @@ RETURNING seq`)
     const written = request.written
     const statement = oneStatement(first, written.length, unflushedAllowed && request.unflushed)
     const values = [...args, ...written.flatMap(entryArgs)]
-    // Prepared by name where the client says how (PostgreSQL through `Postgres.layerClient`).
-    const run =
-      runNamed === undefined ? sql.unsafe(statement.text, values) : runNamed(statement.name, statement.text, values)
-    return run.pipe(
+    return run(statement.name, statement.text, values).pipe(
       Effect.flatMap((inserted) =>
         inserted.length === written.length
           ? Effect.succeed(Exit.succeed(written))
@@ -463,19 +462,49 @@ RETURNING saga_id`,
         .pipe(Effect.catchTag("SqlError", lostRace(record.sagaId, 0, "import")), Effect.as(record))
     })
 
+  // On PostgreSQL, reads outside a transaction of the caller's share a statement with the reads of
+  // other sagas that arrive together (groupRead.ts); inside one, they run on its connection.
+  const readEntries = GroupRead.groupRead(
+    run,
+    "effect_saga_read_entries",
+    text(sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ANY(${_}::text[]) ORDER BY saga_id, seq`),
+    "sagaId"
+  )
+  const readRecords = GroupRead.groupRead(
+    run,
+    "effect_saga_read_sagas",
+    text(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ANY(${_}::text[])`),
+    "sagaId"
+  )
+  const grouped = <A>(
+    alone: Effect.Effect<ReadonlyArray<A>, SqlError>,
+    together: Effect.Effect<ReadonlyArray<unknown>, SqlError>
+  ): Effect.Effect<ReadonlyArray<unknown>, SqlError> =>
+    onPg
+      ? Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
+          Option.isSome(outer) ? alone : together
+        )
+      : alone
+
   const read = (sagaId: string) =>
     Effect.flatMap(
       Effect.mapError(
-        sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${sagaId} ORDER BY seq`,
+        grouped(
+          sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${sagaId} ORDER BY seq`,
+          readEntries(sagaId)
+        ),
         journalError("read")
       ),
-      (rows) => decodeEntries(sagaId, rows)
+      (rows) => decodeEntries(sagaId, rows as ReadonlyArray<Record<string, unknown>>)
     )
 
   const toRecords = (operation: string) => (rows: ReadonlyArray<unknown>) => decodeRecords(operation, rows)
 
   const get = (sagaId: string) =>
-    Effect.mapError(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${sagaId}`, journalError("get")).pipe(
+    Effect.mapError(
+      grouped(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${sagaId}`, readRecords(sagaId)),
+      journalError("get")
+    ).pipe(
       Effect.flatMap(toRecords("get")),
       Effect.map((records) => Option.fromNullable(records[0]))
     )
