@@ -30,6 +30,11 @@ describePg("PostgreSQL", () => {
     () => Effect.scoped(Effect.flatMap(fresh("rival_batches"), rivalBatches))
   )
 
+  it.live(
+    "a batch's text round-trips exactly through its arrays: quotes, backslashes, braces, commas, an empty string, the word NULL, characters beyond the BMP",
+    () => Effect.flatMap(fresh("batch_text"), (url) => Effect.provide(batchText, Postgres.layerJournal({ url })))
+  )
+
   it.live("reads of sagas arriving together are one statement, and each gets its own saga's entries and row", () =>
     Effect.flatMap(fresh("grouped_reads"), (url) => Effect.provide(groupedReads, Postgres.layerJournal({ url })))
   )
@@ -224,4 +229,37 @@ const groupedReads = Effect.gen(function* () {
     expect(Option.getOrThrow(records[n]!)).toMatchObject({ sagaId, revision: 1 + (n % 3) })
   }
   expect(Option.isNone(records[ids.length]!)).toBe(true)
+})
+
+/** Text an array literal must escape, one saga each, appended at once: see the test that runs it. */
+const batchText = Effect.gen(function* () {
+  const journal = yield* Journal.Journal
+  const texts = ['"', "\\", '\\"', "{a,b}", "a, b", "", "NULL", "null", " padded ", "é-✓-𝄞", '{"k":"v\\"q"}', "(1,2)"]
+  const drafts = texts.map(
+    (text): ReadonlyArray<Journal.Draft> => [
+      saga("SAGA_STARTED"),
+      { stepId: `step ${text}`, toolName: text, phase: "INTENT", input: text, payload: null },
+      { stepId: `step ${text}`, toolName: text, phase: "EXECUTED", input: null, payload: text }
+    ]
+  )
+  const [written, sent] = yield* countingStatements(
+    Effect.all(
+      texts.map((text, n) => journal.append(`text ${n} ${text}`, Journal.empty, drafts[n]!)),
+      { concurrency: "unbounded" }
+    )
+  )
+  expect(sent).toBe(1)
+  for (const [n, text] of texts.entries()) {
+    const sagaId = `text ${n} ${text}`
+    const stored = yield* journal.read(sagaId)
+    expect(stored).toEqual(written[n])
+    expect(stored.map((entry) => [entry.stepId, entry.toolName, entry.input, entry.payload])).toEqual([
+      [null, null, null, null],
+      [`step ${text}`, text, text, null],
+      [`step ${text}`, text, null, text]
+    ])
+    expect(Journal.verifyAgainst(stored, Option.getOrUndefined(yield* journal.get(sagaId)), undefined)._tag).toBe(
+      "Intact"
+    )
+  }
 })
