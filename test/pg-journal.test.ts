@@ -4,13 +4,13 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Option } from "effect"
+import { Context, Effect, Either, Layer, Option } from "effect"
 import pg from "pg"
 import { Journal, SqlJournal } from "../src/index.js"
 import { openStatusSagas } from "../src/internal/sql/migrations.js"
 import * as Postgres from "../src/Postgres.js"
 import { suite as approvalSuite } from "./ApprovalSuite.js"
-import { saga, step } from "./fixtures/drafts.js"
+import { appendAll, saga, step } from "./fixtures/drafts.js"
 import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
 import { suite as journalSuite } from "./JournalSuite.js"
 
@@ -23,6 +23,20 @@ describePg("PostgreSQL", () => {
   it.live(
     "appends to distinct sagas arriving together are one statement: new and existing sagas commit, a stale one gets ConcurrencyConflict, one under another's lease LeaseHeld, and neither writes anything",
     () => Effect.flatMap(fresh("batch"), (url) => Effect.provide(batchOfDistinctSagas, Postgres.layerJournal({ url })))
+  )
+
+  it.live(
+    "two stores batching appends to the same sagas at once: for each saga exactly one append commits and the other gets ConcurrencyConflict, first appends and later ones alike",
+    () => Effect.scoped(Effect.flatMap(fresh("rival_batches"), rivalBatches))
+  )
+
+  it.live(
+    "a batch's text round-trips exactly through its arrays: quotes, backslashes, braces, commas, an empty string, the word NULL, characters beyond the BMP",
+    () => Effect.flatMap(fresh("batch_text"), (url) => Effect.provide(batchText, Postgres.layerJournal({ url })))
+  )
+
+  it.live("reads of sagas arriving together are one statement, and each gets its own saga's entries and row", () =>
+    Effect.flatMap(fresh("grouped_reads"), (url) => Effect.provide(groupedReads, Postgres.layerJournal({ url })))
   )
 
   it.live("five pools opening a new database at once take turns on the migrations: all of them work", () =>
@@ -136,4 +150,116 @@ const batchOfDistinctSagas = Effect.gen(function* () {
   }
   expect((yield* journal.read("stale")).map((entry) => entry.stepId)).toEqual([null, "moved"])
   expect((yield* journal.read("leased")).map((entry) => entry.phase)).toEqual(["SAGA_STARTED"])
+})
+
+/** Twenty sagas, each appended to by two stores (two pools, as two hosts) in one batch each: see the test. */
+const rivalBatches = (url: string) =>
+  Effect.gen(function* () {
+    const ids = Array.from({ length: 20 }, (_, n) => `rival-${n}`)
+    const open = Effect.map(Layer.build(Layer.fresh(Postgres.layerJournal({ url }))), Context.get(Journal.Journal))
+    const [left, right] = yield* Effect.all([open, open], { concurrency: "unbounded" })
+    /** Every saga appended to by both stores at once, from the same position; the outcomes of each store. */
+    const race = (position: (sagaId: string) => Journal.Expected, drafts: ReadonlyArray<Journal.Draft>) =>
+      Effect.all(
+        [left!, right!].map((journal) =>
+          Effect.all(
+            ids.map((sagaId) => Effect.either(journal.append(sagaId, position(sagaId), drafts))),
+            { concurrency: "unbounded" }
+          )
+        ),
+        { concurrency: "unbounded" }
+      )
+    const winnersOf = (outcomes: ReadonlyArray<ReadonlyArray<Either.Either<unknown, unknown>>>) =>
+      ids.map((_, n) => outcomes.filter((store) => Either.isRight(store[n]!)).length)
+    const losersOf = (outcomes: ReadonlyArray<ReadonlyArray<Either.Either<unknown, unknown>>>) =>
+      outcomes.flatMap((store) => store.flatMap((outcome) => (Either.isLeft(outcome) ? [outcome.left] : [])))
+
+    const first = yield* race(() => Journal.empty, [saga("SAGA_STARTED")])
+    expect(winnersOf(first)).toEqual(ids.map(() => 1))
+    expect(losersOf(first)).toMatchObject(ids.map(() => ({ _tag: "ConcurrencyConflict", expectedRevision: 0 })))
+
+    const seen = new Map<string, Journal.Expected>()
+    for (const sagaId of ids) {
+      const record = Option.getOrThrow(yield* left!.get(sagaId))
+      seen.set(sagaId, { revision: record.revision, digest: record.digest })
+    }
+    const later = yield* race((sagaId) => seen.get(sagaId)!, [step("INTENT", "a")])
+    expect(winnersOf(later)).toEqual(ids.map(() => 1))
+    expect(losersOf(later)).toMatchObject(
+      ids.map(() => ({ _tag: "ConcurrencyConflict", expectedRevision: 1, actualRevision: 2 }))
+    )
+    for (const sagaId of ids) {
+      const entries = yield* right!.read(sagaId)
+      expect(entries.map((entry) => entry.phase)).toEqual(["SAGA_STARTED", "INTENT"])
+      expect(Journal.verifyAgainst(entries, Option.getOrUndefined(yield* right!.get(sagaId)), undefined)._tag).toBe(
+        "Intact"
+      )
+    }
+  })
+
+/** Thirty sagas read at once: see the test that runs it. */
+const groupedReads = Effect.gen(function* () {
+  const journal = yield* Journal.Journal
+  const ids = Array.from({ length: 30 }, (_, n) => `read-${n}`)
+  for (const [n, sagaId] of ids.entries()) {
+    yield* appendAll(
+      journal,
+      sagaId,
+      [saga("SAGA_STARTED")],
+      ...Array.from({ length: n % 3 }, () => [step("INTENT", sagaId)])
+    )
+  }
+  const [entries, readsSent] = yield* countingStatements(
+    Effect.all(
+      ids.map((sagaId) => journal.read(sagaId)),
+      { concurrency: "unbounded" }
+    )
+  )
+  const [records, getsSent] = yield* countingStatements(
+    Effect.all(
+      [...ids, "absent"].map((sagaId) => journal.get(sagaId)),
+      { concurrency: "unbounded" }
+    )
+  )
+  expect([readsSent, getsSent]).toEqual([1, 1])
+  for (const [n, sagaId] of ids.entries()) {
+    expect(entries[n]!.map((entry) => [entry.sagaId, entry.seq])).toEqual(
+      Array.from({ length: 1 + (n % 3) }, (_, i) => [sagaId, i + 1])
+    )
+    expect(Option.getOrThrow(records[n]!)).toMatchObject({ sagaId, revision: 1 + (n % 3) })
+  }
+  expect(Option.isNone(records[ids.length]!)).toBe(true)
+})
+
+/** Text an array literal must escape, one saga each, appended at once: see the test that runs it. */
+const batchText = Effect.gen(function* () {
+  const journal = yield* Journal.Journal
+  const texts = ['"', "\\", '\\"', "{a,b}", "a, b", "", "NULL", "null", " padded ", "é-✓-𝄞", '{"k":"v\\"q"}', "(1,2)"]
+  const drafts = texts.map(
+    (text): ReadonlyArray<Journal.Draft> => [
+      saga("SAGA_STARTED"),
+      { stepId: `step ${text}`, toolName: text, phase: "INTENT", input: text, payload: null },
+      { stepId: `step ${text}`, toolName: text, phase: "EXECUTED", input: null, payload: text }
+    ]
+  )
+  const [written, sent] = yield* countingStatements(
+    Effect.all(
+      texts.map((text, n) => journal.append(`text ${n} ${text}`, Journal.empty, drafts[n]!)),
+      { concurrency: "unbounded" }
+    )
+  )
+  expect(sent).toBe(1)
+  for (const [n, text] of texts.entries()) {
+    const sagaId = `text ${n} ${text}`
+    const stored = yield* journal.read(sagaId)
+    expect(stored).toEqual(written[n])
+    expect(stored.map((entry) => [entry.stepId, entry.toolName, entry.input, entry.payload])).toEqual([
+      [null, null, null, null],
+      [`step ${text}`, text, text, null],
+      [`step ${text}`, text, null, text]
+    ])
+    expect(Journal.verifyAgainst(stored, Option.getOrUndefined(yield* journal.get(sagaId)), undefined)._tag).toBe(
+      "Intact"
+    )
+  }
 })

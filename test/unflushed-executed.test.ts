@@ -378,11 +378,14 @@ const loggingPg = <A, E>(effect: Effect.Effect<A, E>) =>
     const prototype = pg.Client.prototype as unknown as { query: (...args: Array<unknown>) => unknown }
     const original = prototype.query
     prototype.query = function (this: unknown, ...args: Array<unknown>) {
-      // A statement comes as text and values, or (prepared by name) as one object holding both.
+      // A statement comes as text and values, or (prepared by name) as one object holding both; a
+      // batch binds each column as one array.
       const [first, second] = args
       const { text, values } =
         typeof first === "string" ? { text: first, values: second } : (first as { text?: unknown; values?: unknown })
-      const phases = Array.isArray(values) ? (values.filter((value) => phaseNames.has(value)) as Array<string>) : []
+      const phases = Array.isArray(values)
+        ? (values.flat().filter((value) => phaseNames.has(value)) as Array<string>)
+        : []
       if (typeof text === "string" && text.includes("INSERT INTO") && phases.length > 0) {
         appends.push({ phases, unflushed: text.includes(TURNS_SYNCHRONOUS_COMMIT_OFF) })
       }

@@ -17,7 +17,9 @@ import { journalKeys } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
 import { noneOpen } from "../journal/status.js"
 import { groupCommit } from "./groupCommit.js"
+import * as GroupRead from "./groupRead.js"
 import { entriesTable, migrate, openSagas, openStatusSagas, sagasTable } from "./migrations.js"
+import * as PgBatch from "./pgBatch.js"
 import * as Prepared from "./prepared.js"
 import { decodeEntries, decodeRecords } from "./rows.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
@@ -46,15 +48,6 @@ const runs = <A>(rows: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> => {
   }
   return cut
 }
-
-/** PostgreSQL: bound parameters one batch statement takes at most (the protocol's limit is 65,535). */
-const MAX_PARAMETERS = 60_000
-
-/** Bound parameters an append takes in a batch statement, at most: its compare-and-set's, then ten an entry. */
-const parametersOf = (request: { readonly written: ReadonlyArray<unknown> }) => 19 + 10 * request.written.length
-
-/** PostgreSQL: batch statements kept compiled, by shape, before the cache starts again. */
-const MAX_CACHED_BATCHES = 512
 
 /** What an append comes to: its entries, or its own `ConcurrencyConflict`, `LeaseHeld` or `JournalError`. */
 type Outcome = Exit.Exit<ReadonlyArray<Journal.Entry>, Journal.AppendError>
@@ -105,6 +98,9 @@ export const makeUnmigrated = Effect.gen(function* () {
   const sql = client.withoutTransforms()
   const unflushedAllowed = Unflushed.isAllowed(client)
   const runNamed = Prepared.runNamedOf(client)
+  /** Runs a statement by name where the client says how (PostgreSQL through `Postgres.layerClient`). */
+  const run: GroupRead.Run = (name, text, values) =>
+    runNamed === undefined ? sql.unsafe(text, values) : runNamed(name, text, values)
   const sagas = sql(sagasTable)
   const entries = sql(entriesTable)
   const onPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
@@ -303,62 +299,27 @@ RETURNING seq`)
     return statement
   }
 
-  /**
-   * PostgreSQL: a batch of appends to distinct sagas as one autocommitted statement, so one round
-   * trip and one WAL flush for the whole batch: each append's compare-and-set and its insert (only
-   * if the compare-and-set matched) in CTEs of their own, and the count each inserted. Statements
-   * are cached by the batch's shape (whether each append is a saga's first, and its entry count).
-   */
-  const batchStatements = new Map<string, string>()
-  const batchStatement = (
-    shape: ReadonlyArray<{ readonly first: boolean; readonly rows: number }>,
-    unflushed: boolean
-  ) => {
-    const key = `${unflushed}:${shape.map(({ first, rows }) => `${first ? "n" : "u"}${rows}`).join(",")}`
-    let statement = batchStatements.get(key)
-    if (statement === undefined) {
-      const ctes = shape.flatMap(({ first, rows }, i) => [
-        sql`${sql.literal(`cas${i}`)} AS (${first ? compareAndSetNewSql : compareAndSetSql})`,
-        sql`${sql.literal(`ins${i}`)} AS (INSERT INTO ${entries} (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash, mac)
-SELECT * FROM (VALUES ${sql.csv(Array.from({ length: rows }, () => typedRow))}) AS written (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash, mac)
-WHERE EXISTS (SELECT 1 FROM ${sql.literal(`cas${i}`)})
-RETURNING seq)`
-      ])
-      const counts = shape.map((_shape, i) => `(SELECT count(*) FROM ins${i})`).join(", ")
-      const asyncCommit = sql.literal(unflushed ? `, set_config('synchronous_commit', 'off', true) AS unflushed` : "")
-      statement = text(
-        sql`WITH ${sql.csv(ctes)} SELECT ARRAY[${sql.literal(counts)}]::integer[] AS inserted${asyncCommit}`
-      )
-      if (batchStatements.size >= MAX_CACHED_BATCHES) batchStatements.clear()
-      batchStatements.set(key, statement)
-    }
-    return statement
-  }
-
-  /** Whether a batch can be one statement: PostgreSQL, each saga once, each append of 1–64 entries. */
+  /** Whether a batch can be one statement: PostgreSQL, each saga once, each append with entries. */
   const oneStatementFits = (batch: ReadonlyArray<Request>) =>
     onPg &&
-    batch.reduce((sum, request) => sum + parametersOf(request), 0) <= MAX_PARAMETERS &&
     new Set(batch.map((request) => request.sagaId)).size === batch.length &&
-    batch.every((request) => request.written.length > 0 && request.written.length <= 64)
+    batch.every((request) => request.written.length > 0)
 
+  /** PostgreSQL: a batch as one statement (pgBatch.ts), by name where the client says how. */
   const batchInOneStatement = (
     batch: ReadonlyArray<Request>,
     unflushed: boolean
   ): Effect.Effect<ReadonlyArray<Outcome>, SqlError> => {
-    const casOf = batch.map(compareAndSetOf)
-    const statement = batchStatement(
-      batch.map((request, i) => ({ first: casOf[i]!.first, rows: request.written.length })),
-      unflushed
-    )
-    const args = batch.flatMap((request, i) => [...casOf[i]!.args, ...request.written.flatMap(entryArgs)])
-    return Effect.flatMap(sql.unsafe<{ readonly inserted: ReadonlyArray<number> }>(statement, args), (rows) =>
-      Effect.forEach(batch, (request, i) =>
-        Number(rows[0]?.inserted[i] ?? 0) === request.written.length
+    const statement = PgBatch.statement(unflushed)
+    const values = PgBatch.parameters(batch)
+    return Effect.flatMap(run(statement.name, statement.text, values), (rows) => {
+      const written = PgBatch.writtenBySaga(rows)
+      return Effect.forEach(batch, (request) =>
+        written.get(request.sagaId) === request.written.length
           ? Effect.succeed(Exit.succeed(request.written) as Outcome)
           : Effect.map(sql.unsafe(selectPosition, [request.sagaId]), (position) => mismatch(request, position))
       )
-    )
+    })
   }
 
   const appendInOneStatement = (request: Request): Effect.Effect<Outcome> => {
@@ -366,10 +327,7 @@ RETURNING seq)`
     const written = request.written
     const statement = oneStatement(first, written.length, unflushedAllowed && request.unflushed)
     const values = [...args, ...written.flatMap(entryArgs)]
-    // Prepared by name where the client says how (PostgreSQL through `Postgres.layerClient`).
-    const run =
-      runNamed === undefined ? sql.unsafe(statement.text, values) : runNamed(statement.name, statement.text, values)
-    return run.pipe(
+    return run(statement.name, statement.text, values).pipe(
       Effect.flatMap((inserted) =>
         inserted.length === written.length
           ? Effect.succeed(Exit.succeed(written))
@@ -504,19 +462,49 @@ RETURNING saga_id`,
         .pipe(Effect.catchTag("SqlError", lostRace(record.sagaId, 0, "import")), Effect.as(record))
     })
 
+  // On PostgreSQL, reads outside a transaction of the caller's share a statement with the reads of
+  // other sagas that arrive together (groupRead.ts); inside one, they run on its connection.
+  const readEntries = GroupRead.groupRead(
+    run,
+    "effect_saga_read_entries",
+    text(sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ANY(${_}::text[]) ORDER BY saga_id, seq`),
+    "sagaId"
+  )
+  const readRecords = GroupRead.groupRead(
+    run,
+    "effect_saga_read_sagas",
+    text(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ANY(${_}::text[])`),
+    "sagaId"
+  )
+  const grouped = <A>(
+    alone: Effect.Effect<ReadonlyArray<A>, SqlError>,
+    together: Effect.Effect<ReadonlyArray<unknown>, SqlError>
+  ): Effect.Effect<ReadonlyArray<unknown>, SqlError> =>
+    onPg
+      ? Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
+          Option.isSome(outer) ? alone : together
+        )
+      : alone
+
   const read = (sagaId: string) =>
     Effect.flatMap(
       Effect.mapError(
-        sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${sagaId} ORDER BY seq`,
+        grouped(
+          sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${sagaId} ORDER BY seq`,
+          readEntries(sagaId)
+        ),
         journalError("read")
       ),
-      (rows) => decodeEntries(sagaId, rows)
+      (rows) => decodeEntries(sagaId, rows as ReadonlyArray<Record<string, unknown>>)
     )
 
   const toRecords = (operation: string) => (rows: ReadonlyArray<unknown>) => decodeRecords(operation, rows)
 
   const get = (sagaId: string) =>
-    Effect.mapError(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${sagaId}`, journalError("get")).pipe(
+    Effect.mapError(
+      grouped(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${sagaId}`, readRecords(sagaId)),
+      journalError("get")
+    ).pipe(
       Effect.flatMap(toRecords("get")),
       Effect.map((records) => Option.fromNullable(records[0]))
     )
