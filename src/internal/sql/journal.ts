@@ -21,6 +21,7 @@ import { entriesTable, migrate, openSagas, openStatusSagas, sagasTable } from ".
 import * as Prepared from "./prepared.js"
 import { decodeEntries, decodeRecords } from "./rows.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
+import * as SqliteDriver from "./sqliteDriver.js"
 import * as Unflushed from "./unflushed.js"
 
 const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
@@ -105,6 +106,7 @@ export const makeUnmigrated = Effect.gen(function* () {
   const sql = client.withoutTransforms()
   const unflushedAllowed = Unflushed.isAllowed(client)
   const runNamed = Prepared.runNamedOf(client)
+  const direct = SqliteDriver.directOf(client)
   const sagas = sql(sagasTable)
   const entries = sql(entriesTable)
   const onPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
@@ -399,6 +401,47 @@ RETURNING seq)`
     )
 
   /**
+   * SQLite on the store's own connection: a batch's whole transaction as one synchronous call under
+   * the client's lock (`BEGIN IMMEDIATE`, every compare-and-set, the inserts, `COMMIT`), the same
+   * statements as `write`. Nothing else runs on the connection meanwhile, and nothing can interrupt
+   * it half-way: it commits, or it rolls back and fails. `unflushed`: it commits under `synchronous
+   * = NORMAL`, the connection back to `FULL` before it is let go.
+   */
+  const writeDirect = (
+    direct: SqliteDriver.Direct,
+    batch: ReadonlyArray<Request>,
+    unflushed: boolean
+  ): Effect.Effect<ReadonlyArray<Outcome>, SqlError> =>
+    direct.exclusive(() => {
+      const run = (statement: string, args: ReadonlyArray<unknown>) => {
+        const prepared = direct.prepare(statement)
+        return prepared.reader ? prepared.all(...args) : (prepared.run(...args), [])
+      }
+      const compareAndSetOne = (request: Request): Outcome => {
+        const { first, args } = compareAndSetOf(request)
+        return run(first ? compareAndSetNew : compareAndSet, args).length > 0
+          ? Exit.succeed(request.written)
+          : mismatch(request, run(selectPosition, [request.sagaId]))
+      }
+      if (unflushed) run("PRAGMA synchronous = NORMAL", [])
+      try {
+        run("BEGIN IMMEDIATE", [])
+        try {
+          const outcomes = batch.map(compareAndSetOne)
+          const rows = outcomes.flatMap((outcome) => (Exit.isSuccess(outcome) ? outcome.value : []))
+          for (const cut of runs(rows)) run(insert(cut.length), cut.flatMap(entryArgs))
+          run("COMMIT", [])
+          return outcomes
+        } catch (error) {
+          if (direct.inTransaction()) run("ROLLBACK", [])
+          throw error
+        }
+      } finally {
+        if (unflushed) run("PRAGMA synchronous = FULL", [])
+      }
+    })
+
+  /**
    * Runs `f` in a write transaction, on the transaction's connection; `unflushed`: one that may
    * commit without waiting for its flush (the SQLite client's transaction reads it).
    */
@@ -415,13 +458,23 @@ RETURNING seq)`
   const allUnflushed = (batch: ReadonlyArray<Request>) =>
     unflushedAllowed && batch.every((request) => request.unflushed)
 
+  /** A batch in a write transaction of its own: synchronously on the store's own SQLite connection. */
+  const writeBatch = (batch: ReadonlyArray<Request>) =>
+    direct === undefined
+      ? transaction((conn) => write(conn, batch), !onPg && allUnflushed(batch))
+      : writeDirect(direct, batch, allUnflushed(batch))
+
   /** One append in a transaction of its own; a store failure is its own typed error. */
   const commitOne = (request: Request): Effect.Effect<Outcome> =>
     Effect.catchAll(
-      transaction(
-        (conn) => Effect.map(write(conn, [request]), (outcomes) => outcomes[0]!),
-        !onPg && allUnflushed([request])
-      ),
+      Effect.map(writeBatch([request]), (outcomes) => outcomes[0]!),
+      (error) => Effect.exit(lostRace(request.sagaId, request.expected.revision, "append")(error))
+    )
+
+  /** One append inside the caller's own open transaction, as a savepoint of it. */
+  const commitInside = (request: Request): Effect.Effect<Outcome> =>
+    Effect.catchAll(
+      transaction((conn) => Effect.map(write(conn, [request]), (outcomes) => outcomes[0]!)),
       (error) => Effect.exit(lostRace(request.sagaId, request.expected.revision, "append")(error))
     )
 
@@ -442,7 +495,7 @@ RETURNING seq)`
       : Effect.catchAll(
           oneStatementFits(batch)
             ? batchInOneStatement(batch, allUnflushed(batch))
-            : transaction((conn) => write(conn, batch), !onPg && allUnflushed(batch)),
+            : writeBatch(batch),
           (error) =>
             isLocked(error)
               ? Effect.succeed(batch.map(() => Exit.fail(journalError("append")(error))))
@@ -479,7 +532,7 @@ RETURNING seq)`
         unflushed: Unflushed.mayCommitUnflushed(drafts)
       }
       return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
-        Effect.flatten(Option.isSome(outer) ? commitOne(request) : Effect.uninterruptible(submit(request)))
+        Effect.flatten(Option.isSome(outer) ? commitInside(request) : Effect.uninterruptible(submit(request)))
       )
     })
 
