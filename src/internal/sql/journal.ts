@@ -201,6 +201,15 @@ RETURNING saga_id`
 WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_} AND ${leaseIsFree(bare)}
 RETURNING saga_id`
   const compareAndSet = text(compareAndSetSql)
+  // SQLite: an append that sets no status, by the holder of the saga's lease while it is active,
+  // changes neither the status nor the lease's owner. This compare-and-set leaves both alone, so
+  // that SQLite updates none of the row's indexes (each covers `status` or `lease_owner`, and a
+  // column a `SET` names counts as changed). It matches only where the full one would, with the
+  // same outcome; where it does not match, the full one runs.
+  const compareAndSetSteady = text(sql`UPDATE ${sagas} SET revision = ${_}, digest = ${_}, updated_at = ${_},
+  lease_expires_at = ${_}
+WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_} AND lease_owner = ${_} AND status IN ${activeList}
+RETURNING saga_id`)
   const selectPosition = text(
     sql`SELECT revision, digest, lease_owner, lease_expires_at FROM ${sagas} WHERE saga_id = ${_}`
   )
@@ -244,6 +253,15 @@ RETURNING saga_id`
             ...[sagaId, expected.revision, expected.digest, owner, now]
           ]
         }
+  }
+
+  /** The steady compare-and-set's arguments, if `request` can take it (SQLite alone uses it). */
+  const steadyArgs = (request: Request): ReadonlyArray<unknown> | undefined => {
+    const { at, expected, holder, millis, sagaId, status, written } = request
+    const last = written[written.length - 1]
+    if (status !== null || holder === null || expected.revision === 0 || last === undefined) return undefined
+    return [last.seq, last.hash, at, timeArg(millis, holder.ttlMillis), sagaId, expected.revision, expected.digest]
+      .concat([holder.owner])
   }
 
   /** Why a compare-and-set did not match, read from the saga's row: its lease, or another position. */
@@ -418,6 +436,8 @@ RETURNING seq)`
         return prepared.reader ? prepared.all(...args) : (prepared.run(...args), [])
       }
       const compareAndSetOne = (request: Request): Outcome => {
+        const steady = steadyArgs(request)
+        if (steady !== undefined && run(compareAndSetSteady, steady).length > 0) return Exit.succeed(request.written)
         const { first, args } = compareAndSetOf(request)
         return run(first ? compareAndSetNew : compareAndSet, args).length > 0
           ? Exit.succeed(request.written)
