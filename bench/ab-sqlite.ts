@@ -19,8 +19,11 @@ const argument = (name: string, otherwise: string) => {
   const at = process.argv.indexOf(name)
   return at > 0 ? process.argv[at + 1]! : otherwise
 }
-const [checkout] = process.argv.slice(2).filter((arg, i, args) => !arg.startsWith("--") && !args[i - 1]?.startsWith("--"))
-if (checkout === undefined) throw new Error("usage: npx tsx bench/ab-sqlite.ts <other checkout> [--synchronous normal|full]")
+const [checkout] = process.argv
+  .slice(2)
+  .filter((arg, i, args) => !arg.startsWith("--") && !args[i - 1]?.startsWith("--"))
+if (checkout === undefined)
+  throw new Error("usage: npx tsx bench/ab-sqlite.ts <other checkout> [--synchronous normal|full]")
 const synchronous = argument("--synchronous", "normal") as "normal" | "full"
 const concurrency = Number(argument("--concurrency", "1"))
 const ROUNDS = Number(argument("--rounds", "8"))
@@ -98,7 +101,9 @@ try {
   const of = (name: string) => best.get(name)!
   console.log(`SQLite synchronous = ${synchronous.toUpperCase()}, ${concurrency} at once, best of ${ROUNDS} rounds`)
   for (const name of Object.keys(contenders)) {
-    console.log(`${name.padEnd(6)} ${of(name).cpu.toFixed(1).padStart(8)} CPU µs/step ${of(name).wall.toFixed(1).padStart(8)} wall µs/step`)
+    console.log(
+      `${name.padEnd(6)} ${of(name).cpu.toFixed(1).padStart(8)} CPU µs/step ${of(name).wall.toFixed(1).padStart(8)} wall µs/step`
+    )
   }
   console.log(
     `this / other: ${(of("this").cpu / of("other").cpu).toFixed(3)}× the CPU a step, ${(of("this").wall / of("other").wall).toFixed(3)}× the wall time`

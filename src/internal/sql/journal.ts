@@ -260,8 +260,15 @@ RETURNING saga_id`)
     const { at, expected, holder, millis, sagaId, status, written } = request
     const last = written[written.length - 1]
     if (status !== null || holder === null || expected.revision === 0 || last === undefined) return undefined
-    return [last.seq, last.hash, at, timeArg(millis, holder.ttlMillis), sagaId, expected.revision, expected.digest]
-      .concat([holder.owner])
+    return [
+      last.seq,
+      last.hash,
+      at,
+      timeArg(millis, holder.ttlMillis),
+      sagaId,
+      expected.revision,
+      expected.digest
+    ].concat([holder.owner])
   }
 
   /** Why a compare-and-set did not match, read from the saga's row: its lease, or another position. */
@@ -431,10 +438,7 @@ RETURNING seq)`
     unflushed: boolean
   ): Effect.Effect<ReadonlyArray<Outcome>, SqlError> =>
     direct.exclusive(() => {
-      const run = (statement: string, args: ReadonlyArray<unknown>) => {
-        const prepared = direct.prepare(statement)
-        return prepared.reader ? prepared.all(...args) : (prepared.run(...args), [])
-      }
+      const run = direct.run
       const compareAndSetOne = (request: Request): Outcome => {
         const steady = steadyArgs(request)
         if (steady !== undefined && run(compareAndSetSteady, steady).length > 0) return Exit.succeed(request.written)
@@ -513,9 +517,7 @@ RETURNING seq)`
     batch.length === 1
       ? Effect.map(alone(batch[0]!), (outcome) => [outcome])
       : Effect.catchAll(
-          oneStatementFits(batch)
-            ? batchInOneStatement(batch, allUnflushed(batch))
-            : writeBatch(batch),
+          oneStatementFits(batch) ? batchInOneStatement(batch, allUnflushed(batch)) : writeBatch(batch),
           (error) =>
             isLocked(error)
               ? Effect.succeed(batch.map(() => Exit.fail(journalError("append")(error))))

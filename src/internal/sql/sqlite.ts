@@ -202,7 +202,10 @@ export const layerClient = (
       // The driver throws (a defect) when the file cannot be opened or switched to WAL. A read-only
       // connection leaves the journal mode as the file has it.
       const readonly = options.readonly === true
-      const client = yield* SqliteDriver.make({ filename: options.filename, readonly, disableWAL: readonly }, driver.TypeId).pipe(Effect.catchAllDefect((defect) => Effect.fail(opened(defect))))
+      const client = yield* SqliteDriver.make(
+        { filename: options.filename, readonly, disableWAL: readonly },
+        driver.TypeId
+      ).pipe(Effect.catchAllDefect((defect) => Effect.fail(opened(defect))))
       const busyTimeout = Duration.toMillis(Duration.decode(options.busyTimeout ?? defaultBusyTimeout))
       yield* Effect.mapError(client.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.round(busyTimeout))}`), opened)
       yield* Effect.mapError(

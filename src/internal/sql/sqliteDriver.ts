@@ -39,8 +39,8 @@ interface Database {
 export interface Direct {
   /** `f` on the connection while holding it: no other statement of the client runs meanwhile. */
   readonly exclusive: <A>(f: () => A) => Effect.Effect<A, SqlError>
-  /** `sql` prepared once on the connection (cached as the client's own statements are). */
-  readonly prepare: (sql: string) => PreparedStatement
+  /** Runs `sql` (prepared once, cached as the client's own statements are): its rows, if it returns any. */
+  readonly run: (sql: string, params: ReadonlyArray<unknown>) => ReadonlyArray<unknown>
   /** Whether a transaction is open on the connection. */
   readonly inTransaction: () => boolean
 }
@@ -56,7 +56,7 @@ const PREPARED_CAPACITY = 200
 const failure = (message: string) => (cause: unknown) => new SqlError({ cause, message })
 
 /** better-sqlite3, the copy `@effect/sql-sqlite-node` itself loads (not necessarily a dependency of ours). */
-const loadDriver = (): new (filename: string, options: { readonly readonly: boolean }) => Database => {
+const loadDriver = (): (new (filename: string, options: { readonly readonly: boolean }) => Database) => {
   const driverPackage = createRequire(import.meta.url).resolve("@effect/sql-sqlite-node/package.json")
   return createRequire(driverPackage)("better-sqlite3")
 }
@@ -177,7 +177,12 @@ export const make = (
     }) as unknown as SqliteClient.SqliteClient
     direct.set(sqlite, {
       exclusive: (f) => semaphore.withPermits(1)(Effect.try({ try: f, catch: failure("Failed to execute statement") })),
-      prepare,
+      run: (sql, params) => {
+        const statement = prepare(sql)
+        if (statement.reader) return statement.all(...params)
+        statement.run(...params)
+        return []
+      },
       inTransaction: () => db.inTransaction
     })
     return sqlite
