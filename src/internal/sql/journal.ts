@@ -260,15 +260,8 @@ RETURNING saga_id`)
     const { at, expected, holder, millis, sagaId, status, written } = request
     const last = written[written.length - 1]
     if (status !== null || holder === null || expected.revision === 0 || last === undefined) return undefined
-    return [
-      last.seq,
-      last.hash,
-      at,
-      timeArg(millis, holder.ttlMillis),
-      sagaId,
-      expected.revision,
-      expected.digest
-    ].concat([holder.owner])
+    const expiresAt = timeArg(millis, holder.ttlMillis)
+    return [last.seq, last.hash, at, expiresAt, sagaId, expected.revision, expected.digest, holder.owner]
   }
 
   /** Why a compare-and-set did not match, read from the saga's row: its lease, or another position. */
@@ -427,8 +420,8 @@ RETURNING seq)`
 
   /**
    * SQLite on the store's own connection: a batch's whole transaction as one synchronous call under
-   * the client's lock (`BEGIN IMMEDIATE`, every compare-and-set, the inserts, `COMMIT`), the same
-   * statements as `write`. Nothing else runs on the connection meanwhile, and nothing can interrupt
+   * the client's lock (`BEGIN IMMEDIATE`, every compare-and-set, the inserts, `COMMIT`): `write`'s
+   * statements, the steady compare-and-set tried first where it applies. Nothing else runs on the connection meanwhile, and nothing can interrupt
    * it half-way: it commits, or it rolls back and fails. `unflushed`: it commits under `synchronous
    * = NORMAL`, the connection back to `FULL` before it is let go.
    */
