@@ -16,7 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
 
 /** What the client uses of a better-sqlite3 statement. */
-export interface PreparedStatement {
+interface PreparedStatement {
   readonly reader: boolean
   readonly run: (...params: ReadonlyArray<unknown>) => unknown
   readonly all: (...params: ReadonlyArray<unknown>) => Array<unknown>
