@@ -77,6 +77,9 @@ export const layer: Layer.Layer<Journal, SqlError | Migrator.MigrationError | Ke
  * instead of failing half-way. A file that cannot be opened fails with a `JournalError`.
  * Provide it to `layer` and `SqlApproval.layer` to keep both on one connection.
  *
+ * NOTE: the client is `@effect/sql-sqlite-node`'s, rebuilt on a connection of its own that `layer`
+ * also reaches, to write each append synchronously under the client's lock (docs/storage.md).
+ *
  * @since 0.1.0
  * @category layers
  */

@@ -23,6 +23,7 @@ import * as PgBatch from "./pgBatch.js"
 import * as Prepared from "./prepared.js"
 import { decodeEntries, decodeRecords } from "./rows.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
+import * as SqliteDriver from "./sqliteDriver.js"
 import * as Unflushed from "./unflushed.js"
 
 const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
@@ -101,6 +102,7 @@ export const makeUnmigrated = Effect.gen(function* () {
   /** Runs a statement by name where the client says how (PostgreSQL through `Postgres.layerClient`). */
   const run: GroupRead.Run = (name, text, values) =>
     runNamed === undefined ? sql.unsafe(text, values) : runNamed(name, text, values)
+  const direct = SqliteDriver.directOf(client)
   const sagas = sql(sagasTable)
   const entries = sql(entriesTable)
   const onPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
@@ -195,6 +197,15 @@ RETURNING saga_id`
 WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_} AND ${leaseIsFree(bare)}
 RETURNING saga_id`
   const compareAndSet = text(compareAndSetSql)
+  // SQLite: an append that sets no status, by the holder of the saga's lease while it is active,
+  // changes neither the status nor the lease's owner. This compare-and-set leaves both alone, so
+  // that SQLite updates none of the row's indexes (each covers `status` or `lease_owner`, and a
+  // column a `SET` names counts as changed). It matches only where the full one would, with the
+  // same outcome; where it does not match, the full one runs.
+  const compareAndSetSteady = text(sql`UPDATE ${sagas} SET revision = ${_}, digest = ${_}, updated_at = ${_},
+  lease_expires_at = ${_}
+WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_} AND lease_owner = ${_} AND status IN ${activeList}
+RETURNING saga_id`)
   const selectPosition = text(
     sql`SELECT revision, digest, lease_owner, lease_expires_at FROM ${sagas} WHERE saga_id = ${_}`
   )
@@ -238,6 +249,15 @@ RETURNING saga_id`
             ...[sagaId, expected.revision, expected.digest, owner, now]
           ]
         }
+  }
+
+  /** The steady compare-and-set's arguments, if `request` can take it (SQLite alone uses it). */
+  const steadyArgs = (request: Request): ReadonlyArray<unknown> | undefined => {
+    const { at, expected, holder, millis, sagaId, status, written } = request
+    const last = written[written.length - 1]
+    if (status !== null || holder === null || expected.revision === 0 || last === undefined) return undefined
+    const expiresAt = timeArg(millis, holder.ttlMillis)
+    return [last.seq, last.hash, at, expiresAt, sagaId, expected.revision, expected.digest, holder.owner]
   }
 
   /** Why a compare-and-set did not match, read from the saga's row: its lease, or another position. */
@@ -357,6 +377,46 @@ RETURNING seq`)
     )
 
   /**
+   * SQLite on the store's own connection: a batch's whole transaction as one synchronous call under
+   * the client's lock (`BEGIN IMMEDIATE`, every compare-and-set, the inserts, `COMMIT`): `write`'s
+   * statements, the steady compare-and-set tried first where it applies. Nothing else runs on the connection meanwhile, and nothing can interrupt
+   * it half-way: it commits, or it rolls back and fails. `unflushed`: it commits under `synchronous
+   * = NORMAL`, the connection back to `FULL` before it is let go.
+   */
+  const writeDirect = (
+    direct: SqliteDriver.Direct,
+    batch: ReadonlyArray<Request>,
+    unflushed: boolean
+  ): Effect.Effect<ReadonlyArray<Outcome>, SqlError> =>
+    direct.exclusive(() => {
+      const run = direct.run
+      const compareAndSetOne = (request: Request): Outcome => {
+        const steady = steadyArgs(request)
+        if (steady !== undefined && run(compareAndSetSteady, steady).length > 0) return Exit.succeed(request.written)
+        const { first, args } = compareAndSetOf(request)
+        return run(first ? compareAndSetNew : compareAndSet, args).length > 0
+          ? Exit.succeed(request.written)
+          : mismatch(request, run(selectPosition, [request.sagaId]))
+      }
+      if (unflushed) run("PRAGMA synchronous = NORMAL", [])
+      try {
+        run("BEGIN IMMEDIATE", [])
+        try {
+          const outcomes = batch.map(compareAndSetOne)
+          const rows = outcomes.flatMap((outcome) => (Exit.isSuccess(outcome) ? outcome.value : []))
+          for (const cut of runs(rows)) run(insert(cut.length), cut.flatMap(entryArgs))
+          run("COMMIT", [])
+          return outcomes
+        } catch (error) {
+          if (direct.inTransaction()) run("ROLLBACK", [])
+          throw error
+        }
+      } finally {
+        if (unflushed) run("PRAGMA synchronous = FULL", [])
+      }
+    })
+
+  /**
    * Runs `f` in a write transaction, on the transaction's connection; `unflushed`: one that may
    * commit without waiting for its flush (the SQLite client's transaction reads it).
    */
@@ -373,13 +433,23 @@ RETURNING seq`)
   const allUnflushed = (batch: ReadonlyArray<Request>) =>
     unflushedAllowed && batch.every((request) => request.unflushed)
 
+  /** A batch in a write transaction of its own: synchronously on the store's own SQLite connection. */
+  const writeBatch = (batch: ReadonlyArray<Request>) =>
+    direct === undefined
+      ? transaction((conn) => write(conn, batch), !onPg && allUnflushed(batch))
+      : writeDirect(direct, batch, allUnflushed(batch))
+
   /** One append in a transaction of its own; a store failure is its own typed error. */
   const commitOne = (request: Request): Effect.Effect<Outcome> =>
     Effect.catchAll(
-      transaction(
-        (conn) => Effect.map(write(conn, [request]), (outcomes) => outcomes[0]!),
-        !onPg && allUnflushed([request])
-      ),
+      Effect.map(writeBatch([request]), (outcomes) => outcomes[0]!),
+      (error) => Effect.exit(lostRace(request.sagaId, request.expected.revision, "append")(error))
+    )
+
+  /** One append inside the caller's own open transaction, as a savepoint of it. */
+  const commitInside = (request: Request): Effect.Effect<Outcome> =>
+    Effect.catchAll(
+      transaction((conn) => Effect.map(write(conn, [request]), (outcomes) => outcomes[0]!)),
       (error) => Effect.exit(lostRace(request.sagaId, request.expected.revision, "append")(error))
     )
 
@@ -398,9 +468,7 @@ RETURNING seq`)
     batch.length === 1
       ? Effect.map(alone(batch[0]!), (outcome) => [outcome])
       : Effect.catchAll(
-          oneStatementFits(batch)
-            ? batchInOneStatement(batch, allUnflushed(batch))
-            : transaction((conn) => write(conn, batch), !onPg && allUnflushed(batch)),
+          oneStatementFits(batch) ? batchInOneStatement(batch, allUnflushed(batch)) : writeBatch(batch),
           (error) =>
             isLocked(error)
               ? Effect.succeed(batch.map(() => Exit.fail(journalError("append")(error))))
@@ -437,7 +505,7 @@ RETURNING seq`)
         unflushed: Unflushed.mayCommitUnflushed(drafts)
       }
       return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
-        Effect.flatten(Option.isSome(outer) ? commitOne(request) : Effect.uninterruptible(submit(request)))
+        Effect.flatten(Option.isSome(outer) ? commitInside(request) : Effect.uninterruptible(submit(request)))
       )
     })
 

@@ -15,6 +15,7 @@ import type * as Scope from "effect/Scope"
 import { JournalError } from "../../Journal.js"
 import type { KeyError } from "../../Keys.js"
 import { isKeyError } from "../../Keys.js"
+import * as SqliteDriver from "./sqliteDriver.js"
 import * as Unflushed from "./unflushed.js"
 
 /** How to open the SQLite file; `readonly` (internal, the CLI's reads): nothing can be written. */
@@ -201,9 +202,10 @@ export const layerClient = (
       // The driver throws (a defect) when the file cannot be opened or switched to WAL. A read-only
       // connection leaves the journal mode as the file has it.
       const readonly = options.readonly === true
-      const client = yield* driver
-        .make({ filename: options.filename, readonly, disableWAL: readonly })
-        .pipe(Effect.catchAllDefect((defect) => Effect.fail(opened(defect))))
+      const client = yield* SqliteDriver.make(
+        { filename: options.filename, readonly, disableWAL: readonly },
+        driver.TypeId
+      ).pipe(Effect.catchAllDefect((defect) => Effect.fail(opened(defect))))
       const busyTimeout = Duration.toMillis(Duration.decode(options.busyTimeout ?? defaultBusyTimeout))
       yield* Effect.mapError(client.unsafe(`PRAGMA busy_timeout = ${Math.max(0, Math.round(busyTimeout))}`), opened)
       yield* Effect.mapError(
