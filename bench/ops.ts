@@ -7,9 +7,9 @@
  * with the function it runs, in order.
  */
 import { Effect, Layer, ManagedRuntime, RuntimeFlags, RuntimeFlagsPatch, Supervisor } from "effect"
-import { Approval, Compensable, Journal, Saga } from "../src/index.js"
+import { Approval, Journal, Saga } from "../src/index.js"
+import { tools } from "./contenders.js"
 import { floorSaga } from "./floor.js"
-import { StepInput, StepResult, steps } from "./steps.js"
 
 /** Counts the operations of the fibers it supervises, by kind; keeps each one's function if asked. */
 class Counter extends Supervisor.AbstractSupervisor<void> {
@@ -42,16 +42,6 @@ class Counter extends Supervisor.AbstractSupervisor<void> {
 /** Runs `effect` supervised by `counter`, every operation seen. */
 const counted = <A, E, R>(effect: Effect.Effect<A, E, R>, counter: Counter) =>
   Effect.withRuntimeFlagsPatch(Effect.supervised(effect, counter), RuntimeFlagsPatch.enable(RuntimeFlags.OpSupervision))
-
-const tools = steps.map((execute, i) =>
-  Compensable.make({
-    name: `step-${i + 1}`,
-    input: StepInput,
-    success: StepResult,
-    execute: () => execute,
-    compensate: () => Effect.void
-  })
-)
 
 const runtime = ManagedRuntime.make(
   Saga.layer.pipe(Layer.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
