@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     pool: "forks",
+    // A PostgreSQL for the Postgres cases: EFFECT_SAGA_PG_URL's, or one started for the run.
+    globalSetup: ["test/support/postgres-server.ts"],
     // The JSON report is where .ci/run reads the runner's own pass/fail counts.
     reporters: ["default", ["json", { outputFile: ".vitest-report.json" }]]
   }

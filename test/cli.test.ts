@@ -13,7 +13,7 @@ import { commands } from "../src/internal/cli/commandTable.js"
 import { endingOf } from "../src/internal/cli/failure.js"
 import * as Help from "../src/internal/cli/help.js"
 import { Checkout, Tracking } from "./fixtures/cli-tools.js"
-import { describePg, freshDatabase } from "./fixtures/postgres.js"
+import { freshDatabase } from "./fixtures/postgres.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-"))
@@ -435,7 +435,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       })
   )
 
-  describePg("on PostgreSQL", () => {
+  describe("on PostgreSQL", () => {
     it.effect("--db postgres://: a saga exported from SQLite imports, shows and verifies as it was", () =>
       Effect.gen(function* () {
         const url = yield* Effect.promise(() => freshDatabase("effect_saga_cli"))

@@ -8,7 +8,7 @@ import { runCrashHarness } from "./crash/harness.js"
 import { formatFigures } from "./crash/report.js"
 import type { Call } from "./crash/world.js"
 import { readCalls } from "./crash/world.js"
-import { describePg, freshDatabase } from "./fixtures/postgres.js"
+import { freshDatabase } from "./fixtures/postgres.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-crash-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -51,7 +51,7 @@ describe("SIGKILL at random moments, 50 times", () => {
 })
 
 /** The same harness with the journal on PostgreSQL (the children reach it over their own pools). */
-describePg("SIGKILL at random moments on PostgreSQL, 20 times", () => {
+describe("SIGKILL at random moments on PostgreSQL, 20 times", () => {
   it.live(
     "after recovery: every chain verifies, no executed step is lost, no undo runs twice, every unknown outcome is surfaced",
     () =>

@@ -3,7 +3,7 @@
  * they run), and opening a new database from several hosts at once.
  */
 import * as SqlClient from "@effect/sql/SqlClient"
-import { expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Layer, Option } from "effect"
 import pg from "pg"
 import { Journal, SqlJournal } from "../src/index.js"
@@ -11,12 +11,12 @@ import { openStatusSagas } from "../src/internal/sql/migrations.js"
 import * as Postgres from "../src/Postgres.js"
 import { suite as approvalSuite } from "./ApprovalSuite.js"
 import { appendAll, saga, step } from "./fixtures/drafts.js"
-import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
+import { freshDatabase } from "./fixtures/postgres.js"
 import { suite as journalSuite } from "./JournalSuite.js"
 
-const url = reachable ? await freshDatabase("effect_saga_suites") : ""
+const url = await freshDatabase("effect_saga_suites")
 
-describePg("PostgreSQL", () => {
+describe("PostgreSQL", () => {
   journalSuite("Postgres.layerJournal", Postgres.layerJournal({ url }))
   approvalSuite("Postgres.layer", Postgres.layer({ url }))
 

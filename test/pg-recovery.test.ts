@@ -6,19 +6,19 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
-import { afterAll, assert, expect, it } from "@effect/vitest"
+import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition } from "../src/index.js"
 import * as Postgres from "../src/Postgres.js"
 import { makeOrder, readWorld } from "./fixtures/pg-order.js"
-import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
+import { freshDatabase } from "./fixtures/postgres.js"
 import { startWorker } from "./fixtures/worker-process.js"
 
-const url = reachable ? await freshDatabase("effect_saga_recovery") : ""
+const url = await freshDatabase("effect_saga_recovery")
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-pg-recovery-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
-describePg("leases across hosts on PostgreSQL", () => {
+describe("leases across hosts on PostgreSQL", () => {
   it.scopedLive(
     "four worker processes recover 200 lapsed sagas at once: each by exactly one worker, every step once, every chain intact",
     () =>

@@ -22,7 +22,7 @@ import {
 } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Postgres from "../src/Postgres.js"
-import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
+import { freshDatabase } from "./fixtures/postgres.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-tampering-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -403,8 +403,8 @@ const matrix = (name: string, backend: () => Backend) =>
 matrix("Journal.layerMemory", memoryBackend)
 matrix("SqlStore.layerSqlite", sqliteBackend)
 
-const pgUrl = reachable ? await freshDatabase("tampering") : ""
-describePg("PostgreSQL", () => {
+const pgUrl = await freshDatabase("tampering")
+describe("PostgreSQL", () => {
   matrix("Postgres.layer", () =>
     sqlBackend(
       Postgres.layer({ url: Redacted.make(pgUrl), maxConnections: 4 }),

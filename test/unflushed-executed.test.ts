@@ -15,7 +15,7 @@ import { type Approval, Compensable, Journal, Saga, SqlJournal, SqlStore } from 
 import { mayCommitUnflushed } from "../src/internal/sql/unflushed.js"
 import * as Postgres from "../src/Postgres.js"
 import { saga, step } from "./fixtures/drafts.js"
-import { describePg, freshDatabase, reachable } from "./fixtures/postgres.js"
+import { freshDatabase } from "./fixtures/postgres.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-unflushed-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -136,9 +136,9 @@ describe("SQLite: EXECUTED without waiting for its flush", () => {
   )
 })
 
-const url = reachable ? await freshDatabase("effect_saga_unflushed") : ""
+const url = await freshDatabase("effect_saga_unflushed")
 
-describePg("PostgreSQL: EXECUTED without waiting for its flush", () => {
+describe("PostgreSQL: EXECUTED without waiting for its flush", () => {
   it.live("an append of EXECUTED alone, or a batch of them, turns synchronous_commit off for itself alone", () =>
     Effect.gen(function* () {
       const appends = yield* loggingPg(runPgSagas(Postgres.layer({ url }), 1))
