@@ -13,7 +13,7 @@ import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import type * as Library from "../src/index.js"
-import { STEPS, StepInput, StepResult, steps } from "./steps.js"
+import { STEPS, toolsOf } from "./steps.js"
 
 const argument = (name: string, otherwise: string) => {
   const at = process.argv.indexOf(name)
@@ -34,15 +34,7 @@ const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "effect-saga-ab-sqlite-"))
 /** Runs `count` sagas of the bench on `library`'s SQLite store, each call numbering on from the last. */
 const sagasOn = (library: typeof Library, file: string) => {
   const { Compensable, Saga, SqlStore } = library
-  const tools = steps.map((execute, i) =>
-    Compensable.make({
-      name: `step-${i + 1}`,
-      input: StepInput,
-      success: StepResult,
-      execute: () => execute,
-      compensate: () => Effect.void
-    })
-  )
+  const tools = toolsOf(Compensable)
   const runtime = ManagedRuntime.make(
     Saga.layer.pipe(Layer.provide(SqlStore.layerSqlite({ filename: Path.join(dir, file), synchronous })))
   )

@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import type * as Library from "../src/index.js"
 import { floorSaga } from "./floor.js"
-import { STEPS, StepInput, StepResult, steps } from "./steps.js"
+import { STEPS, toolsOf } from "./steps.js"
 
 const [checkout] = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
 if (checkout === undefined) throw new Error("usage: npx tsx bench/ab.ts <other checkout> [--rounds N]")
@@ -24,15 +24,7 @@ const BATCH = 100
 /** Runs `count` sagas of the bench on `library`, each call numbering on from the last. */
 const sagasOn = (library: typeof Library) => {
   const { Approval, Compensable, Journal, Saga } = library
-  const tools = steps.map((execute, i) =>
-    Compensable.make({
-      name: `step-${i + 1}`,
-      input: StepInput,
-      success: StepResult,
-      execute: () => execute,
-      compensate: () => Effect.void
-    })
-  )
+  const tools = toolsOf(Compensable)
   const runtime = ManagedRuntime.make(
     Saga.layer.pipe(Layer.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
   )

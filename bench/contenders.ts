@@ -12,7 +12,7 @@ import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { Effect, Layer, ManagedRuntime, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga } from "../src/index.js"
 import { floorSaga } from "./floor.js"
-import { StepInput, StepResult, steps } from "./steps.js"
+import { StepResult, steps, toolsOf } from "./steps.js"
 
 /** A benchmark contender: runs `count` five-step sagas sequentially. */
 export interface Contender {
@@ -71,15 +71,7 @@ const WorkflowLive = BenchWorkflow.toLayer(() =>
 const workflow = fromLayer("workflow", WorkflowLive, (n) => BenchWorkflow.execute({ id: `saga-${n}` }))
 
 /** The five steps as effect-saga tools, each with a trivial undo, keyed by the saga's number. */
-export const tools = steps.map((execute, i) =>
-  Compensable.make({
-    name: `step-${i + 1}`,
-    input: StepInput,
-    success: StepResult,
-    execute: () => execute,
-    compensate: () => Effect.void
-  })
-)
+export const tools = toolsOf(Compensable)
 
 const SagaLive = Saga.layer.pipe(Layer.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
 

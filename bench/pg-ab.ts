@@ -14,7 +14,7 @@ import pg from "pg"
 import type * as Library from "../src/index.js"
 import type * as PostgresModule from "../src/Postgres.js"
 import { CONCURRENCY } from "./contenders.js"
-import { STEPS, StepInput, StepResult, steps } from "./steps.js"
+import { STEPS, toolsOf } from "./steps.js"
 
 const [checkout] = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
 if (checkout === undefined) throw new Error("usage: npx tsx bench/pg-ab.ts <other checkout> [--rounds N]")
@@ -30,15 +30,7 @@ const contender = async (root: string, name: string) => {
   const load = (file: string) => import(pathToFileURL(Path.resolve(root, "src", file)).href)
   const { Compensable, Saga } = (await load("index.ts")) as typeof Library
   const Postgres = (await load("Postgres.ts")) as typeof PostgresModule
-  const tools = steps.map((execute, i) =>
-    Compensable.make({
-      name: `step-${i + 1}`,
-      input: StepInput,
-      success: StepResult,
-      execute: () => execute,
-      compensate: () => Effect.void
-    })
-  )
+  const tools = toolsOf(Compensable)
   const database = `effect_saga_ab_${name}_${process.pid}`
   await admin.query(`CREATE DATABASE ${database}`)
   const databaseUrl = new URL(url)

@@ -1,5 +1,6 @@
 /** The five trivial steps every contender of the benchmark performs, and their schemas. */
 import { Effect, Schema } from "effect"
+import type * as Library from "../src/index.js"
 
 /** Number of steps in every saga. */
 export const STEPS = 5
@@ -12,3 +13,18 @@ export const StepInput = Schema.Struct({ n: Schema.Number })
 
 /** Schema of a step's result (for engines that serialize results). */
 export const StepResult = Schema.Struct({ id: Schema.String })
+
+/**
+ * The five steps as tools of `Compensable` (this checkout's, or another one's in an A/B run), each
+ * with a trivial undo.
+ */
+export const toolsOf = (Compensable: typeof Library.Compensable) =>
+  steps.map((execute, i) =>
+    Compensable.make({
+      name: `step-${i + 1}`,
+      input: StepInput,
+      success: StepResult,
+      execute: () => execute,
+      compensate: () => Effect.void
+    })
+  )
