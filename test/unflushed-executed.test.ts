@@ -288,12 +288,8 @@ const runSaga = <E, PE>(
  */
 const runLogged = (options: SqlJournal.SqliteOptions, synchronous: number) =>
   Effect.gen(function* () {
-    const tools = toolsLogging([])
-    const program = Effect.gen(function* () {
-      for (const tool of tools) yield* tool({ n: 1 })
-    })
     const ran = Effect.gen(function* () {
-      const result = yield* Saga.run("logged", program)
+      const result = yield* Saga.run("logged", threeSteps)
       expect(result._tag).toBe("Completed")
       const sql = yield* SqlClient.SqlClient
       expect(yield* sql.unsafe("PRAGMA synchronous")).toEqual([{ synchronous }])
