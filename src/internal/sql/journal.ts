@@ -16,10 +16,12 @@ import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
 import { noneOpen } from "../journal/status.js"
+import { readsTogether } from "../journal/together.js"
 import { groupCommit } from "./groupCommit.js"
 import * as GroupRead from "./groupRead.js"
 import { entriesTable, migrate, openSagas, openStatusSagas, sagasTable } from "./migrations.js"
 import * as PgBatch from "./pgBatch.js"
+import * as PgLoad from "./pgLoad.js"
 import * as Prepared from "./prepared.js"
 import { decodeEntries, decodeRecords } from "./rows.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
@@ -565,6 +567,15 @@ RETURNING saga_id`,
       ),
       (rows) => decodeEntries(sagaId, rows as ReadonlyArray<Record<string, unknown>>)
     )
+
+  // PostgreSQL: a load's two reads as one statement (pgLoad.ts), which `inspect` finds by `read`.
+  const loadRows = GroupRead.groupRead(run, PgLoad.statement.name, PgLoad.statement.text, PgLoad.key)
+  const readTogether = (sagaId: string) =>
+    Effect.flatMap(
+      Effect.mapError(grouped(sql.unsafe(PgLoad.statement.text, [[sagaId]]), loadRows(sagaId)), journalError("read")),
+      (rows) => PgLoad.decode(sagaId, rows)
+    )
+  if (onPg) readsTogether.set(read, readTogether)
 
   const toRecords = (operation: string) => (rows: ReadonlyArray<unknown>) => decodeRecords(operation, rows)
 
