@@ -56,7 +56,11 @@ export const inspect = (
             record,
             verification: { _tag: "Broken", seq: entries.left.seq, problem: "undecodable", reason: entries.left.reason }
           }
-        : { entries: entries.right, record, verification: verifyAgainst(entries.right, Option.getOrUndefined(record), keys) }
+        : {
+            entries: entries.right,
+            record,
+            verification: verifyAgainst(entries.right, Option.getOrUndefined(record), keys)
+          }
   )
   const racing = (inspected: Inspected) =>
     inspected.verification._tag === "Broken" &&

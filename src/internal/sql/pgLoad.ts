@@ -60,7 +60,10 @@ const entryOf = (row: Row): Row => ({
  * One saga's rows of the statement as its entries (or the first that does not decode) and its row
  * (a row that does not decode is a `JournalError` of `get`, as a read of the row alone says it).
  */
-export const decode = (sagaId: string, rows: ReadonlyArray<unknown>): Effect.Effect<ReadTogether, Journal.JournalError> => {
+export const decode = (
+  sagaId: string,
+  rows: ReadonlyArray<unknown>
+): Effect.Effect<ReadTogether, Journal.JournalError> => {
   const own = rows as ReadonlyArray<Row>
   const stored = own[0]?.kind === "saga" ? [recordOf(own[0])] : []
   const entries = own.filter((row) => row.kind === "entry").map(entryOf)
