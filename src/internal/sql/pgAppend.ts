@@ -3,7 +3,7 @@
  * once, as group commit's leader does; if no other append arrived meanwhile, it is sent straight, as
  * its own statement in one wait of its own, without group commit's queue, turn and hand-over around
  * it (one saga at a time, every append takes that path). Appends that arrive together, or while
- * another is in flight, go through group commit, the one that yielded first among them.
+ * another is in flight, go through group commit, and the one that yielded joins their batch.
  */
 
 /** The appends in flight on one store, whichever path each took: `arrive` when one starts, `leave` when it has its outcome. */
