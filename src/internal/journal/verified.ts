@@ -1,10 +1,13 @@
 /** Reading a saga's journal so that nothing acts on entries that do not verify. */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { Entry, Journal, JournalError, SagaRecord, Verification } from "../../Journal.js"
 import { JournalCorrupted, JournalTampered, verifyAgainst } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import type { Tamper } from "../../Saga.js"
+import type { ReadTogether } from "./together.js"
+import { readsTogether } from "./together.js"
 
 /** A saga's entries and row, read together, and what verifying one against the other says. */
 export interface Inspected {
@@ -16,40 +19,48 @@ export interface Inspected {
 /** A read is retried this many times when the row is ahead of the entries read just before it. */
 const RACE_RETRIES = 3
 
-/** A read that failed on a stored entry that does not decode: a break at that entry. */
-const undecodable = (
-  journal: Journal["Type"],
-  sagaId: string,
-  error: JournalError | JournalCorrupted
-): Effect.Effect<Inspected, JournalError> =>
-  error instanceof JournalCorrupted
-    ? Effect.map(journal.get(sagaId), (record) => ({
-        entries: [],
-        record,
-        verification: { _tag: "Broken", seq: error.seq, problem: "undecodable", reason: error.reason }
-      }))
-    : Effect.fail(error)
+/**
+ * The entries (or the first that does not decode) and then the row; in one statement where the
+ * store reads them together (together.ts).
+ */
+const readBoth = (journal: Journal["Type"], sagaId: string): Effect.Effect<ReadTogether, JournalError> => {
+  const together = readsTogether.get(journal.read)
+  if (together !== undefined) return together(sagaId)
+  const entries = journal.read(sagaId).pipe(
+    Effect.map((read): ReadTogether["entries"] => Either.right(read)),
+    Effect.catchIf(
+      (error): error is JournalCorrupted => error instanceof JournalCorrupted,
+      (error) => Effect.succeed(Either.left(error))
+    )
+  )
+  return Effect.flatMap(entries, (entries) => Effect.map(journal.get(sagaId), (record) => ({ entries, record })))
+}
 
 /**
- * Reads the entries, then the row. An append that commits in between leaves the row ahead of the
- * entries (never behind: entries and row are written together), so such a read is made again
- * before it is called a truncation. A stored entry that does not decode is a break, not a failure.
+ * Reads the entries, then the row (in one statement where the store can: then they are one
+ * snapshot). An append that commits in between two reads leaves the row ahead of the entries
+ * (never behind: entries and row are written together), so such a read is made again before it
+ * is called a truncation. A stored entry that does not decode is a break, not a failure.
  */
 export const inspect = (
   journal: Journal["Type"],
   sagaId: string,
   keys: KeyRing | undefined
 ): Effect.Effect<Inspected, JournalError> => {
-  const once = Effect.flatMap(
-    Effect.either(journal.read(sagaId)),
-    (read): Effect.Effect<Inspected, JournalError> =>
-      read._tag === "Left"
-        ? undecodable(journal, sagaId, read.left)
-        : Effect.map(journal.get(sagaId), (record) => ({
-            entries: read.right,
+  const once = Effect.map(
+    readBoth(journal, sagaId),
+    ({ entries, record }): Inspected =>
+      Either.isLeft(entries)
+        ? {
+            entries: [],
             record,
-            verification: verifyAgainst(read.right, Option.getOrUndefined(record), keys)
-          }))
+            verification: { _tag: "Broken", seq: entries.left.seq, problem: "undecodable", reason: entries.left.reason }
+          }
+        : {
+            entries: entries.right,
+            record,
+            verification: verifyAgainst(entries.right, Option.getOrUndefined(record), keys)
+          }
   )
   const racing = (inspected: Inspected) =>
     inspected.verification._tag === "Broken" &&

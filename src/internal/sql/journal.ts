@@ -9,6 +9,7 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import type { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -16,10 +17,13 @@ import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
 import { noneOpen } from "../journal/status.js"
+import { readsTogether } from "../journal/together.js"
 import { groupCommit } from "./groupCommit.js"
 import * as GroupRead from "./groupRead.js"
 import { entriesTable, migrate, openSagas, openStatusSagas, sagasTable } from "./migrations.js"
+import * as PgAppend from "./pgAppend.js"
 import * as PgBatch from "./pgBatch.js"
+import * as PgLoad from "./pgLoad.js"
 import * as Prepared from "./prepared.js"
 import { decodeEntries, decodeRecords } from "./rows.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
@@ -99,6 +103,7 @@ export const makeUnmigrated = Effect.gen(function* () {
   const sql = client.withoutTransforms()
   const unflushedAllowed = Unflushed.isAllowed(client)
   const runNamed = Prepared.runNamedOf(client)
+  const sendNamed = Prepared.sendNamedOf(client)
   /** Runs a statement by name where the client says how (PostgreSQL through `Postgres.layerClient`). */
   const run: GroupRead.Run = (name, text, values) =>
     runNamed === undefined ? sql.unsafe(text, values) : runNamed(name, text, values)
@@ -342,18 +347,37 @@ RETURNING seq`)
     })
   }
 
-  const appendInOneStatement = (request: Request): Effect.Effect<Outcome> => {
+  /** What an append that failed with `error` gets: a conflict if another writer got there first. */
+  const refusedBy = (request: Request) => lostRace(request.sagaId, request.expected.revision, "append")
+
+  /** An append alone as one statement: its text (by shape) and its arguments. */
+  const oneStatementOf = (request: Request) => {
     const { first, args } = compareAndSetOf(request)
     const written = request.written
     const statement = oneStatement(first, written.length, unflushedAllowed && request.unflushed)
-    const values = [...args, ...written.flatMap(entryArgs)]
-    return run(statement.name, statement.text, values).pipe(
-      Effect.flatMap((inserted) =>
-        inserted.length === written.length
-          ? Effect.succeed(Exit.succeed(written))
-          : Effect.map(sql.unsafe(selectPosition, [request.sagaId]), (rows) => mismatch(request, rows))
-      ),
-      Effect.catchAll((error) => Effect.exit(lostRace(request.sagaId, request.expected.revision, "append")(error)))
+    return { ...statement, values: [...args, ...written.flatMap(entryArgs)] }
+  }
+
+  /** What the one statement of `request` returned says: its entries, or (read from its row) why not. */
+  const afterOneStatement = (
+    request: Request,
+    inserted: ReadonlyArray<unknown>
+  ): Effect.Effect<ReadonlyArray<Journal.Entry>, Journal.AppendError> =>
+    inserted.length === request.written.length
+      ? Effect.succeed(request.written)
+      : Effect.flatten(
+          Effect.catchAll(
+            Effect.map(sql.unsafe(selectPosition, [request.sagaId]), (rows) => mismatch(request, rows)),
+            (error) => Effect.exit(refusedBy(request)(error))
+          )
+        )
+
+  const appendInOneStatement = (request: Request): Effect.Effect<Outcome> => {
+    const { name, text, values } = oneStatementOf(request)
+    return Effect.exit(
+      Effect.flatMap(Effect.catchAll(run(name, text, values), refusedBy(request)), (inserted) =>
+        afterOneStatement(request, inserted)
+      )
     )
   }
 
@@ -478,6 +502,29 @@ RETURNING seq`)
   const submit = groupCommit(commit)
   const clock = isoClock()
 
+  /** An append's request, its entries built at `millis`; or why its drafts cannot be stored. */
+  const requestOf = (
+    sagaId: string,
+    expected: Journal.Expected,
+    drafts: ReadonlyArray<Journal.Draft>,
+    holder: Journal.Holder | undefined,
+    millis: number
+  ): Request | Journal.JournalError => {
+    const unstorable = refuseUnstorable("append", sagaId, drafts)
+    if (unstorable !== undefined) return unstorable
+    const at = clock(millis)
+    return {
+      sagaId,
+      expected,
+      written: buildEntries(sagaId, expected, drafts, at, keys),
+      status: statusSetBy(drafts),
+      at,
+      millis,
+      holder: holder ?? null,
+      unflushed: Unflushed.mayCommitUnflushed(drafts)
+    }
+  }
+
   /**
    * Builds the entries (seq, time, hash chain) in the caller's fiber, then waits, uninterruptibly,
    * for the transaction that holds them: the caller goes on only once they are committed. An append
@@ -491,22 +538,57 @@ RETURNING seq`)
     holder?: Journal.Holder
   ) =>
     Effect.flatMap(Clock.currentTimeMillis, (millis) => {
-      const unstorable = refuseUnstorable("append", sagaId, drafts)
-      if (unstorable !== undefined) return Effect.fail(unstorable)
-      const at = clock(millis)
-      const request: Request = {
-        sagaId,
-        expected,
-        written: buildEntries(sagaId, expected, drafts, at, keys),
-        status: statusSetBy(drafts),
-        at,
-        millis,
-        holder: holder ?? null,
-        unflushed: Unflushed.mayCommitUnflushed(drafts)
-      }
+      const request = requestOf(sagaId, expected, drafts, holder, millis)
+      if (request instanceof Journal.JournalError) return Effect.fail(request)
       return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
         Effect.flatten(Option.isSome(outer) ? commitInside(request) : Effect.uninterruptible(submit(request)))
       )
+    })
+
+  const traffic = new PgAppend.Traffic()
+
+  /**
+   * PostgreSQL through `Postgres.layerClient`: `append`, where an append that stays alone is sent
+   * straight (pgAppend.ts): the same statement as group commit's batch of one, without group commit
+   * around it.
+   */
+  const appendOnPg =
+    (send: Prepared.SendNamed) =>
+    (sagaId: string, expected: Journal.Expected, drafts: ReadonlyArray<Journal.Draft>, holder?: Journal.Holder) =>
+      Effect.withFiberRuntime<ReadonlyArray<Journal.Entry>, Journal.AppendError>((fiber) => {
+        const millis = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+        const request = requestOf(sagaId, expected, drafts, holder, millis)
+        if (request instanceof Journal.JournalError) return Effect.fail(request)
+        if (Option.isSome(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection))) {
+          return Effect.flatten(commitInside(request))
+        }
+        const fits = request.written.length > 0 && request.written.length <= 64
+        if (!traffic.arrive() || !fits) return Effect.uninterruptible(batched(request))
+        return Effect.uninterruptible(
+          Effect.zipRight(
+            Effect.yieldNow(),
+            Effect.suspend(() => (traffic.alone() ? sendAlone(send, request) : batched(request)))
+          )
+        )
+      })
+
+  /** `request` through group commit, counted out when it has its outcome. */
+  const batched = (request: Request) =>
+    Effect.flatten(
+      Effect.flatMap(Effect.exit(submit(request)), (exit) => {
+        traffic.leave()
+        return exit
+      })
+    )
+
+  /** `request` as one statement, on its own: its entries, or why not. */
+  const sendAlone = (send: Prepared.SendNamed, request: Request) =>
+    Effect.async<ReadonlyArray<Journal.Entry>, Journal.AppendError>((resume) => {
+      const { name, text, values } = oneStatementOf(request)
+      send(name, text, values, (error, inserted) => {
+        traffic.leave()
+        resume(error === undefined ? afterOneStatement(request, inserted) : refusedBy(request)(error))
+      })
     })
 
   const importSaga = (imported: ReadonlyArray<Journal.Entry>) =>
@@ -565,6 +647,15 @@ RETURNING saga_id`,
       ),
       (rows) => decodeEntries(sagaId, rows as ReadonlyArray<Record<string, unknown>>)
     )
+
+  // PostgreSQL: a load's two reads as one statement (pgLoad.ts), which `inspect` finds by `read`.
+  const loadRows = GroupRead.groupRead(run, PgLoad.statement.name, PgLoad.statement.text, PgLoad.key)
+  const readTogether = (sagaId: string) =>
+    Effect.flatMap(
+      Effect.mapError(grouped(sql.unsafe(PgLoad.statement.text, [[sagaId]]), loadRows(sagaId)), journalError("read")),
+      (rows) => PgLoad.decode(sagaId, rows)
+    )
+  if (onPg) readsTogether.set(read, readTogether)
 
   const toRecords = (operation: string) => (rows: ReadonlyArray<unknown>) => decodeRecords(operation, rows)
 
@@ -689,7 +780,7 @@ WHERE lease_owner = ${owner}${sagaId === undefined ? sql.literal("") : sql` AND 
     ).pipe(Effect.asVoid)
 
   return Journal.Journal.of({
-    append,
+    append: onPg && sendNamed !== undefined ? appendOnPg(sendNamed) : append,
     claim,
     claimLapsed,
     renew,

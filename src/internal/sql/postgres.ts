@@ -65,19 +65,15 @@ const acquirePool = (url: Redacted.Redacted<string>, options: Options) =>
     })
   )
 
-/** Runs a statement by name on `pool`: prepared by each connection the first time it runs it. */
-const runNamedOn =
-  (pool: Pool): Prepared.RunNamed =>
-  (name, text, values) =>
-    Effect.async((resume) => {
-      pool.query({ name, text, values: [...values] }, (error: Error | undefined, result: QueryResult) =>
-        resume(
-          error
-            ? Effect.fail(new SqlError({ cause: error, message: "Failed to execute statement" }))
-            : Effect.succeed(result.rows)
-        )
-      )
-    })
+/** Sends a statement by name on `pool`: prepared by each connection the first time it runs it. */
+const sendNamedOn =
+  (pool: Pool): Prepared.SendNamed =>
+  (name, text, values, done) =>
+    pool.query({ name, text, values: [...values] }, (error: Error | undefined, result: QueryResult) =>
+      error
+        ? done(new SqlError({ cause: error, message: "Failed to execute statement" }), [])
+        : done(undefined, result.rows)
+    )
 
 /**
  * A `PgClient` on `options.url`, on a pool of our own so that appends can run prepared statements
@@ -89,7 +85,7 @@ export const layerClient = (options: Options): Layer.Layer<PgClient.PgClient | S
     Effect.gen(function* () {
       const pool = yield* acquirePool(url, options)
       const client = yield* driver.fromPool({ acquire: Effect.succeed(pool), applicationName: "effect-saga" })
-      Prepared.register(client, runNamedOn(pool))
+      Prepared.register(client, sendNamedOn(pool))
       if (options.flushEveryEntry !== true) Unflushed.allow(client)
       return Context.make(driver.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client))
     })

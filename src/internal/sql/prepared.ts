@@ -4,7 +4,7 @@
  * which took longer than running the append itself). The store's client registers how.
  */
 import type { SqlError } from "@effect/sql/SqlError"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 
 /** Runs `text` as the prepared statement `name` (prepared on first use, per connection) with `values`. */
 export type RunNamed = (
@@ -13,12 +13,27 @@ export type RunNamed = (
   values: ReadonlyArray<unknown>
 ) => Effect.Effect<ReadonlyArray<unknown>, SqlError>
 
-const registry = new WeakMap<object, RunNamed>()
+/** `RunNamed` as a callback, for a path that waits in one `Effect.async` of its own: `done` gets the rows or the error. */
+export type SendNamed = (
+  name: string,
+  text: string,
+  values: ReadonlyArray<unknown>,
+  done: (error: SqlError | undefined, rows: ReadonlyArray<unknown>) => void
+) => void
 
-/** Registers how `client` (the `SqlClient` a store layer opened) runs prepared statements. */
-export const register = (client: object, run: RunNamed): void => {
-  registry.set(client, run)
+const registry = new WeakMap<object, { readonly run: RunNamed; readonly send: SendNamed }>()
+
+/** Registers how `client` (the `SqlClient` a store layer opened) sends prepared statements. */
+export const register = (client: object, send: SendNamed): void => {
+  const run: RunNamed = (name, text, values) =>
+    Effect.async((resume) =>
+      send(name, text, values, (error, rows) => resume(error === undefined ? Effect.succeed(rows) : Effect.fail(error)))
+    )
+  registry.set(client, { run, send })
 }
 
 /** How `client` runs prepared statements, if its layer registered it (a client of the user's own never does). */
-export const runNamedOf = (client: object): RunNamed | undefined => registry.get(client)
+export const runNamedOf = (client: object): RunNamed | undefined => registry.get(client)?.run
+
+/** How `client` sends prepared statements with a callback, if its layer registered it. */
+export const sendNamedOf = (client: object): SendNamed | undefined => registry.get(client)?.send

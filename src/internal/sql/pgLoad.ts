@@ -1,0 +1,76 @@
+/**
+ * PostgreSQL: a saga's load (its entries and its row) as one statement, one round trip and one
+ * snapshot instead of two reads. The ids come as one array, so that the loads of sagas that arrive
+ * together share the statement (groupRead.ts): the rows of the sagas wanted, then their entries,
+ * each found by its primary key (`= ANY`, which the generic plan also looks up by index; a join on
+ * `unnest` was planned as a scan of every saga row), a saga's row first.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Journal from "../../Journal.js"
+import type { ReadTogether } from "../journal/together.js"
+import { entriesTable, sagasTable } from "./migrations.js"
+import { decodeEntries, decodeRecords } from "./rows.js"
+
+/** The statement's name (each connection prepares it once) and text; `$1` is the saga ids wanted. */
+export const statement = {
+  name: "effect_saga_load",
+  text: `SELECT 'saga' AS kind, saga_id AS "sagaId", status, revision, digest, created_at AS "createdAt",
+  updated_at AS "updatedAt", lease_owner AS "leaseOwner", lease_expires_at AS "leaseExpiresAt", NULL AS seq,
+  NULL AS "stepId", NULL AS "toolName", NULL AS phase, NULL AS input, NULL AS payload, NULL AS at, NULL AS hash,
+  NULL AS mac
+FROM "${sagasTable}" WHERE saga_id = ANY($1::text[])
+UNION ALL
+SELECT 'entry', saga_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, seq, step_id, tool_name, phase, input, payload,
+  at, hash, mac
+FROM "${entriesTable}" WHERE saga_id = ANY($1::text[])
+ORDER BY "sagaId", seq NULLS FIRST`
+}
+
+/** The key column of the statement's rows: the saga each row belongs to. */
+export const key = "sagaId"
+
+type Row = Record<string, unknown>
+
+const recordOf = (row: Row) => ({
+  sagaId: row.sagaId,
+  status: row.status,
+  revision: row.revision,
+  digest: row.digest,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt,
+  leaseOwner: row.leaseOwner,
+  leaseExpiresAt: row.leaseExpiresAt
+})
+
+const entryOf = (row: Row): Row => ({
+  sagaId: row.sagaId,
+  seq: row.seq,
+  stepId: row.stepId,
+  toolName: row.toolName,
+  phase: row.phase,
+  input: row.input,
+  payload: row.payload,
+  at: row.at,
+  hash: row.hash,
+  mac: row.mac
+})
+
+/**
+ * One saga's rows of the statement as its entries (or the first that does not decode) and its row
+ * (a row that does not decode is a `JournalError` of `get`, as a read of the row alone says it).
+ */
+export const decode = (
+  sagaId: string,
+  rows: ReadonlyArray<unknown>
+): Effect.Effect<ReadTogether, Journal.JournalError> => {
+  const own = rows as ReadonlyArray<Row>
+  const stored = own[0]?.kind === "saga" ? [recordOf(own[0])] : []
+  const entries = own.filter((row) => row.kind === "entry").map(entryOf)
+  return Effect.flatMap(decodeRecords("get", stored), (records) =>
+    Effect.map(Effect.either(decodeEntries(sagaId, entries)), (decoded) => ({
+      entries: decoded,
+      record: Option.fromNullable(records[0])
+    }))
+  )
+}

@@ -1,0 +1,161 @@
+/**
+ * PostgreSQL: a saga's load (its entries and its row) is one statement (src/internal/sql/pgLoad.ts),
+ * which `inspect` finds through the store's own `read`; a journal whose `read` is wrapped is read as
+ * wrapped, with the two reads of any store. Observed through the statements `pg.Client#query` sends.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, Schema } from "effect"
+import pg from "pg"
+import { Compensable, Journal, Saga, SqlJournal } from "../src/index.js"
+import { inspect } from "../src/internal/journal/verified.js"
+import * as Postgres from "../src/Postgres.js"
+import { appendAll, saga, step } from "./fixtures/drafts.js"
+import { freshDatabase } from "./fixtures/postgres.js"
+
+const url = await freshDatabase("effect_saga_load")
+
+describe("PostgreSQL: a saga's load in one statement", () => {
+  it.live("a new saga's run reads once, the load: every other statement it sends is an append", () =>
+    Effect.gen(function* () {
+      const [result, sent] = yield* loggingNames(Saga.run("new-saga", threeSteps)).pipe(
+        Effect.provide(Saga.layer.pipe(Layer.provide(Postgres.layer({ url })))),
+        Effect.scoped
+      )
+      expect(result._tag).toBe("Completed")
+      expect(sent[0]).toBe("effect_saga_load")
+      expect(sent.slice(1).length).toBeGreaterThan(0)
+      expect(sent.slice(1).every((name) => name.startsWith("effect_saga_append_"))).toBe(true)
+    })
+  )
+
+  it.live(
+    "what the load reads together is what the entries' read and the row's read say apart, for intact and broken sagas alike",
+    () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const sql = yield* SqlClient.SqlClient
+        /** The same store with `read` replaced: `inspect` no longer finds the one-statement load. */
+        const wrapped = { ...journal, read: (sagaId: string) => journal.read(sagaId) }
+        const drafts = [[saga("SAGA_STARTED"), step("INTENT", "a")], [step("EXECUTED", "a")], [step("INTENT", "b")]]
+        for (const sagaId of ["intact", "undecodable", "no-row", "truncated", "no-entries"]) {
+          yield* appendAll(journal, sagaId, ...drafts)
+        }
+        yield* sql.unsafe(`UPDATE effect_saga_entries SET phase = 'HACKED' WHERE saga_id = 'undecodable' AND seq = 2`)
+        yield* sql.unsafe(`DELETE FROM effect_saga_sagas WHERE saga_id = 'no-row'`)
+        yield* sql.unsafe(`DELETE FROM effect_saga_entries WHERE saga_id = 'truncated' AND seq = 4`)
+        yield* sql.unsafe(`DELETE FROM effect_saga_entries WHERE saga_id = 'no-entries'`)
+
+        const expected = {
+          absent: "Intact",
+          intact: "Intact",
+          undecodable: "undecodable",
+          "no-row": "row",
+          truncated: "truncated",
+          "no-entries": "truncated"
+        }
+        for (const [sagaId, verdict] of Object.entries(expected)) {
+          const [together, sentTogether] = yield* counting(inspect(journal, sagaId, undefined))
+          const [apart, sentApart] = yield* counting(inspect(wrapped, sagaId, undefined))
+          expect(together).toEqual(apart)
+          const { verification } = together
+          expect(verification._tag === "Intact" ? "Intact" : verification.problem).toBe(verdict)
+          // One statement a read instead of two; a read that sees a truncation is made again on either
+          // path (an append may have committed in between two reads).
+          expect(sentApart).toBe(2 * sentTogether)
+          if (verdict !== "truncated") expect(sentTogether).toBe(1)
+        }
+        const intact = yield* inspect(journal, "intact", undefined)
+        expect(intact.entries.map((entry) => entry.phase)).toEqual(["SAGA_STARTED", "INTENT", "EXECUTED", "INTENT"])
+        expect(Option.getOrThrow(intact.record)).toMatchObject({ sagaId: "intact", revision: 4, status: "running" })
+      }).pipe(Effect.provide(store))
+  )
+
+  it.live("loads of sagas arriving together share one statement, each with its own saga's entries and row", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal.Journal
+      const ids = Array.from({ length: 30 }, (_, n) => `together-${n}`)
+      for (const [n, sagaId] of ids.entries()) {
+        yield* appendAll(
+          journal,
+          sagaId,
+          [saga("SAGA_STARTED")],
+          ...Array.from({ length: n % 3 }, () => [step("INTENT", sagaId)])
+        )
+      }
+      const [loaded, sent] = yield* counting(
+        Effect.all(
+          [...ids, "together-absent"].map((sagaId) => inspect(journal, sagaId, undefined)),
+          { concurrency: "unbounded" }
+        )
+      )
+      expect(sent).toBe(1)
+      for (const [n, sagaId] of ids.entries()) {
+        expect(loaded[n]!.verification._tag).toBe("Intact")
+        expect(loaded[n]!.entries.map((entry) => [entry.sagaId, entry.seq])).toEqual(
+          Array.from({ length: 1 + (n % 3) }, (_, i) => [sagaId, i + 1])
+        )
+        expect(Option.getOrThrow(loaded[n]!.record)).toMatchObject({ sagaId, revision: 1 + (n % 3) })
+      }
+      expect(loaded[ids.length]).toMatchObject({ entries: [], record: Option.none() })
+    }).pipe(Effect.provide(store))
+  )
+
+  it.live("inside a caller's transaction the load runs on its connection: it sees what the transaction wrote", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal.Journal
+      const sql = yield* SqlClient.SqlClient
+      const inside = yield* sql.withTransaction(
+        Effect.zipRight(
+          journal.append("in-transaction", Journal.empty, [saga("SAGA_STARTED")]),
+          inspect(journal, "in-transaction", undefined)
+        )
+      )
+      expect(inside.verification._tag).toBe("Intact")
+      expect(inside.entries.map((entry) => entry.phase)).toEqual(["SAGA_STARTED"])
+      expect(Option.getOrThrow(inside.record)).toMatchObject({ revision: 1 })
+    }).pipe(Effect.provide(store))
+  )
+})
+
+const store = SqlJournal.layer.pipe(Layer.provideMerge(Postgres.layerClient({ url })))
+
+/** A program calling three tools in turn. */
+const threeSteps = Effect.gen(function* () {
+  for (const name of ["reserve", "charge", "ship"]) {
+    yield* Compensable.make({
+      name,
+      input: Schema.Struct({ n: Schema.Number }),
+      success: Schema.String,
+      execute: () => Effect.succeed(`${name}-done`),
+      compensate: () => Effect.void
+    })({ n: 1 })
+  }
+})
+
+/** Runs `effect`, noting the name (or else the text) of every statement `pg` sends meanwhile. */
+const loggingNames = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
+  const prototype = pg.Client.prototype as unknown as { query: (...args: Array<unknown>) => unknown }
+  return Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const original = prototype.query
+      const sent: Array<string> = []
+      prototype.query = function (this: unknown, ...args: Array<unknown>) {
+        const [first] = args
+        const config = first as { readonly name?: unknown; readonly text?: unknown }
+        sent.push(typeof first === "string" ? first : String(config.name ?? config.text))
+        return original.apply(this, args)
+      }
+      return { original, sent }
+    }),
+    ({ sent }) => Effect.map(effect, (value) => [value, sent] as const),
+    ({ original }) =>
+      Effect.sync(() => {
+        prototype.query = original
+      })
+  )
+}
+
+/** Runs `effect`, counting the statements `pg` sends meanwhile. */
+const counting = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.map(loggingNames(effect), ([value, sent]) => [value, sent.length] as const)
