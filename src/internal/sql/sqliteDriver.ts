@@ -14,6 +14,7 @@ import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
+import { Mutex } from "../util/mutex.js"
 
 /** What the client uses of a better-sqlite3 statement. */
 interface PreparedStatement {
@@ -43,6 +44,11 @@ export interface Direct {
   readonly run: (sql: string, params: ReadonlyArray<unknown>) => ReadonlyArray<unknown>
   /** Whether a transaction is open on the connection. */
   readonly inTransaction: () => boolean
+  /**
+   * Whether nobody holds the connection or waits for it and no transaction is open on it: then a
+   * synchronous call may use it at once (nothing can come between its statements).
+   */
+  readonly idle: () => boolean
 }
 
 const direct = new WeakMap<object, Direct>()
@@ -146,13 +152,14 @@ export const make = (
     if (!options.disableWAL) db.pragma("journal_mode = WAL")
     const prepare = makePrepared(db)
     const connection = makeConnection(db, prepare)
-    const semaphore = yield* Effect.makeSemaphore(1)
-    const acquirer = semaphore.withPermits(1)(Effect.succeed(connection))
+    const lock = new Mutex()
+    const acquirer = lock.withLock(Effect.succeed(connection))
+    const unlock = Effect.sync(() => lock.unlock())
     const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
       Effect.as(
         Effect.zipRight(
-          restore(semaphore.take(1)),
-          Effect.tap(Effect.scope, (scope) => Scope.addFinalizer(scope, semaphore.release(1)))
+          restore(lock.lock()),
+          Effect.tap(Effect.scope, (scope) => Scope.addFinalizer(scope, unlock))
         ),
         connection
       )
@@ -176,14 +183,15 @@ export const make = (
       loadExtension: (path: string) => onConnection(() => void db.loadExtension(path), "Failed to load extension")
     }) as unknown as SqliteClient.SqliteClient
     direct.set(sqlite, {
-      exclusive: (f) => semaphore.withPermits(1)(Effect.try({ try: f, catch: failure("Failed to execute statement") })),
+      exclusive: (f) => lock.withLock(Effect.try({ try: f, catch: failure("Failed to execute statement") })),
       run: (sql, params) => {
         const statement = prepare(sql)
         if (statement.reader) return statement.all(...params)
         statement.run(...params)
         return []
       },
-      inTransaction: () => db.inTransaction
+      inTransaction: () => db.inTransaction,
+      idle: () => lock.idle && !db.inTransaction
     })
     return sqlite
   })
