@@ -6,8 +6,8 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
-import { SqlError as SqlErrorClass } from "@effect/sql/SqlError"
 import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError as SqlErrorClass } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -609,12 +609,21 @@ RETURNING saga_id`,
         )
       : alone
 
+  // SQLite: on the store's own connection at once while it is idle (sqliteDriver.ts).
+  const selectEntries = text(sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${_} ORDER BY seq`)
+  const selectRecord = text(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${_}`)
+
   const read = (sagaId: string) =>
     Effect.flatMap(
       Effect.mapError(
-        grouped(
-          sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${sagaId} ORDER BY seq`,
-          readEntries(sagaId)
+        SqliteDriver.runWhenIdle(
+          direct,
+          selectEntries,
+          [sagaId],
+          grouped(
+            sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${sagaId} ORDER BY seq`,
+            readEntries(sagaId)
+          )
         ),
         journalError("read")
       ),
@@ -625,7 +634,12 @@ RETURNING saga_id`,
 
   const get = (sagaId: string) =>
     Effect.mapError(
-      grouped(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${sagaId}`, readRecords(sagaId)),
+      SqliteDriver.runWhenIdle(
+        direct,
+        selectRecord,
+        [sagaId],
+        grouped(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${sagaId}`, readRecords(sagaId))
+      ),
       journalError("get")
     ).pipe(
       Effect.flatMap(toRecords("get")),

@@ -53,6 +53,26 @@ export interface Direct {
 
 const direct = new WeakMap<object, Direct>()
 
+/**
+ * `sql` with `params` on `connection` at once, in the caller's fiber, if there is one and it is
+ * idle; else `otherwise` (the same statement through the client, which waits for the connection or
+ * runs inside the caller's own transaction).
+ */
+export const runWhenIdle = <E>(
+  connection: Direct | undefined,
+  sql: string,
+  params: ReadonlyArray<unknown>,
+  otherwise: Effect.Effect<ReadonlyArray<unknown>, E>
+): Effect.Effect<ReadonlyArray<unknown>, E | SqlError> =>
+  connection === undefined
+    ? otherwise
+    : Effect.suspend(
+        (): Effect.Effect<ReadonlyArray<unknown>, E | SqlError> =>
+          connection.idle()
+            ? Effect.try({ try: () => connection.run(sql, params), catch: failure("Failed to execute statement") })
+            : otherwise
+      )
+
 /** The connection of `client`, if this module opened it (a client of the user's own has none). */
 export const directOf = (client: object): Direct | undefined => direct.get(client)
 
