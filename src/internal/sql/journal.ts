@@ -6,8 +6,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
-import type { SqlError } from "@effect/sql/SqlError"
-import { SqlError as SqlErrorClass } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
@@ -230,7 +229,7 @@ RETURNING saga_id`)
 
   /** `lostRace`, synchronously on the store's own SQLite connection, for a failure `writeNow` threw. */
   const lostRaceNow = (direct: SqliteDriver.Direct, request: Request, thrown: unknown): Journal.AppendError => {
-    const error = new SqlErrorClass({ cause: thrown, message: "Failed to execute statement" })
+    const error = new SqlError({ cause: thrown, message: "Failed to execute statement" })
     if (!isUniqueViolation(error)) return journalError("append")(error)
     let actualRevision = -1
     try {
