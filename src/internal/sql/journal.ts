@@ -9,6 +9,7 @@ import type { Connection } from "@effect/sql/SqlConnection"
 import { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -538,13 +539,14 @@ RETURNING seq`)
     drafts: ReadonlyArray<Journal.Draft>,
     holder?: Journal.Holder
   ) =>
-    Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+    // The clock and the caller's transaction read off the fiber in one step: an append's own cost.
+    Effect.withFiberRuntime<ReadonlyArray<Journal.Entry>, Journal.AppendError>((fiber) => {
+      const millis = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
       const request = requestOf(sagaId, expected, drafts, holder, millis)
       if (Either.isLeft(request)) return Effect.fail(request.left)
-      return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
-        Effect.flatten(
-          Option.isSome(outer) ? commitInside(request.right) : Effect.uninterruptible(submit(request.right))
-        )
+      const outer = Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)
+      return Effect.flatten(
+        Option.isSome(outer) ? commitInside(request.right) : Effect.uninterruptible(submit(request.right))
       )
     })
 
