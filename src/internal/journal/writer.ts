@@ -76,6 +76,7 @@ export class Writer {
       if (!this.lock.idle) return this.appendLocked(drafts, refused, next)
       const batch = this.batchOf(drafts)
       const appended = atOnce(this.sagaId, this.view.position, batch, this.holder, clock.unsafeCurrentTimeMillis())
+      if (appended === undefined) return this.appendLocked(drafts, refused, next)
       if (Either.isLeft(appended)) return refused(appended.left)
       const defect = this.follow(appended.right, batch)
       return defect === undefined ? next() : Effect.dieMessage(defect)

@@ -311,7 +311,7 @@ export const metered = <J extends Pick<Journal["Type"], "append" | "claim">>(jou
   if (atOnce !== undefined) {
     appendsAtOnce.set(append, (sagaId, expected, drafts, holder, millis) => {
       const appended = atOnce(sagaId, expected, drafts, holder, millis)
-      if (Either.isLeft(appended)) observeRefused(appended.left)
+      if (appended !== undefined && Either.isLeft(appended)) observeRefused(appended.left)
       return appended
     })
   }

@@ -31,9 +31,14 @@ class Turn<Out> {
  * waits on a timer, and a request alone costs one yield.
  *
  * If `commit` dies, every request of its batch dies with it. The caller makes the wait
- * uninterruptible, so that a request that joined a batch always learns its outcome.
+ * uninterruptible, so that a request that joined a batch always learns its outcome. The submit
+ * function's `idle()` says whether no batch is forming or being written; `observe` learns each
+ * batch's size as it is cut.
  */
-export const groupCommit = <In, Out>(commit: (batch: ReadonlyArray<In>) => Effect.Effect<ReadonlyArray<Out>>) => {
+export const groupCommit = <In, Out>(
+  commit: (batch: ReadonlyArray<In>) => Effect.Effect<ReadonlyArray<Out>>,
+  observe: (size: number) => void = () => {}
+) => {
   const queue: Array<{ readonly request: In; readonly turn: Turn<Exit.Exit<Out>> }> = []
   let writing = false
 
@@ -42,6 +47,7 @@ export const groupCommit = <In, Out>(commit: (batch: ReadonlyArray<In>) => Effec
       Effect.yieldNow(),
       Effect.suspend(() => {
         const batch = queue.splice(0)
+        observe(batch.length)
         return Effect.flatMap(Effect.exit(commit(batch.map((queued) => queued.request))), (exit) => {
           let mine: Exit.Exit<Out> = Exit.die("effect-saga: a batch lost a request")
           for (const [index, queued] of batch.entries()) {
@@ -57,7 +63,7 @@ export const groupCommit = <In, Out>(commit: (batch: ReadonlyArray<In>) => Effec
       })
     )
 
-  return (request: In): Effect.Effect<Out> =>
+  const submit = (request: In): Effect.Effect<Out> =>
     Effect.suspend(() => {
       const queued = { request, turn: new Turn<Exit.Exit<Out>>() }
       queue.push(queued)
@@ -67,4 +73,5 @@ export const groupCommit = <In, Out>(commit: (batch: ReadonlyArray<In>) => Effec
       }
       return Effect.flatMap(queued.turn.wait(), (turn) => (turn === "lead" ? lead(queued) : turn))
     })
+  return Object.assign(submit, { idle: (): boolean => !writing })
 }

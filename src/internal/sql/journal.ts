@@ -6,17 +6,19 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { Connection } from "@effect/sql/SqlConnection"
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
 import { noneOpen } from "../journal/status.js"
+import { appendsAtOnce } from "../journal/synchronous.js"
 import { readsTogether } from "../journal/together.js"
 import { groupCommit } from "./groupCommit.js"
 import * as GroupRead from "./groupRead.js"
@@ -27,6 +29,7 @@ import * as PgLoad from "./pgLoad.js"
 import * as Prepared from "./prepared.js"
 import { decodeEntries, decodeRecords } from "./rows.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
+import * as SqliteAppend from "./sqliteAppend.js"
 import * as SqliteDriver from "./sqliteDriver.js"
 import * as Unflushed from "./unflushed.js"
 
@@ -211,6 +214,7 @@ RETURNING saga_id`
   lease_expires_at = ${_}
 WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_} AND lease_owner = ${_} AND status IN ${activeList}
 RETURNING saga_id`)
+  const maxSeq = text(sql`SELECT MAX(seq) AS seq FROM ${entries} WHERE saga_id = ${_}`)
   const selectPosition = text(
     sql`SELECT revision, digest, lease_owner, lease_expires_at FROM ${sagas} WHERE saga_id = ${_}`
   )
@@ -226,6 +230,24 @@ RETURNING saga_id`)
       inserts.set(rows, statement)
     }
     return statement
+  }
+
+  /** `lostRace`, synchronously on the store's own SQLite connection, for a failure `writeNow` threw. */
+  const lostRaceNow = (direct: SqliteDriver.Direct, request: Request, thrown: unknown): Journal.AppendError => {
+    const error = new SqlError({ cause: thrown, message: "Failed to execute statement" })
+    if (!isUniqueViolation(error)) return journalError("append")(error)
+    let actualRevision = -1
+    try {
+      const rows = direct.run(maxSeq, [request.sagaId]) as ReadonlyArray<{ readonly seq: unknown }>
+      actualRevision = Number(rows[0]?.seq ?? 0)
+    } catch {
+      // As `lostRace`: the conflict stands, its revision unknown.
+    }
+    return new Journal.ConcurrencyConflict({
+      sagaId: request.sagaId,
+      expectedRevision: request.expected.revision,
+      actualRevision
+    })
   }
 
   /** The compare-and-set of an append: the saga's first (an upsert) or a later one, and its arguments. */
@@ -401,44 +423,46 @@ RETURNING seq`)
     )
 
   /**
-   * SQLite on the store's own connection: a batch's whole transaction as one synchronous call under
-   * the client's lock (`BEGIN IMMEDIATE`, every compare-and-set, the inserts, `COMMIT`): `write`'s
-   * statements, the steady compare-and-set tried first where it applies. Nothing else runs on the connection meanwhile, and nothing can interrupt
-   * it half-way: it commits, or it rolls back and fails. `unflushed`: it commits under `synchronous
-   * = NORMAL`, the connection back to `FULL` before it is let go.
+   * SQLite on the store's own connection: a batch's whole transaction as one synchronous call
+   * (`BEGIN IMMEDIATE`, every compare-and-set, the inserts, `COMMIT`): `write`'s statements, the
+   * steady compare-and-set tried first where it applies. The caller makes sure nothing else runs on
+   * the connection meanwhile; nothing can interrupt it half-way: it commits, or it rolls back and
+   * throws. `unflushed`: it commits under `synchronous = NORMAL`, the connection back to `FULL` after.
    */
+  const writeNow = (direct: SqliteDriver.Direct, batch: ReadonlyArray<Request>, unflushed: boolean) => {
+    const run = direct.run
+    const compareAndSetOne = (request: Request): Outcome => {
+      const steady = steadyArgs(request)
+      if (steady !== undefined && run(compareAndSetSteady, steady).length > 0) return Exit.succeed(request.written)
+      const { first, args } = compareAndSetOf(request)
+      return run(first ? compareAndSetNew : compareAndSet, args).length > 0
+        ? Exit.succeed(request.written)
+        : mismatch(request, run(selectPosition, [request.sagaId]))
+    }
+    if (unflushed) run("PRAGMA synchronous = NORMAL", [])
+    try {
+      run("BEGIN IMMEDIATE", [])
+      try {
+        const outcomes = batch.map(compareAndSetOne)
+        const rows = outcomes.flatMap((outcome) => (Exit.isSuccess(outcome) ? outcome.value : []))
+        for (const cut of runs(rows)) run(insert(cut.length), cut.flatMap(entryArgs))
+        run("COMMIT", [])
+        return outcomes
+      } catch (error) {
+        if (direct.inTransaction()) run("ROLLBACK", [])
+        throw error
+      }
+    } finally {
+      if (unflushed) run("PRAGMA synchronous = FULL", [])
+    }
+  }
+
+  /** `writeNow` under the client's lock: no other statement of the client runs meanwhile. */
   const writeDirect = (
     direct: SqliteDriver.Direct,
     batch: ReadonlyArray<Request>,
     unflushed: boolean
-  ): Effect.Effect<ReadonlyArray<Outcome>, SqlError> =>
-    direct.exclusive(() => {
-      const run = direct.run
-      const compareAndSetOne = (request: Request): Outcome => {
-        const steady = steadyArgs(request)
-        if (steady !== undefined && run(compareAndSetSteady, steady).length > 0) return Exit.succeed(request.written)
-        const { first, args } = compareAndSetOf(request)
-        return run(first ? compareAndSetNew : compareAndSet, args).length > 0
-          ? Exit.succeed(request.written)
-          : mismatch(request, run(selectPosition, [request.sagaId]))
-      }
-      if (unflushed) run("PRAGMA synchronous = NORMAL", [])
-      try {
-        run("BEGIN IMMEDIATE", [])
-        try {
-          const outcomes = batch.map(compareAndSetOne)
-          const rows = outcomes.flatMap((outcome) => (Exit.isSuccess(outcome) ? outcome.value : []))
-          for (const cut of runs(rows)) run(insert(cut.length), cut.flatMap(entryArgs))
-          run("COMMIT", [])
-          return outcomes
-        } catch (error) {
-          if (direct.inTransaction()) run("ROLLBACK", [])
-          throw error
-        }
-      } finally {
-        if (unflushed) run("PRAGMA synchronous = FULL", [])
-      }
-    })
+  ): Effect.Effect<ReadonlyArray<Outcome>, SqlError> => direct.exclusive(() => writeNow(direct, batch, unflushed))
 
   /**
    * Runs `f` in a write transaction, on the transaction's connection; `unflushed`: one that may
@@ -499,21 +523,22 @@ RETURNING seq`)
               : Effect.forEach(batch, commitOne)
         )
 
-  const submit = groupCommit(commit)
   const clock = isoClock()
+  const pace = new SqliteAppend.Pace()
+  const submit = groupCommit(commit, (size) => pace.observe(size))
 
-  /** An append's request, its entries built at `millis`; or why its drafts cannot be stored. */
+  /** An append's request, its entries built (seq, time, hash chain) at `millis`; or why it cannot be stored. */
   const requestOf = (
     sagaId: string,
     expected: Journal.Expected,
     drafts: ReadonlyArray<Journal.Draft>,
     holder: Journal.Holder | undefined,
     millis: number
-  ): Request | Journal.JournalError => {
+  ): Either.Either<Request, Journal.JournalError> => {
     const unstorable = refuseUnstorable("append", sagaId, drafts)
-    if (unstorable !== undefined) return unstorable
+    if (unstorable !== undefined) return Either.left(unstorable)
     const at = clock(millis)
-    return {
+    return Either.right({
       sagaId,
       expected,
       written: buildEntries(sagaId, expected, drafts, at, keys),
@@ -522,7 +547,7 @@ RETURNING seq`)
       millis,
       holder: holder ?? null,
       unflushed: Unflushed.mayCommitUnflushed(drafts)
-    }
+    })
   }
 
   /**
@@ -537,13 +562,31 @@ RETURNING seq`)
     drafts: ReadonlyArray<Journal.Draft>,
     holder?: Journal.Holder
   ) =>
-    Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+    // The clock and the caller's transaction read off the fiber in one step: an append's own cost.
+    Effect.withFiberRuntime<ReadonlyArray<Journal.Entry>, Journal.AppendError>((fiber) => {
+      const millis = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
       const request = requestOf(sagaId, expected, drafts, holder, millis)
-      if (request instanceof Journal.JournalError) return Effect.fail(request)
-      return Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (outer) =>
-        Effect.flatten(Option.isSome(outer) ? commitInside(request) : Effect.uninterruptible(submit(request)))
+      if (Either.isLeft(request)) return Effect.fail(request.left)
+      const outer = Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)
+      return Effect.flatten(
+        Option.isSome(outer) ? commitInside(request.right) : Effect.uninterruptible(submit(request.right))
       )
     })
+
+  // On the store's own SQLite connection, an append may be done at once (sqliteAppend.ts).
+  if (direct !== undefined) {
+    appendsAtOnce.set(
+      append,
+      SqliteAppend.atOnce({
+        direct,
+        groupIdle: submit.idle,
+        pace,
+        prepare: requestOf,
+        write: (request) => writeNow(direct, [request], allUnflushed([request]))[0]!,
+        failed: (request, error) => lostRaceNow(direct, request, error)
+      })
+    )
+  }
 
   const traffic = new PgAppend.Traffic()
 
@@ -557,8 +600,9 @@ RETURNING seq`)
     (sagaId: string, expected: Journal.Expected, drafts: ReadonlyArray<Journal.Draft>, holder?: Journal.Holder) =>
       Effect.withFiberRuntime<ReadonlyArray<Journal.Entry>, Journal.AppendError>((fiber) => {
         const millis = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
-        const request = requestOf(sagaId, expected, drafts, holder, millis)
-        if (request instanceof Journal.JournalError) return Effect.fail(request)
+        const prepared = requestOf(sagaId, expected, drafts, holder, millis)
+        if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
+        const request = prepared.right
         if (Option.isSome(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection))) {
           return Effect.flatten(commitInside(request))
         }
@@ -636,12 +680,21 @@ RETURNING saga_id`,
         )
       : alone
 
+  // SQLite: on the store's own connection at once while it is idle (sqliteDriver.ts).
+  const selectEntries = text(sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${_} ORDER BY seq`)
+  const selectRecord = text(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${_}`)
+
   const read = (sagaId: string) =>
     Effect.flatMap(
       Effect.mapError(
-        grouped(
-          sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${sagaId} ORDER BY seq`,
-          readEntries(sagaId)
+        SqliteDriver.runWhenIdle(
+          direct,
+          selectEntries,
+          [sagaId],
+          grouped(
+            sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${sagaId} ORDER BY seq`,
+            readEntries(sagaId)
+          )
         ),
         journalError("read")
       ),
@@ -661,7 +714,12 @@ RETURNING saga_id`,
 
   const get = (sagaId: string) =>
     Effect.mapError(
-      grouped(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${sagaId}`, readRecords(sagaId)),
+      SqliteDriver.runWhenIdle(
+        direct,
+        selectRecord,
+        [sagaId],
+        grouped(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${sagaId}`, readRecords(sagaId))
+      ),
       journalError("get")
     ).pipe(
       Effect.flatMap(toRecords("get")),

@@ -14,6 +14,7 @@ import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Scope from "effect/Scope"
+import { Mutex } from "../util/mutex.js"
 
 /** What the client uses of a better-sqlite3 statement. */
 interface PreparedStatement {
@@ -43,9 +44,34 @@ export interface Direct {
   readonly run: (sql: string, params: ReadonlyArray<unknown>) => ReadonlyArray<unknown>
   /** Whether a transaction is open on the connection. */
   readonly inTransaction: () => boolean
+  /**
+   * Whether nobody holds the connection or waits for it and no transaction is open on it: then a
+   * synchronous call may use it at once (nothing can come between its statements).
+   */
+  readonly idle: () => boolean
 }
 
 const direct = new WeakMap<object, Direct>()
+
+/**
+ * `sql` with `params` on `connection` at once, in the caller's fiber, if there is one and it is
+ * idle; else `otherwise` (the same statement through the client, which waits for the connection or
+ * runs inside the caller's own transaction).
+ */
+export const runWhenIdle = <E>(
+  connection: Direct | undefined,
+  sql: string,
+  params: ReadonlyArray<unknown>,
+  otherwise: Effect.Effect<ReadonlyArray<unknown>, E>
+): Effect.Effect<ReadonlyArray<unknown>, E | SqlError> =>
+  connection === undefined
+    ? otherwise
+    : Effect.suspend(
+        (): Effect.Effect<ReadonlyArray<unknown>, E | SqlError> =>
+          connection.idle()
+            ? Effect.try({ try: () => connection.run(sql, params), catch: failure("Failed to execute statement") })
+            : otherwise
+      )
 
 /** The connection of `client`, if this module opened it (a client of the user's own has none). */
 export const directOf = (client: object): Direct | undefined => direct.get(client)
@@ -146,13 +172,14 @@ export const make = (
     if (!options.disableWAL) db.pragma("journal_mode = WAL")
     const prepare = makePrepared(db)
     const connection = makeConnection(db, prepare)
-    const semaphore = yield* Effect.makeSemaphore(1)
-    const acquirer = semaphore.withPermits(1)(Effect.succeed(connection))
+    const lock = new Mutex()
+    const acquirer = lock.withLock(Effect.succeed(connection))
+    const unlock = Effect.sync(() => lock.unlock())
     const transactionAcquirer = Effect.uninterruptibleMask((restore) =>
       Effect.as(
         Effect.zipRight(
-          restore(semaphore.take(1)),
-          Effect.tap(Effect.scope, (scope) => Scope.addFinalizer(scope, semaphore.release(1)))
+          restore(lock.lock()),
+          Effect.tap(Effect.scope, (scope) => Scope.addFinalizer(scope, unlock))
         ),
         connection
       )
@@ -176,14 +203,15 @@ export const make = (
       loadExtension: (path: string) => onConnection(() => void db.loadExtension(path), "Failed to load extension")
     }) as unknown as SqliteClient.SqliteClient
     direct.set(sqlite, {
-      exclusive: (f) => semaphore.withPermits(1)(Effect.try({ try: f, catch: failure("Failed to execute statement") })),
+      exclusive: (f) => lock.withLock(Effect.try({ try: f, catch: failure("Failed to execute statement") })),
       run: (sql, params) => {
         const statement = prepare(sql)
         if (statement.reader) return statement.all(...params)
         statement.run(...params)
         return []
       },
-      inTransaction: () => db.inTransaction
+      inTransaction: () => db.inTransaction,
+      idle: () => lock.idle && !db.inTransaction
     })
     return sqlite
   })

@@ -30,29 +30,41 @@ export class Mutex {
 
   private readonly release = Effect.sync(() => this.unlock())
 
+  /**
+   * Takes the lock, waiting in line if need be; `unlock` gives it back. A waiter interrupted before
+   * its turn leaves the line (or, handed the lock just then, gives it on).
+   */
+  lock(): Effect.Effect<void> {
+    return Effect.uninterruptibleMask((restore) => {
+      if (!this.held) {
+        this.held = true
+        return Effect.void
+      }
+      const turn = Deferred.unsafeMake<void>(FiberId.none)
+      this.waiters.push(turn)
+      return Effect.catchAllCause(restore(Deferred.await(turn)), (cause) =>
+        Effect.zipRight(
+          Effect.suspend(() => {
+            const index = this.waiters.indexOf(turn)
+            if (index >= 0) {
+              this.waiters.splice(index, 1)
+              return Effect.void
+            }
+            return this.release // the lock was handed over just as this waiter was interrupted
+          }),
+          Effect.failCause(cause)
+        )
+      )
+    })
+  }
+
   withLock<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
     return Effect.uninterruptibleMask((restore) => {
       if (!this.held) {
         this.held = true
         return Effect.ensuring(restore(effect), this.release)
       }
-      const turn = Deferred.unsafeMake<void>(FiberId.none)
-      this.waiters.push(turn)
-      return Effect.matchCauseEffect(restore(Deferred.await(turn)), {
-        onFailure: (cause) =>
-          Effect.zipRight(
-            Effect.suspend(() => {
-              const index = this.waiters.indexOf(turn)
-              if (index >= 0) {
-                this.waiters.splice(index, 1)
-                return Effect.void
-              }
-              return this.release // the lock was handed over just as this waiter was interrupted
-            }),
-            Effect.failCause(cause)
-          ),
-        onSuccess: () => Effect.ensuring(restore(effect), this.release)
-      })
+      return Effect.zipRight(restore(this.lock()), Effect.ensuring(restore(effect), this.release))
     })
   }
 
