@@ -153,6 +153,28 @@ export interface DriverOptions {
   readonly disableWAL: boolean
 }
 
+/** How long switching a new file to WAL waits for other processes opening it at the same moment. */
+const WAL_SWITCH_WAIT_MS = 5_000
+
+/**
+ * Switches the file to WAL. Processes that open a new file at the same moment race for the switch,
+ * and SQLite answers the losers `SQLITE_BUSY` at once, without its busy handler: each tries again
+ * every 20 ms for `WAL_SWITCH_WAIT_MS` (a blocking wait: this runs once, as the store opens).
+ */
+const toWal = (db: { readonly pragma: (pragma: string) => unknown }): void => {
+  const deadline = Date.now() + WAL_SWITCH_WAIT_MS
+  for (;;) {
+    try {
+      db.pragma("journal_mode = WAL")
+      return
+    } catch (error) {
+      const busy = String((error as { readonly code?: unknown }).code ?? "").startsWith("SQLITE_BUSY")
+      if (!busy || Date.now() > deadline) throw error
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20)
+    }
+  }
+}
+
 /**
  * An `SqliteClient` on `options.filename`, as `@effect/sql-sqlite-node` makes it (WAL unless
  * disabled, one connection behind a lock, statements prepared once), whose connection the journal
@@ -169,7 +191,7 @@ export const make = (
       Effect.sync(() => new Sqlite(options.filename, { readonly: options.readonly })),
       (db) => Effect.sync(() => db.close())
     )
-    if (!options.disableWAL) db.pragma("journal_mode = WAL")
+    if (!options.disableWAL) toWal(db)
     const prepare = makePrepared(db)
     const connection = makeConnection(db, prepare)
     const lock = new Mutex()
