@@ -5,12 +5,12 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, Layer, Option, Schema } from "effect"
-import pg from "pg"
+import { Context, Effect, Either, Layer, Option } from "effect"
 import { vi } from "vitest"
-import { Compensable, Journal, Saga, SqlJournal } from "../src/index.js"
+import { Journal, Saga, SqlJournal } from "../src/index.js"
 import * as Postgres from "../src/Postgres.js"
 import { saga, step } from "./fixtures/drafts.js"
+import { countingStatements, threeSteps } from "./fixtures/pg-statements.js"
 import { freshDatabase } from "./fixtures/postgres.js"
 
 /** The size of every batch of appends group commit committed (its batches of reads are left out). */
@@ -132,36 +132,3 @@ const groupCommitted = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
     const before = appendBatches.length
     return Effect.map(effect, (value) => [value, appendBatches.slice(before)] as const)
   })
-
-/** Runs `effect`, counting the statements `pg` sends meanwhile. */
-const countingStatements = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
-  const prototype = pg.Client.prototype as unknown as { query: (...args: Array<unknown>) => unknown }
-  return Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const counter = { sent: 0, original: prototype.query }
-      prototype.query = function (this: unknown, ...args: Array<unknown>) {
-        counter.sent++
-        return counter.original.apply(this, args)
-      }
-      return counter
-    }),
-    (counter) => Effect.map(effect, (value) => [value, counter.sent] as const),
-    (counter) =>
-      Effect.sync(() => {
-        prototype.query = counter.original
-      })
-  )
-}
-
-/** A program calling three tools in turn. */
-const threeSteps = Effect.gen(function* () {
-  for (const name of ["reserve", "charge", "ship"]) {
-    yield* Compensable.make({
-      name,
-      input: Schema.Struct({ n: Schema.Number }),
-      success: Schema.String,
-      execute: () => Effect.succeed(`${name}-done`),
-      compensate: () => Effect.void
-    })({ n: 1 })
-  }
-})

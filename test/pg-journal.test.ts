@@ -5,12 +5,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Layer, Option } from "effect"
-import pg from "pg"
 import { Journal, SqlJournal } from "../src/index.js"
 import { openStatusSagas } from "../src/internal/sql/migrations.js"
 import * as Postgres from "../src/Postgres.js"
 import { suite as approvalSuite } from "./ApprovalSuite.js"
 import { appendAll, saga, step } from "./fixtures/drafts.js"
+import { countingStatements } from "./fixtures/pg-statements.js"
 import { freshDatabase } from "./fixtures/postgres.js"
 import { suite as journalSuite } from "./JournalSuite.js"
 
@@ -86,27 +86,6 @@ FROM generate_series(1, 100) AS n`)
 })
 
 const fresh = (name: string) => Effect.promise(() => freshDatabase(`effect_saga_${name}`))
-
-/** Runs `effect`, counting the statements every `pg` client sends meanwhile. */
-const countingStatements = <A, E>(effect: Effect.Effect<A, E>) => {
-  const proto = pg.Client.prototype as unknown as { query: (...args: Array<unknown>) => unknown }
-  return Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const original = proto.query
-      const counter = { sent: 0, original }
-      proto.query = function (this: unknown, ...args: Array<unknown>) {
-        counter.sent++
-        return original.apply(this, args)
-      }
-      return counter
-    }),
-    (counter) => Effect.map(effect, (value) => [value, counter.sent] as const),
-    (counter) =>
-      Effect.sync(() => {
-        proto.query = counter.original
-      })
-  )
-}
 
 /** A batch of appends to distinct sagas: see the test that runs it. */
 const batchOfDistinctSagas = Effect.gen(function* () {

@@ -5,12 +5,13 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option } from "effect"
 import pg from "pg"
-import { Compensable, Journal, Saga, SqlJournal } from "../src/index.js"
+import { Journal, Saga, SqlJournal } from "../src/index.js"
 import { inspect } from "../src/internal/journal/verified.js"
 import * as Postgres from "../src/Postgres.js"
 import { appendAll, saga, step } from "./fixtures/drafts.js"
+import { threeSteps } from "./fixtures/pg-statements.js"
 import { freshDatabase } from "./fixtures/postgres.js"
 
 const url = await freshDatabase("effect_saga_load")
@@ -119,19 +120,6 @@ describe("PostgreSQL: a saga's load in one statement", () => {
 })
 
 const store = SqlJournal.layer.pipe(Layer.provideMerge(Postgres.layerClient({ url })))
-
-/** A program calling three tools in turn. */
-const threeSteps = Effect.gen(function* () {
-  for (const name of ["reserve", "charge", "ship"]) {
-    yield* Compensable.make({
-      name,
-      input: Schema.Struct({ n: Schema.Number }),
-      success: Schema.String,
-      execute: () => Effect.succeed(`${name}-done`),
-      compensate: () => Effect.void
-    })({ n: 1 })
-  }
-})
 
 /** Runs `effect`, noting the name (or else the text) of every statement `pg` sends meanwhile. */
 const loggingNames = <A, E, R>(effect: Effect.Effect<A, E, R>) => {

@@ -8,12 +8,12 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import Database from "better-sqlite3"
 import { Context, Deferred, Effect, Either, Fiber, Layer, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SqlJournal } from "../src/index.js"
 import { appendsAtOnce } from "../src/internal/journal/synchronous.js"
 import { PROBE_EVERY } from "../src/internal/sql/sqliteAppend.js"
 import { saga, step } from "./fixtures/drafts.js"
+import { countingBegins, raw } from "./fixtures/sqlite-raw.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-at-once-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -185,33 +185,3 @@ const store = (name: string) =>
 /** `store`, after a batch of one append: appends arrive alone. */
 const primed = (name: string) =>
   Effect.tap(store(name), ({ journal }) => journal.append(`${name}-primer`, Journal.empty, [saga("SAGA_STARTED")]))
-
-/** A raw better-sqlite3 connection to the file, editing it behind the library's back. */
-const raw = (filename: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => new Database(filename)),
-    (db) => Effect.sync(() => db.close())
-  )
-
-/** `effect`'s value and how many write transactions better-sqlite3 began while it ran. */
-const countingBegins = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.suspend(() => {
-    const log = { begins: 0 }
-    const probe = new Database(":memory:")
-    const prototype = Object.getPrototypeOf(probe.prepare("SELECT 1")) as Record<string, unknown>
-    probe.close()
-    const run = prototype.run as (...params: ReadonlyArray<unknown>) => unknown
-    prototype.run = function (this: { readonly source: string }, ...params: ReadonlyArray<unknown>) {
-      if (this.source === "BEGIN IMMEDIATE") log.begins++
-      return run.apply(this, [...params])
-    }
-    return Effect.map(
-      Effect.ensuring(
-        effect,
-        Effect.sync(() => {
-          prototype.run = run
-        })
-      ),
-      (value) => ({ log, value })
-    )
-  })

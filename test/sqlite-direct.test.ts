@@ -10,10 +10,10 @@ import * as path from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import Database from "better-sqlite3"
 import { Context, Deferred, Effect, Either, Fiber, Layer, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SqlJournal, SqlStore } from "../src/index.js"
 import { saga, step } from "./fixtures/drafts.js"
+import { countingBegins, raw } from "./fixtures/sqlite-raw.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-direct-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -182,33 +182,3 @@ const store = (filename: string) =>
     Layer.build(SqlJournal.layer.pipe(Layer.provideMerge(SqlJournal.layerSqliteClient({ filename })), Layer.orDie)),
     (context) => ({ journal: Context.get(context, Journal.Journal), sql: Context.get(context, SqlClient.SqlClient) })
   )
-
-/** A raw better-sqlite3 connection to the file: another reader, or someone editing it behind the library's back. */
-const raw = (filename: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => new Database(filename)),
-    (db) => Effect.sync(() => db.close())
-  )
-
-/** `effect`'s value and how many write transactions better-sqlite3 began while it ran. */
-const countingBegins = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.suspend(() => {
-    const log = { begins: 0 }
-    const probe = new Database(":memory:")
-    const prototype = Object.getPrototypeOf(probe.prepare("SELECT 1")) as Record<string, unknown>
-    probe.close()
-    const run = prototype.run as (...params: ReadonlyArray<unknown>) => unknown
-    prototype.run = function (this: { readonly source: string }, ...params: ReadonlyArray<unknown>) {
-      if (this.source === "BEGIN IMMEDIATE") log.begins++
-      return run.apply(this, [...params])
-    }
-    return Effect.map(
-      Effect.ensuring(
-        effect,
-        Effect.sync(() => {
-          prototype.run = run
-        })
-      ),
-      (value) => ({ log, value })
-    )
-  })
