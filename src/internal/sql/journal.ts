@@ -13,6 +13,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
@@ -550,6 +551,26 @@ RETURNING seq`)
     })
   }
 
+  /** `requestOf` at the time of `fiber`'s clock. */
+  const requestOn = (
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    sagaId: string,
+    expected: Journal.Expected,
+    drafts: ReadonlyArray<Journal.Draft>,
+    holder: Journal.Holder | undefined
+  ) =>
+    requestOf(
+      sagaId,
+      expected,
+      drafts,
+      holder,
+      Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+    )
+
+  /** Whether `fiber` runs inside a transaction of its caller's (`sql.withTransaction`). */
+  const insideTransaction = (fiber: Fiber.RuntimeFiber<unknown, unknown>) =>
+    Option.isSome(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection))
+
   /**
    * Builds the entries (seq, time, hash chain) in the caller's fiber, then waits, uninterruptibly,
    * for the transaction that holds them: the caller goes on only once they are committed. An append
@@ -564,12 +585,10 @@ RETURNING seq`)
   ) =>
     // The clock and the caller's transaction read off the fiber in one step: an append's own cost.
     Effect.withFiberRuntime<ReadonlyArray<Journal.Entry>, Journal.AppendError>((fiber) => {
-      const millis = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
-      const request = requestOf(sagaId, expected, drafts, holder, millis)
+      const request = requestOn(fiber, sagaId, expected, drafts, holder)
       if (Either.isLeft(request)) return Effect.fail(request.left)
-      const outer = Context.getOption(fiber.currentContext, SqlClient.TransactionConnection)
       return Effect.flatten(
-        Option.isSome(outer) ? commitInside(request.right) : Effect.uninterruptible(submit(request.right))
+        insideTransaction(fiber) ? commitInside(request.right) : Effect.uninterruptible(submit(request.right))
       )
     })
 
@@ -599,13 +618,10 @@ RETURNING seq`)
     (send: Prepared.SendNamed) =>
     (sagaId: string, expected: Journal.Expected, drafts: ReadonlyArray<Journal.Draft>, holder?: Journal.Holder) =>
       Effect.withFiberRuntime<ReadonlyArray<Journal.Entry>, Journal.AppendError>((fiber) => {
-        const millis = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
-        const prepared = requestOf(sagaId, expected, drafts, holder, millis)
+        const prepared = requestOn(fiber, sagaId, expected, drafts, holder)
         if (Either.isLeft(prepared)) return Effect.fail(prepared.left)
         const request = prepared.right
-        if (Option.isSome(Context.getOption(fiber.currentContext, SqlClient.TransactionConnection))) {
-          return Effect.flatten(commitInside(request))
-        }
+        if (insideTransaction(fiber)) return Effect.flatten(commitInside(request))
         const fits = request.written.length > 0 && request.written.length <= 64
         if (!traffic.arrive() || !fits) return Effect.uninterruptible(batched(request))
         return Effect.uninterruptible(
