@@ -13,7 +13,7 @@ import * as Path from "node:path"
 import { pathToFileURL } from "node:url"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import type * as Library from "../src/index.js"
-import { STEPS, toolsOf } from "./steps.js"
+import { STEPS, sagaOf } from "./steps.js"
 
 const argument = (name: string, otherwise: string) => {
   const at = process.argv.indexOf(name)
@@ -33,19 +33,12 @@ const dir = fs.mkdtempSync(Path.join(os.tmpdir(), "effect-saga-ab-sqlite-"))
 
 /** Runs `count` sagas of the bench on `library`'s SQLite store, each call numbering on from the last. */
 const sagasOn = (library: typeof Library, file: string) => {
-  const { Compensable, Saga, SqlStore } = library
-  const tools = toolsOf(Compensable)
+  const { Saga, SqlStore } = library
   const runtime = ManagedRuntime.make(
     Saga.layer.pipe(Layer.provide(SqlStore.layerSqlite({ filename: Path.join(dir, file), synchronous })))
   )
   let next = 0
-  const saga = (n: number) =>
-    Saga.run(
-      `saga-${n}`,
-      Effect.gen(function* () {
-        for (const tool of tools) yield* tool({ n })
-      })
-    )
+  const saga = sagaOf(library)
   const run = (count: number) =>
     runtime.runPromise(
       Effect.forEach(

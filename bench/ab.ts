@@ -12,7 +12,7 @@ import { pathToFileURL } from "node:url"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import type * as Library from "../src/index.js"
 import { floorSaga } from "./floor.js"
-import { STEPS, toolsOf } from "./steps.js"
+import { STEPS, sagaOf } from "./steps.js"
 
 const [checkout] = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
 if (checkout === undefined) throw new Error("usage: npx tsx bench/ab.ts <other checkout> [--rounds N]")
@@ -23,19 +23,12 @@ const BATCH = 100
 
 /** Runs `count` sagas of the bench on `library`, each call numbering on from the last. */
 const sagasOn = (library: typeof Library) => {
-  const { Approval, Compensable, Journal, Saga } = library
-  const tools = toolsOf(Compensable)
+  const { Approval, Journal, Saga } = library
   const runtime = ManagedRuntime.make(
     Saga.layer.pipe(Layer.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
   )
   let next = 0
-  const saga = (n: number) =>
-    Saga.run(
-      `saga-${n}`,
-      Effect.gen(function* () {
-        for (const tool of tools) yield* tool({ n })
-      })
-    )
+  const saga = sagaOf(library)
   return (count: number) =>
     runtime.runPromise(
       Effect.forEach(

@@ -12,7 +12,7 @@ import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { Effect, Layer, ManagedRuntime, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga } from "../src/index.js"
 import { floorSaga } from "./floor.js"
-import { StepResult, steps, toolsOf } from "./steps.js"
+import { StepResult, sagaOf, steps, toolsOf } from "./steps.js"
 
 /** A benchmark contender: runs `count` five-step sagas sequentially. */
 export interface Contender {
@@ -76,13 +76,7 @@ export const tools = toolsOf(Compensable)
 const SagaLive = Saga.layer.pipe(Layer.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
 
 /** The saga every effect-saga figure is about: the five tools, each journaling INTENT and EXECUTED. */
-export const saga = (n: number) =>
-  Saga.run(
-    `saga-${n}`,
-    Effect.gen(function* () {
-      for (const tool of tools) yield* tool({ n })
-    })
-  )
+export const saga = sagaOf({ Compensable, Saga })
 
 /** effect-saga on `Journal.layerMemory`. */
 const effectSaga = fromLayer("effect-saga", SagaLive, saga)

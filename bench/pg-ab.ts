@@ -14,7 +14,7 @@ import pg from "pg"
 import type * as Library from "../src/index.js"
 import type * as PostgresModule from "../src/Postgres.js"
 import { CONCURRENCY } from "./contenders.js"
-import { STEPS, toolsOf } from "./steps.js"
+import { STEPS, sagaOf } from "./steps.js"
 
 const [checkout] = process.argv.slice(2).filter((arg) => !arg.startsWith("--"))
 if (checkout === undefined) throw new Error("usage: npx tsx bench/pg-ab.ts <other checkout> [--rounds N]")
@@ -28,9 +28,9 @@ await admin.connect()
 /** One checkout's library on a database of its own: runs `count` new sagas, `concurrency` at once. */
 const contender = async (root: string, name: string) => {
   const load = (file: string) => import(pathToFileURL(Path.resolve(root, "src", file)).href)
-  const { Compensable, Saga } = (await load("index.ts")) as typeof Library
+  const library = (await load("index.ts")) as typeof Library
+  const { Saga } = library
   const Postgres = (await load("Postgres.ts")) as typeof PostgresModule
-  const tools = toolsOf(Compensable)
   const database = `effect_saga_ab_${name}_${process.pid}`
   await admin.query(`CREATE DATABASE ${database}`)
   const databaseUrl = new URL(url)
@@ -38,13 +38,7 @@ const contender = async (root: string, name: string) => {
   const store = Postgres.layer({ url: databaseUrl.toString(), maxConnections: 10 })
   const runtime = ManagedRuntime.make(Saga.layer.pipe(Layer.provide(store)))
   let next = 0
-  const saga = (n: number) =>
-    Saga.run(
-      `saga-${n}`,
-      Effect.gen(function* () {
-        for (const tool of tools) yield* tool({ n })
-      })
-    )
+  const saga = sagaOf(library)
   const run = (count: number, concurrency: number) =>
     runtime.runPromise(
       Effect.forEach(

@@ -28,3 +28,18 @@ export const toolsOf = (Compensable: typeof Library.Compensable) =>
       compensate: () => Effect.void
     })
   )
+
+/**
+ * The bench's saga on `library` (this checkout's, or another one's in an A/B run): saga `saga-<n>`
+ * calling the five tools in turn with input `{ n }`.
+ */
+export const sagaOf = (library: Pick<typeof Library, "Compensable" | "Saga">) => {
+  const tools = toolsOf(library.Compensable)
+  return (n: number) =>
+    library.Saga.run(
+      `saga-${n}`,
+      Effect.gen(function* () {
+        for (const tool of tools) yield* tool({ n })
+      })
+    )
+}
