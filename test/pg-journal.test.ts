@@ -9,7 +9,7 @@ import { Journal, SqlJournal } from "../src/index.js"
 import { openStatusSagas } from "../src/internal/sql/migrations.js"
 import * as Postgres from "../src/Postgres.js"
 import { suite as approvalSuite } from "./ApprovalSuite.js"
-import { appendAll, saga, step } from "./fixtures/drafts.js"
+import { saga, seedStaggered, step } from "./fixtures/drafts.js"
 import { countingStatements } from "./fixtures/pg-statements.js"
 import { freshDatabase } from "./fixtures/postgres.js"
 import { suite as journalSuite } from "./JournalSuite.js"
@@ -180,14 +180,7 @@ const rivalBatches = (url: string) =>
 const groupedReads = Effect.gen(function* () {
   const journal = yield* Journal.Journal
   const ids = Array.from({ length: 30 }, (_, n) => `read-${n}`)
-  for (const [n, sagaId] of ids.entries()) {
-    yield* appendAll(
-      journal,
-      sagaId,
-      [saga("SAGA_STARTED")],
-      ...Array.from({ length: n % 3 }, () => [step("INTENT", sagaId)])
-    )
-  }
+  yield* seedStaggered(journal, ids)
   const [entries, readsSent] = yield* countingStatements(
     Effect.all(
       ids.map((sagaId) => journal.read(sagaId)),

@@ -10,7 +10,7 @@ import pg from "pg"
 import { Journal, Saga, SqlJournal } from "../src/index.js"
 import { inspect } from "../src/internal/journal/verified.js"
 import * as Postgres from "../src/Postgres.js"
-import { appendAll, saga, step } from "./fixtures/drafts.js"
+import { appendAll, saga, seedStaggered, step } from "./fixtures/drafts.js"
 import { threeSteps } from "./fixtures/pg-statements.js"
 import { freshDatabase } from "./fixtures/postgres.js"
 
@@ -76,14 +76,7 @@ describe("PostgreSQL: a saga's load in one statement", () => {
     Effect.gen(function* () {
       const journal = yield* Journal.Journal
       const ids = Array.from({ length: 30 }, (_, n) => `together-${n}`)
-      for (const [n, sagaId] of ids.entries()) {
-        yield* appendAll(
-          journal,
-          sagaId,
-          [saga("SAGA_STARTED")],
-          ...Array.from({ length: n % 3 }, () => [step("INTENT", sagaId)])
-        )
-      }
+      yield* seedStaggered(journal, ids)
       const [loaded, sent] = yield* counting(
         Effect.all(
           [...ids, "together-absent"].map((sagaId) => inspect(journal, sagaId, undefined)),
