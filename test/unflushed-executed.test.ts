@@ -38,9 +38,22 @@ describe("which appends may commit unflushed", () => {
 })
 
 describe("SQLite: EXECUTED without waiting for its flush", () => {
-  it.effect("by default an EXECUTED alone commits under synchronous NORMAL, everything else under FULL", () =>
+  it.effect("by default a step's EXECUTED travels with the saga's next entry: one flushed commit a step", () =>
     Effect.gen(function* () {
-      const log = yield* runLogged({ filename: fileFor("default") }, 2)
+      const log = yield* runLogged({ filename: fileFor("together") }, 2)
+      expect(transactionsOf(log)).toEqual([
+        { phases: ["SAGA_STARTED", "INTENT"], unflushed: false },
+        { phases: ["EXECUTED", "INTENT"], unflushed: false },
+        { phases: ["EXECUTED", "INTENT"], unflushed: false },
+        { phases: ["EXECUTED", "SAGA_COMPLETED"], unflushed: false }
+      ])
+      expect(log.some(({ sql }) => sql === "PRAGMA synchronous = NORMAL")).toBe(false)
+    })
+  )
+
+  it.effect("an EXECUTED whose program waits before its next step commits alone under synchronous NORMAL", () =>
+    Effect.gen(function* () {
+      const log = yield* runLogged({ filename: fileFor("default") }, 2, waitingBetweenSteps("logged"))
       const transactions = transactionsOf(log)
       expect(transactions.map(({ phases }) => phases)).toEqual([
         ["SAGA_STARTED", "INTENT"],
@@ -48,8 +61,7 @@ describe("SQLite: EXECUTED without waiting for its flush", () => {
         ["INTENT"],
         ["EXECUTED"],
         ["INTENT"],
-        ["EXECUTED"],
-        ["SAGA_COMPLETED"]
+        ["EXECUTED", "SAGA_COMPLETED"]
       ])
       for (const { phases, unflushed } of transactions) {
         expect(unflushed).toBe(phases.every((phase) => phase === "EXECUTED"))
@@ -66,7 +78,7 @@ describe("SQLite: EXECUTED without waiting for its flush", () => {
           ).toBe("COMMIT")
         }
       }
-      expect(log.filter((statement) => statement.sql === "PRAGMA synchronous = NORMAL").length).toBe(3)
+      expect(log.filter((statement) => statement.sql === "PRAGMA synchronous = NORMAL").length).toBe(2)
     })
   )
 
@@ -76,9 +88,13 @@ describe("SQLite: EXECUTED without waiting for its flush", () => {
         [{ flushEveryEntry: true }, 2],
         [{ synchronous: "normal" }, 1]
       ] as const) {
-        const log = yield* runLogged({ filename: fileFor(JSON.stringify(options)), ...options }, synchronous)
+        const file = fileFor(JSON.stringify(options))
+        const log = yield* runLogged({ filename: file, ...options }, synchronous, waitingBetweenSteps("logged"))
         const transactions = transactionsOf(log)
-        expect(transactions.filter(({ phases }) => phases.includes("EXECUTED")).length).toBe(3)
+        const executed = transactions.filter(({ phases }) => phases.includes("EXECUTED"))
+        // With `flushEveryEntry`, every EXECUTED is a commit of its own; under NORMAL, they travel with the next entry.
+        expect(executed.length).toBe(3)
+        expect(executed.every(({ phases }) => phases.length === 1)).toBe(options.flushEveryEntry === true)
         expect(transactions.every(({ unflushed }) => !unflushed)).toBe(true)
         // Past opening the file, nothing switches `synchronous`.
         const opened = log.findIndex(({ sql }) => sql === "BEGIN IMMEDIATE")
@@ -141,17 +157,26 @@ const url = await freshDatabase("effect_saga_unflushed")
 describe("PostgreSQL: EXECUTED without waiting for its flush", () => {
   it.live("an append of EXECUTED alone, or a batch of them, turns synchronous_commit off for itself alone", () =>
     Effect.gen(function* () {
-      const appends = yield* loggingPg(runPgSagas(Postgres.layer({ url }), 1))
+      const together = yield* loggingPg(runPgSagas(Postgres.layer({ url }), 1))
+      expect(together.map(({ phases }) => phases.join("+"))).toEqual([
+        "SAGA_STARTED+INTENT",
+        "EXECUTED+INTENT",
+        "EXECUTED+INTENT",
+        "EXECUTED+SAGA_COMPLETED"
+      ])
+      expect(together.some(({ unflushed }) => unflushed)).toBe(false)
+
+      // A program that waits before its next step: its EXECUTED goes alone, unflushed.
+      const appends = yield* loggingPg(runPgSagas(Postgres.layer({ url }), 1, waitingBetweenSteps))
       expect(appends.map(({ phases }) => phases.join("+"))).toEqual([
         "SAGA_STARTED+INTENT",
         "EXECUTED",
         "INTENT",
         "EXECUTED",
         "INTENT",
-        "EXECUTED",
-        "SAGA_COMPLETED"
+        "EXECUTED+SAGA_COMPLETED"
       ])
-      expect(appends.map(({ unflushed }) => unflushed)).toEqual([false, true, false, true, false, true, false])
+      expect(appends.map(({ unflushed }) => unflushed)).toEqual([false, true, false, true, false, false])
 
       const batch = yield* twoExecutedAtOnce(Postgres.layerJournal({ url }))
       expect(batch).toEqual([{ phases: ["EXECUTED", "EXECUTED"], unflushed: true }])
@@ -195,7 +220,7 @@ describe("PostgreSQL: EXECUTED without waiting for its flush", () => {
 
   it.live("flushEveryEntry: no statement turns synchronous_commit off", () =>
     Effect.gen(function* () {
-      const alone = yield* loggingPg(runPgSagas(Postgres.layer({ url, flushEveryEntry: true }), 1))
+      const alone = yield* loggingPg(runPgSagas(Postgres.layer({ url, flushEveryEntry: true }), 1, waitingBetweenSteps))
       const batch = yield* twoExecutedAtOnce(Postgres.layerJournal({ url, flushEveryEntry: true }))
       expect(alone.filter(({ phases }) => phases.includes("EXECUTED")).length).toBe(3)
       expect(batch.map(({ phases }) => phases)).toEqual([["EXECUTED", "EXECUTED"]])
@@ -286,10 +311,14 @@ const runSaga = <E, PE>(
  * Runs a three-step saga on a store opened with `options`, logging every statement, and checks
  * that the store's connection is left under `synchronous` (2 = FULL, 1 = NORMAL) as it was opened.
  */
-const runLogged = (options: SqlJournal.SqliteOptions, synchronous: number) =>
+const runLogged = (
+  options: SqlJournal.SqliteOptions,
+  synchronous: number,
+  program: Effect.Effect<void, unknown, Saga.CurrentSaga | Journal.Journal> = threeSteps
+) =>
   Effect.gen(function* () {
     const ran = Effect.gen(function* () {
-      const result = yield* Saga.run("logged", threeSteps)
+      const result = yield* Saga.run("logged", program)
       expect(result._tag).toBe("Completed")
       const sql = yield* SqlClient.SqlClient
       expect(yield* sql.unsafe("PRAGMA synchronous")).toEqual([{ synchronous }])
@@ -304,6 +333,31 @@ const runLogged = (options: SqlJournal.SqliteOptions, synchronous: number) =>
 const threeSteps = Effect.gen(function* () {
   for (const tool of toolsLogging([])) yield* tool({ n: 1 })
 })
+
+/**
+ * A three-step program that, after each step but the last, reads the journal until that step's
+ * `EXECUTED` is in it: it waits for something other than its next step, so nothing it writes next
+ * can carry that `EXECUTED`.
+ */
+const waitingBetweenSteps = (sagaId: string) =>
+  Effect.gen(function* () {
+    const journal = yield* Journal.Journal
+    const tools = toolsLogging([])
+    for (const [i, tool] of tools.entries()) {
+      yield* tool({ n: 1 })
+      if (i < tools.length - 1) yield* untilExecuted(journal, sagaId, i + 1)
+    }
+  })
+
+const untilExecuted = (journal: Journal.Journal["Type"], sagaId: string, count: number) =>
+  Effect.gen(function* () {
+    for (let tries = 0; tries < 1000; tries++) {
+      const entries = yield* Effect.orDie(journal.read(sagaId))
+      if (entries.filter((entry) => entry.phase === "EXECUTED").length >= count) return
+      yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage(`the EXECUTED of step ${count} was not written while its program waited`)
+  })
 
 /** The statement run right after `Saga.run` returns, to mark the place in the log. */
 const RETURNED = "SELECT 'Saga.run returned'"
@@ -418,21 +472,17 @@ const loggingPgStatements = <A, E>(statements: Array<string>, effect: Effect.Eff
   })
 
 /** Runs `sagas` three-step sagas at once on `store`; each completes. */
-const runPgSagas = <E>(store: Layer.Layer<Approval.Approval | Journal.Journal, E>, sagas: number) => {
-  const tools = toolsLogging([])
+const runPgSagas = <E>(
+  store: Layer.Layer<Approval.Approval | Journal.Journal, E>,
+  sagas: number,
+  program: (sagaId: string) => Effect.Effect<void, unknown, Saga.CurrentSaga | Journal.Journal> = () => threeSteps
+) => {
   const prefix = `pg-${Math.random().toString(36).slice(2)}`
   return Effect.scoped(
     Effect.all(
-      Array.from({ length: sagas }, (_, n) =>
-        Saga.run(
-          `${prefix}-${n}`,
-          Effect.gen(function* () {
-            for (const tool of tools) yield* tool({ n })
-          })
-        )
-      ),
+      Array.from({ length: sagas }, (_, n) => Saga.run(`${prefix}-${n}`, program(`${prefix}-${n}`))),
       { concurrency: "unbounded" }
-    ).pipe(Effect.provide(Saga.layer.pipe(Layer.provide(store))))
+    ).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store))))
   ).pipe(Effect.map((results) => expect(results.every((result) => result._tag === "Completed")).toBe(true)))
 }
 

@@ -39,17 +39,58 @@ export interface RunEnd<E> {
   readonly compensate: (cause: Cause.Cause<E | CompensationCause>) => Effect.Effect<SagaResult<never, E>, any>
 }
 
+const endWithOn = <P extends SagaPhase>(writer: Writer, phase: P, payload: PayloadOf<P>) =>
+  writer.view.status === statusAfter(writer.view.status, [{ phase }])
+    ? Effect.void
+    : writer.append([sagaDraft(phase, payload)])
+
+/**
+ * Whether the run completed with every step's outcome known, counting the `EXECUTED` entries its
+ * writer still holds back: those then travel with `SAGA_COMPLETED`, in one append.
+ */
+const completed = <A, E>(
+  end: RunEnd<E>,
+  ran: Exit.Exit<Exit.Exit<A, E>>
+): ran is Exit.Success<Exit.Success<A, E>, never> => {
+  const { writer } = end
+  return (
+    Exit.isSuccess(ran) &&
+    end.halt === undefined &&
+    Exit.isSuccess(ran.value) &&
+    writer.idle &&
+    writer.view.unknownSteps().every((step) => writer.holds(step.stepId)) &&
+    taintOf(writer.view) === undefined
+  )
+}
+
 /**
  * How a run ends: by the halt a step decided, else by how its program ended (interrupted,
  * leaving unknown steps, failed, tainted, or completed), journaled when the saga's status changes.
- * `ran` is the run's own exit: a failure there is the run interrupted from outside.
+ * `ran` is the run's own exit: a failure there is the run interrupted from outside. Whatever the
+ * writer holds back is written before anything is decided from the view (a run that stops on a
+ * fatal error writes it if it can), or, for a run that completed, with `SAGA_COMPLETED`.
  */
 export const endRun = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.Effect<SagaResult<A, E>, any> => {
+  if (completed(end, ran)) {
+    return Effect.as(endWithOn(end.writer, "SAGA_COMPLETED", null), {
+      _tag: "Completed" as const,
+      sagaId: end.sagaId,
+      value: ran.value.value
+    })
+  }
+  const flush = end.halt?._tag === "Fatal" ? Effect.ignore(end.writer.flush) : end.writer.flush
+  return Effect.zipRight(
+    flush,
+    Effect.suspend(() => decide(end, ran))
+  )
+}
+
+/** How a run ends, once its writer holds nothing back. */
+const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.Effect<SagaResult<A, E>, any> => {
   const { sagaId, writer } = end
   const view = writer.view
 
-  const endWith = <P extends SagaPhase>(phase: P, payload: PayloadOf<P>) =>
-    view.status === statusAfter(view.status, [{ phase }]) ? Effect.void : writer.append([sagaDraft(phase, payload)])
+  const endWith = <P extends SagaPhase>(phase: P, payload: PayloadOf<P>) => endWithOn(writer, phase, payload)
 
   const needsAttention = (extra: UnknownStep | undefined) => {
     const unknown = unknownOf(view, extra)

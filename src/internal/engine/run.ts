@@ -140,7 +140,10 @@ export class SagaRun {
       this.programFiber = fiber as Fiber.RuntimeFiber<unknown, unknown>
       return Effect.zipRight(
         FiberRef.update(FiberRef.currentContext, Context.add(CurrentSaga, this)),
-        Effect.tap(program, () => this.settleRemaining)
+        Effect.ensuring(
+          Effect.tap(program, () => this.settleRemaining),
+          Effect.sync(() => this.writer.programEnd())
+        )
       ) as Effect.Effect<A, E, Exclude<R, CurrentSaga>>
     })
     return Effect.flatMap(Effect.fork(own), (fiber) =>
@@ -192,7 +195,18 @@ export class SagaRun {
   }
 
   readonly settle = (stepId: string): Effect.Effect<any, any, any> =>
-    Effect.withFiberRuntime((fiber) => {
+    Effect.suspend(() =>
+      // Settled before in this run, its `EXECUTED` held back: written first, so that it replays.
+      this.writer.holds(stepId)
+        ? Effect.matchEffect(this.writer.flush, {
+            onFailure: (error) => this.stop({ _tag: "Fatal", error }),
+            onSuccess: () => this.settleNow(stepId)
+          })
+        : this.settleNow(stepId)
+    )
+
+  private settleNow(stepId: string): Effect.Effect<any, any, any> {
+    return Effect.withFiberRuntime((fiber) => {
       if (this.haltedWith !== undefined) return Effect.never
       const step = this.writer.view.steps.get(stepId)
       if (step === undefined || !answersPending(step)) {
@@ -205,11 +219,16 @@ export class SagaRun {
       if (Either.isLeft(call)) return this.stop(call.left)
       return this.progress(call.right, fiber.currentContext, (placed) => this.advance(placed, true, "settle"))
     })
+  }
 
   /** Deferred calls the program did not settle run when it ends, once approved, in journal order. */
   private readonly settleRemaining = Effect.suspend(() => {
     const unsettled = Array.from(this.writer.view.steps.values()).filter(
-      (step) => answersPending(step) && step.executed === undefined && step.failed === undefined
+      (step) =>
+        answersPending(step) &&
+        step.executed === undefined &&
+        step.failed === undefined &&
+        !this.writer.holds(step.stepId)
     )
     if (unsettled.length === 0) return Effect.void
     // A failure is journaled and taints the saga as the tool says; a defect fails the program.
@@ -564,7 +583,7 @@ export class SagaRun {
     }
     const journal = (receipt: JournaledReceipt | undefined) => {
       const fields = { resultJson: result.right, receipt, changesNothing: spec.changesNothing === true }
-      return this.writer.appendThen([executedDraft({ stepId, toolName: spec.name }, fields)], fatal, () => {
+      return this.writer.appendExecuted(executedDraft({ stepId, toolName: spec.name }, fields), fatal, () => {
         call.span.attribute("outcome", "executed")
         return Effect.succeed(value)
       })

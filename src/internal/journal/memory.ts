@@ -7,6 +7,7 @@ import type { KeyRing } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "./entries.js"
 import { ConcurrencyConflict, LeaseHeld } from "./errors.js"
 import { GENESIS, hashEntry } from "./hash.js"
+import * as HeldBack from "./heldBack.js"
 import { isActive, isFinished, noneOpen, statusAfter } from "./status.js"
 import { appendsAtOnce } from "./synchronous.js"
 
@@ -119,6 +120,7 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
   const append: Journal.Journal["Type"]["append"] = (sagaId, expected, drafts, holder) =>
     Effect.clockWith((time) => appendAt(sagaId, expected, drafts, holder, time.unsafeCurrentTimeMillis()))
   appendsAtOnce.set(append, appendAt)
+  HeldBack.allow(append)
 
   const importSaga = (entries: ReadonlyArray<Journal.Entry>) =>
     Effect.suspend((): Effect.Effect<Journal.SagaRecord, Journal.ConcurrencyConflict | Journal.JournalError> => {

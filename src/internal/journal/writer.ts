@@ -1,11 +1,14 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Runtime from "effect/Runtime"
 import type { AppendError, Draft, Entry, Holder, JournalCorrupted } from "../../Journal.js"
 import { isActive } from "../../Journal.js"
 import { observeAppended } from "../observability/metrics.js"
 import { Mutex } from "../util/mutex.js"
 import { ownPayloadOf } from "./drafts.js"
+import * as HeldBack from "./heldBack.js"
 import type { Recorded } from "./payloads.js"
 import { decodeOwnEntry } from "./payloads.js"
 import { appendsAtOnce } from "./synchronous.js"
@@ -36,10 +39,24 @@ const decodeAppended = (
 /**
  * The one path by which a saga's entries reach the journal: appends are serialized, each names the
  * position the writer last saw and the worker's lease, and the view follows every append.
+ *
+ * Where the store allows it (`heldBack.ts`), a step's `EXECUTED` is held back and travels with the
+ * saga's next append; if the program waits for something else first, it is written alone as soon
+ * as the program's fiber yields. The view does not hold a held-back entry until it is written:
+ * `flush` writes them, and whoever decides from the view how the saga stands flushes first.
  */
 export class Writer {
   private readonly lock = new Mutex()
   private prefix: ReadonlyArray<Draft> = []
+  /** Steps' `EXECUTED` entries not written yet, oldest first. */
+  private readonly held: Array<Draft> = []
+  /** How many of `held` the append under way carries (0 when none is under way). */
+  private taken = 0
+  /** Whether a look at `held` is scheduled for when the program's fiber yields. */
+  private lookScheduled = false
+  /** Whether the program ended: how the run ends writes what is held back (`flush`), no look does. */
+  private programEnded = false
+  private readonly holdsBack: boolean
   /** Whether the store may still record this worker's lease on the saga (an append that halts the saga drops it). */
   holdsLease = false
 
@@ -48,7 +65,9 @@ export class Writer {
     private readonly journal: VerifiedJournal,
     readonly view: JournalView,
     private readonly holder: Holder | undefined
-  ) {}
+  ) {
+    this.holdsBack = HeldBack.allows(journal.append)
+  }
 
   /** Entries to write in front of the next append (a resume marker travels with the first real write). */
   prepend(drafts: ReadonlyArray<Draft>): void {
@@ -77,10 +96,70 @@ export class Writer {
       const batch = this.batchOf(drafts)
       const appended = atOnce(this.sagaId, this.view.position, batch, this.holder, clock.unsafeCurrentTimeMillis())
       if (appended === undefined) return this.appendLocked(drafts, refused, next)
-      if (Either.isLeft(appended)) return refused(appended.left)
+      if (Either.isLeft(appended)) {
+        this.taken = 0
+        return refused(appended.left)
+      }
       const defect = this.follow(appended.right, batch)
       return defect === undefined ? next() : Effect.dieMessage(defect)
     })
+  }
+
+  /**
+   * Journals a step's `EXECUTED`, then runs `next`: where the store allows it, the entry is held
+   * back to travel with the saga's next append, and `next` runs at once.
+   */
+  appendExecuted<A, E1, E2>(
+    draft: Draft,
+    refused: (error: AppendError) => Effect.Effect<never, E1>,
+    next: () => Effect.Effect<A, E2>
+  ): Effect.Effect<A, E1 | E2> {
+    if (!this.holdsBack) return this.appendThen([draft], refused, next)
+    return Effect.withFiberRuntime((fiber) => {
+      this.held.push(draft)
+      this.scheduleLook(fiber)
+      return next()
+    })
+  }
+
+  /** Whether the `EXECUTED` of `stepId` is held back, not written yet. */
+  holds(stepId: string): boolean {
+    return this.held.some((draft) => draft.stepId === stepId)
+  }
+
+  /** The program ended: from now on, what is held back waits for how the run ends. */
+  programEnd(): void {
+    this.programEnded = true
+  }
+
+  /** Whether no append is under way. */
+  get idle(): boolean {
+    return this.lock.idle
+  }
+
+  /** Writes the entries held back, once any append under way is done: the view then holds everything. */
+  readonly flush: Effect.Effect<void, AppendError> = Effect.suspend(() =>
+    this.held.length === 0 && this.lock.idle ? Effect.void : this.appendLocked([], Effect.fail, () => Effect.void)
+  )
+
+  /**
+   * Once the program's fiber yields (it waits for something other than the journal, or another
+   * fiber's turn came), whatever is still held back is written alone, in a fiber of its own with the
+   * program's services (its clock). A refusal is left to the run's next append, which meets it too.
+   */
+  private scheduleLook(fiber: Fiber.RuntimeFiber<unknown, unknown>): void {
+    if (this.lookScheduled) return
+    this.lookScheduled = true
+    fiber.currentScheduler.scheduleTask(() => {
+      this.lookScheduled = false
+      if (this.programEnded || this.held.length === this.taken) return
+      const runtime = Runtime.make({
+        context: fiber.currentContext,
+        fiberRefs: fiber.getFiberRefs(),
+        runtimeFlags: Runtime.defaultRuntimeFlags
+      })
+      Runtime.runFork(runtime)(Effect.ignore(this.flush))
+    }, 0)
   }
 
   private appendLocked<A, E1, E2>(
@@ -91,25 +170,46 @@ export class Writer {
     const appended = this.lock.withLockUninterruptible(
       Effect.suspend(() => {
         const batch = this.batchOf(drafts)
-        return Effect.flatMap(this.journal.append(this.sagaId, this.view.position, batch, this.holder), (entries) => {
-          const defect = this.follow(entries, batch)
-          return defect === undefined ? Effect.void : Effect.dieMessage(defect)
+        if (batch.length === 0) return Effect.void
+        return Effect.matchEffect(this.journal.append(this.sagaId, this.view.position, batch, this.holder), {
+          onFailure: (error) => {
+            this.taken = 0
+            return Effect.fail(error)
+          },
+          onSuccess: (entries) => {
+            const defect = this.follow(entries, batch)
+            return defect === undefined ? Effect.void : Effect.dieMessage(defect)
+          }
         })
       })
     )
     return Effect.matchEffect(appended, { onFailure: refused, onSuccess: next })
   }
 
+  /**
+   * What an append of `drafts` writes: the start or resume marker, then what is held back, then
+   * `drafts` (nothing is written for no drafts unless something is held back).
+   */
   private batchOf(drafts: ReadonlyArray<Draft>): ReadonlyArray<Draft> {
-    return this.prefix.length === 0 ? drafts : [...this.prefix, ...drafts]
+    this.taken = this.held.length
+    if (this.taken === 0) {
+      if (drafts.length === 0) return drafts
+      return this.prefix.length === 0 ? drafts : [...this.prefix, ...drafts]
+    }
+    return [...this.prefix, ...this.held, ...drafts]
   }
 
   /** The view follows the entries just appended for `batch`; or the defect that stops it. */
   private follow(appended: ReadonlyArray<Entry>, batch: ReadonlyArray<Draft>): string | undefined {
     // An entry just drafted that does not decode is a defect of the code that drafted it.
     const entries = decodeAppended(appended, batch)
-    if (Either.isLeft(entries)) return `effect-saga: an entry just drafted does not decode: ${entries.left.reason}`
+    if (Either.isLeft(entries)) {
+      this.taken = 0
+      return `effect-saga: an entry just drafted does not decode: ${entries.left.reason}`
+    }
     this.prefix = []
+    this.held.splice(0, this.taken)
+    this.taken = 0
     for (const entry of entries.right) this.view.apply(entry)
     observeAppended(this.view, entries.right)
     this.holdsLease = this.holder !== undefined && isActive(this.view.status)

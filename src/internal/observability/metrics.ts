@@ -21,6 +21,7 @@ import type {
   OpenStatus,
   SagaStatus
 } from "../../Journal.js"
+import * as HeldBack from "../journal/heldBack.js"
 import type { Recorded } from "../journal/payloads.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
 import type { JournalView } from "../journal/view.js"
@@ -307,6 +308,7 @@ export const setOpenSagas = (counts: OpenCounts): void => {
 export const metered = <J extends Pick<Journal["Type"], "append" | "claim">>(journal: J): J => {
   const append = (sagaId: string, expected: Expected, drafts: ReadonlyArray<Draft>, holder?: Holder) =>
     Effect.tapError(journal.append(sagaId, expected, drafts, holder), refused)
+  if (HeldBack.allows(journal.append)) HeldBack.allow(append)
   const atOnce = appendsAtOnce.get(journal.append)
   if (atOnce !== undefined) {
     appendsAtOnce.set(append, (sagaId, expected, drafts, holder, millis) => {

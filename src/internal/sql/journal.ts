@@ -18,6 +18,7 @@ import * as Option from "effect/Option"
 import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
+import * as HeldBack from "../journal/heldBack.js"
 import { noneOpen } from "../journal/status.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
 import { readsTogether } from "../journal/together.js"
@@ -853,8 +854,10 @@ WHERE lease_owner = ${owner}${sagaId === undefined ? sql.literal("") : sql` AND 
       journalError("release")
     ).pipe(Effect.asVoid)
 
+  const appendOnStore = onPg && sendNamed !== undefined ? appendOnPg(sendNamed) : append
+  if (HeldBack.allowsOn(client)) HeldBack.allow(appendOnStore)
   return Journal.Journal.of({
-    append: onPg && sendNamed !== undefined ? appendOnPg(sendNamed) : append,
+    append: appendOnStore,
     claim,
     claimLapsed,
     renew,

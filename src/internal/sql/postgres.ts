@@ -9,6 +9,7 @@ import * as Redacted from "effect/Redacted"
 import type { Pool, QueryResult } from "pg"
 import { JournalError } from "../../Journal.js"
 import type { Options } from "../../Postgres.js"
+import * as HeldBack from "../journal/heldBack.js"
 import * as OptionalPeer from "../util/optionalPeer.js"
 import * as Prepared from "./prepared.js"
 import { describeFailure } from "./sqlite.js"
@@ -86,7 +87,10 @@ export const layerClient = (options: Options): Layer.Layer<PgClient.PgClient | S
       const pool = yield* acquirePool(url, options)
       const client = yield* driver.fromPool({ acquire: Effect.succeed(pool), applicationName: "effect-saga" })
       Prepared.register(client, sendNamedOn(pool))
-      if (options.flushEveryEntry !== true) Unflushed.allow(client)
+      if (options.flushEveryEntry !== true) {
+        Unflushed.allow(client)
+        HeldBack.allowOn(client)
+      }
       return Context.make(driver.PgClient, client).pipe(Context.add(SqlClient.SqlClient, client))
     })
   ).pipe(

@@ -15,6 +15,7 @@ import type * as Scope from "effect/Scope"
 import { JournalError } from "../../Journal.js"
 import type { KeyError } from "../../Keys.js"
 import { isKeyError } from "../../Keys.js"
+import * as HeldBack from "../journal/heldBack.js"
 import * as SqliteDriver from "./sqliteDriver.js"
 import * as Unflushed from "./unflushed.js"
 
@@ -217,6 +218,8 @@ export const layerClient = (
       Object.assign(client, { withTransaction: immediateTransaction(client.reserve) })
       // Only a `FULL` connection has flushes to skip; `flushEveryEntry` keeps every one.
       if (!readonly && options.synchronous !== "normal" && options.flushEveryEntry !== true) Unflushed.allow(client)
+      // A step's `EXECUTED` travels with the saga's next append, unless every entry is to be flushed.
+      if (!readonly && options.flushEveryEntry !== true) HeldBack.allowOn(client)
       return Context.make(driver.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client))
     })
   ).pipe(Layer.provide(Reactivity.layer))
