@@ -2,8 +2,8 @@
  * PostgreSQL: a saga's load (its entries and its row) as one statement, one round trip and one
  * snapshot instead of two reads. The ids come as one array, so that the loads of sagas that arrive
  * together share the statement (groupRead.ts): the rows of the sagas wanted, then their entries,
- * each found by its primary key (`= ANY`, which the generic plan also looks up by index; a join on
- * `unnest` was planned as a scan of every saga row), a saga's row first.
+ * each found by its primary key (`= ANY`; a join on `unnest` was planned as a scan of every saga
+ * row), a saga's row first. It is sent unnamed, planned each time (journal.ts, `readPlannedEachTime`).
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -12,7 +12,7 @@ import type { ReadTogether } from "../journal/together.js"
 import { entriesTable, sagasTable } from "./migrations.js"
 import { decodeEntries, decodeRecords } from "./rows.js"
 
-/** The statement's name (each connection prepares it once) and text; `$1` is the saga ids wanted. */
+/** The statement's name (what the loads that arrive together are grouped by) and text; `$1` is the saga ids wanted. */
 export const statement = {
   name: "effect_saga_load",
   text: `SELECT 'saga' AS kind, saga_id AS "sagaId", status, revision, digest, created_at AS "createdAt",
