@@ -34,9 +34,11 @@ export interface Options {
   /** The most connections the pool opens (default 10). */
   readonly maxConnections?: number | undefined
   /**
-   * Flush every commit (`true`), or let a commit that holds only steps' `EXECUTED` entries return
-   * before its WAL flush (`false`, the default: `synchronous_commit = off` for that transaction
-   * alone): the next flushed commit makes it durable. A server crash can then lose a step's last
+   * Write every entry as a commit of its own, each flushed (`true`), or (`false`, the default) let a
+   * step's `EXECUTED` travel with the saga's next entry (the next `INTENT`, the saga's end), and let
+   * a commit that holds only steps' `EXECUTED` entries (one whose program waited before its next
+   * entry) return before its WAL flush (`synchronous_commit = off` for that transaction alone). A
+   * process killed just after a tool returned, or a server crash, can then lose that step's
    * `EXECUTED`, and the step reads as unknown. See docs/storage.md and docs/recovery.md.
    *
    * @since 0.4.0

@@ -45,10 +45,12 @@ export interface SqliteOptions {
   readonly busyTimeout?: Duration.DurationInput | undefined
   readonly synchronous?: "full" | "normal" | undefined
   /**
-   * With `synchronous: "full"`, flush every commit (`true`), or let a commit that holds only steps'
-   * `EXECUTED` entries return before its flush (`false`, the default): the next flushed commit (the
-   * next `INTENT`, the saga's end) makes it durable. A power loss can then lose a step's last
-   * `EXECUTED`, and the step reads as unknown. See docs/storage.md and docs/recovery.md.
+   * Write every entry as a commit of its own, each flushed under `synchronous: "full"` (`true`), or
+   * (`false`, the default) let a step's `EXECUTED` travel with the saga's next entry (the next
+   * `INTENT`, the saga's end), and let a commit that holds only steps' `EXECUTED` entries (one whose
+   * program waited before its next entry) return before its flush. A process killed just after a
+   * tool returned, or a power loss, can then lose that step's `EXECUTED`, and the step reads as
+   * unknown. See docs/storage.md and docs/recovery.md.
    *
    * @since 0.4.0
    */
