@@ -6,7 +6,7 @@
  * `SAGA_COMPLETED`. Observed on the in-memory journal, whose appends done at once are recorded.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Schema } from "effect"
+import { Effect, Either, Fiber, Layer, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Outcome, Saga, SagaError } from "../src/index.js"
 import * as HeldBack from "../src/internal/journal/heldBack.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
@@ -23,6 +23,35 @@ describe("a step's EXECUTED travels with the saga's next append", () => {
       expect(appends).toEqual(["SAGA_STARTED+INTENT", "EXECUTED+INTENT", "EXECUTED+INTENT", "EXECUTED+SAGA_COMPLETED"])
       expect(calls).toEqual(["reserve", "charge", "ship"])
     })
+  )
+
+  it.effect(
+    "a program that waits before its next step: the EXECUTED is journaled while it waits, at the time it waits",
+    () =>
+      Effect.gen(function* () {
+        const { appends, layer } = recorded()
+        const { tools } = toolsOf()
+        const program = Effect.gen(function* () {
+          yield* tools[0]!({ n: 1 })
+          yield* Effect.sleep("1 hour")
+          yield* tools[1]!({ n: 1 })
+        })
+        yield* Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          const run = yield* Effect.fork(Saga.run("waiting", program))
+          let entries = yield* journal.read("waiting")
+          for (let tries = 0; tries < 100 && !entries.some((entry) => entry.phase === "EXECUTED"); tries++) {
+            yield* Effect.yieldNow()
+            entries = yield* journal.read("waiting")
+          }
+          expect(entries.map((entry) => entry.phase)).toEqual(["SAGA_STARTED", "INTENT", "EXECUTED"])
+          expect(entries[2]!.at).toBe(new Date(0).toISOString())
+          yield* TestClock.adjust("1 hour")
+          expect((yield* Fiber.join(run))._tag).toBe("Completed")
+        }).pipe(Effect.provide(layer))
+        // Written alone, by the writer's own fiber (not an append done at once), then the rest as usual.
+        expect(appends).toEqual(["SAGA_STARTED+INTENT", "INTENT", "EXECUTED+SAGA_COMPLETED"])
+      })
   )
 
   it.effect("a step that fails after one that ran: its FAILED carries that EXECUTED, and the step is undone", () =>
