@@ -8,7 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { groupCommit } from "./groupCommit.js"
 
-/** Runs `text`, named `name`, with `values`: the rows it returns. */
+/** Runs `text` with `values` (`name` says which statement it is): the rows it returns. */
 export type Run = (
   name: string,
   text: string,
