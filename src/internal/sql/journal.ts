@@ -685,13 +685,13 @@ RETURNING saga_id`,
   const readEntries = GroupRead.groupRead(
     readPlannedEachTime,
     "effect_saga_read_entries",
-    text(sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ANY(${_}::text[]) ORDER BY saga_id, seq`),
+    text(sql`SELECT ${entryColumns} FROM ${sql.literal(PgLoad.byKey(entriesTable, "e"))} ORDER BY saga_id, seq`),
     "sagaId"
   )
   const readRecords = GroupRead.groupRead(
     readPlannedEachTime,
     "effect_saga_read_sagas",
-    text(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ANY(${_}::text[])`),
+    text(sql`SELECT ${recordColumns} FROM ${sql.literal(PgLoad.byKey(sagasTable, "s"))}`),
     "sagaId"
   )
   const grouped = <A>(
