@@ -674,9 +674,10 @@ RETURNING saga_id`,
     })
 
   /**
-   * Runs a read by `= ANY($1)` unnamed: planned each time, for the tables' current size. A plan a
-   * connection cached while a new store's tables were small scans them whole, and nothing plans it
-   * again until autovacuum analyzes them (a minute or more): 11 ms a load at 3,000 sagas.
+   * Runs a read of the saga ids `$1` (`PgLoad.byKey`) unnamed: planned each time, for the tables'
+   * current size. A plan a connection cached while a new store's tables were small scans them
+   * whole, and nothing plans it again until autovacuum analyzes them (a minute or more): 11 ms a
+   * load at 3,000 sagas.
    */
   const readPlannedEachTime: GroupRead.Run = (_name, text, values) => sql.unsafe(text, values)
 
