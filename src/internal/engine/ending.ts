@@ -39,19 +39,11 @@ export interface RunEnd<E> {
   readonly compensate: (cause: Cause.Cause<E | CompensationCause>) => Effect.Effect<SagaResult<never, E>, any>
 }
 
-const endWithOn = <P extends SagaPhase>(writer: Writer, phase: P, payload: PayloadOf<P>) =>
-  writer.view.status === statusAfter(writer.view.status, [{ phase }])
-    ? Effect.void
-    : writer.append([sagaDraft(phase, payload)])
-
 /**
- * Whether the run completed with every step's outcome known, counting the `EXECUTED` entries its
- * writer still holds back: those then travel with `SAGA_COMPLETED`, in one append.
+ * Whether the run completed with every step's outcome known once what its writer holds back is
+ * counted, and nothing else is being written: then that travels with `SAGA_COMPLETED`, in one append.
  */
-const completed = <A, E>(
-  end: RunEnd<E>,
-  ran: Exit.Exit<Exit.Exit<A, E>>
-): ran is Exit.Success<Exit.Success<A, E>, never> => {
+const completes = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): boolean => {
   const { writer } = end
   return (
     Exit.isSuccess(ran) &&
@@ -68,16 +60,10 @@ const completed = <A, E>(
  * leaving unknown steps, failed, tainted, or completed), journaled when the saga's status changes.
  * `ran` is the run's own exit: a failure there is the run interrupted from outside. Whatever the
  * writer holds back is written before anything is decided from the view (a run that stops on a
- * fatal error writes it if it can), or, for a run that completed, with `SAGA_COMPLETED`.
+ * fatal error writes it if it can), or, for a run that completes, with `SAGA_COMPLETED`.
  */
 export const endRun = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.Effect<SagaResult<A, E>, any> => {
-  if (completed(end, ran)) {
-    return Effect.as(endWithOn(end.writer, "SAGA_COMPLETED", null), {
-      _tag: "Completed" as const,
-      sagaId: end.sagaId,
-      value: ran.value.value
-    })
-  }
+  if (completes(end, ran)) return decide(end, ran)
   const flush = end.halt?._tag === "Fatal" ? Effect.ignore(end.writer.flush) : end.writer.flush
   return Effect.zipRight(
     flush,
@@ -85,12 +71,13 @@ export const endRun = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): E
   )
 }
 
-/** How a run ends, once its writer holds nothing back. */
+/** How a run ends, once its writer holds back nothing but what travels with `SAGA_COMPLETED`. */
 const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.Effect<SagaResult<A, E>, any> => {
   const { sagaId, writer } = end
   const view = writer.view
 
-  const endWith = <P extends SagaPhase>(phase: P, payload: PayloadOf<P>) => endWithOn(writer, phase, payload)
+  const endWith = <P extends SagaPhase>(phase: P, payload: PayloadOf<P>) =>
+    view.status === statusAfter(view.status, [{ phase }]) ? Effect.void : writer.append([sagaDraft(phase, payload)])
 
   const needsAttention = (extra: UnknownStep | undefined) => {
     const unknown = unknownOf(view, extra)
@@ -130,7 +117,7 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
   if (end.halt !== undefined) return halted(end.halt)
   const exit = ran.value
   if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return suspendOrCompensate(exit.cause)
-  if (view.unknownSteps().length > 0) return needsAttention(undefined)
+  if (view.unknownSteps().some((step) => !writer.holds(step.stepId))) return needsAttention(undefined)
   if (Exit.isFailure(exit)) return end.compensate(exit.cause)
   const taint = taintOf(view)
   if (taint !== undefined) return end.compensate(Cause.fail(taint))

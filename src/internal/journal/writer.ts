@@ -192,10 +192,7 @@ export class Writer {
    */
   private batchOf(drafts: ReadonlyArray<Draft>): ReadonlyArray<Draft> {
     this.taken = this.held.length
-    if (this.taken === 0) {
-      if (drafts.length === 0) return drafts
-      return this.prefix.length === 0 ? drafts : [...this.prefix, ...drafts]
-    }
+    if (this.taken === 0 && (drafts.length === 0 || this.prefix.length === 0)) return drafts
     return [...this.prefix, ...this.held, ...drafts]
   }
 
