@@ -39,6 +39,7 @@ import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
 import { nowIso } from "../util/clock.js"
+import { runInChild } from "../util/child.js"
 import { byteLength, decodeJson, decodeValue, encodeJson } from "../util/codec.js"
 import { MAX_STEP_KEY_BYTES, refusal } from "../util/identifier.js"
 import type { StepOptions } from "./context.js"
@@ -146,9 +147,7 @@ export class SagaRun {
         )
       ) as Effect.Effect<A, E, Exclude<R, CurrentSaga>>
     })
-    return Effect.flatMap(Effect.fork(own), (fiber) =>
-      Effect.onInterrupt(Fiber.await(fiber), () => Fiber.interrupt(fiber))
-    )
+    return runInChild(own)
   }
 
   private interruptIfDrained(): void {
