@@ -38,11 +38,33 @@ export const isUnknown = (step: StepView): boolean =>
  */
 export const answersPending = (step: StepView): boolean => step.deferred && !step.ranWhereCalled
 
+/** A step as the view first meets it, before its entry is applied (a class: see the NOTE on V8's pretenuring in engine/run.ts). */
+class UnseenStep implements StepView {
+  intents = 0
+  intent: StepView["intent"] = undefined
+  executed: StepView["executed"] = undefined
+  failed: StepView["failed"] = undefined
+  awaiting: StepView["awaiting"] = undefined
+  approved: StepView["approved"] = undefined
+  firstApproved: StepView["firstApproved"] = undefined
+  refused: StepView["refused"] = undefined
+  deferred = false
+  ranWhereCalled = false
+  compensating: StepView["compensating"] = undefined
+  compensation: StepView["compensation"] = undefined
+  constructor(
+    readonly stepId: string,
+    readonly toolName: string,
+    public input: string | null
+  ) {}
+}
+
 /** A saga's journal folded into the state a run needs, kept current as entries are appended. */
 export class JournalView {
   readonly steps = new Map<string, StepView>()
   /** Step ids in the order their `EXECUTED` entries were written: the order compensation reverses. */
-  readonly executedOrder: Array<string> = []
+  // Not `[]`: see the NOTE on V8's pretenuring in engine/run.ts.
+  readonly executedOrder: Array<string> = Array.of()
   position: Expected = empty
   status: SagaStatus = "running"
   exists = false
@@ -112,23 +134,7 @@ export class JournalView {
   private stepOf(entry: Recorded): StepView {
     let step = this.steps.get(entry.stepId!)
     if (step === undefined) {
-      step = {
-        stepId: entry.stepId!,
-        toolName: entry.toolName ?? "",
-        input: entry.input,
-        intents: 0,
-        intent: undefined,
-        executed: undefined,
-        failed: undefined,
-        awaiting: undefined,
-        approved: undefined,
-        firstApproved: undefined,
-        refused: undefined,
-        deferred: false,
-        ranWhereCalled: false,
-        compensating: undefined,
-        compensation: undefined
-      }
+      step = new UnseenStep(entry.stepId!, entry.toolName ?? "", entry.input)
       this.steps.set(entry.stepId!, step)
     }
     return step

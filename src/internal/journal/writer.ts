@@ -48,8 +48,8 @@ const decodeAppended = (
 export class Writer {
   private readonly lock = new Mutex()
   private prefix: ReadonlyArray<Draft> = []
-  /** Steps' `EXECUTED` entries not written yet, oldest first. */
-  private readonly held: Array<Draft> = []
+  /** Steps' `EXECUTED` entries not written yet, oldest first (not `[]`: see the NOTE on V8's pretenuring in engine/run.ts). */
+  private readonly held: Array<Draft> = Array.of()
   /** How many of `held` the append under way carries (0 when none is under way). */
   private taken = 0
   /** Whether a look at `held` is scheduled for when the program's fiber yields. */
