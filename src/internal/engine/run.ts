@@ -80,9 +80,9 @@ const fatal = (error: AppendError | JournalCorrupted | JournalTampered | NonDete
  * literals. V8 follows where each literal is made and, once most of what one place made survived a
  * young collection (as happens in a process's first sagas, while its young generation is small),
  * makes everything that place makes in the old generation for the rest of the process. What such
- * an object points to then outlives the step until a full collection: measured on the bench's
- * saga, ≈ 7 KB a saga copied to the old generation and a third of its time. Class instances are
- * not followed so (docs/performance.md, sixth pass).
+ * an object points to then outlives the step until a full collection: on the bench's saga, 5 KB
+ * more a saga copied to the old generation, and up to a third more time. Class instances and
+ * `Array.of()` are not followed so (docs/performance.md, sixth pass).
  */
 
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
