@@ -12,6 +12,7 @@ import { execFile } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import type { GcChildResult } from "./gc-child.js"
+import { printTable } from "./table.js"
 
 const argument = (flag: string, fallback: number) => {
   const at = process.argv.indexOf(flag)
@@ -101,9 +102,4 @@ const rows = CONTENDERS.map((name) => {
     `${f.wallUs.toFixed(1)}${ratio(f.wallUs, floor.wallUs)}`
   ]
 })
-const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
-const line = (cells: ReadonlyArray<string>) =>
-  cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(" | ")
-console.log(line(header))
-console.log(widths.map((w) => "-".repeat(w)).join("-|-"))
-for (const row of rows) console.log(line(row))
+printTable(header, rows)

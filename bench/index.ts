@@ -23,6 +23,7 @@ import { runMetrics } from "./metrics.js"
 import { measureReceipts, printReceipts } from "./receipts.js"
 import type { RssResult } from "./rss.js"
 import { measureSqlite, printSqlite } from "./sqlite.js"
+import { printTable } from "./table.js"
 import { runTrust } from "./trust.js"
 
 const quick = process.argv.includes("--quick")
@@ -251,13 +252,8 @@ const main = async () => {
     `RSS growth vs ${REFERENCE}`,
     `heap vs ${REFERENCE}`
   ]
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")
   console.log()
-  console.log(line(header))
-  console.log(widths.map((w) => "-".repeat(w)).join("-|-"))
-  for (const row of rows) console.log(line(row))
+  printTable(header, rows)
 }
 
 if (!sqliteOnly && !receiptsOnly && !pgOnly) await main()

@@ -28,6 +28,7 @@ import pg from "pg"
 import { Saga } from "../src/index.js"
 import * as Postgres from "../src/Postgres.js"
 import { CONCURRENCY, range, STEPS, sagaRunner } from "./contenders.js"
+import { printTable } from "./table.js"
 
 /** How long to warm up and measure each figure, and the connection pool every contender gets. */
 export interface PgBenchOptions {
@@ -461,15 +462,6 @@ export const measurePg = async (options: PgBenchOptions, loadavg: () => Readonly
 const fmt = (n: number, digits = 0) =>
   n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits })
 
-const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>) => {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i]!.length)))
-  const line = (row: ReadonlyArray<string>) =>
-    row.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ")
-  console.log(line(header))
-  console.log(widths.map((w) => "-".repeat(w)).join("-|-"))
-  for (const row of rows) console.log(line(row))
-}
-
 /** Prints the throughput table with the ratios the aim is stated in, then the round-trip accounting. */
 export const printPg = (figures: PgFigures): void => {
   const { dbos, effectSaga, floor } = figures
@@ -493,7 +485,7 @@ export const printPg = (figures: PgFigures): void => {
     ["effect-saga, one saga", effectSaga.one, true],
     [`effect-saga, ${CONCURRENCY} sagas at once`, effectSaga.concurrent, false]
   ] as const
-  table(
+  printTable(
     ["", "steps/s", "µs/step", "mean µs/step", "vs the floor", "steps/s vs DBOS"],
     rows.map(([name, rate, sequential]) => [
       name,
@@ -522,7 +514,7 @@ export const printPg = (figures: PgFigures): void => {
     ["effect-saga, one saga", effectSaga.accountingOne, true],
     [`effect-saga, ${CONCURRENCY} at once`, effectSaga.accountingConcurrent, false]
   ] as const
-  table(
+  printTable(
     [
       "",
       "statements",
