@@ -10,8 +10,8 @@ import * as Activity from "@effect/workflow/Activity"
 import * as Workflow from "@effect/workflow/Workflow"
 import * as WorkflowEngine from "@effect/workflow/WorkflowEngine"
 import { Effect, Layer, ManagedRuntime, Schema } from "effect"
-import { Approval, Compensable, Journal, Saga } from "../src/index.js"
 import { floorSaga } from "./floor.js"
+import { Approval, Compensable, Journal, Saga } from "./library.js"
 import { StepResult, sagaOf, steps, toolsOf } from "./steps.js"
 
 /** A benchmark contender: runs `count` five-step sagas sequentially. */

@@ -8,10 +8,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, Either, Layer, ManagedRuntime } from "effect"
-import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
-import { decodeAll, JournalView } from "../src/internal/journal/view.js"
-import { observeAppended, recording } from "../src/internal/observability/metrics.js"
+import { decodeAll, JournalView } from "../dist/internal/journal/view.js"
+import { observeAppended, recording } from "../dist/internal/observability/metrics.js"
 import { STEPS, saga } from "./contenders.js"
+import { Approval, Journal, Saga, SqlStore } from "./library.js"
 
 /** How long each figure is measured. */
 export interface MetricsBenchOptions {

@@ -7,9 +7,9 @@
  * with the function it runs, in order.
  */
 import { Effect, Layer, ManagedRuntime, RuntimeFlags, RuntimeFlagsPatch, Supervisor } from "effect"
-import { Approval, Journal, Saga } from "../src/index.js"
 import { tools } from "./contenders.js"
 import { floorSaga } from "./floor.js"
+import { Approval, Journal, Saga } from "./library.js"
 
 /** Counts the operations of the fibers it supervises, by kind; keeps each one's function if asked. */
 class Counter extends Supervisor.AbstractSupervisor<void> {

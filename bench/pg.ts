@@ -25,9 +25,8 @@ import * as Crypto from "node:crypto"
 import { DBOS } from "@dbos-inc/dbos-sdk"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import pg from "pg"
-import { Saga } from "../src/index.js"
-import * as Postgres from "../src/Postgres.js"
 import { CONCURRENCY, range, STEPS, sagaRunner } from "./contenders.js"
+import { Postgres, Saga } from "./library.js"
 import { printTable } from "./table.js"
 
 /** How long to warm up and measure each figure, and the connection pool every contender gets. */

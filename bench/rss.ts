@@ -11,8 +11,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Layer, ManagedRuntime } from "effect"
-import { Saga, SqlStore } from "../src/index.js"
 import { sagaRunner } from "./contenders.js"
+import { Saga, SqlStore } from "./library.js"
 
 /** Result line printed by the child and parsed by `bench/index.ts`. */
 export interface RssResult {

@@ -20,8 +20,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import Database from "better-sqlite3"
 import { Effect, Layer, ManagedRuntime } from "effect"
-import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import { CONCURRENCY, range, STEPS, saga, sagaRunner } from "./contenders.js"
+import { Approval, Journal, Saga, SqlStore } from "./library.js"
 
 /** How long to warm up and measure each figure, and how many sagas the file size is measured on. */
 export interface SqliteBenchOptions {

@@ -11,9 +11,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ConfigProvider, Effect, Either, Layer, ManagedRuntime } from "effect"
-import { Journal, Keys, Saga, SqlStore } from "../src/index.js"
-import { inspect, loadChecks } from "../src/internal/journal/verified.js"
+import { inspect, loadChecks } from "../dist/internal/journal/verified.js"
 import { STEPS, saga } from "./contenders.js"
+import { Journal, Keys, Saga, SqlStore } from "./library.js"
 
 /** How long each figure is measured. */
 export interface TrustBenchOptions {
