@@ -17,12 +17,23 @@ export type Run = (
 
 /**
  * Reads by saga id: `text` takes the ids as one array (`$1`) and returns rows whose `key` column is
- * the saga id, in the order each saga's rows are wanted. Each caller gets its saga's rows; a failed
- * statement fails every read of its batch. The wait is uninterruptible (a batch answers everyone).
+ * the saga id, in the order each saga's rows are wanted; `one`, if given, is the statement for a
+ * batch of one saga (`$1` its id). Each caller gets its saga's rows; a failed statement fails every
+ * read of its batch. The wait is uninterruptible (a batch answers everyone).
  */
-export const groupRead = (run: Run, name: string, text: string, key: string) => {
+export const groupRead = (
+  run: Run,
+  name: string,
+  text: string,
+  key: string,
+  one?: { readonly name: string; readonly text: string }
+) => {
+  const statementFor = (sagaIds: ReadonlyArray<string>) => {
+    const distinct = [...new Set(sagaIds)]
+    return one !== undefined && distinct.length === 1 ? run(one.name, one.text, distinct) : run(name, text, [distinct])
+  }
   const submit = groupCommit((sagaIds: ReadonlyArray<string>) =>
-    Effect.map(Effect.exit(run(name, text, [[...new Set(sagaIds)]])), (exit) => {
+    Effect.map(Effect.exit(statementFor(sagaIds)), (exit) => {
       const bySaga = Exit.map(exit, (rows) => {
         const grouped = new Map<string, Array<unknown>>()
         for (const row of rows) {

@@ -727,10 +727,16 @@ RETURNING saga_id`,
     )
 
   // PostgreSQL: a load's two reads as one statement (pgLoad.ts), which `inspect` finds by `read`.
-  const loadRows = GroupRead.groupRead(readPlannedEachTime, PgLoad.statement.name, PgLoad.statement.text, PgLoad.key)
+  const loadRows = GroupRead.groupRead(
+    readPlannedEachTime,
+    PgLoad.statement.name,
+    PgLoad.statement.text,
+    PgLoad.key,
+    PgLoad.oneSaga
+  )
   const readTogether = (sagaId: string) =>
     Effect.flatMap(
-      Effect.mapError(grouped(sql.unsafe(PgLoad.statement.text, [[sagaId]]), loadRows(sagaId)), journalError("read")),
+      Effect.mapError(grouped(sql.unsafe(PgLoad.oneSaga.text, [sagaId]), loadRows(sagaId)), journalError("read")),
       (rows) => PgLoad.decode(sagaId, rows)
     )
   if (onPg) readsTogether.set(read, readTogether)
