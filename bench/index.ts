@@ -1,5 +1,6 @@
 /**
- * Saga benchmark: `npx tsx bench/index.ts [--quick] [--sqlite | --receipts] [--pg | --pg-only]`.
+ * Saga benchmark: `npm run bench -- [--quick] [--sqlite | --receipts] [--pg | --pg-only]`, which builds
+ * the library first: effect-saga is measured built, as users run it (bench/library.ts).
  * Warms up, measures steps/s and µs/step per contender (time-boxed, best of 5 rounds), then peak RSS
  * for N sagas in a fresh child process per contender (bench/memory.ts), RSS of a process that has run
  * many sagas on SQLite (bench/rss.ts), and prints one table
