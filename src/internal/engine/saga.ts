@@ -42,11 +42,12 @@ import { InvalidSagaInput, NonDeterminism } from "../../SagaError.js"
 import type { SagaResult } from "../../SagaResult.js"
 import { sagaDraft } from "../journal/drafts.js"
 import { runIdOf, stepKey } from "../journal/ids.js"
+import * as UnreadStart from "../journal/unreadStart.js"
 import { inspect, tamperOf, trustedPrefix, verifying } from "../journal/verified.js"
 import type { JournalView, StepView } from "../journal/view.js"
 import { isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
-import { claimAndLoad as loadClaimed } from "../journal/writer.js"
+import { claimAndLoad as loadClaimed, unread } from "../journal/writer.js"
 import { metered } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
 import { encodeJson } from "../util/codec.js"
@@ -228,53 +229,73 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         yield* outsideUndo
         // `allowAll` answers yes to everything: there is nothing to ask.
         if (authority !== allowAll) yield* check(authority, action, sagaId)
-        const writer = yield* claimAndLoad(sagaId)
-        const view = writer.view
-        if (action === "resume" && !view.exists) return yield* new SagaNotFound({ sagaId })
-        // `run` of a saga that exists resumes it: that takes the permission to resume.
-        if (view.exists && action === "start" && authority !== allowAll) {
-          yield* Effect.tapError(check(authority, "resume", sagaId), () => writer.release())
+        if (action === "start" && UnreadStart.allows(journal.append)) {
+          const writer = unread(journal, sagaId, holder)
+          const attempt = yield* Effect.either(drive(action, writer, program, span, options, origin))
+          // The saga was there: nothing ran, nothing was written. It starts over, read.
+          if (!(Either.isLeft(attempt) && !writer.view.exists && UnreadStart.foundExisting(attempt.left))) {
+            return yield* attempt
+          }
         }
-        const journaledOrigin = originOf(view)
-        if (view.exists && origin !== undefined && JSON.stringify(journaledOrigin) !== JSON.stringify(origin)) {
-          yield* writer.release()
-          return yield* new NonDeterminism({
-            sagaId,
-            stepId: "SAGA_STARTED",
-            reason: `the saga was started as ${JSON.stringify(journaledOrigin ?? "a plain program")}, not as ${JSON.stringify(origin)}`
-          })
-        }
-        // The start (or resume) marker travels with the run's first write: a pure replay writes nothing.
-        if (!view.exists) {
-          writer.prepend([sagaDraft("SAGA_STARTED", origin ?? null)])
-        } else if (view.status !== "running" && !isFinished(view.status)) {
-          writer.prepend([sagaDraft("SAGA_RESUMED", null)])
-        }
-        const closed = isFinished(view.status) || view.compensationStarted
-        // The permission is asked again before each step progresses: revoking it stops a long run.
-        // `allowAll` cannot revoke it, so there is nothing to ask.
-        const recheck =
-          authority === allowAll ? undefined : Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
-        const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, receiptKeys, approvalTtl, keys)
-        const ending = yield* Effect.exit(Effect.interruptible(sagaRun.runProgram(program)))
-
-        const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
-        const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>
-          Effect.map(compensate(writer, undoEnv(sagaId, lookup), describe(cause)), (report) =>
-            compensated(sagaId, cause, report)
-          )
-        const end = {
-          sagaId,
-          writer,
-          halt: sagaRun.haltedWith,
-          onInterrupt: options?.onInterrupt,
-          compensate: compensateWith
-        }
-        const result = yield* Effect.ensuring(endRun<A, E>(end, ending), writer.release())
-        span.attribute("outcome", result._tag)
-        return result
+        return yield* drive(action, yield* claimAndLoad(sagaId), program, span, options, origin)
       })
     ) as Effect.Effect<SagaResult<A, E>, RunError, Exclude<R, CurrentSaga>>
+
+  /** Runs `program` as a run of the saga `writer` loaded (or assumed new), to its end. */
+  const drive = <A, E, R>(
+    action: "start" | "resume",
+    writer: Writer,
+    program: Effect.Effect<A, E, R>,
+    span: Tracer.Span,
+    options: RunOptions | undefined,
+    origin: Origin | undefined
+  ) =>
+    Effect.gen(function* () {
+      const { sagaId, view } = writer
+      if (action === "resume" && !view.exists) return yield* new SagaNotFound({ sagaId })
+      // `run` of a saga that exists resumes it: that takes the permission to resume.
+      if (view.exists && action === "start" && authority !== allowAll) {
+        yield* Effect.tapError(check(authority, "resume", sagaId), () => writer.release())
+      }
+      const journaledOrigin = originOf(view)
+      if (view.exists && origin !== undefined && JSON.stringify(journaledOrigin) !== JSON.stringify(origin)) {
+        yield* writer.release()
+        return yield* new NonDeterminism({
+          sagaId,
+          stepId: "SAGA_STARTED",
+          reason: `the saga was started as ${JSON.stringify(journaledOrigin ?? "a plain program")}, not as ${JSON.stringify(origin)}`
+        })
+      }
+      // The start (or resume) marker travels with the run's first write: a pure replay writes nothing.
+      if (!view.exists) {
+        writer.prepend([sagaDraft("SAGA_STARTED", origin ?? null)])
+      } else if (view.status !== "running" && !isFinished(view.status)) {
+        writer.prepend([sagaDraft("SAGA_RESUMED", null)])
+      }
+      const closed = isFinished(view.status) || view.compensationStarted
+      // The permission is asked again before each step progresses: revoking it stops a long run.
+      // `allowAll` cannot revoke it, so there is nothing to ask.
+      const recheck =
+        authority === allowAll ? undefined : Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
+      const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, receiptKeys, approvalTtl, keys)
+      const ending = yield* Effect.exit(Effect.interruptible(sagaRun.runProgram(program)))
+
+      const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
+      const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>
+        Effect.map(compensate(writer, undoEnv(sagaId, lookup), describe(cause)), (report) =>
+          compensated(sagaId, cause, report)
+        )
+      const end = {
+        sagaId,
+        writer,
+        halt: sagaRun.haltedWith,
+        onInterrupt: options?.onInterrupt,
+        compensate: compensateWith
+      }
+      const result = yield* Effect.ensuring(endRun<A, E>(end, ending), writer.release())
+      span.attribute("outcome", result._tag)
+      return result
+    })
 
   const start = <I, A, E, R>(
     definition: SagaDefinition.SagaDefinition<I, A, E, R>,

@@ -13,8 +13,7 @@ import type { Recorded } from "./payloads.js"
 import { decodeOwnEntry } from "./payloads.js"
 import { appendsAtOnce } from "./synchronous.js"
 import type { VerifiedJournal } from "./verified.js"
-import type { JournalView } from "./view.js"
-import { viewOf } from "./view.js"
+import { JournalView, viewOf } from "./view.js"
 
 /** The entry appended for `draft`, decoded: with the payload its draft was built from, if it kept one. */
 const decodeOwn = (entry: Entry, draft: Draft | undefined) => {
@@ -260,3 +259,10 @@ export const claimAndLoad = (journal: VerifiedJournal, sagaId: string, holder: H
     writer.holdsLease = Option.isSome(claimed)
     return writer
   })
+
+/**
+ * A writer for a saga assumed new, on a store that starts new sagas unread (`unreadStart.ts`):
+ * nothing is read, and the first append (at revision 0) takes the lease, or finds the saga there.
+ */
+export const unread = (journal: VerifiedJournal, sagaId: string, holder: Holder) =>
+  new Writer(sagaId, journal, new JournalView([]), holder)

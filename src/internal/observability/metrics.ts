@@ -24,6 +24,7 @@ import type {
 import * as HeldBack from "../journal/heldBack.js"
 import type { Recorded } from "../journal/payloads.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
+import * as UnreadStart from "../journal/unreadStart.js"
 import type { JournalView } from "../journal/view.js"
 
 /**
@@ -306,9 +307,15 @@ export const setOpenSagas = (counts: OpenCounts): void => {
 
 /** `journal`, its refused claims and appends counted (`observeRefused`). */
 export const metered = <J extends Pick<Journal["Type"], "append" | "claim">>(journal: J): J => {
+  // Where a new saga is started unread, its first append finding the saga there is how the engine
+  // reads it (`unreadStart.ts`): the run starts over, read; that is no conflict.
+  const unread = UnreadStart.allows(journal.append)
   const append = (sagaId: string, expected: Expected, drafts: ReadonlyArray<Draft>, holder?: Holder) =>
-    Effect.tapError(journal.append(sagaId, expected, drafts, holder), refused)
+    Effect.tapError(journal.append(sagaId, expected, drafts, holder), (error) =>
+      unread && UnreadStart.foundExisting(error) ? Effect.void : refused(error)
+    )
   if (HeldBack.allows(journal.append)) HeldBack.allow(append)
+  if (unread) UnreadStart.allow(append)
   const atOnce = appendsAtOnce.get(journal.append)
   if (atOnce !== undefined) {
     appendsAtOnce.set(append, (sagaId, expected, drafts, holder, millis) => {

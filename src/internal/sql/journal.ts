@@ -22,6 +22,7 @@ import * as HeldBack from "../journal/heldBack.js"
 import { noneOpen } from "../journal/status.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
 import { readsTogether } from "../journal/together.js"
+import * as UnreadStart from "../journal/unreadStart.js"
 import { groupCommit } from "./groupCommit.js"
 import * as GroupRead from "./groupRead.js"
 import { entriesTable, migrate, openSagas, openStatusSagas, sagasTable } from "./migrations.js"
@@ -870,6 +871,8 @@ WHERE lease_owner = ${owner}${sagaId === undefined ? sql.literal("") : sql` AND 
 
   const appendOnStore = onPg && sendNamed !== undefined ? appendOnPg(sendNamed) : append
   if (HeldBack.allowsOn(client)) HeldBack.allow(appendOnStore)
+  // A read is a round trip to the server there: a new saga's first append reads it instead.
+  if (onPg) UnreadStart.allow(appendOnStore)
   return Journal.Journal.of({
     append: appendOnStore,
     claim,

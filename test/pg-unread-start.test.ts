@@ -1,0 +1,216 @@
+/**
+ * PostgreSQL starts a new saga unread (src/internal/journal/unreadStart.ts): `Saga.run` sends no
+ * read before its first append, and a saga that was there already is found by that append, refused
+ * before anything ran, and then read and driven as it would have been had it been read first.
+ */
+import * as SqlClient from "@effect/sql/SqlClient"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Either, Fiber, Layer, Metric, Ref, Schema } from "effect"
+import pg from "pg"
+import { Approval, Compensable, Journal, Metrics, Saga, SagaDefinition, SqlJournal } from "../src/index.js"
+import * as PgLoad from "../src/internal/sql/pgLoad.js"
+import * as Postgres from "../src/Postgres.js"
+import { saga } from "./fixtures/drafts.js"
+import { freshDatabase } from "./fixtures/postgres.js"
+
+const url = await freshDatabase("effect_saga_unread")
+
+/** A worker of its own on the test database (its own pool and lease owner). */
+const worker = (owner: string) =>
+  Saga.layerWith({ owner }).pipe(Layer.provideMerge(Layer.merge(SqlJournal.layer, Approval.layerMemory)))
+const onServer = (owner: string) => worker(owner).pipe(Layer.provideMerge(Postgres.layerClient({ url })))
+
+/** A tool that counts its calls in `calls`. */
+const counted = (name: string, calls: Ref.Ref<number>) =>
+  Compensable.make({
+    name,
+    input: Schema.Struct({ n: Schema.Number }),
+    success: Schema.String,
+    execute: () =>
+      Effect.as(
+        Ref.update(calls, (n) => n + 1),
+        `${name}-done`
+      ),
+    compensate: () => Effect.void
+  })
+
+/** Two steps after a prologue that counts how often the program's beginning runs. */
+const program = (prologue: Ref.Ref<number>, calls: Ref.Ref<number>) =>
+  Effect.gen(function* () {
+    yield* Ref.update(prologue, (n) => n + 1)
+    const first = yield* counted("reserve", calls)({ n: 1 })
+    const second = yield* counted("charge", calls)({ n: 2 })
+    return `${first}+${second}`
+  })
+
+/** Runs `effect`, with the names (or texts) of the statements `pg` sends meanwhile. */
+const sending = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
+  const prototype = pg.Client.prototype as unknown as { query: (...args: Array<unknown>) => unknown }
+  return Effect.acquireUseRelease(
+    Effect.sync(() => {
+      const original = prototype.query
+      const sent: Array<string> = []
+      prototype.query = function (this: unknown, ...args: Array<unknown>) {
+        const config = args[0] as { readonly name?: unknown; readonly text?: unknown } | string
+        sent.push(typeof config === "string" ? config : String(config.name ?? config.text))
+        return original.apply(this, args)
+      }
+      return { original, sent }
+    }),
+    ({ sent }) => Effect.map(effect, (value) => [value, sent] as const),
+    ({ original }) =>
+      Effect.sync(() => {
+        prototype.query = original
+      })
+  )
+}
+
+const isAppend = (statement: string) => statement.startsWith("effect_saga_append_")
+const rowsOf = (sagaId: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.all([
+      sql`SELECT seq, phase, hash FROM effect_saga_entries WHERE saga_id = ${sagaId} ORDER BY seq`,
+      sql`SELECT revision, digest, status, lease_owner FROM effect_saga_sagas WHERE saga_id = ${sagaId}`
+    ])
+  )
+
+describe("PostgreSQL: a new saga is started unread", () => {
+  it.live("a new saga's run sends no read: every statement is an append", () =>
+    Effect.gen(function* () {
+      const prologue = yield* Ref.make(0)
+      const calls = yield* Ref.make(0)
+      const [result, sent] = yield* sending(Saga.run("new", program(prologue, calls)))
+      expect(result).toMatchObject({ _tag: "Completed", value: "reserve-done+charge-done" })
+      expect(sent.length).toBeGreaterThan(0)
+      expect(sent.filter((statement) => !isAppend(statement))).toEqual([])
+      expect(yield* Ref.get(prologue)).toBe(1)
+    }).pipe(Effect.provide(onServer("w-new")), Effect.scoped)
+  )
+
+  it.live(
+    "a run of a saga that exists: its first append is refused, then it is read and answered from the journal; no tool runs again, no conflict is counted",
+    () =>
+      Effect.gen(function* () {
+        const prologue = yield* Ref.make(0)
+        const calls = yield* Ref.make(0)
+        const first = yield* Saga.run("again", program(prologue, calls))
+        const conflicts = yield* Metric.value(Metrics.appendConflicts)
+        const before = yield* rowsOf("again")
+        const [second, sent] = yield* sending(Saga.run("again", program(prologue, calls)))
+        expect(second).toEqual(first)
+        expect(yield* Ref.get(calls)).toBe(2)
+        // The program's beginning ran up to its first write, found the saga there, then ran again as a replay.
+        expect(yield* Ref.get(prologue)).toBe(3)
+        // The refused append (its compare-and-set, then the row's position), then the load.
+        expect(isAppend(sent[0]!)).toBe(true)
+        expect(sent.indexOf(PgLoad.oneSaga.text)).toBe(2)
+        expect(yield* rowsOf("again")).toEqual(before)
+        expect(yield* Metric.value(Metrics.appendConflicts)).toEqual(conflicts)
+      }).pipe(Effect.provide(onServer("w-again")), Effect.scoped)
+  )
+
+  it.live("a saga started from a definition, run again with another input: NonDeterminism, nothing written", () =>
+    Effect.gen(function* () {
+      const calls = yield* Ref.make(0)
+      const prologue = yield* Ref.make(0)
+      const Book = SagaDefinition.make("book", {
+        input: Schema.Struct({ seats: Schema.Number }),
+        program: () => program(prologue, calls)
+      })
+      yield* Saga.start(Book, "booked", { seats: 1 })
+      const before = yield* rowsOf("booked")
+      const error = yield* Effect.flip(Saga.start(Book, "booked", { seats: 2 }))
+      expect(error).toMatchObject({ _tag: "NonDeterminism", sagaId: "booked", stepId: "SAGA_STARTED" })
+      expect(yield* Ref.get(calls)).toBe(2)
+      expect(yield* rowsOf("booked")).toEqual(before)
+    }).pipe(Effect.provide(onServer("w-definition")), Effect.scoped)
+  )
+
+  it.live("a saga another worker drives (its lease is live): LeaseHeld, no tool runs, nothing written", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal.Journal
+      yield* journal.append("leased", Journal.empty, [saga("SAGA_STARTED")], { owner: "other", ttlMillis: 60_000 })
+      const before = yield* rowsOf("leased")
+      const calls = yield* Ref.make(0)
+      const error = yield* Effect.flip(Saga.run("leased", program(yield* Ref.make(0), calls)))
+      expect(error).toMatchObject({ _tag: "LeaseHeld", sagaId: "leased", owner: "other" })
+      expect(yield* Ref.get(calls)).toBe(0)
+      expect(yield* rowsOf("leased")).toEqual(before)
+    }).pipe(Effect.provide(onServer("w-leased")), Effect.scoped)
+  )
+
+  it.live("a saga whose row was deleted, its entries left: JournalTampered, no tool runs, nothing written", () =>
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const calls = yield* Ref.make(0)
+      yield* Saga.run("rowless", program(yield* Ref.make(0), calls))
+      yield* sql`DELETE FROM effect_saga_sagas WHERE saga_id = 'rowless'`
+      const before = yield* rowsOf("rowless")
+      const error = yield* Effect.flip(Saga.run("rowless", program(yield* Ref.make(0), calls)))
+      expect(error).toMatchObject({ _tag: "JournalTampered", sagaId: "rowless", problem: "row" })
+      expect(yield* Ref.get(calls)).toBe(2)
+      expect(yield* rowsOf("rowless")).toEqual(before)
+    }).pipe(Effect.provide(onServer("w-rowless")), Effect.scoped)
+  )
+
+  it.live("a run that finds the saga driven by another worker mid-step: LeaseHeld; that worker completes it", () =>
+    Effect.gen(function* () {
+      const calls = yield* Ref.make(0)
+      const inside = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const held = Compensable.make({
+        name: "hold",
+        input: Schema.Struct({ n: Schema.Number }),
+        success: Schema.String,
+        execute: () =>
+          Effect.zipRight(Deferred.succeed(inside, undefined), Effect.as(Deferred.await(release), "held-done")),
+        compensate: () => Effect.void
+      })
+      const a = yield* Layer.build(worker("held-a"))
+      const b = yield* Layer.build(worker("held-b"))
+      const first = yield* Effect.fork(Saga.run("held", held({ n: 1 })).pipe(Effect.provide(a)))
+      yield* Deferred.await(inside)
+      const error = yield* Effect.flip(Saga.run("held", counted("hold", calls)({ n: 1 })).pipe(Effect.provide(b)))
+      expect(error).toMatchObject({ _tag: "LeaseHeld", sagaId: "held", owner: "held-a" })
+      expect(yield* Ref.get(calls)).toBe(0)
+      yield* Deferred.succeed(release, undefined)
+      expect(yield* Fiber.join(first)).toMatchObject({ _tag: "Completed", value: "held-done" })
+    }).pipe(Effect.scoped, Effect.provide(Postgres.layerClient({ url })))
+  )
+
+  it.live(
+    "two workers start the same new saga at once: each tool runs once; the other run answers from the journal or meets the lease",
+    () =>
+      Effect.gen(function* () {
+        const calls = yield* Ref.make(0)
+        for (let round = 0; round < 5; round++) {
+          const sagaId = `raced-${round}`
+          yield* Ref.set(calls, 0)
+          // Both workers are up before either run starts, so that the two runs overlap.
+          const a = yield* Layer.build(worker(`a-${round}`))
+          const b = yield* Layer.build(worker(`b-${round}`))
+          const runOn = (context: typeof a) =>
+            Effect.either(Saga.run(sagaId, program(Ref.unsafeMake(0), calls)).pipe(Effect.provide(context)))
+          const outcomes = yield* Effect.all([runOn(a), runOn(b)], { concurrency: "unbounded" })
+          expect(yield* Ref.get(calls)).toBe(2)
+          const completed = outcomes.filter(Either.isRight)
+          expect(completed.length).toBeGreaterThanOrEqual(1)
+          for (const outcome of completed) expect(outcome.right).toMatchObject({ _tag: "Completed", sagaId })
+          // The other either found the winner still driving it, or answered from its journal.
+          for (const outcome of outcomes.filter(Either.isLeft)) {
+            expect(outcome.left).toMatchObject({ _tag: "LeaseHeld", sagaId })
+          }
+          const [entries, row] = yield* rowsOf(sagaId)
+          expect(entries!.map((entry) => entry.phase)).toEqual([
+            "SAGA_STARTED",
+            "INTENT",
+            "EXECUTED",
+            "INTENT",
+            "EXECUTED",
+            "SAGA_COMPLETED"
+          ])
+          expect(row).toMatchObject([{ status: "completed", revision: 6 }])
+        }
+      }).pipe(Effect.scoped, Effect.provide(Postgres.layerClient({ url })))
+  )
+})
