@@ -14,6 +14,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type { Principal } from "./Authority.js"
 import { withPrincipal } from "./Authority.js"
+import { readFirst } from "./internal/engine/context.js"
 import { effectIdOf } from "./internal/engine/explicitUndo.js"
 import { originOf } from "./internal/engine/saga.js"
 import { viewOf } from "./internal/journal/view.js"
@@ -178,7 +179,8 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
           RecoveryError,
           SagaDefinition.Context<Definitions[number]>
         >
-        return yield* Effect.provide(started, context).pipe(withPrincipal(principal))
+        // It exists: read first, on any store.
+        return yield* Effect.provide(started, context).pipe(withPrincipal(principal), Effect.locally(readFirst, true))
       })
 
     const recoverOne = (record: SagaRecord): Effect.Effect<Recovered> =>

@@ -7,7 +7,7 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Layer, Metric, Ref, Schema } from "effect"
 import pg from "pg"
-import { Approval, Compensable, Journal, Metrics, Saga, SagaDefinition, SqlJournal } from "../src/index.js"
+import { Approval, Compensable, Journal, Metrics, Recovery, Saga, SagaDefinition, SqlJournal } from "../src/index.js"
 import * as PgLoad from "../src/internal/sql/pgLoad.js"
 import * as Postgres from "../src/Postgres.js"
 import { saga } from "./fixtures/drafts.js"
@@ -124,6 +124,25 @@ describe("PostgreSQL: a new saga is started unread", () => {
       expect(yield* Ref.get(calls)).toBe(2)
       expect(yield* rowsOf("booked")).toEqual(before)
     }).pipe(Effect.provide(onServer("w-definition")), Effect.scoped)
+  )
+
+  it.live("Recovery reads first: the load is its run's first statement, the program's beginning runs once", () =>
+    Effect.gen(function* () {
+      const prologue = yield* Ref.make(0)
+      const calls = yield* Ref.make(0)
+      const Book = SagaDefinition.make("recovered", {
+        input: Schema.Struct({ seats: Schema.Number }),
+        program: () => program(prologue, calls)
+      })
+      const first = yield* Saga.start(Book, "recovered", { seats: 1 })
+      const recovery = yield* Recovery.make({ definitions: [Book] })
+      yield* Ref.set(prologue, 0)
+      const [resumed, sent] = yield* sending(recovery.resume("recovered"))
+      expect(resumed).toEqual(first)
+      expect(yield* Ref.get(prologue)).toBe(1)
+      expect(yield* Ref.get(calls)).toBe(2)
+      expect(sent.filter(isAppend)).toEqual([])
+    }).pipe(Effect.provide(onServer("w-recovery")), Effect.scoped)
   )
 
   it.live("a saga another worker drives (its lease is live): LeaseHeld, no tool runs, nothing written", () =>

@@ -63,5 +63,11 @@ export const callStep = (
     )
   )
 
+/**
+ * Set where a run is known to resume a saga that exists (recovery's): it reads the saga first, even
+ * on a store that starts new sagas unread (journal/unreadStart.ts).
+ */
+export const readFirst: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+
 /** Set while an undo runs: starting a saga from inside one is refused (the inverse is bounded). */
 export const insideUndo: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)

@@ -56,7 +56,7 @@ import { makeKeyedLock } from "../util/keyedLock.js"
 import type { Lookup } from "./compensation.js"
 import { compensate, outcomeOfPhase, WITHDRAWN_BY } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
-import { insideUndo } from "./context.js"
+import { insideUndo, readFirst } from "./context.js"
 import { endRun } from "./ending.js"
 import * as explicit from "./explicitUndo.js"
 import * as commands from "./operatorCommands.js"
@@ -229,7 +229,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         yield* outsideUndo
         // `allowAll` answers yes to everything: there is nothing to ask.
         if (authority !== allowAll) yield* check(authority, action, sagaId)
-        if (action === "start" && UnreadStart.allows(journal.append)) {
+        if (action === "start" && UnreadStart.allows(journal.append) && !(yield* FiberRef.get(readFirst))) {
           const writer = unread(journal, sagaId, holder)
           const attempt = yield* Effect.either(drive(action, writer, program, span, options, origin))
           // The saga was there: nothing ran, nothing was written. It starts over, read.
