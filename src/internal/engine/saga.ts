@@ -47,7 +47,7 @@ import { inspect, tamperOf, trustedPrefix, verifying } from "../journal/verified
 import type { JournalView, StepView } from "../journal/view.js"
 import { isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
-import { claimAndLoad as loadClaimed, unread } from "../journal/writer.js"
+import { claimAndLoad as loadClaimed, loadForRun, unread } from "../journal/writer.js"
 import { metered } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
 import { encodeJson } from "../util/codec.js"
@@ -237,7 +237,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
             return yield* attempt
           }
         }
-        return yield* drive(action, yield* claimAndLoad(sagaId), program, span, options, origin)
+        return yield* drive(action, yield* loadForRun(journal, sagaId, holder), program, span, options, origin)
       })
     ) as Effect.Effect<SagaResult<A, E>, RunError, Exclude<R, CurrentSaga>>
 

@@ -244,10 +244,27 @@ export const load = (journal: VerifiedJournal, sagaId: string, holder?: Holder) 
  * even a lease; it is read again only if it moved on in between.
  */
 export const claimAndLoad = (journal: VerifiedJournal, sagaId: string, holder: Holder) =>
+  loadThenClaim(journal, sagaId, holder, () => true)
+
+/**
+ * `claimAndLoad` for a run of a saga's program: a completed saga is only replayed (nothing runs
+ * forward in it, its end is journaled), so no lease is taken for it and the replay writes nothing,
+ * not even a lease. Should the replay write all the same (a program that now fails), that append
+ * is a compare-and-set from the position read, as every append is, and takes the lease then.
+ */
+export const loadForRun = (journal: VerifiedJournal, sagaId: string, holder: Holder) =>
+  loadThenClaim(journal, sagaId, holder, (view) => view.status !== "completed")
+
+const loadThenClaim = (
+  journal: VerifiedJournal,
+  sagaId: string,
+  holder: Holder,
+  claims: (loaded: JournalView) => boolean
+) =>
   Effect.gen(function* () {
     const entries = yield* journal.read(sagaId)
     const loaded = yield* viewOf(entries)
-    if (entries.length === 0) return new Writer(sagaId, journal, loaded, holder)
+    if (entries.length === 0 || !claims(loaded)) return new Writer(sagaId, journal, loaded, holder)
     const claimed = yield* journal.claim(sagaId, holder)
     const last = entries[entries.length - 1]
     const unchanged = Option.match(claimed, {

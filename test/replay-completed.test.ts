@@ -1,0 +1,70 @@
+/**
+ * A run of a completed saga replays it and writes nothing, not even a lease: on every store, two
+ * replays at once both answer, and the saga's row holds no lease while one is under way.
+ */
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber, Layer, Option, Ref, Schema } from "effect"
+import { Approval, Compensable, Journal, Saga, SqlStore } from "../src/index.js"
+import * as Postgres from "../src/Postgres.js"
+import { freshDatabase } from "./fixtures/postgres.js"
+
+const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-saga-replay-"))
+const pgUrl = await freshDatabase("effect_saga_replay")
+
+const stores: ReadonlyArray<readonly [string, () => Layer.Layer<Journal.Journal | Approval.Approval, unknown>]> = [
+  ["Journal.layerMemory", () => Layer.merge(Journal.layerMemory, Approval.layerMemory)],
+  ["SqlStore.layerSqlite", () => SqlStore.layerSqlite({ filename: Path.join(dir, `${Math.random()}.db`) })],
+  ["Postgres.layer", () => Postgres.layer({ url: pgUrl })]
+]
+
+/** A tool that counts its calls in `calls`. */
+const counted = (name: string, calls: Ref.Ref<number>) =>
+  Compensable.make({
+    name,
+    input: Schema.Struct({ n: Schema.Number }),
+    success: Schema.String,
+    execute: () =>
+      Effect.as(
+        Ref.update(calls, (n) => n + 1),
+        `${name}-done`
+      ),
+    compensate: () => Effect.void
+  })
+
+for (const [name, store] of stores) {
+  describe(`a completed saga's replay writes nothing: ${name}`, () => {
+    it.live("two workers replay it at once: both answer, no tool runs again, no lease is taken", () =>
+      Effect.gen(function* () {
+        const sagaId = `replayed-${Math.random().toString(36).slice(2)}`
+        const calls = yield* Ref.make(0)
+        const steps = Effect.zipWith(counted("reserve", calls)({ n: 1 }), counted("charge", calls)({ n: 2 }), (a, b) =>
+          [a, b].join("+")
+        )
+        const a = yield* Layer.build(Saga.layerWith({ owner: "worker-a" }))
+        const b = yield* Layer.build(Saga.layerWith({ owner: "worker-b" }))
+        const first = yield* Saga.run(sagaId, steps).pipe(Effect.provide(a))
+        expect(first).toMatchObject({ _tag: "Completed", value: "reserve-done+charge-done" })
+
+        const inside = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const held = Effect.zipLeft(
+          steps,
+          Effect.zipRight(Deferred.succeed(inside, undefined), Deferred.await(release))
+        )
+        const replaying = yield* Effect.fork(Saga.run(sagaId, held).pipe(Effect.provide(a)))
+        yield* Deferred.await(inside)
+        const journal = yield* Journal.Journal
+        const record = Option.getOrThrow(yield* journal.get(sagaId))
+        expect(record).toMatchObject({ status: "completed", revision: 6, lease: null })
+        expect(yield* Saga.run(sagaId, steps).pipe(Effect.provide(b))).toEqual(first)
+        yield* Deferred.succeed(release, undefined)
+        expect(yield* Fiber.join(replaying)).toEqual(first)
+        expect(yield* Ref.get(calls)).toBe(2)
+        expect(Option.getOrThrow(yield* journal.get(sagaId))).toEqual(record)
+      }).pipe(Effect.scoped, Effect.provide(store()))
+    )
+  })
+}
