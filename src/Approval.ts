@@ -387,3 +387,9 @@ export const pending: Effect.Effect<ReadonlyArray<ApprovalRequest>, JournalError
   Approval,
   (approval) => approval.pending
 )
+
+export {
+  type CopyProblem,
+  type JournaledRequest,
+  journaledRequest
+} from "./internal/journal/approvalCopy.js"

@@ -4,11 +4,10 @@
  * saga's journal holds. A saga whose journal does not verify is marked, never shown as fact.
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Approval from "../../Approval.js"
 import type { Entry, SagaStatus } from "../../Journal.js"
-import { decodePayload, isFinished, Journal } from "../../Journal.js"
+import { isFinished, Journal } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as Timeline from "../../Timeline.js"
 import { NotFound } from "./errors.js"
@@ -131,32 +130,6 @@ export const getSaga = (sagaId: string) =>
     return detail
   })
 
-/** The entry that asked for the approval: the step's last `AWAITING_APPROVAL`. */
-const askedIn = (entries: ReadonlyArray<Entry>, stepId: string): Entry | undefined =>
-  entries.filter((entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === stepId).at(-1)
-
-/** Whether the approvals table's copy of a request is the journal's: a request no entry backs, or another input, is marked. */
-const copyProblem = (
-  request: Approval.ApprovalRequest,
-  asked: Entry | undefined,
-  digest: string | null
-): Tamper | null => {
-  if (asked === undefined) {
-    return {
-      seq: null,
-      problem: "approval",
-      reason: "the approvals table holds a request its saga's journal never made"
-    }
-  }
-  return asked.input === request.input && digest === request.inputDigest
-    ? null
-    : {
-        seq: asked.seq,
-        problem: "approval",
-        reason: `the approvals table's copy of the input is not the one the journal holds at seq ${asked.seq}`
-      }
-}
-
 const orphan: Tamper = {
   seq: null,
   problem: "approval",
@@ -167,23 +140,20 @@ const pendingOf = (
   request: Approval.ApprovalRequest,
   status: Saga.SagaStatus | undefined,
   entries: ReadonlyArray<Entry>
-) => {
-  const asked = askedIn(entries, request.stepId)
-  const digest =
-    asked === undefined ? null : Either.getOrNull(decodePayload("AWAITING_APPROVAL", asked.payload))?.inputDigest
-  const pending: PendingApproval = {
+): PendingApproval => {
+  const journaled = Approval.journaledRequest(request, entries)
+  return {
     requestId: request.requestId,
     sagaId: request.sagaId,
     stepId: request.stepId,
     toolName: request.toolName,
-    input: asked?.input ?? null,
-    inputDigest: digest ?? null,
+    input: journaled.input,
+    inputDigest: journaled.inputDigest,
     requestedAt: request.requestedAt,
     revision: status?.revision ?? 0,
     digest: status?.digest ?? "",
-    tampered: status === undefined ? orphan : (status.tampered ?? copyProblem(request, asked, digest ?? null))
+    tampered: status === undefined ? orphan : (status.tampered ?? journaled.problem)
   }
-  return pending
 }
 
 /**

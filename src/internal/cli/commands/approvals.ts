@@ -6,11 +6,8 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import type { ApprovalRequest } from "../../../Approval.js"
 import * as Approval from "../../../Approval.js"
-import type { Entry } from "../../../Journal.js"
-import { decodePayload } from "../../../Journal.js"
 import { table } from "../../util/table.js"
 import { print, printJson } from "../output.js"
 import { db, json, withStore } from "../root.js"
@@ -30,49 +27,13 @@ export interface Pending extends Omit<ApprovalRequest, "input" | "inputDigest"> 
   readonly tampered: Trust.Tampered | null
 }
 
-/** The entry that asked for the approval: the step's last `AWAITING_APPROVAL`. */
-const askedIn = (entries: ReadonlyArray<Entry>, stepId: string): Entry | undefined =>
-  entries.filter((entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === stepId).at(-1)
-
-/** The input digest the journal's request names, or the mark of a request entry whose payload does not decode. */
-const digestOf = (asked: Entry): Either.Either<string, Trust.Tampered> =>
-  Either.match(decodePayload("AWAITING_APPROVAL", asked.payload), {
-    onLeft: () =>
-      Either.left({ seq: asked.seq, problem: "undecodable", reason: "its AWAITING_APPROVAL payload does not decode" }),
-    onRight: (payload) => Either.right(payload.inputDigest)
-  })
-
-/** Whether the approvals table's row says what the journal says: a row no entry backs, or another input, is marked. */
-const copyProblem = (
-  request: ApprovalRequest,
-  asked: Entry | undefined,
-  digest: string | null
-): Trust.Tampered | null => {
-  if (asked === undefined) {
-    return {
-      seq: null,
-      problem: "approval",
-      reason: "the approvals table holds a request its saga's journal never made"
-    }
-  }
-  return asked.input === request.input && digest === request.inputDigest
-    ? null
-    : {
-        seq: asked.seq,
-        problem: "approval",
-        reason: `the approvals table's copy of the input is not the one the journal holds at seq ${asked.seq} (shown): the table was edited`
-      }
-}
-
 const pendingOf = (request: ApprovalRequest, inspection: Trust.Inspection): Pending => {
-  const asked = askedIn(inspection.entries, request.stepId)
-  const digest = asked === undefined ? Either.right(null) : digestOf(asked)
-  const mark = Either.isLeft(digest) ? digest.left : copyProblem(request, asked, digest.right)
+  const journaled = Approval.journaledRequest(request, inspection.entries)
   return {
     ...request,
-    input: asked?.input ?? null,
-    inputDigest: Either.getOrNull(digest),
-    tampered: Trust.tamperedOf(inspection.verification) ?? mark
+    input: journaled.input,
+    inputDigest: journaled.inputDigest,
+    tampered: Trust.tamperedOf(inspection.verification) ?? journaled.problem
   }
 }
 

@@ -1,0 +1,65 @@
+/**
+ * A pending approval request as its saga's journal holds it: the approvals table keeps a copy of
+ * each request (its input and digest), and whoever shows the request to a person shows the
+ * journal's, marking a copy that departs from it. The HTTP API and the CLI both read it here.
+ */
+import * as Either from "effect/Either"
+import type { ApprovalRequest } from "../../Approval.js"
+import type { Entry, TamperProblem } from "../../Journal.js"
+import { decodePayload } from "../../Journal.js"
+
+/**
+ * Where and how a request's copy departs from the journal (`seq` is `null` when no entry backs it).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface CopyProblem {
+  readonly seq: number | null
+  readonly problem: TamperProblem
+  readonly reason: string
+}
+
+/**
+ * A request as the journal holds it: its input and digest (`null` where it holds none), and any
+ * problem with the approvals table's copy.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface JournaledRequest {
+  readonly input: string | null
+  readonly inputDigest: string | null
+  readonly problem: CopyProblem | null
+}
+
+/** The entry that asked for the approval: the step's last `AWAITING_APPROVAL`. */
+const askedIn = (entries: ReadonlyArray<Entry>, stepId: string): Entry | undefined =>
+  entries.filter((entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === stepId).at(-1)
+
+/**
+ * `request` (from `Approval.pending`) as its saga's `entries` hold it: the input and digest of the
+ * step's last `AWAITING_APPROVAL`, which is what a person deciding should see. `problem` marks a
+ * request no entry backs, an entry whose payload does not decode, or a copy whose input or digest
+ * is not the journal's (the approvals table was edited). Read the entries through a check of the
+ * chain (`Saga.status(sagaId).tampered`): a tampered saga's entries are not evidence either.
+ *
+ * @since 0.3.0
+ * @category reading
+ */
+export const journaledRequest = (request: ApprovalRequest, entries: ReadonlyArray<Entry>): JournaledRequest => {
+  const asked = askedIn(entries, request.stepId)
+  if (asked === undefined) {
+    const reason = "the approvals table holds a request its saga's journal never made"
+    return { input: null, inputDigest: null, problem: { seq: null, problem: "approval", reason } }
+  }
+  const payload = decodePayload("AWAITING_APPROVAL", asked.payload)
+  if (Either.isLeft(payload)) {
+    const reason = "its AWAITING_APPROVAL payload does not decode"
+    return { input: asked.input, inputDigest: null, problem: { seq: asked.seq, problem: "undecodable", reason } }
+  }
+  const { inputDigest } = payload.right
+  const reason = `the approvals table's copy of the input is not the one the journal holds at seq ${asked.seq} (shown): the table was edited`
+  const same = asked.input === request.input && inputDigest === request.inputDigest
+  return { input: asked.input, inputDigest, problem: same ? null : { seq: asked.seq, problem: "approval", reason } }
+}
