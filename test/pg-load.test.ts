@@ -6,13 +6,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
-import pg from "pg"
 import { Journal, Saga, SqlJournal } from "../src/index.js"
 import { inspect } from "../src/internal/journal/verified.js"
 import * as PgLoad from "../src/internal/sql/pgLoad.js"
 import * as Postgres from "../src/Postgres.js"
 import { appendAll, saga, seedStaggered, step } from "./fixtures/drafts.js"
-import { threeSteps } from "./fixtures/pg-statements.js"
+import { sentStatements, threeSteps } from "./fixtures/pg-statements.js"
 import { freshDatabase } from "./fixtures/postgres.js"
 
 const url = await freshDatabase("effect_saga_load")
@@ -20,7 +19,7 @@ const url = await freshDatabase("effect_saga_load")
 describe("PostgreSQL: a saga's load in one statement", () => {
   it.live("a run of a saga that exists loads it once, in the statement for one saga, planned each time", () =>
     Effect.gen(function* () {
-      const [result, sent] = yield* loggingNames(
+      const [result, sent] = yield* sentStatements(
         Effect.zipRight(Saga.run("existing-saga", threeSteps), Saga.run("existing-saga", threeSteps))
       ).pipe(Effect.provide(Saga.layer.pipe(Layer.provide(Postgres.layer({ url })))), Effect.scoped)
       expect(result._tag).toBe("Completed")
@@ -150,28 +149,6 @@ SELECT 'plan-' || n, seq, 'INTENT', 't', 'h' FROM generate_series(1, 3000) AS n,
 const store = SqlJournal.layer.pipe(Layer.provideMerge(Postgres.layerClient({ url })))
 
 /** Runs `effect`, noting the name (or else the text) of every statement `pg` sends meanwhile. */
-const loggingNames = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
-  const prototype = pg.Client.prototype as unknown as { query: (...args: Array<unknown>) => unknown }
-  return Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const original = prototype.query
-      const sent: Array<string> = []
-      prototype.query = function (this: unknown, ...args: Array<unknown>) {
-        const [first] = args
-        const config = first as { readonly name?: unknown; readonly text?: unknown }
-        sent.push(typeof first === "string" ? first : String(config.name ?? config.text))
-        return original.apply(this, args)
-      }
-      return { original, sent }
-    }),
-    ({ sent }) => Effect.map(effect, (value) => [value, sent] as const),
-    ({ original }) =>
-      Effect.sync(() => {
-        prototype.query = original
-      })
-  )
-}
-
 /** Runs `effect`, counting the statements `pg` sends meanwhile. */
 const counting = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.map(loggingNames(effect), ([value, sent]) => [value, sent.length] as const)
+  Effect.map(sentStatements(effect), ([value, sent]) => [value, sent.length] as const)

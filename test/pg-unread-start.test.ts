@@ -6,11 +6,12 @@
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Layer, Metric, Ref, Schema } from "effect"
-import pg from "pg"
 import { Approval, Compensable, Journal, Metrics, Recovery, Saga, SagaDefinition, SqlJournal } from "../src/index.js"
 import * as PgLoad from "../src/internal/sql/pgLoad.js"
 import * as Postgres from "../src/Postgres.js"
+import { countingTool } from "./fixtures/counting-tool.js"
 import { saga } from "./fixtures/drafts.js"
+import { sentStatements } from "./fixtures/pg-statements.js"
 import { freshDatabase } from "./fixtures/postgres.js"
 
 const url = await freshDatabase("effect_saga_unread")
@@ -20,50 +21,14 @@ const worker = (owner: string) =>
   Saga.layerWith({ owner }).pipe(Layer.provideMerge(Layer.merge(SqlJournal.layer, Approval.layerMemory)))
 const onServer = (owner: string) => worker(owner).pipe(Layer.provideMerge(Postgres.layerClient({ url })))
 
-/** A tool that counts its calls in `calls`. */
-const counted = (name: string, calls: Ref.Ref<number>) =>
-  Compensable.make({
-    name,
-    input: Schema.Struct({ n: Schema.Number }),
-    success: Schema.String,
-    execute: () =>
-      Effect.as(
-        Ref.update(calls, (n) => n + 1),
-        `${name}-done`
-      ),
-    compensate: () => Effect.void
-  })
-
 /** Two steps after a prologue that counts how often the program's beginning runs. */
 const program = (prologue: Ref.Ref<number>, calls: Ref.Ref<number>) =>
   Effect.gen(function* () {
     yield* Ref.update(prologue, (n) => n + 1)
-    const first = yield* counted("reserve", calls)({ n: 1 })
-    const second = yield* counted("charge", calls)({ n: 2 })
+    const first = yield* countingTool("reserve", calls)({ n: 1 })
+    const second = yield* countingTool("charge", calls)({ n: 2 })
     return `${first}+${second}`
   })
-
-/** Runs `effect`, with the names (or texts) of the statements `pg` sends meanwhile. */
-const sending = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
-  const prototype = pg.Client.prototype as unknown as { query: (...args: Array<unknown>) => unknown }
-  return Effect.acquireUseRelease(
-    Effect.sync(() => {
-      const original = prototype.query
-      const sent: Array<string> = []
-      prototype.query = function (this: unknown, ...args: Array<unknown>) {
-        const config = args[0] as { readonly name?: unknown; readonly text?: unknown } | string
-        sent.push(typeof config === "string" ? config : String(config.name ?? config.text))
-        return original.apply(this, args)
-      }
-      return { original, sent }
-    }),
-    ({ sent }) => Effect.map(effect, (value) => [value, sent] as const),
-    ({ original }) =>
-      Effect.sync(() => {
-        prototype.query = original
-      })
-  )
-}
 
 const isAppend = (statement: string) => statement.startsWith("effect_saga_append_")
 const rowsOf = (sagaId: string) =>
@@ -79,7 +44,7 @@ describe("PostgreSQL: a new saga is started unread", () => {
     Effect.gen(function* () {
       const prologue = yield* Ref.make(0)
       const calls = yield* Ref.make(0)
-      const [result, sent] = yield* sending(Saga.run("new", program(prologue, calls)))
+      const [result, sent] = yield* sentStatements(Saga.run("new", program(prologue, calls)))
       expect(result).toMatchObject({ _tag: "Completed", value: "reserve-done+charge-done" })
       expect(sent.length).toBeGreaterThan(0)
       expect(sent.filter((statement) => !isAppend(statement))).toEqual([])
@@ -96,7 +61,7 @@ describe("PostgreSQL: a new saga is started unread", () => {
         const first = yield* Saga.run("again", program(prologue, calls))
         const conflicts = yield* Metric.value(Metrics.appendConflicts)
         const before = yield* rowsOf("again")
-        const [second, sent] = yield* sending(Saga.run("again", program(prologue, calls)))
+        const [second, sent] = yield* sentStatements(Saga.run("again", program(prologue, calls)))
         expect(second).toEqual(first)
         expect(yield* Ref.get(calls)).toBe(2)
         // The program's beginning ran up to its first write, found the saga there, then ran again as a replay.
@@ -137,7 +102,7 @@ describe("PostgreSQL: a new saga is started unread", () => {
       const first = yield* Saga.start(Book, "recovered", { seats: 1 })
       const recovery = yield* Recovery.make({ definitions: [Book] })
       yield* Ref.set(prologue, 0)
-      const [resumed, sent] = yield* sending(recovery.resume("recovered"))
+      const [resumed, sent] = yield* sentStatements(recovery.resume("recovered"))
       expect(resumed).toEqual(first)
       expect(yield* Ref.get(prologue)).toBe(1)
       expect(yield* Ref.get(calls)).toBe(2)
@@ -189,7 +154,7 @@ describe("PostgreSQL: a new saga is started unread", () => {
       const b = yield* Layer.build(worker("held-b"))
       const first = yield* Effect.fork(Saga.run("held", held({ n: 1 })).pipe(Effect.provide(a)))
       yield* Deferred.await(inside)
-      const error = yield* Effect.flip(Saga.run("held", counted("hold", calls)({ n: 1 })).pipe(Effect.provide(b)))
+      const error = yield* Effect.flip(Saga.run("held", countingTool("hold", calls)({ n: 1 })).pipe(Effect.provide(b)))
       expect(error).toMatchObject({ _tag: "LeaseHeld", sagaId: "held", owner: "held-a" })
       expect(yield* Ref.get(calls)).toBe(0)
       yield* Deferred.succeed(release, undefined)

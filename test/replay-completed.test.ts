@@ -6,9 +6,10 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Option, Ref, Schema } from "effect"
-import { Approval, Compensable, Journal, Saga, SqlStore } from "../src/index.js"
+import { Deferred, Effect, Fiber, Layer, Option, Ref } from "effect"
+import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import * as Postgres from "../src/Postgres.js"
+import { countingTool } from "./fixtures/counting-tool.js"
 import { freshDatabase } from "./fixtures/postgres.js"
 
 const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-saga-replay-"))
@@ -20,28 +21,16 @@ const stores: ReadonlyArray<readonly [string, () => Layer.Layer<Journal.Journal 
   ["Postgres.layer", () => Postgres.layer({ url: pgUrl })]
 ]
 
-/** A tool that counts its calls in `calls`. */
-const counted = (name: string, calls: Ref.Ref<number>) =>
-  Compensable.make({
-    name,
-    input: Schema.Struct({ n: Schema.Number }),
-    success: Schema.String,
-    execute: () =>
-      Effect.as(
-        Ref.update(calls, (n) => n + 1),
-        `${name}-done`
-      ),
-    compensate: () => Effect.void
-  })
-
 for (const [name, store] of stores) {
   describe(`a completed saga's replay writes nothing: ${name}`, () => {
     it.live("two workers replay it at once: both answer, no tool runs again, no lease is taken", () =>
       Effect.gen(function* () {
         const sagaId = `replayed-${Math.random().toString(36).slice(2)}`
         const calls = yield* Ref.make(0)
-        const steps = Effect.zipWith(counted("reserve", calls)({ n: 1 }), counted("charge", calls)({ n: 2 }), (a, b) =>
-          [a, b].join("+")
+        const steps = Effect.zipWith(
+          countingTool("reserve", calls)({ n: 1 }),
+          countingTool("charge", calls)({ n: 2 }),
+          (a, b) => [a, b].join("+")
         )
         const a = yield* Layer.build(Saga.layerWith({ owner: "worker-a" }))
         const b = yield* Layer.build(Saga.layerWith({ owner: "worker-b" }))
