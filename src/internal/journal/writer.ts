@@ -247,13 +247,14 @@ export const claimAndLoad = (journal: VerifiedJournal, sagaId: string, holder: H
   loadThenClaim(journal, sagaId, holder, () => true)
 
 /**
- * `claimAndLoad` for a run of a saga's program: a completed saga is only replayed (nothing runs
- * forward in it, its end is journaled), so no lease is taken for it and the replay writes nothing,
- * not even a lease. Should the replay write all the same (a program that now fails), that append
- * is a compare-and-set from the position read, as every append is, and takes the lease then.
+ * `claimAndLoad` for a run of a saga's program: a completed or compensated saga is only replayed
+ * (nothing runs forward in it, nothing is left to undo, its end is journaled), so no lease is
+ * taken for it and the replay writes nothing, not even a lease. Should the replay write all the
+ * same (a completed saga's program that now fails), that append is a compare-and-set from the
+ * position read, as every append is, and takes the lease then.
  */
 export const loadForRun = (journal: VerifiedJournal, sagaId: string, holder: Holder) =>
-  loadThenClaim(journal, sagaId, holder, (view) => view.status !== "completed")
+  loadThenClaim(journal, sagaId, holder, (view) => view.status !== "completed" && view.status !== "compensated")
 
 const loadThenClaim = (
   journal: VerifiedJournal,
