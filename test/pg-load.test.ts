@@ -11,7 +11,7 @@ import { inspect } from "../src/internal/journal/verified.js"
 import * as PgLoad from "../src/internal/sql/pgLoad.js"
 import * as Postgres from "../src/Postgres.js"
 import { appendAll, saga, seedStaggered, step } from "./fixtures/drafts.js"
-import { sentStatements, threeSteps } from "./fixtures/pg-statements.js"
+import { countingStatements, sentStatements, threeSteps } from "./fixtures/pg-statements.js"
 import { freshDatabase } from "./fixtures/postgres.js"
 
 const url = await freshDatabase("effect_saga_load")
@@ -57,8 +57,8 @@ describe("PostgreSQL: a saga's load in one statement", () => {
           "no-entries": "truncated"
         }
         for (const [sagaId, verdict] of Object.entries(expected)) {
-          const [together, sentTogether] = yield* counting(inspect(journal, sagaId, undefined))
-          const [apart, sentApart] = yield* counting(inspect(wrapped, sagaId, undefined))
+          const [together, sentTogether] = yield* countingStatements(inspect(journal, sagaId, undefined))
+          const [apart, sentApart] = yield* countingStatements(inspect(wrapped, sagaId, undefined))
           expect(together).toEqual(apart)
           const { verification } = together
           expect(verification._tag === "Intact" ? "Intact" : verification.problem).toBe(verdict)
@@ -111,7 +111,7 @@ SELECT 'plan-' || n, seq, 'INTENT', 't', 'h' FROM generate_series(1, 3000) AS n,
       const journal = yield* Journal.Journal
       const ids = Array.from({ length: 30 }, (_, n) => `together-${n}`)
       yield* seedStaggered(journal, ids)
-      const [loaded, sent] = yield* counting(
+      const [loaded, sent] = yield* countingStatements(
         Effect.all(
           [...ids, "together-absent"].map((sagaId) => inspect(journal, sagaId, undefined)),
           { concurrency: "unbounded" }
@@ -147,8 +147,3 @@ SELECT 'plan-' || n, seq, 'INTENT', 't', 'h' FROM generate_series(1, 3000) AS n,
 })
 
 const store = SqlJournal.layer.pipe(Layer.provideMerge(Postgres.layerClient({ url })))
-
-/** Runs `effect`, noting the name (or else the text) of every statement `pg` sends meanwhile. */
-/** Runs `effect`, counting the statements `pg` sends meanwhile. */
-const counting = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.map(sentStatements(effect), ([value, sent]) => [value, sent.length] as const)

@@ -30,6 +30,10 @@ const program = (prologue: Ref.Ref<number>, calls: Ref.Ref<number>) =>
     return `${first}+${second}`
   })
 
+/** `program` as a definition started with a number of seats. */
+const definitionOf = (name: string, prologue: Ref.Ref<number>, calls: Ref.Ref<number>) =>
+  SagaDefinition.make(name, { input: Schema.Struct({ seats: Schema.Number }), program: () => program(prologue, calls) })
+
 const isAppend = (statement: string) => statement.startsWith("effect_saga_append_")
 const rowsOf = (sagaId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -78,10 +82,7 @@ describe("PostgreSQL: a new saga is started unread", () => {
     Effect.gen(function* () {
       const calls = yield* Ref.make(0)
       const prologue = yield* Ref.make(0)
-      const Book = SagaDefinition.make("book", {
-        input: Schema.Struct({ seats: Schema.Number }),
-        program: () => program(prologue, calls)
-      })
+      const Book = definitionOf("book", prologue, calls)
       yield* Saga.start(Book, "booked", { seats: 1 })
       const before = yield* rowsOf("booked")
       const error = yield* Effect.flip(Saga.start(Book, "booked", { seats: 2 }))
@@ -95,10 +96,7 @@ describe("PostgreSQL: a new saga is started unread", () => {
     Effect.gen(function* () {
       const prologue = yield* Ref.make(0)
       const calls = yield* Ref.make(0)
-      const Book = SagaDefinition.make("recovered", {
-        input: Schema.Struct({ seats: Schema.Number }),
-        program: () => program(prologue, calls)
-      })
+      const Book = definitionOf("recovered", prologue, calls)
       const first = yield* Saga.start(Book, "recovered", { seats: 1 })
       const recovery = yield* Recovery.make({ definitions: [Book] })
       yield* Ref.set(prologue, 0)

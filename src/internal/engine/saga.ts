@@ -107,6 +107,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   const store = yield* Journal
   // Every read the engine acts on verifies the saga's chain (and MACs) against its row.
   const journal = metered(verifying(store, keys))
+  // Where a read costs a round trip, `run` and `start` do not read a new saga first (unreadStart.ts).
+  const startsUnread = UnreadStart.allows(journal.append)
   const approval = yield* Approval
   const authority = Option.getOrElse(yield* Effect.serviceOption(Authority), () => allowAll)
   const registry: Registry = new Map()
@@ -229,13 +231,12 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         yield* outsideUndo
         // `allowAll` answers yes to everything: there is nothing to ask.
         if (authority !== allowAll) yield* check(authority, action, sagaId)
-        if (action === "start" && UnreadStart.allows(journal.append) && !(yield* FiberRef.get(readFirst))) {
+        if (action === "start" && startsUnread && !(yield* FiberRef.get(readFirst))) {
           const writer = unread(journal, sagaId, holder)
           const attempt = yield* Effect.either(drive(action, writer, program, span, options, origin))
+          const foundThere = Either.isLeft(attempt) && !writer.view.exists && UnreadStart.foundExisting(attempt.left)
+          if (!foundThere) return yield* attempt
           // The saga was there: nothing ran, nothing was written. It starts over, read.
-          if (!(Either.isLeft(attempt) && !writer.view.exists && UnreadStart.foundExisting(attempt.left))) {
-            return yield* attempt
-          }
         }
         return yield* drive(action, yield* loadForRun(journal, sagaId, holder), program, span, options, origin)
       })

@@ -283,4 +283,4 @@ const loadThenClaim = (
  * nothing is read, and the first append (at revision 0) takes the lease, or finds the saga there.
  */
 export const unread = (journal: VerifiedJournal, sagaId: string, holder: Holder) =>
-  new Writer(sagaId, journal, new JournalView([]), holder)
+  new Writer(sagaId, journal, new JournalView(), holder)
