@@ -342,7 +342,11 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
       input: I,
       options?: RunOptions
     ) => Effect.Effect<SagaResult<A, E>, RunError | InvalidSagaInput, Exclude<R, CurrentSaga>>
-    /** Replays `program` over the journal of an existing saga and goes on from where it stopped. */
+    /**
+     * Replays `program` over the journal of an existing saga and goes on from where it stopped. A
+     * finished saga answers from its journal: a replay never undoes a completed saga (a program that
+     * now fails meets `NonDeterminism`) and never completes one that began to compensate.
+     */
     readonly resume: <A, E, R>(
       sagaId: string,
       program: Effect.Effect<A, E, R>,

@@ -3,13 +3,17 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { statusAfter } from "../../Journal.js"
 import type { CompensationCause } from "../../SagaError.js"
-import { StepFailed } from "../../SagaError.js"
+import { NonDeterminism, StepFailed } from "../../SagaError.js"
 import type { SagaResult, UnknownStep } from "../../SagaResult.js"
 import { sagaDraft } from "../journal/drafts.js"
 import type { PayloadOf, SagaPhase } from "../journal/payloads.js"
 import type { JournalView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import type { Halt } from "./run.js"
+
+/** The first line of a cause, as journaled and reported. */
+export const describeCause = (cause: Cause.Cause<unknown>): string =>
+  Cause.pretty(cause).split("\n")[0]!.slice(0, 500)
 
 const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyArray<UnknownStep> => {
   const steps = view.unknownSteps().map((step) => ({
@@ -88,6 +92,9 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
     })
   }
 
+  const compensatedBefore = () =>
+    Cause.die(new Error(`the saga was compensated before: ${view.compensationCause}`))
+
   const suspendOrCompensate = (cause: Cause.Cause<unknown>) =>
     end.onInterrupt === "compensate"
       ? end.compensate(cause as Cause.Cause<E>)
@@ -109,17 +116,61 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
       case "Unauthorized":
         return Effect.zipRight(endWith("SAGA_SUSPENDED", null), Effect.fail(halt.error))
       case "Closed":
-        return end.compensate(Cause.die(new Error(`the saga was compensated before: ${view.compensationCause}`)))
+        return end.compensate(compensatedBefore())
     }
   }
 
+  if (view.status === "completed") return replayOfCompleted(end, ran)
+  if (view.status === "compensated" || view.status === "compensation_failed") {
+    return replayOfUndone(end, ran, compensatedBefore)
+  }
   if (Exit.isFailure(ran)) return suspendOrCompensate(ran.cause)
   if (end.halt !== undefined) return halted(end.halt)
   const exit = ran.value
   if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return suspendOrCompensate(exit.cause)
   if (view.unknownSteps().some((step) => !writer.holds(step.stepId))) return needsAttention(undefined)
   if (Exit.isFailure(exit)) return end.compensate(exit.cause)
+  // A saga that began to compensate never completes, even if its program now succeeds.
+  if (view.compensationStarted) return end.compensate(compensatedBefore())
   const taint = taintOf(view)
   if (taint !== undefined) return end.compensate(Cause.fail(taint))
   return Effect.as(endWith("SAGA_COMPLETED", null), { _tag: "Completed" as const, sagaId, value: exit.value })
+}
+
+/** Whether a halt is an error to pass on as it is: nothing is decided from it. */
+const passesOn = (halt: Halt | undefined): halt is Extract<Halt, { _tag: "Fatal" | "Unauthorized" }> =>
+  halt?._tag === "Fatal" || halt?._tag === "Unauthorized"
+
+/**
+ * The replay of a completed saga writes nothing and undoes nothing: it answers the program's value.
+ * A program that now fails or halts did not replay as journaled: `NonDeterminism`. Interrupted
+ * from outside, the run is interrupted.
+ */
+const replayOfCompleted = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.Effect<SagaResult<A, E>, any> => {
+  if (Exit.isFailure(ran)) return Effect.failCause(ran.cause)
+  const { halt, sagaId } = end
+  if (passesOn(halt)) return Effect.fail(halt.error)
+  const diverged = (now: string) =>
+    Effect.fail(new NonDeterminism({ sagaId, stepId: "SAGA_COMPLETED", reason: `the saga completed, its program now ${now}` }))
+  const exit = ran.value
+  if (halt !== undefined) return diverged(`halts (${halt._tag})`)
+  if (Exit.isFailure(exit)) return diverged(`fails: ${describeCause(exit.cause)}`)
+  return Effect.succeed({ _tag: "Completed", sagaId, value: exit.value })
+}
+
+/**
+ * The replay of a compensated saga, or of one whose compensation failed, writes nothing: however its
+ * program ends now, it answers the journaled report. Interrupted from outside, the run is interrupted.
+ */
+const replayOfUndone = <A, E>(
+  end: RunEnd<E>,
+  ran: Exit.Exit<Exit.Exit<A, E>>,
+  compensatedBefore: () => Cause.Cause<never>
+): Effect.Effect<SagaResult<A, E>, any> => {
+  if (Exit.isFailure(ran)) return Effect.failCause(ran.cause)
+  const { halt } = end
+  if (passesOn(halt)) return Effect.fail(halt.error)
+  if (halt?._tag === "Refused") return end.compensate(Cause.fail(halt.error))
+  const exit = ran.value
+  return end.compensate(halt === undefined && Exit.isFailure(exit) ? exit.cause : compensatedBefore())
 }

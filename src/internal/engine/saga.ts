@@ -57,7 +57,7 @@ import type { Lookup } from "./compensation.js"
 import { compensate, outcomeOfPhase, WITHDRAWN_BY } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
 import { insideUndo, readFirst } from "./context.js"
-import { endRun } from "./ending.js"
+import { describeCause, endRun } from "./ending.js"
 import * as explicit from "./explicitUndo.js"
 import * as commands from "./operatorCommands.js"
 import type { Registry } from "./registry.js"
@@ -92,8 +92,6 @@ const runAttributes = (sagaId: string, origin: Origin | undefined) =>
   origin === undefined
     ? { "saga.id": sagaId, "workflow.id": sagaId }
     : { "saga.id": sagaId, "workflow.id": sagaId, "workflow.name": origin.definition }
-
-const describe = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0]!.slice(0, 500)
 
 /**
  * Builds the `Saga` service over a journal and an approval service. The service tracks the runs
@@ -283,7 +281,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
 
       const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
       const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>
-        Effect.map(compensate(writer, undoEnv(sagaId, lookup), describe(cause)), (report) =>
+        Effect.map(compensate(writer, undoEnv(sagaId, lookup), describeCause(cause)), (report) =>
           compensated(sagaId, cause, report)
         )
       const end = {

@@ -1,0 +1,144 @@
+/**
+ * A finished saga is the journal's to answer: its replay writes nothing and runs nothing, whatever
+ * its program does now. A completed saga whose program now fails is not undone (`NonDeterminism`);
+ * a compensated saga, or one whose compensation failed, whose program now succeeds is not marked
+ * completed; a replay interrupted from outside leaves no `SAGA_SUSPENDED` behind. And a saga that
+ * began to compensate finishes compensating, even when its program now succeeds.
+ */
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { describe, expect, it } from "@effect/vitest"
+import { Deferred, Effect, Either, Fiber, Layer, Option, Ref, Schema } from "effect"
+import { Approval, Compensable, Journal, Saga, SagaError, SqlStore } from "../src/index.js"
+import * as Postgres from "../src/Postgres.js"
+import { freshDatabase } from "./fixtures/postgres.js"
+
+const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-saga-diverged-"))
+const pgUrl = await freshDatabase("effect_saga_diverged")
+
+const stores: ReadonlyArray<readonly [string, () => Layer.Layer<Journal.Journal | Approval.Approval, unknown>]> = [
+  ["Journal.layerMemory", () => Layer.merge(Journal.layerMemory, Approval.layerMemory)],
+  ["SqlStore.layerSqlite", () => SqlStore.layerSqlite({ filename: Path.join(dir, `${Math.random()}.db`) })],
+  ["Postgres.layer", () => Postgres.layer({ url: pgUrl })]
+]
+
+/** What ran: each tool's calls and each undo. */
+interface Counts {
+  readonly runs: Ref.Ref<number>
+  readonly undos: Ref.Ref<number>
+}
+
+/** A tool that counts its runs and undos; its undo fails when `undoFails`. */
+const charge = (counts: Counts, undoFails: boolean) =>
+  Compensable.make({
+    name: "charge",
+    input: Schema.Struct({ cents: Schema.Number }),
+    success: Schema.String,
+    execute: () => Effect.as(Ref.update(counts.runs, (n) => n + 1), "ch-1"),
+    compensate: () =>
+      Effect.zipRight(
+        Ref.update(counts.undos, (n) => n + 1),
+        undoFails ? Effect.fail("the refund was declined") : Effect.void
+      )
+  })
+
+/** How a program ends after its one step. */
+type Ending = "succeeds" | "fails" | "interrupts itself"
+
+const program = (counts: Counts, undoFails: boolean, ending: Ending) =>
+  Effect.gen(function* () {
+    const receipt = yield* charge(counts, undoFails)({ cents: 500 })
+    if (ending === "fails") return yield* Effect.fail("card declined")
+    if (ending === "interrupts itself") return yield* Effect.interrupt
+    return receipt
+  })
+
+/** The finished sagas: how the first run ends, and the result every replay of it answers. */
+const finished = [
+  { status: "completed", first: "succeeds", undoFails: false },
+  { status: "compensated", first: "fails", undoFails: false },
+  { status: "compensation_failed", first: "fails", undoFails: true }
+] as const
+
+const resultTag = { completed: "Completed", compensated: "Compensated", compensation_failed: "CompensationFailed" }
+
+for (const [name, store] of stores) {
+  describe(`a finished saga's replay changes nothing, however its program ends now: ${name}`, () => {
+    for (const { first, status, undoFails } of finished) {
+      it.live(`${status}: a replay that succeeds, fails or interrupts itself writes nothing and runs nothing`, () =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          const counts = { runs: yield* Ref.make(0), undos: yield* Ref.make(0) }
+          for (const now of ["succeeds", "fails", "interrupts itself"] as const) {
+            const sagaId = `diverged-${Math.random().toString(36).slice(2)}`
+            const before = yield* Saga.run(sagaId, program(counts, undoFails, first))
+            expect(before._tag).toBe(resultTag[status])
+            const record = Option.getOrThrow(yield* journal.get(sagaId))
+            expect(record.status).toBe(status)
+            const [runs, undos] = [yield* Ref.get(counts.runs), yield* Ref.get(counts.undos)]
+
+            const replay = yield* Effect.either(Saga.run(sagaId, program(counts, undoFails, now)))
+            if (status !== "completed") {
+              expect(Either.getOrThrow(replay)._tag).toBe(resultTag[status])
+            } else if (now === "succeeds") {
+              expect(Either.getOrThrow(replay)).toEqual(before)
+            } else {
+              const error = Either.getLeft(replay).pipe(Option.getOrThrow)
+              expect(error).toBeInstanceOf(SagaError.NonDeterminism)
+              expect(error).toMatchObject({ sagaId, stepId: "SAGA_COMPLETED" })
+            }
+            expect(Option.getOrThrow(yield* journal.get(sagaId))).toEqual(record)
+            expect([yield* Ref.get(counts.runs), yield* Ref.get(counts.undos)]).toEqual([runs, undos])
+          }
+        }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store())))))
+
+      it.live(`${status}: a replay interrupted from outside leaves no SAGA_SUSPENDED behind`, () =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          const counts = { runs: yield* Ref.make(0), undos: yield* Ref.make(0) }
+          const sagaId = `interrupted-${Math.random().toString(36).slice(2)}`
+          yield* Saga.run(sagaId, program(counts, undoFails, first))
+          const record = Option.getOrThrow(yield* journal.get(sagaId))
+
+          const inside = yield* Deferred.make<void>()
+          const waiting = Effect.gen(function* () {
+            yield* charge(counts, undoFails)({ cents: 500 })
+            yield* Deferred.succeed(inside, undefined)
+            return yield* Effect.never
+          })
+          const replaying = yield* Effect.fork(Saga.run(sagaId, waiting))
+          yield* Deferred.await(inside)
+          yield* Fiber.interrupt(replaying)
+          expect(Option.getOrThrow(yield* journal.get(sagaId))).toEqual(record)
+          expect(yield* Ref.get(counts.runs)).toBe(1)
+        }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store())))))
+    }
+  })
+}
+
+describe("a saga that began to compensate finishes compensating", () => {
+  it.live("a program that now succeeds does not complete it: the undo runs, the saga ends compensated", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal.Journal
+      const counts = { runs: yield* Ref.make(0), undos: yield* Ref.make(0) }
+      // A run that failed and was compensated, replayed into a saga of its own up to its
+      // SAGA_COMPENSATING: the state a crash leaves once compensation began and before any undo ran.
+      yield* Saga.run("failed", program(counts, false, "fails"))
+      const entries = yield* journal.read("failed")
+      const upToCompensating = entries.slice(0, entries.findIndex((entry) => entry.phase === "SAGA_COMPENSATING") + 1)
+      yield* journal.append(
+        "crashed",
+        Journal.empty,
+        upToCompensating.map(({ input, payload, phase, stepId, toolName }) => ({ stepId, toolName, phase, input, payload }))
+      )
+      expect(Option.getOrThrow(yield* journal.get("crashed")).status).toBe("compensating")
+      const undosBefore = yield* Ref.get(counts.undos)
+
+      const result = yield* Saga.run("crashed", program(counts, false, "succeeds"))
+      expect(result._tag).toBe("Compensated")
+      expect(yield* Ref.get(counts.undos)).toBe(undosBefore + 1)
+      expect(Option.getOrThrow(yield* journal.get("crashed")).status).toBe("compensated")
+      expect((yield* journal.read("crashed")).map((entry) => entry.phase)).not.toContain("SAGA_COMPLETED")
+    }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory))))))
+})
