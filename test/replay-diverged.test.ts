@@ -35,7 +35,11 @@ const charge = (counts: Counts, undoFails: boolean) =>
     name: "charge",
     input: Schema.Struct({ cents: Schema.Number }),
     success: Schema.String,
-    execute: () => Effect.as(Ref.update(counts.runs, (n) => n + 1), "ch-1"),
+    execute: () =>
+      Effect.as(
+        Ref.update(counts.runs, (n) => n + 1),
+        "ch-1"
+      ),
     compensate: () =>
       Effect.zipRight(
         Ref.update(counts.undos, (n) => n + 1),
@@ -91,7 +95,8 @@ for (const [name, store] of stores) {
             expect(Option.getOrThrow(yield* journal.get(sagaId))).toEqual(record)
             expect([yield* Ref.get(counts.runs), yield* Ref.get(counts.undos)]).toEqual([runs, undos])
           }
-        }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store())))))
+        }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
+      )
 
       it.live(`${status}: a replay interrupted from outside leaves no SAGA_SUSPENDED behind`, () =>
         Effect.gen(function* () {
@@ -112,7 +117,8 @@ for (const [name, store] of stores) {
           yield* Fiber.interrupt(replaying)
           expect(Option.getOrThrow(yield* journal.get(sagaId))).toEqual(record)
           expect(yield* Ref.get(counts.runs)).toBe(1)
-        }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store())))))
+        }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
+      )
     }
   })
 }
@@ -130,7 +136,13 @@ describe("a saga that began to compensate finishes compensating", () => {
       yield* journal.append(
         "crashed",
         Journal.empty,
-        upToCompensating.map(({ input, payload, phase, stepId, toolName }) => ({ stepId, toolName, phase, input, payload }))
+        upToCompensating.map(({ input, payload, phase, stepId, toolName }) => ({
+          stepId,
+          toolName,
+          phase,
+          input,
+          payload
+        }))
       )
       expect(Option.getOrThrow(yield* journal.get("crashed")).status).toBe("compensating")
       const undosBefore = yield* Ref.get(counts.undos)
@@ -140,5 +152,6 @@ describe("a saga that began to compensate finishes compensating", () => {
       expect(yield* Ref.get(counts.undos)).toBe(undosBefore + 1)
       expect(Option.getOrThrow(yield* journal.get("crashed")).status).toBe("compensated")
       expect((yield* journal.read("crashed")).map((entry) => entry.phase)).not.toContain("SAGA_COMPLETED")
-    }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory))))))
+    }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory)))))
+  )
 })

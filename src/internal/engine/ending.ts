@@ -12,8 +12,7 @@ import type { Writer } from "../journal/writer.js"
 import type { Halt } from "./run.js"
 
 /** The first line of a cause, as journaled and reported. */
-export const describeCause = (cause: Cause.Cause<unknown>): string =>
-  Cause.pretty(cause).split("\n")[0]!.slice(0, 500)
+export const describeCause = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0]!.slice(0, 500)
 
 const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyArray<UnknownStep> => {
   const steps = view.unknownSteps().map((step) => ({
@@ -92,8 +91,7 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
     })
   }
 
-  const compensatedBefore = () =>
-    Cause.die(new Error(`the saga was compensated before: ${view.compensationCause}`))
+  const compensatedBefore = () => Cause.die(new Error(`the saga was compensated before: ${view.compensationCause}`))
 
   const suspendOrCompensate = (cause: Cause.Cause<unknown>) =>
     end.onInterrupt === "compensate"
@@ -146,12 +144,17 @@ const passesOn = (halt: Halt | undefined): halt is Extract<Halt, { _tag: "Fatal"
  * A program that now fails or halts did not replay as journaled: `NonDeterminism`. Interrupted
  * from outside, the run is interrupted.
  */
-const replayOfCompleted = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.Effect<SagaResult<A, E>, any> => {
+const replayOfCompleted = <A, E>(
+  end: RunEnd<E>,
+  ran: Exit.Exit<Exit.Exit<A, E>>
+): Effect.Effect<SagaResult<A, E>, any> => {
   if (Exit.isFailure(ran)) return Effect.failCause(ran.cause)
   const { halt, sagaId } = end
   if (passesOn(halt)) return Effect.fail(halt.error)
   const diverged = (now: string) =>
-    Effect.fail(new NonDeterminism({ sagaId, stepId: "SAGA_COMPLETED", reason: `the saga completed, its program now ${now}` }))
+    Effect.fail(
+      new NonDeterminism({ sagaId, stepId: "SAGA_COMPLETED", reason: `the saga completed, its program now ${now}` })
+    )
   const exit = ran.value
   if (halt !== undefined) return diverged(`halts (${halt._tag})`)
   if (Exit.isFailure(exit)) return diverged(`fails: ${describeCause(exit.cause)}`)

@@ -5,7 +5,7 @@
  */
 import * as Crypto from "node:crypto"
 import * as Os from "node:os"
-import * as Cause from "effect/Cause"
+import type * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
