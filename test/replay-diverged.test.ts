@@ -155,3 +155,45 @@ describe("a saga that began to compensate finishes compensating", () => {
     }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory)))))
   )
 })
+
+describe("a saga that completes without the call awaiting approval withdraws its request", () => {
+  const wire = Compensable.make({
+    name: "sendWire",
+    input: Schema.Struct({ amount: Schema.Int }),
+    success: Schema.String,
+    reversibility: "irreversible",
+    execute: ({ amount }) => Effect.succeed(`wire-${amount}`)
+  })
+
+  it.live("journaled REJECTED by effect-saga with SAGA_COMPLETED, off the pending list, refused to an approver", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal.Journal
+      const approval = yield* Approval.Approval
+      const counts = { runs: yield* Ref.make(0), undos: yield* Ref.make(0) }
+      const first = yield* Saga.run(
+        "payout",
+        Effect.zipRight(charge(counts, false)({ cents: 500 }), wire({ amount: 500 }))
+      )
+      if (first._tag !== "AwaitingApproval") return expect.fail(`expected AwaitingApproval, got ${first._tag}`)
+      const { stepId } = first.request
+
+      // The program changed: it no longer makes the call that awaits approval.
+      const second = yield* Saga.run("payout", Effect.as(charge(counts, false)({ cents: 500 }), "no wire"))
+      expect(second).toMatchObject({ _tag: "Completed", value: "no wire" })
+      const entries = yield* journal.read("payout")
+      expect(entries.slice(-2).map((entry) => [entry.phase, entry.stepId])).toEqual([
+        ["REJECTED", stepId],
+        ["SAGA_COMPLETED", null]
+      ])
+      expect(JSON.parse(entries.at(-2)!.payload!)).toEqual({
+        by: "effect-saga",
+        reason: "withdrawn: the saga completed without making this call"
+      })
+      expect((yield* approval.pending).map((request) => request.stepId)).not.toContain(stepId)
+      const refused = yield* Effect.flip(Saga.approve("payout", stepId, { by: "alice" }))
+      expect(refused._tag).toBe("CommandConflict")
+      expect(Option.getOrThrow(yield* journal.get("payout")).status).toBe("completed")
+      expect(yield* Ref.get(counts.runs)).toBe(1)
+    }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory)))))
+  )
+})

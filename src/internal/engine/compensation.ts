@@ -12,7 +12,7 @@ import type { AppendError, JournalCorrupted, JournalError, JournalTampered } fro
 import type { KeyRing } from "../../Keys.js"
 import * as Outcome from "../../Outcome.js"
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
-import { stepKey, undoKey } from "../journal/ids.js"
+import { undoKey } from "../journal/ids.js"
 import type { Recorded, UndoPhase } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
@@ -22,6 +22,7 @@ import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
 import * as Receipts from "./receipts.js"
 import type { RegisteredTool } from "./registry.js"
+import { dropWithdrawn, withdrawals, withdrawnBecause } from "./withdrawal.js"
 
 /** Finds the tool, and the context its undo runs in, by name. */
 export type Lookup = (toolName: string) => RegisteredTool | undefined
@@ -48,22 +49,6 @@ export interface UndoEnv {
   readonly receiptKeys: KeyRing | undefined
 }
 
-/** Who withdraws the approval requests of a saga that compensates. */
-export const WITHDRAWN_BY = "effect-saga"
-
-const withdrawnReason = "withdrawn: the saga began to compensate before this call was approved"
-
-/** Whether a step's approval request was withdrawn when its saga began to compensate. */
-export const isWithdrawn = (step: StepView): boolean =>
-  step.refused?.phase === "REJECTED" && step.refused.payload.by === WITHDRAWN_BY
-
-/** Steps that wait for a decision that can no longer matter: nothing runs forward once compensating. */
-const undecided = (view: Writer["view"]) =>
-  Array.from(view.steps.values()).filter(
-    (step) =>
-      step.awaiting !== undefined && step.approved === undefined && step.refused === undefined && step.intents === 0
-  )
-
 /**
  * Journals the start of compensation (once), and withdraws every approval request still pending in
  * the same write: journaled `REJECTED` (so that nobody approves it), then dropped from the approval
@@ -71,15 +56,10 @@ const undecided = (view: Writer["view"]) =>
  */
 const begin = (writer: Writer, env: UndoEnv, cause: string) =>
   Effect.gen(function* () {
-    const view = writer.view
-    const start = view.compensationStarted ? [] : [sagaDraft("SAGA_COMPENSATING", { cause })]
-    const withdrawals = undecided(view).map((step) =>
-      stepDraft(step, "REJECTED", { by: WITHDRAWN_BY, reason: withdrawnReason })
-    )
-    if (start.length + withdrawals.length > 0) yield* writer.append([...start, ...withdrawals])
-    for (const step of view.steps.values()) {
-      if (isWithdrawn(step)) yield* env.withdraw(stepKey(writer.sagaId, step.stepId), withdrawnReason)
-    }
+    const start = writer.view.compensationStarted ? [] : [sagaDraft("SAGA_COMPENSATING", { cause })]
+    const drafts = [...start, ...withdrawals(writer.view, withdrawnBecause.compensating)]
+    if (drafts.length > 0) yield* writer.append(drafts)
+    yield* dropWithdrawn(writer, env.withdraw)
   })
 
 /** Errors compensation can stop with: the journal, or a permission denied before an undo. */

@@ -10,6 +10,7 @@ import type { PayloadOf, SagaPhase } from "../journal/payloads.js"
 import type { JournalView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import type { Halt } from "./run.js"
+import { dropWithdrawn, withdrawals, withdrawnBecause } from "./withdrawal.js"
 
 /** The first line of a cause, as journaled and reported. */
 export const describeCause = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0]!.slice(0, 500)
@@ -40,6 +41,8 @@ export interface RunEnd<E> {
   readonly halt: Halt | undefined
   readonly onInterrupt: "suspend" | "compensate" | undefined
   readonly compensate: (cause: Cause.Cause<E | CompensationCause>) => Effect.Effect<SagaResult<never, E>, any>
+  /** Drops a withdrawn approval request from the `Approval` service. */
+  readonly withdraw: (requestId: string, reason: string) => Effect.Effect<void>
 }
 
 /**
@@ -132,7 +135,21 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
   if (view.compensationStarted) return end.compensate(compensatedBefore())
   const taint = taintOf(view)
   if (taint !== undefined) return end.compensate(Cause.fail(taint))
-  return Effect.as(endWith("SAGA_COMPLETED", null), { _tag: "Completed" as const, sagaId, value: exit.value })
+  return Effect.as(complete(end), { _tag: "Completed" as const, sagaId, value: exit.value })
+}
+
+/**
+ * Journals `SAGA_COMPLETED`. An approval request the program did not reach this time (it changed
+ * since the request was filed) is withdrawn in the same append: nobody can approve a call of a
+ * completed saga.
+ */
+const complete = <E>({ withdraw, writer }: RunEnd<E>) => {
+  const withdrawn = withdrawals(writer.view, withdrawnBecause.completed)
+  if (withdrawn.length === 0) return writer.append([sagaDraft("SAGA_COMPLETED", null)])
+  return Effect.zipRight(
+    writer.append([...withdrawn, sagaDraft("SAGA_COMPLETED", null)]),
+    dropWithdrawn(writer, withdraw)
+  )
 }
 
 /** Whether a halt is an error to pass on as it is: nothing is decided from it. */

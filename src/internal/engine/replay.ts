@@ -6,7 +6,7 @@ import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { encodeJson } from "../util/codec.js"
 import type { Lookup } from "./compensation.js"
-import { isWithdrawn } from "./compensation.js"
+import { isWithdrawn } from "./withdrawal.js"
 
 /**
  * Whether an operator's command was already processed. `"replay"`: the same command answered

@@ -54,7 +54,7 @@ import { encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
 import type { Lookup } from "./compensation.js"
-import { compensate, outcomeOfPhase, WITHDRAWN_BY } from "./compensation.js"
+import { compensate, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
 import { insideUndo, readFirst } from "./context.js"
 import { describeCause, endRun } from "./ending.js"
@@ -64,6 +64,7 @@ import type { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
 import { SagaRun } from "./run.js"
+import { WITHDRAWN_BY } from "./withdrawal.js"
 
 /** The definition and encoded input a saga was started from, as its `SAGA_STARTED` entry records them. */
 interface Origin {
@@ -190,17 +191,20 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       : Effect.void
   )
 
+  /** Drops a request the saga withdrew from the approval service (one already decided there is left as it is). */
+  const withdraw = (requestId: string, reason: string) =>
+    Effect.catchAll(approval.reject(requestId, { by: WITHDRAWN_BY, reason }), (error) =>
+      error._tag === "JournalError"
+        ? Effect.logWarning(`effect-saga: the approval request ${requestId} could not be withdrawn`, error)
+        : Effect.void
+    )
+
   const undoEnv = (sagaId: string, lookup: Lookup) => ({
     lookup,
     receiptKeys,
     beforeUndo: (step: StepView) => Effect.asVoid(check(authority, "compensate", sagaId, step.stepId)),
     explicitUndo: explicit.explicitUndoOf(journal),
-    withdraw: (requestId: string, reason: string) =>
-      Effect.catchAll(approval.reject(requestId, { by: WITHDRAWN_BY, reason }), (error) =>
-        error._tag === "JournalError"
-          ? Effect.logWarning(`effect-saga: the approval request ${requestId} could not be withdrawn`, error)
-          : Effect.void
-      )
+    withdraw
   })
   const registered: Lookup = (name) => registry.get(name)
 
@@ -289,7 +293,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         writer,
         halt: sagaRun.haltedWith,
         onInterrupt: options?.onInterrupt,
-        compensate: compensateWith
+        compensate: compensateWith,
+        withdraw
       }
       const result = yield* Effect.ensuring(endRun<A, E>(end, ending), writer.release())
       span.attribute("outcome", result._tag)

@@ -1,0 +1,52 @@
+/**
+ * Approval requests a saga withdraws: those still undecided when it begins to compensate, or when
+ * it completes without making their call. Each is journaled `REJECTED` by `effect-saga` (so that
+ * nobody approves it), then dropped from the `Approval` service's pending list.
+ */
+import * as Effect from "effect/Effect"
+import { stepDraft } from "../journal/drafts.js"
+import { stepKey } from "../journal/ids.js"
+import type { StepView } from "../journal/view.js"
+import type { Writer } from "../journal/writer.js"
+
+/** Who withdraws the approval requests a saga no longer needs. */
+export const WITHDRAWN_BY = "effect-saga"
+
+/** Why a request was withdrawn, as journaled and as `Saga.approve`'s `CommandConflict` says. */
+export const withdrawnBecause = {
+  compensating: "withdrawn: the saga began to compensate before this call was approved",
+  completed: "withdrawn: the saga completed without making this call"
+} as const
+
+/** Whether a step's approval request was withdrawn by its saga. */
+export const isWithdrawn = (step: StepView): boolean =>
+  step.refused?.phase === "REJECTED" && step.refused.payload.by === WITHDRAWN_BY
+
+/** Whether a step waits for a decision: it awaits approval, undecided, and has not run. */
+const isUndecided = (step: StepView): boolean =>
+  step.awaiting !== undefined && step.approved === undefined && step.refused === undefined && step.intents === 0
+
+/** The `REJECTED` entries that withdraw every request of `view` still undecided. */
+export const withdrawals = (view: Writer["view"], reason: string) => {
+  const drafts: Array<ReturnType<typeof stepDraft>> = []
+  for (const step of view.steps.values()) {
+    if (isUndecided(step)) drafts.push(stepDraft(step, "REJECTED", { by: WITHDRAWN_BY, reason }))
+  }
+  return drafts
+}
+
+/**
+ * Drops every request the journal says was withdrawn from the approval service's pending list:
+ * again on every pass, should a crash have come between the journal and the service.
+ */
+export const dropWithdrawn = (
+  writer: Writer,
+  withdraw: (requestId: string, reason: string) => Effect.Effect<void>
+): Effect.Effect<void> =>
+  Effect.suspend(() =>
+    Effect.forEach(
+      Array.from(writer.view.steps.values()).filter(isWithdrawn),
+      (step) => withdraw(stepKey(writer.sagaId, step.stepId), step.refused!.payload.reason),
+      { discard: true }
+    )
+  )
