@@ -249,9 +249,8 @@ export const claimAndLoad = (journal: VerifiedJournal, sagaId: string, holder: H
 /**
  * `claimAndLoad` for a run of a saga's program: a completed or compensated saga is only replayed
  * (nothing runs forward in it, nothing is left to undo, its end is journaled), so no lease is
- * taken for it and the replay writes nothing, not even a lease. Should the replay write all the
- * same (a completed saga's program that now fails), that append is a compare-and-set from the
- * position read, as every append is, and takes the lease then.
+ * taken for it and the replay writes nothing, not even a lease, whatever its program does now
+ * (engine/ending.ts: a completed saga's program that now fails meets `NonDeterminism`).
  */
 export const loadForRun = (journal: VerifiedJournal, sagaId: string, holder: Holder) =>
   loadThenClaim(journal, sagaId, holder, (view) => view.status !== "completed" && view.status !== "compensated")
