@@ -98,7 +98,9 @@ describe("identifiers", () => {
         "over MAX_TOOL_NAME_BYTES",
         "t".repeat(Compensable.MAX_TOOL_NAME_BYTES + 1),
         /129 UTF-8 bytes, over the limit of 128/
-      ]
+      ],
+      ["holding a /", "billing/charge", /holds "\/" at index 7, which separates the parts of step ids and effect ids/],
+      ["holding a :", "billing:charge", /holds ":" at index 7, which separates/]
     ] as const)("a tool whose name is %s is refused when its toolkit is built", ([, name, reason]) =>
       Effect.gen(function* () {
         const { runs, tool } = counted(name)
@@ -161,6 +163,23 @@ describe("identifiers", () => {
           const entries = yield* Effect.flatMap(Journal.Journal, (journal) => journal.read("keys"))
           expect(entries.filter((entry) => entry.stepId !== null)).toEqual([])
         }).pipe(Effect.provide(Testing.layer))
+    )
+
+    it.effect("a key holding a / is refused: with it, two steps of two sagas could share an effect id", () =>
+      Effect.gen(function* () {
+        // Saga "a" with key "b/reserve:x", and saga "a/reserve:b" with key "x", would both have the
+        // effect id (and forward idempotency key) "a/reserve:b/reserve:x#1".
+        const { runs, tool } = counted()
+        const result = yield* Saga.run("a", Effect.flip(tool("A-1", { key: "b/reserve:x" })))
+        assert(result._tag === "Completed")
+        expect(result.value).toMatchObject({
+          _tag: "InvalidIdentifier",
+          kind: "step key",
+          reason: 'it holds "/" at index 1, which separates the parts of step ids and effect ids'
+        })
+        expect(runs).toEqual([])
+        expect(yield* Saga.run("keyed-colon", tool("A-1", { key: "b:x#1" }))).toMatchObject({ _tag: "Completed" })
+      }).pipe(Effect.provide(Testing.layer))
     )
 
     it.effect("Compensable.isStepError recognizes a refused key", () =>

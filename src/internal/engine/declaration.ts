@@ -1,6 +1,6 @@
 import type * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
-import { identifierProblem, MAX_TOOL_NAME_BYTES } from "../util/identifier.js"
+import { toolNameProblem } from "../util/identifier.js"
 import type { StepSpec } from "./spec.js"
 
 /** Why a schema's encoded form cannot be journaled as JSON, if it cannot. */
@@ -62,7 +62,7 @@ export const problemOf = (spec: StepSpec): string | undefined => {
 }
 
 const findProblem = (spec: StepSpec): string | undefined => {
-  const badName = identifierProblem(spec.name, MAX_TOOL_NAME_BYTES)
+  const badName = toolNameProblem(spec.name)
   if (badName !== undefined) return `its name cannot be journaled: ${badName}`
   if (spec.reversibility === "irreversible" && spec.compensate !== undefined) {
     return 'an irreversible tool cannot declare an undo (use reversibility "compensatable", or drop the undo)'

@@ -6,7 +6,7 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { Manifest } from "../../Manifest.js"
-import { identifierProblem, MAX_TOOL_NAME_BYTES } from "../util/identifier.js"
+import { toolNameProblem } from "../util/identifier.js"
 import { firstDuplicateKey } from "./duplicateKeys.js"
 import { jsonPath, ManifestError } from "./errors.js"
 import { type Binding, MANIFEST_VERSION, ManifestV1 } from "./format.js"
@@ -70,7 +70,7 @@ interface Problem {
 /** What no binding may declare, alone or with the others. */
 const firstProblem = (bindings: Readonly<Record<string, Binding>>): Problem | undefined => {
   for (const [name, binding] of Object.entries(bindings)) {
-    const badName = identifierProblem(name, MAX_TOOL_NAME_BYTES)
+    const badName = toolNameProblem(name)
     if (badName !== undefined) return { path: ["bindings", name], reason: `not a tool name: ${badName}` }
     const problem = compensationProblem(name, binding, bindings)
     if (problem !== undefined) return problem

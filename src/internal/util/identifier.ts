@@ -49,6 +49,30 @@ export const identifierProblem = (text: string, maxBytes: number): string | unde
   return bytes > maxBytes ? `it is ${bytes} UTF-8 bytes, over the limit of ${maxBytes}` : undefined
 }
 
+/**
+ * A separator `text` holds, if any. A step id is `<tool name>:<key or digest>#<occurrence>`, and an
+ * effect id (a step's forward idempotency key) is `<saga id>/<step id>`: a `:` in a tool name, or a
+ * `/` in a tool name or a key, would let two different steps (of one saga, or of two) share an id.
+ */
+const separatorProblem = (text: string, separators: RegExp): string | undefined => {
+  const found = separators.exec(text)
+  return found === null
+    ? undefined
+    : `it holds "${found[0]}" at index ${found.index}, which separates the parts of step ids and effect ids`
+}
+
+/** Why `name` cannot be a tool's name, if it cannot: as an identifier, or for a `/` or `:` it holds. */
+export const toolNameProblem = (name: string): string | undefined =>
+  identifierProblem(name, MAX_TOOL_NAME_BYTES) ?? separatorProblem(name, /[/:]/)
+
+/** The `InvalidIdentifier` that refuses `key` as a call's step key, if it is refused (also for a `/` it holds). */
+export const stepKeyRefusal = (key: string): InvalidIdentifier | undefined => {
+  const reason = identifierProblem(key, MAX_STEP_KEY_BYTES) ?? separatorProblem(key, /\//)
+  return reason === undefined
+    ? undefined
+    : new InvalidIdentifier({ kind: "step key", identifier: preview(key), reason })
+}
+
 /** How a message shows an identifier: quoted, escaped, at most 64 characters of it. */
 export const preview = (text: string): string => {
   const head = Array.from(text.slice(0, 130)).slice(0, 64).join("")
