@@ -355,6 +355,46 @@ describe("Saga.compensateEffect", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("an undo that cannot run is unavailable at once, before anyone is asked to approve it", () =>
+    Effect.gen(function* () {
+      const note = counted("note", undefined, { approveExplicitUndo: true })
+      const ticket = counted("ticket", () => Effect.void, { approveExplicitUndo: true, receiptRequired: true })
+      yield* Saga.run("trip-cannot", Effect.zipRight(note.tool("hello"), ticket.tool("seat-2")))
+      for (const [toolName, detail] of [
+        ["note", "no undo declared"],
+        ["ticket", expect.stringContaining("receipt")]
+      ] as const) {
+        const effectId = yield* effectIdOf("trip-cannot", toolName)
+        expect(yield* Saga.compensateEffect(effectId)).toMatchObject({
+          _tag: "Settled",
+          outcome: "unavailable",
+          detail
+        })
+        const run = yield* entriesOf(`${effectId}/compensate-effect`)
+        expect(run.map((entry) => entry.phase)).toEqual(["SAGA_STARTED", "SAGA_COMPENSATION_FAILED"])
+      }
+      expect(yield* Approval.pending).toEqual([])
+      expect(ticket.calls.undo).toBe(0)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "the explicit undo's approval lasts the layer's approvalTtl, not the tool's (that is for forward approvals)",
+    () =>
+      Effect.gen(function* () {
+        const book = counted("book", () => Effect.void, { approveExplicitUndo: true, approvalTtl: "1 minute" })
+        yield* Saga.run("trip-ttl", book.tool("room-3"))
+        const { effectId, stepId } = (yield* Saga.status("trip-ttl")).steps[0]!
+        const waiting = yield* Saga.compensateEffect(effectId)
+        assert(waiting._tag === "AwaitingApproval")
+        yield* Saga.approve(waiting.runId, stepId, { by: "alice" })
+        yield* TestClock.adjust("1 hour")
+        // Testing.layer sets no approvalTtl: the approval does not expire.
+        expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ _tag: "Settled", outcome: "completed" })
+        expect(book.calls.undo).toBe(1)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("an explicit undo whose approval is rejected never runs: the answer is failed, with the rejection", () =>
     Effect.gen(function* () {
       const book = counted("book", () => Effect.void, { approveExplicitUndo: true })

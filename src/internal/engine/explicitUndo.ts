@@ -19,7 +19,6 @@ import type { JournalView, StepView } from "../journal/view.js"
 import { isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad } from "../journal/writer.js"
-import { nowIso } from "../util/clock.js"
 import type { ExplicitUndo, Lookup } from "./compensation.js"
 import { outcomeOfPhase, runUndo, unavailability } from "./compensation.js"
 import type { Expiring } from "./expiry.js"
@@ -149,8 +148,12 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
     if (tool === undefined) return yield* notHere(`tool ${step.toolName} is not registered in this process`)
     const receipt = Receipts.forUndo(ctx.receiptKeys, subject.sagaId, step.stepId, step.executed!.payload.receipt)
     if (tool.spec.compensate !== undefined && Either.isLeft(receipt)) return yield* notHere(receipt.left)
+    // An undo that cannot run here is answered before anyone is asked to approve it.
+    const cannot = unavailability(tool, step)
+    if (cannot !== undefined) return yield* settle("unavailable", cannot[1])
     if (tool.spec.approveExplicitUndo) {
-      const gate = yield* approvalGate(ctx, subject, run, undo, tool.spec.approvalTtl ?? ctx.approvalTtl)
+      // The tool's `approvalTtl` is for its forward approvals: an undo's lasts the layer's.
+      const gate = yield* approvalGate(ctx, subject, run, undo, ctx.approvalTtl)
       if (gate._tag === "Waiting") {
         if (run.view.status !== "awaiting_approval") {
           yield* run.append([
@@ -161,8 +164,6 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
       }
       if (gate._tag === "Refused") return yield* settle("failed", gate.reason)
     }
-    const cannot = unavailability(tool, step)
-    if (cannot !== undefined) return yield* settle("unavailable", cannot[1])
     const report = yield* runUndo(run, tool, step, {
       sagaId: subject.sagaId,
       idempotencyKey: runId,
@@ -195,6 +196,10 @@ const approvalGate = (
     if (undo?.refused !== undefined) return { _tag: "Refused", reason: undo.refused.payload.reason } satisfies Gate
     let decision: (Expiring & { readonly inputDigest: string }) | undefined = undo?.approved?.payload
     if (decision === undefined) {
+      if (undo?.awaiting === undefined) {
+        yield* run.append([stepDraft(step, "AWAITING_APPROVAL", { inputDigest }, input)])
+      }
+      const awaiting = run.view.steps.get(step.stepId)!.awaiting!
       const request: ApprovalRequest = {
         requestId: stepKey(run.sagaId, step.stepId),
         sagaId: run.sagaId,
@@ -202,15 +207,12 @@ const approvalGate = (
         toolName: step.toolName,
         input,
         inputDigest,
-        requestedAt: undo?.awaiting?.at ?? (yield* nowIso)
-      }
-      if (undo?.awaiting === undefined) {
-        yield* run.append([stepDraft(step, "AWAITING_APPROVAL", { inputDigest }, input)])
+        requestedAt: awaiting.at
       }
       const answer = yield* ctx.approval.request(request)
       const distrusted = distrust(ctx.approval, ctx.journalKeys, request, answer)
       if (distrusted !== undefined) {
-        const seq = undo?.awaiting?.seq ?? run.view.position.revision
+        const seq = awaiting.seq
         return yield* new JournalTampered({ sagaId: run.sagaId, seq, problem: "approval", reason: distrusted })
       }
       if (answer._tag === "Pending") return { _tag: "Waiting", request } satisfies Gate
