@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto"
 import { assert, describe, expect, it } from "@effect/vitest"
 import type { Duration } from "effect"
-import { Cause, Effect, Layer, Option, Schema, TestClock } from "effect"
+import { Cause, Clock, Effect, Layer, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Saga, type SagaError, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
@@ -198,7 +198,73 @@ describe("approvals in a saga", () => {
       expect(log).toEqual(["reserve A-1", "release res-A-1"])
     }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect("a refused step is refused again as journaled: a replay with another input writes nothing", () =>
+    Effect.gen(function* () {
+      const { log, programWith } = fixture()
+      for (const key of [undefined, "payout"]) {
+        const sagaId = `refused-${key ?? "unkeyed"}`
+        const waiting = yield* Saga.run(sagaId, programWith(wireInput, key))
+        assert(waiting._tag === "AwaitingApproval")
+        yield* Saga.reject(sagaId, waiting.request.stepId, { by: "bob", reason: "wrong account" })
+        const before = yield* entriesOf(sagaId)
+        const result = yield* Saga.run(sagaId, programWith({ amount: 9999, to: "XX00" }, key))
+        assert(result._tag === "Compensated")
+        expect(refusal(result.cause)?.reason).toBe("rejected by bob: wrong account")
+        expect(yield* entriesOf(sagaId)).toEqual(before)
+      }
+      expect(log).toEqual(["reserve A-1", "release res-A-1", "reserve A-1", "release res-A-1"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("an expiresAt that names no time is refused by approve and renewApproval, and nothing is written", () =>
+    Effect.gen(function* () {
+      const { program } = fixture()
+      const waiting = yield* Saga.run("typo", program)
+      assert(waiting._tag === "AwaitingApproval")
+      const { stepId } = waiting.request
+      const before = yield* entriesOf("typo")
+      const refused = yield* Effect.flip(Saga.approve("typo", stepId, { by: "alice", expiresAt: "tomorrow" }))
+      expect(refused).toMatchObject({
+        _tag: "CommandRefused",
+        reason: 'expiresAt "tomorrow" is not a time (ISO-8601, such as 2026-12-31T18:00:00Z)'
+      })
+      expect(yield* entriesOf("typo")).toEqual(before)
+      expect(yield* Approval.pending).toEqual([waiting.request])
+      yield* Saga.approve("typo", stepId, { by: "alice", expiresAt: "2099-01-01T00:00:00Z" })
+      const renewal = yield* Effect.flip(Saga.renewApproval("typo", stepId, { by: "alice", expiresAt: "soon" }))
+      expect(renewal).toMatchObject({ _tag: "CommandRefused", reason: expect.stringContaining('"soon" is not a time') })
+      expect((yield* Saga.run("typo", program))._tag).toBe("Completed")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.live("a run while the request is pending returns the same AwaitingApproval, to the millisecond", () =>
+    Effect.gen(function* () {
+      const { program } = fixture()
+      const first = yield* Saga.run("same-request", program)
+      const again = yield* Saga.run("same-request", program)
+      assert(first._tag === "AwaitingApproval")
+      expect(again).toEqual(first)
+      expect(yield* Approval.pending).toEqual([first.request])
+      const awaiting = (yield* entriesOf("same-request")).find((entry) => entry.phase === "AWAITING_APPROVAL")!
+      expect(first.request.requestedAt).toBe(awaiting.at)
+    }).pipe(Effect.provide(Testing.layer), Effect.withClock(tickingClock()))
+  )
 })
+
+/** A clock that moves on by a millisecond at every read: two reads never agree. */
+const tickingClock = (): Clock.Clock => {
+  let millis = Date.UTC(2026, 11, 2)
+  const next = () => ++millis
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: next,
+    currentTimeMillis: Effect.sync(next),
+    unsafeCurrentTimeNanos: () => BigInt(next()) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => BigInt(next()) * 1_000_000n),
+    sleep: () => Effect.void
+  }
+}
 
 describe("approval expiry and renewal", () => {
   it.effect(
@@ -444,7 +510,8 @@ const fixture = (options: { readonly approvalTtl?: Duration.DurationInput } = {}
         return `wire-${amount}`
       })
   })
-  const programWith = (input: typeof wireInput) => Effect.zipRight(reserve({ sku: "A-1" }), sendWire(input))
+  const programWith = (input: typeof wireInput, key?: string) =>
+    Effect.zipRight(reserve({ sku: "A-1" }), key === undefined ? sendWire(input) : sendWire(input, { key }))
   return { log, program: programWith(wireInput), programWith }
 }
 

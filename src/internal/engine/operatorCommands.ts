@@ -49,6 +49,16 @@ const awaitingStep = (writer: Writer, stepId: string) =>
         : Effect.succeed(step)
   )
 
+/** Refuses an `expiresAt` that names no time: a run would find such an approval expired, and compensate. */
+const readableExpiry = (writer: Writer, stepId: string, expiresAt: string | undefined) =>
+  expiresAt === undefined || Number.isFinite(Date.parse(expiresAt))
+    ? Effect.void
+    : refused(
+        writer,
+        stepId,
+        `expiresAt ${JSON.stringify(expiresAt)} is not a time (ISO-8601, such as 2026-12-31T18:00:00Z)`
+      )
+
 /**
  * Approves a step that awaits approval: the decision is recorded by the `Approval` service and
  * journaled `APPROVED` (who, when, the input digest). Nothing runs until the saga is resumed.
@@ -61,6 +71,7 @@ export const approve = (
 ) =>
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
+    yield* readableExpiry(writer, stepId, options.expiresAt)
     const { inputDigest } = step.awaiting!.payload
     const requestId = stepKey(writer.sagaId, stepId)
     yield* approval.approve(requestId, { by: options.by, inputDigest, expiresAt: options.expiresAt })
@@ -105,6 +116,7 @@ export interface RenewOptions {
 export const renew = (writer: Writer, approval: Approval["Type"], stepId: string, options: RenewOptions) =>
   Effect.gen(function* () {
     const step = yield* approvedStep(writer, stepId)
+    yield* readableExpiry(writer, stepId, options.expiresAt)
     const approved = step.approved!.payload
     const { inputDigest } = step.awaiting!.payload
     if (approved.inputDigest !== inputDigest) {

@@ -39,9 +39,8 @@ import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
 import { runInChild } from "../util/child.js"
-import { nowIso } from "../util/clock.js"
 import { byteLength, decodeJson, decodeValue, encodeJson } from "../util/codec.js"
-import { MAX_STEP_KEY_BYTES, refusal } from "../util/identifier.js"
+import { stepKeyRefusal } from "../util/identifier.js"
 import type { StepOptions } from "./context.js"
 import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
@@ -212,7 +211,7 @@ export class SagaRun {
     options?: StepOptions
   ): Effect.Effect<any, any, any> => {
     if (this.haltedWith !== undefined) return Effect.never
-    const badKey = key === undefined ? undefined : refusal("step key", key, MAX_STEP_KEY_BYTES)
+    const badKey = key === undefined ? undefined : stepKeyRefusal(key)
     if (badKey !== undefined) return Effect.fail(badKey)
     const encoded = encodeJson(spec.input, input)
     if (Either.isLeft(encoded)) return Effect.fail(new InvalidInput({ toolName: spec.name, reason: encoded.left }))
@@ -489,11 +488,14 @@ export class SagaRun {
     const { spec, stepId, inputJson, digest } = call
     if (spec.reversibility !== "irreversible") return this.execute(call, 1, false)
     return Effect.gen(this, function* () {
-      if (journaled?.refused !== undefined) {
-        const { reason } = journaled.refused.payload
-        return yield* haltOn({ _tag: "Refused", error: new ApprovalRefused({ stepId, toolName: spec.name, reason }) })
-      }
+      if (journaled?.refused !== undefined) return yield* this.refusedBefore(journaled)
       if (journaled?.approved === undefined) {
+        if (journaled?.awaiting === undefined) {
+          const awaiting = { inputDigest: digest, deferred: mode === "defer" ? true : undefined }
+          yield* this.write(stepDraft({ stepId, toolName: spec.name }, "AWAITING_APPROVAL", awaiting, inputJson))
+        }
+        const step = this.writer.view.steps.get(stepId)!
+        // Requested when journaled: every run, and the approval service, name the same time.
         const request: ApprovalRequest = {
           requestId: stepKey(this.sagaId, stepId),
           sagaId: this.sagaId,
@@ -501,15 +503,10 @@ export class SagaRun {
           toolName: spec.name,
           input: inputJson,
           inputDigest: digest,
-          requestedAt: journaled?.awaiting?.at ?? (yield* nowIso)
-        }
-        if (journaled?.awaiting === undefined) {
-          const awaiting = { inputDigest: digest, deferred: mode === "defer" ? true : undefined }
-          yield* this.write(stepDraft({ stepId, toolName: spec.name }, "AWAITING_APPROVAL", awaiting, inputJson))
+          requestedAt: step.awaiting!.at
         }
         const decision = yield* Effect.catchAll(this.approval.request(request), fatal)
         yield* this.trust(request, decision)
-        const step = this.writer.view.steps.get(stepId)!
         if (decision._tag === "Pending") {
           return yield* mode === "defer" && step.deferred
             ? this.pending(call)
@@ -553,7 +550,17 @@ export class SagaRun {
 
   /** Journals the rejection of an irreversible step (the store's, if it decided one) and halts the run so that it compensates. */
   private refuse(step: StepView, reason: string, rejection?: Extract<Decision, { readonly _tag: "Rejected" }>) {
+    if (step.refused !== undefined) return this.refusedBefore(step)
     return this.halt(step, reason, stepDraft(step, "REJECTED", { ...rejection, reason }))
+  }
+
+  /** A step journaled `REJECTED` or `EXPIRED` is refused again as journaled: nothing new is written. */
+  private refusedBefore(step: StepView) {
+    const { stepId, toolName } = step
+    return haltOn({
+      _tag: "Refused",
+      error: new ApprovalRefused({ stepId, toolName, reason: step.refused!.payload.reason })
+    })
   }
 
   /** Journals that the approval of an irreversible step expired and halts the run so that it compensates. */
