@@ -24,7 +24,8 @@ import { isSagaError } from "./SagaError.js"
 
 /**
  * The most UTF-8 bytes of a tool's name. A name must also be non-empty, well-formed Unicode (no
- * lone surrogate) and free of control characters; any other is a `DeclarationError`.
+ * lone surrogate), free of control characters, and hold no `/` or `:` (they separate the parts of
+ * step ids and effect ids); any other is a `DeclarationError`.
  *
  * @since 0.2.0
  * @category limits
@@ -33,8 +34,9 @@ export const MAX_TOOL_NAME_BYTES: number = identifier.MAX_TOOL_NAME_BYTES
 
 /**
  * The most UTF-8 bytes of a call's explicit `key`. A key must also be non-empty, well-formed
- * Unicode and free of control characters; a call with any other fails with `InvalidIdentifier`
- * (from `SagaError`), and nothing is journaled or run.
+ * Unicode, free of control characters, and hold no `/` (it separates a saga id from a step id in
+ * effect ids); a call with any other fails with `InvalidIdentifier` (from `SagaError`), and nothing
+ * is journaled or run.
  *
  * @since 0.2.0
  * @category limits
@@ -71,6 +73,11 @@ export interface StepContext {
   readonly stepId: string
   readonly toolName: string
   readonly idempotencyKey: string
+  /**
+   * 1 for the first call, one more for each retry by the tool's `retry` schedule. A resume that runs
+   * an unknown step again starts at the number of its journaled `INTENT`s plus one (retries within
+   * a run are not journaled).
+   */
   readonly attempt: number
   /**
    * Records the receipt the undo needs (the provider's reference): journaled with the step, handed
