@@ -24,8 +24,8 @@ import { isSagaError } from "./SagaError.js"
 
 /**
  * The most UTF-8 bytes of a tool's name. A name must also be non-empty, well-formed Unicode (no
- * lone surrogate), free of control characters, and hold no `/` or `:` (they separate the parts of
- * step ids and effect ids); any other is a `DeclarationError`.
+ * lone surrogate), free of control characters, and hold no `/` (it ends the saga id in effect ids);
+ * any other is a `DeclarationError`.
  *
  * @since 0.2.0
  * @category limits
@@ -34,8 +34,7 @@ export const MAX_TOOL_NAME_BYTES: number = identifier.MAX_TOOL_NAME_BYTES
 
 /**
  * The most UTF-8 bytes of a call's explicit `key`. A key must also be non-empty, well-formed
- * Unicode, free of control characters, and hold no `/` (it separates a saga id from a step id in
- * effect ids); a call with any other fails with `InvalidIdentifier` (from `SagaError`), and nothing
+ * Unicode, free of control characters, and hold no `/` (it ends the saga id in effect ids); a call with any other fails with `InvalidIdentifier` (from `SagaError`), and nothing
  * is journaled or run.
  *
  * @since 0.2.0

@@ -50,24 +50,22 @@ export const identifierProblem = (text: string, maxBytes: number): string | unde
 }
 
 /**
- * A separator `text` holds, if any. A step id is `<tool name>:<key or digest>#<occurrence>`, and an
- * effect id (a step's forward idempotency key) is `<saga id>/<step id>`: a `:` in a tool name, or a
- * `/` in a tool name or a key, would let two different steps (of one saga, or of two) share an id.
+ * A `/` `text` holds, if any. An effect id (a step's forward idempotency key) is
+ * `<saga id>/<step id>`, and a step id `<tool name>:<key or digest>#<occurrence>`: saga ids may hold
+ * `/`, so a `/` in a tool name or a key would let steps of two sagas share an effect id.
  */
-const separatorProblem = (text: string, separators: RegExp): string | undefined => {
-  const found = separators.exec(text)
-  return found === null
-    ? undefined
-    : `it holds "${found[0]}" at index ${found.index}, which separates the parts of step ids and effect ids`
+const slashProblem = (text: string): string | undefined => {
+  const at = text.indexOf("/")
+  return at === -1 ? undefined : `it holds "/" at index ${at}, which ends the saga id in effect ids`
 }
 
-/** Why `name` cannot be a tool's name, if it cannot: as an identifier, or for a `/` or `:` it holds. */
+/** Why `name` cannot be a tool's name, if it cannot: as an identifier, or for a `/` it holds. */
 export const toolNameProblem = (name: string): string | undefined =>
-  identifierProblem(name, MAX_TOOL_NAME_BYTES) ?? separatorProblem(name, /[/:]/)
+  identifierProblem(name, MAX_TOOL_NAME_BYTES) ?? slashProblem(name)
 
 /** The `InvalidIdentifier` that refuses `key` as a call's step key, if it is refused (also for a `/` it holds). */
 export const stepKeyRefusal = (key: string): InvalidIdentifier | undefined => {
-  const reason = identifierProblem(key, MAX_STEP_KEY_BYTES) ?? separatorProblem(key, /\//)
+  const reason = identifierProblem(key, MAX_STEP_KEY_BYTES) ?? slashProblem(key)
   return reason === undefined
     ? undefined
     : new InvalidIdentifier({ kind: "step key", identifier: preview(key), reason })
