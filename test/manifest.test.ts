@@ -360,6 +360,55 @@ describe("tools from a manifest, run by real handler processes", () => {
       })
   )
 
+  it.live(
+    "a secret that begins another, or that straddles stderr's cut, leaves no part of it in the log or the journal",
+    () =>
+      Effect.gen(function* () {
+        const [short, long] = ["tok", "tok-LONGER-SECRET-VALUE"]
+        const bindings = {
+          leak: {
+            handler: { kind: "process", command: "node", args: [path.join(handlers, "secrets.mjs")] },
+            input: { type: "object", properties: { pad: { type: "integer" } }, required: ["pad"] },
+            output: { type: "json" },
+            timeout_ms: 30_000,
+            max_payload_bytes: 65_536,
+            secrets: ["SHORT_TOKEN", "LONG_TOKEN"],
+            effect_contract: { kind: "read", retry_mode: "none" }
+          }
+        }
+        const config = ConfigProvider.fromMap(
+          new Map([
+            ["SHORT_TOKEN", short],
+            ["LONG_TOKEN", long]
+          ])
+        )
+        const logs = captureLogs()
+        const toolkit = yield* loadToolkit(writeManifest(freshDir(), bindings)).pipe(Effect.withConfigProvider(config))
+        const printed: Array<string> = []
+        // The whole token in the stderr kept, then its first 11 bytes where the 4096 kept end.
+        for (const [sagaId, pad] of [
+          ["leak-1", 0],
+          ["leak-2", 4096 - 11]
+        ] as const) {
+          const [result, entries] = yield* Effect.provide(
+            Effect.flatMap(Journal.Journal, (journal) =>
+              Effect.zip(Saga.run(sagaId, Toolkit.call(toolkit, "leak", { pad })), journal.read(sagaId))
+            ),
+            Layer.merge(memoryServices(toolkit), logs.layer)
+          ).pipe(Effect.withConfigProvider(config))
+          assert(result._tag === "Compensated")
+          expect(JSON.stringify(result.cause)).toContain("the secret is <redacted>")
+          printed.push(JSON.stringify(result), JSON.stringify(entries))
+        }
+        printed.push(...logs.lines)
+        expect(logs.lines.filter((line) => line.includes("binding leak (execute) wrote to stderr"))).toHaveLength(2)
+        const all = printed.join("\n")
+        for (const part of ["LONGER", "-LONGER", "tok-LONG"]) {
+          expect(all).not.toContain(part)
+        }
+      })
+  )
+
   it.live("a handler written with effect-saga/handler answers; one that throws leaves the outcome unknown", () =>
     Effect.gen(function* () {
       const helper = {

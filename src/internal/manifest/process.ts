@@ -44,9 +44,24 @@ export type Answer =
   /** No process was started. */
   | { readonly _tag: "NotStarted"; readonly reason: string }
 
-/** Replaces every value of `mask` in `text`. */
+/** Replaces every value of `mask` in `text`, the longest first: a secret that begins another cannot leave the rest of it. */
 export const masked = (text: string, mask: ReadonlyArray<string>): string =>
-  mask.reduce((shown, secret) => (secret === "" ? shown : shown.split(secret).join("<redacted>")), text)
+  mask
+    .filter((secret) => secret !== "")
+    .sort((a, b) => b.length - a.length)
+    .reduce((shown, secret) => shown.split(secret).join("<redacted>"), text)
+
+/** `text`, cut short, masked, and without the start of a secret that the cut left at its end. */
+const maskedCut = (text: string, mask: ReadonlyArray<string>): string => {
+  let started = 0
+  for (const secret of mask) {
+    for (let length = Math.min(secret.length - 1, text.length); length > started; length--) {
+      if (text.endsWith(secret.slice(0, length))) started = length
+    }
+  }
+  const whole = masked(text.slice(0, text.length - started), mask)
+  return started === 0 ? whole : `${whole}<redacted>`
+}
 
 export const run = (call: Call): Effect.Effect<Answer, never, CommandExecutor.CommandExecutor> =>
   Effect.scoped(
@@ -129,8 +144,11 @@ const collectStderr = (stderr: Stream.Stream<Uint8Array, unknown>, into: Ref.Ref
 
 const logStderr = (call: Call, stderr: { readonly text: string; readonly bytes: number }) => {
   if (stderr.bytes === 0) return Effect.void
-  const cut = stderr.bytes > STDERR_LOG_BYTES ? ` … (${stderr.bytes - STDERR_LOG_BYTES} more bytes cut)` : ""
-  return Effect.logDebug(`effect-saga: ${call.label} wrote to stderr: ${masked(stderr.text, call.mask)}${cut}`)
+  if (stderr.bytes <= STDERR_LOG_BYTES) {
+    return Effect.logDebug(`effect-saga: ${call.label} wrote to stderr: ${masked(stderr.text, call.mask)}`)
+  }
+  const cut = ` … (${stderr.bytes - STDERR_LOG_BYTES} more bytes cut)`
+  return Effect.logDebug(`effect-saga: ${call.label} wrote to stderr: ${maskedCut(stderr.text, call.mask)}${cut}`)
 }
 
 const decodeResponse = Schema.decodeUnknownEither(HandlerResponse)
