@@ -64,7 +64,8 @@ export interface Response {
 
 /**
  * Reads the request from stdin, answers it with `handler` and writes the response. A request that
- * is not of the protocol is answered `failed`. If `handler` throws, nothing is answered and the
+ * is not of the protocol (another `protocol`, or not the shape of a `Request`) is answered `failed`,
+ * and `handler` is not called. If `handler` throws, nothing is answered and the
  * process exits with code 1 (the library then treats the outcome as unknown): throw only when you
  * cannot tell whether the effect happened, answer `failed` when you know it did not.
  *
@@ -93,11 +94,33 @@ const readStdin = async (): Promise<string> => {
 
 const parseRequest = (text: string): Request | undefined => {
   try {
-    const request = JSON.parse(text.split("\n")[0] ?? "") as Request
-    return request?.protocol === PROTOCOL ? request : undefined
+    const request: unknown = JSON.parse(text.split("\n")[0] ?? "")
+    return isRequest(request) ? request : undefined
   } catch {
     return undefined
   }
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** Whether `value` has the shape of a `Request` (what `Manifest.HandlerRequest` describes), checked by hand: no Effect here. */
+const isRequest = (value: unknown): value is Request => {
+  if (!isObject(value) || value.protocol !== PROTOCOL) return false
+  if (value.operation !== "execute" && value.operation !== "compensate") return false
+  if (typeof value.tool !== "string" || !("input" in value)) return false
+  const effect = value.effect
+  if (!isObject(effect) || [effect.sagaId, effect.stepId, effect.idempotencyKey].some((id) => typeof id !== "string")) {
+    return false
+  }
+  const compensation = value.compensation
+  if (compensation === undefined) return true
+  return (
+    isObject(compensation) &&
+    "originalInput" in compensation &&
+    "originalResult" in compensation &&
+    (compensation.originalReceipt === undefined || typeof compensation.originalReceipt === "string")
+  )
 }
 
 const write = (response: Response) => {

@@ -1,3 +1,4 @@
+import * as childProcess from "node:child_process"
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -441,6 +442,56 @@ describe("tools from a manifest, run by real handler processes", () => {
     })
   )
 })
+
+describe("effect-saga/handler's serve", () => {
+  const answerTo = (line: string) =>
+    childProcess
+      .execFileSync(process.execPath, ["--import", "tsx", "helper.mjs"], { cwd: handlers, input: `${line}\n` })
+      .toString()
+
+  it.each([
+    ["another protocol", { protocol: "effect-saga-handler-v0" }],
+    ["no operation", { protocol: "effect-saga-handler-v1", tool: "t", input: {}, effect: effectRef }],
+    [
+      "an unknown operation",
+      { protocol: "effect-saga-handler-v1", operation: "bogus", tool: "t", input: {}, effect: effectRef }
+    ],
+    ["no input", { protocol: "effect-saga-handler-v1", operation: "execute", tool: "t", effect: effectRef }],
+    ["no effect", { protocol: "effect-saga-handler-v1", operation: "execute", tool: "t", input: {} }],
+    [
+      "a compensation of another shape",
+      {
+        protocol: "effect-saga-handler-v1",
+        operation: "compensate",
+        tool: "t",
+        input: {},
+        effect: effectRef,
+        compensation: 1
+      }
+    ]
+  ])("answers a request with %s failed, without calling the function", (_, request) => {
+    expect(JSON.parse(answerTo(JSON.stringify(request)))).toEqual({
+      outcome: "failed",
+      message: "not a request of effect-saga-handler-v1"
+    })
+  })
+
+  it("calls the function with a request of the protocol", () => {
+    const request = {
+      protocol: "effect-saga-handler-v1",
+      operation: "execute",
+      tool: "t",
+      input: { throw: false },
+      effect: effectRef
+    }
+    expect(JSON.parse(answerTo(JSON.stringify(request)))).toEqual({
+      outcome: "applied",
+      result: { operation: "execute", key: "s/t:1#1" }
+    })
+  })
+})
+
+const effectRef = { sagaId: "s", stepId: "t:1#1", idempotencyKey: "s/t:1#1" }
 
 describe("a manifest that cannot work is refused, naming the JSON path", () => {
   const base = () => reservationBindings("/nowhere/world.ndjson")
