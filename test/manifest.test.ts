@@ -547,6 +547,23 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
         return bindings
       },
       "$.bindings.createReservation.grants[1]"
+    ],
+    [
+      "JSON nested deeper than 64 levels (the checks after parsing recurse)",
+      (bindings) =>
+        `{ "manifest_version": "${Manifest.MANIFEST_VERSION}", "bindings": ${JSON.stringify(bindings)}, "extra": ${"[".repeat(10_000)}${"]".repeat(10_000)} }`,
+      "$"
+    ],
+    [
+      "a binding named __proto__ (decoded, it would set the prototype)",
+      (bindings) =>
+        `{ "manifest_version": "${Manifest.MANIFEST_VERSION}", "bindings": { "__proto__": ${JSON.stringify(bindings.releaseReservation)} } }`,
+      "$.bindings.__proto__"
+    ],
+    [
+      "a tool name holding a /",
+      (bindings) => ({ "billing/release": bindings.releaseReservation }),
+      '$.bindings["billing/release"]'
     ]
   ]
   for (const [what, mutate, expected] of refusedAtLoad) {

@@ -65,3 +65,25 @@ export const firstDuplicateKey = (text: string): ReadonlyArray<string | number> 
   }
   return value([])
 }
+
+/** How deep a manifest's JSON may nest: the checks after `JSON.parse` walk it recursively. */
+export const MAX_NESTING = 64
+
+/** How deeply arrays and objects nest in JSON text (already known to parse), without recursion. */
+export const nestingOf = (text: string): number => {
+  let depth = 0
+  let deepest = 0
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index]
+    if (char === '"') {
+      index++
+      while (text[index] !== '"') index += text[index] === "\\" ? 2 : 1
+    } else if (char === "{" || char === "[") {
+      depth++
+      if (depth > deepest) deepest = depth
+    } else if (char === "}" || char === "]") {
+      depth--
+    }
+  }
+  return deepest
+}

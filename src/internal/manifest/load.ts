@@ -7,7 +7,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { Manifest } from "../../Manifest.js"
 import { toolNameProblem } from "../util/identifier.js"
-import { firstDuplicateKey } from "./duplicateKeys.js"
+import { firstDuplicateKey, MAX_NESTING, nestingOf } from "./duplicateKeys.js"
 import { jsonPath, ManifestError } from "./errors.js"
 import { type Binding, MANIFEST_VERSION, ManifestV1 } from "./format.js"
 
@@ -47,10 +47,16 @@ export const parse = (text: string, origin: Origin): Effect.Effect<Manifest, Man
         `unknown version ${JSON.stringify(version)} (this library reads ${MANIFEST_VERSION})`
       )
     }
+    if (nestingOf(text) > MAX_NESTING) return fail([], `it nests deeper than ${MAX_NESTING} levels`)
     const duplicate = firstDuplicateKey(text)
     if (duplicate !== undefined) {
       const what = duplicate.length === 2 && duplicate[0] === "bindings" ? "two bindings of one tool" : "a repeated key"
       return fail(duplicate, `${what}: JSON keeps only the last, so the manifest is refused`)
+    }
+    // Decoded into an object, a binding named `__proto__` would set its prototype, not a key.
+    const bindings = (json as { bindings?: unknown }).bindings
+    if (typeof bindings === "object" && bindings !== null && Object.hasOwn(bindings, "__proto__")) {
+      return fail(["bindings", "__proto__"], "not a tool name: __proto__ is reserved")
     }
     const decoded = Schema.decodeUnknownEither(ManifestV1, { onExcessProperty: "error" })(json)
     if (Either.isLeft(decoded)) {
