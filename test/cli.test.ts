@@ -21,6 +21,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-"))
 const bundles = path.join(root, "node_modules", ".cache", "effect-saga-cli-test", String(process.pid))
 const cliBundle = path.join(bundles, "cli.mjs")
 const toolsBundle = path.join(bundles, "tools.mjs")
+const approvedUndoBundle = path.join(bundles, "approved-undo.mjs")
 const prepared = path.join(dir, "prepared.db")
 const world = path.join(dir, "world.log")
 // The tools append what they do to this file, in this process and in the CLI's.
@@ -433,6 +434,29 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
           (yield* onFile(db, Saga.status("order-5"))).steps.find((step) => step.stepId === charge.stepId)?.state
         ).toBe("executed")
       })
+  )
+
+  it.effect("compensate-effect exits 1 while the undo awaits an approval of its own, and says what to approve", () =>
+    Effect.gen(function* () {
+      const db = fresh("compensate-effect-approval")
+      const status = yield* onFile(db, Saga.status("order-5"))
+      const charge = status.steps.find((step) => step.toolName === "chargeCard")!
+      const runId = `${charge.effectId}/compensate-effect`
+      const waiting = yield* cli("compensate-effect", charge.effectId, "--register", approvedUndoBundle, "--db", db)
+      expect(waiting.code).toBe(1)
+      expect(waiting.stdout).toContain(`the undo awaits an approval of its own (approve ${runId} ${charge.stepId})`)
+      const json = yield* cli(
+        "compensate-effect",
+        charge.effectId,
+        "--register",
+        approvedUndoBundle,
+        "--json",
+        "--db",
+        db
+      )
+      expect(json.code).toBe(1)
+      expect(JSON.parse(json.stdout)).toMatchObject({ _tag: "AwaitingApproval", runId })
+    })
   )
 
   describe("on PostgreSQL", () => {
@@ -917,11 +941,29 @@ const bundle = () =>
   Promise.all(
     [
       { stdin: { contents: 'import { main } from "./src/Cli.ts"\nmain()\n', resolveDir: root, loader: "ts" as const } },
-      { entryPoints: [path.join(root, "test", "fixtures", "cli-tools.ts")] }
+      { entryPoints: [path.join(root, "test", "fixtures", "cli-tools.ts")] },
+      {
+        // chargeCard again, its undo waiting for an approval of its own.
+        stdin: {
+          contents: `import { Effect, Schema } from "effect"
+import { Compensable } from "./src/index.ts"
+export const chargeCard = Compensable.make({
+  name: "chargeCard",
+  input: Schema.Struct({ amount: Schema.Int }),
+  success: Schema.String,
+  approveExplicitUndo: true,
+  execute: ({ amount }) => Effect.succeed(\`ch-\${amount}\`),
+  compensate: () => Effect.void
+})
+`,
+          resolveDir: root,
+          loader: "ts" as const
+        }
+      }
     ].map((entry, i) =>
       build({
         ...entry,
-        outfile: i === 0 ? cliBundle : toolsBundle,
+        outfile: [cliBundle, toolsBundle, approvedUndoBundle][i]!,
         bundle: true,
         platform: "node",
         format: "esm",

@@ -40,7 +40,10 @@ export const compensateEffect = Command.make(
         yield* Tools.register(options.register)
         const answer = yield* Saga.compensateEffect(options.effect)
         yield* options.json ? printJson(answer) : print(render(answer))
-        if (answer._tag === "Settled" && answer.outcome !== "completed") {
+        if (answer._tag === "AwaitingApproval") {
+          return yield* new SomethingWrong({ reason: "the effect was not undone yet: its undo awaits approval" })
+        }
+        if (answer.outcome !== "completed") {
           return yield* new SomethingWrong({ reason: `the effect was not undone: ${answer.outcome}` })
         }
       }),
