@@ -406,6 +406,33 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     })
   )
 
+  it.effect("an import that fails leaves no database behind where there was none", () =>
+    Effect.gen(function* () {
+      const db = fresh("import-fails")
+      const one = (yield* cli("export", "order-2", "--db", db)).stdout
+      const other = (yield* cli("export", "order-4", "--db", db)).stdout
+      for (const [text, why] of [
+        [
+          `${one}${other}`,
+          /^effect-saga: journal of saga order-2 is corrupted at seq \d+: line \d+ belongs to another saga\n$/
+        ],
+        ["not json\n", /^effect-saga: an imported journal is corrupted at seq 1: line 1 is not a journal entry\n$/],
+        ["", /^effect-saga: an imported journal is corrupted at seq 0: the export is empty\n$/]
+      ] as const) {
+        const file = path.join(dir, "broken.ndjson")
+        fs.writeFileSync(file, text)
+        const target = path.join(dir, "never-made.db")
+        const failed = yield* cli("import", file, "--db", target)
+        expect(failed).toMatchObject({ code: 2, stdout: "" })
+        expect(failed.stderr).toMatch(why)
+        expect(fs.readdirSync(dir).filter((name) => name.startsWith("never-made.db"))).toEqual([])
+        const listed = yield* cli("list", "--db", target)
+        expect(listed.code).toBe(2)
+        expect(listed.stderr).toContain("no database at")
+      }
+    })
+  )
+
   it.effect(
     "compensate-effect undoes one effect, journals it as a run of its own, and answers a second time alike",
     () =>

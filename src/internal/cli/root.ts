@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as fs from "node:fs"
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
@@ -170,5 +171,9 @@ export const withStore = <A, E>(
   const opened = (store: Store.Store) => Effect.scoped(Effect.provide(body, Store.layer(store, options.access)))
   const asOperator = (store: Store.Store) =>
     options.as === undefined ? opened(store) : Authority.withPrincipal(opened(store), { id: options.as })
-  return Effect.flatMap(storeOf(own), asOperator)
+  return Effect.flatMap(storeOf(own), (store) => {
+    // A file a command creates (import) is removed again if the command fails: all or nothing.
+    const creates = options.access === "create" && store._tag === "Sqlite" && !fs.existsSync(store.filename)
+    return creates ? Effect.tapErrorCause(asOperator(store), () => Store.remove(store)) : asOperator(store)
+  })
 }

@@ -194,6 +194,12 @@ const sqliteLayer = (filename: string, access: Access): Layer.Layer<Services, Us
   )
 }
 
+/** Removes an SQLite database a failed command created, with its WAL and shared-memory files. */
+export const remove = (store: Extract<Store, { readonly _tag: "Sqlite" }>): Effect.Effect<void> =>
+  Effect.sync(() => {
+    for (const suffix of ["", "-wal", "-shm", "-journal"]) fs.rmSync(`${store.filename}${suffix}`, { force: true })
+  })
+
 /** The PostgreSQL entry, loaded only for a PostgreSQL `--db` (its driver is an optional peer). */
 const postgresEntry = Effect.tryPromise({
   try: () => import("../../Postgres.js"),

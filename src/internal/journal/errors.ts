@@ -85,7 +85,9 @@ export class JournalCorrupted extends Schema.TaggedError<JournalCorrupted>("effe
   /** @since 0.2.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
-    return `journal of saga ${this.sagaId} is corrupted at seq ${this.seq}: ${this.reason}`
+    // An import that cannot tell whose journal it reads names no saga.
+    const whose = this.sagaId === "" ? "an imported journal" : `journal of saga ${this.sagaId}`
+    return `${whose} is corrupted at seq ${this.seq}: ${this.reason}`
   }
 }
 
