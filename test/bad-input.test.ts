@@ -141,6 +141,61 @@ describe("bad input and bad declarations", () => {
       expect(yield* recordOf("done-changed")).toEqual(before)
     }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect(
+    "an input JSON cannot hold as it is (NaN, an infinity) fails with InvalidInput; the tool does not run",
+    () =>
+      Effect.gen(function* () {
+        const { count, runs } = counted("measure", Schema.Number)
+        for (const [sagaId, value] of [
+          ["nan-input", Number.NaN],
+          ["infinite-input", Number.POSITIVE_INFINITY]
+        ] as const) {
+          const result = yield* Saga.run(sagaId, Effect.flip(count(value)))
+          assert(result._tag === "Completed")
+          expect(result.value).toMatchObject({
+            _tag: "InvalidInput",
+            reason: `${value} cannot be journaled: JSON would read it back as null`
+          })
+          expect(stepEntries(yield* entriesOf(sagaId))).toEqual([])
+        }
+        expect(runs).toEqual([])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "a result JSON cannot hold as it is leaves the step unknown (NeedsAttention), never a null that replays wrong",
+    () =>
+      Effect.gen(function* () {
+        for (const [sagaId, success, value, what] of [
+          ["nan-result", Schema.Number, Number.NaN, "NaN"],
+          ["undefined-result", Schema.Undefined, undefined, "undefined"],
+          ["hole-result", Schema.Array(Schema.UndefinedOr(Schema.Number)), [1, undefined], "undefined in an array"]
+        ] as const) {
+          const tool = Compensable.make({
+            name: "measure",
+            input: Schema.String,
+            success: success as Schema.Schema<unknown>,
+            execute: () => Effect.succeed(value),
+            compensate: () => Effect.void
+          })
+          const result = yield* Saga.run(sagaId, tool("a"))
+          assert(result._tag === "NeedsAttention")
+          expect(result.unknown[0]!.reason).toContain(`${what} cannot be journaled: JSON would read it back as null`)
+          expect(stepEntries(yield* entriesOf(sagaId)).map((entry) => entry.phase)).toEqual(["INTENT"])
+        }
+        // A void result is journaled as null, which reads back as void.
+        const done = Compensable.make({
+          name: "notify",
+          input: Schema.String,
+          success: Schema.Void,
+          execute: () => Effect.void,
+          compensate: () => Effect.void
+        })
+        expect((yield* Saga.run("void-result", done("a")))._tag).toBe("Completed")
+        expect((yield* Saga.run("void-result", done("a")))._tag).toBe("Completed")
+      }).pipe(Effect.provide(Testing.layer))
+  )
 })
 
 class Money {

@@ -1,7 +1,7 @@
 import * as Crypto from "node:crypto"
 import * as Util from "node:util"
 import { assert, describe, expect, it, vi } from "@effect/vitest"
-import { Cause, Effect, Inspectable, Logger, LogLevel, Option, Redacted, Schema, Tracer } from "effect"
+import { Cause, Effect, Inspectable, Logger, LogLevel, Option, Redacted, Schedule, Schema, Tracer } from "effect"
 import { Compensable, CompensationReport, Journal, Outcome, Saga, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
@@ -173,6 +173,48 @@ describe("receipts are secret control data", () => {
         expect(JSON.parse(executed.payload!)).toEqual({ result: "booking-room-3", receipt: secret })
         expect(yield* Journal.exportNdjson("trip-stored")).toContain(secret)
       }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a retry starts without the receipt a failed attempt set: the undo gets the last attempt's, or none", () =>
+    Effect.gen(function* () {
+      const received: Array<Option.Option<string>> = []
+      let calls = 0
+      const book = Compensable.make({
+        name: "book",
+        input: Schema.String,
+        success: Schema.String,
+        retry: Schedule.recurs(2),
+        execute: (room, step) =>
+          Effect.suspend(() => {
+            calls++
+            // The first attempt set a receipt, then was declined: nothing was booked.
+            if (calls === 1)
+              return Effect.zipRight(step.setReceipt("declined-hold"), Effect.fail(Outcome.failed("declined")))
+            return calls === 2
+              ? Effect.succeed(`booking-${room}`)
+              : Effect.as(step.setReceipt("kept"), `booking-${room}`)
+          }),
+        compensate: (ctx) => Effect.sync(() => received.push(Option.map(ctx.receipt, Redacted.value)))
+      })
+      yield* Saga.run("retried-none", Effect.zipRight(book("room-1"), Effect.fail("stop")))
+      calls = 0
+      const failTwice = Compensable.make({
+        name: "book2",
+        input: Schema.String,
+        success: Schema.String,
+        retry: Schedule.recurs(2),
+        execute: (room, step) =>
+          Effect.suspend(() => {
+            calls++
+            if (calls < 3)
+              return Effect.zipRight(step.setReceipt(`hold-${calls}`), Effect.fail(Outcome.failed("declined")))
+            return Effect.as(step.setReceipt("kept"), `booking-${room}`)
+          }),
+        compensate: (ctx) => Effect.sync(() => received.push(Option.map(ctx.receipt, Redacted.value)))
+      })
+      yield* Saga.run("retried-kept", Effect.zipRight(failTwice("room-2"), Effect.fail("stop")))
+      expect(received).toEqual([Option.none(), Option.some("kept")])
+    }).pipe(Effect.provide(Testing.layer))
   )
 
   it.effect("the receipt is Redacted in the undo's context: printing the context shows <redacted>", () =>

@@ -587,17 +587,21 @@ export class SagaRun {
     const { spec, stepId, inputJson } = call
     const idempotencyKey = stepKey(this.sagaId, stepId)
     const state = new Attempts(firstAttempt - 1)
-    const nextContext = (): StepContext => ({
-      sagaId: this.sagaId,
-      stepId,
-      toolName: spec.name,
-      idempotencyKey,
-      attempt: ++state.attempt,
-      setReceipt: (value) =>
-        Effect.sync(() => {
-          state.receipt = Redacted.isRedacted(value) ? Redacted.value(value) : value
-        })
-    })
+    const nextContext = (): StepContext => {
+      // A receipt is the attempt's that set it: a retry starts without one.
+      state.receipt = undefined
+      return {
+        sagaId: this.sagaId,
+        stepId,
+        toolName: spec.name,
+        idempotencyKey,
+        attempt: ++state.attempt,
+        setReceipt: (value) =>
+          Effect.sync(() => {
+            state.receipt = Redacted.isRedacted(value) ? Redacted.value(value) : value
+          })
+      }
+    }
     const intent = { idempotencyKey, attempt: firstAttempt, deferred, capabilities: spec.capabilities }
     // `Array.of`, not `[…]`: see the NOTE on V8's pretenuring above.
     return this.writer.appendThen(

@@ -2,20 +2,43 @@ import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 
-/** Encodes `value` with `schema` and serializes it, or says why it cannot. */
+/**
+ * Encodes `value` with `schema` and serializes it, or says why it cannot: also when the JSON would
+ * not read back as what was encoded (`NaN`, an infinity, `undefined` in an array or alone, which
+ * `JSON.stringify` writes as `null`), since a replay or an undo would then find what it cannot decode.
+ */
 export const encodeJson = (schema: Schema.Schema<any, any>, value: unknown): Either.Either<string, string> =>
   Either.flatMap(
     Either.mapLeft(Schema.encodeUnknownEither(schema)(value), (error) =>
       ParseResult.TreeFormatter.formatErrorSync(error)
     ),
-    (encoded) => {
-      try {
-        return Either.right(JSON.stringify(encoded ?? null))
-      } catch (error) {
-        return Either.left(`cannot serialize as JSON: ${String(error)}`)
-      }
-    }
+    (encoded) => (encoded === undefined ? undefinedAsNull(schema) : serialize(encoded))
   )
+
+const lostAsNull = (what: string) => `${what} cannot be journaled: JSON would read it back as null`
+
+/** `undefined` is journaled as `null`, where `null` decodes as the schema says (`Schema.Void` does). */
+const undefinedAsNull = (schema: Schema.Schema<any, any>): Either.Either<string, string> =>
+  Either.isRight(Schema.decodeUnknownEither(schema)(null)) ? Either.right("null") : Either.left(lostAsNull("undefined"))
+
+const serialize = (encoded: unknown): Either.Either<string, string> => {
+  let lost: string | undefined
+  const noteLoss = function (this: unknown, _key: string, value: unknown) {
+    if (lost === undefined) {
+      if (typeof value === "number" && !Number.isFinite(value)) lost = lostAsNull(String(value))
+      else if (value === undefined && Array.isArray(this)) lost = lostAsNull("undefined in an array")
+    }
+    return value
+  }
+  let text: string | undefined
+  try {
+    text = JSON.stringify(encoded, noteLoss)
+  } catch (error) {
+    return Either.left(`cannot serialize as JSON: ${String(error)}`)
+  }
+  if (text === undefined) return Either.left(lostAsNull("the value"))
+  return lost === undefined ? Either.right(text) : Either.left(lost)
+}
 
 /** Decodes an encoded (JSON) value with `schema`, or says why it cannot. */
 export const decodeValue = <A>(schema: Schema.Schema<A, any>, encoded: unknown): Either.Either<A, string> =>
