@@ -17,6 +17,7 @@ import * as HttpApiClient from "@effect/platform/HttpApiClient"
 import * as HttpApiSwagger from "@effect/platform/HttpApiSwagger"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpRouter from "@effect/platform/HttpRouter"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import type * as Config from "effect/Config"
@@ -306,6 +307,15 @@ export interface Options {
 export const DEFAULT_MAX_BODY_BYTES: number = guard.DEFAULT_MAX_BODY_BYTES
 
 /**
+ * The longest path parameter the API routes, in characters as sent: a journal id at its limit
+ * (`Saga.MAX_JOURNAL_ID_BYTES`, 1024 bytes), each byte percent-encoded.
+ *
+ * @since 0.2.0
+ * @category limits
+ */
+export const MAX_PATH_PARAMETER_LENGTH: number = 3 * 1024
+
+/**
  * The API with `options`: its handlers over the `Saga`, `Journal` and `Approval` in context, the
  * OpenAPI document at `/api/openapi.json`, its docs page at `/api/docs` (Swagger UI, its assets in
  * the page: nothing from a CDN), and the console at `/console`. Serve it with
@@ -319,6 +329,8 @@ export const layerWith = (
 ): Layer.Layer<HttpApi.Api, never, Saga | Journal | Approval | Authentication> =>
   Layer.mergeAll(
     guard.layer(options.maxBodyBytes),
+    // The router's own limit of a path parameter is 100 characters: ids go up to 1024 bytes, encoded.
+    HttpRouter.setRouterConfig({ maxParamLength: MAX_PATH_PARAMETER_LENGTH }),
     HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }),
     HttpApiSwagger.layer({ path: "/api/docs" }),
     Console.layer(options)

@@ -81,6 +81,29 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
     })
   )
 
+  it.scopedLive(
+    "reaches a saga whose id is at its limit of 512 bytes, and its steps, by the typed client and by hand",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("long-ids")
+        const sagaId = `${"é".repeat(200)}/${"p".repeat(111)}`
+        expect(Buffer.byteLength(sagaId)).toBe(Saga.MAX_SAGA_ID_BYTES)
+        yield* onDb(db, Saga.run(sagaId, payout))
+        const baseUrl = yield* serveOn(db)
+        const api = yield* clientAs(baseUrl, "alice")
+        const detail = yield* api.sagas.get({ path: { sagaId } })
+        expect(detail.saga.sagaId).toBe(sagaId)
+        const byHand = yield* raw(baseUrl, "GET", `/api/sagas/${encoded(sagaId)}`, { as: "alice" })
+        expect(byHand.status).toBe(200)
+        const stepId = detail.steps[1]!.stepId
+        const answer = yield* api.approvals.approve({
+          path: { sagaId, stepId },
+          payload: { revision: detail.saga.revision, digest: detail.saga.digest }
+        })
+        expect(answer.changed).toBe(true)
+      })
+  )
+
   it.scopedLive("rejects with a reason (the saga compensates), and renews an approval", () =>
     Effect.gen(function* () {
       const db = freshDb("reject")
