@@ -31,6 +31,7 @@ import { makeMemoryJournal } from "./internal/journal/memory.js"
 import * as payloads from "./internal/journal/payloads.js"
 import * as status from "./internal/journal/status.js"
 import * as verification from "./internal/journal/verification.js"
+import * as identifier from "./internal/util/identifier.js"
 import type { KeyError, KeyRing } from "./Keys.js"
 import { journalKeys } from "./Keys.js"
 
@@ -504,8 +505,38 @@ export const exportNdjson = (
 const decodeLine = Schema.decodeUnknownEither(Schema.parseJson(Entry))
 
 /**
- * Imports one saga's NDJSON export. Every line must decode, belong to one saga, and the hash chain
- * must verify (with `EFFECT_SAGA_JOURNAL_KEYS` configured, every entry's MAC too); otherwise nothing
+ * The first identifier of an export that the engine would not have journaled (a saga id, step id or
+ * tool name out of shape: see `Saga.MAX_JOURNAL_ID_BYTES`, `Compensable.MAX_TOOL_NAME_BYTES`): a
+ * saga imported with it could be listed but never commanded.
+ */
+const refusedIdentifier = (entries: ReadonlyArray<Entry>): JournalCorrupted | undefined => {
+  // Text no store keeps (a lone surrogate) is the store's to refuse, with a `JournalError`, as on append.
+  if (entries.some((entry) => unstorableIdentifier(entry) !== undefined)) return undefined
+  const sagaId = entries[0]!.sagaId
+  const refuse = (seq: number, what: string, problem: string) =>
+    new JournalCorrupted({
+      sagaId: identifier.preview(sagaId),
+      seq,
+      reason: `its ${what} cannot be journaled: ${problem}`
+    })
+  const badSagaId = identifier.identifierProblem(sagaId, identifier.MAX_JOURNAL_ID_BYTES)
+  if (badSagaId !== undefined) return refuse(1, "saga id", badSagaId)
+  for (const entry of entries) {
+    const badTool = entry.toolName === null ? undefined : identifier.toolNameProblem(entry.toolName)
+    if (badTool !== undefined) return refuse(entry.seq, "tool name", badTool)
+    const badStep =
+      entry.stepId === null ? undefined : identifier.identifierProblem(entry.stepId, identifier.MAX_JOURNAL_ID_BYTES)
+    if (badStep !== undefined) return refuse(entry.seq, "step id", badStep)
+  }
+  return undefined
+}
+
+const unstorableIdentifier = (entry: Entry) =>
+  identifier.unstorable(entry.sagaId) ?? identifier.unstorable(entry.stepId) ?? identifier.unstorable(entry.toolName)
+
+/**
+ * Imports one saga's NDJSON export. Every line must decode, belong to one saga, name a saga, its
+ * steps and tools as the engine would (`InvalidIdentifier`'s rules), and the hash chain must verify (with `EFFECT_SAGA_JOURNAL_KEYS` configured, every entry's MAC too); otherwise nothing
  * is written and the error names the first bad line or entry.
  *
  * @since 0.1.0
@@ -537,6 +568,8 @@ export const importNdjson = (
       entries.push(decoded.right)
     }
     if (entries.length === 0) return yield* new JournalCorrupted({ sagaId: "", seq: 0, reason: "the export is empty" })
+    const refused = refusedIdentifier(entries)
+    if (refused !== undefined) return yield* refused
     const verification = verifyEntries(entries, Option.getOrUndefined(yield* journalKeys))
     if (verification._tag === "Broken") {
       return yield* new JournalCorrupted({

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
 import { Effect, Option, TestClock } from "effect"
-import { Journal } from "../src/index.js"
+import { Journal, Saga } from "../src/index.js"
 import { appendAll, saga, step } from "./fixtures/drafts.js"
 
 export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>) =>
@@ -383,6 +383,64 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
         expect(yield* Effect.flip(Journal.importNdjson("{not json}\n"))).toMatchObject({ _tag: "JournalCorrupted" })
         expect(yield* journal.read("broken")).toEqual([])
       }).pipe(Effect.provide(layer))
+    )
+
+    it.effect(
+      "an import whose saga id, step id or tool name the engine would refuse is JournalCorrupted, and writes nothing",
+      () =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          const forged = (sagaId: string, toolName: string) => {
+            const at = "2024-01-01T00:00:00.000Z"
+            const started = {
+              sagaId,
+              seq: 1,
+              stepId: null,
+              toolName: null,
+              phase: "SAGA_STARTED" as const,
+              input: null,
+              payload: null,
+              at
+            }
+            const intent = {
+              sagaId,
+              seq: 2,
+              stepId: `${toolName}:k#1`,
+              toolName,
+              phase: "INTENT" as const,
+              input: "1",
+              payload: null,
+              at
+            }
+            const first = Journal.hashEntry(Journal.empty.digest, started)
+            const entries = [
+              { ...started, hash: first },
+              { ...intent, hash: Journal.hashEntry(first, intent) }
+            ]
+            expect(Journal.verifyEntries(entries)._tag).toBe("Intact")
+            return entries.map((entry) => JSON.stringify(entry)).join("\n")
+          }
+          for (const [sagaId, toolName, seq, reason] of [
+            [
+              "forged\n\u001b[31mFORGED",
+              "tool",
+              1,
+              "its saga id cannot be journaled: it holds a control character (U+000A) at index 6"
+            ],
+            [
+              "x".repeat(Saga.MAX_JOURNAL_ID_BYTES + 1),
+              "tool",
+              1,
+              "its saga id cannot be journaled: it is 1025 UTF-8 bytes"
+            ],
+            ["forged-tool", "billing/charge", 2, 'its tool name cannot be journaled: it holds "/" at index 7']
+          ] as const) {
+            const error = yield* Effect.flip(Journal.importNdjson(forged(sagaId, toolName)))
+            expect(error).toMatchObject({ _tag: "JournalCorrupted", seq })
+            expect((error as Journal.JournalCorrupted).reason).toContain(reason)
+            expect(yield* journal.read(sagaId)).toEqual([])
+          }
+        }).pipe(Effect.provide(layer))
     )
 
     it.effect("prune deletes finished sagas updated before the date and nothing unfinished", () =>
