@@ -70,13 +70,15 @@ export class Mutex {
 
   /**
    * Runs `effect` holding the lock, uninterruptibly: for a short critical section that must not be
-   * cut half-way, such as a journal append and the view that follows it. Waiting for the lock stays
-   * interruptible. Cheaper than `withLock` when nobody holds it: no finalizer to install.
+   * cut half-way, such as a journal append and the view that follows it. Waiting for the lock is as
+   * interruptible as the caller was: a caller in an uninterruptible region (a run writing how it
+   * ended, after an interruption) waits without being interrupted. Cheaper than `withLock` when
+   * nobody holds it: no finalizer to install.
    */
   withLockUninterruptible<A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> {
-    return Effect.uninterruptible(
+    return Effect.uninterruptibleMask((restore) =>
       Effect.suspend(() => {
-        if (this.held) return Effect.interruptible(this.withLock(Effect.uninterruptible(effect)))
+        if (this.held) return restore(this.withLock(Effect.uninterruptible(effect)))
         this.held = true
         return Effect.matchCauseEffect(effect, {
           onFailure: (cause) => {
