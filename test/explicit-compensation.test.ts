@@ -395,6 +395,31 @@ describe("Saga.compensateEffect", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("a saga cannot take an explicit undo's run id, and an undo's run cannot be compensated itself", () =>
+    Effect.gen(function* () {
+      const book = counted("book", () => Effect.void)
+      yield* Saga.run("trip-run-id", book.tool("room-5"))
+      const effectId = yield* effectIdOf("trip-run-id", "book")
+      const runId = `${effectId}/compensate-effect`
+      const taken = yield* Effect.flip(Saga.run(runId, Effect.succeed("mine")))
+      expect(taken).toMatchObject({
+        _tag: "InvalidIdentifier",
+        kind: "saga id",
+        reason: 'it ends with "/compensate-effect", which names the run of an explicit undo'
+      })
+      expect(yield* entriesOf(runId)).toEqual([])
+      expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ _tag: "Settled", outcome: "completed" })
+      const run = yield* entriesOf(runId)
+      const refused = yield* Effect.flip(Saga.compensate(runId))
+      expect(refused).toMatchObject({
+        _tag: "CommandRefused",
+        reason: expect.stringContaining("run of an explicit undo")
+      })
+      expect(yield* entriesOf(runId)).toEqual(run)
+      expect(book.calls.undo).toBe(1)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("an explicit undo whose approval is rejected never runs: the answer is failed, with the rejection", () =>
     Effect.gen(function* () {
       const book = counted("book", () => Effect.void, { approveExplicitUndo: true })

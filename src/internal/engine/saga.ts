@@ -38,7 +38,7 @@ import type {
 } from "../../Saga.js"
 import type * as SagaDefinition from "../../SagaDefinition.js"
 import type { CommandConflict, CompensationCause } from "../../SagaError.js"
-import { InvalidSagaInput, NonDeterminism } from "../../SagaError.js"
+import { CommandRefused, InvalidSagaInput, NonDeterminism } from "../../SagaError.js"
 import type { SagaResult } from "../../SagaResult.js"
 import { sagaDraft } from "../journal/drafts.js"
 import { runIdOf, stepKey } from "../journal/ids.js"
@@ -229,7 +229,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   ) =>
     inRun(sagaId, runAttributes(sagaId, origin), (span) =>
       Effect.gen(function* () {
-        yield* identifier.check("saga id", sagaId, identifier.MAX_SAGA_ID_BYTES)
+        const refusedId = identifier.sagaIdRefusal(sagaId)
+        if (refusedId !== undefined) return yield* refusedId
         yield* outsideUndo
         // `allowAll` answers yes to everything: there is nothing to ask.
         if (authority !== allowAll) yield* check(authority, action, sagaId)
@@ -346,6 +347,18 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       )
     )
 
+  /** An explicit undo's run is settled by asking `compensateEffect` again, never compensated itself. */
+  const notAnUndoRun = (writer: Writer): Effect.Effect<void, CommandRefused> =>
+    explicit.effectIdOf(writer.view) === undefined
+      ? Effect.void
+      : Effect.fail(
+          new CommandRefused({
+            sagaId: writer.sagaId,
+            stepId: "SAGA_STARTED",
+            reason: "this is the run of an explicit undo (compensateEffect): it cannot be compensated itself"
+          })
+        )
+
   /** A saga's own compensation, as an operator's command or after a rejection. */
   const compensateSaga = (writer: Writer, cause: string) =>
     compensate(writer, undoEnv(writer.sagaId, registered), cause)
@@ -412,7 +425,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       command(sagaId, {
         action: "compensate",
         seen,
-        body: (writer) => compensateSaga(writer, "an operator asked for compensation")
+        body: (writer) =>
+          Effect.zipRight(notAnUndoRun(writer), compensateSaga(writer, "an operator asked for compensation"))
       }).pipe(
         Effect.withSpan("effect-saga.compensate", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
       ),

@@ -32,7 +32,11 @@ export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>
   /** @since 0.2.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
-    return `saga ${this.sagaId} is at revision ${this.actualRevision}, not ${this.expectedRevision}: it moved on, nothing was written`
+    const where =
+      this.actualRevision === this.expectedRevision
+        ? `revision ${this.actualRevision}, with another digest than the one given`
+        : `revision ${this.actualRevision}, not ${this.expectedRevision}`
+    return `saga ${this.sagaId} is at ${where}: it moved on, nothing was written`
   }
 }
 

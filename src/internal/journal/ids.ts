@@ -2,6 +2,7 @@
  * The ids the journal is keyed by, and how they are read back: step ids, a step's key across sagas,
  * undo keys, and the id of an explicit undo's run.
  */
+import { RUN_SUFFIX } from "../util/identifier.js"
 
 /** A call of a tool: `${toolName}:${key}`, the key the caller's own or taken from the input (`inputKey`). */
 export const callIdOf = (toolName: string, key: string): string => `${toolName}:${key}`
@@ -30,7 +31,7 @@ export const stepKey = (sagaId: string, stepId: string): string => `${sagaId}/${
 export const undoKey = (sagaId: string, stepId: string): string => `${stepKey(sagaId, stepId)}/undo`
 
 /** The journal id of the run that undoes effect `effectId` on request; its idempotency key too. */
-export const runIdOf = (effectId: string): string => `${effectId}/compensate-effect`
+export const runIdOf = (effectId: string): string => `${effectId}${RUN_SUFFIX}`
 
 /** A step key read back as the saga id and step id it may name. */
 export interface StepAddress {

@@ -63,6 +63,19 @@ const slashProblem = (text: string): string | undefined => {
 export const toolNameProblem = (name: string): string | undefined =>
   identifierProblem(name, MAX_TOOL_NAME_BYTES) ?? slashProblem(name)
 
+/** How the journal id of an explicit undo's run ends (`<effect id>/compensate-effect`). */
+export const RUN_SUFFIX = "/compensate-effect"
+
+/** The `InvalidIdentifier` that refuses `sagaId` as a saga's id (also one that names an explicit undo's run), if it is refused. */
+export const sagaIdRefusal = (sagaId: string): InvalidIdentifier | undefined => {
+  const reason =
+    identifierProblem(sagaId, MAX_SAGA_ID_BYTES) ??
+    (sagaId.endsWith(RUN_SUFFIX) ? `it ends with "${RUN_SUFFIX}", which names the run of an explicit undo` : undefined)
+  return reason === undefined
+    ? undefined
+    : new InvalidIdentifier({ kind: "saga id", identifier: preview(sagaId), reason })
+}
+
 /** The `InvalidIdentifier` that refuses `key` as a call's step key, if it is refused (also for a `/` it holds). */
 export const stepKeyRefusal = (key: string): InvalidIdentifier | undefined => {
   const reason = identifierProblem(key, MAX_STEP_KEY_BYTES) ?? slashProblem(key)
