@@ -84,6 +84,14 @@ describe("operator commands", () => {
       const stepId = first.unknown[0]!.stepId
       const bad = yield* Effect.flip(Saga.resolve("applied", stepId, { outcome: "applied", by: "dave", result: 42 }))
       expect(bad._tag).toBe("CommandRefused")
+      const huge = "z".repeat(1024 * 1024)
+      const tooLarge = yield* Effect.flip(
+        Saga.resolve("applied", stepId, { outcome: "applied", by: "dave", result: huge })
+      )
+      expect(tooLarge).toMatchObject({
+        _tag: "CommandRefused",
+        reason: "the result is 1048578 bytes encoded, over the tool's maxPayloadBytes of 1048576"
+      })
       yield* Saga.resolve("applied", stepId, { outcome: "applied", by: "dave", result: "res-found" })
       const resumed = yield* Saga.run("applied", unknownProgram)
       expect(resumed).toMatchObject({ _tag: "Completed", value: "res-found" })

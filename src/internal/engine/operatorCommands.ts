@@ -11,7 +11,7 @@ import { executed } from "../journal/payloads.js"
 import { isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
-import { encodeJson } from "../util/codec.js"
+import { byteLength, encodeJson } from "../util/codec.js"
 import type { Lookup } from "./compensation.js"
 
 /** Refuses the command if the saga is no longer where the operator saw it. */
@@ -202,6 +202,14 @@ export const resolve = (
         : encodeJson(tool.spec.success, resolution.result)
     if (Either.isLeft(result)) {
       return yield* refused(writer, stepId, `the result does not fit the tool's success schema: ${result.left}`)
+    }
+    const bytes = byteLength(result.right)
+    if (tool !== undefined && bytes > tool.spec.maxPayloadBytes) {
+      return yield* refused(
+        writer,
+        stepId,
+        `the result is ${bytes} bytes encoded, over the tool's maxPayloadBytes of ${tool.spec.maxPayloadBytes}`
+      )
     }
     yield* writer.append([
       stepDraft(step, "EXECUTED", executed({ result: JSON.parse(result.right), resolvedBy, principal }))
