@@ -38,6 +38,7 @@ import type {
   EffectNotFound,
   InvalidIdentifier,
   InvalidSagaInput,
+  InvalidWorkerOptions,
   NonDeterminism
 } from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
@@ -401,12 +402,15 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
  * interrupted and left `Suspended` (resumable), and the worker's leases are dropped.
  *
  * NOTE: building it reads the receipt keys (`EFFECT_SAGA_RECEIPT_KEYS`, see `Keys`): a key list that
- * cannot be used fails it with `KeyError` before anything is read or written.
+ * cannot be used fails it with `KeyError` before anything is read or written, and an option it
+ * cannot work with (a `leaseTtl` that is not positive and finite, …) with `InvalidWorkerOptions`.
  *
  * @since 0.1.0
  * @category layers
  */
-export const layerWith = (options: WorkerOptions): Layer.Layer<Saga, KeyError, Journal | Approval> =>
+export const layerWith = (
+  options: WorkerOptions
+): Layer.Layer<Saga, KeyError | InvalidWorkerOptions, Journal | Approval> =>
   Layer.scoped(Saga, internal.makeSaga(options))
 
 /**
@@ -416,7 +420,11 @@ export const layerWith = (options: WorkerOptions): Layer.Layer<Saga, KeyError, J
  * @since 0.1.0
  * @category layers
  */
-export const layer: Layer.Layer<Saga, KeyError, Journal | Approval> = layerWith({})
+export const layer: Layer.Layer<Saga, KeyError, Journal | Approval> = Layer.scoped(
+  Saga,
+  // The defaults are options it can work with.
+  Effect.catchTag(internal.makeSaga({}), "InvalidWorkerOptions", Effect.die)
+)
 
 /**
  * Runs `program` as saga `sagaId`.

@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger, Option, Schema } from "effect"
-import { Compensable, Journal, Saga, SagaError, Toolkit } from "../src/index.js"
+import { type Duration, Effect, Layer, Logger, Option, Schema } from "effect"
+import { Approval, Compensable, Journal, Saga, SagaError, Toolkit } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 
@@ -195,6 +195,25 @@ describe("bad input and bad declarations", () => {
         expect((yield* Saga.run("void-result", done("a")))._tag).toBe("Completed")
         expect((yield* Saga.run("void-result", done("a")))._tag).toBe("Completed")
       }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect.each([
+    [{ leaseTtl: 0 }, "leaseTtl", "0 is not a positive, finite duration"],
+    [{ leaseTtl: "-1 seconds" }, "leaseTtl", "is not a positive, finite duration"],
+    [{ leaseTtl: Number.POSITIVE_INFINITY }, "leaseTtl", "Infinity is not a positive, finite duration"],
+    [{ leaseTtl: "banana" as Duration.DurationInput }, "leaseTtl", '"banana" is not a duration'],
+    [{ approvalTtl: 0 }, "approvalTtl", "is not a positive duration: every approval would have expired"],
+    [{ approvalTtl: "soon" as Duration.DurationInput }, "approvalTtl", '"soon" is not a duration'],
+    [{ owner: "worker\n1" }, "owner", "control character"],
+    [{ owner: "" }, "owner", "it is empty"]
+  ] as const)(
+    "Saga.layerWith(%o) fails to build with InvalidWorkerOptions (%s), before anything is read",
+    ([options, option, reason]) =>
+      Effect.gen(function* () {
+        const error = yield* Effect.flip(Layer.build(Saga.layerWith(options)).pipe(Effect.scoped))
+        expect(error).toBeInstanceOf(SagaError.InvalidWorkerOptions)
+        expect(error).toMatchObject({ option, reason: expect.stringContaining(reason) })
+      }).pipe(Effect.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
   )
 })
 

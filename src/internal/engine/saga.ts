@@ -65,6 +65,7 @@ import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
 import { SagaRun } from "./run.js"
 import { WITHDRAWN_BY } from "./withdrawal.js"
+import { checked as checkedOptions } from "./workerOptions.js"
 
 /** The definition and encoded input a saga was started from, as its `SAGA_STARTED` entry records them. */
 interface Origin {
@@ -100,6 +101,7 @@ const runAttributes = (sagaId: string, origin: Origin | undefined) =>
  * worker's leases are dropped.
  */
 export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}) {
+  const { approvalTtl, leaseTtl, owner } = yield* checkedOptions(options, defaultOwner)
   // Read first: a key list that cannot be used fails the layer before anything is read or written.
   const receiptKeys = Option.getOrUndefined(yield* Keys.receiptKeys)
   const keys = Option.getOrUndefined(yield* Keys.journalKeys)
@@ -113,10 +115,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   const registry: Registry = new Map()
   const locks = makeKeyedLock()
   const scope = yield* Effect.scope
-  const owner = options.owner ?? defaultOwner()
-  const leaseTtl = Duration.decode(options.leaseTtl ?? "30 seconds")
   const holder: Holder = { owner, ttlMillis: Duration.toMillis(leaseTtl) }
-  const approvalTtl = options.approvalTtl === undefined ? undefined : Duration.decode(options.approvalTtl)
 
   const warn = (what: string) => (error: unknown) => Effect.logWarning(`effect-saga: ${what}`, error)
   // A worker starting under a name declares every lease held under it abandoned.
