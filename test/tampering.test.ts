@@ -89,6 +89,13 @@ const edits: ReadonlyArray<readonly [string, (stored: Stored) => Stored]> = [
   [
     "(e) the saga row's digest edited",
     (stored) => ({ ...stored, record: { ...stored.record, digest: "e".repeat(64) } })
+  ],
+  [
+    "(f) the saga row's status edited (a saga made finished, or a finished one open)",
+    (stored) => ({
+      ...stored,
+      record: { ...stored.record, status: stored.record.status === "completed" ? "suspended" : "completed" }
+    })
   ]
 ]
 
@@ -289,13 +296,16 @@ const sqlBackend = (
             Effect.provide(SqlJournal.layer),
             Effect.provideService(SqlClient.SqlClient, sql)
           )
-          const rows = yield* sql<{ readonly revision: number; readonly digest: string }>`SELECT revision, digest
-FROM effect_saga_sagas WHERE saga_id = ${sagaId}`
+          const rows = yield* sql<{
+            readonly revision: number
+            readonly digest: string
+            readonly status: Journal.SagaStatus
+          }>`SELECT revision, digest, status FROM effect_saga_sagas WHERE saga_id = ${sagaId}`
           const stored: Stored = {
             entries,
             record: {
               sagaId,
-              status: "running",
+              status: rows[0]!.status,
               revision: Number(rows[0]!.revision),
               digest: rows[0]!.digest,
               createdAt: "",
@@ -319,8 +329,8 @@ FROM effect_saga_sagas WHERE saga_id = ${sagaId}`
               mac: entry.mac ?? null
             })}`
           }
-          yield* sql`UPDATE effect_saga_sagas SET revision = ${edited.record.revision}, digest = ${edited.record.digest}
-WHERE saga_id = ${sagaId}`
+          yield* sql`UPDATE effect_saga_sagas SET revision = ${edited.record.revision}, digest = ${edited.record.digest},
+status = ${edited.record.status} WHERE saga_id = ${sagaId}`
         })
       ),
     rows: (sagaId) =>
@@ -383,9 +393,30 @@ const matrix = (name: string, backend: () => Backend) =>
           problems.push(`${status.tampered?.problem}@${status.tampered?.seq}`)
         }
         // Entries: 1 SAGA_STARTED, 2–3 reserve A-1, 4–5 reserve B-2, 6 SAGA_COMPLETED.
-        expect(problems).toEqual(["hash@3", "sequence@3", "truncated@6", "hash@7", "row@6"])
+        expect(problems).toEqual(["hash@3", "sequence@3", "truncated@6", "hash@7", "row@6", "row@6"])
       }).pipe(Effect.provide(store.layer))
     })
+
+    if (name !== "Journal.layerMemory") {
+      it.effect(
+        "an open saga whose row was edited to a finished status is never pruned: its journal says it is open",
+        () => {
+          const store = backend()
+          const world = makeWorld()
+          return Effect.gen(function* () {
+            yield* awaiting(world, "open-edited")
+            yield* store.tamper("open-edited", edits[5]![1])
+            expect(yield* Saga.status("open-edited")).toMatchObject({
+              status: "completed",
+              tampered: { problem: "row", reason: expect.stringContaining("its journal says awaiting_approval") }
+            })
+            const journal = yield* Journal.Journal
+            expect(yield* journal.prune("2999-01-01T00:00:00.000Z")).not.toContain("open-edited")
+            expect((yield* journal.read("open-edited")).length).toBeGreaterThan(0)
+          }).pipe(Effect.provide(store.layer))
+        }
+      )
+    }
 
     it.effect("a tampered saga's status shows only the steps before the break", () => {
       const store = backend()

@@ -142,7 +142,9 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     Effect.sync(() => {
       const pruned: Array<string> = []
       for (const [sagaId, stored] of sagas) {
-        if (isFinished(stored.record.status) && stored.record.updatedAt < before) {
+        // The row's status, and the journal's own: a record edited to a finished status is not pruned.
+        const journaled = statusAfter("running", stored.entries)
+        if (isFinished(stored.record.status) && isFinished(journaled) && stored.record.updatedAt < before) {
           sagas.delete(sagaId)
           pruned.push(sagaId)
         }

@@ -3,6 +3,7 @@ import type { Entry, SagaRecord, TamperProblem } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import { ENTRY_DOMAIN, verifyMac } from "../util/crypto.js"
 import { GENESIS, hashEntry } from "./hash.js"
+import { statusAfter } from "./status.js"
 
 /** The result of re-computing a saga's hash chain (and, with a journal key, its MACs): `Journal.Verification`. */
 export type Verification =
@@ -63,7 +64,7 @@ export const verifyAgainst = (
       : broken(1, "row", "the journal holds entries of a saga that has no row: the row was deleted")
   }
   const { digest, revision } = record
-  if (revision === chain.entries && digest === chain.digest) return chain
+  if (revision === chain.entries && digest === chain.digest) return statusChecked(chain, entries, record)
   if (revision > chain.entries) {
     return broken(
       chain.entries + 1,
@@ -78,4 +79,19 @@ export const verifyAgainst = (
       ? `the saga's row names another last hash than its journal's at seq ${revision}: the row was edited`
       : `the saga's row says it ends at seq ${revision}, but its journal goes on to seq ${chain.entries}: entries were added behind the library's back`
   )
+}
+
+/**
+ * The row's status must be the one its entries set: a status edited in the row (a suspended saga
+ * made `completed`) would hide it from recovery and hand it to `prune`.
+ */
+const statusChecked = (chain: Verification, entries: ReadonlyArray<Entry>, record: SagaRecord): Verification => {
+  const journaled = statusAfter("running", entries)
+  return record.status === journaled
+    ? chain
+    : broken(
+        record.revision,
+        "row",
+        `the saga's row says it is ${record.status}, but its journal says ${journaled}: the row was edited`
+      )
 }

@@ -37,6 +37,10 @@ import * as SqliteDriver from "./sqliteDriver.js"
 import * as Unflushed from "./unflushed.js"
 
 const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
+/** How many sagas one statement of `prune` deletes. */
+const PRUNE_SLICE = 500
+/** The saga-level phases that finish a saga. */
+const finishingPhases = ["SAGA_COMPLETED", "SAGA_COMPENSATED", "SAGA_COMPENSATION_FAILED"]
 
 /** The statuses under which a lease means something, as SQL text. */
 const activeStatuses = Journal.SagaStatus.literals.filter(Journal.isActive)
@@ -788,16 +792,28 @@ FROM ${sagas} WHERE ${sql.literal(openStatusSagas)} GROUP BY status`,
     )
 
   const prune = (before: string) => {
-    const prunable = sql`${sql.in("status", finished)} AND updated_at < ${before}`
+    // The row's status, and the journal's own: a row edited to a finished status is not pruned.
+    const endedInJournal = sql`(SELECT last_entry.phase FROM ${entries} AS last_entry
+WHERE last_entry.saga_id = ${sagas}.saga_id AND last_entry.step_id IS NULL ORDER BY last_entry.seq DESC LIMIT 1)`
+    const prunable = sql`${sql.in("status", finished)} AND updated_at < ${before} AND ${endedInJournal} IN ${sql.in(finishingPhases)}`
     return Effect.mapError(
       sql.withTransaction(
-        Effect.zipRight(
-          sql`DELETE FROM ${entries} WHERE saga_id IN (SELECT saga_id FROM ${sagas} WHERE ${prunable})`,
-          sql<{ readonly sagaId: string }>`DELETE FROM ${sagas} WHERE ${prunable} RETURNING saga_id AS "sagaId"`
-        )
+        Effect.gen(function* () {
+          const rows = yield* sql<{
+            readonly sagaId: string
+          }>`SELECT saga_id AS "sagaId" FROM ${sagas} WHERE ${prunable}`
+          const sagaIds = rows.map((row) => row.sagaId)
+          // In slices: a statement holds a bounded number of parameters.
+          for (let start = 0; start < sagaIds.length; start += PRUNE_SLICE) {
+            const slice = sagaIds.slice(start, start + PRUNE_SLICE)
+            yield* sql`DELETE FROM ${entries} WHERE ${sql.in("saga_id", slice)}`
+            yield* sql`DELETE FROM ${sagas} WHERE ${sql.in("saga_id", slice)}`
+          }
+          return sagaIds
+        })
       ),
       journalError("prune")
-    ).pipe(Effect.map((rows) => rows.map((row) => row.sagaId)))
+    )
   }
 
   /**
