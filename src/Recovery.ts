@@ -195,16 +195,23 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
         Effect.withSpan("effect-saga.recover", { attributes: { "saga.id": record.sagaId }, captureStackTrace: false })
       )
 
-    // A pass claims batch after batch until nothing is left behind. A saga it could not resume
+    // A pass claims batch after batch until nothing new is left behind. A saga it could not resume
     // keeps this worker's lease until the pass ends (so that it is not claimed again), and is
-    // then released for a worker that can.
+    // then released for a worker that can. A saga this pass resumed that is left behind again (it
+    // suspended once more) waits for the next pass: its claim is given back.
     const recoverAll = saga.worker.renewing(
       Effect.gen(function* () {
         const recovered: Array<Recovered> = []
+        const seen = new Set<string>()
         while (true) {
           const claimed = yield* journal.claimLapsed(holder, batchSize)
-          if (claimed.length === 0) break
-          recovered.push(...(yield* Effect.forEach(claimed, recoverOne, { concurrency: options.concurrency ?? 10 })))
+          const fresh = claimed.filter((record) => !seen.has(record.sagaId))
+          for (const record of claimed) {
+            if (seen.has(record.sagaId)) yield* Effect.ignore(journal.release(holder.owner, record.sagaId))
+          }
+          if (fresh.length === 0) break
+          for (const record of fresh) seen.add(record.sagaId)
+          recovered.push(...(yield* Effect.forEach(fresh, recoverOne, { concurrency: options.concurrency ?? 10 })))
         }
         for (const saga of recovered) {
           if (saga._tag === "Failed") yield* Effect.ignore(journal.release(holder.owner, saga.sagaId))

@@ -69,6 +69,43 @@ const makeWorld = Effect.gen(function* () {
 const recordOf = (store: Store, sagaId: string) =>
   Effect.map(store.journal.get(sagaId), (record) => Option.getOrThrow(record))
 
+describe("a recovery pass", () => {
+  it.scoped("ends when a saga it resumed is left behind again (it suspends once more): the next pass takes it", () =>
+    Effect.gen(function* () {
+      let runs = 0
+      const noted = Compensable.make({
+        name: "noted",
+        input: Schema.String,
+        success: Schema.String,
+        execute: (id) => Effect.succeed(`noted:${id}`),
+        compensate: () => Effect.void
+      })
+      // Its program interrupts itself after its step, on every run: it ends Suspended each time.
+      const Stubborn = SagaDefinition.make("stubborn", {
+        input: Schema.String,
+        program: (id: string) =>
+          Effect.zipRight(
+            noted(id),
+            Effect.suspend(() => (runs++, Effect.interrupt))
+          )
+      })
+      const store = makeStore()
+      const w = yield* Layer.build(
+        Recovery.layer({ definitions: [Stubborn], every: "startup" }).pipe(Layer.provideMerge(worker(store, "w")))
+      )
+      expect((yield* Effect.provide(Saga.start(Stubborn, "again", "a-1"), w))._tag).toBe("Suspended")
+      for (const pass of [1, 2]) {
+        const report = yield* Effect.provide(Recovery.recoverAll, w)
+        expect(report.sagas.map((saga) => [saga.sagaId, saga._tag === "Resumed" && saga.result._tag])).toEqual([
+          ["again", "Suspended"]
+        ])
+        expect(runs).toBe(1 + pass)
+        expect((yield* recordOf(store, "again")).lease).toBeNull()
+      }
+    })
+  )
+})
+
 describe("leases", () => {
   it.scoped("two workers resuming one saga: one proceeds, the other gets LeaseHeld, and no step runs twice", () =>
     Effect.gen(function* () {
