@@ -418,17 +418,21 @@ export const isActive: (status: SagaStatus) => boolean = status.isActive
 
 /**
  * Re-computes the hash chain of a stored saga (and its MACs, when `EFFECT_SAGA_JOURNAL_KEYS` is
- * configured), and checks that it ends where the saga's row says.
+ * configured), and checks that it ends where the saga's row says, with the status its entries set.
+ * A stored entry that no longer decodes answers `Broken` with the problem `undecodable`.
  *
  * @since 0.1.0
  * @category hashing
  */
-export const verify = (
-  sagaId: string
-): Effect.Effect<Verification, JournalError | JournalCorrupted | KeyError, Journal> =>
+export const verify = (sagaId: string): Effect.Effect<Verification, JournalError | KeyError, Journal> =>
   Effect.flatMap(Effect.all([Journal, journalKeys]), ([journal, keys]) =>
     Effect.zipWith(journal.read(sagaId), journal.get(sagaId), (entries, record) =>
       verifyAgainst(entries, Option.getOrUndefined(record), Option.getOrUndefined(keys))
+    ).pipe(
+      // A stored entry that no longer decodes is a break the answer names, as the reads do.
+      Effect.catchTag("JournalCorrupted", ({ reason, seq }) =>
+        Effect.succeed<Verification>({ _tag: "Broken", seq, problem: "undecodable", reason })
+      )
     )
   )
 

@@ -222,22 +222,23 @@ describe("SqlJournal on an SQLite file", () => {
       })
   )
 
-  it.scoped("a row that no longer decodes fails the read with JournalCorrupted naming the saga and seq", () =>
-    Effect.gen(function* () {
-      const filename = fileFor("undecodable")
-      const journal = yield* open(SqlJournal.layerSqlite({ filename }))
-      yield* appendAll(journal, "undecodable", [saga("SAGA_STARTED"), step("INTENT", "a"), step("EXECUTED", "a")])
-      const db = yield* raw(filename)
-      db.prepare("UPDATE effect_saga_entries SET phase = 'DONE' WHERE saga_id = ? AND seq = 2").run("undecodable")
-      const error = yield* Effect.flip(journal.read("undecodable"))
-      expect(error).toBeInstanceOf(Journal.JournalCorrupted)
-      expect(error).toMatchObject({ sagaId: "undecodable", seq: 2 })
-      expect(error.message).toContain("DONE")
-      const verified = yield* Effect.flip(
-        Journal.verify("undecodable").pipe(Effect.provideService(Journal.Journal, journal))
-      )
-      expect(verified).toMatchObject({ _tag: "JournalCorrupted", seq: 2 })
-    })
+  it.scoped(
+    "a row that no longer decodes fails the read with JournalCorrupted; Journal.verify answers Broken, undecodable",
+    () =>
+      Effect.gen(function* () {
+        const filename = fileFor("undecodable")
+        const journal = yield* open(SqlJournal.layerSqlite({ filename }))
+        yield* appendAll(journal, "undecodable", [saga("SAGA_STARTED"), step("INTENT", "a"), step("EXECUTED", "a")])
+        const db = yield* raw(filename)
+        db.prepare("UPDATE effect_saga_entries SET phase = 'DONE' WHERE saga_id = ? AND seq = 2").run("undecodable")
+        const error = yield* Effect.flip(journal.read("undecodable"))
+        expect(error).toBeInstanceOf(Journal.JournalCorrupted)
+        expect(error).toMatchObject({ sagaId: "undecodable", seq: 2 })
+        expect(error.message).toContain("DONE")
+        const verified = yield* Journal.verify("undecodable").pipe(Effect.provideService(Journal.Journal, journal))
+        expect(verified).toMatchObject({ _tag: "Broken", seq: 2, problem: "undecodable" })
+        expect(verified._tag === "Broken" && verified.reason).toContain("DONE")
+      })
   )
 
   it.effect("a saga awaiting approval is approved through another connection and completes when resumed", () =>
