@@ -241,6 +241,20 @@ describe("SqlJournal on an SQLite file", () => {
       })
   )
 
+  it.scoped("a saga row that no longer decodes is left out of a claim of lapsed sagas, not the end of it", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("claim-undecodable")
+      const journal = yield* open(SqlJournal.layerSqlite({ filename }))
+      for (const sagaId of ["healthy", "edited"]) {
+        yield* appendAll(journal, sagaId, [saga("SAGA_STARTED"), saga("SAGA_SUSPENDED")])
+      }
+      const db = yield* raw(filename)
+      db.prepare("UPDATE effect_saga_sagas SET revision = 'abc' WHERE saga_id = ?").run("edited")
+      const claimed = yield* journal.claimLapsed({ owner: "w", ttlMillis: 30_000 }, 10)
+      expect(claimed.map((record) => record.sagaId)).toEqual(["healthy"])
+    })
+  )
+
   it.effect("a saga awaiting approval is approved through another connection and completes when resumed", () =>
     Effect.gen(function* () {
       const filename = fileFor("approved")

@@ -30,7 +30,7 @@ import * as PgAppend from "./pgAppend.js"
 import * as PgBatch from "./pgBatch.js"
 import * as PgLoad from "./pgLoad.js"
 import * as Prepared from "./prepared.js"
-import { decodeEntries, decodeRecords } from "./rows.js"
+import { decodeClaimed, decodeEntries, decodeRecords } from "./rows.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
 import * as SqliteAppend from "./sqliteAppend.js"
 import * as SqliteDriver from "./sqliteDriver.js"
@@ -862,7 +862,7 @@ WHERE saga_id IN (SELECT saga_id FROM ${sagas} WHERE ${left} AND ${leaseIsFreeAt
 RETURNING ${recordColumns}`,
         journalError("claim")
       ).pipe(
-        Effect.flatMap(toRecords("claim")),
+        Effect.flatMap(decodeClaimed),
         Effect.map((records) =>
           [...records].sort((a, b) => a.updatedAt.localeCompare(b.updatedAt) || a.sagaId.localeCompare(b.sagaId))
         )

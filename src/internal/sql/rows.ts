@@ -82,24 +82,40 @@ export const decodeEntries = (sagaId: string, rows: ReadonlyArray<Record<string,
   return Effect.succeed(decoded as ReadonlyArray<Journal.Entry>)
 }
 
+/** A saga row as `recordColumns` selects it, or one line saying why it does not decode. */
+const decodeRow = (row: RecordRow): Either.Either<Journal.SagaRecord, string> => {
+  const { leaseExpiresAt, leaseOwner, ...columns } = row
+  const lease = leaseOwner === null ? null : { owner: leaseOwner, expiresAt: leaseExpiresAt }
+  const stored = { ...columns, lease }
+  return Either.mapLeft(
+    decodeRecord(stored),
+    (error) =>
+      `the stored row of saga ${String((row as { readonly sagaId?: unknown }).sagaId)} does not decode: ${describeUndecodable(stored, error)}`
+  )
+}
+
 /** Saga rows as `recordColumns` selects them, or the first that does not decode as a `JournalError` of `operation`. */
 export const decodeRecords = (operation: string, rows: ReadonlyArray<unknown>) => {
   const records: Array<Journal.SagaRecord> = []
   for (const row of rows as ReadonlyArray<RecordRow>) {
-    const { leaseExpiresAt, leaseOwner, ...columns } = row
-    const lease = leaseOwner === null ? null : { owner: leaseOwner, expiresAt: leaseExpiresAt }
-    const stored = { ...columns, lease }
-    const record = decodeRecord(stored)
-    if (Either.isLeft(record)) {
-      const sagaId = (row as { readonly sagaId?: unknown }).sagaId
-      return Effect.fail(
-        new Journal.JournalError({
-          operation,
-          reason: `the stored row of saga ${String(sagaId)} does not decode: ${describeUndecodable(stored, record.left)}`
-        })
-      )
-    }
+    const record = decodeRow(row)
+    if (Either.isLeft(record)) return Effect.fail(new Journal.JournalError({ operation, reason: record.left }))
     records.push(record.right)
   }
   return Effect.succeed(records as ReadonlyArray<Journal.SagaRecord>)
 }
+
+/**
+ * Claimed saga rows: one that does not decode is logged and left out (it keeps the claim until it
+ * lapses), so that one edited row does not stop the recovery of every other saga.
+ */
+export const decodeClaimed = (rows: ReadonlyArray<unknown>) =>
+  Effect.gen(function* () {
+    const records: Array<Journal.SagaRecord> = []
+    for (const row of rows as ReadonlyArray<RecordRow>) {
+      const record = decodeRow(row)
+      if (Either.isLeft(record)) yield* Effect.logWarning(`effect-saga: not recovered: ${record.left}`)
+      else records.push(record.right)
+    }
+    return records as ReadonlyArray<Journal.SagaRecord>
+  })
