@@ -247,25 +247,6 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
     it.effect("an import is kept as it came: a tampered entry still breaks verification, and an append chains on", () =>
       Effect.gen(function* () {
         const journal = yield* Journal.Journal
-        const chainOf = (sagaId: string) => {
-          const at = "2024-01-01T00:00:00.000Z"
-          const first = {
-            sagaId,
-            seq: 1,
-            stepId: null,
-            toolName: null,
-            phase: "SAGA_STARTED" as const,
-            input: null,
-            payload: null,
-            at
-          }
-          const intent = { ...step("INTENT", "a"), sagaId, seq: 2, payload: '{"idempotencyKey":"k","attempt":1}', at }
-          const firstHash = Journal.hashEntry(Journal.empty.digest, first)
-          return [
-            { ...first, hash: firstHash },
-            { ...intent, hash: Journal.hashEntry(firstHash, intent) }
-          ]
-        }
         const imported = chainOf("kept-import")
         yield* journal.importSaga(imported)
         expect(yield* journal.read("kept-import")).toEqual(imported)
@@ -390,36 +371,10 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
       () =>
         Effect.gen(function* () {
           const journal = yield* Journal.Journal
-          const forged = (sagaId: string, toolName: string) => {
-            const at = "2024-01-01T00:00:00.000Z"
-            const started = {
-              sagaId,
-              seq: 1,
-              stepId: null,
-              toolName: null,
-              phase: "SAGA_STARTED" as const,
-              input: null,
-              payload: null,
-              at
-            }
-            const intent = {
-              sagaId,
-              seq: 2,
-              stepId: `${toolName}:k#1`,
-              toolName,
-              phase: "INTENT" as const,
-              input: "1",
-              payload: null,
-              at
-            }
-            const first = Journal.hashEntry(Journal.empty.digest, started)
-            const entries = [
-              { ...started, hash: first },
-              { ...intent, hash: Journal.hashEntry(first, intent) }
-            ]
-            expect(Journal.verifyEntries(entries)._tag).toBe("Intact")
-            return entries.map((entry) => JSON.stringify(entry)).join("\n")
-          }
+          const forged = (sagaId: string, toolName: string) =>
+            chainOf(sagaId, toolName)
+              .map((entry) => JSON.stringify(entry))
+              .join("\n")
           for (const [sagaId, toolName, seq, reason] of [
             [
               "forged\n\u001b[31mFORGED",
@@ -616,3 +571,24 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
 
 const ids = (records: ReadonlyArray<Journal.SagaRecord>, prefix: string) =>
   records.map((record) => record.sagaId).filter((id) => id.startsWith(prefix))
+
+/** A saga's first two entries, chained as a store would (`SAGA_STARTED`, an `INTENT` of `toolName`), as imported text would hold them. */
+const chainOf = (sagaId: string, toolName = "tool") => {
+  const at = "2024-01-01T00:00:00.000Z"
+  const first = {
+    sagaId,
+    seq: 1,
+    stepId: null,
+    toolName: null,
+    phase: "SAGA_STARTED" as const,
+    input: null,
+    payload: null,
+    at
+  }
+  const intent = { ...step("INTENT", "a"), toolName, sagaId, seq: 2, payload: '{"idempotencyKey":"k","attempt":1}', at }
+  const firstHash = Journal.hashEntry(Journal.empty.digest, first)
+  return [
+    { ...first, hash: firstHash },
+    { ...intent, hash: Journal.hashEntry(firstHash, intent) }
+  ]
+}

@@ -178,41 +178,31 @@ describe("receipts are secret control data", () => {
   it.effect("a retry starts without the receipt a failed attempt set: the undo gets the last attempt's, or none", () =>
     Effect.gen(function* () {
       const received: Array<Option.Option<string>> = []
-      let calls = 0
-      const book = Compensable.make({
-        name: "book",
-        input: Schema.String,
-        success: Schema.String,
-        retry: Schedule.recurs(2),
-        execute: (room, step) =>
-          Effect.suspend(() => {
-            calls++
-            // The first attempt set a receipt, then was declined: nothing was booked.
-            if (calls === 1)
-              return Effect.zipRight(step.setReceipt("declined-hold"), Effect.fail(Outcome.failed("declined")))
-            return calls === 2
-              ? Effect.succeed(`booking-${room}`)
-              : Effect.as(step.setReceipt("kept"), `booking-${room}`)
-          }),
-        compensate: (ctx) => Effect.sync(() => received.push(Option.map(ctx.receipt, Redacted.value)))
-      })
-      yield* Saga.run("retried-none", Effect.zipRight(book("room-1"), Effect.fail("stop")))
-      calls = 0
-      const failTwice = Compensable.make({
-        name: "book2",
-        input: Schema.String,
-        success: Schema.String,
-        retry: Schedule.recurs(2),
-        execute: (room, step) =>
-          Effect.suspend(() => {
-            calls++
-            if (calls < 3)
-              return Effect.zipRight(step.setReceipt(`hold-${calls}`), Effect.fail(Outcome.failed("declined")))
-            return Effect.as(step.setReceipt("kept"), `booking-${room}`)
-          }),
-        compensate: (ctx) => Effect.sync(() => received.push(Option.map(ctx.receipt, Redacted.value)))
-      })
-      yield* Saga.run("retried-kept", Effect.zipRight(failTwice("room-2"), Effect.fail("stop")))
+      /** A booking whose attempts each set the receipt given (if any), and fail until the last. */
+      const booking = (name: string, receipts: ReadonlyArray<string | undefined>) => {
+        let attempt = 0
+        return Compensable.make({
+          name,
+          input: Schema.String,
+          success: Schema.String,
+          retry: Schedule.recurs(receipts.length - 1),
+          execute: (room, step) =>
+            Effect.suspend(() => {
+              const receipt = receipts[attempt++]
+              const set = receipt === undefined ? Effect.void : step.setReceipt(receipt)
+              // Declined: nothing was booked, whatever the attempt's receipt said.
+              const outcome = attempt < receipts.length ? Effect.fail(Outcome.failed("declined")) : Effect.succeed(room)
+              return Effect.zipRight(set, outcome)
+            }),
+          compensate: (ctx) => Effect.sync(() => received.push(Option.map(ctx.receipt, Redacted.value)))
+        })
+      }
+      for (const [sagaId, receipts] of [
+        ["retried-none", ["declined-hold", undefined]],
+        ["retried-kept", ["hold-1", "hold-2", "kept"]]
+      ] as const) {
+        yield* Saga.run(sagaId, Effect.zipRight(booking(sagaId, receipts)("room-1"), Effect.fail("stop")))
+      }
       expect(received).toEqual([Option.none(), Option.some("kept")])
     }).pipe(Effect.provide(Testing.layer))
   )
