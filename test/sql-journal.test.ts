@@ -255,6 +255,25 @@ describe("SqlJournal on an SQLite file", () => {
     })
   )
 
+  it.effect("a saga whose row was deleted, its entries kept, is shown as its entries say, marked tampered (row)", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("row-deleted")
+      const { program } = fixture(Schema.String)
+      yield* Saga.run("rowless", program).pipe(Effect.provide(store(filename)))
+      const db = yield* raw(filename)
+      db.prepare("DELETE FROM effect_saga_sagas WHERE saga_id = ?").run("rowless")
+      const status = yield* Saga.status("rowless").pipe(Effect.provide(store(filename)))
+      expect(status).toMatchObject({
+        sagaId: "rowless",
+        status: "awaiting_approval",
+        lease: null,
+        tampered: { seq: 1, problem: "row", reason: expect.stringContaining("the row was deleted") }
+      })
+      const missing = yield* Effect.flip(Saga.status("never-ran").pipe(Effect.provide(store(filename))))
+      expect(missing._tag).toBe("SagaNotFound")
+    }).pipe(Effect.scoped)
+  )
+
   it.effect("a saga awaiting approval is approved through another connection and completes when resumed", () =>
     Effect.gen(function* () {
       const filename = fileFor("approved")

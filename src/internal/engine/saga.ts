@@ -41,6 +41,7 @@ import type { CommandConflict, CompensationCause } from "../../SagaError.js"
 import { CommandRefused, InvalidSagaInput, NonDeterminism } from "../../SagaError.js"
 import type { SagaResult } from "../../SagaResult.js"
 import { sagaDraft } from "../journal/drafts.js"
+import { recordOf } from "../journal/entries.js"
 import { runIdOf, stepKey } from "../journal/ids.js"
 import * as UnreadStart from "../journal/unreadStart.js"
 import { inspect, tamperOf, trustedPrefix, verifying } from "../journal/verified.js"
@@ -479,11 +480,15 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       Effect.gen(function* () {
         yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
         const inspected = yield* inspect(store, sagaId, keys)
-        if (Option.isNone(inspected.record)) return yield* new SagaNotFound({ sagaId })
+        if (Option.isNone(inspected.record) && inspected.entries.length === 0) {
+          return yield* new SagaNotFound({ sagaId })
+        }
+        // Entries without a row (the row deleted) are shown as the entries say, marked tampered.
+        const record = Option.getOrElse(inspected.record, () => recordOf(inspected.entries))
         // Only what verifies is shown as a fact: the steps come from the entries before the break.
         const view = yield* viewOf(trustedPrefix(inspected))
         return {
-          ...inspected.record.value,
+          ...record,
           tampered: tamperOf(inspected.verification),
           steps: Array.from(view.steps.values(), (step) => stepStatus(sagaId, step))
         }
