@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Redacted, Schema, TestClock } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option, Redacted, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Outcome, Saga, SqlStore } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { booking, markerLines, undoMillis } from "./fixtures/explicit-tools.js"
@@ -565,6 +565,45 @@ describe("Saga.compensateEffect", () => {
         expect((yield* Effect.flip(Saga.compensateEffect(lost))).message).toContain("unknown")
         expect(book.calls.undo).toBe(1)
       }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+describe("compensateEffect of a step still in flight on another worker", () => {
+  it.live("waits for the worker driving the saga, then undoes the step once it is applied", () =>
+    Effect.gen(function* () {
+      const stores = Layer.merge(Journal.layerMemory, Approval.layerMemory)
+      const shared = yield* Layer.build(stores)
+      const workerOf = (owner: string) =>
+        Layer.build(Saga.layerWith({ owner }).pipe(Layer.provide(Layer.succeedContext(shared))))
+      const entered = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const undone: Array<string> = []
+      const slow = Compensable.make({
+        name: "slow",
+        input: Schema.String,
+        success: Schema.String,
+        execute: (id) =>
+          Effect.as(Effect.zipRight(Deferred.succeed(entered, undefined), Deferred.await(release)), `slow-${id}`),
+        compensate: (ctx) => Effect.sync(() => undone.push(ctx.result))
+      })
+      const a = yield* workerOf("worker-a")
+      const b = yield* workerOf("worker-b")
+      yield* Effect.provide(
+        Effect.flatMap(Saga.Saga, (saga) => saga.register([slow])),
+        b
+      )
+      const run = yield* Effect.fork(Effect.provide(Saga.run("in-flight", slow("x")), a))
+      yield* Deferred.await(entered)
+      const effectId = (yield* Effect.provide(Saga.status("in-flight"), b)).steps[0]!.effectId
+      const asked = yield* Effect.fork(Effect.provide(Saga.compensateEffect(effectId), b))
+      // Its turns come while the step is in flight: it waits for the saga's lease instead of refusing.
+      yield* Effect.repeatN(Effect.yieldNow(), 20)
+      expect(undone).toEqual([])
+      yield* Deferred.succeed(release, undefined)
+      expect((yield* Fiber.join(run))._tag).toBe("Completed")
+      expect(yield* Fiber.join(asked)).toMatchObject({ _tag: "Settled", outcome: "completed" })
+      expect(undone).toEqual(["slow-x"])
+    }).pipe(Effect.scoped)
   )
 })
 

@@ -86,7 +86,10 @@ describe("a recovery pass", () => {
         program: (id: string) =>
           Effect.zipRight(
             noted(id),
-            Effect.suspend(() => (runs++, Effect.interrupt))
+            Effect.suspend(() => {
+              runs++
+              return Effect.interrupt
+            })
           )
       })
       const store = makeStore()

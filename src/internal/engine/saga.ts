@@ -369,14 +369,22 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     Schedule.upTo(Duration.times(leaseTtl, 2))
   )
 
+  /** Fails with why an effect cannot be undone on request, if it cannot (`explicit.notApplied`). */
+  const refuseNotApplied = (subject: explicit.Subject): Effect.Effect<void, CommandRefused> => {
+    const refused = explicit.notApplied(subject)
+    return refused === undefined ? Effect.void : Effect.fail(refused)
+  }
+
   const compensateEffect = (effectId: string) =>
     Effect.gen(function* () {
       yield* identifier.check("effect id", effectId, identifier.MAX_JOURNAL_ID_BYTES)
       yield* outsideUndo
       const subject = yield* explicit.findSubject(journal, effectId)
       yield* check(authority, "compensate", subject.sagaId, subject.step.stepId)
+      // A step whose outcome is unknown may still be in flight on the worker driving the saga: it is
+      // judged once the saga's lease is this worker's (LeaseHeld meanwhile, retried below).
       const refused = explicit.notApplied(subject)
-      if (refused !== undefined) return yield* refused
+      if (refused !== undefined && !isUnknown(subject.step)) return yield* refused
       const answered = explicit.finishedAnswer(effectId, yield* viewOf(yield* journal.read(runIdOf(effectId))))
       if (answered !== undefined) return answered
       const ctx = { journal, approval, lookup: registered, holder, approvalTtl, journalKeys: keys, receiptKeys }
@@ -389,7 +397,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           Effect.zipRight(
             journal.claim(subject.sagaId, holder),
             Effect.flatMap(explicit.findSubject(journal, effectId), (fresh) =>
-              explicit.compensateEffect(ctx, fresh, run)
+              Effect.zipRight(refuseNotApplied(fresh), explicit.compensateEffect(ctx, fresh, run))
             )
           ),
           Effect.zipRight(run.release(), Effect.ignore(journal.release(owner, subject.sagaId)))
