@@ -3,24 +3,13 @@
  * every store, two replays at once both answer, and the saga's row holds no lease while one is
  * under way.
  */
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Option, Ref } from "effect"
-import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
-import * as Postgres from "../src/Postgres.js"
+import { Journal, Saga } from "../src/index.js"
 import { countingTool } from "./fixtures/counting-tool.js"
-import { freshDatabase } from "./fixtures/postgres.js"
+import { threeStores } from "./fixtures/three-stores.js"
 
-const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-saga-replay-"))
-const pgUrl = await freshDatabase("effect_saga_replay")
-
-const stores: ReadonlyArray<readonly [string, () => Layer.Layer<Journal.Journal | Approval.Approval, unknown>]> = [
-  ["Journal.layerMemory", () => Layer.merge(Journal.layerMemory, Approval.layerMemory)],
-  ["SqlStore.layerSqlite", () => SqlStore.layerSqlite({ filename: Path.join(dir, `${Math.random()}.db`) })],
-  ["Postgres.layer", () => Postgres.layer({ url: pgUrl })]
-]
+const stores = await threeStores("effect-saga-replay")
 
 /** Two steps, then `hold`, then the end: success, or a failure that compensates the saga. */
 const program = (calls: Ref.Ref<number>, ending: "completed" | "compensated", hold: Effect.Effect<void>) =>

@@ -5,23 +5,12 @@
  * completed; a replay interrupted from outside leaves no `SAGA_SUSPENDED` behind. And a saga that
  * began to compensate finishes compensating, even when its program now succeeds.
  */
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Layer, Option, Ref, Schema } from "effect"
-import { Approval, Compensable, Journal, Saga, SagaError, SqlStore } from "../src/index.js"
-import * as Postgres from "../src/Postgres.js"
-import { freshDatabase } from "./fixtures/postgres.js"
+import { Approval, Compensable, Journal, Saga, SagaError } from "../src/index.js"
+import { threeStores } from "./fixtures/three-stores.js"
 
-const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-saga-diverged-"))
-const pgUrl = await freshDatabase("effect_saga_diverged")
-
-const stores: ReadonlyArray<readonly [string, () => Layer.Layer<Journal.Journal | Approval.Approval, unknown>]> = [
-  ["Journal.layerMemory", () => Layer.merge(Journal.layerMemory, Approval.layerMemory)],
-  ["SqlStore.layerSqlite", () => SqlStore.layerSqlite({ filename: Path.join(dir, `${Math.random()}.db`) })],
-  ["Postgres.layer", () => Postgres.layer({ url: pgUrl })]
-]
+const stores = await threeStores("effect-saga-diverged")
 
 /** What ran: each tool's calls and each undo. */
 interface Counts {
