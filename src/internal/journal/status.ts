@@ -24,6 +24,11 @@ export const statusAfter = (current: SagaStatus, drafts: ReadonlyArray<Pick<Entr
 export const isFinished = (status: SagaStatus): boolean =>
   status === "completed" || status === "compensated" || status === "compensation_failed"
 
+/** The saga-level phases that set a final status. */
+export const finishingPhases: ReadonlyArray<Phase> = (Object.keys(statusOfPhase) as Array<Phase>).filter((phase) =>
+  isFinished(statusOfPhase[phase]!)
+)
+
 /** Whether a saga with this status is being driven: only then does a lease mean anything. */
 export const isActive = (status: SagaStatus): boolean => status === "running" || status === "compensating"
 

@@ -19,7 +19,7 @@ import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
 import * as HeldBack from "../journal/heldBack.js"
-import { noneOpen } from "../journal/status.js"
+import { finishingPhases, noneOpen } from "../journal/status.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
 import { readsTogether } from "../journal/together.js"
 import * as UnreadStart from "../journal/unreadStart.js"
@@ -39,8 +39,6 @@ import * as Unflushed from "./unflushed.js"
 const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
 /** How many sagas one statement of `prune` deletes. */
 const PRUNE_SLICE = 500
-/** The saga-level phases that finish a saga. */
-const finishingPhases = ["SAGA_COMPLETED", "SAGA_COMPENSATED", "SAGA_COMPENSATION_FAILED"]
 
 /** The statuses under which a lease means something, as SQL text. */
 const activeStatuses = Journal.SagaStatus.literals.filter(Journal.isActive)
