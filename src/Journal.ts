@@ -30,6 +30,7 @@ import * as hash from "./internal/journal/hash.js"
 import { makeMemoryJournal } from "./internal/journal/memory.js"
 import * as payloads from "./internal/journal/payloads.js"
 import * as status from "./internal/journal/status.js"
+import { readRow } from "./internal/journal/storedRows.js"
 import * as verification from "./internal/journal/verification.js"
 import * as identifier from "./internal/util/identifier.js"
 import type { KeyError, KeyRing } from "./Keys.js"
@@ -419,15 +420,16 @@ export const isActive: (status: SagaStatus) => boolean = status.isActive
 /**
  * Re-computes the hash chain of a stored saga (and its MACs, when `EFFECT_SAGA_JOURNAL_KEYS` is
  * configured), and checks that it ends where the saga's row says, with the status its entries set.
- * A stored entry that no longer decodes answers `Broken` with the problem `undecodable`.
+ * A stored entry that no longer decodes answers `Broken` with the problem `undecodable`; a saga row
+ * that no longer decodes, `Broken` at seq 1 with the problem `row` (as a deleted row).
  *
  * @since 0.1.0
  * @category hashing
  */
 export const verify = (sagaId: string): Effect.Effect<Verification, JournalError | KeyError, Journal> =>
   Effect.flatMap(Effect.all([Journal, journalKeys]), ([journal, keys]) =>
-    Effect.zipWith(journal.read(sagaId), journal.get(sagaId), (entries, record) =>
-      verifyAgainst(entries, Option.getOrUndefined(record), Option.getOrUndefined(keys))
+    Effect.zipWith(journal.read(sagaId), readRow(journal, sagaId), (entries, row) =>
+      verification.verifyAgainstStored(entries, row, Option.getOrUndefined(keys))
     ).pipe(
       // A stored entry that no longer decodes is a break the answer names, as the reads do.
       Effect.catchTag("JournalCorrupted", ({ reason, seq }) =>

@@ -375,6 +375,50 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     })
   )
 
+  it.effect("a saga row edited so it does not decode, or deleted, is a broken chain to list, verify and show", () =>
+    Effect.gen(function* () {
+      const db = fresh("row-edited")
+      const edit = new Database(db, { fileMustExist: true })
+      try {
+        edit.prepare("UPDATE effect_saga_sagas SET status = 'bogus' WHERE saga_id = ?").run("order-2")
+        edit.prepare("DELETE FROM effect_saga_sagas WHERE saga_id = ?").run("order-3")
+      } finally {
+        edit.close()
+      }
+      const [listed, bogus, deleted, shown] = yield* Effect.all(
+        [
+          cli("list", "--json", "--db", db),
+          cli("verify", "order-2", "--json", "--db", db),
+          cli("verify", "order-3", "--json", "--db", db),
+          cli("show", "order-2", "--db", db)
+        ],
+        { concurrency: 2 }
+      )
+      expect(listed.code).toBe(1)
+      const rows = JSON.parse(listed.stdout) as ReadonlyArray<{ sagaId: string; tampered: unknown }>
+      expect(rows.find((row) => row.sagaId === "order-2")?.tampered).toMatchObject({ seq: 1, problem: "row" })
+      expect(rows.some((row) => row.sagaId === "order-1")).toBe(true)
+      expect(bogus.code).toBe(1)
+      expect(JSON.parse(bogus.stdout)).toEqual([
+        { sagaId: "order-2", _tag: "Broken", seq: 1, problem: "row", reason: expect.stringContaining('status "bogus"') }
+      ])
+      expect(deleted.code).toBe(1)
+      expect(JSON.parse(deleted.stdout)).toEqual([
+        {
+          sagaId: "order-3",
+          _tag: "Broken",
+          seq: 1,
+          problem: "row",
+          reason: expect.stringContaining("the row was deleted")
+        }
+      ])
+      expect(shown.code).toBe(1)
+      expect(shown.stdout.split("\n")[0]).toMatch(
+        /^saga order-2: TAMPERED: its journal does not verify at seq 1 \(row\)/
+      )
+    })
+  )
+
   it.effect("export prints NDJSON that import reads into another database as it was; a second import conflicts", () =>
     Effect.gen(function* () {
       const db = fresh("export")

@@ -274,6 +274,42 @@ describe("SqlJournal on an SQLite file", () => {
     }).pipe(Effect.scoped)
   )
 
+  it.effect(
+    "a saga row that no longer decodes is a broken chain (row) everywhere it is read: listed, shown, verified, refused by a run",
+    () =>
+      Effect.gen(function* () {
+        const filename = fileFor("row-undecodable")
+        const { log, program } = fixture(Schema.String)
+        yield* Effect.forEach(["healthy", "edited"], (sagaId) => Saga.run(sagaId, program)).pipe(
+          Effect.provide(store(filename))
+        )
+        const db = yield* raw(filename)
+        db.prepare("UPDATE effect_saga_sagas SET status = 'bogus' WHERE saga_id = ?").run("edited")
+        const read = yield* Effect.gen(function* () {
+          return {
+            listed: yield* Saga.list(),
+            status: yield* Saga.status("edited"),
+            verified: yield* Journal.verify("edited"),
+            run: yield* Effect.flip(Saga.run("edited", program))
+          }
+        }).pipe(Effect.provide(store(filename)))
+        const tampered = {
+          seq: 1,
+          problem: "row",
+          reason: expect.stringContaining('status "bogus" is not a known status')
+        }
+        const listed = read.listed.map(({ sagaId, status, tampered }) => ({ sagaId, status, tampered }))
+        expect(listed.sort((a, b) => a.sagaId.localeCompare(b.sagaId))).toEqual([
+          { sagaId: "edited", status: "awaiting_approval", tampered },
+          { sagaId: "healthy", status: "awaiting_approval", tampered: undefined }
+        ])
+        expect(read.status).toMatchObject({ sagaId: "edited", status: "awaiting_approval", tampered, steps: [] })
+        expect(read.verified).toEqual({ _tag: "Broken", ...tampered })
+        expect(read.run).toMatchObject({ _tag: "JournalTampered", sagaId: "edited", seq: 1, problem: "row" })
+        expect(log).toEqual(["reserve A-1", "reserve A-1"])
+      }).pipe(Effect.scoped)
+  )
+
   it.effect("a saga awaiting approval is approved through another connection and completes when resumed", () =>
     Effect.gen(function* () {
       const filename = fileFor("approved")

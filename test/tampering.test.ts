@@ -418,6 +418,40 @@ const matrix = (name: string, backend: () => Backend) =>
       )
     }
 
+    if (name !== "Journal.layerMemory") {
+      it.effect(
+        "a saga row that no longer decodes is a break (row, seq 1) to every read, not the failure of a list",
+        () => {
+          const store = backend()
+          const world = makeWorld()
+          return Effect.gen(function* () {
+            yield* Saga.run("row-healthy", world.completed)
+            yield* awaiting(world, "row-bogus")
+            yield* store.tamper("row-bogus", (stored) => ({
+              ...stored,
+              record: { ...stored.record, status: "bogus" as Journal.SagaStatus }
+            }))
+            const tampered = { seq: 1, problem: "row", reason: expect.stringContaining('status "bogus"') }
+            const listed = yield* Saga.list()
+            expect(listed.find((summary) => summary.sagaId === "row-healthy")?.tampered).toBeUndefined()
+            expect(listed.find((summary) => summary.sagaId === "row-bogus")).toMatchObject({
+              status: "awaiting_approval",
+              tampered
+            })
+            expect(yield* Saga.status("row-bogus")).toMatchObject({ status: "awaiting_approval", tampered })
+            expect(yield* Journal.verify("row-bogus")).toMatchObject({ _tag: "Broken", ...tampered })
+            const calls = world.snapshot()
+            expect(yield* Effect.flip(Saga.run("row-bogus", world.completed))).toMatchObject({
+              _tag: "JournalTampered",
+              seq: 1,
+              problem: "row"
+            })
+            expect(world.snapshot()).toEqual(calls)
+          }).pipe(Effect.provide(store.layer))
+        }
+      )
+    }
+
     it.effect("a tampered saga's status shows only the steps before the break", () => {
       const store = backend()
       const world = makeWorld()

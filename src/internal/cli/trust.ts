@@ -6,15 +6,16 @@
  * @since 0.2.0
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type { Entry, SagaRecord, TamperProblem, Verification } from "../../Journal.js"
-import { Journal, verifyAgainst } from "../../Journal.js"
+import type { Entry, JournalCorrupted, SagaRecord, TamperProblem, Verification } from "../../Journal.js"
+import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
 import { SomethingWrong } from "./failure.js"
 
 /**
  * A saga as a read command finds it: its row and entries as stored (no entries when one does not
- * decode), and whether they verify.
+ * decode, no row when it does not decode), and whether they verify.
  *
  * @since 0.2.0
  * @category models
@@ -42,30 +43,35 @@ export interface Tampered {
 
 /**
  * Reads a saga's row and entries and verifies them (chain, MACs with a journal key, the row's
- * revision and digest); an entry that does not decode is a break at its seq.
+ * revision and digest); an entry that does not decode is a break at its seq, and a row that does
+ * not decode is one as `Journal.verify` names it (`row`, at seq 1).
  *
  * @since 0.2.0
  * @category reading
  */
 export const inspect = (sagaId: string) =>
   Effect.gen(function* () {
-    const journal = yield* Journal
+    const journal = yield* Journal.Journal
     const keys = Option.getOrUndefined(yield* journalKeys)
-    const record = Option.getOrUndefined(yield* journal.get(sagaId))
-    return yield* journal.read(sagaId).pipe(
-      Effect.map(
-        (entries): Inspection => ({ sagaId, record, entries, verification: verifyAgainst(entries, record, keys) })
-      ),
-      Effect.catchTag("JournalCorrupted", (error) =>
-        Effect.succeed<Inspection>({
-          sagaId,
-          record,
-          entries: [],
-          verification: { _tag: "Broken", seq: error.seq, problem: "undecodable", reason: error.reason }
-        })
-      )
-    )
+    const row = yield* Effect.either(journal.get(sagaId))
+    const record = Either.isRight(row) ? Option.getOrUndefined(row.right) : undefined
+    const read = yield* Effect.either(journal.read(sagaId))
+    if (Either.isLeft(read) && read.left._tag === "JournalError") return yield* read.left
+    const entries = Either.getOrElse(read, () => [])
+    const verification = Either.isRight(row)
+      ? Either.isRight(read)
+        ? Journal.verifyAgainst(entries, record, keys)
+        : undecodable(read.left as JournalCorrupted)
+      : yield* Journal.verify(sagaId)
+    return { sagaId, record, entries, verification } satisfies Inspection
   })
+
+const undecodable = (error: JournalCorrupted): Verification => ({
+  _tag: "Broken",
+  seq: error.seq,
+  problem: "undecodable",
+  reason: error.reason
+})
 
 /**
  * The mark of a verification: `null` when it is intact.

@@ -21,8 +21,8 @@ import type { Action, Principal } from "../../Authority.js"
 import { Authority, allowAll, check } from "../../Authority.js"
 import * as Compensable from "../../Compensable.js"
 import type * as Report from "../../CompensationReport.js"
-import type { Holder, ListFilter } from "../../Journal.js"
-import { isFinished, Journal, SagaNotFound } from "../../Journal.js"
+import type { Holder, ListFilter, SagaRecord, Verification } from "../../Journal.js"
+import { isFinished, Journal, JournalCorrupted, JournalError, SagaNotFound } from "../../Journal.js"
 import * as Keys from "../../Keys.js"
 import type {
   ApproveOptions,
@@ -31,6 +31,7 @@ import type {
   Resolution,
   RunError,
   RunOptions,
+  SagaSummary,
   Seen,
   StepStatus,
   Worker,
@@ -43,6 +44,8 @@ import type { SagaResult } from "../../SagaResult.js"
 import { sagaDraft } from "../journal/drafts.js"
 import { recordOf } from "../journal/entries.js"
 import { runIdOf, stepKey } from "../journal/ids.js"
+import type { UndecodableRow } from "../journal/storedRows.js"
+import { listRows } from "../journal/storedRows.js"
 import * as UnreadStart from "../journal/unreadStart.js"
 import { inspect, tamperOf, trustedPrefix, verifying } from "../journal/verified.js"
 import type { JournalView, StepView } from "../journal/view.js"
@@ -489,9 +492,9 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
         const inspected = yield* inspect(store, sagaId, keys)
         if (Option.isNone(inspected.record) && inspected.entries.length === 0) {
-          return yield* new SagaNotFound({ sagaId })
+          return yield* nothingToShow(sagaId, inspected.verification)
         }
-        // Entries without a row (the row deleted) are shown as the entries say, marked tampered.
+        // Entries without a row (the row deleted, or not decodable) are shown as the entries say, marked tampered.
         const record = Option.getOrElse(inspected.record, () => recordOf(inspected.entries))
         // Only what verifies is shown as a fact: the steps come from the entries before the break.
         const view = yield* viewOf(trustedPrefix(inspected))
@@ -502,12 +505,10 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         }
       }),
     list: (filter?: ListFilter) =>
-      Effect.flatMap(store.list(filter), (records) =>
-        Effect.forEach(records, (record) =>
-          Effect.map(inspect(store, record.sagaId, keys), (inspected) => ({
-            ...record,
-            tampered: tamperOf(inspected.verification)
-          }))
+      Effect.flatMap(listRows(store, filter), (rows) =>
+        Effect.map(
+          Effect.forEach(rows, (row) => summaryOf(store, row, keys)),
+          (summaries) => summaries.filter((summary) => summary !== undefined)
         )
       ),
     register: (tools: Iterable<Compensable.Any>) =>
@@ -516,6 +517,32 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       })
   }
 })
+
+/**
+ * A listed saga, verified. A row that does not decode is listed as its entries say, marked
+ * tampered; one without an entry to say anything either is logged and left out.
+ */
+const summaryOf = (
+  store: Journal["Type"],
+  row: Either.Either<SagaRecord, UndecodableRow>,
+  keys: Keys.KeyRing | undefined
+): Effect.Effect<SagaSummary | undefined, JournalError> => {
+  const sagaId = Either.isRight(row) ? row.right.sagaId : row.left.sagaId
+  return Effect.flatMap(inspect(store, sagaId, keys), (inspected) => {
+    const tampered = tamperOf(inspected.verification)
+    if (Either.isRight(row)) return Effect.succeed({ ...row.right, tampered })
+    if (inspected.entries.length > 0) return Effect.succeed({ ...recordOf(inspected.entries), tampered })
+    return Effect.as(Effect.logWarning(`effect-saga: not listed: ${row.left.reason}`), undefined)
+  })
+}
+
+/** Why a saga with neither a decodable row nor a decodable entry cannot be shown; `SagaNotFound` when it has neither at all. */
+const nothingToShow = (sagaId: string, verification: Verification) => {
+  if (verification._tag === "Intact") return new SagaNotFound({ sagaId })
+  return verification.problem === "undecodable"
+    ? new JournalCorrupted({ sagaId, seq: verification.seq, reason: verification.reason })
+    : new JournalError({ operation: "get", reason: verification.reason })
+}
 
 /** An operator's command, as `command` carries it out. */
 interface Command<A, E> {

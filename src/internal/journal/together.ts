@@ -6,13 +6,13 @@
  */
 import type * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
-import type * as Option from "effect/Option"
-import type { Entry, Journal, JournalCorrupted, JournalError, SagaRecord } from "../../Journal.js"
+import type { Entry, Journal, JournalCorrupted, JournalError } from "../../Journal.js"
+import type { StoredRow } from "./storedRows.js"
 
 /** A saga's entries (or the first that does not decode) and its row, read together. */
 export interface ReadTogether {
   readonly entries: Either.Either<ReadonlyArray<Entry>, JournalCorrupted>
-  readonly record: Option.Option<SagaRecord>
+  readonly record: StoredRow
 }
 
 /** The one-statement twin of each `read` that has one. */

@@ -1,9 +1,12 @@
 /** Re-computing a saga's hash chain and MACs, and checking it against the saga's row. */
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import type { Entry, SagaRecord, TamperProblem } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import { ENTRY_DOMAIN, verifyMac } from "../util/crypto.js"
 import { GENESIS, hashEntry } from "./hash.js"
 import { statusAfter } from "./status.js"
+import type { StoredRow } from "./storedRows.js"
 
 /** The result of re-computing a saga's hash chain (and, with a journal key, its MACs): `Journal.Verification`. */
 export type Verification =
@@ -79,6 +82,20 @@ export const verifyAgainst = (
       ? `the saga's row names another last hash than its journal's at seq ${revision}: the row was edited`
       : `the saga's row says it ends at seq ${revision}, but its journal goes on to seq ${chain.entries}: entries were added behind the library's back`
   )
+}
+
+/**
+ * Verifies a saga's entries against its row as stored: a row that does not decode anchors nothing,
+ * so, like a deleted row, it breaks the chain at seq 1 (once the entries themselves verify).
+ */
+export const verifyAgainstStored = (
+  entries: ReadonlyArray<Entry>,
+  row: StoredRow,
+  keys?: KeyRing | undefined
+): Verification => {
+  if (Either.isRight(row)) return verifyAgainst(entries, Option.getOrUndefined(row.right), keys)
+  const chain = verifyEntries(entries, keys)
+  return chain._tag === "Broken" ? chain : broken(1, "row", `${row.left}: the row was edited`)
 }
 
 /**

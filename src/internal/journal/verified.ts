@@ -3,13 +3,18 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { Entry, Journal, JournalError, SagaRecord, Verification } from "../../Journal.js"
-import { JournalCorrupted, JournalTampered, verifyAgainst } from "../../Journal.js"
+import { JournalCorrupted, JournalTampered } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import type { Tamper } from "../../Saga.js"
+import { readRow } from "./storedRows.js"
 import type { ReadTogether } from "./together.js"
 import { readsTogether } from "./together.js"
+import { verifyAgainstStored } from "./verification.js"
 
-/** A saga's entries and row, read together, and what verifying one against the other says. */
+/**
+ * A saga's entries and row, read together, and what verifying one against the other says (`record`
+ * is `None` both for a saga without a row and for a row that does not decode: `verification` tells).
+ */
 export interface Inspected {
   readonly entries: ReadonlyArray<Entry>
   readonly record: Option.Option<SagaRecord>
@@ -33,7 +38,7 @@ const readBoth = (journal: Journal["Type"], sagaId: string): Effect.Effect<ReadT
       (error) => Effect.succeed(Either.left(error))
     )
   )
-  return Effect.flatMap(entries, (entries) => Effect.map(journal.get(sagaId), (record) => ({ entries, record })))
+  return Effect.flatMap(entries, (entries) => Effect.map(readRow(journal, sagaId), (record) => ({ entries, record })))
 }
 
 /**
@@ -53,13 +58,13 @@ export const inspect = (
       Either.isLeft(entries)
         ? {
             entries: [],
-            record,
+            record: Either.getOrElse(record, Option.none),
             verification: { _tag: "Broken", seq: entries.left.seq, problem: "undecodable", reason: entries.left.reason }
           }
         : {
             entries: entries.right,
-            record,
-            verification: verifyAgainst(entries.right, Option.getOrUndefined(record), keys)
+            record: Either.getOrElse(record, Option.none),
+            verification: verifyAgainstStored(entries.right, record, keys)
           }
   )
   const racing = (inspected: Inspected) =>

@@ -20,6 +20,7 @@ import { journalKeys } from "../../Keys.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
 import * as HeldBack from "../journal/heldBack.js"
 import { finishingPhases, noneOpen } from "../journal/status.js"
+import * as StoredRows from "../journal/storedRows.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
 import { readsTogether } from "../journal/together.js"
 import * as UnreadStart from "../journal/unreadStart.js"
@@ -30,7 +31,7 @@ import * as PgAppend from "./pgAppend.js"
 import * as PgBatch from "./pgBatch.js"
 import * as PgLoad from "./pgLoad.js"
 import * as Prepared from "./prepared.js"
-import { decodeClaimed, decodeEntries, decodeRecords } from "./rows.js"
+import { decodeClaimed, decodeEntries, decodeRecords, storedRow, storedRows } from "./rows.js"
 import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
 import * as SqliteAppend from "./sqliteAppend.js"
 import * as SqliteDriver from "./sqliteDriver.js"
@@ -746,7 +747,7 @@ RETURNING saga_id`,
 
   const toRecords = (operation: string) => (rows: ReadonlyArray<unknown>) => decodeRecords(operation, rows)
 
-  const get = (sagaId: string) =>
+  const selectRow = (sagaId: string) =>
     Effect.mapError(
       SqliteDriver.runWhenIdle(
         direct,
@@ -755,15 +756,17 @@ RETURNING saga_id`,
         grouped(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${sagaId}`, readRecords(sagaId))
       ),
       journalError("get")
-    ).pipe(
+    )
+
+  const get = (sagaId: string) =>
+    selectRow(sagaId).pipe(
       Effect.flatMap(toRecords("get")),
       Effect.map((records) => Option.fromNullable(records[0]))
     )
+  StoredRows.rowReads.set(get, (sagaId) => Effect.map(selectRow(sagaId), storedRow))
 
-  const list = (filter?: Journal.ListFilter) => {
-    if (filter?.status !== undefined && filter.status.length === 0) {
-      return Effect.succeed([] as ReadonlyArray<Journal.SagaRecord>)
-    }
+  const selectRows = (filter?: Journal.ListFilter) => {
+    if (filter?.status !== undefined && filter.status.length === 0) return Effect.succeed([])
     const where = [
       ...(filter?.status === undefined ? [] : [sql.in("status", filter.status)]),
       ...(filter?.updatedBefore === undefined ? [] : [sql`updated_at < ${filter.updatedBefore}`])
@@ -772,8 +775,11 @@ RETURNING saga_id`,
       sql`SELECT ${recordColumns} FROM ${sagas} ${where.length === 0 ? sql.literal("") : sql`WHERE ${sql.and(where)}`}
 ORDER BY updated_at, created_at, saga_id`,
       journalError("list")
-    ).pipe(Effect.flatMap(toRecords("list")))
+    )
   }
+
+  const list = (filter?: Journal.ListFilter) => Effect.flatMap(selectRows(filter), toRecords("list"))
+  StoredRows.rowLists.set(list, (filter) => Effect.map(selectRows(filter), storedRows))
 
   const countOpen = () =>
     Effect.mapError(

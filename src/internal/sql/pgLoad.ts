@@ -6,11 +6,9 @@
  * tables' current size (journal.ts, `readPlannedEachTime`).
  */
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
-import type * as Journal from "../../Journal.js"
 import type { ReadTogether } from "../journal/together.js"
 import { entriesTable, sagasTable } from "./migrations.js"
-import { decodeEntries, decodeRecords } from "./rows.js"
+import { decodeEntries, storedRow } from "./rows.js"
 
 /**
  * The rows of `table` for the saga ids `$1`, each id looked up by key on its own (`unnest` joined
@@ -86,19 +84,14 @@ const entryOf = (row: Row): Row => ({
 
 /**
  * One saga's rows of the statement as its entries (or the first that does not decode) and its row
- * (a row that does not decode is a `JournalError` of `get`, as a read of the row alone says it).
+ * (or why it does not decode).
  */
-export const decode = (
-  sagaId: string,
-  rows: ReadonlyArray<unknown>
-): Effect.Effect<ReadTogether, Journal.JournalError> => {
+export const decode = (sagaId: string, rows: ReadonlyArray<unknown>): Effect.Effect<ReadTogether> => {
   const own = rows as ReadonlyArray<Row>
   const stored = own[0]?.kind === "saga" ? [recordOf(own[0])] : []
   const entries = own.filter((row) => row.kind === "entry").map(entryOf)
-  return Effect.flatMap(decodeRecords("get", stored), (records) =>
-    Effect.map(Effect.either(decodeEntries(sagaId, entries)), (decoded) => ({
-      entries: decoded,
-      record: Option.fromNullable(records[0])
-    }))
-  )
+  return Effect.map(Effect.either(decodeEntries(sagaId, entries)), (decoded) => ({
+    entries: decoded,
+    record: storedRow(stored)
+  }))
 }

@@ -1,9 +1,11 @@
 /** Decoding what the SQL tables hold into entries and saga rows, and saying in one line what does not decode. */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Journal from "../../Journal.js"
+import type { StoredRow, UndecodableRow } from "../journal/storedRows.js"
 
 const decodeEntry = Schema.decodeUnknownEither(Journal.Entry)
 const decodeRecord = Schema.decodeUnknownEither(Journal.SagaRecord)
@@ -104,6 +106,20 @@ export const decodeRecords = (operation: string, rows: ReadonlyArray<unknown>) =
   }
   return Effect.succeed(records as ReadonlyArray<Journal.SagaRecord>)
 }
+
+/** A saga's row as a read of it finds it (`recordColumns`): none, decoded, or why it does not decode. */
+export const storedRow = (rows: ReadonlyArray<unknown>): StoredRow => {
+  const row = rows[0] as RecordRow | undefined
+  return row === undefined ? Either.right(Option.none()) : Either.map(decodeRow(row), Option.some)
+}
+
+/** Saga rows as `recordColumns` selects them, each decoded or said why not. */
+export const storedRows = (
+  rows: ReadonlyArray<unknown>
+): ReadonlyArray<Either.Either<Journal.SagaRecord, UndecodableRow>> =>
+  (rows as ReadonlyArray<RecordRow>).map((row) =>
+    Either.mapLeft(decodeRow(row), (reason) => ({ sagaId: String(row.sagaId), reason }))
+  )
 
 /**
  * Claimed saga rows: one that does not decode is logged and left out (it keeps the claim until it

@@ -8,7 +8,6 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { SagaRecord } from "../../../Journal.js"
 import * as Journal from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import { table } from "../../util/table.js"
@@ -29,22 +28,23 @@ const all = Options.boolean("all").pipe(Options.withDescription("Verify every sa
  */
 export type Verdict = { readonly sagaId: string } & Journal.Verification
 
-/** The chain must verify, and end where the saga's row says it does (an entry that does not decode breaks it). */
-const verdictOf = (record: SagaRecord) =>
-  Effect.map(
-    Trust.inspect(record.sagaId),
-    (inspection): Verdict => ({ sagaId: record.sagaId, ...inspection.verification })
-  )
+const verdictOf = (inspection: Trust.Inspection): Verdict => ({ sagaId: inspection.sagaId, ...inspection.verification })
 
-const recordsOf = (options: { readonly saga: Option.Option<string>; readonly all: boolean }) =>
+/**
+ * The chains to verify: the named saga's (found by its row or by its entries: a saga whose row was
+ * deleted or does not decode is a broken chain, not an unknown saga), or every listed saga's.
+ */
+const inspectionsOf = (options: { readonly saga: Option.Option<string>; readonly all: boolean }) =>
   Effect.gen(function* () {
     const named = options.saga
-    if (Option.isSome(named)) {
-      const record = yield* Effect.flatMap(Journal.Journal, (journal) => journal.get(named.value))
-      if (Option.isNone(record)) return yield* new Journal.SagaNotFound({ sagaId: named.value })
-      return [record.value]
+    if (Option.isNone(named)) {
+      return yield* Effect.forEach(yield* Saga.list(), (summary) => Trust.inspect(summary.sagaId))
     }
-    return yield* Saga.list()
+    const inspection = yield* Trust.inspect(named.value)
+    const unknown =
+      inspection.record === undefined && inspection.entries.length === 0 && inspection.verification._tag === "Intact"
+    if (unknown) return yield* new Journal.SagaNotFound({ sagaId: named.value })
+    return [inspection]
   })
 
 const render = (verdicts: ReadonlyArray<Verdict>): string =>
@@ -73,7 +73,7 @@ export const verify = Command.make("verify", { db, all, json, saga }, (options) 
     yield* withStore(
       options.db,
       Effect.gen(function* () {
-        const verdicts = yield* Effect.forEach(yield* recordsOf(options), verdictOf)
+        const verdicts = (yield* inspectionsOf(options)).map(verdictOf)
         yield* options.json ? printJson(verdicts) : print(render(verdicts))
         const broken = verdicts.filter((verdict) => verdict._tag === "Broken")
         if (broken.length > 0) {
