@@ -2,7 +2,7 @@ import { createHash } from "node:crypto"
 import { assert, describe, expect, it } from "@effect/vitest"
 import type { Duration } from "effect"
 import { Cause, Clock, Effect, Layer, Option, Schema, TestClock } from "effect"
-import { Approval, Compensable, Journal, Saga, type SagaError, Timeline } from "../src/index.js"
+import { Approval, Compensable, Journal, Saga, SagaError, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 
@@ -214,6 +214,28 @@ describe("approvals in a saga", () => {
         expect(yield* entriesOf(sagaId)).toEqual(before)
       }
       expect(log).toEqual(["reserve A-1", "release res-A-1", "reserve A-1", "release res-A-1"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("after Saga.reject, every replay of the saga ends with the typed ApprovalRefused, never a defect", () =>
+    Effect.gen(function* () {
+      const { program } = fixture()
+      const waiting = yield* Saga.run("rejected-replay", program)
+      assert(waiting._tag === "AwaitingApproval")
+      yield* Saga.reject("rejected-replay", waiting.request.stepId, { by: "bob", reason: "wrong account" })
+      const before = yield* entriesOf("rejected-replay")
+      for (let replay = 0; replay < 2; replay++) {
+        const result = yield* Saga.run("rejected-replay", program)
+        assert(result._tag === "Compensated")
+        const failure = Option.getOrThrow(Cause.failureOption(result.cause))
+        assert(failure instanceof SagaError.ApprovalRefused)
+        expect(failure).toMatchObject({
+          stepId: waiting.request.stepId,
+          toolName: "sendWire",
+          reason: "rejected by bob: wrong account"
+        })
+      }
+      expect(yield* entriesOf("rejected-replay")).toEqual(before)
     }).pipe(Effect.provide(Testing.layer))
   )
 

@@ -50,6 +50,7 @@ import { Faults } from "./faults.js"
 import * as Receipts from "./receipts.js"
 import type { Registry } from "./registry.js"
 import type { StepSpec } from "./spec.js"
+import { isWithdrawn } from "./withdrawal.js"
 
 /** Why a run stopped before its program ended. */
 export type Halt =
@@ -388,6 +389,8 @@ export class SagaRun {
     if (mode !== "settle" && answersPending(journaled)) return this.pending(call)
     if (journaled.executed !== undefined) return this.replayResult(spec, journaled)
     if (journaled.failed !== undefined) return this.replayFailure(spec, journaled)
+    // A refusal that closed the saga is its cause again, typed, on every replay.
+    if (this.closed && journaled.refused !== undefined && !isWithdrawn(journaled)) return this.refusedBefore(journaled)
     if (this.closed) return this.refuseToRun(stepId)
     if (isUnknown(journaled)) {
       if (spec.retryMode !== "idempotency-key") {
