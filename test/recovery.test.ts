@@ -303,6 +303,18 @@ describe("shutdown and recovery", () => {
         expect(yield* Effect.provide(Saga.compensateEffect(effectId), b)).toEqual(settled.result)
         expect(undoCalls).toBe(1)
         expect(Journal.verifyEntries(yield* store.journal.read(runId))._tag).toBe("Intact")
+        // The run reads as the saga's own compensation would: the undo's outcome is unknown, the
+        // step is the applied effect it undoes (not a call awaiting an approval nobody asked for).
+        expect((yield* store.journal.read(runId)).map((entry) => entry.phase)).toEqual([
+          "SAGA_STARTED",
+          "COMPENSATING",
+          "COMPENSATION_UNKNOWN",
+          "SAGA_NEEDS_ATTENTION"
+        ])
+        const run = yield* Effect.provide(Saga.status(runId), b)
+        expect(run.steps).toEqual([
+          { stepId: expect.any(String), toolName: "book", effectId, state: "executed", undo: "unknown" }
+        ])
       })
   )
 

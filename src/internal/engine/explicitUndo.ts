@@ -4,12 +4,13 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { Approval, ApprovalRequest } from "../../Approval.js"
 import * as Report from "../../CompensationReport.js"
-import type { Holder } from "../../Journal.js"
+import type { Draft, Holder } from "../../Journal.js"
 import { isFinished, JournalTampered } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import type { EffectCompensation } from "../../Saga.js"
 import { CommandRefused, EffectNotFound } from "../../SagaError.js"
 import { distrust, withoutMac } from "../journal/decisions.js"
+
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
 import { addressesOf, runIdOf, stepKey } from "../journal/ids.js"
@@ -111,8 +112,8 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
   Effect.gen(function* () {
     const { effectId, step } = subject
     const runId = runIdOf(effectId)
-    const settle = (outcome: EffectOutcome, detail: string | undefined) =>
-      Effect.as(run.append([sagaDraft(finalPhase[outcome], { effectId, outcome, detail })]), {
+    const settle = (outcome: EffectOutcome, detail: string | undefined, drafts: ReadonlyArray<Draft> = []) =>
+      Effect.as(run.append([...drafts, sagaDraft(finalPhase[outcome], { effectId, outcome, detail })]), {
         _tag: "Settled" as const,
         effectId,
         runId,
@@ -130,7 +131,9 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
       return yield* settle(outcome === "skipped" ? "unavailable" : outcome, reason)
     }
     if (undo?.compensating !== undefined) {
-      return yield* settle("unknown", "the undo started but its outcome was never journaled")
+      // As the saga's own compensation settles a dead undo: COMPENSATION_UNKNOWN, then the answer.
+      const reason = "the undo started but its outcome was never journaled"
+      return yield* settle("unknown", reason, [stepDraft(undo, "COMPENSATION_UNKNOWN", { reason })])
     }
     // The saga's own compensation may have settled the step already: its answer stands.
     if (step.compensation !== undefined) {

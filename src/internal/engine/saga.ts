@@ -43,7 +43,7 @@ import { CommandRefused, InvalidSagaInput, NonDeterminism } from "../../SagaErro
 import type { SagaResult } from "../../SagaResult.js"
 import { sagaDraft } from "../journal/drafts.js"
 import { recordOf } from "../journal/entries.js"
-import { runIdOf, stepKey } from "../journal/ids.js"
+import { effectIdOfRun, runIdOf, stepKey } from "../journal/ids.js"
 import type { UndecodableRow } from "../journal/storedRows.js"
 import { listRows } from "../journal/storedRows.js"
 import * as UnreadStart from "../journal/unreadStart.js"
@@ -559,10 +559,15 @@ interface Command<A, E> {
   readonly body: (writer: Writer, principal: Principal) => Effect.Effect<A, E>
 }
 
+/**
+ * A step as `Saga.status` lists it. In an explicit undo's run (`compensateEffect`) the step is the
+ * effect being undone: it was applied (`executed`) unless its undo awaits an approval, and its
+ * effect id is the one the run undoes.
+ */
 const stepStatus = (sagaId: string, step: StepView): StepStatus => ({
   stepId: step.stepId,
   toolName: step.toolName,
-  effectId: stepKey(sagaId, step.stepId),
+  effectId: effectIdOfRun(sagaId) ?? stepKey(sagaId, step.stepId),
   state: step.executed
     ? "executed"
     : step.failed
@@ -573,6 +578,8 @@ const stepStatus = (sagaId: string, step: StepView): StepStatus => ({
           ? "refused"
           : step.approved
             ? "approved"
-            : "awaiting_approval",
+            : step.awaiting
+              ? "awaiting_approval"
+              : "executed",
   undo: step.compensation ? outcomeOfPhase[step.compensation.phase] : step.compensating ? "started" : undefined
 })

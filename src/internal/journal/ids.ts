@@ -33,6 +33,10 @@ export const undoKey = (sagaId: string, stepId: string): string => `${stepKey(sa
 /** The journal id of the run that undoes effect `effectId` on request; its idempotency key too. */
 export const runIdOf = (effectId: string): string => `${effectId}${RUN_SUFFIX}`
 
+/** The effect an explicit undo's run undoes, `undefined` for a saga that is no such run. */
+export const effectIdOfRun = (sagaId: string): string | undefined =>
+  sagaId.endsWith(RUN_SUFFIX) ? sagaId.slice(0, -RUN_SUFFIX.length) : undefined
+
 /** A step key read back as the saga id and step id it may name. */
 export interface StepAddress {
   readonly sagaId: string
