@@ -97,7 +97,7 @@ describe("journal payloads", () => {
     }
   })
 
-  it.effect("a payload that does not fit its phase is JournalCorrupted at its seq: the engine acts on nothing", () =>
+  it.effect("a payload that does not fit its phase is a break (undecodable) at its seq: the engine acts on nothing", () =>
     Effect.gen(function* () {
       yield* Saga.run("odd", reserve({ sku: "A-1" }))
       const journal = yield* Journal.Journal
@@ -108,10 +108,21 @@ describe("journal payloads", () => {
       yield* journal.append("odd", position, [{ ...odd, payload: '{"result":"res-A-1","receipt":7}' }])
       const before = (yield* entriesOf("odd")).length
 
-      const corrupted = { _tag: "JournalCorrupted", sagaId: "odd", seq: before }
-      expect(yield* Effect.flip(Saga.run("odd", reserve({ sku: "A-1" })))).toMatchObject(corrupted)
-      expect(yield* Effect.flip(Saga.compensate("odd"))).toMatchObject(corrupted)
-      expect(yield* Effect.flip(Saga.status("odd"))).toMatchObject(corrupted)
+      // A break like any other: refused by every command, shown by every read, never with its value.
+      const broken = { sagaId: "odd", seq: before, problem: "undecodable" }
+      expect(yield* Effect.flip(Saga.run("odd", reserve({ sku: "A-1" })))).toMatchObject({
+        _tag: "JournalTampered",
+        ...broken
+      })
+      expect(yield* Effect.flip(Saga.compensate("odd"))).toMatchObject({ _tag: "JournalTampered", ...broken })
+      const status = yield* Saga.status("odd")
+      expect(status.tampered).toEqual({
+        seq: before,
+        problem: "undecodable",
+        reason: expect.stringMatching(/^its EXECUTED payload does not decode: receipt: Expected \{ readonly sealed: /)
+      })
+      expect(status.tampered?.reason).not.toContain("actual")
+      expect(yield* Journal.verify("odd")).toMatchObject({ _tag: "Broken", seq: before, problem: "undecodable" })
       expect(yield* entriesOf("odd")).toHaveLength(before)
 
       const stored = (yield* entriesOf("odd")).at(-1)!

@@ -51,6 +51,9 @@ const rowAt = (stored: Stored, entries: ReadonlyArray<Journal.Entry>): Journal.S
   return { ...stored.record, revision: last.seq, digest: last.hash }
 }
 
+/** A receipt's text, which no error, status or reason may show. */
+const LEAKED = "LEAK-RECEIPT-7f3a"
+
 const edits: ReadonlyArray<readonly [string, (stored: Stored) => Stored]> = [
   [
     "(a) one payload edited",
@@ -96,6 +99,22 @@ const edits: ReadonlyArray<readonly [string, (stored: Stored) => Stored]> = [
       ...stored,
       record: { ...stored.record, status: stored.record.status === "completed" ? "suspended" : "completed" }
     })
+  ],
+  [
+    "(g) a payload put out of shape (a receipt that is not text), the chain and the row re-computed",
+    (stored) => {
+      let previous = Journal.empty.digest
+      const entries = stored.entries.map((entry) => {
+        const edited =
+          entry.phase === "EXECUTED" && entry.toolName === "reserve"
+            ? { ...entry, payload: `{"result":"res-A-1","receipt":{"token":"${LEAKED}"}}` }
+            : entry
+        const { mac: _mac, hash: _hash, ...content } = edited
+        previous = Journal.hashEntry(previous, content)
+        return { ...content, hash: previous }
+      })
+      return { entries, record: rowAt(stored, entries) }
+    }
   ]
 ]
 
@@ -369,10 +388,13 @@ const matrix = (name: string, backend: () => Backend) =>
             expect(error).toMatchObject({ _tag: "JournalTampered", sagaId })
             assert(error instanceof Journal.JournalTampered)
             expect(error.message).toContain("nothing was run or written")
+            expect(error.message).not.toContain(LEAKED)
             expect(world.snapshot()).toEqual(calls)
             expect(yield* store.rows(sagaId)).toEqual(before)
             const status = yield* Saga.status(sagaId)
             expect(status.tampered).toMatchObject({ seq: error.seq, problem: error.problem })
+            expect(JSON.stringify(status)).not.toContain(LEAKED)
+            expect(yield* Journal.verify(sagaId)).toMatchObject({ _tag: "Broken", seq: error.seq })
             const listed = (yield* Saga.list()).find((summary) => summary.sagaId === sagaId)
             expect(listed?.tampered?.seq).toBe(error.seq)
           }).pipe(Effect.provide(store.layer))
@@ -393,7 +415,7 @@ const matrix = (name: string, backend: () => Backend) =>
           problems.push(`${status.tampered?.problem}@${status.tampered?.seq}`)
         }
         // Entries: 1 SAGA_STARTED, 2–3 reserve A-1, 4–5 reserve B-2, 6 SAGA_COMPLETED.
-        expect(problems).toEqual(["hash@3", "sequence@3", "truncated@6", "hash@7", "row@6", "row@6"])
+        expect(problems).toEqual(["hash@3", "sequence@3", "truncated@6", "hash@7", "row@6", "row@6", "undecodable@3"])
       }).pipe(Effect.provide(store.layer))
     })
 

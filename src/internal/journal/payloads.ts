@@ -199,21 +199,33 @@ export const encodePayload = <P extends Phase>(phase: P, payload: PayloadOf<P>):
   return encoded === null ? null : JSON.stringify(encoded)
 }
 
-/** A stored payload decoded with its phase's schema, or why it does not decode. */
+/**
+ * A stored payload decoded with its phase's schema, or why it does not decode: where and what was
+ * expected, never the value found (a payload may hold a receipt, and the reason is shown to people).
+ */
 export const decodePayload = <P extends Phase>(phase: P, text: string | null): Either.Either<PayloadOf<P>, string> => {
   let parsed: unknown
   try {
     parsed = text === null ? null : JSON.parse(text)
-  } catch (error) {
-    return Either.left(`not JSON: ${String(error)}`)
+  } catch {
+    return Either.left("it is not JSON")
   }
   return Either.mapLeft(
     Schema.decodeUnknownEither(schemaOf(phase))(parsed, parseOptions) as Either.Either<
       PayloadOf<P>,
       ParseResult.ParseError
     >,
-    (error) => ParseResult.TreeFormatter.formatErrorSync(error)
+    withoutValues
   )
+}
+
+/** The first issue of a parse error, as its path and what was expected, without the value found. */
+const withoutValues = (error: ParseResult.ParseError): string => {
+  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
+  if (issue === undefined) return "it does not fit its schema"
+  const where = issue.path.length === 0 ? "the payload" : issue.path.map(String).join(".")
+  const expected = issue._tag === "Missing" ? "is missing" : issue.message.replace(/,? actual[\s\S]*$/, "")
+  return `${where}: ${expected}`
 }
 
 /** An entry whose payload is decoded with its phase's schema. */

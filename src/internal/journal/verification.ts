@@ -5,6 +5,7 @@ import type { Entry, SagaRecord, TamperProblem } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import { ENTRY_DOMAIN, verifyMac } from "../util/crypto.js"
 import { GENESIS, hashEntry } from "./hash.js"
+import { decodePayload } from "./payloads.js"
 import { statusAfter } from "./status.js"
 import type { StoredRow } from "./storedRows.js"
 
@@ -48,6 +49,11 @@ export const verifyEntries = (entries: ReadonlyArray<Entry>, keys?: KeyRing | un
     }
     const unsigned = keys === undefined ? undefined : macProblem(entry, keys)
     if (unsigned !== undefined) return unsigned
+    // A chain re-computed over a payload out of shape verifies: what the entry says must decode too.
+    const payload = decodePayload(entry.phase, entry.payload)
+    if (Either.isLeft(payload)) {
+      return broken(entry.seq, "undecodable", `its ${entry.phase} payload does not decode: ${payload.left}`)
+    }
     previous = entry.hash
   }
   return { _tag: "Intact", entries: entries.length, digest: previous }
