@@ -110,6 +110,56 @@ describe("a recovery pass", () => {
 })
 
 describe("leases", () => {
+  it.scoped(
+    "Saga.reject keeps the saga's lease from its REJECTED to its compensation: nobody takes it in between",
+    () =>
+      Effect.gen(function* () {
+        const store = makeStore()
+        const undone: Array<string> = []
+        const reserve = Compensable.make({
+          name: "reserve",
+          input: Schema.String,
+          success: Schema.String,
+          execute: (sku) => Effect.succeed(`res-${sku}`),
+          compensate: ({ result }) => Effect.sync(() => void undone.push(result))
+        })
+        const wire = Compensable.make({
+          name: "wire",
+          input: Schema.Number,
+          success: Schema.String,
+          reversibility: "irreversible",
+          execute: (amount) => Effect.succeed(`wire-${amount}`)
+        })
+        const program = Effect.zipRight(reserve("A-1"), wire(4200))
+        // Another worker (an operator's console) claims the saga the moment bob's REJECTED is written.
+        const alice = { owner: "worker-alice", ttlMillis: 30_000 }
+        const claims: Array<string> = []
+        const contended: Journal.Journal["Type"] = {
+          ...store.journal,
+          append: (sagaId, expected, drafts, holder) =>
+            Effect.tap(store.journal.append(sagaId, expected, drafts, holder), () =>
+              drafts.some((draft) => draft.phase === "REJECTED")
+                ? Effect.match(store.journal.claim(sagaId, alice), {
+                    onFailure: (error) => void claims.push(error._tag),
+                    onSuccess: () => void claims.push("claimed")
+                  })
+                : Effect.void
+            )
+        }
+        const bob = yield* Layer.build(worker({ ...store, journal: contended as typeof store.journal }, "worker-bob"))
+        const waiting = yield* Effect.provide(Saga.run("order", program), bob)
+        assert(waiting._tag === "AwaitingApproval")
+        const report = yield* Effect.provide(
+          Saga.reject("order", waiting.request.stepId, { by: "bob", reason: "wrong account" }),
+          bob
+        )
+        expect(report.status).toBe("compensated")
+        expect(claims).toEqual(["LeaseHeld"])
+        expect(undone).toEqual(["res-A-1"])
+        expect(yield* recordOf(store, "order")).toMatchObject({ status: "compensated", lease: null })
+      })
+  )
+
   it.scoped("two workers resuming one saga: one proceeds, the other gets LeaseHeld, and no step runs twice", () =>
     Effect.gen(function* () {
       const store = makeStore()

@@ -267,9 +267,11 @@ export const effectIdOf = (view: JournalView): string | undefined => {
 export const rejected = (run: Writer, stepId: string, reason: string) =>
   Effect.gen(function* () {
     const step = run.view.steps.get(stepId)
-    const effectId = effectIdOf(run.view)
-    if (answerOf(effectId ?? "", run.view) === undefined) {
-      yield* run.append([sagaDraft("SAGA_COMPENSATION_FAILED", { effectId, outcome: "failed", detail: reason })])
-    }
+    if (answerOf(effectIdOf(run.view) ?? "", run.view) === undefined)
+      yield* run.append([rejectedAnswer(run.view, reason)])
     return Report.make(run.sagaId, [{ stepId, toolName: step?.toolName ?? "", outcome: "failed", detail: reason }], [])
   })
+
+/** The answer an undo run whose approval was rejected journals last. */
+export const rejectedAnswer = (run: JournalView, reason: string) =>
+  sagaDraft("SAGA_COMPENSATION_FAILED", { effectId: effectIdOf(run), outcome: "failed", detail: reason })

@@ -1,6 +1,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { Approval } from "../../Approval.js"
+import type { Draft } from "../../Journal.js"
 import { ConcurrencyConflict } from "../../Journal.js"
 import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
@@ -141,12 +142,18 @@ export const renew = (writer: Writer, approval: Approval["Type"], stepId: string
     ])
   })
 
-/** Rejects a step that awaits approval: recorded by the `Approval` service and journaled `REJECTED`. */
+/**
+ * Rejects a step that awaits approval: recorded by the `Approval` service and journaled `REJECTED`,
+ * in one append with `closing` (what the rejection starts: the saga's compensation, or an undo
+ * run's answer). Written apart, the saga would sit between the two appends awaiting approval with
+ * no lease (a lease is kept only while a saga is active), for another worker to take.
+ */
 export const reject = (
   writer: Writer,
   approval: Approval["Type"],
   stepId: string,
-  options: { readonly by: string; readonly reason: string; readonly principal?: string | undefined }
+  options: { readonly by: string; readonly reason: string; readonly principal?: string | undefined },
+  closing: Draft
 ) =>
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
@@ -154,15 +161,14 @@ export const reject = (
     const at = yield* nowIso
     const { by, principal } = options
     yield* writer.append([
-      stepDraft(step, "REJECTED", {
-        _tag: "Rejected",
-        by,
-        at,
-        reason: `rejected by ${by}: ${options.reason}`,
-        principal
-      })
+      stepDraft(step, "REJECTED", { _tag: "Rejected", by, at, reason: rejectionReason(options), principal }),
+      closing
     ])
   })
+
+/** The reason a rejection journals: who rejected, and why. */
+export const rejectionReason = (options: { readonly by: string; readonly reason: string }): string =>
+  `rejected by ${options.by}: ${options.reason}`
 
 /** The principal a renewal was carried out for; none named, the one the approval names stays. */
 const principalOf = (options: { readonly principal?: string | undefined }) =>

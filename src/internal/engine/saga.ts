@@ -459,10 +459,17 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       }).pipe(Effect.withSpan("effect-saga.renew-approval", commandSpan(sagaId, stepId))),
     reject: (sagaId: string, stepId: string, options: RejectOptions) => {
       // Rejecting the approval of an explicit undo answers that run; a saga's step, the saga compensates.
+      const cause = `step ${stepId} was rejected by ${options.by}`
+      const isUndoRun = (writer: Writer) => explicit.effectIdOf(writer.view) !== undefined
       const compensation = (writer: Writer) =>
-        explicit.effectIdOf(writer.view) === undefined
-          ? compensateSaga(writer, `step ${stepId} was rejected by ${options.by}`)
-          : explicit.rejected(writer, stepId, `rejected by ${options.by}: ${options.reason}`)
+        isUndoRun(writer)
+          ? explicit.rejected(writer, stepId, commands.rejectionReason(options))
+          : compensateSaga(writer, cause)
+      // Journaled with REJECTED, in its append: what the rejection starts.
+      const closing = (writer: Writer) =>
+        isUndoRun(writer)
+          ? explicit.rejectedAnswer(writer.view, commands.rejectionReason(options))
+          : sagaDraft("SAGA_COMPENSATING", { cause })
       return command(sagaId, {
         action: "reject",
         stepId,
@@ -470,7 +477,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         replay: { prior: (writer) => replay.rejection(writer, stepId, options), answer: compensation },
         body: (writer, principal) =>
           Effect.zipRight(
-            commands.reject(writer, approval, stepId, { ...options, principal: principal.id }),
+            commands.reject(writer, approval, stepId, { ...options, principal: principal.id }, closing(writer)),
             compensation(writer)
           )
       }).pipe(Effect.withSpan("effect-saga.reject", commandSpan(sagaId, stepId)))
