@@ -461,6 +461,21 @@ describe("tools from a manifest, run by real handler processes", () => {
       })
   )
 
+  it.live("a handler that writes the receipt it answers with to stderr, or into its message, has it masked", () =>
+    Effect.gen(function* () {
+      const logs = captureLogs()
+      const [applied] = yield* Effect.provide(runMisbehaving({ mode: "own-receipt" }), logs.layer)
+      expect(applied._tag).toBe("Completed")
+      const [failed] = yield* Effect.provide(runMisbehaving({ mode: "own-receipt-failed" }), logs.layer)
+      assert(failed._tag === "Compensated")
+      expect(String(failed.cause)).toContain("binding misbehave (execute): declined, receipt <redacted>")
+      const stderrLines = logs.lines.filter((line) => line.includes("binding misbehave (execute) wrote to stderr"))
+      expect(stderrLines).toHaveLength(2)
+      for (const line of stderrLines) expect(line).toContain("my receipt is <redacted>")
+      expect([...logs.lines, JSON.stringify([applied, failed])].join("\n")).not.toContain("rcpt-own-0451")
+    })
+  )
+
   it.live("a handler written with effect-saga/handler answers; one that throws leaves the outcome unknown", () =>
     Effect.gen(function* () {
       const helper = {

@@ -30,7 +30,10 @@ export interface Call {
   readonly request: string
   readonly timeoutMs: number
   readonly maxBytes: number
-  /** Values never to show (the secrets, the receipt): replaced in stderr and messages. */
+  /**
+   * Values never to show (the secrets, an inverse's receipt): replaced in stderr, with the receipt
+   * the handler answers with (`answeredMask`).
+   */
   readonly mask: ReadonlyArray<string>
 }
 
@@ -87,10 +90,16 @@ export const run = (call: Call): Effect.Effect<Answer, never, CommandExecutor.Co
       // The call is over: its process group goes, whatever it left running.
       yield* Effect.ignore(handler.kill("SIGKILL"))
       yield* Effect.ignore(Effect.timeoutOption(Fiber.join(stderrDone), Duration.seconds(1)))
-      yield* logStderr(call, yield* Ref.get(stderr), call.mask)
-      return answerOfCall(call, finished)
+      const answer = answerOfCall(call, finished)
+      // Logged once the answer is known, so that the receipt it holds is masked too.
+      yield* logStderr(call, yield* Ref.get(stderr), answeredMask(call.mask, answer))
+      return answer
     })
   )
+
+/** `mask`, and the receipt of the answer, if it has one: a handler that logs its own receipt does not show it. */
+export const answeredMask = (mask: ReadonlyArray<string>, answer: Answer): ReadonlyArray<string> =>
+  answer._tag === "Answered" && answer.response.receipt !== undefined ? [...mask, answer.response.receipt] : mask
 
 const answerOfCall = (
   call: Call,
