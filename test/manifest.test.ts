@@ -410,6 +410,72 @@ describe("tools from a manifest, run by real handler processes", () => {
       })
   )
 
+  it.live(
+    "a secret with multi-byte characters is masked when written in two parts split inside one, and when the cut splits one",
+    () =>
+      Effect.gen(function* () {
+        // 17 bytes: "mb-SECRET-", é (2 bytes), "-", 🔑 (4 bytes).
+        const secret = "mb-SECRET-é-🔑"
+        const bytes = Buffer.byteLength(secret)
+        const bindings = {
+          leak: {
+            handler: { kind: "process", command: "node", args: [path.join(handlers, "secrets.mjs")] },
+            input: {
+              type: "object",
+              properties: { pad: { type: "integer" }, split: { type: "boolean" } },
+              required: ["pad", "split"]
+            },
+            output: { type: "json" },
+            timeout_ms: 30_000,
+            max_payload_bytes: 65_536,
+            secrets: ["LONG_TOKEN"],
+            effect_contract: { kind: "read", retry_mode: "none" }
+          }
+        }
+        const config = ConfigProvider.fromMap(new Map([["LONG_TOKEN", secret]]))
+        const logs = captureLogs()
+        const toolkit = yield* loadToolkit(writeManifest(freshDir(), bindings)).pipe(Effect.withConfigProvider(config))
+        const cases = [
+          // Two writes, the first ending inside é.
+          { pad: 0, split: true },
+          // The 4096 bytes kept end inside é, then inside 🔑 after each of its first three bytes.
+          { pad: 4096 - 11, split: false },
+          ...[1, 2, 3].map((left) => ({ pad: 4096 - (bytes - left), split: false }))
+        ]
+        for (const [index, input] of cases.entries()) {
+          const sagaId = `mb-${index}`
+          const result = yield* Effect.provide(
+            Saga.run(sagaId, Toolkit.call(toolkit, "leak", input)),
+            Layer.merge(memoryServices(toolkit), logs.layer)
+          ).pipe(Effect.withConfigProvider(config))
+          assert(result._tag === "Compensated")
+          expect(JSON.stringify(result.cause)).toContain("the secret is <redacted>")
+        }
+        const stderrLines = logs.lines.filter((line) => line.includes("binding leak (execute) wrote to stderr"))
+        expect(stderrLines).toHaveLength(cases.length)
+        expect(stderrLines[0]).toMatch(/wrote to stderr: <redacted> and more$/)
+        for (const line of stderrLines.slice(1)) expect(line).toMatch(/x<redacted> … \(\d+ more bytes cut\)$/)
+        for (const part of ["SECRET", "\uFFFD", "🔑"]) {
+          expect(logs.lines.filter((line) => line.includes(part))).toEqual([])
+        }
+      })
+  )
+
+  it.live("a handler that writes the receipt it answers with to stderr, or into its message, has it masked", () =>
+    Effect.gen(function* () {
+      const logs = captureLogs()
+      const [applied] = yield* Effect.provide(runMisbehaving({ mode: "own-receipt" }), logs.layer)
+      expect(applied._tag).toBe("Completed")
+      const [failed] = yield* Effect.provide(runMisbehaving({ mode: "own-receipt-failed" }), logs.layer)
+      assert(failed._tag === "Compensated")
+      expect(String(failed.cause)).toContain("binding misbehave (execute): declined, receipt <redacted>")
+      const stderrLines = logs.lines.filter((line) => line.includes("binding misbehave (execute) wrote to stderr"))
+      expect(stderrLines).toHaveLength(2)
+      for (const line of stderrLines) expect(line).toContain("my receipt is <redacted>")
+      expect([...logs.lines, JSON.stringify([applied, failed])].join("\n")).not.toContain("rcpt-own-0451")
+    })
+  )
+
   it.live("a handler written with effect-saga/handler answers; one that throws leaves the outcome unknown", () =>
     Effect.gen(function* () {
       const helper = {

@@ -30,7 +30,10 @@ export interface Call {
   readonly request: string
   readonly timeoutMs: number
   readonly maxBytes: number
-  /** Values never to show (the secrets, the receipt): replaced in stderr and messages. */
+  /**
+   * Values never to show (the secrets, an inverse's receipt): replaced in stderr, with the receipt
+   * the handler answers with (`answeredMask`).
+   */
   readonly mask: ReadonlyArray<string>
 }
 
@@ -74,7 +77,7 @@ export const run = (call: Call): Effect.Effect<Answer, never, CommandExecutor.Co
       if (Either.isLeft(started)) return notStarted(`it cannot be started: ${started.left.message}`)
       const handler = started.right
       yield* Effect.forkScoped(Effect.ignore(Stream.run(Stream.make(line), handler.stdin)))
-      const stderr = yield* Ref.make({ text: "", bytes: 0 })
+      const stderr = yield* Ref.make<Stderr>({ chunks: [], bytes: 0 })
       const stderrDone = yield* Effect.forkScoped(collectStderr(handler.stderr, stderr))
       const finished = yield* Effect.timeoutOption(
         Effect.flatMap(readAnswer(handler.stdout, call.maxBytes), (output) =>
@@ -87,20 +90,35 @@ export const run = (call: Call): Effect.Effect<Answer, never, CommandExecutor.Co
       // The call is over: its process group goes, whatever it left running.
       yield* Effect.ignore(handler.kill("SIGKILL"))
       yield* Effect.ignore(Effect.timeoutOption(Fiber.join(stderrDone), Duration.seconds(1)))
-      yield* logStderr(call, yield* Ref.get(stderr))
-      if (Option.isNone(finished)) {
-        return unknown(`no answer within timeout_ms ${call.timeoutMs}: its process group was killed`)
-      }
-      const { output, exit } = finished.value
-      if (output.over)
-        return unknown(`its output passed max_payload_bytes ${call.maxBytes}: its process group was killed`)
-      const exited = Either.match(exit, {
-        onLeft: (error) => `it ended without an exit code (${error.message})`,
-        onRight: (code) => (code === 0 ? undefined : `it exited with code ${code}`)
-      })
-      return answerOf(output.text, exited)
+      const answer = answerOfCall(call, finished)
+      // Logged once the answer is known, so that the receipt it holds is masked too.
+      yield* logStderr(call, yield* Ref.get(stderr), answeredMask(call.mask, answer))
+      return answer
     })
   )
+
+/** `mask`, and the receipt of the answer, if it has one: a handler that logs its own receipt does not show it. */
+export const answeredMask = (mask: ReadonlyArray<string>, answer: Answer): ReadonlyArray<string> =>
+  answer._tag === "Answered" && answer.response.receipt !== undefined ? [...mask, answer.response.receipt] : mask
+
+const answerOfCall = (
+  call: Call,
+  finished: Option.Option<{
+    readonly output: { readonly over: boolean; readonly text: string }
+    readonly exit: Either.Either<number, PlatformError>
+  }>
+): Answer => {
+  if (Option.isNone(finished)) {
+    return unknown(`no answer within timeout_ms ${call.timeoutMs}: its process group was killed`)
+  }
+  const { output, exit } = finished.value
+  if (output.over) return unknown(`its output passed max_payload_bytes ${call.maxBytes}: its process group was killed`)
+  const exited = Either.match(exit, {
+    onLeft: (error) => `it ended without an exit code (${error.message})`,
+    onRight: (code) => (code === 0 ? undefined : `it exited with code ${code}`)
+  })
+  return answerOf(output.text, exited)
+}
 
 const notStarted = (reason: string): Answer => ({ _tag: "NotStarted", reason })
 const unknown = (reason: string): Answer => ({ _tag: "Unknown", reason })
@@ -128,27 +146,53 @@ const readAnswer = (stdout: Stream.Stream<Uint8Array, unknown>, maxBytes: number
     Effect.orElseSucceed(() => ({ over: false, text: "" }))
   )
 
-/** Keeps the first `STDERR_LOG_BYTES` of stderr, and counts the rest. */
-const collectStderr = (stderr: Stream.Stream<Uint8Array, unknown>, into: Ref.Ref<{ text: string; bytes: number }>) =>
+/** The first `STDERR_LOG_BYTES` of a handler's stderr, as bytes, and how many it wrote. */
+interface Stderr {
+  readonly chunks: ReadonlyArray<Uint8Array>
+  readonly bytes: number
+}
+
+/**
+ * Keeps the first `STDERR_LOG_BYTES` of stderr as bytes, and counts the rest: decoded only once
+ * whole, a character (of a secret, say) written in two parts is still one character.
+ */
+const collectStderr = (stderr: Stream.Stream<Uint8Array, unknown>, into: Ref.Ref<Stderr>) =>
   Effect.ignore(
     Stream.runForEach(stderr, (chunk) =>
       Ref.update(into, (state) => ({
-        text:
+        chunks:
           state.bytes >= STDERR_LOG_BYTES
-            ? state.text
-            : state.text + Buffer.from(chunk.subarray(0, STDERR_LOG_BYTES - state.bytes)).toString("utf8"),
+            ? state.chunks
+            : [...state.chunks, chunk.slice(0, STDERR_LOG_BYTES - state.bytes)],
         bytes: state.bytes + chunk.byteLength
       }))
     )
   )
 
-const logStderr = (call: Call, stderr: { readonly text: string; readonly bytes: number }) => {
-  if (stderr.bytes === 0) return Effect.void
-  if (stderr.bytes <= STDERR_LOG_BYTES) {
-    return Effect.logDebug(`effect-saga: ${call.label} wrote to stderr: ${masked(stderr.text, call.mask)}`)
+/**
+ * The length of `bytes` without the first bytes of a UTF-8 character they end inside: decoded, those
+ * would be `�`, and the start of a secret before them would not be seen as one.
+ */
+const utf8Boundary = (bytes: Uint8Array): number => {
+  for (let at = bytes.length - 1; at >= Math.max(0, bytes.length - 4); at--) {
+    const byte = bytes[at]!
+    if ((byte & 0xc0) === 0x80) continue
+    const length = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
+    return at + length > bytes.length ? at : bytes.length
   }
-  const cut = ` … (${stderr.bytes - STDERR_LOG_BYTES} more bytes cut)`
-  return Effect.logDebug(`effect-saga: ${call.label} wrote to stderr: ${maskedCut(stderr.text, call.mask)}${cut}`)
+  return bytes.length
+}
+
+const logStderr = (call: Call, stderr: Stderr, mask: ReadonlyArray<string>) => {
+  if (stderr.bytes === 0) return Effect.void
+  const kept = Buffer.concat(stderr.chunks)
+  if (stderr.bytes <= STDERR_LOG_BYTES) {
+    return Effect.logDebug(`effect-saga: ${call.label} wrote to stderr: ${masked(kept.toString("utf8"), mask)}`)
+  }
+  const whole = kept.subarray(0, utf8Boundary(kept))
+  const cut = ` … (${stderr.bytes - whole.byteLength} more bytes cut)`
+  const shown = maskedCut(whole.toString("utf8"), mask)
+  return Effect.logDebug(`effect-saga: ${call.label} wrote to stderr: ${shown}${cut}`)
 }
 
 const decodeResponse = Schema.decodeUnknownEither(HandlerResponse)

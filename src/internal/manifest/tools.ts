@@ -14,7 +14,7 @@ import * as Outcome from "../../Outcome.js"
 import { environmentOf, launchOf } from "./environment.js"
 import type { Binding, HandlerRequest, HandlerResponse } from "./format.js"
 import { PROTOCOL } from "./format.js"
-import { type Answer, masked, run } from "./process.js"
+import { type Answer, answeredMask, masked, run } from "./process.js"
 import { type Registered, schemaOf, type TypeProblem } from "./types.js"
 
 /** A binding's input and output Schemas. */
@@ -155,7 +155,7 @@ const call = (manifest: Manifest, tool: Typed, request: HandlerRequest, alsoMask
     const environment = yield* Effect.mapError(environmentOf(tool.binding), () =>
       Outcome.failed(`${label}: a secret it names is not set`)
     )
-    const mask = [...environment.secrets, ...alsoMasked]
+    const secrets = [...environment.secrets, ...alsoMasked]
     const answer = yield* run({
       label,
       launch: launch.right,
@@ -163,9 +163,10 @@ const call = (manifest: Manifest, tool: Typed, request: HandlerRequest, alsoMask
       request: JSON.stringify(request),
       timeoutMs: tool.binding.timeout_ms,
       maxBytes: tool.binding.max_payload_bytes,
-      mask
+      mask: secrets
     }).pipe(Effect.provideService(CommandExecutor.CommandExecutor, executor.value))
-    return { answer, mask }
+    // The receipt it answers with is as secret in its message as the ones it was given.
+    return { answer, mask: answeredMask(secrets, answer) }
   })
 
 /** The handler's response, or the `Outcome` of a call that did not get one. */
