@@ -207,6 +207,38 @@ describe("receipts are secret control data", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("a receipt that is not text (a provider's JSON typed any) is never journaled: the step is unknown, nothing shows it", () =>
+    Effect.gen(function* () {
+      const loose: ReadonlyArray<readonly [string, unknown, string]> = [
+        ["number", 90817, "number"],
+        ["null", null, "null"],
+        ["object", { token: "LEAK-RECEIPT-OBJ" }, "object"],
+        ["redacted-number", Redacted.make(4711), "number"]
+      ]
+      for (const [sagaId, receipt, kind] of loose) {
+        const book = Compensable.make({
+          name: "book",
+          input: Schema.String,
+          success: Schema.String,
+          execute: (room, step) => Effect.as(step.setReceipt(receipt as string), `booking-${room}`),
+          compensate: () => Effect.void
+        })
+        const result = yield* Saga.run(sagaId, book("room-1"))
+        assert(result._tag === "NeedsAttention")
+        expect(result.unknown).toEqual([
+          {
+            stepId: expect.any(String),
+            toolName: "book",
+            reason: `the tool ran but the receipt it set is not text (${kind}), so it cannot be journaled`
+          }
+        ])
+        const journaled = JSON.stringify(yield* journalOf(sagaId))
+        for (const shown of ["90817", "4711", "LEAK-RECEIPT-OBJ"]) expect(journaled).not.toContain(shown)
+        expect(yield* Journal.verify(sagaId)).toMatchObject({ _tag: "Intact" })
+      }
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("the receipt is Redacted in the undo's context: printing the context shows <redacted>", () =>
     Effect.gen(function* () {
       const secret = `rcpt-${Crypto.randomUUID()}`

@@ -124,9 +124,12 @@ class StepAttributes {
   }
 }
 
-/** A call's attempts so far, and the receipt its tool set in the last one. */
+/**
+ * A call's attempts so far, and the receipt its tool set in the last one: text, unless a tool typed
+ * loosely (`any` from a provider's JSON) set something else, which `executed` refuses to journal.
+ */
 class Attempts {
-  receipt: string | undefined = undefined
+  receipt: unknown = undefined
   constructor(public attempt: number) {}
 }
 
@@ -618,15 +621,19 @@ export class SagaRun {
     )
   }
 
-  /** Journals `EXECUTED` with the encoded result and the receipt, if the result can be journaled. */
-  private executed(call: Placed, value: unknown, receipt: string | undefined) {
+  /** Journals `EXECUTED` with the encoded result and the receipt, if both can be journaled. */
+  private executed(call: Placed, value: unknown, receipt: unknown) {
     const { spec, stepId } = call
     const result = encodeJson(spec.success, value)
     const tooLarge = Either.isRight(result) && byteLength(result.right) > spec.maxPayloadBytes
-    if (Either.isLeft(result) || tooLarge) {
+    const notText = receipt !== undefined && typeof receipt !== "string"
+    if (Either.isLeft(result) || tooLarge || notText) {
+      // Never the receipt's value: it is a secret whatever its type.
       const why = Either.isLeft(result)
         ? `its result does not encode: ${result.left}`
-        : "its result exceeds maxPayloadBytes"
+        : tooLarge
+          ? "its result exceeds maxPayloadBytes"
+          : `the receipt it set is not text (${receipt === null ? "null" : typeof receipt})`
       return haltOn({
         _tag: "NeedsAttention",
         step: { stepId, toolName: spec.name, reason: `the tool ran but ${why}, so it cannot be journaled` }
@@ -641,7 +648,7 @@ export class SagaRun {
     }
     return receipt === undefined
       ? journal(undefined)
-      : Effect.flatMap(Receipts.journaled(this.receiptKeys, this.sagaId, stepId, receipt), journal)
+      : Effect.flatMap(Receipts.journaled(this.receiptKeys, this.sagaId, stepId, receipt as string), journal)
   }
 
   private call(call: Placed, nextContext: () => StepContext) {
