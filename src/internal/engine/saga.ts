@@ -43,6 +43,7 @@ import { CommandRefused, InvalidSagaInput, NonDeterminism } from "../../SagaErro
 import type { SagaResult } from "../../SagaResult.js"
 import { sagaDraft } from "../journal/drafts.js"
 import { recordOf } from "../journal/entries.js"
+import { sha256 } from "../journal/hash.js"
 import { effectIdOfRun, runIdOf, stepKey } from "../journal/ids.js"
 import type { UndecodableRow } from "../journal/storedRows.js"
 import { listRows } from "../journal/storedRows.js"
@@ -85,6 +86,19 @@ export const originOf = (view: JournalView): Origin | undefined => {
   return started != null && "definition" in started
     ? { definition: started.definition, input: started.input }
     : undefined
+}
+
+/**
+ * Why a start does not match how the saga was started: the definitions' names, or the inputs'
+ * digests, never the inputs (they may hold what must not reach a log, a span or an error).
+ */
+const originMismatch = (journaled: Origin | undefined, given: Origin): string => {
+  if (journaled === undefined) return `the saga was started as a plain program, not from definition ${given.definition}`
+  if (journaled.definition !== given.definition) {
+    return `the saga was started from definition ${journaled.definition}, not ${given.definition}`
+  }
+  const digest = (origin: Origin) => sha256(JSON.stringify(origin.input)).slice(0, 12)
+  return `the saga was started from definition ${given.definition} with another input (SHA-256 ${digest(journaled)}…, given ${digest(given)}…)`
 }
 
 /** The span options of an operator's command on one step. */
@@ -270,7 +284,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         return yield* new NonDeterminism({
           sagaId,
           stepId: "SAGA_STARTED",
-          reason: `the saga was started as ${JSON.stringify(journaledOrigin ?? "a plain program")}, not as ${JSON.stringify(origin)}`
+          reason: originMismatch(journaledOrigin, origin)
         })
       }
       // The start (or resume) marker travels with the run's first write: a pure replay writes nothing.
