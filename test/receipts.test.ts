@@ -124,6 +124,38 @@ describe("receipts are secret control data", () => {
       })
   )
 
+  it.scoped(
+    "a program's failure is the saga's to report: no log line shows its cause (an input, an error's fields)",
+    () =>
+      Effect.gen(function* () {
+        const captured = yield* capture
+        const patterned = Compensable.make({
+          name: "patterned",
+          input: Schema.String.pipe(Schema.startsWith("ok-")),
+          success: Schema.String,
+          execute: (input) => Effect.succeed(input),
+          compensate: () => Effect.void
+        })
+        const result = yield* Saga.run(
+          "refused-input",
+          Effect.zipRight(Effect.fail("LEAK-ERROR-FIELD"), Effect.void)
+        ).pipe(
+          Effect.zipRight(Saga.run("bad-input", patterned("LEAK-INPUT-PAT"))),
+          Effect.withTracer(captured.tracer),
+          Effect.provide(Testing.layer),
+          Effect.provide(Logger.add(captured.logger)),
+          Effect.provide(Logger.minimumLogLevel(LogLevel.All))
+        )
+        expect(result._tag).toBe("Compensated")
+        // A span's exit is the run's answer (the result, to the caller): its attributes and events are exported.
+      const exported = captured.spans.map((span) => JSON.stringify([span.name, [...span.attributes], span.events]))
+      const logged = [...captured.lines, ...captured.console, ...exported].join("\n")
+        expect(logged).not.toContain("LEAK-INPUT-PAT")
+        expect(logged).not.toContain("LEAK-ERROR-FIELD")
+        expect(logged).not.toContain("Fiber terminated with an unhandled error")
+      })
+  )
+
   it.scoped("a step that set a receipt and then lost its answer (NeedsAttention) does not show it either", () =>
     Effect.gen(function* () {
       const secret = `rcpt-${Crypto.randomUUID()}`
@@ -207,36 +239,38 @@ describe("receipts are secret control data", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
-  it.effect("a receipt that is not text (a provider's JSON typed any) is never journaled: the step is unknown, nothing shows it", () =>
-    Effect.gen(function* () {
-      const loose: ReadonlyArray<readonly [string, unknown, string]> = [
-        ["number", 90817, "number"],
-        ["null", null, "null"],
-        ["object", { token: "LEAK-RECEIPT-OBJ" }, "object"],
-        ["redacted-number", Redacted.make(4711), "number"]
-      ]
-      for (const [sagaId, receipt, kind] of loose) {
-        const book = Compensable.make({
-          name: "book",
-          input: Schema.String,
-          success: Schema.String,
-          execute: (room, step) => Effect.as(step.setReceipt(receipt as string), `booking-${room}`),
-          compensate: () => Effect.void
-        })
-        const result = yield* Saga.run(sagaId, book("room-1"))
-        assert(result._tag === "NeedsAttention")
-        expect(result.unknown).toEqual([
-          {
-            stepId: expect.any(String),
-            toolName: "book",
-            reason: `the tool ran but the receipt it set is not text (${kind}), so it cannot be journaled`
-          }
-        ])
-        const journaled = JSON.stringify(yield* journalOf(sagaId))
-        for (const shown of ["90817", "4711", "LEAK-RECEIPT-OBJ"]) expect(journaled).not.toContain(shown)
-        expect(yield* Journal.verify(sagaId)).toMatchObject({ _tag: "Intact" })
-      }
-    }).pipe(Effect.provide(Testing.layer))
+  it.effect(
+    "a receipt that is not text (a provider's JSON typed any) is never journaled: the step is unknown, nothing shows it",
+    () =>
+      Effect.gen(function* () {
+        const loose: ReadonlyArray<readonly [string, unknown, string]> = [
+          ["number", 90817, "number"],
+          ["null", null, "null"],
+          ["object", { token: "LEAK-RECEIPT-OBJ" }, "object"],
+          ["redacted-number", Redacted.make(4711), "number"]
+        ]
+        for (const [sagaId, receipt, kind] of loose) {
+          const book = Compensable.make({
+            name: "book",
+            input: Schema.String,
+            success: Schema.String,
+            execute: (room, step) => Effect.as(step.setReceipt(receipt as string), `booking-${room}`),
+            compensate: () => Effect.void
+          })
+          const result = yield* Saga.run(sagaId, book("room-1"))
+          assert(result._tag === "NeedsAttention")
+          expect(result.unknown).toEqual([
+            {
+              stepId: expect.any(String),
+              toolName: "book",
+              reason: `the tool ran but the receipt it set is not text (${kind}), so it cannot be journaled`
+            }
+          ])
+          const journaled = JSON.stringify(yield* journalOf(sagaId))
+          for (const shown of ["90817", "4711", "LEAK-RECEIPT-OBJ"]) expect(journaled).not.toContain(shown)
+          expect(yield* Journal.verify(sagaId)).toMatchObject({ _tag: "Intact" })
+        }
+      }).pipe(Effect.provide(Testing.layer))
   )
 
   it.effect("the receipt is Redacted in the undo's context: printing the context shows <redacted>", () =>

@@ -24,7 +24,15 @@ export const runInChild = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effe
       fiberRefs: parent.getFiberRefs(),
       runtimeFlags: status.runtimeFlags
     })
-    const child = Runtime.runFork(runtime)(effect as Effect.Effect<A, E>)
+    // The child answers its exit as a success: a failure is the caller's to handle, and a fiber that
+    // ends failed is logged by the runtime ("Fiber terminated with an unhandled error", cause and all).
+    const child = Runtime.runFork(runtime)(Effect.exit(effect as Effect.Effect<A, E>))
     const exit = child.unsafePoll()
-    return exit !== null ? Effect.succeed(exit) : Effect.onInterrupt(Fiber.await(child), () => Fiber.interrupt(child))
+    return exit !== null
+      ? Effect.succeed(flatten(exit))
+      : Effect.onInterrupt(Effect.map(Fiber.await(child), flatten), () => Fiber.interrupt(child))
   })
+
+/** The exit a child answered, or the child's own (interrupted before it could answer). */
+const flatten = <A, E>(exit: Exit.Exit<Exit.Exit<A, E>>): Exit.Exit<A, E> =>
+  exit._tag === "Success" ? exit.value : (exit as Exit.Exit<never>)
