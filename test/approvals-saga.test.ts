@@ -239,6 +239,28 @@ describe("approvals in a saga", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("an expiresAt already past, or a day its month does not have, is refused: nothing is written", () =>
+    Effect.gen(function* () {
+      const { program } = fixture()
+      yield* TestClock.setTime(Date.parse("2026-12-02T12:00:00Z"))
+      const waiting = yield* Saga.run("past", program)
+      assert(waiting._tag === "AwaitingApproval")
+      const { stepId } = waiting.request
+      const before = yield* entriesOf("past")
+      for (const [expiresAt, why] of [
+        ["2000-01-01T00:00:00Z", "is already past: the approval would never hold"],
+        ["2026-12-02T12:00:00Z", "is already past: the approval would never hold"],
+        ["2030-02-30T00:00:00Z", "is not a time (ISO-8601, such as 2026-12-31T18:00:00Z)"]
+      ] as const) {
+        const refused = yield* Effect.flip(Saga.approve("past", stepId, { by: "alice", expiresAt }))
+        expect(refused).toMatchObject({ _tag: "CommandRefused", reason: `expiresAt "${expiresAt}" ${why}` })
+      }
+      expect(yield* entriesOf("past")).toEqual(before)
+      yield* Saga.approve("past", stepId, { by: "alice", expiresAt: "2026-12-02T12:00:01Z" })
+      expect((yield* Saga.run("past", program))._tag).toBe("Completed")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("an expiresAt that names no time is refused by approve and renewApproval, and nothing is written", () =>
     Effect.gen(function* () {
       const { program } = fixture()

@@ -97,38 +97,40 @@ describe("journal payloads", () => {
     }
   })
 
-  it.effect("a payload that does not fit its phase is a break (undecodable) at its seq: the engine acts on nothing", () =>
-    Effect.gen(function* () {
-      yield* Saga.run("odd", reserve({ sku: "A-1" }))
-      const journal = yield* Journal.Journal
-      const position = Option.getOrThrow(yield* journal.get("odd"))
-      const [executed] = (yield* entriesOf("odd")).filter((entry) => entry.phase === "EXECUTED")
-      // Written through the store, so that the chain verifies: only the payload is out of shape.
-      const odd = { stepId: executed!.stepId, toolName: "reserve", phase: "EXECUTED" as const, input: null }
-      yield* journal.append("odd", position, [{ ...odd, payload: '{"result":"res-A-1","receipt":7}' }])
-      const before = (yield* entriesOf("odd")).length
+  it.effect(
+    "a payload that does not fit its phase is a break (undecodable) at its seq: the engine acts on nothing",
+    () =>
+      Effect.gen(function* () {
+        yield* Saga.run("odd", reserve({ sku: "A-1" }))
+        const journal = yield* Journal.Journal
+        const position = Option.getOrThrow(yield* journal.get("odd"))
+        const [executed] = (yield* entriesOf("odd")).filter((entry) => entry.phase === "EXECUTED")
+        // Written through the store, so that the chain verifies: only the payload is out of shape.
+        const odd = { stepId: executed!.stepId, toolName: "reserve", phase: "EXECUTED" as const, input: null }
+        yield* journal.append("odd", position, [{ ...odd, payload: '{"result":"res-A-1","receipt":7}' }])
+        const before = (yield* entriesOf("odd")).length
 
-      // A break like any other: refused by every command, shown by every read, never with its value.
-      const broken = { sagaId: "odd", seq: before, problem: "undecodable" }
-      expect(yield* Effect.flip(Saga.run("odd", reserve({ sku: "A-1" })))).toMatchObject({
-        _tag: "JournalTampered",
-        ...broken
-      })
-      expect(yield* Effect.flip(Saga.compensate("odd"))).toMatchObject({ _tag: "JournalTampered", ...broken })
-      const status = yield* Saga.status("odd")
-      expect(status.tampered).toEqual({
-        seq: before,
-        problem: "undecodable",
-        reason: expect.stringMatching(/^its EXECUTED payload does not decode: receipt: Expected \{ readonly sealed: /)
-      })
-      expect(status.tampered?.reason).not.toContain("actual")
-      expect(yield* Journal.verify("odd")).toMatchObject({ _tag: "Broken", seq: before, problem: "undecodable" })
-      expect(yield* entriesOf("odd")).toHaveLength(before)
+        // A break like any other: refused by every command, shown by every read, never with its value.
+        const broken = { sagaId: "odd", seq: before, problem: "undecodable" }
+        expect(yield* Effect.flip(Saga.run("odd", reserve({ sku: "A-1" })))).toMatchObject({
+          _tag: "JournalTampered",
+          ...broken
+        })
+        expect(yield* Effect.flip(Saga.compensate("odd"))).toMatchObject({ _tag: "JournalTampered", ...broken })
+        const status = yield* Saga.status("odd")
+        expect(status.tampered).toEqual({
+          seq: before,
+          problem: "undecodable",
+          reason: expect.stringMatching(/^its EXECUTED payload does not decode: receipt: Expected \{ readonly sealed: /)
+        })
+        expect(status.tampered?.reason).not.toContain("actual")
+        expect(yield* Journal.verify("odd")).toMatchObject({ _tag: "Broken", seq: before, problem: "undecodable" })
+        expect(yield* entriesOf("odd")).toHaveLength(before)
 
-      const stored = (yield* entriesOf("odd")).at(-1)!
-      expect(Timeline.detailOf(stored)).toBe("payload does not decode")
-      expect(withoutReceipt(stored).payload).not.toContain("7")
-    }).pipe(Effect.provide(Testing.layer))
+        const stored = (yield* entriesOf("odd")).at(-1)!
+        expect(Timeline.detailOf(stored)).toBe("payload does not decode")
+        expect(withoutReceipt(stored).payload).not.toContain("7")
+      }).pipe(Effect.provide(Testing.layer))
   )
 })
 

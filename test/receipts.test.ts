@@ -148,8 +148,8 @@ describe("receipts are secret control data", () => {
         )
         expect(result._tag).toBe("Compensated")
         // A span's exit is the run's answer (the result, to the caller): its attributes and events are exported.
-      const exported = captured.spans.map((span) => JSON.stringify([span.name, [...span.attributes], span.events]))
-      const logged = [...captured.lines, ...captured.console, ...exported].join("\n")
+        const exported = captured.spans.map((span) => JSON.stringify([span.name, [...span.attributes], span.events]))
+        const logged = [...captured.lines, ...captured.console, ...exported].join("\n")
         expect(logged).not.toContain("LEAK-INPUT-PAT")
         expect(logged).not.toContain("LEAK-ERROR-FIELD")
         expect(logged).not.toContain("Fiber terminated with an unhandled error")

@@ -1,3 +1,4 @@
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { Approval } from "../../Approval.js"
@@ -51,14 +52,31 @@ const awaitingStep = (writer: Writer, stepId: string) =>
   )
 
 /** Refuses an `expiresAt` that names no time: a run would find such an approval expired, and compensate. */
-const readableExpiry = (writer: Writer, stepId: string, expiresAt: string | undefined) =>
-  expiresAt === undefined || Number.isFinite(Date.parse(expiresAt))
-    ? Effect.void
-    : refused(
-        writer,
-        stepId,
-        `expiresAt ${JSON.stringify(expiresAt)} is not a time (ISO-8601, such as 2026-12-31T18:00:00Z)`
-      )
+const readableExpiry = (writer: Writer, stepId: string, expiresAt: string | undefined) => {
+  if (expiresAt === undefined) return Effect.void
+  const millis = Date.parse(expiresAt)
+  if (!Number.isFinite(millis) || !isCalendarDate(expiresAt)) {
+    return refused(
+      writer,
+      stepId,
+      `expiresAt ${JSON.stringify(expiresAt)} is not a time (ISO-8601, such as 2026-12-31T18:00:00Z)`
+    )
+  }
+  // An approval already expired would only be journaled EXPIRED by the next run: the saga compensates.
+  return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    millis > now
+      ? Effect.void
+      : refused(writer, stepId, `expiresAt ${JSON.stringify(expiresAt)} is already past: the approval would never hold`)
+  )
+}
+
+/** Whether a date's day exists in its month (`Date.parse` rolls 2030-02-30 over to March 2). */
+const isCalendarDate = (text: string): boolean => {
+  const date = /^(\d{4})-(\d{2})-(\d{2})/.exec(text)
+  if (date === null) return true
+  const [year, month, day] = [Number(date[1]), Number(date[2]), Number(date[3])]
+  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day
+}
 
 /**
  * Approves a step that awaits approval: the decision is recorded by the `Approval` service and
