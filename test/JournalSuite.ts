@@ -279,6 +279,21 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect("a phase no reader knows is refused on append, and nothing is written", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const unknown = { ...step("INTENT", "a"), phase: "NOT_A_PHASE" } as unknown as Journal.Draft
+        const error = yield* Effect.flip(journal.append("odd-phase", Journal.empty, [saga("SAGA_STARTED"), unknown]))
+        expect(error).toMatchObject({
+          _tag: "JournalError",
+          operation: "append",
+          reason: 'the phase "NOT_A_PHASE" is not a journal phase'
+        })
+        expect(yield* journal.read("odd-phase")).toEqual([])
+        expect(Option.isNone(yield* journal.get("odd-phase"))).toBe(true)
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect("text that is not well-formed Unicode is refused on append and import, and nothing is written", () =>
       Effect.gen(function* () {
         const journal = yield* Journal.Journal

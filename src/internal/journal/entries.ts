@@ -5,11 +5,13 @@ import { ENTRY_DOMAIN, sign } from "../util/crypto.js"
 import { unstorable } from "../util/identifier.js"
 import { JournalError } from "./errors.js"
 import { hashEntry } from "./hash.js"
+import { isPhase } from "./payloads.js"
 import { statusAfter } from "./status.js"
 
 /** The text fields of an entry (or of a draft, which has no `at`, `hash` or `mac`). */
 interface Texts {
   readonly sagaId?: string | undefined
+  readonly phase?: string
   readonly stepId: string | null
   readonly toolName: string | null
   readonly input: string | null
@@ -43,10 +45,17 @@ const unstorableIn = (field: string, text: string | null | undefined): string | 
 
 /** Why the first text field of a draft that is not well-formed Unicode cannot be stored, if one is not. */
 const unstorableDraftField = (draft: Texts): string | undefined =>
+  unknownPhase(draft.phase) ??
   unstorableIn("stepId", draft.stepId) ??
   unstorableIn("toolName", draft.toolName) ??
   unstorableIn("input", draft.input) ??
   unstorableIn("payload", draft.payload)
+
+/** A phase no reader would decode: written, it would be read back as `JournalCorrupted`. */
+const unknownPhase = (phase: string | undefined): string | undefined =>
+  phase === undefined || isPhase(phase)
+    ? undefined
+    : `the phase ${JSON.stringify(phase).slice(0, 80)} is not a journal phase`
 
 /** The same for an entry to import, which has its saga id, time, hash and MAC too. */
 const unstorableEntryField = (entry: Texts): string | undefined =>

@@ -181,6 +181,9 @@ export const executed = (fields: PayloadOf<"EXECUTED">): PayloadOf<"EXECUTED"> =
   principal: fields.principal
 })
 
+/** Whether `phase` is one the journal knows (has a payload schema for). */
+export const isPhase = (phase: string): phase is Phase => Object.hasOwn(schemas, phase)
+
 /** Keys are kept in the order the value has them: the stored text is what the hash covers. */
 const parseOptions = { propertyOrder: "original", onExcessProperty: "ignore" } as const
 
