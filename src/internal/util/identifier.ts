@@ -2,6 +2,9 @@
 import * as Effect from "effect/Effect"
 import type { IdentifierKind } from "../../SagaError.js"
 import { InvalidIdentifier } from "../../SagaError.js"
+import { preview } from "./printable.js"
+
+export { preview }
 
 /** The most UTF-8 bytes of a saga id that a program is run, started or resumed under. */
 export const MAX_SAGA_ID_BYTES = 512
@@ -82,12 +85,6 @@ export const stepKeyRefusal = (key: string): InvalidIdentifier | undefined => {
   return reason === undefined
     ? undefined
     : new InvalidIdentifier({ kind: "step key", identifier: preview(key), reason })
-}
-
-/** How a message shows an identifier: quoted, escaped, at most 64 characters of it. */
-export const preview = (text: string): string => {
-  const head = Array.from(text.slice(0, 130)).slice(0, 64).join("")
-  return head.length < text.length ? `${JSON.stringify(head)}…` : JSON.stringify(text)
 }
 
 /** The `InvalidIdentifier` that refuses `text` as an identifier of this kind and size, if it is refused. */
