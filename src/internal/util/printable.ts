@@ -25,3 +25,11 @@ export const preview = (text: string): string => {
   const head = Array.from(text.slice(0, 130)).slice(0, 64).join("")
   return printable(head.length < text.length ? `${JSON.stringify(head)}…` : JSON.stringify(text))
 }
+
+/**
+ * How a message names an identifier that may be long or hold what a terminal acts on (a bidi
+ * override passes the identifier checks): as it is when it is short and printable, else as
+ * `preview` shows it.
+ */
+export const named = (text: string): string =>
+  text !== "" && text.length <= 64 && printable(text) === text ? text : preview(text)
