@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as Schema from "effect/Schema"
+import { printable } from "./internal/util/printable.js"
 
 /**
  * What one undo achieved:
@@ -111,20 +112,23 @@ export const make = (
   return dirty(report).length === 0 ? report : { ...report, status: "compensation_failed" }
 }
 
+/** A step's line after its outcome: tool, step id and detail, each `printable`. */
+const stepText = (step: StepReport | NotUndone): string =>
+  `${printable(step.toolName)} (${printable(step.stepId)})${step.detail ? ` ${printable(step.detail)}` : ""}`
+
 /**
- * The report as lines a person can read at 3 a.m.
+ * The report as lines a person can read at 3 a.m. An undo's detail comes from outside (a provider's
+ * error), so control characters in it are escaped (`\n`, `\u001b`): each step stays on its line.
  *
  * @since 0.1.0
  * @category formatting
  */
 export const format = (report: CompensationReport): string => {
-  const lines = [`saga ${report.sagaId}: ${report.status}`]
-  for (const step of report.undone) {
-    lines.push(`  ${step.outcome.padEnd(11)} ${step.toolName} (${step.stepId})${step.detail ? ` ${step.detail}` : ""}`)
-  }
+  const lines = [`saga ${printable(report.sagaId)}: ${report.status}`]
+  for (const step of report.undone) lines.push(`  ${step.outcome.padEnd(11)} ${stepText(step)}`)
   for (const step of report.notUndone) {
     const why = step.phase === "FAILED" ? "not undone: it failed" : "not undone: outcome unknown"
-    lines.push(`  ${why} ${step.toolName} (${step.stepId})${step.detail ? ` ${step.detail}` : ""}`)
+    lines.push(`  ${why} ${stepText(step)}`)
   }
   return lines.join("\n")
 }

@@ -146,6 +146,18 @@ export const MAX_SAGA_ID_BYTES: number = identifier.MAX_SAGA_ID_BYTES
 export const MAX_JOURNAL_ID_BYTES: number = identifier.MAX_JOURNAL_ID_BYTES
 
 /**
+ * The most UTF-8 bytes of who an operator's command (`approve`, `reject`, `renewApproval`,
+ * `resolve`) names as deciding, its `by`. It must also be non-empty and not only blanks,
+ * well-formed Unicode and free of control characters: it is journaled and printed as a name. Any
+ * other is refused with `InvalidIdentifier` (`kind: "principal"`) before anything is read; the step
+ * id the command names is checked as an id (`kind: "step id"`, at most `MAX_JOURNAL_ID_BYTES`).
+ *
+ * @since 0.2.0
+ * @category limits
+ */
+export const MAX_PRINCIPAL_BYTES: number = identifier.MAX_PRINCIPAL_BYTES
+
+/**
  * The errors a run itself fails with: the saga id was refused, the journal could not be used, or
  * the program did not replay as journaled. A program's own failures do not land here: they compensate.
  *

@@ -5,6 +5,7 @@
  */
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { named } from "./internal/util/printable.js"
 
 /**
  * The type id this module's errors carry: `isSagaError` checks it, never a `_tag` that a plain
@@ -137,7 +138,7 @@ export class CommandRefused extends Schema.TaggedError<CommandRefused>("effect-s
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `refused for step ${this.stepId} of saga ${this.sagaId}: ${this.reason}`
+    return `refused for step ${named(this.stepId)} of saga ${named(this.sagaId)}: ${this.reason}`
   }
 }
 
@@ -156,7 +157,7 @@ export class CommandConflict extends Schema.TaggedError<CommandConflict>("effect
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `step ${this.stepId} of saga ${this.sagaId} was already ${this.answer}: a different command is refused`
+    return `step ${named(this.stepId)} of saga ${named(this.sagaId)} was already ${this.answer}: a different command is refused`
   }
 }
 
@@ -173,7 +174,7 @@ export class EffectNotFound extends Schema.TaggedError<EffectNotFound>("effect-s
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `no effect ${this.effectId}: an effect id is a step's idempotency key, <sagaId>/<stepId>`
+    return `no effect ${named(this.effectId)}: an effect id is a step's idempotency key, <sagaId>/<stepId>`
   }
 }
 
@@ -225,12 +226,13 @@ export const isSagaError = (u: unknown): u is SagaError => Predicate.hasProperty
 
 /**
  * What an `InvalidIdentifier` names: a saga id (or the journal id a command names), a call's
- * explicit step `key`, or the effect id `compensateEffect` was asked for.
+ * explicit step `key`, the effect id `compensateEffect` was asked for, the step id an operator's
+ * command names, or who it names as deciding (`by`, a `"principal"`).
  *
  * @since 0.2.0
  * @category models
  */
-export const IdentifierKind = Schema.Literal("saga id", "step key", "effect id")
+export const IdentifierKind = Schema.Literal("saga id", "step key", "effect id", "step id", "principal")
 
 /**
  * @since 0.2.0
@@ -241,8 +243,10 @@ export type IdentifierKind = typeof IdentifierKind.Type
 /**
  * An identifier was refused before anything was journaled or run: it is empty, not well-formed
  * Unicode (a lone surrogate, which no store keeps as written), holds a control character, or is
- * over its limit of UTF-8 bytes (`Saga.MAX_SAGA_ID_BYTES`, `Compensable.MAX_STEP_KEY_BYTES`, …).
- * `identifier` shows it quoted, escaped and cut to 64 characters, never whole.
+ * over its limit of UTF-8 bytes (`Saga.MAX_SAGA_ID_BYTES`, `Compensable.MAX_STEP_KEY_BYTES`, …);
+ * a principal (`by`) also when it is only blanks. An operator's command checks its saga id, step id
+ * and `by` before it reads anything. `identifier` shows it quoted, escaped and cut to 64
+ * characters, never whole.
  *
  * @since 0.2.0
  * @category errors

@@ -46,7 +46,8 @@ const detailOfRecorded = (entry: Recorded): string => {
 
 /**
  * The short detail of an entry: why it failed, who approved or renewed, what remains. Never the
- * receipt. A payload that does not fit its phase says so.
+ * receipt. A payload that does not fit its phase says so. The text is as journaled, control
+ * characters included: `format` escapes them, and so must any other terminal display of it.
  *
  * @since 0.1.0
  * @category formatting
@@ -55,7 +56,9 @@ export const detailOf = (entry: Entry): string =>
   Either.match(decodeEntry(entry), { onLeft: () => "payload does not decode", onRight: detailOfRecorded })
 
 /**
- * Formats entries as an aligned table, one line per entry.
+ * Formats entries as an aligned table, one line per entry. What a journaled value holds that a
+ * terminal would act on (a newline, an escape sequence, a bidi override) is shown escaped (`\n`,
+ * `\u001b`, `\u202e`), so no reason or name can break its line or forge another.
  *
  * @since 0.1.0
  * @category formatting

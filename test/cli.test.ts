@@ -240,6 +240,45 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     })
   )
 
+  it.effect(
+    "a reason sent from outside is shown escaped by show and its diagram; a step id with an escape is refused in one escaped line",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("escapes")
+        const unchanged = snapshot(db)
+        for (const step of ["", "sendWire\u001b[2J", "sendWire\nforged"]) {
+          const refused = yield* cli("approve", "payout-1", step, "--as", "al", "--db", db)
+          expect(refused).toMatchObject({ code: 2, stdout: "" })
+          expect(refused.stderr).toBe(
+            step === ""
+              ? 'effect-saga: invalid step id "": it is empty; nothing was journaled or run\n'
+              : `effect-saga: invalid step id ${JSON.stringify(step)}: it holds a control character (U+00${step.includes("\n") ? "0A" : "1B"}) at index 8; nothing was journaled or run\n`
+          )
+        }
+        expect(snapshot(db)).toEqual(unchanged)
+
+        const status = yield* onFile(db, Saga.status("payout-1"))
+        yield* onFile(
+          db,
+          Saga.reject("payout-1", wireStep(status), { by: "bob", reason: "ok\u001b]0;pwned\u0007\n9  FORGED" })
+        )
+        const entries = yield* onFile(db, readJournal("payout-1"))
+        const unprintable = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u
+        const shown = yield* cli("show", "payout-1", "--db", db)
+        expect(shown.code).toBe(0)
+        const lines = shown.stdout.split("\n")
+        for (const line of lines) expect(line).not.toMatch(unprintable)
+        const timeline = lines.findIndex((line) => /^seq\s+time\s+step\s+tool\s+phase\s+outcome$/.test(line))
+        expect(lines.slice(timeline + 1, -1).map((line) => line.split(/\s+/)[0])).toEqual(
+          entries.map((entry) => String(entry.seq))
+        )
+        expect(shown.stdout).toMatch(/\bREJECTED\s+rejected by bob: ok\\u001b\]0;pwned\\u0007\\n9 {2}FORGED$/m)
+        const diagram = yield* cli("show", "payout-1", "--format", "mermaid", "--db", db)
+        for (const line of diagram.stdout.split("\n")) expect(line).not.toMatch(unprintable)
+        expect(diagram.stdout).toContain("O--xS: rejected by bob: ok\\u001b]0#59;pwned\\u0007\\n9 FORGED\n")
+      })
+  )
+
   it.effect("compensate and reject refuse to undo executed steps whose tools are not loaded, and write nothing", () =>
     Effect.gen(function* () {
       const db = fresh("no-tools")

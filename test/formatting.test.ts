@@ -1,7 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { Compensable, CompensationReport, Journal, Saga, Timeline } from "../src/index.js"
+import * as Mermaid from "../src/internal/cli/mermaid.js"
 import * as Testing from "../src/Testing.js"
+
+/** What a terminal acts on instead of showing, a line break included. */
+const raw = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u
+
+/** A reason sent from outside that would set the terminal's title and forge a timeline line. */
+const forged = "ok\u001b]0;pwned\u0007\n2  00:00:00.000  FORGED\u202e\u2028"
 
 describe("what a person reads", () => {
   it.effect("the timeline has one aligned line per entry, shows results and reasons, and never the receipt", () =>
@@ -26,6 +33,51 @@ describe("what a person reads", () => {
         expect(line.indexOf(entries[index]!.phase)).toBe(phaseColumn)
     }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect(
+    "a journaled reason cannot break its line or reach the terminal raw: the timeline and the diagram escape it",
+    () =>
+      Effect.gen(function* () {
+        const wire = Compensable.make({
+          name: "wire",
+          input: Schema.Int,
+          success: Schema.String,
+          reversibility: "irreversible",
+          execute: (amount) => Effect.succeed(`wire-${amount}`)
+        })
+        yield* Saga.run("forged", wire(5))
+        const [step] = (yield* Saga.status("forged")).steps
+        yield* Saga.reject("forged", step!.stepId, { by: "bob", reason: forged })
+        const entries = yield* Effect.flatMap(Journal.Journal, (journal) => journal.read("forged"))
+        expect(entries.some((entry) => entry.payload?.includes("\\u001b"))).toBe(true)
+
+        const timeline = Timeline.format(entries)
+        const lines = timeline.split("\n")
+        expect(lines).toHaveLength(entries.length + 1)
+        for (const line of lines) expect(line).not.toMatch(raw)
+        expect(lines.find((line) => line.includes("REJECTED"))).toContain(
+          "rejected by bob: ok\\u001b]0;pwned\\u0007\\n2  00:00:00.000  FORGED\\u202e\\u2028"
+        )
+
+        const diagram = Mermaid.diagram("forged", entries).split("\n")
+        for (const line of diagram) expect(line).not.toMatch(raw)
+        expect(diagram).toContain(
+          "  O--xS: rejected by bob: ok\\u001b]0#59;pwned\\u0007\\n2 00:00:00.000 FORGED\\u202e\\u2028"
+        )
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it("the compensation report escapes an undo's detail: each step stays on its line", () => {
+    const report = CompensationReport.make(
+      "order-9",
+      [{ stepId: "charge#1", toolName: "charge", outcome: "failed", detail: "card\u001b[2J\n  completed   refund" }],
+      []
+    )
+    expect(CompensationReport.format(report).split("\n")).toEqual([
+      "saga order-9: compensation_failed",
+      "  failed      charge (charge#1) card\\u001b[2J\\n  completed   refund"
+    ])
+  })
 
   it("the compensation report says what was undone and what was not, and whether anything may be dirty", () => {
     const report = CompensationReport.make(

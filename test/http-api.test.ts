@@ -273,6 +273,36 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
     })
   )
 
+  it.scopedLive("a step id that cannot be one is 400 before the saga is read; a 404 names an id escaped and cut", () =>
+    Effect.gen(function* () {
+      const { db, baseUrl } = yield* awaitingPayout("step-ids")
+      const { revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const before = snapshot(db)
+      const approve = (sagaId: string, stepId: string) =>
+        raw(baseUrl, "POST", `/api/sagas/${encoded(sagaId)}/steps/${encoded(stepId)}/approve`, {
+          as: "alice",
+          body: JSON.stringify({ revision, digest })
+        })
+      expect(yield* approve("nope", "a\nb\u001b[31m")).toEqual({
+        status: 400,
+        body: {
+          _tag: "Malformed",
+          message:
+            'invalid step id "a\\nb\\u001b[31m": it holds a control character (U+000A) at index 1; nothing was journaled or run'
+        }
+      })
+      expect(yield* approve("payout-1", `x\u202e${"y".repeat(900)}`)).toEqual({
+        status: 404,
+        body: { _tag: "NotFound", message: `saga payout-1 has no step "x\\u202e${"y".repeat(62)}"…` }
+      })
+      expect(yield* approve("n".repeat(900), "step")).toEqual({
+        status: 404,
+        body: { _tag: "NotFound", message: `no saga "${"n".repeat(64)}"… in the journal` }
+      })
+      expect(snapshot(db)).toBe(before)
+    })
+  )
+
   it.scopedLive("a step already answered otherwise is 409 (CommandConflict); nothing is written", () =>
     Effect.gen(function* () {
       const db = freshDb("conflict")

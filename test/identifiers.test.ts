@@ -89,6 +89,69 @@ describe("identifiers", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  describe("what an operator's command names", () => {
+    it.effect("a blank or empty by is refused on a step awaiting approval, as the CLI refuses a blank --as", () =>
+      Effect.gen(function* () {
+        const { sagaId, stepId } = yield* awaitingWire("blank-by")
+        const journal = yield* Journal.Journal
+        const before = yield* journal.read(sagaId)
+        for (const by of ["", " ", "\u00a0\t "]) {
+          const error = yield* Effect.flip(Saga.approve(sagaId, stepId, { by }))
+          expect(error).toMatchObject({ _tag: "InvalidIdentifier", kind: "principal" })
+          expect(error.message).toMatch(
+            by === ""
+              ? /: it is empty;/
+              : /: it (is blank: it names no one|holds a control character \(U\+0009\) at index 1);/
+          )
+        }
+        expect(yield* Effect.flip(Saga.reject(sagaId, stepId, { by: "  ", reason: "no" }))).toMatchObject({
+          _tag: "InvalidIdentifier",
+          kind: "principal",
+          identifier: '"  "',
+          reason: "it is blank: it names no one"
+        })
+        expect(yield* journal.read(sagaId)).toEqual(before)
+        yield* Saga.approve(sagaId, stepId, { by: "ébène ✓ alice@example.com" })
+        expect((yield* Saga.status(sagaId)).steps[0]!.state).toBe("approved")
+      }).pipe(Effect.provide(Testing.layer))
+    )
+
+    it.effect("a step id with a terminal escape, or megabytes long, is refused with it escaped and cut", () =>
+      Effect.gen(function* () {
+        const { sagaId, stepId } = yield* awaitingWire("step-ids")
+        const error = yield* Effect.flip(
+          Saga.approve(sagaId, `${stepId}\u001b[2J\n${"x".repeat(5_000_000)}`, { by: "al" })
+        )
+        expect(error.message).toBe(
+          `invalid step id ${JSON.stringify(`${stepId}\u001b[2J\n${"x".repeat(64 - stepId.length - 5)}`)}…: it holds a control character (U+001B) at index ${stepId.length}; nothing was journaled or run`
+        )
+        expect(yield* Effect.flip(Saga.approve(sagaId, "a\uD800", { by: "al" }))).toMatchObject({
+          kind: "step id",
+          reason: "it is not well-formed Unicode: a lone surrogate (U+D800) at index 1"
+        })
+        expect((yield* Saga.status(sagaId)).steps[0]!.state).toBe("awaiting_approval")
+      }).pipe(Effect.provide(Testing.layer))
+    )
+
+    it.effect("not found names a long id cut to 64 characters, and a bidi override escaped", () =>
+      Effect.gen(function* () {
+        const long = "a".repeat(Saga.MAX_JOURNAL_ID_BYTES)
+        expect((yield* Effect.flip(Saga.status(long))).message).toBe(
+          `no saga ${JSON.stringify("a".repeat(64))}… in the journal`
+        )
+        expect((yield* Effect.flip(Saga.status("\u202eevil"))).message).toBe('no saga "\\u202eevil" in the journal')
+        expect((yield* Effect.flip(Saga.status("order-7"))).message).toBe("no saga order-7 in the journal")
+        expect((yield* Effect.flip(Saga.compensateEffect(`${"b".repeat(1000)}/pay`))).message).toBe(
+          `no effect ${JSON.stringify("b".repeat(64))}…: an effect id is a step's idempotency key, <sagaId>/<stepId>`
+        )
+        const { sagaId } = yield* awaitingWire("unknown-step")
+        expect((yield* Effect.flip(Saga.approve(sagaId, "c".repeat(1000), { by: "al" }))).message).toBe(
+          `refused for step ${JSON.stringify("c".repeat(64))}… of saga unknown-step: the saga has no such step`
+        )
+      }).pipe(Effect.provide(Testing.layer))
+    )
+  })
+
   describe("tool names", () => {
     it.effect.each([
       ["a lone surrogate", "reserve\uD800", /not well-formed Unicode/],
@@ -299,6 +362,20 @@ const counted = (name = "reserve") => {
 
 type Tool = ReturnType<typeof counted>["tool"]
 
+/** Saga `sagaId`, halted on an irreversible step awaiting approval, and that step's id. */
+const awaitingWire = (sagaId: string) =>
+  Effect.gen(function* () {
+    const wire = Compensable.make({
+      name: "wire",
+      input: Schema.Int,
+      success: Schema.String,
+      reversibility: "irreversible",
+      execute: (amount) => Effect.succeed(`wire-${amount}`)
+    })
+    expect((yield* Saga.run(sagaId, wire(5)))._tag).toBe("AwaitingApproval")
+    return { sagaId, stepId: (yield* Saga.status(sagaId)).steps[0]!.stepId }
+  })
+
 const Order = SagaDefinition.make("order", {
   input: Schema.String,
   program: (sku: string) => counted().tool(sku)
@@ -341,7 +418,35 @@ const entryPoints: ReadonlyArray<
     (id) => Saga.resolve(id, "step", { outcome: "not-applied", by: "alice" })
   ],
   ["Saga.status", "saga id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Saga.status(id)],
-  ["Saga.compensateEffect", "effect id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Saga.compensateEffect(id)]
+  ["Saga.compensateEffect", "effect id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Saga.compensateEffect(id)],
+  ["Saga.approve's step", "step id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Saga.approve("s", id, { by: "alice" })],
+  [
+    "Saga.reject's step",
+    "step id",
+    Saga.MAX_JOURNAL_ID_BYTES,
+    (id) => Saga.reject("s", id, { by: "bob", reason: "no" })
+  ],
+  [
+    "Saga.renewApproval's step",
+    "step id",
+    Saga.MAX_JOURNAL_ID_BYTES,
+    (id) => Saga.renewApproval("s", id, { by: "al" })
+  ],
+  [
+    "Saga.resolve's step",
+    "step id",
+    Saga.MAX_JOURNAL_ID_BYTES,
+    (id) => Saga.resolve("s", id, { outcome: "not-applied", by: "alice" })
+  ],
+  ["Saga.approve's by", "principal", Saga.MAX_PRINCIPAL_BYTES, (by) => Saga.approve("s", "step", { by })],
+  ["Saga.reject's by", "principal", Saga.MAX_PRINCIPAL_BYTES, (by) => Saga.reject("s", "step", { by, reason: "no" })],
+  ["Saga.renewApproval's by", "principal", Saga.MAX_PRINCIPAL_BYTES, (by) => Saga.renewApproval("s", "step", { by })],
+  [
+    "Saga.resolve's by",
+    "principal",
+    Saga.MAX_PRINCIPAL_BYTES,
+    (by) => Saga.resolve("s", "step", { outcome: "applied", by, result: "r" })
+  ]
 ]
 
 /** Non-empty, well-formed ids with no control character, within MAX_SAGA_ID_BYTES: ASCII to astral planes. */

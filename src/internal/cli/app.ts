@@ -13,6 +13,7 @@ import * as Exit from "effect/Exit"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import { printable } from "../util/printable.js"
 import { commands } from "./commandTable.js"
 import type { Ending } from "./failure.js"
 import { endingOf } from "./failure.js"
@@ -50,7 +51,7 @@ const textOf = (message: unknown): string =>
 
 /** Log lines go to stderr, one line each, so that stdout stays what the command prints. */
 const stderrLogger = Logger.make(({ logLevel, message }) => {
-  globalThis.console.error(`effect-saga: ${logLevel.label.toLowerCase()}: ${textOf(message)}`)
+  globalThis.console.error(`effect-saga: ${logLevel.label.toLowerCase()}: ${printable(textOf(message))}`)
 })
 
 /**

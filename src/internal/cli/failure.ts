@@ -11,6 +11,7 @@ import * as Data from "effect/Data"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import { JournalTampered } from "../../Journal.js"
+import { printable } from "../util/printable.js"
 
 /**
  * The command could not be carried out as asked: a malformed value, a missing file, a store that is
@@ -44,7 +45,7 @@ export interface Ending {
 /** The one line that says what went wrong: an error's `message`, never its stack. */
 const lineOf = (error: unknown): string => {
   const message = Predicate.hasProperty(error, "message") ? String(error.message) : String(error)
-  const first = message.split("\n")[0]!.trim()
+  const first = printable(message.split("\n")[0]!.trim())
   return first === "" && Predicate.hasProperty(error, "_tag") ? String(error._tag) : first
 }
 

@@ -6,12 +6,16 @@
  */
 import type { Entry } from "../../Journal.js"
 import * as Timeline from "../../Timeline.js"
+import { printable } from "../util/printable.js"
 
 const entities: Record<string, string> = { "#": "#35;", ";": "#59;", "<": "#lt;", ">": "#gt;" }
 
-/** Text Mermaid prints as it is: no line breaks, `# ; < >` as entity codes, not too long. */
+/**
+ * Text Mermaid prints as it is: control characters escaped (`printable`), no line breaks, `# ; < >`
+ * as entity codes, not too long.
+ */
 const text = (value: string, max = 80): string => {
-  const flat = value.replace(/\s+/g, " ").trim()
+  const flat = printable(value).replace(/\s+/g, " ").trim()
   const short = flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
   return short.replace(/[#;<>]/g, (char) => entities[char]!)
 }

@@ -7,6 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Saga from "../../Saga.js"
+import * as identifier from "../util/identifier.js"
 import { UsageError } from "./failure.js"
 
 /**
@@ -61,6 +62,8 @@ export const target = (
   given: { readonly revision: Option.Option<number>; readonly digest: Option.Option<string> }
 ) =>
   Effect.gen(function* () {
+    // Checked before the saga is read, as the saga service checks it: "" would name a saga's only step.
+    yield* identifier.check("step id", step, identifier.MAX_JOURNAL_ID_BYTES)
     const status = yield* Saga.status(sagaId)
     return { status, stepId: yield* stepId(status, step), seen: seen(status, given) }
   })

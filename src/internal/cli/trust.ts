@@ -11,6 +11,7 @@ import * as Option from "effect/Option"
 import type { Entry, JournalCorrupted, SagaRecord, TamperProblem, Verification } from "../../Journal.js"
 import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
+import { printable } from "../util/printable.js"
 import { SomethingWrong } from "./failure.js"
 
 /**
@@ -104,9 +105,11 @@ export const cell = (tampered: Tampered | null): string => {
  * @category marks
  */
 export const line = (sagaId: string, tampered: Tampered): string =>
-  tampered.problem === "approval" || tampered.seq === null
-    ? `saga ${sagaId}: TAMPERED: ${tampered.reason}`
-    : `saga ${sagaId}: TAMPERED: its journal does not verify at seq ${tampered.seq} (${tampered.problem}): ${tampered.reason}`
+  printable(
+    tampered.problem === "approval" || tampered.seq === null
+      ? `saga ${sagaId}: TAMPERED: ${tampered.reason}`
+      : `saga ${sagaId}: TAMPERED: its journal does not verify at seq ${tampered.seq} (${tampered.problem}): ${tampered.reason}`
+  )
 
 /**
  * Ends the command with exit code 1 if any of `marked` is tampered (its answer is already printed).

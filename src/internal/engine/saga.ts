@@ -38,7 +38,7 @@ import type {
   WorkerOptions
 } from "../../Saga.js"
 import type * as SagaDefinition from "../../SagaDefinition.js"
-import type { CommandConflict, CompensationCause } from "../../SagaError.js"
+import type { CommandConflict, CompensationCause, InvalidIdentifier } from "../../SagaError.js"
 import { CommandRefused, InvalidSagaInput, NonDeterminism } from "../../SagaError.js"
 import type { SagaResult } from "../../SagaResult.js"
 import { sagaDraft } from "../journal/drafts.js"
@@ -349,6 +349,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       Effect.uninterruptible(
         Effect.gen(function* () {
           yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
+          yield* checkNamed(spec)
           yield* outsideUndo
           const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
           const writer = yield* claimAndLoad(sagaId)
@@ -460,6 +461,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       command(sagaId, {
         action: "approve",
         stepId,
+        by: options.by,
         seen: options,
         replay: { prior: (writer) => replay.approval(writer, stepId, options), answer: () => Effect.void },
         body: (writer, principal) => commands.approve(writer, approval, stepId, { ...options, principal: principal.id })
@@ -468,6 +470,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       command(sagaId, {
         action: "approve",
         stepId,
+        by: options.by,
         seen: options,
         body: (writer, principal) => commands.renew(writer, approval, stepId, { ...options, principal: principal.id })
       }).pipe(Effect.withSpan("effect-saga.renew-approval", commandSpan(sagaId, stepId))),
@@ -487,6 +490,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       return command(sagaId, {
         action: "reject",
         stepId,
+        by: options.by,
         seen: options,
         replay: { prior: (writer) => replay.rejection(writer, stepId, options), answer: compensation },
         body: (writer, principal) =>
@@ -500,6 +504,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       command(sagaId, {
         action: "resolve",
         stepId,
+        by: resolution.by,
         seen: resolution,
         replay: {
           prior: (writer) => replay.resolution(writer, registered, stepId, resolution),
@@ -557,6 +562,20 @@ const summaryOf = (
   })
 }
 
+/** Fails with `InvalidIdentifier` if the step id or the `by` a command names cannot be one: checked before anything is read. */
+const checkNamed = (spec: {
+  readonly stepId?: string | undefined
+  readonly by?: string | undefined
+}): Effect.Effect<void, InvalidIdentifier> =>
+  Effect.suspend(() => {
+    const refused =
+      (spec.stepId === undefined
+        ? undefined
+        : identifier.refusal("step id", spec.stepId, identifier.MAX_JOURNAL_ID_BYTES)) ??
+      (spec.by === undefined ? undefined : identifier.principalRefusal(spec.by))
+    return refused === undefined ? Effect.void : Effect.fail(refused)
+  })
+
 /** Why a saga with neither a decodable row nor a decodable entry cannot be shown; `SagaNotFound` when it has neither at all. */
 const nothingToShow = (sagaId: string, verification: Verification) => {
   if (verification._tag === "Intact") return new SagaNotFound({ sagaId })
@@ -569,6 +588,8 @@ const nothingToShow = (sagaId: string, verification: Verification) => {
 interface Command<A, E> {
   readonly action: Action
   readonly stepId?: string | undefined
+  /** Who the command names as deciding. */
+  readonly by?: string | undefined
   readonly seen: Seen | undefined
   /** Whether this exact command was processed before, and its first answer (absent: it is always new). */
   readonly replay?:

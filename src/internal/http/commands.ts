@@ -7,6 +7,8 @@
 import * as Effect from "effect/Effect"
 import * as Authority from "../../Authority.js"
 import * as Saga from "../../Saga.js"
+import * as identifier from "../util/identifier.js"
+import { named } from "../util/printable.js"
 import { Conflict, NotFound, Refused } from "./errors.js"
 import type { Answer, CompensationAnswer, EffectUndo, Seen } from "./models.js"
 import { statusOf } from "./reading.js"
@@ -23,12 +25,18 @@ export interface CommandOptions {
   readonly tools?: ReadonlySet<string> | undefined
 }
 
-/** The saga as it stands, and the step `stepId` names: a step the saga does not have is 404. */
+/**
+ * The saga as it stands, and the step `stepId` names: a step id that cannot be one is refused
+ * before the saga is read (400, as the engine refuses it), a step the saga does not have is 404.
+ */
 const stepOf = (sagaId: string, stepId: string) =>
   Effect.gen(function* () {
+    yield* identifier.check("step id", stepId, identifier.MAX_JOURNAL_ID_BYTES)
     const status = yield* statusOf(sagaId)
     const step = status.steps.find((known) => known.stepId === stepId)
-    if (step === undefined) return yield* new NotFound({ message: `saga ${sagaId} has no step ${stepId}` })
+    if (step === undefined) {
+      return yield* new NotFound({ message: `saga ${named(sagaId)} has no step ${named(stepId)}` })
+    }
     return { status, step }
   })
 

@@ -3,6 +3,7 @@
  * that the stores, which `Journal.ts` imports, can build them without importing it back.
  */
 import * as Schema from "effect/Schema"
+import { named } from "../util/printable.js"
 
 /**
  * The type id the journal's errors carry: `isJournalError` checks it, never a `_tag` that a plain
@@ -159,6 +160,6 @@ export class SagaNotFound extends Schema.TaggedError<SagaNotFound>("effect-saga/
   /** @since 0.2.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
-    return `no saga ${this.sagaId} in the journal`
+    return `no saga ${named(this.sagaId)} in the journal`
   }
 }

@@ -2,6 +2,9 @@
 import * as Effect from "effect/Effect"
 import type { IdentifierKind } from "../../SagaError.js"
 import { InvalidIdentifier } from "../../SagaError.js"
+import { preview } from "./printable.js"
+
+export { preview }
 
 /** The most UTF-8 bytes of a saga id that a program is run, started or resumed under. */
 export const MAX_SAGA_ID_BYTES = 512
@@ -17,6 +20,9 @@ export const MAX_TOOL_NAME_BYTES = 128
 
 /** The most UTF-8 bytes of a call's explicit `key`. */
 export const MAX_STEP_KEY_BYTES = 256
+
+/** The most UTF-8 bytes of who an operator's command names as deciding (`by`). */
+export const MAX_PRINCIPAL_BYTES = 256
 
 /** A lone surrogate (`Cs` in a `u` regex matches only unpaired ones) or a control character (C0, DEL, C1). */
 const forbidden = /[\p{Cs}\p{Cc}]/u
@@ -84,10 +90,16 @@ export const stepKeyRefusal = (key: string): InvalidIdentifier | undefined => {
     : new InvalidIdentifier({ kind: "step key", identifier: preview(key), reason })
 }
 
-/** How a message shows an identifier: quoted, escaped, at most 64 characters of it. */
-export const preview = (text: string): string => {
-  const head = Array.from(text.slice(0, 130)).slice(0, 64).join("")
-  return head.length < text.length ? `${JSON.stringify(head)}…` : JSON.stringify(text)
+/**
+ * The `InvalidIdentifier` that refuses `by`, who an operator's command names as deciding, if it is
+ * refused: as an identifier (it is journaled and printed as one), and when it is only blanks.
+ */
+export const principalRefusal = (by: string): InvalidIdentifier | undefined => {
+  const reason =
+    identifierProblem(by, MAX_PRINCIPAL_BYTES) ?? (by.trim() === "" ? "it is blank: it names no one" : undefined)
+  return reason === undefined
+    ? undefined
+    : new InvalidIdentifier({ kind: "principal", identifier: preview(by), reason })
 }
 
 /** The `InvalidIdentifier` that refuses `text` as an identifier of this kind and size, if it is refused. */

@@ -1,10 +1,16 @@
-/** Rows as columns aligned under their titles, two spaces apart; the last column is not padded. */
+import { printable } from "./printable.js"
+
+/**
+ * Rows as columns aligned under their titles, two spaces apart; the last column is not padded.
+ * Each cell is shown `printable`: a value cannot break its line or reach the terminal raw.
+ */
 export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? "").length)))
-  const line = (cells: ReadonlyArray<string>) =>
-    cells
-      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!)))
+  const cells = [header, ...rows].map((row) => row.map(printable))
+  const widths = header.map((_, column) => Math.max(...cells.map((row) => (row[column] ?? "").length)))
+  const line = (row: ReadonlyArray<string>) =>
+    row
+      .map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!)))
       .join("  ")
       .trimEnd()
-  return [line(header), ...rows.map(line)].join("\n")
+  return cells.map(line).join("\n")
 }

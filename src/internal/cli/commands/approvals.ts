@@ -8,6 +8,7 @@ import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
 import type { ApprovalRequest } from "../../../Approval.js"
 import * as Approval from "../../../Approval.js"
+import { printable } from "../../util/printable.js"
 import { table } from "../../util/table.js"
 import { print, printJson } from "../output.js"
 import { db, json, withStore } from "../root.js"
@@ -66,7 +67,7 @@ const render = (requests: ReadonlyArray<Pending>): string =>
         ...requests.flatMap((request) =>
           request.tampered === null
             ? []
-            : [`${Trust.line(request.sagaId, request.tampered)}: do not decide on step ${request.stepId}`]
+            : [printable(`${Trust.line(request.sagaId, request.tampered)}: do not decide on step ${request.stepId}`)]
         )
       ].join("\n")
 

@@ -10,6 +10,7 @@ import * as Either from "effect/Either"
 import type { Recorded } from "../../../Journal.js"
 import { decodeEntry, Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
+import { printable } from "../../util/printable.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
 import { target } from "../position.js"
@@ -62,14 +63,16 @@ export const approve = Command.make("approve", { db, as, expiresAt, revision, di
         const entries = yield* Effect.flatMap(Journal, (journal) => journal.read(options.saga))
         const records = yield* Either.all(entries.map(decodeEntry))
         yield* print(
-          approvedAfter(records, stepId, status.revision) === undefined
-            ? alreadyApproved(
-                records,
-                status.steps.find((step) => step.stepId === stepId),
-                options.saga,
-                stepId
-              )
-            : `approved step ${stepId} of saga ${options.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED; the step runs when the saga is resumed`
+          printable(
+            approvedAfter(records, stepId, status.revision) === undefined
+              ? alreadyApproved(
+                  records,
+                  status.steps.find((step) => step.stepId === stepId),
+                  options.saga,
+                  stepId
+                )
+              : `approved step ${stepId} of saga ${options.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED; the step runs when the saga is resumed`
+          )
         )
       }),
       { access: "write", as: by }

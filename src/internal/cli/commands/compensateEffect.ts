@@ -10,6 +10,7 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Saga from "../../../Saga.js"
+import { printable } from "../../util/printable.js"
 import { SomethingWrong } from "../failure.js"
 import { print, printJson } from "../output.js"
 import { as, db, json, register, withStore } from "../root.js"
@@ -19,10 +20,13 @@ const effect = Args.text({ name: "EFFECT" }).pipe(
   Args.withDescription("The effect id: the step's idempotency key, <sagaId>/<stepId> (show lists it).")
 )
 
+/** The answer in one line; the undo's detail comes from outside, so it is shown `printable`. */
 const render = (answer: Saga.EffectCompensation): string =>
-  answer._tag === "AwaitingApproval"
-    ? `${answer.effectId}: the undo awaits an approval of its own (approve ${answer.runId} ${answer.request.stepId})`
-    : `${answer.effectId}: ${answer.outcome}${answer.detail === undefined ? "" : ` (${answer.detail})`}; journaled as ${answer.runId}`
+  printable(
+    answer._tag === "AwaitingApproval"
+      ? `${answer.effectId}: the undo awaits an approval of its own (approve ${answer.runId} ${answer.request.stepId})`
+      : `${answer.effectId}: ${answer.outcome}${answer.detail === undefined ? "" : ` (${answer.detail})`}; journaled as ${answer.runId}`
+  )
 
 /**
  * The `compensate-effect` command.

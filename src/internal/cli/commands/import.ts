@@ -8,6 +8,7 @@ import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as Journal from "../../../Journal.js"
+import { printable } from "../../util/printable.js"
 import { UsageError } from "../failure.js"
 import { print } from "../output.js"
 import { db, withStore } from "../root.js"
@@ -32,7 +33,11 @@ export const importSaga = Command.make("import", { db, file }, (options) =>
     withStore(
       options.db,
       Effect.flatMap(Journal.importNdjson(text), (record) =>
-        print(`imported saga ${record.sagaId}: ${record.status}, revision ${record.revision}, digest ${record.digest}`)
+        print(
+          printable(
+            `imported saga ${record.sagaId}: ${record.status}, revision ${record.revision}, digest ${record.digest}`
+          )
+        )
       ),
       { access: "create" }
     )

@@ -8,6 +8,7 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import { Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
+import { printable } from "../../util/printable.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
 import { db, json, withStore } from "../root.js"
@@ -46,7 +47,9 @@ export const prune = Command.make("prune", { db, finishedBefore, dryRun, json },
         yield* options.json
           ? printJson(sagaIds)
           : print(
-              `${verb} ${sagaIds.length} saga(s) finished before ${before}${sagaIds.length === 0 ? "" : `: ${sagaIds.join(", ")}`}`
+              printable(
+                `${verb} ${sagaIds.length} saga(s) finished before ${before}${sagaIds.length === 0 ? "" : `: ${sagaIds.join(", ")}`}`
+              )
             )
       }),
       { access: options.dryRun ? "read" : "write" }

@@ -8,6 +8,7 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Saga from "../../../Saga.js"
+import { printable } from "../../util/printable.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
 import { target } from "../position.js"
@@ -49,7 +50,9 @@ export const renewApproval = Command.make(
             ...seen
           })
           yield* print(
-            `renewed the approval of step ${stepId} of saga ${options.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED`
+            printable(
+              `renewed the approval of step ${stepId} of saga ${options.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED`
+            )
           )
         }),
         { access: "write", as: by }

@@ -9,6 +9,7 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Saga from "../../../Saga.js"
+import { printable } from "../../util/printable.js"
 import { UsageError } from "../failure.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
@@ -82,7 +83,9 @@ export const resolve = Command.make(
           yield* Saga.resolve(options.saga, stepId, { ...resolution, ...seen })
           const journaled = resolution.outcome === "applied" ? "EXECUTED" : "FAILED"
           yield* print(
-            `resolved step ${stepId} of saga ${options.saga} as ${resolution.outcome} (${by}): journaled ${journaled}; resume the saga to go on`
+            printable(
+              `resolved step ${stepId} of saga ${options.saga} as ${resolution.outcome} (${by}): journaled ${journaled}; resume the saga to go on`
+            )
           )
         }),
         { access: "write", as: by }

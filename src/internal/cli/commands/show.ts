@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import type { Entry } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Timeline from "../../../Timeline.js"
+import { printable } from "../../util/printable.js"
 import { table } from "../../util/table.js"
 import { exitIfDirty } from "../dirty.js"
 import { SomethingWrong, UsageError } from "../failure.js"
@@ -78,12 +79,12 @@ const next = (status: Saga.SagaStatus): ReadonlyArray<string> => {
 
 const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>): string =>
   [
-    ...header(status),
+    ...header(status).map(printable),
     "",
     status.steps.length === 0 ? "no steps" : steps(status),
     "",
     timeline(entries, (entry) => outcomeOf(entry, status, entries)),
-    ...(next(status).length === 0 ? [] : ["", ...next(status)])
+    ...(next(status).length === 0 ? [] : ["", ...next(status).map(printable)])
   ].join("\n")
 
 /**

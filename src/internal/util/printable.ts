@@ -1,0 +1,35 @@
+/** Text as a terminal shows it: what would move the cursor, end a line or reorder it, escaped visibly. */
+
+/**
+ * What a terminal would act on instead of showing: a control character (C0, DEL, C1: a newline, a
+ * tab, an escape sequence's ESC), a line or paragraph separator (U+2028, U+2029), a bidi embedding,
+ * override or isolate (U+202A–U+202E, U+2066–U+2069, which reorder what follows), and a lone
+ * surrogate (which no terminal can show).
+ */
+const unprintable = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069\p{Cs}]/gu
+
+const short: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" }
+
+const escaped = (char: string): string => short[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
+
+/**
+ * `text` with each character a terminal would act on written as its escape, as JSON writes it
+ * (`\n`, `\t`, `\u001b`, `\u202e`): a value journaled from outside (a reason, a name, an undo's
+ * detail) stays on its line and cannot set the title, the colours or the order of what follows.
+ * Everything else, a backslash included, is left as it is.
+ */
+export const printable = (text: string): string => text.replace(unprintable, escaped)
+
+/** How a message shows an identifier: quoted, escaped, at most 64 characters of it. */
+export const preview = (text: string): string => {
+  const head = Array.from(text.slice(0, 130)).slice(0, 64).join("")
+  return printable(head.length < text.length ? `${JSON.stringify(head)}…` : JSON.stringify(text))
+}
+
+/**
+ * How a message names an identifier that may be long or hold what a terminal acts on (a bidi
+ * override passes the identifier checks): as it is when it is short and printable, else as
+ * `preview` shows it.
+ */
+export const named = (text: string): string =>
+  text !== "" && text.length <= 64 && printable(text) === text ? text : preview(text)
