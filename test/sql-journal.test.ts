@@ -8,7 +8,7 @@ import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { ConfigProvider, Context, Effect, Layer, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SqlJournal, SqlStore } from "../src/index.js"
-import { openStatusSagas } from "../src/internal/sql/migrations.js"
+import { latestMigration, openStatusSagas } from "../src/internal/sql/migrations.js"
 import { appendAll, saga, step } from "./fixtures/drafts.js"
 import { suite } from "./JournalSuite.js"
 
@@ -239,6 +239,38 @@ describe("SqlJournal on an SQLite file", () => {
         expect(verified).toMatchObject({ _tag: "Broken", seq: 2, problem: "undecodable" })
         expect(verified._tag === "Broken" && verified.reason).toContain("DONE")
       })
+  )
+
+  it.effect("a journal a newer effect-saga migrated is refused when the layer is built: nothing is written", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("newer-schema")
+      yield* Effect.scoped(
+        Effect.flatMap(open(SqlJournal.layerSqlite({ filename })), (journal) =>
+          appendAll(journal, "kept", [saga("SAGA_STARTED")])
+        )
+      )
+      const newer = latestMigration + 1
+      yield* Effect.scoped(
+        Effect.map(raw(filename), (db) =>
+          db
+            .prepare("INSERT INTO effect_saga_migrations (migration_id, name) VALUES (?, ?)")
+            .run(newer, "from_the_future")
+        )
+      )
+      const error = yield* Effect.flip(Effect.scoped(open(SqlJournal.layerSqlite({ filename }))))
+      expect(error).toMatchObject({ _tag: "JournalError", operation: "migrate" })
+      expect(error.message).toContain(
+        `the journal has schema version ${newer}, newer than this effect-saga's ${latestMigration}: upgrade effect-saga (nothing was written)`
+      )
+      const db = new Database(filename, { readonly: true })
+      try {
+        expect(db.prepare("SELECT MAX(migration_id) AS version FROM effect_saga_migrations").get()).toEqual({
+          version: newer
+        })
+      } finally {
+        db.close()
+      }
+    })
   )
 
   it.scoped("a saga row that no longer decodes is left out of a claim of lapsed sagas, not the end of it", () =>

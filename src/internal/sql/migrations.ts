@@ -158,11 +158,18 @@ export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, Sq
   created_at timestamp with time zone not null default now(),
   name text not null
 )`),
+            Effect.zipRight(Effect.suspend(() => refuseNewer)),
             Effect.zipRight(runMigrations),
             Effect.asVoid
           )
         ),
-      orElse: () => Effect.asVoid(runMigrations)
+      orElse: () =>
+        Effect.asVoid(
+          Effect.zipRight(
+            Effect.suspend(() => refuseNewer),
+            runMigrations
+          )
+        )
     })
 ).pipe(
   Effect.catchSomeDefect((defect) =>
@@ -191,3 +198,20 @@ WHERE type = 'table' AND name = ${migrationsTable}`
   }>`SELECT MAX(migration_id) AS version FROM ${sql(migrationsTable)}`
   return { applied: Number(rows[0]?.version ?? 0), latest: latestMigration }
 })
+
+/**
+ * Refuses tables a newer effect-saga migrated: this code would write rows in a shape the newer one
+ * may not read (an old worker left running through a rolling upgrade). Nothing is written.
+ */
+const refuseNewer = Effect.flatMap(
+  schemaVersion,
+  ({ applied }): Effect.Effect<void, Migrator.MigrationError> =>
+    applied === undefined || applied <= latestMigration
+      ? Effect.void
+      : Effect.fail(
+          new Migrator.MigrationError({
+            reason: "bad-state",
+            message: `the journal has schema version ${applied}, newer than this effect-saga's ${latestMigration}: upgrade effect-saga (nothing was written)`
+          })
+        )
+)
