@@ -82,7 +82,8 @@ export const verifyAgainst = (
     )
   }
   return broken(
-    Math.min(revision + 1, chain.entries),
+    // The first entry past what the row says is trusted (a negative revision edited in trusts none).
+    Math.max(1, Math.min(revision + 1, chain.entries)),
     "row",
     revision === chain.entries
       ? `the saga's row names another last hash than its journal's at seq ${revision}: the row was edited`
