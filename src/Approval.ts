@@ -38,6 +38,25 @@ export const ApprovalRequest = Schema.Struct({
 export type ApprovalRequest = typeof ApprovalRequest.Type
 
 /**
+ * A request as `pending` lists it. `tampered`, when present, says why its record in a persisted
+ * store cannot be trusted (its status or decision was edited behind the library's back): it is
+ * listed so that it is seen, and nothing can decide it.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export const PendingRequest = Schema.Struct({
+  ...ApprovalRequest.fields,
+  tampered: Schema.optional(Schema.String)
+})
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export type PendingRequest = typeof PendingRequest.Type
+
+/**
  * A human's answer. `Approved` names the input digest that was approved and, optionally, when the
  * approval expires (ISO-8601 UTC); a renewed approval also names who renewed it and when. `mac`:
  * a persisted store's signature of the decision under the journal key (`EFFECT_SAGA_JOURNAL_KEYS`),
@@ -155,13 +174,35 @@ export class ApprovalMismatch extends Schema.TaggedError<ApprovalMismatch>("effe
 }
 
 /**
+ * A persisted store's record of the request was edited behind the library's back: its status or its
+ * decision is not one the store wrote (a status that is no decision, or not its decision's; a
+ * column that does not decode), so nothing can tell what was decided. Nothing is decided or changed;
+ * the saga's commands and runs report it as `JournalTampered` (`problem: "approval"`).
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class ApprovalTampered extends Schema.TaggedError<ApprovalTampered>("effect-saga/ApprovalTampered")(
+  "ApprovalTampered",
+  { requestId: Schema.String, reason: Schema.String }
+) {
+  /** @since 0.3.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  override get message(): string {
+    return `approval request ${this.requestId} cannot be trusted: ${this.reason}`
+  }
+}
+
+/**
  * Whether a value is one of the approval service's errors (`ApprovalNotFound`, `AlreadyDecided`,
- * `NotApproved`, `ApprovalMismatch`), by its `ErrorTypeId`.
+ * `NotApproved`, `ApprovalMismatch`, `ApprovalTampered`), by its `ErrorTypeId`.
  *
  * @since 0.2.0
  * @category guards
  */
-export const isApprovalError = (u: unknown): u is ApprovalNotFound | AlreadyDecided | NotApproved | ApprovalMismatch =>
+export const isApprovalError = (
+  u: unknown
+): u is ApprovalNotFound | AlreadyDecided | NotApproved | ApprovalMismatch | ApprovalTampered =>
   Predicate.hasProperty(u, ErrorTypeId)
 
 /**
@@ -223,7 +264,8 @@ export const renewal = (
 
 /**
  * The approval service. A store beside the journal that cannot be read or written fails with the
- * journal's `JournalError`.
+ * journal's `JournalError`; a persisted store whose record of a request was edited behind the
+ * library's back fails with `ApprovalTampered`.
  *
  * @since 0.1.0
  * @category services
@@ -239,25 +281,34 @@ export class Approval extends Context.Tag("effect-saga/Approval")<
      */
     readonly inProcess?: boolean | undefined
     /** Registers a request (once) and returns its current decision. */
-    readonly request: (request: ApprovalRequest) => Effect.Effect<Decision, JournalError>
+    readonly request: (request: ApprovalRequest) => Effect.Effect<Decision, ApprovalTampered | JournalError>
     /** Approves a pending request for exactly `inputDigest`. */
     readonly approve: (
       requestId: string,
       options: { readonly by: string; readonly inputDigest: string; readonly expiresAt?: string | undefined }
-    ) => Effect.Effect<void, ApprovalNotFound | AlreadyDecided | JournalError>
+    ) => Effect.Effect<void, ApprovalNotFound | AlreadyDecided | ApprovalTampered | JournalError>
     /** Rejects a pending request. */
     readonly reject: (
       requestId: string,
       options: { readonly by: string; readonly reason: string }
-    ) => Effect.Effect<void, ApprovalNotFound | AlreadyDecided | JournalError>
+    ) => Effect.Effect<void, ApprovalNotFound | AlreadyDecided | ApprovalTampered | JournalError>
     /** Gives an approved request a new expiry, for exactly the approved digest; records who and when. */
-    readonly renew: (requestId: string, options: RenewOptions) => Effect.Effect<void, RenewError | JournalError>
-    /** Requests still waiting for a decision, oldest first. */
-    readonly pending: Effect.Effect<ReadonlyArray<ApprovalRequest>, JournalError>
+    readonly renew: (
+      requestId: string,
+      options: RenewOptions
+    ) => Effect.Effect<void, RenewError | ApprovalTampered | JournalError>
+    /**
+     * Requests still waiting for a decision, oldest first; in a persisted store, also those whose
+     * record was edited so that it names no decision it can be trusted with (marked `tampered`).
+     */
+    readonly pending: Effect.Effect<ReadonlyArray<PendingRequest>, JournalError>
     /** A request and its decision, if the request is known. */
     readonly get: (
       requestId: string
-    ) => Effect.Effect<Option.Option<{ readonly request: ApprovalRequest; readonly decision: Decision }>, JournalError>
+    ) => Effect.Effect<
+      Option.Option<{ readonly request: ApprovalRequest; readonly decision: Decision }>,
+      ApprovalTampered | JournalError
+    >
   }
 >() {}
 
@@ -378,12 +429,13 @@ export const renew = (requestId: string, options: RenewOptions) =>
   Effect.flatMap(Approval, (approval) => approval.renew(requestId, options))
 
 /**
- * Requests still waiting for a decision.
+ * Requests still waiting for a decision, oldest first; a request whose record in a persisted store
+ * was edited so that it cannot be trusted is listed with `tampered` saying why.
  *
  * @since 0.1.0
  * @category accessors
  */
-export const pending: Effect.Effect<ReadonlyArray<ApprovalRequest>, JournalError, Approval> = Effect.flatMap(
+export const pending: Effect.Effect<ReadonlyArray<PendingRequest>, JournalError, Approval> = Effect.flatMap(
   Approval,
   (approval) => approval.pending
 )

@@ -831,6 +831,47 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
       })
   )
 
+  it.effect(
+    "approvals lists a request whose approvals row was edited (its status, its decision) marked, and the others as they are; approve answers the tampering",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("approvals-row-edited")
+        edit(db, "UPDATE effect_saga_approvals SET status = 'weird' WHERE saga_id = ?", "order-1")
+        edit(db, "UPDATE effect_saga_approvals SET decision = '{not json' WHERE saga_id = ?", "order-5")
+        const table = yield* cli("approvals", "--db", db)
+        expect(table).toMatchObject({ code: 1, stderr: "" })
+        for (const sagaId of ["order-1", "order-5"]) {
+          expect(table.stdout).toMatch(
+            new RegExp(
+              `^${sagaId}\\s+sendWireTransfer:\\S+\\s+sendWireTransfer\\s+\\S+\\s+TAMPERED \\(approvals table\\)\\s`,
+              "m"
+            )
+          )
+        }
+        expect(table.stdout).toMatch(/^payout-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+intact\s/m)
+        expect(table.stdout).toMatch(
+          /^saga order-1: TAMPERED: the approvals table's row was edited: its status column says "weird", not pending, approved or rejected: do not decide on step sendWireTransfer:\S+$/m
+        )
+        expect(table.stdout).toMatch(
+          /^saga order-5: TAMPERED: the approvals table's row was edited: its decision column does not decode: do not decide on step sendWireTransfer:\S+$/m
+        )
+
+        const before = snapshot(db)
+        const stepId = (
+          JSON.parse((yield* cli("approvals", "--json", "--db", db)).stdout) as ReadonlyArray<{
+            sagaId: string
+            stepId: string
+          }>
+        ).find((request) => request.sagaId === "order-5")!.stepId
+        const approved = yield* cli("approve", "order-5", stepId, "--as", "alice", "--db", db)
+        expect(approved).toMatchObject({ code: 1, stdout: "" })
+        expect(approved.stderr).toMatch(
+          /^effect-saga: journal of saga order-5 does not verify at seq \d+ \(approval\): approval request order-5\/\S+ cannot be trusted: the approvals table's row was edited: its decision column does not decode; nothing was run or written/
+        )
+        expect(snapshot(db)).toEqual(before)
+      })
+  )
+
   it.effect("an entry whose phase no longer decodes is one line naming the saga and the seq", () =>
     Effect.gen(function* () {
       const db = fresh("undecodable")

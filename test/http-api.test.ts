@@ -1,5 +1,6 @@
 import * as OpenApi from "@effect/platform/OpenApi"
 import { describe, expect, it } from "@effect/vitest"
+import Database from "better-sqlite3"
 import { Effect, Either, Layer } from "effect"
 import { Journal, Saga } from "../src/index.js"
 import * as SagaApi from "../src/SagaApi.js"
@@ -301,6 +302,30 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       })
       expect(snapshot(db)).toBe(before)
     })
+  )
+
+  it.scopedLive(
+    "an approvals row whose status was edited is listed marked tampered (approval); approving it is 422, nothing is written",
+    () =>
+      Effect.gen(function* () {
+        const { db, baseUrl } = yield* awaitingPayout("approval-row-edited")
+        const file = new Database(db)
+        file.prepare("UPDATE effect_saga_approvals SET status = 'weird' WHERE saga_id = 'payout-1'").run()
+        file.close()
+        const api = yield* clientAs(baseUrl, "alice")
+        const reason = `the approvals table's row was edited: its status column says "weird", not pending, approved or rejected`
+        const [request] = yield* api.approvals.pending()
+        expect(request).toMatchObject({ sagaId: "payout-1", tampered: { problem: "approval", reason } })
+        const before = snapshot(db)
+        const refused = yield* Effect.flip(
+          api.approvals.approve({
+            path: { sagaId: "payout-1", stepId: request!.stepId },
+            payload: { revision: request!.revision, digest: request!.digest }
+          })
+        )
+        expect(refused).toMatchObject({ _tag: "Refused", message: expect.stringContaining(reason) })
+        expect(snapshot(db)).toBe(before)
+      })
   )
 
   it.scopedLive("a step already answered otherwise is 409 (CommandConflict); nothing is written", () =>

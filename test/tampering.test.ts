@@ -8,7 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Redacted, Schema } from "effect"
+import { Effect, Layer, Logger, Option, Redacted, Schema } from "effect"
 import {
   Approval,
   Compensable,
@@ -40,6 +40,8 @@ interface Backend {
   readonly tamper: (sagaId: string, edit: (stored: Stored) => Stored) => Effect.Effect<void, unknown>
   /** Every stored row of a saga, as the store holds it. */
   readonly rows: (sagaId: string) => Effect.Effect<unknown, unknown>
+  /** Sets a column of a saga's rows in the approvals table, without the library (SQL stores only). */
+  readonly editApproval?: (sagaId: string, column: string, value: string | Uint8Array) => Effect.Effect<void, unknown>
 }
 
 // --- the edits -------------------------------------------------------------------------------------
@@ -359,7 +361,9 @@ status = ${edited.record.status} WHERE saga_id = ${sagaId}`
           sql`SELECT * FROM effect_saga_sagas WHERE saga_id LIKE ${`${sagaId}%`} ORDER BY saga_id`,
           sql`SELECT * FROM effect_saga_approvals WHERE saga_id LIKE ${`${sagaId}%`} ORDER BY request_id`
         ])
-      )
+      ),
+    editApproval: (sagaId, column, value) =>
+      withSql((sql) => sql`UPDATE effect_saga_approvals SET ${sql(column)} = ${value} WHERE saga_id = ${sagaId}`)
   }
 }
 
@@ -470,6 +474,162 @@ const matrix = (name: string, backend: () => Backend) =>
             })
             expect(world.snapshot()).toEqual(calls)
           }).pipe(Effect.provide(store.layer))
+        }
+      )
+    }
+
+    if (name !== "Journal.layerMemory") {
+      /** Edits of an awaiting saga's approvals row: the columns set, what the reason names, whether `pending` lists it. */
+      const rowEdits: ReadonlyArray<{
+        readonly set: Readonly<Record<string, string>>
+        readonly reason: string
+        readonly listed: boolean
+      }> = [
+        {
+          set: { status: "weird" },
+          reason: 'its status column says "weird", not pending, approved or rejected',
+          listed: true
+        },
+        { set: { decision: "{not json" }, reason: "its decision column does not decode", listed: true },
+        { set: { decision: '{"_tag":"Maybe"}' }, reason: "its decision column does not decode", listed: true },
+        {
+          set: { decision: '{"_tag":"Approved","by":"mallory","at":"2026-01-01T00:00:00.000Z","inputDigest":"0"}' },
+          reason: "its status column says pending, its decision column approved",
+          listed: true
+        },
+        {
+          set: { status: "approved" },
+          reason: "its status column says approved, its decision column pending",
+          listed: false
+        },
+        {
+          set: { status: "approved", decision: "{not json" },
+          reason: "its decision column does not decode",
+          listed: false
+        }
+      ]
+
+      for (const [index, { set, reason, listed }] of rowEdits.entries()) {
+        it.effect(
+          `an approvals row edited (${JSON.stringify(set)}) is approval tampering: run, approve and reject say so, ${listed ? "pending lists it marked" : "pending does not list it"}, compensate ends the saga`,
+          () => {
+            const store = backend()
+            const world = makeWorld()
+            const sagaId = `approval-row-${index}`
+            const logs: Array<string> = []
+            const capture = Logger.add(
+              Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label} ${String(message)}`))
+            )
+            return Effect.gen(function* () {
+              yield* awaiting(world, "approval-row-healthy")
+              yield* awaiting(world, sagaId)
+              const named = yield* namedIn(sagaId)
+              for (const [column, value] of Object.entries(set)) yield* store.editApproval!(sagaId, column, value)
+              const asked = (yield* Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))).find(
+                (entry) => entry.phase === "AWAITING_APPROVAL"
+              )!
+              const before = yield* store.rows(sagaId)
+              const calls = world.snapshot()
+              const tampered = {
+                _tag: "JournalTampered",
+                sagaId,
+                seq: asked.seq,
+                problem: "approval",
+                reason: `approval request ${sagaId}/${named.wire} cannot be trusted: the approvals table's row was edited: ${reason}`
+              }
+              const commands: ReadonlyArray<Effect.Effect<unknown, unknown, Saga.Saga>> = [
+                Saga.run(sagaId, world.toWire),
+                Saga.approve(sagaId, named.wire, { by: "alice" }),
+                Saga.reject(sagaId, named.wire, { by: "bob", reason: "no" })
+              ]
+              for (const command of commands) {
+                const error = yield* Effect.flip(command)
+                expect(error).toMatchObject(tampered)
+                expect(String((error as Journal.JournalTampered).message)).not.toContain("readonly")
+              }
+              expect(world.snapshot()).toEqual(calls)
+              expect(yield* store.rows(sagaId)).toEqual(before)
+              // The journal verifies: the break is in the approvals table, which only a run or a command reads.
+              expect((yield* Saga.status(sagaId)).tampered).toBeUndefined()
+
+              const pending = yield* Approval.pending
+              expect(pending.find((request) => request.sagaId === "approval-row-healthy")?.tampered).toBeUndefined()
+              const marked = pending.filter((request) => request.sagaId === sagaId)
+              expect(marked).toEqual(
+                listed
+                  ? [
+                      expect.objectContaining({
+                        stepId: named.wire,
+                        tampered: `the approvals table's row was edited: ${reason}`
+                      })
+                    ]
+                  : []
+              )
+              if (listed) {
+                const journal = yield* Journal.Journal
+                expect(Approval.journaledRequest(marked[0]!, yield* journal.read(sagaId)).problem).toEqual({
+                  seq: asked.seq,
+                  problem: "approval",
+                  reason: `the approvals table's row was edited: ${reason}`
+                })
+              }
+
+              const report = yield* Saga.compensate(sagaId)
+              expect(report.status).toBe("compensated")
+              expect(world.calls.release).toBe(calls.release + 1)
+              expect(world.calls.wire).toBe(0)
+              expect(logs).toContainEqual(
+                `WARN effect-saga: the approval request ${sagaId}/${named.wire} was not withdrawn: the approvals table's row was edited: ${reason}`
+              )
+            }).pipe(Effect.provide(Layer.merge(store.layer, capture)))
+          }
+        )
+      }
+
+      it.effect("an approved step whose approvals row was edited is renewed by no one: JournalTampered", () => {
+        const store = backend()
+        const world = makeWorld()
+        return Effect.gen(function* () {
+          yield* awaiting(world, "approval-row-renew")
+          const named = yield* namedIn("approval-row-renew")
+          yield* Saga.approve("approval-row-renew", named.wire, { by: "alice" })
+          yield* store.editApproval!("approval-row-renew", "decision", "{not json")
+          expect(
+            yield* Effect.flip(Saga.renewApproval("approval-row-renew", named.wire, { by: "carol" }))
+          ).toMatchObject({
+            _tag: "JournalTampered",
+            problem: "approval",
+            reason: expect.stringContaining("its decision column does not decode")
+          })
+        }).pipe(Effect.provide(store.layer))
+      })
+    }
+
+    if (name === "SqlStore.layerSqlite") {
+      it.effect(
+        "an approvals row whose request does not decode is logged and left out of pending, not a failure of the list",
+        () => {
+          const store = backend()
+          const world = makeWorld()
+          const logs: Array<string> = []
+          const capture = Logger.add(
+            Logger.make(({ logLevel, message }) => logs.push(`${logLevel.label} ${String(message)}`))
+          )
+          return Effect.gen(function* () {
+            yield* awaiting(world, "approval-blob-healthy")
+            yield* awaiting(world, "approval-blob")
+            const named = yield* namedIn("approval-blob")
+            yield* store.editApproval!("approval-blob", "input", new Uint8Array([0, 1, 2]))
+            expect((yield* Approval.pending).map((request) => request.sagaId)).toEqual(["approval-blob-healthy"])
+            expect(logs).toEqual([
+              `WARN effect-saga: approval request approval-blob/${named.wire} is not listed as pending: the approvals table's row was edited: its input column does not decode`
+            ])
+            expect(yield* Effect.flip(Saga.run("approval-blob", world.toWire))).toMatchObject({
+              _tag: "JournalTampered",
+              problem: "approval",
+              reason: expect.stringContaining("its input column does not decode")
+            })
+          }).pipe(Effect.provide(Layer.merge(store.layer, capture)))
         }
       )
     }

@@ -9,8 +9,7 @@ import { isFinished, JournalTampered } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import type { EffectCompensation } from "../../Saga.js"
 import { CommandRefused, EffectNotFound } from "../../SagaError.js"
-import { distrust, withoutMac } from "../journal/decisions.js"
-
+import { distrust, tamperedAt, withoutMac } from "../journal/decisions.js"
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
 import { addressesOf, runIdOf, stepKey } from "../journal/ids.js"
@@ -212,7 +211,7 @@ const approvalGate = (
         inputDigest,
         requestedAt: awaiting.at
       }
-      const answer = yield* ctx.approval.request(request)
+      const answer = yield* Effect.mapError(ctx.approval.request(request), tamperedAt(run.sagaId, awaiting.seq))
       const distrusted = distrust(ctx.approval, ctx.journalKeys, request, answer)
       if (distrusted !== undefined) {
         const seq = awaiting.seq

@@ -7,6 +7,7 @@ import { ConcurrencyConflict } from "../../Journal.js"
 import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
+import { tamperedAt } from "../journal/decisions.js"
 import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
 import { executed } from "../journal/payloads.js"
@@ -93,7 +94,10 @@ export const approve = (
     yield* readableExpiry(writer, stepId, options.expiresAt)
     const { inputDigest } = step.awaiting!.payload
     const requestId = stepKey(writer.sagaId, stepId)
-    yield* approval.approve(requestId, { by: options.by, inputDigest, expiresAt: options.expiresAt })
+    yield* Effect.mapError(
+      approval.approve(requestId, { by: options.by, inputDigest, expiresAt: options.expiresAt }),
+      tamperedAt(writer.sagaId, step.awaiting!.seq)
+    )
     const at = yield* nowIso
     const { by, expiresAt, principal } = options
     yield* writer.append([stepDraft(step, "APPROVED", { _tag: "Approved", by, at, inputDigest, expiresAt, principal })])
@@ -145,7 +149,10 @@ export const renew = (writer: Writer, approval: Approval["Type"], stepId: string
       return yield* refused(writer, stepId, "the renewal names another input digest than the one approved")
     }
     const renewal = { by: options.by, inputDigest, expiresAt: options.expiresAt }
-    yield* approval.renew(stepKey(writer.sagaId, stepId), renewal)
+    yield* Effect.mapError(
+      approval.renew(stepKey(writer.sagaId, stepId), renewal),
+      tamperedAt(writer.sagaId, step.awaiting!.seq)
+    )
     // The decision keeps its fields where the journal holds them (a principal it names stays in place).
     const { expiresAt: _expiresAt, renewedBy: _renewedBy, renewedAt: _renewedAt, ...decision } = approved
     const renewedAt = yield* nowIso
@@ -175,7 +182,10 @@ export const reject = (
 ) =>
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
-    yield* approval.reject(stepKey(writer.sagaId, stepId), { by: options.by, reason: options.reason })
+    yield* Effect.mapError(
+      approval.reject(stepKey(writer.sagaId, stepId), { by: options.by, reason: options.reason }),
+      tamperedAt(writer.sagaId, step.awaiting!.seq)
+    )
     const at = yield* nowIso
     const { by, principal } = options
     yield* writer.append([

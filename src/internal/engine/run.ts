@@ -28,7 +28,7 @@ import type { KeyRing } from "../../Keys.js"
 import * as Outcome from "../../Outcome.js"
 import { ApprovalPending, ApprovalRefused, NonDeterminism } from "../../SagaError.js"
 import type { UnknownStep } from "../../SagaResult.js"
-import { distrust, withoutMac } from "../journal/decisions.js"
+import { distrust, tamperedAt, withoutMac } from "../journal/decisions.js"
 import { executedDraft, intentDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
 import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
@@ -511,7 +511,9 @@ export class SagaRun {
           inputDigest: digest,
           requestedAt: step.awaiting!.at
         }
-        const decision = yield* Effect.catchAll(this.approval.request(request), fatal)
+        const decision = yield* Effect.catchAll(this.approval.request(request), (error) =>
+          fatal(tamperedAt(this.sagaId, step.awaiting!.seq)(error))
+        )
         yield* this.trust(request, decision)
         if (decision._tag === "Pending") {
           return yield* mode === "defer" && step.deferred

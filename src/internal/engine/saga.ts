@@ -208,13 +208,21 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       : Effect.void
   )
 
-  /** Drops a request the saga withdrew from the approval service (one already decided there is left as it is). */
+  /**
+   * Drops a request the saga withdrew from the approval service (one already decided there is left
+   * as it is; one whose record was edited too, with a warning that says so).
+   */
   const withdraw = (requestId: string, reason: string) =>
-    Effect.catchAll(approval.reject(requestId, { by: WITHDRAWN_BY, reason }), (error) =>
-      error._tag === "JournalError"
-        ? Effect.logWarning(`effect-saga: the approval request ${requestId} could not be withdrawn`, error)
-        : Effect.void
-    )
+    Effect.catchAll(approval.reject(requestId, { by: WITHDRAWN_BY, reason }), (error) => {
+      switch (error._tag) {
+        case "JournalError":
+          return Effect.logWarning(`effect-saga: the approval request ${requestId} could not be withdrawn`, error)
+        case "ApprovalTampered":
+          return Effect.logWarning(`effect-saga: the approval request ${requestId} was not withdrawn: ${error.reason}`)
+        default:
+          return Effect.void
+      }
+    })
 
   const undoEnv = (sagaId: string, lookup: Lookup) => ({
     lookup,

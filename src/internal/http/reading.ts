@@ -137,7 +137,7 @@ const orphan: Tamper = {
 }
 
 const pendingOf = (
-  request: Approval.ApprovalRequest,
+  request: Approval.PendingRequest,
   status: Saga.SagaStatus | undefined,
   entries: ReadonlyArray<Entry>
 ): PendingApproval => {

@@ -4,7 +4,7 @@
  * journal's, marking a copy that departs from it. The HTTP API and the CLI both read it here.
  */
 import * as Either from "effect/Either"
-import type { ApprovalRequest } from "../../Approval.js"
+import type { PendingRequest } from "../../Approval.js"
 import type { Entry, TamperProblem } from "../../Journal.js"
 import { decodePayload } from "../../Journal.js"
 
@@ -40,14 +40,15 @@ const askedIn = (entries: ReadonlyArray<Entry>, stepId: string): Entry | undefin
 /**
  * `request` (from `Approval.pending`) as its saga's `entries` hold it: the input and digest of the
  * step's last `AWAITING_APPROVAL`, which is what a person deciding should see. `problem` marks a
- * request no entry backs, an entry whose payload does not decode, or a copy whose input or digest
- * is not the journal's (the approvals table was edited). Read the entries through a check of the
- * chain (`Saga.status(sagaId).tampered`): a tampered saga's entries are not evidence either.
+ * request no entry backs, an entry whose payload does not decode, a request the store marked
+ * `tampered` (its status or decision was edited), or a copy whose input or digest is not the
+ * journal's (the approvals table was edited). Read the entries through a check of the chain
+ * (`Saga.status(sagaId).tampered`): a tampered saga's entries are not evidence either.
  *
  * @since 0.3.0
  * @category reading
  */
-export const journaledRequest = (request: ApprovalRequest, entries: ReadonlyArray<Entry>): JournaledRequest => {
+export const journaledRequest = (request: PendingRequest, entries: ReadonlyArray<Entry>): JournaledRequest => {
   const asked = askedIn(entries, request.stepId)
   if (asked === undefined) {
     const reason = "the approvals table holds a request its saga's journal never made"
@@ -59,6 +60,13 @@ export const journaledRequest = (request: ApprovalRequest, entries: ReadonlyArra
     return { input: asked.input, inputDigest: null, problem: { seq: asked.seq, problem: "undecodable", reason } }
   }
   const { inputDigest } = payload.right
+  if (request.tampered !== undefined) {
+    return {
+      input: asked.input,
+      inputDigest,
+      problem: { seq: asked.seq, problem: "approval", reason: request.tampered }
+    }
+  }
   const reason = `the approvals table's copy of the input is not the one the journal holds at seq ${asked.seq} (shown): the table was edited`
   const same = asked.input === request.input && inputDigest === request.inputDigest
   return { input: asked.input, inputDigest, problem: same ? null : { seq: asked.seq, problem: "approval", reason } }

@@ -1,8 +1,10 @@
 /** Signing an approval decision with the journal key, bound to the request it decides. */
 import type { Approval, ApprovalRequest, Decision } from "../../Approval.js"
+import { ApprovalTampered } from "../../Approval.js"
 import type { KeyRing } from "../../Keys.js"
 import type { Check } from "../util/crypto.js"
 import { DECISION_DOMAIN, sign, verifyMac } from "../util/crypto.js"
+import { JournalTampered } from "./errors.js"
 
 /** What a decision's MAC binds: the request (its saga, step, tool, input digest) and every field of the decision. */
 type Subject = Pick<ApprovalRequest, "requestId" | "sagaId" | "stepId" | "toolName" | "inputDigest">
@@ -79,3 +81,14 @@ export const distrust = (
       return `${said}, but its MAC does not verify (${check}): the decision, its digest, its expiry or its request was edited`
   }
 }
+
+/**
+ * A store's `ApprovalTampered` (its record of the request was edited) as the saga reports it:
+ * `JournalTampered` (`approval`) at `seq`, the entry that asked for the approval. Other errors pass.
+ */
+export const tamperedAt =
+  (sagaId: string, seq: number) =>
+  <E>(error: E | ApprovalTampered): Exclude<E, ApprovalTampered> | JournalTampered =>
+    error instanceof ApprovalTampered
+      ? new JournalTampered({ sagaId, seq, problem: "approval", reason: error.message })
+      : (error as Exclude<E, ApprovalTampered>)

@@ -108,7 +108,8 @@ export class JournalCorrupted extends Schema.TaggedError<JournalCorrupted>("effe
  *   entries were added behind its back);
  * - `undecodable`: a stored entry no longer decodes (a phase or a column edited out of shape);
  * - `approval`: an approval decision the store holds is not the one the journal holds, or is not
- *   signed by the journal key.
+ *   signed by the journal key, or the store's record of the request was edited so that it names no
+ *   decision the store wrote (`Approval.ApprovalTampered`).
  *
  * @since 0.2.0
  * @category models

@@ -3,41 +3,24 @@ import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Approval from "../../Approval.js"
-import { JournalError } from "../../Journal.js"
+import type { JournalError } from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
 import { signDecision, withoutMac } from "../journal/decisions.js"
 import { nowIso } from "../util/clock.js"
+import type { EditedRow, StoredRow } from "./approvalRow.js"
+import { checkRow } from "./approvalRow.js"
 import { approvalsTable, migrate } from "./migrations.js"
 import { journalError } from "./sqlite.js"
 
-const Row = Schema.Struct({
-  ...Approval.ApprovalRequest.fields,
-  decision: Schema.parseJson(Approval.Decision)
-})
-
-const decodeRow = Schema.decodeUnknownEither(Row)
 const encodeDecision = Schema.encodeSync(Schema.parseJson(Approval.Decision))
 
 const pendingDecision: Approval.Decision = { _tag: "Pending" }
 
-const decodeDecisionEither = Schema.decodeUnknownEither(Schema.parseJson(Approval.Decision))
-
-/** A stored decision, or a `JournalError` that says which request does not decode. */
-const decodeDecision = (requestId: string, text: string) =>
-  Either.match(decodeDecisionEither(text), {
-    onLeft: (error) =>
-      Effect.fail(
-        new JournalError({
-          operation: "approval",
-          reason: `the stored decision of ${requestId} does not decode: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
-        })
-      ),
-    onRight: Effect.succeed
-  })
+/** An edited row as the service's error. */
+const tampered = (row: EditedRow) => new Approval.ApprovalTampered({ requestId: row.requestId, reason: row.reason })
 
 /**
  * The `Approval` service on the `SqlClient` in context, on tables already migrated (the CLI's read
@@ -49,7 +32,7 @@ export const makeUnmigrated = Effect.gen(function* () {
   const approvals = sql(approvalsTable)
   const columns = sql.literal(
     `request_id AS "requestId", saga_id AS "sagaId", step_id AS "stepId", tool_name AS "toolName", input,
-input_digest AS "inputDigest", requested_at AS "requestedAt", decision`
+input_digest AS "inputDigest", requested_at AS "requestedAt", status, decision`
   )
 
   const isSqlError = (error: unknown): error is SqlError => Predicate.isTagged(error, "SqlError")
@@ -64,27 +47,32 @@ input_digest AS "inputDigest", requested_at AS "requestedAt", decision`
         R
       >
 
-  const toEntries = (rows: ReadonlyArray<unknown>) => {
-    const decoded: Array<{ readonly request: Approval.ApprovalRequest; readonly decision: Approval.Decision }> = []
-    for (const row of rows) {
-      const result = decodeRow(row)
-      if (Either.isLeft(result)) {
-        const requestId = (row as { readonly requestId?: unknown }).requestId
-        return Effect.fail(
-          new JournalError({
-            operation: "approval",
-            reason: `the stored approval request ${String(requestId)} does not decode: ${ParseResult.TreeFormatter.formatErrorSync(result.left)}`
-          })
-        )
-      }
-      const { decision, ...request } = result.right
-      decoded.push({ request, decision })
-    }
-    return Effect.succeed(decoded)
-  }
-
+  /** The request's row, checked (`undefined` when there is none). */
   const select = (requestId: string) =>
-    Effect.flatMap(sql`SELECT ${columns} FROM ${approvals} WHERE request_id = ${requestId}`, toEntries)
+    Effect.map(
+      sql<Record<string, unknown>>`SELECT ${columns} FROM ${approvals} WHERE request_id = ${requestId}`,
+      (rows) => (rows[0] === undefined ? undefined : checkRow(rows[0]))
+    )
+
+  /** The request's row as the store wrote it; an edited one fails with `ApprovalTampered`. */
+  const trusted = (requestId: string) =>
+    Effect.flatMap(select(requestId), (row) =>
+      row === undefined
+        ? Effect.succeed(undefined)
+        : Either.match(row, { onLeft: (edited) => Effect.fail(tampered(edited)), onRight: Effect.succeed })
+    )
+
+  /** A pending row's request; an edited one's marked, or, when its request does not decode, logged and left out. */
+  const listed = (row: Either.Either<StoredRow, EditedRow>): Effect.Effect<ReadonlyArray<Approval.PendingRequest>> => {
+    if (Either.isRight(row)) return Effect.succeed([row.right.request])
+    const { reason, request, requestId } = row.left
+    return request === undefined
+      ? Effect.as(
+          Effect.logWarning(`effect-saga: approval request ${requestId} is not listed as pending: ${reason}`),
+          []
+        )
+      : Effect.succeed([{ ...request, tampered: reason }])
+  }
 
   const request = (request: Approval.ApprovalRequest) =>
     Effect.flatMap(nowIso, (at) =>
@@ -96,43 +84,40 @@ VALUES (${request.requestId}, (SELECT COALESCE(MAX(position), 0) + 1 FROM ${appr
   ${request.stepId}, ${request.toolName}, ${request.input}, ${request.inputDigest}, ${request.requestedAt}, 'pending',
   ${encodeDecision(pendingDecision)}, ${at})
 ON CONFLICT (request_id) DO NOTHING`,
-          select(request.requestId)
+          trusted(request.requestId)
         )
       )
     ).pipe(
-      Effect.map((entries) => entries[0]?.decision ?? pendingDecision),
+      Effect.map((stored) => stored?.decision ?? pendingDecision),
       storeFailure("approval.request")
     )
 
   /**
    * Decides a pending request once: the decision is made from the stored request and signed over
-   * it (with a journal key), then stored only while the request is still pending.
+   * it (with a journal key), then stored only while the request is still pending. A row decided in
+   * between (another process) is read again, and answered as it then is.
    */
-  const decideOnce = (operation: string, requestId: string, make: (at: string) => Approval.Decision) =>
-    Effect.flatMap(nowIso, (at) =>
-      sql.withTransaction(
-        Effect.flatMap(
-          select(requestId),
-          (found): Effect.Effect<void, Approval.ApprovalNotFound | Approval.AlreadyDecided | SqlError> => {
-            const stored = found[0]
-            if (stored === undefined) return Effect.fail(new Approval.ApprovalNotFound({ requestId }))
-            const decision = signDecision(keys, stored.request, make(at))
-            return Effect.flatMap(
-              sql`UPDATE ${approvals} SET status = ${decision._tag.toLowerCase()}, decision = ${encodeDecision(decision)},
-  decided_at = ${at}
+  const decideOnce = (
+    requestId: string,
+    make: (at: string) => Approval.Decision
+  ): Effect.Effect<
+    void,
+    Approval.ApprovalNotFound | Approval.AlreadyDecided | Approval.ApprovalTampered | JournalError | SqlError
+  > =>
+    Effect.gen(function* () {
+      const stored = yield* trusted(requestId)
+      if (stored === undefined) return yield* new Approval.ApprovalNotFound({ requestId })
+      if (stored.decision._tag !== "Pending") {
+        return yield* new Approval.AlreadyDecided({ requestId, decision: stored.decision._tag.toLowerCase() })
+      }
+      const at = yield* nowIso
+      const decision = signDecision(keys, stored.request, make(at))
+      const updated = yield* sql`UPDATE ${approvals} SET status = ${decision._tag.toLowerCase()},
+  decision = ${encodeDecision(decision)}, decided_at = ${at}
 WHERE request_id = ${requestId} AND status = 'pending'
-RETURNING request_id`,
-              (updated) =>
-                updated.length > 0
-                  ? Effect.void
-                  : Effect.fail(
-                      new Approval.AlreadyDecided({ requestId, decision: stored.decision._tag.toLowerCase() })
-                    )
-            )
-          }
-        )
-      )
-    ).pipe(storeFailure(operation))
+RETURNING request_id`
+      if (updated.length === 0) return yield* decideOnce(requestId, make)
+    }).pipe(sql.withTransaction)
 
   /**
    * Renews within a transaction; the update names the decision it read, so a decision changed in
@@ -141,17 +126,14 @@ RETURNING request_id`,
   const renew = (
     requestId: string,
     options: Approval.RenewOptions
-  ): Effect.Effect<void, Approval.RenewError | JournalError | SqlError> =>
+  ): Effect.Effect<void, Approval.RenewError | Approval.ApprovalTampered | JournalError | SqlError> =>
     Effect.gen(function* () {
-      const rows = yield* sql<{ readonly decision: string }>`SELECT decision FROM ${approvals}
-WHERE request_id = ${requestId}`
-      const stored = (yield* select(requestId))[0]
-      if (rows[0] === undefined || stored === undefined) return yield* new Approval.ApprovalNotFound({ requestId })
-      const current = yield* decodeDecision(requestId, rows[0].decision)
-      const renewed = yield* Approval.renewal(requestId, withoutMac(current), options, yield* nowIso)
+      const stored = yield* trusted(requestId)
+      if (stored === undefined) return yield* new Approval.ApprovalNotFound({ requestId })
+      const renewed = yield* Approval.renewal(requestId, withoutMac(stored.decision), options, yield* nowIso)
       const next = signDecision(keys, stored.request, renewed)
       const updated = yield* sql`UPDATE ${approvals} SET decision = ${encodeDecision(next)}
-WHERE request_id = ${requestId} AND decision = ${rows[0].decision}
+WHERE request_id = ${requestId} AND decision = ${stored.text}
 RETURNING request_id`
       if (updated.length === 0) return yield* renew(requestId, options)
     }).pipe(sql.withTransaction)
@@ -159,24 +141,30 @@ RETURNING request_id`
   return Approval.Approval.of({
     request,
     approve: (requestId, { by, expiresAt, inputDigest }) =>
-      decideOnce("approval.approve", requestId, (at) => ({
+      decideOnce(requestId, (at) => ({
         _tag: "Approved",
         by,
         at,
         inputDigest,
         ...(expiresAt === undefined ? {} : { expiresAt })
-      })),
+      })).pipe(storeFailure("approval.approve")),
     reject: (requestId, { by, reason }) =>
-      decideOnce("approval.reject", requestId, (at) => ({ _tag: "Rejected", by, at, reason })),
+      decideOnce(requestId, (at) => ({ _tag: "Rejected", by, at, reason })).pipe(storeFailure("approval.reject")),
     renew: (requestId, options) => renew(requestId, options).pipe(storeFailure("approval.renew")),
-    pending: sql`SELECT ${columns} FROM ${approvals} WHERE status = 'pending' ORDER BY position`.pipe(
-      Effect.flatMap(toEntries),
-      Effect.map((entries) => entries.map((entry) => entry.request)),
+    // Every status but the two decided ones (a status edited to another is listed, marked), in
+    // ranges the (status, position) index serves: a NOT IN would read the whole table.
+    pending: sql<Record<string, unknown>>`SELECT ${columns} FROM ${approvals}
+WHERE status < 'approved' OR (status > 'approved' AND status < 'rejected') OR status > 'rejected'
+ORDER BY position`.pipe(
+      Effect.flatMap((rows) => Effect.forEach(rows, (row) => listed(checkRow(row)))),
+      Effect.map((lists) => lists.flat()),
       storeFailure("approval.pending")
     ),
     get: (requestId) =>
-      select(requestId).pipe(
-        Effect.map((entries) => Option.fromNullable(entries[0])),
+      trusted(requestId).pipe(
+        Effect.map((stored) =>
+          Option.map(Option.fromNullable(stored), ({ decision, request }) => ({ request, decision }))
+        ),
         storeFailure("approval.get")
       )
   })

@@ -28,7 +28,7 @@ export interface Pending extends Omit<ApprovalRequest, "input" | "inputDigest"> 
   readonly tampered: Trust.Tampered | null
 }
 
-const pendingOf = (request: ApprovalRequest, inspection: Trust.Inspection): Pending => {
+const pendingOf = (request: Approval.PendingRequest, inspection: Trust.Inspection): Pending => {
   const journaled = Approval.journaledRequest(request, inspection.entries)
   return {
     ...request,
