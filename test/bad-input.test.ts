@@ -199,7 +199,10 @@ describe("bad input and bad declarations", () => {
 
   it.effect.each([
     [{ leaseTtl: 0 }, "leaseTtl", "0 is not a positive, finite duration"],
-    [{ leaseTtl: "-1 seconds" }, "leaseTtl", "is not a positive, finite duration"],
+    [{ leaseTtl: "-1 seconds" }, "leaseTtl", '"-1 seconds" is not a positive, finite duration'],
+    [{ leaseTtl: -5 }, "leaseTtl", "-5 is not a positive, finite duration"],
+    [{ leaseTtl: Number.NaN }, "leaseTtl", "NaN is not a positive, finite duration"],
+    [{ approvalTtl: "-2 minutes" }, "approvalTtl", '"-2 minutes" is not a positive duration'],
     [{ leaseTtl: Number.POSITIVE_INFINITY }, "leaseTtl", "Infinity is not a positive, finite duration"],
     [{ leaseTtl: "banana" as Duration.DurationInput }, "leaseTtl", '"banana" is not a duration'],
     [{ approvalTtl: 0 }, "approvalTtl", "is not a positive duration: every approval would have expired"],
