@@ -49,6 +49,29 @@ describe("bad input and bad declarations", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "Toolkit.call with arguments JSON cannot hold (a cycle, a BigInt, a function) fails with InvalidInput, nothing journaled",
+    () =>
+      Effect.gen(function* () {
+        const { count, runs } = counted("reserve", Schema.Unknown)
+        const toolkit = Toolkit.make({ count })
+        const cyclic: Record<string, unknown> = { sku: "A-1" }
+        cyclic.self = cyclic
+        for (const [args, reason] of [
+          [cyclic, /^cannot serialize as JSON: TypeError: Converting circular structure to JSON/],
+          [{ quantity: 2n }, /^cannot serialize as JSON: TypeError: Do not know how to serialize a BigInt/],
+          [() => 1, /^cannot serialize as JSON: a function$/]
+        ] as const) {
+          const result = yield* Saga.run("unserializable-call", Effect.flip(Toolkit.call(toolkit, "reserve", args)))
+          assert(result._tag === "Completed")
+          expect(result.value).toBeInstanceOf(Compensable.InvalidInput)
+          expect(result.value).toMatchObject({ toolName: "reserve", reason: expect.stringMatching(reason) })
+        }
+        expect(runs).toEqual([])
+        expect(stepEntries(yield* entriesOf("unserializable-call"))).toEqual([])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("Toolkit.layer fails with DeclarationError when two tools share a name, before anything runs", () =>
     Effect.gen(function* () {
       const first = counted("reserve", Schema.String)
