@@ -184,23 +184,27 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
 export type StepError = InvalidInput | PayloadTooLarge | InvalidIdentifier
 
 /**
- * Whether a value is one of a tool's errors (`DeclarationError`, `InvalidInput`,
- * `PayloadTooLarge`), by its `ErrorTypeId`.
+ * Whether a value is one of this module's errors (`DeclarationError`, `InvalidInput`,
+ * `PayloadTooLarge`), by its `ErrorTypeId`. A refused step key is a `StepError` whose home is
+ * `SagaError` (`InvalidIdentifier`): `isStepError` accepts it, this guard does not.
  *
  * @since 0.2.0
  * @category guards
  */
-export const isCompensableError = (u: unknown): u is DeclarationError | StepError =>
+export const isCompensableError = (u: unknown): u is DeclarationError | InvalidInput | PayloadTooLarge =>
   Predicate.hasProperty(u, ErrorTypeId)
 
 /**
- * Whether a value is a `StepError` (`InvalidInput`, `PayloadTooLarge`), by its `ErrorTypeId`.
+ * Whether a value is a `StepError`: `InvalidInput` or `PayloadTooLarge` (by their `ErrorTypeId`),
+ * or `SagaError.InvalidIdentifier` refusing a step key (kind `"step key"`; a refused saga id or
+ * effect id is not a call's error).
  *
  * @since 0.1.0
  * @category guards
  */
 export const isStepError = (u: unknown): u is StepError =>
-  (isCompensableError(u) && u._tag !== "DeclarationError") || (isSagaError(u) && u._tag === "InvalidIdentifier")
+  (isCompensableError(u) && u._tag !== "DeclarationError") ||
+  (isSagaError(u) && u._tag === "InvalidIdentifier" && u.kind === "step key")
 
 /**
  * Options every tool may carry.

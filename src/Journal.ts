@@ -329,7 +329,10 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
     readonly importSaga: (
       entries: ReadonlyArray<Entry>
     ) => Effect.Effect<SagaRecord, ConcurrencyConflict | JournalError>
-    /** Deletes finished sagas (completed, compensated, compensation failed) last updated before `before`. */
+    /**
+     * Deletes finished sagas (completed, compensated, compensation failed) last updated before
+     * `before`: an ISO-8601 date, or date and time with its zone (anything else: `JournalError`).
+     */
     readonly prune: (before: string) => Effect.Effect<ReadonlyArray<string>, JournalError>
     /** How many sagas are under each open status, counted from an index of open sagas only (never a scan of all). */
     readonly countOpen: () => Effect.Effect<OpenCounts, JournalError>

@@ -20,7 +20,8 @@ import * as Predicate from "effect/Predicate"
 import * as Approval from "./Approval.js"
 import type { FaultSite } from "./internal/engine/faults.js"
 import { Faults } from "./internal/engine/faults.js"
-import { explore, Finding } from "./internal/testing/explore.js"
+import { explore, Finding, NoCrashPoint } from "./internal/testing/explore.js"
+import { optionsProblem } from "./internal/testing/options.js"
 import * as Journal from "./Journal.js"
 import type { KeyError } from "./Keys.js"
 import * as Outcome from "./Outcome.js"
@@ -255,7 +256,8 @@ export const ExploreErrorTypeId: unique symbol = Symbol.for("effect-saga/Testing
 export type ExploreErrorTypeId = typeof ExploreErrorTypeId
 
 /**
- * Options `exploreCrashes` cannot explore with: nothing was run.
+ * Options `exploreCrashes` cannot explore with: nothing was run; or crashes the saga offers no point
+ * of (`["before-outcome"]` on a saga that calls no tool), found by its uncrashed run.
  *
  * @since 0.2.0
  * @category crash exploration
@@ -338,15 +340,10 @@ export type ProvidesProgram<R, W> = [Exclude<R, Saga.CurrentSaga>] extends [W]
   ? unknown
   : { readonly world: "the world layer must provide every service the saga's program needs" }
 
-/** Refuses options that cannot be explored with. */
+/** Refuses options that cannot be explored with: a value of the wrong kind, or one the explorer does not know. */
 const validate = (options: ExploreOptions<any, any, any, any>): Effect.Effect<void, InvalidExploreOptions> => {
-  const refuse = (reason: string) => Effect.fail(new InvalidExploreOptions({ reason }))
-  const { approvals, maxPoints, seed } = options
-  if (maxPoints !== undefined && !(Number.isInteger(maxPoints) && maxPoints >= 1))
-    return refuse(`maxPoints must be a whole number of at least 1, not ${maxPoints}`)
-  if (seed !== undefined && !Number.isFinite(seed)) return refuse(`seed must be a finite number, not ${seed}`)
-  if (approvals !== undefined && approvals.length === 0) return refuse("approvals names no answer")
-  return Effect.void
+  const reason = optionsProblem(options)
+  return reason === undefined ? Effect.void : Effect.fail(new InvalidExploreOptions({ reason }))
 }
 
 /**
@@ -381,7 +378,9 @@ export const exploreCrashes = <I, A, E, R, W, EW, S = never, ES = never>(
           problems: error.problems,
           timeline: error.timeline
         })
-      : error
+      : error instanceof NoCrashPoint
+        ? new InvalidExploreOptions({ reason: error.reason })
+        : error
   )
 
 /**
@@ -426,6 +425,7 @@ export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>
     if (!(Number.isInteger(runs) && runs >= 1)) {
       return yield* new InvalidExploreOptions({ reason: `runs must be a whole number of at least 1, not ${runs}` })
     }
+    yield* validate(options)
     yield* Effect.promise(() =>
       FastCheck.check(property, { numRuns: runs, ...(options.seed === undefined ? {} : { seed: options.seed }) })
     )

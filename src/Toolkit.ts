@@ -12,7 +12,7 @@ import type * as Compensable from "./Compensable.js"
 import { DeclarationError, InvalidInput } from "./Compensable.js"
 import { type CurrentSaga, callStep } from "./internal/engine/context.js"
 import { problemOf, warningOf } from "./internal/engine/declaration.js"
-import { decodeJson } from "./internal/util/codec.js"
+import { decodeJson, jsonText } from "./internal/util/codec.js"
 import { Saga } from "./Saga.js"
 
 /**
@@ -138,7 +138,9 @@ export const layer = <Tools extends Record<string, Compensable.Any>>(
   )
 
 /**
- * Calls a tool by name with its input in encoded (JSON) form, as a model's tool call arrives.
+ * Calls a tool by name with its input in encoded (JSON) form, as a model's tool call arrives. A name
+ * the toolkit lacks fails with `UnknownTool`; an input that is not JSON (a cycle, a `BigInt`) or does
+ * not decode, with `InvalidInput`: nothing is journaled or run.
  *
  * @since 0.1.0
  * @category calling
@@ -153,7 +155,7 @@ export const call = <Tools extends Record<string, Compensable.Any>>(
     const tool = toolkit.byName.get(name)
     if (tool === undefined)
       return Effect.fail(new UnknownTool({ toolName: name, known: Array.from(toolkit.byName.keys()) }))
-    const decoded = decodeJson(tool.spec.input, JSON.stringify(input ?? null))
+    const decoded = Either.flatMap(jsonText(input ?? null), (text) => decodeJson(tool.spec.input, text))
     if (Either.isLeft(decoded)) return Effect.fail(new InvalidInput({ toolName: name, reason: decoded.left }))
     return callStep(tool.spec, decoded.right, options?.key)
   })

@@ -432,6 +432,44 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect(
+      "prune compares times, not their text: a zone, an expanded year or a time past 9999 is read as a time",
+      () =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          const done = (sagaId: string) => appendAll(journal, sagaId, [saga("SAGA_STARTED"), saga("SAGA_COMPLETED")])
+          const pruned = (before: string) =>
+            Effect.map(journal.prune(before), (ids) => ids.filter((id) => id.startsWith("cut-")).sort())
+          yield* TestClock.setTime(Date.UTC(2024, 0, 1))
+          yield* done("cut-a")
+          // 01:00 at +02:00 is 23:00 the day before in UTC: before the saga's update, so nothing is pruned.
+          expect(yield* pruned("2024-01-01T01:00+02:00")).toEqual([])
+          expect(yield* pruned("+002024-01-01T00:00:00.001Z")).toEqual(["cut-a"])
+          yield* done("cut-b")
+          // The update was at 00:00:00.000: before 00:00:00.0001, after the fraction is rounded up.
+          expect(yield* pruned("2024-01-01T00:00:00.0001Z")).toEqual(["cut-b"])
+          yield* done("cut-c")
+          expect(yield* pruned(new Date(8.64e15).toISOString())).toEqual(["cut-c"])
+        }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("prune of something that is not a time fails with JournalError and deletes nothing", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        yield* TestClock.setTime(Date.UTC(2024, 0, 1))
+        yield* appendAll(journal, "cut-kept", [saga("SAGA_STARTED"), saga("SAGA_COMPLETED")])
+        for (const before of ["not a date", "", "2024-02-30", "2025-01-31T12:00:00"]) {
+          const error = yield* Effect.flip(journal.prune(before))
+          expect(error).toBeInstanceOf(Journal.JournalError)
+          expect(error).toMatchObject({
+            operation: "prune",
+            reason: `${JSON.stringify(before)} is not an ISO-8601 time: a date (2025-01-31) or a date and time with its zone (2025-01-31T12:00:00Z, 2025-01-31T13:00+01:00)`
+          })
+        }
+        expect(Option.isSome(yield* journal.get("cut-kept"))).toBe(true)
+      }).pipe(Effect.provide(layer))
+    )
+
     // Lease times come from the store's clock: Effect's on memory and SQLite, the database's on
     // PostgreSQL. So these cases never wait for a lease to lapse: a holder with `ttlMillis: 0`
     // holds a lease that has lapsed the moment it is taken.

@@ -49,6 +49,29 @@ describe("bad input and bad declarations", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "Toolkit.call with arguments JSON cannot hold (a cycle, a BigInt, a function) fails with InvalidInput, nothing journaled",
+    () =>
+      Effect.gen(function* () {
+        const { count, runs } = counted("reserve", Schema.Unknown)
+        const toolkit = Toolkit.make({ count })
+        const cyclic: Record<string, unknown> = { sku: "A-1" }
+        cyclic.self = cyclic
+        for (const [args, reason] of [
+          [cyclic, /^cannot serialize as JSON: TypeError: Converting circular structure to JSON/],
+          [{ quantity: 2n }, /^cannot serialize as JSON: TypeError: Do not know how to serialize a BigInt/],
+          [() => 1, /^cannot serialize as JSON: a function$/]
+        ] as const) {
+          const result = yield* Saga.run("unserializable-call", Effect.flip(Toolkit.call(toolkit, "reserve", args)))
+          assert(result._tag === "Completed")
+          expect(result.value).toBeInstanceOf(Compensable.InvalidInput)
+          expect(result.value).toMatchObject({ toolName: "reserve", reason: expect.stringMatching(reason) })
+        }
+        expect(runs).toEqual([])
+        expect(stepEntries(yield* entriesOf("unserializable-call"))).toEqual([])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("Toolkit.layer fails with DeclarationError when two tools share a name, before anything runs", () =>
     Effect.gen(function* () {
       const first = counted("reserve", Schema.String)
@@ -199,7 +222,10 @@ describe("bad input and bad declarations", () => {
 
   it.effect.each([
     [{ leaseTtl: 0 }, "leaseTtl", "0 is not a positive, finite duration"],
-    [{ leaseTtl: "-1 seconds" }, "leaseTtl", "is not a positive, finite duration"],
+    [{ leaseTtl: "-1 seconds" }, "leaseTtl", '"-1 seconds" is not a positive, finite duration'],
+    [{ leaseTtl: -5 }, "leaseTtl", "-5 is not a positive, finite duration"],
+    [{ leaseTtl: Number.NaN }, "leaseTtl", "NaN is not a positive, finite duration"],
+    [{ approvalTtl: "-2 minutes" }, "approvalTtl", '"-2 minutes" is not a positive duration'],
     [{ leaseTtl: Number.POSITIVE_INFINITY }, "leaseTtl", "Infinity is not a positive, finite duration"],
     [{ leaseTtl: "banana" as Duration.DurationInput }, "leaseTtl", '"banana" is not a duration'],
     [{ approvalTtl: 0 }, "approvalTtl", "is not a positive duration: every approval would have expired"],

@@ -210,18 +210,71 @@ describe("Testing.exploreCrashes", () => {
 
   it.effect("options it cannot explore with are refused before anything runs", () =>
     Effect.gen(function* () {
-      const refused = (options: Partial<Testing.ExploreOptions<Bank, never>>) =>
-        Effect.flip(Testing.exploreCrashes(orderWith(charge), 42, { world: BankLive, ...options }))
+      let worlds = 0
+      const counted = Layer.effect(
+        Bank,
+        Effect.sync(() => {
+          worlds++
+          return { charged: 0, refunded: 0, reserved: 0, shipped: 0, keys: new Set<string>() }
+        })
+      )
+      // As a JavaScript caller may pass them: values the types would refuse.
+      const refused = (options: Record<string, unknown>) =>
+        Effect.flip(
+          Testing.exploreCrashes(orderWith(charge), 42, {
+            world: counted,
+            ...options
+          } as unknown as Testing.ExploreOptions<Bank, never>)
+        )
       for (const [options, reason] of [
         [{ maxPoints: 0 }, "maxPoints must be a whole number of at least 1, not 0"],
         [{ maxPoints: 1.5 }, "maxPoints must be a whole number of at least 1, not 1.5"],
         [{ seed: Number.NaN }, "seed must be a finite number, not NaN"],
-        [{ approvals: [] }, "approvals names no answer"]
+        [{ seed: "7" }, 'seed must be a finite number, not "7"'],
+        [{ approvals: [] }, "approvals names no answer"],
+        [{ approvals: ["maybe"] }, 'approvals holds "maybe", which is none of "approve", "reject", "expire"'],
+        [{ approvals: "approve" }, 'approvals must be a list of "approve", "reject", "expire", not "approve"'],
+        [{ crashes: ["bogus"] }, 'crashes holds "bogus", which is none of "after-write", "before-outcome"'],
+        [
+          { crashes: ["after-write", undefined] },
+          'crashes holds undefined, which is none of "after-write", "before-outcome"'
+        ],
+        [{ allow: [] }, "allow names no ending"],
+        [
+          { allow: ["Done"] },
+          'allow holds "Done", which is none of "Completed", "Compensated", "CompensationFailed", "AwaitingApproval", "NeedsAttention", "Suspended"'
+        ],
+        [
+          { resolve: "sometimes" },
+          'resolve must be one of "truthfully", "applied", "not-applied", "compensate" or a function, not "sometimes"'
+        ],
+        [{ store: "pg" }, 'store must be one of "memory", "sqlite", not "pg"'],
+        [{ invariants: [{ name: "paid" }] }, "invariants[0] must be { name: string, holds: (ending) => Effect }"],
+        [{ sagaId: "" }, 'sagaId "" cannot be a saga id: it is empty'],
+        [{ services: {} }, "services must be a Layer, not [object Object]"],
+        [{ world: undefined }, "world must be a Layer, not undefined"]
       ] as const) {
         const error = yield* refused(options)
         assert(error instanceof Testing.InvalidExploreOptions)
         expect(error.message).toBe(`exploreCrashes cannot explore: ${reason}`)
       }
+      expect(worlds).toBe(0) // nothing ran
+    })
+  )
+
+  it.effect("crashes the saga offers no point of are refused after its uncrashed run, not passed", () =>
+    Effect.gen(function* () {
+      const NoTools = SagaDefinition.make("no-tools", { input: Schema.Int, program: (n) => Effect.succeed(n) })
+      const error = yield* Effect.flip(
+        Testing.exploreCrashes(NoTools, 1, { world: BankLive, crashes: ["before-outcome"] })
+      )
+      assert(error instanceof Testing.InvalidExploreOptions)
+      expect(error.reason).toBe(
+        'crashes asks for "before-outcome" crashes, but the uncrashed run made 1 journal write and 0 tool calls: there is no such crash point to explore (crashes: [] checks the uncrashed run alone)'
+      )
+      // Asked for explicitly, the uncrashed run alone passes.
+      const summary = yield* Testing.exploreCrashes(NoTools, 1, { world: BankLive, crashes: [] })
+      expect(summary).toMatchObject({ points: 1, found: 0, endings: { Completed: 1 } })
     })
   )
 

@@ -48,13 +48,27 @@ describe("error guards", () => {
     })
   }
 
-  it("Compensable.isStepError accepts InvalidInput and PayloadTooLarge only", () => {
+  it("Compensable.isStepError accepts InvalidInput, PayloadTooLarge and a refused step key only", () => {
+    const refused = (kind: SagaError.IdentifierKind) =>
+      new SagaError.InvalidIdentifier({ kind, identifier: '""', reason: "it is empty" })
     expect(Compensable.isStepError(new Compensable.InvalidInput({ toolName: "t", reason: "r" }))).toBe(true)
     expect(Compensable.isStepError(new Compensable.PayloadTooLarge({ toolName: "t", bytes: 2, maxBytes: 1 }))).toBe(
       true
     )
+    expect(Compensable.isStepError(refused("step key"))).toBe(true)
+    expect(Compensable.isStepError(refused("saga id"))).toBe(false) // Saga.run's, not a call's
+    expect(Compensable.isStepError(refused("effect id"))).toBe(false)
     expect(Compensable.isStepError(new Compensable.DeclarationError({ toolName: "t", reason: "r" }))).toBe(false)
     expect(Compensable.isStepError({ _tag: "InvalidInput", toolName: "t", reason: "r" })).toBe(false)
+  })
+
+  it("Compensable.isCompensableError says what its type says: its module's three errors, not a refused step key", () => {
+    const u: unknown = new SagaError.InvalidIdentifier({ kind: "step key", identifier: '""', reason: "it is empty" })
+    expect(Compensable.isCompensableError(u)).toBe(false)
+    if (Compensable.isCompensableError(u)) {
+      // @ts-expect-error the guard's type holds DeclarationError, InvalidInput and PayloadTooLarge only
+      expect(u._tag === "InvalidIdentifier").toBe(false)
+    }
   })
 
   it("an outcome decoded from its encoded form is an instance again, and passes the guard", () => {
@@ -109,7 +123,9 @@ const families: ReadonlyArray<Family> = [
       new SagaError.InvalidSagaInput({ sagaId: "s", definition: "d", reason: "r" }),
       new SagaError.CommandRefused({ sagaId: "s", stepId: "a", reason: "r" }),
       new SagaError.CommandConflict({ sagaId: "s", stepId: "a", answer: "approved by alice" }),
-      new SagaError.EffectNotFound({ effectId: "s/a" })
+      new SagaError.EffectNotFound({ effectId: "s/a" }),
+      new SagaError.InvalidIdentifier({ kind: "step key", identifier: '""', reason: "it is empty" }),
+      new SagaError.InvalidWorkerOptions({ option: "leaseTtl", reason: "0 is not a positive, finite duration" })
     ]
   },
   {

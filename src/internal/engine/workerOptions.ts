@@ -24,12 +24,24 @@ const durationOf = (input: Duration.DurationInput): Either.Either<Duration.Durat
   }
 }
 
+/**
+ * A duration as it was given: `Duration.decode` clamps a negative or `NaN` one to zero, and a reason
+ * that said `0` of `-5` would show a value nobody wrote.
+ */
+const given = (input: Duration.DurationInput): string => {
+  if (typeof input === "string") return preview(input)
+  if (typeof input === "number") return String(input)
+  if (typeof input === "bigint") return `${input}n`
+  if (Array.isArray(input)) return `[${input.join(", ")}]`
+  return Duration.isDuration(input) ? Duration.format(input) : preview(String(input))
+}
+
 const leaseTtlOf = (input: Duration.DurationInput): Either.Either<Duration.Duration, InvalidWorkerOptions> =>
   Either.mapLeft(
     Either.filterOrLeft(
       durationOf(input),
       (ttl) => Duration.isFinite(ttl) && Duration.toMillis(ttl) > 0,
-      (ttl) => `${Duration.format(ttl)} is not a positive, finite duration`
+      () => `${given(input)} is not a positive, finite duration`
     ),
     (reason) => refuse("leaseTtl", reason)
   )
@@ -39,7 +51,7 @@ const approvalTtlOf = (input: Duration.DurationInput): Either.Either<Duration.Du
     Either.filterOrLeft(
       durationOf(input),
       (ttl) => Duration.toMillis(ttl) > 0,
-      (ttl) => `${Duration.format(ttl)} is not a positive duration: every approval would have expired`
+      () => `${given(input)} is not a positive duration: every approval would have expired`
     ),
     (reason) => refuse("approvalTtl", reason)
   )

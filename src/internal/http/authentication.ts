@@ -58,7 +58,8 @@ const holderOf = (holders: ReadonlyArray<Holder>, token: Redacted.Redacted<strin
 
 /**
  * Reads `principal=token` pairs, separated by commas or line breaks (a principal holds no `=` or
- * `,`; a token holds no `,`); whitespace around each is ignored.
+ * `,`; a token holds no `,`); whitespace around each is ignored. A token given twice is refused,
+ * even for one principal: it would authenticate only as the first that holds it.
  *
  * @since 0.2.0
  * @category authentication
@@ -75,7 +76,12 @@ export const parseTokens = (text: string): Either.Either<ReadonlyArray<Holder>, 
     const id = at < 0 ? "" : pair.slice(0, at).trim()
     const token = at < 0 ? "" : pair.slice(at + 1).trim()
     if (id === "" || token === "") return Either.left(`pair ${index + 1} is not principal=token`)
-    holders.push({ principal: { id }, digest: digestOf(token) })
+    const digest = digestOf(token)
+    const earlier = holders.findIndex((holder) => holder.digest.equals(digest))
+    if (earlier >= 0) {
+      return Either.left(`pairs ${earlier + 1} and ${index + 1} give the same token: a token names one principal`)
+    }
+    holders.push({ principal: { id }, digest })
   }
   return Either.right(holders)
 }

@@ -4,8 +4,9 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as Journal from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
+import { cutoff } from "./cutoff.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "./entries.js"
-import { ConcurrencyConflict, LeaseHeld } from "./errors.js"
+import { ConcurrencyConflict, JournalError, LeaseHeld } from "./errors.js"
 import { GENESIS, hashEntry } from "./hash.js"
 import * as HeldBack from "./heldBack.js"
 import { isActive, isFinished, noneOpen, statusAfter } from "./status.js"
@@ -139,17 +140,21 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     })
 
   const prune = (before: string) =>
-    Effect.sync(() => {
-      const pruned: Array<string> = []
-      for (const [sagaId, stored] of sagas) {
-        // The row's status, and the journal's own: a record edited to a finished status is not pruned.
-        const journaled = statusAfter("running", stored.entries)
-        if (isFinished(stored.record.status) && isFinished(journaled) && stored.record.updatedAt < before) {
-          sagas.delete(sagaId)
-          pruned.push(sagaId)
-        }
-      }
-      return pruned
+    Either.match(cutoff(before), {
+      onLeft: (reason) => Effect.fail(new JournalError({ operation: "prune", reason })),
+      onRight: (at) =>
+        Effect.sync(() => {
+          const pruned: Array<string> = []
+          for (const [sagaId, stored] of sagas) {
+            // The row's status, and the journal's own: a record edited to a finished status is not pruned.
+            const journaled = statusAfter("running", stored.entries)
+            if (isFinished(stored.record.status) && isFinished(journaled) && stored.record.updatedAt < at) {
+              sagas.delete(sagaId)
+              pruned.push(sagaId)
+            }
+          }
+          return pruned
+        })
     })
 
   const claim = (sagaId: string, holder: Journal.Holder) =>

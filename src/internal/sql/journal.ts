@@ -17,6 +17,7 @@ import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
+import { cutoff } from "../journal/cutoff.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
 import * as HeldBack from "../journal/heldBack.js"
 import { finishingPhases, noneOpen } from "../journal/status.js"
@@ -796,10 +797,13 @@ FROM ${sagas} WHERE ${sql.literal(openStatusSagas)} GROUP BY status`,
     )
 
   const prune = (before: string) => {
+    // Times are compared as the text they are stored as: `before` must be in that form too.
+    const at = cutoff(before)
+    if (Either.isLeft(at)) return Effect.fail(new Journal.JournalError({ operation: "prune", reason: at.left }))
     // The row's status, and the journal's own: a row edited to a finished status is not pruned.
     const endedInJournal = sql`(SELECT last_entry.phase FROM ${entries} AS last_entry
 WHERE last_entry.saga_id = ${sagas}.saga_id AND last_entry.step_id IS NULL ORDER BY last_entry.seq DESC LIMIT 1)`
-    const prunable = sql`${sql.in("status", finished)} AND updated_at < ${before} AND ${endedInJournal} IN ${sql.in(finishingPhases)}`
+    const prunable = sql`${sql.in("status", finished)} AND updated_at < ${at.right} AND ${endedInJournal} IN ${sql.in(finishingPhases)}`
     return Effect.mapError(
       sql.withTransaction(
         Effect.gen(function* () {

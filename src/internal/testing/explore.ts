@@ -52,6 +52,17 @@ interface PointResult {
   readonly timeline: string
 }
 
+/**
+ * Crashes asked for that the saga offers no point of (`["before-outcome"]` on a saga that calls no
+ * tool): the exploration would check only the uncrashed run, which is not what was asked.
+ */
+export class NoCrashPoint {
+  readonly _tag = "NoCrashPoint"
+  constructor(readonly reason: string) {}
+}
+
+const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`
+
 const defaultAllow: ReadonlyArray<Ending> = ["Completed", "Compensated"]
 
 /** Explores every crash point of the saga on `input`, for each approval answer; fails at the first that breaks a check. */
@@ -59,7 +70,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
   definition: SagaDefinition.SagaDefinition<I, A, E, R>,
   input: I,
   options: ExploreOptions<W, EW, S, ES>
-): Effect.Effect<CrashSummary, Finding | EW | StoreError> => {
+): Effect.Effect<CrashSummary, Finding | NoCrashPoint | EW | StoreError> => {
   const sagaId = options.sagaId ?? "explored"
   const allow = options.allow ?? defaultAllow
   const kinds = options.crashes ?? ["after-write", "before-outcome"]
@@ -203,6 +214,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
     }
     const fail = (point: string, approval: ApprovalAnswer, result: PointResult) =>
       new Finding(point, approval, result.problems, result.timeline)
+    let seen: CrashSwitch | undefined
     for (const [n, approval] of answers.entries()) {
       let asked = false
       const baseline = yield* runPoint(undefined, undefined, approval, nextStore, () => {
@@ -212,6 +224,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       if (baseline.result.problems.length > 0)
         return yield* Effect.fail(fail("the run without a crash", approval, baseline.result))
       tally(baseline)
+      seen ??= baseline.crash
       const points = pointsOf(baseline.crash, kinds)
       summary.found += points.length
       for (const point of yield* choose(points, options.maxPoints ?? 200, options.seed ?? 1)) {
@@ -221,6 +234,13 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
         }
         tally(run)
       }
+    }
+    if (kinds.length > 0 && summary.found === 0 && seen !== undefined) {
+      return yield* Effect.fail(
+        new NoCrashPoint(
+          `crashes asks for ${kinds.map((kind) => JSON.stringify(kind)).join(" and ")} crashes, but the uncrashed run made ${counted(seen.writes, "journal write")} and ${counted(seen.calls, "tool call")}: there is no such crash point to explore (crashes: [] checks the uncrashed run alone)`
+        )
+      )
     }
     return { ...summary, endings, calls } satisfies CrashSummary
   }).pipe(Effect.scoped)

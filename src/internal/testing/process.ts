@@ -43,9 +43,9 @@ export const openerFor = (
   directory: string,
   index: number
 ): Effect.Effect<Opener, KeyError, Scope.Scope> =>
-  store === "memory"
-    ? Effect.map(Layer.build(memoryStore), (context): Opener => Effect.succeed(context))
-    : Effect.succeed<Opener>(Layer.build(SqlStore.layerSqlite({ filename: path.join(directory, `point-${index}.db`) })))
+  store === "sqlite"
+    ? Effect.succeed<Opener>(Layer.build(SqlStore.layerSqlite({ filename: path.join(directory, `point-${index}.db`) })))
+    : Effect.map(Layer.build(memoryStore), (context): Opener => Effect.succeed(context))
 
 /** One process's life over the store, as `crash` lets it live. */
 export const live = <X, EX, W>(

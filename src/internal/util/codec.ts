@@ -56,6 +56,20 @@ const serialize = (encoded: unknown): Either.Either<string, string> => {
   return text === undefined ? Either.left(lostAsNull("the value")) : Either.right(text)
 }
 
+/**
+ * `value` as JSON text, or why it cannot be: a cycle, a `BigInt`, a `toJSON` that throws, or a
+ * value JSON has no text for (`undefined`, a function, a symbol).
+ */
+export const jsonText = (value: unknown): Either.Either<string, string> => {
+  let text: string | undefined
+  try {
+    text = JSON.stringify(value)
+  } catch (error) {
+    return Either.left(`cannot serialize as JSON: ${String(error)}`)
+  }
+  return text === undefined ? Either.left(`cannot serialize as JSON: a ${typeof value}`) : Either.right(text)
+}
+
 /** Decodes an encoded (JSON) value with `schema`, or says why it cannot. */
 export const decodeValue = <A>(schema: Schema.Schema<A, any>, encoded: unknown): Either.Either<A, string> =>
   Either.mapLeft(Schema.decodeUnknownEither(schema)(encoded), (error) =>

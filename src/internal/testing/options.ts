@@ -1,0 +1,86 @@
+/**
+ * The options of `exploreCrashes`, checked before anything runs: a JavaScript caller's values are not
+ * held to the types, and an option the explorer does not know would otherwise explore nothing, or
+ * something else than what was asked, and pass.
+ */
+import * as Layer from "effect/Layer"
+import type { ApprovalAnswer, CrashKind, Ending, ExploreOptions } from "../../Testing.js"
+import { sagaIdRefusal } from "../util/identifier.js"
+
+const crashKinds: ReadonlyArray<CrashKind> = ["after-write", "before-outcome"]
+const approvalAnswers: ReadonlyArray<ApprovalAnswer> = ["approve", "reject", "expire"]
+const resolveAnswers: ReadonlyArray<string> = ["truthfully", "applied", "not-applied", "compensate"]
+const stores: ReadonlyArray<string> = ["memory", "sqlite"]
+const endings: ReadonlyArray<Ending> = [
+  "Completed",
+  "Compensated",
+  "CompensationFailed",
+  "AwaitingApproval",
+  "NeedsAttention",
+  "Suspended"
+]
+
+/** A value as a reason shows it: strings quoted, anything else as JavaScript would print it. */
+const show = (value: unknown): string => (typeof value === "string" ? JSON.stringify(value) : String(value))
+
+const oneOf = (known: ReadonlyArray<string>) => known.map((value) => JSON.stringify(value)).join(", ")
+
+/** Why `values` is not a list of the `known` values, if it is not: not a list, or a value it does not know. */
+const listProblem = (
+  name: string,
+  values: unknown,
+  known: ReadonlyArray<string>,
+  empty: "allowed" | "refused"
+): string | undefined => {
+  if (!Array.isArray(values)) return `${name} must be a list of ${oneOf(known)}, not ${show(values)}`
+  if (empty === "refused" && values.length === 0) return `${name} names no ${name === "allow" ? "ending" : "answer"}`
+  const at = values.findIndex((value) => !known.includes(value))
+  return at === -1 ? undefined : `${name} holds ${show(values[at])}, which is none of ${oneOf(known)}`
+}
+
+/** Why `invariants` is not a list of `{ name, holds }`, if it is not. */
+const invariantsProblem = (invariants: unknown): string | undefined => {
+  if (!Array.isArray(invariants)) return `invariants must be a list of { name, holds }, not ${show(invariants)}`
+  for (const [index, invariant] of invariants.entries()) {
+    const { name, holds } = (invariant ?? {}) as { readonly name?: unknown; readonly holds?: unknown }
+    if (typeof name !== "string" || typeof holds !== "function")
+      return `invariants[${index}] must be { name: string, holds: (ending) => Effect }`
+  }
+  return undefined
+}
+
+/** Why the explorer cannot explore with `options`, if it cannot; `undefined` when every option is one it knows. */
+export const optionsProblem = (options: ExploreOptions<any, any, any, any>): string | undefined => {
+  const { allow, approvals, crashes, invariants, maxPoints, resolve, sagaId, seed, services, store, world } = options
+  if (!Layer.isLayer(world)) return `world must be a Layer, not ${show(world)}`
+  if (services !== undefined && !Layer.isLayer(services)) return `services must be a Layer, not ${show(services)}`
+  if (sagaId !== undefined) {
+    if (typeof sagaId !== "string") return `sagaId must be a string, not ${show(sagaId)}`
+    const refused = sagaIdRefusal(sagaId)
+    if (refused !== undefined) return `sagaId ${refused.identifier} cannot be a saga id: ${refused.reason}`
+  }
+  if (maxPoints !== undefined && !(Number.isInteger(maxPoints) && maxPoints >= 1))
+    return `maxPoints must be a whole number of at least 1, not ${show(maxPoints)}`
+  if (seed !== undefined && !(typeof seed === "number" && Number.isFinite(seed)))
+    return `seed must be a finite number, not ${show(seed)}`
+  if (approvals !== undefined) {
+    const problem = listProblem("approvals", approvals, approvalAnswers, "refused")
+    if (problem !== undefined) return problem
+  }
+  if (crashes !== undefined) {
+    const problem = listProblem("crashes", crashes, crashKinds, "allowed")
+    if (problem !== undefined) return problem
+  }
+  if (allow !== undefined) {
+    const problem = listProblem("allow", allow, endings, "refused")
+    if (problem !== undefined) return problem
+  }
+  if (invariants !== undefined) {
+    const problem = invariantsProblem(invariants)
+    if (problem !== undefined) return problem
+  }
+  if (resolve !== undefined && typeof resolve !== "function" && !resolveAnswers.includes(resolve as string))
+    return `resolve must be one of ${oneOf(resolveAnswers)} or a function, not ${show(resolve)}`
+  if (store !== undefined && !stores.includes(store)) return `store must be one of ${oneOf(stores)}, not ${show(store)}`
+  return undefined
+}

@@ -1,0 +1,37 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Config, ConfigError, Effect, Redacted } from "effect"
+import type { Principal } from "../src/Authority.js"
+import * as SagaApi from "../src/SagaApi.js"
+
+/** The principal `SagaApi.layerTokens` over `pairs` names for `token`, or the layer's configuration error. */
+const authenticate = (pairs: string, token: string) =>
+  Effect.flatMap(
+    SagaApi.Authentication,
+    // A middleware may read the request it runs in; the token layer reads only the token.
+    (authentication) => authentication.bearer(Redacted.make(token)) as Effect.Effect<Principal, SagaApi.Unauthenticated>
+  ).pipe(Effect.provide(SagaApi.layerTokens(Config.succeed(Redacted.make(pairs)))))
+
+describe("SagaApi.layerTokens", () => {
+  it.effect("each principal's token authenticates as that principal", () =>
+    Effect.gen(function* () {
+      expect(yield* authenticate("alice=A-token, bob=B-token", "B-token")).toEqual({ id: "bob" })
+      expect(yield* authenticate("alice=A-token\nalice=A-next", "A-next")).toEqual({ id: "alice" })
+    })
+  )
+
+  it.effect("a token given twice is refused when the layer is built, and the error shows no token", () =>
+    Effect.gen(function* () {
+      for (const pairs of [
+        "alice=T-secret,bob=T-secret",
+        "alice=T-secret,alice=T-secret",
+        "a=x, b=T-secret\nc=T-secret"
+      ]) {
+        const error = yield* Effect.flip(authenticate(pairs, "T-secret"))
+        expect(ConfigError.isConfigError(error)).toBe(true)
+        const text = String(error)
+        expect(text).toMatch(/API tokens: pairs \d and \d give the same token: a token names one principal/)
+        expect(text).not.toContain("T-secret")
+      }
+    })
+  )
+})
