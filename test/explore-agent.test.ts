@@ -32,7 +32,7 @@ describe("an agent explored at every crash point", () => {
             seed: 19
           }
         )
-        expect(summary).toMatchObject({ found: 69, points: 18, recoveries: 16 })
+        expect(summary).toMatchObject({ found: 68, points: 18, recoveries: 16 })
         expect(summary.endings.Completed).toBeGreaterThan(0)
         expect(summary.endings.Compensated).toBeGreaterThan(0)
         // The model's turns are steps too: asked again only where a crash lost the answer.

@@ -204,14 +204,18 @@ const groupedReads = Effect.gen(function* () {
 })
 
 /** Text an array literal must escape, one saga each, appended at once: see the test that runs it. */
+const intent = '{"idempotencyKey":"k","attempt":1}'
+const executedWith = (text: string) => JSON.stringify({ result: text })
+
 const batchText = Effect.gen(function* () {
   const journal = yield* Journal.Journal
   const texts = ['"', "\\", '\\"', "{a,b}", "a, b", "", "NULL", "null", " padded ", "é-✓-𝄞", '{"k":"v\\"q"}', "(1,2)"]
   const drafts = texts.map(
     (text): ReadonlyArray<Journal.Draft> => [
       saga("SAGA_STARTED"),
-      { stepId: `step ${text}`, toolName: text, phase: "INTENT", input: text, payload: null },
-      { stepId: `step ${text}`, toolName: text, phase: "EXECUTED", input: null, payload: text }
+      { stepId: `step ${text}`, toolName: text, phase: "INTENT", input: text, payload: intent },
+      // A payload verifies only when it fits its phase: the text goes into one as JSON holds it.
+      { stepId: `step ${text}`, toolName: text, phase: "EXECUTED", input: null, payload: executedWith(text) }
     ]
   )
   const [written, sent] = yield* countingStatements(
@@ -227,8 +231,8 @@ const batchText = Effect.gen(function* () {
     expect(stored).toEqual(written[n])
     expect(stored.map((entry) => [entry.stepId, entry.toolName, entry.input, entry.payload])).toEqual([
       [null, null, null, null],
-      [`step ${text}`, text, text, null],
-      [`step ${text}`, text, null, text]
+      [`step ${text}`, text, text, intent],
+      [`step ${text}`, text, null, executedWith(text)]
     ])
     expect(Journal.verifyAgainst(stored, Option.getOrUndefined(yield* journal.get(sagaId)), undefined)._tag).toBe(
       "Intact"
