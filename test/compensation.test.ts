@@ -115,6 +115,33 @@ describe("compensation", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "a failed undo's detail names a typed error's tag, a plain object's fields, and is cut at 1000 characters",
+    () =>
+      Effect.gen(function* () {
+        class Declined extends Schema.TaggedError<Declined>()("Declined", { why: Schema.String }) {}
+        const failures: ReadonlyArray<readonly [string, unknown, string]> = [
+          ["typed", new Declined({ why: "card expired" }), 'Declined: { "why": "card expired" }'],
+          ["plain", { code: 42 }, '{"code":42}'],
+          ["outcome", Outcome.failed("the provider said no"), "failed (not applied): the provider said no"],
+          ["huge", new Error("x".repeat(5000)), `${"x".repeat(999)}…`]
+        ]
+        for (const [sagaId, error, detail] of failures) {
+          const book = Compensable.make({
+            name: "book",
+            input: Schema.String,
+            success: Schema.String,
+            execute: (room) => Effect.succeed(room),
+            compensate: () => Effect.fail(error)
+          })
+          const result = yield* Saga.run(sagaId, Effect.zipRight(book("room-1"), Effect.fail("stop")))
+          expect(result._tag === "CompensationFailed" && result.report.undone).toEqual([
+            { stepId: expect.any(String), toolName: "book", outcome: "failed", detail }
+          ])
+        }
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("partial and unknown undos are journaled as such and leave the saga CompensationFailed", () =>
     Effect.gen(function* () {
       const { step, failing, undone } = fixture()

@@ -5,6 +5,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import type { Unauthorized } from "../../Authority.js"
 import { DeclarationError } from "../../Compensable.js"
 import * as Report from "../../CompensationReport.js"
@@ -116,12 +117,37 @@ const settle = (writer: Writer, step: StepView, phase: UndoPhase, detail?: strin
 
 const describe = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) {
-    const error = failure.value
-    return error instanceof Error ? error.message : String(error)
+  if (Option.isNone(failure)) {
+    return Cause.isInterruptedOnly(cause) ? "interrupted" : cut(Cause.pretty(cause).split("\n")[0]!)
   }
-  return Cause.isInterruptedOnly(cause) ? "interrupted" : Cause.pretty(cause).split("\n")[0]!
+  return cut(describeError(failure.value))
 }
+
+/** An undo's error in words: its tag (a typed error's, which its message may not name), then its message. */
+const describeError = (error: unknown): string => {
+  // An outcome (`Outcome.failed("…")`) says it all in its message, as documented.
+  const tag =
+    !Outcome.isOutcome(error) && Predicate.hasProperty(error, "_tag") && typeof error._tag === "string"
+      ? error._tag
+      : undefined
+  const message =
+    error instanceof Error ? error.message : typeof error === "object" && error !== null ? jsonOf(error) : String(error)
+  if (tag === undefined) return message
+  return message === "" || message.includes(tag) ? tag : `${tag}: ${message}`
+}
+
+const jsonOf = (value: object): string => {
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
+}
+
+/** The longest detail journaled for an undo that failed: the rest of a huge message is cut, marked. */
+const MAX_DETAIL = 1000
+
+const cut = (text: string): string => (text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text)
 
 /** Maps how an undo ended to the phase that records it. */
 const phaseOfExit = (exit: Exit.Exit<unknown, unknown>): readonly [UndoPhase, string | undefined] => {
