@@ -18,7 +18,7 @@ import type { Recorded, UndoPhase } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { withUndoSpan } from "../observability/spans.js"
-import { decodeJson, decodeValue } from "../util/codec.js"
+import { decodeJson, decodeValue, jsonText } from "../util/codec.js"
 import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
 import * as Receipts from "./receipts.js"
@@ -131,17 +131,13 @@ const describeError = (error: unknown): string => {
       ? error._tag
       : undefined
   const message =
-    error instanceof Error ? error.message : typeof error === "object" && error !== null ? jsonOf(error) : String(error)
+    error instanceof Error
+      ? error.message
+      : typeof error === "object" && error !== null
+        ? Either.getOrElse(jsonText(error), () => String(error))
+        : String(error)
   if (tag === undefined) return message
   return message === "" || message.includes(tag) ? tag : `${tag}: ${message}`
-}
-
-const jsonOf = (value: object): string => {
-  try {
-    return JSON.stringify(value) ?? String(value)
-  } catch {
-    return String(value)
-  }
 }
 
 /** The longest detail journaled for an undo that failed: the rest of a huge message is cut, marked. */

@@ -7,6 +7,7 @@ import { ConcurrencyConflict } from "../../Journal.js"
 import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
+import { daysIn } from "../journal/cutoff.js"
 import { tamperedAt } from "../journal/decisions.js"
 import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
@@ -76,7 +77,7 @@ const isCalendarDate = (text: string): boolean => {
   const date = /^(\d{4})-(\d{2})-(\d{2})/.exec(text)
   if (date === null) return true
   const [year, month, day] = [Number(date[1]), Number(date[2]), Number(date[3])]
-  return new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month)
 }
 
 /**

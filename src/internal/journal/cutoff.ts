@@ -15,7 +15,8 @@ const lastMillis = new Date(0).setUTCFullYear(9999, 11, 31) + 86_400_000 - 1
 
 const isLeap = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
 
-const daysIn = (year: number, month: number) =>
+/** The days of `month` (1–12) in `year`, by the proleptic Gregorian calendar. */
+export const daysIn = (year: number, month: number) =>
   month === 2 ? (isLeap(year) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31
 
 /** Minutes east of UTC that a zone names (`Z`, `+01:00`), if it is one. */
