@@ -1,7 +1,8 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { Approval } from "../../Approval.js"
+import * as Option from "effect/Option"
+import type { AlreadyDecided, Approval, Decision } from "../../Approval.js"
 import type { Draft } from "../../Journal.js"
 import { ConcurrencyConflict } from "../../Journal.js"
 import * as Outcome from "../../Outcome.js"
@@ -95,14 +96,40 @@ export const approve = (
     yield* readableExpiry(writer, stepId, options.expiresAt)
     const { inputDigest } = step.awaiting!.payload
     const requestId = stepKey(writer.sagaId, stepId)
-    yield* Effect.mapError(
-      approval.approve(requestId, { by: options.by, inputDigest, expiresAt: options.expiresAt }),
-      tamperedAt(writer.sagaId, step.awaiting!.seq)
-    )
-    const at = yield* nowIso
     const { by, expiresAt, principal } = options
+    const at = yield* approval.approve(requestId, { by, inputDigest, expiresAt }).pipe(
+      Effect.zipRight(nowIso),
+      Effect.catchTag(
+        "AlreadyDecided",
+        unjournaled(
+          approval,
+          requestId,
+          (decision) =>
+            decision._tag === "Approved" &&
+            decision.by === by &&
+            decision.inputDigest === inputDigest &&
+            decision.expiresAt === expiresAt &&
+            decision.renewedBy === undefined
+        )
+      ),
+      Effect.mapError(tamperedAt(writer.sagaId, step.awaiting!.seq))
+    )
     yield* writer.append([stepDraft(step, "APPROVED", { _tag: "Approved", by, at, inputDigest, expiresAt, principal })])
   })
+
+/**
+ * The time of a decision the store holds and the journal lacks, when it is exactly the one this
+ * command makes: the same command stopped between its two writes (a crash, a journal write that
+ * failed), and is retried to finish. Another decision stays `AlreadyDecided`.
+ */
+const unjournaled =
+  (approval: Approval["Type"], requestId: string, isThisCommands: (decision: Decision) => boolean) =>
+  (error: AlreadyDecided) =>
+    Effect.flatMap(approval.get(requestId), (found) =>
+      Option.isSome(found) && found.value.decision._tag !== "Pending" && isThisCommands(found.value.decision)
+        ? Effect.succeed(found.value.decision.at)
+        : Effect.fail(error)
+    )
 
 /** The step whose journaled approval may be renewed, or why it may not. */
 const approvedStep = (writer: Writer, stepId: string) =>
@@ -183,12 +210,20 @@ export const reject = (
 ) =>
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
-    yield* Effect.mapError(
-      approval.reject(stepKey(writer.sagaId, stepId), { by: options.by, reason: options.reason }),
-      tamperedAt(writer.sagaId, step.awaiting!.seq)
+    const requestId = stepKey(writer.sagaId, stepId)
+    const { by, principal, reason } = options
+    const at = yield* approval.reject(requestId, { by, reason }).pipe(
+      Effect.zipRight(nowIso),
+      Effect.catchTag(
+        "AlreadyDecided",
+        unjournaled(
+          approval,
+          requestId,
+          (decision) => decision._tag === "Rejected" && decision.by === by && decision.reason === reason
+        )
+      ),
+      Effect.mapError(tamperedAt(writer.sagaId, step.awaiting!.seq))
     )
-    const at = yield* nowIso
-    const { by, principal } = options
     yield* writer.append([
       stepDraft(step, "REJECTED", { _tag: "Rejected", by, at, reason: rejectionReason(options), principal }),
       closing

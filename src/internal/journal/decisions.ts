@@ -74,7 +74,7 @@ export const distrust = (
     case "ok":
       return undefined
     case "no-key":
-      return `${said}, but the journal holds no such decision and no journal key signs it: it was not made through Saga.approve or Saga.reject, or it was forged`
+      return `${said}, but the journal holds no such decision and no journal key signs it: it was forged, made through the Approval service alone, or by a Saga.approve or Saga.reject that stopped before journaling it (the same command again finishes it)`
     case "unsigned":
       return `${said}, but the decision carries no MAC under the journal key: it was forged, or made before the key was configured`
     default:
