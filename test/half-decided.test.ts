@@ -6,7 +6,7 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Approval, Saga } from "../src/index.js"
+import { Approval, type Journal, Saga } from "../src/index.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 import { reserveAndWire } from "./fixtures/reserve-wire.js"
 import { threeStores } from "./fixtures/three-stores.js"
@@ -28,7 +28,7 @@ const halfDecided = (
 
 for (const [name, store] of stores) {
   describe(`a decision the store holds and the journal lacks: ${name}`, () => {
-    const provided = <A, E>(effect: Effect.Effect<A, E, Saga.Saga | Approval.Approval>) =>
+    const provided = <A, E>(effect: Effect.Effect<A, E, Saga.Saga | Approval.Approval | Journal.Journal>) =>
       effect.pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
 
     it.effect("the same approve again journals it (at the store's time), and the next run runs the step once", () =>

@@ -146,6 +146,44 @@ describe("steps", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "a huge failure is journaled cut: its message at 1000 characters, its encoding only within maxPayloadBytes",
+    () =>
+      Effect.gen(function* () {
+        class Refused extends Schema.TaggedError<Refused>()("Refused", { body: Schema.String }) {
+          override get message() {
+            return `refused: ${this.body}`
+          }
+        }
+        const seen: Array<unknown> = []
+        const charge = Compensable.make({
+          name: "charge",
+          input: Schema.Int,
+          success: Schema.String,
+          failure: Refused,
+          maxPayloadBytes: 10_000,
+          execute: (size) => Effect.fail(new Refused({ body: "x".repeat(size) }))
+        })
+        const program = Effect.forEach([100, 5_000_000], (size) =>
+          charge(size).pipe(Effect.catchAll((error) => Effect.sync(() => seen.push(error))))
+        )
+        yield* Saga.run("huge-failure", program)
+        const failed = (yield* Journal.Journal.pipe(Effect.flatMap((journal) => journal.read("huge-failure"))))
+          .filter((entry) => entry.phase === "FAILED")
+          .map((entry) => JSON.parse(entry.payload!))
+        expect(failed[0]).toMatchObject({
+          description: `refused: ${"x".repeat(100)}`,
+          error: { body: "x".repeat(100) }
+        })
+        expect(failed[1].description).toBe(`refused: ${"x".repeat(990)}…`)
+        expect(failed[1].error).toBeUndefined()
+
+        yield* Saga.run("huge-failure", program)
+        expect(seen[2]).toEqual(seen[0])
+        expect(seen[3]).toBeInstanceOf(Outcome.Failed)
+        expect((seen[3] as Outcome.Failed).reason).toBe(failed[1].description)
+      }).pipe(Effect.provide(Testing.layer))
+  )
   it.effect("an unknown outcome is retried only when the tool accepts replays of its idempotency key", () =>
     Effect.gen(function* () {
       const keys: Array<string> = []

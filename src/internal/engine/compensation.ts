@@ -12,6 +12,7 @@ import * as Report from "../../CompensationReport.js"
 import type { AppendError, JournalCorrupted, JournalError, JournalTampered } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import * as Outcome from "../../Outcome.js"
+import { cutDetail } from "../journal/detail.js"
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
 import { undoKey } from "../journal/ids.js"
 import type { Recorded, UndoPhase } from "../journal/payloads.js"
@@ -118,9 +119,9 @@ const settle = (writer: Writer, step: StepView, phase: UndoPhase, detail?: strin
 const describe = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
   if (Option.isNone(failure)) {
-    return Cause.isInterruptedOnly(cause) ? "interrupted" : cut(Cause.pretty(cause).split("\n")[0]!)
+    return Cause.isInterruptedOnly(cause) ? "interrupted" : cutDetail(Cause.pretty(cause).split("\n")[0]!)
   }
-  return cut(describeError(failure.value))
+  return cutDetail(describeError(failure.value))
 }
 
 /** An undo's error in words: its tag (a typed error's, which its message may not name), then its message. */
@@ -139,11 +140,6 @@ const describeError = (error: unknown): string => {
   if (tag === undefined) return message
   return message === "" || message.includes(tag) ? tag : `${tag}: ${message}`
 }
-
-/** The longest detail journaled for an undo that failed: the rest of a huge message is cut, marked. */
-const MAX_DETAIL = 1000
-
-const cut = (text: string): string => (text.length > MAX_DETAIL ? `${text.slice(0, MAX_DETAIL - 1)}…` : text)
 
 /** Maps how an undo ended to the phase that records it. */
 const phaseOfExit = (exit: Exit.Exit<unknown, unknown>): readonly [UndoPhase, string | undefined] => {

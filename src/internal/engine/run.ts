@@ -29,6 +29,7 @@ import * as Outcome from "../../Outcome.js"
 import { ApprovalPending, ApprovalRefused, NonDeterminism } from "../../SagaError.js"
 import type { UnknownStep } from "../../SagaResult.js"
 import { distrust, tamperedAt, withoutMac } from "../journal/decisions.js"
+import { cutDetail } from "../journal/detail.js"
 import { executedDraft, intentDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
 import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
@@ -689,8 +690,9 @@ export class SagaRun {
     }
     const error = Option.getOrUndefined(failure)
     const encoded = Option.isSome(failure) ? this.encodeFailure(spec, failure.value) : undefined
-    const description =
+    const description = cutDetail(
       error instanceof Error ? error.message : error !== undefined ? String(error) : Cause.pretty(cause).split("\n")[0]!
+    )
     const payload = {
       description,
       defect: Option.isNone(failure),
@@ -705,9 +707,15 @@ export class SagaRun {
     )
   }
 
+  /**
+   * The error as journaled, for its replay: none when it does not encode or is over the tool's
+   * `maxPayloadBytes` encoded (the replay then fails with `Outcome.Failed` and the description).
+   */
   private encodeFailure(spec: StepSpec, error: unknown): unknown {
     const schema = error instanceof Outcome.Failed || spec.failure === undefined ? Outcome.Failed : spec.failure
     const encoded = encodeJson(schema, error)
-    return Either.isRight(encoded) ? JSON.parse(encoded.right) : undefined
+    return Either.isRight(encoded) && byteLength(encoded.right) <= spec.maxPayloadBytes
+      ? JSON.parse(encoded.right)
+      : undefined
   }
 }
