@@ -215,6 +215,10 @@ export interface Holder {
  */
 export interface ListFilter {
   readonly status?: ReadonlyArray<SagaStatus> | undefined
+  /**
+   * Only sagas last written before this time: ISO-8601, a date (midnight UTC) or a date and time
+   * with its zone, read as a time as `prune` reads it; anything else fails `list` with `JournalError`.
+   */
   readonly updatedBefore?: string | undefined
 }
 

@@ -218,6 +218,28 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect(
+      "list's updatedBefore is read as a time (a zone, an expanded year), and one that is not a time fails",
+      () =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          yield* TestClock.setTime(Date.UTC(2031, 0, 1))
+          yield* appendAll(journal, "zone-a", [saga("SAGA_STARTED")])
+          const listed = (before: string) =>
+            Effect.map(journal.list({ updatedBefore: before }), (found) => ids(found, "zone-"))
+          // 01:00 at +02:00 is 23:00 the day before in UTC: before the saga's update.
+          expect(yield* listed("2031-01-01T01:00+02:00")).toEqual([])
+          expect(yield* listed("2031-01-01T00:00:00.001-00:00")).toEqual(["zone-a"])
+          expect(yield* listed("+002031-01-01T00:00:00.001Z")).toEqual(["zone-a"])
+          expect(yield* listed("2031-01-02")).toEqual(["zone-a"])
+          for (const before of ["not a date", "2031-02-30"]) {
+            const error = yield* Effect.flip(journal.list({ updatedBefore: before }))
+            expect(error).toMatchObject({ _tag: "JournalError", operation: "list" })
+            expect(error.reason).toContain("is not an ISO-8601 time")
+          }
+        }).pipe(Effect.provide(layer))
+    )
+
     it.effect("an unknown saga reads as no entries and gets None", () =>
       Effect.gen(function* () {
         const journal = yield* Journal.Journal

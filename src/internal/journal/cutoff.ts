@@ -1,5 +1,5 @@
 /**
- * The time `prune(before)` cuts at, in the form the stores keep times in (UTC, milliseconds, `Z`,
+ * The time `prune(before)` and `list({ updatedBefore })` cut at, in the form the stores keep times in (UTC, milliseconds, `Z`,
  * a four-digit year), so that comparing the stored text with it compares the times.
  */
 import * as Either from "effect/Either"

@@ -217,15 +217,18 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
         return stored === undefined ? [] : entriesOf(sagaId, stored)
       }),
     get: (sagaId: string) => Effect.sync(() => Option.fromNullable(sagas.get(sagaId)?.record)),
-    list: (filter?: Journal.ListFilter) =>
-      Effect.sync(() =>
+    list: (filter?: Journal.ListFilter) => {
+      const before = filter?.updatedBefore === undefined ? Either.right(undefined) : cutoff(filter.updatedBefore)
+      if (Either.isLeft(before)) return Effect.fail(new JournalError({ operation: "list", reason: before.left }))
+      return Effect.sync(() =>
         sorted(
           Array.from(sagas.values()).filter(
             ({ record }) =>
               (filter?.status === undefined || filter.status.includes(record.status)) &&
-              (filter?.updatedBefore === undefined || record.updatedAt < filter.updatedBefore)
+              (before.right === undefined || record.updatedAt < before.right)
           )
         ).map((stored) => stored.record)
       )
+    }
   }
 }

@@ -768,9 +768,14 @@ RETURNING saga_id`,
 
   const selectRows = (filter?: Journal.ListFilter) => {
     if (filter?.status !== undefined && filter.status.length === 0) return Effect.succeed([])
+    // Times are compared as the text they are stored as: `updatedBefore` must be in that form too.
+    const before = filter?.updatedBefore === undefined ? undefined : cutoff(filter.updatedBefore)
+    if (before !== undefined && Either.isLeft(before)) {
+      return Effect.fail(new Journal.JournalError({ operation: "list", reason: before.left }))
+    }
     const where = [
       ...(filter?.status === undefined ? [] : [sql.in("status", filter.status)]),
-      ...(filter?.updatedBefore === undefined ? [] : [sql`updated_at < ${filter.updatedBefore}`])
+      ...(before === undefined ? [] : [sql`updated_at < ${before.right}`])
     ]
     return Effect.mapError(
       sql`SELECT ${recordColumns} FROM ${sagas} ${where.length === 0 ? sql.literal("") : sql`WHERE ${sql.and(where)}`}
