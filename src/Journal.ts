@@ -428,16 +428,20 @@ export const isActive: (status: SagaStatus) => boolean = status.isActive
  * Re-computes the hash chain of a stored saga (and its MACs, when `EFFECT_SAGA_JOURNAL_KEYS` is
  * configured), and checks that it ends where the saga's row says, with the status its entries set.
  * A stored entry that no longer decodes answers `Broken` with the problem `undecodable`; a saga row
- * that no longer decodes, `Broken` at seq 1 with the problem `row` (as a deleted row).
+ * that no longer decodes, `Broken` at seq 1 with the problem `row` (as a deleted row). A saga the
+ * store holds neither a row nor an entry of is `SagaNotFound`: there is nothing to call intact.
  *
  * @since 0.1.0
  * @category hashing
  */
-export const verify = (sagaId: string): Effect.Effect<Verification, JournalError | KeyError, Journal> =>
+export const verify = (sagaId: string): Effect.Effect<Verification, JournalError | KeyError | SagaNotFound, Journal> =>
   Effect.flatMap(Effect.all([Journal, journalKeys]), ([journal, keys]) =>
-    Effect.zipWith(journal.read(sagaId), readRow(journal, sagaId), (entries, row) =>
-      verification.verifyAgainstStored(entries, row, Option.getOrUndefined(keys))
-    ).pipe(
+    Effect.all([journal.read(sagaId), readRow(journal, sagaId)]).pipe(
+      Effect.flatMap(([entries, row]) =>
+        entries.length === 0 && Either.isRight(row) && Option.isNone(row.right)
+          ? Effect.fail(new SagaNotFound({ sagaId }))
+          : Effect.succeed(verification.verifyAgainstStored(entries, row, Option.getOrUndefined(keys)))
+      ),
       // A stored entry that no longer decodes is a break the answer names, as the reads do.
       Effect.catchTag("JournalCorrupted", ({ reason, seq }) =>
         Effect.succeed<Verification>({ _tag: "Broken", seq, problem: "undecodable", reason })

@@ -301,6 +301,15 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect("verify of a saga the store holds nothing of is SagaNotFound, never Intact", () =>
+      Effect.gen(function* () {
+        expect(yield* Effect.flip(Journal.verify("never-written"))).toMatchObject({
+          _tag: "SagaNotFound",
+          sagaId: "never-written"
+        })
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect("a phase no reader knows is refused on append, and nothing is written", () =>
       Effect.gen(function* () {
         const journal = yield* Journal.Journal

@@ -147,7 +147,10 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
           Effect.provide(
             Effect.all({
               entries: Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId)),
-              verification: Journal.verify(sagaId)
+              // A crash before the saga's first write leaves nothing: nothing to break.
+              verification: Effect.catchTag(Journal.verify(sagaId), "SagaNotFound", () =>
+                Effect.succeed<Journal.Verification>({ _tag: "Intact", entries: 0, digest: Journal.empty.digest })
+              )
             }),
             store
           )
