@@ -121,10 +121,11 @@ export const parse = (text: string, variable: string = JOURNAL_KEYS): Either.Eit
     if (!KEY_ID.test(id)) {
       return fail(`${position} is not id:base64key (an id of 1 to 64 letters, digits, '.', '_' or '-')`)
     }
-    if (!BASE64.test(encoded)) return fail(`the key of ${id} is not base64`)
+    // Named by position, not id: a pair written the wrong way round (base64key:id) has its key where the id goes.
+    if (!BASE64.test(encoded)) return fail(`the key of ${position} is not base64`)
     const material = Buffer.from(encoded, "base64")
-    if (material.length !== 32) return fail(`the key of ${id} is ${material.length} bytes, not 32`)
-    if (keys.some((key) => key.id === id)) return fail(`key id ${id} appears twice`)
+    if (material.length !== 32) return fail(`the key of ${position} is ${material.length} bytes, not 32`)
+    if (keys.some((key) => key.id === id)) return fail(`key id ${id} appears twice (${position})`)
     keys.push({ id, material: Redacted.make(material) })
   }
   return Either.right({ keys: keys as unknown as KeyRing["keys"] })

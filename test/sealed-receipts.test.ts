@@ -252,9 +252,18 @@ describe("receipts sealed at rest (EFFECT_SAGA_RECEIPT_KEYS)", () => {
   )
 
   it.effect.each([
-    ["a key that is not base64", "k1:not*base64", "the key of k1 is not base64"],
-    ["a key that is not 32 bytes", `k1:${Buffer.alloc(16, 7).toString("base64")}`, "the key of k1 is 16 bytes, not 32"],
-    ["a key id twice", `${K1},${K2.replace("k2:", "k1:")}`, "key id k1 appears twice"]
+    ["a key that is not base64", "k1:not*base64", "the key of pair 1 is not base64"],
+    [
+      "a key that is not 32 bytes",
+      `k1:${Buffer.alloc(16, 7).toString("base64")}`,
+      "the key of pair 1 is 16 bytes, not 32"
+    ],
+    ["a key id twice", `${K1},${K2.replace("k2:", "k1:")}`, "key id k1 appears twice (pair 2)"],
+    [
+      "a pair written the wrong way round (base64key:id)",
+      `${Buffer.alloc(32, 9).toString("base64url")}:k1`,
+      "the key of pair 1 is 1 bytes, not 32"
+    ]
   ])("%s fails Saga.layer with KeyError, naming the variable and never the key", ([, text, reason]) =>
     Effect.gen(function* () {
       const ran: Array<string> = []
@@ -269,7 +278,9 @@ describe("receipts sealed at rest (EFFECT_SAGA_RECEIPT_KEYS)", () => {
       assert(Keys.isKeyError(error))
       expect(error.variable).toBe(Keys.RECEIPT_KEYS)
       expect(error.message).toBe(`${Keys.RECEIPT_KEYS}: ${reason}`)
-      for (const pair of text.split(",")) expect(error.message).not.toContain(pair.slice(pair.indexOf(":") + 1))
+      for (const pair of text.split(",")) {
+        for (const part of pair.split(":")) if (part.length > 8) expect(error.message).not.toContain(part)
+      }
       expect(ran).toEqual([])
     })
   )
@@ -340,7 +351,7 @@ describe("receipts sealed at rest (EFFECT_SAGA_RECEIPT_KEYS)", () => {
 
         const bad = yield* cli(["list", "--db", filename], { [Keys.RECEIPT_KEYS]: "k1:short" })
         expect(bad).toMatchObject({ code: 2, stdout: "" })
-        expect(bad.stderr).toContain(`${Keys.RECEIPT_KEYS}: the key of k1 is 3 bytes, not 32`)
+        expect(bad.stderr).toContain(`${Keys.RECEIPT_KEYS}: the key of pair 1 is 3 bytes, not 32`)
       }),
     60_000
   )
