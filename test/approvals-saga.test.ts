@@ -339,6 +339,15 @@ describe("approval expiry and renewal", () => {
       yield* Saga.approve("renewed", stepId, { by: "alice", expiresAt: iso(t + minutes(5)) })
       yield* TestClock.adjust("10 minutes")
       yield* Saga.renewApproval("renewed", stepId, { by: "bob", expiresAt: iso(t + minutes(60)) })
+      // The same renewal again, even naming the position seen before the first, writes nothing.
+      const renewedAt = (yield* Saga.status("renewed")).revision
+      yield* TestClock.adjust("1 minute")
+      yield* Saga.renewApproval("renewed", stepId, {
+        by: "bob",
+        expiresAt: iso(t + minutes(60)),
+        revision: renewedAt - 1
+      })
+      expect((yield* Saga.status("renewed")).revision).toBe(renewedAt)
       expect(log).toEqual(["reserve A-1"])
       expect(yield* Saga.run("renewed", program)).toMatchObject({ _tag: "Completed", value: "wire-4200" })
       expect((yield* Saga.run("renewed", program))._tag).toBe("Completed")

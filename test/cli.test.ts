@@ -198,6 +198,25 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
           expiresAt: "2099-01-01T00:00:00.000Z",
           renewedBy: "bob"
         })
+
+        // The same renewal again answers as the first and writes nothing.
+        const renewedOnce = snapshot(db)
+        const again = yield* cli(
+          "renew-approval",
+          "order-1",
+          "sendWire",
+          "--as",
+          "bob",
+          "--expires-at",
+          "2099-01-01",
+          "--db",
+          db
+        )
+        expect(again).toMatchObject({
+          code: 0,
+          stdout: `the approval of step ${wireStep(seen)} of saga order-1 was already renewed by bob until 2099-01-01T00:00:00.000Z: nothing written\n`
+        })
+        expect(snapshot(db)).toEqual(renewedOnce)
       })
   )
 
@@ -230,6 +249,12 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       })
 
       const unchanged = snapshot(db)
+      const replayed = yield* cli("reject", "payout-1", "sendWire", "--as", "bob", "--reason", "wrong IBAN", "--db", db)
+      expect(replayed.code).toBe(0)
+      expect(replayed.stdout).toMatch(
+        /^step sendWireTransfer:\S+ of saga payout-1 was already rejected by bob: nothing written\nsaga payout-1: compensated/
+      )
+      expect(snapshot(db)).toEqual(unchanged)
       const again = yield* cli("approve", "payout-1", "sendWire", "--as", "alice", "--db", db)
       expect(again.code).toBe(2)
       expect(again.stdout).toBe("")

@@ -6,6 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type { Phase } from "../../Journal.js"
+import { Journal } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as identifier from "../util/identifier.js"
 import { UsageError } from "./failure.js"
@@ -67,3 +69,16 @@ export const target = (
     const status = yield* Saga.status(sagaId)
     return { status, stepId: yield* stepId(status, step), seen: seen(status, given) }
   })
+
+/**
+ * Whether the command just carried out journaled `phase` for the step after `revision` (where the
+ * saga stood when the command read it): an exact replay of an earlier command writes nothing.
+ *
+ * @since 0.3.0
+ * @category position
+ */
+export const wroteAfter = (sagaId: string, stepId: string, phase: Phase, revision: number) =>
+  Effect.map(
+    Effect.flatMap(Journal, (journal) => journal.read(sagaId)),
+    (entries) => entries.some((entry) => entry.seq > revision && entry.phase === phase && entry.stepId === stepId)
+  )

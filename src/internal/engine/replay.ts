@@ -42,6 +42,25 @@ export const approval = (
     : conflict(writer, stepId, decided)
 }
 
+/**
+ * A renewal replays the last one when the step's approval was last renewed by the same person with
+ * the same expiry (and, if the operator names one, the same input digest): asked again, it writes
+ * no second `APPROVED`. Anything else is a new renewal, which the step's state may refuse.
+ */
+export const renewal = (
+  writer: Writer,
+  stepId: string,
+  options: { readonly by: string; readonly expiresAt?: string | undefined; readonly inputDigest?: string | undefined }
+): Effect.Effect<Prior> => {
+  const approved = writer.view.steps.get(stepId)?.approved?.payload
+  const same =
+    approved !== undefined &&
+    approved.renewedBy === options.by &&
+    approved.expiresAt === options.expiresAt &&
+    (options.inputDigest === undefined || options.inputDigest === approved.inputDigest)
+  return Effect.succeed(same ? "replay" : "new")
+}
+
 /** A `reject` replays the first when the step was rejected by the same person for the same reason. */
 export const rejection = (
   writer: Writer,

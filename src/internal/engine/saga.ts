@@ -480,6 +480,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         stepId,
         by: options.by,
         seen: options,
+        replay: { prior: (writer) => replay.renewal(writer, stepId, options), answer: () => Effect.void },
         body: (writer, principal) => commands.renew(writer, approval, stepId, { ...options, principal: principal.id })
       }).pipe(Effect.withSpan("effect-saga.renew-approval", commandSpan(sagaId, stepId))),
     reject: (sagaId: string, stepId: string, options: RejectOptions) => {

@@ -9,7 +9,7 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Saga from "../../../Saga.js"
 import * as Parse from "../parse.js"
-import { target } from "../position.js"
+import { target, wroteAfter } from "../position.js"
 import { printReport } from "../report.js"
 import { as, db, digest, json, register, revision, saga, step, withStore } from "../root.js"
 import * as Tools from "../tools.js"
@@ -39,8 +39,11 @@ export const reject = Command.make(
           const { seen, status, stepId } = yield* target(options.saga, options.step, options)
           yield* Tools.requireUndos("reject", status, registered)
           const report = yield* Saga.reject(options.saga, stepId, { by, reason: options.reason, ...seen })
+          const wrote = yield* wroteAfter(options.saga, stepId, "REJECTED", status.revision)
           yield* printReport(
-            `rejected step ${stepId} of saga ${options.saga} as ${by}: journaled REJECTED`,
+            wrote
+              ? `rejected step ${stepId} of saga ${options.saga} as ${by}: journaled REJECTED`
+              : `step ${stepId} of saga ${options.saga} was already rejected by ${by}: nothing written`,
             report,
             options.json
           )

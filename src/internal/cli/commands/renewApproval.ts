@@ -11,7 +11,7 @@ import * as Saga from "../../../Saga.js"
 import { printable } from "../../util/printable.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
-import { target } from "../position.js"
+import { target, wroteAfter } from "../position.js"
 import { as, db, digest, revision, saga, step, withStore } from "../root.js"
 
 const expiresAt = Options.text("expires-at").pipe(
@@ -42,16 +42,20 @@ export const renewApproval = Command.make(
       yield* withStore(
         options.db,
         Effect.gen(function* () {
-          const { seen, stepId } = yield* target(options.saga, options.step, options)
+          const { seen, status, stepId } = yield* target(options.saga, options.step, options)
           yield* Saga.renewApproval(options.saga, stepId, {
             by,
             expiresAt: expires,
             inputDigest: Option.getOrUndefined(options.inputDigest),
             ...seen
           })
+          const until = expires === undefined ? "" : ` until ${expires}`
+          const wrote = yield* wroteAfter(options.saga, stepId, "APPROVED", status.revision)
           yield* print(
             printable(
-              `renewed the approval of step ${stepId} of saga ${options.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED`
+              wrote
+                ? `renewed the approval of step ${stepId} of saga ${options.saga} as ${by}${until}: journaled APPROVED`
+                : `the approval of step ${stepId} of saga ${options.saga} was already renewed by ${by}${until}: nothing written`
             )
           )
         }),
@@ -60,6 +64,6 @@ export const renewApproval = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Give an approved step that has not run a new expiry, for the same input: journaled APPROVED with renewedBy."
+    "Give an approved step that has not run a new expiry, for the same input: journaled APPROVED with renewedBy. Asked again exactly as before (same --as and --expires-at), it says so and writes nothing (exit 0)."
   )
 )
