@@ -549,6 +549,14 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         const status = yield* onFile(db, Saga.status("order-5"))
         const charge = status.steps.find((step) => step.toolName === "chargeCard")!
         const before = worldLines()
+        // Without the tool registered, nothing runs and nothing is journaled: the line says so.
+        const untouched = snapshot(db)
+        const unregistered = yield* cli("compensate-effect", charge.effectId, "--db", db)
+        expect(unregistered.code).toBe(1)
+        expect(unregistered.stdout).toMatch(
+          new RegExp(`^${charge.effectId.replace(/[#:]/g, ".")}: unavailable \\(.*\\); nothing journaled\n$`)
+        )
+        expect(snapshot(db)).toEqual(untouched)
         const first = yield* cli("compensate-effect", charge.effectId, "--register", toolsBundle, "--json", "--db", db)
         expect(first.code).toBe(0)
         expect(JSON.parse(first.stdout)).toMatchObject({

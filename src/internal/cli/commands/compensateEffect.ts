@@ -9,6 +9,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import { printable } from "../../util/printable.js"
 import { SomethingWrong } from "../failure.js"
@@ -20,12 +21,23 @@ const effect = Args.text({ name: "EFFECT" }).pipe(
   Args.withDescription("The effect id: the step's idempotency key, <sagaId>/<stepId> (show lists it).")
 )
 
-/** The answer in one line; the undo's detail comes from outside, so it is shown `printable`. */
-const render = (answer: Saga.EffectCompensation): string =>
+/**
+ * The answer in one line; the undo's detail comes from outside, so it is shown `printable`. An
+ * answer given without a run (the tool is not registered here, its receipt cannot be opened) says
+ * that nothing was journaled: a process that has what was missing can undo the effect later.
+ */
+const render = (answer: Saga.EffectCompensation, journaled: boolean): string =>
   printable(
     answer._tag === "AwaitingApproval"
       ? `${answer.effectId}: the undo awaits an approval of its own (approve ${answer.runId} ${answer.request.stepId})`
-      : `${answer.effectId}: ${answer.outcome}${answer.detail === undefined ? "" : ` (${answer.detail})`}; journaled as ${answer.runId}`
+      : `${answer.effectId}: ${answer.outcome}${answer.detail === undefined ? "" : ` (${answer.detail})`}; ${journaled ? `journaled as ${answer.runId}` : "nothing journaled"}`
+  )
+
+/** Whether the undo's run was journaled: an answer given without one writes nothing. */
+const hasRun = (runId: string) =>
+  Effect.map(
+    Effect.flatMap(Journal, (journal) => journal.get(runId)),
+    Option.isSome
   )
 
 /**
@@ -43,7 +55,7 @@ export const compensateEffect = Command.make(
       Effect.gen(function* () {
         yield* Tools.register(options.register)
         const answer = yield* Saga.compensateEffect(options.effect)
-        yield* options.json ? printJson(answer) : print(render(answer))
+        yield* options.json ? printJson(answer) : print(render(answer, yield* hasRun(answer.runId)))
         if (answer._tag === "AwaitingApproval") {
           return yield* new SomethingWrong({ reason: "the effect was not undone yet: its undo awaits approval" })
         }
