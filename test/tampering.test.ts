@@ -603,6 +603,27 @@ const matrix = (name: string, backend: () => Backend) =>
           })
         }).pipe(Effect.provide(store.layer))
       })
+
+      it.effect("a request whose input copy was edited in the approvals table is approved by no one", () => {
+        const store = backend()
+        const world = makeWorld()
+        return Effect.gen(function* () {
+          yield* awaiting(world, "approval-copy")
+          const named = yield* namedIn("approval-copy")
+          yield* store.editApproval!("approval-copy", "input", '{"amount":1}')
+          const before = yield* store.rows("approval-copy")
+          expect(yield* Effect.flip(Saga.approve("approval-copy", named.wire, { by: "alice" }))).toMatchObject({
+            _tag: "JournalTampered",
+            problem: "approval",
+            reason: expect.stringContaining("the approvals table's copy of the input is not the one the journal holds")
+          })
+          expect(yield* store.rows("approval-copy")).toEqual(before)
+          // Rejecting it runs nothing: it still ends the saga.
+          expect((yield* Saga.reject("approval-copy", named.wire, { by: "bob", reason: "edited" })).status).toBe(
+            "compensated"
+          )
+        }).pipe(Effect.provide(store.layer))
+      })
     }
 
     if (name === "SqlStore.layerSqlite") {

@@ -3,11 +3,12 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { AlreadyDecided, Approval, Decision } from "../../Approval.js"
-import type { Draft } from "../../Journal.js"
-import { ConcurrencyConflict } from "../../Journal.js"
+import type { Draft, Recorded } from "../../Journal.js"
+import { ConcurrencyConflict, JournalTampered } from "../../Journal.js"
 import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
+import { copyEdited } from "../journal/approvalCopy.js"
 import { daysIn } from "../journal/cutoff.js"
 import { tamperedAt } from "../journal/decisions.js"
 import { stepDraft } from "../journal/drafts.js"
@@ -96,6 +97,10 @@ export const approve = (
     yield* readableExpiry(writer, stepId, options.expiresAt)
     const { inputDigest } = step.awaiting!.payload
     const requestId = stepKey(writer.sagaId, stepId)
+    yield* Effect.mapError(
+      copyChecked(writer, approval, step.awaiting!, requestId),
+      tamperedAt(writer.sagaId, step.awaiting!.seq)
+    )
     const { by, expiresAt, principal } = options
     const at = yield* approval.approve(requestId, { by, inputDigest, expiresAt }).pipe(
       Effect.zipRight(nowIso),
@@ -116,6 +121,31 @@ export const approve = (
     )
     yield* writer.append([stepDraft(step, "APPROVED", { _tag: "Approved", by, at, inputDigest, expiresAt, principal })])
   })
+
+/**
+ * Refuses to approve a request whose copy in the approvals table departs from the journal's entry
+ * (the table was edited): every reader marks it "do not decide", and the approval must not be made
+ * on it either. A request the store does not hold yet is registered by the approval.
+ */
+const copyChecked = (
+  writer: Writer,
+  approval: Approval["Type"],
+  asked: Recorded<"AWAITING_APPROVAL">,
+  requestId: string
+) =>
+  Effect.flatMap(approval.get(requestId), (found) =>
+    Option.isNone(found) ||
+    (found.value.request.input === asked.input && found.value.request.inputDigest === asked.payload.inputDigest)
+      ? Effect.void
+      : Effect.fail(
+          new JournalTampered({
+            sagaId: writer.sagaId,
+            seq: asked.seq,
+            problem: "approval",
+            reason: copyEdited(asked.seq)
+          })
+        )
+  )
 
 /**
  * The time of a decision the store holds and the journal lacks, when it is exactly the one this

@@ -67,7 +67,11 @@ export const journaledRequest = (request: PendingRequest, entries: ReadonlyArray
       problem: { seq: asked.seq, problem: "approval", reason: request.tampered }
     }
   }
-  const reason = `the approvals table's copy of the input is not the one the journal holds at seq ${asked.seq} (shown): the table was edited`
   const same = asked.input === request.input && inputDigest === request.inputDigest
-  return { input: asked.input, inputDigest, problem: same ? null : { seq: asked.seq, problem: "approval", reason } }
+  const problem = { seq: asked.seq, problem: "approval" as const, reason: copyEdited(asked.seq) }
+  return { input: asked.input, inputDigest, problem: same ? null : problem }
 }
+
+/** Why a request's copy in the approvals table is not evidence: it departs from the journal's entry at `seq`. */
+export const copyEdited = (seq: number): string =>
+  `the approvals table's copy of the input is not the one the journal holds at seq ${seq} (shown): the table was edited`
