@@ -250,7 +250,10 @@ describe("approvals in a saga", () => {
       for (const [expiresAt, why] of [
         ["2000-01-01T00:00:00Z", "is already past: the approval would never hold"],
         ["2026-12-02T12:00:00Z", "is already past: the approval would never hold"],
-        ["2030-02-30T00:00:00Z", "is not a time (ISO-8601, such as 2026-12-31T18:00:00Z)"]
+        ["2030-02-30T00:00:00Z", "is not a time (ISO-8601 with its zone, such as 2026-12-31T18:00:00Z)"],
+        // Without a zone, each worker would read it in its own local time.
+        ["2030-01-01T12:01:00", "is not a time (ISO-8601 with its zone, such as 2026-12-31T18:00:00Z)"],
+        ["January 1, 2030 12:01:00", "is not a time (ISO-8601 with its zone, such as 2026-12-31T18:00:00Z)"]
       ] as const) {
         const refused = yield* Effect.flip(Saga.approve("past", stepId, { by: "alice", expiresAt }))
         expect(refused).toMatchObject({ _tag: "CommandRefused", reason: `expiresAt "${expiresAt}" ${why}` })
@@ -258,6 +261,21 @@ describe("approvals in a saga", () => {
       expect(yield* entriesOf("past")).toEqual(before)
       yield* Saga.approve("past", stepId, { by: "alice", expiresAt: "2026-12-02T12:00:01Z" })
       expect((yield* Saga.run("past", program))._tag).toBe("Completed")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a decision whose expiresAt has no zone is read by no worker's local time: the run finds it expired", () =>
+    Effect.gen(function* () {
+      const { log, program } = fixture()
+      yield* TestClock.setTime(Date.parse("2026-12-02T12:00:00Z"))
+      const waiting = yield* Saga.run("no-zone", program)
+      assert(waiting._tag === "AwaitingApproval")
+      const { inputDigest, requestId } = waiting.request
+      yield* Approval.approve(requestId, { by: "alice", inputDigest, expiresAt: "2099-01-01T00:00:00" })
+      const result = yield* Saga.run("no-zone", program)
+      assert(result._tag === "Compensated")
+      expect(refusal(result.cause)?.reason).toBe("the approval expired at 2099-01-01T00:00:00")
+      expect(log).toEqual(["reserve A-1", "release res-A-1"])
     }).pipe(Effect.provide(Testing.layer))
   )
 
@@ -271,7 +289,7 @@ describe("approvals in a saga", () => {
       const refused = yield* Effect.flip(Saga.approve("typo", stepId, { by: "alice", expiresAt: "tomorrow" }))
       expect(refused).toMatchObject({
         _tag: "CommandRefused",
-        reason: 'expiresAt "tomorrow" is not a time (ISO-8601, such as 2026-12-31T18:00:00Z)'
+        reason: 'expiresAt "tomorrow" is not a time (ISO-8601 with its zone, such as 2026-12-31T18:00:00Z)'
       })
       expect(yield* entriesOf("typo")).toEqual(before)
       expect(yield* Approval.pending).toEqual([waiting.request])

@@ -1,6 +1,7 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import { millisOf } from "../journal/cutoff.js"
 
 /** The fields of an approval that decide when it expires. */
 export interface Expiring {
@@ -26,7 +27,9 @@ const fromMillis = (millis: number): Expiry => ({
  */
 export const expiryOf = (approval: Expiring, ttl: Duration.Duration | undefined): Expiry | undefined => {
   if (approval.expiresAt !== undefined) {
-    return { text: String(approval.expiresAt), millis: Date.parse(String(approval.expiresAt)) }
+    // Read as an ISO-8601 time with its zone, never in this worker's local time: else unreadable.
+    const text = String(approval.expiresAt)
+    return { text, millis: millisOf(text) ?? Number.NaN }
   }
   if (ttl === undefined || !Duration.isFinite(ttl)) return undefined
   const from = approval.renewedAt ?? approval.at

@@ -9,7 +9,7 @@ import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
 import { copyEdited } from "../journal/approvalCopy.js"
-import { daysIn } from "../journal/cutoff.js"
+import { millisOf } from "../journal/cutoff.js"
 import { tamperedAt } from "../journal/decisions.js"
 import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
@@ -55,15 +55,19 @@ const awaitingStep = (writer: Writer, stepId: string) =>
         : Effect.succeed(step)
   )
 
-/** Refuses an `expiresAt` that names no time: a run would find such an approval expired, and compensate. */
+/**
+ * Refuses an `expiresAt` that names no time: ISO-8601, a date (midnight UTC) or a date and time with
+ * its zone. Without a zone, `Date.parse` would read it in each worker's local time. A run would
+ * find an unreadable approval expired, and compensate.
+ */
 const readableExpiry = (writer: Writer, stepId: string, expiresAt: string | undefined) => {
   if (expiresAt === undefined) return Effect.void
-  const millis = Date.parse(expiresAt)
-  if (!Number.isFinite(millis) || !isCalendarDate(expiresAt)) {
+  const millis = millisOf(expiresAt)
+  if (millis === undefined) {
     return refused(
       writer,
       stepId,
-      `expiresAt ${JSON.stringify(expiresAt)} is not a time (ISO-8601, such as 2026-12-31T18:00:00Z)`
+      `expiresAt ${JSON.stringify(expiresAt)} is not a time (ISO-8601 with its zone, such as 2026-12-31T18:00:00Z)`
     )
   }
   // An approval already expired would only be journaled EXPIRED by the next run: the saga compensates.
@@ -72,14 +76,6 @@ const readableExpiry = (writer: Writer, stepId: string, expiresAt: string | unde
       ? Effect.void
       : refused(writer, stepId, `expiresAt ${JSON.stringify(expiresAt)} is already past: the approval would never hold`)
   )
-}
-
-/** Whether a date's day exists in its month (`Date.parse` rolls 2030-02-30 over to March 2). */
-const isCalendarDate = (text: string): boolean => {
-  const date = /^(\d{4})-(\d{2})-(\d{2})/.exec(text)
-  if (date === null) return true
-  const [year, month, day] = [Number(date[1]), Number(date[2]), Number(date[3])]
-  return month >= 1 && month <= 12 && day >= 1 && day <= daysIn(year, month)
 }
 
 /**

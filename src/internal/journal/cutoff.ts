@@ -33,7 +33,7 @@ const zoneMinutes = (zone: string): number | undefined => {
  * names no time. A fraction finer than a millisecond is rounded up: a stored time (whole
  * milliseconds) is before `12:00:00.0005` exactly when it is before `12:00:00.001`.
  */
-const millisOf = (text: string): number | undefined => {
+export const millisOf = (text: string): number | undefined => {
   const parts = isoTime.exec(text)
   if (parts === null) return undefined
   const [, yearText, monthText, dayText, hourText, minuteText, secondText, fraction, zone] = parts
