@@ -396,6 +396,35 @@ describe("model turns are journaled", () => {
     30_000
   )
 
+  it.effect(
+    "an answer over the turn's maxPayloadBytes is a failed turn (MalformedOutput) the program handles, not NeedsAttention",
+    () =>
+      Effect.gen(function* () {
+        const model = Scripted.layer(() => Scripted.says("x".repeat(3000)))
+        const live = Agent.layerModelWith({ maxPayloadBytes: 2000 }).pipe(
+          Layer.provide(model.layer),
+          Layer.provideMerge(Testing.layer)
+        )
+        yield* Effect.gen(function* () {
+          const ask = Agent.loop({ prompt: "hi" }).pipe(
+            Effect.catchTag("MalformedOutput", (error) => Effect.succeed(error.description ?? ""))
+          )
+          const result = yield* Saga.run("big-answer", ask)
+          assert(result._tag === "Completed")
+          expect(result.value).toMatch(
+            /^the model's answer is \d+ bytes encoded, over the turn's maxPayloadBytes of 2000/
+          )
+          const phases = (yield* Effect.flatMap(Journal.Journal, (journal) => journal.read("big-answer"))).map(
+            (entry) => entry.phase
+          )
+          expect(phases).toEqual(["SAGA_STARTED", "INTENT", "FAILED", "SAGA_COMPLETED"])
+          // The replay answers from the journal: the model is not asked again.
+          expect((yield* Saga.run("big-answer", ask))._tag).toBe("Completed")
+          expect(model.turnsAsked()).toEqual({ 1: 1 })
+        }).pipe(Effect.provide(live))
+      })
+  )
+
   it.effect("another prompt at a journaled turn fails the run with NonDeterminism, and nothing runs", () =>
     Effect.gen(function* () {
       const world = makeWorld()

@@ -17,6 +17,7 @@ import * as Compensable from "../../Compensable.js"
 import { CurrentSaga } from "../../Saga.js"
 import type { ApprovalPending } from "../../SagaError.js"
 import type { StepSpec } from "../engine/spec.js"
+import { byteLength } from "../util/codec.js"
 import { promptLogOf } from "./promptLog.js"
 import { awaitingApproval, currentToolCall, pendingCalls, toolCall } from "./toolCall.js"
 
@@ -68,6 +69,26 @@ export const registeredTurn = (options: ModelOptions): Compensable.Any => {
   )
   return { name: spec.name, reversibility: spec.reversibility, spec }
 }
+
+/**
+ * The model's answer, if it fits `maxBytes` encoded; else a `MalformedOutput` the program handles
+ * (journaled `FAILED`): a turn changes nothing in the world, so an answer too large to journal is
+ * a failed turn, not one an operator must settle.
+ */
+const withinCap =
+  (method: Method, maxBytes: number) =>
+  (answer: unknown): Effect.Effect<unknown, AiError.AiError> => {
+    const bytes = byteLength(JSON.stringify(answer))
+    return bytes <= maxBytes
+      ? Effect.succeed(answer)
+      : Effect.fail(
+          new AiError.MalformedOutput({
+            module: "effect-saga/ai",
+            method,
+            description: `the model's answer is ${bytes} bytes encoded, over the turn's maxPayloadBytes of ${maxBytes}: it cannot be journaled`
+          })
+        )
+  }
 
 /**
  * What a turn asks, as journaled: the prompt as its conversation extended it (see `PromptLog`),
@@ -214,15 +235,18 @@ const journaledTurn = (
           method === "generateObject" ? inner.generateObject(request) : inner.generateText(request),
           (response) => response.content
         )) as unknown as Effect.Effect<ReadonlyArray<unknown>, AiError.AiError>
-    const execute = () =>
+    // The cap is the step's own (`maxPayloadBytes`, or the default every tool has).
+    const spec: StepSpec = turnSpec(modelOptions, () =>
       ask.pipe(
         Effect.flatMap((content) =>
           Effect.mapError(Schema.encode(schema as Schema.Schema<any, any>)(content), malformed(method, "encode"))
         ),
-        Effect.map(jsonSafe)
+        Effect.map(jsonSafe),
+        Effect.flatMap(withinCap(method, spec.maxPayloadBytes))
       )
+    )
     const description = yield* describeTurn(saga, method, prompt, toolkit, options)
-    const answer = (yield* saga.step(turnSpec(modelOptions, execute), description, undefined)) as ReadonlyArray<any>
+    const answer = (yield* saga.step(spec, description, undefined)) as ReadonlyArray<any>
     const content = yield* Effect.mapError(
       Schema.decodeUnknown(schema as Schema.Schema<any, any>)(answer),
       malformed(method, "the journaled answer does not decode with this toolkit's schemas")
