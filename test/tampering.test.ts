@@ -42,6 +42,8 @@ interface Backend {
   readonly rows: (sagaId: string) => Effect.Effect<unknown, unknown>
   /** Sets a column of a saga's rows in the approvals table, without the library (SQL stores only). */
   readonly editApproval?: (sagaId: string, column: string, value: string | Uint8Array) => Effect.Effect<void, unknown>
+  /** Deletes a saga's rows in the approvals table, without the library (SQL stores only). */
+  readonly deleteApprovals?: (sagaId: string) => Effect.Effect<void, unknown>
 }
 
 // --- the edits -------------------------------------------------------------------------------------
@@ -363,7 +365,8 @@ status = ${edited.record.status} WHERE saga_id = ${sagaId}`
         ])
       ),
     editApproval: (sagaId, column, value) =>
-      withSql((sql) => sql`UPDATE effect_saga_approvals SET ${sql(column)} = ${value} WHERE saga_id = ${sagaId}`)
+      withSql((sql) => sql`UPDATE effect_saga_approvals SET ${sql(column)} = ${value} WHERE saga_id = ${sagaId}`),
+    deleteApprovals: (sagaId) => withSql((sql) => sql`DELETE FROM effect_saga_approvals WHERE saga_id = ${sagaId}`)
   }
 }
 
@@ -622,6 +625,21 @@ const matrix = (name: string, backend: () => Backend) =>
           expect((yield* Saga.reject("approval-copy", named.wire, { by: "bob", reason: "edited" })).status).toBe(
             "compensated"
           )
+        }).pipe(Effect.provide(store.layer))
+      })
+    }
+
+    if (name !== "Journal.layerMemory") {
+      it.effect("a request whose approvals row was deleted is registered again from the journal by approve", () => {
+        const store = backend()
+        const world = makeWorld()
+        return Effect.gen(function* () {
+          yield* awaiting(world, "approval-gone")
+          const named = yield* namedIn("approval-gone")
+          yield* store.deleteApprovals!("approval-gone")
+          expect((yield* Approval.pending).map((request) => request.sagaId)).not.toContain("approval-gone")
+          yield* Saga.approve("approval-gone", named.wire, { by: "alice" })
+          expect((yield* Saga.run("approval-gone", world.toWire))._tag).toBe("Completed")
         }).pipe(Effect.provide(store.layer))
       })
     }

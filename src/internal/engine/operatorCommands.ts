@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { AlreadyDecided, Approval, Decision } from "../../Approval.js"
-import type { Draft, Recorded } from "../../Journal.js"
+import type { Draft } from "../../Journal.js"
 import { ConcurrencyConflict, JournalTampered } from "../../Journal.js"
 import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
@@ -14,6 +14,7 @@ import { tamperedAt } from "../journal/decisions.js"
 import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
 import { executed } from "../journal/payloads.js"
+import type { StepView } from "../journal/view.js"
 import { isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
@@ -93,10 +94,7 @@ export const approve = (
     yield* readableExpiry(writer, stepId, options.expiresAt)
     const { inputDigest } = step.awaiting!.payload
     const requestId = stepKey(writer.sagaId, stepId)
-    yield* Effect.mapError(
-      copyChecked(writer, approval, step.awaiting!, requestId),
-      tamperedAt(writer.sagaId, step.awaiting!.seq)
-    )
+    yield* Effect.mapError(heldRequest(writer, approval, step, true), tamperedAt(writer.sagaId, step.awaiting!.seq))
     const { by, expiresAt, principal } = options
     const at = yield* approval.approve(requestId, { by, inputDigest, expiresAt }).pipe(
       Effect.zipRight(nowIso),
@@ -119,19 +117,33 @@ export const approve = (
   })
 
 /**
- * Refuses to approve a request whose copy in the approvals table departs from the journal's entry
- * (the table was edited): every reader marks it "do not decide", and the approval must not be made
- * on it either. A request the store does not hold yet is registered by the approval.
+ * The store's record of the step's request, checked against the journal. A request the store does
+ * not hold (its row was deleted) is registered again from the `AWAITING_APPROVAL` entry, as the
+ * saga's next run would. With `checkCopy` (an approval), a copy that departs from the entry is
+ * refused: the table was edited, and every reader marks it "do not decide".
  */
-const copyChecked = (
-  writer: Writer,
-  approval: Approval["Type"],
-  asked: Recorded<"AWAITING_APPROVAL">,
-  requestId: string
-) =>
-  Effect.flatMap(approval.get(requestId), (found) =>
-    Option.isNone(found) ||
-    (found.value.request.input === asked.input && found.value.request.inputDigest === asked.payload.inputDigest)
+type ApprovalFailure = Effect.Effect.Error<ReturnType<Approval["Type"]["request"]>>
+
+const heldRequest = (writer: Writer, approval: Approval["Type"], step: StepView, checkCopy: boolean) => {
+  const asked = step.awaiting!
+  const requestId = stepKey(writer.sagaId, step.stepId)
+  return Effect.flatMap(approval.get(requestId), (found): Effect.Effect<void, ApprovalFailure | JournalTampered> => {
+    if (Option.isNone(found)) {
+      return Effect.asVoid(
+        approval.request({
+          requestId,
+          sagaId: writer.sagaId,
+          stepId: step.stepId,
+          toolName: step.toolName,
+          input: asked.input ?? "null",
+          inputDigest: asked.payload.inputDigest,
+          requestedAt: asked.at
+        })
+      )
+    }
+    const { request } = found.value
+    const same = request.input === asked.input && request.inputDigest === asked.payload.inputDigest
+    return same || !checkCopy
       ? Effect.void
       : Effect.fail(
           new JournalTampered({
@@ -141,7 +153,8 @@ const copyChecked = (
             reason: copyEdited(asked.seq)
           })
         )
-  )
+  })
+}
 
 /**
  * The time of a decision the store holds and the journal lacks, when it is exactly the one this
@@ -236,6 +249,7 @@ export const reject = (
 ) =>
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
+    yield* Effect.mapError(heldRequest(writer, approval, step, false), tamperedAt(writer.sagaId, step.awaiting!.seq))
     const requestId = stepKey(writer.sagaId, stepId)
     const { by, principal, reason } = options
     const at = yield* approval.reject(requestId, { by, reason }).pipe(
