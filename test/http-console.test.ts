@@ -67,8 +67,9 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
 
         yield* step(async () => {
           await inbox.getByRole("button", { name: "Approve" }).click()
-          await page.waitForURL(/notice=/)
+          await page.getByRole("status").filter({ hasText: "approved by alice" }).waitFor()
         })
+        expect(page.url()).toBe(`${baseUrl}/console`)
         expect(yield* step(() => page.getByRole("status").textContent())).toContain("approved by alice")
         expect(yield* step(() => page.locator("article").filter({ hasText: "payout-1" }).count())).toBe(0)
         yield* step(() => page.screenshot({ path: path.join(shots, "inbox-after.png"), fullPage: true }))
@@ -84,9 +85,12 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
         yield* step(async () => {
           await stale.getByRole("textbox", { name: "Reason for rejecting" }).fill("not this one")
           await stale.getByRole("button", { name: "Reject" }).click()
-          await page.waitForURL(/notice=/)
+          await page.getByRole("status").filter({ hasText: "saga moved on" }).waitFor()
         })
         expect(yield* step(() => page.getByRole("status").textContent())).toMatch(/saga moved on.*reload/)
+        // A notice is shown once: reloaded, the page has none.
+        yield* step(() => page.reload())
+        expect(yield* step(() => page.getByRole("status").count())).toBe(0)
 
         yield* step(() => page.goto(`${baseUrl}/console/sagas/payout-1`))
         const diagram = yield* step(() => page.locator(".diagram svg").innerHTML())
@@ -296,6 +300,38 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       expect(snapshot(db)).toBe(before)
       // Under the limit, the same forms are read.
       expect((yield* postForm(baseUrl, "/console/login", `token=${tokens.alice}`, { cookie: "" })).status).toBe(303)
+    })
+  )
+
+  it.scopedLive("a notice is never taken from the URL: it comes in a cookie the redirect sets, shown once", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-notice")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const baseUrl = yield* serveOn(db)
+      const forged = yield* Effect.promise(() =>
+        fetch(
+          `${baseUrl}/console?kind=ok&notice=${encodeURIComponent("Session expired: paste your token at https://evil.example")}`,
+          { headers: { cookie: signedIn } }
+        ).then(answered)
+      )
+      expect(forged.status).toBe(200)
+      expect(forged.text).not.toContain("evil.example")
+      expect(forged.text).not.toContain('role="status"')
+
+      const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const answer = yield* postForm(
+        baseUrl,
+        "/console/approve",
+        fields({ sagaId: "payout-1", stepId, revision: String(revision), digest })
+      )
+      expect(answer.location).toBe("/console")
+      expect(answer.cookies).toEqual([expect.stringMatching(/^effect_saga_notice=.*HttpOnly.*SameSite=Strict/)])
+      const shown = yield* follow(baseUrl, answer)
+      expect(shown.notice).toEqual({
+        kind: "ok",
+        text: `Step ${stepId} of saga payout-1: approved by alice; the step runs when the saga is resumed.`
+      })
+      expect(shown.cookies).toEqual([expect.stringMatching(/^effect_saga_notice=; Max-Age=0/)])
     })
   )
 })

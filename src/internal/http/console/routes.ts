@@ -26,9 +26,10 @@ import { asApi } from "../errorStatus.js"
 import type { ApiError, Malformed, TooLarge } from "../errors.js"
 import { DEFAULT_MAX_BODY_BYTES } from "../guard.js"
 import * as Reading from "../reading.js"
+import * as Flash from "./flash.js"
 import type { Form } from "./forms.js"
 import * as Forms from "./forms.js"
-import type { Notice, NoticeKind } from "./html.js"
+import type { Notice } from "./html.js"
 import { escape, page } from "./html.js"
 import * as Pages from "./pages.js"
 
@@ -56,15 +57,6 @@ const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
     )
   )
 
-const kinds: ReadonlyArray<string> = ["ok", "conflict", "forbidden", "error"]
-
-/** The notice a redirect after a command carries in its query string. */
-const noticeOf = (search: URLSearchParams): Notice | undefined => {
-  const text = search.get("notice")
-  const kind = search.get("kind")
-  return text !== null && kind !== null && kinds.includes(kind) ? { kind: kind as NoticeKind, text } : undefined
-}
-
 /** The status a page that cannot be shown answers with. */
 const statusOf = (error: ApiError): number =>
   ({
@@ -78,7 +70,7 @@ const statusOf = (error: ApiError): number =>
     Unavailable: 503
   })[error._tag]
 
-/** A page for a signed-in person: the view drawn as them, the notice of the query string shown. */
+/** A page for a signed-in person: the view drawn as them, the notice of the last command shown once. */
 const view = <E extends EngineError | ApiError, R>(
   current: "inbox" | "sagas" | "saga",
   draw: (principal: Authority.Principal) => Effect.Effect<{ readonly title: string; readonly body: string }, E, R>
@@ -87,8 +79,8 @@ const view = <E extends EngineError | ApiError, R>(
     const request = yield* HttpServerRequest.HttpServerRequest
     const principal = yield* principalOf(request)
     if (principal === undefined) return seeOther("/console/login")
-    const notice = noticeOf(new URL(request.url, "http://console").searchParams)
-    return yield* asApi(draw(principal)).pipe(
+    const notice = Flash.of(request)
+    const shown = yield* asApi(draw(principal)).pipe(
       Authority.withPrincipal(principal),
       Effect.map(({ title, body }) => html(page({ title, current, notice, principal: principal.id, body }))),
       Effect.catchAll((error) =>
@@ -105,6 +97,7 @@ const view = <E extends EngineError | ApiError, R>(
         )
       )
     )
+    return notice === undefined ? shown : Flash.clear(shown)
   })
 
 /** What an answer or a refusal is said as, and where the person goes next. */
@@ -122,8 +115,7 @@ const noticeFor = (error: ApiError): Notice => {
   }
 }
 
-const back = (to: string, notice: Notice) =>
-  seeOther(`${to}${to.includes("?") ? "&" : "?"}kind=${notice.kind}&notice=${encodeURIComponent(notice.text)}`)
+const back = (to: string, notice: Notice) => Flash.set(seeOther(to), notice)
 
 /** Whether a form post comes from this console: browsers say where a request comes from. */
 const sameOrigin = (request: HttpServerRequest.HttpServerRequest): boolean => {
