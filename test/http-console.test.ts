@@ -125,6 +125,18 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
           await page.screenshot({ path: path.join(shots, "api-docs.png") })
         })
         expect(elsewhere).toEqual([])
+
+        // The token is typed unseen; signing out forgets it.
+        yield* step(() => page.goto(`${baseUrl}/console`))
+        yield* step(async () => {
+          await page.getByRole("button", { name: "Sign out" }).click()
+          await page.waitForURL(`${baseUrl}/console/login`)
+        })
+        const input = page.getByLabel("API token")
+        expect(yield* step(() => input.getAttribute("type"))).toBe("password")
+        expect(yield* step(() => input.getAttribute("autocomplete"))).toBe("off")
+        yield* step(() => page.goto(`${baseUrl}/console`))
+        expect(page.url()).toBe(`${baseUrl}/console/login`)
       }),
     60_000
   )
@@ -332,6 +344,20 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         text: `Step ${stepId} of saga payout-1: approved by alice; the step runs when the saga is resumed.`
       })
       expect(shown.cookies).toEqual([expect.stringMatching(/^effect_saga_notice=; Max-Age=0/)])
+    })
+  )
+
+  it.scopedLive("the token is typed unseen; sign-out clears the sign-in cookie, and is refused from another site", () =>
+    Effect.gen(function* () {
+      const baseUrl = yield* serveOn(freshDb("console-logout"))
+      const login = yield* Effect.promise(() => fetch(`${baseUrl}/console/login`).then((response) => response.text()))
+      expect(login).toContain('<input type="password" name="token" autocomplete="off"')
+      const elsewhere = yield* postForm(baseUrl, "/console/logout", "", { origin: "https://evil.example" })
+      expect([elsewhere.status, elsewhere.cookies]).toEqual([403, []])
+      const out = yield* postForm(baseUrl, "/console/logout", "")
+      expect(out.status).toBe(303)
+      expect(out.location).toBe("/console/login")
+      expect(out.cookies).toEqual([expect.stringMatching(/^effect_saga_console=; Max-Age=0.*Path=\/;.*HttpOnly/)])
     })
   )
 })

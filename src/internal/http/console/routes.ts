@@ -35,6 +35,8 @@ import * as Pages from "./pages.js"
 
 const COOKIE = "effect_saga_console"
 
+const session = { httpOnly: true, sameSite: "strict", path: "/" } as const
+
 const headers = {
   "content-security-policy":
     "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
@@ -177,7 +179,7 @@ const decided = (answer: { readonly sagaId: string; readonly stepId: string | nu
 
 /**
  * The console's routes: `/console` (the inbox), `/console/sagas`, `/console/sagas/:sagaId`,
- * `/console/login`, and the form posts `approve`, `reject`, `resolve`; `/` leads to the inbox.
+ * `/console/login`, and the form posts `approve`, `reject`, `resolve`, `logout`; `/` leads to the inbox.
  *
  * @since 0.2.0
  * @category layers
@@ -265,12 +267,19 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
                 401
               )
             }
-            return HttpServerResponse.unsafeSetCookie(seeOther("/console"), COOKIE, token, {
-              httpOnly: true,
-              sameSite: "strict",
-              path: "/"
-            })
+            return HttpServerResponse.unsafeSetCookie(seeOther("/console"), COOKIE, token, session)
           })
+        )
+      )
+      yield* router.post(
+        "/console/logout",
+        Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+          sameOrigin(request)
+            ? HttpServerResponse.expireCookie(seeOther("/console/login"), COOKIE, session)
+            : html(
+                page({ title: "Refused", current: "login", body: "<h1>Refused: a form from another site</h1>" }),
+                403
+              )
         )
       )
       yield* router.post(
