@@ -4,7 +4,7 @@ import Database from "better-sqlite3"
 import { Effect } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { Saga } from "../src/index.js"
-import { awaiting, clientAs, freshDb, onDb, payout, serveOn, tokens } from "./fixtures/http-saga.js"
+import { awaiting, clientAs, freshDb, onDb, payout, serveOn, shipping, snapshot, tokens } from "./fixtures/http-saga.js"
 import { launchChromium } from "./support/chromium.js"
 
 /** Chromium for the scope of a test. */
@@ -67,8 +67,9 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
 
         yield* step(async () => {
           await inbox.getByRole("button", { name: "Approve" }).click()
-          await page.waitForURL(/notice=/)
+          await page.getByRole("status").filter({ hasText: "approved by alice" }).waitFor()
         })
+        expect(page.url()).toBe(`${baseUrl}/console`)
         expect(yield* step(() => page.getByRole("status").textContent())).toContain("approved by alice")
         expect(yield* step(() => page.locator("article").filter({ hasText: "payout-1" }).count())).toBe(0)
         yield* step(() => page.screenshot({ path: path.join(shots, "inbox-after.png"), fullPage: true }))
@@ -84,9 +85,12 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
         yield* step(async () => {
           await stale.getByRole("textbox", { name: "Reason for rejecting" }).fill("not this one")
           await stale.getByRole("button", { name: "Reject" }).click()
-          await page.waitForURL(/notice=/)
+          await page.getByRole("status").filter({ hasText: "saga moved on" }).waitFor()
         })
         expect(yield* step(() => page.getByRole("status").textContent())).toMatch(/saga moved on.*reload/)
+        // A notice is shown once: reloaded, the page has none.
+        yield* step(() => page.reload())
+        expect(yield* step(() => page.getByRole("status").count())).toBe(0)
 
         yield* step(() => page.goto(`${baseUrl}/console/sagas/payout-1`))
         const diagram = yield* step(() => page.locator(".diagram svg").innerHTML())
@@ -121,7 +125,239 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
           await page.screenshot({ path: path.join(shots, "api-docs.png") })
         })
         expect(elsewhere).toEqual([])
+
+        // The token is typed unseen; signing out forgets it.
+        yield* step(() => page.goto(`${baseUrl}/console`))
+        yield* step(async () => {
+          await page.getByRole("button", { name: "Sign out" }).click()
+          await page.waitForURL(`${baseUrl}/console/login`)
+        })
+        const input = page.getByLabel("API token")
+        expect(yield* step(() => input.getAttribute("type"))).toBe("password")
+        expect(yield* step(() => input.getAttribute("autocomplete"))).toBe("off")
+        yield* step(() => page.goto(`${baseUrl}/console`))
+        expect(page.url()).toBe(`${baseUrl}/console/login`)
       }),
     60_000
+  )
+})
+
+/** What the server answered a form: its status, where it sends the person, the cookies it set. */
+interface Answered {
+  readonly status: number
+  readonly location: string | null
+  readonly cookies: ReadonlyArray<string>
+  readonly text: string
+}
+
+const answered = async (response: Response): Promise<Answered> => ({
+  status: response.status,
+  location: response.headers.get("location"),
+  cookies: response.headers.getSetCookie(),
+  text: await response.text()
+})
+
+const signedIn = `effect_saga_console=${tokens.alice}`
+
+/** A form posted as the console's pages post it: from the console's origin, signed in as alice unless told. */
+const postForm = (
+  baseUrl: string,
+  path: string,
+  body: string | ReadableStream<Uint8Array>,
+  options: { readonly cookie?: string; readonly origin?: string } = {}
+) =>
+  Effect.tryPromise(() =>
+    fetch(`${baseUrl}${path}`, {
+      method: "POST",
+      redirect: "manual",
+      headers: {
+        "content-type": "application/x-www-form-urlencoded",
+        origin: options.origin ?? baseUrl,
+        cookie: options.cookie ?? signedIn
+      },
+      body,
+      ...(typeof body === "string" ? {} : { duplex: "half" })
+    }).then(answered)
+  )
+
+const unescaped = (html: string) =>
+  html.replace(/&(quot|#39|lt|gt|amp);/g, (_, name: string) =>
+    name === "quot" ? '"' : name === "#39" ? "'" : name === "lt" ? "<" : name === "gt" ? ">" : "&"
+  )
+
+const fields = (values: Record<string, string>) => new URLSearchParams(values).toString()
+
+/** The page a form's answer leads to, with the cookies the answer set: its notice, and the cookies it set. */
+const follow = (baseUrl: string, answer: Answered) =>
+  Effect.promise(async () => {
+    const flash = answer.cookies.map((cookie) => cookie.split(";")[0]!)
+    const response = await fetch(`${baseUrl}${answer.location}`, {
+      redirect: "manual",
+      headers: { cookie: [signedIn, ...flash].join("; ") }
+    }).then(answered)
+    const notice = /<div class="notice (\w+)" role="status">([^<]*)<\/div>/.exec(response.text)
+    return {
+      notice: notice === null ? undefined : { kind: notice[1], text: unescaped(notice[2]!) },
+      cookies: response.cookies
+    }
+  })
+
+/** A body of `size` bytes sent in chunks, with no `Content-Length`. */
+const chunked = (prefix: string, size: number) =>
+  new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode(prefix))
+      for (let sent = prefix.length; sent < size; sent += 1024) controller.enqueue(new Uint8Array(1024).fill(97))
+      controller.close()
+    }
+  })
+
+describe("the console's forms, posted as a browser posts them", { timeout: 30_000 }, () => {
+  it.scopedLive("resolve takes exactly applied or not-applied, a result only with applied, and only JSON", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-resolve")
+      yield* onDb(db, Saga.run("ship-1", shipping))
+      const baseUrl = yield* serveOn(db)
+      const detail = yield* (yield* clientAs(baseUrl, "alice")).sagas.get({ path: { sagaId: "ship-1" } })
+      const seen = {
+        sagaId: "ship-1",
+        stepId: detail.steps.find((candidate) => candidate.state === "unknown")!.stepId,
+        revision: String(detail.saga.revision),
+        digest: detail.saga.digest
+      }
+      const before = snapshot(db)
+      const refused: ReadonlyArray<[Record<string, string>, RegExp]> = [
+        [{ outcome: "Applied", result: '{"tracking":"TRK-9"}' }, /outcome is "Applied"/],
+        [{}, /outcome is ""/],
+        [{ outcome: "aplied" }, /outcome is "aplied"/],
+        [{ outcome: "not-applied", result: '"parcel-17"' }, /result is given only with the outcome applied/],
+        [{ outcome: "applied", result: '{"tracking":"x"' }, /result is not JSON/],
+        [{ outcome: "applied", result: "parcel-17" }, /result is not JSON/]
+      ]
+      for (const [form, reason] of refused) {
+        const answer = yield* postForm(baseUrl, "/console/resolve", fields({ ...seen, ...form }))
+        expect(answer.status).toBe(303)
+        expect(new URL(answer.location!, baseUrl).pathname).toBe("/console/sagas/ship-1")
+        const { notice } = yield* follow(baseUrl, answer)
+        expect(notice?.kind).toBe("error")
+        expect(notice?.text).toMatch(reason)
+        expect(snapshot(db)).toBe(before)
+      }
+      const applied = yield* postForm(
+        baseUrl,
+        "/console/resolve",
+        fields({ ...seen, outcome: "applied", result: '"parcel-17"' })
+      )
+      expect((yield* follow(baseUrl, applied)).notice).toMatchObject({ kind: "ok" })
+      const status = yield* onDb(db, Saga.status("ship-1"))
+      expect(status.steps.find((candidate) => candidate.stepId === seen.stepId)!.state).toBe("executed")
+    })
+  )
+
+  it.scopedLive("approve and reject decode their fields with the API's schemas: bad input is refused, never 500", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-schemas")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const baseUrl = yield* serveOn(db)
+      const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const seen = { sagaId: "payout-1", stepId, revision: String(revision), digest }
+      const before = snapshot(db)
+      const refused: ReadonlyArray<[string, Record<string, string>, RegExp]> = [
+        ["/console/approve", { revision: "1.5" }, /revision: Expected an integer/],
+        ["/console/approve", { revision: "abc" }, /revision: Expected number/],
+        ["/console/approve", { revision: "99999999999999999999" }, /revision: Expected an integer/],
+        ["/console/approve", { revision: "-1" }, /revision: Expected a non-negative number/],
+        ["/console/approve", { expiresAt: "soon" }, /expiresAt: an ISO-8601 time, such as \S+; nothing was written$/],
+        ["/console/reject", { reason: "   " }, /reason: /],
+        ["/console/reject", { revision: "1.5", reason: "no" }, /revision: Expected an integer/]
+      ]
+      for (const [path, form, reason] of refused) {
+        const answer = yield* postForm(baseUrl, path, fields({ ...seen, ...form }))
+        expect(answer.status).toBe(303)
+        expect(new URL(answer.location!, baseUrl).pathname).toBe("/console")
+        const { notice } = yield* follow(baseUrl, answer)
+        expect(notice?.kind).toBe("error")
+        expect(notice?.text).toMatch(reason)
+        expect(snapshot(db)).toBe(before)
+      }
+      const rejected = yield* postForm(baseUrl, "/console/reject", fields({ ...seen, reason: "  unknown payee  " }))
+      expect((yield* follow(baseUrl, rejected)).notice).toMatchObject({ kind: "ok" })
+      const reasons = new Database(db, { readonly: true })
+      const row = reasons
+        .prepare("SELECT payload FROM effect_saga_entries WHERE saga_id = ? AND phase = 'REJECTED'")
+        .get("payout-1") as { payload: string }
+      reasons.close()
+      expect(row.payload).toContain('"reason":"rejected by alice: unknown payee"')
+    })
+  )
+
+  it.scopedLive("a form over maxBodyBytes is 413 with nothing done, signed in or not (the sign-in form too)", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-limit")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const baseUrl = yield* serveOn(db, { maxBodyBytes: 2048 })
+      const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const before = snapshot(db)
+      const token = `token=${"a".repeat(4096)}`
+      const login = yield* postForm(baseUrl, "/console/login", token, { cookie: "" })
+      expect([login.status, login.cookies]).toEqual([413, []])
+      expect(login.text).toContain("over the limit of 2048 bytes")
+      // Sent without a length, it is cut off where it passes the limit: the connection is closed, as for the API.
+      const streamed = yield* Effect.either(
+        postForm(baseUrl, "/console/login", chunked("token=", 64 * 1024), { cookie: "" })
+      )
+      expect(streamed._tag).toBe("Left")
+      const approve = fields({ sagaId: "payout-1", stepId, revision: String(revision), digest, pad: "x".repeat(4096) })
+      expect((yield* postForm(baseUrl, "/console/approve", approve)).status).toBe(413)
+      expect(snapshot(db)).toBe(before)
+      // Under the limit, the same forms are read.
+      expect((yield* postForm(baseUrl, "/console/login", `token=${tokens.alice}`, { cookie: "" })).status).toBe(303)
+    })
+  )
+
+  it.scopedLive("a notice is never taken from the URL: it comes in a cookie the redirect sets, shown once", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-notice")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const baseUrl = yield* serveOn(db)
+      const forged = yield* Effect.promise(() =>
+        fetch(
+          `${baseUrl}/console?kind=ok&notice=${encodeURIComponent("Session expired: paste your token at https://evil.example")}`,
+          { headers: { cookie: signedIn } }
+        ).then(answered)
+      )
+      expect(forged.status).toBe(200)
+      expect(forged.text).not.toContain("evil.example")
+      expect(forged.text).not.toContain('role="status"')
+
+      const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const answer = yield* postForm(
+        baseUrl,
+        "/console/approve",
+        fields({ sagaId: "payout-1", stepId, revision: String(revision), digest })
+      )
+      expect(answer.location).toBe("/console")
+      expect(answer.cookies).toEqual([expect.stringMatching(/^effect_saga_notice=.*HttpOnly.*SameSite=Strict/)])
+      const shown = yield* follow(baseUrl, answer)
+      expect(shown.notice).toEqual({
+        kind: "ok",
+        text: `Step ${stepId} of saga payout-1: approved by alice; the step runs when the saga is resumed.`
+      })
+      expect(shown.cookies).toEqual([expect.stringMatching(/^effect_saga_notice=; Max-Age=0/)])
+    })
+  )
+
+  it.scopedLive("the token is typed unseen; sign-out clears the sign-in cookie, and is refused from another site", () =>
+    Effect.gen(function* () {
+      const baseUrl = yield* serveOn(freshDb("console-logout"))
+      const login = yield* Effect.promise(() => fetch(`${baseUrl}/console/login`).then((response) => response.text()))
+      expect(login).toContain('<input type="password" name="token" autocomplete="off"')
+      const elsewhere = yield* postForm(baseUrl, "/console/logout", "", { origin: "https://evil.example" })
+      expect([elsewhere.status, elsewhere.cookies]).toEqual([403, []])
+      const out = yield* postForm(baseUrl, "/console/logout", "")
+      expect(out.status).toBe(303)
+      expect(out.location).toBe("/console/login")
+      expect(out.cookies).toEqual([expect.stringMatching(/^effect_saga_console=; Max-Age=0.*Path=\/;.*HttpOnly/)])
+    })
   )
 })

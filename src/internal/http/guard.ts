@@ -29,6 +29,28 @@ const overLimit = (error: unknown): boolean =>
 
 const tooLarge = (max: number) => new TooLarge({ message: `the body is over the limit of ${max} bytes` })
 
+/**
+ * A request's body as text, at most `max` bytes: a `Content-Length` over it is `TooLarge` before
+ * anything is read, and a body that runs over it is `TooLarge` with nothing read past it. The
+ * console's forms are read with it too.
+ *
+ * @since 0.2.0
+ * @category limits
+ */
+export const readText = (
+  request: HttpServerRequest.HttpServerRequest,
+  max: number
+): Effect.Effect<string, TooLarge | Malformed> => {
+  const length = Number(request.headers["content-length"] ?? "0")
+  if (length > max) return Effect.fail(tooLarge(max))
+  return request.text.pipe(
+    HttpIncomingMessage.withMaxBodySize(Option.some(max)),
+    Effect.mapError((error) =>
+      overLimit(error) ? tooLarge(max) : new Malformed({ message: "the body could not be read" })
+    )
+  )
+}
+
 /** Reads the body (at most `max` bytes) and checks that it is JSON; the handler reads it again from the cache. */
 const checkBody = (request: HttpServerRequest.HttpServerRequest, max: number) =>
   Effect.gen(function* () {
@@ -38,12 +60,7 @@ const checkBody = (request: HttpServerRequest.HttpServerRequest, max: number) =>
     if (!type.toLowerCase().includes("application/json")) {
       return yield* new Malformed({ message: "the body must be JSON (Content-Type: application/json)" })
     }
-    const text = yield* request.text.pipe(
-      HttpIncomingMessage.withMaxBodySize(Option.some(max)),
-      Effect.mapError((error) =>
-        overLimit(error) ? tooLarge(max) : new Malformed({ message: "the body could not be read" })
-      )
-    )
+    const text = yield* readText(request, max)
     if (text === "") return
     yield* Effect.try({
       try: () => JSON.parse(text) as unknown,

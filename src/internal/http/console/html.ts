@@ -57,9 +57,10 @@ h1 { font-size: 22px; margin: 8px 0 16px; } h2 { font-size: 18px; margin: 24px 0
 pre { background: #f0f2f5; padding: 10px; border-radius: 6px; overflow: auto; max-height: 320px; margin: 6px 0 10px; }
 code { overflow-wrap: anywhere; }
 form.actions { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 6px 0; }
-input[type=text], input[type=search], select, textarea { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 5px; min-width: 0; }
-input[type=text] { flex: 1 1 220px; }
+input[type=text], input[type=password], input[type=search], select, textarea { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 5px; min-width: 0; }
+input[type=text], input[type=password] { flex: 1 1 220px; }
 button { font: inherit; padding: 6px 14px; border-radius: 5px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
+header form { margin: 0; } button.signout { padding: 3px 10px; background: transparent; border-color: #cfd5df; }
 button.secondary { background: #fff; color: var(--bad); border-color: var(--bad); }
 .table { overflow-x: auto; background: #fff; border: 1px solid var(--line); border-radius: 8px; }
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: 7px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
@@ -104,7 +105,12 @@ export const page = (options: {
 <nav aria-label="Console">${nav
   .map(([key, href, label]) => `<a href="${href}"${key === options.current ? ' aria-current="page"' : ""}>${label}</a>`)
   .join(" ")}</nav>
-${options.principal === undefined ? "" : `<span class="muted" style="margin-left:auto;color:#cfd5df">signed in as ${escape(options.principal)}</span>`}
+${
+  options.principal === undefined
+    ? ""
+    : `<span class="muted" style="margin-left:auto;color:#cfd5df">signed in as ${escape(options.principal)}</span>
+<form method="post" action="/console/logout"><button type="submit" class="signout">Sign out</button></form>`
+}
 </header>
 <main id="main">
 ${options.notice === undefined ? "" : `<div class="notice ${options.notice.kind}" role="status">${escape(options.notice.text)}</div>`}

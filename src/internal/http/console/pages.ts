@@ -174,5 +174,5 @@ ${
  */
 export const login = (): string => `<h1>Sign in</h1>
 <form class="card actions" method="post" action="/console/login">
-<label>API token <input type="text" name="token" autocomplete="off" required autofocus></label>
+<label>API token <input type="password" name="token" autocomplete="off" required autofocus></label>
 <button type="submit">Sign in</button></form>`

@@ -4,17 +4,16 @@
  * token names (the `Authentication` layer decides, as it does for the API).
  *
  * NOTE: a form post from another site is refused (its `Sec-Fetch-Site` or `Origin` says so), and the
- * cookie is `SameSite=Strict` and `HttpOnly`: the console cannot be made to act from elsewhere.
+ * cookie is `SameSite=Strict` and `HttpOnly`: the console cannot be made to act from elsewhere. A
+ * form is read as the API reads a body (at most `maxBodyBytes`) and decoded with the API's schemas.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as UrlParams from "@effect/platform/UrlParams"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import * as Schema from "effect/Schema"
 import type { Approval } from "../../../Approval.js"
 import * as Authority from "../../../Authority.js"
 import type { Journal } from "../../../Journal.js"
@@ -24,15 +23,19 @@ import type { CommandOptions } from "../commands.js"
 import * as Commands from "../commands.js"
 import type { EngineError } from "../errorStatus.js"
 import { asApi } from "../errorStatus.js"
-import type { ApiError } from "../errors.js"
-import { Malformed } from "../errors.js"
-import { Instant } from "../models.js"
+import type { ApiError, Malformed, TooLarge } from "../errors.js"
+import { DEFAULT_MAX_BODY_BYTES } from "../guard.js"
 import * as Reading from "../reading.js"
-import type { Notice, NoticeKind } from "./html.js"
+import * as Flash from "./flash.js"
+import type { Form } from "./forms.js"
+import * as Forms from "./forms.js"
+import type { Notice } from "./html.js"
 import { escape, page } from "./html.js"
 import * as Pages from "./pages.js"
 
 const COOKIE = "effect_saga_console"
+
+const session = { httpOnly: true, sameSite: "strict", path: "/" } as const
 
 const headers = {
   "content-security-policy":
@@ -56,15 +59,6 @@ const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
     )
   )
 
-const kinds: ReadonlyArray<string> = ["ok", "conflict", "forbidden", "error"]
-
-/** The notice a redirect after a command carries in its query string. */
-const noticeOf = (search: URLSearchParams): Notice | undefined => {
-  const text = search.get("notice")
-  const kind = search.get("kind")
-  return text !== null && kind !== null && kinds.includes(kind) ? { kind: kind as NoticeKind, text } : undefined
-}
-
 /** The status a page that cannot be shown answers with. */
 const statusOf = (error: ApiError): number =>
   ({
@@ -78,7 +72,7 @@ const statusOf = (error: ApiError): number =>
     Unavailable: 503
   })[error._tag]
 
-/** A page for a signed-in person: the view drawn as them, the notice of the query string shown. */
+/** A page for a signed-in person: the view drawn as them, the notice of the last command shown once. */
 const view = <E extends EngineError | ApiError, R>(
   current: "inbox" | "sagas" | "saga",
   draw: (principal: Authority.Principal) => Effect.Effect<{ readonly title: string; readonly body: string }, E, R>
@@ -87,8 +81,8 @@ const view = <E extends EngineError | ApiError, R>(
     const request = yield* HttpServerRequest.HttpServerRequest
     const principal = yield* principalOf(request)
     if (principal === undefined) return seeOther("/console/login")
-    const notice = noticeOf(new URL(request.url, "http://console").searchParams)
-    return yield* asApi(draw(principal)).pipe(
+    const notice = Flash.of(request)
+    const shown = yield* asApi(draw(principal)).pipe(
       Authority.withPrincipal(principal),
       Effect.map(({ title, body }) => html(page({ title, current, notice, principal: principal.id, body }))),
       Effect.catchAll((error) =>
@@ -105,10 +99,11 @@ const view = <E extends EngineError | ApiError, R>(
         )
       )
     )
+    return notice === undefined ? shown : Flash.clear(shown)
   })
 
 /** What an answer or a refusal is said as, and where the person goes next. */
-const noticeFor = (error: ApiError): { readonly kind: NoticeKind; readonly text: string } => {
+const noticeFor = (error: ApiError): Notice => {
   switch (error._tag) {
     case "Conflict":
       return {
@@ -122,8 +117,7 @@ const noticeFor = (error: ApiError): { readonly kind: NoticeKind; readonly text:
   }
 }
 
-const back = (to: string, notice: { readonly kind: NoticeKind; readonly text: string }) =>
-  seeOther(`${to}${to.includes("?") ? "&" : "?"}kind=${notice.kind}&notice=${encodeURIComponent(notice.text)}`)
+const back = (to: string, notice: Notice) => Flash.set(seeOther(to), notice)
 
 /** Whether a form post comes from this console: browsers say where a request comes from. */
 const sameOrigin = (request: HttpServerRequest.HttpServerRequest): boolean => {
@@ -138,10 +132,23 @@ const sameOrigin = (request: HttpServerRequest.HttpServerRequest): boolean => {
   }
 }
 
-type Form = (name: string) => string
+/** The page of a form that could not be read (over the limit, 413): nothing was done. */
+const unread = (error: TooLarge | Malformed, current: "inbox" | "login") =>
+  html(
+    page({
+      title: "Refused",
+      current,
+      body: `<h1>Refused</h1><p>${escape(`The form was not read: ${error.message}. Nothing was done.`)}</p>`
+    }),
+    statusOf(error)
+  )
 
-/** A form post: same origin, signed in, its fields read; `act` answers with a notice and where to go. */
+/**
+ * A form post: same origin, signed in, its fields read (at most `max` bytes); `act` answers with a
+ * notice and where to go.
+ */
 const post = <R>(
+  max: number,
   act: (form: Form) => Effect.Effect<{ readonly to: string; readonly text: string }, EngineError | ApiError, R>,
   from: (form: Form) => string
 ) =>
@@ -151,8 +158,9 @@ const post = <R>(
       return html(page({ title: "Refused", current: "inbox", body: "<h1>Refused: a form from another site</h1>" }), 403)
     const principal = yield* principalOf(request)
     if (principal === undefined) return seeOther("/console/login")
-    const params = yield* Effect.orElseSucceed(request.urlParamsBody, () => UrlParams.empty)
-    const form: Form = (name) => Option.getOrElse(UrlParams.getFirst(params, name), () => "")
+    const read = yield* Effect.either(Forms.read(request, max))
+    if (read._tag === "Left") return unread(read.left, "inbox")
+    const form = read.right
     return yield* asApi(act(form)).pipe(
       Authority.withPrincipal(principal),
       Effect.match({
@@ -164,37 +172,22 @@ const post = <R>(
 
 const sagaPage = (sagaId: string) => `/console/sagas/${encodeURIComponent(sagaId)}`
 
-const seenOf = (form: Form) => ({ revision: Number(form("revision")), digest: form("digest") })
-
-/** The optional expiry of the approve form, as an `Instant`. */
-const expiryOf = (text: string) =>
-  text.trim() === ""
-    ? Effect.succeed(undefined)
-    : Effect.mapError(
-        Schema.decodeUnknown(Instant)(text.trim()),
-        () => new Malformed({ message: "the expiry is not an ISO-8601 time (2026-12-31T23:59:00Z)" })
-      )
-
-const approve = post(
-  (form) =>
-    Effect.gen(function* () {
-      const expiresAt = yield* expiryOf(form("expiresAt"))
-      const answer = yield* Commands.approve(form("sagaId"), form("stepId"), { ...seenOf(form), expiresAt })
-      return { to: "/console", text: `Step ${answer.stepId} of saga ${answer.sagaId}: ${answer.message}.` }
-    }),
-  () => "/console"
-)
+const decided = (answer: { readonly sagaId: string; readonly stepId: string | null; readonly message: string }) => ({
+  to: "/console",
+  text: `Step ${answer.stepId} of saga ${answer.sagaId}: ${answer.message}.`
+})
 
 /**
  * The console's routes: `/console` (the inbox), `/console/sagas`, `/console/sagas/:sagaId`,
- * `/console/login`, and the form posts `approve`, `reject`, `resolve`; `/` leads to the inbox.
+ * `/console/login`, and the form posts `approve`, `reject`, `resolve`, `logout`; `/` leads to the inbox.
  *
  * @since 0.2.0
  * @category layers
  */
-export const layer = (options: CommandOptions) =>
+export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number | undefined }) =>
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
+      const max = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
       const context = yield* Effect.context<Saga | Journal | Approval | Authentication>()
       const route = <E>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, any>) =>
         Effect.provide(effect, context) as Effect.Effect<
@@ -258,8 +251,9 @@ export const layer = (options: CommandOptions) =>
             const request = yield* HttpServerRequest.HttpServerRequest
             if (!sameOrigin(request))
               return html(page({ title: "Refused", current: "login", body: "<h1>Refused</h1>" }), 403)
-            const params = yield* Effect.orElseSucceed(request.urlParamsBody, () => UrlParams.empty)
-            const token = Option.getOrElse(UrlParams.getFirst(params, "token"), () => "").trim()
+            const read = yield* Effect.either(Forms.read(request, max))
+            if (read._tag === "Left") return unread(read.left, "login")
+            const token = read.right("token").trim()
             const authentication = yield* Authentication
             const valid = yield* Effect.option(authentication.bearer(Redacted.make(token)))
             if (Option.isNone(valid)) {
@@ -273,26 +267,42 @@ export const layer = (options: CommandOptions) =>
                 401
               )
             }
-            return HttpServerResponse.unsafeSetCookie(seeOther("/console"), COOKIE, token, {
-              httpOnly: true,
-              sameSite: "strict",
-              path: "/"
-            })
+            return HttpServerResponse.unsafeSetCookie(seeOther("/console"), COOKIE, token, session)
           })
         )
       )
-      yield* router.post("/console/approve", route(approve))
+      yield* router.post(
+        "/console/logout",
+        Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+          sameOrigin(request)
+            ? HttpServerResponse.expireCookie(seeOther("/console/login"), COOKIE, session)
+            : html(
+                page({ title: "Refused", current: "login", body: "<h1>Refused: a form from another site</h1>" }),
+                403
+              )
+        )
+      )
+      yield* router.post(
+        "/console/approve",
+        route(
+          post(
+            max,
+            (form) =>
+              Effect.flatMap(Forms.approve(form), (body) =>
+                Effect.map(Commands.approve(form("sagaId"), form("stepId"), body), decided)
+              ),
+            () => "/console"
+          )
+        )
+      )
       yield* router.post(
         "/console/reject",
         route(
           post(
+            max,
             (form) =>
-              Effect.map(
-                Commands.reject(options, form("sagaId"), form("stepId"), { ...seenOf(form), reason: form("reason") }),
-                (answer) => ({
-                  to: "/console",
-                  text: `Step ${answer.stepId} of saga ${answer.sagaId}: ${answer.message}.`
-                })
+              Effect.flatMap(Forms.reject(form), (body) =>
+                Effect.map(Commands.reject(options, form("sagaId"), form("stepId"), body), decided)
               ),
             () => "/console"
           )
@@ -302,16 +312,13 @@ export const layer = (options: CommandOptions) =>
         "/console/resolve",
         route(
           post(
+            max,
             (form) =>
-              Effect.map(
-                Commands.resolve(
-                  form("sagaId"),
-                  form("stepId"),
-                  form("outcome") === "applied"
-                    ? { ...seenOf(form), outcome: "applied", result: parseResult(form("result")) }
-                    : { ...seenOf(form), outcome: "not-applied" }
-                ),
-                (answer) => ({ to: sagaPage(answer.sagaId), text: `Step ${answer.stepId}: ${answer.message}.` })
+              Effect.flatMap(Forms.resolve(form), (body) =>
+                Effect.map(Commands.resolve(form("sagaId"), form("stepId"), body), (answer) => ({
+                  to: sagaPage(answer.sagaId),
+                  text: `Step ${answer.stepId}: ${answer.message}.`
+                }))
               ),
             (form) => sagaPage(form("sagaId"))
           )
@@ -319,12 +326,3 @@ export const layer = (options: CommandOptions) =>
       )
     })
   )
-
-const parseResult = (text: string): unknown => {
-  if (text.trim() === "") return undefined
-  try {
-    return JSON.parse(text)
-  } catch {
-    return text
-  }
-}

@@ -1,0 +1,110 @@
+/**
+ * The console's forms, read and decoded as the API reads its bodies: at most `maxBodyBytes` of a
+ * form is read (413 past it, as for the API), and each command's fields are decoded with the schema
+ * of the endpoint it stands for (`ApproveBody`, `RejectBody`, `ResolveBody`), so a form the API
+ * would refuse is refused, before anything is written.
+ */
+import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { Malformed, type TooLarge } from "../errors.js"
+import { readText } from "../guard.js"
+import { ApproveBody, RejectBody, ResolveBody } from "../models.js"
+
+/**
+ * A form's fields by name: a field not sent is `""`.
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Form = (name: string) => string
+
+/**
+ * The form a request posts, at most `max` bytes of it read.
+ *
+ * @since 0.2.0
+ * @category forms
+ */
+export const read = (
+  request: HttpServerRequest.HttpServerRequest,
+  max: number
+): Effect.Effect<Form, TooLarge | Malformed> =>
+  Effect.map(readText(request, max), (text) => {
+    const params = new URLSearchParams(text)
+    return (name) => params.get(name) ?? ""
+  })
+
+/** A field written as a number is one (`1.5` too, for the schema to refuse); anything else stays text. */
+const numeric = (text: string): unknown => (/^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text.trim()) : text)
+
+/** A field a person may leave blank: blank is not given. */
+const optional = (text: string): string | undefined => (text.trim() === "" ? undefined : text.trim())
+
+const seen = (form: Form) => ({ revision: numeric(form("revision")), digest: form("digest") })
+
+/** What the schema refuses, in one line: the first reason for each field (the others of an optional one say "undefined"). */
+const refusal = (error: ParseResult.ParseError): Malformed => {
+  const reasons = new Map<string, string>()
+  for (const issue of ParseResult.ArrayFormatter.formatErrorSync(error)) {
+    const field = issue.path.join(".")
+    if (!reasons.has(field)) reasons.set(field, field === "" ? issue.message : `${field}: ${issue.message}`)
+  }
+  return new Malformed({ message: `${Array.from(reasons.values()).join("; ")}; nothing was written` })
+}
+
+const decode = <A, I>(schema: Schema.Schema<A, I>, fields: Record<string, unknown>): Effect.Effect<A, Malformed> =>
+  Effect.mapError(
+    Schema.decodeUnknown(schema)(Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined))),
+    refusal
+  )
+
+/**
+ * The approve form as `POST …/approve`'s body: the revision and digest seen, the expiry if one is given.
+ *
+ * @since 0.2.0
+ * @category forms
+ */
+export const approve = (form: Form): Effect.Effect<typeof ApproveBody.Type, Malformed> =>
+  decode(ApproveBody, { ...seen(form), expiresAt: optional(form("expiresAt")) })
+
+/**
+ * The reject form as `POST …/reject`'s body: the reason is trimmed, and a blank one is refused.
+ *
+ * @since 0.2.0
+ * @category forms
+ */
+export const reject = (form: Form): Effect.Effect<typeof RejectBody.Type, Malformed> =>
+  decode(RejectBody, { ...seen(form), reason: form("reason").trim() })
+
+/**
+ * The resolve form as `POST …/resolve`'s body: the outcome is exactly `applied` or `not-applied`,
+ * a result is given only with `applied`, and it is JSON (text is written in quotes).
+ *
+ * @since 0.2.0
+ * @category forms
+ */
+export const resolve = (form: Form): Effect.Effect<typeof ResolveBody.Type, Malformed> =>
+  Effect.gen(function* () {
+    const outcome = form("outcome")
+    const result = form("result")
+    if (outcome !== "applied" && outcome !== "not-applied") {
+      return yield* new Malformed({
+        message: `the outcome is ${JSON.stringify(outcome)}, neither "applied" nor "not-applied"; nothing was written`
+      })
+    }
+    if (result.trim() === "") return yield* decode(ResolveBody, { ...seen(form), outcome })
+    if (outcome === "not-applied") {
+      return yield* new Malformed({
+        message: "a result is given only with the outcome applied; nothing was written"
+      })
+    }
+    const parsed = yield* Effect.try({
+      try: (): unknown => JSON.parse(result),
+      catch: () =>
+        new Malformed({
+          message: 'the result is not JSON (text is written in quotes: "parcel-17"); nothing was written'
+        })
+    })
+    return yield* decode(ResolveBody, { ...seen(form), outcome, result: parsed })
+  })
