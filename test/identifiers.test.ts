@@ -387,6 +387,9 @@ const badIdentifiers = (maxBytes: number) =>
     ["a lone surrogate", "sur\uD800", /^it is not well-formed Unicode: a lone surrogate \(U\+D800\) at index 3$/],
     ["a lone low surrogate", "\uDC00sur", /^it is not well-formed Unicode: a lone surrogate \(U\+DC00\) at index 0$/],
     ["empty", "", /^it is empty$/],
+    // From JavaScript, or through `as any`: not text at all.
+    ["a number", 123 as unknown as string, /^it is not text but a number$/],
+    ["null", null as unknown as string, /^it is not text but null$/],
     ["a control character", "a\u0000b", /^it holds a control character \(U\+0000\) at index 1$/],
     [
       "one byte over the limit",

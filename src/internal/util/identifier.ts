@@ -2,7 +2,7 @@
 import * as Effect from "effect/Effect"
 import type { IdentifierKind } from "../../SagaError.js"
 import { InvalidIdentifier } from "../../SagaError.js"
-import { preview } from "./printable.js"
+import { preview, typeName } from "./printable.js"
 
 export { preview }
 
@@ -41,6 +41,8 @@ const hex = (unit: number): string => `U+${unit.toString(16).toUpperCase().padSt
  * character (it would forge lines in logs and terminals), or too long.
  */
 export const identifierProblem = (text: string, maxBytes: number): string | undefined => {
+  // From JavaScript, or `as any`, anything may come: a number, null.
+  if (typeof text !== "string") return `it is not text but ${typeName(text)}`
   if (text.length === 0) return "it is empty"
   const found = forbidden.exec(text)
   if (found !== null) {

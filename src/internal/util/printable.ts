@@ -20,8 +20,15 @@ const escaped = (char: string): string => short[char] ?? `\\u${char.charCodeAt(0
  */
 export const printable = (text: string): string => text.replace(unprintable, escaped)
 
+/** What a value that should have been text is, in words: `null`, `undefined`, `a number`, `an object`. */
+export const typeName = (value: unknown): string =>
+  value === null || value === undefined
+    ? String(value)
+    : `${/^[aeiou]/.test(typeof value) ? "an" : "a"} ${typeof value}`
+
 /** How a message shows an identifier: quoted, escaped, at most 64 characters of it. */
 export const preview = (text: string): string => {
+  if (typeof text !== "string") return typeName(text)
   const head = Array.from(text.slice(0, 130)).slice(0, 64).join("")
   return printable(head.length < text.length ? `${JSON.stringify(head)}…` : JSON.stringify(text))
 }
