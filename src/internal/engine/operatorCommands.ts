@@ -93,26 +93,17 @@ export const approve = (
     const step = yield* awaitingStep(writer, stepId)
     yield* readableExpiry(writer, stepId, options.expiresAt)
     const { inputDigest } = step.awaiting!.payload
-    const requestId = stepKey(writer.sagaId, stepId)
-    yield* Effect.mapError(heldRequest(writer, approval, step, true), tamperedAt(writer.sagaId, step.awaiting!.seq))
     const { by, expiresAt, principal } = options
-    const at = yield* approval.approve(requestId, { by, inputDigest, expiresAt }).pipe(
-      Effect.zipRight(nowIso),
-      Effect.catchTag(
-        "AlreadyDecided",
-        unjournaled(
-          approval,
-          requestId,
-          (decision) =>
-            decision._tag === "Approved" &&
-            decision.by === by &&
-            decision.inputDigest === inputDigest &&
-            decision.expiresAt === expiresAt &&
-            decision.renewedBy === undefined
-        )
-      ),
-      Effect.mapError(tamperedAt(writer.sagaId, step.awaiting!.seq))
-    )
+    const at = yield* decide(writer, approval, step, {
+      checkCopy: true,
+      record: (requestId) => approval.approve(requestId, { by, inputDigest, expiresAt }),
+      isThisCommands: (decision) =>
+        decision._tag === "Approved" &&
+        decision.by === by &&
+        decision.inputDigest === inputDigest &&
+        decision.expiresAt === expiresAt &&
+        decision.renewedBy === undefined
+    })
     yield* writer.append([stepDraft(step, "APPROVED", { _tag: "Approved", by, at, inputDigest, expiresAt, principal })])
   })
 
@@ -154,6 +145,30 @@ const heldRequest = (writer: Writer, approval: Approval["Type"], step: StepView,
           })
         )
   })
+}
+
+/**
+ * Records a command's decision with the approval store and answers its time. The request is held
+ * first (see `heldRequest`). A decision the store already holds that is exactly this command's is
+ * the one to journal: the same command stopped between its two writes, and is retried to finish.
+ */
+const decide = (
+  writer: Writer,
+  approval: Approval["Type"],
+  step: StepView,
+  command: {
+    readonly checkCopy: boolean
+    readonly record: (requestId: string) => ReturnType<Approval["Type"]["approve"]>
+    readonly isThisCommands: (decision: Decision) => boolean
+  }
+) => {
+  const requestId = stepKey(writer.sagaId, step.stepId)
+  return heldRequest(writer, approval, step, command.checkCopy).pipe(
+    Effect.zipRight(command.record(requestId)),
+    Effect.zipRight(nowIso),
+    Effect.catchTag("AlreadyDecided", unjournaled(approval, requestId, command.isThisCommands)),
+    Effect.mapError(tamperedAt(writer.sagaId, step.awaiting!.seq))
+  )
 }
 
 /**
@@ -249,21 +264,12 @@ export const reject = (
 ) =>
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
-    yield* Effect.mapError(heldRequest(writer, approval, step, false), tamperedAt(writer.sagaId, step.awaiting!.seq))
-    const requestId = stepKey(writer.sagaId, stepId)
     const { by, principal, reason } = options
-    const at = yield* approval.reject(requestId, { by, reason }).pipe(
-      Effect.zipRight(nowIso),
-      Effect.catchTag(
-        "AlreadyDecided",
-        unjournaled(
-          approval,
-          requestId,
-          (decision) => decision._tag === "Rejected" && decision.by === by && decision.reason === reason
-        )
-      ),
-      Effect.mapError(tamperedAt(writer.sagaId, step.awaiting!.seq))
-    )
+    const at = yield* decide(writer, approval, step, {
+      checkCopy: false,
+      record: (requestId) => approval.reject(requestId, { by, reason }),
+      isThisCommands: (decision) => decision._tag === "Rejected" && decision.by === by && decision.reason === reason
+    })
     yield* writer.append([
       stepDraft(step, "REJECTED", { _tag: "Rejected", by, at, reason: rejectionReason(options), principal }),
       closing
