@@ -476,22 +476,28 @@ describe("tools from a manifest, run by real handler processes", () => {
     })
   )
 
+  /** A binding of helper.mjs, a handler written with effect-saga/handler. */
+  const helped = () => ({
+    helped: {
+      // `--import tsx` is resolved from the working folder: this repository's.
+      handler: { kind: "process", command: "node", args: ["--import", "tsx", "helper.mjs"], cwd: handlers },
+      input: {
+        type: "object",
+        properties: { throw: { type: "boolean" }, forget: { type: "boolean" } },
+        required: ["throw"]
+      },
+      output: { type: "json" },
+      timeout_ms: 60_000,
+      max_payload_bytes: 4096,
+      // tsx keeps its cache under the temporary folder.
+      grants: ["env:TMPDIR"],
+      effect_contract: { kind: "external_write", retry_mode: "none" }
+    }
+  })
+
   it.live("a handler written with effect-saga/handler answers; one that throws leaves the outcome unknown", () =>
     Effect.gen(function* () {
-      const helper = {
-        helped: {
-          // `--import tsx` is resolved from the working folder: this repository's.
-          handler: { kind: "process", command: "node", args: ["--import", "tsx", "helper.mjs"], cwd: handlers },
-          input: { type: "object", properties: { throw: { type: "boolean" } }, required: ["throw"] },
-          output: { type: "json" },
-          timeout_ms: 60_000,
-          max_payload_bytes: 4096,
-          // tsx keeps its cache under the temporary folder.
-          grants: ["env:TMPDIR"],
-          effect_contract: { kind: "external_write", retry_mode: "none" }
-        }
-      }
-      const toolkit = yield* loadToolkit(writeManifest(freshDir(), helper))
+      const toolkit = yield* loadToolkit(writeManifest(freshDir(), helped()))
       const services = memoryServices(toolkit)
       const answered = yield* Effect.provide(
         Saga.run("helped", Toolkit.call(toolkit, "helped", { throw: false })),
@@ -506,6 +512,26 @@ describe("tools from a manifest, run by real handler processes", () => {
       assert(thrown._tag === "NeedsAttention")
       expect(thrown.unknown[0]!.reason).toContain("it exited with code 1 and no answer")
     })
+  )
+
+  it.live(
+    "a handler written with effect-saga/handler that acts and returns nothing leaves the outcome unknown, not failed",
+    () =>
+      Effect.gen(function* () {
+        const toolkit = yield* loadToolkit(writeManifest(freshDir(), helped()))
+        const [result, entries] = yield* Effect.provide(
+          Effect.flatMap(Journal.Journal, (journal) =>
+            Effect.zip(
+              Saga.run("forgot", Toolkit.call(toolkit, "helped", { throw: false, forget: true })),
+              journal.read("forgot")
+            )
+          ),
+          memoryServices(toolkit)
+        )
+        assert(result._tag === "NeedsAttention", JSON.stringify(result))
+        expect(result.unknown[0]!.reason).toContain("it exited with code 1 and no answer")
+        expect(entries.map((entry) => entry.phase)).not.toContain("FAILED")
+      })
   )
 })
 
@@ -540,6 +566,38 @@ describe("effect-saga/handler's serve", () => {
       outcome: "failed",
       message: "not a request of effect-saga-handler-v1"
     })
+  })
+
+  it.each([
+    ["nothing (a forgotten return)", { forget: true }, "the function returned nothing (undefined), not a response"],
+    ["null", { returns: null }, "the function returned null, not a response"],
+    ["a number", { returns: 42 }, "the function returned a number, not a response"],
+    [
+      "an unknown outcome",
+      { returns: { outcome: "done" } },
+      "the function's response has no outcome applied, failed, unknown or partial"
+    ],
+    [
+      "a receipt that is not a string",
+      { returns: { outcome: "applied", result: 1, receipt: 12345 } },
+      "the function's response has a receipt that is not a string"
+    ],
+    [
+      "a compensation of another kind",
+      { returns: { outcome: "applied", compensation: "done" } },
+      "the function's response has a compensation other than completed or partial"
+    ]
+  ])("answers nothing, exiting 1 and saying why on stderr, when the function returns %s", (_, input, why) => {
+    const request = { protocol: "effect-saga-handler-v1", operation: "execute", tool: "t", input, effect: effectRef }
+    const child = childProcess.spawnSync(process.execPath, ["--import", "tsx", "helper.mjs"], {
+      cwd: handlers,
+      input: `${JSON.stringify(request)}\n`
+    })
+    expect(child.status).toBe(1)
+    expect(child.stdout.toString()).toBe("")
+    expect(child.stderr.toString()).toBe(
+      `effect-saga/handler: ${why}: nothing is answered, so the outcome is unknown\n`
+    )
   })
 
   it("calls the function with a request of the protocol", () => {
