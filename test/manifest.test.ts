@@ -159,12 +159,26 @@ describe("tools from a manifest, run by real handler processes", () => {
     })
   )
 
-  for (const [mode, outcome, detail] of [
+  for (const [mode, outcome, detail, line] of [
     ["failed", "failed", "binding undo (compensate): the provider refused"],
     ["half-undone", "partial", "one night is still booked"],
-    ["unknown", "unknown", "binding undo (compensate): the provider timed out"]
+    ["unknown", "unknown", "binding undo (compensate): the provider timed out"],
+    // No line of the protocol says nothing of whether it undid: unknown, not failed.
+    ["garbage", "unknown", "binding undo (compensate): its output is not one JSON line of effect-saga-handler-v1"],
+    [
+      "raw",
+      "unknown",
+      "binding undo (compensate): it answered applied, but its compensation is neither completed nor partial",
+      '{"outcome":"applied","compensation":"done"}'
+    ],
+    [
+      "raw",
+      "unknown",
+      "binding undo (compensate): it answered failed, but its message is not a string",
+      '{"outcome":"failed","message":5}'
+    ]
   ] as const) {
-    it.live(`an inverse that answers ${mode} is reported ${outcome}`, () =>
+    it.live(`an inverse that answers ${line ?? mode} is reported ${outcome}`, () =>
       Effect.gen(function* () {
         const bindings = {
           ...misbehaving({
@@ -174,7 +188,11 @@ describe("tools from a manifest, run by real handler processes", () => {
             ...misbehaving().misbehave,
             input: { type: "string" },
             output: { type: "json" },
-            handler: { kind: "process", command: "node", args: [path.join(handlers, "misbehave.mjs"), mode] }
+            handler: {
+              kind: "process",
+              command: "node",
+              args: [path.join(handlers, "misbehave.mjs"), mode, ...(line === undefined ? [] : [line])]
+            }
           }
         }
         const toolkit = yield* loadToolkit(writeManifest(freshDir(), bindings))
@@ -268,6 +286,50 @@ describe("tools from a manifest, run by real handler processes", () => {
         expect(failed?.payload).toContain("binding misbehave")
       })
     )
+
+  const claimed = [
+    ['{"outcome":"applied","result":"ok","receipt":12345}', "it answered applied, but its receipt is not a string"],
+    ['{"outcome":"applied","result":"ok","receipt":null}', "it answered applied, but its receipt is not a string"],
+    ['{"outcome":"applied","result":"ok","message":5}', "it answered applied, but its message is not a string"],
+    [
+      '{"outcome":"applied","result":"ok","compensation":"done"}',
+      "it answered applied, but its compensation is neither completed nor partial"
+    ],
+    ['{"outcome":"partial","message":["one night"]}', "it answered partial, but its message is not a string"],
+    ['{"outcome":"failed","message":{"why":"declined"}}', "it answered failed, but its message is not a string"],
+    [
+      '{"outcome":"failed","outcome":"applied","result":"ok"}',
+      "its line repeats the key at $.outcome (JSON keeps only the last): it is not trusted"
+    ],
+    [
+      '{"outcome":"applied","outcome":"failed"}',
+      "its line repeats the key at $.outcome (JSON keeps only the last): it is not trusted"
+    ],
+    [`{"outcome":"applied","result":${"[".repeat(1001)}${"]".repeat(1001)}}`, "its line nests deeper than 1000 levels"]
+  ] as const
+  for (const [line, why] of claimed)
+    it.live(
+      `an answer that claims an outcome but does not decode, or repeats a key, is unknown: ${line.slice(0, 60)}`,
+      () =>
+        Effect.gen(function* () {
+          const [result, entries] = yield* runMisbehaving({ mode: "raw", line }, { max_payload_bytes: 8192 })
+          assert(result._tag === "NeedsAttention", JSON.stringify(result))
+          expect(result.unknown[0]!.reason).toContain(`binding misbehave (execute): ${why}`)
+          expect(entries.map((entry) => entry.phase)).not.toContain("FAILED")
+        })
+    )
+
+  it.live("the receipt of an answer that is not trusted is masked in stderr all the same", () =>
+    Effect.gen(function* () {
+      const logs = captureLogs()
+      const line = '{"outcome":"applied","result":"ok","receipt":"rcpt-untrusted-77","message":5}'
+      const stderr = "my receipt is rcpt-untrusted-77"
+      const [result] = yield* Effect.provide(runMisbehaving({ mode: "raw", line, stderr }), logs.layer)
+      assert(result._tag === "NeedsAttention")
+      expect(logs.lines.find((logged) => logged.includes("wrote to stderr"))).toContain("my receipt is <redacted>")
+      expect([...logs.lines, JSON.stringify(result)].join("\n")).not.toContain("rcpt-untrusted-77")
+    })
+  )
 
   it.live("a non-zero exit with no answer is an unknown outcome", () =>
     Effect.gen(function* () {
