@@ -7,6 +7,7 @@ import { NodeContext } from "@effect/platform-node"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Schema } from "effect"
 import { Journal, Manifest, Saga, Toolkit } from "../src/index.js"
+import { masked, maskedCut } from "../src/internal/manifest/masking.js"
 import { handlers, loadToolkit, memoryServices, reservationBindings, writeManifest } from "./fixtures/manifest-tools.js"
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-manifest-"))
@@ -594,6 +595,82 @@ describe("tools from a manifest, run by real handler processes", () => {
         expect(result.unknown[0]!.reason).toContain("it exited with code 1 and no answer")
         expect(entries.map((entry) => entry.phase)).not.toContain("FAILED")
       })
+  )
+})
+
+describe("the secrets in what a handler wrote", () => {
+  it("are masked as they are, JSON-escaped and URL-encoded", () => {
+    const secret = 'pa"ss\\wd é/+ Q1'
+    for (const form of [
+      secret,
+      JSON.stringify(secret).slice(1, -1),
+      'pa\\"ss\\\\wd \\u00e9/+ Q1',
+      encodeURIComponent(secret),
+      new URLSearchParams({ s: secret }).toString().slice(2)
+    ]) {
+      expect(masked(`token=${form}.`, ["other", secret])).toBe("token=<redacted>.")
+    }
+  })
+
+  it("leave nothing of two that overlap or touch: one <redacted> replaces both", () => {
+    const secrets = ["abcdefXY12", "XY12ghijkl"]
+    expect(masked("tok=abcdefXY12ghijkl", secrets)).toBe("tok=<redacted>")
+    expect(masked("tok=XY12ghijklabcdefXY12!", secrets)).toBe("tok=<redacted>!")
+    expect(masked("a=abcdefXY12, b=XY12ghijkl", secrets)).toBe("a=<redacted>, b=<redacted>")
+    expect(masked("aaaaa", ["aa"])).toBe("<redacted>")
+    expect(masked("nothing here", secrets)).toBe("nothing here")
+    expect(masked("anything", ["", "zz"])).toBe("anything")
+  })
+
+  it("leave nothing of a secret the cut left the start of, in any form", () => {
+    const secret = 'pa"ss-Q1'
+    expect(maskedCut('x=pa\\"s', [secret])).toBe("x=<redacted>")
+    expect(maskedCut("x=abcdefXY12gh", ["abcdefXY12", "XY12ghijkl"])).toBe("x=<redacted>")
+  })
+
+  it.live("a secret a handler writes JSON-escaped, or two that overlap, leave nothing in the log or the journal", () =>
+    Effect.gen(function* () {
+      const bindings = {
+        echo: {
+          handler: { kind: "process", command: "node", args: [path.join(handlers, "echo.mjs")] },
+          input: {
+            type: "object",
+            properties: { stderr: { type: "string" }, message: { type: "string" } },
+            required: ["stderr", "message"]
+          },
+          output: { type: "json" },
+          timeout_ms: 30_000,
+          max_payload_bytes: 65_536,
+          secrets: ["S1", "S2"],
+          effect_contract: { kind: "read", retry_mode: "none" }
+        }
+      }
+      const config = ConfigProvider.fromMap(
+        new Map([
+          ["S1", 'Qp"ss\\wd-abcdefXY12'],
+          ["S2", "XY12ghijkl"]
+        ])
+      )
+      const logs = captureLogs()
+      const toolkit = yield* loadToolkit(writeManifest(freshDir(), bindings)).pipe(Effect.withConfigProvider(config))
+      // As a JSON logger writes it; the message as a URL holds it; the two run together.
+      const input = { stderr: '{"token":"{{json:S1}}"} {{S1}}ghijkl', message: "at /x?t={{url:S1}} and {{S1}}ghijkl" }
+      const [result, entries] = yield* Effect.provide(
+        Effect.flatMap(Journal.Journal, (journal) =>
+          Effect.zip(Saga.run("masked", Toolkit.call(toolkit, "echo", input)), journal.read("masked"))
+        ),
+        Layer.merge(memoryServices(toolkit), logs.layer)
+      ).pipe(Effect.withConfigProvider(config))
+      assert(result._tag === "Compensated")
+      expect(JSON.stringify(result.cause)).toContain("at /x?t=<redacted> and <redacted>")
+      const stderr = logs.lines.find((line) => line.includes("binding echo (execute) wrote to stderr"))
+      expect(stderr).toMatch(/wrote to stderr: \{"token":"<redacted>"\} <redacted>$/)
+      // The input holds the text around the secrets: what was journaled of the call is its payloads.
+      const all = [...logs.lines, JSON.stringify(result), JSON.stringify(entries.map((entry) => entry.payload))].join(
+        "\n"
+      )
+      for (const part of ["Qp", "wd-", "XY12", "ghijkl"]) expect(all).not.toContain(part)
+    })
   )
 })
 

@@ -18,6 +18,7 @@ import { firstDuplicateKey, nestingOf } from "./duplicateKeys.js"
 import type { Environment, Launch } from "./environment.js"
 import { jsonPath } from "./errors.js"
 import { HandlerResponse } from "./format.js"
+import { masked, maskedCut } from "./masking.js"
 
 /** The most bytes of a handler's stderr that reach the log. */
 export const STDERR_LOG_BYTES = 4096
@@ -54,25 +55,6 @@ export type Answer =
   | { readonly _tag: "Unknown"; readonly reason: string; readonly receipt?: string | undefined }
   /** No process was started. */
   | { readonly _tag: "NotStarted"; readonly reason: string }
-
-/** Replaces every value of `mask` in `text`, the longest first: a secret that begins another cannot leave the rest of it. */
-export const masked = (text: string, mask: ReadonlyArray<string>): string =>
-  mask
-    .filter((secret) => secret !== "")
-    .sort((a, b) => b.length - a.length)
-    .reduce((shown, secret) => shown.split(secret).join("<redacted>"), text)
-
-/** `text`, cut short, masked, and without the start of a secret that the cut left at its end. */
-const maskedCut = (text: string, mask: ReadonlyArray<string>): string => {
-  let started = 0
-  for (const secret of mask) {
-    for (let length = Math.min(secret.length - 1, text.length); length > started; length--) {
-      if (text.endsWith(secret.slice(0, length))) started = length
-    }
-  }
-  const whole = masked(text.slice(0, text.length - started), mask)
-  return started === 0 ? whole : `${whole}<redacted>`
-}
 
 export const run = (call: Call): Effect.Effect<Answer, never, CommandExecutor.CommandExecutor> =>
   Effect.scoped(

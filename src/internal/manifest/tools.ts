@@ -14,7 +14,8 @@ import * as Outcome from "../../Outcome.js"
 import { environmentOf, launchOf } from "./environment.js"
 import type { Binding, HandlerRequest, HandlerResponse } from "./format.js"
 import { PROTOCOL } from "./format.js"
-import { type Answer, answeredMask, masked, run } from "./process.js"
+import { masked } from "./masking.js"
+import { type Answer, answeredMask, run } from "./process.js"
 import { type Registered, schemaOf, type TypeProblem } from "./types.js"
 
 /** A binding's input and output Schemas. */
