@@ -8,6 +8,7 @@ import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Schema } from "effect"
 import { Journal, Manifest, Saga, Toolkit } from "../src/index.js"
 import { masked, maskedCut } from "../src/internal/manifest/masking.js"
+import { printable } from "../src/internal/util/printable.js"
 import { handlers, loadToolkit, memoryServices, reservationBindings, writeManifest } from "./fixtures/manifest-tools.js"
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-manifest-"))
@@ -827,6 +828,17 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
       "a tool name holding a /",
       (bindings) => ({ "billing/release": bindings.releaseReservation }),
       '$.bindings["billing/release"]'
+    ],
+    // JSON.stringify leaves DEL and the C1 controls as they are: the path escapes them.
+    ["a tool name ending in DEL", (bindings) => ({ "a\u007f": bindings.releaseReservation }), '$.bindings["a\\u007f"]'],
+    ["a tool name ending in NEL", (bindings) => ({ "a\u0085": bindings.releaseReservation }), '$.bindings["a\\u0085"]'],
+    [
+      "a compensation tool ending in DEL",
+      (bindings) => {
+        bindings.createReservation.effect_contract.compensation.tool = "release\u007f"
+        return bindings
+      },
+      "$.bindings.createReservation.effect_contract.compensation.tool"
     ]
   ]
   for (const [what, mutate, expected] of refusedAtLoad) {
@@ -838,6 +850,8 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
         expect(error.path).toBe(expected)
         expect(error.file).toBe(file)
         expect(error.message).toContain(`at ${expected}: `)
+        // Nothing in it a terminal would act on instead of showing.
+        expect(error.message).toBe(printable(error.message))
       })
     )
   }
@@ -874,6 +888,11 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
         return bindings
       },
       "$.bindings.releaseReservation.input.ref"
+    ],
+    [
+      "a reference not given, in a binding whose name holds a line separator (a tool name may)",
+      (bindings) => ({ "a\u2028b": { ...bindings.releaseReservation, input: { ref: "Reservation" } } }),
+      '$.bindings["a\\u2028b"].input.ref'
     ]
   ]
   for (const [what, mutate, expected] of refusedAtLayer) {
@@ -883,6 +902,7 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
         const error = yield* Effect.flip(Layer.build(memoryServices(toolkit)).pipe(Effect.scoped))
         assert(Manifest.isManifestError(error))
         expect(error.path).toBe(expected)
+        expect(error.message).toBe(printable(error.message))
       })
     )
   }
