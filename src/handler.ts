@@ -65,9 +65,12 @@ export interface Response {
 /**
  * Reads the request from stdin, answers it with `handler` and writes the response. A request that
  * is not of the protocol (another `protocol`, or not the shape of a `Request`) is answered `failed`,
- * and `handler` is not called. If `handler` throws, nothing is answered and the
- * process exits with code 1 (the library then treats the outcome as unknown): throw only when you
- * cannot tell whether the effect happened, answer `failed` when you know it did not.
+ * and `handler` is not called. If `handler` throws, or returns what is not a `Response` (nothing,
+ * because a `return` was forgotten; an `outcome` that is not one of the four; a `receipt` or
+ * `message` that is not a string; a `compensation` other than `completed` or `partial`), nothing is
+ * answered: the process writes why on stderr and exits with code 1 (the library then treats the
+ * outcome as unknown). Throw only when you cannot tell whether the effect happened, answer
+ * `failed` when you know it did not.
  *
  * @since 0.2.0
  * @category serving
@@ -79,11 +82,44 @@ export const serve = async (handler: (request: Request) => Response | Promise<Re
     return
   }
   try {
-    write(await handler(request))
+    const response: unknown = await handler(request)
+    const wrong = whyNotAResponse(response)
+    if (wrong === undefined) {
+      write(response as Response)
+      return
+    }
+    process.stderr.write(`effect-saga/handler: ${wrong}: nothing is answered, so the outcome is unknown\n`)
   } catch (error) {
     process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
-    process.exitCode = 1
   }
+  process.exitCode = 1
+}
+
+/** Why what the function returned is not a `Response` (its fields named, never their values: a receipt is secret). */
+const whyNotAResponse = (value: unknown): string | undefined => {
+  if (!isObject(value)) {
+    const what =
+      value === undefined
+        ? "nothing (undefined)"
+        : value === null
+          ? "null"
+          : Array.isArray(value)
+            ? "an array"
+            : `a ${typeof value}`
+    return `the function returned ${what}, not a response`
+  }
+  if (!["applied", "failed", "unknown", "partial"].includes(value.outcome as string)) {
+    return "the function's response has no outcome applied, failed, unknown or partial"
+  }
+  for (const field of ["receipt", "message"] as const) {
+    if (value[field] !== undefined && typeof value[field] !== "string") {
+      return `the function's response has a ${field} that is not a string`
+    }
+  }
+  if (value.compensation !== undefined && value.compensation !== "completed" && value.compensation !== "partial") {
+    return "the function's response has a compensation other than completed or partial"
+  }
+  return undefined
 }
 
 const readStdin = async (): Promise<string> => {

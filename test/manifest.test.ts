@@ -7,6 +7,8 @@ import { NodeContext } from "@effect/platform-node"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Schema } from "effect"
 import { Journal, Manifest, Saga, Toolkit } from "../src/index.js"
+import { masked, maskedCut } from "../src/internal/manifest/masking.js"
+import { printable } from "../src/internal/util/printable.js"
 import { handlers, loadToolkit, memoryServices, reservationBindings, writeManifest } from "./fixtures/manifest-tools.js"
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-manifest-"))
@@ -159,12 +161,26 @@ describe("tools from a manifest, run by real handler processes", () => {
     })
   )
 
-  for (const [mode, outcome, detail] of [
+  for (const [mode, outcome, detail, line] of [
     ["failed", "failed", "binding undo (compensate): the provider refused"],
     ["half-undone", "partial", "one night is still booked"],
-    ["unknown", "unknown", "binding undo (compensate): the provider timed out"]
+    ["unknown", "unknown", "binding undo (compensate): the provider timed out"],
+    // No line of the protocol says nothing of whether it undid: unknown, not failed.
+    ["garbage", "unknown", "binding undo (compensate): its output is not one JSON line of effect-saga-handler-v1"],
+    [
+      "raw",
+      "unknown",
+      "binding undo (compensate): it answered applied, but its compensation is neither completed nor partial",
+      '{"outcome":"applied","compensation":"done"}'
+    ],
+    [
+      "raw",
+      "unknown",
+      "binding undo (compensate): it answered failed, but its message is not a string",
+      '{"outcome":"failed","message":5}'
+    ]
   ] as const) {
-    it.live(`an inverse that answers ${mode} is reported ${outcome}`, () =>
+    it.live(`an inverse that answers ${line ?? mode} is reported ${outcome}`, () =>
       Effect.gen(function* () {
         const bindings = {
           ...misbehaving({
@@ -174,7 +190,11 @@ describe("tools from a manifest, run by real handler processes", () => {
             ...misbehaving().misbehave,
             input: { type: "string" },
             output: { type: "json" },
-            handler: { kind: "process", command: "node", args: [path.join(handlers, "misbehave.mjs"), mode] }
+            handler: {
+              kind: "process",
+              command: "node",
+              args: [path.join(handlers, "misbehave.mjs"), mode, ...(line === undefined ? [] : [line])]
+            }
           }
         }
         const toolkit = yield* loadToolkit(writeManifest(freshDir(), bindings))
@@ -268,6 +288,50 @@ describe("tools from a manifest, run by real handler processes", () => {
         expect(failed?.payload).toContain("binding misbehave")
       })
     )
+
+  const claimed = [
+    ['{"outcome":"applied","result":"ok","receipt":12345}', "it answered applied, but its receipt is not a string"],
+    ['{"outcome":"applied","result":"ok","receipt":null}', "it answered applied, but its receipt is not a string"],
+    ['{"outcome":"applied","result":"ok","message":5}', "it answered applied, but its message is not a string"],
+    [
+      '{"outcome":"applied","result":"ok","compensation":"done"}',
+      "it answered applied, but its compensation is neither completed nor partial"
+    ],
+    ['{"outcome":"partial","message":["one night"]}', "it answered partial, but its message is not a string"],
+    ['{"outcome":"failed","message":{"why":"declined"}}', "it answered failed, but its message is not a string"],
+    [
+      '{"outcome":"failed","outcome":"applied","result":"ok"}',
+      "its line repeats the key at $.outcome (JSON keeps only the last): it is not trusted"
+    ],
+    [
+      '{"outcome":"applied","outcome":"failed"}',
+      "its line repeats the key at $.outcome (JSON keeps only the last): it is not trusted"
+    ],
+    [`{"outcome":"applied","result":${"[".repeat(1001)}${"]".repeat(1001)}}`, "its line nests deeper than 1000 levels"]
+  ] as const
+  for (const [line, why] of claimed)
+    it.live(
+      `an answer that claims an outcome but does not decode, or repeats a key, is unknown: ${line.slice(0, 60)}`,
+      () =>
+        Effect.gen(function* () {
+          const [result, entries] = yield* runMisbehaving({ mode: "raw", line }, { max_payload_bytes: 8192 })
+          assert(result._tag === "NeedsAttention", JSON.stringify(result))
+          expect(result.unknown[0]!.reason).toContain(`binding misbehave (execute): ${why}`)
+          expect(entries.map((entry) => entry.phase)).not.toContain("FAILED")
+        })
+    )
+
+  it.live("the receipt of an answer that is not trusted is masked in stderr all the same", () =>
+    Effect.gen(function* () {
+      const logs = captureLogs()
+      const line = '{"outcome":"applied","result":"ok","receipt":"rcpt-untrusted-77","message":5}'
+      const stderr = "my receipt is rcpt-untrusted-77"
+      const [result] = yield* Effect.provide(runMisbehaving({ mode: "raw", line, stderr }), logs.layer)
+      assert(result._tag === "NeedsAttention")
+      expect(logs.lines.find((logged) => logged.includes("wrote to stderr"))).toContain("my receipt is <redacted>")
+      expect([...logs.lines, JSON.stringify(result)].join("\n")).not.toContain("rcpt-untrusted-77")
+    })
+  )
 
   it.live("a non-zero exit with no answer is an unknown outcome", () =>
     Effect.gen(function* () {
@@ -476,22 +540,28 @@ describe("tools from a manifest, run by real handler processes", () => {
     })
   )
 
+  /** A binding of helper.mjs, a handler written with effect-saga/handler. */
+  const helped = () => ({
+    helped: {
+      // `--import tsx` is resolved from the working folder: this repository's.
+      handler: { kind: "process", command: "node", args: ["--import", "tsx", "helper.mjs"], cwd: handlers },
+      input: {
+        type: "object",
+        properties: { throw: { type: "boolean" }, forget: { type: "boolean" } },
+        required: ["throw"]
+      },
+      output: { type: "json" },
+      timeout_ms: 60_000,
+      max_payload_bytes: 4096,
+      // tsx keeps its cache under the temporary folder.
+      grants: ["env:TMPDIR"],
+      effect_contract: { kind: "external_write", retry_mode: "none" }
+    }
+  })
+
   it.live("a handler written with effect-saga/handler answers; one that throws leaves the outcome unknown", () =>
     Effect.gen(function* () {
-      const helper = {
-        helped: {
-          // `--import tsx` is resolved from the working folder: this repository's.
-          handler: { kind: "process", command: "node", args: ["--import", "tsx", "helper.mjs"], cwd: handlers },
-          input: { type: "object", properties: { throw: { type: "boolean" } }, required: ["throw"] },
-          output: { type: "json" },
-          timeout_ms: 60_000,
-          max_payload_bytes: 4096,
-          // tsx keeps its cache under the temporary folder.
-          grants: ["env:TMPDIR"],
-          effect_contract: { kind: "external_write", retry_mode: "none" }
-        }
-      }
-      const toolkit = yield* loadToolkit(writeManifest(freshDir(), helper))
+      const toolkit = yield* loadToolkit(writeManifest(freshDir(), helped()))
       const services = memoryServices(toolkit)
       const answered = yield* Effect.provide(
         Saga.run("helped", Toolkit.call(toolkit, "helped", { throw: false })),
@@ -505,6 +575,102 @@ describe("tools from a manifest, run by real handler processes", () => {
       )
       assert(thrown._tag === "NeedsAttention")
       expect(thrown.unknown[0]!.reason).toContain("it exited with code 1 and no answer")
+    })
+  )
+
+  it.live(
+    "a handler written with effect-saga/handler that acts and returns nothing leaves the outcome unknown, not failed",
+    () =>
+      Effect.gen(function* () {
+        const toolkit = yield* loadToolkit(writeManifest(freshDir(), helped()))
+        const [result, entries] = yield* Effect.provide(
+          Effect.flatMap(Journal.Journal, (journal) =>
+            Effect.zip(
+              Saga.run("forgot", Toolkit.call(toolkit, "helped", { throw: false, forget: true })),
+              journal.read("forgot")
+            )
+          ),
+          memoryServices(toolkit)
+        )
+        assert(result._tag === "NeedsAttention", JSON.stringify(result))
+        expect(result.unknown[0]!.reason).toContain("it exited with code 1 and no answer")
+        expect(entries.map((entry) => entry.phase)).not.toContain("FAILED")
+      })
+  )
+})
+
+describe("the secrets in what a handler wrote", () => {
+  it("are masked as they are, JSON-escaped and URL-encoded", () => {
+    const secret = 'pa"ss\\wd é/+ Q1'
+    for (const form of [
+      secret,
+      JSON.stringify(secret).slice(1, -1),
+      'pa\\"ss\\\\wd \\u00e9/+ Q1',
+      encodeURIComponent(secret),
+      new URLSearchParams({ s: secret }).toString().slice(2)
+    ]) {
+      expect(masked(`token=${form}.`, ["other", secret])).toBe("token=<redacted>.")
+    }
+  })
+
+  it("leave nothing of two that overlap or touch: one <redacted> replaces both", () => {
+    const secrets = ["abcdefXY12", "XY12ghijkl"]
+    expect(masked("tok=abcdefXY12ghijkl", secrets)).toBe("tok=<redacted>")
+    expect(masked("tok=XY12ghijklabcdefXY12!", secrets)).toBe("tok=<redacted>!")
+    expect(masked("a=abcdefXY12, b=XY12ghijkl", secrets)).toBe("a=<redacted>, b=<redacted>")
+    expect(masked("aaaaa", ["aa"])).toBe("<redacted>")
+    expect(masked("nothing here", secrets)).toBe("nothing here")
+    expect(masked("anything", ["", "zz"])).toBe("anything")
+  })
+
+  it("leave nothing of a secret the cut left the start of, in any form", () => {
+    const secret = 'pa"ss-Q1'
+    expect(maskedCut('x=pa\\"s', [secret])).toBe("x=<redacted>")
+    expect(maskedCut("x=abcdefXY12gh", ["abcdefXY12", "XY12ghijkl"])).toBe("x=<redacted>")
+  })
+
+  it.live("a secret a handler writes JSON-escaped, or two that overlap, leave nothing in the log or the journal", () =>
+    Effect.gen(function* () {
+      const bindings = {
+        echo: {
+          handler: { kind: "process", command: "node", args: [path.join(handlers, "echo.mjs")] },
+          input: {
+            type: "object",
+            properties: { stderr: { type: "string" }, message: { type: "string" } },
+            required: ["stderr", "message"]
+          },
+          output: { type: "json" },
+          timeout_ms: 30_000,
+          max_payload_bytes: 65_536,
+          secrets: ["S1", "S2"],
+          effect_contract: { kind: "read", retry_mode: "none" }
+        }
+      }
+      const config = ConfigProvider.fromMap(
+        new Map([
+          ["S1", 'Qp"ss\\wd-abcdefXY12'],
+          ["S2", "XY12ghijkl"]
+        ])
+      )
+      const logs = captureLogs()
+      const toolkit = yield* loadToolkit(writeManifest(freshDir(), bindings)).pipe(Effect.withConfigProvider(config))
+      // As a JSON logger writes it; the message as a URL holds it; the two run together.
+      const input = { stderr: '{"token":"{{json:S1}}"} {{S1}}ghijkl', message: "at /x?t={{url:S1}} and {{S1}}ghijkl" }
+      const [result, entries] = yield* Effect.provide(
+        Effect.flatMap(Journal.Journal, (journal) =>
+          Effect.zip(Saga.run("masked", Toolkit.call(toolkit, "echo", input)), journal.read("masked"))
+        ),
+        Layer.merge(memoryServices(toolkit), logs.layer)
+      ).pipe(Effect.withConfigProvider(config))
+      assert(result._tag === "Compensated")
+      expect(JSON.stringify(result.cause)).toContain("at /x?t=<redacted> and <redacted>")
+      const stderr = logs.lines.find((line) => line.includes("binding echo (execute) wrote to stderr"))
+      expect(stderr).toMatch(/wrote to stderr: \{"token":"<redacted>"\} <redacted>$/)
+      // The input holds the text around the secrets: what was journaled of the call is its payloads.
+      const all = [...logs.lines, JSON.stringify(result), JSON.stringify(entries.map((entry) => entry.payload))].join(
+        "\n"
+      )
+      for (const part of ["Qp", "wd-", "XY12", "ghijkl"]) expect(all).not.toContain(part)
     })
   )
 })
@@ -540,6 +706,38 @@ describe("effect-saga/handler's serve", () => {
       outcome: "failed",
       message: "not a request of effect-saga-handler-v1"
     })
+  })
+
+  it.each([
+    ["nothing (a forgotten return)", { forget: true }, "the function returned nothing (undefined), not a response"],
+    ["null", { returns: null }, "the function returned null, not a response"],
+    ["a number", { returns: 42 }, "the function returned a number, not a response"],
+    [
+      "an unknown outcome",
+      { returns: { outcome: "done" } },
+      "the function's response has no outcome applied, failed, unknown or partial"
+    ],
+    [
+      "a receipt that is not a string",
+      { returns: { outcome: "applied", result: 1, receipt: 12345 } },
+      "the function's response has a receipt that is not a string"
+    ],
+    [
+      "a compensation of another kind",
+      { returns: { outcome: "applied", compensation: "done" } },
+      "the function's response has a compensation other than completed or partial"
+    ]
+  ])("answers nothing, exiting 1 and saying why on stderr, when the function returns %s", (_, input, why) => {
+    const request = { protocol: "effect-saga-handler-v1", operation: "execute", tool: "t", input, effect: effectRef }
+    const child = childProcess.spawnSync(process.execPath, ["--import", "tsx", "helper.mjs"], {
+      cwd: handlers,
+      input: `${JSON.stringify(request)}\n`
+    })
+    expect(child.status).toBe(1)
+    expect(child.stdout.toString()).toBe("")
+    expect(child.stderr.toString()).toBe(
+      `effect-saga/handler: ${why}: nothing is answered, so the outcome is unknown\n`
+    )
   })
 
   it("calls the function with a request of the protocol", () => {
@@ -630,6 +828,17 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
       "a tool name holding a /",
       (bindings) => ({ "billing/release": bindings.releaseReservation }),
       '$.bindings["billing/release"]'
+    ],
+    // JSON.stringify leaves DEL and the C1 controls as they are: the path escapes them.
+    ["a tool name ending in DEL", (bindings) => ({ "a\u007f": bindings.releaseReservation }), '$.bindings["a\\u007f"]'],
+    ["a tool name ending in NEL", (bindings) => ({ "a\u0085": bindings.releaseReservation }), '$.bindings["a\\u0085"]'],
+    [
+      "a compensation tool ending in DEL",
+      (bindings) => {
+        bindings.createReservation.effect_contract.compensation.tool = "release\u007f"
+        return bindings
+      },
+      "$.bindings.createReservation.effect_contract.compensation.tool"
     ]
   ]
   for (const [what, mutate, expected] of refusedAtLoad) {
@@ -641,6 +850,8 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
         expect(error.path).toBe(expected)
         expect(error.file).toBe(file)
         expect(error.message).toContain(`at ${expected}: `)
+        // Nothing in it a terminal would act on instead of showing.
+        expect(error.message).toBe(printable(error.message))
       })
     )
   }
@@ -677,6 +888,11 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
         return bindings
       },
       "$.bindings.releaseReservation.input.ref"
+    ],
+    [
+      "a reference not given, in a binding whose name holds a line separator (a tool name may)",
+      (bindings) => ({ "a\u2028b": { ...bindings.releaseReservation, input: { ref: "Reservation" } } }),
+      '$.bindings["a\\u2028b"].input.ref'
     ]
   ]
   for (const [what, mutate, expected] of refusedAtLayer) {
@@ -686,6 +902,7 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
         const error = yield* Effect.flip(Layer.build(memoryServices(toolkit)).pipe(Effect.scoped))
         assert(Manifest.isManifestError(error))
         expect(error.path).toBe(expected)
+        expect(error.message).toBe(printable(error.message))
       })
     )
   }

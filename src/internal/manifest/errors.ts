@@ -3,6 +3,7 @@
  */
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { printable } from "../util/printable.js"
 
 /**
  * The type id `ManifestError` carries: `isManifestError` checks it.
@@ -45,10 +46,14 @@ export class ManifestError extends Schema.TaggedError<ManifestError>("effect-sag
  */
 export const isManifestError = (u: unknown): u is ManifestError => Predicate.hasProperty(u, ErrorTypeId)
 
-/** A JSON path from its segments: `$.bindings["tool:a/b"].args[0]`. */
+/**
+ * A JSON path from its segments: `$.bindings["tool:a/b"].args[0]`. A key quoted is escaped as JSON
+ * writes it and, past that, as `printable` does (`"a\u007f"`, `"a\u0085"`, `"\u202e"`): JSON leaves
+ * DEL, the C1 controls, the line separators and the bidi controls as they are.
+ */
 export const jsonPath = (segments: ReadonlyArray<PropertyKey>): string =>
   segments.reduce<string>((path, segment) => {
     if (typeof segment === "number") return `${path}[${segment}]`
     const key = String(segment)
-    return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`
+    return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `${path}.${key}` : `${path}[${printable(JSON.stringify(key))}]`
   }, "$")

@@ -7,6 +7,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type { Manifest } from "../../Manifest.js"
 import { toolNameProblem } from "../util/identifier.js"
+import { preview, printable } from "../util/printable.js"
 import { firstDuplicateKey, MAX_NESTING, nestingOf } from "./duplicateKeys.js"
 import { jsonPath, ManifestError } from "./errors.js"
 import { type Binding, MANIFEST_VERSION, ManifestV1 } from "./format.js"
@@ -44,7 +45,7 @@ export const parse = (text: string, origin: Origin): Effect.Effect<Manifest, Man
     if (version !== MANIFEST_VERSION) {
       return fail(
         ["manifest_version"],
-        `unknown version ${JSON.stringify(version)} (this library reads ${MANIFEST_VERSION})`
+        `unknown version ${typeof version === "string" ? preview(version) : printable(String(JSON.stringify(version)))} (this library reads ${MANIFEST_VERSION})`
       )
     }
     if (nestingOf(text) > MAX_NESTING) return fail([], `it nests deeper than ${MAX_NESTING} levels`)
@@ -100,7 +101,7 @@ const compensationProblem = (
   }
   if (compensation.tool === name) return { path: [...at, "tool"], reason: "a binding cannot compensate itself" }
   if (!Object.hasOwn(bindings, compensation.tool)) {
-    return { path: [...at, "tool"], reason: `no binding ${JSON.stringify(compensation.tool)} in this manifest` }
+    return { path: [...at, "tool"], reason: `no binding ${preview(compensation.tool)} in this manifest` }
   }
   return undefined
 }

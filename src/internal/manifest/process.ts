@@ -14,8 +14,11 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { firstDuplicateKey, nestingOf } from "./duplicateKeys.js"
 import type { Environment, Launch } from "./environment.js"
+import { jsonPath } from "./errors.js"
 import { HandlerResponse } from "./format.js"
+import { masked, maskedCut } from "./masking.js"
 
 /** The most bytes of a handler's stderr that reach the log. */
 export const STDERR_LOG_BYTES = 4096
@@ -37,34 +40,21 @@ export interface Call {
   readonly mask: ReadonlyArray<string>
 }
 
-/** How a call ended. */
+/**
+ * How a call ended. `receipt` is the text a `Malformed` or `Unknown` answer's line gave as its
+ * receipt, if it gave one: not trusted, but masked all the same.
+ */
 export type Answer =
   | { readonly _tag: "Answered"; readonly response: HandlerResponse }
-  /** The handler exited 0 without one line of the protocol: nothing the library can trust. */
-  | { readonly _tag: "Malformed"; readonly reason: string }
-  /** It may or may not have acted: killed past a limit, or exited non-zero without an answer. */
-  | { readonly _tag: "Unknown"; readonly reason: string }
+  /** The handler exited 0 without one line of the protocol, and its line claims no outcome: nothing the library can trust. */
+  | { readonly _tag: "Malformed"; readonly reason: string; readonly receipt?: string | undefined }
+  /**
+   * It may or may not have acted: killed past a limit, exited non-zero without an answer, or it
+   * named an outcome in a line that does not decode, or wrote a line that repeats a key.
+   */
+  | { readonly _tag: "Unknown"; readonly reason: string; readonly receipt?: string | undefined }
   /** No process was started. */
   | { readonly _tag: "NotStarted"; readonly reason: string }
-
-/** Replaces every value of `mask` in `text`, the longest first: a secret that begins another cannot leave the rest of it. */
-export const masked = (text: string, mask: ReadonlyArray<string>): string =>
-  mask
-    .filter((secret) => secret !== "")
-    .sort((a, b) => b.length - a.length)
-    .reduce((shown, secret) => shown.split(secret).join("<redacted>"), text)
-
-/** `text`, cut short, masked, and without the start of a secret that the cut left at its end. */
-const maskedCut = (text: string, mask: ReadonlyArray<string>): string => {
-  let started = 0
-  for (const secret of mask) {
-    for (let length = Math.min(secret.length - 1, text.length); length > started; length--) {
-      if (text.endsWith(secret.slice(0, length))) started = length
-    }
-  }
-  const whole = masked(text.slice(0, text.length - started), mask)
-  return started === 0 ? whole : `${whole}<redacted>`
-}
 
 export const run = (call: Call): Effect.Effect<Answer, never, CommandExecutor.CommandExecutor> =>
   Effect.scoped(
@@ -97,9 +87,15 @@ export const run = (call: Call): Effect.Effect<Answer, never, CommandExecutor.Co
     })
   )
 
-/** `mask`, and the receipt of the answer, if it has one: a handler that logs its own receipt does not show it. */
-export const answeredMask = (mask: ReadonlyArray<string>, answer: Answer): ReadonlyArray<string> =>
-  answer._tag === "Answered" && answer.response.receipt !== undefined ? [...mask, answer.response.receipt] : mask
+/**
+ * `mask`, and the receipt of the answer, if it has one (or its line gave one as text, in an answer
+ * not trusted): a handler that logs its own receipt does not show it.
+ */
+export const answeredMask = (mask: ReadonlyArray<string>, answer: Answer): ReadonlyArray<string> => {
+  const receipt =
+    answer._tag === "Answered" ? answer.response.receipt : answer._tag === "NotStarted" ? undefined : answer.receipt
+  return receipt === undefined ? mask : [...mask, receipt]
+}
 
 const answerOfCall = (
   call: Call,
@@ -198,29 +194,102 @@ const logStderr = (call: Call, stderr: Stderr, mask: ReadonlyArray<string>) => {
 const decodeResponse = Schema.decodeUnknownEither(HandlerResponse)
 
 /**
+ * How deep an answer's line may nest to be checked for repeated keys (the check recurses); a deeper
+ * line is not trusted. `JSON.stringify` could not journal a result much deeper anyway.
+ */
+export const MAX_ANSWER_NESTING = 1000
+
+/** The outcomes a line may claim: an answer that claims one and does not decode is unknown. */
+const OUTCOMES: ReadonlyArray<unknown> = ["applied", "failed", "unknown", "partial"]
+
+/** Why a line is no answer: `claimed` when it cannot be trusted though it may tell of an effect (`Unknown`). */
+interface NotAnAnswer {
+  readonly reason: string
+  readonly claimed: boolean
+  readonly receipt?: string | undefined
+}
+
+/**
  * One line of the protocol is an answer, whatever the exit code. Without one, a handler that exited
- * 0 answered wrongly (`Malformed`); one that did not may have acted before it died (`Unknown`).
+ * 0 answered wrongly (`Malformed`), unless its line claims an outcome or repeats a key: then it
+ * may have acted, as one that did not exit 0 may have before it died (`Unknown`).
  */
 const answerOf = (text: string, exited: string | undefined): Answer => {
   const reason = whyNotAnAnswer(text)
   if (Either.isRight(reason)) return { _tag: "Answered", response: reason.right }
+  const { receipt } = reason.left
   if (exited !== undefined) {
-    return unknown(
-      text.trim() === "" ? `${exited} and no answer` : `${exited}; its output was no answer (${reason.left})`
-    )
+    return {
+      _tag: "Unknown",
+      reason:
+        text.trim() === "" ? `${exited} and no answer` : `${exited}; its output was no answer (${reason.left.reason})`,
+      receipt
+    }
   }
-  return { _tag: "Malformed", reason: reason.left }
+  return { _tag: reason.left.claimed ? "Unknown" : "Malformed", reason: reason.left.reason, receipt }
 }
 
-const whyNotAnAnswer = (text: string): Either.Either<HandlerResponse, string> => {
+const whyNotAnAnswer = (text: string): Either.Either<HandlerResponse, NotAnAnswer> => {
   const body = text.replace(/\r?\n$/, "")
-  if (body.trim() === "") return Either.left("it wrote nothing")
-  if (body.includes("\n")) return Either.left("it wrote more than one line")
+  const malformed = (reason: string) => Either.left({ reason, claimed: false })
+  if (body.trim() === "") return malformed("it wrote nothing")
+  if (body.includes("\n")) return malformed("it wrote more than one line")
   let json: unknown
   try {
     json = JSON.parse(body)
   } catch {
-    return Either.left("its line is not JSON")
+    return malformed("its line is not JSON")
   }
-  return Either.mapLeft(decodeResponse(json), () => "its line is not a response of effect-saga-handler-v1")
+  const receipt = receiptOf(json)
+  if (nestingOf(body) > MAX_ANSWER_NESTING) {
+    return Either.left({
+      reason: `its line nests deeper than ${MAX_ANSWER_NESTING} levels: it is not trusted, whatever it says`,
+      claimed: true,
+      receipt
+    })
+  }
+  const repeated = firstDuplicateKey(body)
+  if (repeated !== undefined) {
+    return Either.left({
+      reason: `its line repeats the key at ${shortPath(repeated)} (JSON keeps only the last): it is not trusted, whatever it says`,
+      claimed: true,
+      receipt
+    })
+  }
+  const decoded = decodeResponse(json)
+  if (Either.isRight(decoded)) return Either.right(decoded.right)
+  const outcome = (json as { outcome?: unknown } | null)?.outcome
+  if (OUTCOMES.includes(outcome)) {
+    return Either.left({
+      reason: `it answered ${outcome}, but ${misfitsOf(json as Record<string, unknown>)}: it is not trusted`,
+      claimed: true,
+      receipt
+    })
+  }
+  return malformed("its line is not a response of effect-saga-handler-v1")
+}
+
+/** The receipt a line gives as text, if any. */
+const receiptOf = (json: unknown): string | undefined => {
+  const receipt = typeof json === "object" && json !== null ? (json as { receipt?: unknown }).receipt : undefined
+  return typeof receipt === "string" ? receipt : undefined
+}
+
+/** What of an answer that names an outcome does not fit the protocol: its fields, not their values (a value may be a secret). */
+const misfitsOf = (json: Record<string, unknown>): string => {
+  const misfits: Array<string> = []
+  for (const field of ["receipt", "message"] as const) {
+    if (json[field] !== undefined && typeof json[field] !== "string") misfits.push(`its ${field} is not a string`)
+  }
+  const compensation = json.compensation
+  if (compensation !== undefined && compensation !== "completed" && compensation !== "partial") {
+    misfits.push("its compensation is neither completed nor partial")
+  }
+  return misfits.length === 0 ? "its line is not a response of effect-saga-handler-v1" : misfits.join(", ")
+}
+
+/** A JSON path for a message, at most 100 characters of it. */
+const shortPath = (segments: ReadonlyArray<string | number>): string => {
+  const path = Array.from(jsonPath(segments))
+  return path.length <= 100 ? path.join("") : `${path.slice(0, 100).join("")}…`
 }

@@ -14,7 +14,8 @@ import * as Outcome from "../../Outcome.js"
 import { environmentOf, launchOf } from "./environment.js"
 import type { Binding, HandlerRequest, HandlerResponse } from "./format.js"
 import { PROTOCOL } from "./format.js"
-import { type Answer, answeredMask, masked, run } from "./process.js"
+import { masked } from "./masking.js"
+import { type Answer, answeredMask, run } from "./process.js"
 import { type Registered, schemaOf, type TypeProblem } from "./types.js"
 
 /** A binding's input and output Schemas. */
@@ -169,7 +170,10 @@ const call = (manifest: Manifest, tool: Typed, request: HandlerRequest, alsoMask
     return { answer, mask: answeredMask(secrets, answer) }
   })
 
-/** The handler's response, or the `Outcome` of a call that did not get one. */
+/**
+ * The handler's response, or the `Outcome` of a call that did not get one. A line of no outcome
+ * (`Malformed`) fails a forward call; an undo's is unknown: nothing says whether it undid.
+ */
 const responseOf = (
   tool: Typed,
   operation: HandlerRequest["operation"],
@@ -182,8 +186,10 @@ const responseOf = (
       return Effect.succeed(answer.response)
     case "Unknown":
       return Outcome.unknown(`${label}: ${masked(answer.reason, mask)}`)
-    case "Malformed":
-      return Outcome.failed(`${label}: its output is not one JSON line of ${PROTOCOL}: ${answer.reason}`)
+    case "Malformed": {
+      const reason = `${label}: its output is not one JSON line of ${PROTOCOL}: ${answer.reason}`
+      return operation === "compensate" ? Outcome.unknown(reason) : Outcome.failed(reason)
+    }
     case "NotStarted":
       return Outcome.failed(`${label}: not started: ${masked(answer.reason, mask)}`)
   }
