@@ -260,7 +260,7 @@ describe("tools from a manifest, run by real handler processes", () => {
 
   const malformed = [
     ["garbage", "its line is not JSON"],
-    ["two-lines", "it wrote more than one line"],
+    ["two-log-lines", "it wrote more than one line"],
     ["not-protocol", "its line is not a response of effect-saga-handler-v1"],
     ["ok-but-silent", "it wrote nothing"]
   ] as const
@@ -307,7 +307,12 @@ describe("tools from a manifest, run by real handler processes", () => {
       '{"outcome":"applied","outcome":"failed"}',
       "its line repeats the key at $.outcome (JSON keeps only the last): it is not trusted"
     ],
-    [`{"outcome":"applied","result":${"[".repeat(1001)}${"]".repeat(1001)}}`, "its line nests deeper than 1000 levels"]
+    [`{"outcome":"applied","result":${"[".repeat(1001)}${"]".repeat(1001)}}`, "its line nests deeper than 1000 levels"],
+    // A log line printed before the answer: the handler says it acted, in a second line.
+    [
+      'charging card 4242\n{"outcome":"applied","result":"ok"}',
+      "it wrote more than one line, one of them naming an outcome: it is not trusted"
+    ]
   ] as const
   for (const [line, why] of claimed)
     it.live(

@@ -233,7 +233,7 @@ const whyNotAnAnswer = (text: string): Either.Either<HandlerResponse, NotAnAnswe
   const body = text.replace(/\r?\n$/, "")
   const malformed = (reason: string) => Either.left({ reason, claimed: false })
   if (body.trim() === "") return malformed("it wrote nothing")
-  if (body.includes("\n")) return malformed("it wrote more than one line")
+  if (body.includes("\n")) return severalLines(body.split(/\r?\n/))
   let json: unknown
   try {
     json = JSON.parse(body)
@@ -258,7 +258,7 @@ const whyNotAnAnswer = (text: string): Either.Either<HandlerResponse, NotAnAnswe
   }
   const decoded = decodeResponse(json)
   if (Either.isRight(decoded)) return Either.right(decoded.right)
-  const outcome = (json as { outcome?: unknown } | null)?.outcome
+  const outcome = outcomeOf(json)
   if (OUTCOMES.includes(outcome)) {
     return Either.left({
       reason: `it answered ${outcome}, but ${misfitsOf(json as Record<string, unknown>)}: it is not trusted`,
@@ -268,6 +268,34 @@ const whyNotAnAnswer = (text: string): Either.Either<HandlerResponse, NotAnAnswe
   }
   return malformed("its line is not a response of effect-saga-handler-v1")
 }
+
+/**
+ * More than one line is no answer. If one of them names an outcome (a log line printed before the
+ * answer, say), the handler may have acted: not trusted, whatever it says (`claimed`).
+ */
+const severalLines = (lines: ReadonlyArray<string>): Either.Either<never, NotAnAnswer> => {
+  const claiming = lines.map(parsedOrUndefined).find((json) => OUTCOMES.includes(outcomeOf(json)))
+  return Either.left(
+    claiming === undefined
+      ? { reason: "it wrote more than one line", claimed: false }
+      : {
+          reason: "it wrote more than one line, one of them naming an outcome: it is not trusted, whatever it says",
+          claimed: true,
+          receipt: receiptOf(claiming)
+        }
+  )
+}
+
+const parsedOrUndefined = (line: string): unknown => {
+  try {
+    return JSON.parse(line)
+  } catch {
+    return undefined
+  }
+}
+
+const outcomeOf = (json: unknown): unknown =>
+  typeof json === "object" && json !== null ? (json as { outcome?: unknown }).outcome : undefined
 
 /** The receipt a line gives as text, if any. */
 const receiptOf = (json: unknown): string | undefined => {
