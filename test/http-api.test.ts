@@ -27,6 +27,16 @@ const awaitingPayout = (name: string, options: Partial<SagaApi.ServeOptions> = {
 
 const encoded = (id: string) => encodeURIComponent(id)
 
+/** Runs `sql` on the file `db` (a hand edit, as an attacker or an operator would make it). */
+const edit = (db: string, sql: string) => {
+  const file = new Database(db)
+  try {
+    file.prepare(sql).run()
+  } finally {
+    file.close()
+  }
+}
+
 const phases = (db: string, sagaId: string) =>
   onDb(
     db,
@@ -326,6 +336,71 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         expect(refused).toMatchObject({ _tag: "Refused", message: expect.stringContaining(reason) })
         expect(snapshot(db)).toBe(before)
       })
+  )
+
+  it.scopedLive(
+    "a saga whose journal does not verify is 422 for every command, a step past the break included; nothing is written",
+    () =>
+      Effect.gen(function* () {
+        const { db, baseUrl } = yield* awaitingPayout("tampered")
+        const { stepId, revision, digest, detail } = yield* awaiting(baseUrl, "payout-1")
+        edit(
+          db,
+          `UPDATE effect_saga_entries SET payload = '{"result":"hold-HACK"}' WHERE saga_id = 'payout-1' AND seq = 3`
+        )
+        const shown = yield* clientAs(baseUrl, "alice").pipe(
+          Effect.flatMap((api) => api.sagas.get({ path: { sagaId: "payout-1" } }))
+        )
+        expect(shown.saga.tampered?.seq).toBe(3)
+        expect(shown.steps.map((step) => step.stepId)).not.toContain(stepId)
+        const before = snapshot(db)
+        const seen = { revision, digest }
+        const step = `/api/sagas/payout-1/steps/${encoded(stepId)}`
+        const commands: ReadonlyArray<[string, string, object]> = [
+          ["approve", `${step}/approve`, seen],
+          ["reject", `${step}/reject`, { ...seen, reason: "no" }],
+          ["renew", `${step}/renew`, { ...seen, expiresAt: "2999-01-01T00:00:00Z" }],
+          ["resolve", `${step}/resolve`, { ...seen, outcome: "not-applied" }],
+          ["compensate-effect", `${step}/compensate-effect`, seen],
+          [
+            "compensate-effect, a step before the break",
+            `/api/sagas/payout-1/steps/${encoded(detail.steps[0]!.stepId)}/compensate-effect`,
+            seen
+          ],
+          ["compensate", "/api/sagas/payout-1/compensate", seen]
+        ]
+        for (const [what, path, body] of commands) {
+          const response = yield* raw(baseUrl, "POST", path, { as: "alice", body: JSON.stringify(body) })
+          expect([what, response.status, response.body]).toEqual([
+            what,
+            422,
+            { _tag: "Refused", message: expect.stringMatching(/^journal of saga payout-1 does not verify at seq 3 \(/) }
+          ])
+        }
+        expect(snapshot(db)).toBe(before)
+      })
+  )
+
+  it.scopedLive("compensate-effect at the revision seen with another digest says the digest differs (409)", () =>
+    Effect.gen(function* () {
+      const { db, baseUrl } = yield* awaitingPayout("effect-digest")
+      const { revision, detail } = yield* awaiting(baseUrl, "payout-1")
+      const before = snapshot(db)
+      const response = yield* raw(
+        baseUrl,
+        "POST",
+        `/api/sagas/payout-1/steps/${encoded(detail.steps[0]!.stepId)}/compensate-effect`,
+        { as: "alice", body: JSON.stringify({ revision, digest: "f".repeat(64) }) }
+      )
+      expect(response).toEqual({
+        status: 409,
+        body: {
+          _tag: "Conflict",
+          message: `saga payout-1 is at revision ${revision}, with another digest than the one given: it moved on, nothing was written: read the saga again`
+        }
+      })
+      expect(snapshot(db)).toBe(before)
+    })
   )
 
   it.scopedLive("a step already answered otherwise is 409 (CommandConflict); nothing is written", () =>
