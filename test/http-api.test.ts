@@ -11,6 +11,7 @@ import {
   onDb,
   payout,
   raw,
+  reserveFunds,
   serveOn,
   services,
   shipping,
@@ -381,6 +382,36 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       })
   )
 
+  it.scopedLive("resolve not-applied with a result is 400 (it would be dropped); nothing is written", () =>
+    Effect.gen(function* () {
+      const db = freshDb("resolve-result")
+      yield* onDb(db, Saga.run("ship-1", shipping))
+      const baseUrl = yield* serveOn(db)
+      const api = yield* clientAs(baseUrl, "alice")
+      const ship = yield* api.sagas.get({ path: { sagaId: "ship-1" } })
+      const stepId = ship.steps.find((step) => step.state === "unknown")!.stepId
+      const before = snapshot(db)
+      const response = yield* raw(baseUrl, "POST", `/api/sagas/ship-1/steps/${encoded(stepId)}/resolve`, {
+        as: "alice",
+        body: JSON.stringify({
+          revision: ship.saga.revision,
+          digest: ship.saga.digest,
+          outcome: "not-applied",
+          result: { tracking: "TRK" }
+        })
+      })
+      expect(response).toEqual({
+        status: 400,
+        body: {
+          _tag: "Malformed",
+          message:
+            "invalid result: a step resolved not-applied has no result: send outcome applied with its result, or no result; nothing was written"
+        }
+      })
+      expect(snapshot(db)).toBe(before)
+    })
+  )
+
   it.scopedLive("compensate-effect at the revision seen with another digest says the digest differs (409)", () =>
     Effect.gen(function* () {
       const { db, baseUrl } = yield* awaitingPayout("effect-digest")
@@ -400,6 +431,76 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         }
       })
       expect(snapshot(db)).toBe(before)
+    })
+  )
+
+  it.scopedLive(
+    "a request off its schema is one line: the field, what it expects, what was sent, cut and escaped",
+    () =>
+      Effect.gen(function* () {
+        const { db, baseUrl } = yield* awaitingPayout("malformed")
+        const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+        const approve = `/api/sagas/payout-1/steps/${encoded(stepId)}/approve`
+        const post = (body: unknown) => raw(baseUrl, "POST", approve, { as: "alice", body: JSON.stringify(body) })
+        const before = snapshot(db)
+        const cases: ReadonlyArray<[string, Effect.Effect<{ status: number; body: unknown }>, string]> = [
+          [
+            "limit=0",
+            raw(baseUrl, "GET", "/api/sagas?limit=0", { as: "alice" }),
+            "invalid limit: expected a number between 1 and 500, got 0; nothing was written"
+          ],
+          [
+            "limit=abc",
+            raw(baseUrl, "GET", "/api/sagas?limit=abc", { as: "alice" }),
+            'invalid limit: expected a number, got "abc"; nothing was written'
+          ],
+          [
+            "needsHuman=yes",
+            raw(baseUrl, "GET", "/api/sagas?needsHuman=yes", { as: "alice" }),
+            'invalid needsHuman: expected one of "true", "false", got "yes"; nothing was written'
+          ],
+          [
+            "a 900 KB revision",
+            post({ revision: `\u001b[31m${"x".repeat(900_000)}`, digest }),
+            `invalid revision: expected number, got "\\u001b[31m${"x".repeat(59)}"…; nothing was written`
+          ],
+          ["no revision", post({ digest }), "revision is missing; nothing was written"],
+          [
+            "a body that is not an object",
+            post([1]),
+            "invalid body: expected a JSON object, got [1]; nothing was written"
+          ],
+          [
+            "a time that is not one",
+            post({ revision, digest, expiresAt: "soon\n" }),
+            'invalid expiresAt: "soon\\n" is not an ISO-8601 time: a date (2025-01-31) or a date and time with its zone (2025-01-31T12:00:00Z, 2025-01-31T13:00+01:00); nothing was written'
+          ]
+        ]
+        for (const [what, request, message] of cases) {
+          const response = yield* request
+          expect([what, response.status, response.body]).toEqual([what, 400, { _tag: "Malformed", message }])
+        }
+        expect(snapshot(db)).toBe(before)
+      })
+  )
+
+  it.scopedLive("finishedBefore is a time as the CLI reads it: 2025-02-30 is 400, a time with its zone lists", () =>
+    Effect.gen(function* () {
+      const db = freshDb("finished-before")
+      yield* onDb(db, Effect.all([Saga.run("done-1", reserveFunds({ amount: 1 })), Saga.run("payout-1", payout)]))
+      const baseUrl = yield* serveOn(db)
+      const list = (before: string) =>
+        raw(baseUrl, "GET", `/api/sagas?finishedBefore=${encoded(before)}`, { as: "alice" })
+      for (const before of ["2025-02-30", "2025-01-31T12:00", "2025-13-01T00:00:00Z", "soon"]) {
+        const response = yield* list(before)
+        expect([before, response.status, (response.body as { _tag: string })._tag]).toEqual([before, 400, "Malformed"])
+      }
+      const ids = (response: { readonly body: unknown }) =>
+        (response.body as { sagas: ReadonlyArray<{ sagaId: string }> }).sagas.map((saga) => saga.sagaId)
+      const future = yield* list("2999-01-31T13:00+01:00")
+      expect([future.status, ids(future)]).toEqual([200, ["done-1"]])
+      const past = yield* list("2025-01-31T13:00+01:00")
+      expect([past.status, ids(past)]).toEqual([200, []])
     })
   )
 

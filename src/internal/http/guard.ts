@@ -1,7 +1,7 @@
 /**
  * What every API request goes through before its handler: a body over the limit is 413 (nothing
  * read past it), a body that is not JSON is 400, and a request the API's schemas refuse is 400 with
- * the API's one error body.
+ * the API's one error body (one line: the field, what it expects, what was sent, cut).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpApp from "@effect/platform/HttpApp"
@@ -12,6 +12,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import { Api } from "./api.js"
+import { decodeMessage, type Issue } from "./decodeMessage.js"
 import { Malformed, TooLarge } from "./errors.js"
 
 /**
@@ -66,8 +67,8 @@ export const layer = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) =>
       }
       // The app's type names no error, but its failures are the API's, and the decode error of its schemas.
       return yield* Effect.catchAll(app as HttpApp.Default<unknown>, (error) =>
-        Predicate.isTagged(error, "HttpApiDecodeError") && Predicate.hasProperty(error, "message")
-          ? Effect.fail(new Malformed({ message: String(error.message) }))
+        Predicate.isTagged(error, "HttpApiDecodeError") && Predicate.hasProperty(error, "issues")
+          ? Effect.fail(new Malformed({ message: decodeMessage(error.issues as ReadonlyArray<Issue>) }))
           : Effect.fail(error as never)
       )
     })
