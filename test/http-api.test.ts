@@ -1,7 +1,7 @@
 import * as OpenApi from "@effect/platform/OpenApi"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either, Layer, Logger, Redacted } from "effect"
 import { Journal, Saga } from "../src/index.js"
 import * as SagaApi from "../src/SagaApi.js"
 import {
@@ -15,7 +15,8 @@ import {
   serveOn,
   services,
   shipping,
-  snapshot
+  snapshot,
+  tokens
 } from "./fixtures/http-saga.js"
 
 /** A saga `sagaId` awaiting approval of its wire transfer in a fresh file, served; the URL and file. */
@@ -27,6 +28,15 @@ const awaitingPayout = (name: string, options: Partial<SagaApi.ServeOptions> = {
   })
 
 const encoded = (id: string) => encodeURIComponent(id)
+
+/** Runs `effect` with Effect's logger replaced by one that keeps each line's level and message. */
+const logged = <A, E, R>(effect: (lines: Array<string>) => Effect.Effect<A, E, R>) => {
+  const lines: Array<string> = []
+  const keeping = Logger.make(({ logLevel, message }) => {
+    lines.push(`${logLevel.label} ${(Array.isArray(message) ? message : [message]).join(" ")}`)
+  })
+  return Effect.provide(effect(lines), Logger.replace(Logger.defaultLogger, keeping))
+}
 
 /** Runs `sql` on the file `db` (a hand edit, as an attacker or an operator would make it). */
 const edit = (db: string, sql: string) => {
@@ -502,6 +512,77 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       const past = yield* list("2025-01-31T13:00+01:00")
       expect([past.status, ids(past)]).toEqual([200, []])
     })
+  )
+
+  it.scopedLive("a store that cannot be used is 503 to the caller, and its cause is logged at Error", () =>
+    logged((lines) =>
+      Effect.gen(function* () {
+        const { db, baseUrl } = yield* awaitingPayout("unavailable")
+        edit(db, "ALTER TABLE effect_saga_entries RENAME TO effect_saga_entries_gone")
+        const response = yield* raw(baseUrl, "GET", "/api/sagas/payout-1", { as: "alice" })
+        expect(response).toEqual({
+          status: 503,
+          body: { _tag: "Unavailable", message: expect.stringMatching(/^the store could not be used \(/) }
+        })
+        expect(JSON.stringify(response.body)).not.toContain("effect_saga_entries")
+        const errors = lines.filter((line) => line.startsWith("ERROR"))
+        expect(errors).toEqual([
+          expect.stringMatching(
+            /^ERROR effect-saga: GET \/api\/sagas\/payout-1 answered 503: journal \w+ failed: .*effect_saga_entries/
+          )
+        ])
+        expect(errors.join("\n")).not.toContain(tokens.alice)
+      })
+    )
+  )
+
+  it.scopedLive(
+    "an authentication layer that names a principal that cannot be one, or dies, is 500 Internal, logged",
+    () =>
+      logged((lines) =>
+        Effect.gen(function* () {
+          const db = freshDb("verify")
+          yield* onDb(db, Saga.run("payout-1", payout))
+          const verify = (token: Redacted.Redacted<string>) => {
+            const value = Redacted.value(token)
+            if (value === "die") return Effect.die(new Error("the identity provider exploded"))
+            if (value === "ctrl") return Effect.succeed({ id: "ev\nil" })
+            if (value === "blank") return Effect.succeed({ id: "  " })
+            if (value === "long") return Effect.succeed({ id: "x".repeat(5000) })
+            return Effect.succeed(value === "alice" ? { id: "alice" } : undefined)
+          }
+          const baseUrl = yield* serveOn(db, { authentication: SagaApi.layerAuthentication(verify) })
+          const before = snapshot(db)
+          const call = (token: string) =>
+            Effect.promise(async () => {
+              const response = await fetch(`${baseUrl}/api/sagas/payout-1`, {
+                headers: { authorization: `Bearer ${token}` }
+              })
+              return { status: response.status, body: await response.text() }
+            })
+          for (const token of ["die", "ctrl", "blank", "long"]) {
+            const response = yield* call(token)
+            expect([token, response.status, JSON.parse(response.body)]).toEqual([
+              token,
+              500,
+              {
+                _tag: "Internal",
+                message: "the server could not answer this request: its log says why (nothing in this answer does)"
+              }
+            ])
+          }
+          expect((yield* call("alice")).status).toBe(200)
+          expect((yield* call("nobody")).status).toBe(401)
+          const errors = lines.filter((line) => line.startsWith("ERROR"))
+          expect(errors).toEqual([
+            "ERROR effect-saga: GET /api/sagas/payout-1 answered 500: Error: the identity provider exploded",
+            'ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "ev\\nil": it holds a control character (U+000A) at index 2',
+            'ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "  ": it is blank: it names no one',
+            `ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "${"x".repeat(64)}"…: it is 5000 UTF-8 bytes, over the limit of 256`
+          ])
+          expect(snapshot(db)).toBe(before)
+        })
+      )
   )
 
   it.scopedLive("a step already answered otherwise is 409 (CommandConflict); nothing is written", () =>
