@@ -61,6 +61,14 @@ export {
    */
   Forbidden,
   /**
+   * 500: the server failed to answer (a defect, such as an authentication layer that dies or names
+   * a principal that cannot be one); its log says why, the body never does.
+   *
+   * @since 0.2.0
+   * @category errors
+   */
+  Internal,
+  /**
    * 400: a body, path or parameter that does not fit its schema.
    *
    * @since 0.2.0
@@ -257,7 +265,9 @@ export type Authentication = api.Authentication
 
 /**
  * Authentication by `verify`, which names the principal a bearer token belongs to (`undefined`:
- * none, 401). An empty or missing token is 401 without asking it.
+ * none, 401). An empty or missing token is 401 without asking it. A principal whose id the journal
+ * could not record (blank, a control character, over 256 bytes) and a `verify` that dies are the
+ * server's fault: logged at Error, answered 500 `Internal`.
  *
  * @since 0.2.0
  * @category authentication

@@ -1,7 +1,7 @@
 import * as OpenApi from "@effect/platform/OpenApi"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Either, Layer, Logger, Redacted } from "effect"
 import { Journal, Saga } from "../src/index.js"
 import * as SagaApi from "../src/SagaApi.js"
 import {
@@ -11,10 +11,12 @@ import {
   onDb,
   payout,
   raw,
+  reserveFunds,
   serveOn,
   services,
   shipping,
-  snapshot
+  snapshot,
+  tokens
 } from "./fixtures/http-saga.js"
 
 /** A saga `sagaId` awaiting approval of its wire transfer in a fresh file, served; the URL and file. */
@@ -26,6 +28,25 @@ const awaitingPayout = (name: string, options: Partial<SagaApi.ServeOptions> = {
   })
 
 const encoded = (id: string) => encodeURIComponent(id)
+
+/** Runs `effect` with Effect's logger replaced by one that keeps each line's level and message. */
+const logged = <A, E, R>(effect: (lines: Array<string>) => Effect.Effect<A, E, R>) => {
+  const lines: Array<string> = []
+  const keeping = Logger.make(({ logLevel, message }) => {
+    lines.push(`${logLevel.label} ${(Array.isArray(message) ? message : [message]).join(" ")}`)
+  })
+  return Effect.provide(effect(lines), Logger.replace(Logger.defaultLogger, keeping))
+}
+
+/** Runs `sql` on the file `db` (a hand edit, as an attacker or an operator would make it). */
+const edit = (db: string, sql: string) => {
+  const file = new Database(db)
+  try {
+    file.prepare(sql).run()
+  } finally {
+    file.close()
+  }
+}
 
 const phases = (db: string, sagaId: string) =>
   onDb(
@@ -326,6 +347,242 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         expect(refused).toMatchObject({ _tag: "Refused", message: expect.stringContaining(reason) })
         expect(snapshot(db)).toBe(before)
       })
+  )
+
+  it.scopedLive(
+    "a saga whose journal does not verify is 422 for every command, a step past the break included; nothing is written",
+    () =>
+      Effect.gen(function* () {
+        const { db, baseUrl } = yield* awaitingPayout("tampered")
+        const { stepId, revision, digest, detail } = yield* awaiting(baseUrl, "payout-1")
+        edit(
+          db,
+          `UPDATE effect_saga_entries SET payload = '{"result":"hold-HACK"}' WHERE saga_id = 'payout-1' AND seq = 3`
+        )
+        const shown = yield* clientAs(baseUrl, "alice").pipe(
+          Effect.flatMap((api) => api.sagas.get({ path: { sagaId: "payout-1" } }))
+        )
+        expect(shown.saga.tampered?.seq).toBe(3)
+        expect(shown.steps.map((step) => step.stepId)).not.toContain(stepId)
+        const before = snapshot(db)
+        const seen = { revision, digest }
+        const step = `/api/sagas/payout-1/steps/${encoded(stepId)}`
+        const commands: ReadonlyArray<[string, string, object]> = [
+          ["approve", `${step}/approve`, seen],
+          ["reject", `${step}/reject`, { ...seen, reason: "no" }],
+          ["renew", `${step}/renew`, { ...seen, expiresAt: "2999-01-01T00:00:00Z" }],
+          ["resolve", `${step}/resolve`, { ...seen, outcome: "not-applied" }],
+          ["compensate-effect", `${step}/compensate-effect`, seen],
+          [
+            "compensate-effect, a step before the break",
+            `/api/sagas/payout-1/steps/${encoded(detail.steps[0]!.stepId)}/compensate-effect`,
+            seen
+          ],
+          ["compensate", "/api/sagas/payout-1/compensate", seen]
+        ]
+        for (const [what, path, body] of commands) {
+          const response = yield* raw(baseUrl, "POST", path, { as: "alice", body: JSON.stringify(body) })
+          expect([what, response.status, response.body]).toEqual([
+            what,
+            422,
+            { _tag: "Refused", message: expect.stringMatching(/^journal of saga payout-1 does not verify at seq 3 \(/) }
+          ])
+        }
+        expect(snapshot(db)).toBe(before)
+      })
+  )
+
+  it.scopedLive("resolve not-applied with a result is 400 (it would be dropped); nothing is written", () =>
+    Effect.gen(function* () {
+      const db = freshDb("resolve-result")
+      yield* onDb(db, Saga.run("ship-1", shipping))
+      const baseUrl = yield* serveOn(db)
+      const api = yield* clientAs(baseUrl, "alice")
+      const ship = yield* api.sagas.get({ path: { sagaId: "ship-1" } })
+      const stepId = ship.steps.find((step) => step.state === "unknown")!.stepId
+      const before = snapshot(db)
+      const response = yield* raw(baseUrl, "POST", `/api/sagas/ship-1/steps/${encoded(stepId)}/resolve`, {
+        as: "alice",
+        body: JSON.stringify({
+          revision: ship.saga.revision,
+          digest: ship.saga.digest,
+          outcome: "not-applied",
+          result: { tracking: "TRK" }
+        })
+      })
+      expect(response).toEqual({
+        status: 400,
+        body: {
+          _tag: "Malformed",
+          message:
+            "invalid result: a step resolved not-applied has no result: send outcome applied with its result, or no result; nothing was written"
+        }
+      })
+      expect(snapshot(db)).toBe(before)
+    })
+  )
+
+  it.scopedLive("compensate-effect at the revision seen with another digest says the digest differs (409)", () =>
+    Effect.gen(function* () {
+      const { db, baseUrl } = yield* awaitingPayout("effect-digest")
+      const { revision, detail } = yield* awaiting(baseUrl, "payout-1")
+      const before = snapshot(db)
+      const response = yield* raw(
+        baseUrl,
+        "POST",
+        `/api/sagas/payout-1/steps/${encoded(detail.steps[0]!.stepId)}/compensate-effect`,
+        { as: "alice", body: JSON.stringify({ revision, digest: "f".repeat(64) }) }
+      )
+      expect(response).toEqual({
+        status: 409,
+        body: {
+          _tag: "Conflict",
+          message: `saga payout-1 is at revision ${revision}, with another digest than the one given: it moved on, nothing was written: read the saga again`
+        }
+      })
+      expect(snapshot(db)).toBe(before)
+    })
+  )
+
+  it.scopedLive(
+    "a request off its schema is one line: the field, what it expects, what was sent, cut and escaped",
+    () =>
+      Effect.gen(function* () {
+        const { db, baseUrl } = yield* awaitingPayout("malformed")
+        const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+        const approve = `/api/sagas/payout-1/steps/${encoded(stepId)}/approve`
+        const post = (body: unknown) => raw(baseUrl, "POST", approve, { as: "alice", body: JSON.stringify(body) })
+        const before = snapshot(db)
+        const cases: ReadonlyArray<[string, Effect.Effect<{ status: number; body: unknown }>, string]> = [
+          [
+            "limit=0",
+            raw(baseUrl, "GET", "/api/sagas?limit=0", { as: "alice" }),
+            "invalid limit: expected a number between 1 and 500, got 0; nothing was written"
+          ],
+          [
+            "limit=abc",
+            raw(baseUrl, "GET", "/api/sagas?limit=abc", { as: "alice" }),
+            'invalid limit: expected a number, got "abc"; nothing was written'
+          ],
+          [
+            "needsHuman=yes",
+            raw(baseUrl, "GET", "/api/sagas?needsHuman=yes", { as: "alice" }),
+            'invalid needsHuman: expected one of "true", "false", got "yes"; nothing was written'
+          ],
+          [
+            "a 900 KB revision",
+            post({ revision: `\u001b[31m${"x".repeat(900_000)}`, digest }),
+            `invalid revision: expected number, got "\\u001b[31m${"x".repeat(59)}"…; nothing was written`
+          ],
+          ["no revision", post({ digest }), "revision is missing; nothing was written"],
+          [
+            "a body that is not an object",
+            post([1]),
+            "invalid body: expected a JSON object, got [1]; nothing was written"
+          ],
+          [
+            "a time that is not one",
+            post({ revision, digest, expiresAt: "soon\n" }),
+            'invalid expiresAt: "soon\\n" is not an ISO-8601 time: a date (2025-01-31) or a date and time with its zone (2025-01-31T12:00:00Z, 2025-01-31T13:00+01:00); nothing was written'
+          ]
+        ]
+        for (const [what, request, message] of cases) {
+          const response = yield* request
+          expect([what, response.status, response.body]).toEqual([what, 400, { _tag: "Malformed", message }])
+        }
+        expect(snapshot(db)).toBe(before)
+      })
+  )
+
+  it.scopedLive("finishedBefore is a time as the CLI reads it: 2025-02-30 is 400, a time with its zone lists", () =>
+    Effect.gen(function* () {
+      const db = freshDb("finished-before")
+      yield* onDb(db, Effect.all([Saga.run("done-1", reserveFunds({ amount: 1 })), Saga.run("payout-1", payout)]))
+      const baseUrl = yield* serveOn(db)
+      const list = (before: string) =>
+        raw(baseUrl, "GET", `/api/sagas?finishedBefore=${encoded(before)}`, { as: "alice" })
+      for (const before of ["2025-02-30", "2025-01-31T12:00", "2025-13-01T00:00:00Z", "soon"]) {
+        const response = yield* list(before)
+        expect([before, response.status, (response.body as { _tag: string })._tag]).toEqual([before, 400, "Malformed"])
+      }
+      const ids = (response: { readonly body: unknown }) =>
+        (response.body as { sagas: ReadonlyArray<{ sagaId: string }> }).sagas.map((saga) => saga.sagaId)
+      const future = yield* list("2999-01-31T13:00+01:00")
+      expect([future.status, ids(future)]).toEqual([200, ["done-1"]])
+      const past = yield* list("2025-01-31T13:00+01:00")
+      expect([past.status, ids(past)]).toEqual([200, []])
+    })
+  )
+
+  it.scopedLive("a store that cannot be used is 503 to the caller, and its cause is logged at Error", () =>
+    logged((lines) =>
+      Effect.gen(function* () {
+        const { db, baseUrl } = yield* awaitingPayout("unavailable")
+        edit(db, "ALTER TABLE effect_saga_entries RENAME TO effect_saga_entries_gone")
+        const response = yield* raw(baseUrl, "GET", "/api/sagas/payout-1", { as: "alice" })
+        expect(response).toEqual({
+          status: 503,
+          body: { _tag: "Unavailable", message: expect.stringMatching(/^the store could not be used \(/) }
+        })
+        expect(JSON.stringify(response.body)).not.toContain("effect_saga_entries")
+        const errors = lines.filter((line) => line.startsWith("ERROR"))
+        expect(errors).toEqual([
+          expect.stringMatching(
+            /^ERROR effect-saga: GET \/api\/sagas\/payout-1 answered 503: journal \w+ failed: .*effect_saga_entries/
+          )
+        ])
+        expect(errors.join("\n")).not.toContain(tokens.alice)
+      })
+    )
+  )
+
+  it.scopedLive(
+    "an authentication layer that names a principal that cannot be one, or dies, is 500 Internal, logged",
+    () =>
+      logged((lines) =>
+        Effect.gen(function* () {
+          const db = freshDb("verify")
+          yield* onDb(db, Saga.run("payout-1", payout))
+          const verify = (token: Redacted.Redacted<string>) => {
+            const value = Redacted.value(token)
+            if (value === "die") return Effect.die(new Error("the identity provider exploded"))
+            if (value === "ctrl") return Effect.succeed({ id: "ev\nil" })
+            if (value === "blank") return Effect.succeed({ id: "  " })
+            if (value === "long") return Effect.succeed({ id: "x".repeat(5000) })
+            return Effect.succeed(value === "alice" ? { id: "alice" } : undefined)
+          }
+          const baseUrl = yield* serveOn(db, { authentication: SagaApi.layerAuthentication(verify) })
+          const before = snapshot(db)
+          const call = (token: string) =>
+            Effect.promise(async () => {
+              const response = await fetch(`${baseUrl}/api/sagas/payout-1`, {
+                headers: { authorization: `Bearer ${token}` }
+              })
+              return { status: response.status, body: await response.text() }
+            })
+          for (const token of ["die", "ctrl", "blank", "long"]) {
+            const response = yield* call(token)
+            expect([token, response.status, JSON.parse(response.body)]).toEqual([
+              token,
+              500,
+              {
+                _tag: "Internal",
+                message: "the server could not answer this request: its log says why (nothing in this answer does)"
+              }
+            ])
+          }
+          expect((yield* call("alice")).status).toBe(200)
+          expect((yield* call("nobody")).status).toBe(401)
+          const errors = lines.filter((line) => line.startsWith("ERROR"))
+          expect(errors).toEqual([
+            "ERROR effect-saga: GET /api/sagas/payout-1 answered 500: Error: the identity provider exploded",
+            'ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "ev\\nil": it holds a control character (U+000A) at index 2',
+            'ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "  ": it is blank: it names no one',
+            `ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "${"x".repeat(64)}"…: it is 5000 UTF-8 bytes, over the limit of 256`
+          ])
+          expect(snapshot(db)).toBe(before)
+        })
+      )
   )
 
   it.scopedLive("a step already answered otherwise is 409 (CommandConflict); nothing is written", () =>

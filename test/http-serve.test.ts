@@ -1,8 +1,10 @@
 import { spawn } from "node:child_process"
+import * as net from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
+import Database from "better-sqlite3"
 import { type Console, Effect } from "effect"
 import * as Cli from "../src/Cli.js"
 import { Saga } from "../src/index.js"
@@ -89,7 +91,7 @@ describe("effect-saga serve", { timeout: 60_000 }, () => {
       const bare = yield* inProcess(["serve", "--db", db, "--port", "0"])
       expect(bare.code).toBe(2)
       expect(bare.errors).toEqual([
-        "effect-saga: refusing to serve on 127.0.0.1: no authentication layer (give one, or start it insecure on a loopback address)"
+        "effect-saga: refusing to serve on 127.0.0.1: EFFECT_SAGA_API_TOKENS is not set (give principal=token pairs, comma-separated, or start it with --insecure on a loopback address)"
       ])
       const open = yield* inProcess(["serve", "--db", db, "--port", "0", "--host", "0.0.0.0", "--insecure"])
       expect(open.code).toBe(2)
@@ -100,8 +102,79 @@ describe("effect-saga serve", { timeout: 60_000 }, () => {
   )
 })
 
-/** Runs the CLI in this process (EFFECT_SAGA_API_TOKENS unset); its exit code and the lines it wrote to stderr. */
-const inProcess = (args: ReadonlyArray<string>) =>
+describe("effect-saga serve, refused at startup", { timeout: 60_000 }, () => {
+  it.effect("a port out of range is a usage error naming the flag and the range (exit 2, one line)", () =>
+    Effect.gen(function* () {
+      const db = freshDb("serve-port")
+      for (const port of ["99999", "-1", "65536"]) {
+        const refused = yield* inProcess(["serve", "--db", db, "--port", port, "--insecure"])
+        expect([port, refused.code, refused.errors]).toEqual([
+          port,
+          2,
+          [`effect-saga: --port ${port} is not a port: give 0–65535 (0 picks a free one)`]
+        ])
+      }
+    })
+  )
+
+  it.effect("an address it cannot listen on is one line with the system's reason (exit 2)", () =>
+    Effect.gen(function* () {
+      const db = freshDb("serve-listen")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const taken = net.createServer()
+      yield* Effect.async<void>((resume) => {
+        taken.listen(0, "127.0.0.1", () => resume(Effect.void))
+      })
+      const port = (taken.address() as net.AddressInfo).port
+      const busy = yield* inProcess(["serve", "--db", db, "--port", String(port), "--insecure"]).pipe(
+        Effect.ensuring(Effect.sync(() => taken.close()))
+      )
+      expect(busy).toEqual({
+        code: 2,
+        errors: [
+          `effect-saga: cannot serve on 127.0.0.1 port ${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`
+        ]
+      })
+      const nowhere = yield* inProcess(
+        ["serve", "--db", db, "--port", "0", "--host", "999.1.1.1"],
+        `alice=${tokens.alice}`
+      )
+      expect(nowhere.code).toBe(2)
+      expect(nowhere.errors).toEqual([
+        expect.stringMatching(/^effect-saga: cannot serve on 999\.1\.1\.1 port 0: \S.*999\.1\.1\.1/)
+      ])
+    })
+  )
+
+  it.effect("a store that cannot be used is logged on stderr with the route, the caller gets 503", () =>
+    Effect.gen(function* () {
+      const db = freshDb("serve-503")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const seen: Array<number> = []
+      const served = yield* serve(
+        ["--db", db, "--port", "0"],
+        { EFFECT_SAGA_API_TOKENS: `alice=${tokens.alice}` },
+        async (url) => {
+          const file = new Database(db)
+          file.prepare("ALTER TABLE effect_saga_entries RENAME TO effect_saga_entries_gone").run()
+          file.close()
+          const response = await fetch(`${url}/api/sagas/payout-1`, {
+            headers: { authorization: `Bearer ${tokens.alice}` }
+          })
+          seen.push(response.status)
+        }
+      )
+      expect(seen).toEqual([503])
+      expect(served.stderr).toMatch(
+        /^effect-saga: error: effect-saga: GET \/api\/sagas\/payout-1 answered 503: journal \w+ failed: .*effect_saga_entries.*\n/
+      )
+      expect(served.stderr).not.toContain(tokens.alice)
+    })
+  )
+})
+
+/** Runs the CLI in this process (EFFECT_SAGA_API_TOKENS unset, or `apiTokens`); its exit code and the lines it wrote to stderr. */
+const inProcess = (args: ReadonlyArray<string>, apiTokens?: string) =>
   Effect.gen(function* () {
     const errors: Array<string> = []
     const capturing = (current: Console.Console): Console.Console => ({
@@ -109,12 +182,14 @@ const inProcess = (args: ReadonlyArray<string>) =>
       error: (...parts) => Effect.sync(() => void errors.push(parts.join(" ")))
     })
     const saved = process.env.EFFECT_SAGA_API_TOKENS
-    delete process.env.EFFECT_SAGA_API_TOKENS
+    if (apiTokens === undefined) delete process.env.EFFECT_SAGA_API_TOKENS
+    else process.env.EFFECT_SAGA_API_TOKENS = apiTokens
     const code = yield* Effect.consoleWith((current) => Effect.withConsole(Cli.run(args), capturing(current))).pipe(
       Effect.provide(NodeContext.layer),
       Effect.ensuring(
         Effect.sync(() => {
           if (saved !== undefined) process.env.EFFECT_SAGA_API_TOKENS = saved
+          else delete process.env.EFFECT_SAGA_API_TOKENS
         })
       )
     )

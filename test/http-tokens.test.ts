@@ -34,4 +34,24 @@ describe("SagaApi.layerTokens", () => {
       }
     })
   )
+
+  it.effect("a principal the journal could not record as deciding is refused when the layer is built", () =>
+    Effect.gen(function* () {
+      for (const [pairs, reason] of [
+        [
+          "alice=A-token, b\tob=B-token",
+          "pair 2 names a principal that cannot be one: it holds a control character (U+0009) at index 1"
+        ],
+        [
+          `${"x".repeat(300)}=X-token`,
+          "pair 1 names a principal that cannot be one: it is 300 UTF-8 bytes, over the limit of 256"
+        ]
+      ] as const) {
+        const error = yield* Effect.flip(authenticate(pairs, "A-token"))
+        expect(ConfigError.isConfigError(error)).toBe(true)
+        expect(String(error)).toContain(`API tokens: ${reason}`)
+        expect(String(error)).not.toMatch(/[ABX]-token/)
+      }
+    })
+  )
 })

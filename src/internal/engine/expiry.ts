@@ -1,7 +1,7 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { millisOf } from "../journal/cutoff.js"
+import { millisOf } from "../util/isoTime.js"
 
 /** The fields of an approval that decide when it expires. */
 export interface Expiring {

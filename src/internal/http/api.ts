@@ -10,7 +10,17 @@ import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { CurrentPrincipal } from "../../Authority.js"
-import { Conflict, Forbidden, Malformed, NotFound, Refused, TooLarge, Unauthenticated, Unavailable } from "./errors.js"
+import {
+  Conflict,
+  Forbidden,
+  Internal,
+  Malformed,
+  NotFound,
+  Refused,
+  TooLarge,
+  Unauthenticated,
+  Unavailable
+} from "./errors.js"
 import {
   Answer,
   ApproveBody,
@@ -146,6 +156,7 @@ export class Api extends HttpApi.make("effect-saga")
   .addError(TooLarge)
   .addError(Refused)
   .addError(Unavailable)
+  .addError(Internal)
   .annotate(OpenApi.Title, "effect-saga")
   .annotate(
     OpenApi.Description,

@@ -12,14 +12,31 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type { Principal } from "../../Authority.js"
 import { anonymous } from "../../Authority.js"
+import { principalRefusal } from "../util/identifier.js"
 import { Authentication } from "./api.js"
 import { Unauthenticated } from "./errors.js"
 
 const refused = new Unauthenticated({ message: "no valid bearer token: send Authorization: Bearer <token>" })
 
 /**
+ * The principal `verify` named, checked as the journal checks who decides: an id that cannot be one
+ * (blank, a control character, over 256 bytes) is the server's misconfiguration, not the caller's
+ * mistake, so it is a defect (500, logged), never the caller's 400.
+ */
+const checked = (principal: Principal): Effect.Effect<Principal> => {
+  const refusal = typeof principal.id === "string" ? principalRefusal(principal.id) : undefined
+  if (typeof principal.id === "string" && refusal === undefined) return Effect.succeed(principal)
+  const why =
+    refusal === undefined
+      ? `its id is a ${typeof principal.id}, not a string`
+      : `${refusal.identifier}: ${refusal.reason}`
+  return Effect.dieMessage(`the authentication layer named a principal that cannot be one: ${why}`)
+}
+
+/**
  * The middleware from `verify`, which names the principal a token belongs to (`undefined`: none).
- * An empty token never reaches it.
+ * An empty token never reaches it. A principal whose id cannot be one, and a `verify` that dies,
+ * are defects: the server logs them and answers 500 `Internal`.
  *
  * @since 0.2.0
  * @category authentication
@@ -34,7 +51,7 @@ export const layer = (
         Redacted.value(token) === ""
           ? Effect.fail(refused)
           : Effect.flatMap(verify(token), (principal) =>
-              principal === undefined ? Effect.fail(refused) : Effect.succeed(principal)
+              principal === undefined ? Effect.fail(refused) : checked(principal)
             )
     })
   )
@@ -58,7 +75,8 @@ const holderOf = (holders: ReadonlyArray<Holder>, token: Redacted.Redacted<strin
 
 /**
  * Reads `principal=token` pairs, separated by commas or line breaks (a principal holds no `=` or
- * `,`; a token holds no `,`); whitespace around each is ignored. A token given twice is refused,
+ * `,`, and is one the journal can record as deciding: no control character, at most 256 bytes; a
+ * token holds no `,`); whitespace around each is ignored. A token given twice is refused,
  * even for one principal: it would authenticate only as the first that holds it.
  *
  * @since 0.2.0
@@ -76,6 +94,9 @@ export const parseTokens = (text: string): Either.Either<ReadonlyArray<Holder>, 
     const id = at < 0 ? "" : pair.slice(0, at).trim()
     const token = at < 0 ? "" : pair.slice(at + 1).trim()
     if (id === "" || token === "") return Either.left(`pair ${index + 1} is not principal=token`)
+    const refusal = principalRefusal(id)
+    if (refusal !== undefined)
+      return Either.left(`pair ${index + 1} names a principal that cannot be one: ${refusal.reason}`)
     const digest = digestOf(token)
     const earlier = holders.findIndex((holder) => holder.digest.equals(digest))
     if (earlier >= 0) {

@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Authority from "../../Authority.js"
+import { ConcurrencyConflict, JournalTampered } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as identifier from "../util/identifier.js"
 import { named } from "../util/printable.js"
@@ -26,13 +27,25 @@ export interface CommandOptions {
 }
 
 /**
+ * The saga as it stands, refused (422, as the engine refuses it) when its journal does not verify:
+ * its steps stop at the break, so a step past it must not be answered as one it does not have.
+ */
+const verifiedStatusOf = (sagaId: string) =>
+  Effect.flatMap(statusOf(sagaId), (status) =>
+    status.tampered === undefined
+      ? Effect.succeed(status)
+      : Effect.fail(new Refused({ message: new JournalTampered({ sagaId, ...status.tampered }).message }))
+  )
+
+/**
  * The saga as it stands, and the step `stepId` names: a step id that cannot be one is refused
- * before the saga is read (400, as the engine refuses it), a step the saga does not have is 404.
+ * before the saga is read (400, as the engine refuses it), a saga whose journal does not verify is
+ * 422, a step the saga does not have is 404.
  */
 const stepOf = (sagaId: string, stepId: string) =>
   Effect.gen(function* () {
     yield* identifier.check("step id", stepId, identifier.MAX_JOURNAL_ID_BYTES)
-    const status = yield* statusOf(sagaId)
+    const status = yield* verifiedStatusOf(sagaId)
     const step = status.steps.find((known) => known.stepId === stepId)
     if (step === undefined) {
       return yield* new NotFound({ message: `saga ${named(sagaId)} has no step ${named(stepId)}` })
@@ -181,7 +194,7 @@ export const resolve = (
  */
 export const compensate = (options: CommandOptions, sagaId: string, seen: Seen) =>
   Effect.gen(function* () {
-    const status = yield* statusOf(sagaId)
+    const status = yield* verifiedStatusOf(sagaId)
     yield* requireUndos(options, "compensating", status.steps)
     const report = yield* Saga.compensate(sagaId, seen)
     const done: CompensationAnswer = {
@@ -202,9 +215,13 @@ export const compensateEffect = (options: CommandOptions, sagaId: string, stepId
   Effect.gen(function* () {
     const { status, step } = yield* stepOf(sagaId, stepId)
     if (status.revision !== seen.revision || status.digest !== seen.digest) {
-      return yield* new Conflict({
-        message: `saga ${sagaId} is at revision ${status.revision}, not ${seen.revision}: it moved on, nothing was written: read the saga again`
+      // The engine's own conflict, as its commands answer it: the digest is named when only it differs.
+      const conflict = new ConcurrencyConflict({
+        sagaId,
+        expectedRevision: seen.revision,
+        actualRevision: status.revision
       })
+      return yield* new Conflict({ message: `${conflict.message}: read the saga again` })
     }
     yield* requireUndos(options, "undoing this effect", [step])
     const result = yield* Saga.compensateEffect(step.effectId)

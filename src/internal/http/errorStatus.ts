@@ -8,6 +8,7 @@ import type { CommandError } from "../../Saga.js"
 import type { EffectNotFound } from "../../SagaError.js"
 import type { ApiError } from "./errors.js"
 import { Conflict, Forbidden, Malformed, NotFound, Refused, Unavailable } from "./errors.js"
+import { logAnswer } from "./serverLog.js"
 
 /**
  * What the services an API handler calls can fail with.
@@ -26,7 +27,8 @@ export type EngineError =
 /**
  * The API error for an engine error: 400 a refused identifier, 403 the authority's no, 404 an
  * unknown saga, request or effect, 409 a saga that moved on or a step already answered, 422 a
- * command the saga's state refuses (a journal that does not verify included), 503 the store.
+ * command the saga's state refuses (a journal that does not verify included), 503 the store (its
+ * cause is not in the answer: `asApi` logs it).
  *
  * @since 0.2.0
  * @category errors
@@ -80,6 +82,10 @@ const apiTags: ReadonlySet<string> = new Set([
 export const asApi = <A, E extends EngineError | ApiError, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, Exclude<E, EngineError> | ReturnType<typeof toApiError>, R> =>
-  Effect.mapError(effect, (error) =>
-    apiTags.has(error._tag) ? (error as Exclude<E, EngineError>) : toApiError(error as EngineError)
+  effect.pipe(
+    // The caller learns only that the store could not be used: the operator reads why in the log.
+    Effect.tapError((error) => (error._tag === "JournalError" ? logAnswer(503, error.message) : Effect.void)),
+    Effect.mapError((error) =>
+      apiTags.has(error._tag) ? (error as Exclude<E, EngineError>) : toApiError(error as EngineError)
+    )
   )

@@ -109,7 +109,21 @@ export class Unavailable extends Schema.TaggedError<Unavailable>("effect-saga/Sa
 ) {}
 
 /**
- * Any error of the API.
+ * 500: the server failed to answer (a defect of its own code or of the app's, such as an
+ * authentication layer that dies or names a principal that cannot be one). The server's log says
+ * why, at Error; the body never does.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class Internal extends Schema.TaggedError<Internal>("effect-saga/SagaApi/Internal")(
+  "Internal",
+  body,
+  HttpApiSchema.annotations({ status: 500 })
+) {}
+
+/**
+ * Any error an API handler fails with (`Internal` is answered by the server itself, for a defect).
  *
  * @since 0.2.0
  * @category errors

@@ -1,7 +1,8 @@
 /**
  * What every API request goes through before its handler: a body over the limit is 413 (nothing
  * read past it), a body that is not JSON is 400, and a request the API's schemas refuse is 400 with
- * the API's one error body.
+ * the API's one error body (one line: the field, what it expects, what was sent, cut). A defect is
+ * logged with the request's method and path, and an API request's answer is 500 `Internal`.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpApp from "@effect/platform/HttpApp"
@@ -12,7 +13,9 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import { Api } from "./api.js"
-import { Malformed, TooLarge } from "./errors.js"
+import { decodeMessage, type Issue } from "./decodeMessage.js"
+import { Internal, Malformed, TooLarge } from "./errors.js"
+import { defectText, logAnswer } from "./serverLog.js"
 
 /**
  * The default limit of a request's body: 1 MiB.
@@ -26,6 +29,10 @@ const overLimit = (error: unknown): boolean =>
   Predicate.hasProperty(error, "cause") &&
   Predicate.hasProperty(error.cause, "message") &&
   error.cause.message === "maxBytes exceeded"
+
+const internal = new Internal({
+  message: "the server could not answer this request: its log says why (nothing in this answer does)"
+})
 
 const tooLarge = (max: number) => new TooLarge({ message: `the body is over the limit of ${max} bytes` })
 
@@ -82,10 +89,18 @@ export const layer = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) =>
         yield* checkBody(request, maxBodyBytes)
       }
       // The app's type names no error, but its failures are the API's, and the decode error of its schemas.
-      return yield* Effect.catchAll(app as HttpApp.Default<unknown>, (error) =>
-        Predicate.isTagged(error, "HttpApiDecodeError") && Predicate.hasProperty(error, "message")
-          ? Effect.fail(new Malformed({ message: String(error.message) }))
-          : Effect.fail(error as never)
+      return yield* (app as HttpApp.Default<unknown>).pipe(
+        Effect.catchAll((error) =>
+          Predicate.isTagged(error, "HttpApiDecodeError") && Predicate.hasProperty(error, "issues")
+            ? Effect.fail(new Malformed({ message: decodeMessage(error.issues as ReadonlyArray<Issue>) }))
+            : Effect.fail(error as never)
+        ),
+        Effect.catchAllDefect((defect) =>
+          Effect.zipRight(
+            logAnswer(500, defectText(defect)),
+            request.url.startsWith("/api/") ? Effect.fail(internal) : Effect.die(defect)
+          )
+        )
       )
     })
   )

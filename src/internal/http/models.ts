@@ -2,26 +2,28 @@
  * What the API's requests and responses carry, as Schemas (`SagaApi` re-exports them): the OpenAPI
  * document is generated from them, and the client decodes with them.
  */
+import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { CompensationReport, UndoOutcome } from "../../CompensationReport.js"
 import { Entry, SagaRecord, SagaStatus, TamperProblem } from "../../Journal.js"
+import { cutoff } from "../util/isoTime.js"
 
 /**
- * A time as ISO-8601 text, normalized to UTC (`2026-12-01T12:00:00.000Z`); text that is not a time
- * is refused.
+ * A time as ISO-8601 text, normalized to UTC (`2026-12-01T12:00:00.000Z`): a date (midnight UTC) or
+ * a date and time with its zone (`2026-12-01T13:00+01:00`), read as the CLI and `Saga.list` read
+ * times. Text that is not one (`soon`, `2025-02-30`, a time without its zone) is refused.
  *
  * @since 0.2.0
  * @category models
  */
 export const Instant = Schema.transformOrFail(Schema.String, Schema.String, {
   strict: true,
-  decode: (text, _, ast) => {
-    const time = Date.parse(text)
-    return /^\d{4}-\d{2}-\d{2}/.test(text) && !Number.isNaN(time)
-      ? ParseResult.succeed(new Date(time).toISOString())
-      : ParseResult.fail(new ParseResult.Type(ast, text, "an ISO-8601 time, such as 2026-12-01T12:00:00Z"))
-  },
+  decode: (text, _, ast) =>
+    Either.match(cutoff(text), {
+      onLeft: (reason) => ParseResult.fail(new ParseResult.Type(ast, text, reason)),
+      onRight: (time) => ParseResult.succeed(time)
+    }),
   encode: ParseResult.succeed
 }).annotations({ identifier: "Instant", description: "an ISO-8601 time" })
 
@@ -220,14 +222,24 @@ export const RenewBody = Schema.Struct({
 
 /**
  * `POST …/resolve`: the step was `applied` (with its result as the tool's success schema encodes
- * it) or `not-applied`.
+ * it) or `not-applied`, which carries no result (one sent with it is refused, as the CLI refuses
+ * `--result` with `--not-applied`: it would be dropped).
  *
  * @since 0.2.0
  * @category models
  */
 export const ResolveBody = Schema.Union(
   Schema.Struct({ ...Seen.fields, outcome: Schema.Literal("applied"), result: Schema.optional(Schema.Unknown) }),
-  Schema.Struct({ ...Seen.fields, outcome: Schema.Literal("not-applied") })
+  Schema.Struct({
+    ...Seen.fields,
+    outcome: Schema.Literal("not-applied"),
+    result: Schema.optional(
+      Schema.Never.annotations({
+        message: () => "a step resolved not-applied has no result: send outcome applied with its result, or no result",
+        description: "absent: a step that did not take effect has no result"
+      })
+    )
+  })
 )
 
 /**

@@ -7,12 +7,15 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as HttpServer from "@effect/platform/HttpServer"
+import type { ServeError } from "@effect/platform/HttpServerError"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as SagaApi from "../../../SagaApi.js"
+import { named, printable } from "../../util/printable.js"
+import { UsageError } from "../failure.js"
 import { print } from "../output.js"
 import { db, register, withStore } from "../root.js"
 import * as Tools from "../tools.js"
@@ -25,9 +28,12 @@ const host = Options.text("host").pipe(
 
 const port = Options.integer("port").pipe(
   Options.withPseudoName("N"),
-  Options.withDescription("The port to listen on (default 8080; 0 picks a free one)."),
+  Options.withDescription("The port to listen on, 0–65535 (default 8080; 0 picks a free one)."),
   Options.withDefault(8080)
 )
+
+/** The highest TCP port. */
+const MAX_PORT = 65_535
 
 const insecure = Options.boolean("insecure").pipe(
   Options.withDescription(
@@ -43,12 +49,43 @@ const TOKENS = "EFFECT_SAGA_API_TOKENS"
  */
 const loadApi = Effect.promise(() => import("../../../SagaApi.js"))
 
+/** Whether `EFFECT_SAGA_API_TOKENS` is set (to something). */
+const tokensSet = Effect.map(
+  Effect.orElseSucceed(Config.option(Config.nonEmptyString(TOKENS)), () => Option.none<string>()),
+  Option.isSome
+)
+
 /** Tokens when `EFFECT_SAGA_API_TOKENS` is set; otherwise none, and `serve` applies the insecure rule. */
 const authentication = (api: typeof SagaApi) =>
-  Effect.map(
-    Effect.orElseSucceed(Config.option(Config.nonEmptyString(TOKENS)), () => Option.none<string>()),
-    (tokens) => (Option.isSome(tokens) ? api.layerTokens(Config.redacted(TOKENS)) : undefined)
+  Effect.map(tokensSet, (set) => (set ? api.layerTokens(Config.redacted(TOKENS)) : undefined))
+
+/**
+ * Refuses, before the store is opened, to serve without `EFFECT_SAGA_API_TOKENS` unless started
+ * `--insecure` (which `serve` then allows on a loopback address only): the line names the variable.
+ */
+const checkAuthentication = (host: string, insecure: boolean): Effect.Effect<void, UsageError> =>
+  Effect.flatMap(tokensSet, (set) =>
+    set || insecure
+      ? Effect.void
+      : Effect.fail(
+          new UsageError({
+            message: `refusing to serve on ${named(host)}: ${TOKENS} is not set (give principal=token pairs, comma-separated, or start it with --insecure on a loopback address)`
+          })
+        )
   )
+
+/** A port the server can listen on, or a usage error that names the flag and the range. */
+const checkPort = (value: number): Effect.Effect<void, UsageError> =>
+  value >= 0 && value <= MAX_PORT
+    ? Effect.void
+    : Effect.fail(new UsageError({ message: `--port ${value} is not a port: give 0–${MAX_PORT} (0 picks a free one)` }))
+
+/** Why the server could not listen, as its one line: the address and the system's reason. */
+const listenFailure = (address: string) => (error: ServeError) => {
+  const cause = error.cause
+  const reason = cause instanceof Error ? cause.message : String(cause)
+  return new UsageError({ message: `cannot serve on ${address}: ${printable(reason)}` })
+}
 
 const urlOf = (address: HttpServer.Address): string =>
   address._tag === "UnixAddress"
@@ -62,25 +99,28 @@ const urlOf = (address: HttpServer.Address): string =>
  * @category commands
  */
 export const serve = Command.make("serve", { db, host, port, register, insecure }, (options) =>
-  withStore(
-    options.db,
-    Effect.gen(function* () {
-      const tools = yield* Tools.register(options.register)
-      const api = yield* loadApi
-      const served = yield* Layer.build(
-        api.serve({
-          host: options.host,
-          port: options.port,
-          authentication: yield* authentication(api),
-          insecure: options.insecure,
-          tools
-        })
-      )
-      const url = urlOf(Context.get(served, HttpServer.HttpServer).address)
-      yield* print(`serving ${url}/console (the console), ${url}/api (the API), ${url}/api/docs (its docs)`)
-      return yield* Effect.never
-    }),
-    { access: "write" }
+  Effect.zipRight(
+    Effect.zipRight(checkPort(options.port), checkAuthentication(options.host, options.insecure)),
+    withStore(
+      options.db,
+      Effect.gen(function* () {
+        const tools = yield* Tools.register(options.register)
+        const api = yield* loadApi
+        const served = yield* Layer.build(
+          api.serve({
+            host: options.host,
+            port: options.port,
+            authentication: yield* authentication(api),
+            insecure: options.insecure,
+            tools
+          })
+        ).pipe(Effect.catchTag("ServeError", listenFailure(`${named(options.host)} port ${options.port}`)))
+        const url = urlOf(Context.get(served, HttpServer.HttpServer).address)
+        yield* print(`serving ${url}/console (the console), ${url}/api (the API), ${url}/api/docs (its docs)`)
+        return yield* Effect.never
+      }),
+      { access: "write" }
+    )
   )
 ).pipe(
   Command.withDescription(
