@@ -4,7 +4,7 @@
  * schema with the value whole (a 900 KB string sent as `revision` came back whole); this reads its
  * issues instead.
  */
-import { preview, printable } from "../util/printable.js"
+import { cut, preview, printable } from "../util/printable.js"
 
 /** An issue as `ParseResult.ArrayFormatter` writes it (what `HttpApiDecodeError.issues` holds). */
 export interface Issue {
@@ -28,8 +28,6 @@ const fieldOf = (path: ReadonlyArray<PropertyKey>): string =>
           .map((key, index) => (typeof key === "number" ? `[${key}]` : `${index === 0 ? "" : "."}${String(key)}`))
           .join("")
       )
-
-const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text)
 
 /** A value as `ParseResult` formatted it (JSON for a string), cut and escaped. */
 const shown = (actual: string): string => {

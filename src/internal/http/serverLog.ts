@@ -6,14 +6,13 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { cut } from "../util/printable.js"
 
 /** The most characters of a request's path a log line shows. */
 const MAX_PATH = 200
 
 /** The most characters of a defect's text a log line shows. */
 const MAX_DEFECT = 1000
-
-const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text)
 
 /** A request's path, without its query (a search term is the caller's, and may be long). */
 const pathOf = (url: string): string => cut(url.split("?")[0]!, MAX_PATH)

@@ -6,6 +6,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Journal from "../../Journal.js"
 import type { StoredRow, UndecodableRow } from "../journal/storedRows.js"
+import { cut } from "../util/printable.js"
 
 const decodeEntry = Schema.decodeUnknownEither(Journal.Entry)
 const decodeRecord = Schema.decodeUnknownEither(Journal.SagaRecord)
@@ -31,10 +32,7 @@ const columnKinds: Record<string, string> = {
 }
 
 /** At most `max` characters of `text`, on one line. */
-const cut = (text: string, max: number): string => {
-  const line = text.replace(/\s+/g, " ").trim()
-  return line.length > max ? `${line.slice(0, max - 1)}…` : line
-}
+const oneLine = (text: string, max: number): string => cut(text.replace(/\s+/g, " ").trim(), max)
 
 /**
  * Which stored column does not decode and why, in one short line (`phase "HACKED" is not a known
@@ -43,11 +41,11 @@ const cut = (text: string, max: number): string => {
 const describeUndecodable = (row: unknown, error: ParseResult.ParseError): string => {
   const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
   const column = issue?.path[0]
-  if (typeof column !== "string" || columnKinds[column] === undefined) return cut(issue?.message ?? "", 120)
+  if (typeof column !== "string" || columnKinds[column] === undefined) return oneLine(issue?.message ?? "", 120)
   const value = (row as Record<string, unknown>)[column]
   return value === undefined
     ? `${column} is missing`
-    : `${column} ${cut(JSON.stringify(value) ?? String(value), 60)} is not ${columnKinds[column]}`
+    : `${column} ${oneLine(JSON.stringify(value) ?? String(value), 60)} is not ${columnKinds[column]}`
 }
 
 /** A stored entry as the SQL columns hold it: no MAC is `NULL` there, an absent field here. */

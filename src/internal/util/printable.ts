@@ -40,3 +40,6 @@ export const preview = (text: string): string => {
  */
 export const named = (text: string): string =>
   text !== "" && text.length <= 64 && printable(text) === text ? text : preview(text)
+
+/** `text` cut to at most `max` characters, the last an ellipsis (`…`) when anything was cut. */
+export const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
