@@ -658,6 +658,11 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         Layer.build(SagaApi.serve({ port: 0, ...options }).pipe(Layer.provide(services(db)))).pipe(Effect.flip)
       expect((yield* start({}))._tag).toBe("InsecureServer")
       expect((yield* start({ host: "0.0.0.0", insecure: true }))._tag).toBe("InsecureServer")
+      for (const port of [99_999, -1, 1.5]) {
+        const error = yield* start({ insecure: true, port })
+        expect(error._tag).toBe("ServeError")
+        expect(String((error as { cause?: unknown }).cause)).toContain(`port ${port} is not a port`)
+      }
       expect(SagaApi.isLoopback("127.0.0.1") && SagaApi.isLoopback("::1") && !SagaApi.isLoopback("10.0.0.1")).toBe(true)
       const baseUrl = yield* serveOn(db, { authentication: undefined, insecure: true })
       const api = yield* clientAs(baseUrl, undefined)

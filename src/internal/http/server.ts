@@ -7,7 +7,7 @@ import * as net from "node:net"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpServer from "@effect/platform/HttpServer"
-import type { ServeError } from "@effect/platform/HttpServerError"
+import { ServeError } from "@effect/platform/HttpServerError"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -76,12 +76,19 @@ export const serve = <RA, E, R>(
   options: ServeOptions<E, R>
 ): Layer.Layer<HttpServer.HttpServer, InsecureServer | ServeError | E, Exclude<RA, Authentication> | R> => {
   const host = options.host ?? "127.0.0.1"
+  const port = options.port ?? 8080
+  // Node throws a RangeError from `listen` for a port out of range: a crash, not an error to handle.
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    return Layer.fail(
+      new ServeError({ cause: new RangeError(`port ${String(port)} is not a port: give 0–65535 (0 picks a free one)`) })
+    )
+  }
   return Layer.unwrapEffect(
     Effect.map(authenticationFor(host, options), (authentication) =>
       HttpApiBuilder.serve().pipe(
         Layer.provide(app),
         Layer.provide(authentication),
-        Layer.provideMerge(NodeHttpServer.layer(() => http.createServer(), { host, port: options.port ?? 8080 }))
+        Layer.provideMerge(NodeHttpServer.layer(() => http.createServer(), { host, port }))
       )
     )
   ) as Layer.Layer<HttpServer.HttpServer, InsecureServer | ServeError | E, Exclude<RA, Authentication> | R>
