@@ -146,6 +146,31 @@ describe("steps", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("a read whose result cannot be journaled fails (Outcome.Failed), never waits for an operator", () =>
+    Effect.gen(function* () {
+      const seen: Array<unknown> = []
+      const lookup = Compensable.make({
+        name: "lookup",
+        input: Schema.Int,
+        success: Schema.String,
+        maxPayloadBytes: 1000,
+        changesNothing: true,
+        execute: (size) => Effect.succeed("x".repeat(size))
+      })
+      const program = lookup(5000).pipe(Effect.catchAll((error) => Effect.sync(() => seen.push(error))))
+      const result = yield* Saga.run("big-read", program)
+      expect(result._tag).not.toBe("NeedsAttention")
+      expect(seen[0]).toBeInstanceOf(Outcome.Failed)
+      expect((seen[0] as Outcome.Failed).reason).toBe(
+        "the tool ran but its result exceeds maxPayloadBytes, so its result cannot be journaled"
+      )
+      const phases = (yield* Journal.Journal.pipe(Effect.flatMap((journal) => journal.read("big-read")))).map(
+        (entry) => entry.phase
+      )
+      expect(phases.slice(0, 3)).toEqual(["SAGA_STARTED", "INTENT", "FAILED"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect(
     "a huge failure is journaled cut: its message at 1000 characters, its encoding only within maxPayloadBytes",
     () =>

@@ -637,6 +637,13 @@ export class SagaRun {
         : tooLarge
           ? "its result exceeds maxPayloadBytes"
           : `the receipt it set is not text (${receipt === null ? "null" : typeof receipt})`
+      // A step that changes nothing (a read) left nothing to settle: it failed, the program's to handle.
+      if (spec.changesNothing === true) {
+        return this.failed(
+          call,
+          Cause.fail(Outcome.failed(`the tool ran but ${why}, so its result cannot be journaled`))
+        )
+      }
       return haltOn({
         _tag: "NeedsAttention",
         step: { stepId, toolName: spec.name, reason: `the tool ran but ${why}, so it cannot be journaled` }
