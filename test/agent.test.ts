@@ -591,6 +591,7 @@ describe("policy and declarations", () => {
       const agent = Agent.make(ShopToolkit, { undo: { Reserve: () => Effect.void, Charge: () => Effect.void } })
       yield* Layer.build(agent.toLayer(handlersOf(makeWorld()))).pipe(Effect.provide(logger))
       expect(lines.some((line) => line.includes("tool Ship is not read-only, not destructive"))).toBe(true)
+      expect(lines.some((line) => line.includes('kind: "read" in a manifest'))).toBe(true)
       expect(lines.some((line) => line.includes("Lookup"))).toBe(false)
     }).pipe(Effect.scoped, Effect.provide(Testing.layer))
   )

@@ -160,7 +160,7 @@ export const validate = (
       if (policy.gap) {
         warnings.push(
           `tool ${spec.name} is not read-only, not destructive, and has no undo: compensation skips it (SKIPPED). ` +
-            "Declare an undo, or annotate it Tool.Readonly if it only reads"
+            'Declare an undo, or, if it only reads, mark it read-only (Tool.Readonly in code, kind: "read" in a manifest)'
         )
       }
     }
