@@ -9,7 +9,7 @@ import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
 import { copyEdited } from "../journal/approvalCopy.js"
-import { tamperedAt } from "../journal/decisions.js"
+import { requestOf, tamperedAt } from "../journal/decisions.js"
 import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
 import { executed } from "../journal/payloads.js"
@@ -120,17 +120,7 @@ const heldRequest = (writer: Writer, approval: Approval["Type"], step: StepView,
   const requestId = stepKey(writer.sagaId, step.stepId)
   return Effect.flatMap(approval.get(requestId), (found): Effect.Effect<void, ApprovalFailure | JournalTampered> => {
     if (Option.isNone(found)) {
-      return Effect.asVoid(
-        approval.request({
-          requestId,
-          sagaId: writer.sagaId,
-          stepId: step.stepId,
-          toolName: step.toolName,
-          input: asked.input ?? "null",
-          inputDigest: asked.payload.inputDigest,
-          requestedAt: asked.at
-        })
-      )
+      return Effect.asVoid(approval.request(requestOf(writer.sagaId, step)))
     }
     const { request } = found.value
     const same = request.input === asked.input && request.inputDigest === asked.payload.inputDigest

@@ -28,7 +28,7 @@ import type { KeyRing } from "../../Keys.js"
 import * as Outcome from "../../Outcome.js"
 import { ApprovalPending, ApprovalRefused, NonDeterminism } from "../../SagaError.js"
 import type { UnknownStep } from "../../SagaResult.js"
-import { distrust, tamperedAt, withoutMac } from "../journal/decisions.js"
+import { distrust, requestOf, tamperedAt, withoutMac } from "../journal/decisions.js"
 import { cutDetail } from "../journal/detail.js"
 import { executedDraft, intentDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
@@ -502,16 +502,7 @@ export class SagaRun {
           yield* this.write(stepDraft({ stepId, toolName: spec.name }, "AWAITING_APPROVAL", awaiting, inputJson))
         }
         const step = this.writer.view.steps.get(stepId)!
-        // Requested when journaled: every run, and the approval service, name the same time.
-        const request: ApprovalRequest = {
-          requestId: stepKey(this.sagaId, stepId),
-          sagaId: this.sagaId,
-          stepId,
-          toolName: spec.name,
-          input: inputJson,
-          inputDigest: digest,
-          requestedAt: step.awaiting!.at
-        }
+        const request = requestOf(this.sagaId, step)
         const decision = yield* Effect.catchAll(this.approval.request(request), (error) =>
           fatal(tamperedAt(this.sagaId, step.awaiting!.seq)(error))
         )

@@ -5,6 +5,26 @@ import type { KeyRing } from "../../Keys.js"
 import type { Check } from "../util/crypto.js"
 import { DECISION_DOMAIN, sign, verifyMac } from "../util/crypto.js"
 import { JournalTampered } from "./errors.js"
+import { stepKey } from "./ids.js"
+import type { StepView } from "./view.js"
+
+/**
+ * The approval request a step's `AWAITING_APPROVAL` entry makes: what a run asks the `Approval`
+ * service, and what an operator's command registers again when the store lost it. Requested when
+ * journaled: every run, and the service, name the same time.
+ */
+export const requestOf = (sagaId: string, step: StepView): ApprovalRequest => {
+  const asked = step.awaiting!
+  return {
+    requestId: stepKey(sagaId, step.stepId),
+    sagaId,
+    stepId: step.stepId,
+    toolName: step.toolName,
+    input: asked.input ?? "null",
+    inputDigest: asked.payload.inputDigest,
+    requestedAt: asked.at
+  }
+}
 
 /** What a decision's MAC binds: the request (its saga, step, tool, input digest) and every field of the decision. */
 type Subject = Pick<ApprovalRequest, "requestId" | "sagaId" | "stepId" | "toolName" | "inputDigest">

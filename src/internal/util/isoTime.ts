@@ -5,7 +5,7 @@
  * year), so that comparing stored text with it compares the times.
  */
 import * as Either from "effect/Either"
-import { preview } from "./printable.js"
+import { preview, typeName } from "./printable.js"
 
 /** `YYYY-MM-DD`, or `±YYYYYY-MM-DD`; then, optionally, `THH:MM[:SS[.fraction]]` and its zone. */
 const isoTime =
@@ -68,7 +68,7 @@ export const millisOf = (text: string): number | undefined => {
 export const cutoff = (before: unknown): Either.Either<string, string> => {
   const millis = typeof before === "string" ? millisOf(before) : undefined
   if (millis !== undefined) return Either.right(new Date(millis).toISOString())
-  const shown = typeof before === "string" ? preview(before) : before === null ? "null" : `a ${typeof before}`
+  const shown = typeof before === "string" ? preview(before) : typeName(before)
   return Either.left(
     `${shown} is not an ISO-8601 time: a date (2025-01-31) or a date and time with its zone (2025-01-31T12:00:00Z, 2025-01-31T13:00+01:00)`
   )
