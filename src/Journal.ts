@@ -26,6 +26,7 @@ import {
   type LeaseHeld,
   SagaNotFound
 } from "./internal/journal/errors.js"
+import { type ExportEnd, endLineOf, endOf, endProblem } from "./internal/journal/exportEnd.js"
 import * as hash from "./internal/journal/hash.js"
 import { makeMemoryJournal } from "./internal/journal/memory.js"
 import * as payloads from "./internal/journal/payloads.js"
@@ -503,7 +504,9 @@ export const decodePayload: <P extends Phase>(phase: P, text: string | null) => 
 export const encodePayload: <P extends Phase>(phase: P, payload: PayloadOf<P>) => string | null = payloads.encodePayload
 
 /**
- * A saga's journal as NDJSON: one entry per line, in `seq` order.
+ * A saga's journal as NDJSON: one entry per line, in `seq` order, then an end line
+ * (`{"exportEnd":{"sagaId":…,"entries":…,"digest":…}}`) by which `importNdjson` tells a whole
+ * export from one cut short.
  *
  * @since 0.1.0
  * @category export
@@ -515,7 +518,9 @@ export const exportNdjson = (
     Effect.flatMap(journal.read(sagaId), (entries) =>
       entries.length === 0
         ? Effect.fail(new SagaNotFound({ sagaId }))
-        : Effect.succeed(entries.map((entry) => `${JSON.stringify(Schema.encodeSync(Entry)(entry))}\n`).join(""))
+        : Effect.succeed(
+            `${entries.map((entry) => `${JSON.stringify(Schema.encodeSync(Entry)(entry))}\n`).join("")}${endLineOf(entries)}\n`
+          )
     )
   )
 
@@ -553,8 +558,10 @@ const unstorableIdentifier = (entry: Entry) =>
 
 /**
  * Imports one saga's NDJSON export. Every line must decode, belong to one saga, name a saga, its
- * steps and tools as the engine would (`InvalidIdentifier`'s rules), and the hash chain must verify (with `EFFECT_SAGA_JOURNAL_KEYS` configured, every entry's MAC too); otherwise nothing
- * is written and the error names the first bad line or entry.
+ * steps and tools as the engine would (`InvalidIdentifier`'s rules), the hash chain must verify (with `EFFECT_SAGA_JOURNAL_KEYS` configured, every entry's MAC too),
+ * and the last line must be the export's end line, naming this saga, its number of entries and its
+ * last hash (an export cut short is refused, not imported as a saga that stopped early); otherwise
+ * nothing is written and the error names the first bad line or entry.
  *
  * @since 0.1.0
  * @category export
@@ -565,14 +572,20 @@ export const importNdjson = (
   Effect.gen(function* () {
     const lines = text.split("\n").filter((line) => line.trim() !== "")
     const entries: Array<Entry> = []
+    let end: ExportEnd["exportEnd"] | undefined
     for (const [index, line] of lines.entries()) {
       const decoded = decodeLine(line)
       const sagaId = entries[0]?.sagaId ?? ""
       if (Either.isLeft(decoded)) {
+        end = endOf(line)
+        if (end !== undefined && index === lines.length - 1) break
         return yield* new JournalCorrupted({
           sagaId,
           seq: index + 1,
-          reason: `line ${index + 1} is not a journal entry`
+          reason:
+            end === undefined
+              ? `line ${index + 1} is not a journal entry`
+              : `line ${index + 1} is the export's end line, yet lines follow it`
         })
       }
       if (entries.length > 0 && decoded.right.sagaId !== sagaId) {
@@ -594,6 +607,10 @@ export const importNdjson = (
         seq: verification.seq,
         reason: verification.reason
       })
+    }
+    const cut = endProblem(entries, end)
+    if (cut !== undefined) {
+      return yield* new JournalCorrupted({ sagaId: entries[0]!.sagaId, seq: entries.length + 1, reason: cut })
     }
     const journal = yield* Journal
     return yield* journal.importSaga(entries)

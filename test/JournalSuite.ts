@@ -350,7 +350,8 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
         const entry = { ...draft, input: null, payload: null, at: "2024-01-01T00:00:00.000Z" }
         const entries = [{ ...entry, hash: Journal.hashEntry(Journal.empty.digest, entry) }]
         expect(Journal.verifyEntries(entries)._tag).toBe("Intact")
-        const ndjson = `${JSON.stringify(entries[0])}\n`
+        const end = { exportEnd: { sagaId, entries: 1, digest: entries[0]!.hash } }
+        const ndjson = `${JSON.stringify(entries[0])}\n${JSON.stringify(end)}\n`
         expect(ndjson).toContain("\\ud800")
         for (const attempt of [Journal.importNdjson(ndjson), journal.importSaga(entries)]) {
           expect(yield* Effect.flip(attempt)).toMatchObject({ _tag: "JournalError", operation: "import" })
@@ -388,7 +389,7 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
           }),
           Journal.layerMemory
         )
-        expect(exported.ndjson.trimEnd().split("\n")).toHaveLength(4)
+        expect(exported.ndjson.trimEnd().split("\n")).toHaveLength(5) // four entries and the end line
         const renamed = yield* Effect.flip(Journal.importNdjson(exported.ndjson.replaceAll('"imported"', '"renamed"')))
         expect(renamed._tag).toBe("JournalCorrupted")
         const record = yield* Journal.importNdjson(exported.ndjson)
@@ -396,6 +397,64 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
         const journal = yield* Journal.Journal
         expect(yield* journal.read("imported")).toEqual(exported.entries)
         expect(yield* Journal.verify("imported")).toMatchObject({ _tag: "Intact", entries: 4 })
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("an export cut short, or whose end line does not match its entries, is refused and writes nothing", () =>
+      Effect.gen(function* () {
+        const exported = yield* Effect.provide(
+          Effect.gen(function* () {
+            yield* appendAll(
+              yield* Journal.Journal,
+              "cut",
+              [saga("SAGA_STARTED"), step("INTENT", "a")],
+              [step("EXECUTED", "a"), step("INTENT", "b")],
+              [step("EXECUTED", "b"), saga("SAGA_COMPLETED")]
+            )
+            return yield* Journal.exportNdjson("cut")
+          }),
+          Journal.layerMemory
+        )
+        const journal = yield* Journal.Journal
+        const lines = exported.trimEnd().split("\n")
+        const [entries, end] = [lines.slice(0, -1), lines.at(-1)!]
+        expect(JSON.parse(end)).toEqual({ exportEnd: { sagaId: "cut", entries: 6, digest: expect.any(String) } })
+        const refusal = (text: string) => Effect.flip(Journal.importNdjson(text))
+        // Cut at every line boundary: each prefix still decodes and its chain verifies.
+        for (let kept = 1; kept <= entries.length; kept++) {
+          const error = yield* refusal(`${entries.slice(0, kept).join("\n")}\n`)
+          expect(error).toMatchObject({ _tag: "JournalCorrupted", sagaId: "cut", seq: kept + 1 })
+          expect((error as Journal.JournalCorrupted).reason).toContain(
+            `the export has no end line after its ${kept} ${kept === 1 ? "entry" : "entries"}: it was cut short`
+          )
+        }
+        const lastLinesLost = yield* refusal([...entries.slice(0, 4), end].join("\n"))
+        expect(lastLinesLost).toMatchObject({ _tag: "JournalCorrupted", seq: 5 })
+        expect((lastLinesLost as Journal.JournalCorrupted).reason).toContain(
+          "the export's end line counts 6 entries, the file holds 4 entries: lines are missing"
+        )
+        const endFirst = yield* refusal([entries[0], end, ...entries.slice(1)].join("\n"))
+        expect(endFirst).toMatchObject({ _tag: "JournalCorrupted", seq: 2 })
+        expect((endFirst as Journal.JournalCorrupted).reason).toContain(
+          "line 2 is the export's end line, yet lines follow it"
+        )
+        const otherDigest = end.replace(
+          /"digest":"[0-9a-f]/,
+          (found) => `${found.slice(0, -1)}${found.endsWith("0") ? "1" : "0"}`
+        )
+        expect(((yield* refusal([...entries, otherDigest].join("\n"))) as Journal.JournalCorrupted).reason).toContain(
+          "the export's end line names another last hash than its last entry's"
+        )
+        const otherSaga = end.replace('"cut"', '"other"')
+        expect(((yield* refusal([...entries, otherSaga].join("\n"))) as Journal.JournalCorrupted).reason).toContain(
+          "the export's end line names another saga"
+        )
+        expect(yield* journal.read("cut")).toEqual([])
+        expect(yield* Journal.importNdjson([...entries, end].join("\n"))).toMatchObject({
+          sagaId: "cut",
+          status: "completed",
+          revision: 6
+        })
       }).pipe(Effect.provide(layer))
     )
 

@@ -489,12 +489,11 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const exported = yield* cli("export", "order-2", "--db", db)
       expect(exported.code).toBe(0)
       const original = yield* onFile(db, readJournal("order-2"))
-      expect(
-        exported.stdout
-          .trimEnd()
-          .split("\n")
-          .map((line) => JSON.parse(line))
-      ).toEqual(original)
+      const lines = exported.stdout.trimEnd().split("\n")
+      expect(lines.slice(0, -1).map((line) => JSON.parse(line))).toEqual(original)
+      expect(JSON.parse(lines.at(-1)!)).toEqual({
+        exportEnd: { sagaId: "order-2", entries: original.length, digest: original.at(-1)!.hash }
+      })
 
       const file = path.join(dir, "order-2.ndjson")
       fs.writeFileSync(file, exported.stdout)
@@ -522,9 +521,13 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       for (const [text, why] of [
         [
           `${one}${other}`,
-          /^effect-saga: journal of saga order-2 is corrupted at seq \d+: line \d+ belongs to another saga\n$/
+          /^effect-saga: journal of saga order-2 is corrupted at seq \d+: line \d+ is the export's end line, yet lines follow it\n$/
         ],
         ["not json\n", /^effect-saga: an imported journal is corrupted at seq 1: line 1 is not a journal entry\n$/],
+        [
+          `${one.split("\n").slice(0, 3).join("\n")}\n`,
+          /^effect-saga: journal of saga order-2 is corrupted at seq 4: the export has no end line after its 3 entries: it was cut short\n$/
+        ],
         ["", /^effect-saga: an imported journal is corrupted at seq 0: the export is empty\n$/]
       ] as const) {
         const file = path.join(dir, "broken.ndjson")
@@ -623,6 +626,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
           exported.stdout
             .trimEnd()
             .split("\n")
+            .slice(0, -1)
             .map((line) => JSON.parse(line))
         )
         const verified = yield* cli("verify", "--all", "--db", url)

@@ -127,25 +127,33 @@ describe("a journal written before the restructure (journal-v0)", () => {
       })
   )
 
-  it.effect("every saga's NDJSON export is its entries, and imports into a fresh memory journal that verifies it", () =>
-    Effect.gen(function* () {
-      const exports = yield* onFixture(Effect.forEach(sagaIdsOfFixture, Journal.exportNdjson))
-      yield* Effect.gen(function* () {
-        for (const [index, sagaId] of sagaIdsOfFixture.entries()) {
-          const { entries, row } = expected.sagas[sagaId]!
-          const text = exports[index]!
-          expect(
-            text
+  it.effect(
+    "every saga's NDJSON export is its entries and an end line, and imports into a fresh memory journal that verifies it",
+    () =>
+      Effect.gen(function* () {
+        const exports = yield* onFixture(Effect.forEach(sagaIdsOfFixture, Journal.exportNdjson))
+        yield* Effect.gen(function* () {
+          for (const [index, sagaId] of sagaIdsOfFixture.entries()) {
+            const { entries, row } = expected.sagas[sagaId]!
+            const text = exports[index]!
+            const lines = text
               .split("\n")
               .filter((line) => line !== "")
               .map((line) => JSON.parse(line))
-          ).toStrictEqual(entries)
-          const imported = yield* Journal.importNdjson(text)
-          expect(imported).toMatchObject({ sagaId, status: row.status, revision: row.revision, digest: row.digest })
-          expect(yield* Journal.verify(sagaId)).toEqual({ _tag: "Intact", entries: entries.length, digest: row.digest })
-        }
-      }).pipe(Effect.provide(Journal.layerMemory), Effect.withConfigProvider(noKeys))
-    })
+            expect(lines.slice(0, -1)).toStrictEqual(entries)
+            expect(lines.at(-1)).toStrictEqual({
+              exportEnd: { sagaId, entries: entries.length, digest: row.digest }
+            })
+            const imported = yield* Journal.importNdjson(text)
+            expect(imported).toMatchObject({ sagaId, status: row.status, revision: row.revision, digest: row.digest })
+            expect(yield* Journal.verify(sagaId)).toEqual({
+              _tag: "Intact",
+              entries: entries.length,
+              digest: row.digest
+            })
+          }
+        }).pipe(Effect.provide(Journal.layerMemory), Effect.withConfigProvider(noKeys))
+      })
   )
 })
 

@@ -23,6 +23,6 @@ export const exportSaga = Command.make("export", { db, saga }, (options) =>
   )
 ).pipe(
   Command.withDescription(
-    "Print a saga's journal as NDJSON, one entry per line in seq order, every field as stored (hashes included)."
+    "Print a saga's journal as NDJSON, one entry per line in seq order, every field as stored (hashes included), then an end line naming the saga, its number of entries and its last hash."
   )
 )

@@ -44,6 +44,6 @@ export const importSaga = Command.make("import", { db, file }, (options) =>
   )
 ).pipe(
   Command.withDescription(
-    "Import one saga's NDJSON export (all or nothing: every line must decode, the hash chain must verify, the saga must be new). Creates the database if the file does not exist."
+    "Import one saga's NDJSON export (all or nothing: every line must decode, the hash chain must verify, the end line must match, the saga must be new). Creates the database if the file does not exist."
   )
 )
