@@ -537,7 +537,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
   )
 
   it.scopedLive(
-    "an authentication layer that names a principal that cannot be one, or dies, is 500 Internal, logged",
+    "an authentication layer that names a principal that cannot be one, or dies, is 500 Internal (a console page: its text), logged",
     () =>
       logged((lines) =>
         Effect.gen(function* () {
@@ -573,12 +573,24 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
           }
           expect((yield* call("alice")).status).toBe(200)
           expect((yield* call("nobody")).status).toBe(401)
+          // A console page whose sign-in cookie meets the same defect says so, not an empty page.
+          const page = yield* Effect.promise(async () => {
+            const response = await fetch(`${baseUrl}/console/sagas/payout-1`, {
+              headers: { cookie: "effect_saga_console=die" }
+            })
+            return { status: response.status, body: await response.text() }
+          })
+          expect(page).toEqual({
+            status: 500,
+            body: "the server could not answer this request: its log says why (nothing in this answer does)"
+          })
           const errors = lines.filter((line) => line.startsWith("ERROR"))
           expect(errors).toEqual([
             "ERROR effect-saga: GET /api/sagas/payout-1 answered 500: Error: the identity provider exploded",
             'ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "ev\\nil": it holds a control character (U+000A) at index 2',
             'ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "  ": it is blank: it names no one',
-            `ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "${"x".repeat(64)}"…: it is 5000 UTF-8 bytes, over the limit of 256`
+            `ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "${"x".repeat(64)}"…: it is 5000 UTF-8 bytes, over the limit of 256`,
+            "ERROR effect-saga: GET /console/sagas/payout-1 answered 500: Error: the identity provider exploded"
           ])
           expect(snapshot(db)).toBe(before)
         })

@@ -2,13 +2,15 @@
  * What every API request goes through before its handler: a body over the limit is 413 (nothing
  * read past it), a body that is not JSON is 400, and a request the API's schemas refuse is 400 with
  * the API's one error body (one line: the field, what it expects, what was sent, cut). A defect is
- * logged with the request's method and path, and an API request's answer is 500 `Internal`.
+ * logged with the request's method and path, and answered 500: `Internal` for an API request, the
+ * same sentence as text for a console page (never an empty page an operator cannot read).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpMethod from "@effect/platform/HttpMethod"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -98,7 +100,9 @@ export const layer = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) =>
         Effect.catchAllDefect((defect) =>
           Effect.zipRight(
             logAnswer(500, defectText(defect)),
-            request.url.startsWith("/api/") ? Effect.fail(internal) : Effect.die(defect)
+            request.url.startsWith("/api/")
+              ? Effect.fail(internal)
+              : Effect.succeed(HttpServerResponse.text(internal.message, { status: 500 }))
           )
         )
       )
