@@ -645,6 +645,31 @@ const matrix = (name: string, backend: () => Backend) =>
     }
 
     if (name === "SqlStore.layerSqlite") {
+      it.effect("an entry whose seq was edited to text or a fraction is blamed at the seq it took", () => {
+        const store = backend()
+        const world = makeWorld()
+        return Effect.gen(function* () {
+          for (const [sagaId, seq, shown] of [
+            ["seq-text", "x", '"x"'],
+            ["seq-fraction", 3.5, "3.5"]
+          ] as const) {
+            yield* Saga.run(sagaId, world.completed)
+            // SQLite sorts text after every number: by position the edited row would read as the sixth.
+            yield* store.tamper(sagaId, (stored) => ({
+              ...stored,
+              entries: stored.entries.map((entry) => (entry.seq === 3 ? { ...entry, seq: seq as never } : entry))
+            }))
+            const tampered = {
+              seq: 3,
+              problem: "undecodable",
+              reason: `the stored entry does not decode: seq ${shown} is not a positive integer`
+            }
+            expect(yield* Journal.verify(sagaId)).toEqual({ _tag: "Broken", ...tampered })
+            expect((yield* Saga.status(sagaId)).tampered).toEqual(tampered)
+          }
+        }).pipe(Effect.provide(store.layer))
+      })
+
       it.effect(
         "an approvals row whose request does not decode is logged and left out of pending, not a failure of the list",
         () => {

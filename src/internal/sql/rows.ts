@@ -62,13 +62,27 @@ interface RecordRow {
   readonly [column: string]: unknown
 }
 
+const isSeq = (seq: unknown): seq is number => typeof seq === "number" && Number.isInteger(seq) && seq > 0
+
+/**
+ * Where a row whose `seq` is not one (text, a fraction) broke the journal: the first seq no row
+ * holds. The store sorts such a row after every number (SQLite sorts text last) or between two, so
+ * its position says nothing; the seq it took the place of is the one missing.
+ */
+const firstMissingSeq = (rows: ReadonlyArray<Record<string, unknown>>): number => {
+  const held = new Set(rows.map((row) => row.seq))
+  let seq = 1
+  while (held.has(seq)) seq++
+  return seq
+}
+
 /** A saga's stored entries, in order, or the first that does not decode as `JournalCorrupted`. */
 export const decodeEntries = (sagaId: string, rows: ReadonlyArray<Record<string, unknown>>) => {
   const decoded: Array<Journal.Entry> = []
-  for (const [index, row] of rows.entries()) {
+  for (const row of rows) {
     const entry = decodeEntry(fromRow(row))
     if (Either.isLeft(entry)) {
-      const seq = typeof row.seq === "number" && Number.isInteger(row.seq) ? row.seq : index + 1
+      const seq = isSeq(row.seq) ? row.seq : firstMissingSeq(rows)
       return Effect.fail(
         new Journal.JournalCorrupted({
           sagaId,
