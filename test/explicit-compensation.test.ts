@@ -323,6 +323,7 @@ describe("Saga.compensateEffect", () => {
           "AWAITING_APPROVAL",
           "SAGA_AWAITING_APPROVAL",
           "APPROVED",
+          "SAGA_RESUMED",
           "COMPENSATING",
           "COMPENSATED",
           "SAGA_COMPLETED"
@@ -760,6 +761,67 @@ describe("compensateEffect from two OS processes on one SQLite file", () => {
       }),
     60_000
   )
+})
+
+describe("an approved explicit undo holds its run's lease while it runs", () => {
+  const stores = [
+    ["in memory", () => Testing.layer],
+    [
+      "on SQLite",
+      () =>
+        Saga.layer.pipe(
+          Layer.provideMerge(SqlStore.layerSqlite({ filename: path.join(dir, `lease-${Date.now()}.db`) }))
+        )
+    ]
+  ] as const
+  for (const [name, layer] of stores) {
+    it.effect(`${name}: another worker's claim of the run is LeaseHeld, and the undo's outcome is journaled`, () =>
+      Effect.gen(function* () {
+        const started = yield* Deferred.make<void>()
+        const finish = yield* Deferred.make<void>()
+        const book = counted(
+          "book",
+          () => Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(finish)),
+          {
+            approveExplicitUndo: true
+          }
+        )
+        yield* Saga.run("trip-held", book.tool("room-30"))
+        const effectId = yield* effectIdOf("trip-held", "book")
+        const runId = `${effectId}/compensate-effect`
+        const waiting = yield* Saga.compensateEffect(effectId)
+        assert(waiting._tag === "AwaitingApproval")
+        yield* Saga.approve(runId, waiting.request.stepId, { by: "alice" })
+
+        const undo = yield* Effect.fork(Saga.compensateEffect(effectId))
+        yield* Deferred.await(started)
+        // The run is being driven again: running, and leased, so no other caller can take it over.
+        // (The undo is let go whatever the checks find: it cannot be interrupted.)
+        const journal = yield* Journal.Journal
+        yield* Effect.gen(function* () {
+          const during = yield* Saga.status(runId)
+          expect(during.status).toBe("running")
+          expect(during.lease).not.toBeNull()
+          const claim = yield* Effect.flip(journal.claim(runId, { owner: "other-worker", ttlMillis: 30_000 }))
+          expect(claim._tag).toBe("LeaseHeld")
+        }).pipe(Effect.ensuring(Deferred.succeed(finish, undefined)))
+
+        expect(yield* Fiber.join(undo)).toMatchObject({ _tag: "Settled", outcome: "completed" })
+        expect(book.calls.undo).toBe(1)
+        expect((yield* entriesOf(runId)).map((entry) => entry.phase)).toEqual([
+          "SAGA_STARTED",
+          "AWAITING_APPROVAL",
+          "SAGA_AWAITING_APPROVAL",
+          "APPROVED",
+          "SAGA_RESUMED",
+          "COMPENSATING",
+          "COMPENSATED",
+          "SAGA_COMPLETED"
+        ])
+        expect(yield* Journal.verify(runId)).toMatchObject({ _tag: "Intact" })
+      }).pipe(Effect.provide(layer()))
+    )
+  }
 })
 
 /** A tool whose forward calls and undos are counted; `undo: undefined` declares none. */

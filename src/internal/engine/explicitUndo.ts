@@ -119,7 +119,10 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
         outcome,
         detail
       })
+    // The marker travels with the call's first write, as a saga's resume does: a run awaiting its
+    // approval is `running` again before its undo starts, so each append keeps the run's lease.
     if (!run.view.exists) run.prepend([sagaDraft("SAGA_STARTED", { effectId })])
+    else if (run.view.status === "awaiting_approval") run.prepend([sagaDraft("SAGA_RESUMED", null)])
 
     const undo = run.view.steps.get(step.stepId)
     if (undo?.compensation !== undefined) {
