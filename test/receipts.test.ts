@@ -125,7 +125,7 @@ describe("receipts are secret control data", () => {
   )
 
   it.scoped(
-    "a program's failure is the saga's to report: no log line shows its cause (an input, an error's fields)",
+    "a program's or an undo's failure is the saga's to report: no log line shows its cause (an input, an error's fields)",
     () =>
       Effect.gen(function* () {
         const captured = yield* capture
@@ -136,10 +136,23 @@ describe("receipts are secret control data", () => {
           execute: (input) => Effect.succeed(input),
           compensate: () => Effect.void
         })
+        // An undo that fails is the report's to tell, not a failed fiber's to log.
+        const refusing = Compensable.make({
+          name: "refusing",
+          input: Schema.String,
+          success: Schema.String,
+          execute: (input) => Effect.succeed(input),
+          compensate: () => Effect.fail(Outcome.failed("LEAK-UNDO-REASON"))
+        })
         const result = yield* Saga.run(
           "refused-input",
           Effect.zipRight(Effect.fail("LEAK-ERROR-FIELD"), Effect.void)
         ).pipe(
+          Effect.tap(() =>
+            Effect.flatMap(Saga.run("failed-undo", Effect.zipRight(refusing("x"), Effect.fail("stop"))), (failed) =>
+              Effect.sync(() => expect(failed._tag).toBe("CompensationFailed"))
+            )
+          ),
           Effect.zipRight(Saga.run("bad-input", patterned("LEAK-INPUT-PAT"))),
           Effect.withTracer(captured.tracer),
           Effect.provide(Testing.layer),
@@ -148,10 +161,15 @@ describe("receipts are secret control data", () => {
         )
         expect(result._tag).toBe("Compensated")
         // A span's exit is the run's answer (the result, to the caller): its attributes and events are exported.
-        const exported = captured.spans.map((span) => JSON.stringify([span.name, [...span.attributes], span.events]))
+        const exported = captured.spans.map((span) =>
+          JSON.stringify([span.name, [...span.attributes], span.events], (_, value) =>
+            typeof value === "bigint" ? String(value) : value
+          )
+        )
         const logged = [...captured.lines, ...captured.console, ...exported].join("\n")
         expect(logged).not.toContain("LEAK-INPUT-PAT")
         expect(logged).not.toContain("LEAK-ERROR-FIELD")
+        expect(captured.lines.join("\n")).not.toContain("LEAK-UNDO-REASON")
         expect(logged).not.toContain("Fiber terminated with an unhandled error")
       })
   )

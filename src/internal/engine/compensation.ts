@@ -263,13 +263,14 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
     }
     // The undo runs in a fiber of its own, interruptible there: its timeout can stop it even when
     // the command or run that settles it is uninterruptible, and a run interrupted meanwhile (a
-    // shutdown) does not cut it short.
+    // shutdown) does not cut it short. The fiber ends with the undo's exit, never failed: a failed
+    // daemon fiber is logged by Effect ("Fiber terminated with an unhandled error", with its cause).
     const isolated = Effect.flatMap(
-      Effect.forkDaemon(Effect.interruptible(Effect.provide(undo, tool.context))),
+      Effect.forkDaemon(Effect.exit(Effect.interruptible(Effect.provide(undo, tool.context)))),
       Fiber.join
     )
     return writer.append([stepDraft(step, "COMPENSATING", { idempotencyKey })]).pipe(
-      Effect.zipRight(Effect.exit(isolated as Effect.Effect<unknown, unknown>)),
+      Effect.zipRight(Effect.exit(Effect.flatten(isolated) as Effect.Effect<unknown, unknown>)),
       Effect.flatMap((exit) => {
         const [phase, detail] = phaseOfExit(exit)
         return settle(writer, step, phase, detail)
