@@ -183,6 +183,10 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
         return yield* Effect.provide(started, context).pipe(withPrincipal(principal), Effect.locally(readFirst, true))
       })
 
+    /** One saga resumed by recovery, in its span: the run (or the explicit undo) is its child. */
+    const recoverSpan = (sagaId: string) =>
+      Effect.withSpan("effect-saga.recover", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
+
     const recoverOne = (record: SagaRecord): Effect.Effect<Recovered> =>
       resume(record.sagaId).pipe(
         Effect.map(
@@ -192,7 +196,7 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
               : { _tag: "Resumed", sagaId: record.sagaId, result }
         ),
         Effect.catchAll((error) => Effect.succeed<Recovered>({ _tag: "Failed", sagaId: record.sagaId, error })),
-        Effect.withSpan("effect-saga.recover", { attributes: { "saga.id": record.sagaId }, captureStackTrace: false })
+        recoverSpan(record.sagaId)
       )
 
     // A pass claims batch after batch until nothing new is left behind. A saga it could not resume
@@ -221,7 +225,7 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
       })
     )
 
-    return Recovery.of({ recoverAll, resume })
+    return Recovery.of({ recoverAll, resume: (sagaId) => recoverSpan(sagaId)(resume(sagaId)) })
   })
 
 /**

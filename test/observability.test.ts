@@ -86,6 +86,38 @@ describe("observability", () => {
   )
 })
 
+describe("recovery's spans", () => {
+  it.effect("recoverAll and resume each put one effect-saga.recover span, with saga.id, around the saga's run", () =>
+    Effect.gen(function* () {
+      const { spans, tracer } = yield* recording
+      const journal = yield* Journal.Journal
+      const started = '{"definition":"reserving","input":"A-9"}'
+      for (const sagaId of ["passed-over", "asked-for"]) {
+        yield* journal.append(sagaId, Journal.empty, [
+          { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: started },
+          { stepId: null, toolName: null, phase: "SAGA_SUSPENDED", input: null, payload: null }
+        ])
+      }
+      const recovery = yield* Recovery.make({ definitions: [reserving] })
+      expect((yield* recovery.resume("asked-for").pipe(Effect.withTracer(tracer)))._tag).toBe("Completed")
+      const pass = yield* recovery.recoverAll.pipe(Effect.withTracer(tracer))
+      expect(pass.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual([["passed-over", "Resumed"]])
+      const recovers = spans.filter((span) => span.name === "effect-saga.recover")
+      expect(recovers.map(attributes)).toEqual([{ "saga.id": "asked-for" }, { "saga.id": "passed-over" }])
+      for (const recover of recovers) {
+        const runs = spans.filter(
+          (span) =>
+            span.name === "effect-saga.run" &&
+            Option.getOrUndefined(Option.map(span.parent, (parent) => parent.spanId)) === recover.spanId
+        )
+        expect(runs.map(attributes)).toEqual([
+          expect.objectContaining({ "saga.id": recover.attributes.get("saga.id") })
+        ])
+      }
+    }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
 describe("metrics a dashboard reads besides the sagas' own", () => {
   it.effect("a recovery pass counts itself and the sagas it claimed", () =>
     Effect.gen(function* () {
