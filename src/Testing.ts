@@ -21,7 +21,7 @@ import * as Approval from "./Approval.js"
 import type { FaultSite } from "./internal/engine/faults.js"
 import { Faults } from "./internal/engine/faults.js"
 import { explore, Finding, NoCrashPoint } from "./internal/testing/explore.js"
-import { optionsProblem } from "./internal/testing/options.js"
+import { optionsProblem, show } from "./internal/testing/options.js"
 import * as Journal from "./Journal.js"
 import type { KeyError } from "./Keys.js"
 import * as Outcome from "./Outcome.js"
@@ -369,18 +369,23 @@ export const exploreCrashes = <I, A, E, R, W, EW, S = never, ES = never>(
   input: I,
   options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>
 ): Effect.Effect<CrashSummary, ExploreError<EW>> =>
-  Effect.mapError(Effect.zipRight(validate(options), explore(definition, input, options)), (error) =>
-    error instanceof Finding
-      ? new CrashFound({
-          point: error.point,
-          approval: error.approval,
-          input: undefined,
-          problems: error.problems,
-          timeline: error.timeline
-        })
-      : error instanceof NoCrashPoint
-        ? new InvalidExploreOptions({ reason: error.reason })
-        : error
+  Effect.mapError(
+    Effect.zipRight(
+      validate(options),
+      Effect.suspend(() => explore(definition, input, options))
+    ),
+    (error) =>
+      error instanceof Finding
+        ? new CrashFound({
+            point: error.point,
+            approval: error.approval,
+            input: undefined,
+            problems: error.problems,
+            timeline: error.timeline
+          })
+        : error instanceof NoCrashPoint
+          ? new InvalidExploreOptions({ reason: error.reason })
+          : error
   )
 
 /**
@@ -421,11 +426,13 @@ export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>
       failure = { input, error: error.value }
       return false
     })
+    yield* validate(options)
     const runs = options.runs ?? 10
     if (!(Number.isInteger(runs) && runs >= 1)) {
-      return yield* new InvalidExploreOptions({ reason: `runs must be a whole number of at least 1, not ${runs}` })
+      return yield* new InvalidExploreOptions({
+        reason: `runs must be a whole number of at least 1, not ${show(runs)}`
+      })
     }
-    yield* validate(options)
     yield* Effect.promise(() =>
       FastCheck.check(property, { numRuns: runs, ...(options.seed === undefined ? {} : { seed: options.seed }) })
     )

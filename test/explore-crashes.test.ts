@@ -194,6 +194,23 @@ describe("Testing.exploreCrashes", () => {
     })
   )
 
+  it.effect(
+    "a step whose input changes when the program runs again fails at the recovery, said once",
+    () =>
+      Effect.gen(function* () {
+        // The world is new at each crash point; the program run again by the recovery finds it moved on.
+        const Drifting = SagaDefinition.make("drifting", {
+          input: Schema.Int,
+          program: (amount) => Effect.flatMap(Bank, (bank) => charge(amount + bank.reserved++))
+        })
+        const found = yield* Effect.flip(Testing.exploreCrashes(Drifting, 42, { world: BankLive }))
+        assert(found instanceof Testing.CrashFound)
+        expect(found.problems[0]).toMatch(/^recovery failed: saga explored did not replay as journaled at step charge:/)
+        expect(found.message).not.toContain("recovery failed: recovery failed")
+      }),
+    60_000
+  )
+
   it.effect("a saga that breaks a check without any crash fails as the run without a crash", () =>
     Effect.gen(function* () {
       const found = yield* Effect.flip(
@@ -258,6 +275,21 @@ describe("Testing.exploreCrashes", () => {
         assert(error instanceof Testing.InvalidExploreOptions)
         expect(error.message).toBe(`exploreCrashes cannot explore: ${reason}`)
       }
+      for (const [options, shown] of [
+        [null, "null"],
+        [undefined, "undefined"],
+        ["fast", '"fast"']
+      ] as const) {
+        const error = yield* Effect.flip(Testing.exploreCrashes(orderWith(charge), 42, options as never))
+        assert(error instanceof Testing.InvalidExploreOptions)
+        expect(error.reason).toBe(`the options must be an object, not ${shown}`)
+        const property = yield* Effect.flip(Testing.exploreCrashesProperty(orderWith(charge), options as never))
+        expect(property).toMatchObject({ _tag: "InvalidExploreOptions", reason: error.reason })
+      }
+      const runs = yield* Effect.flip(
+        Testing.exploreCrashesProperty(orderWith(charge), { world: counted, runs: "3" as unknown as number })
+      )
+      expect(runs).toMatchObject({ reason: 'runs must be a whole number of at least 1, not "3"' })
       expect(worlds).toBe(0) // nothing ran
     })
   )

@@ -21,7 +21,8 @@ const endings: ReadonlyArray<Ending> = [
 ]
 
 /** A value as a reason shows it: strings quoted, anything else as JavaScript would print it. */
-const show = (value: unknown): string => (typeof value === "string" ? JSON.stringify(value) : String(value))
+/** A value as a message names it: text quoted, anything else as `String` prints it. */
+export const show = (value: unknown): string => (typeof value === "string" ? JSON.stringify(value) : String(value))
 
 const oneOf = (known: ReadonlyArray<string>) => known.map((value) => JSON.stringify(value)).join(", ")
 
@@ -51,6 +52,8 @@ const invariantsProblem = (invariants: unknown): string | undefined => {
 
 /** Why the explorer cannot explore with `options`, if it cannot; `undefined` when every option is one it knows. */
 export const optionsProblem = (options: ExploreOptions<any, any, any, any>): string | undefined => {
+  // From JavaScript anything may come in their place.
+  if (typeof options !== "object" || options === null) return `the options must be an object, not ${show(options)}`
   const { allow, approvals, crashes, invariants, maxPoints, resolve, sagaId, seed, services, store, world } = options
   if (!Layer.isLayer(world)) return `world must be a Layer, not ${show(world)}`
   if (services !== undefined && !Layer.isLayer(services)) return `services must be a Layer, not ${show(services)}`
