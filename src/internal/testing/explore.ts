@@ -121,8 +121,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
           const recovery = yield* Recovery.make({ definitions: [definition] })
           const report = yield* recovery.recoverAll
           for (const saga of report.sagas) {
-            if (saga._tag === "Failed")
-              return yield* Effect.fail(new DriveProblem(describeError(saga.error)))
+            if (saga._tag === "Failed") return yield* Effect.fail(new DriveProblem(describeError(saga.error)))
           }
           return yield* driven
         }) as Effect.Effect<SagaResult<unknown, unknown>, unknown, Saga.Saga | Journal.Journal | W>
