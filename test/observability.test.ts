@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Metric, MetricLabel, Option, Schema, Tracer } from "effect"
-import { Approval, Compensable, Journal, Metrics, Recovery, Saga, SagaDefinition } from "../src/index.js"
+import { Approval, Compensable, Journal, Metrics, Outcome, Recovery, Saga, SagaDefinition } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Testing from "../src/Testing.js"
 
@@ -150,6 +150,41 @@ describe("metrics a dashboard reads besides the sagas' own", () => {
       const [after, undosAfter] = yield* Effect.zip(sagas, undone)
       expect(after.map((state) => state.count)).toEqual(before.map((state) => state.count))
       expect(undosAfter.count - undosBefore.count).toBe(1)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("an operator's resolution of an unknown step is not counted as a step that ran", () =>
+    Effect.gen(function* () {
+      const lost = Compensable.make({
+        name: "lost",
+        input: Schema.String,
+        success: Schema.String,
+        execute: () => Effect.fail(Outcome.unknown("the provider did not answer")),
+        compensate: () => Effect.void
+      })
+      const counted = Effect.all(
+        ["executed", "failed", "unknown"].map((name) =>
+          Effect.map(Metric.value(Metric.taggedWithLabels(Metrics.steps, [tool("lost"), outcome(name)])), (state) => [
+            name,
+            state.count
+          ])
+        )
+      )
+      const before = Object.fromEntries(yield* counted)
+      for (const [sagaId, resolution] of [
+        ["lost-applied", { outcome: "applied", by: "oncall", result: "ref-1" }],
+        ["lost-not-applied", { outcome: "not-applied", by: "oncall" }]
+      ] as const) {
+        expect((yield* Saga.run(sagaId, lost("x")))._tag).toBe("NeedsAttention")
+        const [step] = (yield* Saga.status(sagaId)).steps
+        yield* Saga.resolve(sagaId, step!.stepId, resolution)
+      }
+      const after = Object.fromEntries(yield* counted)
+      expect({
+        executed: after.executed - before.executed,
+        failed: after.failed - before.failed,
+        unknown: after.unknown - before.unknown
+      }).toEqual({ executed: 0, failed: 0, unknown: 2 })
     }).pipe(Effect.provide(Testing.layer))
   )
 

@@ -237,9 +237,11 @@ const observeSaga = (view: JournalView, entry: Recorded): void => {
 }
 
 const observeOutcome = (view: JournalView, entry: Recorded<"EXECUTED" | "FAILED">, tool: string): void => {
+  // An operator's resolution of an unknown outcome is neither a step that ran (it was counted
+  // `unknown` when the saga stopped on it) nor a duration of the step.
+  if (entry.payload.resolvedBy !== undefined) return
   steps.unsafeUpdate(1, byOutcome(tool, entry.phase === "EXECUTED" ? "executed" : "failed"))
-  // An operator's resolution of an unknown outcome is not a duration of the step.
-  const intent = entry.payload.resolvedBy === undefined ? view.steps.get(entry.stepId!)?.intent : undefined
+  const intent = view.steps.get(entry.stepId!)?.intent
   if (intent !== undefined) stepDuration.unsafeUpdate(seconds(intent.at, entry.at), byTool(tool))
 }
 
