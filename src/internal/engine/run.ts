@@ -49,7 +49,7 @@ import type { Expiring } from "./expiry.js"
 import { expiredAt } from "./expiry.js"
 import { Faults } from "./faults.js"
 import * as Receipts from "./receipts.js"
-import type { Registry } from "./registry.js"
+import type { RegisteredTool, Registry } from "./registry.js"
 import type { StepSpec } from "./spec.js"
 import { isWithdrawn } from "./withdrawal.js"
 
@@ -132,6 +132,24 @@ class StepAttributes {
 class Attempts {
   receipt: unknown = undefined
   constructor(public attempt: number) {}
+}
+
+/**
+ * A tool this run called, with the context its undo runs in: the caller's, without the saga and the
+ * caller's span (the registry outlives the run, and an undo has a span of its own). That context is
+ * made when an undo asks for it: most runs never compensate.
+ */
+class CalledTool implements RegisteredTool {
+  private undoContext: Context.Context<never> | undefined
+  constructor(
+    readonly spec: StepSpec,
+    private readonly callContext: Context.Context<never>
+  ) {}
+
+  get context(): Context.Context<never> {
+    this.undoContext ??= Context.omit(CurrentSaga, Tracer.ParentSpan)(this.callContext) as Context.Context<never>
+    return this.undoContext
+  }
 }
 
 /**
@@ -308,10 +326,9 @@ export class SagaRun {
     if (!this.tools.has(spec.name)) {
       const problem = problemOf(spec)
       if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
-      // Not the caller's span: the registry outlives the run, and an undo has a span of its own.
-      const tool = { spec, context: Context.omit(CurrentSaga, Tracer.ParentSpan)(context) as Context.Context<never> }
+      const tool = new CalledTool(spec, context)
       this.tools.set(spec.name, tool)
-      if (!this.registry.has(spec.name)) this.registry.set(spec.name, tool)
+      if (!this.registry.has(spec.name)) this.registry.set(spec.name, { spec, context: tool.context })
     }
     const faults = Context.getOption(context, Faults)
     const attributes = new StepAttributes(this.sagaId, stepId, spec.name)

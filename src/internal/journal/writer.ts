@@ -261,21 +261,24 @@ const loadThenClaim = (
   holder: Holder,
   claims: (loaded: JournalView) => boolean
 ) =>
-  Effect.gen(function* () {
-    const entries = yield* journal.read(sagaId)
-    const loaded = yield* viewOf(entries)
-    if (entries.length === 0 || !claims(loaded)) return new Writer(sagaId, journal, loaded, holder)
-    const claimed = yield* journal.claim(sagaId, holder)
-    const last = entries[entries.length - 1]
-    const unchanged = Option.match(claimed, {
-      onNone: () => last === undefined,
-      onSome: (record) => record.revision === (last?.seq ?? 0) && record.digest === last?.hash
+  Effect.flatMap(journal.read(sagaId), (entries) =>
+    Effect.flatMap(viewOf(entries), (loaded) => {
+      if (entries.length === 0 || !claims(loaded)) return Effect.succeed(new Writer(sagaId, journal, loaded, holder))
+      return Effect.flatMap(journal.claim(sagaId, holder), (claimed) => {
+        const last = entries[entries.length - 1]
+        const unchanged = Option.match(claimed, {
+          onNone: () => last === undefined,
+          onSome: (record) => record.revision === (last?.seq ?? 0) && record.digest === last?.hash
+        })
+        const view = unchanged ? Effect.succeed(loaded) : Effect.flatMap(journal.read(sagaId), viewOf)
+        return Effect.map(view, (view) => {
+          const writer = new Writer(sagaId, journal, view, holder)
+          writer.holdsLease = Option.isSome(claimed)
+          return writer
+        })
+      })
     })
-    const view = unchanged ? loaded : yield* Effect.flatMap(journal.read(sagaId), viewOf)
-    const writer = new Writer(sagaId, journal, view, holder)
-    writer.holdsLease = Option.isSome(claimed)
-    return writer
-  })
+  )
 
 /**
  * A writer for a saga assumed new, on a store that starts new sagas unread (`unreadStart.ts`):
