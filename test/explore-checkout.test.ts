@@ -133,14 +133,6 @@ describe("the checkout survives a crash at every point", () => {
     120_000
   )
 
-  // The property testing.md shows, as written there: a crash-safe saga passes it.
-  it.effect.prop(
-    "as a property of your own (testing.md): survives a crash anywhere",
-    [Checkout.input],
-    ([input]) => Effect.asVoid(Testing.exploreCrashes(Checkout, input, { world: ShopLive, invariants: [settled] })),
-    { fastCheck: { numRuns: 2 }, timeout: 120_000 }
-  )
-
   it.effect(
     "on an SQLite file per crash point",
     () =>

@@ -321,6 +321,19 @@ describe("Testing.exploreCrashes", () => {
 })
 
 describe("Testing.exploreCrashesProperty", () => {
+  // The property testing.md shows, as written there: a crash-safe saga passes it.
+  const Order = SagaDefinition.make("order", {
+    input: Schema.Int.pipe(Schema.between(1, 10_000)),
+    program: (amount) => Effect.zipRight(reserve(amount), charge(amount))
+  })
+  it.effect.prop(
+    "or a property of your own (testing.md): survives a crash anywhere",
+    [Order.input],
+    ([input]) =>
+      Effect.asVoid(Testing.exploreCrashes(Order, input, { world: BankLive, invariants: [refundedUnlessCompleted] })),
+    { fastCheck: { numRuns: 3 }, timeout: 60_000 }
+  )
+
   it.effect(
     "explores generated inputs; the first that breaks a check is shrunk and named",
     () =>
