@@ -78,6 +78,15 @@ interface Origin {
   readonly input: unknown
 }
 
+/** What a caller asked a run to do: `drive` carries it from the load to the run's end. */
+interface RunRequest<A, E, R> {
+  readonly action: "start" | "resume"
+  readonly program: Effect.Effect<A, E, R>
+  readonly span: Tracer.Span
+  readonly options: RunOptions | undefined
+  readonly origin: Origin | undefined
+}
+
 const defaultOwner = () => `${Os.hostname()}/${process.pid}/${Crypto.randomBytes(3).toString("hex")}`
 
 /** The origin journaled in a saga's `SAGA_STARTED` entry, if it was started from a definition. */
@@ -260,14 +269,12 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         const refusedId = identifier.sagaIdRefusal(sagaId)
         if (refusedId !== undefined) return Effect.fail(refusedId)
         if (fiber.getFiberRef(insideUndo)) return refusedInsideUndo
-        const loaded = () =>
-          Effect.flatMap(loadForRun(journal, sagaId, holder), (writer) =>
-            drive(action, writer, program, span, options, origin)
-          )
+        const request: RunRequest<A, E, R> = { action, program, span, options, origin }
+        const loaded = () => Effect.flatMap(loadForRun(journal, sagaId, holder), (writer) => drive(request, writer))
         const started = () => {
           if (action !== "start" || !startsUnread || fiber.getFiberRef(readFirst)) return loaded()
           const writer = unread(journal, sagaId, holder)
-          return Effect.flatMap(Effect.either(drive(action, writer, program, span, options, origin)), (attempt) => {
+          return Effect.flatMap(Effect.either(drive(request, writer)), (attempt) => {
             if (Either.isRight(attempt)) return Effect.succeed(attempt.right)
             // The saga was there: nothing ran, nothing was written. It starts over, read.
             if (!writer.view.exists && UnreadStart.foundExisting(attempt.left)) return loaded()
@@ -280,37 +287,23 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       })
     ) as Effect.Effect<SagaResult<A, E>, RunError, Exclude<R, CurrentSaga>>
 
-  /** Runs `program` as a run of the saga `writer` loaded (or assumed new), to its end. */
-  const drive = <A, E, R>(
-    action: "start" | "resume",
-    writer: Writer,
-    program: Effect.Effect<A, E, R>,
-    span: Tracer.Span,
-    options: RunOptions | undefined,
-    origin: Origin | undefined
-  ) =>
+  /** Runs the request's program as a run of the saga `writer` loaded (or assumed new), to its end. */
+  const drive = <A, E, R>(request: RunRequest<A, E, R>, writer: Writer) =>
     Effect.suspend(() => {
       const { sagaId, view } = writer
-      if (action === "resume" && !view.exists) return Effect.fail(new SagaNotFound({ sagaId }))
+      if (request.action === "resume" && !view.exists) return Effect.fail(new SagaNotFound({ sagaId }))
       // `run` of a saga that exists resumes it: that takes the permission to resume.
-      if (view.exists && action === "start" && authority !== allowAll) {
+      if (view.exists && request.action === "start" && authority !== allowAll) {
         return Effect.zipRight(
           Effect.tapError(check(authority, "resume", sagaId), () => writer.release()),
-          Effect.suspend(() => driveChecked(action, writer, program, span, options, origin))
+          Effect.suspend(() => driveChecked(request, writer))
         )
       }
-      return driveChecked(action, writer, program, span, options, origin)
+      return driveChecked(request, writer)
     })
 
   /** `drive`, once the caller may run the saga as it is. */
-  const driveChecked = <A, E, R>(
-    action: "start" | "resume",
-    writer: Writer,
-    program: Effect.Effect<A, E, R>,
-    span: Tracer.Span,
-    options: RunOptions | undefined,
-    origin: Origin | undefined
-  ) => {
+  const driveChecked = <A, E, R>({ action, program, span, options, origin }: RunRequest<A, E, R>, writer: Writer) => {
     const { sagaId, view } = writer
     const journaledOrigin = originOf(view)
     if (view.exists && origin !== undefined && JSON.stringify(journaledOrigin) !== JSON.stringify(origin)) {
