@@ -263,6 +263,32 @@ export const renewal = (
 }
 
 /**
+ * How a run registers a request. `fresh`: the run has just journaled the request's
+ * `AWAITING_APPROVAL`, so no record of this saga's can exist yet under its id: whatever the store
+ * holds there is an earlier saga's of the same id, and is replaced.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface RequestOptions {
+  readonly fresh?: boolean | undefined
+}
+
+/**
+ * Whether a store's record `held` is `request`'s own, so that its decision answers it: not when the
+ * run registers it `fresh`, nor when the record was requested at another time (an earlier saga of
+ * the same id). A store's `request` replaces a record that is not.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export const holdsRequest = (
+  held: { readonly requestedAt: unknown },
+  request: ApprovalRequest,
+  options?: RequestOptions
+): boolean => options?.fresh !== true && held.requestedAt === request.requestedAt
+
+/**
  * The approval service. A store beside the journal that cannot be read or written fails with the
  * journal's `JournalError`; a persisted store whose record of a request was edited behind the
  * library's back fails with `ApprovalTampered`.
@@ -280,8 +306,16 @@ export class Approval extends Context.Tag("effect-saga/Approval")<
      * store (absent or `false`) without a key must be decided through `Saga.approve` / `reject`.
      */
     readonly inProcess?: boolean | undefined
-    /** Registers a request (once) and returns its current decision. */
-    readonly request: (request: ApprovalRequest) => Effect.Effect<Decision, ApprovalTampered | JournalError>
+    /**
+     * Registers a request (once) and returns its current decision. A record under the same id that
+     * was requested at another time, or any record when `options.fresh` is set, is an earlier saga's
+     * of the same id (that saga was pruned, its approvals kept): the request replaces it, pending
+     * (or as the store's policy decides), and its decision is never this saga's.
+     */
+    readonly request: (
+      request: ApprovalRequest,
+      options?: RequestOptions
+    ) => Effect.Effect<Decision, ApprovalTampered | JournalError>
     /** Approves a pending request for exactly `inputDigest`. */
     readonly approve: (
       requestId: string,
@@ -339,10 +373,10 @@ export const makeMemory = (decide: (request: ApprovalRequest, at: string) => Dec
 
   return Approval.of({
     inProcess: true,
-    request: (request) =>
+    request: (request, options) =>
       Effect.map(nowIso, (at) => {
         const known = entries.get(request.requestId)
-        if (known !== undefined) return known.decision
+        if (known !== undefined && holdsRequest(known.request, request, options)) return known.decision
         const decision = decide(request, at)
         entries.set(request.requestId, { request, decision })
         return decision

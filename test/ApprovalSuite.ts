@@ -233,6 +233,33 @@ export const suite = (name: string, layer: Layer.Layer<Approval.Approval, unknow
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect("a request made at another time under a decided request's id (an earlier saga's) is pending anew", () =>
+      Effect.gen(function* () {
+        const approval = yield* Approval.Approval
+        const { id, pendingOf } = fresh()
+        yield* approval.request(request(id("a")))
+        yield* Approval.approve(id("a"), { by: "alice", inputDigest: "d-1" })
+        const later = { ...request(id("a")), requestedAt: "2025-03-01T00:00:00.000Z" }
+        expect(yield* approval.request(later)).toEqual({ _tag: "Pending" })
+        expect(yield* pendingOf).toEqual([later])
+        expect(yield* approval.request(later)).toEqual({ _tag: "Pending" })
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("a fresh request replaces a decided record under its id, even one requested at the same time", () =>
+      Effect.gen(function* () {
+        const approval = yield* Approval.Approval
+        const { id, pendingOf } = fresh()
+        yield* approval.request(request(id("a")))
+        yield* Approval.reject(id("a"), { by: "bob", reason: "not this month" })
+        expect(yield* approval.request(request(id("a")), { fresh: true })).toEqual({ _tag: "Pending" })
+        expect(yield* pendingOf).toEqual([request(id("a"))])
+        // Asked again (a later run), not fresh: the record is the request's own now.
+        yield* Approval.approve(id("a"), { by: "alice", inputDigest: "d-1" })
+        expect((yield* approval.request(request(id("a"))))._tag).toBe("Approved")
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect("requests registered at the same instant are pending in the order they were registered", () =>
       Effect.gen(function* () {
         const approval = yield* Approval.Approval

@@ -58,6 +58,15 @@ describe("Approval.journaledRequest", () => {
     expect(Approval.journaledRequest(request, entries).problem).toMatchObject({ seq: 2, problem: "approval" })
   })
 
+  it("a tool or a time of request edited in the copy is marked, with the journal's", () => {
+    const entries = [entry(2, "wire:1", '{"amount":10}', '{"inputDigest":"d-10"}')]
+    for (const edited of [{ toolName: "refundCustomer" }, { requestedAt: "2001-01-01T00:00:00.000Z" }]) {
+      const problem = Approval.journaledRequest({ ...request, ...edited }, entries).problem
+      expect(problem).toMatchObject({ seq: 2, problem: "approval" })
+      expect(problem?.reason).toContain("(tool wire, requested 2026-12-02T09:00:00.000Z): the table was edited")
+    }
+  })
+
   it("no entry backs it: nothing to show, marked with no seq", () => {
     const journaled = Approval.journaledRequest(request, [])
     expect(journaled).toMatchObject({ input: null, inputDigest: null, problem: { seq: null, problem: "approval" } })

@@ -201,9 +201,9 @@ const approvalGate = (
     if (undo?.refused !== undefined) return { _tag: "Refused", reason: undo.refused.payload.reason } satisfies Gate
     let decision: (Expiring & { readonly inputDigest: string }) | undefined = undo?.approved?.payload
     if (decision === undefined) {
-      if (undo?.awaiting === undefined) {
-        yield* run.append([stepDraft(step, "AWAITING_APPROVAL", { inputDigest }, input)])
-      }
+      // A request this run journals is new: what the store holds under its id is an earlier run's.
+      const fresh = undo?.awaiting === undefined
+      if (fresh) yield* run.append([stepDraft(step, "AWAITING_APPROVAL", { inputDigest }, input)])
       const awaiting = run.view.steps.get(step.stepId)!.awaiting!
       const request: ApprovalRequest = {
         requestId: stepKey(run.sagaId, step.stepId),
@@ -214,7 +214,10 @@ const approvalGate = (
         inputDigest,
         requestedAt: awaiting.at
       }
-      const answer = yield* Effect.mapError(ctx.approval.request(request), tamperedAt(run.sagaId, awaiting.seq))
+      const answer = yield* Effect.mapError(
+        ctx.approval.request(request, { fresh }),
+        tamperedAt(run.sagaId, awaiting.seq)
+      )
       const distrusted = distrust(ctx.approval, ctx.journalKeys, request, answer)
       if (distrusted !== undefined) {
         const seq = awaiting.seq

@@ -3,12 +3,13 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { AlreadyDecided, Approval, Decision } from "../../Approval.js"
+import { holdsRequest } from "../../Approval.js"
 import type { Draft } from "../../Journal.js"
 import { ConcurrencyConflict, JournalTampered } from "../../Journal.js"
 import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
-import { copyEdited } from "../journal/approvalCopy.js"
+import { copyDeparture } from "../journal/approvalCopy.js"
 import { requestOf, tamperedAt } from "../journal/decisions.js"
 import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
@@ -109,8 +110,8 @@ export const approve = (
 
 /**
  * The store's record of the step's request, checked against the journal. A request the store does
- * not hold (its row was deleted) is registered again from the `AWAITING_APPROVAL` entry, as the
- * saga's next run would. With `checkCopy` (an approval), a copy that departs from the entry is
+ * not hold (its row was deleted, or the row is an earlier saga's of the same id) is registered again
+ * from the `AWAITING_APPROVAL` entry, as the saga's next run would. With `checkCopy` (an approval), a copy that departs from the entry is
  * refused: the table was edited, and every reader marks it "do not decide".
  */
 type ApprovalFailure = Effect.Effect.Error<ReturnType<Approval["Type"]["request"]>>
@@ -119,21 +120,14 @@ const heldRequest = (writer: Writer, approval: Approval["Type"], step: StepView,
   const asked = step.awaiting!
   const requestId = stepKey(writer.sagaId, step.stepId)
   return Effect.flatMap(approval.get(requestId), (found): Effect.Effect<void, ApprovalFailure | JournalTampered> => {
-    if (Option.isNone(found)) {
-      return Effect.asVoid(approval.request(requestOf(writer.sagaId, step)))
+    const journaled = requestOf(writer.sagaId, step)
+    if (Option.isNone(found) || !holdsRequest(found.value.request, journaled)) {
+      return Effect.asVoid(approval.request(journaled))
     }
-    const { request } = found.value
-    const same = request.input === asked.input && request.inputDigest === asked.payload.inputDigest
-    return same || !checkCopy
+    const reason = copyDeparture(asked.seq, { ...journaled, input: asked.input }, found.value.request)
+    return reason === undefined || !checkCopy
       ? Effect.void
-      : Effect.fail(
-          new JournalTampered({
-            sagaId: writer.sagaId,
-            seq: asked.seq,
-            problem: "approval",
-            reason: copyEdited(asked.seq)
-          })
-        )
+      : Effect.fail(new JournalTampered({ sagaId: writer.sagaId, seq: asked.seq, problem: "approval", reason }))
   })
 }
 

@@ -514,13 +514,15 @@ export class SagaRun {
     return Effect.gen(this, function* () {
       if (journaled?.refused !== undefined) return yield* this.refusedBefore(journaled)
       if (journaled?.approved === undefined) {
-        if (journaled?.awaiting === undefined) {
+        // A request this run journals is new: what the store holds under its id is an earlier saga's.
+        const fresh = journaled?.awaiting === undefined
+        if (fresh) {
           const awaiting = { inputDigest: digest, deferred: mode === "defer" ? true : undefined }
           yield* this.write(stepDraft({ stepId, toolName: spec.name }, "AWAITING_APPROVAL", awaiting, inputJson))
         }
         const step = this.writer.view.steps.get(stepId)!
         const request = requestOf(this.sagaId, step)
-        const decision = yield* Effect.catchAll(this.approval.request(request), (error) =>
+        const decision = yield* Effect.catchAll(this.approval.request(request, { fresh }), (error) =>
           fatal(tamperedAt(this.sagaId, step.awaiting!.seq)(error))
         )
         yield* this.trust(request, decision)

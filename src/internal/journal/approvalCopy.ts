@@ -41,8 +41,8 @@ const askedIn = (entries: ReadonlyArray<Entry>, stepId: string): Entry | undefin
  * `request` (from `Approval.pending`) as its saga's `entries` hold it: the input and digest of the
  * step's last `AWAITING_APPROVAL`, which is what a person deciding should see. `problem` marks a
  * request no entry backs, an entry whose payload does not decode, a request the store marked
- * `tampered` (its status or decision was edited), or a copy whose input or digest is not the
- * journal's (the approvals table was edited). Read the entries through a check of the chain
+ * `tampered` (its status or decision was edited), or a copy whose input, digest, tool or time of
+ * request is not the journal's (the approvals table was edited). Read the entries through a check of the chain
  * (`Saga.status(sagaId).tampered`): a tampered saga's entries are not evidence either.
  *
  * @since 0.3.0
@@ -67,11 +67,35 @@ export const journaledRequest = (request: PendingRequest, entries: ReadonlyArray
       problem: { seq: asked.seq, problem: "approval", reason: request.tampered }
     }
   }
-  const same = asked.input === request.input && inputDigest === request.inputDigest
-  const problem = { seq: asked.seq, problem: "approval" as const, reason: copyEdited(asked.seq) }
-  return { input: asked.input, inputDigest, problem: same ? null : problem }
+  const journaled = { input: asked.input, inputDigest, toolName: asked.toolName, requestedAt: asked.at }
+  const reason = copyDeparture(asked.seq, journaled, request)
+  return {
+    input: asked.input,
+    inputDigest,
+    problem: reason === undefined ? null : { seq: asked.seq, problem: "approval", reason }
+  }
+}
+
+/** What a request's copy is checked on against the entry that asked for it. */
+interface Copied {
+  readonly input: string | null
+  readonly inputDigest: string
+  readonly toolName: string | null
+  readonly requestedAt: string
+}
+
+/**
+ * How the approvals table's `copy` of a request departs from the request the journal holds at
+ * `seq`, `undefined` if it does not: the table was edited.
+ */
+export const copyDeparture = (seq: number, journaled: Copied, copy: Copied): string | undefined => {
+  if (journaled.input !== copy.input || journaled.inputDigest !== copy.inputDigest) return copyEdited(seq)
+  if (journaled.toolName !== copy.toolName || journaled.requestedAt !== copy.requestedAt) {
+    return `the approvals table's copy of the request names another tool or time than the journal holds at seq ${seq} (tool ${journaled.toolName}, requested ${journaled.requestedAt}): the table was edited`
+  }
+  return undefined
 }
 
 /** Why a request's copy in the approvals table is not evidence: it departs from the journal's entry at `seq`. */
-export const copyEdited = (seq: number): string =>
+const copyEdited = (seq: number): string =>
   `the approvals table's copy of the input is not the one the journal holds at seq ${seq} (shown): the table was edited`

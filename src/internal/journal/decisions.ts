@@ -26,8 +26,12 @@ export const requestOf = (sagaId: string, step: StepView): ApprovalRequest => {
   }
 }
 
-/** What a decision's MAC binds: the request (its saga, step, tool, input digest) and every field of the decision. */
-type Subject = Pick<ApprovalRequest, "requestId" | "sagaId" | "stepId" | "toolName" | "inputDigest">
+/**
+ * What a decision's MAC binds: the request (its saga, step, tool, input digest and when it was
+ * requested: a decision of an earlier saga of the same id does not verify) and every field of the
+ * decision.
+ */
+type Subject = Pick<ApprovalRequest, "requestId" | "sagaId" | "stepId" | "toolName" | "inputDigest" | "requestedAt">
 
 /** The decision's fields in a fixed order, whatever order its object has. */
 const fieldsOf = (decision: Decision): ReadonlyArray<unknown> => {
@@ -51,6 +55,7 @@ const textOf = (request: Subject, decision: Decision): string =>
     request.stepId,
     request.toolName,
     request.inputDigest,
+    request.requestedAt,
     fieldsOf(decision)
   ])
 

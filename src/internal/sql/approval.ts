@@ -74,18 +74,34 @@ input_digest AS "inputDigest", requested_at AS "requestedAt", status, decision`
       : Effect.succeed([{ ...request, tampered: reason }])
   }
 
-  const request = (request: Approval.ApprovalRequest) =>
+  /**
+   * Deletes the row under the request's id unless it is this request's: another saga's of the same
+   * id (read as stored: an edited row of an earlier saga is replaced too).
+   */
+  const dropOthers = (request: Approval.ApprovalRequest, options: Approval.RequestOptions | undefined) =>
+    Effect.flatMap(
+      sql<{ readonly requestedAt: unknown }>`SELECT requested_at AS "requestedAt" FROM ${approvals}
+WHERE request_id = ${request.requestId}`,
+      (rows) => {
+        const held = rows[0]
+        if (held === undefined) return Effect.void
+        if (Approval.holdsRequest(held, request, options)) return Effect.void
+        return sql`DELETE FROM ${approvals} WHERE request_id = ${request.requestId}`
+      }
+    )
+
+  const request = (request: Approval.ApprovalRequest, options?: Approval.RequestOptions) =>
     Effect.flatMap(nowIso, (at) =>
       sql.withTransaction(
         Effect.zipRight(
+          dropOthers(request, options),
           sql`INSERT INTO ${approvals} (request_id, position, saga_id, step_id, tool_name, input, input_digest,
   requested_at, status, decision, registered_at)
 VALUES (${request.requestId}, (SELECT COALESCE(MAX(position), 0) + 1 FROM ${approvals}), ${request.sagaId},
   ${request.stepId}, ${request.toolName}, ${request.input}, ${request.inputDigest}, ${request.requestedAt}, 'pending',
   ${encodeDecision(pendingDecision)}, ${at})
-ON CONFLICT (request_id) DO NOTHING`,
-          trusted(request.requestId)
-        )
+ON CONFLICT (request_id) DO NOTHING`
+        ).pipe(Effect.zipRight(trusted(request.requestId)))
       )
     ).pipe(
       Effect.map((stored) => stored?.decision ?? pendingDecision),
