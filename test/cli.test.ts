@@ -503,6 +503,18 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       expect(imported.stdout).toMatch(/^imported saga order-2: compensated, revision \d+, digest [0-9a-f]{64}\n$/)
       expect(yield* onFile(target, readJournal("order-2"))).toEqual(original)
 
+      // From a pipe whose writer is slower than the import: stdin is read to its end.
+      const piped = path.join(dir, "piped.db")
+      const [first, ...rest] = exported.stdout.split(/(?<=\n)/)
+      const fromPipe = yield* run(["import", "-", "--db", piped], {
+        stdin: (stdin) => {
+          stdin.write(first)
+          setTimeout(() => stdin.end(rest.join("")), 1_500)
+        }
+      })
+      expect(fromPipe).toMatchObject({ code: 0, stderr: "" })
+      expect(yield* onFile(piped, readJournal("order-2"))).toEqual(original)
+
       const unchanged = snapshot(target)
       const again = yield* cli("import", file, "--db", target)
       expect(again).toMatchObject({ code: 2, stdout: "" })
@@ -1096,21 +1108,27 @@ interface Ran {
 /** Runs `entry` (default: the bundled CLI) with `args` in a process of its own, in the temp directory. */
 const run = (
   args: ReadonlyArray<string>,
-  options: { readonly entry?: string; readonly env?: Record<string, string> } = {}
+  options: {
+    readonly entry?: string
+    readonly env?: Record<string, string>
+    /** Writes the child's stdin (else it has none). */
+    readonly stdin?: (stdin: NodeJS.WritableStream) => void
+  } = {}
 ) =>
   Effect.async<Ran>((resume) => {
     const { EFFECT_SAGA_DB: _ignored, ...inherited } = process.env
     const child = spawn(process.execPath, [options.entry ?? cliBundle, ...args], {
       cwd: dir,
       env: { ...inherited, EFFECT_SAGA_TEST_WORLD: world, ...options.env },
-      stdio: ["ignore", "pipe", "pipe"]
+      stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"]
     })
+    if (options.stdin !== undefined) options.stdin(child.stdin!)
     let stdout = ""
     let stderr = ""
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
       stdout += chunk
     })
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk
     })
     child.on("error", (error) => resume(Effect.die(error)))

@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import * as fs from "node:fs"
+import { text } from "node:stream/consumers"
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
@@ -15,9 +16,14 @@ import { db, withStore } from "../root.js"
 
 const file = Args.text({ name: "FILE" }).pipe(Args.withDescription("The NDJSON export to import; - reads stdin."))
 
+/**
+ * The file's text, or stdin's to its end. Stdin is read as a stream: a pipe whose writer is slower
+ * than this process (`effect-saga export … | effect-saga import -`) is empty for a while, and a
+ * synchronous read of a non-blocking pipe fails then (`EAGAIN`).
+ */
 const read = (file: string) =>
-  Effect.try({
-    try: () => fs.readFileSync(file === "-" ? 0 : file, "utf8"),
+  Effect.tryPromise({
+    try: () => (file === "-" ? text(process.stdin) : fs.promises.readFile(file, "utf8")),
     catch: (error) =>
       new UsageError({ message: `cannot read ${file}: ${error instanceof Error ? error.message : String(error)}` })
   })
