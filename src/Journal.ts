@@ -337,6 +337,8 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
     /**
      * Deletes finished sagas (completed, compensated, compensation failed) last updated before
      * `before`: an ISO-8601 date, or date and time with its zone (anything else: `JournalError`).
+     * An explicit undo's run goes only with its saga (finished too, whatever its update time), and
+     * a saga whose run is not finished stays. Returns the ids deleted, runs included.
      */
     readonly prune: (before: string) => Effect.Effect<ReadonlyArray<string>, JournalError>
     /** How many sagas are under each open status, counted from an index of open sagas only (never a scan of all). */

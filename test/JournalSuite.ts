@@ -4,10 +4,9 @@
  * Every test uses saga ids of its own and `list` results are narrowed to them, so a backend whose
  * storage outlives one test still passes.
  */
-import { describe, expect, it } from "@effect/vitest"
-import type { Layer } from "effect"
-import { Effect, Option, TestClock } from "effect"
-import { Journal, Saga } from "../src/index.js"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, Schema, TestClock } from "effect"
+import { Approval, Compensable, Journal, Saga } from "../src/index.js"
 import { appendAll, saga, step } from "./fixtures/drafts.js"
 
 export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>) =>
@@ -559,6 +558,143 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
         expect(Option.isSome(yield* journal.get("cut-kept"))).toBe(true)
       }).pipe(Effect.provide(layer))
     )
+
+    describe("prune and the runs of explicit undos (Saga.compensateEffect)", () => {
+      const sagas = Saga.layer.pipe(Layer.provideMerge(Layer.merge(layer, Approval.layerMemory)))
+      const runOf = (effectId: string) => `${effectId}/compensate-effect`
+      /** A booking whose undos are counted: each call books anew, with a result of its own. */
+      const booking = () => {
+        const cancelled: Array<string> = []
+        let booked = 0
+        const tool = Compensable.make({
+          name: "book",
+          input: Schema.String,
+          success: Schema.String,
+          execute: (room) => Effect.sync(() => `booking-${room}-${++booked}`),
+          compensate: (ctx) => Effect.sync(() => cancelled.push(ctx.result))
+        })
+        return { cancelled, tool }
+      }
+      const wire = Compensable.make({
+        name: "wire",
+        input: Schema.String,
+        success: Schema.String,
+        reversibility: "irreversible",
+        execute: (to) => Effect.succeed(`wire-${to}`)
+      })
+      const effectIdOf = (sagaId: string) => Effect.map(Saga.status(sagaId), (status) => status.steps[0]!.effectId)
+
+      it.effect(
+        "a saga pruned takes its explicit undo's run with it, updated later or not: a new saga under its id is undone anew",
+        () =>
+          Effect.gen(function* () {
+            const journal = yield* Journal.Journal
+            const { cancelled, tool } = booking()
+            yield* TestClock.setTime(Date.UTC(2024, 0, 1))
+            expect((yield* Saga.run("reused-trip", tool("101")))._tag).toBe("Completed")
+            const effectId = yield* effectIdOf("reused-trip")
+            yield* TestClock.setTime(Date.UTC(2024, 0, 3))
+            expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ _tag: "Settled", outcome: "completed" })
+
+            // The cutoff falls between the saga's last update and its run's.
+            const pruned = yield* journal.prune("2024-01-02T00:00:00.000Z")
+            expect(pruned.filter((id) => id.startsWith("reused-trip")).sort()).toEqual(["reused-trip", runOf(effectId)])
+            expect(Option.isNone(yield* journal.get(runOf(effectId)))).toBe(true)
+            expect(yield* journal.read(runOf(effectId))).toEqual([])
+
+            // The id reused books again, under the same effect id: nothing has undone this booking yet.
+            expect((yield* Saga.run("reused-trip", tool("101")))._tag).toBe("Completed")
+            expect(yield* effectIdOf("reused-trip")).toBe(effectId)
+            const report = yield* Saga.compensate("reused-trip")
+            expect(report.undone.map(({ detail, outcome }) => ({ outcome, detail }))).toEqual([
+              { outcome: "completed", detail: undefined }
+            ])
+            expect(cancelled).toEqual(["booking-101-1", "booking-101-2"])
+            expect(yield* Saga.compensateEffect(effectId)).toMatchObject({
+              _tag: "Settled",
+              outcome: "completed",
+              detail: "settled by the saga's compensation"
+            })
+            expect(cancelled).toHaveLength(2)
+          }).pipe(Effect.provide(sagas))
+      )
+
+      it.effect(
+        "an explicit undo's run is never pruned while its saga stays, however old: asking again reads its answer and undoes nothing",
+        () =>
+          Effect.gen(function* () {
+            const journal = yield* Journal.Journal
+            const { cancelled, tool } = booking()
+            yield* TestClock.setTime(Date.UTC(2024, 0, 1))
+            const result = yield* Saga.run("open-trip", Effect.zipRight(tool("102"), wire("x")))
+            assert(result._tag === "AwaitingApproval")
+            const effectId = yield* effectIdOf("open-trip")
+            const answer = yield* Saga.compensateEffect(effectId)
+            expect(answer).toMatchObject({ _tag: "Settled", outcome: "completed" })
+
+            yield* TestClock.setTime(Date.UTC(2024, 1, 10))
+            const pruned = yield* journal.prune("2024-02-01T00:00:00.000Z")
+            expect(pruned.filter((id) => id.startsWith("open-trip"))).toEqual([])
+            expect(Option.isSome(yield* journal.get(runOf(effectId)))).toBe(true)
+            expect(yield* Saga.compensateEffect(effectId)).toEqual(answer)
+            expect(cancelled).toEqual(["booking-102-1"])
+
+            // The saga's own compensation takes the answer over; finished, the saga goes with its run.
+            yield* Saga.reject("open-trip", result.request.stepId, { by: "bob", reason: "no" })
+            expect(cancelled).toEqual(["booking-102-1"])
+            expect((yield* Saga.status("open-trip")).status).toBe("compensated")
+            yield* TestClock.setTime(Date.UTC(2024, 1, 20))
+            const after = yield* journal.prune("2024-02-15T00:00:00.000Z")
+            expect(after.filter((id) => id.startsWith("open-trip")).sort()).toEqual(["open-trip", runOf(effectId)])
+          }).pipe(Effect.provide(sagas))
+      )
+
+      it.effect(
+        "a saga with a run still open is not pruned, nor its runs; a run is found by its saga's steps, its saga id holding a / or not",
+        () =>
+          Effect.gen(function* () {
+            const journal = yield* Journal.Journal
+            const done = [saga("SAGA_STARTED"), step("INTENT", "tool:k#1"), step("EXECUTED", "tool:k#1")]
+            const runDone = [saga("SAGA_STARTED"), saga("SAGA_COMPLETED")]
+            yield* TestClock.setTime(Date.UTC(2024, 0, 1))
+            // Held: its run awaits an approval.
+            yield* appendAll(journal, "held-run", [...done, saga("SAGA_COMPLETED")])
+            yield* appendAll(journal, "held-run/tool:k#1/compensate-effect", [
+              saga("SAGA_STARTED"),
+              saga("SAGA_AWAITING_APPROVAL")
+            ])
+            // "slash/a" has the step; "slash" does not, and stays: the run goes with "slash/a".
+            yield* appendAll(journal, "slash/a", [...done, saga("SAGA_COMPLETED")])
+            yield* appendAll(journal, "slash", [saga("SAGA_STARTED"), step("INTENT", "b")])
+            yield* appendAll(journal, "slash/a/tool:k#1/compensate-effect", runDone)
+            // A run whose saga is gone (pruned before runs went with their sagas): the ordinary rule.
+            yield* appendAll(journal, "orphan/tool:k#1/compensate-effect", runDone)
+            // A run whose saga, still running, journaled the step: kept.
+            yield* appendAll(journal, "running-run", done)
+            yield* appendAll(journal, "running-run/tool:k#1/compensate-effect", runDone)
+            yield* TestClock.setTime(Date.UTC(2024, 0, 3))
+            const pruned = yield* journal.prune("2024-01-02T00:00:00.000Z")
+            const ours = ["held-run", "slash", "orphan", "running-run"]
+            const mine = (id: string) => ours.some((prefix) => id.startsWith(prefix))
+            expect(pruned.filter(mine).sort()).toEqual([
+              "orphan/tool:k#1/compensate-effect",
+              "slash/a",
+              "slash/a/tool:k#1/compensate-effect"
+            ])
+            expect(
+              ids(yield* journal.list(), "")
+                .filter(mine)
+                .sort()
+            ).toEqual([
+              "held-run",
+              "held-run/tool:k#1/compensate-effect",
+              "running-run",
+              "running-run/tool:k#1/compensate-effect",
+              "slash"
+            ])
+          }).pipe(Effect.provide(layer))
+      )
+    })
 
     // Lease times come from the store's clock: Effect's on memory and SQLite, the database's on
     // PostgreSQL. So these cases never wait for a lease to lapse: a holder with `ttlMillis: 0`

@@ -9,6 +9,9 @@ import { buildEntries, isoClock, recordOf, refuseUnstorable } from "./entries.js
 import { ConcurrencyConflict, JournalError, LeaseHeld } from "./errors.js"
 import { GENESIS, hashEntry } from "./hash.js"
 import * as HeldBack from "./heldBack.js"
+import { runIdOf, stepKey } from "./ids.js"
+import type { Pruning as PruningOf } from "./pruning.js"
+import * as Pruning from "./pruning.js"
 import { isActive, isFinished, noneOpen, statusAfter } from "./status.js"
 import { appendsAtOnce } from "./synchronous.js"
 
@@ -139,22 +142,43 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
       return Effect.succeed(record)
     })
 
+  /** Whether a saga is finished by its row and by its journal (a record edited to a finished status is not). */
+  const isDone = (stored: Stored): boolean =>
+    isFinished(stored.record.status) && isFinished(statusAfter("running", stored.entries))
+
+  /** What `prune` reads and deletes here, for the cutoff `at`. */
+  const pruningAt = (at: string): PruningOf<never> => ({
+    finishedBefore: Effect.sync(() =>
+      Array.from(sagas)
+        .filter(([, stored]) => isDone(stored) && stored.record.updatedAt < at)
+        .map(([sagaId]) => sagaId)
+    ),
+    runsOf: (sagaIds) =>
+      Effect.sync(() =>
+        sagaIds.flatMap((sagaId) => {
+          const stepIds = new Set<string>()
+          for (const { stepId } of sagas.get(sagaId)?.entries ?? []) if (stepId !== null) stepIds.add(stepId)
+          return Array.from(stepIds, (stepId) => runIdOf(stepKey(sagaId, stepId))).flatMap((runId) => {
+            const run = sagas.get(runId)
+            return run === undefined ? [] : [{ sagaId, runId, finished: isDone(run) }]
+          })
+        })
+      ),
+    journaled: (addresses) =>
+      Effect.sync(() =>
+        addresses.filter(({ sagaId, stepId }) => sagas.get(sagaId)?.entries.some((entry) => entry.stepId === stepId))
+      ),
+    remove: (sagaIds) =>
+      Effect.sync(() => {
+        for (const sagaId of sagaIds) sagas.delete(sagaId)
+      })
+  })
+
   const prune = (before: string) =>
     Either.match(cutoff(before), {
       onLeft: (reason) => Effect.fail(new JournalError({ operation: "prune", reason })),
-      onRight: (at) =>
-        Effect.sync(() => {
-          const pruned: Array<string> = []
-          for (const [sagaId, stored] of sagas) {
-            // The row's status, and the journal's own: a record edited to a finished status is not pruned.
-            const journaled = statusAfter("running", stored.entries)
-            if (isFinished(stored.record.status) && isFinished(journaled) && stored.record.updatedAt < at) {
-              sagas.delete(sagaId)
-              pruned.push(sagaId)
-            }
-          }
-          return pruned
-        })
+      // At once, as every change here is: no append comes between what is read and what is deleted.
+      onRight: (at) => Effect.sync(() => Effect.runSync(Pruning.prune(pruningAt(at))))
     })
 
   const claim = (sagaId: string, holder: Journal.Holder) =>

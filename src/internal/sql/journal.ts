@@ -20,11 +20,14 @@ import { journalKeys } from "../../Keys.js"
 import { cutoff } from "../journal/cutoff.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
 import * as HeldBack from "../journal/heldBack.js"
+import type { StepAddress } from "../journal/ids.js"
+import * as Pruning from "../journal/pruning.js"
 import { finishingPhases, noneOpen } from "../journal/status.js"
 import * as StoredRows from "../journal/storedRows.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
 import { readsTogether } from "../journal/together.js"
 import * as UnreadStart from "../journal/unreadStart.js"
+import { RUN_SUFFIX } from "../util/identifier.js"
 import { groupCommit } from "./groupCommit.js"
 import * as GroupRead from "./groupRead.js"
 import { entriesTable, migrate, openSagas, openStatusSagas, sagasTable } from "./migrations.js"
@@ -39,7 +42,7 @@ import * as SqliteDriver from "./sqliteDriver.js"
 import * as Unflushed from "./unflushed.js"
 
 const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
-/** How many sagas one statement of `prune` deletes. */
+/** How many sagas one statement of `prune` reads or deletes. */
 const PRUNE_SLICE = 500
 
 /** The statuses under which a lease means something, as SQL text. */
@@ -63,6 +66,9 @@ const runs = <A>(rows: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> => {
   }
   return cut
 }
+
+/** A table in a statement, or its alias. */
+type TableRef = Statement.Fragment | Statement.Identifier
 
 /** What an append comes to: its entries, or its own `ConcurrencyConflict`, `LeaseHeld` or `JournalError`. */
 type Outcome = Exit.Exit<ReadonlyArray<Journal.Entry>, Journal.AppendError>
@@ -801,32 +807,72 @@ FROM ${sagas} WHERE ${sql.literal(openStatusSagas)} GROUP BY status`,
       })
     )
 
+  /** The phase of the last saga-level entry of the saga in `row` (a table or its alias). */
+  const endedInJournal = (row: TableRef) => sql`(SELECT last_entry.phase FROM ${entries} AS last_entry
+WHERE last_entry.saga_id = ${row}.saga_id AND last_entry.step_id IS NULL ORDER BY last_entry.seq DESC LIMIT 1)`
+  // The row's status, and the journal's own: a row edited to a finished status is not finished.
+  const isDone = (row: TableRef) =>
+    sql`${row}.status IN ${sql.in(finished)} AND ${endedInJournal(row)} IN ${sql.in(finishingPhases)}`
+  const runRow = sql.literal("run")
+  const runIdOfStep = sql.literal(`owned.saga_id || '/' || owned.step_id || '${RUN_SUFFIX}'`)
+
+  // Every read and delete in slices: a statement holds a bounded number of parameters.
+  const slicesOf = <A>(items: ReadonlyArray<A>, size: number) =>
+    Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size))
+  const inSlices = <A, B>(
+    items: ReadonlyArray<A>,
+    size: number,
+    each: (slice: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, SqlError>
+  ) => Effect.map(Effect.forEach(slicesOf(items, size), each), (slices) => slices.flat())
+  const addressKey = ({ sagaId, stepId }: StepAddress) => JSON.stringify([sagaId, stepId])
+
+  const pruningAt = (at: string): Pruning.Pruning<SqlError> => ({
+    finishedBefore: Effect.map(
+      sql<{ readonly sagaId: string }>`SELECT saga_id AS "sagaId" FROM ${sagas}
+WHERE ${isDone(sagas)} AND updated_at < ${at}`,
+      (rows) => rows.map((row) => row.sagaId)
+    ),
+    runsOf: (sagaIds) =>
+      inSlices(sagaIds, PRUNE_SLICE, (slice) =>
+        Effect.map(
+          sql<{ readonly sagaId: string; readonly runId: string; readonly finished: number | string }>`SELECT
+  owned.saga_id AS "sagaId", ${runRow}.saga_id AS "runId", CASE WHEN ${isDone(runRow)} THEN 1 ELSE 0 END AS "finished"
+FROM (SELECT DISTINCT saga_id, step_id FROM ${entries} WHERE ${sql.in("saga_id", slice)} AND step_id IS NOT NULL) AS owned
+JOIN ${sagas} AS ${runRow} ON ${runRow}.saga_id = ${runIdOfStep}`,
+          (rows) => rows.map(({ finished, runId, sagaId }) => ({ sagaId, runId, finished: Number(finished) === 1 }))
+        )
+      ),
+    journaled: (addresses) =>
+      inSlices(addresses, PRUNE_SLICE / 2, (slice) => {
+        const sagaIds = slice.map((address) => address.sagaId)
+        const stepIds = slice.map((address) => address.stepId)
+        return Effect.map(
+          sql<StepAddress>`SELECT DISTINCT saga_id AS "sagaId", step_id AS "stepId" FROM ${entries}
+WHERE ${sql.in("saga_id", sagaIds)} AND ${sql.in("step_id", stepIds)}`,
+          // Any of the sagas with any of the steps: only the pairs asked answer.
+          (rows) => {
+            const found = new Set(rows.map(addressKey))
+            return slice.filter((address) => found.has(addressKey(address)))
+          }
+        )
+      }),
+    remove: (sagaIds) =>
+      Effect.forEach(
+        slicesOf(sagaIds, PRUNE_SLICE),
+        (slice) =>
+          Effect.zipRight(
+            sql`DELETE FROM ${entries} WHERE ${sql.in("saga_id", slice)}`,
+            sql`DELETE FROM ${sagas} WHERE ${sql.in("saga_id", slice)}`
+          ),
+        { discard: true }
+      )
+  })
+
   const prune = (before: string) => {
     // Times are compared as the text they are stored as: `before` must be in that form too.
     const at = cutoff(before)
     if (Either.isLeft(at)) return Effect.fail(new Journal.JournalError({ operation: "prune", reason: at.left }))
-    // The row's status, and the journal's own: a row edited to a finished status is not pruned.
-    const endedInJournal = sql`(SELECT last_entry.phase FROM ${entries} AS last_entry
-WHERE last_entry.saga_id = ${sagas}.saga_id AND last_entry.step_id IS NULL ORDER BY last_entry.seq DESC LIMIT 1)`
-    const prunable = sql`${sql.in("status", finished)} AND updated_at < ${at.right} AND ${endedInJournal} IN ${sql.in(finishingPhases)}`
-    return Effect.mapError(
-      sql.withTransaction(
-        Effect.gen(function* () {
-          const rows = yield* sql<{
-            readonly sagaId: string
-          }>`SELECT saga_id AS "sagaId" FROM ${sagas} WHERE ${prunable}`
-          const sagaIds = rows.map((row) => row.sagaId)
-          // In slices: a statement holds a bounded number of parameters.
-          for (let start = 0; start < sagaIds.length; start += PRUNE_SLICE) {
-            const slice = sagaIds.slice(start, start + PRUNE_SLICE)
-            yield* sql`DELETE FROM ${entries} WHERE ${sql.in("saga_id", slice)}`
-            yield* sql`DELETE FROM ${sagas} WHERE ${sql.in("saga_id", slice)}`
-          }
-          return sagaIds
-        })
-      ),
-      journalError("prune")
-    )
+    return Effect.mapError(sql.withTransaction(Pruning.prune(pruningAt(at.right))), journalError("prune"))
   }
 
   /**
