@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { Saga } from "../src/index.js"
+import { Effect, Layer } from "effect"
+import { Approval, Journal, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 import { reserveAndWire } from "./fixtures/reserve-wire.js"
@@ -97,6 +97,30 @@ describe("operator commands", () => {
       expect(resumed).toMatchObject({ _tag: "Completed", value: "res-found" })
       expect(calls.reserve).toBe(1)
     }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a result resolved where the tool is not registered is not checked; the resume names the resolution", () =>
+    Effect.gen(function* () {
+      const { calls, unknownProgram } = reserveAndWire()
+      // The worker and the operator's process share the journal; only the worker has run the tool.
+      const worker = yield* Layer.build(Saga.layer)
+      const operator = yield* Layer.build(Saga.layer)
+      const first = yield* Saga.run("unchecked", unknownProgram).pipe(
+        Effect.provide(Testing.faults({ tool: "reserve", fault: "unknown" })),
+        Effect.provide(worker)
+      )
+      assert(first._tag === "NeedsAttention")
+      const stepId = first.unknown[0]!.stepId
+      yield* Saga.resolve("unchecked", stepId, { outcome: "applied", by: "dave", result: 42 }).pipe(
+        Effect.provide(operator)
+      )
+      const error = yield* Effect.flip(Saga.run("unchecked", unknownProgram).pipe(Effect.provide(worker)))
+      expect(error._tag).toBe("JournalCorrupted")
+      expect(error.message).toContain(
+        `result dave resolved ${stepId} with (Saga.resolve, in a process where the tool was not registered to check it) does not decode with the tool's schema`
+      )
+      expect(calls.reserve).toBe(1)
+    }).pipe(Effect.scoped, Effect.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
   )
 
   it.effect("resolving an unknown step as not applied journals FAILED; the resume compensates", () =>

@@ -482,13 +482,19 @@ export class SagaRun {
 
   private replayResult(spec: StepSpec, step: StepView) {
     observeReplayed(spec.name)
-    const decoded = decodeValue(spec.success, step.executed!.payload.result ?? null)
+    const { payload, seq } = step.executed!
+    const decoded = decodeValue(spec.success, payload.result ?? null)
     if (Either.isLeft(decoded)) {
+      // An operator's resolution is checked against the schema only where the tool is registered.
+      const whose =
+        payload.resolvedBy === undefined
+          ? `result of ${step.stepId}`
+          : `result ${payload.resolvedBy} resolved ${step.stepId} with (Saga.resolve, in a process where the tool was not registered to check it)`
       return fatal(
         new JournalCorrupted({
           sagaId: this.sagaId,
-          seq: step.executed!.seq,
-          reason: `result of ${step.stepId} does not decode with the tool's schema: ${decoded.left}`
+          seq,
+          reason: `${whose} does not decode with the tool's schema: ${decoded.left}`
         })
       )
     }
