@@ -87,9 +87,15 @@ export const verifyAgainst = (
     "row",
     revision === chain.entries
       ? `the saga's row names another last hash than its journal's at seq ${revision}: the row was edited`
-      : `the saga's row says it ends at seq ${revision}, but its journal goes on to seq ${chain.entries}: entries were added behind the library's back`
+      : `the saga's row says it ends at seq ${revision}, but its journal goes on to seq ${chain.entries}: ${shorterRow(entries, record)}`
   )
 }
+
+/** Why a row ends before its journal: it names an entry the journal holds (entries added after it), or none (the row was edited). */
+const shorterRow = (entries: ReadonlyArray<Entry>, { digest, revision }: SagaRecord): string =>
+  entries.some((entry) => entry.seq === revision && entry.hash === digest)
+    ? "entries were added behind the library's back, or the row was set back to an earlier entry"
+    : `the row was edited (no entry at seq ${revision} has its hash)`
 
 /**
  * Verifies a saga's entries against its row as stored: a row that does not decode anchors nothing,
