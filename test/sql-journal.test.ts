@@ -241,6 +241,26 @@ describe("SqlJournal on an SQLite file", () => {
       })
   )
 
+  it.effect("options a caller forced past the types are refused by name when the layer is built; no file is made", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("bad-options")
+      const refused = [
+        [{ synchronous: "off" }, 'the SQLite option synchronous must be "full" or "normal", not "off"'],
+        [{ synchronous: "FULL" }, 'the SQLite option synchronous must be "full" or "normal", not "FULL"'],
+        [{ busyTimeout: -1 }, "the SQLite option busyTimeout must be a finite duration of 0 or more, not -1"],
+        [{ busyTimeout: "soon" }, 'the SQLite option busyTimeout must be a finite duration of 0 or more, not "soon"'],
+        [{ flushEveryEntry: "yes" }, 'the SQLite option flushEveryEntry must be true or false, not "yes"'],
+        [{ filename: "" }, "the SQLite option filename must be a non-empty path"]
+      ] as const
+      for (const [options, reason] of refused) {
+        const layer = SqlStore.layerSqlite({ filename, ...options } as unknown as SqlJournal.SqliteOptions)
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(layer)))
+        expect(error).toMatchObject({ _tag: "JournalError", operation: "open", reason })
+      }
+      expect(fs.existsSync(filename)).toBe(false)
+    })
+  )
+
   it.effect("a journal a newer effect-saga migrated is refused when the layer is built: nothing is written", () =>
     Effect.gen(function* () {
       const filename = fileFor("newer-schema")

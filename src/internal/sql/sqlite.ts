@@ -179,6 +179,29 @@ const immediateTransaction =
       )
     )
 
+const shown = (value: unknown): string => (typeof value === "string" ? JSON.stringify(value) : String(value))
+
+/** Why `options` cannot open a file (JavaScript callers, or `as any`), `undefined` when they can. */
+const optionsProblem = (options: SqliteOptions): string | undefined => {
+  if (!Predicate.isRecord(options)) return `the SQLite options must be an object, not ${String(options)}`
+  const { busyTimeout, filename, flushEveryEntry, readonly, synchronous } = options
+  if (typeof filename !== "string" || filename === "") return "the SQLite option filename must be a non-empty path"
+  if (synchronous !== undefined && synchronous !== "full" && synchronous !== "normal") {
+    return `the SQLite option synchronous must be "full" or "normal", not ${shown(synchronous)}`
+  }
+  for (const [name, value] of [["flushEveryEntry", flushEveryEntry], ["readonly", readonly]] as const) {
+    if (value !== undefined && typeof value !== "boolean") {
+      return `the SQLite option ${name} must be true or false, not ${shown(value)}`
+    }
+  }
+  if (busyTimeout === undefined) return undefined
+  const timeout = Duration.decodeUnknown(busyTimeout)
+  const negative = typeof busyTimeout === "number" && busyTimeout < 0
+  return Option.isSome(timeout) && Duration.isFinite(timeout.value) && !negative
+    ? undefined
+    : `the SQLite option busyTimeout must be a finite duration of 0 or more, not ${shown(busyTimeout)}`
+}
+
 /**
  * An `SqliteClient` on `filename`: WAL, the busy timeout, write transactions that begin `IMMEDIATE`
  * (or, `readonly`, a connection that cannot write). A file that cannot be opened fails with a
@@ -189,6 +212,8 @@ export const layerClient = (
 ): Layer.Layer<SqliteClient.SqliteClient | SqlClient.SqlClient, JournalError> =>
   Layer.scopedContext(
     Effect.gen(function* () {
+      const refused = optionsProblem(options)
+      if (refused !== undefined) return yield* new JournalError({ operation: "open", reason: refused })
       const opened = (error: unknown) =>
         new JournalError({ operation: "open", reason: `${options.filename}: ${describeFailure(error)}` })
       // Loaded here, not at import, so that importing the library never loads the native driver.
