@@ -341,6 +341,11 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
      * a saga whose run is not finished stays. Returns the ids deleted, runs included.
      */
     readonly prune: (before: string) => Effect.Effect<ReadonlyArray<string>, JournalError>
+    /**
+     * What `prune(before)` would delete now, by the same rule, deleting nothing (the stores of this
+     * library have it; a journal of your own may leave it out: see `Journal.prunable`).
+     */
+    readonly prunable?: ((before: string) => Effect.Effect<ReadonlyArray<string>, JournalError>) | undefined
     /** How many sagas are under each open status, counted from an index of open sagas only (never a scan of all). */
     readonly countOpen: () => Effect.Effect<OpenCounts, JournalError>
   }
@@ -426,6 +431,24 @@ export const isFinished: (status: SagaStatus) => boolean = status.isFinished
  * @category models
  */
 export const isActive: (status: SagaStatus) => boolean = status.isActive
+
+/**
+ * What `journal.prune(before)` would delete now, deleting nothing: the ids by the store's own rule
+ * (finished by its row and by its journal, last updated before `before`; an explicit undo's run only
+ * with its saga), as `prune` would return them. The CLI's `prune --dry-run`. A journal of your own,
+ * which has no such listing, answers with its rows that say they finished before `before`.
+ *
+ * @since 0.4.0
+ * @category retention
+ */
+export const prunable = (before: string): Effect.Effect<ReadonlyArray<string>, JournalError, Journal> =>
+  Effect.flatMap(Journal, (journal) => {
+    if (journal.prunable !== undefined) return journal.prunable(before)
+    const finished = SagaStatus.literals.filter(status.isFinished)
+    return Effect.map(journal.list({ status: finished, updatedBefore: before }), (rows) =>
+      rows.map((row) => row.sagaId)
+    )
+  })
 
 /**
  * Re-computes the hash chain of a stored saga (and its MACs, when `EFFECT_SAGA_JOURNAL_KEYS` is

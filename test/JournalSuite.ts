@@ -513,6 +513,10 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
         yield* appendAll(journal, "prune-running", [saga("SAGA_STARTED"), step("INTENT", "a")])
         yield* TestClock.setTime(Date.UTC(2024, 0, 3))
         yield* appendAll(journal, "prune-recent", [saga("SAGA_STARTED"), saga("SAGA_COMPENSATED")])
+        // The dry run lists what prune deletes, and deletes nothing.
+        const listed = yield* Journal.prunable("2024-01-02T00:00:00.000Z")
+        expect(listed.filter((id) => id.startsWith("prune-")).sort()).toEqual(["prune-done", "prune-failed"])
+        expect(ids(yield* journal.list(), "prune-")).toHaveLength(6)
         const pruned = yield* journal.prune("2024-01-02T00:00:00.000Z")
         expect(pruned.filter((id) => id.startsWith("prune-")).sort()).toEqual(["prune-done", "prune-failed"])
         const left = ids(yield* journal.list(), "prune-").sort()
@@ -673,9 +677,11 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
             yield* appendAll(journal, "running-run", done)
             yield* appendAll(journal, "running-run/tool:k#1/compensate-effect", runDone)
             yield* TestClock.setTime(Date.UTC(2024, 0, 3))
-            const pruned = yield* journal.prune("2024-01-02T00:00:00.000Z")
             const ours = ["held-run", "slash", "orphan", "running-run"]
             const mine = (id: string) => ours.some((prefix) => id.startsWith(prefix))
+            const listed = (yield* Journal.prunable("2024-01-02T00:00:00.000Z")).filter(mine).sort()
+            const pruned = yield* journal.prune("2024-01-02T00:00:00.000Z")
+            expect(pruned.filter(mine).sort()).toEqual(listed)
             expect(pruned.filter(mine).sort()).toEqual([
               "orphan/tool:k#1/compensate-effect",
               "slash/a",

@@ -653,6 +653,10 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const tomorrow = new Date(Date.now() + 86_400_000).toISOString()
       const none = yield* cli("prune", "--finished-before", "2000-01-01", "--db", db)
       expect(none).toMatchObject({ code: 0, stdout: "pruned 0 saga(s) finished before 2000-01-01T00:00:00.000Z\n" })
+      // A row edited to a finished status is not pruned, and the dry run says so too.
+      const edited = new Database(db)
+      edited.prepare("UPDATE effect_saga_sagas SET status = 'completed' WHERE saga_id = 'order-1'").run()
+      edited.close()
       const dry = yield* cli("prune", "--finished-before", tomorrow, "--dry-run", "--json", "--db", db)
       expect(JSON.parse(dry.stdout)).toEqual(["order-2", "order-4"])
       const pruned = yield* cli("prune", "--finished-before", tomorrow, "--json", "--db", db)

@@ -174,11 +174,11 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
       })
   })
 
-  const prune = (before: string) =>
+  const pruneOrList = (before: string, dryRun: boolean) =>
     Either.match(cutoff(before), {
       onLeft: (reason) => Effect.fail(new JournalError({ operation: "prune", reason })),
       // At once, as every change here is: no append comes between what is read and what is deleted.
-      onRight: (at) => Effect.sync(() => Effect.runSync(Pruning.prune(pruningAt(at))))
+      onRight: (at) => Effect.sync(() => Effect.runSync(Pruning.prune(pruningAt(at), { dryRun })))
     })
 
   const claim = (sagaId: string, holder: Journal.Holder) =>
@@ -234,7 +234,8 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     renew,
     release,
     importSaga,
-    prune,
+    prune: (before: string) => pruneOrList(before, false),
+    prunable: (before: string) => pruneOrList(before, true),
     read: (sagaId: string) =>
       Effect.sync(() => {
         const stored = sagas.get(sagaId)

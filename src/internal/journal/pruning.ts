@@ -33,7 +33,7 @@ export interface Pruning<E> {
  * run goes only when no saga left journaled the step it undoes: alone, only once its saga is gone
  * (pruned before runs went with their sagas) and it is finished before the cutoff itself.
  */
-export const prune = <E>(store: Pruning<E>): Effect.Effect<Array<string>, E> =>
+export const prune = <E>(store: Pruning<E>, options?: { readonly dryRun?: boolean }): Effect.Effect<Array<string>, E> =>
   Effect.gen(function* () {
     const candidates = yield* store.finishedBefore
     const sagas = candidates.filter((id) => effectIdOfRun(id) === undefined)
@@ -52,6 +52,6 @@ export const prune = <E>(store: Pruning<E>): Effect.Effect<Array<string>, E> =>
       (yield* store.journaled(asked)).map((address) => runIdOf(stepKey(address.sagaId, address.stepId)))
     )
     const pruned = [...deleted, ...Array.from(runIds).filter((runId) => !owned.has(runId))]
-    yield* store.remove(pruned)
+    if (options?.dryRun !== true) yield* store.remove(pruned)
     return pruned
   })

@@ -874,6 +874,12 @@ WHERE ${sql.in("saga_id", sagaIds)} AND ${sql.in("step_id", stepIds)}`,
     if (Either.isLeft(at)) return Effect.fail(new Journal.JournalError({ operation: "prune", reason: at.left }))
     return Effect.mapError(sql.withTransaction(Pruning.prune(pruningAt(at.right))), journalError("prune"))
   }
+  // Reads only: no transaction, so that a read-only connection (the CLI's `prune --dry-run`) can list.
+  const prunable = (before: string) =>
+    Either.match(cutoff(before), {
+      onLeft: (reason) => Effect.fail(new Journal.JournalError({ operation: "prune", reason })),
+      onRight: (at) => Effect.mapError(Pruning.prune(pruningAt(at), { dryRun: true }), journalError("prune"))
+    })
 
   /**
    * One statement takes the lease if it is free, lapsed or the holder's own. When it does not, a
@@ -959,6 +965,7 @@ WHERE lease_owner = ${owner}${sagaId === undefined ? sql.literal("") : sql` AND 
     get,
     list,
     prune,
+    prunable,
     countOpen
   })
 })

@@ -189,7 +189,10 @@ const optionsProblem = (options: SqliteOptions): string | undefined => {
   if (synchronous !== undefined && synchronous !== "full" && synchronous !== "normal") {
     return `the SQLite option synchronous must be "full" or "normal", not ${shown(synchronous)}`
   }
-  for (const [name, value] of [["flushEveryEntry", flushEveryEntry], ["readonly", readonly]] as const) {
+  for (const [name, value] of [
+    ["flushEveryEntry", flushEveryEntry],
+    ["readonly", readonly]
+  ] as const) {
     if (value !== undefined && typeof value !== "boolean") {
       return `the SQLite option ${name} must be true or false, not ${shown(value)}`
     }

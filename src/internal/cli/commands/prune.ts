@@ -6,8 +6,7 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
-import { Journal } from "../../../Journal.js"
-import * as Saga from "../../../Saga.js"
+import * as Journal from "../../../Journal.js"
 import { printable } from "../../util/printable.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
@@ -22,13 +21,6 @@ const finishedBefore = Options.text("finished-before").pipe(
 
 const dryRun = Options.boolean("dry-run").pipe(Options.withDescription("Only list what would be deleted."))
 
-/** The sagas `journal.prune(before)` deletes: finished, last updated before `before`. */
-const prunable = (before: string) =>
-  Effect.map(
-    Saga.list({ status: ["completed", "compensated", "compensation_failed"], updatedBefore: before }),
-    (records) => records.map((record) => record.sagaId)
-  )
-
 /**
  * The `prune` command.
  *
@@ -41,8 +33,8 @@ export const prune = Command.make("prune", { db, finishedBefore, dryRun, json },
       options.db,
       Effect.gen(function* () {
         const sagaIds = options.dryRun
-          ? yield* prunable(before)
-          : yield* Effect.flatMap(Journal, (journal) => journal.prune(before))
+          ? yield* Journal.prunable(before)
+          : yield* Effect.flatMap(Journal.Journal, (journal) => journal.prune(before))
         const verb = options.dryRun ? "would prune" : "pruned"
         yield* options.json
           ? printJson(sagaIds)
