@@ -9,6 +9,7 @@ import Database from "better-sqlite3"
 import { ConfigProvider, Context, Effect, Layer, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SqlJournal, SqlStore } from "../src/index.js"
 import { latestMigration, openStatusSagas } from "../src/internal/sql/migrations.js"
+import * as Postgres from "../src/Postgres.js"
 import { appendAll, saga, step } from "./fixtures/drafts.js"
 import { suite } from "./JournalSuite.js"
 
@@ -249,6 +250,15 @@ describe("SqlJournal on an SQLite file", () => {
         [{ synchronous: "FULL" }, 'the SQLite option synchronous must be "full" or "normal", not "FULL"'],
         [{ busyTimeout: -1 }, "the SQLite option busyTimeout must be a finite duration of 0 or more, not -1"],
         [{ busyTimeout: "soon" }, 'the SQLite option busyTimeout must be a finite duration of 0 or more, not "soon"'],
+        [
+          { busyTimeout: "-5 seconds" },
+          'the SQLite option busyTimeout must be a finite duration of 0 or more, not "-5 seconds"'
+        ],
+        [{ busyTimeout: Number.NaN }, "the SQLite option busyTimeout must be a finite duration of 0 or more, not NaN"],
+        [
+          { busyTimeout: "30 days" },
+          'the SQLite option busyTimeout must be at most 2147483647 ms (about 24.8 days, the longest SQLite waits), not "30 days"'
+        ],
         [{ flushEveryEntry: "yes" }, 'the SQLite option flushEveryEntry must be true or false, not "yes"'],
         [{ filename: "" }, "the SQLite option filename must be a non-empty path"]
       ] as const
@@ -258,6 +268,26 @@ describe("SqlJournal on an SQLite file", () => {
         expect(error).toMatchObject({ _tag: "JournalError", operation: "open", reason })
       }
       expect(fs.existsSync(filename)).toBe(false)
+    })
+  )
+
+  it.effect("PostgreSQL options forced past the types are refused by name before any connection", () =>
+    Effect.gen(function* () {
+      const url = "postgres://nobody@127.0.0.1:1/none"
+      const refused = [
+        [{ url, maxConnections: 0 }, "the PostgreSQL option maxConnections must be a whole number of 1 or more, not 0"],
+        [
+          { url, maxConnections: 2.5 },
+          "the PostgreSQL option maxConnections must be a whole number of 1 or more, not 2.5"
+        ],
+        [{ url, flushEveryEntry: 1 }, "the PostgreSQL option flushEveryEntry must be true or false, not 1"],
+        [{ url: "" }, "the PostgreSQL option url must be a non-empty connection string (or a Redacted one)"]
+      ] as const
+      for (const [options, reason] of refused) {
+        const layer = Postgres.layer(options as unknown as Postgres.Options)
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(layer)))
+        expect(error).toMatchObject({ _tag: "JournalError", operation: "open", reason })
+      }
     })
   )
 

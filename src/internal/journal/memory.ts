@@ -146,11 +146,13 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
   const isDone = (stored: Stored): boolean =>
     isFinished(stored.record.status) && isFinished(statusAfter("running", stored.entries))
 
-  /** What `prune` reads and deletes here, for the cutoff `at`. */
-  const pruningAt = (at: string): PruningOf<never> => ({
+  /** What `prune` reads and deletes here, for the cutoff `at` at the time `now` (a saga whose lease is held is not prunable). */
+  const pruningAt = (at: string, now: string): PruningOf<never> => ({
     finishedBefore: Effect.sync(() =>
       Array.from(sagas)
-        .filter(([, stored]) => isDone(stored) && stored.record.updatedAt < at)
+        .filter(
+          ([, stored]) => isDone(stored) && stored.record.updatedAt < at && !blocks(stored.record.lease, undefined, now)
+        )
         .map(([sagaId]) => sagaId)
     ),
     runsOf: (sagaIds) =>
@@ -178,7 +180,10 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     Either.match(cutoff(before), {
       onLeft: (reason) => Effect.fail(new JournalError({ operation: "prune", reason })),
       // At once, as every change here is: no append comes between what is read and what is deleted.
-      onRight: (at) => Effect.sync(() => Effect.runSync(Pruning.prune(pruningAt(at), { dryRun })))
+      onRight: (at) =>
+        Effect.map(Clock.currentTimeMillis, (millis) =>
+          Effect.runSync(Pruning.prune(pruningAt(at, clock(millis)), { dryRun }))
+        )
     })
 
   const claim = (sagaId: string, holder: Journal.Holder) =>

@@ -826,10 +826,16 @@ WHERE last_entry.saga_id = ${row}.saga_id AND last_entry.step_id IS NULL ORDER B
   ) => Effect.map(Effect.forEach(slicesOf(items, size), each), (slices) => slices.flat())
   const addressKey = ({ sagaId, stepId }: StepAddress) => JSON.stringify([sagaId, stepId])
 
-  const pruningAt = (at: string): Pruning.Pruning<SqlError> => ({
+  /**
+   * What prune reads and deletes, for the cutoff `at` at the time `millis`. A saga whose lease is
+   * held (a worker, or an explicit undo of one of its steps, is on it now) is not prunable. To
+   * delete, PostgreSQL locks the rows it read until the deletion commits: a claim that comes in
+   * between waits, then finds no saga (SQLite's write transaction already holds the file).
+   */
+  const pruningAt = (at: string, millis: number, toDelete: boolean): Pruning.Pruning<SqlError> => ({
     finishedBefore: Effect.map(
       sql<{ readonly sagaId: string }>`SELECT saga_id AS "sagaId" FROM ${sagas}
-WHERE ${isDone(sagas)} AND updated_at < ${at}`,
+WHERE ${isDone(sagas)} AND updated_at < ${at} AND ${leaseIsFreeAt(null, millis)}${sql.literal(toDelete && onPg ? " FOR UPDATE" : "")}`,
       (rows) => rows.map((row) => row.sagaId)
     ),
     runsOf: (sagaIds) =>
@@ -872,13 +878,24 @@ WHERE ${sql.in("saga_id", sagaIds)} AND ${sql.in("step_id", stepIds)}`,
     // Times are compared as the text they are stored as: `before` must be in that form too.
     const at = cutoff(before)
     if (Either.isLeft(at)) return Effect.fail(new Journal.JournalError({ operation: "prune", reason: at.left }))
-    return Effect.mapError(sql.withTransaction(Pruning.prune(pruningAt(at.right))), journalError("prune"))
+    return Effect.mapError(
+      sql.withTransaction(
+        Effect.flatMap(Clock.currentTimeMillis, (millis) => Pruning.prune(pruningAt(at.right, millis, true)))
+      ),
+      journalError("prune")
+    )
   }
   // Reads only: no transaction, so that a read-only connection (the CLI's `prune --dry-run`) can list.
   const prunable = (before: string) =>
     Either.match(cutoff(before), {
       onLeft: (reason) => Effect.fail(new Journal.JournalError({ operation: "prune", reason })),
-      onRight: (at) => Effect.mapError(Pruning.prune(pruningAt(at), { dryRun: true }), journalError("prune"))
+      onRight: (at) =>
+        Effect.mapError(
+          Effect.flatMap(Clock.currentTimeMillis, (millis) =>
+            Pruning.prune(pruningAt(at, millis, false), { dryRun: true })
+          ),
+          journalError("prune")
+        )
     })
 
   /**

@@ -5,6 +5,7 @@ import type * as PgClient from "@effect/sql-pg/PgClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import type { Pool, QueryResult } from "pg"
 import { JournalError } from "../../Journal.js"
@@ -76,11 +77,29 @@ const sendNamedOn =
         : done(undefined, result.rows)
     )
 
+/** Why `options` cannot open a pool (JavaScript callers, or `as any`), `undefined` when they can. */
+const optionsProblem = (options: Options): string | undefined => {
+  if (!Predicate.isRecord(options)) return `the PostgreSQL options must be an object, not ${String(options)}`
+  const { flushEveryEntry, maxConnections, url } = options
+  if (!Redacted.isRedacted(url) && (typeof url !== "string" || url === "")) {
+    return "the PostgreSQL option url must be a non-empty connection string (or a Redacted one)"
+  }
+  if (maxConnections !== undefined && !(Number.isSafeInteger(maxConnections) && maxConnections > 0)) {
+    return `the PostgreSQL option maxConnections must be a whole number of 1 or more, not ${String(maxConnections)}`
+  }
+  if (flushEveryEntry !== undefined && typeof flushEveryEntry !== "boolean") {
+    return `the PostgreSQL option flushEveryEntry must be true or false, not ${JSON.stringify(flushEveryEntry)}`
+  }
+  return undefined
+}
+
 /**
  * A `PgClient` on `options.url`, on a pool of our own so that appends can run prepared statements
  * on it; a server that cannot be reached fails with a `JournalError` for `open`.
  */
 export const layerClient = (options: Options): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, JournalError> => {
+  const refused = optionsProblem(options)
+  if (refused !== undefined) return Layer.fail(new JournalError({ operation: "open", reason: refused }))
   const url = Redacted.isRedacted(options.url) ? options.url : Redacted.make(options.url)
   return Layer.scopedContext(
     Effect.gen(function* () {

@@ -179,7 +179,8 @@ const immediateTransaction =
       )
     )
 
-const shown = (value: unknown): string => (typeof value === "string" ? JSON.stringify(value) : String(value))
+const shown = (value: unknown): string =>
+  typeof value === "string" ? JSON.stringify(value) : Array.isArray(value) ? JSON.stringify(value) : String(value)
 
 /** Why `options` cannot open a file (JavaScript callers, or `as any`), `undefined` when they can. */
 const optionsProblem = (options: SqliteOptions): string | undefined => {
@@ -199,10 +200,24 @@ const optionsProblem = (options: SqliteOptions): string | undefined => {
   }
   if (busyTimeout === undefined) return undefined
   const timeout = Duration.decodeUnknown(busyTimeout)
-  const negative = typeof busyTimeout === "number" && busyTimeout < 0
-  return Option.isSome(timeout) && Duration.isFinite(timeout.value) && !negative
-    ? undefined
-    : `the SQLite option busyTimeout must be a finite duration of 0 or more, not ${shown(busyTimeout)}`
+  if (Option.isNone(timeout) || !Duration.isFinite(timeout.value) || negative(busyTimeout)) {
+    return `the SQLite option busyTimeout must be a finite duration of 0 or more, not ${shown(busyTimeout)}`
+  }
+  return Duration.toMillis(timeout.value) > MAX_BUSY_TIMEOUT_MS
+    ? `the SQLite option busyTimeout must be at most ${MAX_BUSY_TIMEOUT_MS} ms (about 24.8 days, the longest SQLite waits), not ${shown(busyTimeout)}`
+    : undefined
+}
+
+/** The longest busy timeout SQLite takes: a longer one reads as 0 (no wait at all). */
+const MAX_BUSY_TIMEOUT_MS = 2 ** 31 - 1
+
+/** Whether a duration's input is below zero (or not a number), which `Duration` would read as zero. */
+const negative = (input: unknown): boolean => {
+  if (typeof input === "number") return !(input >= 0)
+  if (typeof input === "bigint") return input < 0n
+  if (typeof input === "string") return input.trim().startsWith("-")
+  if (Array.isArray(input)) return input.some((part) => !(part >= 0))
+  return false
 }
 
 /**
