@@ -274,7 +274,9 @@ describe("approvals in a saga", () => {
       yield* Approval.approve(requestId, { by: "alice", inputDigest, expiresAt: "2099-01-01T00:00:00" })
       const result = yield* Saga.run("no-zone", program)
       assert(result._tag === "Compensated")
-      expect(refusal(result.cause)?.reason).toBe("the approval expired at 2099-01-01T00:00:00")
+      expect(refusal(result.cause)?.reason).toBe(
+        `the approval's expiry "2099-01-01T00:00:00" names no time a worker can read (ISO-8601 with its zone): taken as expired`
+      )
       expect(log).toEqual(["reserve A-1", "release res-A-1"])
     }).pipe(Effect.provide(Testing.layer))
   )

@@ -45,3 +45,9 @@ export const expiredAt = (approval: Expiring, ttl: Duration.Duration | undefined
     const expiry = expiryOf(approval, ttl)
     return expiry !== undefined && !(expiry.millis > now) ? expiry : undefined
   })
+
+/** Why an approval is refused as expired: when it expired, or that its expiry names no time. */
+export const expiredReason = (expiry: Expiry): string =>
+  Number.isNaN(expiry.millis)
+    ? `the approval's expiry ${JSON.stringify(expiry.text)} names no time a worker can read (ISO-8601 with its zone): taken as expired`
+    : `the approval expired at ${expiry.text}`

@@ -22,7 +22,7 @@ import { claimAndLoad } from "../journal/writer.js"
 import type { ExplicitUndo, Lookup } from "./compensation.js"
 import { outcomeOfPhase, runUndo, unavailability } from "./compensation.js"
 import type { Expiring } from "./expiry.js"
-import { expiredAt } from "./expiry.js"
+import { expiredAt, expiredReason } from "./expiry.js"
 import * as Receipts from "./receipts.js"
 
 /** What an explicit undo of one effect came to. */
@@ -236,7 +236,7 @@ const approvalGate = (
       Effect.as(run.append([stepDraft(step, phase, { reason })]), { _tag: "Refused", reason } satisfies Gate)
     if (decision.inputDigest !== inputDigest) return yield* refuse("REJECTED", "the approval names a different input")
     const expired = yield* expiredAt(decision, approvalTtl)
-    if (expired !== undefined) return yield* refuse("EXPIRED", `the approval expired at ${expired.text}`)
+    if (expired !== undefined) return yield* refuse("EXPIRED", expiredReason(expired))
     return { _tag: "Approved" } satisfies Gate
   })
 

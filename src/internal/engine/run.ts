@@ -46,7 +46,7 @@ import type { StepOptions } from "./context.js"
 import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
 import type { Expiring } from "./expiry.js"
-import { expiredAt } from "./expiry.js"
+import { expiredAt, expiredReason } from "./expiry.js"
 import { Faults } from "./faults.js"
 import * as Receipts from "./receipts.js"
 import type { RegisteredTool, Registry } from "./registry.js"
@@ -569,7 +569,7 @@ export class SagaRun {
   ) {
     if (approval.inputDigest !== digest) return this.refuse(step, "the approval names a different input")
     return Effect.flatMap(expiredAt(approval, spec.approvalTtl ?? this.approvalTtl), (expiry) =>
-      expiry === undefined ? Effect.void : this.expire(step, `the approval expired at ${expiry.text}`)
+      expiry === undefined ? Effect.void : this.expire(step, expiredReason(expiry))
     )
   }
 
