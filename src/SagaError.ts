@@ -22,6 +22,12 @@ export const TypeId: unique symbol = Symbol.for("effect-saga/SagaError")
  */
 export type TypeId = typeof TypeId
 
+/** Whether an error's `stepId` names one of the saga's own entries (`SAGA_STARTED`), not a step: no step id has that form. */
+const isSagaEntry = (stepId: string): boolean => /^SAGA_[A-Z_]+$/.test(stepId)
+
+/** Where an error points: a step, or one of the saga's own entries. */
+const placeOf = (stepId: string): string => (isSagaEntry(stepId) ? `its ${stepId} entry` : `step ${stepId}`)
+
 /**
  * The program did not replay as journaled: a step's tool or input differs from the journal at that
  * step. Nothing more ran and nothing was written.
@@ -37,7 +43,7 @@ export class NonDeterminism extends Schema.TaggedError<NonDeterminism>("effect-s
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `saga ${this.sagaId} did not replay as journaled at step ${this.stepId}: ${this.reason}`
+    return `saga ${this.sagaId} did not replay as journaled at ${placeOf(this.stepId)}: ${this.reason}`
   }
 }
 
@@ -138,7 +144,9 @@ export class CommandRefused extends Schema.TaggedError<CommandRefused>("effect-s
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `refused for step ${named(this.stepId)} of saga ${named(this.sagaId)}: ${this.reason}`
+    return isSagaEntry(this.stepId)
+      ? `refused for saga ${named(this.sagaId)} (its ${this.stepId} entry): ${this.reason}`
+      : `refused for step ${named(this.stepId)} of saga ${named(this.sagaId)}: ${this.reason}`
   }
 }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
-import { Compensable, CompensationReport, Journal, Saga, Timeline } from "../src/index.js"
+import { Compensable, CompensationReport, Journal, Saga, SagaError, Timeline } from "../src/index.js"
 import * as Mermaid from "../src/internal/cli/mermaid.js"
 import * as Testing from "../src/Testing.js"
 
@@ -66,6 +66,19 @@ describe("what a person reads", () => {
         )
       }).pipe(Effect.provide(Testing.layer))
   )
+
+  it("an error at one of the saga's own entries names the entry, not a step of that name", () => {
+    const at = { sagaId: "s1", reason: "r" }
+    expect(new SagaError.NonDeterminism({ ...at, stepId: "SAGA_STARTED" }).message).toBe(
+      "saga s1 did not replay as journaled at its SAGA_STARTED entry: r"
+    )
+    expect(new SagaError.CommandRefused({ ...at, stepId: "SAGA_STARTED" }).message).toBe(
+      "refused for saga s1 (its SAGA_STARTED entry): r"
+    )
+    expect(new SagaError.CommandRefused({ ...at, stepId: "charge:k#1" }).message).toBe(
+      "refused for step charge:k#1 of saga s1: r"
+    )
+  })
 
   it("the compensation report escapes an undo's detail: each step stays on its line", () => {
     const report = CompensationReport.make(
