@@ -12,8 +12,12 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { awaitedRequests } from "./internal/journal/approvalCopy.js"
+import { distrust } from "./internal/journal/decisions.js"
 import { nowIso } from "./internal/util/clock.js"
-import type { JournalError } from "./Journal.js"
+import type { Entry, JournalError } from "./Journal.js"
+import type { KeyError } from "./Keys.js"
+import { journalKeys } from "./Keys.js"
 
 /**
  * What a saga asks a human to approve. `requestId` is `sagaId/stepId`: one request per step.
@@ -474,7 +478,44 @@ export const pending: Effect.Effect<ReadonlyArray<PendingRequest>, JournalError,
   (approval) => approval.pending
 )
 
+/**
+ * The requests a person should see, given the entries of the sagas that await approval: every
+ * request the store lists as pending, and every request a saga's journal waits on that the store
+ * does not list — one the store does not hold (a saga imported from another journal: deciding it
+ * registers it again), or one the store holds a decision for that the journal lacks and a run would
+ * not act on (listed with `tampered` saying why: forged, made through the service alone, or a
+ * `Saga.approve`/`reject` that stopped before journaling it). Oldest first.
+ *
+ * @since 0.4.0
+ * @category accessors
+ */
+export const inbox = (
+  journals: ReadonlyArray<ReadonlyArray<Entry>>
+): Effect.Effect<ReadonlyArray<PendingRequest>, JournalError | KeyError, Approval> =>
+  Effect.gen(function* () {
+    const approval = yield* Approval
+    const listed = yield* approval.pending
+    const keys = Option.getOrUndefined(yield* journalKeys)
+    const seen = new Set(listed.map((request) => request.requestId))
+    const unlisted = journals.flatMap(awaitedRequests).filter((request) => !seen.has(request.requestId))
+    const found = yield* Effect.forEach(unlisted, (request) =>
+      approval.get(request.requestId).pipe(
+        Effect.map((held): PendingRequest | undefined => {
+          if (Option.isNone(held) || !holdsRequest(held.value.request, request)) return request
+          if (held.value.decision._tag === "Pending") return request
+          const reason = distrust(approval, keys, request, held.value.decision)
+          return reason === undefined ? undefined : { ...request, tampered: reason }
+        }),
+        Effect.catchTag("ApprovalTampered", (error) => Effect.succeed({ ...request, tampered: error.message }))
+      )
+    )
+    return [...listed, ...found.filter((request) => request !== undefined)].sort((a, b) =>
+      a.requestedAt < b.requestedAt ? -1 : a.requestedAt > b.requestedAt ? 1 : 0
+    )
+  })
+
 export {
+  awaitedRequests,
   type CopyProblem,
   type JournaledRequest,
   journaledRequest

@@ -925,6 +925,34 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
       })
   )
 
+  it.effect(
+    "approvals lists what the journal waits on: a request whose row was deleted as it is, a decision the journal lacks marked",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("approvals-inbox")
+        edit(db, "DELETE FROM effect_saga_approvals WHERE saga_id = 'payout-1'")
+        edit(
+          db,
+          `UPDATE effect_saga_approvals SET status = 'approved', decided_at = requested_at,
+             decision = json_object('_tag', 'Approved', 'by', 'mallory', 'at', requested_at, 'inputDigest', input_digest)
+           WHERE saga_id = 'order-1'`
+        )
+        const table = yield* cli("approvals", "--db", db)
+        expect(table).toMatchObject({ code: 1, stderr: "" })
+        expect(table.stdout).toMatch(/^payout-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+intact\s/m)
+        expect(table.stdout).toMatch(
+          /^order-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+TAMPERED \(approvals table\)\s/m
+        )
+        expect(table.stdout).toMatch(
+          /^saga order-1: TAMPERED: the approval store says step sendWireTransfer:\S+ was approved by mallory, but the journal holds no such decision .*: do not decide on step sendWireTransfer:\S+$/m
+        )
+        const json = JSON.parse((yield* cli("approvals", "--db", db, "--json")).stdout) as ReadonlyArray<{
+          sagaId: string
+        }>
+        expect(json.map((request) => request.sagaId).sort()).toEqual(["order-1", "order-5", "payout-1"])
+      })
+  )
+
   it.effect("an entry whose phase no longer decodes is one line naming the saga and the seq", () =>
     Effect.gen(function* () {
       const db = fresh("undecodable")

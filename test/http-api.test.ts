@@ -350,6 +350,36 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
   )
 
   it.scopedLive(
+    "GET /api/approvals lists what the journal waits on: a request whose row was deleted, and one the journal already answered marked",
+    () =>
+      Effect.gen(function* () {
+        const { db, baseUrl } = yield* awaitingPayout("approvals-inbox")
+        const api = yield* clientAs(baseUrl, "alice")
+        const [listed] = yield* api.approvals.pending()
+        edit(db, "DELETE FROM effect_saga_approvals")
+        expect(yield* api.approvals.pending()).toEqual([listed])
+
+        const approved = yield* api.approvals.approve({
+          path: { sagaId: "payout-1", stepId: listed!.stepId },
+          payload: { revision: listed!.revision, digest: listed!.digest }
+        })
+        expect(yield* api.approvals.pending()).toEqual([])
+        // The approvals table restored from a copy taken before the decision.
+        edit(
+          db,
+          `UPDATE effect_saga_approvals SET status = 'pending', decided_at = NULL, decision = '{"_tag":"Pending"}'`
+        )
+        const [restored] = yield* api.approvals.pending()
+        expect(restored).toMatchObject({
+          sagaId: "payout-1",
+          revision: approved.revision,
+          tampered: { seq: approved.revision, problem: "approval" }
+        })
+        expect(restored!.tampered!.reason).toContain(`the journal answered it at seq ${approved.revision} (APPROVED)`)
+      })
+  )
+
+  it.scopedLive(
     "a saga whose journal does not verify is 422 for every command, a step past the break included; nothing is written",
     () =>
       Effect.gen(function* () {

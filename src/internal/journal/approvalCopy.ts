@@ -4,9 +4,10 @@
  * journal's, marking a copy that departs from it. The HTTP API and the CLI both read it here.
  */
 import * as Either from "effect/Either"
-import type { PendingRequest } from "../../Approval.js"
+import type { ApprovalRequest, PendingRequest } from "../../Approval.js"
 import type { Entry, TamperProblem } from "../../Journal.js"
 import { decodePayload } from "../../Journal.js"
+import { stepKey } from "./ids.js"
 
 /**
  * Where and how a request's copy departs from the journal (`seq` is `null` when no entry backs it).
@@ -60,6 +61,11 @@ export const journaledRequest = (request: PendingRequest, entries: ReadonlyArray
     return { input: asked.input, inputDigest: null, problem: { seq: asked.seq, problem: "undecodable", reason } }
   }
   const { inputDigest } = payload.right
+  const answered = answeredAfter(entries, asked)
+  if (answered !== undefined) {
+    const reason = `the approvals table lists the request as waiting, but the journal answered it at seq ${answered.seq} (${answered.phase}): the table is behind the journal (edited, restored from an older copy, or a withdrawal never reached it)`
+    return { input: asked.input, inputDigest, problem: { seq: answered.seq, problem: "approval", reason } }
+  }
   if (request.tampered !== undefined) {
     return {
       input: asked.input,
@@ -75,6 +81,42 @@ export const journaledRequest = (request: PendingRequest, entries: ReadonlyArray
     problem: reason === undefined ? null : { seq: asked.seq, problem: "approval", reason }
   }
 }
+
+/** The phases that answer a step's request for approval, or make it moot. */
+const answering = new Set<string>(["APPROVED", "REJECTED", "EXPIRED", "INTENT", "FAILED", "SKIPPED"])
+
+/**
+ * The approval requests a saga's `entries` still wait on, as the journal made them: each step
+ * whose last `AWAITING_APPROVAL` has no decision (nor a run) after it. A step whose payload does
+ * not decode is left out: the saga's reader marks the entry.
+ *
+ * @since 0.4.0
+ * @category reading
+ */
+export const awaitedRequests = (entries: ReadonlyArray<Entry>): Array<ApprovalRequest> => {
+  const open = new Map<string, ApprovalRequest>()
+  for (const entry of entries) {
+    if (entry.stepId === null) continue
+    if (answering.has(entry.phase)) open.delete(entry.stepId)
+    if (entry.phase !== "AWAITING_APPROVAL") continue
+    const payload = decodePayload("AWAITING_APPROVAL", entry.payload)
+    if (Either.isLeft(payload)) continue
+    open.set(entry.stepId, {
+      requestId: stepKey(entry.sagaId, entry.stepId),
+      sagaId: entry.sagaId,
+      stepId: entry.stepId,
+      toolName: entry.toolName ?? "",
+      input: entry.input ?? "null",
+      inputDigest: payload.right.inputDigest,
+      requestedAt: entry.at
+    })
+  }
+  return Array.from(open.values())
+}
+
+/** The entry after `asked` that answered the step's request (or made it moot), if one did. */
+const answeredAfter = (entries: ReadonlyArray<Entry>, asked: Entry): Entry | undefined =>
+  entries.find((entry) => entry.seq > asked.seq && entry.stepId === asked.stepId && answering.has(entry.phase))
 
 /** What a request's copy is checked on against the entry that asked for it. */
 interface Copied {

@@ -1,6 +1,6 @@
 /** Signing an approval decision with the journal key, bound to the request it decides. */
-import type { Approval, ApprovalRequest, Decision } from "../../Approval.js"
-import { ApprovalTampered } from "../../Approval.js"
+import * as Predicate from "effect/Predicate"
+import type { Approval, ApprovalRequest, ApprovalTampered, Decision } from "../../Approval.js"
 import type { KeyRing } from "../../Keys.js"
 import type { Check } from "../util/crypto.js"
 import { DECISION_DOMAIN, sign, verifyMac } from "../util/crypto.js"
@@ -114,6 +114,7 @@ export const distrust = (
 export const tamperedAt =
   (sagaId: string, seq: number) =>
   <E>(error: E | ApprovalTampered): Exclude<E, ApprovalTampered> | JournalTampered =>
-    error instanceof ApprovalTampered
+    // By tag: this module imports no value of `Approval`, which builds its inbox on `distrust`.
+    Predicate.isTagged(error, "ApprovalTampered")
       ? new JournalTampered({ sagaId, seq, problem: "approval", reason: error.message })
       : (error as Exclude<E, ApprovalTampered>)
