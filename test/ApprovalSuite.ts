@@ -5,7 +5,7 @@
  * Every test asks for requests of a saga of its own and narrows `pending` to it, so a backend whose
  * storage outlives one test still passes.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
 import { Effect, Option, TestClock } from "effect"
 import { Approval } from "../src/index.js"
@@ -58,6 +58,19 @@ export const suite = (name: string, layer: Layer.Layer<Approval.Approval, unknow
         expect(yield* approval.request(request(id("a")))).toEqual(approved)
         expect(yield* approval.get(id("a"))).toEqual(Option.some({ request: request(id("a")), decision: approved }))
         expect(yield* pendingOf).toEqual([])
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("an approval keeps the digest the approver gave, not the request's", () =>
+      Effect.gen(function* () {
+        const approval = yield* Approval.Approval
+        const { id } = fresh()
+        yield* approval.request(request(id("a")))
+        yield* Approval.approve(id("a"), { by: "alice", inputDigest: "d-other" })
+        const held = yield* approval.get(id("a"))
+        assert(Option.isSome(held) && held.value.decision._tag === "Approved")
+        expect(held.value.decision.inputDigest).toBe("d-other")
+        expect(yield* approval.request(request(id("a")))).toMatchObject({ _tag: "Approved", inputDigest: "d-other" })
       }).pipe(Effect.provide(layer))
     )
 

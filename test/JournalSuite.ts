@@ -285,6 +285,34 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect(
+      "every phase's input and payload read back exactly, large ones too: a store keeps what it was given",
+      () =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          const large = JSON.stringify({ note: "x".repeat(200_000) })
+          const drafts: ReadonlyArray<Journal.Draft> = [
+            saga("SAGA_STARTED"),
+            { ...step("INTENT", "a"), input: large },
+            { ...step("EXECUTED", "a"), payload: JSON.stringify({ result: large }) },
+            { ...step("INTENT", "b"), input: '{"n":1}' },
+            {
+              ...step("FAILED", "b"),
+              payload: JSON.stringify({ description: "card declined", defect: false, error: { code: 51 } })
+            },
+            { ...step("COMPENSATING", "a"), payload: '{"idempotencyKey":"kept-a/undo"}' },
+            { ...step("COMPENSATION_FAILED", "a"), payload: '{"reason":"the provider said no"}' }
+          ]
+          const written = yield* appendAll(journal, "kept-exactly", drafts)
+          const read = yield* journal.read("kept-exactly")
+          expect(read).toEqual(written)
+          expect(read.map((entry) => [entry.phase, entry.input, entry.payload])).toEqual(
+            drafts.map((draft) => [draft.phase, draft.input, draft.payload])
+          )
+          expect(Journal.verifyEntries(read)).toMatchObject({ _tag: "Intact", entries: drafts.length })
+        }).pipe(Effect.provide(layer))
+    )
+
     it.effect("text from every Unicode plane round-trips exactly and its chain verifies", () =>
       Effect.gen(function* () {
         const journal = yield* Journal.Journal
