@@ -953,6 +953,24 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
       })
   )
 
+  it.effect(
+    "a journal whose record of migrations was emptied is named as such, not as no journal; nothing is written",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("migrations-emptied")
+        edit(db, "DELETE FROM effect_saga_migrations")
+        const before = fs.readFileSync(db)
+        for (const args of [["list"], ["approvals"], ["approve", "order-1", "sendWire", "--as", "alice"]]) {
+          const ran = yield* cli(...args, "--db", db)
+          expect(ran, args.join(" ")).toMatchObject({ code: 2, stdout: "" })
+          expect(ran.stderr, args.join(" ")).toBe(
+            `effect-saga: the journal at ${db} records no migration (its effect_saga_migrations table is empty): the record was edited; restore it from a backup (nothing was written)\n`
+          )
+        }
+        expect(fs.readFileSync(db).equals(before)).toBe(true)
+      })
+  )
+
   it.effect("an entry whose phase no longer decodes is one line naming the saga and the seq", () =>
     Effect.gen(function* () {
       const db = fresh("undecodable")

@@ -100,6 +100,13 @@ const checkFile = (filename: string, access: Access): Effect.Effect<"exists" | "
  */
 const checkJournal = (where: string, access: Access) =>
   Effect.flatMap(SqlJournal.schemaVersion, ({ applied: version, latest: latestMigration }) => {
+    if (version === 0 && access !== "create") {
+      return Effect.fail(
+        new UsageError({
+          message: `the journal at ${where} records no migration (its effect_saga_migrations table is empty): the record was edited; restore it from a backup (nothing was written)`
+        })
+      )
+    }
     if (version === undefined || version === 0) {
       return access === "create"
         ? Effect.void
