@@ -403,7 +403,8 @@ export interface PropertyOptions {
 
 /**
  * `exploreCrashes` over inputs generated from the definition's input schema (`Arbitrary.make`), with
- * fast-check: the first input that breaks a check is shrunk, and its `CrashFound` names it.
+ * fast-check: the first input that breaks a check is shrunk, and its `CrashFound` names it. An input
+ * whose exploration fails otherwise or dies fails it with that error or defect, never passes it.
  *
  * @since 0.2.0
  * @category crash exploration
@@ -414,16 +415,15 @@ export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>
 ): Effect.Effect<ReadonlyArray<CrashSummary>, ExploreError<EW>> =>
   Effect.gen(function* () {
     const summaries: Array<CrashSummary> = []
-    let failure: { readonly input: I; readonly error: ExploreError<EW> } | undefined
+    // The last input whose exploration failed or died, and how: fast-check shrinks towards it.
+    let failure: { readonly input: I; readonly cause: Cause.Cause<ExploreError<EW>> } | undefined
     const property = FastCheck.asyncProperty(Arbitrary.make(definition.input), async (input) => {
       const exit = await Effect.runPromiseExit(exploreCrashes(definition, input, options))
       if (Exit.isSuccess(exit)) {
         summaries.push(exit.value)
         return true
       }
-      const error = Cause.failureOption(exit.cause)
-      if (Option.isNone(error)) throw new Error(`the exploration died: ${Cause.pretty(exit.cause)}`)
-      failure = { input, error: error.value }
+      failure = { input, cause: exit.cause }
       return false
     })
     yield* validate(options)
@@ -433,12 +433,16 @@ export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>
         reason: `runs must be a whole number of at least 1, not ${show(runs)}`
       })
     }
-    yield* Effect.promise(() =>
+    const details = yield* Effect.promise(() =>
       FastCheck.check(property, { numRuns: runs, ...(options.seed === undefined ? {} : { seed: options.seed }) })
     )
-    if (failure === undefined) return summaries
-    const { error, input } = failure
-    return yield* Effect.fail(
-      error instanceof CrashFound ? new CrashFound({ ...error, input: JSON.stringify(input) }) : error
-    )
+    if (failure === undefined) {
+      // A property that failed without an exploration failing: fast-check itself could not run it.
+      return details.failed ? yield* Effect.die(details.errorInstance ?? new Error(String(details.error))) : summaries
+    }
+    const { cause, input } = failure
+    const error = Cause.failureOption(cause)
+    // An exploration that died dies here the same way; only a CrashFound is told its input.
+    if (Option.isNone(error) || !(error.value instanceof CrashFound)) return yield* Effect.failCause(cause)
+    return yield* Effect.fail(new CrashFound({ ...error.value, input: JSON.stringify(input) }))
   })

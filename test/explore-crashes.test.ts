@@ -1,5 +1,5 @@
 import { afterEach, assert, describe, expect, it, vi } from "@effect/vitest"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Schema } from "effect"
 import { Compensable, Outcome, SagaDefinition } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
@@ -381,6 +381,31 @@ describe("Testing.exploreCrashesProperty", () => {
         expect(found.message).toContain("input 1001")
       }),
     120_000
+  )
+
+  it.effect("an exploration that dies fails the property the same way, never passes it", () =>
+    Effect.gen(function* () {
+      const Order = SagaDefinition.make("order", {
+        input: Schema.Int.pipe(Schema.between(1, 10_000)),
+        program: (amount) => charge(amount)
+      })
+      const noDatabase = new Error("no database")
+      const dyingWorld = Layer.effect(Bank, Effect.die(noDatabase))
+      const direct = yield* Effect.exit(Testing.exploreCrashes(Order, 1, { world: dyingWorld }))
+      const property = yield* Effect.exit(
+        Testing.exploreCrashesProperty(Order, { world: dyingWorld, runs: 3, seed: 1 })
+      )
+      assert(Exit.isFailure(direct) && Exit.isFailure(property))
+      expect(Cause.squash(property.cause)).toBe(noDatabase)
+      expect(Cause.squash(direct.cause)).toBe(noDatabase)
+
+      const refusing: Testing.Invariant<Bank> = { name: "checked", holds: () => Effect.die(noDatabase) }
+      const checked = yield* Effect.flip(
+        Testing.exploreCrashesProperty(Order, { world: BankLive, invariants: [refusing], runs: 3, seed: 1 })
+      )
+      assert(checked instanceof Testing.CrashFound)
+      expect(checked.problems[0]).toMatch(/^invariant "checked" could not be checked: /)
+    })
   )
 })
 
