@@ -84,6 +84,33 @@ describe("Testing.exploreCrashes", () => {
   )
 
   it.effect(
+    "a keyed step whose input reads Math.random: its step id stays the same, its input names the first different write",
+    () =>
+      Effect.gen(function* () {
+        let draws = 0
+        vi.spyOn(Math, "random").mockImplementation(() => ++draws / 1000)
+        const keyedWire = Compensable.make({
+          name: "wire",
+          input: Schema.Struct({ amount: Schema.Int, reference: Schema.String }),
+          success: Schema.Null,
+          reversibility: "irreversible",
+          execute: () => Effect.succeed(null)
+        })
+        const Payout = SagaDefinition.make("payout", {
+          input: Schema.Int,
+          program: (amount) =>
+            Effect.zipRight(charge(amount), keyedWire({ amount, reference: `ref-${Math.random()}` }, { key: "payout" }))
+        })
+        const found = yield* Effect.flip(Testing.exploreCrashes(Payout, 42, { world: BankLive }))
+        assert(found instanceof Testing.CrashFound)
+        expect(found.problems[0]).toMatch(
+          /^the run did not repeat the uncrashed run \(is the program deterministic\?\): its journal write 3 was \[seq 4 AWAITING_APPROVAL wire wire:payout#1 input \{"amount":42,"reference":"ref-[\d.]+"\}\] where the uncrashed run wrote \[seq 4 AWAITING_APPROVAL wire wire:payout#1 input \{"amount":42,"reference":"ref-[\d.]+"\}\]$/
+        )
+      }),
+    60_000
+  )
+
+  it.effect(
     "a user's invariant the saga breaks (an undo that refunds nothing): fails at the first point that compensates",
     () =>
       Effect.gen(function* () {
