@@ -359,7 +359,10 @@ const validate = (options: ExploreOptions<any, any, any, any>): Effect.Effect<vo
  * NOTE: the engine never runs an undo twice, so an undo whose outcome the crash hid (started, not
  * settled) is journaled `COMPENSATION_UNKNOWN` and the saga ends `CompensationFailed` for a human
  * to check. That ending is accepted where only such undos are unsettled, and counted in
- * `hiddenUndos`; your invariants are told the ending. Every run uses a fresh `TestClock`.
+ * `hiddenUndos`; your invariants are told the ending. Every run uses a fresh `TestClock`, which the
+ * explorer moves to the earliest pending sleep whenever the saga waits on it (a retry's delay, a
+ * timeout), a day at most; a saga that waits on anything else and writes nothing for 10 seconds of
+ * real time fails the check.
  *
  * @since 0.2.0
  * @category crash exploration

@@ -1,5 +1,5 @@
 import { afterEach, assert, describe, expect, it, vi } from "@effect/vitest"
-import { Cause, Context, Effect, Exit, Layer, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Schedule, Schema } from "effect"
 import { Compensable, Outcome, SagaDefinition } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
@@ -234,6 +234,42 @@ describe("Testing.exploreCrashes", () => {
         assert(found instanceof Testing.CrashFound)
         expect(found.problems[0]).toMatch(/^recovery failed: saga explored did not replay as journaled at step charge:/)
         expect(found.message).not.toContain("recovery failed: recovery failed")
+      }),
+    60_000
+  )
+
+  it.effect(
+    "a tool's retry delays and timeout fire on the explorer's own clock: the exploration ends",
+    () =>
+      Effect.gen(function* () {
+        let attempts = 0
+        // Refused on every other attempt (proved not applied): the retry, 100 ms later, succeeds.
+        const flaky = Compensable.make({
+          name: "flaky",
+          input: Schema.Int,
+          success: Schema.String,
+          retry: Schedule.exponential("100 millis").pipe(Schedule.compose(Schedule.recurs(3))),
+          execute: () => (++attempts % 2 === 1 ? Effect.fail(Outcome.failed("busy, try again")) : Effect.succeed("ok")),
+          compensate: () => Effect.void
+        })
+        // testing.md's slow tool: it answers after a minute, its timeout is 5 seconds.
+        const slow = Compensable.make({
+          name: "slow",
+          input: Schema.Null,
+          success: Schema.String,
+          timeout: "5 seconds",
+          execute: () => Effect.as(Effect.sleep("1 minute"), "late"),
+          compensate: () => Effect.void
+        })
+        const Waiting = SagaDefinition.make("waiting", {
+          input: Schema.Int,
+          program: (n) => Effect.zipRight(flaky(n), slow(null))
+        })
+        const summary = yield* Testing.exploreCrashes(Waiting, 1, { world: BankLive })
+        // The slow call timed out at every point: nobody saw it answer, so it was settled not applied.
+        expect(summary.endings.Completed).toBeUndefined()
+        expect(summary.endings.Compensated).toBeGreaterThan(0)
+        expect(attempts).toBeGreaterThan(summary.points) // the retries ran
       }),
     60_000
   )

@@ -52,9 +52,14 @@ export class CrashSwitch {
   static make = (point: Point | undefined): Effect.Effect<CrashSwitch> =>
     Effect.map(Deferred.make<void>(), (killed) => new CrashSwitch(point, killed))
 
-  private die() {
+  /** Marks the process dead and tells whoever waits for its death. */
+  private readonly kill = Effect.suspend(() => {
     this.crashed = true
-    return Effect.zipRight(Deferred.succeed(this.killed, undefined), Effect.interrupt)
+    return Deferred.succeed(this.killed, undefined)
+  })
+
+  private die() {
+    return Effect.zipRight(this.kill, Effect.interrupt)
   }
 
   /** A write or call that a dead process would never have made. */
@@ -84,7 +89,8 @@ export class CrashSwitch {
         this.seen.push(seen)
         const point = this.point
         if (point?._tag !== "BeforeOutcome" || point.call !== index) return run
-        return Effect.flatMap(Effect.exit(run), () => this.die())
+        // However the call ends: with an answer, a failure, or cut by its tool's timeout.
+        return Effect.zipRight(Effect.exit(Effect.ensuring(run, this.kill)), Effect.interrupt)
       })
     )
   }

@@ -18,6 +18,7 @@ import type { SagaResult } from "../../SagaResult.js"
 import type { ApprovalAnswer, CrashSummary, Ending, ExploreOptions } from "../../Testing.js"
 import * as Timeline from "../../Timeline.js"
 import { countProblems, describeError, describeExit, excused, formatReport, hiddenUndos } from "./checks.js"
+import { advancing } from "./clock.js"
 import type { Point } from "./crash.js"
 import { CrashSwitch, Ledger } from "./crash.js"
 import type { Resolver } from "./drive.js"
@@ -103,9 +104,9 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
         unknown,
         Saga.Saga | W
       >
-      let exit = yield* liveUntilKilled(
-        Effect.exit(live(open, dying, ledger, world, services, driven)).pipe(Effect.flatten),
-        dying
+      const life = Effect.exit(live(open, dying, ledger, world, services, driven)).pipe(Effect.flatten)
+      let exit = yield* Effect.exit(
+        Effect.flatten(advancing(liveUntilKilled(life, dying), () => dying.writes + dying.calls))
       )
       const problems: Array<string> = []
       const diverged = baseline === undefined ? undefined : divergence(baseline, dying)
@@ -125,7 +126,9 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
           }
           return yield* driven
         }) as Effect.Effect<SagaResult<unknown, unknown>, unknown, Saga.Saga | Journal.Journal | W>
-        exit = yield* Effect.exit(live(open, healthy, ledger, world, services, recovering))
+        exit = yield* Effect.exit(
+          advancing(live(open, healthy, ledger, world, services, recovering), () => healthy.writes + healthy.calls)
+        )
       }
       const result = yield* check(point, exit, open, dying.lastSeq, world, ledger, problems)
       return { result, ledger, crash: dying }
