@@ -172,7 +172,7 @@ export type Ending = SagaResult.SagaResult<unknown, unknown>["_tag"]
 export interface Invariant<W> {
   /** Says what must hold, in the failure that names it. */
   readonly name: string
-  /** Whether it holds, once the saga ended as `ending` (a failure counts as not holding, with its reason). */
+  /** Whether it holds, once the saga ended as `ending` (a failure, a defect or a throw counts as not holding, with its reason). */
   readonly holds: (ending: Ending) => Effect.Effect<boolean, unknown, W>
 }
 

@@ -141,6 +141,30 @@ describe("Testing.exploreCrashes", () => {
     60_000
   )
 
+  it.effect("an invariant that throws does not hold, with the reason it threw", () =>
+    Effect.gen(function* () {
+      // A table of checks by ending that forgot Compensated: a TypeError once an order is compensated.
+      const byEnding: Partial<Record<Testing.Ending, () => Effect.Effect<boolean, never, Bank>>> = {
+        Completed: () => Effect.succeed(true)
+      }
+      const throwing: Testing.Invariant<Bank> = { name: "by ending", holds: (ending) => byEnding[ending]!() }
+      const found = yield* Effect.flip(
+        Testing.exploreCrashes(orderWith(charge), 42, {
+          world: BankLive,
+          approvals: ["reject"],
+          crashes: [],
+          invariants: [throwing]
+        })
+      )
+      assert(found instanceof Testing.CrashFound)
+      expect(found.problems).toEqual([
+        expect.stringMatching(
+          /^invariant "by ending" could not be checked: TypeError: byEnding\[ending\] is not a function/
+        )
+      ])
+    })
+  )
+
   it.effect(
     "an undo that would refund twice if called twice: the engine never calls an undo twice, at any point",
     () =>

@@ -178,7 +178,13 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       problems.push(...countProblems(ledger))
       if (ending !== undefined) {
         for (const invariant of options.invariants ?? []) {
-          const holds = yield* Effect.exit(Effect.provide(invariant.holds(ending), world))
+          // A throw counts as a failure: not holding, with its reason.
+          const holds = yield* Effect.exit(
+            Effect.provide(
+              Effect.suspend(() => invariant.holds(ending)),
+              world
+            )
+          )
           if (Exit.isFailure(holds))
             problems.push(`invariant "${invariant.name}" could not be checked: ${describeExit(holds)}`)
           else if (!holds.value)
