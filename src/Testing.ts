@@ -20,8 +20,8 @@ import * as Predicate from "effect/Predicate"
 import * as Approval from "./Approval.js"
 import type { FaultSite } from "./internal/engine/faults.js"
 import { Faults } from "./internal/engine/faults.js"
-import { explore, Finding, NoCrashPoint } from "./internal/testing/explore.js"
-import { optionsProblem, show } from "./internal/testing/options.js"
+import { explore, Finding, NothingToExplore } from "./internal/testing/explore.js"
+import { exploreKeys, optionsProblem, show } from "./internal/testing/options.js"
 import * as Journal from "./Journal.js"
 import type { KeyError } from "./Keys.js"
 import * as Outcome from "./Outcome.js"
@@ -172,7 +172,10 @@ export type Ending = SagaResult.SagaResult<unknown, unknown>["_tag"]
 export interface Invariant<W> {
   /** Says what must hold, in the failure that names it. */
   readonly name: string
-  /** Whether it holds, once the saga ended as `ending` (a failure, a defect or a throw counts as not holding, with its reason). */
+  /**
+   * Whether it holds (`true` or `false`), once the saga ended as `ending` (a failure, a defect or a
+   * throw counts as not holding, with its reason).
+   */
   readonly holds: (ending: Ending) => Effect.Effect<boolean, unknown, W>
 }
 
@@ -198,7 +201,10 @@ export interface ExploreOptions<W, EW, S = never, ES = never> {
   readonly invariants?: ReadonlyArray<Invariant<W>> | undefined
   /** Which crashes to inject (default both; none: only the uncrashed run is checked). */
   readonly crashes?: ReadonlyArray<CrashKind> | undefined
-  /** The answers given to approval requests, each explored at every crash point (default `["approve"]`). */
+  /**
+   * The answers given to approval requests, each explored at every crash point (default `["approve"]`);
+   * refused for a saga that asks for no approval.
+   */
   readonly approvals?: ReadonlyArray<ApprovalAnswer> | undefined
   /**
    * The operator's answer for an unknown step: one for all, or asked per step (reading the world).
@@ -256,8 +262,9 @@ export const ExploreErrorTypeId: unique symbol = Symbol.for("effect-saga/Testing
 export type ExploreErrorTypeId = typeof ExploreErrorTypeId
 
 /**
- * Options `exploreCrashes` cannot explore with: nothing was run; or crashes the saga offers no point
- * of (`["before-outcome"]` on a saga that calls no tool), found by its uncrashed run.
+ * Options `exploreCrashes` cannot explore with (a value it does not know, an option it does not
+ * know): nothing was run; or what the saga offers nothing of, found by its uncrashed run: crashes it
+ * has no point of (`["before-outcome"]` on a saga that calls no tool), `approvals` when it asks for none.
  *
  * @since 0.2.0
  * @category crash exploration
@@ -341,8 +348,11 @@ export type ProvidesProgram<R, W> = [Exclude<R, Saga.CurrentSaga>] extends [W]
   : { readonly world: "the world layer must provide every service the saga's program needs" }
 
 /** Refuses options that cannot be explored with: a value of the wrong kind, or one the explorer does not know. */
-const validate = (options: ExploreOptions<any, any, any, any>): Effect.Effect<void, InvalidExploreOptions> => {
-  const reason = optionsProblem(options)
+const validate = (
+  options: ExploreOptions<any, any, any, any>,
+  known: ReadonlyArray<string> = exploreKeys
+): Effect.Effect<void, InvalidExploreOptions> => {
+  const reason = optionsProblem(options, known)
   return reason === undefined ? Effect.void : Effect.fail(new InvalidExploreOptions({ reason }))
 }
 
@@ -386,7 +396,7 @@ export const exploreCrashes = <I, A, E, R, W, EW, S = never, ES = never>(
             problems: error.problems,
             timeline: error.timeline
           })
-        : error instanceof NoCrashPoint
+        : error instanceof NothingToExplore
           ? new InvalidExploreOptions({ reason: error.reason })
           : error
   )
@@ -417,11 +427,20 @@ export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>
   options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S> & PropertyOptions
 ): Effect.Effect<ReadonlyArray<CrashSummary>, ExploreError<EW>> =>
   Effect.gen(function* () {
+    yield* validate(options, [...exploreKeys, "runs"])
+    const { runs = 10, ...explored } = options
+    if (!(Number.isInteger(runs) && runs >= 1)) {
+      return yield* new InvalidExploreOptions({
+        reason: `runs must be a whole number of at least 1, not ${show(runs)}`
+      })
+    }
     const summaries: Array<CrashSummary> = []
     // The last input whose exploration failed or died, and how: fast-check shrinks towards it.
     let failure: { readonly input: I; readonly cause: Cause.Cause<ExploreError<EW>> } | undefined
     const property = FastCheck.asyncProperty(Arbitrary.make(definition.input), async (input) => {
-      const exit = await Effect.runPromiseExit(exploreCrashes(definition, input, options))
+      const exit = await Effect.runPromiseExit(
+        exploreCrashes(definition, input, explored as ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>)
+      )
       if (Exit.isSuccess(exit)) {
         summaries.push(exit.value)
         return true
@@ -429,13 +448,6 @@ export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>
       failure = { input, cause: exit.cause }
       return false
     })
-    yield* validate(options)
-    const runs = options.runs ?? 10
-    if (!(Number.isInteger(runs) && runs >= 1)) {
-      return yield* new InvalidExploreOptions({
-        reason: `runs must be a whole number of at least 1, not ${show(runs)}`
-      })
-    }
     const details = yield* Effect.promise(() =>
       FastCheck.check(property, { numRuns: runs, ...(options.seed === undefined ? {} : { seed: options.seed }) })
     )

@@ -356,7 +356,15 @@ describe("Testing.exploreCrashes", () => {
         [{ invariants: [{ name: "paid" }] }, "invariants[0] must be { name: string, holds: (ending) => Effect }"],
         [{ sagaId: "" }, 'sagaId "" cannot be a saga id: it is empty'],
         [{ services: {} }, "services must be a Layer, not [object Object]"],
-        [{ world: undefined }, "world must be a Layer, not undefined"]
+        [{ world: undefined }, "world must be a Layer, not undefined"],
+        [
+          { approval: ["reject"] },
+          '"approval" is no option: the options are world, services, sagaId, allow, invariants, crashes, approvals, resolve, maxPoints, seed, store'
+        ],
+        [
+          { runs: 3 },
+          '"runs" is no option: the options are world, services, sagaId, allow, invariants, crashes, approvals, resolve, maxPoints, seed, store'
+        ]
       ] as const) {
         const error = yield* refused(options)
         assert(error instanceof Testing.InvalidExploreOptions)
@@ -377,6 +385,13 @@ describe("Testing.exploreCrashes", () => {
         Testing.exploreCrashesProperty(orderWith(charge), { world: counted, runs: "3" as unknown as number })
       )
       expect(runs).toMatchObject({ reason: 'runs must be a whole number of at least 1, not "3"' })
+      const misspelled = yield* Effect.flip(
+        Testing.exploreCrashesProperty(orderWith(charge), { world: counted, crash: [] } as never)
+      )
+      expect(misspelled).toMatchObject({
+        reason:
+          '"crash" is no option: the options are world, services, sagaId, allow, invariants, crashes, approvals, resolve, maxPoints, seed, store, runs'
+      })
       expect(worlds).toBe(0) // nothing ran
     })
   )
@@ -394,6 +409,35 @@ describe("Testing.exploreCrashes", () => {
       // Asked for explicitly, the uncrashed run alone passes.
       const summary = yield* Testing.exploreCrashes(NoTools, 1, { world: BankLive, crashes: [] })
       expect(summary).toMatchObject({ points: 1, found: 0, endings: { Completed: 1 } })
+    })
+  )
+
+  it.effect(
+    "approval answers for a saga that asks for no approval are refused after its uncrashed run, not passed",
+    () =>
+      Effect.gen(function* () {
+        const NoApproval = SagaDefinition.make("no-approval", { input: Schema.Int, program: (n) => charge(n) })
+        const error = yield* Effect.flip(
+          Testing.exploreCrashes(NoApproval, 1, { world: BankLive, approvals: ["reject"] })
+        )
+        assert(error instanceof Testing.InvalidExploreOptions)
+        expect(error.reason).toBe(
+          'approvals answers "reject", but the uncrashed run asked for no approval: there is no request to answer (leave approvals out)'
+        )
+        // Left out, the default answer is never given, and nothing is refused.
+        const summary = yield* Testing.exploreCrashes(NoApproval, 1, { world: BankLive })
+        expect(summary.endings.Completed).toBeGreaterThan(0)
+      })
+  )
+
+  it.effect('an invariant must answer true or false: the text "false" does not hold', () =>
+    Effect.gen(function* () {
+      const texty = { name: "texty", holds: () => Effect.succeed("false") } as unknown as Testing.Invariant<Bank>
+      const found = yield* Effect.flip(
+        Testing.exploreCrashes(orderWith(charge), 1, { world: BankLive, crashes: [], invariants: [texty] })
+      )
+      assert(found instanceof Testing.CrashFound)
+      expect(found.problems).toEqual(['invariant "texty" answered "false", not true or false'])
     })
   )
 

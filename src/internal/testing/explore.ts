@@ -23,6 +23,7 @@ import type { Point } from "./crash.js"
 import { CrashSwitch, Ledger } from "./crash.js"
 import type { Resolver } from "./drive.js"
 import { DriveProblem, drive, truthfully } from "./drive.js"
+import { show } from "./options.js"
 import { choose, describePoint, divergence, pointsOf } from "./points.js"
 import type { Opener, StoreError } from "./process.js"
 import { live, liveUntilKilled, openerFor, temporaryDirectory } from "./process.js"
@@ -54,11 +55,12 @@ interface PointResult {
 }
 
 /**
- * Crashes asked for that the saga offers no point of (`["before-outcome"]` on a saga that calls no
- * tool): the exploration would check only the uncrashed run, which is not what was asked.
+ * What was asked for that the saga offers nothing of: crashes of a kind it has no point of
+ * (`["before-outcome"]` on a saga that calls no tool), or approval answers when it asks for no
+ * approval. The exploration would check something else than what was asked.
  */
-export class NoCrashPoint {
-  readonly _tag = "NoCrashPoint"
+export class NothingToExplore {
+  readonly _tag = "NothingToExplore"
   constructor(readonly reason: string) {}
 }
 
@@ -71,7 +73,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
   definition: SagaDefinition.SagaDefinition<I, A, E, R>,
   input: I,
   options: ExploreOptions<W, EW, S, ES>
-): Effect.Effect<CrashSummary, Finding | NoCrashPoint | EW | StoreError> => {
+): Effect.Effect<CrashSummary, Finding | NothingToExplore | EW | StoreError> => {
   const sagaId = options.sagaId ?? "explored"
   const allow = options.allow ?? defaultAllow
   const kinds = options.crashes ?? ["after-write", "before-outcome"]
@@ -187,6 +189,8 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
           )
           if (Exit.isFailure(holds))
             problems.push(`invariant "${invariant.name}" could not be checked: ${describeExit(holds)}`)
+          else if (typeof holds.value !== "boolean")
+            problems.push(`invariant "${invariant.name}" answered ${show(holds.value)}, not true or false`)
           else if (!holds.value)
             problems.push(`invariant "${invariant.name}" does not hold once the saga ended ${ending}`)
         }
@@ -231,6 +235,13 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       const baseline = yield* runPoint(undefined, undefined, approval, nextStore, () => {
         asked = true
       })
+      if (!asked && options.approvals !== undefined && n === 0) {
+        return yield* Effect.fail(
+          new NothingToExplore(
+            `approvals answers ${answers.map((answer) => JSON.stringify(answer)).join(" and ")}, but the uncrashed run asked for no approval: there is no request to answer (leave approvals out)`
+          )
+        )
+      }
       if (n > 0 && !asked) continue
       if (baseline.result.problems.length > 0)
         return yield* Effect.fail(fail("the run without a crash", approval, baseline.result))
@@ -248,7 +259,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
     }
     if (kinds.length > 0 && summary.found === 0 && seen !== undefined) {
       return yield* Effect.fail(
-        new NoCrashPoint(
+        new NothingToExplore(
           `crashes asks for ${kinds.map((kind) => JSON.stringify(kind)).join(" and ")} crashes, but the uncrashed run made ${counted(seen.writes, "journal write")} and ${counted(seen.calls, "tool call")}: there is no such crash point to explore (crashes: [] checks the uncrashed run alone)`
         )
       )
