@@ -65,28 +65,65 @@ const inject = (fault: Fault, toolName: string, site: FaultSite, call: Effect.Ef
   }
 }
 
+const faultKinds: ReadonlyArray<string> = ["fail", "unknown", "interrupt"]
+const faultSites: ReadonlyArray<string> = ["execute", "compensate"]
+const planKeys: ReadonlyArray<string> = ["tool", "on", "at", "fault"]
+
+/** Why a plan (from JavaScript: of any shape) can never strike as meant, if it cannot. */
+const planProblem = (plan: FaultPlan): string | undefined => {
+  if (typeof plan !== "object" || plan === null) return "it is not an object { tool, on?, at?, fault }"
+  const unknown = Object.keys(plan).find((key) => !planKeys.includes(key))
+  if (unknown !== undefined) return `${show(unknown)} is none of tool, on, at, fault`
+  const { at, fault, on, tool } = plan
+  if (typeof tool !== "string" || tool === "") return `tool must be a tool's name, not ${show(tool)}`
+  if (on !== undefined && !faultSites.includes(on)) return `on must be "execute" or "compensate", not ${show(on)}`
+  if (at !== undefined && !(Number.isInteger(at) && at >= 1))
+    return `at must be a whole number of at least 1, not ${show(at)}`
+  if (!faultKinds.includes(fault)) return `fault must be "fail", "unknown" or "interrupt", not ${show(fault)}`
+  return undefined
+}
+
+/** The service of one built layer: counts the calls per tool and site, and strikes where a plan says. */
+const injecting = (plans: ReadonlyArray<FaultPlan>) => {
+  const calls = new Map<string, number>()
+  return Faults.of({
+    around: (toolName, site, call) =>
+      Effect.suspend(() => {
+        const key = `${toolName}/${site}`
+        const count = (calls.get(key) ?? 0) + 1
+        calls.set(key, count)
+        const plan = plans.find(
+          (plan) => plan.tool === toolName && (plan.on ?? "execute") === site && (plan.at ?? 1) === count
+        )
+        return plan === undefined ? call : inject(plan.fault, toolName, site, call)
+      })
+  })
+}
+
 /**
  * A layer that injects the planned faults into the tools and undos of sagas run where it is provided.
+ * A plan that can never strike as written (`at: 0`, `on: "undo"`, a fault it does not know, from
+ * JavaScript) makes building the layer die, saying which plan and why. A tool name is not checked:
+ * a plan for a tool the saga never calls never strikes.
  *
  * @since 0.1.0
  * @category fault injection
  */
 export const faults = (...plans: ReadonlyArray<FaultPlan>): Layer.Layer<Faults> =>
-  Layer.sync(Faults, () => {
-    const calls = new Map<string, number>()
-    return Faults.of({
-      around: (toolName, site, call) =>
-        Effect.suspend(() => {
-          const key = `${toolName}/${site}`
-          const count = (calls.get(key) ?? 0) + 1
-          calls.set(key, count)
-          const plan = plans.find(
-            (plan) => plan.tool === toolName && (plan.on ?? "execute") === site && (plan.at ?? 1) === count
+  Layer.effect(
+    Faults,
+    Effect.suspend(() => {
+      for (const [index, plan] of plans.entries()) {
+        const problem = planProblem(plan)
+        if (problem !== undefined) {
+          return Effect.dieMessage(
+            `Testing.faults cannot use fault plan ${index + 1} (${JSON.stringify(plan) ?? String(plan)}): ${problem}`
           )
-          return plan === undefined ? call : inject(plan.fault, toolName, site, call)
-        })
+        }
+      }
+      return Effect.sync(() => injecting(plans))
     })
-  })
+  )
 
 /**
  * What a fault-injecting `Faults` service is told about a call besides its tool and site: the
