@@ -279,7 +279,10 @@ export interface CrashSummary {
   readonly endings: Readonly<Record<string, number>>
   /** Undos whose outcome a crash hid, in sagas accepted as `CompensationFailed`. */
   readonly hiddenUndos: number
-  /** Forward calls and undos run, by tool, over the whole exploration. */
+  /**
+   * Forward calls and undos run, by tool, over the whole exploration: every one that started, however
+   * it ended (each attempt of a tool's `retry` is one).
+   */
   readonly calls: Readonly<Record<string, { readonly execute: number; readonly compensate: number }>>
 }
 

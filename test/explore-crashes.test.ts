@@ -298,6 +298,27 @@ describe("Testing.exploreCrashes", () => {
     60_000
   )
 
+  it.effect("the summary counts every forward call that ran, a refused one too", () =>
+    Effect.gen(function* () {
+      let attempts = 0
+      const refuse = Compensable.make({
+        name: "refuse",
+        input: Schema.Int,
+        success: Schema.String,
+        execute: () =>
+          Effect.suspend(() => {
+            attempts++
+            return Effect.fail(Outcome.failed("the warehouse refused"))
+          }),
+        compensate: () => Effect.void
+      })
+      const Refused = SagaDefinition.make("refused", { input: Schema.Int, program: (n) => refuse(n) })
+      const summary = yield* Testing.exploreCrashes(Refused, 1, { world: BankLive })
+      expect(attempts).toBeGreaterThan(0)
+      expect(summary.calls.refuse).toEqual({ execute: attempts, compensate: 0 })
+    })
+  )
+
   it.effect("a saga that breaks a check without any crash fails as the run without a crash", () =>
     Effect.gen(function* () {
       const found = yield* Effect.flip(

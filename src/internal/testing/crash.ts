@@ -126,6 +126,8 @@ export interface StepCalls {
   readonly stepId: string
   readonly toolName: string
   readonly spec: StepSpec
+  /** Forward calls that ran, however they ended. */
+  forward: number
   /** Forward calls that may have applied (all but those that failed: a failure is proved not applied). */
   mayHaveApplied: number
   undos: number
@@ -151,6 +153,7 @@ export class Ledger {
         stepId: step.stepId,
         toolName: step.spec.name,
         spec: step.spec,
+        forward: 0,
         mayHaveApplied: 0,
         undos: 0,
         returned: Option.none()
@@ -174,6 +177,7 @@ export class Ledger {
                 calls.undos++
                 return call
               }
+              calls.forward++
               return Effect.onExit(call, (exit) =>
                 Effect.sync(() => {
                   if (mayHaveApplied(exit)) calls.mayHaveApplied++

@@ -222,7 +222,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       for (const step of run.ledger.steps.values()) {
         const counts = calls[step.toolName] ?? { execute: 0, compensate: 0 }
         calls[step.toolName] = {
-          execute: counts.execute + step.mayHaveApplied,
+          execute: counts.execute + step.forward,
           compensate: counts.compensate + step.undos
         }
       }
