@@ -20,8 +20,8 @@ import * as Predicate from "effect/Predicate"
 import * as Approval from "./Approval.js"
 import type { FaultSite } from "./internal/engine/faults.js"
 import { Faults } from "./internal/engine/faults.js"
-import { explore, Finding, NoCrashPoint } from "./internal/testing/explore.js"
-import { optionsProblem, show } from "./internal/testing/options.js"
+import { explore, Finding, NothingToExplore } from "./internal/testing/explore.js"
+import { exploreKeys, optionsProblem, show } from "./internal/testing/options.js"
 import * as Journal from "./Journal.js"
 import type { KeyError } from "./Keys.js"
 import * as Outcome from "./Outcome.js"
@@ -65,28 +65,65 @@ const inject = (fault: Fault, toolName: string, site: FaultSite, call: Effect.Ef
   }
 }
 
+const faultKinds: ReadonlyArray<string> = ["fail", "unknown", "interrupt"]
+const faultSites: ReadonlyArray<string> = ["execute", "compensate"]
+const planKeys: ReadonlyArray<string> = ["tool", "on", "at", "fault"]
+
+/** Why a plan (from JavaScript: of any shape) can never strike as meant, if it cannot. */
+const planProblem = (plan: FaultPlan): string | undefined => {
+  if (typeof plan !== "object" || plan === null) return "it is not an object { tool, on?, at?, fault }"
+  const unknown = Object.keys(plan).find((key) => !planKeys.includes(key))
+  if (unknown !== undefined) return `${show(unknown)} is none of tool, on, at, fault`
+  const { at, fault, on, tool } = plan
+  if (typeof tool !== "string" || tool === "") return `tool must be a tool's name, not ${show(tool)}`
+  if (on !== undefined && !faultSites.includes(on)) return `on must be "execute" or "compensate", not ${show(on)}`
+  if (at !== undefined && !(Number.isInteger(at) && at >= 1))
+    return `at must be a whole number of at least 1, not ${show(at)}`
+  if (!faultKinds.includes(fault)) return `fault must be "fail", "unknown" or "interrupt", not ${show(fault)}`
+  return undefined
+}
+
+/** The service of one built layer: counts the calls per tool and site, and strikes where a plan says. */
+const injecting = (plans: ReadonlyArray<FaultPlan>) => {
+  const calls = new Map<string, number>()
+  return Faults.of({
+    around: (toolName, site, call) =>
+      Effect.suspend(() => {
+        const key = `${toolName}/${site}`
+        const count = (calls.get(key) ?? 0) + 1
+        calls.set(key, count)
+        const plan = plans.find(
+          (plan) => plan.tool === toolName && (plan.on ?? "execute") === site && (plan.at ?? 1) === count
+        )
+        return plan === undefined ? call : inject(plan.fault, toolName, site, call)
+      })
+  })
+}
+
 /**
  * A layer that injects the planned faults into the tools and undos of sagas run where it is provided.
+ * A plan that can never strike as written (`at: 0`, `on: "undo"`, a fault it does not know, from
+ * JavaScript) makes building the layer die, saying which plan and why. A tool name is not checked:
+ * a plan for a tool the saga never calls never strikes.
  *
  * @since 0.1.0
  * @category fault injection
  */
 export const faults = (...plans: ReadonlyArray<FaultPlan>): Layer.Layer<Faults> =>
-  Layer.sync(Faults, () => {
-    const calls = new Map<string, number>()
-    return Faults.of({
-      around: (toolName, site, call) =>
-        Effect.suspend(() => {
-          const key = `${toolName}/${site}`
-          const count = (calls.get(key) ?? 0) + 1
-          calls.set(key, count)
-          const plan = plans.find(
-            (plan) => plan.tool === toolName && (plan.on ?? "execute") === site && (plan.at ?? 1) === count
+  Layer.effect(
+    Faults,
+    Effect.suspend(() => {
+      for (const [index, plan] of plans.entries()) {
+        const problem = planProblem(plan)
+        if (problem !== undefined) {
+          return Effect.dieMessage(
+            `Testing.faults cannot use fault plan ${index + 1} (${JSON.stringify(plan) ?? String(plan)}): ${problem}`
           )
-          return plan === undefined ? call : inject(plan.fault, toolName, site, call)
-        })
+        }
+      }
+      return Effect.sync(() => injecting(plans))
     })
-  })
+  )
 
 /**
  * What a fault-injecting `Faults` service is told about a call besides its tool and site: the
@@ -172,7 +209,10 @@ export type Ending = SagaResult.SagaResult<unknown, unknown>["_tag"]
 export interface Invariant<W> {
   /** Says what must hold, in the failure that names it. */
   readonly name: string
-  /** Whether it holds, once the saga ended as `ending` (a failure counts as not holding, with its reason). */
+  /**
+   * Whether it holds (`true` or `false`), once the saga ended as `ending` (a failure, a defect or a
+   * throw counts as not holding, with its reason).
+   */
   readonly holds: (ending: Ending) => Effect.Effect<boolean, unknown, W>
 }
 
@@ -198,7 +238,10 @@ export interface ExploreOptions<W, EW, S = never, ES = never> {
   readonly invariants?: ReadonlyArray<Invariant<W>> | undefined
   /** Which crashes to inject (default both; none: only the uncrashed run is checked). */
   readonly crashes?: ReadonlyArray<CrashKind> | undefined
-  /** The answers given to approval requests, each explored at every crash point (default `["approve"]`). */
+  /**
+   * The answers given to approval requests, each explored at every crash point (default `["approve"]`);
+   * refused for a saga that asks for no approval.
+   */
   readonly approvals?: ReadonlyArray<ApprovalAnswer> | undefined
   /**
    * The operator's answer for an unknown step: one for all, or asked per step (reading the world).
@@ -236,7 +279,10 @@ export interface CrashSummary {
   readonly endings: Readonly<Record<string, number>>
   /** Undos whose outcome a crash hid, in sagas accepted as `CompensationFailed`. */
   readonly hiddenUndos: number
-  /** Forward calls and undos run, by tool, over the whole exploration. */
+  /**
+   * Forward calls and undos run, by tool, over the whole exploration: every one that started, however
+   * it ended (each attempt of a tool's `retry` is one).
+   */
   readonly calls: Readonly<Record<string, { readonly execute: number; readonly compensate: number }>>
 }
 
@@ -256,8 +302,9 @@ export const ExploreErrorTypeId: unique symbol = Symbol.for("effect-saga/Testing
 export type ExploreErrorTypeId = typeof ExploreErrorTypeId
 
 /**
- * Options `exploreCrashes` cannot explore with: nothing was run; or crashes the saga offers no point
- * of (`["before-outcome"]` on a saga that calls no tool), found by its uncrashed run.
+ * Options `exploreCrashes` cannot explore with (a value it does not know, an option it does not
+ * know): nothing was run; or what the saga offers nothing of, found by its uncrashed run: crashes it
+ * has no point of (`["before-outcome"]` on a saga that calls no tool), `approvals` when it asks for none.
  *
  * @since 0.2.0
  * @category crash exploration
@@ -341,8 +388,11 @@ export type ProvidesProgram<R, W> = [Exclude<R, Saga.CurrentSaga>] extends [W]
   : { readonly world: "the world layer must provide every service the saga's program needs" }
 
 /** Refuses options that cannot be explored with: a value of the wrong kind, or one the explorer does not know. */
-const validate = (options: ExploreOptions<any, any, any, any>): Effect.Effect<void, InvalidExploreOptions> => {
-  const reason = optionsProblem(options)
+const validate = (
+  options: ExploreOptions<any, any, any, any>,
+  known: ReadonlyArray<string> = exploreKeys
+): Effect.Effect<void, InvalidExploreOptions> => {
+  const reason = optionsProblem(options, known)
   return reason === undefined ? Effect.void : Effect.fail(new InvalidExploreOptions({ reason }))
 }
 
@@ -359,7 +409,10 @@ const validate = (options: ExploreOptions<any, any, any, any>): Effect.Effect<vo
  * NOTE: the engine never runs an undo twice, so an undo whose outcome the crash hid (started, not
  * settled) is journaled `COMPENSATION_UNKNOWN` and the saga ends `CompensationFailed` for a human
  * to check. That ending is accepted where only such undos are unsettled, and counted in
- * `hiddenUndos`; your invariants are told the ending. Every run uses a fresh `TestClock`.
+ * `hiddenUndos`; your invariants are told the ending. Every run uses a fresh `TestClock`, which the
+ * explorer moves to the earliest pending sleep whenever the saga waits on it (a retry's delay, a
+ * timeout), a day at most; a saga that waits on anything else and writes nothing for 10 seconds of
+ * real time fails the check.
  *
  * @since 0.2.0
  * @category crash exploration
@@ -383,7 +436,7 @@ export const exploreCrashes = <I, A, E, R, W, EW, S = never, ES = never>(
             problems: error.problems,
             timeline: error.timeline
           })
-        : error instanceof NoCrashPoint
+        : error instanceof NothingToExplore
           ? new InvalidExploreOptions({ reason: error.reason })
           : error
   )
@@ -403,7 +456,8 @@ export interface PropertyOptions {
 
 /**
  * `exploreCrashes` over inputs generated from the definition's input schema (`Arbitrary.make`), with
- * fast-check: the first input that breaks a check is shrunk, and its `CrashFound` names it.
+ * fast-check: the first input that breaks a check is shrunk, and its `CrashFound` names it. An input
+ * whose exploration fails otherwise or dies fails it with that error or defect, never passes it.
  *
  * @since 0.2.0
  * @category crash exploration
@@ -413,32 +467,37 @@ export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>
   options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S> & PropertyOptions
 ): Effect.Effect<ReadonlyArray<CrashSummary>, ExploreError<EW>> =>
   Effect.gen(function* () {
-    const summaries: Array<CrashSummary> = []
-    let failure: { readonly input: I; readonly error: ExploreError<EW> } | undefined
-    const property = FastCheck.asyncProperty(Arbitrary.make(definition.input), async (input) => {
-      const exit = await Effect.runPromiseExit(exploreCrashes(definition, input, options))
-      if (Exit.isSuccess(exit)) {
-        summaries.push(exit.value)
-        return true
-      }
-      const error = Cause.failureOption(exit.cause)
-      if (Option.isNone(error)) throw new Error(`the exploration died: ${Cause.pretty(exit.cause)}`)
-      failure = { input, error: error.value }
-      return false
-    })
-    yield* validate(options)
-    const runs = options.runs ?? 10
+    yield* validate(options, [...exploreKeys, "runs"])
+    const { runs = 10, ...explored } = options
     if (!(Number.isInteger(runs) && runs >= 1)) {
       return yield* new InvalidExploreOptions({
         reason: `runs must be a whole number of at least 1, not ${show(runs)}`
       })
     }
-    yield* Effect.promise(() =>
+    const summaries: Array<CrashSummary> = []
+    // The last input whose exploration failed or died, and how: fast-check shrinks towards it.
+    let failure: { readonly input: I; readonly cause: Cause.Cause<ExploreError<EW>> } | undefined
+    const property = FastCheck.asyncProperty(Arbitrary.make(definition.input), async (input) => {
+      const exit = await Effect.runPromiseExit(
+        exploreCrashes(definition, input, explored as ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>)
+      )
+      if (Exit.isSuccess(exit)) {
+        summaries.push(exit.value)
+        return true
+      }
+      failure = { input, cause: exit.cause }
+      return false
+    })
+    const details = yield* Effect.promise(() =>
       FastCheck.check(property, { numRuns: runs, ...(options.seed === undefined ? {} : { seed: options.seed }) })
     )
-    if (failure === undefined) return summaries
-    const { error, input } = failure
-    return yield* Effect.fail(
-      error instanceof CrashFound ? new CrashFound({ ...error, input: JSON.stringify(input) }) : error
-    )
+    if (failure === undefined) {
+      // A property that failed without an exploration failing: fast-check itself could not run it.
+      return details.failed ? yield* Effect.die(details.errorInstance ?? new Error(String(details.error))) : summaries
+    }
+    const { cause, input } = failure
+    const error = Cause.failureOption(cause)
+    // An exploration that died dies here the same way; only a CrashFound is told its input.
+    if (Option.isNone(error) || !(error.value instanceof CrashFound)) return yield* Effect.failCause(cause)
+    return yield* Effect.fail(new CrashFound({ ...error.value, input: JSON.stringify(input) }))
   })

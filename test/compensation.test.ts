@@ -333,6 +333,45 @@ const fixture = () => {
   return { step, failing, undone }
 }
 
+describe("Testing.faults", () => {
+  it.effect("a plan that can never strike as written makes building the layer die, saying which plan and why", () =>
+    Effect.gen(function* () {
+      // As a JavaScript caller may write them: values the types would refuse.
+      for (const [plan, why] of [
+        [
+          { tool: "step", at: 0, fault: "fail" },
+          '{"tool":"step","at":0,"fault":"fail"}): at must be a whole number of at least 1, not 0'
+        ],
+        [{ tool: "step", at: "1", fault: "fail" }, 'at must be a whole number of at least 1, not "1"'],
+        [{ tool: "step", on: "undo", fault: "fail" }, 'on must be "execute" or "compensate", not "undo"'],
+        [{ tool: "step", fault: "bogus" }, 'fault must be "fail", "unknown" or "interrupt", not "bogus"'],
+        [{ tool: "step", site: "compensate", fault: "fail" }, '"site" is none of tool, on, at, fault'],
+        [{ fault: "fail" }, "tool must be a tool's name, not undefined"]
+      ] as const) {
+        const built = yield* Effect.exit(
+          Effect.provide(
+            Effect.void,
+            Testing.faults({ tool: "step", fault: "fail" }, plan as unknown as Testing.FaultPlan)
+          )
+        )
+        expect(built._tag).toBe("Failure")
+        if (built._tag === "Failure") {
+          const message = Cause.pretty(built.cause)
+          expect(message).toContain("Testing.faults cannot use fault plan 2 (")
+          expect(message).toContain(why)
+        }
+      }
+      // A plan as written strikes.
+      const { step } = fixture()
+      const result = yield* Saga.run(
+        "s1",
+        step({ name: "a" }).pipe(Effect.provide(Testing.faults({ tool: "step", at: 1, fault: "unknown" })))
+      )
+      expect(result._tag).toBe("NeedsAttention")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
 const notify = Compensable.make({
   name: "notify",
   input: Schema.Struct({ to: Schema.String }),

@@ -1,5 +1,5 @@
 import { afterEach, assert, describe, expect, it, vi } from "@effect/vitest"
-import { Context, Effect, Layer, Schema } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Schedule, Schema } from "effect"
 import { Compensable, Outcome, SagaDefinition } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
@@ -84,6 +84,33 @@ describe("Testing.exploreCrashes", () => {
   )
 
   it.effect(
+    "a keyed step whose input reads Math.random: its step id stays the same, its input names the first different write",
+    () =>
+      Effect.gen(function* () {
+        let draws = 0
+        vi.spyOn(Math, "random").mockImplementation(() => ++draws / 1000)
+        const keyedWire = Compensable.make({
+          name: "wire",
+          input: Schema.Struct({ amount: Schema.Int, reference: Schema.String }),
+          success: Schema.Null,
+          reversibility: "irreversible",
+          execute: () => Effect.succeed(null)
+        })
+        const Payout = SagaDefinition.make("payout", {
+          input: Schema.Int,
+          program: (amount) =>
+            Effect.zipRight(charge(amount), keyedWire({ amount, reference: `ref-${Math.random()}` }, { key: "payout" }))
+        })
+        const found = yield* Effect.flip(Testing.exploreCrashes(Payout, 42, { world: BankLive }))
+        assert(found instanceof Testing.CrashFound)
+        expect(found.problems[0]).toMatch(
+          /^the run did not repeat the uncrashed run \(is the program deterministic\?\): its journal write 3 was \[seq 4 AWAITING_APPROVAL wire wire:payout#1 input \{"amount":42,"reference":"ref-[\d.]+"\}\] where the uncrashed run wrote \[seq 4 AWAITING_APPROVAL wire wire:payout#1 input \{"amount":42,"reference":"ref-[\d.]+"\}\]$/
+        )
+      }),
+    60_000
+  )
+
+  it.effect(
     "a user's invariant the saga breaks (an undo that refunds nothing): fails at the first point that compensates",
     () =>
       Effect.gen(function* () {
@@ -112,6 +139,30 @@ describe("Testing.exploreCrashes", () => {
         ])
       }),
     60_000
+  )
+
+  it.effect("an invariant that throws does not hold, with the reason it threw", () =>
+    Effect.gen(function* () {
+      // A table of checks by ending that forgot Compensated: a TypeError once an order is compensated.
+      const byEnding: Partial<Record<Testing.Ending, () => Effect.Effect<boolean, never, Bank>>> = {
+        Completed: () => Effect.succeed(true)
+      }
+      const throwing: Testing.Invariant<Bank> = { name: "by ending", holds: (ending) => byEnding[ending]!() }
+      const found = yield* Effect.flip(
+        Testing.exploreCrashes(orderWith(charge), 42, {
+          world: BankLive,
+          approvals: ["reject"],
+          crashes: [],
+          invariants: [throwing]
+        })
+      )
+      assert(found instanceof Testing.CrashFound)
+      expect(found.problems).toEqual([
+        expect.stringMatching(
+          /^invariant "by ending" could not be checked: TypeError: byEnding\[ending\] is not a function/
+        )
+      ])
+    })
   )
 
   it.effect(
@@ -211,6 +262,63 @@ describe("Testing.exploreCrashes", () => {
     60_000
   )
 
+  it.effect(
+    "a tool's retry delays and timeout fire on the explorer's own clock: the exploration ends",
+    () =>
+      Effect.gen(function* () {
+        let attempts = 0
+        // Refused on every other attempt (proved not applied): the retry, 100 ms later, succeeds.
+        const flaky = Compensable.make({
+          name: "flaky",
+          input: Schema.Int,
+          success: Schema.String,
+          retry: Schedule.exponential("100 millis").pipe(Schedule.compose(Schedule.recurs(3))),
+          execute: () => (++attempts % 2 === 1 ? Effect.fail(Outcome.failed("busy, try again")) : Effect.succeed("ok")),
+          compensate: () => Effect.void
+        })
+        // testing.md's slow tool: it answers after a minute, its timeout is 5 seconds.
+        const slow = Compensable.make({
+          name: "slow",
+          input: Schema.Null,
+          success: Schema.String,
+          timeout: "5 seconds",
+          execute: () => Effect.as(Effect.sleep("1 minute"), "late"),
+          compensate: () => Effect.void
+        })
+        const Waiting = SagaDefinition.make("waiting", {
+          input: Schema.Int,
+          program: (n) => Effect.zipRight(flaky(n), slow(null))
+        })
+        const summary = yield* Testing.exploreCrashes(Waiting, 1, { world: BankLive })
+        // The slow call timed out at every point: nobody saw it answer, so it was settled not applied.
+        expect(summary.endings.Completed).toBeUndefined()
+        expect(summary.endings.Compensated).toBeGreaterThan(0)
+        expect(attempts).toBeGreaterThan(summary.points) // the retries ran
+      }),
+    60_000
+  )
+
+  it.effect("the summary counts every forward call that ran, a refused one too", () =>
+    Effect.gen(function* () {
+      let attempts = 0
+      const refuse = Compensable.make({
+        name: "refuse",
+        input: Schema.Int,
+        success: Schema.String,
+        execute: () =>
+          Effect.suspend(() => {
+            attempts++
+            return Effect.fail(Outcome.failed("the warehouse refused"))
+          }),
+        compensate: () => Effect.void
+      })
+      const Refused = SagaDefinition.make("refused", { input: Schema.Int, program: (n) => refuse(n) })
+      const summary = yield* Testing.exploreCrashes(Refused, 1, { world: BankLive })
+      expect(attempts).toBeGreaterThan(0)
+      expect(summary.calls.refuse).toEqual({ execute: attempts, compensate: 0 })
+    })
+  )
+
   it.effect("a saga that breaks a check without any crash fails as the run without a crash", () =>
     Effect.gen(function* () {
       const found = yield* Effect.flip(
@@ -269,7 +377,15 @@ describe("Testing.exploreCrashes", () => {
         [{ invariants: [{ name: "paid" }] }, "invariants[0] must be { name: string, holds: (ending) => Effect }"],
         [{ sagaId: "" }, 'sagaId "" cannot be a saga id: it is empty'],
         [{ services: {} }, "services must be a Layer, not [object Object]"],
-        [{ world: undefined }, "world must be a Layer, not undefined"]
+        [{ world: undefined }, "world must be a Layer, not undefined"],
+        [
+          { approval: ["reject"] },
+          '"approval" is no option: the options are world, services, sagaId, allow, invariants, crashes, approvals, resolve, maxPoints, seed, store'
+        ],
+        [
+          { runs: 3 },
+          '"runs" is no option: the options are world, services, sagaId, allow, invariants, crashes, approvals, resolve, maxPoints, seed, store'
+        ]
       ] as const) {
         const error = yield* refused(options)
         assert(error instanceof Testing.InvalidExploreOptions)
@@ -290,6 +406,13 @@ describe("Testing.exploreCrashes", () => {
         Testing.exploreCrashesProperty(orderWith(charge), { world: counted, runs: "3" as unknown as number })
       )
       expect(runs).toMatchObject({ reason: 'runs must be a whole number of at least 1, not "3"' })
+      const misspelled = yield* Effect.flip(
+        Testing.exploreCrashesProperty(orderWith(charge), { world: counted, crash: [] } as never)
+      )
+      expect(misspelled).toMatchObject({
+        reason:
+          '"crash" is no option: the options are world, services, sagaId, allow, invariants, crashes, approvals, resolve, maxPoints, seed, store, runs'
+      })
       expect(worlds).toBe(0) // nothing ran
     })
   )
@@ -307,6 +430,35 @@ describe("Testing.exploreCrashes", () => {
       // Asked for explicitly, the uncrashed run alone passes.
       const summary = yield* Testing.exploreCrashes(NoTools, 1, { world: BankLive, crashes: [] })
       expect(summary).toMatchObject({ points: 1, found: 0, endings: { Completed: 1 } })
+    })
+  )
+
+  it.effect(
+    "approval answers for a saga that asks for no approval are refused after its uncrashed run, not passed",
+    () =>
+      Effect.gen(function* () {
+        const NoApproval = SagaDefinition.make("no-approval", { input: Schema.Int, program: (n) => charge(n) })
+        const error = yield* Effect.flip(
+          Testing.exploreCrashes(NoApproval, 1, { world: BankLive, approvals: ["reject"] })
+        )
+        assert(error instanceof Testing.InvalidExploreOptions)
+        expect(error.reason).toBe(
+          'approvals answers "reject", but the uncrashed run asked for no approval: there is no request to answer (leave approvals out)'
+        )
+        // Left out, the default answer is never given, and nothing is refused.
+        const summary = yield* Testing.exploreCrashes(NoApproval, 1, { world: BankLive })
+        expect(summary.endings.Completed).toBeGreaterThan(0)
+      })
+  )
+
+  it.effect('an invariant must answer true or false: the text "false" does not hold', () =>
+    Effect.gen(function* () {
+      const texty = { name: "texty", holds: () => Effect.succeed("false") } as unknown as Testing.Invariant<Bank>
+      const found = yield* Effect.flip(
+        Testing.exploreCrashes(orderWith(charge), 1, { world: BankLive, crashes: [], invariants: [texty] })
+      )
+      assert(found instanceof Testing.CrashFound)
+      expect(found.problems).toEqual(['invariant "texty" answered "false", not true or false'])
     })
   )
 
@@ -381,6 +533,31 @@ describe("Testing.exploreCrashesProperty", () => {
         expect(found.message).toContain("input 1001")
       }),
     120_000
+  )
+
+  it.effect("an exploration that dies fails the property the same way, never passes it", () =>
+    Effect.gen(function* () {
+      const Order = SagaDefinition.make("order", {
+        input: Schema.Int.pipe(Schema.between(1, 10_000)),
+        program: (amount) => charge(amount)
+      })
+      const noDatabase = new Error("no database")
+      const dyingWorld = Layer.effect(Bank, Effect.die(noDatabase))
+      const direct = yield* Effect.exit(Testing.exploreCrashes(Order, 1, { world: dyingWorld }))
+      const property = yield* Effect.exit(
+        Testing.exploreCrashesProperty(Order, { world: dyingWorld, runs: 3, seed: 1 })
+      )
+      assert(Exit.isFailure(direct) && Exit.isFailure(property))
+      expect(Cause.squash(property.cause)).toBe(noDatabase)
+      expect(Cause.squash(direct.cause)).toBe(noDatabase)
+
+      const refusing: Testing.Invariant<Bank> = { name: "checked", holds: () => Effect.die(noDatabase) }
+      const checked = yield* Effect.flip(
+        Testing.exploreCrashesProperty(Order, { world: BankLive, invariants: [refusing], runs: 3, seed: 1 })
+      )
+      assert(checked instanceof Testing.CrashFound)
+      expect(checked.problems[0]).toMatch(/^invariant "checked" could not be checked: /)
+    })
   )
 })
 

@@ -52,9 +52,14 @@ export class CrashSwitch {
   static make = (point: Point | undefined): Effect.Effect<CrashSwitch> =>
     Effect.map(Deferred.make<void>(), (killed) => new CrashSwitch(point, killed))
 
-  private die() {
+  /** Marks the process dead and tells whoever waits for its death. */
+  private readonly kill = Effect.suspend(() => {
     this.crashed = true
-    return Effect.zipRight(Deferred.succeed(this.killed, undefined), Effect.interrupt)
+    return Deferred.succeed(this.killed, undefined)
+  })
+
+  private die() {
+    return Effect.zipRight(this.kill, Effect.interrupt)
   }
 
   /** A write or call that a dead process would never have made. */
@@ -84,7 +89,8 @@ export class CrashSwitch {
         this.seen.push(seen)
         const point = this.point
         if (point?._tag !== "BeforeOutcome" || point.call !== index) return run
-        return Effect.flatMap(Effect.exit(run), () => this.die())
+        // However the call ends: with an answer, a failure, or cut by its tool's timeout.
+        return Effect.zipRight(Effect.exit(Effect.ensuring(run, this.kill)), Effect.interrupt)
       })
     )
   }
@@ -120,6 +126,8 @@ export interface StepCalls {
   readonly stepId: string
   readonly toolName: string
   readonly spec: StepSpec
+  /** Forward calls that ran, however they ended. */
+  forward: number
   /** Forward calls that may have applied (all but those that failed: a failure is proved not applied). */
   mayHaveApplied: number
   undos: number
@@ -145,6 +153,7 @@ export class Ledger {
         stepId: step.stepId,
         toolName: step.spec.name,
         spec: step.spec,
+        forward: 0,
         mayHaveApplied: 0,
         undos: 0,
         returned: Option.none()
@@ -168,6 +177,7 @@ export class Ledger {
                 calls.undos++
                 return call
               }
+              calls.forward++
               return Effect.onExit(call, (exit) =>
                 Effect.sync(() => {
                   if (mayHaveApplied(exit)) calls.mayHaveApplied++

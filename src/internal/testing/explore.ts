@@ -18,10 +18,12 @@ import type { SagaResult } from "../../SagaResult.js"
 import type { ApprovalAnswer, CrashSummary, Ending, ExploreOptions } from "../../Testing.js"
 import * as Timeline from "../../Timeline.js"
 import { countProblems, describeError, describeExit, excused, formatReport, hiddenUndos } from "./checks.js"
+import { advancing } from "./clock.js"
 import type { Point } from "./crash.js"
 import { CrashSwitch, Ledger } from "./crash.js"
 import type { Resolver } from "./drive.js"
 import { DriveProblem, drive, truthfully } from "./drive.js"
+import { show } from "./options.js"
 import { choose, describePoint, divergence, pointsOf } from "./points.js"
 import type { Opener, StoreError } from "./process.js"
 import { live, liveUntilKilled, openerFor, temporaryDirectory } from "./process.js"
@@ -53,11 +55,12 @@ interface PointResult {
 }
 
 /**
- * Crashes asked for that the saga offers no point of (`["before-outcome"]` on a saga that calls no
- * tool): the exploration would check only the uncrashed run, which is not what was asked.
+ * What was asked for that the saga offers nothing of: crashes of a kind it has no point of
+ * (`["before-outcome"]` on a saga that calls no tool), or approval answers when it asks for no
+ * approval. The exploration would check something else than what was asked.
  */
-export class NoCrashPoint {
-  readonly _tag = "NoCrashPoint"
+export class NothingToExplore {
+  readonly _tag = "NothingToExplore"
   constructor(readonly reason: string) {}
 }
 
@@ -70,7 +73,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
   definition: SagaDefinition.SagaDefinition<I, A, E, R>,
   input: I,
   options: ExploreOptions<W, EW, S, ES>
-): Effect.Effect<CrashSummary, Finding | NoCrashPoint | EW | StoreError> => {
+): Effect.Effect<CrashSummary, Finding | NothingToExplore | EW | StoreError> => {
   const sagaId = options.sagaId ?? "explored"
   const allow = options.allow ?? defaultAllow
   const kinds = options.crashes ?? ["after-write", "before-outcome"]
@@ -103,9 +106,9 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
         unknown,
         Saga.Saga | W
       >
-      let exit = yield* liveUntilKilled(
-        Effect.exit(live(open, dying, ledger, world, services, driven)).pipe(Effect.flatten),
-        dying
+      const life = Effect.exit(live(open, dying, ledger, world, services, driven)).pipe(Effect.flatten)
+      let exit = yield* Effect.exit(
+        Effect.flatten(advancing(liveUntilKilled(life, dying), () => dying.writes + dying.calls))
       )
       const problems: Array<string> = []
       const diverged = baseline === undefined ? undefined : divergence(baseline, dying)
@@ -125,7 +128,9 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
           }
           return yield* driven
         }) as Effect.Effect<SagaResult<unknown, unknown>, unknown, Saga.Saga | Journal.Journal | W>
-        exit = yield* Effect.exit(live(open, healthy, ledger, world, services, recovering))
+        exit = yield* Effect.exit(
+          advancing(live(open, healthy, ledger, world, services, recovering), () => healthy.writes + healthy.calls)
+        )
       }
       const result = yield* check(point, exit, open, dying.lastSeq, world, ledger, problems)
       return { result, ledger, crash: dying }
@@ -175,9 +180,17 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       problems.push(...countProblems(ledger))
       if (ending !== undefined) {
         for (const invariant of options.invariants ?? []) {
-          const holds = yield* Effect.exit(Effect.provide(invariant.holds(ending), world))
+          // A throw counts as a failure: not holding, with its reason.
+          const holds = yield* Effect.exit(
+            Effect.provide(
+              Effect.suspend(() => invariant.holds(ending)),
+              world
+            )
+          )
           if (Exit.isFailure(holds))
             problems.push(`invariant "${invariant.name}" could not be checked: ${describeExit(holds)}`)
+          else if (typeof holds.value !== "boolean")
+            problems.push(`invariant "${invariant.name}" answered ${show(holds.value)}, not true or false`)
           else if (!holds.value)
             problems.push(`invariant "${invariant.name}" does not hold once the saga ended ${ending}`)
         }
@@ -209,7 +222,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       for (const step of run.ledger.steps.values()) {
         const counts = calls[step.toolName] ?? { execute: 0, compensate: 0 }
         calls[step.toolName] = {
-          execute: counts.execute + step.mayHaveApplied,
+          execute: counts.execute + step.forward,
           compensate: counts.compensate + step.undos
         }
       }
@@ -222,6 +235,13 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       const baseline = yield* runPoint(undefined, undefined, approval, nextStore, () => {
         asked = true
       })
+      if (!asked && options.approvals !== undefined && n === 0) {
+        return yield* Effect.fail(
+          new NothingToExplore(
+            `approvals answers ${answers.map((answer) => JSON.stringify(answer)).join(" and ")}, but the uncrashed run asked for no approval: there is no request to answer (leave approvals out)`
+          )
+        )
+      }
       if (n > 0 && !asked) continue
       if (baseline.result.problems.length > 0)
         return yield* Effect.fail(fail("the run without a crash", approval, baseline.result))
@@ -239,7 +259,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
     }
     if (kinds.length > 0 && summary.found === 0 && seen !== undefined) {
       return yield* Effect.fail(
-        new NoCrashPoint(
+        new NothingToExplore(
           `crashes asks for ${kinds.map((kind) => JSON.stringify(kind)).join(" and ")} crashes, but the uncrashed run made ${counted(seen.writes, "journal write")} and ${counted(seen.calls, "tool call")}: there is no such crash point to explore (crashes: [] checks the uncrashed run alone)`
         )
       )

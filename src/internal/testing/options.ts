@@ -50,10 +50,33 @@ const invariantsProblem = (invariants: unknown): string | undefined => {
   return undefined
 }
 
-/** Why the explorer cannot explore with `options`, if it cannot; `undefined` when every option is one it knows. */
-export const optionsProblem = (options: ExploreOptions<any, any, any, any>): string | undefined => {
+/** The options `exploreCrashes` knows. */
+export const exploreKeys: ReadonlyArray<string> = [
+  "world",
+  "services",
+  "sagaId",
+  "allow",
+  "invariants",
+  "crashes",
+  "approvals",
+  "resolve",
+  "maxPoints",
+  "seed",
+  "store"
+]
+
+/**
+ * Why the explorer cannot explore with `options`, if it cannot; `undefined` when every option is one
+ * of the `known` and holds a value it knows.
+ */
+export const optionsProblem = (
+  options: ExploreOptions<any, any, any, any>,
+  known: ReadonlyArray<string> = exploreKeys
+): string | undefined => {
   // From JavaScript anything may come in their place.
   if (typeof options !== "object" || options === null) return `the options must be an object, not ${show(options)}`
+  const unknown = Object.keys(options).find((key) => !known.includes(key))
+  if (unknown !== undefined) return `${show(unknown)} is no option: the options are ${known.join(", ")}`
   const { allow, approvals, crashes, invariants, maxPoints, resolve, sagaId, seed, services, store, world } = options
   if (!Layer.isLayer(world)) return `world must be a Layer, not ${show(world)}`
   if (services !== undefined && !Layer.isLayer(services)) return `services must be a Layer, not ${show(services)}`

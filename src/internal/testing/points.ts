@@ -17,17 +17,25 @@ const describeEntries = (entries: ReadonlyArray<Journal.Entry>) =>
     .map((entry) => `seq ${entry.seq} ${entry.phase}${entry.toolName === null ? "" : ` ${entry.toolName}`}`)
     .join(", ")
 
-/** An entry as a run that repeats another must write it again (its time and hash aside). */
-const shapeOf = (entry: Journal.Entry) =>
-  `seq ${entry.seq} ${entry.phase} ${entry.toolName ?? ""} ${entry.stepId ?? ""}`
+/** Input text as a message shows it: whole when short, else its beginning. */
+const abridged = (input: string) => (input.length <= 120 ? input : `${input.slice(0, 120)}…`)
+
+/**
+ * An entry as a run that repeats another must write it again (its time and hash aside), input
+ * included: a keyed step's id does not change with its input.
+ */
+const shapeOf = (entry: Journal.Entry, show: (input: string) => string = (input) => input) =>
+  `seq ${entry.seq} ${entry.phase} ${entry.toolName ?? ""} ${entry.stepId ?? ""}${entry.input === null ? "" : ` input ${show(entry.input)}`}`
+
+const shapesOf = (entries: ReadonlyArray<Journal.Entry>, show?: (input: string) => string) =>
+  entries.map((entry) => shapeOf(entry, show)).join(", ")
 
 /** Where the run that was to crash first wrote something else than the uncrashed run, if it did. */
 export const divergence = (baseline: CrashSwitch, run: CrashSwitch): string | undefined => {
   for (const [index, entries] of run.written.entries()) {
-    const expected = (baseline.written[index] ?? []).map(shapeOf).join(", ")
-    const written = entries.map(shapeOf).join(", ")
-    if (written !== expected) {
-      return `the run did not repeat the uncrashed run (is the program deterministic?): its journal write ${index + 1} was [${written}] where the uncrashed run wrote [${expected || "nothing"}]`
+    const expected = baseline.written[index] ?? []
+    if (shapesOf(entries) !== shapesOf(expected)) {
+      return `the run did not repeat the uncrashed run (is the program deterministic?): its journal write ${index + 1} was [${shapesOf(entries, abridged)}] where the uncrashed run wrote [${shapesOf(expected, abridged) || "nothing"}]`
     }
   }
   return undefined

@@ -6,6 +6,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
@@ -15,6 +16,7 @@ import * as Journal from "../../Journal.js"
 import type { KeyError } from "../../Keys.js"
 import * as Saga from "../../Saga.js"
 import * as SqlStore from "../../SqlStore.js"
+import { horizon } from "./clock.js"
 import type { CrashSwitch, Ledger } from "./crash.js"
 import { storeThrough } from "./crash.js"
 
@@ -23,6 +25,12 @@ export type StoreError = Journal.JournalError | Journal.JournalCorrupted | KeyEr
 
 /** Every process runs as this worker: a restarted one drops the leases its dead predecessor held. */
 const owner = "effect-saga/explore"
+
+/**
+ * Leases that outlast the time the explorer moves a process's clock through (`advancing`): their
+ * renewal, every third of it, never wakes it up, and a sleep pending is always the saga's own.
+ */
+const leaseTtl = Duration.times(horizon, 4)
 
 /** Opens the store of one crash point in the scope of one process: the same memory, or the file again. */
 export type Opener = Effect.Effect<Store, StoreError, Scope.Scope>
@@ -61,7 +69,7 @@ export const live = <X, EX, W>(
       const raw = yield* open
       const seen = storeThrough(crash, Context.get(raw, Journal.Journal), Context.get(raw, Approval.Approval))
       const store = Context.make(Journal.Journal, seen.journal).pipe(Context.add(Approval.Approval, seen.approval))
-      const saga = yield* Effect.provide(Layer.build(Saga.layerWith({ owner })), store)
+      const saga = yield* Effect.provide(Layer.build(Saga.layerWith({ owner, leaseTtl })), store)
       const process = Context.merge(Context.merge(world, store), Context.merge(saga, ledger.faults(crash)))
       const built = yield* Effect.provide(Layer.build(services), process)
       return yield* Effect.provide(body, Context.merge(process, built))
