@@ -1,8 +1,13 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServer from "@effect/platform/HttpServer"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Either, Layer, Logger, Redacted } from "effect"
+import { Context, Effect, Either, Layer, Logger, Redacted } from "effect"
 import { Journal, Saga } from "../src/index.js"
+import * as guard from "../src/internal/http/guard.js"
+import * as handlers from "../src/internal/http/handlers.js"
+import * as server from "../src/internal/http/server.js"
 import * as SagaApi from "../src/SagaApi.js"
 import {
   awaiting,
@@ -686,6 +691,97 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       )).at(-1)
       expect(JSON.parse(approved!.payload!).by).toBe("anonymous")
     })
+  )
+
+  it.scopedLive("serve and layerWith refuse options they cannot work with when built; tools may be an array", () =>
+    Effect.gen(function* () {
+      const db = freshDb("options")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const start = (options: object) =>
+        Layer.build(
+          SagaApi.serve({ port: 0, insecure: true, ...(options as SagaApi.ServeOptions) }).pipe(
+            Layer.provide(services(db))
+          )
+        ).pipe(Effect.flip)
+      const refusals = [
+        [{ tools: "reserveFunds" }, 'tools is "reserveFunds", not a list: give an array or a Set of the tools\' names'],
+        [{ tools: 42 }, "tools is 42, not a list: give an array or a Set of the tools' names"],
+        [{ tools: ["reserveFunds", 7] }, "tools holds a number at index 1: give the tools' names, as text"],
+        ...[Number.POSITIVE_INFINITY, Number.NaN, -5, 0, 1.5].map(
+          (bytes) =>
+            [
+              { maxBodyBytes: bytes },
+              `maxBodyBytes is ${bytes}, not a limit: give a whole number of bytes, 1 or more`
+            ] as const
+        ),
+        [{ maxBodyBytes: "big" }, 'maxBodyBytes is "big", not a limit: give a whole number of bytes, 1 or more']
+      ] as const
+      for (const [options, reason] of refusals) {
+        const error = yield* start(options)
+        expect(error._tag, JSON.stringify(options)).toBe("InvalidApiOptions")
+        expect(error.message).toBe(`SagaApi.layerWith: ${reason}`)
+      }
+      const host = yield* Effect.sync(() => start({ host: 42 })).pipe(Effect.flatten)
+      expect(host._tag).toBe("ServeError")
+      expect(String((host as { cause?: unknown }).cause)).toBe(
+        "TypeError: host 42 is not a host: give an address or a name, as text"
+      )
+      const port = yield* start({ port: "8081" })
+      expect(String((port as { cause?: unknown }).cause)).toBe(
+        'RangeError: port "8081" is not a port: give a whole number, 0–65535 (0 picks a free one)'
+      )
+
+      const baseUrl = yield* serveOn(db, { tools: ["sendWireTransfer"], maxBodyBytes: 4096 })
+      const { revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const before = snapshot(db)
+      const refused = yield* raw(baseUrl, "POST", "/api/sagas/payout-1/compensate", {
+        as: "alice",
+        body: JSON.stringify({ revision, digest })
+      })
+      expect(refused.status).toBe(422)
+      expect((refused.body as { message: string }).message).toContain("reserveFunds")
+      const large = yield* raw(baseUrl, "POST", "/api/sagas/payout-1/compensate", {
+        as: "alice",
+        body: JSON.stringify({ revision, digest, pad: "x".repeat(5000) })
+      })
+      expect(large).toEqual({
+        status: 413,
+        body: { _tag: "TooLarge", message: "the body is over the limit of 4096 bytes" }
+      })
+      expect(snapshot(db)).toBe(before)
+    })
+  )
+
+  it.scopedLive("a defect while a body is read is logged and answered 500 with the API's error body", () =>
+    logged((lines) =>
+      Effect.gen(function* () {
+        const db = freshDb("body-defect")
+        yield* onDb(db, Saga.run("payout-1", payout))
+        // A limit the checked options never let through: reading the body under it dies.
+        const app = guard
+          .layer(Number.POSITIVE_INFINITY)
+          .pipe(Layer.provideMerge(HttpApiBuilder.api(SagaApi.Api).pipe(Layer.provide(handlers.layer({})))))
+        const context = yield* Layer.build(
+          server.serve(app, { port: 0, authentication: SagaApi.layerInsecure }).pipe(Layer.provide(services(db)))
+        )
+        const address = Context.get(context, HttpServer.HttpServer).address as HttpServer.TcpAddress
+        const baseUrl = `http://127.0.0.1:${address.port}`
+        const { revision, digest } = yield* awaiting(baseUrl, "payout-1")
+        const answer = yield* raw(baseUrl, "POST", "/api/sagas/payout-1/compensate", {
+          body: JSON.stringify({ revision, digest })
+        })
+        expect(answer).toEqual({
+          status: 500,
+          body: {
+            _tag: "Internal",
+            message: "the server could not answer this request: its log says why (nothing in this answer does)"
+          }
+        })
+        expect(lines).toEqual([
+          expect.stringMatching(/^ERROR effect-saga: POST \/api\/sagas\/payout-1\/compensate answered 500: /)
+        ])
+      })
+    )
   )
 
   it.scopedLive("the OpenAPI document is served and validates; the docs page loads with its assets inline", () =>
