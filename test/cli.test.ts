@@ -405,6 +405,15 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       expect(resolved.stdout).toMatch(
         /^resolved step pingCarrier:\S+ of saga order-3 as applied \(oncall\): journaled EXECUTED/
       )
+      // Asked again exactly as before: it says so, and writes nothing.
+      const unchanged = snapshot(db)
+      const args = ["resolve", "order-3", "pingCarrier", "--applied", "--result", '"track-3"', "--as", "oncall"]
+      const again = yield* cli(...args, "--db", db)
+      expect(again).toMatchObject({ code: 0, stderr: "" })
+      expect(again.stdout).toMatch(
+        /^step pingCarrier:\S+ of saga order-3 was already resolved as applied by oncall: nothing written\n$/
+      )
+      expect(snapshot(db)).toEqual(unchanged)
       const result = yield* onFile(db, Saga.start(Tracking, "order-3", { orderId: "order-3" }))
       expect(result).toMatchObject({ _tag: "Completed", value: "track-3" })
     })
