@@ -349,6 +349,38 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     })
   )
 
+  it.effect(
+    "compensate and compensate-effect refuse a --as that cannot be a by: exit 2, nothing undone or written",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("compensate-as")
+        const charge = (yield* onFile(db, Saga.status("order-5"))).steps.find((step) => step.toolName === "chargeCard")!
+        const before = worldLines()
+        const unchanged = snapshot(db)
+        const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+          [
+            ["compensate", "order-5", "--as", "x\ny"],
+            'invalid principal "x\\ny": it holds a control character (U+000A) at index 1; nothing was journaled or run'
+          ],
+          [["compensate", "order-5", "--as", "   "], "--as: must not be blank"],
+          [
+            ["compensate-effect", `order-5/${charge.stepId}`, "--as", "a\tb"],
+            'invalid principal "a\\tb": it holds a control character (U+0009) at index 1; nothing was journaled or run'
+          ],
+          [
+            ["compensate-effect", `order-5/${charge.stepId}`, "--as", "é".repeat(129)],
+            `invalid principal "${"é".repeat(64)}"…: it is 258 UTF-8 bytes, over the limit of 256; nothing was journaled or run`
+          ]
+        ]
+        for (const [args, line] of cases) {
+          const ran = yield* cli(...args, "--register", toolsBundle, "--db", db)
+          expect(ran, args.join(" ")).toEqual({ code: 2, stdout: "", stderr: `effect-saga: ${line}\n` })
+        }
+        expect(worldLines()).toEqual(before)
+        expect(snapshot(db)).toEqual(unchanged)
+      })
+  )
+
   it.effect("a compensation that leaves an unknown step behind exits 1 and says so", () =>
     Effect.gen(function* () {
       const db = fresh("dirty")
