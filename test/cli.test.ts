@@ -223,6 +223,10 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
   it.effect("a reject compensates the saga at once; approving the rejected step is refused and writes nothing", () =>
     Effect.gen(function* () {
       const db = fresh("reject")
+      const before = snapshot(db)
+      const blank = yield* cli("reject", "payout-1", "sendWire", "--as", "bob", "--reason", "  \t ", "--db", db)
+      expect(blank).toEqual({ code: 2, stdout: "", stderr: "effect-saga: --reason: must not be blank\n" })
+      expect(snapshot(db)).toEqual(before)
       const rejected = yield* cli(
         "reject",
         "payout-1",
@@ -230,7 +234,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         "--as",
         "bob",
         "--reason",
-        "wrong IBAN",
+        "  wrong IBAN\n",
         "--json",
         "--db",
         db

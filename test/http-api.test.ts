@@ -456,7 +456,9 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         const { db, baseUrl } = yield* awaitingPayout("malformed")
         const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
         const approve = `/api/sagas/payout-1/steps/${encoded(stepId)}/approve`
-        const post = (body: unknown) => raw(baseUrl, "POST", approve, { as: "alice", body: JSON.stringify(body) })
+        const post = (body: unknown, path = approve) =>
+          raw(baseUrl, "POST", path, { as: "alice", body: JSON.stringify(body) })
+        const reject = `/api/sagas/payout-1/steps/${encoded(stepId)}/reject`
         const before = snapshot(db)
         const cases: ReadonlyArray<[string, Effect.Effect<{ status: number; body: unknown }>, string]> = [
           [
@@ -489,6 +491,16 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
             "a time that is not one",
             post({ revision, digest, expiresAt: "soon\n" }),
             'invalid expiresAt: "soon\\n" is not an ISO-8601 time: a date (2025-01-31) or a date and time with its zone (2025-01-31T12:00:00Z, 2025-01-31T13:00+01:00); nothing was written'
+          ],
+          [
+            "a reason with blanks at its ends",
+            post({ revision, digest, reason: "  unknown payee  " }, reject),
+            'invalid reason: expected a string with no leading or trailing whitespace, got "  unknown payee  "; nothing was written'
+          ],
+          [
+            "a blank reason",
+            post({ revision, digest, reason: "   " }, reject),
+            'invalid reason: expected a string with no leading or trailing whitespace, got "   "; nothing was written'
           ]
         ]
         for (const [what, request, message] of cases) {
