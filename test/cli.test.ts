@@ -766,6 +766,16 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const unknown = yield* cli("frobnicate", "--db", db)
       expect(unknown.code).toBe(2)
       expect(unknown.stderr).toContain("Invalid subcommand")
+      // A --revision no saga can be at is a usage error, not a saga that moved on.
+      const negative = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--revision", "-1", "--db", db)
+      expect(negative).toMatchObject({ code: 2, stdout: "" })
+      expect(negative.stderr).toMatch(
+        /^--revision -1 is not a revision: give the one show printed \(a whole number, 0 or more\)\n/
+      )
+      const fraction = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--revision", "1.5", "--db", db)
+      expect(fraction).toMatchObject({ code: 2, stdout: "" })
+      expect(fraction.stderr).toMatch(/^'1\.5' is not a integer\n/)
+      expect(snapshot(db)).toEqual(unchanged)
     })
   )
 })
