@@ -498,6 +498,11 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
             'invalid reason: expected a string with no leading or trailing whitespace, got "  unknown payee  "; nothing was written'
           ],
           [
+            "status=bogus",
+            raw(baseUrl, "GET", "/api/sagas?status=bogus", { as: "alice" }),
+            'invalid status[0]: expected one of "running", "awaiting_approval", "needs_attention", "suspended", "compensating", "completed", "compensated", "compensation_failed", got "bogus"; nothing was written'
+          ],
+          [
             "a blank reason",
             post({ revision, digest, reason: "   " }, reject),
             'invalid reason: expected a string with no leading or trailing whitespace, got "   "; nothing was written'
