@@ -143,6 +143,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         payload: { revision: first.revision, digest: first.digest, reason: "unknown beneficiary" }
       })
       expect(rejected.report.status).toBe("compensated")
+      expect(rejected.message).toBe("rejected by bob; the saga is compensated")
       expect(rejected.report.undone.map((step) => [step.toolName, step.outcome])).toEqual([
         ["reserveFunds", "completed"]
       ])
@@ -167,7 +168,12 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       const db = freshDb("operations")
       yield* onDb(
         db,
-        Effect.all([Saga.run("ship-1", shipping), Saga.run("payout-1", payout), Saga.run("solo-1", payout)])
+        Effect.all([
+          Saga.run("ship-1", shipping),
+          Saga.run("ship-2", shipping),
+          Saga.run("payout-1", payout),
+          Saga.run("solo-1", payout)
+        ])
       )
       const baseUrl = yield* serveOn(db)
       const api = yield* clientAs(baseUrl, "alice")
@@ -187,7 +193,16 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         payload: { revision: held.saga.revision, digest: held.saga.digest }
       })
       expect(compensated.report.status).toBe("compensated")
+      expect(compensated.message).toBe("compensation asked by alice: the saga is compensated")
       expect((yield* onDb(db, Saga.status("payout-1"))).status).toBe("compensated")
+      // A step whose outcome is unknown cannot be undone: the answer says the compensation failed.
+      const unsettled = yield* api.sagas.get({ path: { sagaId: "ship-2" } })
+      const failed = yield* api.operations.compensate({
+        path: { sagaId: "ship-2" },
+        payload: { revision: unsettled.saga.revision, digest: unsettled.saga.digest }
+      })
+      expect(failed.report.status).toBe("compensation_failed")
+      expect(failed.message).toBe("compensation asked by alice: the saga's compensation failed")
 
       const solo = yield* awaiting(baseUrl, "solo-1")
       const reserve = solo.detail.steps[0]!
