@@ -586,6 +586,8 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
             if (value === "ctrl") return Effect.succeed({ id: "ev\nil" })
             if (value === "blank") return Effect.succeed({ id: "  " })
             if (value === "long") return Effect.succeed({ id: "x".repeat(5000) })
+            if (value === "noid") return Effect.succeed({} as { id: string })
+            if (value === "numeric") return Effect.succeed({ id: 7 } as unknown as { id: string })
             return Effect.succeed(value === "alice" ? { id: "alice" } : undefined)
           }
           const baseUrl = yield* serveOn(db, { authentication: SagaApi.layerAuthentication(verify) })
@@ -597,7 +599,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
               })
               return { status: response.status, body: await response.text() }
             })
-          for (const token of ["die", "ctrl", "blank", "long"]) {
+          for (const token of ["die", "ctrl", "blank", "long", "noid", "numeric"]) {
             const response = yield* call(token)
             expect([token, response.status, JSON.parse(response.body)]).toEqual([
               token,
@@ -627,6 +629,8 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
             'ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "ev\\nil": it holds a control character (U+000A) at index 2',
             'ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "  ": it is blank: it names no one',
             `ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "${"x".repeat(64)}"…: it is 5000 UTF-8 bytes, over the limit of 256`,
+            "ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: its id is undefined, not text",
+            "ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: its id is a number, not text",
             "ERROR effect-saga: GET /console/sagas/payout-1 answered 500: Error: the identity provider exploded"
           ])
           expect(snapshot(db)).toBe(before)
