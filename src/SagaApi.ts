@@ -22,7 +22,7 @@ import type * as HttpServer from "@effect/platform/HttpServer"
 import type { ServeError } from "@effect/platform/HttpServerError"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type { Approval } from "./Approval.js"
@@ -32,6 +32,7 @@ import * as authentication from "./internal/http/authentication.js"
 import * as Console from "./internal/http/console/routes.js"
 import * as guard from "./internal/http/guard.js"
 import * as handlers from "./internal/http/handlers.js"
+import * as apiOptions from "./internal/http/options.js"
 import * as server from "./internal/http/server.js"
 import type { Journal } from "./Journal.js"
 import type { Saga } from "./Saga.js"
@@ -296,17 +297,33 @@ export const layerTokens: (
 export const layerInsecure: Layer.Layer<Authentication> = authentication.layerInsecure
 
 /**
- * How the API's layer runs: `tools` names the tools whose undos this process holds (undo commands
- * that would need another are refused with 422; absent, nothing is checked), `maxBodyBytes` the
- * limit of a request's body (default `DEFAULT_MAX_BODY_BYTES`).
+ * How the API's layer runs: `tools` names the tools whose undos this process holds, as a `Set` or an
+ * array (undo commands that would need another are refused with 422; absent, nothing is checked),
+ * `maxBodyBytes` the limit of a request's body, a whole number of bytes, 1 or more (default
+ * `DEFAULT_MAX_BODY_BYTES`). Anything else fails the layer with `InvalidApiOptions`.
  *
  * @since 0.2.0
  * @category models
  */
 export interface Options {
-  readonly tools?: ReadonlySet<string> | undefined
+  readonly tools?: ReadonlySet<string> | ReadonlyArray<string> | undefined
   readonly maxBodyBytes?: number | undefined
 }
+
+/**
+ * `layerWith` (or `serve`) was given an option it cannot work with: `tools` that is not an array or
+ * a `Set` of names, a `maxBodyBytes` that is not a whole number, 1 or more. The layer fails to build.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const InvalidApiOptions = apiOptions.InvalidApiOptions
+
+/**
+ * @since 0.3.0
+ * @category errors
+ */
+export type InvalidApiOptions = apiOptions.InvalidApiOptions
 
 /**
  * The default limit of a request's body: 1 MiB.
@@ -329,22 +346,27 @@ export const MAX_PATH_PARAMETER_LENGTH: number = 3 * 1024
  * The API with `options`: its handlers over the `Saga`, `Journal` and `Approval` in context, the
  * OpenAPI document at `/api/openapi.json`, its docs page at `/api/docs` (Swagger UI, its assets in
  * the page: nothing from a CDN), and the console at `/console`. Serve it with
- * `HttpApiBuilder.serve()` in your own server, or with `serve`.
+ * `HttpApiBuilder.serve()` in your own server, or with `serve`. Options it cannot work with fail it
+ * with `InvalidApiOptions` when it is built.
  *
  * @since 0.2.0
  * @category layers
  */
 export const layerWith = (
   options: Options
-): Layer.Layer<HttpApi.Api, never, Saga | Journal | Approval | Authentication> =>
-  Layer.mergeAll(
-    guard.layer(options.maxBodyBytes),
-    // The router's own limit of a path parameter is 100 characters: ids go up to 1024 bytes, encoded.
-    HttpRouter.setRouterConfig({ maxParamLength: MAX_PATH_PARAMETER_LENGTH }),
-    HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }),
-    HttpApiSwagger.layer({ path: "/api/docs" }),
-    Console.layer(options)
-  ).pipe(Layer.provideMerge(HttpApiBuilder.api(api.Api).pipe(Layer.provide(handlers.layer(options)))))
+): Layer.Layer<HttpApi.Api, InvalidApiOptions, Saga | Journal | Approval | Authentication> =>
+  Layer.unwrapEffect(
+    Effect.map(apiOptions.checked(options), (checked) =>
+      Layer.mergeAll(
+        guard.layer(checked.maxBodyBytes),
+        // The router's own limit of a path parameter is 100 characters: ids go up to 1024 bytes, encoded.
+        HttpRouter.setRouterConfig({ maxParamLength: MAX_PATH_PARAMETER_LENGTH }),
+        HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }),
+        HttpApiSwagger.layer({ path: "/api/docs" }),
+        Console.layer(checked)
+      ).pipe(Layer.provideMerge(HttpApiBuilder.api(api.Api).pipe(Layer.provide(handlers.layer(checked)))))
+    )
+  )
 
 /**
  * The API with the default options.
@@ -352,7 +374,9 @@ export const layerWith = (
  * @since 0.2.0
  * @category layers
  */
-export const layer: Layer.Layer<HttpApi.Api, never, Saga | Journal | Approval | Authentication> = layerWith({})
+export const layer: Layer.Layer<HttpApi.Api, never, Saga | Journal | Approval | Authentication> = Layer.orDie(
+  layerWith({})
+)
 
 /**
  * The server would accept requests from anyone: `serve` refuses to start.
@@ -394,15 +418,20 @@ export const isLoopback: (host: string) => boolean = server.isLoopback
  * The API, its docs and the console on Node's HTTP server at `host:port` (default
  * `127.0.0.1:8080`; port 0 picks a free one, `HttpServer.HttpServer`'s `address` says which). It
  * refuses to start with `InsecureServer` without an `authentication` layer, unless bound to a
- * loopback address with `insecure: true`.
+ * loopback address with `insecure: true`; with `ServeError` for a `host` that is not text or a
+ * `port` that is not a whole number from 0 to 65535, or an address it cannot listen on; and with
+ * `InvalidApiOptions` for the API's options, as `layerWith`.
  *
  * @since 0.2.0
  * @category serving
  */
 export const serve = <E = never, R = never>(
   options: ServeOptions<E, R>
-): Layer.Layer<HttpServer.HttpServer, InsecureServer | ServeError | E, Saga | Journal | Approval | R> =>
-  server.serve(layerWith(options), options)
+): Layer.Layer<
+  HttpServer.HttpServer,
+  InsecureServer | ServeError | InvalidApiOptions | E,
+  Saga | Journal | Approval | R
+> => server.serve(layerWith(options), options)
 
 /**
  * The typed client: one method per endpoint, grouped as the API is (`sagas`, `approvals`,

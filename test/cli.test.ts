@@ -223,6 +223,10 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
   it.effect("a reject compensates the saga at once; approving the rejected step is refused and writes nothing", () =>
     Effect.gen(function* () {
       const db = fresh("reject")
+      const before = snapshot(db)
+      const blank = yield* cli("reject", "payout-1", "sendWire", "--as", "bob", "--reason", "  \t ", "--db", db)
+      expect(blank).toEqual({ code: 2, stdout: "", stderr: "effect-saga: --reason: must not be blank\n" })
+      expect(snapshot(db)).toEqual(before)
       const rejected = yield* cli(
         "reject",
         "payout-1",
@@ -230,7 +234,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         "--as",
         "bob",
         "--reason",
-        "wrong IBAN",
+        "  wrong IBAN\n",
         "--json",
         "--db",
         db
@@ -349,6 +353,38 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     })
   )
 
+  it.effect(
+    "compensate and compensate-effect refuse a --as that cannot be a by: exit 2, nothing undone or written",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("compensate-as")
+        const charge = (yield* onFile(db, Saga.status("order-5"))).steps.find((step) => step.toolName === "chargeCard")!
+        const before = worldLines()
+        const unchanged = snapshot(db)
+        const cases: ReadonlyArray<readonly [ReadonlyArray<string>, string]> = [
+          [
+            ["compensate", "order-5", "--as", "x\ny"],
+            'invalid principal "x\\ny": it holds a control character (U+000A) at index 1; nothing was journaled or run'
+          ],
+          [["compensate", "order-5", "--as", "   "], "--as: must not be blank"],
+          [
+            ["compensate-effect", `order-5/${charge.stepId}`, "--as", "a\tb"],
+            'invalid principal "a\\tb": it holds a control character (U+0009) at index 1; nothing was journaled or run'
+          ],
+          [
+            ["compensate-effect", `order-5/${charge.stepId}`, "--as", "é".repeat(129)],
+            `invalid principal "${"é".repeat(64)}"…: it is 258 UTF-8 bytes, over the limit of 256; nothing was journaled or run`
+          ]
+        ]
+        for (const [args, line] of cases) {
+          const ran = yield* cli(...args, "--register", toolsBundle, "--db", db)
+          expect(ran, args.join(" ")).toEqual({ code: 2, stdout: "", stderr: `effect-saga: ${line}\n` })
+        }
+        expect(worldLines()).toEqual(before)
+        expect(snapshot(db)).toEqual(unchanged)
+      })
+  )
+
   it.effect("a compensation that leaves an unknown step behind exits 1 and says so", () =>
     Effect.gen(function* () {
       const db = fresh("dirty")
@@ -405,6 +441,15 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       expect(resolved.stdout).toMatch(
         /^resolved step pingCarrier:\S+ of saga order-3 as applied \(oncall\): journaled EXECUTED/
       )
+      // Asked again exactly as before: it says so, and writes nothing.
+      const unchanged = snapshot(db)
+      const args = ["resolve", "order-3", "pingCarrier", "--applied", "--result", '"track-3"', "--as", "oncall"]
+      const again = yield* cli(...args, "--db", db)
+      expect(again).toMatchObject({ code: 0, stderr: "" })
+      expect(again.stdout).toMatch(
+        /^step pingCarrier:\S+ of saga order-3 was already resolved as applied by oncall: nothing written\n$/
+      )
+      expect(snapshot(db)).toEqual(unchanged)
       const result = yield* onFile(db, Saga.start(Tracking, "order-3", { orderId: "order-3" }))
       expect(result).toMatchObject({ _tag: "Completed", value: "track-3" })
     })
@@ -519,7 +564,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const again = yield* cli("import", file, "--db", target)
       expect(again).toMatchObject({ code: 2, stdout: "" })
       expect(again.stderr).toMatch(
-        /^effect-saga: saga order-2 is at revision \d+, not 0: it moved on, nothing was written\n$/
+        /^effect-saga: saga order-2 already exists \(at revision \d+\): nothing was written\n$/
       )
       expect(snapshot(target)).toEqual(unchanged)
     })
@@ -721,6 +766,16 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const unknown = yield* cli("frobnicate", "--db", db)
       expect(unknown.code).toBe(2)
       expect(unknown.stderr).toContain("Invalid subcommand")
+      // A --revision no saga can be at is a usage error, not a saga that moved on.
+      const negative = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--revision", "-1", "--db", db)
+      expect(negative).toMatchObject({ code: 2, stdout: "" })
+      expect(negative.stderr).toMatch(
+        /^--revision -1 is not a revision: give the one show printed \(a whole number, 0 or more\)\n/
+      )
+      const fraction = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--revision", "1.5", "--db", db)
+      expect(fraction).toMatchObject({ code: 2, stdout: "" })
+      expect(fraction.stderr).toMatch(/^'1\.5' is not a integer\n/)
+      expect(snapshot(db)).toEqual(unchanged)
     })
   )
 })

@@ -1,8 +1,13 @@
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServer from "@effect/platform/HttpServer"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Either, Layer, Logger, Redacted } from "effect"
+import { Context, Effect, Either, Layer, Logger, Redacted } from "effect"
 import { Journal, Saga } from "../src/index.js"
+import * as guard from "../src/internal/http/guard.js"
+import * as handlers from "../src/internal/http/handlers.js"
+import * as server from "../src/internal/http/server.js"
 import * as SagaApi from "../src/SagaApi.js"
 import {
   awaiting,
@@ -138,6 +143,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         payload: { revision: first.revision, digest: first.digest, reason: "unknown beneficiary" }
       })
       expect(rejected.report.status).toBe("compensated")
+      expect(rejected.message).toBe("rejected by bob; the saga is compensated")
       expect(rejected.report.undone.map((step) => [step.toolName, step.outcome])).toEqual([
         ["reserveFunds", "completed"]
       ])
@@ -162,7 +168,12 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       const db = freshDb("operations")
       yield* onDb(
         db,
-        Effect.all([Saga.run("ship-1", shipping), Saga.run("payout-1", payout), Saga.run("solo-1", payout)])
+        Effect.all([
+          Saga.run("ship-1", shipping),
+          Saga.run("ship-2", shipping),
+          Saga.run("payout-1", payout),
+          Saga.run("solo-1", payout)
+        ])
       )
       const baseUrl = yield* serveOn(db)
       const api = yield* clientAs(baseUrl, "alice")
@@ -182,7 +193,16 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         payload: { revision: held.saga.revision, digest: held.saga.digest }
       })
       expect(compensated.report.status).toBe("compensated")
+      expect(compensated.message).toBe("compensation asked by alice: the saga is compensated")
       expect((yield* onDb(db, Saga.status("payout-1"))).status).toBe("compensated")
+      // A step whose outcome is unknown cannot be undone: the answer says the compensation failed.
+      const unsettled = yield* api.sagas.get({ path: { sagaId: "ship-2" } })
+      const failed = yield* api.operations.compensate({
+        path: { sagaId: "ship-2" },
+        payload: { revision: unsettled.saga.revision, digest: unsettled.saga.digest }
+      })
+      expect(failed.report.status).toBe("compensation_failed")
+      expect(failed.message).toBe("compensation asked by alice: the saga's compensation failed")
 
       const solo = yield* awaiting(baseUrl, "solo-1")
       const reserve = solo.detail.steps[0]!
@@ -481,7 +501,9 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         const { db, baseUrl } = yield* awaitingPayout("malformed")
         const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
         const approve = `/api/sagas/payout-1/steps/${encoded(stepId)}/approve`
-        const post = (body: unknown) => raw(baseUrl, "POST", approve, { as: "alice", body: JSON.stringify(body) })
+        const post = (body: unknown, path = approve) =>
+          raw(baseUrl, "POST", path, { as: "alice", body: JSON.stringify(body) })
+        const reject = `/api/sagas/payout-1/steps/${encoded(stepId)}/reject`
         const before = snapshot(db)
         const cases: ReadonlyArray<[string, Effect.Effect<{ status: number; body: unknown }>, string]> = [
           [
@@ -514,6 +536,21 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
             "a time that is not one",
             post({ revision, digest, expiresAt: "soon\n" }),
             'invalid expiresAt: "soon\\n" is not an ISO-8601 time: a date (2025-01-31) or a date and time with its zone (2025-01-31T12:00:00Z, 2025-01-31T13:00+01:00); nothing was written'
+          ],
+          [
+            "a reason with blanks at its ends",
+            post({ revision, digest, reason: "  unknown payee  " }, reject),
+            'invalid reason: expected a string with no leading or trailing whitespace, got "  unknown payee  "; nothing was written'
+          ],
+          [
+            "status=bogus",
+            raw(baseUrl, "GET", "/api/sagas?status=bogus", { as: "alice" }),
+            'invalid status[0]: expected one of "running", "awaiting_approval", "needs_attention", "suspended", "compensating", "completed", "compensated", "compensation_failed", got "bogus"; nothing was written'
+          ],
+          [
+            "a blank reason",
+            post({ revision, digest, reason: "   " }, reject),
+            'invalid reason: expected a string with no leading or trailing whitespace, got "   "; nothing was written'
           ]
         ]
         for (const [what, request, message] of cases) {
@@ -579,6 +616,8 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
             if (value === "ctrl") return Effect.succeed({ id: "ev\nil" })
             if (value === "blank") return Effect.succeed({ id: "  " })
             if (value === "long") return Effect.succeed({ id: "x".repeat(5000) })
+            if (value === "noid") return Effect.succeed({} as { id: string })
+            if (value === "numeric") return Effect.succeed({ id: 7 } as unknown as { id: string })
             return Effect.succeed(value === "alice" ? { id: "alice" } : undefined)
           }
           const baseUrl = yield* serveOn(db, { authentication: SagaApi.layerAuthentication(verify) })
@@ -590,7 +629,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
               })
               return { status: response.status, body: await response.text() }
             })
-          for (const token of ["die", "ctrl", "blank", "long"]) {
+          for (const token of ["die", "ctrl", "blank", "long", "noid", "numeric"]) {
             const response = yield* call(token)
             expect([token, response.status, JSON.parse(response.body)]).toEqual([
               token,
@@ -620,6 +659,8 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
             'ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "ev\\nil": it holds a control character (U+000A) at index 2',
             'ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "  ": it is blank: it names no one',
             `ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "${"x".repeat(64)}"…: it is 5000 UTF-8 bytes, over the limit of 256`,
+            "ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: its id is undefined, not text",
+            "ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: its id is a number, not text",
             "ERROR effect-saga: GET /console/sagas/payout-1 answered 500: Error: the identity provider exploded"
           ])
           expect(snapshot(db)).toBe(before)
@@ -716,6 +757,97 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       )).at(-1)
       expect(JSON.parse(approved!.payload!).by).toBe("anonymous")
     })
+  )
+
+  it.scopedLive("serve and layerWith refuse options they cannot work with when built; tools may be an array", () =>
+    Effect.gen(function* () {
+      const db = freshDb("options")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const start = (options: object) =>
+        Layer.build(
+          SagaApi.serve({ port: 0, insecure: true, ...(options as SagaApi.ServeOptions) }).pipe(
+            Layer.provide(services(db))
+          )
+        ).pipe(Effect.flip)
+      const refusals = [
+        [{ tools: "reserveFunds" }, 'tools is "reserveFunds", not a list: give an array or a Set of the tools\' names'],
+        [{ tools: 42 }, "tools is 42, not a list: give an array or a Set of the tools' names"],
+        [{ tools: ["reserveFunds", 7] }, "tools holds a number at index 1: give the tools' names, as text"],
+        ...[Number.POSITIVE_INFINITY, Number.NaN, -5, 0, 1.5].map(
+          (bytes) =>
+            [
+              { maxBodyBytes: bytes },
+              `maxBodyBytes is ${bytes}, not a limit: give a whole number of bytes, 1 or more`
+            ] as const
+        ),
+        [{ maxBodyBytes: "big" }, 'maxBodyBytes is "big", not a limit: give a whole number of bytes, 1 or more']
+      ] as const
+      for (const [options, reason] of refusals) {
+        const error = yield* start(options)
+        expect(error._tag, JSON.stringify(options)).toBe("InvalidApiOptions")
+        expect(error.message).toBe(`SagaApi.layerWith: ${reason}`)
+      }
+      const host = yield* Effect.sync(() => start({ host: 42 })).pipe(Effect.flatten)
+      expect(host._tag).toBe("ServeError")
+      expect(String((host as { cause?: unknown }).cause)).toBe(
+        "TypeError: host 42 is not a host: give an address or a name, as text"
+      )
+      const port = yield* start({ port: "8081" })
+      expect(String((port as { cause?: unknown }).cause)).toBe(
+        'RangeError: port "8081" is not a port: give a whole number, 0–65535 (0 picks a free one)'
+      )
+
+      const baseUrl = yield* serveOn(db, { tools: ["sendWireTransfer"], maxBodyBytes: 4096 })
+      const { revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const before = snapshot(db)
+      const refused = yield* raw(baseUrl, "POST", "/api/sagas/payout-1/compensate", {
+        as: "alice",
+        body: JSON.stringify({ revision, digest })
+      })
+      expect(refused.status).toBe(422)
+      expect((refused.body as { message: string }).message).toContain("reserveFunds")
+      const large = yield* raw(baseUrl, "POST", "/api/sagas/payout-1/compensate", {
+        as: "alice",
+        body: JSON.stringify({ revision, digest, pad: "x".repeat(5000) })
+      })
+      expect(large).toEqual({
+        status: 413,
+        body: { _tag: "TooLarge", message: "the body is over the limit of 4096 bytes" }
+      })
+      expect(snapshot(db)).toBe(before)
+    })
+  )
+
+  it.scopedLive("a defect while a body is read is logged and answered 500 with the API's error body", () =>
+    logged((lines) =>
+      Effect.gen(function* () {
+        const db = freshDb("body-defect")
+        yield* onDb(db, Saga.run("payout-1", payout))
+        // A limit the checked options never let through: reading the body under it dies.
+        const app = guard
+          .layer(Number.POSITIVE_INFINITY)
+          .pipe(Layer.provideMerge(HttpApiBuilder.api(SagaApi.Api).pipe(Layer.provide(handlers.layer({})))))
+        const context = yield* Layer.build(
+          server.serve(app, { port: 0, authentication: SagaApi.layerInsecure }).pipe(Layer.provide(services(db)))
+        )
+        const address = Context.get(context, HttpServer.HttpServer).address as HttpServer.TcpAddress
+        const baseUrl = `http://127.0.0.1:${address.port}`
+        const { revision, digest } = yield* awaiting(baseUrl, "payout-1")
+        const answer = yield* raw(baseUrl, "POST", "/api/sagas/payout-1/compensate", {
+          body: JSON.stringify({ revision, digest })
+        })
+        expect(answer).toEqual({
+          status: 500,
+          body: {
+            _tag: "Internal",
+            message: "the server could not answer this request: its log says why (nothing in this answer does)"
+          }
+        })
+        expect(lines).toEqual([
+          expect.stringMatching(/^ERROR effect-saga: POST \/api\/sagas\/payout-1\/compensate answered 500: /)
+        ])
+      })
+    )
   )
 
   it.scopedLive("the OpenAPI document is served and validates; the docs page loads with its assets inline", () =>

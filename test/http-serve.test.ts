@@ -166,7 +166,7 @@ describe("effect-saga serve, refused at startup", { timeout: 60_000 }, () => {
       )
       expect(seen).toEqual([503])
       expect(served.stderr).toMatch(
-        /^effect-saga: error: effect-saga: GET \/api\/sagas\/payout-1 answered 503: journal \w+ failed: .*effect_saga_entries.*\n/
+        /^effect-saga: error: GET \/api\/sagas\/payout-1 answered 503: journal \w+ failed: .*effect_saga_entries.*\n/
       )
       expect(served.stderr).not.toContain(tokens.alice)
     })

@@ -49,9 +49,13 @@ const textOf = (message: unknown): string =>
     .map((part) => (typeof part === "string" ? part : String(part)))
     .join(" ")
 
-/** Log lines go to stderr, one line each, so that stdout stays what the command prints. */
+/**
+ * Log lines go to stderr, one line each, so that stdout stays what the command prints. The
+ * library's own lines start `effect-saga: `, which this line already does: it is said once.
+ */
 const stderrLogger = Logger.make(({ logLevel, message }) => {
-  globalThis.console.error(`effect-saga: ${logLevel.label.toLowerCase()}: ${printable(textOf(message))}`)
+  const text = textOf(message).replace(/^effect-saga: /, "")
+  globalThis.console.error(`effect-saga: ${logLevel.label.toLowerCase()}: ${printable(text)}`)
 })
 
 /**

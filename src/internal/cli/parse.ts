@@ -7,6 +7,8 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type { InvalidIdentifier } from "../../SagaError.js"
+import { principalRefusal } from "../util/identifier.js"
 import { UsageError } from "./failure.js"
 
 const shortUnits: Record<string, Duration.DurationInput> = {
@@ -90,6 +92,32 @@ export const json = (flag: string, text: string): Effect.Effect<unknown, UsageEr
  */
 export const nonBlank = (flag: string, text: string): Effect.Effect<string, UsageError> =>
   text.trim() === "" ? Effect.fail(new UsageError({ message: `${flag}: must not be blank` })) : Effect.succeed(text)
+
+/**
+ * Who an operator is (`--as`), as the journal could record them deciding: not blank, and no control
+ * character or more than 256 UTF-8 bytes (`InvalidIdentifier`, as the saga service refuses such a
+ * `by`). Checked before the store is opened, by the commands that take it but journal no `by` too.
+ *
+ * @since 0.3.0
+ * @category parsing
+ */
+export const principal = (flag: string, text: string): Effect.Effect<string, UsageError | InvalidIdentifier> =>
+  Effect.flatMap(nonBlank(flag, text), (by) => {
+    const refusal = principalRefusal(by)
+    return refusal === undefined ? Effect.succeed(by) : Effect.fail(refusal)
+  })
+
+/**
+ * An optional `principal`.
+ *
+ * @since 0.3.0
+ * @category parsing
+ */
+export const optionalPrincipal = (
+  flag: string,
+  text: Option.Option<string>
+): Effect.Effect<string | undefined, UsageError | InvalidIdentifier> =>
+  Option.match(text, { onNone: () => Effect.succeed(undefined), onSome: (given) => principal(flag, given) })
 
 /**
  * An optional `instant`.

@@ -8,7 +8,9 @@
 import * as fs from "node:fs"
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -77,6 +79,16 @@ export const revision = Options.integer("revision").pipe(
   Options.withPseudoName("N"),
   Options.withDescription(
     "The saga's revision you saw (show prints it): refused if the saga moved on since. Default: the revision read just before."
+  ),
+  // A negative number is no saga's position: a mistyped flag, not a saga that moved on.
+  Options.mapEffect((n) =>
+    n >= 0
+      ? Effect.succeed(n)
+      : Effect.fail(
+          ValidationError.invalidValue(
+            HelpDoc.p(`--revision ${n} is not a revision: give the one show printed (a whole number, 0 or more)`)
+          )
+        )
   ),
   Options.optional
 )

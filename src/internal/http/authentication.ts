@@ -13,6 +13,7 @@ import * as Redacted from "effect/Redacted"
 import type { Principal } from "../../Authority.js"
 import { anonymous } from "../../Authority.js"
 import { principalRefusal } from "../util/identifier.js"
+import { typeName } from "../util/printable.js"
 import { Authentication } from "./api.js"
 import { Unauthenticated } from "./errors.js"
 
@@ -27,9 +28,7 @@ const checked = (principal: Principal): Effect.Effect<Principal> => {
   const refusal = typeof principal.id === "string" ? principalRefusal(principal.id) : undefined
   if (typeof principal.id === "string" && refusal === undefined) return Effect.succeed(principal)
   const why =
-    refusal === undefined
-      ? `its id is a ${typeof principal.id}, not a string`
-      : `${refusal.identifier}: ${refusal.reason}`
+    refusal === undefined ? `its id is ${typeName(principal.id)}, not text` : `${refusal.identifier}: ${refusal.reason}`
   return Effect.dieMessage(`the authentication layer named a principal that cannot be one: ${why}`)
 }
 

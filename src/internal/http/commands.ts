@@ -73,6 +73,10 @@ const requireUndos = (
   )
 }
 
+/** Where a compensation left the saga, as the end of a sentence. */
+const compensationOutcome = (report: CompensationAnswer["report"]): string =>
+  report.status === "compensated" ? "the saga is compensated" : "the saga's compensation failed"
+
 /** The answer to a command: whether it wrote anything, and the saga's position now. */
 const answer = (sagaId: string, stepId: string | null, before: Saga.SagaStatus, message: string) =>
   Effect.map(statusOf(sagaId), (after): Answer => {
@@ -155,7 +159,7 @@ export const reject = (
       digest: body.digest
     })
     const done: CompensationAnswer = {
-      ...(yield* answer(sagaId, stepId, status, `rejected by ${who}; the saga ${report.status}`)),
+      ...(yield* answer(sagaId, stepId, status, `rejected by ${who}; ${compensationOutcome(report)}`)),
       report
     }
     return done
@@ -198,7 +202,7 @@ export const compensate = (options: CommandOptions, sagaId: string, seen: Seen) 
     yield* requireUndos(options, "compensating", status.steps)
     const report = yield* Saga.compensate(sagaId, seen)
     const done: CompensationAnswer = {
-      ...(yield* answer(sagaId, null, status, `compensation asked by ${yield* by}: the saga ${report.status}`)),
+      ...(yield* answer(sagaId, null, status, `compensation asked by ${yield* by}: ${compensationOutcome(report)}`)),
       report
     }
     return done

@@ -74,7 +74,10 @@ export const decodeMessage = (issues: ReadonlyArray<Issue>): string => {
   if (first === undefined) return "the request does not fit the API; nothing was written"
   const field = fieldOf(first.path)
   const here = issues.filter((issue) => pathKey(issue) === pathKey(first))
-  const others = new Set(issues.map(pathKey)).size - 1
+  // Other fields, not other issues of this one: `status[0]` and `status` are one field sent.
+  const others = new Set(
+    issues.map((issue) => String(issue.path[0] ?? "")).filter((key) => key !== String(first.path[0] ?? ""))
+  ).size
   const more = others > 0 ? ` (and ${others} other field(s))` : ""
   if (here.some((issue) => issue._tag === "Missing")) return `${field} is missing${more}; nothing was written`
   if (here.some((issue) => issue._tag === "Unexpected")) {

@@ -87,16 +87,20 @@ export const layer = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) =>
   HttpApiBuilder.middleware(Api, (app) =>
     Effect.gen(function* () {
       const request = yield* HttpServerRequest.HttpServerRequest
-      if (HttpMethod.hasBody(request.method) && request.url.startsWith("/api/")) {
-        yield* checkBody(request, maxBodyBytes)
-      }
+      const checked =
+        HttpMethod.hasBody(request.method) && request.url.startsWith("/api/")
+          ? checkBody(request, maxBodyBytes)
+          : Effect.void
       // The app's type names no error, but its failures are the API's, and the decode error of its schemas.
-      return yield* (app as HttpApp.Default<unknown>).pipe(
+      const answered = (app as HttpApp.Default<unknown>).pipe(
         Effect.catchAll((error) =>
           Predicate.isTagged(error, "HttpApiDecodeError") && Predicate.hasProperty(error, "issues")
             ? Effect.fail(new Malformed({ message: decodeMessage(error.issues as ReadonlyArray<Issue>) }))
             : Effect.fail(error as never)
-        ),
+        )
+      )
+      // A defect in reading the body too is the server's failure: logged, and answered 500 with a body.
+      return yield* Effect.zipRight(checked, answered).pipe(
         Effect.catchAllDefect((defect) =>
           Effect.zipRight(
             logAnswer(500, defectText(defect)),

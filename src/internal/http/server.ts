@@ -15,6 +15,7 @@ import * as Schema from "effect/Schema"
 import type { ServeOptions } from "../../SagaApi.js"
 import type { Authentication } from "./api.js"
 import { layerInsecure } from "./authentication.js"
+import { given } from "./options.js"
 
 /**
  * The server would accept requests from anyone: no authentication layer was given, and it was not
@@ -39,6 +40,7 @@ export class InsecureServer extends Schema.TaggedError<InsecureServer>("effect-s
  * @category addresses
  */
 export const isLoopback = (host: string): boolean => {
+  if (typeof host !== "string") return false
   const bare = host.replace(/^\[|\]$/g, "")
   if (bare === "localhost") return true
   if (net.isIPv4(bare)) return bare.startsWith("127.")
@@ -71,16 +73,24 @@ const authenticationFor = <E, R>(
  * @since 0.2.0
  * @category serving
  */
-export const serve = <RA, E, R>(
-  app: Layer.Layer<HttpApi.Api, never, RA>,
+export const serve = <EA, RA, E, R>(
+  app: Layer.Layer<HttpApi.Api, EA, RA>,
   options: ServeOptions<E, R>
-): Layer.Layer<HttpServer.HttpServer, InsecureServer | ServeError | E, Exclude<RA, Authentication> | R> => {
+): Layer.Layer<HttpServer.HttpServer, InsecureServer | ServeError | EA | E, Exclude<RA, Authentication> | R> => {
   const host = options.host ?? "127.0.0.1"
   const port = options.port ?? 8080
-  // Node throws a RangeError from `listen` for a port out of range: a crash, not an error to handle.
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+  // From JavaScript, or `as any`, anything may come: a host that is not text would throw from the call.
+  if (typeof host !== "string") {
     return Layer.fail(
-      new ServeError({ cause: new RangeError(`port ${String(port)} is not a port: give 0–65535 (0 picks a free one)`) })
+      new ServeError({ cause: new TypeError(`host ${given(host)} is not a host: give an address or a name, as text`) })
+    )
+  }
+  // Node throws a RangeError from `listen` for a port out of range: a crash, not an error to handle.
+  if (typeof port !== "number" || !Number.isInteger(port) || port < 0 || port > 65_535) {
+    return Layer.fail(
+      new ServeError({
+        cause: new RangeError(`port ${given(port)} is not a port: give a whole number, 0–65535 (0 picks a free one)`)
+      })
     )
   }
   return Layer.unwrapEffect(
@@ -91,5 +101,5 @@ export const serve = <RA, E, R>(
         Layer.provideMerge(NodeHttpServer.layer(() => http.createServer(), { host, port }))
       )
     )
-  ) as Layer.Layer<HttpServer.HttpServer, InsecureServer | ServeError | E, Exclude<RA, Authentication> | R>
+  ) as Layer.Layer<HttpServer.HttpServer, InsecureServer | ServeError | EA | E, Exclude<RA, Authentication> | R>
 }

@@ -21,7 +21,8 @@ export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Journal/Error"
 export type ErrorTypeId = typeof ErrorTypeId
 
 /**
- * The saga moved on since the writer last saw it: nothing was written.
+ * The saga moved on since the writer last saw it: nothing was written. Expected at revision 0 (a
+ * saga begun or imported), it already exists: the message says so.
  *
  * @since 0.1.0
  * @category errors
@@ -33,6 +34,9 @@ export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>
   /** @since 0.2.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
+    if (this.expectedRevision === 0 && this.actualRevision > 0) {
+      return `saga ${this.sagaId} already exists (at revision ${this.actualRevision}): nothing was written`
+    }
     const where =
       this.actualRevision === this.expectedRevision
         ? `revision ${this.actualRevision}, with another digest than the one given`

@@ -6,8 +6,8 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Saga from "../../../Saga.js"
+import * as Parse from "../parse.js"
 import { seen } from "../position.js"
 import { printReport } from "../report.js"
 import { as, db, digest, json, register, revision, saga, withStore } from "../root.js"
@@ -25,16 +25,18 @@ export const compensate = Command.make(
   "compensate",
   { db, as: operator, register, revision, digest, json, saga },
   (options) =>
-    withStore(
-      options.db,
-      Effect.gen(function* () {
-        const registered = yield* Tools.register(options.register)
-        const status = yield* Saga.status(options.saga)
-        yield* Tools.requireUndos("compensate", status, registered)
-        const report = yield* Saga.compensate(options.saga, seen(status, options))
-        yield* printReport(undefined, report, options.json)
-      }),
-      { access: "write", as: Option.getOrUndefined(options.as) }
+    Effect.flatMap(Parse.optionalPrincipal("--as", options.as), (by) =>
+      withStore(
+        options.db,
+        Effect.gen(function* () {
+          const registered = yield* Tools.register(options.register)
+          const status = yield* Saga.status(options.saga)
+          yield* Tools.requireUndos("compensate", status, registered)
+          const report = yield* Saga.compensate(options.saga, seen(status, options))
+          yield* printReport(undefined, report, options.json)
+        }),
+        { access: "write", as: by }
+      )
     )
 ).pipe(
   Command.withDescription(

@@ -14,6 +14,7 @@ import * as Saga from "../../../Saga.js"
 import { printable } from "../../util/printable.js"
 import { SomethingWrong } from "../failure.js"
 import { print, printJson } from "../output.js"
+import * as Parse from "../parse.js"
 import { as, db, json, register, withStore } from "../root.js"
 import * as Tools from "../tools.js"
 
@@ -50,20 +51,22 @@ export const compensateEffect = Command.make(
   "compensate-effect",
   { db, as: as.pipe(Options.optional), register, json, effect },
   (options) =>
-    withStore(
-      options.db,
-      Effect.gen(function* () {
-        yield* Tools.register(options.register)
-        const answer = yield* Saga.compensateEffect(options.effect)
-        yield* options.json ? printJson(answer) : print(render(answer, yield* hasRun(answer.runId)))
-        if (answer._tag === "AwaitingApproval") {
-          return yield* new SomethingWrong({ reason: "the effect was not undone yet: its undo awaits approval" })
-        }
-        if (answer.outcome !== "completed") {
-          return yield* new SomethingWrong({ reason: `the effect was not undone: ${answer.outcome}` })
-        }
-      }),
-      { access: "write", as: Option.getOrUndefined(options.as) }
+    Effect.flatMap(Parse.optionalPrincipal("--as", options.as), (by) =>
+      withStore(
+        options.db,
+        Effect.gen(function* () {
+          yield* Tools.register(options.register)
+          const answer = yield* Saga.compensateEffect(options.effect)
+          yield* options.json ? printJson(answer) : print(render(answer, yield* hasRun(answer.runId)))
+          if (answer._tag === "AwaitingApproval") {
+            return yield* new SomethingWrong({ reason: "the effect was not undone yet: its undo awaits approval" })
+          }
+          if (answer.outcome !== "completed") {
+            return yield* new SomethingWrong({ reason: `the effect was not undone: ${answer.outcome}` })
+          }
+        }),
+        { access: "write", as: by }
+      )
     )
 ).pipe(
   Command.withDescription(

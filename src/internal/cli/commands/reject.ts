@@ -16,7 +16,7 @@ import * as Tools from "../tools.js"
 
 const reason = Options.text("reason").pipe(
   Options.withPseudoName("TEXT"),
-  Options.withDescription("Why, as the journal records it."),
+  Options.withDescription("Why, as the journal records it (its ends trimmed; a blank reason is refused)."),
   Options.withDefault("no reason given")
 )
 
@@ -32,13 +32,15 @@ export const reject = Command.make(
   (options) =>
     Effect.gen(function* () {
       const by = yield* Parse.nonBlank("--as", options.as)
+      // As the console reads its form: the ends trimmed, a blank reason refused.
+      const reason = (yield* Parse.nonBlank("--reason", options.reason)).trim()
       yield* withStore(
         options.db,
         Effect.gen(function* () {
           const registered = yield* Tools.register(options.register)
           const { seen, status, stepId } = yield* target(options.saga, options.step, options)
           yield* Tools.requireUndos("reject", status, registered)
-          const report = yield* Saga.reject(options.saga, stepId, { by, reason: options.reason, ...seen })
+          const report = yield* Saga.reject(options.saga, stepId, { by, reason, ...seen })
           const wrote = yield* wroteAfter(options.saga, stepId, "REJECTED", status.revision)
           yield* printReport(
             wrote

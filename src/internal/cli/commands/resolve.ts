@@ -13,7 +13,7 @@ import { printable } from "../../util/printable.js"
 import { UsageError } from "../failure.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
-import { target } from "../position.js"
+import { target, wroteAfter } from "../position.js"
 import { as, db, digest, register, revision, saga, step, withStore } from "../root.js"
 import * as Tools from "../tools.js"
 
@@ -79,12 +79,15 @@ export const resolve = Command.make(
         options.db,
         Effect.gen(function* () {
           yield* Tools.register(options.register)
-          const { seen, stepId } = yield* target(options.saga, options.step, options)
+          const { seen, status, stepId } = yield* target(options.saga, options.step, options)
           yield* Saga.resolve(options.saga, stepId, { ...resolution, ...seen })
           const journaled = resolution.outcome === "applied" ? "EXECUTED" : "FAILED"
+          const wrote = yield* wroteAfter(options.saga, stepId, journaled, status.revision)
           yield* print(
             printable(
-              `resolved step ${stepId} of saga ${options.saga} as ${resolution.outcome} (${by}): journaled ${journaled}; resume the saga to go on`
+              wrote
+                ? `resolved step ${stepId} of saga ${options.saga} as ${resolution.outcome} (${by}): journaled ${journaled}; resume the saga to go on`
+                : `step ${stepId} of saga ${options.saga} was already resolved as ${resolution.outcome} by ${by}: nothing written`
             )
           )
         }),
@@ -93,6 +96,6 @@ export const resolve = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Settle a step whose outcome is unknown, as applied (with its result) or not applied; resume the saga afterwards."
+    "Settle a step whose outcome is unknown, as applied (with its result) or not applied; resume the saga afterwards. Asked again exactly as before (same --as, outcome and result), it says the step was already resolved and writes nothing (exit 0)."
   )
 )
