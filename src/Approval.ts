@@ -12,10 +12,11 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { awaitedRequests } from "./internal/journal/approvalCopy.js"
+import { answeredRequest, awaitedRequests, behindTheJournal } from "./internal/journal/approvalCopy.js"
 import { distrust } from "./internal/journal/decisions.js"
 import { nowIso } from "./internal/util/clock.js"
 import type { Entry, JournalError } from "./Journal.js"
+import * as Journal from "./Journal.js"
 import type { KeyError } from "./Keys.js"
 import { journalKeys } from "./Keys.js"
 
@@ -479,42 +480,85 @@ export const pending: Effect.Effect<ReadonlyArray<PendingRequest>, JournalError,
 )
 
 /**
- * The requests a person should see, given the entries of the sagas that await approval: every
- * request the store lists as pending, and every request a saga's journal waits on that the store
- * does not list — one the store does not hold (a saga imported from another journal: deciding it
- * registers it again), or one the store holds a decision for that the journal lacks and a run would
- * not act on (listed with `tampered` saying why: forged, made through the service alone, or a
- * `Saga.approve`/`reject` that stopped before journaling it). Oldest first.
+ * The requests a person should see, oldest first: every request the store lists as pending, and
+ * every request the journal of a saga awaiting approval waits on that the store does not list.
+ *
+ * - A request the journal waits on and the store does not hold (a saga imported from another
+ *   journal, whose approvals stayed behind; a row deleted) is listed as the journal made it:
+ *   deciding it registers it again.
+ * - One the store holds a decision for that the journal lacks is listed with `tampered` saying why
+ *   a run would not act on it (forged, made through the service alone, a command that stopped
+ *   before journaling it, or signed under a key this process lacks); one a run would act on (the
+ *   memory layers', or one a journal key signs) is not listed: the next run journals it.
+ * - One the store lists as pending that the journal already answered is listed with `tampered`
+ *   (the table is behind the journal).
+ *
+ * Each saga's journal is read before the store's record of its requests, and a decision found
+ * without the journal's is read again, so that a command deciding meanwhile (it writes the store,
+ * then the journal) is not taken for either.
  *
  * @since 0.4.0
  * @category accessors
  */
-export const inbox = (
-  journals: ReadonlyArray<ReadonlyArray<Entry>>
-): Effect.Effect<ReadonlyArray<PendingRequest>, JournalError | KeyError, Approval> =>
-  Effect.gen(function* () {
-    const approval = yield* Approval
-    const listed = yield* approval.pending
-    const keys = Option.getOrUndefined(yield* journalKeys)
-    const seen = new Set(listed.map((request) => request.requestId))
-    const unlisted = journals.flatMap(awaitedRequests).filter((request) => !seen.has(request.requestId))
-    const found = yield* Effect.forEach(unlisted, (request) =>
-      approval.get(request.requestId).pipe(
-        Effect.map((held): PendingRequest | undefined => {
-          if (Option.isNone(held) || !holdsRequest(held.value.request, request)) return request
-          if (held.value.decision._tag === "Pending") return request
-          const reason = distrust(approval, keys, request, held.value.decision)
-          return reason === undefined ? undefined : { ...request, tampered: reason }
-        }),
-        Effect.catchTag("ApprovalTampered", (error) => Effect.succeed({ ...request, tampered: error.message }))
+export const inbox: Effect.Effect<
+  ReadonlyArray<PendingRequest>,
+  JournalError | KeyError,
+  Approval | Journal.Journal
+> = Effect.gen(function* () {
+  const approval = yield* Approval
+  const journal = yield* Journal.Journal
+  const keys = Option.getOrUndefined(yield* journalKeys)
+  const listed = yield* approval.pending
+  const awaiting = yield* journal.list({ status: ["awaiting_approval"] })
+  const sagaIds = new Set([...listed.map((request) => request.sagaId), ...awaiting.map((saga) => saga.sagaId)])
+  const read = (sagaId: string) =>
+    journal.read(sagaId).pipe(Effect.catchTag("JournalCorrupted", () => Effect.succeed([] as ReadonlyArray<Entry>)))
+  const judge = (request: PendingRequest, entries: ReadonlyArray<Entry>) =>
+    Effect.flatMap(
+      approval.get(request.requestId),
+      (held): Effect.Effect<PendingRequest | undefined, JournalError | ApprovalTampered> => {
+        const answer = answeredRequest(entries, request.stepId)
+        const waits = answer === undefined
+        if (Option.isNone(held) || !holdsRequest(held.value.request, request))
+          return Effect.succeed(waits ? request : undefined)
+        const { decision } = held.value
+        if (decision._tag === "Pending") {
+          return Effect.succeed(
+            waits ? held.value.request : { ...held.value.request, tampered: behindTheJournal(answer) }
+          )
+        }
+        const reason = waits ? distrust(approval, keys, request, decision) : undefined
+        if (reason === undefined) return Effect.succeed(undefined)
+        // Decided without the journal: a command may be between its two writes. Read the journal again.
+        return Effect.map(read(request.sagaId), (again) =>
+          answeredRequest(again, request.stepId) === undefined ? { ...request, tampered: reason } : undefined
+        )
+      }
+    ).pipe(Effect.catchTag("ApprovalTampered", (error) => Effect.succeed({ ...request, tampered: error.message })))
+  const ofSaga = (sagaId: string) =>
+    Effect.flatMap(read(sagaId), (entries) => {
+      const listedHere = listed.filter((request) => request.sagaId === sagaId)
+      const listedIds = new Set(listedHere.map((request) => request.requestId))
+      const candidates: ReadonlyArray<PendingRequest> = [
+        ...listedHere,
+        ...awaitedRequests(entries).filter((request) => !listedIds.has(request.requestId))
+      ]
+      return Effect.forEach(candidates, (request) =>
+        // A request the store marked, or one no entry backs, is listed as the store holds it: readers mark it.
+        request.tampered !== undefined ||
+        !entries.some((entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === request.stepId)
+          ? Effect.succeed(request)
+          : judge(request, entries)
       )
-    )
-    return [...listed, ...found.filter((request) => request !== undefined)].sort((a, b) =>
-      a.requestedAt < b.requestedAt ? -1 : a.requestedAt > b.requestedAt ? 1 : 0
-    )
-  })
+    })
+  const found = (yield* Effect.forEach(sagaIds, ofSaga)).flat()
+  return found
+    .filter((request): request is PendingRequest => request !== undefined)
+    .sort((a, b) => (a.requestedAt < b.requestedAt ? -1 : a.requestedAt > b.requestedAt ? 1 : 0))
+})
 
 export {
+  answeredRequest,
   awaitedRequests,
   type CopyProblem,
   type JournaledRequest,

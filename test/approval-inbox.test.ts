@@ -36,13 +36,8 @@ const awaiting = (file: string, sagaId: string) =>
     return result.request
   }).pipe(Effect.provide(onFile(file)))
 
-/** The inbox of `file`, read as the CLI and the HTTP API read it. */
-const inboxOf = (file: string) =>
-  Effect.gen(function* () {
-    const journal = yield* Journal.Journal
-    const sagas = yield* journal.list({ status: ["awaiting_approval"] })
-    return yield* Approval.inbox(yield* Effect.forEach(sagas, (saga) => journal.read(saga.sagaId)))
-  }).pipe(Effect.provide(onFile(file)))
+/** The inbox of `file`. */
+const inboxOf = (file: string) => Approval.inbox.pipe(Effect.provide(onFile(file)))
 
 const edit = (file: string, statement: string, ...args: ReadonlyArray<unknown>) => {
   const db = new Database(file, { fileMustExist: true })
@@ -120,6 +115,9 @@ describe("Approval.inbox", () => {
         Effect.provide(onFile(file))
       )
       expect(yield* inboxOf(file)).toEqual([])
+      // Read by a process without the key, the signed decision is marked for what it is.
+      const [unchecked] = yield* Effect.withConfigProvider(inboxOf(file), ConfigProvider.fromMap(new Map()))
+      expect(unchecked?.tampered).toContain("its MAC cannot be checked here: this process has no journal key")
       forge(file, request)
       const [forged] = yield* inboxOf(file)
       expect(forged?.tampered).toContain("carries no MAC under the journal key")
@@ -127,7 +125,7 @@ describe("Approval.inbox", () => {
   )
 })
 
-describe("Approval.journaledRequest of a request the journal already answered", () => {
+describe("Approval.inbox against what the journal answered", () => {
   it.effect("a pending row restored over an approved step is marked at the decision's seq", () =>
     Effect.gen(function* () {
       const file = fileFor("restored")
@@ -139,14 +137,68 @@ describe("Approval.journaledRequest of a request the journal already answered", 
         '{"_tag":"Pending"}'
       )
 
-      const [pending] = yield* Approval.pending.pipe(Effect.provide(onFile(file)))
       const entries = yield* Effect.flatMap(Journal.Journal, (journal) => journal.read("payout-1")).pipe(
         Effect.provide(onFile(file))
       )
       const approvedAt = entries.find((entry) => entry.phase === "APPROVED")!.seq
-      const journaled = Approval.journaledRequest(pending!, entries)
-      expect(journaled.problem).toMatchObject({ seq: approvedAt, problem: "approval" })
-      expect(journaled.problem?.reason).toContain(`the journal answered it at seq ${approvedAt} (APPROVED)`)
+      const [listed] = yield* inboxOf(file)
+      expect(listed).toMatchObject({ requestId: request.requestId })
+      expect(listed?.tampered).toContain(`the journal answered it at seq ${approvedAt} (APPROVED)`)
+      expect(Approval.answeredRequest(entries, request.stepId)?.seq).toBe(approvedAt)
     })
+  )
+
+  it.effect(
+    "a command that decides while the inbox reads (the store written, then the journal) is not taken for a forgery",
+    () =>
+      Effect.gen(function* () {
+        const file = fileFor("race")
+        const request = yield* awaiting(file, "payout-1")
+        const layer = onFile(file)
+        // The store's record is read after the journal: the decision lands in between, both writes of it.
+        const racing = Layer.effect(
+          Approval.Approval,
+          Effect.gen(function* () {
+            const store = yield* Approval.Approval
+            const journal = yield* Journal.Journal
+            let decided = false
+            return {
+              ...store,
+              get: (requestId: string) =>
+                Effect.gen(function* () {
+                  if (!decided) yield* decide(requestId)
+                  return yield* store.get(requestId)
+                })
+            }
+            function decide(requestId: string) {
+              decided = true
+              return Effect.orDie(
+                Effect.gen(function* () {
+                  yield* store.approve(requestId, { by: "alice", inputDigest: request.inputDigest })
+                  const row = yield* Effect.flatMap(journal.get("payout-1"), Effect.orDie)
+                  const awaitingEntry = (yield* journal.read("payout-1")).find(
+                    (entry) => entry.phase === "AWAITING_APPROVAL"
+                  )!
+                  yield* journal.append("payout-1", { revision: row.revision, digest: row.digest }, [
+                    {
+                      stepId: awaitingEntry.stepId,
+                      toolName: awaitingEntry.toolName,
+                      phase: "APPROVED",
+                      input: null,
+                      payload: JSON.stringify({
+                        _tag: "Approved",
+                        by: "alice",
+                        at: row.updatedAt,
+                        inputDigest: request.inputDigest
+                      })
+                    }
+                  ])
+                })
+              )
+            }
+          })
+        ).pipe(Layer.provideMerge(layer))
+        expect(yield* Approval.inbox.pipe(Effect.provide(racing))).toEqual([])
+      })
   )
 })

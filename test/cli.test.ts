@@ -564,7 +564,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const again = yield* cli("import", file, "--db", target)
       expect(again).toMatchObject({ code: 2, stdout: "" })
       expect(again.stderr).toMatch(
-        /^effect-saga: saga order-2 already exists \(at revision \d+\): nothing was written\n$/
+        /^effect-saga: saga order-2 is at revision \d+, not 0: it exists already, nothing was written\n$/
       )
       expect(snapshot(target)).toEqual(unchanged)
     })

@@ -393,7 +393,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         expect(restored).toMatchObject({
           sagaId: "payout-1",
           revision: approved.revision,
-          tampered: { seq: approved.revision, problem: "approval" }
+          tampered: { problem: "approval" }
         })
         expect(restored!.tampered!.reason).toContain(`the journal answered it at seq ${approved.revision} (APPROVED)`)
       })
@@ -786,6 +786,20 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         const error = yield* start(options)
         expect(error._tag, JSON.stringify(options)).toBe("InvalidApiOptions")
         expect(error.message).toBe(`SagaApi.layerWith: ${reason}`)
+      }
+      // From JavaScript: no options at all are the defaults.
+      for (const none of [undefined, null]) {
+        const built = SagaApi.layerWith(none as unknown as SagaApi.Options).pipe(
+          Layer.provide(
+            Layer.merge(
+              services(db),
+              SagaApi.layerAuthentication(() => Effect.succeed(undefined))
+            )
+          )
+        )
+        expect(yield* Effect.exit(Effect.scoped(Layer.build(built)))).toMatchObject({
+          _tag: "Success"
+        })
       }
       const host = yield* Effect.sync(() => start({ host: 42 })).pipe(Effect.flatten)
       expect(host._tag).toBe("ServeError")

@@ -59,8 +59,10 @@ const isLimit = (bytes: unknown): bytes is number => Number.isSafeInteger(bytes)
  * @since 0.3.0
  * @category options
  */
-export const checked = (options: Options): Effect.Effect<Checked, InvalidApiOptions> =>
+export const checked = (supplied: Options | undefined): Effect.Effect<Checked, InvalidApiOptions> =>
   Effect.suspend(() => {
+    // From JavaScript, `layerWith()` or `layerWith(null)`: no options, the defaults.
+    const options: Options = supplied ?? {}
     const tools = options.tools === undefined ? undefined : toolsOf(options.tools)
     if (typeof tools === "string") return Effect.fail(new InvalidApiOptions({ option: "tools", reason: tools }))
     const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES

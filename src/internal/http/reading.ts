@@ -165,20 +165,17 @@ const pendingOf = (
  */
 export const pendingApprovals = Effect.gen(function* () {
   const journal = yield* Journal
-  const readSaga = (sagaId: string) =>
-    Effect.all([
-      statusOf(sagaId).pipe(Effect.catchTag("SagaNotFound", () => Effect.succeed(undefined))),
-      journal.read(sagaId).pipe(Effect.orElseSucceed((): ReadonlyArray<Entry> => []))
-    ]).pipe(Effect.map(([status, entries]) => [sagaId, { status, entries }] as const))
-  const awaiting = yield* journal.list({ status: ["awaiting_approval"] })
-  const sagas = new Map(yield* Effect.forEach(awaiting, (saga) => readSaga(saga.sagaId)))
   // The Saga layer of this server read the same keys when it was built: a bad key list stopped it there.
-  const requests = yield* Approval.inbox(Array.from(sagas.values(), (saga) => saga.entries)).pipe(
-    Effect.catchTag("KeyError", Effect.die)
+  const requests = yield* Approval.inbox.pipe(Effect.catchTag("KeyError", Effect.die))
+  const sagaIds = Array.from(new Set(requests.map((request) => request.sagaId)))
+  const sagas = new Map(
+    yield* Effect.forEach(sagaIds, (sagaId) =>
+      Effect.all([
+        statusOf(sagaId).pipe(Effect.catchTag("SagaNotFound", () => Effect.succeed(undefined))),
+        journal.read(sagaId).pipe(Effect.orElseSucceed((): ReadonlyArray<Entry> => []))
+      ]).pipe(Effect.map(([status, entries]) => [sagaId, { status, entries }] as const))
+    )
   )
-  for (const sagaId of new Set(requests.map((request) => request.sagaId))) {
-    if (!sagas.has(sagaId)) sagas.set(sagaId, (yield* readSaga(sagaId))[1])
-  }
   return requests.map((request) => {
     const saga = sagas.get(request.sagaId)!
     return pendingOf(request, saga.status, saga.entries)

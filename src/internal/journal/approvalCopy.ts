@@ -61,11 +61,6 @@ export const journaledRequest = (request: PendingRequest, entries: ReadonlyArray
     return { input: asked.input, inputDigest: null, problem: { seq: asked.seq, problem: "undecodable", reason } }
   }
   const { inputDigest } = payload.right
-  const answered = answeredAfter(entries, asked)
-  if (answered !== undefined) {
-    const reason = `the approvals table lists the request as waiting, but the journal answered it at seq ${answered.seq} (${answered.phase}): the table is behind the journal (edited, restored from an older copy, or a withdrawal never reached it)`
-    return { input: asked.input, inputDigest, problem: { seq: answered.seq, problem: "approval", reason } }
-  }
   if (request.tampered !== undefined) {
     return {
       input: asked.input,
@@ -114,9 +109,22 @@ export const awaitedRequests = (entries: ReadonlyArray<Entry>): Array<ApprovalRe
   return Array.from(open.values())
 }
 
-/** The entry after `asked` that answered the step's request (or made it moot), if one did. */
-const answeredAfter = (entries: ReadonlyArray<Entry>, asked: Entry): Entry | undefined =>
-  entries.find((entry) => entry.seq > asked.seq && entry.stepId === asked.stepId && answering.has(entry.phase))
+/**
+ * The entry that answered step `stepId`'s last request for approval (or made it moot), if one did.
+ *
+ * @since 0.4.0
+ * @category reading
+ */
+export const answeredRequest = (entries: ReadonlyArray<Entry>, stepId: string): Entry | undefined => {
+  const asked = askedIn(entries, stepId)
+  return asked === undefined
+    ? undefined
+    : entries.find((entry) => entry.seq > asked.seq && entry.stepId === stepId && answering.has(entry.phase))
+}
+
+/** Why a request the store still lists as waiting is not to be decided: the journal answered it at `answer`. */
+export const behindTheJournal = (answer: Entry): string =>
+  `the approvals table lists the request as waiting, but the journal answered it at seq ${answer.seq} (${answer.phase}): the table is behind the journal (edited, restored from an older copy, or a withdrawal never reached it)`
 
 /** What a request's copy is checked on against the entry that asked for it. */
 interface Copied {

@@ -22,7 +22,7 @@ export type ErrorTypeId = typeof ErrorTypeId
 
 /**
  * The saga moved on since the writer last saw it: nothing was written. Expected at revision 0 (a
- * saga begun or imported), it already exists: the message says so.
+ * saga begun or imported, or a command given revision 0), it exists already: the message says so.
  *
  * @since 0.1.0
  * @category errors
@@ -35,7 +35,8 @@ export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     if (this.expectedRevision === 0 && this.actualRevision > 0) {
-      return `saga ${this.sagaId} already exists (at revision ${this.actualRevision}): nothing was written`
+      // An import, a new saga's first append, or a command given revision 0: each expected no saga.
+      return `saga ${this.sagaId} is at revision ${this.actualRevision}, not 0: it exists already, nothing was written`
     }
     const where =
       this.actualRevision === this.expectedRevision

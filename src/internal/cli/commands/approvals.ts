@@ -8,7 +8,6 @@ import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
 import type { ApprovalRequest } from "../../../Approval.js"
 import * as Approval from "../../../Approval.js"
-import * as Journal from "../../../Journal.js"
 import { printable } from "../../util/printable.js"
 import { table } from "../../util/table.js"
 import { print, printJson } from "../output.js"
@@ -44,18 +43,11 @@ const pendingOf = (request: Approval.PendingRequest, inspection: Trust.Inspectio
  * journals of awaiting sagas wait on), each saga read and verified once.
  */
 const pendingRequests = Effect.gen(function* () {
-  const journal = yield* Journal.Journal
-  const awaiting = yield* journal.list({ status: ["awaiting_approval"] })
+  const requests = yield* Approval.inbox
+  const sagaIds = Array.from(new Set(requests.map((request) => request.sagaId)))
   const inspections = new Map(
-    (yield* Effect.forEach(awaiting, (saga) => Trust.inspect(saga.sagaId))).map((inspection) => [
-      inspection.sagaId,
-      inspection
-    ])
+    (yield* Effect.forEach(sagaIds, Trust.inspect)).map((inspection) => [inspection.sagaId, inspection])
   )
-  const requests = yield* Approval.inbox(Array.from(inspections.values(), (inspection) => inspection.entries))
-  for (const sagaId of new Set(requests.map((request) => request.sagaId))) {
-    if (!inspections.has(sagaId)) inspections.set(sagaId, yield* Trust.inspect(sagaId))
-  }
   return requests.map((request) => pendingOf(request, inspections.get(request.sagaId)!))
 })
 
