@@ -20,7 +20,7 @@ import * as Predicate from "effect/Predicate"
 import * as Approval from "./Approval.js"
 import type { FaultSite } from "./internal/engine/faults.js"
 import { Faults } from "./internal/engine/faults.js"
-import { explore, Finding, NothingToExplore } from "./internal/testing/explore.js"
+import { explore, Finding, NothingToExplore, type Unasked } from "./internal/testing/explore.js"
 import { exploreKeys, optionsProblem, show } from "./internal/testing/options.js"
 import * as Journal from "./Journal.js"
 import type { KeyError } from "./Keys.js"
@@ -421,11 +421,19 @@ export const exploreCrashes = <I, A, E, R, W, EW, S = never, ES = never>(
   definition: SagaDefinition.SagaDefinition<I, A, E, R>,
   input: I,
   options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>
+): Effect.Effect<CrashSummary, ExploreError<EW>> => exploreOne(definition, input, options, "refuse")
+
+/** `exploreCrashes`; `unasked` says what `approvals` for a run that asks for none is: refused, or nothing to answer. */
+const exploreOne = <I, A, E, R, W, EW, S, ES>(
+  definition: SagaDefinition.SagaDefinition<I, A, E, R>,
+  input: I,
+  options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>,
+  unasked: Unasked
 ): Effect.Effect<CrashSummary, ExploreError<EW>> =>
   Effect.mapError(
     Effect.zipRight(
       validate(options),
-      Effect.suspend(() => explore(definition, input, options))
+      Effect.suspend(() => explore(definition, input, options, unasked))
     ),
     (error) =>
       error instanceof Finding
@@ -479,7 +487,8 @@ export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>
     let failure: { readonly input: I; readonly cause: Cause.Cause<ExploreError<EW>> } | undefined
     const property = FastCheck.asyncProperty(Arbitrary.make(definition.input), async (input) => {
       const exit = await Effect.runPromiseExit(
-        exploreCrashes(definition, input, explored as ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>)
+        // Generated inputs may take a path that asks for no approval: `approvals` then has nothing to answer.
+        exploreOne(definition, input, explored as ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>, "skip")
       )
       if (Exit.isSuccess(exit)) {
         summaries.push(exit.value)

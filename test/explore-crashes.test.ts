@@ -434,7 +434,7 @@ describe("Testing.exploreCrashes", () => {
   )
 
   it.effect(
-    "approval answers for a saga that asks for no approval are refused after its uncrashed run, not passed",
+    "approval answers for a saga that asks for no approval are refused after its uncrashed run, not passed; in a property, an input that asks none has nothing to answer",
     () =>
       Effect.gen(function* () {
         const NoApproval = SagaDefinition.make("no-approval", { input: Schema.Int, program: (n) => charge(n) })
@@ -448,6 +448,19 @@ describe("Testing.exploreCrashes", () => {
         // Left out, the default answer is never given, and nothing is refused.
         const summary = yield* Testing.exploreCrashes(NoApproval, 1, { world: BankLive })
         expect(summary.endings.Completed).toBeGreaterThan(0)
+        // Over generated inputs, one whose path asks for no approval has nothing to answer: not refused.
+        const WireOverHundred = SagaDefinition.make("wire-over-hundred", {
+          input: Schema.Int.pipe(Schema.between(1, 200)),
+          program: (n) => Effect.zipRight(charge(n), n > 100 ? wire(n) : Effect.void)
+        })
+        const summaries = yield* Testing.exploreCrashesProperty(WireOverHundred, {
+          world: BankLive,
+          approvals: ["approve", "reject"],
+          runs: 12,
+          seed: 3
+        })
+        expect(summaries).toHaveLength(12)
+        expect(summaries.some((explored) => (explored.endings.Compensated ?? 0) > 0)).toBe(true)
       })
   )
 

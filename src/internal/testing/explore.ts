@@ -68,11 +68,19 @@ const counted = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`
 
 const defaultAllow: ReadonlyArray<Ending> = ["Completed", "Compensated"]
 
+/**
+ * What `approvals` given for a run that asks for no approval is: refused (`exploreCrashes`: the
+ * exploration would check something else than what was asked), or nothing to answer (a property's
+ * generated input that takes a path without an approval).
+ */
+export type Unasked = "refuse" | "skip"
+
 /** Explores every crash point of the saga on `input`, for each approval answer; fails at the first that breaks a check. */
 export const explore = <I, A, E, R, W, EW, S, ES>(
   definition: SagaDefinition.SagaDefinition<I, A, E, R>,
   input: I,
-  options: ExploreOptions<W, EW, S, ES>
+  options: ExploreOptions<W, EW, S, ES>,
+  unasked: Unasked = "refuse"
 ): Effect.Effect<CrashSummary, Finding | NothingToExplore | EW | StoreError> => {
   const sagaId = options.sagaId ?? "explored"
   const allow = options.allow ?? defaultAllow
@@ -235,7 +243,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       const baseline = yield* runPoint(undefined, undefined, approval, nextStore, () => {
         asked = true
       })
-      if (!asked && options.approvals !== undefined && n === 0) {
+      if (!asked && options.approvals !== undefined && n === 0 && unasked === "refuse") {
         return yield* Effect.fail(
           new NothingToExplore(
             `approvals answers ${answers.map((answer) => JSON.stringify(answer)).join(" and ")}, but the uncrashed run asked for no approval: there is no request to answer (leave approvals out)`
