@@ -8,9 +8,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
-import Database from "better-sqlite3"
 import { ConfigProvider, Effect, Layer, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SqlStore } from "../src/index.js"
+import { edit } from "./fixtures/sqlite-raw.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-approval-inbox-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -38,15 +38,6 @@ const awaiting = (file: string, sagaId: string) =>
 
 /** The inbox of `file`. */
 const inboxOf = (file: string) => Approval.inbox.pipe(Effect.provide(onFile(file)))
-
-const edit = (file: string, statement: string, ...args: ReadonlyArray<unknown>) => {
-  const db = new Database(file, { fileMustExist: true })
-  try {
-    db.prepare(statement).run(...args)
-  } finally {
-    db.close()
-  }
-}
 
 /** Makes the store's row of `requestId` say it was approved by mallory, status and decision agreeing. */
 const forge = (file: string, request: Approval.ApprovalRequest) =>

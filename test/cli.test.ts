@@ -14,6 +14,7 @@ import { endingOf } from "../src/internal/cli/failure.js"
 import * as Help from "../src/internal/cli/help.js"
 import { Checkout, Tracking } from "./fixtures/cli-tools.js"
 import { freshDatabase } from "./fixtures/postgres.js"
+import { edit } from "./fixtures/sqlite-raw.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-"))
@@ -1337,16 +1338,6 @@ const tamper = (file: string, sagaId: string, seq: number) => {
       sagaId,
       seq
     )
-  } finally {
-    db.close()
-  }
-}
-
-/** Runs one statement on the file behind the journal's back. */
-const edit = (file: string, statement: string, ...args: ReadonlyArray<unknown>) => {
-  const db = new Database(file, { fileMustExist: true })
-  try {
-    db.prepare(statement).run(...args)
   } finally {
     db.close()
   }

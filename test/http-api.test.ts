@@ -23,6 +23,7 @@ import {
   snapshot,
   tokens
 } from "./fixtures/http-saga.js"
+import { edit } from "./fixtures/sqlite-raw.js"
 
 /** A saga `sagaId` awaiting approval of its wire transfer in a fresh file, served; the URL and file. */
 const awaitingPayout = (name: string, options: Partial<SagaApi.ServeOptions> = {}) =>
@@ -41,16 +42,6 @@ const logged = <A, E, R>(effect: (lines: Array<string>) => Effect.Effect<A, E, R
     lines.push(`${logLevel.label} ${(Array.isArray(message) ? message : [message]).join(" ")}`)
   })
   return Effect.provide(effect(lines), Logger.replace(Logger.defaultLogger, keeping))
-}
-
-/** Runs `sql` on the file `db` (a hand edit, as an attacker or an operator would make it). */
-const edit = (db: string, sql: string) => {
-  const file = new Database(db)
-  try {
-    file.prepare(sql).run()
-  } finally {
-    file.close()
-  }
 }
 
 const phases = (db: string, sagaId: string) =>

@@ -9,6 +9,7 @@ import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { ConfigProvider, Effect, Layer, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Keys, Saga, SqlJournal, SqlStore } from "../src/index.js"
+import { edit } from "./fixtures/sqlite-raw.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-journal-keys-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -68,12 +69,6 @@ FROM effect_saga_entries WHERE saga_id = ? ORDER BY seq`
     db.prepare("UPDATE effect_saga_entries SET hash = ? WHERE saga_id = ? AND seq = ?").run(previous, sagaId, row.seq)
   }
   db.prepare("UPDATE effect_saga_sagas SET digest = ? WHERE saga_id = ?").run(previous, sagaId)
-  db.close()
-}
-
-const edit = (filename: string, statement: string, ...args: Array<unknown>) => {
-  const db = new Database(filename)
-  db.prepare(statement).run(...args)
   db.close()
 }
 

@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Options } from "../../SagaApi.js"
-import { preview, typeName } from "../util/printable.js"
+import { given, typeName } from "../util/printable.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./guard.js"
 
 /**
@@ -31,10 +31,6 @@ export interface Checked {
   readonly tools: ReadonlySet<string> | undefined
   readonly maxBodyBytes: number
 }
-
-/** A value as it was given, for a message: a number as written, text in quotes (cut, escaped), else its type. */
-export const given = (value: unknown): string =>
-  typeof value === "number" ? String(value) : typeof value === "string" ? preview(value) : typeName(value)
 
 const isIterable = (value: unknown): value is Iterable<unknown> =>
   typeof value === "object" && value !== null && Symbol.iterator in value

@@ -13,9 +13,9 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type { ServeOptions } from "../../SagaApi.js"
+import { given } from "../util/printable.js"
 import type { Authentication } from "./api.js"
 import { layerInsecure } from "./authentication.js"
-import { given } from "./options.js"
 
 /**
  * The server would accept requests from anyone: no authentication layer was given, and it was not

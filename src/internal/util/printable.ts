@@ -33,6 +33,10 @@ export const preview = (text: string): string => {
   return printable(head.length < text.length ? `${JSON.stringify(head)}…` : JSON.stringify(text))
 }
 
+/** A value as it was given, for a message: a number as written, text as `preview` shows it, else its type. */
+export const given = (value: unknown): string =>
+  typeof value === "number" ? String(value) : typeof value === "string" ? preview(value) : typeName(value)
+
 /**
  * How a message names an identifier that may be long or hold what a terminal acts on (a bidi
  * override passes the identifier checks): as it is when it is short and printable, else as
