@@ -78,7 +78,10 @@ export type CurrentSaga = CurrentSagaTag
  * @category models
  */
 export interface RunOptions {
-  /** `"suspend"` (default) leaves the saga resumable; `"compensate"` undoes it. */
+  /**
+   * `"suspend"` (default) leaves the saga resumable; `"compensate"` undoes it, unless the
+   * interruption cut a call in flight (its outcome is unknown: the run ends `NeedsAttention`).
+   */
   readonly onInterrupt?: "suspend" | "compensate" | undefined
 }
 

@@ -42,6 +42,27 @@ describe("interruption", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect('onInterrupt: "compensate" undoes nothing while the interrupted call\'s outcome is unknown', () =>
+    Effect.gen(function* () {
+      const { blocking, book, started, undone } = yield* fixture
+      const program = Effect.zipRight(book({ seat: "1A" }), blocking({ seat: "1B" }))
+      const fiber = yield* Effect.fork(Saga.run("s1", program, { onInterrupt: "compensate" }))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+
+      expect(undone).toEqual([])
+      const status = yield* Saga.status("s1")
+      expect(status.status).toBe("needs_attention")
+      expect(status.steps.map((s) => [s.toolName, s.state])).toEqual([
+        ["book", "executed"],
+        ["blocking", "unknown"]
+      ])
+      const written = yield* phases("s1")
+      expect(written).not.toContain("SAGA_COMPENSATING")
+      expect(written.at(-1)).toBe("SAGA_NEEDS_ATTENTION")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("an injected interrupt suspends the saga and leaves the step's INTENT without an outcome", () =>
     Effect.gen(function* () {
       const { book } = yield* fixture

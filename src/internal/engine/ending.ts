@@ -96,10 +96,16 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
 
   const compensatedBefore = () => Cause.die(new Error(`the saga was compensated before: ${view.compensationCause}`))
 
+  /** Whether a step's outcome cannot be known: its `INTENT` journaled, no outcome written or held back. */
+  const leftUnknown = () => view.unknownSteps().some((step) => !writer.holds(step.stepId))
+
+  // An interruption that cut a call in flight left its outcome unknown: nothing is undone then.
   const suspendOrCompensate = (cause: Cause.Cause<unknown>) =>
-    end.onInterrupt === "compensate"
-      ? end.compensate(cause as Cause.Cause<E>)
-      : Effect.as(endWith("SAGA_SUSPENDED", null), { _tag: "Suspended" as const, sagaId })
+    end.onInterrupt !== "compensate"
+      ? Effect.as(endWith("SAGA_SUSPENDED", null), { _tag: "Suspended" as const, sagaId })
+      : leftUnknown()
+        ? needsAttention(undefined)
+        : end.compensate(cause as Cause.Cause<E>)
 
   const halted = (halt: Halt): Effect.Effect<SagaResult<A, E>, any> => {
     switch (halt._tag) {
@@ -129,7 +135,7 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
   if (end.halt !== undefined) return halted(end.halt)
   const exit = ran.value
   if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return suspendOrCompensate(exit.cause)
-  if (view.unknownSteps().some((step) => !writer.holds(step.stepId))) return needsAttention(undefined)
+  if (leftUnknown()) return needsAttention(undefined)
   if (Exit.isFailure(exit)) return end.compensate(exit.cause)
   // A saga that began to compensate never completes, even if its program now succeeds.
   if (view.compensationStarted) return end.compensate(compensatedBefore())
