@@ -386,7 +386,8 @@ export type Verification = verification.Verification
 /**
  * Re-computes the hash chain of one saga's entries and names the first entry that does not fit.
  * With `keys` (the journal key ring), every entry must also carry a MAC that verifies under one of
- * them.
+ * them; without them, an entry that carries a MAC cannot be checked and breaks the chain there
+ * (`signature`): a signed journal is not taken on its chain alone.
  *
  * @since 0.1.0
  * @category hashing

@@ -101,7 +101,7 @@ describe("a journal key", () => {
   )
 
   it.effect(
-    "a payload edited and the whole chain and row recomputed with plain SHA-256 verifies without the key, and is refused with it",
+    "a payload edited and the whole chain and row recomputed with plain SHA-256 is refused with the key, and cannot be checked without it",
     () =>
       Effect.gen(function* () {
         const filename = fileFor("rechained")
@@ -118,7 +118,20 @@ describe("a journal key", () => {
           "rechained"
         )
         rechain(filename, "rechained")
-        expect((yield* onFile(filename, undefined)(Journal.verify("rechained")))._tag).toBe("Intact")
+        // Its entries carry MACs: a process without the key cannot check them, so it does not take the chain alone.
+        expect(yield* onFile(filename, undefined)(Journal.verify("rechained"))).toMatchObject({
+          _tag: "Broken",
+          seq: 1,
+          problem: "signature",
+          reason: expect.stringContaining("carries a MAC under key k1, but this process has no journal key")
+        })
+        const unkeyed = yield* Effect.flip(
+          onFile(
+            filename,
+            undefined
+          )(Saga.run("rechained", Effect.zipRight(world.reserve("A-1"), world.reserve("B-2"))))
+        )
+        expect(unkeyed).toMatchObject({ _tag: "JournalTampered", seq: 1, problem: "signature" })
         const refused = yield* Effect.flip(
           onFile(filename, k1)(Saga.run("rechained", Effect.zipRight(world.reserve("A-1"), world.reserve("B-2"))))
         )
@@ -146,7 +159,11 @@ describe("a journal key", () => {
         expect(kids.slice(5).every((kid) => kid === "k2")).toBe(true)
         expect((yield* rotated(Journal.verify("rotated")))._tag).toBe("Intact")
         // Without k1, what it signed no longer verifies.
-        expect(yield* onFile(filename, k2)(Journal.verify("rotated"))).toMatchObject({ _tag: "Broken", seq: 1 })
+        expect(yield* onFile(filename, k2)(Journal.verify("rotated"))).toMatchObject({
+          _tag: "Broken",
+          seq: 1,
+          reason: expect.stringContaining("its MAC names key k1, which is not configured here")
+        })
       })
   )
 

@@ -3,7 +3,7 @@ import * as Predicate from "effect/Predicate"
 import type { Approval, ApprovalRequest, ApprovalTampered, Decision } from "../../Approval.js"
 import type { KeyRing } from "../../Keys.js"
 import type { Check } from "../util/crypto.js"
-import { DECISION_DOMAIN, sign, verifyMac } from "../util/crypto.js"
+import { DECISION_DOMAIN, namedKey, sign, verifyMac } from "../util/crypto.js"
 import { JournalTampered } from "./errors.js"
 import { stepKey } from "./ids.js"
 import type { StepView } from "./view.js"
@@ -104,6 +104,8 @@ export const distrust = (
         : `${said}, but the journal holds no such decision, and its MAC cannot be checked here: this process has no journal key (EFFECT_SAGA_JOURNAL_KEYS)`
     case "unsigned":
       return `${said}, but the decision carries no MAC under the journal key: it was forged, or made before the key was configured`
+    case "unknown-key":
+      return `${said}, but its MAC names ${namedKey(decision.mac!)}, which is not configured here (EFFECT_SAGA_JOURNAL_KEYS): the key was removed while decisions it signed are kept, or the MAC was forged`
     default:
       return `${said}, but its MAC does not verify (${check}): the decision, its digest, its expiry or its request was edited`
   }

@@ -3,7 +3,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { Entry, SagaRecord, TamperProblem } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
-import { ENTRY_DOMAIN, verifyMac } from "../util/crypto.js"
+import { ENTRY_DOMAIN, namedKey, verifyMac } from "../util/crypto.js"
 import { GENESIS, hashEntry } from "./hash.js"
 import { decodePayload } from "./payloads.js"
 import { statusAfter } from "./status.js"
@@ -21,8 +21,21 @@ const broken = (seq: number, problem: TamperProblem, reason: string): Verificati
   reason
 })
 
-/** What a MAC check says about an entry, as a break; `undefined` when it verifies. */
-const macProblem = (entry: Entry, keys: KeyRing): Verification | undefined => {
+/**
+ * What a MAC check says about an entry, as a break; `undefined` when it verifies. Without keys, an
+ * entry that carries a MAC cannot be checked: a signed journal is not taken on its chain alone
+ * (whoever forged an entry would leave its MAC out, or keep an old one).
+ */
+const macProblem = (entry: Entry, keys: KeyRing | undefined): Verification | undefined => {
+  if (keys === undefined) {
+    return entry.mac === undefined
+      ? undefined
+      : broken(
+          entry.seq,
+          "signature",
+          `the entry carries a MAC under ${namedKey(entry.mac)}, but this process has no journal key to check it (EFFECT_SAGA_JOURNAL_KEYS): give it the keys the journal was signed with`
+        )
+  }
   if (entry.mac === undefined) {
     return broken(entry.seq, "unsigned", "a journal key is configured, but the entry carries no MAC")
   }
@@ -30,9 +43,17 @@ const macProblem = (entry: Entry, keys: KeyRing): Verification | undefined => {
     case "ok":
       return undefined
     case "unknown-key":
-      return broken(entry.seq, "signature", "its MAC names a key that is not configured here")
+      return broken(
+        entry.seq,
+        "signature",
+        `its MAC names ${namedKey(entry.mac)}, which is not configured here (EFFECT_SAGA_JOURNAL_KEYS): the key was removed while entries it signed are kept, or the MAC was forged`
+      )
     default:
-      return broken(entry.seq, "signature", "its MAC does not verify under the journal key: the entry was forged")
+      return broken(
+        entry.seq,
+        "signature",
+        `its MAC does not verify under ${namedKey(entry.mac)} as configured here: the entry was forged, or the key of that id is another one`
+      )
   }
 }
 
@@ -47,7 +68,7 @@ export const verifyEntries = (entries: ReadonlyArray<Entry>, keys?: KeyRing | un
     if (hashEntry(previous, entry) !== entry.hash) {
       return broken(entry.seq, "hash", "hash does not match the entry's content and its predecessor")
     }
-    const unsigned = keys === undefined ? undefined : macProblem(entry, keys)
+    const unsigned = macProblem(entry, keys)
     if (unsigned !== undefined) return unsigned
     // A chain re-computed over a payload out of shape verifies: what the entry says must decode too.
     const payload = decodePayload(entry.phase, entry.payload)

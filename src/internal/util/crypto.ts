@@ -18,6 +18,15 @@ export const sign = (ring: KeyRing, domain: string, text: string): string => {
   return `${key.id}:${hmacHex(Redacted.value(key.material), domain, text)}`
 }
 
+/** A key id as `Keys` accepts one: what a MAC's id may be printed as (anything else may be an attacker's text). */
+const KEY_ID = /^[A-Za-z0-9._-]{1,64}$/
+
+/** The key a MAC names, for a message: `key k1`, or `a key id that is not one` for anything else. */
+export const namedKey = (mac: string): string => {
+  const id = mac.slice(0, Math.max(0, mac.lastIndexOf(":")))
+  return KEY_ID.test(id) ? `key ${id}` : "a key id that is not one"
+}
+
 /** Whether `mac` is a MAC of `text` under one of the ring's keys (constant-time comparison). */
 export const verifyMac = (ring: KeyRing, domain: string, text: string, mac: string): Check => {
   const colon = mac.lastIndexOf(":")
