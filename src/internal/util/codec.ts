@@ -9,17 +9,30 @@ import * as Schema from "effect/Schema"
  */
 export const encodeJson = (schema: Schema.Schema<any, any>, value: unknown): Either.Either<string, string> =>
   Either.flatMap(
-    Either.mapLeft(Schema.encodeUnknownEither(schema)(value), (error) =>
-      ParseResult.TreeFormatter.formatErrorSync(error)
-    ),
+    guarded(() => Schema.encodeUnknownEither(schema)(value)),
     (encoded) => (encoded === undefined ? undefinedAsNull(schema) : serialize(encoded))
   )
+
+/**
+ * A schema's answer, its failure formatted; a schema whose own code throws (a `transform`, a
+ * `filter`) is a failure too, named by the first line of what it threw: the caller's typed error
+ * (`InvalidInput`, `JournalCorrupted`, …), not a defect in the middle of a run or an undo.
+ */
+const guarded = <A>(run: () => Either.Either<A, ParseResult.ParseError>): Either.Either<A, string> => {
+  try {
+    return Either.mapLeft(run(), (error) => ParseResult.TreeFormatter.formatErrorSync(error))
+  } catch (error) {
+    return Either.left(`its schema threw: ${String(error).split("\n")[0]}`)
+  }
+}
 
 const lostAsNull = (what: string) => `${what} cannot be journaled: JSON would read it back as null`
 
 /** `undefined` is journaled as `null`, where `null` decodes as the schema says (`Schema.Void` does). */
 const undefinedAsNull = (schema: Schema.Schema<any, any>): Either.Either<string, string> =>
-  Either.isRight(Schema.decodeUnknownEither(schema)(null)) ? Either.right("null") : Either.left(lostAsNull("undefined"))
+  Either.isRight(guarded(() => Schema.decodeUnknownEither(schema)(null)))
+    ? Either.right("null")
+    : Either.left(lostAsNull("undefined"))
 
 /**
  * What of `value` JSON would read back as `null`, if anything: a number that is not finite, or
@@ -72,9 +85,7 @@ export const jsonText = (value: unknown): Either.Either<string, string> => {
 
 /** Decodes an encoded (JSON) value with `schema`, or says why it cannot. */
 export const decodeValue = <A>(schema: Schema.Schema<A, any>, encoded: unknown): Either.Either<A, string> =>
-  Either.mapLeft(Schema.decodeUnknownEither(schema)(encoded), (error) =>
-    ParseResult.TreeFormatter.formatErrorSync(error)
-  )
+  guarded(() => Schema.decodeUnknownEither(schema)(encoded))
 
 /** Parses JSON text and decodes it with `schema`, or says why it cannot. */
 export const decodeJson = <A>(schema: Schema.Schema<A, any>, json: string | null): Either.Either<A, string> => {
