@@ -496,6 +496,18 @@ describe("approval expiry and renewal", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("an approvalTtl that ends past the last date JavaScript can name never ends", () =>
+    Effect.gen(function* () {
+      const { log, program } = fixture({ approvalTtl: "100000000 weeks" })
+      const waiting = yield* Saga.run("far", program)
+      assert(waiting._tag === "AwaitingApproval")
+      yield* Saga.approve("far", waiting.request.stepId, { by: "alice" })
+      yield* TestClock.adjust("3650 days")
+      expect((yield* Saga.run("far", program))._tag).toBe("Completed")
+      expect(log.filter((line) => line.startsWith("wire"))).toEqual(["wire 4200 to DE89"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("a journaled approval's TTL counts from its renewal; an explicit expiresAt wins over the TTL", () =>
     Effect.gen(function* () {
       const { program } = fixture({ approvalTtl: "15 minutes" })

@@ -227,6 +227,8 @@ describe("bad input and bad declarations", () => {
     [{ leaseTtl: Number.NaN }, "leaseTtl", "NaN is not a positive, finite duration"],
     [{ approvalTtl: "-2 minutes" }, "approvalTtl", '"-2 minutes" is not a positive duration'],
     [{ leaseTtl: Number.POSITIVE_INFINITY }, "leaseTtl", "Infinity is not a positive, finite duration"],
+    [{ leaseTtl: "100000000 weeks" }, "leaseTtl", '"100000000 weeks" is longer than 365 days'],
+    [{ leaseTtl: "366 days" }, "leaseTtl", '"366 days" is longer than 365 days'],
     [{ leaseTtl: "banana" as Duration.DurationInput }, "leaseTtl", '"banana" is not a duration'],
     [{ approvalTtl: 0 }, "approvalTtl", "is not a positive duration: every approval would have expired"],
     [{ approvalTtl: "soon" as Duration.DurationInput }, "approvalTtl", '"soon" is not a duration'],

@@ -16,6 +16,9 @@ export interface Expiry {
   readonly millis: number
 }
 
+/** The last instant JavaScript's `Date` can name (ECMA-262: 8.64e15 ms after the epoch). */
+const LAST_DATE_MILLIS = 8.64e15
+
 const fromMillis = (millis: number): Expiry => ({
   text: Number.isFinite(millis) ? new Date(millis).toISOString() : "an unreadable time",
   millis
@@ -33,7 +36,9 @@ export const expiryOf = (approval: Expiring, ttl: Duration.Duration | undefined)
   }
   if (ttl === undefined || !Duration.isFinite(ttl)) return undefined
   const from = approval.renewedAt ?? approval.at
-  return fromMillis(Date.parse(String(from)) + Duration.toMillis(ttl))
+  const millis = Date.parse(String(from)) + Duration.toMillis(ttl)
+  // A TTL that ends past the last instant a date can name (≈ 275,000 years on) never ends.
+  return millis > LAST_DATE_MILLIS ? undefined : fromMillis(millis)
 }
 
 /**

@@ -36,12 +36,23 @@ const given = (input: Duration.DurationInput): string => {
   return Duration.isDuration(input) ? Duration.format(input) : preview(String(input))
 }
 
+/** The longest lease a worker takes: a saga whose worker died waits that long to be recovered. */
+const MAX_LEASE_TTL = Duration.days(365)
+
 const leaseTtlOf = (input: Duration.DurationInput): Either.Either<Duration.Duration, InvalidWorkerOptions> =>
   Either.mapLeft(
-    Either.filterOrLeft(
-      durationOf(input),
-      (ttl) => Duration.isFinite(ttl) && Duration.toMillis(ttl) > 0,
-      () => `${given(input)} is not a positive, finite duration`
+    Either.flatMap(
+      Either.filterOrLeft(
+        durationOf(input),
+        (ttl) => Duration.isFinite(ttl) && Duration.toMillis(ttl) > 0,
+        () => `${given(input)} is not a positive, finite duration`
+      ),
+      (ttl) =>
+        Duration.lessThanOrEqualTo(ttl, MAX_LEASE_TTL)
+          ? Either.right(ttl)
+          : Either.left(
+              `${given(input)} is longer than 365 days: a saga whose worker died would wait that long to be recovered`
+            )
     ),
     (reason) => refuse("leaseTtl", reason)
   )
