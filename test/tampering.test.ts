@@ -119,6 +119,20 @@ const edits: ReadonlyArray<readonly [string, (stored: Stored) => Stored]> = [
       })
       return { entries, record: rowAt(stored, entries) }
     }
+  ],
+  [
+    "(h) a payload's required field removed (an EXECUTED without its result), the chain and the row re-computed",
+    (stored) => {
+      let previous = Journal.empty.digest
+      const entries = stored.entries.map((entry) => {
+        const edited =
+          entry.phase === "EXECUTED" && entry.toolName === "reserve" ? { ...entry, payload: '{"receipt":"x"}' } : entry
+        const { mac: _mac, hash: _hash, ...content } = edited
+        previous = Journal.hashEntry(previous, content)
+        return { ...content, hash: previous }
+      })
+      return { entries, record: rowAt(stored, entries) }
+    }
   ]
 ]
 
@@ -422,7 +436,16 @@ const matrix = (name: string, backend: () => Backend) =>
           problems.push(`${status.tampered?.problem}@${status.tampered?.seq}`)
         }
         // Entries: 1 SAGA_STARTED, 2–3 reserve A-1, 4–5 reserve B-2, 6 SAGA_COMPLETED.
-        expect(problems).toEqual(["hash@3", "sequence@3", "truncated@6", "hash@7", "row@6", "row@6", "undecodable@3"])
+        expect(problems).toEqual([
+          "hash@3",
+          "sequence@3",
+          "truncated@6",
+          "hash@7",
+          "row@6",
+          "row@6",
+          "undecodable@3",
+          "undecodable@3"
+        ])
       }).pipe(Effect.provide(store.layer))
     })
 

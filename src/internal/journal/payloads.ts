@@ -185,7 +185,7 @@ export const executed = (fields: PayloadOf<"EXECUTED">): PayloadOf<"EXECUTED"> =
 export const isPhase = (phase: string): phase is Phase => Object.hasOwn(schemas, phase)
 
 /** Keys are kept in the order the value has them: the stored text is what the hash covers. */
-const parseOptions = { propertyOrder: "original", onExcessProperty: "ignore" } as const
+const parseOptions = { propertyOrder: "original", onExcessProperty: "ignore", exact: true } as const
 
 const schemaOf = (phase: Phase) => schemas[phase] as unknown as Schema.Schema<unknown, unknown>
 
