@@ -46,6 +46,19 @@ describe("identifiers", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect('the saga ids "." and ".." are refused: a URL takes them as steps of its path', () =>
+    Effect.gen(function* () {
+      const { runs, tool } = counted()
+      for (const sagaId of [".", ".."]) {
+        const error = yield* Effect.flip(Saga.run(sagaId, tool("A-1")))
+        expect(error).toMatchObject({ _tag: "InvalidIdentifier", kind: "saga id" })
+        expect(error.message).toContain("which a URL takes as a step of its path")
+      }
+      expect((yield* Saga.run("...", tool("A-1")))._tag).toBe("Completed")
+      expect(runs).toEqual(["A-1"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("the message shows an identifier escaped and cut short, never whole", () =>
     Effect.gen(function* () {
       const { tool } = counted()

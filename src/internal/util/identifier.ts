@@ -71,6 +71,15 @@ const slashProblem = (text: string): string | undefined => {
 export const toolNameProblem = (name: string): string | undefined =>
   identifierProblem(name, MAX_TOOL_NAME_BYTES) ?? slashProblem(name)
 
+/**
+ * Why `sagaId` cannot be a saga's id in a URL, if it cannot: every URL parser takes `.` and `..` as
+ * steps of the path (also written `%2E`), so the HTTP API and the console could never name the saga.
+ */
+const dotSegmentProblem = (sagaId: string): string | undefined =>
+  sagaId === "." || sagaId === ".."
+    ? `it is "${sagaId}", which a URL takes as a step of its path: the HTTP API could not name the saga`
+    : undefined
+
 /** How the journal id of an explicit undo's run ends (`<effect id>/compensate-effect`). */
 export const RUN_SUFFIX = "/compensate-effect"
 
@@ -78,7 +87,10 @@ export const RUN_SUFFIX = "/compensate-effect"
 export const sagaIdRefusal = (sagaId: string): InvalidIdentifier | undefined => {
   const reason =
     identifierProblem(sagaId, MAX_SAGA_ID_BYTES) ??
-    (sagaId.endsWith(RUN_SUFFIX) ? `it ends with "${RUN_SUFFIX}", which names the run of an explicit undo` : undefined)
+    (sagaId.endsWith(RUN_SUFFIX)
+      ? `it ends with "${RUN_SUFFIX}", which names the run of an explicit undo`
+      : undefined) ??
+    dotSegmentProblem(sagaId)
   return reason === undefined
     ? undefined
     : new InvalidIdentifier({ kind: "saga id", identifier: preview(sagaId), reason })
