@@ -12,8 +12,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { answeredRequest, awaitedRequests, behindTheJournal } from "./internal/journal/approvalCopy.js"
+import { answeredRequest, awaitedRequests, behindTheJournal, journalBroken } from "./internal/journal/approvalCopy.js"
 import { distrust } from "./internal/journal/decisions.js"
+import { inspect, tamperOf, trustedPrefix } from "./internal/journal/verified.js"
 import { nowIso } from "./internal/util/clock.js"
 import type { Entry, JournalError } from "./Journal.js"
 import * as Journal from "./Journal.js"
@@ -492,6 +493,9 @@ export const pending: Effect.Effect<ReadonlyArray<PendingRequest>, JournalError,
  *   memory layers', or one a journal key signs) is not listed: the next run journals it.
  * - One the store lists as pending that the journal already answered is listed with `tampered`
  *   (the table is behind the journal).
+ * - Every request of a saga whose journal does not verify against its row (chain, MACs under the
+ *   journal keys, revision and digest) is listed with `tampered` naming the break: no request is
+ *   judged on entries that do not verify.
  *
  * Each saga's journal is read before the store's record of its requests, and a decision found
  * without the journal's is read again, so that a command deciding meanwhile (it writes the store,
@@ -511,8 +515,8 @@ export const inbox: Effect.Effect<
   const listed = yield* approval.pending
   const awaiting = yield* journal.list({ status: ["awaiting_approval"] })
   const sagaIds = new Set([...listed.map((request) => request.sagaId), ...awaiting.map((saga) => saga.sagaId)])
-  const read = (sagaId: string) =>
-    journal.read(sagaId).pipe(Effect.catchTag("JournalCorrupted", () => Effect.succeed([] as ReadonlyArray<Entry>)))
+  // Each journal is verified against its row: a forged entry is no answer, nor a request.
+  const read = (sagaId: string) => inspect(journal, sagaId, keys)
   const judge = (request: PendingRequest, entries: ReadonlyArray<Entry>) =>
     Effect.flatMap(
       approval.get(request.requestId),
@@ -530,19 +534,29 @@ export const inbox: Effect.Effect<
         const reason = waits ? distrust(approval, keys, request, decision) : undefined
         if (reason === undefined) return Effect.succeed(undefined)
         // Decided without the journal: a command may be between its two writes. Read the journal again.
-        return Effect.map(read(request.sagaId), (again) =>
-          answeredRequest(again, request.stepId) === undefined ? { ...request, tampered: reason } : undefined
-        )
+        return Effect.map(read(request.sagaId), (again) => {
+          const broken = tamperOf(again.verification)
+          if (broken !== undefined) return { ...request, tampered: journalBroken(broken) }
+          return answeredRequest(again.entries, request.stepId) === undefined
+            ? { ...request, tampered: reason }
+            : undefined
+        })
       }
     ).pipe(Effect.catchTag("ApprovalTampered", (error) => Effect.succeed({ ...request, tampered: error.message })))
   const ofSaga = (sagaId: string) =>
-    Effect.flatMap(read(sagaId), (entries) => {
+    Effect.flatMap(read(sagaId), (inspected) => {
+      const broken = tamperOf(inspected.verification)
+      const entries = broken === undefined ? inspected.entries : trustedPrefix(inspected)
       const listedHere = listed.filter((request) => request.sagaId === sagaId)
       const listedIds = new Set(listedHere.map((request) => request.requestId))
       const candidates: ReadonlyArray<PendingRequest> = [
         ...listedHere,
         ...awaitedRequests(entries).filter((request) => !listedIds.has(request.requestId))
       ]
+      // Entries past the break are no evidence either way: each request is listed with the break.
+      if (broken !== undefined) {
+        return Effect.succeed(candidates.map((request) => ({ ...request, tampered: journalBroken(broken) })))
+      }
       return Effect.forEach(candidates, (request) =>
         // A request the store marked, or one no entry backs, is listed as the store holds it: readers mark it.
         request.tampered !== undefined ||

@@ -193,3 +193,64 @@ describe("Approval.inbox against what the journal answered", () => {
       })
   )
 })
+
+describe("Approval.inbox on a journal that does not verify", () => {
+  /** The break `Saga.status` names for `sagaId` on `file`, as the inbox words it. */
+  const breakOf = (file: string, sagaId: string) =>
+    Effect.map(Saga.status(sagaId).pipe(Effect.provide(onFile(file))), ({ tampered }) => {
+      assert(tampered !== undefined)
+      return `its saga's journal does not verify at seq ${tampered.seq} (${tampered.problem}): ${tampered.reason}`
+    })
+
+  it.effect(
+    "an unsigned APPROVED appended under a journal key is no answer: the request is listed with the break",
+    () =>
+      Effect.gen(function* () {
+        const file = fileFor("unsigned")
+        const request = yield* awaiting(file, "payout-1")
+        // Appended by a process without the key: chained and the row moved on, but not signed.
+        yield* Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          const row = yield* Effect.flatMap(journal.get("payout-1"), Effect.orDie)
+          yield* journal.append("payout-1", { revision: row.revision, digest: row.digest }, [
+            {
+              stepId: request.stepId,
+              toolName: request.toolName,
+              phase: "APPROVED",
+              input: null,
+              payload: JSON.stringify({
+                _tag: "Approved",
+                by: "mallory",
+                at: row.updatedAt,
+                inputDigest: request.inputDigest
+              })
+            }
+          ])
+        }).pipe(Effect.provide(onFile(file)), Effect.withConfigProvider(ConfigProvider.fromMap(new Map())))
+
+        const mark = yield* breakOf(file, "payout-1")
+        const listed = yield* inboxOf(file)
+        expect(listed).toEqual([
+          { ...request, tampered: `${mark}; what the journal says of the request is not evidence` }
+        ])
+        expect(listed[0]?.tampered).not.toContain("the table is behind the journal")
+      }).pipe(withKey)
+  )
+
+  it.effect("an entry edited behind the library's back: the request is listed with the break, not as waiting", () =>
+    Effect.gen(function* () {
+      const file = fileFor("edited")
+      const request = yield* awaiting(file, "payout-1")
+      edit(
+        file,
+        "UPDATE effect_saga_entries SET at = ? WHERE saga_id = 'payout-1' AND seq = 1",
+        "2000-01-01T00:00:00.000Z"
+      )
+
+      const mark = yield* breakOf(file, "payout-1")
+      const [listed] = yield* inboxOf(file)
+      expect(listed).toMatchObject({ requestId: request.requestId })
+      expect(listed?.tampered).toBe(`${mark}; what the journal says of the request is not evidence`)
+    })
+  )
+})

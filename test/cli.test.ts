@@ -330,6 +330,34 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     })
   )
 
+  it.effect(
+    "compensate and reject on a saga whose journal breaks after its steps answer the break first, not the tools",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("tampered-no-tools")
+        const reader = new Database(db, { readonly: true, fileMustExist: true })
+        const { last } = reader
+          .prepare("SELECT MAX(seq) AS last FROM effect_saga_entries WHERE saga_id = 'order-5'")
+          .get() as { last: number }
+        reader.close()
+        tamper(db, "order-5", last)
+        const unchanged = snapshot(db)
+        for (const args of [
+          ["compensate", "order-5"],
+          ["reject", "order-5", "sendWire", "--as", "bob"]
+        ]) {
+          const ran = yield* cli(...args, "--db", db)
+          expect(ran, args[0]).toMatchObject({ code: 1, stdout: "" })
+          expect(ran.stderr, args[0]).toMatch(
+            new RegExp(
+              `^effect-saga: journal of saga order-5 does not verify at seq ${last} \\(hash\\): .*; nothing was run or written \\(effect-saga show order-5 shows the journal as stored\\)\\n$`
+            )
+          )
+        }
+        expect(snapshot(db)).toEqual(unchanged)
+      })
+  )
+
   it.effect("compensate --register runs the undos in the CLI's process, in reverse order, and never twice", () =>
     Effect.gen(function* () {
       const db = fresh("compensate")

@@ -3,12 +3,13 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Option, Redacted, Schema, TestClock } from "effect"
+import { ConfigProvider, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Outcome, Saga, SqlStore } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { booking, markerLines, undoMillis } from "./fixtures/explicit-tools.js"
 import type { WorkerAnswer } from "./fixtures/explicit-worker.js"
 import { entriesOf, payloadOf, phasesOf } from "./fixtures/journal-reads.js"
+import { edit } from "./fixtures/sqlite-raw.js"
 import { startWorker } from "./fixtures/worker-process.js"
 
 describe("Saga.compensateEffect", () => {
@@ -822,6 +823,105 @@ describe("an approved explicit undo holds its run's lease while it runs", () => 
       }).pipe(Effect.provide(layer()))
     )
   }
+})
+
+describe("an explicit undo's run that does not verify, under a journal key", () => {
+  const key = `k1:${Buffer.alloc(32, 7).toString("base64")}`
+  const withKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["EFFECT_SAGA_JOURNAL_KEYS", key]])))
+  const onFile = (filename: string) => Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename })))
+
+  /**
+   * A saga on a new file that executed `book` and `charge` and awaits approval of a wire, with a
+   * forged, unsigned "completed" explicit-undo run of `book` (written past the library).
+   */
+  const forgedSetUp = (name: string) =>
+    Effect.gen(function* () {
+      const filename = path.join(dir, `${name}.db`)
+      const book = counted("book", () => Effect.void)
+      const charge = counted("charge", () => Effect.void)
+      const wire = Compensable.make({
+        name: "wire",
+        input: Schema.String,
+        success: Schema.String,
+        reversibility: "irreversible",
+        execute: (to) => Effect.succeed(`wired-${to}`)
+      })
+      const program = Effect.zipRight(book.tool("room-1"), Effect.zipRight(charge.tool("42"), wire("DE00")))
+      const layer = onFile(filename)
+      const { effectId, wireStep } = yield* Effect.gen(function* () {
+        expect((yield* Saga.run(name, program))._tag).toBe("AwaitingApproval")
+        const steps = (yield* Saga.status(name)).steps
+        return {
+          effectId: steps.find((step) => step.toolName === "book")!.effectId,
+          wireStep: steps.find((step) => step.toolName === "wire")!.stepId
+        }
+      }).pipe(Effect.provide(layer))
+      const runId = `${effectId}/compensate-effect`
+      const at = new Date(0).toISOString()
+      const stepId = effectId.slice(name.length + 1)
+      const drafts = [
+        { stepId: null, toolName: null, phase: "SAGA_STARTED", payload: { effectId } },
+        { stepId, toolName: "book", phase: "COMPENSATING", payload: { idempotencyKey: runId } },
+        { stepId, toolName: "book", phase: "COMPENSATED", payload: null },
+        { stepId: null, toolName: null, phase: "SAGA_COMPLETED", payload: { effectId, outcome: "completed" } }
+      ]
+      let previous = "0".repeat(64)
+      drafts.forEach((draft, i) => {
+        const entry = {
+          sagaId: runId,
+          seq: i + 1,
+          stepId: draft.stepId,
+          toolName: draft.toolName,
+          phase: draft.phase as Journal.Entry["phase"],
+          input: null,
+          payload: draft.payload === null ? null : JSON.stringify(draft.payload),
+          at
+        }
+        previous = Journal.hashEntry(previous, entry)
+        edit(
+          filename,
+          "INSERT INTO effect_saga_entries (saga_id, seq, step_id, tool_name, phase, input, payload, at, hash, mac) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+          ...Object.values(entry),
+          previous
+        )
+      })
+      edit(
+        filename,
+        "INSERT INTO effect_saga_sagas (saga_id, status, revision, digest, created_at, updated_at) VALUES (?, 'completed', 4, ?, ?, ?)",
+        runId,
+        previous,
+        at,
+        at
+      )
+      return { layer, runId, wireStep, book, charge }
+    })
+
+  it.effect("Saga.reject is refused before it decides, journals or undoes anything", () =>
+    Effect.gen(function* () {
+      const { layer, runId, wireStep, book, charge } = yield* forgedSetUp("forged-reject")
+      yield* Effect.gen(function* () {
+        const before = yield* entriesOf("forged-reject")
+        const refused = yield* Effect.flip(Saga.reject("forged-reject", wireStep, { by: "alice", reason: "no" }))
+        expect(refused).toMatchObject({ _tag: "JournalTampered", sagaId: runId, seq: 1, problem: "unsigned" })
+        expect(yield* entriesOf("forged-reject")).toEqual(before)
+        expect((yield* Approval.pending).map((request) => request.stepId)).toEqual([wireStep])
+        expect({ book: book.calls.undo, charge: charge.calls.undo }).toEqual({ book: 0, charge: 0 })
+      }).pipe(Effect.provide(layer))
+    }).pipe(withKey)
+  )
+
+  it.effect("Saga.compensate is refused before it journals or undoes anything", () =>
+    Effect.gen(function* () {
+      const { layer, runId, book, charge } = yield* forgedSetUp("forged-compensate")
+      yield* Effect.gen(function* () {
+        const before = yield* entriesOf("forged-compensate")
+        const refused = yield* Effect.flip(Saga.compensate("forged-compensate"))
+        expect(refused).toMatchObject({ _tag: "JournalTampered", sagaId: runId, seq: 1, problem: "unsigned" })
+        expect(yield* entriesOf("forged-compensate")).toEqual(before)
+        expect({ book: book.calls.undo, charge: charge.calls.undo }).toEqual({ book: 0, charge: 0 })
+      }).pipe(Effect.provide(layer))
+    }).pipe(withKey)
+  )
 })
 
 /** A tool whose forward calls and undos are counted; `undo: undefined` declares none. */

@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { Phase } from "../../Journal.js"
-import { Journal } from "../../Journal.js"
+import { Journal, JournalTampered } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as identifier from "../util/identifier.js"
 import { UsageError } from "./failure.js"
@@ -52,7 +52,20 @@ export const stepId = (status: Saga.SagaStatus, step: string): Effect.Effect<str
 }
 
 /**
- * What a changing command acts on: the saga as `Saga.status` reads it, the full id of the step
+ * The saga as `Saga.status` reads it, refused with `JournalTampered` (exit 1, as the saga service
+ * refuses it) when its journal does not verify: its steps stop at the break, so nothing a changing
+ * command checks on them (a step's id, the tools its undo needs) is answered before that.
+ *
+ * @since 0.4.0
+ * @category position
+ */
+export const verifiedStatus = (sagaId: string) =>
+  Effect.flatMap(Saga.status(sagaId), (status) =>
+    status.tampered === undefined ? Effect.succeed(status) : new JournalTampered({ sagaId, ...status.tampered })
+  )
+
+/**
+ * What a changing command acts on: the saga as `verifiedStatus` reads it, the full id of the step
  * `step` names, and the position to carry (see `seen`).
  *
  * @since 0.1.0
@@ -66,7 +79,7 @@ export const target = (
   Effect.gen(function* () {
     // Checked before the saga is read, as the saga service checks it: "" would name a saga's only step.
     yield* identifier.check("step id", step, identifier.MAX_JOURNAL_ID_BYTES)
-    const status = yield* Saga.status(sagaId)
+    const status = yield* verifiedStatus(sagaId)
     return { status, stepId: yield* stepId(status, step), seen: seen(status, given) }
   })
 

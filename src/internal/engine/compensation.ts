@@ -16,7 +16,7 @@ import { cutDetail } from "../journal/detail.js"
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
 import { undoKey } from "../journal/ids.js"
 import type { Recorded, UndoPhase } from "../journal/payloads.js"
-import type { StepView } from "../journal/view.js"
+import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { withUndoSpan } from "../observability/spans.js"
 import { decodeJson, decodeValue, jsonText } from "../util/codec.js"
@@ -167,8 +167,37 @@ const phaseOfExplicit: Record<Exclude<ExplicitUndo["outcome"], "failed" | "unava
 /** Whether a step was journaled as changing nothing outside: compensation passes over it. */
 const changedNothing = (step: StepView): boolean => step.executed!.payload.changesNothing === true
 
-/** Runs, or reports from the journal, the undo of one executed step. */
-const undoStep = (writer: Writer, env: UndoEnv, step: StepView) =>
+/** The steps compensation undoes, in reverse execution order: every executed step that changed something. */
+const toUndo = (view: JournalView): Array<StepView> =>
+  view.executedOrder
+    .slice()
+    .reverse()
+    .map((stepId) => view.steps.get(stepId)!)
+    .filter((step) => !changedNothing(step))
+
+/** The explicit undo (`compensateEffect`) of each step compensation would undo, by step id. */
+export type ExplicitUndos = ReadonlyMap<string, ExplicitUndo | undefined>
+
+/**
+ * Looks up the explicit undo of every step of `view` compensation would still undo. Read before
+ * anything is written: a run's journal that does not verify refuses the compensation (and the
+ * command that starts it) while nothing is written or undone yet.
+ */
+export const explicitUndos = (
+  sagaId: string,
+  view: JournalView,
+  env: UndoEnv
+): Effect.Effect<ExplicitUndos, JournalError | JournalCorrupted | JournalTampered> =>
+  Effect.map(
+    Effect.forEach(
+      toUndo(view).filter((step) => step.compensation === undefined && step.compensating === undefined),
+      (step) => Effect.map(env.explicitUndo(sagaId, step), (explicit) => [step.stepId, explicit] as const)
+    ),
+    (found) => new Map(found)
+  )
+
+/** Runs, or reports from the journal, the undo of one executed step (`explicit`: its explicit undo, looked up before). */
+const undoStep = (writer: Writer, env: UndoEnv, step: StepView, explicit: ExplicitUndo | undefined) =>
   Effect.gen(function* () {
     if (step.compensation !== undefined) {
       return reportOf(step, outcomeOfPhase[step.compensation.phase], detailOf(step.compensation))
@@ -177,7 +206,6 @@ const undoStep = (writer: Writer, env: UndoEnv, step: StepView) =>
       return yield* settle(writer, step, "COMPENSATION_UNKNOWN", "an undo started but its outcome was never journaled")
     }
     // An effect undone on request (compensateEffect) is not undone again: its outcome is taken over.
-    const explicit = yield* env.explicitUndo(writer.sagaId, step)
     if (explicit !== undefined && explicit.outcome !== "failed" && explicit.outcome !== "unavailable") {
       const detail =
         explicit.outcome === "pending"
@@ -282,20 +310,22 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
 /**
  * Undoes every executed step not undone yet, in reverse execution order, journaling each undo
  * before and after it runs; steps already settled are reported from the journal, never run again.
+ * The steps' explicit undos are looked up first (`explicitUndos`), unless the caller did (`found`,
+ * before its own writes).
  */
 export const compensate = (
   writer: Writer,
   env: UndoEnv,
-  cause: string
+  cause: string,
+  found?: ExplicitUndos
 ): Effect.Effect<Report.CompensationReport, CompensationError> =>
   Effect.gen(function* () {
     const view = writer.view
+    const explicit = found ?? (yield* explicitUndos(writer.sagaId, view, env))
     yield* begin(writer, env, cause)
     const undone: Array<Report.StepReport> = []
-    for (const stepId of view.executedOrder.slice().reverse()) {
-      const step = view.steps.get(stepId)!
-      if (changedNothing(step)) continue
-      undone.push(yield* undoStep(writer, env, step))
+    for (const step of toUndo(view)) {
+      undone.push(yield* undoStep(writer, env, step, explicit.get(step.stepId)))
     }
     const notUndone: Array<Report.NotUndone> = [
       ...view.failedSteps().map((step) => ({ stepId: step.stepId, toolName: step.toolName, phase: "FAILED" as const })),

@@ -58,8 +58,8 @@ import { entering } from "../observability/spans.js"
 import { encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
-import type { Lookup } from "./compensation.js"
-import { compensate, outcomeOfPhase } from "./compensation.js"
+import type { ExplicitUndos, Lookup } from "./compensation.js"
+import { compensate, explicitUndos, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
 import { insideUndo, readFirst } from "./context.js"
 import { describeCause, endRun } from "./ending.js"
@@ -409,9 +409,9 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           })
         )
 
-  /** A saga's own compensation, as an operator's command or after a rejection. */
-  const compensateSaga = (writer: Writer, cause: string) =>
-    compensate(writer, undoEnv(writer.sagaId, registered), cause)
+  /** A saga's own compensation, as an operator's command or after a rejection (`found`: its explicit undos, looked up before). */
+  const compensateSaga = (writer: Writer, cause: string, found?: ExplicitUndos) =>
+    compensate(writer, undoEnv(writer.sagaId, registered), cause, found)
 
   /** How long `compensateEffect` waits for another worker holding the saga or the run. */
   const contention = Schedule.exponential("10 millis").pipe(
@@ -526,11 +526,22 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         by: options.by,
         seen: options,
         replay: { prior: (writer) => replay.rejection(writer, stepId, options), answer: compensation },
-        body: (writer, principal) =>
-          Effect.zipRight(
-            commands.reject(writer, approval, stepId, { ...options, principal: principal.id }, closing(writer)),
-            compensation(writer)
+        body: (writer, principal) => {
+          const rejecting = commands.reject(
+            writer,
+            approval,
+            stepId,
+            { ...options, principal: principal.id },
+            closing(writer)
           )
+          if (isUndoRun(writer)) return Effect.zipRight(rejecting, compensation(writer))
+          // The explicit undos are read before the rejection is written: one whose run does not
+          // verify refuses the command while nothing is decided, journaled or undone.
+          return Effect.flatMap(
+            explicitUndos(writer.sagaId, writer.view, undoEnv(writer.sagaId, registered)),
+            (found) => Effect.zipRight(rejecting, compensateSaga(writer, cause, found))
+          )
+        }
       }).pipe(Effect.withSpan("effect-saga.reject", commandSpan(sagaId, stepId)))
     },
     resolve: (sagaId: string, stepId: string, resolution: Resolution) =>

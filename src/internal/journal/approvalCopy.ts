@@ -126,6 +126,17 @@ export const answeredRequest = (entries: ReadonlyArray<Entry>, stepId: string): 
 export const behindTheJournal = (answer: Entry): string =>
   `the approvals table lists the request as waiting, but the journal answered it at seq ${answer.seq} (${answer.phase}): the table is behind the journal (edited, restored from an older copy, or a withdrawal never reached it)`
 
+/**
+ * Why a request of a saga whose journal does not verify is not to be decided: nothing past the
+ * break (`seq`, `problem`, `reason`, as `Saga.status(sagaId).tampered` names it) says whether it waits.
+ */
+export const journalBroken = (broken: {
+  readonly seq: number
+  readonly problem: TamperProblem
+  readonly reason: string
+}): string =>
+  `its saga's journal does not verify at seq ${broken.seq} (${broken.problem}): ${broken.reason}; what the journal says of the request is not evidence`
+
 /** What a request's copy is checked on against the entry that asked for it. */
 interface Copied {
   readonly input: string | null

@@ -8,7 +8,7 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Saga from "../../../Saga.js"
 import * as Parse from "../parse.js"
-import { seen } from "../position.js"
+import { seen, verifiedStatus } from "../position.js"
 import { printReport } from "../report.js"
 import { as, db, digest, json, register, revision, saga, withStore } from "../root.js"
 import * as Tools from "../tools.js"
@@ -30,7 +30,7 @@ export const compensate = Command.make(
         options.db,
         Effect.gen(function* () {
           const registered = yield* Tools.register(options.register)
-          const status = yield* Saga.status(options.saga)
+          const status = yield* verifiedStatus(options.saga)
           yield* Tools.requireUndos("compensate", status, registered)
           const report = yield* Saga.compensate(options.saga, seen(status, options))
           yield* printReport(undefined, report, options.json)
