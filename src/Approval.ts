@@ -8,13 +8,15 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { answeredRequest, awaitedRequests, behindTheJournal, journalBroken } from "./internal/journal/approvalCopy.js"
 import { distrust } from "./internal/journal/decisions.js"
-import { inspect, tamperOf, trustedPrefix } from "./internal/journal/verified.js"
+import { listRows } from "./internal/journal/storedRows.js"
+import { inspect, tamperOf } from "./internal/journal/verified.js"
 import { nowIso } from "./internal/util/clock.js"
 import type { Entry, JournalError } from "./Journal.js"
 import * as Journal from "./Journal.js"
@@ -513,8 +515,12 @@ export const inbox: Effect.Effect<
   const journal = yield* Journal.Journal
   const keys = Option.getOrUndefined(yield* journalKeys)
   const listed = yield* approval.pending
-  const awaiting = yield* journal.list({ status: ["awaiting_approval"] })
-  const sagaIds = new Set([...listed.map((request) => request.sagaId), ...awaiting.map((saga) => saga.sagaId)])
+  // A row that does not decode is listed too (its saga's journal then reads as broken), not a failure of the inbox.
+  const awaiting = yield* listRows(journal, { status: ["awaiting_approval"] })
+  const sagaIds = new Set([
+    ...listed.map((request) => request.sagaId),
+    ...awaiting.map((row) => (Either.isRight(row) ? row.right.sagaId : row.left.sagaId))
+  ])
   // Each journal is verified against its row: a forged entry is no answer, nor a request.
   const read = (sagaId: string) => inspect(journal, sagaId, keys)
   const judge = (request: PendingRequest, entries: ReadonlyArray<Entry>) =>
@@ -546,7 +552,8 @@ export const inbox: Effect.Effect<
   const ofSaga = (sagaId: string) =>
     Effect.flatMap(read(sagaId), (inspected) => {
       const broken = tamperOf(inspected.verification)
-      const entries = broken === undefined ? inspected.entries : trustedPrefix(inspected)
+      // Past a break, entries still name the requests the saga seems to wait on: each is listed, marked.
+      const entries = inspected.entries
       const listedHere = listed.filter((request) => request.sagaId === sagaId)
       const listedIds = new Set(listedHere.map((request) => request.requestId))
       const candidates: ReadonlyArray<PendingRequest> = [

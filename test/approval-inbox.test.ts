@@ -106,9 +106,10 @@ describe("Approval.inbox", () => {
         Effect.provide(onFile(file))
       )
       expect(yield* inboxOf(file)).toEqual([])
-      // Read by a process without the key, the signed decision is marked for what it is.
+      // Read by a process without the key, the signed journal cannot be checked: its request is marked so.
       const [unchecked] = yield* Effect.withConfigProvider(inboxOf(file), ConfigProvider.fromMap(new Map()))
-      expect(unchecked?.tampered).toContain("its MAC cannot be checked here: this process has no journal key")
+      expect(unchecked?.requestId).toBe(request.requestId)
+      expect(unchecked?.tampered).toContain("carries a MAC under key k1, but this process has no journal key")
       forge(file, request)
       const [forged] = yield* inboxOf(file)
       expect(forged?.tampered).toContain("carries no MAC under the journal key")
@@ -251,6 +252,22 @@ describe("Approval.inbox on a journal that does not verify", () => {
       const [listed] = yield* inboxOf(file)
       expect(listed).toMatchObject({ requestId: request.requestId })
       expect(listed?.tampered).toBe(`${mark}; what the journal says of the request is not evidence`)
+    })
+  )
+
+  it.effect("a saga row that no longer decodes marks that saga's requests and hides no other saga's", () =>
+    Effect.gen(function* () {
+      const file = fileFor("bad-row")
+      const healthy = yield* awaiting(file, "payout-1")
+      const edited = yield* awaiting(file, "payout-2")
+      edit(file, "UPDATE effect_saga_sagas SET revision = 'five' WHERE saga_id = 'payout-2'")
+
+      const listed = yield* inboxOf(file)
+      expect(listed.map((request) => [request.requestId, request.tampered === undefined])).toEqual([
+        [healthy.requestId, true],
+        [edited.requestId, false]
+      ])
+      expect(listed[1]?.tampered).toContain("does not verify at seq 1 (row)")
     })
   )
 })
