@@ -7,7 +7,7 @@ import { NodeContext } from "@effect/platform-node"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Schema } from "effect"
 import { Journal, Manifest, Saga, Toolkit } from "../src/index.js"
-import { masked, maskedCut } from "../src/internal/manifest/masking.js"
+import { masked, maskedCut } from "../src/internal/util/masking.js"
 import { printable } from "../src/internal/util/printable.js"
 import { handlers, loadToolkit, memoryServices, reservationBindings, writeManifest } from "./fixtures/manifest-tools.js"
 

@@ -86,6 +86,51 @@ describe("receipts are secret control data", () => {
       })
   )
 
+  it.scoped("an undo that writes the receipt's value into its error: the journal, report, logs and spans mask it", () =>
+    Effect.gen(function* () {
+      const secret = `rcpt-${Crypto.randomUUID()}`
+      const captured = yield* capture
+      const leaky = Compensable.make({
+        name: "leaky",
+        input: Schema.String,
+        success: Schema.String,
+        execute: (id, step) => Effect.as(step.setReceipt(secret), id),
+        compensate: (ctx) =>
+          Effect.fail(
+            Outcome.failed(`cancel with ${Option.getOrThrow(Option.map(ctx.receipt, Redacted.value))} refused`)
+          )
+      })
+      const shown = yield* Effect.gen(function* () {
+        const result = yield* Saga.run("leaky-undo", Effect.zipRight(leaky("a"), Effect.fail("the program failed")))
+        assert(result._tag === "CompensationFailed")
+        yield* Effect.logError(CompensationReport.format(result.report))
+        return { result, entries: yield* journalOf("leaky-undo"), status: yield* Saga.status("leaky-undo") }
+      }).pipe(
+        Effect.withTracer(captured.tracer),
+        Effect.provide(Testing.layer),
+        Effect.provide(Logger.add(captured.logger))
+      )
+      const [undone] = shown.result.report.undone
+      expect(undone).toMatchObject({
+        outcome: "failed",
+        detail: "failed (not applied): cancel with <redacted> refused"
+      })
+      const everything = {
+        // Without a receipt key only EXECUTED holds the receipt (docs/security.md).
+        journal: shown.entries
+          .filter((entry) => entry.phase !== "EXECUTED")
+          .map((entry) => entry.payload ?? "")
+          .join("\n"),
+        report: CompensationReport.format(shown.result.report),
+        status: JSON.stringify(shown.status),
+        "log lines": captured.lines.join("\n"),
+        spans: captured.spans.map(describeSpan).join("\n")
+      }
+      for (const [where, text] of Object.entries(everything)) expect(text, where).not.toContain(secret)
+      expect(everything.journal).toContain("cancel with <redacted> refused")
+    })
+  )
+
   it.scoped(
     "an explicit undo (compensateEffect) receives the receipt; its answer, journal, logs and spans do not show it",
     () =>

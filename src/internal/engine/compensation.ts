@@ -6,6 +6,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Redacted from "effect/Redacted"
 import type { Unauthorized } from "../../Authority.js"
 import { DeclarationError } from "../../Compensable.js"
 import * as Report from "../../CompensationReport.js"
@@ -20,6 +21,7 @@ import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { withUndoSpan } from "../observability/spans.js"
 import { decodeJson, decodeValue, jsonText } from "../util/codec.js"
+import { masked } from "../util/masking.js"
 import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
 import * as Receipts from "./receipts.js"
@@ -154,6 +156,16 @@ const phaseOfExit = (exit: Exit.Exit<unknown, unknown>): readonly [UndoPhase, st
   if (Cause.isInterruptedOnly(exit.cause)) return ["COMPENSATION_UNKNOWN", "the undo was interrupted"]
   return ["COMPENSATION_FAILED", describe(exit.cause)]
 }
+
+/**
+ * An undo's detail with its receipt masked: an undo that writes `Redacted.value(ctx.receipt)` into its
+ * error must not carry the receipt into the journal (sealed or not), the report, a span or a log.
+ */
+const withoutReceipt = (
+  detail: string | undefined,
+  receipt: Option.Option<Redacted.Redacted<string>>
+): string | undefined =>
+  detail === undefined || Option.isNone(receipt) ? detail : masked(detail, [Redacted.value(receipt.value)])
 
 /** The phase an explicit undo's outcome is journaled with in the saga's own journal. */
 const phaseOfExplicit: Record<Exclude<ExplicitUndo["outcome"], "failed" | "unavailable">, UndoPhase> = {
@@ -301,7 +313,7 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
       Effect.zipRight(Effect.exit(Effect.flatten(isolated) as Effect.Effect<unknown, unknown>)),
       Effect.flatMap((exit) => {
         const [phase, detail] = phaseOfExit(exit)
-        return settle(writer, step, phase, detail)
+        return settle(writer, step, phase, withoutReceipt(detail, receipt.right))
       }),
       withUndoSpan({ "saga.id": sagaId, "workflow.id": sagaId, "step.id": step.stepId, tool: step.toolName })
     )

@@ -14,11 +14,11 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { masked, maskedCut } from "../util/masking.js"
 import { firstDuplicateKey, nestingOf } from "./duplicateKeys.js"
 import type { Environment, Launch } from "./environment.js"
 import { jsonPath } from "./errors.js"
 import { HandlerResponse } from "./format.js"
-import { masked, maskedCut } from "./masking.js"
 
 /** The most bytes of a handler's stderr that reach the log. */
 export const STDERR_LOG_BYTES = 4096
