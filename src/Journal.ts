@@ -36,6 +36,7 @@ import * as verification from "./internal/journal/verification.js"
 import * as identifier from "./internal/util/identifier.js"
 import type { KeyError, KeyRing } from "./Keys.js"
 import { journalKeys } from "./Keys.js"
+import type { InvalidIdentifier } from "./SagaError.js"
 
 /**
  * The phases an entry can record: a step's own, and the saga's (prefixed `SAGA_`).
@@ -456,22 +457,32 @@ export const prunable = (before: string): Effect.Effect<ReadonlyArray<string>, J
  * configured), and checks that it ends where the saga's row says, with the status its entries set.
  * A stored entry that no longer decodes answers `Broken` with the problem `undecodable`; a saga row
  * that no longer decodes, `Broken` at seq 1 with the problem `row` (as a deleted row). A saga the
- * store holds neither a row nor an entry of is `SagaNotFound`: there is nothing to call intact.
+ * store holds neither a row nor an entry of is `SagaNotFound`: there is nothing to call intact. An
+ * id that cannot be one (not text, empty, a control character, over `Saga.MAX_JOURNAL_ID_BYTES`
+ * bytes) is `InvalidIdentifier` (`kind: "saga id"`), as `Saga.status` answers it; nothing is read.
  *
  * @since 0.1.0
  * @category hashing
  */
-export const verify = (sagaId: string): Effect.Effect<Verification, JournalError | KeyError | SagaNotFound, Journal> =>
-  Effect.flatMap(Effect.all([Journal, journalKeys]), ([journal, keys]) =>
-    Effect.all([journal.read(sagaId), readRow(journal, sagaId)]).pipe(
-      Effect.flatMap(([entries, row]) =>
-        entries.length === 0 && Either.isRight(row) && Option.isNone(row.right)
-          ? Effect.fail(new SagaNotFound({ sagaId }))
-          : Effect.succeed(verification.verifyAgainstStored(entries, row, Option.getOrUndefined(keys)))
-      ),
-      // A stored entry that no longer decodes is a break the answer names, as the reads do.
-      Effect.catchTag("JournalCorrupted", ({ reason, seq }) =>
-        Effect.succeed<Verification>({ _tag: "Broken", seq, problem: "undecodable", reason })
+export const verify = (
+  sagaId: string
+): Effect.Effect<Verification, JournalError | KeyError | SagaNotFound | InvalidIdentifier, Journal> =>
+  // The id is checked first, as every command checks the id it names: from JavaScript anything may come.
+  Effect.zipRight(
+    identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES),
+    Effect.all([Journal, journalKeys])
+  ).pipe(
+    Effect.flatMap(([journal, keys]) =>
+      Effect.all([journal.read(sagaId), readRow(journal, sagaId)]).pipe(
+        Effect.flatMap(([entries, row]) =>
+          entries.length === 0 && Either.isRight(row) && Option.isNone(row.right)
+            ? Effect.fail(new SagaNotFound({ sagaId }))
+            : Effect.succeed(verification.verifyAgainstStored(entries, row, Option.getOrUndefined(keys)))
+        ),
+        // A stored entry that no longer decodes is a break the answer names, as the reads do.
+        Effect.catchTag("JournalCorrupted", ({ reason, seq }) =>
+          Effect.succeed<Verification>({ _tag: "Broken", seq, problem: "undecodable", reason })
+        )
       )
     )
   )

@@ -16,6 +16,7 @@ import type { Principal } from "./Authority.js"
 import { withPrincipal } from "./Authority.js"
 import { readFirst } from "./internal/engine/context.js"
 import { effectIdOf } from "./internal/engine/explicitUndo.js"
+import * as recoveryOptions from "./internal/engine/recoveryOptions.js"
 import { originOf } from "./internal/engine/saga.js"
 import { viewOf } from "./internal/journal/view.js"
 import { observeRecoveryPass } from "./internal/observability/metrics.js"
@@ -70,6 +71,23 @@ export class Unrecoverable extends Schema.TaggedError<Unrecoverable>("effect-sag
 export const isUnrecoverable = (u: unknown): u is Unrecoverable => Predicate.hasProperty(u, ErrorTypeId)
 
 /**
+ * `make` or `layer` was given an option it cannot work with (see `Options` for what each accepts),
+ * or one it does not know: `option` names it (`"options"` when the options are not an object, or
+ * name an option there is not), `reason` says what was given. Nothing was read or claimed; the
+ * layer fails to build.
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export const InvalidRecoveryOptions = recoveryOptions.InvalidRecoveryOptions
+
+/**
+ * @since 0.4.0
+ * @category errors
+ */
+export type InvalidRecoveryOptions = recoveryOptions.InvalidRecoveryOptions
+
+/**
  * Why a saga was not resumed.
  *
  * @since 0.1.0
@@ -118,7 +136,8 @@ export class Recovery extends Context.Tag("effect-saga/Recovery")<
 >() {}
 
 /**
- * How a worker recovers.
+ * How a worker recovers. An option it does not know, or a value outside what each accepts, fails
+ * `make` and `layer` with `InvalidRecoveryOptions`.
  *
  * @since 0.1.0
  * @category models
@@ -126,33 +145,43 @@ export class Recovery extends Context.Tag("effect-saga/Recovery")<
 export interface Options<Definitions extends ReadonlyArray<SagaDefinition.Any>> {
   /** The definitions this worker can resume, by name. */
   readonly definitions: Definitions
-  /** How many sagas are resumed at once (default 10). */
+  /** How many sagas are resumed at once: a whole number, 1 or more (default 10). */
   readonly concurrency?: number | undefined
-  /** How many sagas one claim takes (default 100). */
+  /** How many sagas one claim takes: a whole number, 1 or more (default 100). */
   readonly batchSize?: number | undefined
-  /** Who recovery resumes sagas as, for the `Authority` (default `{ id: "effect-saga/recovery" }`). */
+  /**
+   * Who recovery resumes sagas as, for the `Authority` (default `{ id: "effect-saga/recovery" }`): its
+   * `id` as an operator's `by` must be (text, not blank, no control character, at most `Saga.MAX_PRINCIPAL_BYTES`).
+   */
   readonly principal?: Principal | undefined
-  /** How often the layer looks for sagas left behind (default: the worker's lease length); `"startup"` looks once. */
+  /**
+   * How often the layer looks for sagas left behind: a positive duration (default: the worker's lease
+   * length); `"startup"` looks once.
+   */
   readonly every?: Duration.DurationInput | "startup" | undefined
 }
 
 /**
- * The recovery service for the worker of the `Saga` in context.
+ * The recovery service for the worker of the `Saga` in context; `InvalidRecoveryOptions` for options
+ * it cannot work with, before anything is read.
  *
  * @since 0.1.0
  * @category constructors
  */
 export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>>(
   options: Options<Definitions>
-): Effect.Effect<Recovery["Type"], never, Saga | Journal | SagaDefinition.Context<Definitions[number]>> =>
+): Effect.Effect<
+  Recovery["Type"],
+  InvalidRecoveryOptions,
+  Saga | Journal | SagaDefinition.Context<Definitions[number]>
+> =>
   Effect.gen(function* () {
+    const { batchSize, concurrency, principal } = yield* recoveryOptions.checked(options)
     const saga = yield* Saga
     const journal = yield* Journal
     const context = yield* Effect.context<SagaDefinition.Context<Definitions[number]>>()
     const byName = new Map(options.definitions.map((definition) => [definition.name, definition]))
     const holder = { owner: saga.worker.owner, ttlMillis: Duration.toMillis(saga.worker.leaseTtl) }
-    const batchSize = Math.max(1, options.batchSize ?? 100)
-    const principal = options.principal ?? { id: "effect-saga/recovery" }
 
     const resume = (sagaId: string): Effect.Effect<SagaResult<unknown, unknown> | EffectCompensation, RecoveryError> =>
       Effect.gen(function* () {
@@ -215,7 +244,7 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
           }
           if (fresh.length === 0) break
           for (const record of fresh) seen.add(record.sagaId)
-          recovered.push(...(yield* Effect.forEach(fresh, recoverOne, { concurrency: options.concurrency ?? 10 })))
+          recovered.push(...(yield* Effect.forEach(fresh, recoverOne, { concurrency })))
         }
         for (const saga of recovered) {
           if (saga._tag === "Failed") yield* Effect.ignore(journal.release(holder.owner, saga.sagaId))
@@ -231,17 +260,19 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
 /**
  * A worker's recovery: at start-up, and then every `every`, it claims the sagas left behind and
  * resumes them in the background, logging what it found. The `Saga` service renews the leases
- * while it lives.
+ * while it lives. Options it cannot work with fail the layer with `InvalidRecoveryOptions` before
+ * anything is claimed.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any>>(
   options: Options<Definitions>
-): Layer.Layer<Recovery, never, Saga | Journal | SagaDefinition.Context<Definitions[number]>> =>
+): Layer.Layer<Recovery, InvalidRecoveryOptions, Saga | Journal | SagaDefinition.Context<Definitions[number]>> =>
   Layer.scoped(
     Recovery,
     Effect.gen(function* () {
+      const { every: given } = yield* recoveryOptions.checked(options)
       const recovery = yield* make(options)
       const saga = yield* Saga
       const pass = recovery.recoverAll.pipe(
@@ -256,7 +287,7 @@ export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any
         ),
         Effect.catchAll((error) => Effect.logWarning("effect-saga: recovery could not read the journal", error))
       )
-      const every = options.every ?? saga.worker.leaseTtl
+      const every = given ?? saga.worker.leaseTtl
       yield* Effect.forkScoped(every === "startup" ? pass : Effect.forever(Effect.zipRight(pass, Effect.sleep(every))))
       return recovery
     })

@@ -355,8 +355,15 @@ export const MAX_PATH_PARAMETER_LENGTH: number = 3 * 1024
 export const layerWith = (
   options: Options
 ): Layer.Layer<HttpApi.Api, InvalidApiOptions, Saga | Journal | Approval | Authentication> =>
+  layerKnowing(options, apiOptions.apiKeys)
+
+/** The API with `options`, which may name the options in `known` and no other. */
+const layerKnowing = (
+  options: Options,
+  known: ReadonlyArray<string>
+): Layer.Layer<HttpApi.Api, InvalidApiOptions, Saga | Journal | Approval | Authentication> =>
   Layer.unwrapEffect(
-    Effect.map(apiOptions.checked(options), (checked) =>
+    Effect.map(apiOptions.checked(options, known), (checked) =>
       Layer.mergeAll(
         guard.layer(checked.maxBodyBytes),
         // The router's own limit of a path parameter is 100 characters: ids go up to 1024 bytes, encoded.
@@ -431,7 +438,7 @@ export const serve = <E = never, R = never>(
   HttpServer.HttpServer,
   InsecureServer | ServeError | InvalidApiOptions | E,
   Saga | Journal | Approval | R
-> => server.serve(layerWith(options), options)
+> => server.serve(layerKnowing(options, apiOptions.serveKeys), options)
 
 /**
  * The typed client: one method per endpoint, grouped as the API is (`sagas`, `approvals`,

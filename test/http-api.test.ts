@@ -771,16 +771,20 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
               `maxBodyBytes is ${bytes}, not a limit: give a whole number of bytes, 1 or more`
             ] as const
         ),
-        [{ maxBodyBytes: "big" }, 'maxBodyBytes is "big", not a limit: give a whole number of bytes, 1 or more']
+        [{ maxBodyBytes: "big" }, 'maxBodyBytes is "big", not a limit: give a whole number of bytes, 1 or more'],
+        // A misspelled option is refused, not ignored for its default.
+        [
+          { maxBodyByte: 1 },
+          'options name "maxBodyByte", which is no option: the options are tools, maxBodyBytes, host, port, authentication, insecure'
+        ]
       ] as const
       for (const [options, reason] of refusals) {
         const error = yield* start(options)
         expect(error._tag, JSON.stringify(options)).toBe("InvalidApiOptions")
         expect(error.message).toBe(`SagaApi.layerWith: ${reason}`)
       }
-      // From JavaScript: no options at all are the defaults.
-      for (const none of [undefined, null]) {
-        const built = SagaApi.layerWith(none as unknown as SagaApi.Options).pipe(
+      const withOptions = (options: unknown) =>
+        SagaApi.layerWith(options as SagaApi.Options).pipe(
           Layer.provide(
             Layer.merge(
               services(db),
@@ -788,7 +792,18 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
             )
           )
         )
-        expect(yield* Effect.exit(Effect.scoped(Layer.build(built)))).toMatchObject({
+      for (const [options, reason] of [
+        [{ maxBodyByte: 1 }, 'options name "maxBodyByte", which is no option: the options are tools, maxBodyBytes'],
+        [{ tools: [], port: 80 }, 'options name "port", which is no option: the options are tools, maxBodyBytes'],
+        ["x", "options are a string, not an object: give { tools, maxBodyBytes }"]
+      ] as const) {
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(withOptions(options))))
+        expect(error).toMatchObject({ _tag: "InvalidApiOptions", option: "options" })
+        expect(error.message).toBe(`SagaApi.layerWith: ${reason}`)
+      }
+      // From JavaScript: no options at all are the defaults.
+      for (const none of [undefined, null]) {
+        expect(yield* Effect.exit(Effect.scoped(Layer.build(withOptions(none))))).toMatchObject({
           _tag: "Success"
         })
       }

@@ -417,7 +417,7 @@ const entryPoints: ReadonlyArray<
     string,
     SagaError.IdentifierKind,
     number,
-    (id: string, tool: Tool) => Effect.Effect<unknown, unknown, Saga.Saga>
+    (id: string, tool: Tool) => Effect.Effect<unknown, unknown, Saga.Saga | Journal.Journal>
   ]
 > = [
   ["Saga.run", "saga id", Saga.MAX_SAGA_ID_BYTES, (id, tool) => Saga.run(id, tool("A-1"))],
@@ -434,6 +434,7 @@ const entryPoints: ReadonlyArray<
     (id) => Saga.resolve(id, "step", { outcome: "not-applied", by: "alice" })
   ],
   ["Saga.status", "saga id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Saga.status(id)],
+  ["Journal.verify", "saga id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Journal.verify(id)],
   ["Saga.compensateEffect", "effect id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Saga.compensateEffect(id)],
   ["Saga.approve's step", "step id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Saga.approve("s", id, { by: "alice" })],
   [

@@ -6,20 +6,22 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type { Options } from "../../SagaApi.js"
+import { unknownOption } from "../util/options.js"
 import { given, typeName } from "../util/printable.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./guard.js"
 
 /**
  * `SagaApi.layerWith` (or `SagaApi.serve`) was given an option it cannot work with: `tools` that is
  * not an array or a `Set` of tool names, or a `maxBodyBytes` that is not a whole number of bytes, 1
- * or more. The layer fails to build; nothing is served.
+ * or more; or options that are not an object, or name an option there is not (`option: "options"`).
+ * The layer fails to build; nothing is served.
  *
  * @since 0.3.0
  * @category errors
  */
 export class InvalidApiOptions extends Schema.TaggedError<InvalidApiOptions>("effect-saga/SagaApi/InvalidApiOptions")(
   "InvalidApiOptions",
-  { option: Schema.Literal("tools", "maxBodyBytes"), reason: Schema.String }
+  { option: Schema.Literal("options", "tools", "maxBodyBytes"), reason: Schema.String }
 ) {
   override get message(): string {
     return `SagaApi.layerWith: ${this.option} ${this.reason}`
@@ -45,20 +47,40 @@ const toolsOf = (tools: unknown): ReadonlySet<string> | string => {
     : `holds ${typeName(names[index])} at index ${index}: give the tools' names, as text`
 }
 
+/** The options `layerWith` knows. */
+export const apiKeys: ReadonlyArray<string> = ["tools", "maxBodyBytes"]
+
+/** The options `serve` knows: the API's, and where and for whom it listens. */
+export const serveKeys: ReadonlyArray<string> = [...apiKeys, "host", "port", "authentication", "insecure"]
+
 /** Whether `bytes` can be a body's limit: a whole number, 1 or more, that a stream can count to. */
 const isLimit = (bytes: unknown): bytes is number => Number.isSafeInteger(bytes) && (bytes as number) >= 1
 
 /**
  * The options, checked: `tools` (absent, or an array or a `Set` of names) as a `Set`, and
- * `maxBodyBytes` (default `DEFAULT_MAX_BODY_BYTES`); `InvalidApiOptions` for the first that is neither.
+ * `maxBodyBytes` (default `DEFAULT_MAX_BODY_BYTES`); `InvalidApiOptions` for the first that is neither,
+ * and for options that are not an object or name an option that is none of `known` (`maxBodyByte`).
  *
  * @since 0.3.0
  * @category options
  */
-export const checked = (supplied: Options | undefined): Effect.Effect<Checked, InvalidApiOptions> =>
+export const checked = (
+  supplied: Options | undefined,
+  known: ReadonlyArray<string> = apiKeys
+): Effect.Effect<Checked, InvalidApiOptions> =>
   Effect.suspend(() => {
     // From JavaScript, `layerWith()` or `layerWith(null)`: no options, the defaults.
     const options: Options = supplied ?? {}
+    if (typeof options !== "object") {
+      return Effect.fail(
+        new InvalidApiOptions({
+          option: "options",
+          reason: `are ${typeName(options)}, not an object: give { tools, maxBodyBytes }`
+        })
+      )
+    }
+    const unknown = unknownOption(options, known)
+    if (unknown !== undefined) return Effect.fail(new InvalidApiOptions({ option: "options", reason: unknown }))
     const tools = options.tools === undefined ? undefined : toolsOf(options.tools)
     if (typeof tools === "string") return Effect.fail(new InvalidApiOptions({ option: "tools", reason: tools }))
     const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES

@@ -160,9 +160,12 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
             Effect.all({
               entries: Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId)),
               // A crash before the saga's first write leaves nothing: nothing to break.
-              verification: Effect.catchTag(Journal.verify(sagaId), "SagaNotFound", () =>
-                Effect.succeed<Journal.Verification>({ _tag: "Intact", entries: 0, digest: Journal.empty.digest })
-              )
+              verification: Effect.catchTags(Journal.verify(sagaId), {
+                SagaNotFound: () =>
+                  Effect.succeed<Journal.Verification>({ _tag: "Intact", entries: 0, digest: Journal.empty.digest }),
+                // The options' check refused such an id before anything ran.
+                InvalidIdentifier: Effect.die
+              })
             }),
             store
           )
