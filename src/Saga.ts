@@ -426,7 +426,8 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
 export const layerWith = (
   options: WorkerOptions
 ): Layer.Layer<Saga, KeyError | InvalidWorkerOptions, Journal | Approval> =>
-  Layer.scoped(Saga, internal.makeSaga(options))
+  // From JavaScript, `null` takes the defaults, as no options do.
+  Layer.scoped(Saga, internal.makeSaga(options ?? {}))
 
 /**
  * The saga service over the `Journal` and `Approval` in context, as a worker with a fresh name and

@@ -189,15 +189,17 @@ export class EffectNotFound extends Schema.TaggedError<EffectNotFound>("effect-s
 /**
  * `Saga.layerWith` was given an option it cannot work with: an `owner` that is not an identifier
  * (empty, a control character, over 256 UTF-8 bytes), a `leaseTtl` that is not a positive, finite
- * duration (a zero or infinite lease would let two workers drive one saga, or none), or an
- * `approvalTtl` that is not a positive duration. The layer fails to build; nothing is read or written.
+ * duration of at most 365 days (a zero or infinite lease would let two workers drive one saga, or
+ * none), an `approvalTtl` that is not a positive duration, or (`option: "options"`) options that
+ * are not an object or name a key that is no option (`leaseTTL`). The layer fails to build; nothing
+ * is read or written.
  *
  * @since 0.2.0
  * @category errors
  */
 export class InvalidWorkerOptions extends Schema.TaggedError<InvalidWorkerOptions>("effect-saga/InvalidWorkerOptions")(
   "InvalidWorkerOptions",
-  { option: Schema.Literal("owner", "leaseTtl", "approvalTtl"), reason: Schema.String }
+  { option: Schema.Literal("options", "owner", "leaseTtl", "approvalTtl"), reason: Schema.String }
 ) {
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId

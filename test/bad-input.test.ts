@@ -233,7 +233,9 @@ describe("bad input and bad declarations", () => {
     [{ approvalTtl: 0 }, "approvalTtl", "is not a positive duration: every approval would have expired"],
     [{ approvalTtl: "soon" as Duration.DurationInput }, "approvalTtl", '"soon" is not a duration'],
     [{ owner: "worker\n1" }, "owner", "control character"],
-    [{ owner: "" }, "owner", "it is empty"]
+    [{ owner: "" }, "owner", "it is empty"],
+    [{ leaseTTL: "5 seconds" } as Saga.WorkerOptions, "options", 'name "leaseTTL", which is no option'],
+    ["fast" as Saga.WorkerOptions, "options", "are a string, not an object"]
   ] as const)(
     "Saga.layerWith(%o) fails to build with InvalidWorkerOptions (%s), before anything is read",
     ([options, option, reason]) =>
@@ -242,6 +244,13 @@ describe("bad input and bad declarations", () => {
         expect(error).toBeInstanceOf(SagaError.InvalidWorkerOptions)
         expect(error).toMatchObject({ option, reason: expect.stringContaining(reason) })
       }).pipe(Effect.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
+  )
+
+  it.effect("Saga.layerWith(null) from JavaScript builds with the defaults", () =>
+    Effect.gen(function* () {
+      const saga = yield* Layer.build(Saga.layerWith(null as unknown as Saga.WorkerOptions)).pipe(Effect.scoped)
+      expect(saga).toBeDefined()
+    }).pipe(Effect.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
   )
 })
 

@@ -5,6 +5,8 @@ import * as Either from "effect/Either"
 import type { WorkerOptions } from "../../Saga.js"
 import { InvalidWorkerOptions } from "../../SagaError.js"
 import { identifierProblem, MAX_STEP_KEY_BYTES, preview } from "../util/identifier.js"
+import { givenDuration, unknownOption } from "../util/options.js"
+import { typeName } from "../util/printable.js"
 
 /** A worker's options as the engine uses them. */
 export interface Checked {
@@ -24,18 +26,6 @@ const durationOf = (input: Duration.DurationInput): Either.Either<Duration.Durat
   }
 }
 
-/**
- * A duration as it was given: `Duration.decode` clamps a negative or `NaN` one to zero, and a reason
- * that said `0` of `-5` would show a value nobody wrote.
- */
-const given = (input: Duration.DurationInput): string => {
-  if (typeof input === "string") return preview(input)
-  if (typeof input === "number") return String(input)
-  if (typeof input === "bigint") return `${input}n`
-  if (Array.isArray(input)) return `[${input.join(", ")}]`
-  return Duration.isDuration(input) ? Duration.format(input) : preview(String(input))
-}
-
 /** The longest lease a worker takes: a saga whose worker died waits that long to be recovered. */
 const MAX_LEASE_TTL = Duration.days(365)
 
@@ -45,13 +35,13 @@ const leaseTtlOf = (input: Duration.DurationInput): Either.Either<Duration.Durat
       Either.filterOrLeft(
         durationOf(input),
         (ttl) => Duration.isFinite(ttl) && Duration.toMillis(ttl) > 0,
-        () => `${given(input)} is not a positive, finite duration`
+        () => `${givenDuration(input)} is not a positive, finite duration`
       ),
       (ttl) =>
         Duration.lessThanOrEqualTo(ttl, MAX_LEASE_TTL)
           ? Either.right(ttl)
           : Either.left(
-              `${given(input)} is longer than 365 days: a saga whose worker died would wait that long to be recovered`
+              `${givenDuration(input)} is longer than 365 days: a saga whose worker died would wait that long to be recovered`
             )
     ),
     (reason) => refuse("leaseTtl", reason)
@@ -62,10 +52,13 @@ const approvalTtlOf = (input: Duration.DurationInput): Either.Either<Duration.Du
     Either.filterOrLeft(
       durationOf(input),
       (ttl) => Duration.toMillis(ttl) > 0,
-      () => `${given(input)} is not a positive duration: every approval would have expired`
+      () => `${givenDuration(input)} is not a positive duration: every approval would have expired`
     ),
     (reason) => refuse("approvalTtl", reason)
   )
+
+/** The options `Saga.layerWith` knows. */
+const KNOWN: ReadonlyArray<string> = ["owner", "leaseTtl", "approvalTtl"]
 
 /** The worker's options, or `InvalidWorkerOptions` for the first it cannot work with. */
 export const checked = (
@@ -73,6 +66,13 @@ export const checked = (
   defaultOwner: () => string
 ): Effect.Effect<Checked, InvalidWorkerOptions> =>
   Effect.suspend(() => {
+    // From JavaScript anything may come: no options (null) take the defaults, a misspelled one is refused.
+    if (options === null || options === undefined) return checked({}, defaultOwner)
+    if (typeof options !== "object") {
+      return Effect.fail(refuse("options", `are ${typeName(options)}, not an object of ${KNOWN.join(", ")}`))
+    }
+    const unknown = unknownOption(options, KNOWN)
+    if (unknown !== undefined) return Effect.fail(refuse("options", unknown))
     const owner = options.owner ?? defaultOwner()
     const badOwner = identifierProblem(owner, MAX_STEP_KEY_BYTES)
     if (badOwner !== undefined) return Effect.fail(refuse("owner", `${preview(owner)}: ${badOwner}`))
