@@ -82,6 +82,41 @@ const decisionOf = (filename: string, sagaId: string) => {
 }
 
 describe("a journal key", () => {
+  it.scoped.each([
+    ["the store has no key, the Saga layer has k1", undefined, k1, "built without them"],
+    ["the store signs with k1, the Saga layer has no key", k1, undefined, "built without journal keys"],
+    [
+      "the store signs with k1, the Saga layer has k2 only",
+      k1,
+      k2,
+      "signs with key k1, which the Saga layer's keys do not hold"
+    ],
+    [
+      "the store signs with k1, the Saga layer has k1 under other material",
+      k1,
+      `k1:${Buffer.alloc(32, 9).toString("base64")}`,
+      "signs with key k1"
+    ]
+  ] as const)(
+    "%s: the Saga layer fails to build with KeyError, before any tool runs",
+    ([, storeKeys, sagaKeys, reason]) =>
+      Effect.gen(function* () {
+        const keyed = (keys: string | undefined) =>
+          Effect.withConfigProvider(
+            ConfigProvider.fromMap(new Map(keys === undefined ? [] : [["EFFECT_SAGA_JOURNAL_KEYS", keys]]))
+          )
+        for (const store of [Journal.layerMemory, SqlStore.layerSqlite({ filename: fileFor("mismatch") })]) {
+          const built = yield* keyed(storeKeys)(Layer.build(Layer.merge(store, Approval.layerMemory)))
+          const error = yield* Effect.flip(keyed(sagaKeys)(Layer.build(Saga.layer).pipe(Effect.provide(built))))
+          expect(error).toMatchObject({ _tag: "KeyError", variable: "EFFECT_SAGA_JOURNAL_KEYS" })
+          expect(error.message).toContain(reason)
+        }
+        // The same keys, in another order (a rotation under way), build.
+        const store = yield* keyed(`${k1},${k2}`)(Layer.build(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
+        yield* keyed(`${k2},${k1}`)(Layer.build(Saga.layer).pipe(Effect.provide(store)))
+      })
+  )
+
   it.effect("signs every entry: the chain verifies only with the key that signed it", () =>
     Effect.gen(function* () {
       const filename = fileFor("signed")

@@ -45,6 +45,7 @@ import { sagaDraft } from "../journal/drafts.js"
 import { recordOf } from "../journal/entries.js"
 import { sha256 } from "../journal/hash.js"
 import { effectIdOfRun, runIdOf, stepKey } from "../journal/ids.js"
+import * as Signing from "../journal/signing.js"
 import type { UndecodableRow } from "../journal/storedRows.js"
 import { listRows } from "../journal/storedRows.js"
 import * as UnreadStart from "../journal/unreadStart.js"
@@ -133,6 +134,9 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   const receiptKeys = Option.getOrUndefined(yield* Keys.receiptKeys)
   const keys = Option.getOrUndefined(yield* Keys.journalKeys)
   const store = yield* Journal
+  const mismatch = Signing.keyMismatch(store.append, keys)
+  if (mismatch !== undefined)
+    return yield* new Keys.KeyError({ variable: "EFFECT_SAGA_JOURNAL_KEYS", reason: mismatch })
   // Every read the engine acts on verifies the saga's chain (and MACs) against its row.
   const journal = metered(verifying(store, keys))
   // Where a read costs a round trip, `run` and `start` do not read a new saga first (unreadStart.ts).

@@ -12,6 +12,7 @@ import * as HeldBack from "./heldBack.js"
 import { runIdOf, stepKey } from "./ids.js"
 import type { Pruning as PruningOf } from "./pruning.js"
 import * as Pruning from "./pruning.js"
+import * as Signing from "./signing.js"
 import { isActive, isFinished, noneOpen, statusAfter } from "./status.js"
 import { appendsAtOnce } from "./synchronous.js"
 
@@ -125,6 +126,7 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     Effect.clockWith((time) => appendAt(sagaId, expected, drafts, holder, time.unsafeCurrentTimeMillis()))
   appendsAtOnce.set(append, appendAt)
   HeldBack.allow(append)
+  Signing.signsWith(append, keys)
 
   const importSaga = (entries: ReadonlyArray<Journal.Entry>) =>
     Effect.suspend((): Effect.Effect<Journal.SagaRecord, Journal.ConcurrencyConflict | Journal.JournalError> => {

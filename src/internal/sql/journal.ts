@@ -22,6 +22,7 @@ import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/e
 import * as HeldBack from "../journal/heldBack.js"
 import type { StepAddress } from "../journal/ids.js"
 import * as Pruning from "../journal/pruning.js"
+import * as Signing from "../journal/signing.js"
 import { finishingPhases, noneOpen } from "../journal/status.js"
 import * as StoredRows from "../journal/storedRows.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
@@ -969,6 +970,7 @@ WHERE lease_owner = ${owner}${sagaId === undefined ? sql.literal("") : sql` AND 
 
   const appendOnStore = onPg && sendNamed !== undefined ? appendOnPg(sendNamed) : append
   if (HeldBack.allowsOn(client)) HeldBack.allow(appendOnStore)
+  Signing.signsWith(appendOnStore, keys)
   // A read is a round trip to the server there: a new saga's first append reads it instead.
   if (onPg) UnreadStart.allow(appendOnStore)
   return Journal.Journal.of({
