@@ -1085,6 +1085,17 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
     })
   )
 
+  it.effect("an entry whose payload was made bytes is named by its kind, never by the bytes it holds", () =>
+    Effect.gen(function* () {
+      const db = fresh("payload-bytes")
+      edit(db, "UPDATE effect_saga_entries SET payload = CAST(payload AS BLOB) WHERE saga_id = 'order-2' AND seq = 3")
+      const verified = yield* cli("verify", "order-2", "--db", db)
+      expect(verified.code).toBe(1)
+      expect(verified.stdout).toContain("the stored entry does not decode: payload (bytes) is not text or null")
+      expect(verified.stdout).not.toMatch(/Buffer|\[\d+,/)
+    })
+  )
+
   it("a command refused on a tampered journal exits 1 with one line naming the saga and the seq", () => {
     const ending = endingOf(
       Cause.fail(new Journal.JournalTampered({ sagaId: "order-4", seq: 5, problem: "hash", reason: "edited" }))

@@ -6,7 +6,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Journal from "../../Journal.js"
 import type { StoredRow, UndecodableRow } from "../journal/storedRows.js"
-import { cut } from "../util/printable.js"
+import { cut, typeName } from "../util/printable.js"
 
 const decodeEntry = Schema.decodeUnknownEither(Journal.Entry)
 const decodeRecord = Schema.decodeUnknownEither(Journal.SagaRecord)
@@ -43,10 +43,16 @@ const describeUndecodable = (row: unknown, error: ParseResult.ParseError): strin
   const column = issue?.path[0]
   if (typeof column !== "string" || columnKinds[column] === undefined) return oneLine(issue?.message ?? "", 120)
   const value = (row as Record<string, unknown>)[column]
-  return value === undefined
-    ? `${column} is missing`
-    : `${column} ${oneLine(JSON.stringify(value) ?? String(value), 60)} is not ${columnKinds[column]}`
+  if (value === undefined) return `${column} is missing`
+  // What an input or a payload holds may be a secret (a receipt): only its kind is named.
+  const shown = mayHoldSecrets.has(column)
+    ? `(${Buffer.isBuffer(value) || value instanceof Uint8Array ? "bytes" : typeName(value)})`
+    : oneLine(JSON.stringify(value) ?? String(value), 60)
+  return `${column} ${shown} is not ${columnKinds[column]}`
 }
+
+/** The columns whose values a message never shows. */
+const mayHoldSecrets: ReadonlySet<string> = new Set(["input", "payload", "mac", "hash", "digest"])
 
 /** A stored entry as the SQL columns hold it: no MAC is `NULL` there, an absent field here. */
 const fromRow = (row: { readonly mac?: unknown }): unknown => {
