@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type { Unauthorized } from "../../Authority.js"
 import { DeclarationError } from "../../Compensable.js"
@@ -82,7 +83,8 @@ const boundedSaga = CurrentSaga.of({
   sagaId: "",
   step: (spec) => refusedInsideUndo(spec.name),
   stepOn: (_fiber, spec) => refusedInsideUndo(spec.name),
-  settle: () => refusedInsideUndo("Saga")
+  // A deferred call settled from inside an undo: the undo's own tool is the one at hand to name.
+  settle: () => Effect.flatMap(FiberRef.get(insideUndo), (toolName) => refusedInsideUndo(toolName ?? "(an undo)"))
 })
 
 /** The undo outcome each journaled compensation phase records. */
@@ -227,7 +229,7 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
     })
     if (Option.isSome(faults))
       undo = faults.value.around(step.toolName, "compensate", undo, { stepId: step.stepId, spec: tool.spec })
-    undo = Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, true)
+    undo = Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, step.toolName)
     if (tool.spec.timeout !== undefined) {
       const timeout = tool.spec.timeout
       undo = Effect.timeoutFail(undo, {
