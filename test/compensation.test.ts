@@ -123,6 +123,7 @@ describe("compensation", () => {
         const failures: ReadonlyArray<readonly [string, unknown, string]> = [
           ["typed", new Declined({ why: "card expired" }), 'Declined: { "why": "card expired" }'],
           ["plain", { code: 42 }, '{"code":42}'],
+          ["tagged", { _tag: "Declined", why: "card expired" }, 'Declined: {"why":"card expired"}'],
           ["outcome", Outcome.failed("the provider said no"), "failed (not applied): the provider said no"],
           ["huge", new Error("x".repeat(5000)), `${"x".repeat(999)}…`]
         ]

@@ -691,7 +691,10 @@ describe("the inverse is bounded", () => {
         })
         const result = yield* Saga.run("bounded-3", Effect.zipRight(starting("a"), Effect.fail("stop")))
         assert(result._tag === "CompensationFailed")
-        expect(result.report.undone[0]!.detail).toContain("an undo cannot start, resume or compensate a saga")
+        // The refusal names the tool whose undo tried, not a tool called "Saga".
+        expect(result.report.undone[0]!.detail).toBe(
+          "DeclarationError: tool starting: an undo cannot start, resume or compensate a saga: the inverse of a step is one undo call"
+        )
         yield* Saga.run("bounded-4", starting("b"))
         const answer = yield* Saga.compensateEffect(yield* effectIdOf("bounded-4", "starting"))
         assert(answer._tag === "Settled")
@@ -702,7 +705,9 @@ describe("the inverse is bounded", () => {
 
         const nested = yield* Saga.run("bounded-5", Effect.zipRight(explicit("c"), Effect.fail("stop")))
         assert(nested._tag === "CompensationFailed")
-        expect(nested.report.undone[0]!.detail).toContain("an undo cannot start, resume or compensate a saga")
+        expect(nested.report.undone[0]!.detail).toContain(
+          "tool explicit: an undo cannot start, resume or compensate a saga"
+        )
       }).pipe(Effect.provide(Testing.layer))
   )
 })

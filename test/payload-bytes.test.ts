@@ -118,7 +118,7 @@ describe("the payloads a saga journals", () => {
         'INTENT {"idempotencyKey":"failing/broken:363379742f80b51b#1","attempt":1}',
         'EXECUTED {"result":null}',
         'INTENT {"idempotencyKey":"failing/declined:215ddd5567ca2590#1","attempt":1}',
-        'FAILED {"description":"{ \\"reason\\": \\"insufficient funds\\" }","defect":false,"error":{"reason":"insufficient funds","_tag":"Declined"}}',
+        'FAILED {"description":"Declined: { \\"reason\\": \\"insufficient funds\\" }","defect":false,"error":{"reason":"insufficient funds","_tag":"Declined"}}',
         'INTENT {"idempotencyKey":"failing/crash:f3e0792e105e2bfe#1","attempt":1}',
         'FAILED {"description":"RuntimeException: the client crashed","defect":true}',
         'SAGA_COMPENSATING {"cause":"RuntimeException: the client crashed"}',
@@ -301,6 +301,8 @@ const fixture = () => {
     name: "crash",
     input: Step,
     success: Schema.Null,
+    // A read: a read that dies is journaled FAILED (a defect); a call that changes something is left unknown.
+    changesNothing: true,
     execute: () => Effect.dieMessage("the client crashed")
   })
   const partial = Compensable.make({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, Redacted, Schedule, Schema, TestClock } from "effect"
 import type { Compensable as C } from "../src/index.js"
-import { Compensable, Journal, Outcome, Saga } from "../src/index.js"
+import { Compensable, Journal, Outcome, Saga, SagaResult, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
 describe("steps", () => {
@@ -82,6 +82,93 @@ describe("steps", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "a call that dies may have run: its INTENT stays without an outcome, nothing is undone, the saga needs attention",
+    () =>
+      Effect.gen(function* () {
+        const undone: Array<string> = []
+        const hold = Compensable.make({
+          name: "hold",
+          input: Schema.Null,
+          success: Schema.String,
+          execute: () => Effect.succeed("held"),
+          compensate: () => Effect.sync(() => undone.push("hold"))
+        })
+        const deaths: Record<string, Effect.Effect<string>> = {
+          thrown: Effect.sync(() => {
+            throw new TypeError("the answer did not parse")
+          }),
+          died: Effect.die(new Error("boom in step")),
+          rejected: Effect.promise(() => Promise.reject(new Error("the socket closed")))
+        }
+        const reasons: Record<string, string> = {}
+        for (const [sagaId, death] of Object.entries(deaths)) {
+          const pay = Compensable.make({
+            name: "pay",
+            input: Schema.Null,
+            success: Schema.String,
+            execute: () => death,
+            compensate: () => Effect.sync(() => undone.push("pay"))
+          })
+          const result = yield* Saga.run(sagaId, Effect.zipRight(hold(null), pay(null)))
+          expect(result._tag).toBe("NeedsAttention")
+          if (result._tag !== "NeedsAttention") continue
+          expect(SagaResult.needsHuman(result)).toBe(true)
+          expect(result.unknown.map((step) => step.toolName)).toEqual(["pay"])
+          reasons[sagaId] = result.unknown[0]!.reason
+          const phases = (yield* journalOf(sagaId)).map((entry) => entry.phase)
+          expect(phases).toEqual(["SAGA_STARTED", "INTENT", "EXECUTED", "INTENT", "SAGA_NEEDS_ATTENTION"])
+        }
+        expect(reasons).toEqual({
+          thrown: "the call died (a defect: TypeError: the answer did not parse): it may or may not have run",
+          died: "the call died (a defect: Error: boom in step): it may or may not have run",
+          rejected: "the call died (a defect: Error: the socket closed): it may or may not have run"
+        })
+        expect(undone).toEqual([])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a call that died is run again on resume only when the tool accepts replays of its idempotency key", () =>
+    Effect.gen(function* () {
+      const calls: Array<string> = []
+      const make = (retryMode: C.RetryMode) =>
+        Compensable.make({
+          name: `send-${retryMode}`,
+          input: Schema.Null,
+          success: Schema.String,
+          retryMode,
+          execute: (_, step) =>
+            Effect.suspend(() => {
+              calls.push(`${retryMode} ${step.attempt}`)
+              return step.attempt === 1 ? Effect.die(new Error("the client crashed")) : Effect.succeed("sent")
+            })
+        })
+      for (const retryMode of ["idempotency-key", "none"] as const) {
+        const program = make(retryMode)(null)
+        expect((yield* Saga.run(retryMode, program))._tag).toBe("NeedsAttention")
+        const resumed = yield* Saga.run(retryMode, program)
+        expect(resumed._tag).toBe(retryMode === "none" ? "NeedsAttention" : "Completed")
+      }
+      expect(calls).toEqual(["idempotency-key 1", "idempotency-key 2", "none 1"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a read that dies changed nothing: it is journaled FAILED (a defect) and the program fails", () =>
+    Effect.gen(function* () {
+      const lookup = Compensable.make({
+        name: "lookup",
+        input: Schema.Null,
+        success: Schema.String,
+        changesNothing: true,
+        execute: () => Effect.die(new Error("the cache client crashed"))
+      })
+      const result = yield* Saga.run("dead-read", lookup(null))
+      expect(result._tag).toBe("Compensated")
+      const failed = (yield* journalOf("dead-read")).find((entry) => entry.phase === "FAILED")
+      expect(JSON.parse(failed!.payload!)).toEqual({ description: "Error: the cache client crashed", defect: true })
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("retries happen before EXECUTED, within one INTENT", () =>
     Effect.gen(function* () {
       let attempts = 0
@@ -146,6 +233,40 @@ describe("steps", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "a failure's description names a typed error's tag, a plain object's fields; a replay without its encoding says the same",
+    () =>
+      Effect.gen(function* () {
+        class Declined extends Schema.TaggedError<Declined>()("Declined", { why: Schema.String }) {}
+        const failures: ReadonlyArray<readonly [string, unknown, string]> = [
+          ["typed", new Declined({ why: "card expired" }), 'Declined: { "why": "card expired" }'],
+          ["plain", { code: 42 }, '{"code":42}'],
+          ["tagged", { _tag: "Declined", why: "card expired" }, 'Declined: {"why":"card expired"}'],
+          ["outcome", Outcome.failed("no stock"), "failed (not applied): no stock"],
+          ["text", "no stock", "no stock"]
+        ]
+        for (const [sagaId, error, description] of failures) {
+          const seen: Array<unknown> = []
+          const charge = Compensable.make({
+            name: "charge",
+            input: Schema.Null,
+            success: Schema.String,
+            execute: () => Effect.fail(error)
+          })
+          const program = charge(null).pipe(Effect.catchAll((failure) => Effect.sync(() => seen.push(failure))))
+          yield* Saga.run(sagaId, program)
+          const failed = (yield* journalOf(sagaId)).find((entry) => entry.phase === "FAILED")
+          expect(JSON.parse(failed!.payload!).description).toBe(description)
+          expect(Timeline.format([failed!])).toContain(`FAILED  ${description}`)
+          // No `failure` schema describes the error: the replay answers an `Outcome.Failed` with the description.
+          yield* Saga.run(sagaId, program)
+          const replayed = sagaId === "outcome" ? "no stock" : description
+          expect(seen[1]).toBeInstanceOf(Outcome.Failed)
+          expect((seen[1] as Outcome.Failed).message).toBe(`failed (not applied): ${replayed}`)
+        }
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("a read whose result cannot be journaled fails (Outcome.Failed), never waits for an operator", () =>
     Effect.gen(function* () {
       const seen: Array<unknown> = []
@@ -197,10 +318,10 @@ describe("steps", () => {
           .filter((entry) => entry.phase === "FAILED")
           .map((entry) => JSON.parse(entry.payload!))
         expect(failed[0]).toMatchObject({
-          description: `refused: ${"x".repeat(100)}`,
+          description: `Refused: refused: ${"x".repeat(100)}`,
           error: { body: "x".repeat(100) }
         })
-        expect(failed[1].description).toBe(`refused: ${"x".repeat(990)}…`)
+        expect(failed[1].description).toBe(`Refused: refused: ${"x".repeat(981)}…`)
         expect(failed[1].error).toBeUndefined()
 
         yield* Saga.run("huge-failure", program)

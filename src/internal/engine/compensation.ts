@@ -4,8 +4,8 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
-import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import type { Unauthorized } from "../../Authority.js"
 import { DeclarationError } from "../../Compensable.js"
@@ -13,14 +13,14 @@ import * as Report from "../../CompensationReport.js"
 import type { AppendError, JournalCorrupted, JournalError, JournalTampered } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import * as Outcome from "../../Outcome.js"
-import { cutDetail } from "../journal/detail.js"
+import { causeDetail } from "../journal/detail.js"
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
 import { undoKey } from "../journal/ids.js"
 import type { Recorded, UndoPhase } from "../journal/payloads.js"
 import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { withUndoSpan } from "../observability/spans.js"
-import { decodeJson, decodeValue, jsonText } from "../util/codec.js"
+import { decodeJson, decodeValue } from "../util/codec.js"
 import { masked } from "../util/masking.js"
 import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
@@ -85,7 +85,8 @@ const boundedSaga = CurrentSaga.of({
   sagaId: "",
   step: (spec) => refusedInsideUndo(spec.name),
   stepOn: (_fiber, spec) => refusedInsideUndo(spec.name),
-  settle: () => refusedInsideUndo("Saga")
+  // A deferred call settled from inside an undo: the undo's own tool is the one at hand to name.
+  settle: () => Effect.flatMap(FiberRef.get(insideUndo), (toolName) => refusedInsideUndo(toolName ?? "(an undo)"))
 })
 
 /** The undo outcome each journaled compensation phase records. */
@@ -118,31 +119,6 @@ const outcomeDraft = (step: StepView, phase: UndoPhase, detail: string | undefin
 const settle = (writer: Writer, step: StepView, phase: UndoPhase, detail?: string) =>
   Effect.as(writer.append([outcomeDraft(step, phase, detail)]), reportOf(step, outcomeOfPhase[phase], detail))
 
-const describe = (cause: Cause.Cause<unknown>): string => {
-  const failure = Cause.failureOption(cause)
-  if (Option.isNone(failure)) {
-    return Cause.isInterruptedOnly(cause) ? "interrupted" : cutDetail(Cause.pretty(cause).split("\n")[0]!)
-  }
-  return cutDetail(describeError(failure.value))
-}
-
-/** An undo's error in words: its tag (a typed error's, which its message may not name), then its message. */
-const describeError = (error: unknown): string => {
-  // An outcome (`Outcome.failed("…")`) says it all in its message, as documented.
-  const tag =
-    !Outcome.isOutcome(error) && Predicate.hasProperty(error, "_tag") && typeof error._tag === "string"
-      ? error._tag
-      : undefined
-  const message =
-    error instanceof Error
-      ? error.message
-      : typeof error === "object" && error !== null
-        ? Either.getOrElse(jsonText(error), () => String(error))
-        : String(error)
-  if (tag === undefined) return message
-  return message === "" || message.includes(tag) ? tag : `${tag}: ${message}`
-}
-
 /** Maps how an undo ended to the phase that records it. */
 const phaseOfExit = (exit: Exit.Exit<unknown, unknown>): readonly [UndoPhase, string | undefined] => {
   if (Exit.isSuccess(exit)) return ["COMPENSATED", undefined]
@@ -154,7 +130,7 @@ const phaseOfExit = (exit: Exit.Exit<unknown, unknown>): readonly [UndoPhase, st
     return ["COMPENSATION_UNKNOWN", failure.value.reason]
   }
   if (Cause.isInterruptedOnly(exit.cause)) return ["COMPENSATION_UNKNOWN", "the undo was interrupted"]
-  return ["COMPENSATION_FAILED", describe(exit.cause)]
+  return ["COMPENSATION_FAILED", causeDetail(exit.cause)]
 }
 
 /**
@@ -293,7 +269,7 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
     })
     if (Option.isSome(faults))
       undo = faults.value.around(step.toolName, "compensate", undo, { stepId: step.stepId, spec: tool.spec })
-    undo = Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, true)
+    undo = Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, step.toolName)
     if (tool.spec.timeout !== undefined) {
       const timeout = tool.spec.timeout
       undo = Effect.timeoutFail(undo, {

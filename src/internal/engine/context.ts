@@ -69,5 +69,8 @@ export const callStep = (
  */
 export const readFirst: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
 
-/** Set while an undo runs: starting a saga from inside one is refused (the inverse is bounded). */
-export const insideUndo: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+/**
+ * Set while an undo runs, to the name of the tool whose undo it is: starting a saga from inside one
+ * is refused (the inverse is bounded), naming that tool.
+ */
+export const insideUndo: FiberRef.FiberRef<string | undefined> = FiberRef.unsafeMake<string | undefined>(undefined)

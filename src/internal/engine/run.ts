@@ -29,7 +29,7 @@ import * as Outcome from "../../Outcome.js"
 import { ApprovalPending, ApprovalRefused, NonDeterminism } from "../../SagaError.js"
 import type { UnknownStep } from "../../SagaResult.js"
 import { distrust, requestOf, tamperedAt, withoutMac } from "../journal/decisions.js"
-import { cutDetail } from "../journal/detail.js"
+import { causeDetail, cutDetail, defectLine } from "../journal/detail.js"
 import { executedDraft, intentDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
 import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
@@ -287,7 +287,7 @@ export class SagaRun {
         !this.writer.holds(step.stepId)
     )
     if (unsettled.length === 0) return Effect.void
-    // A failure is journaled and taints the saga as the tool says; a defect fails the program.
+    // A failure is journaled and taints the saga as the tool says; a call that dies halts the run (unknown).
     return Effect.forEach(unsettled, (step) => Effect.ignore(this.settle(step.stepId)), { discard: true })
   })
 
@@ -711,16 +711,16 @@ export class SagaRun {
     ) {
       return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason: failure.value.message } })
     }
-    const error = Option.getOrUndefined(failure)
-    const encoded = Option.isSome(failure) ? this.encodeFailure(spec, failure.value) : undefined
-    const description = cutDetail(
-      error instanceof Error ? error.message : error !== undefined ? String(error) : Cause.pretty(cause).split("\n")[0]!
-    )
+    if (Option.isNone(failure) && spec.changesNothing !== true) {
+      // A call that died may have applied its effect first (the provider answered, then parsing threw).
+      const reason = `the call died (a defect: ${cutDetail(defectLine(cause))}): it may or may not have run`
+      return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason } })
+    }
     const payload = {
-      description,
+      description: causeDetail(cause),
       defect: Option.isNone(failure),
       taints: spec.taintsOnFailure === false ? false : undefined,
-      error: encoded
+      error: Option.isSome(failure) ? this.encodeFailure(spec, failure.value) : undefined
     }
     return Effect.zipRight(
       Effect.map(this.write(stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)), () =>

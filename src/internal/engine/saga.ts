@@ -210,13 +210,17 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     )
 
   /** Starting, resuming or compensating a saga from inside an undo is refused: the inverse is bounded. */
-  const refusedInsideUndo = Effect.die(
-    new Compensable.DeclarationError({
-      toolName: "Saga",
-      reason: "an undo cannot start, resume or compensate a saga: the inverse of a step is one undo call"
-    })
+  /** Refuses a saga started, resumed or compensated from inside the undo of `toolName`'s step. */
+  const refusedInsideUndo = (toolName: string) =>
+    Effect.die(
+      new Compensable.DeclarationError({
+        toolName,
+        reason: "an undo cannot start, resume or compensate a saga: the inverse of a step is one undo call"
+      })
+    )
+  const outsideUndo = Effect.flatMap(FiberRef.get(insideUndo), (undoing) =>
+    undoing === undefined ? Effect.void : refusedInsideUndo(undoing)
   )
-  const outsideUndo = Effect.flatMap(FiberRef.get(insideUndo), (inside) => (inside ? refusedInsideUndo : Effect.void))
 
   /**
    * Drops a request the saga withdrew from the approval service (one already decided there is left
@@ -272,7 +276,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       Effect.withFiberRuntime((fiber) => {
         const refusedId = identifier.sagaIdRefusal(sagaId)
         if (refusedId !== undefined) return Effect.fail(refusedId)
-        if (fiber.getFiberRef(insideUndo)) return refusedInsideUndo
+        const undoing = fiber.getFiberRef(insideUndo)
+        if (undoing !== undefined) return refusedInsideUndo(undoing)
         const request: RunRequest<A, E, R> = { action, program, span, options, origin }
         const loaded = () => Effect.flatMap(loadForRun(journal, sagaId, holder), (writer) => drive(request, writer))
         const started = () => {

@@ -49,7 +49,10 @@ const Executed = Schema.Struct({
   principal: Schema.optional(Schema.String)
 })
 
-/** `FAILED`: what failed, whether a defect, `taints: false`, the encoded error, or who resolved it. */
+/**
+ * `FAILED`: what failed, whether a defect (a read's, or any call's in journals written before a call
+ * that dies was left unknown), `taints: false`, the encoded error, or who resolved it.
+ */
 const Failed = Schema.Struct({
   description: Schema.String,
   defect: Schema.Boolean,
