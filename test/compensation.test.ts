@@ -143,6 +143,41 @@ describe("compensation", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "an undo whose own code throws before it makes its Effect is COMPENSATION_FAILED, and the next undo runs",
+    () =>
+      Effect.gen(function* () {
+        const { failing, step, undone } = fixture()
+        const throwing = Compensable.make({
+          name: "throwing",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.succeed("not json"),
+          compensate: (ctx) => {
+            JSON.parse(ctx.result)
+            return Effect.void
+          }
+        })
+        const result = yield* Saga.run(
+          "throws",
+          Effect.gen(function* () {
+            yield* step({ name: "a" })
+            yield* throwing("b")
+            yield* failing({ name: "c" })
+          })
+        )
+        expect(result._tag).toBe("CompensationFailed")
+        if (result._tag !== "CompensationFailed") return
+        expect(undone).toEqual(["a"])
+        expect(result.report.undone.map((s) => [s.toolName, s.outcome])).toEqual([
+          ["throwing", "failed"],
+          ["step", "completed"]
+        ])
+        expect(result.report.undone[0]!.detail).toContain("SyntaxError")
+        expect((yield* Saga.status("throws")).status).toBe("compensation_failed")
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("partial and unknown undos are journaled as such and leave the saga CompensationFailed", () =>
     Effect.gen(function* () {
       const { step, failing, undone } = fixture()

@@ -131,6 +131,28 @@ describe("receipts are secret control data", () => {
     })
   )
 
+  it.effect("an undo's error cut at 1000 characters inside the receipt keeps no part of it", () =>
+    Effect.gen(function* () {
+      const secret = `tok_${Crypto.randomUUID()}`
+      const leaky = Compensable.make({
+        name: "leaky",
+        input: Schema.String,
+        success: Schema.String,
+        execute: (id, step) => Effect.as(step.setReceipt(secret), id),
+        compensate: (ctx) =>
+          Effect.fail(new Error(`${"x".repeat(985)}${Redacted.value(Option.getOrThrow(ctx.receipt))}`))
+      })
+      const result = yield* Saga.run("cut-undo", Effect.zipRight(leaky("a"), Effect.fail("the program failed")))
+      assert(result._tag === "CompensationFailed")
+      const detail = result.report.undone[0]!.detail!
+      const reason = (yield* journalOf("cut-undo")).find((entry) => entry.phase === "COMPENSATION_FAILED")!.payload!
+      for (const text of [detail, reason]) {
+        expect(text).toContain("<redacted>")
+        expect(text).not.toContain(secret.slice(0, 6))
+      }
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.scoped(
     "an explicit undo (compensateEffect) receives the receipt; its answer, journal, logs and spans do not show it",
     () =>

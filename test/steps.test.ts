@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Option, Redacted, Schedule, Schema, TestClock } from "effect"
+import { Cause, Data, Effect, Fiber, Option, Redacted, Schedule, Schema, TestClock } from "effect"
 import type { Compensable as C } from "../src/index.js"
 import { Compensable, Journal, Outcome, Saga, SagaResult, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
@@ -166,6 +166,11 @@ describe("steps", () => {
       expect(result._tag).toBe("Compensated")
       const failed = (yield* journalOf("dead-read")).find((entry) => entry.phase === "FAILED")
       expect(JSON.parse(failed!.payload!)).toEqual({ description: "Error: the cache client crashed", defect: true })
+      // Replayed, it dies as it did, its message printed once.
+      const again = yield* Saga.run("dead-read", lookup(null))
+      const printed = again._tag === "Compensated" ? Cause.pretty(again.cause) : again._tag
+      expect(printed).toContain("Error: the cache client crashed")
+      expect(printed).not.toContain("Error: Error:")
     }).pipe(Effect.provide(Testing.layer))
   )
 
@@ -242,6 +247,11 @@ describe("steps", () => {
           ["typed", new Declined({ why: "card expired" }), 'Declined: { "why": "card expired" }'],
           ["plain", { code: 42 }, '{"code":42}'],
           ["tagged", { _tag: "Declined", why: "card expired" }, 'Declined: {"why":"card expired"}'],
+          [
+            "data",
+            new (class extends Data.TaggedError("Refused")<{ why: string }> {})({ why: "limit" }),
+            'Refused: {"why":"limit"}'
+          ],
           ["outcome", Outcome.failed("no stock"), "failed (not applied): no stock"],
           ["text", "no stock", "no stock"]
         ]

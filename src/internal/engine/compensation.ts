@@ -13,7 +13,7 @@ import * as Report from "../../CompensationReport.js"
 import type { AppendError, JournalCorrupted, JournalError, JournalTampered } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import * as Outcome from "../../Outcome.js"
-import { causeDetail } from "../journal/detail.js"
+import { causeText, cutDetail } from "../journal/detail.js"
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
 import { undoKey } from "../journal/ids.js"
 import type { Recorded, UndoPhase } from "../journal/payloads.js"
@@ -120,28 +120,31 @@ const settle = (writer: Writer, step: StepView, phase: UndoPhase, detail?: strin
   Effect.as(writer.append([outcomeDraft(step, phase, detail)]), reportOf(step, outcomeOfPhase[phase], detail))
 
 /** Maps how an undo ended to the phase that records it. */
-const phaseOfExit = (exit: Exit.Exit<unknown, unknown>): readonly [UndoPhase, string | undefined] => {
+const phaseOfExit = (
+  exit: Exit.Exit<unknown, unknown>,
+  mask: (text: string) => string
+): readonly [UndoPhase, string | undefined] => {
   if (Exit.isSuccess(exit)) return ["COMPENSATED", undefined]
   const failure = Cause.failureOption(exit.cause)
   if (Option.isSome(failure) && failure.value instanceof Outcome.Partial) {
-    return ["COMPENSATION_PARTIAL", failure.value.remaining]
+    return ["COMPENSATION_PARTIAL", mask(failure.value.remaining)]
   }
   if (Option.isSome(failure) && failure.value instanceof Outcome.Unknown) {
-    return ["COMPENSATION_UNKNOWN", failure.value.reason]
+    return ["COMPENSATION_UNKNOWN", mask(failure.value.reason)]
   }
   if (Cause.isInterruptedOnly(exit.cause)) return ["COMPENSATION_UNKNOWN", "the undo was interrupted"]
-  return ["COMPENSATION_FAILED", causeDetail(exit.cause)]
+  // Masked whole, then cut: a cut inside the receipt would leave its start unmasked.
+  return ["COMPENSATION_FAILED", cutDetail(mask(causeText(exit.cause)))]
 }
 
 /**
  * An undo's detail with its receipt masked: an undo that writes `Redacted.value(ctx.receipt)` into its
  * error must not carry the receipt into the journal (sealed or not), the report, a span or a log.
  */
-const withoutReceipt = (
-  detail: string | undefined,
-  receipt: Option.Option<Redacted.Redacted<string>>
-): string | undefined =>
-  detail === undefined || Option.isNone(receipt) ? detail : masked(detail, [Redacted.value(receipt.value)])
+const withoutReceipt =
+  (receipt: Option.Option<Redacted.Redacted<string>>) =>
+  (text: string): string =>
+    Option.isNone(receipt) ? text : masked(text, [Redacted.value(receipt.value)])
 
 /** The phase an explicit undo's outcome is journaled with in the saga's own journal. */
 const phaseOfExplicit: Record<Exclude<ExplicitUndo["outcome"], "failed" | "unavailable">, UndoPhase> = {
@@ -257,16 +260,19 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
     if (Either.isLeft(receipt)) return Effect.succeed(reportOf(step, "unavailable", receipt.left))
     const { idempotencyKey, sagaId } = options
     const faults = Context.getOption(tool.context, Faults)
-    let undo: Effect.Effect<unknown, unknown, any> = compensate({
-      sagaId,
-      stepId: step.stepId,
-      toolName: step.toolName,
-      input: input.right,
-      inputJson: step.input ?? "null",
-      result: result.right,
-      idempotencyKey,
-      receipt: receipt.right
-    })
+    // Suspended: an undo whose own code throws before it makes its Effect fails like one that dies.
+    let undo: Effect.Effect<unknown, unknown, any> = Effect.suspend(() =>
+      compensate({
+        sagaId,
+        stepId: step.stepId,
+        toolName: step.toolName,
+        input: input.right,
+        inputJson: step.input ?? "null",
+        result: result.right,
+        idempotencyKey,
+        receipt: receipt.right
+      })
+    )
     if (Option.isSome(faults))
       undo = faults.value.around(step.toolName, "compensate", undo, { stepId: step.stepId, spec: tool.spec })
     undo = Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, step.toolName)
@@ -288,8 +294,8 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
     return writer.append([stepDraft(step, "COMPENSATING", { idempotencyKey })]).pipe(
       Effect.zipRight(Effect.exit(Effect.flatten(isolated) as Effect.Effect<unknown, unknown>)),
       Effect.flatMap((exit) => {
-        const [phase, detail] = phaseOfExit(exit)
-        return settle(writer, step, phase, withoutReceipt(detail, receipt.right))
+        const [phase, detail] = phaseOfExit(exit, withoutReceipt(receipt.right))
+        return settle(writer, step, phase, detail)
       }),
       withUndoSpan({ "saga.id": sagaId, "workflow.id": sagaId, "step.id": step.stepId, tool: step.toolName })
     )

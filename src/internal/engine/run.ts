@@ -504,7 +504,8 @@ export class SagaRun {
   private replayFailure(spec: StepSpec, step: StepView) {
     observeReplayed(spec.name)
     const { defect, description, error } = step.failed!.payload
-    if (defect) return Effect.die(new Error(description))
+    // The description is the defect's first line as printed (`Error: boom`): its error prints that prefix again.
+    if (defect) return Effect.die(new Error(description.replace(/^Error: /, "")))
     const schema = spec.failure === undefined ? Outcome.Failed : Schema.Union(spec.failure, Outcome.Failed)
     const decoded = decodeValue(schema, error ?? null)
     return Effect.fail(Either.isRight(decoded) ? decoded.right : Outcome.failed(description))

@@ -27,11 +27,12 @@ export const errorDetail = (error: unknown): string => {
     !Outcome.isOutcome(error) && Predicate.hasProperty(error, "_tag") && typeof error._tag === "string"
       ? error._tag
       : undefined
-  if (error instanceof Error) {
+  if (error instanceof Error && error.message !== "") {
     const message = error.message
     if (tag === undefined) return message
-    return message === "" || message.includes(tag) ? tag : `${tag}: ${message}`
+    return message.includes(tag) ? tag : `${tag}: ${message}`
   }
+  // An error with no message (`Data.TaggedError("Declined")<{ why }>`) is said by its fields, as a plain object is.
   if (typeof error !== "object" || error === null) return String(error)
   if (tag === undefined) return Either.getOrElse(jsonText(error), () => String(error))
   const { _tag, ...fields } = error as { readonly _tag: string }
@@ -42,9 +43,12 @@ export const errorDetail = (error: unknown): string => {
 /** A defect's first line, as `Cause.pretty` shows it (`Error: boom`). */
 export const defectLine = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0]!
 
-/** How an effect failed, in words, cut: its error's detail, a defect's first line, or `interrupted`. */
-export const causeDetail = (cause: Cause.Cause<unknown>): string => {
+/** How an effect failed, in words: its error's detail, a defect's first line, or `interrupted`. */
+export const causeText = (cause: Cause.Cause<unknown>): string => {
   const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) return cutDetail(errorDetail(failure.value))
-  return Cause.isInterruptedOnly(cause) ? "interrupted" : cutDetail(defectLine(cause))
+  if (Option.isSome(failure)) return errorDetail(failure.value)
+  return Cause.isInterruptedOnly(cause) ? "interrupted" : defectLine(cause)
 }
+
+/** `causeText`, cut at `MAX_DETAIL` characters. */
+export const causeDetail = (cause: Cause.Cause<unknown>): string => cutDetail(causeText(cause))
