@@ -90,16 +90,7 @@ describe("receipts are secret control data", () => {
     Effect.gen(function* () {
       const secret = `rcpt-${Crypto.randomUUID()}`
       const captured = yield* capture
-      const leaky = Compensable.make({
-        name: "leaky",
-        input: Schema.String,
-        success: Schema.String,
-        execute: (id, step) => Effect.as(step.setReceipt(secret), id),
-        compensate: (ctx) =>
-          Effect.fail(
-            Outcome.failed(`cancel with ${Option.getOrThrow(Option.map(ctx.receipt, Redacted.value))} refused`)
-          )
-      })
+      const leaky = leakingUndo(secret, (receipt) => Outcome.failed(`cancel with ${receipt} refused`))
       const shown = yield* Effect.gen(function* () {
         const result = yield* Saga.run("leaky-undo", Effect.zipRight(leaky("a"), Effect.fail("the program failed")))
         assert(result._tag === "CompensationFailed")
@@ -134,14 +125,7 @@ describe("receipts are secret control data", () => {
   it.effect("an undo's error cut at 1000 characters inside the receipt keeps no part of it", () =>
     Effect.gen(function* () {
       const secret = `tok_${Crypto.randomUUID()}`
-      const leaky = Compensable.make({
-        name: "leaky",
-        input: Schema.String,
-        success: Schema.String,
-        execute: (id, step) => Effect.as(step.setReceipt(secret), id),
-        compensate: (ctx) =>
-          Effect.fail(new Error(`${"x".repeat(985)}${Redacted.value(Option.getOrThrow(ctx.receipt))}`))
-      })
+      const leaky = leakingUndo(secret, (receipt) => new Error(`${"x".repeat(985)}${receipt}`))
       const result = yield* Saga.run("cut-undo", Effect.zipRight(leaky("a"), Effect.fail("the program failed")))
       assert(result._tag === "CompensationFailed")
       const detail = result.report.undone[0]!.detail!
@@ -391,6 +375,16 @@ describe("receipts are secret control data", () => {
  * `book`'s undo succeeds, `refund`'s fails citing its receipt, `ship`'s loses its answer citing
  * it; `charge` fails, so the saga compensates.
  */
+/** A tool that sets `secret` as its receipt, whose undo fails with the error `failure` writes the receipt's value into. */
+const leakingUndo = (secret: string, failure: (receipt: string) => unknown) =>
+  Compensable.make({
+    name: "leaky",
+    input: Schema.String,
+    success: Schema.String,
+    execute: (id, step) => Effect.as(step.setReceipt(secret), id),
+    compensate: (ctx) => Effect.fail(failure(Redacted.value(Option.getOrThrow(ctx.receipt))))
+  })
+
 const fixture = (secret: string) => {
   const received: Record<string, Array<string>> = { book: [], refund: [], ship: [] }
   const withReceipt = (

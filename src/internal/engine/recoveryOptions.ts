@@ -6,12 +6,13 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type { Principal } from "../../Authority.js"
 import type { Options } from "../../Recovery.js"
 import type * as SagaDefinition from "../../SagaDefinition.js"
 import { principalRefusal } from "../util/identifier.js"
-import { givenDuration, unknownOption } from "../util/options.js"
+import { durationOf, givenDuration, unknownOption } from "../util/options.js"
 import { given, typeName } from "../util/printable.js"
 
 /**
@@ -70,15 +71,11 @@ const principalOf = (principal: unknown): Effect.Effect<Principal, InvalidRecove
 
 const everyOf = (every: unknown): Effect.Effect<Duration.Duration | "startup" | undefined, InvalidRecoveryOptions> => {
   if (every === undefined || every === "startup") return Effect.succeed(every)
-  const notADuration = refuse("every", `is ${givenDuration(every)}, not a positive duration or "startup"`)
-  let duration: Duration.Duration
-  try {
-    duration = Duration.decode(every as Duration.DurationInput)
-  } catch {
-    return Effect.fail(notADuration)
-  }
+  const duration = durationOf(every)
   // `Duration.decode` takes a negative or `NaN` number as zero: a pass would follow a pass without pause.
-  return Duration.toMillis(duration) > 0 ? Effect.succeed(duration) : Effect.fail(notADuration)
+  return Either.isRight(duration) && Duration.toMillis(duration.right) > 0
+    ? Effect.succeed(duration.right)
+    : Effect.fail(refuse("every", `is ${givenDuration(every)}, not a positive duration or "startup"`))
 }
 
 /** Recovery's options, or `InvalidRecoveryOptions` for the first it cannot work with. */

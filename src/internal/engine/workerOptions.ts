@@ -5,7 +5,7 @@ import * as Either from "effect/Either"
 import type { WorkerOptions } from "../../Saga.js"
 import { InvalidWorkerOptions } from "../../SagaError.js"
 import { identifierProblem, MAX_STEP_KEY_BYTES, preview } from "../util/identifier.js"
-import { givenDuration, unknownOption } from "../util/options.js"
+import { durationOf, givenDuration, unknownOption } from "../util/options.js"
 import { typeName } from "../util/printable.js"
 
 /** A worker's options as the engine uses them. */
@@ -17,33 +17,24 @@ export interface Checked {
 
 const refuse = (option: InvalidWorkerOptions["option"], reason: string) => new InvalidWorkerOptions({ option, reason })
 
-/** The duration `input` names, or why it names none. */
-const durationOf = (input: Duration.DurationInput): Either.Either<Duration.Duration, string> => {
-  try {
-    return Either.right(Duration.decode(input))
-  } catch {
-    return Either.left(`${preview(String(input))} is not a duration`)
-  }
-}
-
 /** The longest lease a worker takes: a saga whose worker died waits that long to be recovered. */
 const MAX_LEASE_TTL = Duration.days(365)
 
+/** Why `ttl` (given as `input`) cannot be a lease's length, if it cannot. */
+const leaseProblem = (ttl: Duration.Duration, input: Duration.DurationInput): string | undefined => {
+  if (!Duration.isFinite(ttl) || Duration.toMillis(ttl) <= 0)
+    return `${givenDuration(input)} is not a positive, finite duration`
+  return Duration.lessThanOrEqualTo(ttl, MAX_LEASE_TTL)
+    ? undefined
+    : `${givenDuration(input)} is longer than 365 days: a saga whose worker died would wait that long to be recovered`
+}
+
 const leaseTtlOf = (input: Duration.DurationInput): Either.Either<Duration.Duration, InvalidWorkerOptions> =>
   Either.mapLeft(
-    Either.flatMap(
-      Either.filterOrLeft(
-        durationOf(input),
-        (ttl) => Duration.isFinite(ttl) && Duration.toMillis(ttl) > 0,
-        () => `${givenDuration(input)} is not a positive, finite duration`
-      ),
-      (ttl) =>
-        Duration.lessThanOrEqualTo(ttl, MAX_LEASE_TTL)
-          ? Either.right(ttl)
-          : Either.left(
-              `${givenDuration(input)} is longer than 365 days: a saga whose worker died would wait that long to be recovered`
-            )
-    ),
+    Either.flatMap(durationOf(input), (ttl) => {
+      const problem = leaseProblem(ttl, input)
+      return problem === undefined ? Either.right(ttl) : Either.left(problem)
+    }),
     (reason) => refuse("leaseTtl", reason)
   )
 

@@ -3,6 +3,7 @@
  * misspelled (`leaseTTL`, `maxBodyByte`) would otherwise be ignored and its default taken, silently.
  */
 import * as Duration from "effect/Duration"
+import * as Either from "effect/Either"
 import { given, preview } from "./printable.js"
 
 /**
@@ -24,4 +25,13 @@ export const givenDuration = (input: unknown): string => {
   if (typeof input === "bigint") return `${input}n`
   if (Array.isArray(input)) return `[${input.map(given).join(", ")}]`
   return Duration.isDuration(input) ? Duration.format(input) : given(input)
+}
+
+/** The duration `input` names, or why it names none (`Duration.decode` throws on text it cannot read). */
+export const durationOf = (input: unknown): Either.Either<Duration.Duration, string> => {
+  try {
+    return Either.right(Duration.decode(input as Duration.DurationInput))
+  } catch {
+    return Either.left(`${givenDuration(input)} is not a duration`)
+  }
 }
