@@ -552,15 +552,14 @@ export const inbox: Effect.Effect<
   const ofSaga = (sagaId: string) =>
     Effect.flatMap(read(sagaId), (inspected) => {
       const broken = tamperOf(inspected.verification)
-      // Past a break, entries still name the requests the saga seems to wait on: each is listed, marked.
-      const entries = inspected.entries
+      const { entries } = inspected
       const listedHere = listed.filter((request) => request.sagaId === sagaId)
       const listedIds = new Set(listedHere.map((request) => request.requestId))
       const candidates: ReadonlyArray<PendingRequest> = [
         ...listedHere,
         ...awaitedRequests(entries).filter((request) => !listedIds.has(request.requestId))
       ]
-      // Entries past the break are no evidence either way: each request is listed with the break.
+      // Past a break, entries are no evidence either way: each request they or the store name is listed, marked.
       if (broken !== undefined) {
         return Effect.succeed(candidates.map((request) => ({ ...request, tampered: journalBroken(broken) })))
       }
