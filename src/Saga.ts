@@ -472,6 +472,9 @@ export const start = <I, A, E, R>(
 /**
  * Resumes an existing saga by replaying `program` over its journal.
  *
+ * NOTE: a saga that stopped, or that another worker left running (a takeover), is journaled
+ * `SAGA_RESUMED` with the run's first write; a run that writes nothing writes no marker.
+ *
  * @since 0.1.0
  * @category accessors
  */

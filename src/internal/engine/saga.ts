@@ -70,6 +70,7 @@ import type { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
 import { SagaRun } from "./run.js"
+import { LeftRunning } from "./takeover.js"
 import { WITHDRAWN_BY } from "./withdrawal.js"
 import { checked as checkedOptions } from "./workerOptions.js"
 
@@ -145,6 +146,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   const authority = Option.getOrElse(yield* Effect.serviceOption(Authority), () => allowAll)
   const registry: Registry = new Map()
   const locks = makeKeyedLock()
+  const leftRunning = new LeftRunning()
   const scope = yield* Effect.scope
   const holder: Holder = { owner, ttlMillis: Duration.toMillis(leaseTtl) }
 
@@ -328,9 +330,10 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       )
     }
     // The start (or resume) marker travels with the run's first write: a pure replay writes nothing.
+    // A saga that stopped is resumed; one left running by another worker is taken over (takeover.ts).
     if (!view.exists) {
       writer.prepend([sagaDraft("SAGA_STARTED", origin ?? null)])
-    } else if (view.status !== "running" && !isFinished(view.status)) {
+    } else if (view.status === "running" ? leftRunning.takesOver(sagaId, view) : !isFinished(view.status)) {
       writer.prepend([sagaDraft("SAGA_RESUMED", null)])
     }
     const closed = isFinished(view.status) || view.compensationStarted
@@ -353,10 +356,14 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         compensate: compensateWith,
         withdraw
       }
-      return Effect.map(Effect.ensuring(endRun<A, E>(end, ending), writer.release()), (result) => {
-        span.attribute("outcome", result._tag)
-        return result
-      })
+      const left = Effect.sync(() => leftRunning.leave(writer))
+      return Effect.map(
+        Effect.ensuring(endRun<A, E>(end, ending), Effect.zipRight(left, writer.release())),
+        (result) => {
+          span.attribute("outcome", result._tag)
+          return result
+        }
+      )
     })
   }
 

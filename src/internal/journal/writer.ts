@@ -73,6 +73,11 @@ export class Writer {
     this.prefix = drafts
   }
 
+  /** Whether a start or resume marker still waits for the run's first write: the run wrote nothing yet. */
+  get markerPending(): boolean {
+    return this.prefix.length > 0
+  }
+
   append(drafts: ReadonlyArray<Draft>): Effect.Effect<void, AppendError> {
     return this.appendThen(drafts, Effect.fail, () => Effect.void)
   }
