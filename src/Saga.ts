@@ -506,6 +506,9 @@ export const compensateEffect = (effectId: string) => Effect.flatMap(Saga, (saga
 /**
  * Reads a saga's status from the journal.
  *
+ * NOTE: the status of an explicit undo's run (`compensateEffect`) lists the step it undoes, also
+ * when the run journaled no entry of it (`unavailable`): its `undo` is then the run's answer.
+ *
  * @since 0.1.0
  * @category accessors
  */

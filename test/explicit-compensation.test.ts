@@ -213,6 +213,20 @@ describe("Saga.compensateEffect", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("Saga.status of a run that ended unavailable lists the step it concerns, its undo unavailable", () =>
+    Effect.gen(function* () {
+      const note = counted("note", undefined)
+      yield* Saga.run("trip-no-undo-status", note.tool("hello"))
+      const [step] = (yield* Saga.status("trip-no-undo-status")).steps
+      yield* Saga.compensateEffect(step!.effectId)
+      const run = yield* Saga.status(`${step!.effectId}/compensate-effect`)
+      expect(run.status).toBe("compensation_failed")
+      expect(run.steps).toEqual([
+        { stepId: step!.stepId, toolName: "note", effectId: step!.effectId, state: "executed", undo: "unavailable" }
+      ])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect(
     "a tool with receiptRequired whose step set no receipt is unavailable and its undo never runs; with a receipt it runs",
     () =>
@@ -526,6 +540,10 @@ describe("Saga.compensateEffect", () => {
       expect(book.calls.undo).toBe(1)
       const run = yield* entriesOf(`${effectId}/compensate-effect`)
       expect(run.map((entry) => entry.phase)).toEqual(["SAGA_STARTED", "SAGA_COMPLETED"])
+      // The run journaled no entry of the step: its status lists it from the answer, as any run's does.
+      expect((yield* Saga.status(`${effectId}/compensate-effect`)).steps).toMatchObject([
+        { toolName: "book", effectId, state: "executed", undo: "completed" }
+      ])
     }).pipe(Effect.provide(Testing.layer))
   )
 

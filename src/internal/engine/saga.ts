@@ -367,6 +367,24 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     })
   }
 
+  /**
+   * The step an explicit undo's run answered for when the run journaled no entry of it (the undo
+   * could not run there, or the saga's own compensation had settled the step), as `status` lists a
+   * run's step: read from the saga, its undo the run's answer. None while the saga does not verify.
+   */
+  const answeredSteps = (runId: string, view: JournalView): Effect.Effect<Array<StepStatus>, JournalError> => {
+    const effectId = effectIdOfRun(runId)
+    const answer = effectId === undefined ? undefined : explicit.answerOf(effectId, view)
+    if (effectId === undefined || answer?._tag !== "Settled") return Effect.succeed([])
+    return explicit.findSubject(journal, effectId).pipe(
+      Effect.map((subject) => [{ ...stepStatus(runId, subject.step), undo: answer.outcome }]),
+      Effect.catchIf(
+        (error) => error._tag !== "JournalError",
+        () => Effect.succeed([])
+      )
+    )
+  }
+
   const start = <I, A, E, R>(
     definition: SagaDefinition.SagaDefinition<I, A, E, R>,
     sagaId: string,
@@ -584,10 +602,11 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         const record = Option.getOrElse(inspected.record, () => recordOf(inspected.entries))
         // Only what verifies is shown as a fact: the steps come from the entries before the break.
         const view = yield* viewOf(trustedPrefix(inspected))
+        const steps = Array.from(view.steps.values(), (step) => stepStatus(sagaId, step))
         return {
           ...record,
           tampered: tamperOf(inspected.verification),
-          steps: Array.from(view.steps.values(), (step) => stepStatus(sagaId, step))
+          steps: steps.length > 0 ? steps : yield* answeredSteps(sagaId, view)
         }
       }),
     list: (filter?: ListFilter) =>
