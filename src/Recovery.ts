@@ -143,7 +143,7 @@ export class Recovery extends Context.Tag("effect-saga/Recovery")<
  * @category models
  */
 export interface Options<Definitions extends ReadonlyArray<SagaDefinition.Any>> {
-  /** The definitions this worker can resume, by name. */
+  /** The definitions this worker can resume, by name: each name once (two of one name are refused). */
   readonly definitions: Definitions
   /** How many sagas are resumed at once: a whole number, 1 or more (default 10). */
   readonly concurrency?: number | undefined

@@ -61,6 +61,18 @@ const refused: ReadonlyArray<readonly [string, Record<string, unknown>, string, 
   ["every an object", { every: {} }, "every", 'is an object, not a positive duration or "startup"'],
   ["definitions not a list", { definitions: "paused" }, "definitions", "is a string, not a list of definitions"],
   [
+    "two definitions of one name",
+    { definitions: [Paused, SagaDefinition.make("paused", { input: Schema.Number, program: () => Effect.void })] },
+    "definitions",
+    'name "paused" twice: a saga is resumed by its definition\'s name, so each must name one'
+  ],
+  [
+    "one definition listed twice",
+    { definitions: [Paused, Paused] },
+    "definitions",
+    'name "paused" twice: a saga is resumed by its definition\'s name, so each must name one'
+  ],
+  [
     "a misspelled option",
     { evrey: "startup" },
     "options",

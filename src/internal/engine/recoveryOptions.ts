@@ -2,7 +2,8 @@
  * The options of recovery (`Recovery.make`, `Recovery.layer`), checked before anything is read or
  * claimed: from JavaScript, or `as any`, anything may come, and a value recovery cannot work with
  * would otherwise loop without pause (`every: 0`), fail every pass in the store (`batchSize: "x"`),
- * die when the layer is built (`every: "soon"`), or be taken silently (`concurrency: 0`, a misspelled option).
+ * die when the layer is built (`every: "soon"`), or be taken silently (`concurrency: 0`, a misspelled option,
+ * two definitions of one name: the last would win).
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -78,6 +79,21 @@ const everyOf = (every: unknown): Effect.Effect<Duration.Duration | "startup" | 
     : Effect.fail(refuse("every", `is ${givenDuration(every)}, not a positive duration or "startup"`))
 }
 
+/**
+ * The first name two of `definitions` share, if any: a saga is resumed by the name of the
+ * definition it was started from, so two by one name would leave it to the order of the list.
+ */
+const sharedName = (definitions: ReadonlyArray<unknown>): { readonly name: unknown } | undefined => {
+  const seen = new Set<unknown>()
+  for (const definition of definitions) {
+    if (typeof definition !== "object" || definition === null) continue
+    const { name } = definition as { readonly name?: unknown }
+    if (seen.has(name)) return { name }
+    seen.add(name)
+  }
+  return undefined
+}
+
 /** Recovery's options, or `InvalidRecoveryOptions` for the first it cannot work with. */
 export const checked = (
   options: Options<ReadonlyArray<SagaDefinition.Any>>
@@ -90,6 +106,11 @@ export const checked = (
     if (unknown !== undefined) return Effect.fail(refuse("options", unknown))
     if (!Array.isArray(options.definitions)) {
       return Effect.fail(refuse("definitions", `is ${typeName(options.definitions)}, not a list of definitions`))
+    }
+    const shared = sharedName(options.definitions)
+    if (shared !== undefined) {
+      const reason = `name ${given(shared.name)} twice: a saga is resumed by its definition's name, so each must name one`
+      return Effect.fail(refuse("definitions", reason))
     }
     return Effect.all({
       concurrency: countOf("concurrency", options.concurrency, 10),
