@@ -17,6 +17,7 @@ import { withPrincipal } from "./Authority.js"
 import { readFirst } from "./internal/engine/context.js"
 import { effectIdOf } from "./internal/engine/explicitUndo.js"
 import * as recoveryOptions from "./internal/engine/recoveryOptions.js"
+import { ErrorTypeId } from "./internal/engine/recoveryOptions.js"
 import { originOf } from "./internal/engine/saga.js"
 import { viewOf } from "./internal/journal/view.js"
 import { observeRecoveryPass } from "./internal/observability/metrics.js"
@@ -29,20 +30,7 @@ import type * as SagaDefinition from "./SagaDefinition.js"
 import type { EffectNotFound, InvalidSagaInput } from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
 
-/**
- * The type id recovery's errors carry: `isUnrecoverable` checks it, never a `_tag` that a plain
- * value could share.
- *
- * @since 0.2.0
- * @category type ids
- */
-export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Recovery/Error")
-
-/**
- * @since 0.2.0
- * @category type ids
- */
-export type ErrorTypeId = typeof ErrorTypeId
+export { ErrorTypeId } from "./internal/engine/recoveryOptions.js"
 
 /**
  * A saga left behind that this worker cannot resume: it was not started from a definition, or
@@ -63,12 +51,22 @@ export class Unrecoverable extends Schema.TaggedError<Unrecoverable>("effect-sag
 }
 
 /**
- * Whether a value is an `Unrecoverable`, by its `ErrorTypeId`.
+ * Whether a value is one of recovery's errors (`Unrecoverable`, `InvalidRecoveryOptions`), by its
+ * `ErrorTypeId`.
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const isRecoveryError = (u: unknown): u is Unrecoverable | InvalidRecoveryOptions =>
+  Predicate.hasProperty(u, ErrorTypeId)
+
+/**
+ * Whether a value is an `Unrecoverable`, by its `ErrorTypeId` (and its `_tag` among recovery's errors).
  *
  * @since 0.2.0
  * @category guards
  */
-export const isUnrecoverable = (u: unknown): u is Unrecoverable => Predicate.hasProperty(u, ErrorTypeId)
+export const isUnrecoverable = (u: unknown): u is Unrecoverable => isRecoveryError(u) && u._tag === "Unrecoverable"
 
 /**
  * `make` or `layer` was given an option it cannot work with (see `Options` for what each accepts),
@@ -86,6 +84,16 @@ export const InvalidRecoveryOptions = recoveryOptions.InvalidRecoveryOptions
  * @category errors
  */
 export type InvalidRecoveryOptions = recoveryOptions.InvalidRecoveryOptions
+
+/**
+ * Whether a value is an `InvalidRecoveryOptions`, by its `ErrorTypeId` (and its `_tag` among
+ * recovery's errors).
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const isInvalidRecoveryOptions = (u: unknown): u is InvalidRecoveryOptions =>
+  isRecoveryError(u) && u._tag === "InvalidRecoveryOptions"
 
 /**
  * Why a saga was not resumed.

@@ -325,6 +325,8 @@ export const InvalidApiOptions = apiOptions.InvalidApiOptions
  */
 export type InvalidApiOptions = apiOptions.InvalidApiOptions
 
+export { ErrorTypeId, isInvalidApiOptions } from "./internal/http/options.js"
+
 /**
  * The default limit of a request's body: 1 MiB.
  *

@@ -17,6 +17,23 @@ import { durationOf, givenDuration, unknownOption } from "../util/options.js"
 import { given, typeName } from "../util/printable.js"
 
 /**
+ * The type id recovery's errors carry (`Unrecoverable`, `InvalidRecoveryOptions`): the guards
+ * check it, never a `_tag` that a plain value could share. (`Recovery` re-exports it: that is its
+ * public home; it lives here, beside `InvalidRecoveryOptions`, so that this file need not import
+ * `Recovery.ts` back.)
+ *
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Recovery/Error")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
+
+/**
  * `Recovery.make` or `Recovery.layer` was given an option it cannot work with: see `Recovery.Options`
  * for what each accepts. Nothing was read or claimed; the layer fails to build.
  *
@@ -29,6 +46,8 @@ export class InvalidRecoveryOptions extends Schema.TaggedError<InvalidRecoveryOp
   option: Schema.Literal("options", "definitions", "concurrency", "batchSize", "principal", "every"),
   reason: Schema.String
 }) {
+  /** @since 0.4.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `Recovery: ${this.option} ${this.reason}`
   }

@@ -4,11 +4,27 @@
  * use would otherwise fail every request that needs it (500, or 413 for every body).
  */
 import * as Effect from "effect/Effect"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type { Options } from "../../SagaApi.js"
 import { unknownOption } from "../util/options.js"
 import { given, typeName } from "../util/printable.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./guard.js"
+
+/**
+ * The type id `InvalidApiOptions` carries (`SagaApi` re-exports it: that is its public home):
+ * `SagaApi.isInvalidApiOptions` checks it, never a `_tag` that a plain value could share.
+ *
+ * @since 0.4.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/SagaApi/Error")
+
+/**
+ * @since 0.4.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
 
 /**
  * `SagaApi.layerWith` (or `SagaApi.serve`) was given an option it cannot work with: `tools` that is
@@ -23,10 +39,20 @@ export class InvalidApiOptions extends Schema.TaggedError<InvalidApiOptions>("ef
   "InvalidApiOptions",
   { option: Schema.Literal("options", "tools", "maxBodyBytes"), reason: Schema.String }
 ) {
+  /** @since 0.4.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `SagaApi.layerWith: ${this.option} ${this.reason}`
   }
 }
+
+/**
+ * Whether a value is an `InvalidApiOptions`, by its `ErrorTypeId`.
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const isInvalidApiOptions = (u: unknown): u is InvalidApiOptions => Predicate.hasProperty(u, ErrorTypeId)
 
 /** The options as the handlers, the guard and the console use them. */
 export interface Checked {
