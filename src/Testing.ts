@@ -17,6 +17,7 @@ import * as FastCheck from "effect/FastCheck"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Runtime from "effect/Runtime"
 import * as Approval from "./Approval.js"
 import type { FaultSite } from "./internal/engine/faults.js"
 import { Faults } from "./internal/engine/faults.js"
@@ -412,7 +413,8 @@ const validate = (
  * `hiddenUndos`; your invariants are told the ending. Every run uses a fresh `TestClock`, which the
  * explorer moves to the earliest pending sleep whenever the saga waits on it (a retry's delay, a
  * timeout), a day at most; a saga that waits on anything else and writes nothing for 10 seconds of
- * real time fails the check.
+ * real time fails the check. The runs log through the caller's loggers, at its minimum level, each
+ * line stamped by the caller's clock (not the run's `TestClock`).
  *
  * @since 0.2.0
  * @category crash exploration
@@ -485,8 +487,10 @@ export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>
     const summaries: Array<CrashSummary> = []
     // The last input whose exploration failed or died, and how: fast-check shrinks towards it.
     let failure: { readonly input: I; readonly cause: Cause.Cause<ExploreError<EW>> } | undefined
+    // Each input is explored in the caller's runtime: its loggers, log level and services.
+    const runtime = yield* Effect.runtime<never>()
     const property = FastCheck.asyncProperty(Arbitrary.make(definition.input), async (input) => {
-      const exit = await Effect.runPromiseExit(
+      const exit = await Runtime.runPromiseExit(runtime)(
         // Generated inputs may take a path that asks for no approval: `approvals` then has nothing to answer.
         exploreOne(definition, input, explored as ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>, "skip")
       )

@@ -23,6 +23,7 @@ import type { Point } from "./crash.js"
 import { CrashSwitch, Ledger } from "./crash.js"
 import type { Resolver } from "./drive.js"
 import { DriveProblem, drive, truthfully } from "./drive.js"
+import { callersLogging } from "./logging.js"
 import { show } from "./options.js"
 import { choose, describePoint, divergence, pointsOf } from "./points.js"
 import type { Opener, StoreError } from "./process.js"
@@ -101,7 +102,8 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
     point: Point | undefined,
     approval: ApprovalAnswer,
     nextStore: () => Effect.Effect<Opener, StoreError, Scope.Scope>,
-    onApproval: () => void
+    onApproval: () => void,
+    logging: <X, EX, RX>(run: Effect.Effect<X, EX, RX>) => Effect.Effect<X, EX, RX>
   ): Effect.Effect<PointRun, EW | StoreError> =>
     Effect.gen(function* () {
       const open = yield* nextStore()
@@ -142,7 +144,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       }
       const result = yield* check(point, exit, open, dying.lastSeq, world, ledger, problems)
       return { result, ledger, crash: dying }
-    }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext))
+    }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext), logging)
 
   const check = (
     point: Point | undefined,
@@ -222,6 +224,8 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
   return Effect.gen(function* () {
     const directory = options.store === "sqlite" ? yield* temporaryDirectory : ""
     const nextStore = storeFor(directory)
+    // The runs log as the caller does, at the caller's time; they keep their own TestClock.
+    const logging = yield* callersLogging
     const summary = { points: 0, found: 0, recoveries: 0, hiddenUndos: 0 }
     const endings: Record<string, number> = {}
     const calls: Record<string, { execute: number; compensate: number }> = {}
@@ -243,9 +247,16 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
     let seen: CrashSwitch | undefined
     for (const [n, approval] of answers.entries()) {
       let asked = false
-      const baseline = yield* runPoint(undefined, undefined, approval, nextStore, () => {
-        asked = true
-      })
+      const baseline = yield* runPoint(
+        undefined,
+        undefined,
+        approval,
+        nextStore,
+        () => {
+          asked = true
+        },
+        logging
+      )
       if (!asked && options.approvals !== undefined && n === 0 && unasked === "refuse") {
         return yield* Effect.fail(
           new NothingToExplore(
@@ -261,7 +272,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       const points = pointsOf(baseline.crash, kinds)
       summary.found += points.length
       for (const point of yield* choose(points, options.maxPoints ?? 200, options.seed ?? 1)) {
-        const run = yield* runPoint(baseline.crash, point, approval, nextStore, () => {})
+        const run = yield* runPoint(baseline.crash, point, approval, nextStore, () => {}, logging)
         if (run.result.problems.length > 0) {
           return yield* Effect.fail(fail(describePoint(point, baseline.crash), approval, run.result))
         }
