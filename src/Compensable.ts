@@ -236,7 +236,11 @@ export interface ToolOptions {
   /**
    * The step changes nothing outside (a read, a question to a model): it needs no undo, and a
    * saga's compensation passes over it, writing and reporting nothing for it. Journaled with the
-   * step, so that a process without the tool passes over it too.
+   * step (its `INTENT` and `EXECUTED`), so that a process without the tool passes over it too.
+   *
+   * NOTE: whether it ran does not matter, so its outcome is never left for an operator: a call that
+   * cannot know it fails, a resume runs one a crash left unknown again, and compensation passes
+   * over such a one too (journaled `SKIPPED`, reported `skipped`).
    */
   readonly changesNothing?: boolean | undefined
   /**

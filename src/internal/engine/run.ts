@@ -35,7 +35,7 @@ import { sha256 } from "../journal/hash.js"
 import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
 import type { JournaledReceipt } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
-import { answersPending, isUnknown } from "../journal/view.js"
+import { answersPending, isRead, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
@@ -85,6 +85,17 @@ const fatal = (error: AppendError | JournalCorrupted | JournalTampered | NonDete
  * more a saga copied to the old generation, and up to a third more time. Class instances and
  * `Array.of()` are not followed so (docs/performance.md, sixth pass).
  */
+
+/** Every outcome a journaled failure may hold: `Outcome.Failed`, or a read's unknown or partial outcome. */
+const Outcomes = Schema.Union(Outcome.Failed, Outcome.Unknown, Outcome.Partial)
+
+/** The schema an outcome is journaled with: its own kind's (anything else is tried as `Outcome.Failed`). */
+const outcomeSchemaOf = (error: unknown): Schema.Schema<any, any> =>
+  error instanceof Outcome.Unknown
+    ? Outcome.Unknown
+    : error instanceof Outcome.Partial
+      ? Outcome.Partial
+      : Outcome.Failed
 
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
 class Call {
@@ -412,9 +423,10 @@ export class SagaRun {
     if (journaled.failed !== undefined) return this.replayFailure(spec, journaled)
     // A refusal that closed the saga is its cause again, typed, on every replay.
     if (this.closed && journaled.refused !== undefined && !isWithdrawn(journaled)) return this.refusedBefore(journaled)
-    if (this.closed) return this.refuseToRun(stepId)
+    if (this.closed) return this.closedOn(journaled)
     if (isUnknown(journaled)) {
-      if (spec.retryMode !== "idempotency-key") {
+      // A read changed nothing, whether it ran or not: it runs again, as a call that may be repeated does.
+      if (spec.retryMode !== "idempotency-key" && !isRead(journaled)) {
         return haltOn({
           _tag: "NeedsAttention",
           step: {
@@ -458,6 +470,16 @@ export class SagaRun {
         requestId: stepKey(this.sagaId, call.stepId)
       })
     )
+  }
+
+  /**
+   * A journaled step a closed saga's replay reaches without an outcome to answer. A read whose
+   * outcome is unknown in a completed saga is one its program interrupted and went on without (a
+   * read holds nothing up): it answers nothing now either, so that the program goes on as it did.
+   */
+  private closedOn(journaled: StepView) {
+    if (this.writer.view.status === "completed" && isUnknown(journaled) && isRead(journaled)) return Effect.never
+    return this.refuseToRun(journaled.stepId)
   }
 
   /** Once a saga completed or began to compensate, no step runs forward again. */
@@ -506,7 +528,11 @@ export class SagaRun {
     const { defect, description, error } = step.failed!.payload
     // The description is the defect's first line as printed (`Error: boom`): its error prints that prefix again.
     if (defect) return Effect.die(new Error(description.replace(/^Error: /, "")))
-    const schema = spec.failure === undefined ? Outcome.Failed : Schema.Union(spec.failure, Outcome.Failed)
+    // A read journals its unknown or partial outcome as its failure (see `failed`).
+    const schema =
+      spec.failure === undefined
+        ? Outcomes
+        : Schema.Union(spec.failure, Outcome.Failed, Outcome.Unknown, Outcome.Partial)
     const decoded = decodeValue(schema, error ?? null)
     return Effect.fail(Either.isRight(decoded) ? decoded.right : Outcome.failed(description))
   }
@@ -628,7 +654,13 @@ export class SagaRun {
           })
       }
     }
-    const intent = { idempotencyKey, attempt: firstAttempt, deferred, capabilities: spec.capabilities }
+    const intent = {
+      idempotencyKey,
+      attempt: firstAttempt,
+      deferred,
+      capabilities: spec.capabilities,
+      changesNothing: spec.changesNothing === true
+    }
     // `Array.of`, not `[…]`: see the NOTE on V8's pretenuring above.
     return this.writer.appendThen(
       Array.of(intentDraft({ stepId, toolName: spec.name }, intent, inputJson)),
@@ -692,27 +724,35 @@ export class SagaRun {
       })
     }
     if (spec.retry !== undefined) {
-      const idempotent = spec.retryMode === "idempotency-key"
+      // A read changed nothing, whether it ran or not: an attempt whose outcome is unknown may be repeated.
+      const repeatable = spec.retryMode === "idempotency-key" || spec.changesNothing === true
       run = Effect.retry(run, {
         schedule: spec.retry as Schedule.Schedule<unknown, unknown>,
-        while: (error) => !(error instanceof Outcome.Partial) && (idempotent || !(error instanceof Outcome.Unknown))
+        while: (error) => !(error instanceof Outcome.Partial) && (repeatable || !(error instanceof Outcome.Unknown))
       })
     }
     return run
   }
 
-  /** Journals how a call that did not succeed ended, and answers the program accordingly. */
+  /**
+   * Journals how a call that did not succeed ended, and answers the program accordingly. A read
+   * (`changesNothing`) whose outcome is unknown, partial or a defect failed: it changed nothing, so
+   * there is nothing for an operator to settle.
+   */
   private failed(call: Placed, cause: Cause.Cause<unknown>) {
     const { spec, stepId } = call
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
     const failure = Cause.failureOption(cause)
+    const read = spec.changesNothing === true
     if (
+      !read &&
       Option.isSome(failure) &&
       (failure.value instanceof Outcome.Unknown || failure.value instanceof Outcome.Partial)
     ) {
-      return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason: failure.value.message } })
+      const reason = failure.value.message
+      return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason } })
     }
-    if (Option.isNone(failure) && spec.changesNothing !== true) {
+    if (Option.isNone(failure) && !read) {
       // A call that died may have applied its effect first (the provider answered, then parsing threw).
       const reason = `the call died (a defect: ${cutDetail(defectLine(cause))}): it may or may not have run`
       return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason } })
@@ -733,10 +773,11 @@ export class SagaRun {
 
   /**
    * The error as journaled, for its replay: none when it does not encode or is over the tool's
-   * `maxPayloadBytes` encoded (the replay then fails with `Outcome.Failed` and the description).
+   * `maxPayloadBytes` encoded (the replay then fails with `Outcome.Failed` and the description). An
+   * outcome is encoded as its own kind.
    */
   private encodeFailure(spec: StepSpec, error: unknown): unknown {
-    const schema = error instanceof Outcome.Failed || spec.failure === undefined ? Outcome.Failed : spec.failure
+    const schema = Outcome.isOutcome(error) || spec.failure === undefined ? outcomeSchemaOf(error) : spec.failure
     const encoded = encodeJson(schema, error)
     return Either.isRight(encoded) && byteLength(encoded.right) <= spec.maxPayloadBytes
       ? JSON.parse(encoded.right)
