@@ -80,7 +80,8 @@ export interface StepContext {
   readonly attempt: number
   /**
    * Records the receipt the undo needs (the provider's reference): journaled with the step, handed
-   * to the undo as `Redacted`, never shown in logs, spans, errors or printed results.
+   * to the undo as `Redacted`, never shown in logs, spans, errors or printed results (a failure of
+   * the call that quotes it is journaled and reported masked).
    */
   readonly setReceipt: (receipt: string | Redacted.Redacted<string>) => Effect.Effect<void>
 }

@@ -29,7 +29,7 @@ import * as Outcome from "../../Outcome.js"
 import { ApprovalPending, ApprovalRefused, NonDeterminism } from "../../SagaError.js"
 import type { UnknownStep } from "../../SagaResult.js"
 import { distrust, requestOf, tamperedAt, withoutMac } from "../journal/decisions.js"
-import { causeDetail, cutDetail, defectLine } from "../journal/detail.js"
+import { causeText, cutDetail, defectLine } from "../journal/detail.js"
 import { executedDraft, intentDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
 import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
@@ -42,6 +42,7 @@ import { entering } from "../observability/spans.js"
 import { runInChild } from "../util/child.js"
 import { byteLength, decodeJson, decodeValue, encodeJson } from "../util/codec.js"
 import { stepKeyRefusal } from "../util/identifier.js"
+import { masked } from "../util/masking.js"
 import type { StepOptions } from "./context.js"
 import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
@@ -97,6 +98,20 @@ const outcomeSchemaOf = (error: unknown): Schema.Schema<any, any> =>
       ? Outcome.Partial
       : Outcome.Failed
 
+/**
+ * The exit a step's span ends with: the call's own, unless what it prints holds a receipt the call
+ * set; then an error that says the same, masked (a span is exported and logged as it ends).
+ */
+const spanExit = (
+  cause: Cause.Cause<unknown>,
+  receipts: ReadonlyArray<string> | undefined
+): Exit.Exit<never, unknown> => {
+  if (receipts === undefined) return Exit.failCause(cause)
+  const text = Cause.pretty(cause)
+  const shown = masked(text, receipts)
+  return shown === text ? Exit.failCause(cause) : Exit.fail(new Error(shown.split("\n")[0]!))
+}
+
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
 class Call {
   constructor(
@@ -108,8 +123,12 @@ class Call {
   ) {}
 }
 
-/** A call as it progresses: in its step's span, under the fault injection of the caller's context, if any. */
+/**
+ * A call as it progresses: in its step's span, under the fault injection of the caller's context,
+ * if any; with the receipts its attempts set, masked wherever its failure is written or shown.
+ */
 class Placed extends Call {
+  receipts: Array<string> | undefined = undefined
   constructor(
     call: Call,
     readonly span: Tracer.Span,
@@ -182,6 +201,8 @@ export class SagaRun {
   private readonly unreplayed: Map<string, StepView>
   /** Calls that answered `ApprovalPending` in this run, by step id. */
   private readonly deferred = new Map<string, Call>()
+  /** The receipts calls set in this run: what is masked in the cause compensation journals. */
+  readonly receipts: Array<string> = Array.of()
 
   constructor(
     readonly writer: Writer,
@@ -373,7 +394,7 @@ export class SagaRun {
                     Effect.sync(() => entered.end(exit))
                   )
                 }
-                entered.end(Exit.failCause(cause))
+                entered.end(spanExit(cause, placed.receipts))
                 return Effect.failCause(cause)
               }),
             onSuccess: (value) =>
@@ -651,6 +672,11 @@ export class SagaRun {
         setReceipt: (value) =>
           Effect.sync(() => {
             state.receipt = Redacted.isRedacted(value) ? Redacted.value(value) : value
+            if (typeof state.receipt === "string") {
+              call.receipts ??= Array.of()
+              call.receipts.push(state.receipt)
+              this.receipts.push(state.receipt)
+            }
           })
       }
     }
@@ -735,13 +761,15 @@ export class SagaRun {
   }
 
   /**
-   * Journals how a call that did not succeed ended, and answers the program accordingly. A read
-   * (`changesNothing`) whose outcome is unknown, partial or a defect failed: it changed nothing, so
-   * there is nothing for an operator to settle.
+   * Journals how a call that did not succeed ended, and answers the program accordingly. What it
+   * says is masked whole, then cut: a receipt the call set never reaches the journal, a report or a
+   * log through its own error. A read (`changesNothing`) whose outcome is unknown, partial or a
+   * defect failed: it changed nothing, so there is nothing for an operator to settle.
    */
   private failed(call: Placed, cause: Cause.Cause<unknown>) {
     const { spec, stepId } = call
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+    const mask = (text: string) => (call.receipts === undefined ? text : masked(text, call.receipts))
     const failure = Cause.failureOption(cause)
     const read = spec.changesNothing === true
     if (
@@ -749,19 +777,19 @@ export class SagaRun {
       Option.isSome(failure) &&
       (failure.value instanceof Outcome.Unknown || failure.value instanceof Outcome.Partial)
     ) {
-      const reason = failure.value.message
+      const reason = mask(failure.value.message)
       return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason } })
     }
     if (Option.isNone(failure) && !read) {
       // A call that died may have applied its effect first (the provider answered, then parsing threw).
-      const reason = `the call died (a defect: ${cutDetail(defectLine(cause))}): it may or may not have run`
+      const reason = `the call died (a defect: ${cutDetail(mask(defectLine(cause)))}): it may or may not have run`
       return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason } })
     }
     const payload = {
-      description: causeDetail(cause),
+      description: cutDetail(mask(causeText(cause))),
       defect: Option.isNone(failure),
       taints: spec.taintsOnFailure === false ? false : undefined,
-      error: Option.isSome(failure) ? this.encodeFailure(spec, failure.value) : undefined
+      error: Option.isSome(failure) ? this.encodeFailure(spec, failure.value, mask) : undefined
     }
     return Effect.zipRight(
       Effect.map(this.write(stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)), () =>
@@ -772,14 +800,16 @@ export class SagaRun {
   }
 
   /**
-   * The error as journaled, for its replay: none when it does not encode or is over the tool's
-   * `maxPayloadBytes` encoded (the replay then fails with `Outcome.Failed` and the description). An
-   * outcome is encoded as its own kind.
+   * The error as journaled, for its replay: none when it does not encode, is over the tool's
+   * `maxPayloadBytes` encoded, or holds a receipt the call set (`mask` changes it): the replay then
+   * fails with `Outcome.Failed` and the description. An outcome is encoded as its own kind.
    */
-  private encodeFailure(spec: StepSpec, error: unknown): unknown {
+  private encodeFailure(spec: StepSpec, error: unknown, mask: (text: string) => string): unknown {
     const schema = Outcome.isOutcome(error) || spec.failure === undefined ? outcomeSchemaOf(error) : spec.failure
     const encoded = encodeJson(schema, error)
-    return Either.isRight(encoded) && byteLength(encoded.right) <= spec.maxPayloadBytes
+    return Either.isRight(encoded) &&
+      byteLength(encoded.right) <= spec.maxPayloadBytes &&
+      mask(encoded.right) === encoded.right
       ? JSON.parse(encoded.right)
       : undefined
   }

@@ -342,7 +342,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     return Effect.flatMap(Effect.exit(Effect.interruptible(sagaRun.runProgram(program))), (ending) => {
       const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
       const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>
-        Effect.map(compensate(writer, undoEnv(sagaId, lookup), describeCause(cause)), (report) =>
+        Effect.map(compensate(writer, undoEnv(sagaId, lookup), describeCause(cause, sagaRun.receipts)), (report) =>
           compensated(sagaId, cause, report)
         )
       const end = {
