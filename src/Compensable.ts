@@ -81,7 +81,9 @@ export interface StepContext {
   /**
    * Records the receipt the undo needs (the provider's reference): journaled with the step, handed
    * to the undo as `Redacted`, never shown in logs, spans, errors or printed results (a failure of
-   * the call that quotes it is journaled and reported masked).
+   * the call that quotes it is journaled and reported masked). At most the tool's
+   * `maxPayloadBytes`, as set (before sealing): one over it is never journaled, and the step, which
+   * ran, needs attention (a read fails).
    */
   readonly setReceipt: (receipt: string | Redacted.Redacted<string>) => Effect.Effect<void>
 }
@@ -218,7 +220,7 @@ export interface ToolOptions {
   readonly timeout?: Duration.DurationInput | undefined
   /** Retries failed attempts, only before the step is journaled `EXECUTED`. */
   readonly retry?: Schedule.Schedule<any, any, never> | undefined
-  /** Cap on the encoded input and result, in bytes (default 1 MiB). */
+  /** Cap on the encoded input and result, and on the receipt as set, in bytes (default 1 MiB). */
   readonly maxPayloadBytes?: number | undefined
   /** `"idempotency-key"` lets an unknown outcome be retried with the same key. */
   readonly retryMode?: RetryMode | undefined

@@ -1,8 +1,20 @@
 import * as Crypto from "node:crypto"
 import * as Util from "node:util"
 import { assert, describe, expect, it, vi } from "@effect/vitest"
-import { Cause, Effect, Inspectable, Logger, LogLevel, Option, Redacted, Schedule, Schema, Tracer } from "effect"
-import { Compensable, CompensationReport, Journal, Outcome, Saga, Timeline } from "../src/index.js"
+import {
+  Cause,
+  ConfigProvider,
+  Effect,
+  Inspectable,
+  Logger,
+  LogLevel,
+  Option,
+  Redacted,
+  Schedule,
+  Schema,
+  Tracer
+} from "effect"
+import { Compensable, CompensationReport, Journal, Keys, Outcome, Saga, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
 describe("receipts are secret control data", () => {
@@ -459,6 +471,62 @@ describe("a forward call's own error never carries the receipt it set", () => {
   )
 })
 
+describe("a receipt is capped by the tool's maxPayloadBytes", () => {
+  it.effect("a receipt over it is never journaled: the step ran, so it needs attention; one at it is journaled", () =>
+    Effect.gen(function* () {
+      for (const [sagaId, bytes] of [
+        ["at-cap", 1024],
+        ["over-cap", 1025]
+      ] as const) {
+        const receipt = "r".repeat(bytes)
+        const result = yield* Saga.run(sagaId, capped(receipt, false)("room-1"))
+        const journaled = (yield* journalOf(sagaId)).map((entry) => entry.payload ?? "").join("\n")
+        if (sagaId === "at-cap") {
+          expect(result._tag).toBe("Completed")
+          expect(journaled).toContain(receipt)
+          continue
+        }
+        expect(result).toMatchObject({
+          _tag: "NeedsAttention",
+          unknown: [
+            {
+              toolName: "capped",
+              reason: "the tool ran but the receipt it set exceeds maxPayloadBytes, so it cannot be journaled"
+            }
+          ]
+        })
+        expect(journaled).not.toContain("rrrr")
+      }
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a read whose receipt is over it failed, as a read whose result is", () =>
+    Effect.gen(function* () {
+      const result = yield* Saga.run("read-over-cap", capped("r".repeat(5 * 1024 * 1024), true)("room-1"))
+      expect(result._tag).toBe("Compensated")
+      const failed = (yield* journalOf("read-over-cap")).find((entry) => entry.phase === "FAILED")!
+      expect(JSON.parse(failed.payload!).description).toBe(
+        "failed (not applied): the tool ran but the receipt it set exceeds maxPayloadBytes, so its result cannot be journaled"
+      )
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a sealed receipt is measured as the tool set it, not sealed", () =>
+    Effect.gen(function* () {
+      const atCap = yield* Saga.run("sealed-at-cap", capped("r".repeat(1024), false)("room-1"))
+      expect(atCap._tag).toBe("Completed")
+      const executed = (yield* journalOf("sealed-at-cap")).find((entry) => entry.phase === "EXECUTED")!
+      expect(JSON.parse(executed.payload!).receipt).toMatchObject({ sealed: "aes-256-gcm", kid: "k1" })
+      expect(executed.payload!.length).toBeGreaterThan(1024)
+      const over = yield* Saga.run("sealed-over-cap", capped("r".repeat(1025), false)("room-1"))
+      expect(over._tag).toBe("NeedsAttention")
+    }).pipe(
+      Effect.provide(Testing.layer),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map([[Keys.RECEIPT_KEYS, Keys.generate("k1")]])))
+    )
+  )
+})
+
 /** A tool that sets `secret` as its receipt, then ends as `ending` says (given the receipt's value). */
 const failingWith = (secret: string, ending: (receipt: string) => Effect.Effect<never, unknown>) =>
   Compensable.make({
@@ -467,6 +535,17 @@ const failingWith = (secret: string, ending: (receipt: string) => Effect.Effect<
     success: Schema.String,
     execute: (_card, step) => Effect.zipRight(step.setReceipt(secret), ending(secret)),
     compensate: () => Effect.void
+  })
+
+/** A tool whose `maxPayloadBytes` is 1024 that sets `receipt`; `read`: it changes nothing. */
+const capped = (receipt: string, read: boolean) =>
+  Compensable.make({
+    name: "capped",
+    input: Schema.String,
+    success: Schema.String,
+    maxPayloadBytes: 1024,
+    ...(read ? { changesNothing: true } : { compensate: () => Effect.void }),
+    execute: (room, step) => Effect.as(step.setReceipt(receipt), `booking-${room}`)
   })
 
 /**

@@ -705,13 +705,17 @@ export class SagaRun {
     const result = encodeJson(spec.success, value)
     const tooLarge = Either.isRight(result) && byteLength(result.right) > spec.maxPayloadBytes
     const notText = receipt !== undefined && typeof receipt !== "string"
-    if (Either.isLeft(result) || tooLarge || notText) {
+    // Measured as the tool set it, before any sealing (which adds bytes of its own).
+    const receiptTooLarge = typeof receipt === "string" && byteLength(receipt) > spec.maxPayloadBytes
+    if (Either.isLeft(result) || tooLarge || notText || receiptTooLarge) {
       // Never the receipt's value: it is a secret whatever its type.
       const why = Either.isLeft(result)
         ? `its result does not encode: ${result.left}`
         : tooLarge
           ? "its result exceeds maxPayloadBytes"
-          : `the receipt it set is not text (${receipt === null ? "null" : typeof receipt})`
+          : notText
+            ? `the receipt it set is not text (${receipt === null ? "null" : typeof receipt})`
+            : "the receipt it set exceeds maxPayloadBytes"
       // A step that changes nothing (a read) left nothing to settle: it failed, the program's to handle.
       if (spec.changesNothing === true) {
         return this.failed(
