@@ -80,7 +80,10 @@ export interface StepContext {
   readonly attempt: number
   /**
    * Records the receipt the undo needs (the provider's reference): journaled with the step, handed
-   * to the undo as `Redacted`, never shown in logs, spans, errors or printed results.
+   * to the undo as `Redacted`, never shown in logs, spans, errors or printed results (a failure of
+   * the call that quotes it is journaled and reported masked). At most the tool's
+   * `maxPayloadBytes`, as set (before sealing): one over it is never journaled, and the step, which
+   * ran, needs attention (a read fails).
    */
   readonly setReceipt: (receipt: string | Redacted.Redacted<string>) => Effect.Effect<void>
 }
@@ -217,7 +220,7 @@ export interface ToolOptions {
   readonly timeout?: Duration.DurationInput | undefined
   /** Retries failed attempts, only before the step is journaled `EXECUTED`. */
   readonly retry?: Schedule.Schedule<any, any, never> | undefined
-  /** Cap on the encoded input and result, in bytes (default 1 MiB). */
+  /** Cap on the encoded input and result, and on the receipt as set, in bytes (default 1 MiB). */
   readonly maxPayloadBytes?: number | undefined
   /** `"idempotency-key"` lets an unknown outcome be retried with the same key. */
   readonly retryMode?: RetryMode | undefined
@@ -236,7 +239,11 @@ export interface ToolOptions {
   /**
    * The step changes nothing outside (a read, a question to a model): it needs no undo, and a
    * saga's compensation passes over it, writing and reporting nothing for it. Journaled with the
-   * step, so that a process without the tool passes over it too.
+   * step (its `INTENT` and `EXECUTED`), so that a process without the tool passes over it too.
+   *
+   * NOTE: whether it ran does not matter, so its outcome is never left for an operator: a call that
+   * cannot know it fails, a resume runs one a crash left unknown again, and compensation passes
+   * over such a one too (journaled `SKIPPED`, reported `skipped`).
    */
   readonly changesNothing?: boolean | undefined
   /**

@@ -293,6 +293,12 @@ export interface StepStatus {
   readonly state: "executed" | "failed" | "unknown" | "awaiting_approval" | "approved" | "refused"
   /** What its undo came to, `"started"` while it runs, `undefined` when none was asked for. */
   readonly undo: UndoOutcome | "started" | undefined
+  /**
+   * `true` when the journal says the step changes nothing outside (a read, declared
+   * `changesNothing`): its `"unknown"` state leaves nothing dirty, so there is nothing to resolve
+   * (a resume runs it again, compensation passes over it). Absent otherwise (since 0.4.0).
+   */
+  readonly changesNothing?: boolean | undefined
 }
 
 /**

@@ -45,11 +45,18 @@ describe("journal payloads", () => {
       key: Schema.String,
       attempt: Schema.Int,
       deferred: Schema.Boolean,
-      capabilities: Schema.UndefinedOr(Capabilities)
+      capabilities: Schema.UndefinedOr(Capabilities),
+      changesNothing: Schema.Boolean
     },
-    ({ attempt, capabilities, deferred, key }) => {
-      const draft = intentDraft(step, { idempotencyKey: key, attempt, deferred, capabilities }, "{}")
-      const payload = { idempotencyKey: key, attempt, deferred: deferred ? true : undefined, capabilities }
+    ({ attempt, capabilities, changesNothing, deferred, key }) => {
+      const draft = intentDraft(step, { idempotencyKey: key, attempt, deferred, capabilities, changesNothing }, "{}")
+      const payload = {
+        idempotencyKey: key,
+        attempt,
+        deferred: deferred ? true : undefined,
+        capabilities,
+        changesNothing: changesNothing ? true : undefined
+      }
       expect(draft.payload).toBe(encodePayload("INTENT", payload))
       expect(ownPayloadOf(draft)).toStrictEqual(Either.getOrThrow(decodePayload("INTENT", draft.payload)))
     },

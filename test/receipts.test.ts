@@ -1,8 +1,20 @@
 import * as Crypto from "node:crypto"
 import * as Util from "node:util"
 import { assert, describe, expect, it, vi } from "@effect/vitest"
-import { Cause, Effect, Inspectable, Logger, LogLevel, Option, Redacted, Schedule, Schema, Tracer } from "effect"
-import { Compensable, CompensationReport, Journal, Outcome, Saga, Timeline } from "../src/index.js"
+import {
+  Cause,
+  ConfigProvider,
+  Effect,
+  Inspectable,
+  Logger,
+  LogLevel,
+  Option,
+  Redacted,
+  Schedule,
+  Schema,
+  Tracer
+} from "effect"
+import { Compensable, CompensationReport, Journal, Keys, Outcome, Saga, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
 describe("receipts are secret control data", () => {
@@ -369,6 +381,172 @@ describe("receipts are secret control data", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 })
+
+describe("a forward call's own error never carries the receipt it set", () => {
+  it.scoped(
+    "a call that fails quoting its receipt: its FAILED entry, the compensation's cause, the report, logs and its span mask it",
+    () =>
+      Effect.gen(function* () {
+        const secret = `rcpt-${Crypto.randomUUID()}`
+        const captured = yield* capture
+        const declined = failingWith(secret, (receipt) => Effect.fail(Outcome.failed(`card ${receipt} was declined`)))
+        const shown = yield* Effect.gen(function* () {
+          const result = yield* Saga.run("declined", declined("card-1"))
+          assert(result._tag === "Compensated")
+          yield* Effect.logError(CompensationReport.format(result.report))
+          const entries = yield* journalOf("declined")
+          // Replayed, the step fails as journaled: with the description, the receipt masked.
+          const replayed = yield* Saga.run("declined", declined("card-1"))
+          assert(replayed._tag === "Compensated")
+          return {
+            result,
+            entries,
+            status: yield* Saga.status("declined"),
+            timeline: Timeline.format(entries),
+            replayed: Cause.pretty(replayed.cause)
+          }
+        }).pipe(
+          Effect.withTracer(captured.tracer),
+          Effect.provide(Testing.layer),
+          Effect.provide(Logger.add(captured.logger))
+        )
+        const failed = shown.entries.find((entry) => entry.phase === "FAILED")!
+        // The error holds the receipt: it is not journaled, its replay fails with the description.
+        expect(JSON.parse(failed.payload!)).toEqual({
+          description: "failed (not applied): card <redacted> was declined",
+          defect: false
+        })
+        const compensating = shown.entries.find((entry) => entry.phase === "SAGA_COMPENSATING")!
+        expect(JSON.parse(compensating.payload!).cause).toContain("card <redacted> was declined")
+        const everything = {
+          // Without a receipt key only EXECUTED holds the receipt (docs/security.md); this step has none.
+          journal: shown.entries.map((entry) => entry.payload ?? "").join("\n"),
+          report: CompensationReport.format(shown.result.report),
+          status: JSON.stringify(shown.status),
+          timeline: shown.timeline,
+          "the replay's cause": shown.replayed,
+          "log lines": captured.lines.join("\n"),
+          // The saga's own span ends with its result, whose cause is the program's error as it was: the
+          // program's to show or not (see docs/security.md).
+          "step spans": captured.spans
+            .filter((span) => span.name === "effect-saga.step")
+            .map(describeSpan)
+            .join("\n")
+        }
+        expect(everything["step spans"]).toContain("card <redacted> was declined")
+        expect(everything["the replay's cause"]).toContain("card <redacted> was declined")
+        for (const [where, text] of Object.entries(everything)) expect(text, where).not.toContain(secret)
+      })
+  )
+
+  it.effect("a call that dies or loses its answer quoting its receipt: the reason NeedsAttention gives masks it", () =>
+    Effect.gen(function* () {
+      const secret = `rcpt-${Crypto.randomUUID()}`
+      const endings = [
+        ["died", () => Effect.die(new Error(`cannot parse ${secret}`))],
+        ["lost", () => Effect.fail(Outcome.unknown(`no answer for ${secret}`))],
+        ["partial", () => Effect.fail(Outcome.partial(`release ${secret} by hand`))]
+      ] as const
+      for (const [sagaId, ending] of endings) {
+        const result = yield* Saga.run(sagaId, failingWith(secret, ending)("card-1"))
+        assert(result._tag === "NeedsAttention")
+        const [reason] = result.unknown.map((step) => step.reason)
+        expect(reason).toContain("<redacted>")
+        const journaled = (yield* journalOf(sagaId)).map((entry) => entry.payload ?? "").join("\n")
+        for (const text of [reason!, journaled]) expect(text, sagaId).not.toContain(secret)
+      }
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a failure cut at 1000 characters inside the receipt keeps no part of it: masked before the cut", () =>
+    Effect.gen(function* () {
+      const secret = `tok_${Crypto.randomUUID()}`
+      const long = failingWith(secret, (receipt) => Effect.fail(Outcome.failed(`${"x".repeat(960)}${receipt}`)))
+      const result = yield* Saga.run("cut-call", long("card-1"))
+      assert(result._tag === "Compensated")
+      const failed = (yield* journalOf("cut-call")).find((entry) => entry.phase === "FAILED")!.payload!
+      expect(JSON.parse(failed).description).toMatch(/x<redacted>$/)
+      expect(failed).not.toContain(secret.slice(0, 6))
+    }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+describe("a receipt is capped by the tool's maxPayloadBytes", () => {
+  it.effect("a receipt over it is never journaled: the step ran, so it needs attention; one at it is journaled", () =>
+    Effect.gen(function* () {
+      for (const [sagaId, bytes] of [
+        ["at-cap", 1024],
+        ["over-cap", 1025]
+      ] as const) {
+        const receipt = "r".repeat(bytes)
+        const result = yield* Saga.run(sagaId, capped(receipt, false)("room-1"))
+        const journaled = (yield* journalOf(sagaId)).map((entry) => entry.payload ?? "").join("\n")
+        if (sagaId === "at-cap") {
+          expect(result._tag).toBe("Completed")
+          expect(journaled).toContain(receipt)
+          continue
+        }
+        expect(result).toMatchObject({
+          _tag: "NeedsAttention",
+          unknown: [
+            {
+              toolName: "capped",
+              reason: "the tool ran but the receipt it set exceeds maxPayloadBytes, so it cannot be journaled"
+            }
+          ]
+        })
+        expect(journaled).not.toContain("rrrr")
+      }
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a read whose receipt is over it failed, as a read whose result is", () =>
+    Effect.gen(function* () {
+      const result = yield* Saga.run("read-over-cap", capped("r".repeat(5 * 1024 * 1024), true)("room-1"))
+      expect(result._tag).toBe("Compensated")
+      const failed = (yield* journalOf("read-over-cap")).find((entry) => entry.phase === "FAILED")!
+      expect(JSON.parse(failed.payload!).description).toBe(
+        "failed (not applied): the tool ran but the receipt it set exceeds maxPayloadBytes, so its result cannot be journaled"
+      )
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a sealed receipt is measured as the tool set it, not sealed", () =>
+    Effect.gen(function* () {
+      const atCap = yield* Saga.run("sealed-at-cap", capped("r".repeat(1024), false)("room-1"))
+      expect(atCap._tag).toBe("Completed")
+      const executed = (yield* journalOf("sealed-at-cap")).find((entry) => entry.phase === "EXECUTED")!
+      expect(JSON.parse(executed.payload!).receipt).toMatchObject({ sealed: "aes-256-gcm", kid: "k1" })
+      expect(executed.payload!.length).toBeGreaterThan(1024)
+      const over = yield* Saga.run("sealed-over-cap", capped("r".repeat(1025), false)("room-1"))
+      expect(over._tag).toBe("NeedsAttention")
+    }).pipe(
+      Effect.provide(Testing.layer),
+      Effect.withConfigProvider(ConfigProvider.fromMap(new Map([[Keys.RECEIPT_KEYS, Keys.generate("k1")]])))
+    )
+  )
+})
+
+/** A tool that sets `secret` as its receipt, then ends as `ending` says (given the receipt's value). */
+const failingWith = (secret: string, ending: (receipt: string) => Effect.Effect<never, unknown>) =>
+  Compensable.make({
+    name: "pay",
+    input: Schema.String,
+    success: Schema.String,
+    execute: (_card, step) => Effect.zipRight(step.setReceipt(secret), ending(secret)),
+    compensate: () => Effect.void
+  })
+
+/** A tool whose `maxPayloadBytes` is 1024 that sets `receipt`; `read`: it changes nothing. */
+const capped = (receipt: string, read: boolean) =>
+  Compensable.make({
+    name: "capped",
+    input: Schema.String,
+    success: Schema.String,
+    maxPayloadBytes: 1024,
+    ...(read ? { changesNothing: true } : { compensate: () => Effect.void }),
+    execute: (room, step) => Effect.as(step.setReceipt(receipt), `booking-${room}`)
+  })
 
 /**
  * Three tools that set receipts (each undo records the receipt it got and logs its whole context):

@@ -158,6 +158,19 @@ const phaseOfExplicit: Record<Exclude<ExplicitUndo["outcome"], "failed" | "unava
 /** Whether a step was journaled as changing nothing outside: compensation passes over it. */
 const changedNothing = (step: StepView): boolean => step.executed!.payload.changesNothing === true
 
+/** What compensation journals (`SKIPPED`) and reports for a read whose outcome is unknown. */
+export const UNKNOWN_READ =
+  "a read (changesNothing) whose outcome is unknown: it changed nothing, so there is nothing to undo"
+
+/**
+ * A read whose outcome is unknown, passed over: `SKIPPED` once, then reported from the journal. It
+ * changed nothing whether it ran or not, so it does not keep the saga from being compensated.
+ */
+const passOverRead = (writer: Writer, step: StepView) =>
+  step.compensation === undefined
+    ? settle(writer, step, "SKIPPED", UNKNOWN_READ)
+    : Effect.succeed(reportOf(step, outcomeOfPhase[step.compensation.phase], detailOf(step.compensation)))
+
 /** The steps compensation undoes, in reverse execution order: every executed step that changed something. */
 const toUndo = (view: JournalView): Array<StepView> =>
   view.executedOrder
@@ -318,9 +331,12 @@ export const compensate = (
     const explicit = found ?? (yield* explicitUndos(writer.sagaId, view, env))
     yield* begin(writer, env, cause)
     const undone: Array<Report.StepReport> = []
+    // Reads left in flight first: the calls that started last, whose outcome nobody heard.
+    for (const step of view.unknownReads().reverse()) undone.push(yield* passOverRead(writer, step))
     for (const step of toUndo(view)) {
       undone.push(yield* undoStep(writer, env, step, explicit.get(step.stepId)))
     }
+    // A read whose outcome is unknown is reported above (`skipped`), not as a step that may be live.
     const notUndone: Array<Report.NotUndone> = [
       ...view.failedSteps().map((step) => ({ stepId: step.stepId, toolName: step.toolName, phase: "FAILED" as const })),
       ...view

@@ -9,11 +9,16 @@ import { sagaDraft } from "../journal/drafts.js"
 import type { PayloadOf, SagaPhase } from "../journal/payloads.js"
 import type { JournalView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
+import { masked } from "../util/masking.js"
 import type { Halt } from "./run.js"
 import { dropWithdrawn, withdrawals, withdrawnBecause } from "./withdrawal.js"
 
-/** The first line of a cause, as journaled and reported. */
-export const describeCause = (cause: Cause.Cause<unknown>): string => Cause.pretty(cause).split("\n")[0]!.slice(0, 500)
+/**
+ * The first line of a cause, as journaled and reported: masked whole (`mask`: the receipts the
+ * run's calls set, which a tool's error may quote), then cut.
+ */
+export const describeCause = (cause: Cause.Cause<unknown>, mask: ReadonlyArray<string> = []): string =>
+  masked(Cause.pretty(cause).split("\n")[0]!, mask).slice(0, 500)
 
 const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyArray<UnknownStep> => {
   const steps = view.unknownSteps().map((step) => ({

@@ -29,19 +29,20 @@ import * as Outcome from "../../Outcome.js"
 import { ApprovalPending, ApprovalRefused, NonDeterminism } from "../../SagaError.js"
 import type { UnknownStep } from "../../SagaResult.js"
 import { distrust, requestOf, tamperedAt, withoutMac } from "../journal/decisions.js"
-import { causeDetail, cutDetail, defectLine } from "../journal/detail.js"
+import { causeText, cutDetail, defectLine } from "../journal/detail.js"
 import { executedDraft, intentDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
 import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
 import type { JournaledReceipt } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
-import { answersPending, isUnknown } from "../journal/view.js"
+import { answersPending, isRead, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
 import { runInChild } from "../util/child.js"
 import { byteLength, decodeJson, decodeValue, encodeJson } from "../util/codec.js"
 import { stepKeyRefusal } from "../util/identifier.js"
+import { masked } from "../util/masking.js"
 import type { StepOptions } from "./context.js"
 import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
@@ -86,6 +87,31 @@ const fatal = (error: AppendError | JournalCorrupted | JournalTampered | NonDete
  * `Array.of()` are not followed so (docs/performance.md, sixth pass).
  */
 
+/** Every outcome a journaled failure may hold: `Outcome.Failed`, or a read's unknown or partial outcome. */
+const Outcomes = Schema.Union(Outcome.Failed, Outcome.Unknown, Outcome.Partial)
+
+/** The schema an outcome is journaled with: its own kind's (anything else is tried as `Outcome.Failed`). */
+const outcomeSchemaOf = (error: unknown): Schema.Schema<any, any> =>
+  error instanceof Outcome.Unknown
+    ? Outcome.Unknown
+    : error instanceof Outcome.Partial
+      ? Outcome.Partial
+      : Outcome.Failed
+
+/**
+ * The exit a step's span ends with: the call's own, unless what it prints holds a receipt the call
+ * set; then an error that says the same, masked (a span is exported and logged as it ends).
+ */
+const spanExit = (
+  cause: Cause.Cause<unknown>,
+  receipts: ReadonlyArray<string> | undefined
+): Exit.Exit<never, unknown> => {
+  if (receipts === undefined) return Exit.failCause(cause)
+  const text = Cause.pretty(cause)
+  const shown = masked(text, receipts)
+  return shown === text ? Exit.failCause(cause) : Exit.fail(new Error(shown.split("\n")[0]!))
+}
+
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
 class Call {
   constructor(
@@ -97,8 +123,12 @@ class Call {
   ) {}
 }
 
-/** A call as it progresses: in its step's span, under the fault injection of the caller's context, if any. */
+/**
+ * A call as it progresses: in its step's span, under the fault injection of the caller's context,
+ * if any; with the receipts its attempts set, masked wherever its failure is written or shown.
+ */
 class Placed extends Call {
+  receipts: Array<string> | undefined = undefined
   constructor(
     call: Call,
     readonly span: Tracer.Span,
@@ -171,6 +201,8 @@ export class SagaRun {
   private readonly unreplayed: Map<string, StepView>
   /** Calls that answered `ApprovalPending` in this run, by step id. */
   private readonly deferred = new Map<string, Call>()
+  /** The receipts calls set in this run: what is masked in the cause compensation journals. */
+  readonly receipts: Array<string> = Array.of()
 
   constructor(
     readonly writer: Writer,
@@ -362,7 +394,7 @@ export class SagaRun {
                     Effect.sync(() => entered.end(exit))
                   )
                 }
-                entered.end(Exit.failCause(cause))
+                entered.end(spanExit(cause, placed.receipts))
                 return Effect.failCause(cause)
               }),
             onSuccess: (value) =>
@@ -412,9 +444,10 @@ export class SagaRun {
     if (journaled.failed !== undefined) return this.replayFailure(spec, journaled)
     // A refusal that closed the saga is its cause again, typed, on every replay.
     if (this.closed && journaled.refused !== undefined && !isWithdrawn(journaled)) return this.refusedBefore(journaled)
-    if (this.closed) return this.refuseToRun(stepId)
+    if (this.closed) return this.closedOn(journaled)
     if (isUnknown(journaled)) {
-      if (spec.retryMode !== "idempotency-key") {
+      // A read changed nothing, whether it ran or not: it runs again, as a call that may be repeated does.
+      if (spec.retryMode !== "idempotency-key" && !isRead(journaled)) {
         return haltOn({
           _tag: "NeedsAttention",
           step: {
@@ -458,6 +491,16 @@ export class SagaRun {
         requestId: stepKey(this.sagaId, call.stepId)
       })
     )
+  }
+
+  /**
+   * A journaled step a closed saga's replay reaches without an outcome to answer. A read whose
+   * outcome is unknown in a completed saga is one its program interrupted and went on without (a
+   * read holds nothing up): it answers nothing now either, so that the program goes on as it did.
+   */
+  private closedOn(journaled: StepView) {
+    if (this.writer.view.status === "completed" && isUnknown(journaled) && isRead(journaled)) return Effect.never
+    return this.refuseToRun(journaled.stepId)
   }
 
   /** Once a saga completed or began to compensate, no step runs forward again. */
@@ -506,7 +549,11 @@ export class SagaRun {
     const { defect, description, error } = step.failed!.payload
     // The description is the defect's first line as printed (`Error: boom`): its error prints that prefix again.
     if (defect) return Effect.die(new Error(description.replace(/^Error: /, "")))
-    const schema = spec.failure === undefined ? Outcome.Failed : Schema.Union(spec.failure, Outcome.Failed)
+    // A read journals its unknown or partial outcome as its failure (see `failed`).
+    const schema =
+      spec.failure === undefined
+        ? Outcomes
+        : Schema.Union(spec.failure, Outcome.Failed, Outcome.Unknown, Outcome.Partial)
     const decoded = decodeValue(schema, error ?? null)
     return Effect.fail(Either.isRight(decoded) ? decoded.right : Outcome.failed(description))
   }
@@ -625,10 +672,21 @@ export class SagaRun {
         setReceipt: (value) =>
           Effect.sync(() => {
             state.receipt = Redacted.isRedacted(value) ? Redacted.value(value) : value
+            if (typeof state.receipt === "string") {
+              call.receipts ??= Array.of()
+              call.receipts.push(state.receipt)
+              this.receipts.push(state.receipt)
+            }
           })
       }
     }
-    const intent = { idempotencyKey, attempt: firstAttempt, deferred, capabilities: spec.capabilities }
+    const intent = {
+      idempotencyKey,
+      attempt: firstAttempt,
+      deferred,
+      capabilities: spec.capabilities,
+      changesNothing: spec.changesNothing === true
+    }
     // `Array.of`, not `[…]`: see the NOTE on V8's pretenuring above.
     return this.writer.appendThen(
       Array.of(intentDraft({ stepId, toolName: spec.name }, intent, inputJson)),
@@ -647,13 +705,17 @@ export class SagaRun {
     const result = encodeJson(spec.success, value)
     const tooLarge = Either.isRight(result) && byteLength(result.right) > spec.maxPayloadBytes
     const notText = receipt !== undefined && typeof receipt !== "string"
-    if (Either.isLeft(result) || tooLarge || notText) {
+    // Measured as the tool set it, before any sealing (which adds bytes of its own).
+    const receiptTooLarge = typeof receipt === "string" && byteLength(receipt) > spec.maxPayloadBytes
+    if (Either.isLeft(result) || tooLarge || notText || receiptTooLarge) {
       // Never the receipt's value: it is a secret whatever its type.
       const why = Either.isLeft(result)
         ? `its result does not encode: ${result.left}`
         : tooLarge
           ? "its result exceeds maxPayloadBytes"
-          : `the receipt it set is not text (${receipt === null ? "null" : typeof receipt})`
+          : notText
+            ? `the receipt it set is not text (${receipt === null ? "null" : typeof receipt})`
+            : "the receipt it set exceeds maxPayloadBytes"
       // A step that changes nothing (a read) left nothing to settle: it failed, the program's to handle.
       if (spec.changesNothing === true) {
         return this.failed(
@@ -692,36 +754,46 @@ export class SagaRun {
       })
     }
     if (spec.retry !== undefined) {
-      const idempotent = spec.retryMode === "idempotency-key"
+      // A read changed nothing, whether it ran or not: an attempt whose outcome is unknown may be repeated.
+      const repeatable = spec.retryMode === "idempotency-key" || spec.changesNothing === true
       run = Effect.retry(run, {
         schedule: spec.retry as Schedule.Schedule<unknown, unknown>,
-        while: (error) => !(error instanceof Outcome.Partial) && (idempotent || !(error instanceof Outcome.Unknown))
+        while: (error) => !(error instanceof Outcome.Partial) && (repeatable || !(error instanceof Outcome.Unknown))
       })
     }
     return run
   }
 
-  /** Journals how a call that did not succeed ended, and answers the program accordingly. */
+  /**
+   * Journals how a call that did not succeed ended, and answers the program accordingly. What it
+   * says is masked whole, then cut: a receipt the call set never reaches the journal, a report or a
+   * log through its own error. A read (`changesNothing`) whose outcome is unknown, partial or a
+   * defect failed: it changed nothing, so there is nothing for an operator to settle.
+   */
   private failed(call: Placed, cause: Cause.Cause<unknown>) {
     const { spec, stepId } = call
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+    const mask = (text: string) => (call.receipts === undefined ? text : masked(text, call.receipts))
     const failure = Cause.failureOption(cause)
+    const read = spec.changesNothing === true
     if (
+      !read &&
       Option.isSome(failure) &&
       (failure.value instanceof Outcome.Unknown || failure.value instanceof Outcome.Partial)
     ) {
-      return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason: failure.value.message } })
+      const reason = mask(failure.value.message)
+      return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason } })
     }
-    if (Option.isNone(failure) && spec.changesNothing !== true) {
+    if (Option.isNone(failure) && !read) {
       // A call that died may have applied its effect first (the provider answered, then parsing threw).
-      const reason = `the call died (a defect: ${cutDetail(defectLine(cause))}): it may or may not have run`
+      const reason = `the call died (a defect: ${cutDetail(mask(defectLine(cause)))}): it may or may not have run`
       return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason } })
     }
     const payload = {
-      description: causeDetail(cause),
+      description: cutDetail(mask(causeText(cause))),
       defect: Option.isNone(failure),
       taints: spec.taintsOnFailure === false ? false : undefined,
-      error: Option.isSome(failure) ? this.encodeFailure(spec, failure.value) : undefined
+      error: Option.isSome(failure) ? this.encodeFailure(spec, failure.value, mask) : undefined
     }
     return Effect.zipRight(
       Effect.map(this.write(stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)), () =>
@@ -732,13 +804,16 @@ export class SagaRun {
   }
 
   /**
-   * The error as journaled, for its replay: none when it does not encode or is over the tool's
-   * `maxPayloadBytes` encoded (the replay then fails with `Outcome.Failed` and the description).
+   * The error as journaled, for its replay: none when it does not encode, is over the tool's
+   * `maxPayloadBytes` encoded, or holds a receipt the call set (`mask` changes it): the replay then
+   * fails with `Outcome.Failed` and the description. An outcome is encoded as its own kind.
    */
-  private encodeFailure(spec: StepSpec, error: unknown): unknown {
-    const schema = error instanceof Outcome.Failed || spec.failure === undefined ? Outcome.Failed : spec.failure
+  private encodeFailure(spec: StepSpec, error: unknown, mask: (text: string) => string): unknown {
+    const schema = Outcome.isOutcome(error) || spec.failure === undefined ? outcomeSchemaOf(error) : spec.failure
     const encoded = encodeJson(schema, error)
-    return Either.isRight(encoded) && byteLength(encoded.right) <= spec.maxPayloadBytes
+    return Either.isRight(encoded) &&
+      byteLength(encoded.right) <= spec.maxPayloadBytes &&
+      mask(encoded.right) === encoded.right
       ? JSON.parse(encoded.right)
       : undefined
   }

@@ -51,7 +51,7 @@ import { listRows } from "../journal/storedRows.js"
 import * as UnreadStart from "../journal/unreadStart.js"
 import { inspect, tamperOf, trustedPrefix, verifying } from "../journal/verified.js"
 import type { JournalView, StepView } from "../journal/view.js"
-import { isUnknown, viewOf } from "../journal/view.js"
+import { isRead, isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad as loadClaimed, loadForRun, unread } from "../journal/writer.js"
 import { metered } from "../observability/metrics.js"
@@ -345,7 +345,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     return Effect.flatMap(Effect.exit(Effect.interruptible(sagaRun.runProgram(program))), (ending) => {
       const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
       const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>
-        Effect.map(compensate(writer, undoEnv(sagaId, lookup), describeCause(cause)), (report) =>
+        Effect.map(compensate(writer, undoEnv(sagaId, lookup), describeCause(cause, sagaRun.receipts)), (report) =>
           compensated(sagaId, cause, report)
         )
       const end = {
@@ -683,9 +683,11 @@ interface Command<A, E> {
 /**
  * A step as `Saga.status` lists it. In an explicit undo's run (`compensateEffect`) the step is the
  * effect being undone: it was applied (`executed`) unless its undo awaits an approval, and its
- * effect id is the one the run undoes.
+ * effect id is the one the run undoes. A read says so (`changesNothing`): its unknown outcome is
+ * nothing to settle.
  */
 const stepStatus = (sagaId: string, step: StepView): StepStatus => ({
+  ...(isRead(step) ? { changesNothing: true } : {}),
   stepId: step.stepId,
   toolName: step.toolName,
   effectId: effectIdOfRun(sagaId) ?? stepKey(sagaId, step.stepId),

@@ -23,7 +23,7 @@ export interface StepSpec {
   readonly receiptRequired: boolean
   /** An explicit undo (`compensateEffect`) waits for an approval of its own. */
   readonly approveExplicitUndo: boolean
-  /** The step changes nothing outside: compensation passes over it (journaled in `EXECUTED`). */
+  /** The step changes nothing outside: compensation passes over it (journaled in `INTENT` and `EXECUTED`). */
   readonly changesNothing?: boolean | undefined
   /** How long an approval of this tool's step lasts when it names no expiry (irreversible tools). */
   readonly approvalTtl: Duration.Duration | undefined

@@ -94,7 +94,9 @@ export const Step = Schema.Struct({
   toolName: Schema.String,
   effectId: Schema.String,
   state: Schema.Literal("executed", "failed", "unknown", "awaiting_approval", "approved", "refused"),
-  undo: Schema.NullOr(Schema.Union(UndoOutcome, Schema.Literal("started")))
+  undo: Schema.NullOr(Schema.Union(UndoOutcome, Schema.Literal("started"))),
+  /** A read: its `unknown` state is nothing to resolve (since 0.4.0). */
+  changesNothing: Schema.optional(Schema.Boolean)
 })
 
 /**

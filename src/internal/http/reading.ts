@@ -79,7 +79,8 @@ const stepOf = (step: Saga.StepStatus): Step => ({
   toolName: step.toolName,
   effectId: step.effectId,
   state: step.state,
-  undo: step.undo ?? null
+  undo: step.undo ?? null,
+  ...(step.changesNothing === true ? { changesNothing: true } : {})
 })
 
 /** The saga's entries as stored, receipts redacted; none when one of them does not decode. */

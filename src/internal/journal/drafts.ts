@@ -64,6 +64,8 @@ export interface IntentFields {
   readonly attempt: number
   readonly deferred: boolean
   readonly capabilities: ReadonlyArray<string> | undefined
+  /** The tool is a read: written only then, so that every other `INTENT` is the text it always was. */
+  readonly changesNothing: boolean
 }
 
 /**
@@ -78,6 +80,7 @@ export const intentDraft = (step: StepRef, fields: IntentFields, input: string):
   }
   if (fields.deferred) payload.deferred = true
   if (fields.capabilities !== undefined) payload.capabilities = fields.capabilities
+  if (fields.changesNothing) payload.changesNothing = true
   return new OwnDraft(step.stepId, step.toolName, "INTENT", input, JSON.stringify(payload), payload)
 }
 

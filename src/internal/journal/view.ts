@@ -33,6 +33,22 @@ export const isUnknown = (step: StepView): boolean =>
   step.intents > 0 && step.executed === undefined && step.failed === undefined
 
 /**
+ * A step journaled as changing nothing outside (a read): its last `INTENT` or its `EXECUTED` says
+ * so. A journal written before an `INTENT` said it knows a read only once it executed.
+ */
+export const isRead = (step: StepView): boolean =>
+  step.intent?.payload?.changesNothing === true || step.executed?.payload.changesNothing === true
+
+/**
+ * A read whose outcome is unknown: it changed nothing whether it ran or not, so it holds nothing
+ * up. Compensation passes over it (journaled `SKIPPED`) and a resume runs it again.
+ */
+export const isUnknownRead = (step: StepView): boolean => isUnknown(step) && isRead(step)
+
+/** A step whose outcome is unknown and may have changed something: what an operator must settle. */
+export const isUnsettled = (step: StepView): boolean => isUnknown(step) && !isRead(step)
+
+/**
  * A call that answered `ApprovalPending` where the program made it: a replay answers the same
  * there, whatever happened to it since (it runs, if it runs, where the program settles it).
  */
@@ -145,9 +161,17 @@ export class JournalView {
     return Array.from(this.steps.values()).filter((step) => step.failed !== undefined)
   }
 
-  /** Steps whose outcome is unknown, in journal order. */
+  /**
+   * Steps whose outcome is unknown and may have changed something, in journal order: a read's
+   * unknown outcome is left out (`unknownReads`), it leaves nothing to settle.
+   */
   unknownSteps(): Array<StepView> {
-    return Array.from(this.steps.values()).filter(isUnknown)
+    return Array.from(this.steps.values()).filter(isUnsettled)
+  }
+
+  /** Reads whose outcome is unknown, in journal order. */
+  unknownReads(): Array<StepView> {
+    return Array.from(this.steps.values()).filter(isUnknownRead)
   }
 }
 

@@ -55,11 +55,15 @@ export const formatReport = (result: SagaResult<unknown, unknown>): string =>
         .join("\n")
     : ""
 
-/** A forward call that does not declare it may be retried ran twice for one step, or an undo ran twice. */
+/**
+ * A forward call that does not declare it may be retried ran twice for one step, or an undo ran
+ * twice. A read (`changesNothing`) may run again: it changed nothing.
+ */
 export const countProblems = (ledger: Ledger): Array<string> => {
   const problems: Array<string> = []
   for (const step of ledger.steps.values()) {
-    if (step.spec.retryMode !== "idempotency-key" && step.mayHaveApplied > 1) {
+    const repeatable = step.spec.retryMode === "idempotency-key" || step.spec.changesNothing === true
+    if (!repeatable && step.mayHaveApplied > 1) {
       problems.push(
         `${step.toolName} ran ${step.mayHaveApplied} times for step ${step.stepId}; it does not declare retryMode "idempotency-key", so it may run once`
       )

@@ -31,10 +31,18 @@ const header = (status: Saga.SagaStatus): ReadonlyArray<string> => [
   `lease ${status.lease === null ? "none" : `${status.lease.owner} until ${status.lease.expiresAt}`}`
 ]
 
+/** A step's state; a read's unknown outcome says it is one: nothing to resolve. */
+const stateOf = (step: Saga.StepStatus): string =>
+  step.state === "unknown" && step.changesNothing === true ? "unknown (a read)" : step.state
+
+/** The steps whose outcome is unknown and may have changed something: what an operator resolves. */
+const toResolve = (status: Saga.SagaStatus): ReadonlyArray<Saga.StepStatus> =>
+  status.steps.filter((step) => step.state === "unknown" && step.changesNothing !== true)
+
 const steps = (status: Saga.SagaStatus): string =>
   table(
     ["step", "tool", "state", "undo"],
-    status.steps.map((step) => [step.stepId, step.toolName, step.state, step.undo ?? ""])
+    status.steps.map((step) => [step.stepId, step.toolName, stateOf(step), step.undo ?? ""])
   )
 
 /** The outcome column: what the entry says happened (never the receipt), or that nothing did. */
@@ -45,7 +53,10 @@ const outcomeOf = (entry: Entry, status: Saga.SagaStatus, entries: ReadonlyArray
   const later = entries.some(
     (other) => other.seq > entry.seq && other.stepId === entry.stepId && other.phase === "INTENT"
   )
-  return step?.state === "unknown" && !later ? "no outcome journaled: unknown" : detail
+  if (step?.state !== "unknown" || later) return detail
+  return step.changesNothing === true
+    ? "no outcome journaled: unknown (a read: it changed nothing)"
+    : "no outcome journaled: unknown"
 }
 
 const timeline = (entries: ReadonlyArray<Entry>, outcome: (entry: Entry) => string): string =>
@@ -65,7 +76,7 @@ const timeline = (entries: ReadonlyArray<Entry>, outcome: (entry: Entry) => stri
 const next = (status: Saga.SagaStatus): ReadonlyArray<string> => {
   const at = `--revision ${status.revision} --digest ${status.digest}`
   const waiting = status.steps.filter((step) => step.state === "awaiting_approval")
-  const unknown = status.steps.filter((step) => step.state === "unknown")
+  const unknown = toResolve(status)
   return [
     ...waiting.map(
       (step) => `next: effect-saga approve|reject ${status.sagaId} ${step.stepId} --as WHO ${at}, then resume the saga`

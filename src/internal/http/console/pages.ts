@@ -131,7 +131,9 @@ const resolveForm = (detail: SagaDetail, stepId: string): string => {
 export const saga = (detail: SagaDetail): string => {
   const row = detail.saga
   const undone = detail.steps.filter((step) => step.undo !== null)
-  const unknown = row.tampered === null ? detail.steps.filter((step) => step.state === "unknown") : []
+  // A read's unknown outcome changed nothing: there is nothing to resolve.
+  const unknown =
+    row.tampered === null ? detail.steps.filter((step) => step.state === "unknown" && step.changesNothing !== true) : []
   const waiting = detail.steps.filter((step) => step.state === "awaiting_approval")
   return `<h1>Saga ${escape(row.sagaId)} ${badge(row.status)}</h1>
 ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">${escape(tamperLine(row.sagaId, row.tampered))}</div>`}
