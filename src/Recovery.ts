@@ -16,7 +16,7 @@ import type { Principal } from "./Authority.js"
 import { withPrincipal } from "./Authority.js"
 import { readFirst } from "./internal/engine/context.js"
 import { effectIdOf } from "./internal/engine/explicitUndo.js"
-import { logFailed } from "./internal/engine/recoveryLog.js"
+import { logPass } from "./internal/engine/recoveryLog.js"
 import * as RecoveryMemory from "./internal/engine/recoveryMemory.js"
 import * as recoveryOptions from "./internal/engine/recoveryOptions.js"
 import { ErrorTypeId } from "./internal/engine/recoveryOptions.js"
@@ -210,8 +210,9 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
         const unrecoverable = (reason: string) => new Unrecoverable({ sagaId, reason })
         if (origin === undefined) return yield* unrecoverable(UnrecoverableReason.notStartedFromDefinition)
         const definition = byName.get(origin.definition)
-        if (definition === undefined)
+        if (definition === undefined) {
           return yield* unrecoverable(UnrecoverableReason.missingDefinition(origin.definition))
+        }
         const input = decodeJson(definition.input, JSON.stringify(origin.input))
         if (input._tag === "Left") return yield* unrecoverable(UnrecoverableReason.undecodableInput(String(input.left)))
         // The definitions' services were captured when the layer was built.
@@ -302,26 +303,7 @@ export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any
       const recovery = yield* make(options)
       const saga = yield* Saga
       const pass = recovery.recoverAll.pipe(
-        Effect.tap((report) =>
-          report.sagas.length === 0
-            ? Effect.void
-            : Effect.zipRight(
-                Effect.logInfo(
-                  `effect-saga: recovery took ${report.sagas.length} saga(s) left behind: ${Object.entries(
-                    summary(report)
-                  )
-                    .map(([outcome, count]) => `${count} ${outcome}`)
-                    .join(", ")}`
-                ),
-                Effect.forEach(
-                  report.sagas,
-                  (recovered) => (recovered._tag === "Failed" ? logFailed(recovered) : Effect.void),
-                  {
-                    discard: true
-                  }
-                )
-              )
-        ),
+        Effect.tap((report) => logPass(report, summary(report))),
         Effect.catchAll((error) => Effect.logWarning("effect-saga: recovery could not read the journal", error))
       )
       const every = given ?? saga.worker.leaseTtl

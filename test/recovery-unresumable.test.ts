@@ -102,6 +102,31 @@ describe("a saga recovery cannot resume", () => {
       )
   )
 
+  it.scoped("an input that no longer decodes is logged without the decoding error, which may quote the input", () =>
+    withLogs((lines) =>
+      Effect.gen(function* () {
+        const store = makeStore()
+        const a = yield* Layer.build(worker(store, "worker-a"))
+        const Before = SagaDefinition.make("changed", { input: Schema.String, program: stopsAfterAStep })
+        expect((yield* Effect.provide(Saga.start(Before, "c-1", "SECRET-INPUT-42"), a))._tag).toBe("Suspended")
+        const After = SagaDefinition.make("changed", { input: Schema.Number, program: () => Effect.void })
+        const b = yield* Layer.build(
+          Recovery.layer({ definitions: [After], every: "startup" }).pipe(Layer.provideMerge(worker(store, "worker-b")))
+        )
+        yield* Effect.repeat(Effect.yieldNow(), { until: () => lines.length >= 2, times: 1000 })
+        expect(lines.find((line) => line.startsWith("WARN"))).toMatch(
+          /^WARN effect-saga: recovery did not resume saga c-1: Unrecoverable: saga c-1 cannot be recovered here: its input no longer decodes with its definition's input schema \(the report's error says why\)\. /
+        )
+        expect(lines.join("\n")).not.toContain("SECRET-INPUT-42")
+        // The report's error has the detail.
+        const report = yield* Effect.provide(Recovery.make({ definitions: [After] }), b).pipe(
+          Effect.flatMap((recovery) => recovery.recoverAll)
+        )
+        expect(report.sagas[0]?._tag === "Failed" && report.sagas[0].error.message).toContain("SECRET-INPUT-42")
+      })
+    )
+  )
+
   it.scoped("later passes leave it alone, unreported and unlogged, while its journal stays where it was", () =>
     withLogs((lines) =>
       Effect.gen(function* () {
