@@ -16,9 +16,12 @@ import type { Principal } from "./Authority.js"
 import { withPrincipal } from "./Authority.js"
 import { readFirst } from "./internal/engine/context.js"
 import { effectIdOf } from "./internal/engine/explicitUndo.js"
+import { logPass } from "./internal/engine/recoveryLog.js"
+import * as RecoveryMemory from "./internal/engine/recoveryMemory.js"
 import * as recoveryOptions from "./internal/engine/recoveryOptions.js"
 import { ErrorTypeId } from "./internal/engine/recoveryOptions.js"
 import { originOf } from "./internal/engine/saga.js"
+import * as UnrecoverableReason from "./internal/engine/unrecoverable.js"
 import { viewOf } from "./internal/journal/view.js"
 import { observeRecoveryPass } from "./internal/observability/metrics.js"
 import { decodeJson } from "./internal/util/codec.js"
@@ -135,7 +138,9 @@ export class Recovery extends Context.Tag("effect-saga/Recovery")<
   {
     /**
      * Claims every saga left behind (in batches) and resumes each; returns what became of them.
-     * Sagas another worker drives, or is recovering, are not touched.
+     * Sagas another worker drives, or is recovering, are not touched. A saga an earlier pass of
+     * this service found `Unrecoverable` is not tried (nor reported) again while its journal stays
+     * where it was: it is claimed and given back at the pass's end.
      */
     readonly recoverAll: Effect.Effect<RecoveryReport, JournalError>
     /** Resumes one saga from the definition it was started from, whatever its state. */
@@ -203,13 +208,13 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
         if (effectId !== undefined) return yield* saga.compensateEffect(effectId).pipe(withPrincipal(principal))
         const origin = originOf(view)
         const unrecoverable = (reason: string) => new Unrecoverable({ sagaId, reason })
-        if (origin === undefined) return yield* unrecoverable("it was not started from a definition")
+        if (origin === undefined) return yield* unrecoverable(UnrecoverableReason.notStartedFromDefinition)
         const definition = byName.get(origin.definition)
         if (definition === undefined) {
-          return yield* unrecoverable(`this worker was not given definition ${origin.definition}`)
+          return yield* unrecoverable(UnrecoverableReason.missingDefinition(origin.definition))
         }
         const input = decodeJson(definition.input, JSON.stringify(origin.input))
-        if (input._tag === "Left") return yield* unrecoverable(`its input no longer decodes: ${input.left}`)
+        if (input._tag === "Left") return yield* unrecoverable(UnrecoverableReason.undecodableInput(String(input.left)))
         // The definitions' services were captured when the layer was built.
         const started = saga.start(definition, sagaId, input.right) as Effect.Effect<
           SagaResult<unknown, unknown>,
@@ -224,8 +229,13 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
     const recoverSpan = (sagaId: string) =>
       Effect.withSpan("effect-saga.recover", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
 
+    const unresumable = RecoveryMemory.make()
+
     const recoverOne = (record: SagaRecord): Effect.Effect<Recovered> =>
       resume(record.sagaId).pipe(
+        Effect.tapError((error) =>
+          isUnrecoverable(error) ? Effect.sync(() => unresumable.remember(record)) : Effect.void
+        ),
         Effect.map(
           (result): Recovered =>
             "effectId" in result
@@ -239,11 +249,14 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
     // A pass claims batch after batch until nothing new is left behind. A saga it could not resume
     // keeps this worker's lease until the pass ends (so that it is not claimed again), and is
     // then released for a worker that can. A saga this pass resumed that is left behind again (it
-    // suspended once more) waits for the next pass: its claim is given back.
+    // suspended once more) waits for the next pass: its claim is given back. A saga an earlier
+    // pass found Unrecoverable, whose journal has not moved since, is held and given back the same
+    // way, without being tried or reported again.
     const recoverAll = saga.worker.renewing(
       Effect.gen(function* () {
         const recovered: Array<Recovered> = []
         const seen = new Set<string>()
+        const held: Array<string> = []
         while (true) {
           const claimed = yield* journal.claimLapsed(holder, batchSize)
           const fresh = claimed.filter((record) => !seen.has(record.sagaId))
@@ -252,11 +265,14 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
           }
           if (fresh.length === 0) break
           for (const record of fresh) seen.add(record.sagaId)
-          recovered.push(...(yield* Effect.forEach(fresh, recoverOne, { concurrency })))
+          const known = fresh.filter(unresumable.knows)
+          held.push(...known.map((record) => record.sagaId))
+          const toTry = fresh.filter((record) => !unresumable.knows(record))
+          recovered.push(...(yield* Effect.forEach(toTry, recoverOne, { concurrency })))
         }
-        for (const saga of recovered) {
-          if (saga._tag === "Failed") yield* Effect.ignore(journal.release(holder.owner, saga.sagaId))
-        }
+        const failed = recovered.filter((saga) => saga._tag === "Failed").map((saga) => saga.sagaId)
+        for (const sagaId of [...failed, ...held]) yield* Effect.ignore(journal.release(holder.owner, sagaId))
+        unresumable.keepOnly(seen)
         observeRecoveryPass(recovered.length)
         return { sagas: recovered }
       })
@@ -267,7 +283,10 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
 
 /**
  * A worker's recovery: at start-up, and then every `every`, it claims the sagas left behind and
- * resumes them in the background, logging what it found. The `Saga` service renews the leases
+ * resumes them in the background, logging what it found: a line per pass that took any (how many,
+ * what became of them, at `Info`), and one for each saga it did not resume, naming the saga, its
+ * error's `_tag` and message (for an `Unrecoverable` one, what to do), at `Warning` (`Error` for a
+ * journal that does not verify). The `Saga` service renews the leases
  * while it lives. Options it cannot work with fail the layer with `InvalidRecoveryOptions` before
  * anything is claimed.
  *
@@ -284,15 +303,7 @@ export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any
       const recovery = yield* make(options)
       const saga = yield* Saga
       const pass = recovery.recoverAll.pipe(
-        Effect.tap((report) =>
-          report.sagas.length === 0
-            ? Effect.void
-            : Effect.logInfo(
-                `effect-saga: recovery resumed ${report.sagas.length} saga(s): ${Object.entries(summary(report))
-                  .map(([outcome, count]) => `${count} ${outcome}`)
-                  .join(", ")}`
-              )
-        ),
+        Effect.tap((report) => logPass(report, summary(report))),
         Effect.catchAll((error) => Effect.logWarning("effect-saga: recovery could not read the journal", error))
       )
       const every = given ?? saga.worker.leaseTtl

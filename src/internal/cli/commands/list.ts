@@ -15,6 +15,7 @@ import { SagaStatus } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import { table } from "../../util/table.js"
 import { exitIfDirty } from "../dirty.js"
+import * as Lease from "../lease.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
 import { db, json, optionalList, withStore } from "../root.js"
@@ -33,8 +34,9 @@ const olderThan = Options.text("older-than").pipe(
   Options.optional
 )
 
-const leaseOf = (record: SagaRecord): string =>
-  record.lease === null ? "" : `${record.lease.owner} until ${record.lease.expiresAt}`
+/** The lease column: empty where a saga holds none and needs none (it is halted, or it ended). */
+const leaseOf = (record: SagaRecord, now: number): string =>
+  record.lease === null && !Lease.isUndriven(record, now) ? "" : Lease.describe(record, now)
 
 /**
  * A saga row as `list` prints it, with its mark: `null`, or why its journal does not verify.
@@ -47,7 +49,7 @@ export type Listed = SagaRecord & { readonly tampered: Trust.Tampered | null }
 /** `Saga.list` has verified every saga it lists: its mark, as the CLI prints it (`null` when intact). */
 const listed = ({ tampered, ...record }: Saga.SagaSummary): Listed => ({ ...record, tampered: tampered ?? null })
 
-const render = (rows: ReadonlyArray<Listed>): string =>
+const render = (rows: ReadonlyArray<Listed>, now: number): string =>
   rows.length === 0
     ? "no sagas"
     : [
@@ -59,7 +61,7 @@ const render = (rows: ReadonlyArray<Listed>): string =>
             Trust.cell(row.tampered),
             String(row.revision),
             row.updatedAt,
-            leaseOf(row)
+            leaseOf(row, now)
           ])
         ),
         ...rows.flatMap((row) => (row.tampered === null ? [] : [Trust.line(row.sagaId, row.tampered)]))
@@ -91,7 +93,7 @@ export const list = Command.make("list", { db, json, status, olderThan }, (optio
           updatedBefore: before
         })
         const rows = records.map(listed)
-        yield* options.json ? printJson(rows) : print(render(rows))
+        yield* options.json ? printJson(rows) : print(render(rows, yield* Clock.currentTimeMillis))
         yield* Trust.exitIfTampered(rows)
         yield* exitIfDirty(rows)
       }),

@@ -5,6 +5,7 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Entry } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
@@ -13,9 +14,12 @@ import { printable } from "../../util/printable.js"
 import { table } from "../../util/table.js"
 import { exitIfDirty } from "../dirty.js"
 import { SomethingWrong, UsageError } from "../failure.js"
+import * as Journaled from "../journaled.js"
+import * as Lease from "../lease.js"
 import * as Mermaid from "../mermaid.js"
 import { print, printJson } from "../output.js"
 import { withoutReceipt } from "../redact.js"
+import * as Resumer from "../resumer.js"
 import { db, json, saga, withStore } from "../root.js"
 import * as Trust from "../trust.js"
 
@@ -24,11 +28,11 @@ const format = Options.choice("format", ["table", "mermaid"]).pipe(
   Options.withDefault("table" as const)
 )
 
-const header = (status: Saga.SagaStatus): ReadonlyArray<string> => [
+const header = (status: Saga.SagaStatus, now: number): ReadonlyArray<string> => [
   `saga ${status.sagaId}: ${status.status}`,
   `revision ${status.revision}  digest ${status.digest}`,
   `created ${status.createdAt}  updated ${status.updatedAt}`,
-  `lease ${status.lease === null ? "none" : `${status.lease.owner} until ${status.lease.expiresAt}`}`
+  `lease ${Lease.describe(status, now)}${Lease.isUndriven(status, now) ? ` (last written ${status.updatedAt})` : ""}`
 ]
 
 /** A step's state; a read's unknown outcome says it is one: nothing to resolve. */
@@ -45,8 +49,16 @@ const steps = (status: Saga.SagaStatus): string =>
     status.steps.map((step) => [step.stepId, step.toolName, stateOf(step), step.undo ?? ""])
   )
 
-/** The outcome column: what the entry says happened (never the receipt), or that nothing did. */
-const outcomeOf = (entry: Entry, status: Saga.SagaStatus, entries: ReadonlyArray<Entry>): string => {
+/**
+ * The outcome column: what the entry says happened (never the receipt), or that nothing did, and
+ * why, when the saga journaled it (`SAGA_NEEDS_ATTENTION`).
+ */
+const outcomeOf = (
+  entry: Entry,
+  status: Saga.SagaStatus,
+  entries: ReadonlyArray<Entry>,
+  reasons: ReadonlyMap<string, string>
+): string => {
   const detail = Timeline.detailOf(entry)
   if (entry.phase !== "INTENT") return detail
   const step = status.steps.find((known) => known.stepId === entry.stepId)
@@ -54,9 +66,9 @@ const outcomeOf = (entry: Entry, status: Saga.SagaStatus, entries: ReadonlyArray
     (other) => other.seq > entry.seq && other.stepId === entry.stepId && other.phase === "INTENT"
   )
   if (step?.state !== "unknown" || later) return detail
-  return step.changesNothing === true
-    ? "no outcome journaled: unknown (a read: it changed nothing)"
-    : "no outcome journaled: unknown"
+  if (step.changesNothing === true) return "no outcome journaled: unknown (a read: it changed nothing)"
+  const reason = reasons.get(step.stepId)
+  return reason === undefined ? "no outcome journaled: unknown" : `no outcome journaled: unknown (${reason})`
 }
 
 const timeline = (entries: ReadonlyArray<Entry>, outcome: (entry: Entry) => string): string =>
@@ -73,30 +85,37 @@ const timeline = (entries: ReadonlyArray<Entry>, outcome: (entry: Entry) => stri
   )
 
 /** What the operator may do next, with the position they saw. */
-const next = (status: Saga.SagaStatus): ReadonlyArray<string> => {
+const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number): ReadonlyArray<string> => {
   const at = `--revision ${status.revision} --digest ${status.digest}`
   const waiting = status.steps.filter((step) => step.state === "awaiting_approval")
+  const approved = status.status === "awaiting_approval" ? status.steps.filter((step) => step.state === "approved") : []
   const unknown = toResolve(status)
+  const origin = Journaled.originOf(entries)
   return [
     ...waiting.map(
       (step) => `next: effect-saga approve|reject ${status.sagaId} ${step.stepId} --as WHO ${at}, then resume the saga`
     ),
+    ...approved.map((step) => Resumer.approved(status.sagaId, step.stepId, origin)),
     ...unknown.map(
       (step) =>
         `next: effect-saga resolve ${status.sagaId} ${step.stepId} --applied --result JSON|--not-applied --as WHO ${at}`
-    )
+    ),
+    ...(Resumer.isLeftBehind(status, now) ? [Resumer.leftBehind(status.sagaId, origin, at)] : [])
   ]
 }
 
-const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>): string =>
-  [
-    ...header(status).map(printable),
+const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number): string => {
+  const reasons = Journaled.unknownReasons(entries)
+  const then = next(status, entries, now)
+  return [
+    ...header(status, now).map(printable),
     "",
     status.steps.length === 0 ? "no steps" : steps(status),
     "",
-    timeline(entries, (entry) => outcomeOf(entry, status, entries)),
-    ...(next(status).length === 0 ? [] : ["", ...next(status).map(printable)])
+    timeline(entries, (entry) => outcomeOf(entry, status, entries, reasons)),
+    ...(then.length === 0 ? [] : ["", ...then.map(printable)])
   ].join("\n")
+}
 
 /**
  * A saga whose journal does not verify: the break first, then (as a table) the entries as stored,
@@ -145,7 +164,7 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         const entries = inspection.entries
         if (options.json) yield* printJson({ tampered, saga: status, entries: entries.map(withoutReceipt) })
         else if (options.format === "mermaid") yield* print(Mermaid.diagram(status.sagaId, entries))
-        else yield* print(render(status, entries))
+        else yield* print(render(status, entries, yield* Clock.currentTimeMillis))
         yield* exitIfDirty([status])
       }),
       { access: "read" }

@@ -1,0 +1,66 @@
+/**
+ * Who goes on with a saga the CLI cannot drive itself: the CLI runs no program, so a saga left
+ * behind, or one whose approved step waits to run, goes on only when a worker that has its
+ * program resumes it. `show`'s `next:` lines say which.
+ *
+ * @since 0.4.0
+ */
+import type { SagaRecord } from "../../Journal.js"
+import type { Origin } from "./journaled.js"
+import * as Lease from "./lease.js"
+
+/**
+ * Whether no worker drives the saga and one should: running or compensating without a live lease
+ * (`Lease.isUndriven`), or suspended by a shutdown and not taken since.
+ *
+ * @since 0.4.0
+ * @category resuming
+ */
+export const isLeftBehind = (record: SagaRecord, now: number): boolean =>
+  Lease.isUndriven(record, now) ||
+  (record.status === "suspended" && (record.lease === null || Lease.isLapsed(record.lease, now)))
+
+/** Who can resume the saga at once, by what it was started from. */
+const resumedBy = (sagaId: string, origin: Origin | undefined): string => {
+  switch (origin?._tag) {
+    case "Definition":
+      return `a worker given definition ${origin.name}: Recovery.resume("${sagaId}"), or Saga.start with ${origin.name}`
+    case "Program":
+      return `the program that started it, run again under its id: Saga.resume("${sagaId}", program) or Saga.run`
+    case "Effect":
+      return `Recovery.resume("${sagaId}") on any worker, or effect-saga compensate-effect ${origin.effectId} --register MODULE`
+    case undefined:
+      return `the worker that has its program: Recovery.resume("${sagaId}"), or Saga.resume with its program`
+  }
+}
+
+/**
+ * The `next:` line of an approved step whose saga still awaits approval: nothing runs until the
+ * saga is resumed, and recovery's passes do not take a saga awaiting approval.
+ *
+ * @since 0.4.0
+ * @category resuming
+ */
+export const approved = (sagaId: string, stepId: string, origin: Origin | undefined): string =>
+  `next: ${stepId} is approved and runs when the saga is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga awaiting approval)`
+
+/**
+ * The `next:` line of a saga left behind (`isLeftBehind`): who takes it, or that no `Recovery` can
+ * (started with `Saga.run`), and how to compensate it instead.
+ *
+ * @since 0.4.0
+ * @category resuming
+ */
+export const leftBehind = (sagaId: string, origin: Origin | undefined, at: string): string => {
+  const compensate = `effect-saga compensate ${sagaId} --register MODULE --as WHO ${at}`
+  switch (origin?._tag) {
+    case "Definition":
+      return `next: no worker is driving it: a worker whose Recovery was given definition ${origin.name} takes it at its next pass, or ${resumedBy(sagaId, origin)}; or ${compensate}`
+    case "Program":
+      return `next: no worker is driving it, and no Recovery can (it was started with Saga.run, not from a definition): ${resumedBy(sagaId, origin)}; or ${compensate}`
+    case "Effect":
+      return `next: no worker is driving it: any worker's Recovery finishes this undo at its next pass, or ${resumedBy(sagaId, origin)}`
+    case undefined:
+      return `next: no worker is driving it: ${resumedBy(sagaId, origin)}; or ${compensate}`
+  }
+}

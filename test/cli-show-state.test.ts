@@ -1,0 +1,153 @@
+/**
+ * What `list` and `show` say about where a saga stands beyond its status: a lease that lapsed, a
+ * saga no worker drives (and who could), why a step's outcome is unknown, and who resumes a saga
+ * whose step was approved. The CLI runs in this process, on an SQLite file, at the test's clock.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { type Console, Effect, Layer, TestClock } from "effect"
+import * as Cli from "../src/Cli.js"
+import { Journal, Recovery, Saga, SqlStore } from "../src/index.js"
+import { Checkout, Tracking } from "./fixtures/cli-tools.js"
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-state-"))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+let files = 0
+const freshFile = () => path.join(dir, `${++files}.db`)
+
+/** Runs `effect` as a worker on the SQLite file, closing it after. */
+const onFile = <A, E>(db: string, effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal>) =>
+  Effect.scoped(
+    Effect.provide(
+      effect,
+      Saga.layerWith({ owner: "worker-a", leaseTtl: "30 seconds" }).pipe(
+        Layer.provideMerge(SqlStore.layerSqlite({ filename: db }))
+      )
+    )
+  )
+
+/** The CLI, run in this process: its exit code and what it printed. */
+const cli = (...args: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const out: Array<string> = []
+    const err: Array<string> = []
+    const capturing = (current: Console.Console): Console.Console => ({
+      ...current,
+      log: (...parts) => Effect.sync(() => void out.push(parts.join(" "))),
+      error: (...parts) => Effect.sync(() => void err.push(parts.join(" ")))
+    })
+    const code = yield* Effect.consoleWith((current) => Effect.withConsole(Cli.run(args), capturing(current))).pipe(
+      Effect.provide(NodeContext.layer)
+    )
+    return { code, stdout: out.join("\n"), stderr: err.join("\n") }
+  })
+
+const lineOf = (text: string, start: string) => text.split("\n").find((line) => line.startsWith(start))
+
+describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 }, () => {
+  it.scoped("a lease that lapsed says so, and a running saga no worker drives says who could take it", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      // A worker that died mid-step of a saga it started with Saga.run: its lease lapses in a second.
+      yield* onFile(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) =>
+          journal.append(
+            "u1",
+            Journal.empty,
+            [
+              { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
+              {
+                stepId: "chargeCard:c0ffee#1",
+                toolName: "chargeCard",
+                phase: "INTENT",
+                input: '{"amount":1}',
+                payload: null
+              }
+            ],
+            { owner: "w-dead", ttlMillis: 1000 }
+          )
+        )
+      )
+      const live = yield* cli("show", "u1", "--db", db)
+      expect(live.code).toBe(0)
+      expect(lineOf(live.stdout, "lease ")).toBe("lease w-dead until 1970-01-01T00:00:01.000Z")
+      expect(live.stdout).not.toContain("no worker is driving it")
+      expect((yield* cli("list", "--db", db)).stdout).toMatch(
+        /^u1\s+running\s.*\sw-dead until 1970-01-01T00:00:01\.000Z$/m
+      )
+
+      yield* TestClock.adjust("2 seconds")
+      const lapsed = yield* cli("show", "u1", "--db", db)
+      expect(lapsed.code).toBe(0)
+      expect(lineOf(lapsed.stdout, "lease ")).toBe(
+        "lease w-dead lapsed at 1970-01-01T00:00:01.000Z: no worker is driving it (last written 1970-01-01T00:00:00.000Z)"
+      )
+      expect(lineOf(lapsed.stdout, "next: no worker")).toMatch(
+        /^next: no worker is driving it, and no Recovery can \(it was started with Saga\.run, not from a definition\): .*Saga\.resume\("u1", program\).*; or effect-saga compensate u1 --register MODULE --as WHO --revision 2 --digest \w+$/
+      )
+      expect((yield* cli("list", "--db", db)).stdout).toMatch(
+        /^u1\s+running\s.*\sw-dead lapsed at 1970-01-01T00:00:01\.000Z: no worker is driving it$/m
+      )
+
+      yield* onFile(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) => journal.release("w-dead", "u1"))
+      )
+      const released = yield* cli("show", "u1", "--db", db)
+      expect(lineOf(released.stdout, "lease ")).toBe(
+        "lease none: no worker is driving it (last written 1970-01-01T00:00:00.000Z)"
+      )
+      expect((yield* cli("list", "--db", db)).stdout).toMatch(/^u1\s+running\s.*\snone: no worker is driving it$/m)
+    })
+  )
+
+  it.scoped("show prints why a step's outcome is unknown, as the saga journaled it", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      const result = yield* onFile(db, Saga.start(Tracking, "t-1", { orderId: "t-1" }))
+      expect(result._tag).toBe("NeedsAttention")
+      const shown = yield* cli("show", "t-1", "--db", db)
+      expect(shown.code).toBe(1)
+      expect(shown.stdout).toMatch(
+        /pingCarrier\s+INTENT\s+no outcome journaled: unknown \(outcome unknown: the carrier did not answer\)$/m
+      )
+      // A saga that halted holds no lease and needs none: nothing more is said of it.
+      expect(lineOf(shown.stdout, "lease ")).toBe("lease none")
+    })
+  )
+
+  it.scoped("an approved step's saga still awaits approval: show says who resumes it; a Recovery pass does not", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      expect((yield* onFile(db, Saga.start(Checkout, "o-1", { orderId: "o-1", amount: 4200 })))._tag).toBe(
+        "AwaitingApproval"
+      )
+      const waiting = yield* onFile(db, Saga.status("o-1"))
+      const wire = waiting.steps.find((step) => step.state === "awaiting_approval")!.stepId
+      yield* onFile(db, Saga.approve("o-1", wire, { by: "bob" }))
+
+      const shown = yield* cli("show", "o-1", "--db", db)
+      expect(shown.code).toBe(0)
+      expect(shown.stdout.split("\n")[0]).toBe("saga o-1: awaiting_approval")
+      expect(shown.stdout).not.toContain("approve|reject")
+      expect(lineOf(shown.stdout, "next: ")).toBe(
+        `next: ${wire} is approved and runs when the saga is resumed, by a worker given definition checkout: Recovery.resume("o-1"), or Saga.start with checkout (a Recovery pass does not take a saga awaiting approval)`
+      )
+
+      // As the line says: a pass leaves it; Recovery.resume runs the approved step.
+      const [passed, resumed] = yield* onFile(
+        db,
+        Effect.flatMap(Recovery.make({ definitions: [Checkout] }), (recovery) =>
+          Effect.zip(recovery.recoverAll, recovery.resume("o-1"))
+        )
+      )
+      expect(passed.sagas).toEqual([])
+      expect(resumed._tag).toBe("Completed")
+    })
+  )
+})
