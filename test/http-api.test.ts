@@ -5,6 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Context, Effect, Either, Layer, Logger, Redacted } from "effect"
 import { Journal, Saga } from "../src/index.js"
+import * as body from "../src/internal/http/body.js"
 import * as guard from "../src/internal/http/guard.js"
 import * as handlers from "../src/internal/http/handlers.js"
 import * as server from "../src/internal/http/server.js"
@@ -844,9 +845,14 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         const db = freshDb("body-defect")
         yield* onDb(db, Saga.run("payout-1", payout))
         // A limit the checked options never let through: reading the body under it dies.
-        const app = guard
-          .layer(Number.POSITIVE_INFINITY)
-          .pipe(Layer.provideMerge(HttpApiBuilder.api(SagaApi.Api).pipe(Layer.provide(handlers.layer({})))))
+        const app = guard.layer.pipe(
+          Layer.provideMerge(
+            HttpApiBuilder.api(SagaApi.Api).pipe(
+              Layer.provide(handlers.layer({})),
+              Layer.provide(body.layer(Number.POSITIVE_INFINITY))
+            )
+          )
+        )
         const context = yield* Layer.build(
           server.serve(app, { port: 0, authentication: SagaApi.layerInsecure }).pipe(Layer.provide(services(db)))
         )

@@ -232,7 +232,11 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         [{ outcome: "aplied" }, /outcome is "aplied"/],
         [{ outcome: "not-applied", result: '"parcel-17"' }, /result is given only with the outcome applied/],
         [{ outcome: "applied", result: '{"tracking":"x"' }, /result is not JSON/],
-        [{ outcome: "applied", result: "parcel-17" }, /result is not JSON/]
+        [{ outcome: "applied", result: "parcel-17" }, /result is not JSON/],
+        [
+          { outcome: "applied", result: `${"[".repeat(3000)}${"]".repeat(3000)}` },
+          /^Refused: the result nests arrays and objects deeper than 64 levels; nothing was written$/
+        ]
       ]
       for (const [form, reason] of refused) {
         const answer = yield* postForm(baseUrl, "/console/resolve", fields({ ...seen, ...form }))

@@ -8,7 +8,7 @@ import * as Schema from "effect/Schema"
 import type { Options } from "../../SagaApi.js"
 import { unknownOption } from "../util/options.js"
 import { given, typeName } from "../util/printable.js"
-import { DEFAULT_MAX_BODY_BYTES } from "./guard.js"
+import { DEFAULT_MAX_BODY_BYTES } from "./body.js"
 
 /**
  * `SagaApi.layerWith` (or `SagaApi.serve`) was given an option it cannot work with: `tools` that is
