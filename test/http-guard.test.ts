@@ -3,7 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Saga } from "../src/index.js"
 import * as SagaApi from "../src/SagaApi.js"
-import { awaiting, freshDb, onDb, payout, serveOn, snapshot, tokens } from "./fixtures/http-saga.js"
+import { awaiting, freshDb, onDb, payout, reserveFunds, serveOn, snapshot, tokens } from "./fixtures/http-saga.js"
 
 interface Sent {
   readonly method?: string
@@ -245,5 +245,24 @@ describe("what the server checks before an endpoint's handler", { timeout: 30_00
         expect([console.status, console.headers["content-type"]]).toEqual([400, "text/plain"])
         expect(console.text).toMatch(/^a segment of the path is 3073 characters as sent/)
       })
+  )
+})
+
+describe("GET /api/sagas's filters", { timeout: 30_000 }, () => {
+  it.scopedLive("combine: a saga is listed when it passes every one (status and awaitingApproval too)", () =>
+    Effect.gen(function* () {
+      const db = freshDb("filters")
+      yield* onDb(db, Effect.all([Saga.run("payout-1", payout), Saga.run("done-1", reserveFunds({ amount: 1 }))]))
+      const baseUrl = yield* serveOn(db)
+      const listed = (query: string) =>
+        Effect.map(send(baseUrl, { method: "GET", target: `/api/sagas?${query}`, headers: as("alice") }), (answer) =>
+          (answer.body as { sagas: ReadonlyArray<{ sagaId: string }> }).sagas.map((saga) => saga.sagaId)
+        )
+      expect(yield* listed("status=completed")).toEqual(["done-1"])
+      expect(yield* listed("awaitingApproval=true")).toEqual(["payout-1"])
+      expect(yield* listed("status=completed&awaitingApproval=true")).toEqual([])
+      expect(yield* listed("status=completed,awaiting_approval&awaitingApproval=true")).toEqual(["payout-1"])
+      expect(yield* listed("status=completed,awaiting_approval&awaitingApproval=false")).toEqual(["payout-1", "done-1"])
+    })
   )
 })
