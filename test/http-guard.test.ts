@@ -248,6 +248,56 @@ describe("what the server checks before an endpoint's handler", { timeout: 30_00
   )
 })
 
+describe("serve without authentication, on a loopback address", { timeout: 30_000 }, () => {
+  it.scopedLive(
+    "answers only requests sent to localhost, 127.0.0.1 or [::1]: another Host is 403, a console form from it too (DNS rebinding)",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("rebinding")
+        yield* onDb(db, Saga.run("payout-1", payout))
+        const baseUrl = yield* serveOn(db, { authentication: undefined, insecure: true })
+        const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+        const port = new URL(baseUrl).port
+        const before = snapshot(db)
+        const rebound = { host: `attacker.example:${port}`, origin: `http://attacker.example:${port}` }
+        const refusal = `this server runs without authentication and answers only requests sent to localhost, 127.0.0.1 or [::1]: Host "attacker.example:${port}" is not one`
+        const read = yield* send(baseUrl, { method: "GET", target: "/api/sagas", headers: rebound })
+        expect([read.status, read.body]).toEqual([403, { _tag: "Forbidden", message: refusal }])
+        const reject = yield* send(baseUrl, {
+          target: `/api/sagas/payout-1/steps/${encodeURIComponent(stepId)}/reject`,
+          headers: { ...json, ...rebound },
+          body: JSON.stringify({ revision, digest, reason: "rebound" })
+        })
+        expect([reject.status, reject.body]).toEqual([403, { _tag: "Forbidden", message: refusal }])
+        const form = yield* send(baseUrl, {
+          target: "/console/approve",
+          headers: { "content-type": "application/x-www-form-urlencoded", "sec-fetch-site": "same-origin", ...rebound },
+          body: new URLSearchParams({ sagaId: "payout-1", stepId, revision: String(revision), digest }).toString()
+        })
+        expect([form.status, form.text]).toEqual([403, refusal])
+        const page = yield* send(baseUrl, { method: "GET", target: "/console", headers: rebound })
+        expect(page.status).toBe(403)
+        expect(snapshot(db)).toBe(before)
+        for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, "LOCALHOST"]) {
+          const answer = yield* send(baseUrl, { method: "GET", target: "/api/sagas", headers: { host } })
+          expect([host, answer.status]).toEqual([host, 200])
+        }
+      })
+  )
+
+  it.scopedLive("with tokens, the Host is not what lets a caller in: the token is", () =>
+    Effect.gen(function* () {
+      const { baseUrl } = yield* servedPayout("tokens-any-host")
+      const answer = yield* send(baseUrl, {
+        method: "GET",
+        target: "/api/sagas",
+        headers: { host: "sagas.example.com", ...as("alice") }
+      })
+      expect(answer.status).toBe(200)
+    })
+  )
+})
+
 describe("GET /api/sagas's filters", { timeout: 30_000 }, () => {
   it.scopedLive("combine: a saga is listed when it passes every one (status and awaitingApproval too)", () =>
     Effect.gen(function* () {
