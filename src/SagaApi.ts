@@ -30,6 +30,7 @@ import type { Principal } from "./Authority.js"
 import * as api from "./internal/http/api.js"
 import * as authentication from "./internal/http/authentication.js"
 import * as body from "./internal/http/body.js"
+import * as apiClient from "./internal/http/client.js"
 import * as Console from "./internal/http/console/routes.js"
 import * as guard from "./internal/http/guard.js"
 import * as handlers from "./internal/http/handlers.js"
@@ -512,7 +513,8 @@ export type ClientOf =
 /**
  * A typed client of the API at `baseUrl`, sending `token` as its bearer token; it needs an
  * `HttpClient` (`FetchHttpClient.layer`, `NodeHttpClient.layerUndici`). Its errors are the API's,
- * decoded.
+ * decoded. A saga or step id of `.` or `..` (which a URL takes as a step of its path) fails with
+ * `Malformed` before anything is sent.
  *
  * @since 0.2.0
  * @category client
@@ -525,5 +527,5 @@ export const client = (options: {
   return HttpApiClient.make(api.Api, {
     baseUrl: options.baseUrl,
     transformClient: token === undefined ? undefined : HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
-  })
+  }).pipe(Effect.map(apiClient.guarded))
 }

@@ -123,6 +123,30 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       })
   )
 
+  it.scopedLive("the client refuses a saga or step id of . or .. with Malformed before anything is sent", () =>
+    Effect.gen(function* () {
+      const { baseUrl } = yield* awaitingPayout("dot-ids")
+      const api = yield* clientAs(baseUrl, "alice")
+      const refused = (kind: string, id: string) => ({
+        _tag: "Malformed",
+        message: `invalid ${kind} "${id}": it is "${id}", which a URL takes as a step of its path: the HTTP API could not name it; nothing was sent`
+      })
+      for (const sagaId of [".", ".."]) {
+        expect(yield* Effect.flip(api.sagas.get({ path: { sagaId } }))).toMatchObject(refused("saga id", sagaId))
+        expect(yield* Effect.flip(api.sagas.verify({ path: { sagaId } }))).toMatchObject(refused("saga id", sagaId))
+        expect(
+          yield* Effect.flip(api.operations.compensate({ path: { sagaId }, payload: { revision: 1, digest: "x" } }))
+        ).toMatchObject(refused("saga id", sagaId))
+      }
+      const approve = yield* Effect.flip(
+        api.approvals.approve({ path: { sagaId: "payout-1", stepId: ".." }, payload: { revision: 1, digest: "x" } })
+      )
+      expect(approve).toMatchObject(refused("step id", ".."))
+      expect(approve).toBeInstanceOf(SagaApi.Malformed)
+      expect((yield* api.sagas.get({ path: { sagaId: "payout-1" } })).saga.sagaId).toBe("payout-1")
+    })
+  )
+
   it.scopedLive("rejects with a reason (the saga compensates), and renews an approval", () =>
     Effect.gen(function* () {
       const db = freshDb("reject")
