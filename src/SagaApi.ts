@@ -29,11 +29,14 @@ import type { Approval } from "./Approval.js"
 import type { Principal } from "./Authority.js"
 import * as api from "./internal/http/api.js"
 import * as authentication from "./internal/http/authentication.js"
+import * as body from "./internal/http/body.js"
+import * as apiClient from "./internal/http/client.js"
 import * as Console from "./internal/http/console/routes.js"
 import * as guard from "./internal/http/guard.js"
 import * as handlers from "./internal/http/handlers.js"
 import * as apiOptions from "./internal/http/options.js"
 import * as server from "./internal/http/server.js"
+import * as target from "./internal/http/target.js"
 import type { Journal } from "./Journal.js"
 import type { Saga } from "./Saga.js"
 
@@ -333,16 +336,26 @@ export { ErrorTypeId, isInvalidApiOptions } from "./internal/http/options.js"
  * @since 0.2.0
  * @category limits
  */
-export const DEFAULT_MAX_BODY_BYTES: number = guard.DEFAULT_MAX_BODY_BYTES
+export const DEFAULT_MAX_BODY_BYTES: number = body.DEFAULT_MAX_BODY_BYTES
+
+/**
+ * The most levels of arrays and objects a request's JSON body may nest (64): a deeper one is 400
+ * `Malformed` before it is decoded; the console's resolve result too.
+ *
+ * @since 0.3.0
+ * @category limits
+ */
+export const MAX_JSON_DEPTH: number = body.MAX_JSON_DEPTH
 
 /**
  * The longest path parameter the API routes, in characters as sent: a journal id at its limit
- * (`Saga.MAX_JOURNAL_ID_BYTES`, 1024 bytes), each byte percent-encoded.
+ * (`Saga.MAX_JOURNAL_ID_BYTES`, 1024 bytes), each byte percent-encoded. A longer segment of a path
+ * is answered 400 `Malformed` before the router sees it (the router counts a parameter decoded).
  *
  * @since 0.2.0
  * @category limits
  */
-export const MAX_PATH_PARAMETER_LENGTH: number = 3 * 1024
+export const MAX_PATH_PARAMETER_LENGTH: number = target.MAX_PATH_PARAMETER_LENGTH
 
 /**
  * The API with `options`: its handlers over the `Saga`, `Journal` and `Approval` in context, the
@@ -367,13 +380,20 @@ const layerKnowing = (
   Layer.unwrapEffect(
     Effect.map(apiOptions.checked(options, known), (checked) =>
       Layer.mergeAll(
-        guard.layer(checked.maxBodyBytes),
+        guard.layer,
         // The router's own limit of a path parameter is 100 characters: ids go up to 1024 bytes, encoded.
         HttpRouter.setRouterConfig({ maxParamLength: MAX_PATH_PARAMETER_LENGTH }),
         HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }),
         HttpApiSwagger.layer({ path: "/api/docs" }),
         Console.layer(checked)
-      ).pipe(Layer.provideMerge(HttpApiBuilder.api(api.Api).pipe(Layer.provide(handlers.layer(checked)))))
+      ).pipe(
+        Layer.provideMerge(
+          HttpApiBuilder.api(api.Api).pipe(
+            Layer.provide(handlers.layer(checked)),
+            Layer.provide(body.layer(checked.maxBodyBytes))
+          )
+        )
+      )
     )
   )
 
@@ -495,7 +515,8 @@ export type ClientOf =
 /**
  * A typed client of the API at `baseUrl`, sending `token` as its bearer token; it needs an
  * `HttpClient` (`FetchHttpClient.layer`, `NodeHttpClient.layerUndici`). Its errors are the API's,
- * decoded.
+ * decoded. A saga or step id of `.` or `..` (which a URL takes as a step of its path) fails with
+ * `Malformed` before anything is sent.
  *
  * @since 0.2.0
  * @category client
@@ -508,5 +529,5 @@ export const client = (options: {
   return HttpApiClient.make(api.Api, {
     baseUrl: options.baseUrl,
     transformClient: token === undefined ? undefined : HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
-  })
+  }).pipe(Effect.map(apiClient.guarded))
 }

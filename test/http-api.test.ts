@@ -5,6 +5,7 @@ import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Context, Effect, Either, Layer, Logger, Redacted } from "effect"
 import { Journal, Saga } from "../src/index.js"
+import * as body from "../src/internal/http/body.js"
 import * as guard from "../src/internal/http/guard.js"
 import * as handlers from "../src/internal/http/handlers.js"
 import * as server from "../src/internal/http/server.js"
@@ -120,6 +121,30 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         })
         expect(answer.changed).toBe(true)
       })
+  )
+
+  it.scopedLive("the client refuses a saga or step id of . or .. with Malformed before anything is sent", () =>
+    Effect.gen(function* () {
+      const { baseUrl } = yield* awaitingPayout("dot-ids")
+      const api = yield* clientAs(baseUrl, "alice")
+      const refused = (kind: string, id: string) => ({
+        _tag: "Malformed",
+        message: `invalid ${kind} "${id}": it is "${id}", which a URL takes as a step of its path: the HTTP API could not name it; nothing was sent`
+      })
+      for (const sagaId of [".", ".."]) {
+        expect(yield* Effect.flip(api.sagas.get({ path: { sagaId } }))).toMatchObject(refused("saga id", sagaId))
+        expect(yield* Effect.flip(api.sagas.verify({ path: { sagaId } }))).toMatchObject(refused("saga id", sagaId))
+        expect(
+          yield* Effect.flip(api.operations.compensate({ path: { sagaId }, payload: { revision: 1, digest: "x" } }))
+        ).toMatchObject(refused("saga id", sagaId))
+      }
+      const approve = yield* Effect.flip(
+        api.approvals.approve({ path: { sagaId: "payout-1", stepId: ".." }, payload: { revision: 1, digest: "x" } })
+      )
+      expect(approve).toMatchObject(refused("step id", ".."))
+      expect(approve).toBeInstanceOf(SagaApi.Malformed)
+      expect((yield* api.sagas.get({ path: { sagaId: "payout-1" } })).saga.sagaId).toBe("payout-1")
+    })
   )
 
   it.scopedLive("rejects with a reason (the saga compensates), and renews an approval", () =>
@@ -844,9 +869,14 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         const db = freshDb("body-defect")
         yield* onDb(db, Saga.run("payout-1", payout))
         // A limit the checked options never let through: reading the body under it dies.
-        const app = guard
-          .layer(Number.POSITIVE_INFINITY)
-          .pipe(Layer.provideMerge(HttpApiBuilder.api(SagaApi.Api).pipe(Layer.provide(handlers.layer({})))))
+        const app = guard.layer.pipe(
+          Layer.provideMerge(
+            HttpApiBuilder.api(SagaApi.Api).pipe(
+              Layer.provide(handlers.layer({})),
+              Layer.provide(body.layer(Number.POSITIVE_INFINITY))
+            )
+          )
+        )
         const context = yield* Layer.build(
           server.serve(app, { port: 0, authentication: SagaApi.layerInsecure }).pipe(Layer.provide(services(db)))
         )

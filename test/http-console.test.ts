@@ -232,7 +232,11 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         [{ outcome: "aplied" }, /outcome is "aplied"/],
         [{ outcome: "not-applied", result: '"parcel-17"' }, /result is given only with the outcome applied/],
         [{ outcome: "applied", result: '{"tracking":"x"' }, /result is not JSON/],
-        [{ outcome: "applied", result: "parcel-17" }, /result is not JSON/]
+        [{ outcome: "applied", result: "parcel-17" }, /result is not JSON/],
+        [
+          { outcome: "applied", result: `${"[".repeat(3000)}${"]".repeat(3000)}` },
+          /^Refused: the result nests arrays and objects deeper than 64 levels; nothing was written$/
+        ]
       ]
       for (const [form, reason] of refused) {
         const answer = yield* postForm(baseUrl, "/console/resolve", fields({ ...seen, ...form }))
@@ -252,6 +256,36 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       const status = yield* onDb(db, Saga.status("ship-1"))
       expect(status.steps.find((candidate) => candidate.stepId === seen.stepId)!.state).toBe("executed")
     })
+  )
+
+  it.scopedLive(
+    "the sagas page reads its filter as GET /api/sagas does: a status that is none is refused with its message",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("console-filter")
+        yield* onDb(db, Effect.all([Saga.run("payout-1", payout), Saga.run("ship-1", shipping)]))
+        const baseUrl = yield* serveOn(db)
+        const page = (query: string) =>
+          Effect.promise(() =>
+            fetch(`${baseUrl}/console/sagas?${query}`, { headers: { cookie: signedIn } }).then(answered)
+          )
+        const api = (query: string) =>
+          Effect.promise(() =>
+            fetch(`${baseUrl}/api/sagas?${query}`, { headers: { authorization: `Bearer ${tokens.alice}` } }).then(
+              (response) => response.json() as Promise<{ message: string }>
+            )
+          )
+        for (const query of ["status=bogus", "status=awaiting_approval,bogus"]) {
+          const refused = yield* page(query)
+          expect([query, refused.status]).toEqual([query, 400])
+          expect(unescaped(refused.text)).toContain(`<p>${(yield* api(query)).message}</p>`)
+          expect(refused.text).not.toContain("saga(s)")
+        }
+        const several = yield* page("status=awaiting_approval,needs_attention")
+        expect(several.status).toBe(200)
+        expect(several.text).toContain("2 saga(s)")
+        expect((yield* page("status=needs_attention")).text).toContain("1 saga(s)")
+      })
   )
 
   it.scopedLive("approve and reject decode their fields with the API's schemas: bad input is refused, never 500", () =>

@@ -54,4 +54,27 @@ describe("SagaApi.layerTokens", () => {
       }
     })
   )
+
+  it.effect("a token no bearer header can carry is refused when the layer is built, and the error shows no token", () =>
+    Effect.gen(function* () {
+      for (const [pairs, pair] of [
+        ["uml=tok€n-123456", 1],
+        ["alice=A-token, bob=B tok", 2],
+        ["alice=A-token\nbob=B-tok\u00e9", 2],
+        ["alice=A-\u0007token", 1]
+      ] as const) {
+        const error = yield* Effect.flip(authenticate(pairs, "A-token"))
+        expect(ConfigError.isConfigError(error)).toBe(true)
+        expect(String(error)).toContain(
+          `API tokens: pair ${pair} gives a token no Authorization header can carry: a token is visible ASCII (letters, digits, punctuation; no space, no other character)`
+        )
+        expect(String(error)).not.toMatch(/tok€n|[AB][- ]tok/)
+      }
+      // Every visible ASCII character but the comma (which separates pairs) may be in a token.
+      const visible = Array.from({ length: 0x7e - 0x20 }, (_, i) => String.fromCharCode(0x21 + i))
+        .filter((char) => char !== ",")
+        .join("")
+      expect(yield* authenticate(`alice=${visible}`, visible)).toEqual({ id: "alice" })
+    })
+  )
 })

@@ -51,6 +51,19 @@ export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("eff
 }) {}
 
 /**
+ * The check of a command's body, which every endpoint goes through once `Authentication` has let
+ * the caller in: sent as `application/json`, at most the server's `maxBodyBytes` (413), JSON, and
+ * not nested deeper than `MAX_JSON_DEPTH` (400). It runs after the router has matched the endpoint,
+ * so it holds for every way of writing the target the router accepts (`/API/…`, `//api/…`).
+ *
+ * @since 0.3.0
+ * @category middleware
+ */
+export class BodyCheck extends HttpApiMiddleware.Tag<BodyCheck>()("effect-saga/SagaApi/BodyCheck", {
+  failure: Schema.Union(TooLarge, Malformed)
+}) {}
+
+/**
  * A path segment: the server's router hands it over decoded; the client encodes it, since ids hold
  * `#`, `/` and `:` (`sendWireTransfer:e5db02…#1`).
  */
@@ -63,7 +76,9 @@ const Segment = Schema.transform(Schema.String, Schema.String, {
 const sagaPath = Schema.Struct({ sagaId: Segment })
 const stepPath = Schema.Struct({ sagaId: Segment, stepId: Segment })
 
+// The middleware added last runs first: the caller is authenticated before anything of a body is read.
 const sagas = HttpApiGroup.make("sagas")
+  .middleware(BodyCheck)
   .middleware(Authentication)
   .add(
     HttpApiEndpoint.get("list", "/api/sagas")
@@ -85,6 +100,7 @@ const sagas = HttpApiGroup.make("sagas")
   )
 
 const approvals = HttpApiGroup.make("approvals")
+  .middleware(BodyCheck)
   .middleware(Authentication)
   .add(
     HttpApiEndpoint.get("pending", "/api/approvals")
@@ -114,6 +130,7 @@ const approvals = HttpApiGroup.make("approvals")
   )
 
 const operations = HttpApiGroup.make("operations")
+  .middleware(BodyCheck)
   .middleware(Authentication)
   .add(
     HttpApiEndpoint.post("resolve", "/api/sagas/:sagaId/steps/:stepId/resolve")
@@ -140,7 +157,7 @@ const operations = HttpApiGroup.make("operations")
 /**
  * The API: `sagas` (list, get, verify), `approvals` (pending, approve, reject, renew), `operations`
  * (resolve, compensate, compensateEffect), every endpoint behind `Authentication` (put on each group:
- * on the API, it would guard every route of the server, the docs and the console too).
+ * on the API, it would guard every route of the server, the docs and the console too), then `BodyCheck`.
  *
  * @since 0.2.0
  * @category api

@@ -73,9 +73,17 @@ const holderOf = (holders: ReadonlyArray<Holder>, token: Redacted.Redacted<strin
 }
 
 /**
+ * What a bearer token can be: visible ASCII (U+0021–U+007E). Anything else is not sent as it is
+ * written (Node reads a header's bytes as Latin-1; `fetch` refuses to send it), so no caller could
+ * ever present it.
+ */
+const bearable = /^[\x21-\x7e]+$/
+
+/**
  * Reads `principal=token` pairs, separated by commas or line breaks (a principal holds no `=` or
  * `,`, and is one the journal can record as deciding: no control character, at most 256 bytes; a
- * token holds no `,`); whitespace around each is ignored. A token given twice is refused,
+ * token holds no `,` and is visible ASCII, as a bearer header carries it); whitespace around each
+ * is ignored. A token given twice is refused,
  * even for one principal: it would authenticate only as the first that holds it.
  *
  * @since 0.2.0
@@ -93,6 +101,11 @@ export const parseTokens = (text: string): Either.Either<ReadonlyArray<Holder>, 
     const id = at < 0 ? "" : pair.slice(0, at).trim()
     const token = at < 0 ? "" : pair.slice(at + 1).trim()
     if (id === "" || token === "") return Either.left(`pair ${index + 1} is not principal=token`)
+    if (!bearable.test(token)) {
+      return Either.left(
+        `pair ${index + 1} gives a token no Authorization header can carry: a token is visible ASCII (letters, digits, punctuation; no space, no other character)`
+      )
+    }
     const refusal = principalRefusal(id)
     if (refusal !== undefined)
       return Either.left(`pair ${index + 1} names a principal that cannot be one: ${refusal.reason}`)

@@ -1,114 +1,85 @@
 /**
- * What every API request goes through before its handler: a body over the limit is 413 (nothing
- * read past it), a body that is not JSON is 400, and a request the API's schemas refuse is 400 with
- * the API's one error body (one line: the field, what it expects, what was sent, cut). A defect is
- * logged with the request's method and path, and answered 500: `Internal` for an API request, the
- * same sentence as text for a console page (never an empty page an operator cannot read).
+ * What every request goes through before the router: a path segment longer than a path parameter
+ * may be (as sent) is 400; a request the API's schemas refuse is 400 with the API's one error body
+ * (one line: the field, what it expects, what was sent, cut); a path of the API no endpoint matches
+ * is 404 with that body too; every 401 says how to authenticate (`WWW-Authenticate: Bearer`). A
+ * defect is logged with the request's method and path, and answered 500: `Internal` for an API
+ * request, the same sentence as text for a console page (never an empty page an operator cannot
+ * read). A command's body is checked later, once the caller is authenticated (`BodyCheck`).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import type * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
-import * as HttpMethod from "@effect/platform/HttpMethod"
+import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import { preview } from "../util/printable.js"
 import { Api } from "./api.js"
 import { decodeMessage, type Issue } from "./decodeMessage.js"
-import { Internal, Malformed, TooLarge } from "./errors.js"
+import { Internal, Malformed, NotFound } from "./errors.js"
 import { defectText, logAnswer } from "./serverLog.js"
-
-/**
- * The default limit of a request's body: 1 MiB.
- *
- * @since 0.2.0
- * @category limits
- */
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
-
-const overLimit = (error: unknown): boolean =>
-  Predicate.hasProperty(error, "cause") &&
-  Predicate.hasProperty(error.cause, "message") &&
-  error.cause.message === "maxBytes exceeded"
+import { isApiTarget, longestSegment, MAX_PATH_PARAMETER_LENGTH, pathOf } from "./target.js"
 
 const internal = new Internal({
   message: "the server could not answer this request: its log says why (nothing in this answer does)"
 })
 
-const tooLarge = (max: number) => new TooLarge({ message: `the body is over the limit of ${max} bytes` })
+/** An error of the API for a request of the API; for any other (a console page), its message as text. */
+const refuse = (request: HttpServerRequest.HttpServerRequest, error: Internal | Malformed, status: number) =>
+  isApiTarget(request.url) ? Effect.fail(error) : Effect.succeed(HttpServerResponse.text(error.message, { status }))
 
-/**
- * A request's body as text, at most `max` bytes: a `Content-Length` over it is `TooLarge` before
- * anything is read, and a body that runs over it is `TooLarge` with nothing read past it. The
- * console's forms are read with it too.
- *
- * @since 0.2.0
- * @category limits
- */
-export const readText = (
-  request: HttpServerRequest.HttpServerRequest,
-  max: number
-): Effect.Effect<string, TooLarge | Malformed> => {
-  const length = Number(request.headers["content-length"] ?? "0")
-  if (length > max) return Effect.fail(tooLarge(max))
-  return request.text.pipe(
-    HttpIncomingMessage.withMaxBodySize(Option.some(max)),
-    Effect.mapError((error) =>
-      overLimit(error) ? tooLarge(max) : new Malformed({ message: "the body could not be read" })
-    )
-  )
+/** A segment no path parameter can be, as sent, or `undefined`. */
+const overLong = (url: string): Malformed | undefined => {
+  const longest = longestSegment(url)
+  return longest <= MAX_PATH_PARAMETER_LENGTH
+    ? undefined
+    : new Malformed({
+        message: `a segment of the path is ${longest} characters as sent, over the limit of ${MAX_PATH_PARAMETER_LENGTH} (no id is that long); nothing was written`
+      })
 }
 
-/** Reads the body (at most `max` bytes) and checks that it is JSON; the handler reads it again from the cache. */
-const checkBody = (request: HttpServerRequest.HttpServerRequest, max: number) =>
-  Effect.gen(function* () {
-    const length = Number(request.headers["content-length"] ?? "0")
-    if (length > max) return yield* tooLarge(max)
-    const type = request.headers["content-type"] ?? "application/json"
-    if (!type.toLowerCase().includes("application/json")) {
-      return yield* new Malformed({ message: "the body must be JSON (Content-Type: application/json)" })
-    }
-    const text = yield* readText(request, max)
-    if (text === "") return
-    yield* Effect.try({
-      try: () => JSON.parse(text) as unknown,
-      catch: () => new Malformed({ message: "the body is not valid JSON" })
-    })
+/** What the router's "no route" becomes for a path of the API: the API's `NotFound`, naming the path. */
+const noEndpoint = (request: HttpServerRequest.HttpServerRequest) =>
+  new NotFound({
+    message: `no endpoint answers ${request.method} ${preview(pathOf(request.url))}: the endpoints are listed at /api/docs`
   })
 
+/** RFC 9110: a 401 says how to authenticate. */
+const challenge = HttpApp.appendPreResponseHandler((_request, response) =>
+  Effect.succeed(
+    response.status === 401 ? HttpServerResponse.setHeader(response, "www-authenticate", "Bearer") : response
+  )
+)
+
 /**
- * The guard as an API middleware layer, for bodies of at most `maxBodyBytes`.
+ * The guard as an API middleware layer.
  *
  * @since 0.2.0
  * @category middleware
  */
-export const layer = (maxBodyBytes: number = DEFAULT_MAX_BODY_BYTES) =>
-  HttpApiBuilder.middleware(Api, (app) =>
-    Effect.gen(function* () {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      const checked =
-        HttpMethod.hasBody(request.method) && request.url.startsWith("/api/")
-          ? checkBody(request, maxBodyBytes)
-          : Effect.void
-      // The app's type names no error, but its failures are the API's, and the decode error of its schemas.
-      const answered = (app as HttpApp.Default<unknown>).pipe(
-        Effect.catchAll((error) =>
-          Predicate.isTagged(error, "HttpApiDecodeError") && Predicate.hasProperty(error, "issues")
-            ? Effect.fail(new Malformed({ message: decodeMessage(error.issues as ReadonlyArray<Issue>) }))
-            : Effect.fail(error as never)
-        )
+export const layer = HttpApiBuilder.middleware(Api, (app) =>
+  Effect.gen(function* () {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    yield* challenge
+    const refused = overLong(request.url)
+    if (refused !== undefined) return yield* refuse(request, refused, 400)
+    // The app's type names no error, but its failures are the API's, the decode error of its schemas, and the router's.
+    const answered = (app as HttpApp.Default<unknown>).pipe(
+      Effect.catchAll((error): Effect.Effect<never, Malformed | NotFound> => {
+        if (Predicate.isTagged(error, "HttpApiDecodeError") && Predicate.hasProperty(error, "issues")) {
+          return Effect.fail(new Malformed({ message: decodeMessage(error.issues as ReadonlyArray<Issue>) }))
+        }
+        if (Predicate.isTagged(error, "RouteNotFound") && isApiTarget(request.url)) {
+          return Effect.fail(noEndpoint(request))
+        }
+        return Effect.fail(error as never)
+      })
+    )
+    // A defect in reading the body too is the server's failure: logged, and answered 500 with a body.
+    return yield* answered.pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.zipRight(logAnswer(500, defectText(defect)), refuse(request, internal, 500))
       )
-      // A defect in reading the body too is the server's failure: logged, and answered 500 with a body.
-      return yield* Effect.zipRight(checked, answered).pipe(
-        Effect.catchAllDefect((defect) =>
-          Effect.zipRight(
-            logAnswer(500, defectText(defect)),
-            request.url.startsWith("/api/")
-              ? Effect.fail(internal)
-              : Effect.succeed(HttpServerResponse.text(internal.message, { status: 500 }))
-          )
-        )
-      )
-    })
-  )
+    )
+  })
+)

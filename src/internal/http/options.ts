@@ -9,7 +9,7 @@ import * as Schema from "effect/Schema"
 import type { Options } from "../../SagaApi.js"
 import { unknownOption } from "../util/options.js"
 import { given, typeName } from "../util/printable.js"
-import { DEFAULT_MAX_BODY_BYTES } from "./guard.js"
+import { DEFAULT_MAX_BODY_BYTES } from "./body.js"
 
 /**
  * The type id `InvalidApiOptions` carries (`SagaApi` re-exports it: that is its public home):

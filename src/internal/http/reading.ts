@@ -49,21 +49,23 @@ const byUrgency = (a: SagaSummary, b: SagaSummary): number =>
 const DEFAULT_LIMIT = 50
 
 /**
- * The sagas `params` selects, what needs a person first, one page of them.
+ * The sagas `params` selects, what needs a person first, one page of them. The filters combine: a
+ * saga is listed when it passes every one given (`status=completed&awaitingApproval=true` lists none).
  *
  * @since 0.2.0
  * @category reading
  */
 export const listSagas = (params: ListParams) =>
   Effect.gen(function* () {
-    const statuses = params.awaitingApproval === true ? ["awaiting_approval" as const] : params.status
+    const awaiting = params.awaitingApproval === true
     const rows = yield* Saga.list({
-      status: statuses,
+      status: params.status ?? (awaiting ? ["awaiting_approval"] : undefined),
       updatedBefore: params.finishedBefore
     })
     const search = params.search?.trim() ?? ""
     const selected = rows
       .map(summaryOf)
+      .filter((saga) => !awaiting || saga.status === "awaiting_approval")
       .filter((saga) => params.finishedBefore === undefined || isFinished(saga.status))
       .filter((saga) => params.needsHuman !== true || saga.needsHuman)
       .filter((saga) => search === "" || saga.sagaId.includes(search))

@@ -6,16 +6,20 @@ import * as http from "node:http"
 import * as net from "node:net"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import type * as HttpApp from "@effect/platform/HttpApp"
 import type * as HttpServer from "@effect/platform/HttpServer"
 import { ServeError } from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type { ServeOptions } from "../../SagaApi.js"
-import { given } from "../util/printable.js"
+import { given, preview } from "../util/printable.js"
 import type { Authentication } from "./api.js"
 import { layerInsecure } from "./authentication.js"
+import { isApiTarget } from "./target.js"
 
 /**
  * The server would accept requests from anyone: no authentication layer was given, and it was not
@@ -46,6 +50,48 @@ export const isLoopback = (host: string): boolean => {
   if (net.isIPv4(bare)) return bare.startsWith("127.")
   return net.isIPv6(bare) && (bare === "::1" || /^::ffff:127\./i.test(bare))
 }
+
+/**
+ * The name a `Host` header gives, without its port (`[::1]:8080` is `::1`), lower-cased; `undefined`
+ * for a header that is not a host and an optional port.
+ */
+const hostnameOf = (header: string): string | undefined => {
+  const match = /^(\[[^\]]*\]|[^:[\]]*)(?::\d*)?$/.exec(header.trim())
+  return match === null ? undefined : match[1]!.toLowerCase()
+}
+
+/**
+ * Whether a request's `Host` header names a loopback address or `localhost` (with any port): what
+ * a browser sends for a page of this server, and never for a page of another site, even one whose
+ * name an attacker has made resolve to 127.0.0.1 (DNS rebinding).
+ *
+ * @since 0.3.0
+ * @category addresses
+ */
+export const isLoopbackHost = (header: string | undefined): boolean => {
+  const hostname = header === undefined ? undefined : hostnameOf(header)
+  return hostname !== undefined && isLoopback(hostname)
+}
+
+/** The answer to a request that names another host: the API's `Forbidden` body, or its sentence as text. */
+const misdirected = (request: HttpServerRequest.HttpServerRequest): HttpServerResponse.HttpServerResponse => {
+  const host = request.headers.host
+  const message = `this server runs without authentication and answers only requests sent to localhost, 127.0.0.1 or [::1]: Host ${host === undefined ? "is missing" : `${preview(host)} is not one`}`
+  return isApiTarget(request.url)
+    ? HttpServerResponse.unsafeJson({ _tag: "Forbidden", message }, { status: 403 })
+    : HttpServerResponse.text(message, { status: 403 })
+}
+
+/**
+ * What a server that runs without authentication answers first: a request whose `Host` is not a
+ * loopback name is refused (403) before any route sees it, so a page of another site cannot read or
+ * command through its own name rebound to this address. The console's origin check compares the
+ * `Origin` with this `Host`, so a form passes it only from a loopback origin.
+ */
+const loopbackOnly = (app: HttpApp.Default): HttpApp.Default =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    isLoopbackHost(request.headers.host) ? app : Effect.succeed(misdirected(request))
+  )
 
 /** The authentication the server runs with, or why it refuses to start. */
 const authenticationFor = <E, R>(
@@ -95,7 +141,8 @@ export const serve = <EA, RA, E, R>(
   }
   return Layer.unwrapEffect(
     Effect.map(authenticationFor(host, options), (authentication) =>
-      HttpApiBuilder.serve().pipe(
+      // Without authentication (chosen here, or given as `layerInsecure`), the Host must be a loopback name.
+      HttpApiBuilder.serve(authentication === layerInsecure ? loopbackOnly : undefined).pipe(
         Layer.provide(app),
         Layer.provide(authentication),
         Layer.provideMerge(NodeHttpServer.layer(() => http.createServer(), { host, port }))

@@ -227,7 +227,9 @@ export class Writer {
       this.holder === undefined || !this.holdsLease
         ? Effect.void
         : Effect.catchAll(this.journal.release(this.holder.owner, this.sagaId), (error) =>
-            Effect.logWarning(`effect-saga: the lease of saga ${this.sagaId} was not released; it will lapse`, error)
+            Effect.logWarning(
+              `effect-saga: the lease of saga ${this.sagaId} was not released; it will lapse: ${error.message}`
+            )
           )
     )
   }

@@ -8,8 +8,8 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { depthOf, MAX_JSON_DEPTH, readText } from "../body.js"
 import { Malformed, type TooLarge } from "../errors.js"
-import { readText } from "../guard.js"
 import { ApproveBody, RejectBody, ResolveBody } from "../models.js"
 
 /**
@@ -79,7 +79,8 @@ export const reject = (form: Form): Effect.Effect<typeof RejectBody.Type, Malfor
 
 /**
  * The resolve form as `POST …/resolve`'s body: the outcome is exactly `applied` or `not-applied`,
- * a result is given only with `applied`, and it is JSON (text is written in quotes).
+ * a result is given only with `applied`, and it is JSON (text is written in quotes) nested at most
+ * `MAX_JSON_DEPTH` levels.
  *
  * @since 0.2.0
  * @category forms
@@ -97,6 +98,11 @@ export const resolve = (form: Form): Effect.Effect<typeof ResolveBody.Type, Malf
     if (outcome === "not-applied") {
       return yield* new Malformed({
         message: "a result is given only with the outcome applied; nothing was written"
+      })
+    }
+    if (depthOf(result) > MAX_JSON_DEPTH) {
+      return yield* new Malformed({
+        message: `the result nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels; nothing was written`
       })
     }
     const parsed = yield* Effect.try({

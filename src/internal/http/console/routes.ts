@@ -13,18 +13,23 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import type { Approval } from "../../../Approval.js"
 import * as Authority from "../../../Authority.js"
 import type { Journal } from "../../../Journal.js"
 import type { Saga } from "../../../Saga.js"
 import { Authentication } from "../api.js"
+import { DEFAULT_MAX_BODY_BYTES } from "../body.js"
 import type { CommandOptions } from "../commands.js"
 import * as Commands from "../commands.js"
+import { decodeMessage } from "../decodeMessage.js"
 import type { EngineError } from "../errorStatus.js"
 import { asApi } from "../errorStatus.js"
-import type { ApiError, Malformed, TooLarge } from "../errors.js"
-import { DEFAULT_MAX_BODY_BYTES } from "../guard.js"
+import type { ApiError, TooLarge } from "../errors.js"
+import { Malformed } from "../errors.js"
+import { ListParams } from "../models.js"
 import * as Reading from "../reading.js"
 import * as Flash from "./flash.js"
 import type { Form } from "./forms.js"
@@ -170,6 +175,17 @@ const post = <R>(
     )
   })
 
+/**
+ * The sagas page's filter, decoded as `GET /api/sagas` decodes its query: a status that is none
+ * (`bogus`) is refused with the API's message; a comma-separated list names several.
+ */
+const filterOf = (query: { readonly status: string; readonly search: string }) =>
+  Schema.decodeUnknown(ListParams)(query.status === "" ? { search: query.search } : query).pipe(
+    Effect.mapError(
+      (error) => new Malformed({ message: decodeMessage(ParseResult.ArrayFormatter.formatErrorSync(error)) })
+    )
+  )
+
 const sagaPage = (sagaId: string) => `/console/sagas/${encodeURIComponent(sagaId)}`
 
 const decided = (answer: { readonly sagaId: string; readonly stepId: string | null; readonly message: string }) => ({
@@ -215,13 +231,9 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
             const status = search.get("status") ?? ""
             const text = search.get("search") ?? ""
             return view("sagas", () =>
-              Effect.map(
-                Reading.listSagas({
-                  status: status === "" ? undefined : ([status] as never),
-                  search: text,
-                  limit: 500
-                }),
-                (found) => ({ title: "Sagas", body: Pages.sagas(found, { status, search: text }) })
+              filterOf({ status, search: text }).pipe(
+                Effect.flatMap((filter) => Reading.listSagas({ ...filter, limit: 500 })),
+                Effect.map((found) => ({ title: "Sagas", body: Pages.sagas(found, { status, search: text }) }))
               )
             )
           })
