@@ -488,7 +488,8 @@ export const resume = <A, E, R>(
 /**
  * Undoes a saga on an operator's request: every executed step not undone yet, in reverse order.
  * An approval request still pending is withdrawn (journaled `REJECTED` by `effect-saga`, rejected
- * in the `Approval` service): nothing runs forward in a saga that began to compensate.
+ * in the `Approval` service): nothing runs forward in a saga that began to compensate. The saga's
+ * lease is held, and renewed as a run's is, until the last undo returns.
  *
  * @since 0.1.0
  * @category accessors
@@ -496,7 +497,8 @@ export const resume = <A, E, R>(
 export const compensate = (sagaId: string, seen?: Seen) => Effect.flatMap(Saga, (saga) => saga.compensate(sagaId, seen))
 
 /**
- * Undoes one applied effect on request.
+ * Undoes one applied effect on request. The saga's lease and the undo run's are held, and renewed
+ * as a run's is, until the undo returns.
  *
  * @since 0.1.0
  * @category commands
@@ -541,7 +543,8 @@ export const renewApproval = (sagaId: string, stepId: string, options: RenewAppr
   Effect.flatMap(Saga, (saga) => saga.renewApproval(sagaId, stepId, options))
 
 /**
- * Rejects a step that awaits approval; the saga compensates.
+ * Rejects a step that awaits approval; the saga compensates, its lease held and renewed as a run's
+ * is until the last undo returns.
  *
  * @since 0.1.0
  * @category commands
