@@ -12,7 +12,7 @@ import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import { commands } from "../src/internal/cli/commandTable.js"
 import { endingOf } from "../src/internal/cli/failure.js"
 import * as Help from "../src/internal/cli/help.js"
-import { Checkout, Tracking } from "./fixtures/cli-tools.js"
+import { Checkout, chargeCard, reserveInventory, ship, Tracking } from "./fixtures/cli-tools.js"
 import { freshDatabase } from "./fixtures/postgres.js"
 import { edit } from "./fixtures/sqlite-raw.js"
 
@@ -380,6 +380,51 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       expect(second.stdout).toMatch(/^saga order-5: compensated\n {2}completed {3}ship /)
       expect(worldLines().length).toBe(before.length + 3)
     })
+  )
+
+  it.effect(
+    "a reject asked again after one killed mid-undo says it finished that compensation, and what it wrote",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("reject-again")
+        const stepId = wireStep(yield* onFile(db, Saga.status("order-5")))
+        // The first reject is "killed" once ship's undo ran: its outcome never reaches the journal.
+        const killed = yield* Effect.exit(
+          onFileKilledAtCompensated(
+            db,
+            Effect.zipRight(
+              Effect.flatMap(Saga.Saga, (saga) => saga.register([reserveInventory, chargeCard, ship])),
+              Saga.reject("order-5", stepId, { by: "bob", reason: "out of stock" })
+            )
+          )
+        )
+        expect(killed._tag).toBe("Failure")
+        const stopped = yield* onFile(db, Saga.status("order-5"))
+        expect(stopped.status).toBe("compensating")
+
+        const before = worldLines()
+        const again = yield* cli(
+          "reject",
+          "order-5",
+          "sendWire",
+          "--as",
+          "bob",
+          "--reason",
+          "out of stock",
+          "--register",
+          toolsBundle,
+          "--db",
+          db
+        )
+        const after = yield* onFile(db, Saga.status("order-5"))
+        // ship's undo has no outcome (unknown): the report is not clean.
+        expect(again.code).toBe(1)
+        expect(again.stdout.split("\n")[0]).toBe(
+          `step ${stepId} of saga order-5 was already rejected by bob: this call finished the compensation that rejection started (journaled revisions ${stopped.revision + 1}–${after.revision})`
+        )
+        expect(after.revision).toBe(stopped.revision + 6)
+        expect(worldLines().slice(before.length)).toEqual(["refund ch-900", "release res-A-1"])
+      })
   )
 
   it.effect(
@@ -1348,6 +1393,30 @@ const fresh = (name: string): string => {
   const file = path.join(dir, `${name}.db`)
   fs.copyFileSync(prepared, file)
   return file
+}
+
+/**
+ * Runs `effect` on the services of `file` as a process killed once an undo ran would: every append
+ * that would journal an undo's COMPENSATED fails, so nothing after it reaches the journal.
+ */
+const onFileKilledAtCompensated = <A, E>(
+  file: string,
+  effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>
+) => {
+  const killed = Layer.effect(
+    Journal.Journal,
+    Effect.map(Journal.Journal, (journal) =>
+      Journal.Journal.of({
+        ...journal,
+        append: (sagaId, expected, drafts, holder) =>
+          drafts.some((draft) => draft.phase === "COMPENSATED")
+            ? Effect.fail(new Journal.JournalError({ operation: "append", reason: "the process was killed" }))
+            : journal.append(sagaId, expected, drafts, holder)
+      })
+    )
+  )
+  const store = SqlStore.layerSqlite({ filename: file })
+  return Effect.provide(effect, Saga.layer.pipe(Layer.provideMerge(Layer.merge(store, Layer.provide(killed, store)))))
 }
 
 /** Runs `effect` on the services of `file`, as a service of the shop would. */
