@@ -23,6 +23,7 @@ const bundles = path.join(root, "node_modules", ".cache", "effect-saga-cli-test"
 const cliBundle = path.join(bundles, "cli.mjs")
 const toolsBundle = path.join(bundles, "tools.mjs")
 const approvedUndoBundle = path.join(bundles, "approved-undo.mjs")
+const hangingUndoBundle = path.join(bundles, "hanging-undo.mjs")
 const prepared = path.join(dir, "prepared.db")
 const world = path.join(dir, "world.log")
 // The tools append what they do to this file, in this process and in the CLI's.
@@ -736,6 +737,36 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     })
   )
 
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    it.effect(
+      `compensate-effect whose undo never returns stops on ${signal}: exit 130, the undo journaled unknown, both leases dropped`,
+      () =>
+        Effect.gen(function* () {
+          const db = fresh(`hanging-${signal}`)
+          const charge = (yield* onFile(db, Saga.status("order-5"))).steps.find(
+            (step) => step.toolName === "chargeCard"
+          )!
+          const runId = `${charge.effectId}/compensate-effect`
+          const before = worldLines().length
+          const ran = yield* run(["compensate-effect", charge.effectId, "--register", hangingUndoBundle, "--db", db], {
+            interrupt: { signal, when: () => worldLines().slice(before).includes("refund ch-900 hangs") }
+          })
+          expect(ran.code).toBe(130)
+          const stored = yield* onFile(
+            db,
+            Effect.all({ run: readJournal(runId), runRow: Saga.status(runId), saga: Saga.status("order-5") })
+          )
+          expect(stored.run.map((entry) => [entry.phase, entry.payload])).toEqual([
+            ["SAGA_STARTED", JSON.stringify({ effectId: charge.effectId })],
+            ["COMPENSATING", JSON.stringify({ idempotencyKey: runId })],
+            ["COMPENSATION_UNKNOWN", JSON.stringify({ reason: "the undo was interrupted" })]
+          ])
+          expect(stored.runRow.lease).toBeNull()
+          expect(stored.saga.lease).toBeNull()
+        })
+    )
+  }
+
   describe("on PostgreSQL", () => {
     it.effect("--db postgres://: a saga exported from SQLite imports, shows and verifies as it was", () =>
       Effect.gen(function* () {
@@ -1303,6 +1334,8 @@ const run = (
     readonly env?: Record<string, string>
     /** Writes the child's stdin (else it has none). */
     readonly stdin?: (stdin: NodeJS.WritableStream) => void
+    /** Sends the child `signal` as soon as `when` holds (asked every 20 ms). */
+    readonly interrupt?: { readonly signal: NodeJS.Signals; readonly when: () => boolean }
   } = {}
 ) =>
   Effect.async<Ran>((resume) => {
@@ -1321,9 +1354,24 @@ const run = (
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk
     })
+    const { interrupt } = options
+    const watch =
+      interrupt === undefined
+        ? undefined
+        : setInterval(() => {
+            if (!interrupt.when()) return
+            clearInterval(watch)
+            child.kill(interrupt.signal)
+          }, 20)
     child.on("error", (error) => resume(Effect.die(error)))
-    child.on("close", (code) => resume(Effect.succeed({ code, stdout, stderr })))
-    return Effect.sync(() => child.kill())
+    child.on("close", (code) => {
+      clearInterval(watch)
+      resume(Effect.succeed({ code, stdout, stderr }))
+    })
+    return Effect.sync(() => {
+      clearInterval(watch)
+      child.kill()
+    })
   })
 
 const cli = (...args: ReadonlyArray<string>) => run(args)
@@ -1355,11 +1403,33 @@ export const chargeCard = Compensable.make({
           resolveDir: root,
           loader: "ts" as const
         }
+      },
+      {
+        // chargeCard again, its undo never returning once it said so.
+        stdin: {
+          contents: `import * as fs from "node:fs"
+import { Effect, Schema } from "effect"
+import { Compensable } from "./src/index.ts"
+export const chargeCard = Compensable.make({
+  name: "chargeCard",
+  input: Schema.Struct({ amount: Schema.Int }),
+  success: Schema.String,
+  execute: ({ amount }) => Effect.succeed(\`ch-\${amount}\`),
+  compensate: ({ result }) =>
+    Effect.zipRight(
+      Effect.sync(() => fs.appendFileSync(process.env.EFFECT_SAGA_TEST_WORLD ?? "/dev/null", \`refund \${result} hangs\\n\`)),
+      Effect.never
+    )
+})
+`,
+          resolveDir: root,
+          loader: "ts" as const
+        }
       }
     ].map((entry, i) =>
       build({
         ...entry,
-        outfile: [cliBundle, toolsBundle, approvedUndoBundle][i]!,
+        outfile: [cliBundle, toolsBundle, approvedUndoBundle, hangingUndoBundle][i]!,
         bundle: true,
         platform: "node",
         format: "esm",

@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import type { Context } from "effect"
-import { Deferred, Effect, Fiber, Layer, Schema, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, Layer, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 
@@ -115,6 +115,63 @@ describe("a command whose write is refused after writes of its own says what it 
   })
 })
 
+describe("Saga.withInterruptibleUndos: interrupting an operator's command interrupts its undo", () => {
+  it.scoped("compensate: the undo in flight is journaled unknown, no other starts, the lease is dropped", () =>
+    Effect.gen(function* () {
+      const { world, operator, journal } = yield* setUp(stores[0]![1])
+      yield* world.awaitingOrder("o-6", operator)
+      const compensating = yield* Effect.fork(
+        Effect.provide(Saga.withInterruptibleUndos(Saga.compensate("o-6")), operator)
+      )
+      yield* world.refundStarted
+      const exit = yield* Fiber.interrupt(compensating)
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      const entries = yield* journal.read("o-6")
+      expect(entries.slice(-2).map((entry) => [entry.phase, entry.toolName, entry.payload])).toEqual([
+        ["COMPENSATING", "charge", expect.any(String)],
+        ["COMPENSATION_UNKNOWN", "charge", JSON.stringify({ reason: "the undo was interrupted" })]
+      ])
+      expect(world.undone).toEqual([])
+      expect(yield* journal.get("o-6")).toMatchObject({ value: { status: "compensating", lease: null } })
+    })
+  )
+
+  it.scoped("reject: the same; asked again, the command goes on with the undos left", () =>
+    Effect.gen(function* () {
+      const { world, operator, journal } = yield* setUp(stores[0]![1])
+      const stepId = yield* world.awaitingOrder("o-7", operator)
+      const rejection = { by: "bob", reason: "out of stock" }
+      const rejecting = yield* Effect.fork(
+        Effect.provide(Saga.withInterruptibleUndos(Saga.reject("o-7", stepId, rejection)), operator)
+      )
+      yield* world.refundStarted
+      expect(Exit.isInterrupted(yield* Fiber.interrupt(rejecting))).toBe(true)
+      expect(world.undone).toEqual([])
+      const report = yield* Effect.provide(Saga.reject("o-7", stepId, rejection), operator)
+      expect(report.undone.map((step) => [step.toolName, step.outcome])).toEqual([
+        ["charge", "unknown"],
+        ["reserve", "completed"]
+      ])
+      expect(world.undone).toEqual(["reserve"])
+      expect(yield* journal.get("o-7")).toMatchObject({ value: { status: "compensation_failed", lease: null } })
+    })
+  )
+
+  it.scoped("outside it, interrupting the command waits for the undo, and the compensation ends", () =>
+    Effect.gen(function* () {
+      const { world, operator, journal } = yield* setUp(stores[0]![1])
+      yield* world.awaitingOrder("o-8", operator)
+      const compensating = yield* Effect.fork(Effect.provide(Saga.compensate("o-8"), operator))
+      yield* world.refundStarted
+      const interrupting = yield* Effect.fork(Fiber.interrupt(compensating))
+      yield* Deferred.succeed(world.refund, undefined)
+      yield* Fiber.join(interrupting)
+      expect(world.undone).toEqual(["charge", "reserve"])
+      expect(yield* journal.get("o-8")).toMatchObject({ value: { status: "compensated", lease: null } })
+    })
+  )
+})
+
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-operator-lease-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
@@ -208,6 +265,7 @@ const setUp = (makeStore: () => Effect.Effect<Store>) =>
           assert(result._tag === "AwaitingApproval")
           return result.request.stepId
         }),
+      refundStarted: Deferred.await(refunding),
       /** Once the refund runs, moves the clock past several leases, a second at a time. */
       pastSeveralLeases: Effect.zipRight(Deferred.await(refunding), Effect.repeatN(TestClock.adjust("1 second"), 9)),
       thenRefund: <A, E, R>(effect: Effect.Effect<A, E, R>) =>

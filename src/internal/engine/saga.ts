@@ -62,7 +62,7 @@ import { makeKeyedLock } from "../util/keyedLock.js"
 import type { ExplicitUndos, Lookup } from "./compensation.js"
 import { compensate, explicitUndos, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
-import { insideUndo, readFirst } from "./context.js"
+import { insideUndo, readFirst, undosStopWithCaller } from "./context.js"
 import { describeCause, endRun } from "./ending.js"
 import * as explicit from "./explicitUndo.js"
 import * as commands from "./operatorCommands.js"
@@ -448,9 +448,15 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           })
         )
 
-  /** A saga's own compensation, as an operator's command or after a rejection (`found`: its explicit undos, looked up before). */
+  /**
+   * A saga's own compensation, as an operator's command or after a rejection (`found`: its explicit
+   * undos, looked up before). Under `Saga.withInterruptibleUndos`, interrupting the command
+   * interrupts the undo in flight, and no other starts.
+   */
   const compensateSaga = (writer: Writer, cause: string, found?: ExplicitUndos) =>
-    compensate(writer, undoEnv(writer.sagaId, registered), cause, found)
+    Effect.flatMap(FiberRef.get(undosStopWithCaller), (stopsWithCaller) =>
+      compensate(writer, { ...undoEnv(writer.sagaId, registered), stopsWithCaller }, cause, found)
+    )
 
   /** How long `compensateEffect` waits for another worker holding the saga or the run. */
   const contention = Schedule.exponential("10 millis").pipe(
@@ -476,7 +482,17 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       if (refused !== undefined && !isUnknown(subject.step)) return yield* refused
       const answered = explicit.finishedAnswer(effectId, yield* viewOf(yield* journal.read(runIdOf(effectId))))
       if (answered !== undefined) return answered
-      const ctx = { journal, approval, lookup: registered, holder, approvalTtl, journalKeys: keys, receiptKeys }
+      const stopsWithCaller = yield* FiberRef.get(undosStopWithCaller)
+      const ctx = {
+        journal,
+        approval,
+        lookup: registered,
+        holder,
+        approvalTtl,
+        journalKeys: keys,
+        receiptKeys,
+        stopsWithCaller
+      }
       // The run and the saga are both held meanwhile (their leases renewed as a run's are): the
       // saga's own compensation waits for this undo.
       const attempt = Effect.gen(function* () {

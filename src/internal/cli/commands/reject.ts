@@ -56,7 +56,7 @@ export const reject = Command.make(
           const registered = yield* Tools.register(options.register)
           const { seen, status, stepId } = yield* target(options.saga, options.step, options)
           yield* Tools.requireUndos("reject", status, registered)
-          const report = yield* Saga.reject(options.saga, stepId, { by, reason, ...seen })
+          const report = yield* Saga.withInterruptibleUndos(Saga.reject(options.saga, stepId, { by, reason, ...seen }))
           const written = yield* writtenAfter(options.saga, status.revision)
           yield* printReport(saidOf(options.saga, stepId, by, written), report, options.json)
         }),
