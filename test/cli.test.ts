@@ -763,6 +763,19 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
           ])
           expect(stored.runRow.lease).toBeNull()
           expect(stored.saga.lease).toBeNull()
+          // Asked again, the answer is that outcome; the undo is not run again.
+          const hung = worldLines().length
+          const again = yield* cli(
+            "compensate-effect",
+            charge.effectId,
+            "--register",
+            hangingUndoBundle,
+            "--json",
+            "--db",
+            db
+          )
+          expect(JSON.parse(again.stdout)).toMatchObject({ outcome: "unknown", detail: "the undo was interrupted" })
+          expect(worldLines().length).toBe(hung)
         })
     )
   }
