@@ -15,7 +15,7 @@ import type { AlreadyDecided, Approval, ApprovalNotFound, ApprovalRequest, Renew
 import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport, UndoOutcome } from "./CompensationReport.js"
-import { CurrentSaga as CurrentSagaTag } from "./internal/engine/context.js"
+import { CurrentSaga as CurrentSagaTag, undosStopWithCaller } from "./internal/engine/context.js"
 import * as internal from "./internal/engine/saga.js"
 import * as identifier from "./internal/util/identifier.js"
 import type {
@@ -494,7 +494,8 @@ export const resume = <A, E, R>(
 /**
  * Undoes a saga on an operator's request: every executed step not undone yet, in reverse order.
  * An approval request still pending is withdrawn (journaled `REJECTED` by `effect-saga`, rejected
- * in the `Approval` service): nothing runs forward in a saga that began to compensate.
+ * in the `Approval` service): nothing runs forward in a saga that began to compensate. The saga's
+ * lease is held, and renewed as a run's is, until the last undo returns.
  *
  * @since 0.1.0
  * @category accessors
@@ -502,7 +503,22 @@ export const resume = <A, E, R>(
 export const compensate = (sagaId: string, seen?: Seen) => Effect.flatMap(Saga, (saga) => saga.compensate(sagaId, seen))
 
 /**
- * Undoes one applied effect on request.
+ * Runs `effect` so that interrupting it interrupts the undo an operator's command in it is running
+ * (`compensate`, `reject`, `compensateEffect`): the undo's outcome is journaled as an interrupted
+ * undo's is (`COMPENSATION_UNKNOWN`, "the undo was interrupted", unless it completed meanwhile), no
+ * further undo starts, the lease is dropped and the command ends interrupted; the saga stays
+ * `compensating` for `Recovery` or the same command to go on. Outside it, an undo runs to its end
+ * whoever interrupts the caller. The CLI runs its undos so: SIGINT and SIGTERM stop them.
+ *
+ * @since 0.5.0
+ * @category combinators
+ */
+export const withInterruptibleUndos = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.locally(effect, undosStopWithCaller, true)
+
+/**
+ * Undoes one applied effect on request. The saga's lease and the undo run's are held, and renewed
+ * as a run's is, until the undo returns.
  *
  * @since 0.1.0
  * @category commands
@@ -547,7 +563,8 @@ export const renewApproval = (sagaId: string, stepId: string, options: RenewAppr
   Effect.flatMap(Saga, (saga) => saga.renewApproval(sagaId, stepId, options))
 
 /**
- * Rejects a step that awaits approval; the saga compensates.
+ * Rejects a step that awaits approval; the saga compensates, its lease held and renewed as a run's
+ * is until the last undo returns.
  *
  * @since 0.1.0
  * @category commands

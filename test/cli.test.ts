@@ -12,7 +12,7 @@ import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import { commands } from "../src/internal/cli/commandTable.js"
 import { endingOf } from "../src/internal/cli/failure.js"
 import * as Help from "../src/internal/cli/help.js"
-import { Checkout, Tracking } from "./fixtures/cli-tools.js"
+import { Checkout, chargeCard, reserveInventory, ship, Tracking } from "./fixtures/cli-tools.js"
 import { freshDatabase } from "./fixtures/postgres.js"
 import { edit } from "./fixtures/sqlite-raw.js"
 
@@ -23,6 +23,7 @@ const bundles = path.join(root, "node_modules", ".cache", "effect-saga-cli-test"
 const cliBundle = path.join(bundles, "cli.mjs")
 const toolsBundle = path.join(bundles, "tools.mjs")
 const approvedUndoBundle = path.join(bundles, "approved-undo.mjs")
+const hangingUndoBundle = path.join(bundles, "hanging-undo.mjs")
 const prepared = path.join(dir, "prepared.db")
 const world = path.join(dir, "world.log")
 // The tools append what they do to this file, in this process and in the CLI's.
@@ -383,6 +384,51 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
   )
 
   it.effect(
+    "a reject asked again after one killed mid-undo says it finished that compensation, and what it wrote",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("reject-again")
+        const stepId = wireStep(yield* onFile(db, Saga.status("order-5")))
+        // The first reject is "killed" once ship's undo ran: its outcome never reaches the journal.
+        const killed = yield* Effect.exit(
+          onFileKilledAtCompensated(
+            db,
+            Effect.zipRight(
+              Effect.flatMap(Saga.Saga, (saga) => saga.register([reserveInventory, chargeCard, ship])),
+              Saga.reject("order-5", stepId, { by: "bob", reason: "out of stock" })
+            )
+          )
+        )
+        expect(killed._tag).toBe("Failure")
+        const stopped = yield* onFile(db, Saga.status("order-5"))
+        expect(stopped.status).toBe("compensating")
+
+        const before = worldLines()
+        const again = yield* cli(
+          "reject",
+          "order-5",
+          "sendWire",
+          "--as",
+          "bob",
+          "--reason",
+          "out of stock",
+          "--register",
+          toolsBundle,
+          "--db",
+          db
+        )
+        const after = yield* onFile(db, Saga.status("order-5"))
+        // ship's undo has no outcome (unknown): the report is not clean.
+        expect(again.code).toBe(1)
+        expect(again.stdout.split("\n")[0]).toBe(
+          `step ${stepId} of saga order-5 was already rejected by bob: this call finished the compensation that rejection started (journaled revisions ${stopped.revision + 1}–${after.revision})`
+        )
+        expect(after.revision).toBe(stopped.revision + 6)
+        expect(worldLines().slice(before.length)).toEqual(["refund ch-900", "release res-A-1"])
+      })
+  )
+
+  it.effect(
     "compensate and compensate-effect refuse a --as that cannot be a by: exit 2, nothing undone or written",
     () =>
       Effect.gen(function* () {
@@ -690,6 +736,49 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       expect(JSON.parse(json.stdout)).toMatchObject({ _tag: "AwaitingApproval", runId })
     })
   )
+
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    it.effect(
+      `compensate-effect whose undo never returns stops on ${signal}: exit 130, the undo journaled unknown, both leases dropped`,
+      () =>
+        Effect.gen(function* () {
+          const db = fresh(`hanging-${signal}`)
+          const charge = (yield* onFile(db, Saga.status("order-5"))).steps.find(
+            (step) => step.toolName === "chargeCard"
+          )!
+          const runId = `${charge.effectId}/compensate-effect`
+          const before = worldLines().length
+          const ran = yield* run(["compensate-effect", charge.effectId, "--register", hangingUndoBundle, "--db", db], {
+            interrupt: { signal, when: () => worldLines().slice(before).includes("refund ch-900 hangs") }
+          })
+          expect(ran.code).toBe(130)
+          const stored = yield* onFile(
+            db,
+            Effect.all({ run: readJournal(runId), runRow: Saga.status(runId), saga: Saga.status("order-5") })
+          )
+          expect(stored.run.map((entry) => [entry.phase, entry.payload])).toEqual([
+            ["SAGA_STARTED", JSON.stringify({ effectId: charge.effectId })],
+            ["COMPENSATING", JSON.stringify({ idempotencyKey: runId })],
+            ["COMPENSATION_UNKNOWN", JSON.stringify({ reason: "the undo was interrupted" })]
+          ])
+          expect(stored.runRow.lease).toBeNull()
+          expect(stored.saga.lease).toBeNull()
+          // Asked again, the answer is that outcome; the undo is not run again.
+          const hung = worldLines().length
+          const again = yield* cli(
+            "compensate-effect",
+            charge.effectId,
+            "--register",
+            hangingUndoBundle,
+            "--json",
+            "--db",
+            db
+          )
+          expect(JSON.parse(again.stdout)).toMatchObject({ outcome: "unknown", detail: "the undo was interrupted" })
+          expect(worldLines().length).toBe(hung)
+        })
+    )
+  }
 
   describe("on PostgreSQL", () => {
     it.effect("--db postgres://: a saga exported from SQLite imports, shows and verifies as it was", () =>
@@ -1258,6 +1347,8 @@ const run = (
     readonly env?: Record<string, string>
     /** Writes the child's stdin (else it has none). */
     readonly stdin?: (stdin: NodeJS.WritableStream) => void
+    /** Sends the child `signal` as soon as `when` holds (asked every 20 ms). */
+    readonly interrupt?: { readonly signal: NodeJS.Signals; readonly when: () => boolean }
   } = {}
 ) =>
   Effect.async<Ran>((resume) => {
@@ -1276,9 +1367,24 @@ const run = (
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
       stderr += chunk
     })
+    const { interrupt } = options
+    const watch =
+      interrupt === undefined
+        ? undefined
+        : setInterval(() => {
+            if (!interrupt.when()) return
+            clearInterval(watch)
+            child.kill(interrupt.signal)
+          }, 20)
     child.on("error", (error) => resume(Effect.die(error)))
-    child.on("close", (code) => resume(Effect.succeed({ code, stdout, stderr })))
-    return Effect.sync(() => child.kill())
+    child.on("close", (code) => {
+      clearInterval(watch)
+      resume(Effect.succeed({ code, stdout, stderr }))
+    })
+    return Effect.sync(() => {
+      clearInterval(watch)
+      child.kill()
+    })
   })
 
 const cli = (...args: ReadonlyArray<string>) => run(args)
@@ -1310,11 +1416,33 @@ export const chargeCard = Compensable.make({
           resolveDir: root,
           loader: "ts" as const
         }
+      },
+      {
+        // chargeCard again, its undo never returning once it said so.
+        stdin: {
+          contents: `import * as fs from "node:fs"
+import { Effect, Schema } from "effect"
+import { Compensable } from "./src/index.ts"
+export const chargeCard = Compensable.make({
+  name: "chargeCard",
+  input: Schema.Struct({ amount: Schema.Int }),
+  success: Schema.String,
+  execute: ({ amount }) => Effect.succeed(\`ch-\${amount}\`),
+  compensate: ({ result }) =>
+    Effect.zipRight(
+      Effect.sync(() => fs.appendFileSync(process.env.EFFECT_SAGA_TEST_WORLD ?? "/dev/null", \`refund \${result} hangs\\n\`)),
+      Effect.never
+    )
+})
+`,
+          resolveDir: root,
+          loader: "ts" as const
+        }
       }
     ].map((entry, i) =>
       build({
         ...entry,
-        outfile: [cliBundle, toolsBundle, approvedUndoBundle][i]!,
+        outfile: [cliBundle, toolsBundle, approvedUndoBundle, hangingUndoBundle][i]!,
         bundle: true,
         platform: "node",
         format: "esm",
@@ -1348,6 +1476,30 @@ const fresh = (name: string): string => {
   const file = path.join(dir, `${name}.db`)
   fs.copyFileSync(prepared, file)
   return file
+}
+
+/**
+ * Runs `effect` on the services of `file` as a process killed once an undo ran would: every append
+ * that would journal an undo's COMPENSATED fails, so nothing after it reaches the journal.
+ */
+const onFileKilledAtCompensated = <A, E>(
+  file: string,
+  effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>
+) => {
+  const killed = Layer.effect(
+    Journal.Journal,
+    Effect.map(Journal.Journal, (journal) =>
+      Journal.Journal.of({
+        ...journal,
+        append: (sagaId, expected, drafts, holder) =>
+          drafts.some((draft) => draft.phase === "COMPENSATED")
+            ? Effect.fail(new Journal.JournalError({ operation: "append", reason: "the process was killed" }))
+            : journal.append(sagaId, expected, drafts, holder)
+      })
+    )
+  )
+  const store = SqlStore.layerSqlite({ filename: file })
+  return Effect.provide(effect, Saga.layer.pipe(Layer.provideMerge(Layer.merge(store, Layer.provide(killed, store)))))
 }
 
 /** Runs `effect` on the services of `file`, as a service of the shop would. */

@@ -91,7 +91,31 @@ export const target = (
  * @category position
  */
 export const wroteAfter = (sagaId: string, stepId: string, phase: Phase, revision: number) =>
+  Effect.map(writtenAfter(sagaId, revision), (entries) =>
+    entries.some((entry) => entry.phase === phase && entry.stepId === stepId)
+  )
+
+/**
+ * The entries of saga `sagaId` after `revision` (where the saga stood when the command read it):
+ * what the command just carried out wrote, if nobody else wrote meanwhile.
+ *
+ * @since 0.5.0
+ * @category position
+ */
+export const writtenAfter = (sagaId: string, revision: number) =>
   Effect.map(
     Effect.flatMap(Journal, (journal) => journal.read(sagaId)),
-    (entries) => entries.some((entry) => entry.seq > revision && entry.phase === phase && entry.stepId === stepId)
+    (entries) => entries.filter((entry) => entry.seq > revision)
   )
+
+/**
+ * The revisions `entries` (in `seq` order) hold, as a sentence ends: `revision 11`, `revisions 11–14`.
+ *
+ * @since 0.5.0
+ * @category position
+ */
+export const revisionsOf = (entries: ReadonlyArray<{ readonly seq: number }>): string => {
+  const first = entries[0]?.seq
+  const last = entries.at(-1)?.seq
+  return first === last ? `revision ${first}` : `revisions ${first}–${last}`
+}

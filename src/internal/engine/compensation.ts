@@ -51,6 +51,8 @@ export interface UndoEnv {
   readonly withdraw: (requestId: string, reason: string) => Effect.Effect<void>
   /** The keys sealed receipts are opened with (the `Saga` layer's `EFFECT_SAGA_RECEIPT_KEYS`). */
   readonly receiptKeys: KeyRing | undefined
+  /** Whether interrupting the caller interrupts the undo in flight, and starts no other (see `runUndo`). */
+  readonly stopsWithCaller?: boolean | undefined
 }
 
 /**
@@ -225,7 +227,8 @@ const undoStep = (writer: Writer, env: UndoEnv, step: StepView, explicit: Explic
     return yield* runUndo(writer, tool, step, {
       sagaId: writer.sagaId,
       idempotencyKey: undoKey(writer.sagaId, step.stepId),
-      receiptKeys: env.receiptKeys
+      receiptKeys: env.receiptKeys,
+      stopsWithCaller: env.stopsWithCaller
     })
   })
 
@@ -248,6 +251,25 @@ export interface UndoOptions {
   readonly sagaId: string
   readonly idempotencyKey: string
   readonly receiptKeys: KeyRing | undefined
+  /** Whether interrupting the caller interrupts the undo (`stopsWithCaller` below); otherwise it runs to its end. */
+  readonly stopsWithCaller?: boolean | undefined
+}
+
+/**
+ * Waits for the undo's fiber. With `stopsWithCaller`, interrupting the caller interrupts the undo
+ * (and waits for it to stop): its exit is then the undo's own, `interrupted` told so.
+ */
+const awaitUndo = (
+  fiber: Fiber.RuntimeFiber<Exit.Exit<unknown, unknown>>,
+  stopsWithCaller: boolean | undefined,
+  interrupted: () => void
+): Effect.Effect<Exit.Exit<unknown, unknown>> => {
+  if (stopsWithCaller !== true) return Fiber.join(fiber)
+  // The fiber never fails (it ends with the undo's exit): the join fails only when the caller is interrupted.
+  return Effect.catchAllCause(Effect.interruptible(Fiber.join(fiber)), () => {
+    interrupted()
+    return Effect.flatten(Fiber.interrupt(fiber))
+  })
 }
 
 /**
@@ -300,15 +322,21 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
     // the command or run that settles it is uninterruptible, and a run interrupted meanwhile (a
     // shutdown) does not cut it short. The fiber ends with the undo's exit, never failed: a failed
     // daemon fiber is logged by Effect ("Fiber terminated with an unhandled error", with its cause).
+    // A caller that stops with its undo (`stopsWithCaller`) journals its outcome, then stops too.
+    let callerInterrupted = false
     const isolated = Effect.flatMap(
       Effect.forkDaemon(Effect.exit(Effect.interruptible(Effect.provide(undo, tool.context)))),
-      Fiber.join
+      (fiber) => awaitUndo(fiber, options.stopsWithCaller, () => (callerInterrupted = true))
     )
-    return writer.append([stepDraft(step, "COMPENSATING", { idempotencyKey })]).pipe(
+    // Interrupted before the undo starts, the caller starts none: nothing is journaled for it.
+    const beforeStart = options.stopsWithCaller === true ? Effect.interruptible(Effect.void) : Effect.void
+    return beforeStart.pipe(
+      Effect.zipRight(writer.append([stepDraft(step, "COMPENSATING", { idempotencyKey })])),
       Effect.zipRight(Effect.exit(Effect.flatten(isolated) as Effect.Effect<unknown, unknown>)),
       Effect.flatMap((exit) => {
         const [phase, detail] = phaseOfExit(exit, withoutReceipt(receipt.right))
-        return settle(writer, step, phase, detail)
+        const settled = settle(writer, step, phase, detail)
+        return callerInterrupted ? Effect.zipRight(settled, Effect.interrupt) : settled
       }),
       withUndoSpan({ "saga.id": sagaId, "workflow.id": sagaId, "step.id": step.stepId, tool: step.toolName })
     )

@@ -74,3 +74,9 @@ export const readFirst: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
  * is refused (the inverse is bounded), naming that tool.
  */
 export const insideUndo: FiberRef.FiberRef<string | undefined> = FiberRef.unsafeMake<string | undefined>(undefined)
+
+/**
+ * Set (`Saga.withInterruptibleUndos`) where interrupting an operator's command is to interrupt the
+ * undo it runs: the CLI's, on SIGINT or SIGTERM. Unset, an undo runs to its end whatever the caller.
+ */
+export const undosStopWithCaller: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)

@@ -100,6 +100,8 @@ export interface Context {
   readonly journalKeys: KeyRing | undefined
   /** The keys sealed receipts are opened with (the `Saga` layer's `EFFECT_SAGA_RECEIPT_KEYS`). */
   readonly receiptKeys: KeyRing | undefined
+  /** Whether interrupting the caller interrupts the undo (see `runUndo`). */
+  readonly stopsWithCaller?: boolean | undefined
 }
 
 /**
@@ -172,7 +174,8 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
     const report = yield* runUndo(run, tool, step, {
       sagaId: subject.sagaId,
       idempotencyKey: runId,
-      receiptKeys: ctx.receiptKeys
+      receiptKeys: ctx.receiptKeys,
+      stopsWithCaller: ctx.stopsWithCaller
     })
     const outcome = report.outcome === "skipped" ? "unavailable" : report.outcome
     return yield* settle(outcome, report.detail)

@@ -62,7 +62,7 @@ import { makeKeyedLock } from "../util/keyedLock.js"
 import type { ExplicitUndos, Lookup } from "./compensation.js"
 import { compensate, explicitUndos, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
-import { insideUndo, readFirst } from "./context.js"
+import { insideUndo, readFirst, undosStopWithCaller } from "./context.js"
 import { describeCause, endRun } from "./ending.js"
 import * as explicit from "./explicitUndo.js"
 import * as commands from "./operatorCommands.js"
@@ -73,6 +73,7 @@ import { SagaRun } from "./run.js"
 import { LeftRunning } from "./takeover.js"
 import { WITHDRAWN_BY } from "./withdrawal.js"
 import { checked as checkedOptions } from "./workerOptions.js"
+import { namingWrites, wroteBefore } from "./written.js"
 
 /** The definition and encoded input a saga was started from, as its `SAGA_STARTED` entry records them. */
 interface Origin {
@@ -406,28 +407,32 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
 
   /**
    * Runs an operator's command: asks the authority before reading the journal, then, under the
-   * saga's lock and lease, answers an exact replay from the journal (nothing runs, nothing is
-   * written), or refuses the command if the saga moved on since `seen`, or carries it out.
+   * saga's lock and lease (renewed as a run's is, for as long as its undos take), answers an exact
+   * replay from the journal (nothing runs, nothing is written), or refuses the command if the saga
+   * moved on since `seen`, or carries it out. A write refused after some of the command's own names
+   * them (`written.ts`).
    */
   const command = <A, E>(sagaId: string, spec: Command<A, E>) =>
     locks.withLock(
       sagaId,
       Effect.uninterruptible(
-        Effect.gen(function* () {
-          yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
-          yield* checkNamed(spec)
-          yield* outsideUndo
-          const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
-          const writer = yield* claimAndLoad(sagaId)
-          if (!writer.view.exists) return yield* new SagaNotFound({ sagaId })
-          const carryOut = Effect.gen(function* () {
-            const prior = spec.replay === undefined ? "new" : yield* spec.replay.prior(writer)
-            if (prior === "replay") return yield* spec.replay!.answer(writer)
-            yield* commands.checkSeen(writer, spec.seen)
-            return yield* spec.body(writer, principal)
+        renewal.renewing(
+          Effect.gen(function* () {
+            yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
+            yield* checkNamed(spec)
+            yield* outsideUndo
+            const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
+            const writer = yield* claimAndLoad(sagaId)
+            if (!writer.view.exists) return yield* new SagaNotFound({ sagaId })
+            const carryOut = Effect.gen(function* () {
+              const prior = spec.replay === undefined ? "new" : yield* spec.replay.prior(writer)
+              if (prior === "replay") return yield* spec.replay!.answer(writer)
+              yield* commands.checkSeen(writer, spec.seen)
+              return yield* spec.body(writer, principal)
+            })
+            return yield* Effect.ensuring(namingWrites(writer, carryOut), writer.release())
           })
-          return yield* Effect.ensuring(carryOut, writer.release())
-        })
+        )
       )
     )
 
@@ -443,9 +448,15 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           })
         )
 
-  /** A saga's own compensation, as an operator's command or after a rejection (`found`: its explicit undos, looked up before). */
+  /**
+   * A saga's own compensation, as an operator's command or after a rejection (`found`: its explicit
+   * undos, looked up before). Under `Saga.withInterruptibleUndos`, interrupting the command
+   * interrupts the undo in flight, and no other starts.
+   */
   const compensateSaga = (writer: Writer, cause: string, found?: ExplicitUndos) =>
-    compensate(writer, undoEnv(writer.sagaId, registered), cause, found)
+    Effect.flatMap(FiberRef.get(undosStopWithCaller), (stopsWithCaller) =>
+      compensate(writer, { ...undoEnv(writer.sagaId, registered), stopsWithCaller }, cause, found)
+    )
 
   /** How long `compensateEffect` waits for another worker holding the saga or the run. */
   const contention = Schedule.exponential("10 millis").pipe(
@@ -471,8 +482,19 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       if (refused !== undefined && !isUnknown(subject.step)) return yield* refused
       const answered = explicit.finishedAnswer(effectId, yield* viewOf(yield* journal.read(runIdOf(effectId))))
       if (answered !== undefined) return answered
-      const ctx = { journal, approval, lookup: registered, holder, approvalTtl, journalKeys: keys, receiptKeys }
-      // The run and the saga are both held meanwhile: the saga's own compensation waits for this undo.
+      const stopsWithCaller = yield* FiberRef.get(undosStopWithCaller)
+      const ctx = {
+        journal,
+        approval,
+        lookup: registered,
+        holder,
+        approvalTtl,
+        journalKeys: keys,
+        receiptKeys,
+        stopsWithCaller
+      }
+      // The run and the saga are both held meanwhile (their leases renewed as a run's are): the
+      // saga's own compensation waits for this undo.
       const attempt = Effect.gen(function* () {
         const run = yield* explicit.loadRun(journal, effectId, holder)
         const done = explicit.finishedAnswer(effectId, run.view)
@@ -481,17 +503,19 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           Effect.zipRight(
             journal.claim(subject.sagaId, holder),
             Effect.flatMap(explicit.findSubject(journal, effectId), (fresh) =>
-              Effect.zipRight(refuseNotApplied(fresh), explicit.compensateEffect(ctx, fresh, run))
+              Effect.zipRight(refuseNotApplied(fresh), namingWrites(run, explicit.compensateEffect(ctx, fresh, run)))
             )
           ),
           Effect.zipRight(run.release(), Effect.ignore(journal.release(owner, subject.sagaId)))
         )
       })
       return yield* locks
-        .withLock(runIdOf(effectId), locks.withLock(subject.sagaId, Effect.uninterruptible(attempt)))
+        .withLock(runIdOf(effectId), locks.withLock(subject.sagaId, Effect.uninterruptible(renewal.renewing(attempt))))
         .pipe(
           Effect.retry({
-            while: (error) => error._tag === "LeaseHeld" || error._tag === "ConcurrencyConflict",
+            // Another caller first: wait for it. A write refused after this call's own is not retried.
+            while: (error) =>
+              (error._tag === "LeaseHeld" || error._tag === "ConcurrencyConflict") && !wroteBefore(error),
             schedule: contention
           })
         )

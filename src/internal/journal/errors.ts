@@ -21,19 +21,32 @@ export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Journal/Error"
 export type ErrorTypeId = typeof ErrorTypeId
 
 /**
- * The saga moved on since the writer last saw it: nothing was written. Expected at revision 0 (a
+ * The saga moved on since the writer last saw it: this write was refused. Expected at revision 0 (a
  * saga begun or imported, or a command given revision 0), it exists already: the message says so.
+ * `written`: the entries the command that got it had journaled before this write (an undo's
+ * `COMPENSATING`, say), when it had; absent, nothing was written.
  *
  * @since 0.1.0
  * @category errors
  */
 export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>("effect-saga/ConcurrencyConflict")(
   "ConcurrencyConflict",
-  { sagaId: Schema.String, expectedRevision: Schema.Int, actualRevision: Schema.Int }
+  {
+    sagaId: Schema.String,
+    expectedRevision: Schema.Int,
+    actualRevision: Schema.Int,
+    /** @since 0.5.0 */
+    written: Schema.optional(Schema.Int)
+  }
 ) {
   /** @since 0.2.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
+    if (this.written !== undefined && this.written > 0) {
+      const first = this.expectedRevision - this.written + 1
+      const wrote = this.written === 1 ? `revision ${first}` : `revisions ${first}–${this.expectedRevision}`
+      return `saga ${this.sagaId} is at revision ${this.actualRevision}, not ${this.expectedRevision}: it moved on after this command wrote ${wrote}; its next write was refused`
+    }
     if (this.expectedRevision === 0 && this.actualRevision > 0) {
       // An import, a new saga's first append, or a command given revision 0: each expected no saga.
       return `saga ${this.sagaId} is at revision ${this.actualRevision}, not 0: it exists already, nothing was written`
@@ -47,7 +60,9 @@ export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>
 }
 
 /**
- * Another worker holds the saga's lease: it is driving the saga right now, and nothing was written.
+ * Another worker holds the saga's lease: it is driving the saga right now, and this write was
+ * refused. `written`: the entries the command that got it had journaled before (see
+ * `ConcurrencyConflict`); absent, nothing was written.
  *
  * @since 0.1.0
  * @category errors
@@ -55,11 +70,17 @@ export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>
 export class LeaseHeld extends Schema.TaggedError<LeaseHeld>("effect-saga/LeaseHeld")("LeaseHeld", {
   sagaId: Schema.String,
   owner: Schema.String,
-  expiresAt: Schema.String
+  expiresAt: Schema.String,
+  /** @since 0.5.0 */
+  written: Schema.optional(Schema.Int)
 }) {
   /** @since 0.2.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
+    if (this.written !== undefined && this.written > 0) {
+      const entries = this.written === 1 ? "1 entry" : `${this.written} entries`
+      return `saga ${this.sagaId} is being driven by ${this.owner} (lease until ${this.expiresAt}): this command had written ${entries}, its next write was refused`
+    }
     return `saga ${this.sagaId} is being driven by ${this.owner} (lease until ${this.expiresAt}): nothing was written`
   }
 }

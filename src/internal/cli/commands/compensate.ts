@@ -32,7 +32,8 @@ export const compensate = Command.make(
           const registered = yield* Tools.register(options.register)
           const status = yield* verifiedStatus(options.saga)
           yield* Tools.requireUndos("compensate", status, registered)
-          const report = yield* Saga.compensate(options.saga, seen(status, options))
+          // SIGINT and SIGTERM stop the undo in flight too (the answer is then exit 130).
+          const report = yield* Saga.withInterruptibleUndos(Saga.compensate(options.saga, seen(status, options)))
           yield* printReport(undefined, report, options.json)
         }),
         { access: "write", as: by }

@@ -56,7 +56,7 @@ export const compensateEffect = Command.make(
         options.db,
         Effect.gen(function* () {
           yield* Tools.register(options.register)
-          const answer = yield* Saga.compensateEffect(options.effect)
+          const answer = yield* Saga.withInterruptibleUndos(Saga.compensateEffect(options.effect))
           yield* options.json ? printJson(answer) : print(render(answer, yield* hasRun(answer.runId)))
           if (answer._tag === "AwaitingApproval") {
             return yield* new SomethingWrong({ reason: "the effect was not undone yet: its undo awaits approval" })

@@ -7,9 +7,10 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
+import type { Entry } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Parse from "../parse.js"
-import { target, wroteAfter } from "../position.js"
+import { revisionsOf, target, writtenAfter } from "../position.js"
 import { printReport } from "../report.js"
 import { as, db, digest, json, register, revision, saga, step, withStore } from "../root.js"
 import * as Tools from "../tools.js"
@@ -19,6 +20,21 @@ const reason = Options.text("reason").pipe(
   Options.withDescription("Why, as the journal records it (its ends trimmed; a blank reason is refused)."),
   Options.withDefault("no reason given")
 )
+
+/**
+ * What a `reject` says it did, from the entries it wrote: the rejection; or, asked again after a
+ * `reject` that stopped mid-way (killed during an undo), the rest of the compensation that
+ * rejection started; or nothing, for an exact replay.
+ */
+const saidOf = (sagaId: string, stepId: string, by: string, written: ReadonlyArray<Entry>): string => {
+  if (written.some((entry) => entry.phase === "REJECTED" && entry.stepId === stepId)) {
+    return `rejected step ${stepId} of saga ${sagaId} as ${by}: journaled REJECTED`
+  }
+  const already = `step ${stepId} of saga ${sagaId} was already rejected by ${by}`
+  return written.length === 0
+    ? `${already}: nothing written`
+    : `${already}: this call finished the compensation that rejection started (journaled ${revisionsOf(written)})`
+}
 
 /**
  * The `reject` command.
@@ -40,15 +56,9 @@ export const reject = Command.make(
           const registered = yield* Tools.register(options.register)
           const { seen, status, stepId } = yield* target(options.saga, options.step, options)
           yield* Tools.requireUndos("reject", status, registered)
-          const report = yield* Saga.reject(options.saga, stepId, { by, reason, ...seen })
-          const wrote = yield* wroteAfter(options.saga, stepId, "REJECTED", status.revision)
-          yield* printReport(
-            wrote
-              ? `rejected step ${stepId} of saga ${options.saga} as ${by}: journaled REJECTED`
-              : `step ${stepId} of saga ${options.saga} was already rejected by ${by}: nothing written`,
-            report,
-            options.json
-          )
+          const report = yield* Saga.withInterruptibleUndos(Saga.reject(options.saga, stepId, { by, reason, ...seen }))
+          const written = yield* writtenAfter(options.saga, status.revision)
+          yield* printReport(saidOf(options.saga, stepId, by, written), report, options.json)
         }),
         { access: "write", as: by }
       )
