@@ -404,7 +404,11 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
       stepId: string,
       options: RejectOptions
     ) => Effect.Effect<CompensationReport, CommandError | ApprovalNotFound | AlreadyDecided>
-    /** Settles a step whose outcome is unknown as applied (journaled `EXECUTED`) or not (`FAILED`). */
+    /**
+     * Settles a step whose outcome is unknown as applied (journaled `EXECUTED`) or not (`FAILED`).
+     * `applied` is refused once compensation undid a step that ran before it. Given the id of an
+     * explicit undo's run that answered `unknown`, settles that undo as done (`applied`) or not.
+     */
     readonly resolve: (sagaId: string, stepId: string, resolution: Resolution) => Effect.Effect<void, CommandError>
     /** A saga's status, revision, digest and steps, read from the journal. */
     readonly status: (
@@ -556,7 +560,11 @@ export const reject = (sagaId: string, stepId: string, options: RejectOptions) =
   Effect.flatMap(Saga, (saga) => saga.reject(sagaId, stepId, options))
 
 /**
- * Settles a step whose outcome is unknown; resume the saga to go on or compensate.
+ * Settles a step whose outcome is unknown; resume the saga to go on or compensate. As `applied`,
+ * refused (`CommandRefused`) once compensation undid a step that ran before it: its undo would come
+ * out of reverse order. Given the id of an explicit undo's run (`${effectId}/compensate-effect`)
+ * whose undo answered `unknown`, settles that undo: `applied` (it happened: the run answers
+ * `completed`) or `not-applied` (it did not: `failed`).
  *
  * @since 0.1.0
  * @category commands

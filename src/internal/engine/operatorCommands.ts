@@ -21,6 +21,7 @@ import { nowIso } from "../util/clock.js"
 import { byteLength, encodeJson } from "../util/codec.js"
 import { millisOf } from "../util/isoTime.js"
 import type { Lookup } from "./compensation.js"
+import { tooLate, undoneBefore } from "./lateResolution.js"
 
 /** Refuses the command if the saga is no longer where the operator saw it. */
 export const checkSeen = (writer: Writer, seen: Seen | undefined) => {
@@ -271,7 +272,8 @@ const principalOf = (options: { readonly principal?: string | undefined }) =>
 /**
  * Settles a step whose outcome is unknown: `applied` journals `EXECUTED` (with the result the
  * operator found, checked against the tool's schema when the tool is known here), `not-applied`
- * journals `FAILED`. The next resume goes on, or compensates.
+ * journals `FAILED`. The next resume goes on, or compensates. `applied` is refused once compensation
+ * undid a step that ran before this one (`lateResolution.ts`): its undo would come out of reverse order.
  */
 export const resolve = (
   writer: Writer,
@@ -295,6 +297,8 @@ export const resolve = (
         })
       ])
     }
+    const earlier = undoneBefore(writer.view, step)
+    if (earlier !== undefined) return yield* refused(writer, stepId, tooLate(writer.sagaId, step, earlier))
     const tool = lookup(step.toolName)
     const result =
       tool === undefined

@@ -1,0 +1,145 @@
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
+import { Compensable, Journal, Saga } from "../src/index.js"
+import * as Testing from "../src/Testing.js"
+import { entriesOf } from "./fixtures/journal-reads.js"
+
+/** reserve (undone), notify (no undo) and charge (undone); `undone` records the undos in the order they ran. */
+const checkout = () => {
+  const undone: Array<string> = []
+  const reserve = Compensable.make({
+    name: "reserve",
+    input: Schema.String,
+    success: Schema.String,
+    execute: (sku) => Effect.succeed(`res-${sku}`),
+    compensate: () => Effect.sync(() => undone.push("reserve"))
+  })
+  const notify = Compensable.make({
+    name: "notify",
+    input: Schema.String,
+    success: Schema.String,
+    execute: (to) => Effect.succeed(`mail-${to}`)
+  })
+  const charge = Compensable.make({
+    name: "charge",
+    input: Schema.Int,
+    success: Schema.String,
+    execute: (amount) => Effect.succeed(`ch-${amount}`),
+    compensate: () => Effect.sync(() => undone.push("charge"))
+  })
+  const reserveThenCharge = Effect.zipRight(reserve("A-1"), charge(4200))
+  const notifyThenCharge = Effect.zipRight(notify("a@example.com"), charge(4200))
+  return { undone, reserveThenCharge, notifyThenCharge }
+}
+
+const chargeUnknown = Testing.faults({ tool: "charge", fault: "unknown" })
+
+describe("Saga.resolve after compensation began", () => {
+  it.effect("refuses --applied once a step that ran before the unknown one was undone; --not-applied is taken", () =>
+    Effect.gen(function* () {
+      const { reserveThenCharge, undone } = checkout()
+      const first = yield* Saga.run("late", reserveThenCharge).pipe(Effect.provide(chargeUnknown))
+      assert(first._tag === "NeedsAttention")
+      const stepId = first.unknown[0]!.stepId
+      const report = yield* Saga.compensate("late")
+      expect(report.status).toBe("compensation_failed")
+      expect(undone).toEqual(["reserve"])
+      const before = yield* entriesOf("late")
+      const refused = yield* Effect.flip(
+        Saga.resolve("late", stepId, { outcome: "applied", by: "carol", result: "ch-4200" })
+      )
+      expect(refused._tag).toBe("CommandRefused")
+      expect(refused.message).toContain("out of reverse order")
+      expect(refused.message).toContain(`undo its effect by hand (idempotency key late/${stepId})`)
+      expect(yield* entriesOf("late")).toEqual(before)
+      // The charge is never undone after the reservation was released.
+      yield* Effect.ignore(Saga.compensate("late"))
+      expect(undone).toEqual(["reserve"])
+      yield* Saga.resolve("late", stepId, { outcome: "not-applied", by: "carol" })
+      expect((yield* entriesOf("late")).at(-1)!.phase).toBe("FAILED")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "takes --applied while nothing before the unknown step was undone (a step with no undo is passed over)",
+    () =>
+      Effect.gen(function* () {
+        const { notifyThenCharge, undone } = checkout()
+        const first = yield* Saga.run("early", notifyThenCharge).pipe(Effect.provide(chargeUnknown))
+        assert(first._tag === "NeedsAttention")
+        const stepId = first.unknown[0]!.stepId
+        expect((yield* Saga.compensate("early")).status).toBe("compensation_failed")
+        yield* Saga.resolve("early", stepId, { outcome: "applied", by: "carol", result: "ch-4200" })
+        const report = yield* Saga.compensate("early")
+        expect(report.undone.map((step) => [step.toolName, step.outcome])).toEqual([
+          ["charge", "completed"],
+          ["notify", "skipped"]
+        ])
+        expect(undone).toEqual(["charge"])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+const chargeUndoUnknown = Testing.faults({ tool: "charge", on: "compensate", at: 1, fault: "unknown" })
+
+/** A completed saga whose charge was undone on request (`compensateEffect`), the undo answering unknown. */
+const unknownExplicitUndo = (sagaId: string) =>
+  Effect.gen(function* () {
+    const { reserveThenCharge, undone } = checkout()
+    const done = yield* Saga.run(sagaId, reserveThenCharge).pipe(Effect.provide(chargeUndoUnknown))
+    expect(done._tag).toBe("Completed")
+    const charge = (yield* Saga.status(sagaId)).steps.find((step) => step.toolName === "charge")!
+    const answer = yield* Saga.compensateEffect(charge.effectId)
+    expect(answer).toMatchObject({ _tag: "Settled", outcome: "unknown" })
+    const runId = `${charge.effectId}/compensate-effect`
+    expect((yield* Saga.status(runId)).status).toBe("needs_attention")
+    return { undone, charge, runId }
+  })
+
+describe("Saga.resolve of an explicit undo that answered unknown", () => {
+  it.effect("not undone: the run answers failed, and the saga's own compensation undoes the effect", () =>
+    Effect.gen(function* () {
+      const { charge, runId, undone } = yield* unknownExplicitUndo("x-not")
+      const refusedResult = yield* Effect.flip(
+        Saga.resolve(runId, charge.stepId, { outcome: "applied", by: "carol", result: "x" })
+      )
+      expect(refusedResult._tag).toBe("CommandRefused")
+      yield* Saga.resolve(runId, charge.stepId, { outcome: "not-applied", by: "carol" })
+      expect((yield* Saga.status(runId)).status).toBe("compensation_failed")
+      const revision = (yield* Saga.status(runId)).revision
+      // The same resolution again is a pure read; another one is a conflict.
+      yield* Saga.resolve(runId, charge.stepId, { outcome: "not-applied", by: "carol" })
+      const other = yield* Effect.flip(Saga.resolve(runId, charge.stepId, { outcome: "applied", by: "dave" }))
+      expect(other).toMatchObject({ _tag: "CommandConflict", answer: "resolved as not undone by carol" })
+      expect((yield* Saga.status(runId)).revision).toBe(revision)
+      expect(yield* Saga.compensateEffect(charge.effectId)).toMatchObject({
+        _tag: "Settled",
+        outcome: "failed",
+        detail: "resolved as not undone by carol"
+      })
+      const report = yield* Saga.compensate("x-not")
+      expect(report.status).toBe("compensated")
+      expect(undone).toEqual(["charge", "charge", "reserve"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("undone: the run answers completed, the saga takes it over, and both can be pruned", () =>
+    Effect.gen(function* () {
+      const { charge, runId, undone } = yield* unknownExplicitUndo("x-done")
+      yield* Saga.resolve(runId, charge.stepId, { outcome: "applied", by: "carol" })
+      expect((yield* Saga.status(runId)).status).toBe("completed")
+      const report = yield* Saga.compensate("x-done")
+      expect(report.status).toBe("compensated")
+      expect(report.undone.map((step) => [step.toolName, step.outcome])).toEqual([
+        ["charge", "completed"],
+        ["reserve", "completed"]
+      ])
+      expect(undone).toEqual(["charge", "reserve"])
+      const journal = yield* Journal.Journal
+      expect(yield* journal.countOpen()).toMatchObject({ needs_attention: 0 })
+      expect([...(yield* journal.prune("2099-01-01T00:00:00Z"))].sort()).toEqual([runId, "x-done"].sort())
+      const again = yield* Effect.flip(Saga.resolve(runId, charge.stepId, { outcome: "applied", by: "carol" }))
+      expect(again._tag).toBe("SagaNotFound")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+})
