@@ -71,6 +71,7 @@ import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
 import { SagaRun } from "./run.js"
 import { LeftRunning } from "./takeover.js"
+import * as undoResolution from "./undoResolution.js"
 import { WITHDRAWN_BY } from "./withdrawal.js"
 import { checked as checkedOptions } from "./workerOptions.js"
 
@@ -584,12 +585,20 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         stepId,
         by: resolution.by,
         seen: resolution,
+        // The run of an explicit undo answered unknown: resolving its step settles the undo (undoResolution.ts).
         replay: {
-          prior: (writer) => replay.resolution(writer, registered, stepId, resolution),
+          prior: (writer) =>
+            explicit.effectIdOf(writer.view) === undefined
+              ? replay.resolution(writer, registered, stepId, resolution)
+              : undoResolution.prior(writer, stepId, resolution),
           answer: () => Effect.void
         },
-        body: (writer, principal) =>
-          commands.resolve(writer, registered, stepId, { ...resolution, principal: principal.id })
+        body: (writer, principal) => {
+          const effectId = explicit.effectIdOf(writer.view)
+          return effectId === undefined
+            ? commands.resolve(writer, registered, stepId, { ...resolution, principal: principal.id })
+            : undoResolution.resolve(writer, stepId, resolution, effectId)
+        }
       }).pipe(Effect.withSpan("effect-saga.resolve", commandSpan(sagaId, stepId))),
     status: (sagaId: string) =>
       Effect.gen(function* () {
