@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 import type { AlreadyDecided, Approval, ApprovalNotFound, ApprovalRequest, RenewError } from "./Approval.js"
 import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
@@ -215,13 +216,20 @@ export interface RejectOptions extends Seen {
 
 /**
  * What an operator found out about a step whose outcome was unknown: `applied` (with the result,
- * encoded as the tool's success schema encodes it) or `not-applied`; and the position they saw.
+ * encoded as the tool's success schema encodes it, and the `receipt` the provider gave for the call,
+ * if the undo needs one) or `not-applied`; and the position they saw. A `receipt` is journaled as
+ * a tool's own is: sealed under `EFFECT_SAGA_RECEIPT_KEYS` when they are configured (since 0.4.0).
  *
  * @since 0.1.0
  * @category models
  */
 export type Resolution = (
-  | { readonly outcome: "applied"; readonly by: string; readonly result?: unknown }
+  | {
+      readonly outcome: "applied"
+      readonly by: string
+      readonly result?: unknown
+      readonly receipt?: Redacted.Redacted<string> | undefined
+    }
   | { readonly outcome: "not-applied"; readonly by: string }
 ) &
   Seen

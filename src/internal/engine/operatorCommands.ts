@@ -2,10 +2,12 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import type { AlreadyDecided, Approval, Decision } from "../../Approval.js"
 import { holdsRequest } from "../../Approval.js"
 import type { Draft } from "../../Journal.js"
 import { ConcurrencyConflict, JournalTampered } from "../../Journal.js"
+import type { KeyRing } from "../../Keys.js"
 import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
@@ -22,6 +24,7 @@ import { byteLength, encodeJson } from "../util/codec.js"
 import { millisOf } from "../util/isoTime.js"
 import type { Lookup } from "./compensation.js"
 import { tooLate, undoneBefore } from "./lateResolution.js"
+import * as Receipts from "./receipts.js"
 
 /** Refuses the command if the saga is no longer where the operator saw it. */
 export const checkSeen = (writer: Writer, seen: Seen | undefined) => {
@@ -272,14 +275,17 @@ const principalOf = (options: { readonly principal?: string | undefined }) =>
 /**
  * Settles a step whose outcome is unknown: `applied` journals `EXECUTED` (with the result the
  * operator found, checked against the tool's schema when the tool is known here), `not-applied`
- * journals `FAILED`. The next resume goes on, or compensates. `applied` is refused once compensation
+ * journals `FAILED`. The next resume goes on, or compensates. An `applied` resolution's `receipt` is
+ * journaled as a tool's own is (sealed under `receiptKeys`); a tool that declares `receiptRequired`
+ * resolved without one is logged as a warning: its effect can never be undone. `applied` is refused once compensation
  * undid a step that ran before this one (`lateResolution.ts`): its undo would come out of reverse order.
  */
 export const resolve = (
   writer: Writer,
   lookup: Lookup,
   stepId: string,
-  resolution: Resolution & { readonly principal?: string | undefined }
+  resolution: Resolution & { readonly principal?: string | undefined },
+  receiptKeys: KeyRing | undefined
 ) =>
   Effect.gen(function* () {
     const step = yield* stepOf(writer, stepId)
@@ -315,7 +321,17 @@ export const resolve = (
         `the result is ${bytes} bytes encoded, over the tool's maxPayloadBytes of ${tool.spec.maxPayloadBytes}`
       )
     }
+    const given = resolution.receipt
+    if (given === undefined && tool?.spec.receiptRequired === true) {
+      yield* Effect.logWarning(
+        `effect-saga: step ${stepId} of saga ${writer.sagaId} was resolved as applied without a receipt, but tool ${step.toolName} declares receiptRequired: its effect can never be undone by effect-saga`
+      )
+    }
+    const receipt =
+      given === undefined
+        ? undefined
+        : yield* Receipts.journaled(receiptKeys, writer.sagaId, stepId, Redacted.value(given))
     yield* writer.append([
-      stepDraft(step, "EXECUTED", executed({ result: JSON.parse(result.right), resolvedBy, principal }))
+      stepDraft(step, "EXECUTED", executed({ result: JSON.parse(result.right), receipt, resolvedBy, principal }))
     ])
   })

@@ -589,14 +589,14 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         replay: {
           prior: (writer) =>
             explicit.effectIdOf(writer.view) === undefined
-              ? replay.resolution(writer, registered, stepId, resolution)
+              ? replay.resolution(writer, registered, stepId, resolution, receiptKeys)
               : undoResolution.prior(writer, stepId, resolution),
           answer: () => Effect.void
         },
         body: (writer, principal) => {
           const effectId = explicit.effectIdOf(writer.view)
           return effectId === undefined
-            ? commands.resolve(writer, registered, stepId, { ...resolution, principal: principal.id })
+            ? commands.resolve(writer, registered, stepId, { ...resolution, principal: principal.id }, receiptKeys)
             : undoResolution.resolve(writer, stepId, resolution, effectId)
         }
       }).pipe(Effect.withSpan("effect-saga.resolve", commandSpan(sagaId, stepId))),

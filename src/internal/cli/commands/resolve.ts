@@ -15,6 +15,7 @@ import { UsageError } from "../failure.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
 import { target, wroteAfter } from "../position.js"
+import * as ReceiptSource from "../receiptSource.js"
 import { as, db, digest, register, revision, saga, step, withStore } from "../root.js"
 import * as Tools from "../tools.js"
 
@@ -24,6 +25,14 @@ const applied = Options.boolean("applied").pipe(
 
 const notApplied = Options.boolean("not-applied").pipe(
   Options.withDescription("The call did not happen: journaled FAILED; the saga compensates when resumed.")
+)
+
+const receipt = Options.text("receipt").pipe(
+  Options.withPseudoName("SOURCE"),
+  Options.withDescription(
+    "With --applied: where to read the receipt the provider gave for the call (what the tool's undo needs), never the receipt itself: - reads it from stdin, env:NAME from the environment variable NAME. Journaled as the tool's own receipt is, sealed under EFFECT_SAGA_RECEIPT_KEYS when set; never printed."
+  ),
+  Options.optional
 )
 
 const result = Options.text("result").pipe(
@@ -39,6 +48,7 @@ const resolutionOf = (options: {
   readonly applied: boolean
   readonly notApplied: boolean
   readonly result: Option.Option<string>
+  readonly receipt: Option.Option<string>
   readonly by: string
   readonly undoRun: boolean
 }) => {
@@ -46,15 +56,15 @@ const resolutionOf = (options: {
     return Effect.fail(new UsageError({ message: "pass exactly one of --applied and --not-applied" }))
   }
   if (options.notApplied) {
-    return Option.isSome(options.result)
-      ? Effect.fail(new UsageError({ message: "--result goes with --applied only" }))
+    return Option.isSome(options.result) || Option.isSome(options.receipt)
+      ? Effect.fail(new UsageError({ message: "--result and --receipt go with --applied only" }))
       : Effect.succeed({ outcome: "not-applied" as const, by: options.by })
   }
   if (options.undoRun) {
-    return Option.isSome(options.result)
+    return Option.isSome(options.result) || Option.isSome(options.receipt)
       ? Effect.fail(
           new UsageError({
-            message: "--result does not go with an explicit undo's run: --applied says its undo happened"
+            message: "--result and --receipt do not go with an explicit undo's run: --applied says its undo happened"
           })
         )
       : Effect.succeed({ outcome: "applied" as const, by: options.by })
@@ -65,11 +75,15 @@ const resolutionOf = (options: {
         new UsageError({ message: "--applied needs --result JSON: what the tool returned (null if nothing)" })
       ),
     onSome: (text) =>
-      Effect.map(Parse.json("--result", text), (value) => ({
-        outcome: "applied" as const,
-        by: options.by,
-        result: value
-      }))
+      Effect.all({
+        result: Parse.json("--result", text),
+        receipt: Option.match(options.receipt, {
+          onNone: () => Effect.succeed(undefined),
+          onSome: ReceiptSource.read
+        })
+      }).pipe(
+        Effect.map(({ receipt, result }) => ({ outcome: "applied" as const, by: options.by, result: result, receipt }))
+      )
   })
 }
 
@@ -104,7 +118,7 @@ const reportOf = (done: {
  */
 export const resolve = Command.make(
   "resolve",
-  { db, as, applied, notApplied, result, register, revision, digest, saga, step },
+  { db, as, applied, notApplied, result, receipt, register, revision, digest, saga, step },
   (options) =>
     Effect.gen(function* () {
       const by = yield* Parse.nonBlank("--as", options.as)
@@ -133,6 +147,6 @@ export const resolve = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Settle a step whose outcome is unknown, as applied (with its result) or not applied; resume the saga afterwards. --applied is refused once compensation undid a step that ran before it. Given the run of an explicit undo (SAGA ending /compensate-effect) whose undo answered unknown, settles that undo: --applied (it happened, no --result) or --not-applied. Asked again exactly as before (same --as, outcome and result), it says the step was already resolved and writes nothing (exit 0)."
+    "Settle a step whose outcome is unknown, as applied (with its result) or not applied; resume the saga afterwards. --applied is refused once compensation undid a step that ran before it. --receipt - (stdin) or env:NAME gives the receipt the undo needs, never on the command line. Given the run of an explicit undo (SAGA ending /compensate-effect) whose undo answered unknown, settles that undo: --applied (it happened, no --result) or --not-applied. Asked again exactly as before (same --as, outcome and result), it says the step was already resolved and writes nothing (exit 0)."
   )
 )

@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
-import { Compensable, Journal, Saga } from "../src/index.js"
+import { ConfigProvider, Effect, Logger, Option, Redacted, Schema } from "effect"
+import { Compensable, Journal, Keys, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 
@@ -141,5 +141,79 @@ describe("Saga.resolve of an explicit undo that answered unknown", () => {
       const again = yield* Effect.flip(Saga.resolve(runId, charge.stepId, { outcome: "applied", by: "carol" }))
       expect(again._tag).toBe("SagaNotFound")
     }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+/** reserve, then a charge whose undo needs the receipt the provider gave (`receipts`: what each undo got). */
+const withReceipt = () => {
+  const receipts: Array<string> = []
+  const reserve = Compensable.make({
+    name: "reserve",
+    input: Schema.String,
+    success: Schema.String,
+    execute: (sku) => Effect.succeed(`res-${sku}`),
+    compensate: () => Effect.void
+  })
+  const charge = Compensable.make({
+    name: "charge",
+    input: Schema.Int,
+    success: Schema.String,
+    receiptRequired: true,
+    execute: (amount, step) => Effect.as(step.setReceipt(`rcpt-${amount}`), `ch-${amount}`),
+    compensate: (ctx) =>
+      Effect.sync(() => receipts.push(Option.match(ctx.receipt, { onNone: () => "none", onSome: Redacted.value })))
+  })
+  return { receipts, program: Effect.zipRight(reserve("A-1"), charge(4200)) }
+}
+
+const K1 = Keys.generate("k1")
+const withKeys = (keys: string) =>
+  Effect.withConfigProvider(ConfigProvider.fromMap(new Map([[Keys.RECEIPT_KEYS, keys]])))
+
+describe("Saga.resolve as applied with the provider's receipt", () => {
+  it.effect("journals the receipt sealed, never in the clear; the undo gets it; a replay must give the same one", () =>
+    Effect.gen(function* () {
+      const { program, receipts } = withReceipt()
+      const first = yield* Saga.run("rcpt", program).pipe(Effect.provide(chargeUnknown))
+      assert(first._tag === "NeedsAttention")
+      const stepId = first.unknown[0]!.stepId
+      const secret = "rcpt-secret-from-the-provider"
+      const resolution = { outcome: "applied", by: "carol", result: "ch-4200", receipt: Redacted.make(secret) } as const
+      yield* Saga.resolve("rcpt", stepId, resolution)
+      const executed = (yield* entriesOf("rcpt")).at(-1)!
+      expect(executed.phase).toBe("EXECUTED")
+      expect(executed.payload).not.toContain(secret)
+      expect(JSON.parse(executed.payload!).receipt).toMatchObject({ sealed: "aes-256-gcm", kid: "k1" })
+      const revision = (yield* Saga.status("rcpt")).revision
+      yield* Saga.resolve("rcpt", stepId, resolution)
+      const without = yield* Effect.flip(Saga.resolve("rcpt", stepId, { ...resolution, receipt: undefined }))
+      expect(without._tag).toBe("CommandConflict")
+      const other = yield* Effect.flip(Saga.resolve("rcpt", stepId, { ...resolution, receipt: Redacted.make("x") }))
+      expect(other._tag).toBe("CommandConflict")
+      expect((yield* Saga.status("rcpt")).revision).toBe(revision)
+      const report = yield* Saga.compensate("rcpt")
+      expect(report.status).toBe("compensated")
+      expect(receipts).toEqual([secret])
+    }).pipe(Effect.provide(Testing.layer), withKeys(K1))
+  )
+
+  it.effect("without a receipt for a tool that requires one, the resolution is journaled and a warning says so", () =>
+    Effect.gen(function* () {
+      const warnings: Array<string> = []
+      const { program } = withReceipt()
+      const first = yield* Saga.run("no-rcpt", program).pipe(Effect.provide(chargeUnknown))
+      assert(first._tag === "NeedsAttention")
+      const stepId = first.unknown[0]!.stepId
+      yield* Saga.resolve("no-rcpt", stepId, { outcome: "applied", by: "carol", result: "ch-4200" }).pipe(
+        Effect.provide(
+          Logger.add(
+            Logger.make(({ logLevel, message }) => {
+              if (logLevel._tag === "Warning") warnings.push(String(message))
+            })
+          )
+        )
+      )
+      expect(warnings.join("\n")).toContain("declares receiptRequired: its effect can never be undone")
+    }).pipe(Effect.provide(Testing.layer), withKeys(K1))
   )
 })
