@@ -3,34 +3,7 @@ import { ConfigProvider, Effect, Logger, Option, Redacted, Schema } from "effect
 import { Compensable, Journal, Keys, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
-
-/** reserve (undone), notify (no undo) and charge (undone); `undone` records the undos in the order they ran. */
-const checkout = () => {
-  const undone: Array<string> = []
-  const reserve = Compensable.make({
-    name: "reserve",
-    input: Schema.String,
-    success: Schema.String,
-    execute: (sku) => Effect.succeed(`res-${sku}`),
-    compensate: () => Effect.sync(() => undone.push("reserve"))
-  })
-  const notify = Compensable.make({
-    name: "notify",
-    input: Schema.String,
-    success: Schema.String,
-    execute: (to) => Effect.succeed(`mail-${to}`)
-  })
-  const charge = Compensable.make({
-    name: "charge",
-    input: Schema.Int,
-    success: Schema.String,
-    execute: (amount) => Effect.succeed(`ch-${amount}`),
-    compensate: () => Effect.sync(() => undone.push("charge"))
-  })
-  const reserveThenCharge = Effect.zipRight(reserve("A-1"), charge(4200))
-  const notifyThenCharge = Effect.zipRight(notify("a@example.com"), charge(4200))
-  return { undone, reserveThenCharge, notifyThenCharge }
-}
+import { checkout } from "./fixtures/undo-order.js"
 
 const chargeUnknown = Testing.faults({ tool: "charge", fault: "unknown" })
 

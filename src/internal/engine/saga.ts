@@ -440,7 +440,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           new CommandRefused({
             sagaId: writer.sagaId,
             stepId: "SAGA_STARTED",
-            reason: "this is the run of an explicit undo (compensateEffect): it cannot be compensated itself"
+            reason:
+              "this is the run of an explicit undo (compensateEffect): it cannot be compensated itself (an undo that answered unknown is settled with resolve of its step)"
           })
         )
 
