@@ -2,7 +2,6 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import type { AlreadyDecided, Approval, Decision } from "../../Approval.js"
 import { holdsRequest } from "../../Approval.js"
 import type { Draft } from "../../Journal.js"
@@ -275,10 +274,11 @@ const principalOf = (options: { readonly principal?: string | undefined }) =>
 /**
  * Settles a step whose outcome is unknown: `applied` journals `EXECUTED` (with the result the
  * operator found, checked against the tool's schema when the tool is known here), `not-applied`
- * journals `FAILED`. The next resume goes on, or compensates. An `applied` resolution's `receipt` is
- * journaled as a tool's own is (sealed under `receiptKeys`); a tool that declares `receiptRequired`
- * resolved without one is logged as a warning: its effect can never be undone. `applied` is refused once compensation
- * undid a step that ran before this one (`lateResolution.ts`): its undo would come out of reverse order.
+ * journals `FAILED`. The next resume goes on, or compensates. `applied` is refused once compensation
+ * undid a step that ran before this one (`lateResolution.ts`): its undo would come out of reverse
+ * order. An `applied` resolution's `receipt` is journaled as a tool's own is (sealed under
+ * `receiptKeys`); a tool that declares `receiptRequired`, resolved without one, is logged as a
+ * warning: its effect can never be undone.
  */
 export const resolve = (
   writer: Writer,
@@ -330,7 +330,7 @@ export const resolve = (
     const receipt =
       given === undefined
         ? undefined
-        : yield* Receipts.journaled(receiptKeys, writer.sagaId, stepId, Redacted.value(given))
+        : yield* Receipts.journaled(receiptKeys, writer.sagaId, stepId, Receipts.textOf(given))
     yield* writer.append([
       stepDraft(step, "EXECUTED", executed({ result: JSON.parse(result.right), receipt, resolvedBy, principal }))
     ])

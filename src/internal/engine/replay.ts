@@ -120,6 +120,6 @@ const sameReceipt = (
   return (
     Either.isRight(opened) &&
     Option.isSome(opened.right) &&
-    Redacted.value(opened.right.value) === Redacted.value(given)
+    Redacted.value(opened.right.value) === Receipts.textOf(given)
   )
 }
