@@ -159,6 +159,7 @@ describe("Saga.resolve as applied with the provider's receipt", () => {
       expect(JSON.parse(executed.payload!).receipt).toMatchObject({ sealed: "aes-256-gcm", kid: "k1" })
       const revision = (yield* Saga.status("rcpt")).revision
       yield* Saga.resolve("rcpt", stepId, resolution)
+      expect((yield* Saga.status("rcpt")).revision).toBe(revision)
       const without = yield* Effect.flip(Saga.resolve("rcpt", stepId, { ...resolution, receipt: undefined }))
       expect(without._tag).toBe("CommandConflict")
       const other = yield* Effect.flip(Saga.resolve("rcpt", stepId, { ...resolution, receipt: Redacted.make("x") }))
@@ -167,6 +168,29 @@ describe("Saga.resolve as applied with the provider's receipt", () => {
       const report = yield* Saga.compensate("rcpt")
       expect(report.status).toBe("compensated")
       expect(receipts).toEqual([secret])
+    }).pipe(Effect.provide(Testing.layer), withKeys(K1))
+  )
+
+  it.effect("a receipt over the tool's maxPayloadBytes is refused, and never repeated", () =>
+    Effect.gen(function* () {
+      const { program } = withReceipt()
+      const first = yield* Saga.run("big-rcpt", program).pipe(Effect.provide(chargeUnknown))
+      assert(first._tag === "NeedsAttention")
+      const stepId = first.unknown[0]!.stepId
+      const huge = "r".repeat(1024 * 1024 + 1)
+      const refused = yield* Effect.flip(
+        Saga.resolve("big-rcpt", stepId, {
+          outcome: "applied",
+          by: "carol",
+          result: "ch-4200",
+          receipt: Redacted.make(huge)
+        })
+      )
+      expect(refused).toMatchObject({
+        _tag: "CommandRefused",
+        reason: "the receipt is 1048577 bytes, over the tool's maxPayloadBytes of 1048576"
+      })
+      expect((yield* entriesOf("big-rcpt")).at(-1)!.phase).toBe("SAGA_NEEDS_ATTENTION")
     }).pipe(Effect.provide(Testing.layer), withKeys(K1))
   )
 

@@ -327,10 +327,17 @@ export const resolve = (
         `effect-saga: step ${stepId} of saga ${writer.sagaId} was resolved as applied without a receipt, but tool ${step.toolName} declares receiptRequired: its effect can never be undone by effect-saga`
       )
     }
+    const receiptText = given === undefined ? undefined : Receipts.textOf(given)
+    // Capped as a tool's own receipt is, measured as given (never repeated in the reason).
+    if (receiptText !== undefined && tool !== undefined && byteLength(receiptText) > tool.spec.maxPayloadBytes) {
+      return yield* refused(
+        writer,
+        stepId,
+        `the receipt is ${byteLength(receiptText)} bytes, over the tool's maxPayloadBytes of ${tool.spec.maxPayloadBytes}`
+      )
+    }
     const receipt =
-      given === undefined
-        ? undefined
-        : yield* Receipts.journaled(receiptKeys, writer.sagaId, stepId, Receipts.textOf(given))
+      receiptText === undefined ? undefined : yield* Receipts.journaled(receiptKeys, writer.sagaId, stepId, receiptText)
     yield* writer.append([
       stepDraft(step, "EXECUTED", executed({ result: JSON.parse(result.right), receipt, resolvedBy, principal }))
     ])
