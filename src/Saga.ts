@@ -11,6 +11,7 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
 import type { AlreadyDecided, Approval, ApprovalNotFound, ApprovalRequest, RenewError } from "./Approval.js"
 import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
@@ -215,13 +216,20 @@ export interface RejectOptions extends Seen {
 
 /**
  * What an operator found out about a step whose outcome was unknown: `applied` (with the result,
- * encoded as the tool's success schema encodes it) or `not-applied`; and the position they saw.
+ * encoded as the tool's success schema encodes it, and the `receipt` the provider gave for the call,
+ * if the undo needs one) or `not-applied`; and the position they saw. A `receipt` is journaled as
+ * a tool's own is: sealed under `EFFECT_SAGA_RECEIPT_KEYS` when they are configured (since 0.4.0).
  *
  * @since 0.1.0
  * @category models
  */
 export type Resolution = (
-  | { readonly outcome: "applied"; readonly by: string; readonly result?: unknown }
+  | {
+      readonly outcome: "applied"
+      readonly by: string
+      readonly result?: unknown
+      readonly receipt?: Redacted.Redacted<string> | undefined
+    }
   | { readonly outcome: "not-applied"; readonly by: string }
 ) &
   Seen
@@ -404,7 +412,11 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
       stepId: string,
       options: RejectOptions
     ) => Effect.Effect<CompensationReport, CommandError | ApprovalNotFound | AlreadyDecided>
-    /** Settles a step whose outcome is unknown as applied (journaled `EXECUTED`) or not (`FAILED`). */
+    /**
+     * Settles a step whose outcome is unknown as applied (journaled `EXECUTED`) or not (`FAILED`).
+     * `applied` is refused once compensation undid a step that ran before it. Given the id of an
+     * explicit undo's run that answered `unknown`, settles that undo as done (`applied`) or not.
+     */
     readonly resolve: (sagaId: string, stepId: string, resolution: Resolution) => Effect.Effect<void, CommandError>
     /** A saga's status, revision, digest and steps, read from the journal. */
     readonly status: (
@@ -573,7 +585,11 @@ export const reject = (sagaId: string, stepId: string, options: RejectOptions) =
   Effect.flatMap(Saga, (saga) => saga.reject(sagaId, stepId, options))
 
 /**
- * Settles a step whose outcome is unknown; resume the saga to go on or compensate.
+ * Settles a step whose outcome is unknown; resume the saga to go on or compensate. As `applied`,
+ * refused (`CommandRefused`) once compensation undid a step that ran before it: its undo would come
+ * out of reverse order. Given the id of an explicit undo's run (`${effectId}/compensate-effect`)
+ * whose undo answered `unknown`, settles that undo: `applied` (it happened: the run answers
+ * `completed`) or `not-applied` (it did not: `failed`).
  *
  * @since 0.1.0
  * @category commands

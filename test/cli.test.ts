@@ -6,9 +6,9 @@ import { fileURLToPath } from "node:url"
 import * as Command from "@effect/cli/Command"
 import { afterAll, assert, beforeAll, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Cause, Effect, Layer } from "effect"
+import { Cause, Effect, Layer, Schema } from "effect"
 import { build } from "esbuild"
-import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
+import { Approval, Compensable, Journal, Outcome, Saga, SqlStore } from "../src/index.js"
 import { commands } from "../src/internal/cli/commandTable.js"
 import { endingOf } from "../src/internal/cli/failure.js"
 import * as Help from "../src/internal/cli/help.js"
@@ -527,6 +527,130 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       expect(snapshot(db)).toEqual(unchanged)
       const result = yield* onFile(db, Saga.start(Tracking, "order-3", { orderId: "order-3" }))
       expect(result).toMatchObject({ _tag: "Completed", value: "track-3" })
+    })
+  )
+
+  it.effect(
+    "after compensation undid the step before it, show offers --not-applied only and resolve --applied is refused",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("resolve-late")
+        const compensated = yield* cli("compensate", "order-3", "--register", toolsBundle, "--db", db)
+        expect(compensated.code, compensated.stderr).toBe(1)
+        const shown = yield* cli("show", "order-3", "--db", db)
+        expect(shown.stdout).toMatch(/next: effect-saga resolve order-3 pingCarrier:\S+ --not-applied --as WHO /)
+        expect(shown.stdout).toContain("--applied is refused")
+        expect(shown.stdout).not.toContain("--result JSON")
+        const unchanged = snapshot(db)
+        const applied = yield* cli(
+          "resolve",
+          "order-3",
+          "pingCarrier",
+          "--applied",
+          "--result",
+          '"t"',
+          "--as",
+          "oncall",
+          "--db",
+          db
+        )
+        expect(applied.code).toBe(2)
+        expect(applied.stderr).toContain("out of reverse order")
+        expect(snapshot(db)).toEqual(unchanged)
+        const notApplied = yield* cli(
+          "resolve",
+          "order-3",
+          "pingCarrier",
+          "--not-applied",
+          "--as",
+          "oncall",
+          "--db",
+          db
+        )
+        expect(notApplied.code, notApplied.stderr).toBe(0)
+      })
+  )
+
+  it.effect("resolve --receipt reads the receipt from stdin or the environment, never from the command line", () =>
+    Effect.gen(function* () {
+      const db = fresh("resolve-receipt")
+      const secret = "rcpt-from-the-carrier-7f3a"
+      const args = [
+        "resolve",
+        "order-3",
+        "pingCarrier",
+        "--applied",
+        "--result",
+        '"track-3"',
+        "--as",
+        "oncall",
+        "--db",
+        db
+      ]
+      const typed = yield* cli(...args, "--receipt", secret)
+      expect(typed.code).toBe(2)
+      expect(typed.stderr).toContain("--receipt: say where to read the receipt")
+      expect(typed.stdout + typed.stderr).not.toContain(secret)
+      const piped = yield* run([...args, "--receipt", "-"], { stdin: (stdin) => stdin.end(`${secret}\n`) })
+      expect(piped.code, piped.stderr).toBe(0)
+      expect(piped.stdout + piped.stderr).not.toContain(secret)
+      const executed = (yield* onFile(db, readJournal("order-3"))).find(
+        (entry) => entry.phase === "EXECUTED" && entry.stepId?.startsWith("pingCarrier")
+      )
+      expect(JSON.parse(executed!.payload!).receipt).toBe(secret)
+      // Asked again with the same receipt from the environment: a replay, nothing written.
+      const again = yield* run([...args, "--receipt", "env:CARRIER_RECEIPT"], { env: { CARRIER_RECEIPT: secret } })
+      expect(again.code, again.stderr).toBe(0)
+      expect(again.stdout).toContain("was already resolved as applied by oncall: nothing written")
+      const missing = yield* run([...args, "--receipt", "env:NOT_SET_ANYWHERE"])
+      expect(missing).toMatchObject({ code: 2 })
+      expect(missing.stderr).toContain("the environment variable NOT_SET_ANYWHERE is not set or empty")
+    })
+  )
+
+  it.effect("an explicit undo that answered unknown: show offers resolve of its run, which settles it", () =>
+    Effect.gen(function* () {
+      const db = fresh("resolve-undo-run")
+      const lostUndo = Compensable.make({
+        name: "chargeCard",
+        input: Schema.Struct({ amount: Schema.Int }),
+        success: Schema.String,
+        execute: ({ amount }) => Effect.succeed(`ch-${amount}`),
+        compensate: () => Effect.fail(Outcome.unknown("the bank did not answer"))
+      })
+      const answer = yield* onFile(
+        db,
+        Effect.gen(function* () {
+          yield* Effect.flatMap(Saga.Saga, (saga) => saga.register([lostUndo]))
+          const charge = (yield* Saga.status("order-4")).steps.find((step) => step.toolName === "chargeCard")!
+          return yield* Saga.compensateEffect(charge.effectId)
+        })
+      )
+      assert(answer._tag === "Settled" && answer.outcome === "unknown")
+      const shown = yield* cli("show", answer.runId, "--db", db)
+      expect(shown.code).toBe(1)
+      expect(shown.stdout).toContain(`next: effect-saga resolve ${answer.runId} chargeCard:`)
+      expect(shown.stdout).toContain("--applied|--not-applied --as WHO")
+      const withResult = yield* cli(
+        "resolve",
+        answer.runId,
+        "chargeCard",
+        "--applied",
+        "--result",
+        "1",
+        "--as",
+        "oncall",
+        "--db",
+        db
+      )
+      expect(withResult.code).toBe(2)
+      const resolved = yield* cli("resolve", answer.runId, "chargeCard", "--applied", "--as", "oncall", "--db", db)
+      expect(resolved.code, resolved.stderr).toBe(0)
+      expect(resolved.stdout).toMatch(
+        /^resolved the undo of step chargeCard:\S+ in run \S+ as undone \(oncall\): journaled COMPENSATED; the run answers completed/
+      )
+      const status = yield* onFile(db, Saga.status(answer.runId))
+      expect(status.status).toBe("completed")
     })
   )
 

@@ -6,6 +6,7 @@ import type { AlreadyDecided, Approval, Decision } from "../../Approval.js"
 import { holdsRequest } from "../../Approval.js"
 import type { Draft } from "../../Journal.js"
 import { ConcurrencyConflict, JournalTampered } from "../../Journal.js"
+import type { KeyRing } from "../../Keys.js"
 import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
@@ -21,6 +22,8 @@ import { nowIso } from "../util/clock.js"
 import { byteLength, encodeJson } from "../util/codec.js"
 import { millisOf } from "../util/isoTime.js"
 import type { Lookup } from "./compensation.js"
+import { tooLate, undoneBefore } from "./lateResolution.js"
+import * as Receipts from "./receipts.js"
 
 /** Refuses the command if the saga is no longer where the operator saw it. */
 export const checkSeen = (writer: Writer, seen: Seen | undefined) => {
@@ -271,13 +274,18 @@ const principalOf = (options: { readonly principal?: string | undefined }) =>
 /**
  * Settles a step whose outcome is unknown: `applied` journals `EXECUTED` (with the result the
  * operator found, checked against the tool's schema when the tool is known here), `not-applied`
- * journals `FAILED`. The next resume goes on, or compensates.
+ * journals `FAILED`. The next resume goes on, or compensates. `applied` is refused once compensation
+ * undid a step that ran before this one (`lateResolution.ts`): its undo would come out of reverse
+ * order. An `applied` resolution's `receipt` is journaled as a tool's own is (sealed under
+ * `receiptKeys`); a tool that declares `receiptRequired`, resolved without one, is logged as a
+ * warning: its effect can never be undone.
  */
 export const resolve = (
   writer: Writer,
   lookup: Lookup,
   stepId: string,
-  resolution: Resolution & { readonly principal?: string | undefined }
+  resolution: Resolution & { readonly principal?: string | undefined },
+  receiptKeys: KeyRing | undefined
 ) =>
   Effect.gen(function* () {
     const step = yield* stepOf(writer, stepId)
@@ -295,6 +303,8 @@ export const resolve = (
         })
       ])
     }
+    const earlier = undoneBefore(writer.view, step)
+    if (earlier !== undefined) return yield* refused(writer, stepId, tooLate(writer.sagaId, step, earlier))
     const tool = lookup(step.toolName)
     const result =
       tool === undefined
@@ -311,7 +321,24 @@ export const resolve = (
         `the result is ${bytes} bytes encoded, over the tool's maxPayloadBytes of ${tool.spec.maxPayloadBytes}`
       )
     }
+    const given = resolution.receipt
+    if (given === undefined && tool?.spec.receiptRequired === true) {
+      yield* Effect.logWarning(
+        `effect-saga: step ${stepId} of saga ${writer.sagaId} was resolved as applied without a receipt, but tool ${step.toolName} declares receiptRequired: its effect can never be undone by effect-saga`
+      )
+    }
+    const receiptText = given === undefined ? undefined : Receipts.textOf(given)
+    // Capped as a tool's own receipt is, measured as given (never repeated in the reason).
+    if (receiptText !== undefined && tool !== undefined && byteLength(receiptText) > tool.spec.maxPayloadBytes) {
+      return yield* refused(
+        writer,
+        stepId,
+        `the receipt is ${byteLength(receiptText)} bytes, over the tool's maxPayloadBytes of ${tool.spec.maxPayloadBytes}`
+      )
+    }
+    const receipt =
+      receiptText === undefined ? undefined : yield* Receipts.journaled(receiptKeys, writer.sagaId, stepId, receiptText)
     yield* writer.append([
-      stepDraft(step, "EXECUTED", executed({ result: JSON.parse(result.right), resolvedBy, principal }))
+      stepDraft(step, "EXECUTED", executed({ result: JSON.parse(result.right), receipt, resolvedBy, principal }))
     ])
   })

@@ -40,6 +40,10 @@ export const journaled = (
     ? Effect.as(warnPlainOnce, plaintext)
     : Effect.sync(() => seal(keys, plaintext, associatedData(sagaId, stepId)))
 
+/** A receipt an operator gives: `Redacted`, or (from JavaScript) plain text, as `step.setReceipt` takes it. */
+export const textOf = (receipt: Redacted.Redacted<string> | string): string =>
+  Redacted.isRedacted(receipt) ? Redacted.value(receipt) : String(receipt)
+
 /** Whether a step's journaled receipt was set (plain or sealed), whether or not it opens here. */
 export const isSet = (journaledReceipt: JournaledReceipt | undefined): boolean =>
   typeof journaledReceipt === "string" || journaledReceipt?.tag !== undefined

@@ -1,11 +1,15 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type { KeyRing } from "../../Keys.js"
 import type { Resolution } from "../../Saga.js"
 import { CommandConflict } from "../../SagaError.js"
 import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { encodeJson } from "../util/codec.js"
 import type { Lookup } from "./compensation.js"
+import * as Receipts from "./receipts.js"
 import { isWithdrawn } from "./withdrawal.js"
 
 /**
@@ -81,7 +85,8 @@ export const resolution = (
   writer: Writer,
   lookup: Lookup,
   stepId: string,
-  resolution: Resolution
+  resolution: Resolution,
+  receiptKeys: KeyRing | undefined
 ): Effect.Effect<Prior, CommandConflict> => {
   const step = writer.view.steps.get(stepId)
   const by = (step?.executed ?? step?.failed)?.payload.resolvedBy
@@ -95,7 +100,26 @@ export const resolution = (
     tool === undefined
       ? Either.right(JSON.stringify(resolution.result ?? null))
       : encodeJson(tool.spec.success, resolution.result)
-  return Either.isRight(encoded) && encoded.right === JSON.stringify(step.executed?.payload.result ?? null)
+  return Either.isRight(encoded) &&
+    encoded.right === JSON.stringify(step.executed?.payload.result ?? null) &&
+    sameReceipt(receiptKeys, writer.sagaId, step, resolution.receipt)
     ? Effect.succeed("replay")
     : conflict(writer, stepId, answer)
+}
+
+/** Whether a resolution gives the receipt the step's resolution journaled (none, or the same text). */
+const sameReceipt = (
+  keys: KeyRing | undefined,
+  sagaId: string,
+  step: StepView,
+  given: Redacted.Redacted<string> | undefined
+): boolean => {
+  const journaled = step.executed?.payload.receipt
+  if (!Receipts.isSet(journaled) || given === undefined) return !Receipts.isSet(journaled) && given === undefined
+  const opened = Receipts.forUndo(keys, sagaId, step.stepId, journaled)
+  return (
+    Either.isRight(opened) &&
+    Option.isSome(opened.right) &&
+    Redacted.value(opened.right.value) === Receipts.textOf(given)
+  )
 }

@@ -71,6 +71,7 @@ import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
 import { SagaRun } from "./run.js"
 import { LeftRunning } from "./takeover.js"
+import * as undoResolution from "./undoResolution.js"
 import { WITHDRAWN_BY } from "./withdrawal.js"
 import { checked as checkedOptions } from "./workerOptions.js"
 import { namingWrites, wroteBefore } from "./written.js"
@@ -444,7 +445,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           new CommandRefused({
             sagaId: writer.sagaId,
             stepId: "SAGA_STARTED",
-            reason: "this is the run of an explicit undo (compensateEffect): it cannot be compensated itself"
+            reason:
+              "this is the run of an explicit undo (compensateEffect): it cannot be compensated itself (an undo that answered unknown is settled with resolve of its step)"
           })
         )
 
@@ -608,12 +610,20 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         stepId,
         by: resolution.by,
         seen: resolution,
+        // The run of an explicit undo answered unknown: resolving its step settles the undo (undoResolution.ts).
         replay: {
-          prior: (writer) => replay.resolution(writer, registered, stepId, resolution),
+          prior: (writer) =>
+            explicit.effectIdOf(writer.view) === undefined
+              ? replay.resolution(writer, registered, stepId, resolution, receiptKeys)
+              : undoResolution.prior(writer, stepId, resolution),
           answer: () => Effect.void
         },
-        body: (writer, principal) =>
-          commands.resolve(writer, registered, stepId, { ...resolution, principal: principal.id })
+        body: (writer, principal) => {
+          const effectId = explicit.effectIdOf(writer.view)
+          return effectId === undefined
+            ? commands.resolve(writer, registered, stepId, { ...resolution, principal: principal.id }, receiptKeys)
+            : undoResolution.resolve(writer, stepId, resolution, effectId)
+        }
       }).pipe(Effect.withSpan("effect-saga.resolve", commandSpan(sagaId, stepId))),
     status: (sagaId: string) =>
       Effect.gen(function* () {

@@ -1,6 +1,6 @@
 /**
  * `effect-saga resolve SAGA STEP --applied --result JSON | --not-applied --as WHO`: settles a step
- * whose outcome is unknown.
+ * whose outcome is unknown, or (SAGA the run of an explicit undo) an undo whose outcome is unknown.
  *
  * @since 0.1.0
  */
@@ -9,11 +9,13 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Saga from "../../../Saga.js"
+import { RUN_SUFFIX } from "../../util/identifier.js"
 import { printable } from "../../util/printable.js"
 import { UsageError } from "../failure.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
 import { target, wroteAfter } from "../position.js"
+import * as ReceiptSource from "../receiptSource.js"
 import { as, db, digest, register, revision, saga, step, withStore } from "../root.js"
 import * as Tools from "../tools.js"
 
@@ -23,6 +25,14 @@ const applied = Options.boolean("applied").pipe(
 
 const notApplied = Options.boolean("not-applied").pipe(
   Options.withDescription("The call did not happen: journaled FAILED; the saga compensates when resumed.")
+)
+
+const receipt = Options.text("receipt").pipe(
+  Options.withPseudoName("SOURCE"),
+  Options.withDescription(
+    "With --applied: where to read the receipt the provider gave for the call (what the tool's undo needs), never the receipt itself: - reads it from stdin, env:NAME from the environment variable NAME. Journaled as the tool's own receipt is, sealed under EFFECT_SAGA_RECEIPT_KEYS when set; never printed."
+  ),
+  Options.optional
 )
 
 const result = Options.text("result").pipe(
@@ -38,15 +48,26 @@ const resolutionOf = (options: {
   readonly applied: boolean
   readonly notApplied: boolean
   readonly result: Option.Option<string>
+  readonly receipt: Option.Option<string>
   readonly by: string
+  readonly undoRun: boolean
 }) => {
   if (options.applied === options.notApplied) {
     return Effect.fail(new UsageError({ message: "pass exactly one of --applied and --not-applied" }))
   }
   if (options.notApplied) {
-    return Option.isSome(options.result)
-      ? Effect.fail(new UsageError({ message: "--result goes with --applied only" }))
+    return Option.isSome(options.result) || Option.isSome(options.receipt)
+      ? Effect.fail(new UsageError({ message: "--result and --receipt go with --applied only" }))
       : Effect.succeed({ outcome: "not-applied" as const, by: options.by })
+  }
+  if (options.undoRun) {
+    return Option.isSome(options.result) || Option.isSome(options.receipt)
+      ? Effect.fail(
+          new UsageError({
+            message: "--result and --receipt do not go with an explicit undo's run: --applied says its undo happened"
+          })
+        )
+      : Effect.succeed({ outcome: "applied" as const, by: options.by })
   }
   return Option.match(options.result, {
     onNone: () =>
@@ -54,12 +75,39 @@ const resolutionOf = (options: {
         new UsageError({ message: "--applied needs --result JSON: what the tool returned (null if nothing)" })
       ),
     onSome: (text) =>
-      Effect.map(Parse.json("--result", text), (value) => ({
-        outcome: "applied" as const,
-        by: options.by,
-        result: value
-      }))
+      Effect.all({
+        result: Parse.json("--result", text),
+        receipt: Option.match(options.receipt, {
+          onNone: () => Effect.succeed(undefined),
+          onSome: ReceiptSource.read
+        })
+      }).pipe(
+        Effect.map(({ receipt, result }) => ({ outcome: "applied" as const, by: options.by, result: result, receipt }))
+      )
   })
+}
+
+/** What the command says it did. */
+const reportOf = (done: {
+  readonly undoRun: boolean
+  readonly wrote: boolean
+  readonly applied: boolean
+  readonly journaled: string
+  readonly by: string
+  readonly stepId: string
+  readonly saga: string
+}): string => {
+  const { by, journaled, saga, stepId } = done
+  if (done.undoRun) {
+    const how = done.applied ? "undone" : "not undone"
+    return done.wrote
+      ? `resolved the undo of step ${stepId} in run ${saga} as ${how} (${by}): journaled ${journaled}; the run answers ${done.applied ? "completed" : "failed"}`
+      : `the undo of step ${stepId} in run ${saga} was already resolved as ${how} by ${by}: nothing written`
+  }
+  const outcome = done.applied ? "applied" : "not-applied"
+  return done.wrote
+    ? `resolved step ${stepId} of saga ${saga} as ${outcome} (${by}): journaled ${journaled}; resume the saga to go on`
+    : `step ${stepId} of saga ${saga} was already resolved as ${outcome} by ${by}: nothing written`
 }
 
 /**
@@ -70,32 +118,35 @@ const resolutionOf = (options: {
  */
 export const resolve = Command.make(
   "resolve",
-  { db, as, applied, notApplied, result, register, revision, digest, saga, step },
+  { db, as, applied, notApplied, result, receipt, register, revision, digest, saga, step },
   (options) =>
     Effect.gen(function* () {
       const by = yield* Parse.nonBlank("--as", options.as)
-      const resolution = yield* resolutionOf({ ...options, by })
+      // The run of an explicit undo (`…/compensate-effect`, a name no saga may have): its undo is resolved.
+      const undoRun = options.saga.endsWith(RUN_SUFFIX)
+      const resolution = yield* resolutionOf({ ...options, by, undoRun })
       yield* withStore(
         options.db,
         Effect.gen(function* () {
           yield* Tools.register(options.register)
           const { seen, status, stepId } = yield* target(options.saga, options.step, options)
           yield* Saga.resolve(options.saga, stepId, { ...resolution, ...seen })
-          const journaled = resolution.outcome === "applied" ? "EXECUTED" : "FAILED"
+          const applied = resolution.outcome === "applied"
+          const journaled = undoRun
+            ? applied
+              ? "COMPENSATED"
+              : "COMPENSATION_FAILED"
+            : applied
+              ? "EXECUTED"
+              : "FAILED"
           const wrote = yield* wroteAfter(options.saga, stepId, journaled, status.revision)
-          yield* print(
-            printable(
-              wrote
-                ? `resolved step ${stepId} of saga ${options.saga} as ${resolution.outcome} (${by}): journaled ${journaled}; resume the saga to go on`
-                : `step ${stepId} of saga ${options.saga} was already resolved as ${resolution.outcome} by ${by}: nothing written`
-            )
-          )
+          yield* print(printable(reportOf({ undoRun, wrote, applied, journaled, by, stepId, saga: options.saga })))
         }),
         { access: "write", as: by }
       )
     })
 ).pipe(
   Command.withDescription(
-    "Settle a step whose outcome is unknown, as applied (with its result) or not applied; resume the saga afterwards. Asked again exactly as before (same --as, outcome and result), it says the step was already resolved and writes nothing (exit 0)."
+    "Settle a step whose outcome is unknown, as applied (with its result) or not applied; resume the saga afterwards. --applied is refused once compensation undid a step that ran before it. --receipt - (stdin) or env:NAME gives the receipt the undo needs, never on the command line. Given the run of an explicit undo (SAGA ending /compensate-effect) whose undo answered unknown, settles that undo: --applied (it happened, no --result) or --not-applied. Asked again exactly as before (same --as, outcome and result), it says the step was already resolved and writes nothing (exit 0)."
   )
 )

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import type { Entry } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Timeline from "../../../Timeline.js"
+import { RUN_SUFFIX } from "../../util/identifier.js"
 import { printable } from "../../util/printable.js"
 import { table } from "../../util/table.js"
 import { exitIfDirty } from "../dirty.js"
@@ -84,6 +85,36 @@ const timeline = (entries: ReadonlyArray<Entry>, outcome: (entry: Entry) => stri
     ])
   )
 
+/** Undo phases that mean an undo began or settled (`SKIPPED` undid nothing). */
+const undoPhases: ReadonlyArray<string> = [
+  "COMPENSATING",
+  "COMPENSATED",
+  "COMPENSATION_PARTIAL",
+  "COMPENSATION_FAILED",
+  "COMPENSATION_UNKNOWN"
+]
+
+/**
+ * A step that ran before `stepId` was last called and whose undo began: `resolve --applied` of
+ * `stepId` is then refused (its undo would come out of reverse order).
+ */
+const undoneBefore = (stepId: string, entries: ReadonlyArray<Entry>): string | undefined => {
+  const calledAt = Math.max(0, ...entries.filter((e) => e.stepId === stepId && e.phase === "INTENT").map((e) => e.seq))
+  const ranBefore = new Set(entries.filter((e) => e.phase === "EXECUTED" && e.seq < calledAt).map((e) => e.stepId))
+  return (
+    entries.find((e) => e.stepId !== null && ranBefore.has(e.stepId) && undoPhases.includes(e.phase))?.stepId ??
+    undefined
+  )
+}
+
+/** The next line for a step whose outcome is unknown. */
+const resolveLine = (status: Saga.SagaStatus, stepId: string, at: string, entries: ReadonlyArray<Entry>): string => {
+  const earlier = undoneBefore(stepId, entries)
+  return earlier === undefined
+    ? `next: effect-saga resolve ${status.sagaId} ${stepId} --applied --result JSON|--not-applied --as WHO ${at}`
+    : `next: effect-saga resolve ${status.sagaId} ${stepId} --not-applied --as WHO ${at} (if the call did not happen; if it did, undo it by hand: step ${earlier} before it is undone already, --applied is refused)`
+}
+
 /** What the operator may do next, with the position they saw. */
 const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number): ReadonlyArray<string> => {
   const at = `--revision ${status.revision} --digest ${status.digest}`
@@ -91,14 +122,18 @@ const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: numbe
   const approved = status.status === "awaiting_approval" ? status.steps.filter((step) => step.state === "approved") : []
   const unknown = toResolve(status)
   const origin = Journaled.originOf(entries)
+  // The run of an explicit undo that answered unknown: its undo is resolved, as done or not.
+  const undoRun = status.status === "needs_attention" && status.sagaId.endsWith(RUN_SUFFIX)
+  const unknownUndos = undoRun ? status.steps.filter((step) => step.undo === "unknown") : []
   return [
     ...waiting.map(
       (step) => `next: effect-saga approve|reject ${status.sagaId} ${step.stepId} --as WHO ${at}, then resume the saga`
     ),
     ...approved.map((step) => Resumer.approved(status.sagaId, step.stepId, origin)),
-    ...unknown.map(
+    ...unknown.map((step) => resolveLine(status, step.stepId, at, entries)),
+    ...unknownUndos.map(
       (step) =>
-        `next: effect-saga resolve ${status.sagaId} ${step.stepId} --applied --result JSON|--not-applied --as WHO ${at}`
+        `next: effect-saga resolve ${status.sagaId} ${step.stepId} --applied|--not-applied --as WHO ${at} (ask the provider whether the undo, key ${status.sagaId}, happened)`
     ),
     ...(Resumer.isLeftBehind(status, now) ? [Resumer.leftBehind(status.sagaId, origin, at)] : [])
   ]
