@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { Approval, Journal, Saga } from "../src/index.js"
+import { Effect, Layer, Schema } from "effect"
+import { Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 import { reserveAndWire } from "./fixtures/reserve-wire.js"
@@ -141,5 +141,60 @@ describe("operator commands", () => {
       expect(known).toMatchObject({ _tag: "CommandConflict", answer: "resolved as not-applied by erin" })
       expect((yield* Saga.status("not-applied")).revision).toBe(revision)
     }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "compensate asked again at the position it was asked at answers its report from the journal and writes nothing",
+    () =>
+      Effect.gen(function* () {
+        const { calls, program } = reserveAndWire()
+        yield* Saga.run("again", program)
+        const seen = yield* Saga.status("again")
+        const first = yield* Saga.compensate("again", { revision: seen.revision, digest: seen.digest })
+        expect(first.status).toBe("compensated")
+        const entries = yield* entriesOf("again")
+        const replayed = yield* Saga.compensate("again", { revision: seen.revision, digest: seen.digest })
+        expect(replayed).toEqual(first)
+        expect(yield* Saga.compensate("again", { revision: seen.revision })).toEqual(first)
+        expect(yield* entriesOf("again")).toEqual(entries)
+        expect(calls.release).toBe(1)
+        // The same revision with another digest is another position: the saga moved on from it.
+        const other = yield* Effect.flip(Saga.compensate("again", { revision: seen.revision, digest: "0".repeat(64) }))
+        expect(other._tag).toBe("ConcurrencyConflict")
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "compensate at a position a saga left another way is refused: compensated by a rejection, or a compensation that failed",
+    () =>
+      Effect.gen(function* () {
+        const { program } = reserveAndWire()
+        const waiting = yield* Saga.run("rejected", program)
+        assert(waiting._tag === "AwaitingApproval")
+        const seen = yield* Saga.status("rejected")
+        yield* Saga.reject("rejected", waiting.request.stepId, { by: "carol", reason: "wrong IBAN" })
+        const rejected = yield* Effect.flip(
+          Saga.compensate("rejected", { revision: seen.revision, digest: seen.digest })
+        )
+        expect(rejected._tag).toBe("ConcurrencyConflict")
+
+        const stuck = Compensable.make({
+          name: "stuck",
+          input: Schema.String,
+          success: Schema.String,
+          execute: (sku) => Effect.succeed(`held-${sku}`),
+          compensate: () => Effect.fail(Outcome.failed("the warehouse refused the release"))
+        })
+        yield* Saga.run("failed", stuck("A-1"))
+        const before = yield* Saga.status("failed")
+        const failed = yield* Saga.compensate("failed", { revision: before.revision, digest: before.digest })
+        expect(failed.status).toBe("compensation_failed")
+        const entries = yield* entriesOf("failed")
+        const again = yield* Effect.flip(
+          Saga.compensate("failed", { revision: before.revision, digest: before.digest })
+        )
+        expect(again._tag).toBe("ConcurrencyConflict")
+        expect(yield* entriesOf("failed")).toEqual(entries)
+      }).pipe(Effect.provide(Testing.layer))
   )
 })

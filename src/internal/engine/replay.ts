@@ -1,6 +1,6 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { Resolution } from "../../Saga.js"
+import type { Resolution, Seen } from "../../Saga.js"
 import { CommandConflict } from "../../SagaError.js"
 import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
@@ -98,4 +98,26 @@ export const resolution = (
   return Either.isRight(encoded) && encoded.right === JSON.stringify(step.executed?.payload.result ?? null)
     ? Effect.succeed("replay")
     : conflict(writer, stepId, answer)
+}
+
+/** Why an operator's `compensate` journals that compensation began (`SAGA_COMPENSATING`'s cause). */
+export const OPERATOR_COMPENSATION = "an operator asked for compensation"
+
+/**
+ * A `compensate` replays the one that compensated the saga: the saga ended compensated, by an
+ * operator's compensation that began where this one saw the saga (its `revision` and `digest` are
+ * the position just before `SAGA_COMPENSATING`). Anything else is new: a position that differs is
+ * refused as the saga having moved on, none at all finds the saga already so.
+ */
+export const compensation = (writer: Writer, seen: Seen | undefined): Effect.Effect<Prior> => {
+  const { compensationCause, compensationFrom: from, status } = writer.view
+  const named = seen !== undefined && (seen.revision !== undefined || seen.digest !== undefined)
+  const same =
+    named &&
+    from !== undefined &&
+    status === "compensated" &&
+    compensationCause === OPERATOR_COMPENSATION &&
+    (seen.revision ?? from.revision) === from.revision &&
+    (seen.digest ?? from.digest) === from.digest
+  return Effect.succeed(same ? "replay" : "new")
 }

@@ -517,8 +517,12 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       command(sagaId, {
         action: "compensate",
         seen,
-        body: (writer) =>
-          Effect.zipRight(notAnUndoRun(writer), compensateSaga(writer, "an operator asked for compensation"))
+        // Asked again, the saga it compensated is reported from the journal: nothing runs or is written.
+        replay: {
+          prior: (writer) => replay.compensation(writer, seen),
+          answer: (writer) => compensateSaga(writer, replay.OPERATOR_COMPENSATION)
+        },
+        body: (writer) => Effect.zipRight(notAnUndoRun(writer), compensateSaga(writer, replay.OPERATOR_COMPENSATION))
       }).pipe(
         Effect.withSpan("effect-saga.compensate", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
       ),
