@@ -15,6 +15,7 @@ import type { AlreadyDecided, Approval, ApprovalNotFound, ApprovalRequest, Renew
 import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport, UndoOutcome } from "./CompensationReport.js"
+import * as commandWrites from "./internal/engine/commandWrites.js"
 import { CurrentSaga as CurrentSagaTag } from "./internal/engine/context.js"
 import * as internal from "./internal/engine/saga.js"
 import * as identifier from "./internal/util/identifier.js"
@@ -567,3 +568,19 @@ export const reject = (sagaId: string, stepId: string, options: RejectOptions) =
  */
 export const resolve = (sagaId: string, stepId: string, resolution: Resolution) =>
   Effect.flatMap(Saga, (saga) => saga.resolve(sagaId, stepId, resolution))
+
+/**
+ * Runs `commands` and answers their value with how many journal entries the operator's commands
+ * among them (`approve`, `renewApproval`, `reject`, `resolve`, `compensate`, of `Saga.layer`'s
+ * service) wrote themselves: 0 when each was the same command asked again, or found the saga
+ * already so. Whether a command wrote is whether `written` is above 0.
+ *
+ * NOTE: the saga's revision before and after cannot say it: the same command sent twice at once
+ * (two clicks, a retry, two servers) writes once, and the other finds that write and writes nothing.
+ *
+ * @since 0.4.0
+ * @category commands
+ */
+export const withWrites: <A, E, R>(
+  commands: Effect.Effect<A, E, R>
+) => Effect.Effect<{ readonly value: A; readonly written: number }, E, R> = commandWrites.withWrites

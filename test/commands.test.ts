@@ -197,4 +197,27 @@ describe("operator commands", () => {
         expect(yield* entriesOf("failed")).toEqual(entries)
       }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect("Saga.withWrites answers what the commands it ran wrote themselves: a replay wrote nothing", () =>
+    Effect.gen(function* () {
+      const { program } = reserveAndWire()
+      const waiting = yield* Saga.run("counted", program)
+      assert(waiting._tag === "AwaitingApproval")
+      const approve = Saga.approve("counted", waiting.request.stepId, { by: "alice" })
+      expect(yield* Saga.withWrites(approve)).toEqual({ value: undefined, written: 1 })
+      expect(yield* Saga.withWrites(approve)).toEqual({ value: undefined, written: 0 })
+      const rejected = yield* Saga.run("counted-2", program)
+      assert(rejected._tag === "AwaitingApproval")
+      const before = (yield* Saga.status("counted-2")).revision
+      const both = yield* Saga.withWrites(
+        Effect.zipRight(
+          Saga.reject("counted-2", rejected.request.stepId, { by: "bob", reason: "no" }),
+          Saga.compensate("counted-2")
+        )
+      )
+      // REJECTED with SAGA_COMPENSATING, the undo's COMPENSATING and COMPENSATED, SAGA_COMPENSATED; compensate: nothing.
+      expect(both).toMatchObject({ value: { status: "compensated" }, written: 5 })
+      expect((yield* Saga.status("counted-2")).revision).toBe(before + 5)
+    }).pipe(Effect.provide(Testing.layer))
+  )
 })

@@ -59,6 +59,7 @@ import { entering } from "../observability/spans.js"
 import { encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
+import { tallied } from "./commandWrites.js"
 import type { ExplicitUndos, Lookup } from "./compensation.js"
 import { compensate, explicitUndos, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
@@ -426,7 +427,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
             yield* commands.checkSeen(writer, spec.seen)
             return yield* spec.body(writer, principal)
           })
-          return yield* Effect.ensuring(carryOut, writer.release())
+          return yield* Effect.ensuring(tallied(writer, carryOut), writer.release())
         })
       )
     )
