@@ -422,6 +422,33 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
   )
 
   it.scopedLive(
+    "an approvals row whose time of request alone was edited is listed marked tampered; approving it is 422, nothing is written",
+    () =>
+      Effect.gen(function* () {
+        const { db, baseUrl } = yield* awaitingPayout("approval-time-edited")
+        edit(
+          db,
+          "UPDATE effect_saga_approvals SET requested_at = '1999-01-01T00:00:00.000Z' WHERE saga_id = 'payout-1'"
+        )
+        const api = yield* clientAs(baseUrl, "alice")
+        const [request] = yield* api.approvals.pending()
+        expect(request).toMatchObject({
+          sagaId: "payout-1",
+          tampered: { problem: "approval", reason: expect.stringContaining("names another tool or time") }
+        })
+        const before = snapshot(db)
+        const refused = yield* Effect.flip(
+          api.approvals.approve({
+            path: { sagaId: "payout-1", stepId: request!.stepId },
+            payload: { revision: request!.revision, digest: request!.digest }
+          })
+        )
+        expect(refused).toMatchObject({ _tag: "Refused", message: expect.stringContaining(request!.tampered!.reason) })
+        expect(snapshot(db)).toBe(before)
+      })
+  )
+
+  it.scopedLive(
     "GET /api/approvals lists what the journal waits on: a request whose row was deleted, and one the journal already answered marked",
     () =>
       Effect.gen(function* () {
