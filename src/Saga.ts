@@ -378,7 +378,7 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
     /**
      * Undoes every executed step not undone yet; calling it again never undoes a step twice. An
      * approval request still pending is withdrawn (journaled `REJECTED` by `effect-saga`). Asked
-     * again at the position `seen` it compensated the saga from, it answers the report from the
+     * again at the position `seen` it began the compensation from, it answers the report from the
      * journal instead of `ConcurrencyConflict`.
      */
     readonly compensate: (sagaId: string, seen?: Seen) => Effect.Effect<CompensationReport, CommandError>
@@ -498,8 +498,9 @@ export const resume = <A, E, R>(
  * Undoes a saga on an operator's request: every executed step not undone yet, in reverse order.
  * An approval request still pending is withdrawn (journaled `REJECTED` by `effect-saga`, rejected
  * in the `Approval` service): nothing runs forward in a saga that began to compensate. The same
- * command asked again at the `seen` position it compensated the saga from answers the report from
- * the journal and writes nothing; at any other position the saga moved on from, `ConcurrencyConflict`.
+ * command asked again at the `seen` position it began the compensation from answers the report
+ * from the journal and undoes nothing again; at any other position the saga moved on from,
+ * `ConcurrencyConflict`.
  *
  * @since 0.1.0
  * @category accessors

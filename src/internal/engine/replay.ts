@@ -104,18 +104,19 @@ export const resolution = (
 export const OPERATOR_COMPENSATION = "an operator asked for compensation"
 
 /**
- * A `compensate` replays the one that compensated the saga: the saga ended compensated, by an
- * operator's compensation that began where this one saw the saga (its `revision` and `digest` are
- * the position just before `SAGA_COMPENSATING`). Anything else is new: a position that differs is
- * refused as the saga having moved on, none at all finds the saga already so.
+ * A `compensate` replays the one that began the saga's compensation where this one saw the saga:
+ * its `revision` and `digest` are the position just before an operator's `SAGA_COMPENSATING`. A
+ * compensate has nothing else to tell two apart, so that one was this command. Its answer is the
+ * compensation as it stands: reported from the journal, finished first if something is left (as a
+ * rejection's replay finishes its compensation). Any other position is new: refused if the saga
+ * moved on from it; none at all finds the saga already so.
  */
 export const compensation = (writer: Writer, seen: Seen | undefined): Effect.Effect<Prior> => {
-  const { compensationCause, compensationFrom: from, status } = writer.view
+  const { compensationCause, compensationFrom: from } = writer.view
   const named = seen !== undefined && (seen.revision !== undefined || seen.digest !== undefined)
   const same =
     named &&
     from !== undefined &&
-    status === "compensated" &&
     compensationCause === OPERATOR_COMPENSATION &&
     (seen.revision ?? from.revision) === from.revision &&
     (seen.digest ?? from.digest) === from.digest

@@ -518,7 +518,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       command(sagaId, {
         action: "compensate",
         seen,
-        // Asked again, the saga it compensated is reported from the journal: nothing runs or is written.
+        // Asked again, the compensation it began is reported from the journal (finished first, if it was cut short).
         replay: {
           prior: (writer) => replay.compensation(writer, seen),
           answer: (writer) => compensateSaga(writer, replay.OPERATOR_COMPENSATION)
