@@ -16,6 +16,7 @@ import type { AlreadyDecided, Approval, ApprovalNotFound, ApprovalRequest, Renew
 import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport, UndoOutcome } from "./CompensationReport.js"
+import * as commandWrites from "./internal/engine/commandWrites.js"
 import { CurrentSaga as CurrentSagaTag, undosStopWithCaller } from "./internal/engine/context.js"
 import * as internal from "./internal/engine/saga.js"
 import * as identifier from "./internal/util/identifier.js"
@@ -384,7 +385,9 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
     ) => Effect.Effect<SagaResult<A, E>, RunError | SagaNotFound, Exclude<R, CurrentSaga>>
     /**
      * Undoes every executed step not undone yet; calling it again never undoes a step twice. An
-     * approval request still pending is withdrawn (journaled `REJECTED` by `effect-saga`).
+     * approval request still pending is withdrawn (journaled `REJECTED` by `effect-saga`). Asked
+     * again at the position `seen` it began the compensation from, it answers the report from the
+     * journal instead of `ConcurrencyConflict`.
      */
     readonly compensate: (sagaId: string, seen?: Seen) => Effect.Effect<CompensationReport, CommandError>
     /**
@@ -507,7 +510,10 @@ export const resume = <A, E, R>(
  * Undoes a saga on an operator's request: every executed step not undone yet, in reverse order.
  * An approval request still pending is withdrawn (journaled `REJECTED` by `effect-saga`, rejected
  * in the `Approval` service): nothing runs forward in a saga that began to compensate. The saga's
- * lease is held, and renewed as a run's is, until the last undo returns.
+ * lease is held, and renewed as a run's is, until the last undo returns. The same
+ * command asked again at the `seen` position it began the compensation from answers the report
+ * from the journal and undoes nothing again; at any other position the saga moved on from,
+ * `ConcurrencyConflict`.
  *
  * @since 0.1.0
  * @category accessors
@@ -596,3 +602,19 @@ export const reject = (sagaId: string, stepId: string, options: RejectOptions) =
  */
 export const resolve = (sagaId: string, stepId: string, resolution: Resolution) =>
   Effect.flatMap(Saga, (saga) => saga.resolve(sagaId, stepId, resolution))
+
+/**
+ * Runs `commands` and answers their value with how many journal entries the operator's commands
+ * among them (`approve`, `renewApproval`, `reject`, `resolve`, `compensate`, of `Saga.layer`'s
+ * service) wrote themselves: 0 when each was the same command asked again, or found the saga
+ * already so. Whether a command wrote is whether `written` is above 0.
+ *
+ * NOTE: the saga's revision before and after cannot say it: the same command sent twice at once
+ * (two clicks, a retry, two servers) writes once, and the other finds that write and writes nothing.
+ *
+ * @since 0.4.0
+ * @category commands
+ */
+export const withWrites: <A, E, R>(
+  commands: Effect.Effect<A, E, R>
+) => Effect.Effect<{ readonly value: A; readonly written: number }, E, R> = commandWrites.withWrites

@@ -1,6 +1,6 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { Approval, Journal, Saga } from "../src/index.js"
+import { Effect, Layer, Schema } from "effect"
+import { Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 import { reserveAndWire } from "./fixtures/reserve-wire.js"
@@ -140,6 +140,91 @@ describe("operator commands", () => {
       const known = yield* Effect.flip(Saga.resolve("not-applied", stepId, { outcome: "applied", by: "erin" }))
       expect(known).toMatchObject({ _tag: "CommandConflict", answer: "resolved as not-applied by erin" })
       expect((yield* Saga.status("not-applied")).revision).toBe(revision)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "compensate asked again at the position it was asked at answers its report from the journal and writes nothing",
+    () =>
+      Effect.gen(function* () {
+        const { calls, program } = reserveAndWire()
+        yield* Saga.run("again", program)
+        const seen = yield* Saga.status("again")
+        const first = yield* Saga.compensate("again", { revision: seen.revision, digest: seen.digest })
+        expect(first.status).toBe("compensated")
+        const entries = yield* entriesOf("again")
+        const replayed = yield* Saga.compensate("again", { revision: seen.revision, digest: seen.digest })
+        expect(replayed).toEqual(first)
+        expect(yield* Saga.compensate("again", { revision: seen.revision })).toEqual(first)
+        expect(yield* entriesOf("again")).toEqual(entries)
+        expect(calls.release).toBe(1)
+        // The same revision with another digest is another position: the saga moved on from it.
+        const other = yield* Effect.flip(Saga.compensate("again", { revision: seen.revision, digest: "0".repeat(64) }))
+        expect(other._tag).toBe("ConcurrencyConflict")
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("compensate at a position the saga left by another command is refused: a rejection compensated it", () =>
+    Effect.gen(function* () {
+      const { program } = reserveAndWire()
+      const waiting = yield* Saga.run("rejected", program)
+      assert(waiting._tag === "AwaitingApproval")
+      const seen = yield* Saga.status("rejected")
+      yield* Saga.reject("rejected", waiting.request.stepId, { by: "carol", reason: "wrong IBAN" })
+      const entries = yield* entriesOf("rejected")
+      const rejected = yield* Effect.flip(Saga.compensate("rejected", { revision: seen.revision, digest: seen.digest }))
+      expect(rejected._tag).toBe("ConcurrencyConflict")
+      expect(yield* entriesOf("rejected")).toEqual(entries)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "a compensation that failed, asked again at its position, reports the same failure and runs no undo again",
+    () =>
+      Effect.gen(function* () {
+        let attempts = 0
+        const stuck = Compensable.make({
+          name: "stuck",
+          input: Schema.String,
+          success: Schema.String,
+          execute: (sku) => Effect.succeed(`held-${sku}`),
+          compensate: () =>
+            Effect.suspend(() => {
+              attempts++
+              return Effect.fail(Outcome.failed("the warehouse refused the release"))
+            })
+        })
+        yield* Saga.run("failed", stuck("A-1"))
+        const seen = yield* Saga.status("failed")
+        const failed = yield* Saga.compensate("failed", { revision: seen.revision, digest: seen.digest })
+        expect(failed.status).toBe("compensation_failed")
+        const entries = yield* entriesOf("failed")
+        expect(yield* Saga.compensate("failed", { revision: seen.revision, digest: seen.digest })).toEqual(failed)
+        expect(yield* entriesOf("failed")).toEqual(entries)
+        expect(attempts).toBe(1)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("Saga.withWrites answers what the commands it ran wrote themselves: a replay wrote nothing", () =>
+    Effect.gen(function* () {
+      const { program } = reserveAndWire()
+      const waiting = yield* Saga.run("counted", program)
+      assert(waiting._tag === "AwaitingApproval")
+      const approve = Saga.approve("counted", waiting.request.stepId, { by: "alice" })
+      expect(yield* Saga.withWrites(approve)).toEqual({ value: undefined, written: 1 })
+      expect(yield* Saga.withWrites(approve)).toEqual({ value: undefined, written: 0 })
+      const rejected = yield* Saga.run("counted-2", program)
+      assert(rejected._tag === "AwaitingApproval")
+      const before = (yield* Saga.status("counted-2")).revision
+      const both = yield* Saga.withWrites(
+        Effect.zipRight(
+          Saga.reject("counted-2", rejected.request.stepId, { by: "bob", reason: "no" }),
+          Saga.compensate("counted-2")
+        )
+      )
+      // REJECTED with SAGA_COMPENSATING, the undo's COMPENSATING and COMPENSATED, SAGA_COMPENSATED; compensate: nothing.
+      expect(both).toMatchObject({ value: { status: "compensated" }, written: 5 })
+      expect((yield* Saga.status("counted-2")).revision).toBe(before + 5)
     }).pipe(Effect.provide(Testing.layer))
   )
 })

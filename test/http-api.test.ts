@@ -230,6 +230,42 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
     })
   )
 
+  it.scopedLive(
+    "a compensate or compensate-effect sent again as it was answers as the first did, and writes nothing",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("replays")
+        yield* onDb(db, Effect.all([Saga.run("payout-1", payout), Saga.run("solo-1", payout)]))
+        const baseUrl = yield* serveOn(db)
+        const api = yield* clientAs(baseUrl, "alice")
+        const held = yield* api.sagas.get({ path: { sagaId: "payout-1" } })
+        const seen = { revision: held.saga.revision, digest: held.saga.digest }
+        const first = yield* api.operations.compensate({ path: { sagaId: "payout-1" }, payload: seen })
+        expect(first).toMatchObject({ changed: true, report: { status: "compensated" } })
+        const written = snapshot(db)
+        const again = yield* api.operations.compensate({ path: { sagaId: "payout-1" }, payload: seen })
+        expect(again).toEqual({
+          ...first,
+          changed: false,
+          message: "compensation asked by alice: the saga is compensated: already so, nothing written"
+        })
+        expect(snapshot(db)).toBe(written)
+
+        const solo = yield* awaiting(baseUrl, "solo-1")
+        const reserve = solo.detail.steps[0]!
+        const undo = () =>
+          api.operations.compensateEffect({
+            path: { sagaId: "solo-1", stepId: reserve.stepId },
+            payload: { revision: solo.revision, digest: solo.digest }
+          })
+        const undone = yield* undo()
+        expect(undone).toMatchObject({ effectId: reserve.effectId, result: "completed" })
+        const undoWritten = snapshot(db)
+        expect(yield* undo()).toEqual(undone)
+        expect(snapshot(db)).toBe(undoWritten)
+      })
+  )
+
   it.scopedLive("each error has its status and one body, and writes nothing", () =>
     Effect.gen(function* () {
       const { db, baseUrl } = yield* awaitingPayout("errors", { maxBodyBytes: 2048 })
@@ -381,6 +417,33 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
           })
         )
         expect(refused).toMatchObject({ _tag: "Refused", message: expect.stringContaining(reason) })
+        expect(snapshot(db)).toBe(before)
+      })
+  )
+
+  it.scopedLive(
+    "an approvals row whose time of request alone was edited is listed marked tampered; approving it is 422, nothing is written",
+    () =>
+      Effect.gen(function* () {
+        const { db, baseUrl } = yield* awaitingPayout("approval-time-edited")
+        edit(
+          db,
+          "UPDATE effect_saga_approvals SET requested_at = '1999-01-01T00:00:00.000Z' WHERE saga_id = 'payout-1'"
+        )
+        const api = yield* clientAs(baseUrl, "alice")
+        const [request] = yield* api.approvals.pending()
+        expect(request).toMatchObject({
+          sagaId: "payout-1",
+          tampered: { problem: "approval", reason: expect.stringContaining("names another tool or time") }
+        })
+        const before = snapshot(db)
+        const refused = yield* Effect.flip(
+          api.approvals.approve({
+            path: { sagaId: "payout-1", stepId: request!.stepId },
+            payload: { revision: request!.revision, digest: request!.digest }
+          })
+        )
+        expect(refused).toMatchObject({ _tag: "Refused", message: expect.stringContaining(request!.tampered!.reason) })
         expect(snapshot(db)).toBe(before)
       })
   )

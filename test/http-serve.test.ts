@@ -5,13 +5,15 @@ import { fileURLToPath } from "node:url"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { type Console, Effect } from "effect"
+import { type Console, Deferred, Effect, Exit, Fiber, Schedule } from "effect"
 import * as Cli from "../src/Cli.js"
-import { Saga } from "../src/index.js"
-import { freshDb, onDb, payout, tokens } from "./fixtures/http-saga.js"
+import { Journal, Saga } from "../src/index.js"
+import { resetGate } from "./fixtures/gated-undo-tools.js"
+import { freshDb, onDb, payout, raw, tokens } from "./fixtures/http-saga.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const main = path.join(root, "test", "fixtures", "cli-main.ts")
+const gatedTools = path.join(root, "test", "fixtures", "gated-undo-tools.ts")
 
 interface Served {
   readonly code: number | null
@@ -98,6 +100,38 @@ describe("effect-saga serve", { timeout: 60_000 }, () => {
       expect(open.errors).toEqual([
         "effect-saga: refusing to serve on 0.0.0.0: insecure serving is allowed on a loopback address only"
       ])
+    })
+  )
+})
+
+describe("effect-saga serve, stopped with a request in flight", { timeout: 60_000 }, () => {
+  it.live("answers it and journals its undo before the store is closed", () =>
+    Effect.gen(function* () {
+      const db = freshDb("serve-drain")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const gate = resetGate()
+      const { fiber: server, url } = yield* serveInProcess(["--db", db, "--port", "0", "--register", gatedTools])
+      const seen = yield* raw(url, "GET", "/api/sagas/payout-1", { as: "alice" })
+      const { revision, digest } = (seen.body as { saga: { revision: number; digest: string } }).saga
+      const request = yield* Effect.fork(
+        raw(url, "POST", "/api/sagas/payout-1/compensate", { as: "alice", body: JSON.stringify({ revision, digest }) })
+      )
+      yield* Deferred.await(gate.started)
+      // Stopped (SIGTERM's interruption) while the undo runs: the server stops listening, and waits.
+      const stopped = yield* Effect.fork(Fiber.interrupt(server))
+      yield* Effect.retry(refused(url), Schedule.spaced("5 millis"))
+      yield* Deferred.succeed(gate.release, undefined)
+      const answer = yield* Fiber.join(request)
+      expect(Exit.isInterrupted(yield* Fiber.join(stopped))).toBe(true)
+      expect(answer).toMatchObject({ status: 200, body: { changed: true, report: { status: "compensated" } } })
+      const phases = yield* onDb(
+        db,
+        Effect.map(
+          Effect.flatMap(Journal.Journal, (journal) => journal.read("payout-1")),
+          (entries) => entries.map((entry) => entry.phase)
+        )
+      )
+      expect(phases.slice(-3)).toEqual(["COMPENSATING", "COMPENSATED", "SAGA_COMPENSATED"])
     })
   )
 })
@@ -194,4 +228,46 @@ const inProcess = (args: ReadonlyArray<string>, apiTokens?: string) =>
       )
     )
     return { code, errors }
+  })
+
+/** `effect-saga serve ARGS…` in this process (as alice's token allows), forked; its fiber once it says where it listens. */
+const serveInProcess = (args: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const listening = yield* Deferred.make<string>()
+    const capturing = (current: Console.Console): Console.Console => ({
+      ...current,
+      log: (...parts) => {
+        const url = /serving (http:\/\/\S+)\/console/.exec(parts.join(" "))?.[1]
+        return url === undefined ? Effect.void : Effect.asVoid(Deferred.succeed(listening, url))
+      }
+    })
+    const saved = process.env.EFFECT_SAGA_API_TOKENS
+    process.env.EFFECT_SAGA_API_TOKENS = `alice=${tokens.alice}`
+    const fiber = yield* Effect.consoleWith((current) =>
+      Effect.withConsole(Cli.run(["serve", ...args]), capturing(current))
+    ).pipe(Effect.provide(NodeContext.layer), Effect.fork)
+    const url = yield* Effect.raceFirst(
+      Deferred.await(listening),
+      Effect.flatMap(Fiber.await(fiber), (exit) => Effect.die(`serve ended before it listened: ${String(exit)}`))
+    ).pipe(
+      Effect.ensuring(
+        Effect.sync(() => {
+          if (saved !== undefined) process.env.EFFECT_SAGA_API_TOKENS = saved
+          else delete process.env.EFFECT_SAGA_API_TOKENS
+        })
+      )
+    )
+    return { fiber, url }
+  })
+
+/** Succeeds once nothing listens at `url` any more (the connection is refused); fails while something does. */
+const refused = (url: string) =>
+  Effect.async<void, string>((resume) => {
+    const { hostname, port } = new URL(url)
+    const socket = net.connect(Number(port), hostname)
+    socket.once("connect", () => {
+      socket.destroy()
+      resume(Effect.fail("still listening"))
+    })
+    socket.once("error", () => resume(Effect.void))
   })

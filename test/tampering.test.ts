@@ -650,6 +650,37 @@ const matrix = (name: string, backend: () => Backend) =>
           )
         }).pipe(Effect.provide(store.layer))
       })
+
+      it.effect(
+        "a request whose time of request was edited in its pending row is marked by the inbox and approved by no one, until a run registers it again",
+        () => {
+          const store = backend()
+          const world = makeWorld()
+          return Effect.gen(function* () {
+            yield* awaiting(world, "approval-time")
+            const named = yield* namedIn("approval-time")
+            yield* store.editApproval!("approval-time", "requested_at", "1999-01-01T00:00:00.000Z")
+            const journal = yield* Journal.Journal
+            const listed = (yield* Approval.inbox).filter((request) => request.sagaId === "approval-time")
+            const problem = Approval.journaledRequest(listed[0]!, yield* journal.read("approval-time")).problem
+            expect(problem?.reason).toContain("names another tool or time than the journal holds")
+            const before = yield* store.rows("approval-time")
+            expect(yield* Effect.flip(Saga.approve("approval-time", named.wire, { by: "alice" }))).toMatchObject({
+              _tag: "JournalTampered",
+              problem: "approval",
+              reason: expect.stringContaining(problem!.reason)
+            })
+            expect(yield* store.rows("approval-time")).toEqual(before)
+            // A run asks again with the journal's request, which replaces the copy: nothing is marked now.
+            expect((yield* Saga.run("approval-time", world.toWire))._tag).toBe("AwaitingApproval")
+            const again = (yield* Approval.inbox).filter((request) => request.sagaId === "approval-time")
+            expect(Approval.journaledRequest(again[0]!, yield* journal.read("approval-time")).problem).toBeNull()
+            yield* Saga.approve("approval-time", named.wire, { by: "alice" })
+            expect((yield* Saga.run("approval-time", world.toWire))._tag).toBe("Completed")
+            expect(world.calls.wire).toBe(1)
+          }).pipe(Effect.provide(store.layer))
+        }
+      )
     }
 
     if (name !== "Journal.layerMemory") {

@@ -172,6 +172,10 @@ export interface RunOptions {
  * access `options.access` names, as the operator `options.as` names; the services are closed when
  * it ends.
  *
+ * NOTE: what the body opens in its scope (`serve`'s HTTP server, the `layer` of a `--register`
+ * module) is closed before the store: a server stopped by SIGTERM answers the requests in flight,
+ * and journals what their undos did, before the store closes under them.
+ *
  * @since 0.1.0
  * @category running
  */
@@ -180,7 +184,7 @@ export const withStore = <A, E>(
   body: Effect.Effect<A, E, Store.Services | Scope.Scope>,
   options: RunOptions
 ) => {
-  const opened = (store: Store.Store) => Effect.scoped(Effect.provide(body, Store.layer(store, options.access)))
+  const opened = (store: Store.Store) => Effect.provide(Effect.scoped(body), Store.layer(store, options.access))
   const asOperator = (store: Store.Store) =>
     options.as === undefined ? opened(store) : Authority.withPrincipal(opened(store), { id: options.as })
   return Effect.flatMap(storeOf(own), (store) => {

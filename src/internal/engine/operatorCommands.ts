@@ -113,9 +113,12 @@ export const approve = (
 
 /**
  * The store's record of the step's request, checked against the journal. A request the store does
- * not hold (its row was deleted, or the row is an earlier saga's of the same id) is registered again
- * from the `AWAITING_APPROVAL` entry, as the saga's next run would. With `checkCopy` (an approval), a copy that departs from the entry is
- * refused: the table was edited, and every reader marks it "do not decide".
+ * not hold (its row was deleted) is registered again from the `AWAITING_APPROVAL` entry, as the
+ * saga's next run would, and so is a decided record requested at another time (an earlier saga's
+ * of the same id). With `checkCopy` (an approval), a copy that departs from the entry is refused:
+ * the table was edited, and every reader marks it "do not decide". That holds for a pending copy
+ * whose time of request differs too, since readers show the pending copy: a run of the saga
+ * registers the journal's request over it (`holdsRequest`), and the approval can then be decided.
  */
 type ApprovalFailure = Effect.Effect.Error<ReturnType<Approval["Type"]["request"]>>
 
@@ -124,13 +127,16 @@ const heldRequest = (writer: Writer, approval: Approval["Type"], step: StepView,
   const requestId = stepKey(writer.sagaId, step.stepId)
   return Effect.flatMap(approval.get(requestId), (found): Effect.Effect<void, ApprovalFailure | JournalTampered> => {
     const journaled = requestOf(writer.sagaId, step)
-    if (Option.isNone(found) || !holdsRequest(found.value.request, journaled)) {
-      return Effect.asVoid(approval.request(journaled))
+    if (Option.isNone(found)) return Effect.asVoid(approval.request(journaled))
+    const held = found.value
+    const own = holdsRequest(held.request, journaled)
+    const shown = own || held.decision._tag === "Pending"
+    const reason =
+      checkCopy && shown ? copyDeparture(asked.seq, { ...journaled, input: asked.input }, held.request) : undefined
+    if (reason !== undefined) {
+      return Effect.fail(new JournalTampered({ sagaId: writer.sagaId, seq: asked.seq, problem: "approval", reason }))
     }
-    const reason = copyDeparture(asked.seq, { ...journaled, input: asked.input }, found.value.request)
-    return reason === undefined || !checkCopy
-      ? Effect.void
-      : Effect.fail(new JournalTampered({ sagaId: writer.sagaId, seq: asked.seq, problem: "approval", reason }))
+    return own ? Effect.void : Effect.asVoid(approval.request(journaled))
   })
 }
 

@@ -3,7 +3,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { KeyRing } from "../../Keys.js"
-import type { Resolution } from "../../Saga.js"
+import type { Resolution, Seen } from "../../Saga.js"
 import { CommandConflict } from "../../SagaError.js"
 import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
@@ -122,4 +122,27 @@ const sameReceipt = (
     Option.isSome(opened.right) &&
     Redacted.value(opened.right.value) === Receipts.textOf(given)
   )
+}
+
+/** Why an operator's `compensate` journals that compensation began (`SAGA_COMPENSATING`'s cause). */
+export const OPERATOR_COMPENSATION = "an operator asked for compensation"
+
+/**
+ * A `compensate` replays the one that began the saga's compensation where this one saw the saga:
+ * its `revision` and `digest` are the position just before an operator's `SAGA_COMPENSATING`. A
+ * compensate has nothing else to tell two apart, so that one was this command. Its answer is the
+ * compensation as it stands: reported from the journal, finished first if something is left (as a
+ * rejection's replay finishes its compensation). Any other position is new: refused if the saga
+ * moved on from it; none at all finds the saga already so.
+ */
+export const compensation = (writer: Writer, seen: Seen | undefined): Effect.Effect<Prior> => {
+  const { compensationCause, compensationFrom: from } = writer.view
+  const named = seen !== undefined && (seen.revision !== undefined || seen.digest !== undefined)
+  const same =
+    named &&
+    from !== undefined &&
+    compensationCause === OPERATOR_COMPENSATION &&
+    (seen.revision ?? from.revision) === from.revision &&
+    (seen.digest ?? from.digest) === from.digest
+  return Effect.succeed(same ? "replay" : "new")
 }

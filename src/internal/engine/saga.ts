@@ -59,6 +59,7 @@ import { entering } from "../observability/spans.js"
 import { encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
+import { tallied } from "./commandWrites.js"
 import type { ExplicitUndos, Lookup } from "./compensation.js"
 import { compensate, explicitUndos, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
@@ -431,7 +432,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
               yield* commands.checkSeen(writer, spec.seen)
               return yield* spec.body(writer, principal)
             })
-            return yield* Effect.ensuring(namingWrites(writer, carryOut), writer.release())
+            return yield* Effect.ensuring(tallied(writer, namingWrites(writer, carryOut)), writer.release())
           })
         )
       )
@@ -543,8 +544,12 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       command(sagaId, {
         action: "compensate",
         seen,
-        body: (writer) =>
-          Effect.zipRight(notAnUndoRun(writer), compensateSaga(writer, "an operator asked for compensation"))
+        // Asked again, the compensation it began is reported from the journal (finished first, if it was cut short).
+        replay: {
+          prior: (writer) => replay.compensation(writer, seen),
+          answer: (writer) => compensateSaga(writer, replay.OPERATOR_COMPENSATION)
+        },
+        body: (writer) => Effect.zipRight(notAnUndoRun(writer), compensateSaga(writer, replay.OPERATOR_COMPENSATION))
       }).pipe(
         Effect.withSpan("effect-saga.compensate", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
       ),

@@ -1,8 +1,8 @@
 /**
  * What the API's and the console's commands do: each names the step it acts on (404 if the saga has
  * none by that id), carries the position the caller saw (409 if the saga moved on), runs as the
- * authenticated principal (the `Authority` decides, the journal records who), and answers with what
- * changed and where the saga stands after it.
+ * authenticated principal (the `Authority` decides, the journal records who), and answers with
+ * whether it wrote anything itself and where the saga stands after it.
  */
 import * as Effect from "effect/Effect"
 import * as Authority from "../../Authority.js"
@@ -77,19 +77,31 @@ const requireUndos = (
 const compensationOutcome = (report: CompensationAnswer["report"]): string =>
   report.status === "compensated" ? "the saga is compensated" : "the saga's compensation failed"
 
-/** The answer to a command: whether it wrote anything, and the saga's position now. */
-const answer = (sagaId: string, stepId: string | null, before: Saga.SagaStatus, message: string) =>
-  Effect.map(statusOf(sagaId), (after): Answer => {
-    const changed = after.revision !== before.revision
-    return {
-      sagaId,
-      stepId,
-      changed,
-      message: changed ? message : `${message}: already so, nothing written`,
-      revision: after.revision,
-      digest: after.digest
-    }
-  })
+/**
+ * Carries out `command` and answers with whether it wrote anything itself (not whether the saga
+ * moved meanwhile: the same command sent twice at once writes once, and the other finds that write)
+ * and where the saga stands after it; `message` says what it did, from its value.
+ */
+const carryOut = <A, E, R>(
+  sagaId: string,
+  stepId: string | null,
+  command: Effect.Effect<A, E, R>,
+  message: (value: A) => string
+) =>
+  Effect.flatMap(Saga.withWrites(command), ({ value, written }) =>
+    Effect.map(statusOf(sagaId), (after) => {
+      const changed = written > 0
+      const answer: Answer = {
+        sagaId,
+        stepId,
+        changed,
+        message: changed ? message(value) : `${message(value)}: already so, nothing written`,
+        revision: after.revision,
+        digest: after.digest
+      }
+      return { value, answer }
+    })
+  )
 
 const by = Effect.map(Authority.currentPrincipal, (principal) => principal.id)
 
@@ -101,15 +113,21 @@ const by = Effect.map(Authority.currentPrincipal, (principal) => principal.id)
  */
 export const approve = (sagaId: string, stepId: string, body: Seen & { readonly expiresAt?: string | undefined }) =>
   Effect.gen(function* () {
-    const { status } = yield* stepOf(sagaId, stepId)
+    yield* stepOf(sagaId, stepId)
     const who = yield* by
-    yield* Saga.approve(sagaId, stepId, {
+    const approving = Saga.approve(sagaId, stepId, {
       by: who,
       expiresAt: body.expiresAt,
       revision: body.revision,
       digest: body.digest
     })
-    return yield* answer(sagaId, stepId, status, `approved by ${who}; the step runs when the saga is resumed`)
+    const { answer } = yield* carryOut(
+      sagaId,
+      stepId,
+      approving,
+      () => `approved by ${who}; the step runs when the saga is resumed`
+    )
+    return answer
   })
 
 /**
@@ -124,16 +142,17 @@ export const renew = (
   body: Seen & { readonly expiresAt?: string | undefined; readonly inputDigest?: string | undefined }
 ) =>
   Effect.gen(function* () {
-    const { status } = yield* stepOf(sagaId, stepId)
+    yield* stepOf(sagaId, stepId)
     const who = yield* by
-    yield* Saga.renewApproval(sagaId, stepId, {
+    const renewing = Saga.renewApproval(sagaId, stepId, {
       by: who,
       expiresAt: body.expiresAt,
       inputDigest: body.inputDigest,
       revision: body.revision,
       digest: body.digest
     })
-    return yield* answer(sagaId, stepId, status, `approval renewed by ${who}`)
+    const { answer } = yield* carryOut(sagaId, stepId, renewing, () => `approval renewed by ${who}`)
+    return answer
   })
 
 /**
@@ -152,16 +171,19 @@ export const reject = (
     const { status } = yield* stepOf(sagaId, stepId)
     yield* requireUndos(options, "rejecting", status.steps)
     const who = yield* by
-    const report = yield* Saga.reject(sagaId, stepId, {
+    const rejecting = Saga.reject(sagaId, stepId, {
       by: who,
       reason: body.reason,
       revision: body.revision,
       digest: body.digest
     })
-    const done: CompensationAnswer = {
-      ...(yield* answer(sagaId, stepId, status, `rejected by ${who}; ${compensationOutcome(report)}`)),
-      report
-    }
+    const { answer, value } = yield* carryOut(
+      sagaId,
+      stepId,
+      rejecting,
+      (report) => `rejected by ${who}; ${compensationOutcome(report)}`
+    )
+    const done: CompensationAnswer = { ...answer, report: value }
     return done
   })
 
@@ -177,17 +199,23 @@ export const resolve = (
   body: Seen & ({ readonly outcome: "applied"; readonly result?: unknown } | { readonly outcome: "not-applied" })
 ) =>
   Effect.gen(function* () {
-    const { status } = yield* stepOf(sagaId, stepId)
+    yield* stepOf(sagaId, stepId)
     const who = yield* by
     const seen = { revision: body.revision, digest: body.digest }
-    yield* Saga.resolve(
+    const resolving = Saga.resolve(
       sagaId,
       stepId,
       body.outcome === "applied"
         ? { outcome: "applied", by: who, result: body.result, ...seen }
         : { outcome: "not-applied", by: who, ...seen }
     )
-    return yield* answer(sagaId, stepId, status, `resolved as ${body.outcome} by ${who}; resume the saga to go on`)
+    const { answer } = yield* carryOut(
+      sagaId,
+      stepId,
+      resolving,
+      () => `resolved as ${body.outcome} by ${who}; resume the saga to go on`
+    )
+    return answer
   })
 
 /**
@@ -200,11 +228,14 @@ export const compensate = (options: CommandOptions, sagaId: string, seen: Seen) 
   Effect.gen(function* () {
     const status = yield* verifiedStatusOf(sagaId)
     yield* requireUndos(options, "compensating", status.steps)
-    const report = yield* Saga.compensate(sagaId, seen)
-    const done: CompensationAnswer = {
-      ...(yield* answer(sagaId, null, status, `compensation asked by ${yield* by}: ${compensationOutcome(report)}`)),
-      report
-    }
+    const who = yield* by
+    const { answer, value } = yield* carryOut(
+      sagaId,
+      null,
+      Saga.compensate(sagaId, seen),
+      (report) => `compensation asked by ${who}: ${compensationOutcome(report)}`
+    )
+    const done: CompensationAnswer = { ...answer, report: value }
     return done
   })
 

@@ -91,6 +91,8 @@ export class JournalView {
   started: Recorded<"SAGA_STARTED"> | undefined = undefined
   /** Why compensation started, as journaled. */
   compensationCause = ""
+  /** Where the saga stood when compensation started: the position just before `SAGA_COMPENSATING`. */
+  compensationFrom: Expected | undefined = undefined
 
   constructor(entries: ReadonlyArray<Recorded> = []) {
     for (const entry of entries) this.apply(entry)
@@ -99,6 +101,7 @@ export class JournalView {
   apply(entry: Recorded): void {
     this.exists = true
     this.last = entry
+    if (entry.phase === "SAGA_COMPENSATING") this.compensationFrom = this.position
     this.position = { revision: entry.seq, digest: entry.hash }
     this.status = statusAfter(this.status, [entry])
     if (entry.phase === "SAGA_STARTED") this.started = entry
