@@ -422,6 +422,14 @@ export const InsecureServer = server.InsecureServer
 export type InsecureServer = server.InsecureServer
 
 /**
+ * Whether a value is an `InsecureServer`, by `SagaApi`'s `ErrorTypeId` (and its `_tag`).
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const isInsecureServer: (u: unknown) => u is InsecureServer = server.isInsecureServer
+
+/**
  * Where `serve` listens (`host`, default `127.0.0.1`; `port`, default 8080, 0 picks a free one), who
  * may call it (`authentication`, or `insecure: true` on a loopback address), and the API's `Options`.
  *

@@ -187,9 +187,14 @@ const families: ReadonlyArray<Family> = [
     kin: ["Recovery"]
   },
   {
-    name: "SagaApi",
+    name: "SagaApi.InvalidApiOptions",
     guard: SagaApi.isInvalidApiOptions,
     members: [new SagaApi.InvalidApiOptions({ option: "maxBodyBytes", reason: "is 0" })]
+  },
+  {
+    name: "SagaApi.InsecureServer",
+    guard: SagaApi.isInsecureServer,
+    members: [new SagaApi.InsecureServer({ host: "0.0.0.0", reason: "no authentication layer" })]
   },
   {
     name: "Toolkit",

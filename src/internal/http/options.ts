@@ -12,8 +12,9 @@ import { given, typeName } from "../util/printable.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./body.js"
 
 /**
- * The type id `InvalidApiOptions` carries (`SagaApi` re-exports it: that is its public home):
- * `SagaApi.isInvalidApiOptions` checks it, never a `_tag` that a plain value could share.
+ * The type id `SagaApi`'s errors carry (`InvalidApiOptions`, `InsecureServer`; `SagaApi`
+ * re-exports it: that is its public home): `SagaApi.isInvalidApiOptions` and
+ * `SagaApi.isInsecureServer` check it, never a `_tag` alone that a plain value could share.
  *
  * @since 0.4.0
  * @category type ids
@@ -47,12 +48,14 @@ export class InvalidApiOptions extends Schema.TaggedError<InvalidApiOptions>("ef
 }
 
 /**
- * Whether a value is an `InvalidApiOptions`, by its `ErrorTypeId`.
+ * Whether a value is an `InvalidApiOptions`, by its `ErrorTypeId` (and its `_tag` among `SagaApi`'s
+ * errors).
  *
  * @since 0.4.0
  * @category guards
  */
-export const isInvalidApiOptions = (u: unknown): u is InvalidApiOptions => Predicate.hasProperty(u, ErrorTypeId)
+export const isInvalidApiOptions = (u: unknown): u is InvalidApiOptions =>
+  Predicate.hasProperty(u, ErrorTypeId) && Predicate.isTagged(u, "InvalidApiOptions")
 
 /** The options as the handlers, the guard and the console use them. */
 export interface Checked {

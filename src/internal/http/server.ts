@@ -14,11 +14,13 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type { ServeOptions } from "../../SagaApi.js"
 import { given, preview } from "../util/printable.js"
 import type { Authentication } from "./api.js"
 import { layerInsecure } from "./authentication.js"
+import { ErrorTypeId } from "./options.js"
 import { isApiTarget } from "./target.js"
 
 /**
@@ -32,10 +34,22 @@ export class InsecureServer extends Schema.TaggedError<InsecureServer>("effect-s
   "InsecureServer",
   { host: Schema.String, reason: Schema.String }
 ) {
+  /** @since 0.4.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
     return `refusing to serve on ${this.host}: ${this.reason}`
   }
 }
+
+/**
+ * Whether a value is an `InsecureServer`, by its `ErrorTypeId` (and its `_tag` among `SagaApi`'s
+ * errors).
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const isInsecureServer = (u: unknown): u is InsecureServer =>
+  Predicate.hasProperty(u, ErrorTypeId) && Predicate.isTagged(u, "InsecureServer")
 
 /**
  * Whether `host` is a loopback address (`127.0.0.0/8`, `::1`, `localhost`).
