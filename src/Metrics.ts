@@ -161,7 +161,9 @@ export const layerOpenSagas = (options: OpenSagasOptions = {}): Layer.Layer<neve
   Layer.scopedDiscard(
     Effect.forkScoped(
       refreshOpenSagas.pipe(
-        Effect.catchAll((error) => Effect.logWarning("effect-saga: the open sagas could not be counted", error)),
+        Effect.catchAll((error) =>
+          Effect.logWarning(`effect-saga: the open sagas could not be counted: ${error.message}`)
+        ),
         Effect.repeat(Schedule.spaced(options.every ?? "30 seconds"))
       )
     )

@@ -304,7 +304,9 @@ export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any
       const saga = yield* Saga
       const pass = recovery.recoverAll.pipe(
         Effect.tap((report) => logPass(report, summary(report))),
-        Effect.catchAll((error) => Effect.logWarning("effect-saga: recovery could not read the journal", error))
+        Effect.catchAll((error) =>
+          Effect.logWarning(`effect-saga: recovery could not read the journal: ${error.message}`)
+        )
       )
       const every = given ?? saga.worker.leaseTtl
       yield* Effect.forkScoped(every === "startup" ? pass : Effect.forever(Effect.zipRight(pass, Effect.sleep(every))))

@@ -50,4 +50,19 @@ describe("a lease the journal could not release", () => {
       Effect.provide(keeping(lines))
     )
   })
+
+  it.effect("a worker's leases left unreleased when its service closes: one message, the reason after a colon", () => {
+    const lines: Array<string> = []
+    const closed = { value: false }
+    return Effect.gen(function* () {
+      // The store closes before the worker does: its leases cannot be released.
+      yield* Effect.scoped(
+        Effect.zipRight(
+          Layer.build(Saga.layer.pipe(Layer.provideMerge(Layer.merge(closing(closed), Approval.layerMemory)))),
+          Effect.sync(() => (closed.value = true))
+        )
+      )
+      expect(lines).toContain("WARN effect-saga: leases were not released: journal release failed: the store is closed")
+    }).pipe(Effect.provide(keeping(lines)))
+  })
 })

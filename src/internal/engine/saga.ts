@@ -153,7 +153,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   const scope = yield* Effect.scope
   const holder: Holder = { owner, ttlMillis: Duration.toMillis(leaseTtl) }
 
-  const warn = (what: string) => (error: unknown) => Effect.logWarning(`effect-saga: ${what}`, error)
+  const warn = (what: string) => (error: { readonly message: string }) =>
+    Effect.logWarning(`effect-saga: ${what}: ${error.message}`)
   // A worker starting under a name declares every lease held under it abandoned.
   if (options.owner !== undefined) {
     yield* Effect.catchAll(journal.release(owner), warn("the leases of a previous run were not released"))
@@ -235,7 +236,9 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     Effect.catchAll(approval.reject(requestId, { by: WITHDRAWN_BY, reason }), (error) => {
       switch (error._tag) {
         case "JournalError":
-          return Effect.logWarning(`effect-saga: the approval request ${requestId} could not be withdrawn`, error)
+          return Effect.logWarning(
+            `effect-saga: the approval request ${requestId} could not be withdrawn: ${error.message}`
+          )
         case "ApprovalTampered":
           return Effect.logWarning(`effect-saga: the approval request ${requestId} was not withdrawn: ${error.reason}`)
         default:
