@@ -618,3 +618,17 @@ export const resolve = (sagaId: string, stepId: string, resolution: Resolution) 
 export const withWrites: <A, E, R>(
   commands: Effect.Effect<A, E, R>
 ) => Effect.Effect<{ readonly value: A; readonly written: number }, E, R> = commandWrites.withWrites
+
+/**
+ * As `withWrites`, answering the revisions of the journal entries the operator's commands wrote
+ * themselves (in the order they wrote them; none when each found its work done): what a caller
+ * needs to say which of the entries after it are its own, such as a `reject` sent again that only
+ * finished the compensation an earlier, interrupted one began (it wrote no `REJECTED`).
+ *
+ * @since 0.5.0
+ * @category commands
+ */
+export const withWrittenRevisions: <A, E, R>(
+  commands: Effect.Effect<A, E, R>
+) => Effect.Effect<{ readonly value: A; readonly revisions: ReadonlyArray<number> }, E, R> =
+  commandWrites.withWrittenRevisions

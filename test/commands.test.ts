@@ -227,4 +227,16 @@ describe("operator commands", () => {
       expect((yield* Saga.status("counted-2")).revision).toBe(before + 5)
     }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect("Saga.withWrittenRevisions answers the revisions the commands it ran wrote themselves", () =>
+    Effect.gen(function* () {
+      const { program } = reserveAndWire()
+      const waiting = yield* Saga.run("revisions", program)
+      assert(waiting._tag === "AwaitingApproval")
+      const before = (yield* Saga.status("revisions")).revision
+      const approve = Saga.approve("revisions", waiting.request.stepId, { by: "alice" })
+      expect(yield* Saga.withWrittenRevisions(approve)).toEqual({ value: undefined, revisions: [before + 1] })
+      expect(yield* Saga.withWrittenRevisions(approve)).toEqual({ value: undefined, revisions: [] })
+    }).pipe(Effect.provide(Testing.layer))
+  )
 })

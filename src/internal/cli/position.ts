@@ -10,6 +10,7 @@ import type { Phase } from "../../Journal.js"
 import { Journal, JournalTampered } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as identifier from "../util/identifier.js"
+import * as revisions from "../util/revisions.js"
 import { UsageError } from "./failure.js"
 
 /**
@@ -114,8 +115,4 @@ export const writtenAfter = (sagaId: string, revision: number) =>
  * @since 0.5.0
  * @category position
  */
-export const revisionsOf = (entries: ReadonlyArray<{ readonly seq: number }>): string => {
-  const first = entries[0]?.seq
-  const last = entries.at(-1)?.seq
-  return first === last ? `revision ${first}` : `revisions ${first}–${last}`
-}
+export const revisionsOf: (entries: ReadonlyArray<{ readonly seq: number }>) => string = revisions.revisionsOf

@@ -9,7 +9,8 @@ import type { Writer } from "../journal/writer.js"
 
 /** The entries written by the commands a caller counts (see `withWrites`). */
 interface Tally {
-  written: number
+  /** The revisions written, in the order they were (each command's in a row). */
+  readonly revisions: Array<number>
 }
 
 /** The tally of the caller counting the commands it runs, if one is. */
@@ -22,9 +23,22 @@ const currentTally: FiberRef.FiberRef<Tally | undefined> = FiberRef.unsafeMake<T
 export const withWrites = <A, E, R>(
   commands: Effect.Effect<A, E, R>
 ): Effect.Effect<{ readonly value: A; readonly written: number }, E, R> =>
+  Effect.map(withWrittenRevisions(commands), ({ revisions, value }) => ({ value, written: revisions.length }))
+
+/**
+ * Runs `commands` and answers their value with the revisions of the journal entries the operator's
+ * commands among them wrote themselves (none when each found its work done), for a caller that
+ * must say which of the entries after it are its own.
+ */
+export const withWrittenRevisions = <A, E, R>(
+  commands: Effect.Effect<A, E, R>
+): Effect.Effect<{ readonly value: A; readonly revisions: ReadonlyArray<number> }, E, R> =>
   Effect.suspend(() => {
-    const tally: Tally = { written: 0 }
-    return Effect.map(Effect.locally(commands, currentTally, tally), (value) => ({ value, written: tally.written }))
+    const tally: Tally = { revisions: [] }
+    return Effect.map(Effect.locally(commands, currentTally, tally), (value) => ({
+      value,
+      revisions: tally.revisions
+    }))
   })
 
 /**
@@ -38,7 +52,9 @@ export const tallied = <A, E, R>(writer: Writer, command: Effect.Effect<A, E, R>
     return Effect.ensuring(
       command,
       Effect.sync(() => {
-        tally.written += writer.view.position.revision - from
+        for (let revision = from + 1; revision <= writer.view.position.revision; revision++) {
+          tally.revisions.push(revision)
+        }
       })
     )
   })

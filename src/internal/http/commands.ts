@@ -6,10 +6,11 @@
  */
 import * as Effect from "effect/Effect"
 import * as Authority from "../../Authority.js"
-import { ConcurrencyConflict, JournalTampered } from "../../Journal.js"
+import { ConcurrencyConflict, Journal, JournalTampered } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as identifier from "../util/identifier.js"
 import { named } from "../util/printable.js"
+import { revisionsOf } from "../util/revisions.js"
 import { Conflict, NotFound, Refused } from "./errors.js"
 import type { Answer, CompensationAnswer, EffectUndo, Seen } from "./models.js"
 import { statusOf } from "./reading.js"
@@ -80,28 +81,31 @@ const compensationOutcome = (report: CompensationAnswer["report"]): string =>
 /**
  * Carries out `command` and answers with whether it wrote anything itself (not whether the saga
  * moved meanwhile: the same command sent twice at once writes once, and the other finds that write)
- * and where the saga stands after it; `message` says what it did, from its value.
+ * and where the saga stands after it; `message` says what it did, from its value and the revisions
+ * it wrote itself.
  */
-const carryOut = <A, E, R>(
+const carryOut = <A, E, R, E2 = never, R2 = never>(
   sagaId: string,
   stepId: string | null,
   command: Effect.Effect<A, E, R>,
-  message: (value: A) => string
+  message: (value: A, written: ReadonlyArray<number>) => string | Effect.Effect<string, E2, R2>
 ) =>
-  Effect.flatMap(Saga.withWrites(command), ({ value, written }) =>
-    Effect.map(statusOf(sagaId), (after) => {
-      const changed = written > 0
-      const answer: Answer = {
-        sagaId,
-        stepId,
-        changed,
-        message: changed ? message(value) : `${message(value)}: already so, nothing written`,
-        revision: after.revision,
-        digest: after.digest
-      }
-      return { value, answer }
-    })
-  )
+  Effect.gen(function* () {
+    const { revisions, value } = yield* Saga.withWrittenRevisions(command)
+    const said = message(value, revisions)
+    const text = typeof said === "string" ? said : yield* said
+    const after = yield* statusOf(sagaId)
+    const changed = revisions.length > 0
+    const answer: Answer = {
+      sagaId,
+      stepId,
+      changed,
+      message: changed ? text : `${text}: already so, nothing written`,
+      revision: after.revision,
+      digest: after.digest
+    }
+    return { value, answer }
+  })
 
 const by = Effect.map(Authority.currentPrincipal, (principal) => principal.id)
 
@@ -156,6 +160,21 @@ export const renew = (
   })
 
 /**
+ * What a reject says it did, from the entries it wrote itself: the rejection; or, sent again after
+ * one that stopped mid-way (its process ended during an undo), the rest of the compensation that
+ * rejection started (the CLI's `reject` says the same).
+ */
+const rejectionSaid = (sagaId: string, stepId: string, who: string, written: ReadonlyArray<number>) =>
+  Effect.gen(function* () {
+    if (written.length === 0) return `rejected by ${who}`
+    const entries = yield* Effect.flatMap(Journal, (journal) => journal.read(sagaId))
+    const own = entries.filter((entry) => written.includes(entry.seq))
+    return own.some((entry) => entry.phase === "REJECTED" && entry.stepId === stepId)
+      ? `rejected by ${who}`
+      : `already rejected by ${who}: this call finished the compensation that rejection started (journaled ${revisionsOf(own)})`
+  })
+
+/**
  * Rejects a step; the saga compensates.
  *
  * @since 0.2.0
@@ -177,11 +196,8 @@ export const reject = (
       revision: body.revision,
       digest: body.digest
     })
-    const { answer, value } = yield* carryOut(
-      sagaId,
-      stepId,
-      rejecting,
-      (report) => `rejected by ${who}; ${compensationOutcome(report)}`
+    const { answer, value } = yield* carryOut(sagaId, stepId, rejecting, (report, written) =>
+      Effect.map(rejectionSaid(sagaId, stepId, who, written), (said) => `${said}; ${compensationOutcome(report)}`)
     )
     const done: CompensationAnswer = { ...answer, report: value }
     return done

@@ -1,0 +1,12 @@
+/**
+ * Journal revisions as a sentence names them.
+ */
+
+/**
+ * The revisions `entries` (in `seq` order) hold, as a sentence ends: `revision 11`, `revisions 11–14`.
+ */
+export const revisionsOf = (entries: ReadonlyArray<{ readonly seq: number }>): string => {
+  const first = entries[0]?.seq
+  const last = entries.at(-1)?.seq
+  return first === last ? `revision ${first}` : `revisions ${first}–${last}`
+}
