@@ -6,8 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Phase } from "../../Journal.js"
-import { Journal, JournalTampered } from "../../Journal.js"
+import { JournalTampered } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as identifier from "../util/identifier.js"
 import * as revisions from "../util/revisions.js"
@@ -66,6 +65,20 @@ export const verifiedStatus = (sagaId: string) =>
   )
 
 /**
+ * What a changing command is pointed at: the saga, the step (its id or the start of one), and the
+ * position the operator passed, if any.
+ *
+ * @since 0.5.0
+ * @category position
+ */
+export interface Pointed {
+  readonly saga: string
+  readonly step: string
+  readonly revision: Option.Option<number>
+  readonly digest: Option.Option<string>
+}
+
+/**
  * What a changing command acts on: the saga as `verifiedStatus` reads it, the full id of the step
  * `step` names, and the position to carry (see `seen`).
  *
@@ -83,31 +96,6 @@ export const target = (
     const status = yield* verifiedStatus(sagaId)
     return { status, stepId: yield* stepId(status, step), seen: seen(status, given) }
   })
-
-/**
- * Whether the command just carried out journaled `phase` for the step after `revision` (where the
- * saga stood when the command read it): an exact replay of an earlier command writes nothing.
- *
- * @since 0.3.0
- * @category position
- */
-export const wroteAfter = (sagaId: string, stepId: string, phase: Phase, revision: number) =>
-  Effect.map(writtenAfter(sagaId, revision), (entries) =>
-    entries.some((entry) => entry.phase === phase && entry.stepId === stepId)
-  )
-
-/**
- * The entries of saga `sagaId` after `revision` (where the saga stood when the command read it):
- * what the command just carried out wrote, if nobody else wrote meanwhile.
- *
- * @since 0.5.0
- * @category position
- */
-export const writtenAfter = (sagaId: string, revision: number) =>
-  Effect.map(
-    Effect.flatMap(Journal, (journal) => journal.read(sagaId)),
-    (entries) => entries.filter((entry) => entry.seq > revision)
-  )
 
 /**
  * The revisions `entries` (in `seq` order) hold, as a sentence ends: `revision 11`, `revisions 11–14`.

@@ -13,7 +13,7 @@ import * as Saga from "../../../Saga.js"
 import { printable } from "../../util/printable.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
-import { target } from "../position.js"
+import { type Pointed, target } from "../position.js"
 import { as, db, digest, revision, saga, step, withStore } from "../root.js"
 
 const expiresAt = Options.text("expires-at").pipe(
@@ -21,10 +21,6 @@ const expiresAt = Options.text("expires-at").pipe(
   Options.withDescription("When the approval lapses (ISO-8601; default: the tool's or the worker's approval TTL)."),
   Options.optional
 )
-
-/** The step's first `APPROVED` entry after `revision`: the approval this command journaled, if it did. */
-const approvedAfter = (entries: ReadonlyArray<Recorded>, stepId: string, revision: number) =>
-  entries.find((entry) => entry.seq > revision && entry.phase === "APPROVED" && entry.stepId === stepId)
 
 /**
  * What an approve that changed nothing says: who approved the step first and when, and whether it
@@ -46,6 +42,31 @@ const alreadyApproved = (
 }
 
 /**
+ * What `approve` does on the store it opened, and what it says it did: whether this call journaled
+ * APPROVED (`Saga.withWrites`), never whether the saga moved since it read it (of two sent at once,
+ * one writes and the other finds that write).
+ *
+ * @since 0.5.0
+ * @category commands
+ */
+export const approveOn = (pointed: Pointed, by: string, expires: string | undefined) =>
+  Effect.gen(function* () {
+    const { seen, status, stepId } = yield* target(pointed.saga, pointed.step, pointed)
+    const { written } = yield* Saga.withWrites(Saga.approve(pointed.saga, stepId, { by, expiresAt: expires, ...seen }))
+    if (written > 0) {
+      return `approved step ${stepId} of saga ${pointed.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED; the step runs when the saga is resumed`
+    }
+    const entries = yield* Effect.flatMap(Journal, (journal) => journal.read(pointed.saga))
+    const records = yield* Either.all(entries.map(decodeEntry))
+    return alreadyApproved(
+      records,
+      status.steps.find((step) => step.stepId === stepId),
+      pointed.saga,
+      stepId
+    )
+  })
+
+/**
  * The `approve` command.
  *
  * @since 0.1.0
@@ -57,24 +78,7 @@ export const approve = Command.make("approve", { db, as, expiresAt, revision, di
     const expires = yield* Parse.optionalInstant("--expires-at", options.expiresAt)
     yield* withStore(
       options.db,
-      Effect.gen(function* () {
-        const { seen, status, stepId } = yield* target(options.saga, options.step, options)
-        yield* Saga.approve(options.saga, stepId, { by, expiresAt: expires, ...seen })
-        const entries = yield* Effect.flatMap(Journal, (journal) => journal.read(options.saga))
-        const records = yield* Either.all(entries.map(decodeEntry))
-        yield* print(
-          printable(
-            approvedAfter(records, stepId, status.revision) === undefined
-              ? alreadyApproved(
-                  records,
-                  status.steps.find((step) => step.stepId === stepId),
-                  options.saga,
-                  stepId
-                )
-              : `approved step ${stepId} of saga ${options.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED; the step runs when the saga is resumed`
-          )
-        )
-      }),
+      Effect.flatMap(approveOn(options, by, expires), (said) => print(printable(said))),
       { access: "write", as: by }
     )
   })

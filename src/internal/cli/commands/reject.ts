@@ -7,10 +7,10 @@
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
-import type { Entry } from "../../../Journal.js"
+import { type Entry, Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Parse from "../parse.js"
-import { revisionsOf, target, writtenAfter } from "../position.js"
+import { type Pointed, revisionsOf, target } from "../position.js"
 import { printReport } from "../report.js"
 import { as, db, digest, json, register, revision, saga, step, withStore } from "../root.js"
 import * as Tools from "../tools.js"
@@ -37,6 +37,30 @@ const saidOf = (sagaId: string, stepId: string, by: string, written: ReadonlyArr
 }
 
 /**
+ * What `reject` does on the store it opened (with the tools it registered), and what it says it
+ * did: from the entries this call wrote itself (`Saga.withWrittenRevisions`), never from whatever
+ * follows where it read the saga (of two sent at once, one writes and the other finds that write).
+ *
+ * @since 0.5.0
+ * @category commands
+ */
+export const rejectOn = (
+  pointed: Pointed,
+  rejection: { readonly by: string; readonly reason: string; readonly registered: ReadonlySet<string> }
+) =>
+  Effect.gen(function* () {
+    const { by, reason } = rejection
+    const { seen, status, stepId } = yield* target(pointed.saga, pointed.step, pointed)
+    yield* Tools.requireUndos("reject", status, rejection.registered)
+    const { revisions, value: report } = yield* Saga.withWrittenRevisions(
+      Saga.withInterruptibleUndos(Saga.reject(pointed.saga, stepId, { by, reason, ...seen }))
+    )
+    const entries = yield* Effect.flatMap(Journal, (journal) => journal.read(pointed.saga))
+    const written = entries.filter((entry) => revisions.includes(entry.seq))
+    return { said: saidOf(pointed.saga, stepId, by, written), report }
+  })
+
+/**
  * The `reject` command.
  *
  * @since 0.1.0
@@ -54,11 +78,8 @@ export const reject = Command.make(
         options.db,
         Effect.gen(function* () {
           const registered = yield* Tools.register(options.register)
-          const { seen, status, stepId } = yield* target(options.saga, options.step, options)
-          yield* Tools.requireUndos("reject", status, registered)
-          const report = yield* Saga.withInterruptibleUndos(Saga.reject(options.saga, stepId, { by, reason, ...seen }))
-          const written = yield* writtenAfter(options.saga, status.revision)
-          yield* printReport(saidOf(options.saga, stepId, by, written), report, options.json)
+          const { report, said } = yield* rejectOn(options, { by, reason, registered })
+          yield* printReport(said, report, options.json)
         }),
         { access: "write", as: by }
       )

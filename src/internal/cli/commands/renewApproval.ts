@@ -11,7 +11,7 @@ import * as Saga from "../../../Saga.js"
 import { printable } from "../../util/printable.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
-import { target, wroteAfter } from "../position.js"
+import { type Pointed, target } from "../position.js"
 import { as, db, digest, revision, saga, step, withStore } from "../root.js"
 
 const expiresAt = Options.text("expires-at").pipe(
@@ -27,6 +27,29 @@ const inputDigest = Options.text("input-digest").pipe(
 )
 
 /**
+ * What `renew-approval` does on the store it opened, and what it says it did: whether this call
+ * journaled APPROVED (`Saga.withWrites`), never whether the saga moved since it read it.
+ *
+ * @since 0.5.0
+ * @category commands
+ */
+export const renewApprovalOn = (
+  pointed: Pointed,
+  renewal: { readonly by: string; readonly expires: string | undefined; readonly inputDigest: string | undefined }
+) =>
+  Effect.gen(function* () {
+    const { by, expires } = renewal
+    const { seen, stepId } = yield* target(pointed.saga, pointed.step, pointed)
+    const { written } = yield* Saga.withWrites(
+      Saga.renewApproval(pointed.saga, stepId, { by, expiresAt: expires, inputDigest: renewal.inputDigest, ...seen })
+    )
+    const until = expires === undefined ? "" : ` until ${expires}`
+    return written > 0
+      ? `renewed the approval of step ${stepId} of saga ${pointed.saga} as ${by}${until}: journaled APPROVED`
+      : `the approval of step ${stepId} of saga ${pointed.saga} was already renewed by ${by}${until}: nothing written`
+  })
+
+/**
  * The `renew-approval` command.
  *
  * @since 0.1.0
@@ -39,26 +62,10 @@ export const renewApproval = Command.make(
     Effect.gen(function* () {
       const by = yield* Parse.nonBlank("--as", options.as)
       const expires = yield* Parse.optionalInstant("--expires-at", options.expiresAt)
+      const renewal = { by, expires, inputDigest: Option.getOrUndefined(options.inputDigest) }
       yield* withStore(
         options.db,
-        Effect.gen(function* () {
-          const { seen, status, stepId } = yield* target(options.saga, options.step, options)
-          yield* Saga.renewApproval(options.saga, stepId, {
-            by,
-            expiresAt: expires,
-            inputDigest: Option.getOrUndefined(options.inputDigest),
-            ...seen
-          })
-          const until = expires === undefined ? "" : ` until ${expires}`
-          const wrote = yield* wroteAfter(options.saga, stepId, "APPROVED", status.revision)
-          yield* print(
-            printable(
-              wrote
-                ? `renewed the approval of step ${stepId} of saga ${options.saga} as ${by}${until}: journaled APPROVED`
-                : `the approval of step ${stepId} of saga ${options.saga} was already renewed by ${by}${until}: nothing written`
-            )
-          )
-        }),
+        Effect.flatMap(renewApprovalOn(options, renewal), (said) => print(printable(said))),
         { access: "write", as: by }
       )
     })

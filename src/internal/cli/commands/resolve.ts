@@ -14,7 +14,7 @@ import { printable } from "../../util/printable.js"
 import { UsageError } from "../failure.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
-import { target, wroteAfter } from "../position.js"
+import { type Pointed, target } from "../position.js"
 import * as ReceiptSource from "../receiptSource.js"
 import { as, db, digest, register, revision, saga, step, withStore } from "../root.js"
 import * as Tools from "../tools.js"
@@ -111,6 +111,23 @@ const reportOf = (done: {
 }
 
 /**
+ * What `resolve` does on the store it opened, and what it says it did: whether this call journaled
+ * the resolution (`Saga.withWrites`), never whether the saga moved since it read it.
+ *
+ * @since 0.5.0
+ * @category commands
+ */
+export const resolveOn = (pointed: Pointed, resolution: Saga.Resolution, undoRun: boolean) =>
+  Effect.gen(function* () {
+    const { seen, stepId } = yield* target(pointed.saga, pointed.step, pointed)
+    const { written } = yield* Saga.withWrites(Saga.resolve(pointed.saga, stepId, { ...resolution, ...seen }))
+    const applied = resolution.outcome === "applied"
+    const journaled = undoRun ? (applied ? "COMPENSATED" : "COMPENSATION_FAILED") : applied ? "EXECUTED" : "FAILED"
+    const { by } = resolution
+    return reportOf({ undoRun, wrote: written > 0, applied, journaled, by, stepId, saga: pointed.saga })
+  })
+
+/**
  * The `resolve` command.
  *
  * @since 0.1.0
@@ -129,18 +146,7 @@ export const resolve = Command.make(
         options.db,
         Effect.gen(function* () {
           yield* Tools.register(options.register)
-          const { seen, status, stepId } = yield* target(options.saga, options.step, options)
-          yield* Saga.resolve(options.saga, stepId, { ...resolution, ...seen })
-          const applied = resolution.outcome === "applied"
-          const journaled = undoRun
-            ? applied
-              ? "COMPENSATED"
-              : "COMPENSATION_FAILED"
-            : applied
-              ? "EXECUTED"
-              : "FAILED"
-          const wrote = yield* wroteAfter(options.saga, stepId, journaled, status.revision)
-          yield* print(printable(reportOf({ undoRun, wrote, applied, journaled, by, stepId, saga: options.saga })))
+          yield* print(printable(yield* resolveOn(options, resolution, undoRun)))
         }),
         { access: "write", as: by }
       )
