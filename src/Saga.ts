@@ -528,7 +528,7 @@ export const compensate = (sagaId: string, seen?: Seen) => Effect.flatMap(Saga, 
  * `compensating` for `Recovery` or the same command to go on. Outside it, an undo runs to its end
  * whoever interrupts the caller. The CLI runs its undos so: SIGINT and SIGTERM stop them.
  *
- * @since 0.5.0
+ * @since 0.4.0
  * @category combinators
  */
 export const withInterruptibleUndos = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
@@ -625,7 +625,7 @@ export const withWrites: <A, E, R>(
  * needs to say which of the entries after it are its own, such as a `reject` sent again that only
  * finished the compensation an earlier, interrupted one began (it wrote no `REJECTED`).
  *
- * @since 0.5.0
+ * @since 0.4.0
  * @category commands
  */
 export const withWrittenRevisions: <A, E, R>(

@@ -68,7 +68,7 @@ export const verifiedStatus = (sagaId: string) =>
  * What a changing command is pointed at: the saga, the step (its id or the start of one), and the
  * position the operator passed, if any.
  *
- * @since 0.5.0
+ * @since 0.4.0
  * @category position
  */
 export interface Pointed {
@@ -100,7 +100,7 @@ export const target = (
 /**
  * The revisions `entries` (in `seq` order) hold, as a sentence ends: `revision 11`, `revisions 11–14`.
  *
- * @since 0.5.0
+ * @since 0.4.0
  * @category position
  */
 export const revisionsOf: (entries: ReadonlyArray<{ readonly seq: number }>) => string = revisions.revisionsOf

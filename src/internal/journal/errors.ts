@@ -35,7 +35,7 @@ export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>
     sagaId: Schema.String,
     expectedRevision: Schema.Int,
     actualRevision: Schema.Int,
-    /** @since 0.5.0 */
+    /** @since 0.4.0 */
     written: Schema.optional(Schema.Int)
   }
 ) {
@@ -71,7 +71,7 @@ export class LeaseHeld extends Schema.TaggedError<LeaseHeld>("effect-saga/LeaseH
   sagaId: Schema.String,
   owner: Schema.String,
   expiresAt: Schema.String,
-  /** @since 0.5.0 */
+  /** @since 0.4.0 */
   written: Schema.optional(Schema.Int)
 }) {
   /** @since 0.2.0 */

@@ -46,7 +46,7 @@ const alreadyApproved = (
  * APPROVED (`Saga.withWrites`), never whether the saga moved since it read it (of two sent at once,
  * one writes and the other finds that write).
  *
- * @since 0.5.0
+ * @since 0.4.0
  * @category commands
  */
 export const approveOn = (pointed: Pointed, by: string, expires: string | undefined) =>

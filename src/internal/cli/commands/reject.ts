@@ -41,7 +41,7 @@ const saidOf = (sagaId: string, stepId: string, by: string, written: ReadonlyArr
  * did: from the entries this call wrote itself (`Saga.withWrittenRevisions`), never from whatever
  * follows where it read the saga (of two sent at once, one writes and the other finds that write).
  *
- * @since 0.5.0
+ * @since 0.4.0
  * @category commands
  */
 export const rejectOn = (

@@ -30,7 +30,7 @@ const inputDigest = Options.text("input-digest").pipe(
  * What `renew-approval` does on the store it opened, and what it says it did: whether this call
  * journaled APPROVED (`Saga.withWrites`), never whether the saga moved since it read it.
  *
- * @since 0.5.0
+ * @since 0.4.0
  * @category commands
  */
 export const renewApprovalOn = (

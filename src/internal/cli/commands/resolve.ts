@@ -114,7 +114,7 @@ const reportOf = (done: {
  * What `resolve` does on the store it opened, and what it says it did: whether this call journaled
  * the resolution (`Saga.withWrites`), never whether the saga moved since it read it.
  *
- * @since 0.5.0
+ * @since 0.4.0
  * @category commands
  */
 export const resolveOn = (pointed: Pointed, resolution: Saga.Resolution, undoRun: boolean) =>
