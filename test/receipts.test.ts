@@ -411,10 +411,11 @@ describe("a forward call's own error never carries the receipt it set", () => {
           Effect.provide(Logger.add(captured.logger))
         )
         const failed = shown.entries.find((entry) => entry.phase === "FAILED")!
-        // The error holds the receipt: it is not journaled, its replay fails with the description.
+        // The error holds the receipt: it is journaled masked, and replayed so.
         expect(JSON.parse(failed.payload!)).toEqual({
           description: "failed (not applied): card <redacted> was declined",
-          defect: false
+          defect: false,
+          error: { _tag: "OutcomeFailed", reason: "card <redacted> was declined" }
         })
         const compensating = shown.entries.find((entry) => entry.phase === "SAGA_COMPENSATING")!
         expect(JSON.parse(compensating.payload!).cause).toContain("card <redacted> was declined")
@@ -437,6 +438,36 @@ describe("a forward call's own error never carries the receipt it set", () => {
         expect(everything["the replay's cause"]).toContain("card <redacted> was declined")
         for (const [where, text] of Object.entries(everything)) expect(text, where).not.toContain(secret)
       })
+  )
+
+  it.effect(
+    "a typed error quoting its receipt is journaled masked and replays as the same error: the program takes the same path",
+    () =>
+      Effect.gen(function* () {
+        const secret = `rcpt-${Crypto.randomUUID()}`
+        const pay = Compensable.make({
+          name: "pay",
+          input: Schema.String,
+          success: Schema.String,
+          failure: Declined,
+          execute: (_card, step) =>
+            Effect.zipRight(step.setReceipt(secret), Effect.fail(new Declined({ ref: secret }))),
+          compensate: () => Effect.void
+        })
+        const paths: Array<string> = []
+        const program = pay("card-1").pipe(
+          Effect.catchTag("Declined", (declined) => Effect.sync(() => paths.push(`declined ${declined.ref}`))),
+          Effect.catchAll((error) => Effect.sync(() => paths.push(`another error: ${String(error)}`)))
+        )
+        yield* Saga.run("declined-typed", program)
+        yield* Saga.run("declined-typed", program)
+        // The first run's program got the error as the tool failed with it; the replay, the journaled one.
+        expect(paths).toEqual([`declined ${secret}`, "declined <redacted>"])
+        const entries = yield* journalOf("declined-typed")
+        const failed = entries.find((entry) => entry.phase === "FAILED")!
+        expect(JSON.parse(failed.payload!).error).toEqual({ _tag: "Declined", ref: "<redacted>" })
+        expect(entries.map((entry) => entry.payload ?? "").join("\n")).not.toContain(secret)
+      }).pipe(Effect.provide(Testing.layer))
   )
 
   it.effect("a call that dies or loses its answer quoting its receipt: the reason NeedsAttention gives masks it", () =>
@@ -528,6 +559,8 @@ describe("a receipt is capped by the tool's maxPayloadBytes", () => {
 })
 
 /** A tool that sets `secret` as its receipt, then ends as `ending` says (given the receipt's value). */
+class Declined extends Schema.TaggedError<Declined>()("Declined", { ref: Schema.String }) {}
+
 const failingWith = (secret: string, ending: (receipt: string) => Effect.Effect<never, unknown>) =>
   Compensable.make({
     name: "pay",

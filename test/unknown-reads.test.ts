@@ -219,6 +219,26 @@ for (const [name, store] of stores) {
   })
 }
 
+describe("a read an operator resolved as applied stays a read", () => {
+  it.effect("compensated in a process without its tool (the CLI), it is passed over as any read that executed", () =>
+    Effect.gen(function* () {
+      const filename = Path.join(dir, `${Math.random()}.db`)
+      const process = () => Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename })))
+      const { stock, started } = yield* fixture
+      yield* Effect.gen(function* () {
+        const fiber = yield* Effect.fork(Saga.run("r1", stock("A-1")))
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(fiber)
+        const [read] = (yield* Saga.status("r1")).steps
+        yield* Saga.resolve("r1", read!.stepId, { outcome: "applied", result: 3, by: "op" })
+      }).pipe(Effect.provide(process()))
+
+      const report = yield* Saga.compensate("r1").pipe(Effect.provide(process()))
+      expect(report).toEqual({ sagaId: "r1", status: "compensated", undone: [], notUndone: [] })
+    })
+  )
+})
+
 describe("exploring crashes of a saga with a read", () => {
   it.effect(
     "a read run again after a crash is no problem: it changed nothing",

@@ -16,7 +16,7 @@ import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
 import { executed } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
-import { isUnknown } from "../journal/view.js"
+import { isRead, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
 import { byteLength, encodeJson } from "../util/codec.js"
@@ -344,7 +344,8 @@ export const resolve = (
     }
     const receipt =
       receiptText === undefined ? undefined : yield* Receipts.journaled(receiptKeys, writer.sagaId, stepId, receiptText)
-    yield* writer.append([
-      stepDraft(step, "EXECUTED", executed({ result: JSON.parse(result.right), receipt, resolvedBy, principal }))
-    ])
+    // A read stays one once resolved: compensation passes over it as over any read that executed.
+    const changesNothing = isRead(step) ? true : undefined
+    const payload = executed({ result: JSON.parse(result.right), receipt, changesNothing, resolvedBy, principal })
+    yield* writer.append([stepDraft(step, "EXECUTED", payload)])
   })

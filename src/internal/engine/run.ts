@@ -112,6 +112,14 @@ const spanExit = (
   return shown === text ? Exit.failCause(cause) : Exit.fail(new Error(shown.split("\n")[0]!))
 }
 
+/** A JSON value with every text in it, keys included, masked by `mask`. */
+const maskedTexts = (value: unknown, mask: (text: string) => string): unknown => {
+  if (typeof value === "string") return mask(value)
+  if (Array.isArray(value)) return value.map((item) => maskedTexts(item, mask))
+  if (typeof value !== "object" || value === null) return value
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [mask(key), maskedTexts(item, mask)]))
+}
+
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
 class Call {
   constructor(
@@ -804,17 +812,20 @@ export class SagaRun {
   }
 
   /**
-   * The error as journaled, for its replay: none when it does not encode, is over the tool's
-   * `maxPayloadBytes` encoded, or holds a receipt the call set (`mask` changes it): the replay then
-   * fails with `Outcome.Failed` and the description. An outcome is encoded as its own kind.
+   * The error as journaled, for its replay: none when it does not encode or is over the tool's
+   * `maxPayloadBytes` encoded (the replay then fails with `Outcome.Failed` and the description). An
+   * outcome is encoded as its own kind. An error that holds a receipt the call set is journaled
+   * with every text in it masked, so that its replay is the same error (its tag, its other fields)
+   * and the program takes the same path; if the masked error no longer decodes, none.
    */
   private encodeFailure(spec: StepSpec, error: unknown, mask: (text: string) => string): unknown {
     const schema = Outcome.isOutcome(error) || spec.failure === undefined ? outcomeSchemaOf(error) : spec.failure
     const encoded = encodeJson(schema, error)
-    return Either.isRight(encoded) &&
-      byteLength(encoded.right) <= spec.maxPayloadBytes &&
-      mask(encoded.right) === encoded.right
-      ? JSON.parse(encoded.right)
-      : undefined
+    if (Either.isLeft(encoded) || byteLength(encoded.right) > spec.maxPayloadBytes) return undefined
+    const value = JSON.parse(encoded.right)
+    if (mask(encoded.right) === encoded.right) return value
+    const shown = maskedTexts(value, mask)
+    const text = JSON.stringify(shown)
+    return mask(text) === text && Either.isRight(decodeValue(schema, shown)) ? shown : undefined
   }
 }
