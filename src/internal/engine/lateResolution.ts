@@ -21,6 +21,6 @@ export const undoneBefore = (view: JournalView, step: StepView): StepView | unde
 
 /** Why `resolve --applied` is refused for `step`, whose undo would come after `earlier`'s. */
 export const tooLate = (sagaId: string, step: StepView, earlier: StepView): string =>
-  `compensation already undid step ${earlier.stepId} (${earlier.toolName}), which ran before this one: ` +
+  `compensation already began the undo of step ${earlier.stepId} (${earlier.toolName}), which ran before this one: ` +
   `an undo of this step now would come after it, out of reverse order. If the call happened, undo its effect ` +
   `by hand (idempotency key ${sagaId}/${step.stepId}); resolve it as not applied only if it did not happen`
