@@ -1,6 +1,9 @@
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Logger, Option, Redacted, Schema } from "effect"
-import { Compensable, Journal, Keys, Saga } from "../src/index.js"
+import { ConfigProvider, Effect, Layer, Logger, Option, Redacted, Schema } from "effect"
+import { Compensable, Journal, Keys, Saga, SqlStore } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 import { checkout } from "./fixtures/undo-order.js"
@@ -169,6 +172,28 @@ describe("Saga.resolve as applied with the provider's receipt", () => {
       expect(report.status).toBe("compensated")
       expect(receipts).toEqual([secret])
     }).pipe(Effect.provide(Testing.layer), withKeys(K1))
+  )
+
+  it.effect("asked again in a process that cannot open that receipt, it says so, not that the command differs", () =>
+    Effect.gen(function* () {
+      const filename = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-saga-resolve-")), "sagas.db")
+      const process = () => Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename })))
+      const { program } = withReceipt()
+      const resolution = { outcome: "applied", by: "carol", result: "ch-4200", receipt: Redacted.make("r-1") } as const
+      const stepId = yield* Effect.gen(function* () {
+        const first = yield* Saga.run("rcpt-k", program)
+        assert(first._tag === "NeedsAttention")
+        const stepId = first.unknown[0]!.stepId
+        yield* Saga.resolve("rcpt-k", stepId, resolution)
+        return stepId
+      }).pipe(Effect.provide(Layer.merge(process(), chargeUnknown)), withKeys(K1))
+      const refused = yield* Effect.flip(
+        Saga.resolve("rcpt-k", stepId, resolution).pipe(Effect.provide(process()), withKeys(Keys.generate("k2")))
+      )
+      expect(refused._tag).toBe("CommandConflict")
+      expect(refused.message).toContain("its receipt cannot be opened (EFFECT_SAGA_RECEIPT_KEYS)")
+      expect(refused.message).toContain("this process cannot tell whether it is the same receipt")
+    })
   )
 
   it.effect("a receipt over the tool's maxPayloadBytes is refused, and never repeated", () =>

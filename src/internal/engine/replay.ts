@@ -100,28 +100,35 @@ export const resolution = (
     tool === undefined
       ? Either.right(JSON.stringify(resolution.result ?? null))
       : encodeJson(tool.spec.success, resolution.result)
-  return Either.isRight(encoded) &&
-    encoded.right === JSON.stringify(step.executed?.payload.result ?? null) &&
-    sameReceipt(receiptKeys, writer.sagaId, step, resolution.receipt)
-    ? Effect.succeed("replay")
-    : conflict(writer, stepId, answer)
+  if (Either.isLeft(encoded) || encoded.right !== JSON.stringify(step.executed?.payload.result ?? null)) {
+    return conflict(writer, stepId, answer)
+  }
+  const receipt = sameReceipt(receiptKeys, writer.sagaId, step, resolution.receipt)
+  if (typeof receipt === "string") {
+    return conflict(
+      writer,
+      stepId,
+      `${answer}, but ${receipt}: this process cannot tell whether it is the same receipt`
+    )
+  }
+  return receipt ? Effect.succeed("replay") : conflict(writer, stepId, answer)
 }
 
-/** Whether a resolution gives the receipt the step's resolution journaled (none, or the same text). */
+/**
+ * Whether a resolution gives the receipt the step's resolution journaled (none, or the same text),
+ * or why this process cannot tell (the journaled receipt does not open here).
+ */
 const sameReceipt = (
   keys: KeyRing | undefined,
   sagaId: string,
   step: StepView,
   given: Redacted.Redacted<string> | undefined
-): boolean => {
+): boolean | string => {
   const journaled = step.executed?.payload.receipt
   if (!Receipts.isSet(journaled) || given === undefined) return !Receipts.isSet(journaled) && given === undefined
   const opened = Receipts.forUndo(keys, sagaId, step.stepId, journaled)
-  return (
-    Either.isRight(opened) &&
-    Option.isSome(opened.right) &&
-    Redacted.value(opened.right.value) === Receipts.textOf(given)
-  )
+  if (Either.isLeft(opened)) return opened.left
+  return Option.isSome(opened.right) && Redacted.value(opened.right.value) === Receipts.textOf(given)
 }
 
 /** Why an operator's `compensate` journals that compensation began (`SAGA_COMPENSATING`'s cause). */
