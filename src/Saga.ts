@@ -16,9 +16,9 @@ import type { AlreadyDecided, Approval, ApprovalNotFound, ApprovalRequest, Renew
 import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport, UndoOutcome } from "./CompensationReport.js"
-import * as commandWrites from "./internal/engine/commandWrites.js"
 import { CurrentSaga as CurrentSagaTag, undosStopWithCaller } from "./internal/engine/context.js"
 import * as internal from "./internal/engine/saga.js"
+import * as Written from "./internal/engine/written.js"
 import * as identifier from "./internal/util/identifier.js"
 import type {
   ConcurrencyConflict,
@@ -617,7 +617,7 @@ export const resolve = (sagaId: string, stepId: string, resolution: Resolution) 
  */
 export const withWrites: <A, E, R>(
   commands: Effect.Effect<A, E, R>
-) => Effect.Effect<{ readonly value: A; readonly written: number }, E, R> = commandWrites.withWrites
+) => Effect.Effect<{ readonly value: A; readonly written: number }, E, R> = Written.withWrites
 
 /**
  * As `withWrites`, answering the revisions of the journal entries the operator's commands wrote
@@ -631,4 +631,4 @@ export const withWrites: <A, E, R>(
 export const withWrittenRevisions: <A, E, R>(
   commands: Effect.Effect<A, E, R>
 ) => Effect.Effect<{ readonly value: A; readonly revisions: ReadonlyArray<number> }, E, R> =
-  commandWrites.withWrittenRevisions
+  Written.withWrittenRevisions

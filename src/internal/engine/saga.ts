@@ -59,7 +59,6 @@ import { entering } from "../observability/spans.js"
 import { encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
-import { tallied } from "./commandWrites.js"
 import type { ExplicitUndos, Lookup } from "./compensation.js"
 import { compensate, explicitUndos, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
@@ -75,7 +74,7 @@ import { LeftRunning } from "./takeover.js"
 import * as undoResolution from "./undoResolution.js"
 import { WITHDRAWN_BY } from "./withdrawal.js"
 import { checked as checkedOptions } from "./workerOptions.js"
-import { namingWrites, wroteBefore } from "./written.js"
+import { namingWrites, ownWrites, wroteBefore } from "./written.js"
 
 /** The definition and encoded input a saga was started from, as its `SAGA_STARTED` entry records them. */
 interface Origin {
@@ -435,7 +434,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
               yield* commands.checkSeen(writer, spec.seen)
               return yield* spec.body(writer, principal)
             })
-            return yield* Effect.ensuring(tallied(writer, namingWrites(writer, carryOut)), writer.release())
+            return yield* Effect.ensuring(ownWrites(writer, carryOut), writer.release())
           })
         )
       )
