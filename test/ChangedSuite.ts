@@ -8,13 +8,14 @@
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import { describe, expect, it } from "@effect/vitest"
-import { Config, Context, Deferred, Effect, Fiber, Layer, Redacted } from "effect"
+import { Config, Context, Effect, Layer, Redacted } from "effect"
 import type { Approval, Journal } from "../src/index.js"
 import { Authority, Saga } from "../src/index.js"
 import * as Commands from "../src/internal/http/commands.js"
 import type { Answer } from "../src/internal/http/models.js"
 import * as SagaApi from "../src/SagaApi.js"
 import { payout, pingCarrier, raw, reserveFunds, sendWireTransfer, shipping, tokens } from "./fixtures/http-saga.js"
+import { sentTwiceAtOnce } from "./fixtures/sent-twice.js"
 
 type Store = Layer.Layer<Journal.Journal | Approval.Approval, unknown>
 
@@ -144,31 +145,3 @@ const commands: ReadonlyArray<{
       })
   }
 ]
-
-/**
- * `send` twice, the second read before the first writes and carried out after it: the late one
- * reads the saga (as every command does first), then waits at the `Saga` service until the first
- * one has answered.
- */
-const sentTwiceAtOnce = (send: Send) =>
-  Effect.gen(function* () {
-    const reached = yield* Deferred.make<void>()
-    const release = yield* Deferred.make<void>()
-    const real = yield* Saga.Saga
-    const held = <A, E>(effect: Effect.Effect<A, E>) =>
-      Effect.zipRight(Effect.zipRight(Deferred.succeed(reached, undefined), Deferred.await(release)), effect)
-    const waiting = Saga.Saga.of({
-      ...real,
-      approve: (...args) => held(real.approve(...args)),
-      renewApproval: (...args) => held(real.renewApproval(...args)),
-      reject: (...args) => held(real.reject(...args)),
-      resolve: (...args) => held(real.resolve(...args)),
-      compensate: (...args) => held(real.compensate(...args))
-    })
-    const lateFiber = yield* Effect.fork(Effect.provideService(send, Saga.Saga, waiting))
-    yield* Deferred.await(reached)
-    const first = yield* send
-    yield* Deferred.succeed(release, undefined)
-    const late = yield* Fiber.join(lateFiber)
-    return { first, late }
-  })

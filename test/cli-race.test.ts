@@ -4,13 +4,14 @@
  * saga before that write and found it done after, says "already …: nothing written".
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Fiber, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
 import { Approval, Authority, Journal, Saga } from "../src/index.js"
 import { approveOn } from "../src/internal/cli/commands/approve.js"
 import { rejectOn } from "../src/internal/cli/commands/reject.js"
 import { renewApprovalOn } from "../src/internal/cli/commands/renewApproval.js"
 import { resolveOn } from "../src/internal/cli/commands/resolve.js"
 import { payout, pingCarrier, reserveFunds, sendWireTransfer, shipping } from "./fixtures/http-saga.js"
+import { sentTwiceAtOnce } from "./fixtures/sent-twice.js"
 
 type Services = Saga.Saga | Journal.Journal | Approval.Approval
 
@@ -27,33 +28,6 @@ const pointedAt = (sagaId: string, state: Saga.StepStatus["state"]) =>
     revision: Option.none<number>(),
     digest: Option.none<string>()
   }))
-
-/**
- * `say` (a command, as alice, answering what it prints) twice: the late one reads the saga first,
- * then waits at the `Saga` service until the other has written and answered.
- */
-const sentTwiceAtOnce = (say: Effect.Effect<string, unknown, Services>) =>
-  Effect.gen(function* () {
-    const reached = yield* Deferred.make<void>()
-    const release = yield* Deferred.make<void>()
-    const real = yield* Saga.Saga
-    const held = <A, E>(effect: Effect.Effect<A, E>) =>
-      Effect.zipRight(Effect.zipRight(Deferred.succeed(reached, undefined), Deferred.await(release)), effect)
-    const waiting = Saga.Saga.of({
-      ...real,
-      approve: (...args) => held(real.approve(...args)),
-      renewApproval: (...args) => held(real.renewApproval(...args)),
-      reject: (...args) => held(real.reject(...args)),
-      resolve: (...args) => held(real.resolve(...args))
-    })
-    const asAlice = Authority.withPrincipal(say, { id: "alice" })
-    const lateFiber = yield* Effect.fork(Effect.provideService(asAlice, Saga.Saga, waiting))
-    yield* Deferred.await(reached)
-    const first = yield* asAlice
-    yield* Deferred.succeed(release, undefined)
-    const late = yield* Fiber.join(lateFiber)
-    return { first, late }
-  })
 
 const commands: ReadonlyArray<{
   readonly name: string
@@ -115,7 +89,7 @@ describe("the CLI's changing commands, two sent at once", () => {
     it.effect(`${command.name}: the one that wrote says so; the other says it was already so, nothing written`, () =>
       Effect.gen(function* () {
         const say = yield* command.prepare(`${command.name}-race`)
-        const { first, late } = yield* sentTwiceAtOnce(say)
+        const { first, late } = yield* sentTwiceAtOnce(Authority.withPrincipal(say, { id: "alice" }))
         expect(first).toContain(command.wrote)
         expect(first).not.toContain("nothing written")
         expect(late).toContain(command.already)

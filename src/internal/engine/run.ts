@@ -42,7 +42,7 @@ import { entering } from "../observability/spans.js"
 import { runInChild } from "../util/child.js"
 import { byteLength, decodeJson, decodeValue, encodeJson } from "../util/codec.js"
 import { stepKeyRefusal } from "../util/identifier.js"
-import { masked } from "../util/masking.js"
+import { masked, maskedTexts } from "../util/masking.js"
 import type { StepOptions } from "./context.js"
 import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
@@ -110,14 +110,6 @@ const spanExit = (
   const text = Cause.pretty(cause)
   const shown = masked(text, receipts)
   return shown === text ? Exit.failCause(cause) : Exit.fail(new Error(shown.split("\n")[0]!))
-}
-
-/** A JSON value with every text in it, keys included, masked by `mask`. */
-const maskedTexts = (value: unknown, mask: (text: string) => string): unknown => {
-  if (typeof value === "string") return mask(value)
-  if (Array.isArray(value)) return value.map((item) => maskedTexts(item, mask))
-  if (typeof value !== "object" || value === null) return value
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [mask(key), maskedTexts(item, mask)]))
 }
 
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */

@@ -82,3 +82,11 @@ export const maskedCut = (text: string, mask: ReadonlyArray<string>): string => 
   if (started > 0) spans.push([text.length - started, text.length])
   return redact(text, spans)
 }
+
+/** A JSON value with every text in it, keys included, masked by `mask`. */
+export const maskedTexts = (value: unknown, mask: (text: string) => string): unknown => {
+  if (typeof value === "string") return mask(value)
+  if (Array.isArray(value)) return value.map((item) => maskedTexts(item, mask))
+  if (typeof value !== "object" || value === null) return value
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [mask(key), maskedTexts(item, mask)]))
+}
