@@ -139,8 +139,9 @@ export class Recovery extends Context.Tag("effect-saga/Recovery")<
     /**
      * Claims every saga left behind (in batches) and resumes each; returns what became of them.
      * Sagas another worker drives, or is recovering, are not touched. A saga an earlier pass of
-     * this service found `Unrecoverable` is not tried (nor reported) again while its journal stays
-     * where it was: it is claimed and given back at the pass's end.
+     * this service found `Unrecoverable`, or failed with `NonDeterminism` or `JournalTampered`, is
+     * not tried (nor reported) again while its journal stays where it was: it is claimed and given
+     * back at the pass's end.
      */
     readonly recoverAll: Effect.Effect<RecoveryReport, JournalError>
     /** Resumes one saga from the definition it was started from, whatever its state. */
@@ -234,7 +235,7 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
     const recoverOne = (record: SagaRecord): Effect.Effect<Recovered> =>
       resume(record.sagaId).pipe(
         Effect.tapError((error) =>
-          isUnrecoverable(error) ? Effect.sync(() => unresumable.remember(record)) : Effect.void
+          RecoveryMemory.answersAgainWhereItIs(error) ? Effect.sync(() => unresumable.remember(record)) : Effect.void
         ),
         Effect.map(
           (result): Recovered =>
@@ -250,8 +251,8 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
     // keeps this worker's lease until the pass ends (so that it is not claimed again), and is
     // then released for a worker that can. A saga this pass resumed that is left behind again (it
     // suspended once more) waits for the next pass: its claim is given back. A saga an earlier
-    // pass found Unrecoverable, whose journal has not moved since, is held and given back the same
-    // way, without being tried or reported again.
+    // pass found Unrecoverable, diverging (NonDeterminism) or tampered, whose journal has not moved
+    // since, is held and given back the same way, without being tried or reported again.
     const recoverAll = saga.worker.renewing(
       Effect.gen(function* () {
         const recovered: Array<Recovered> = []
@@ -286,7 +287,8 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
  * resumes them in the background, logging what it found: a line per pass that took any (how many,
  * what became of them, at `Info`), and one for each saga it did not resume, naming the saga, its
  * error's `_tag` and message (for an `Unrecoverable` one, what to do), at `Warning` (`Error` for a
- * journal that does not verify). The `Saga` service renews the leases
+ * journal that does not verify): once for a saga that fails the same way while its journal stays
+ * where it is (see `Recovery.recoverAll`). The `Saga` service renews the leases
  * while it lives. Options it cannot work with fail the layer with `InvalidRecoveryOptions` before
  * anything is claimed.
  *

@@ -165,6 +165,9 @@ export const MAX_PRINCIPAL_BYTES: number = identifier.MAX_PRINCIPAL_BYTES
 /**
  * The errors a run itself fails with: the saga id was refused, the journal could not be used, or
  * the program did not replay as journaled. A program's own failures do not land here: they compensate.
+ * A `ConcurrencyConflict` or `LeaseHeld` that refuses a write after the run wrote entries of its
+ * own (its lease lapsed mid-step and another worker took the saga over) carries `written`, and its
+ * message names them.
  *
  * @since 0.1.0
  * @category errors

@@ -78,7 +78,7 @@ describe("a command whose write is refused after writes of its own says what it 
       // SAGA_COMPENSATING with the withdrawn request's REJECTED, then charge's COMPENSATING.
       expect(error.written).toBe(3)
       expect(error.message).toBe(
-        `saga o-4 is at revision ${before + 4}, not ${before + 3}: it moved on after this command wrote revisions ${before + 1}–${before + 3}; its next write was refused`
+        `saga o-4 is at revision ${before + 4}, not ${before + 3}: it moved on after this caller wrote revisions ${before + 1}–${before + 3}; its next write was refused`
       )
       expect(error.message).not.toContain("nothing was written")
     })
@@ -97,7 +97,7 @@ describe("a command whose write is refused after writes of its own says what it 
       const error = yield* Fiber.join(undoing)
       assert(error._tag === "ConcurrencyConflict")
       expect(error.written).toBe(2)
-      expect(error.message).toContain("it moved on after this command wrote revisions 1–2")
+      expect(error.message).toContain("it moved on after this caller wrote revisions 1–2")
       expect(world.undone).toEqual(["charge"])
     })
   )
@@ -105,13 +105,11 @@ describe("a command whose write is refused after writes of its own says what it 
   it("LeaseHeld and ConcurrencyConflict without `written` still say that nothing was written", () => {
     expect(new Journal.LeaseHeld({ sagaId: "s", owner: "w", expiresAt: "T" }).message).toContain("nothing was written")
     expect(new Journal.LeaseHeld({ sagaId: "s", owner: "w", expiresAt: "T", written: 1 }).message).toBe(
-      "saga s is being driven by w (lease until T): this command had written 1 entry, its next write was refused"
+      "saga s is being driven by w (lease until T): this caller had written 1 entry, its next write was refused"
     )
     expect(
       new Journal.ConcurrencyConflict({ sagaId: "s", expectedRevision: 4, actualRevision: 5, written: 1 }).message
-    ).toBe(
-      "saga s is at revision 5, not 4: it moved on after this command wrote revision 4; its next write was refused"
-    )
+    ).toBe("saga s is at revision 5, not 4: it moved on after this caller wrote revision 4; its next write was refused")
   })
 })
 

@@ -1,7 +1,8 @@
 /**
- * What recovery does with a saga it cannot resume: `Recovery.layer` logs it (which saga, which
- * error, what to do), once; later passes of the same worker leave it alone while its journal stays
- * where it was, and try it again once it moves.
+ * What recovery does with a saga it cannot resume (`Unrecoverable`, a program that no longer
+ * replays it, a journal that does not verify): `Recovery.layer` logs it (which saga, which error,
+ * what to do), once; later passes of the same worker leave it alone while its journal stays where
+ * it was, and try it again once it moves.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Option, Schema, TestClock } from "effect"
@@ -9,24 +10,44 @@ import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition } from "
 import * as RecoveryMemory from "../src/internal/engine/recoveryMemory.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 
-/** A memory store; `forge` makes `read` answer a saga's entries with one payload edited. */
+/**
+ * A memory store; `forge` makes `read` answer a saga's entries with one payload edited (`unforge`
+ * stops it). `calls` counts the reads and claims of each saga (`read o-1`, `claim o-1`).
+ */
 const makeStore = () => {
   const inner = makeMemoryJournal()
   const forged = new Set<string>()
+  const calls: Array<string> = []
   const journal = Journal.Journal.of({
     ...inner,
     read: (sagaId) =>
-      Effect.map(inner.read(sagaId), (entries) =>
-        forged.has(sagaId) && entries.length > 1
-          ? entries.map((entry, index) => (index === 1 ? { ...entry, input: '"edited"' } : entry))
-          : entries
+      Effect.map(
+        Effect.zipRight(
+          Effect.sync(() => calls.push(`read ${sagaId}`)),
+          inner.read(sagaId)
+        ),
+        (entries) =>
+          forged.has(sagaId) && entries.length > 1
+            ? entries.map((entry, index) => (index === 1 ? { ...entry, input: '"edited"' } : entry))
+            : entries
+      ),
+    claim: (sagaId, holder) =>
+      Effect.zipRight(
+        Effect.sync(() => calls.push(`claim ${sagaId}`)),
+        inner.claim(sagaId, holder)
       )
   })
   const layer = Layer.merge(
     Layer.succeed(Journal.Journal, journal),
     Layer.succeed(Approval.Approval, Approval.makeMemory())
   )
-  return { journal: inner, layer, forge: (sagaId: string) => forged.add(sagaId) }
+  return {
+    journal: inner,
+    layer,
+    calls,
+    forge: (sagaId: string) => forged.add(sagaId),
+    unforge: (sagaId: string) => forged.delete(sagaId)
+  }
 }
 type Store = ReturnType<typeof makeStore>
 
@@ -192,6 +213,97 @@ describe("a saga recovery cannot resume", () => {
       expect(report.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual([["k-1", "Resumed"]])
       expect((yield* recordOf(store, "k-1")).status).toBe("completed")
     })
+  )
+
+  it.scoped(
+    "a program that no longer replays its journal (NonDeterminism) is tried, claimed and logged once; again once its journal moved",
+    () =>
+      withLogs((lines) =>
+        Effect.gen(function* () {
+          const store = makeStore()
+          const a = yield* Layer.build(worker(store, "worker-a"))
+          const Before = SagaDefinition.make("changing", { input: Schema.String, program: stopsAfterAStep })
+          expect((yield* Effect.provide(Saga.start(Before, "nd-1", "nd-1"), a))._tag).toBe("Suspended")
+          // Deployed since: its program calls noted with another input where the journal has its first call.
+          let replays = 0
+          const After = SagaDefinition.make("changing", {
+            input: Schema.String,
+            program: (id: string) => Effect.suspend(() => (replays++, noted(`${id}, changed`)))
+          })
+          yield* Layer.build(
+            Recovery.layer({ definitions: [After], every: "1 minute" }).pipe(
+              Layer.provideMerge(worker(store, "worker-b"))
+            )
+          )
+          const about = () => lines.filter((line) => line.includes("saga nd-1:"))
+          yield* Effect.repeat(Effect.yieldNow(), { until: () => about().length >= 1, times: 1000 })
+          expect(about()).toEqual([
+            expect.stringMatching(
+              /^WARN effect-saga: recovery did not resume saga nd-1: NonDeterminism: saga nd-1 did not replay as journaled at step .*; this worker does not try it again while its journal stays where it is$/
+            )
+          ])
+          const claims = () => store.calls.filter((call) => call === "claim nd-1").length
+          expect([replays, claims()]).toEqual([1, 1])
+
+          for (let pass = 0; pass < 3; pass++) yield* TestClock.adjust("1 minute")
+          yield* Effect.repeat(Effect.yieldNow(), { times: 100 })
+          expect(about()).toHaveLength(1)
+          // Not run again, and its lease not taken by a run again (the pass's own claim gives it back).
+          expect([replays, claims()]).toEqual([1, 1])
+          expect((yield* recordOf(store, "nd-1")).lease).toBeNull()
+
+          // Run again by the program it was started with, one step further: its journal moved.
+          const further = Effect.zipRight(noted("nd-1"), stopsAfterAStep("nd-1, further"))
+          expect((yield* Effect.provide(Saga.resume("nd-1", further), a))._tag).toBe("Suspended")
+          yield* TestClock.adjust("1 minute")
+          yield* Effect.repeat(Effect.yieldNow(), { until: () => about().length >= 2, times: 1000 })
+          expect(about()).toHaveLength(2)
+          expect(replays).toBe(2)
+        })
+      )
+  )
+
+  it.scoped(
+    "a journal that does not verify (JournalTampered) is logged once at ERROR, not read again; again once its row moved",
+    () =>
+      withLogs((lines) =>
+        Effect.gen(function* () {
+          const store = makeStore()
+          const a = yield* Layer.build(worker(store, "worker-a"))
+          expect((yield* Effect.provide(Saga.start(Lost, "t-1", "t-1"), a))._tag).toBe("Suspended")
+          store.forge("t-1")
+          yield* Layer.build(
+            Recovery.layer({ definitions: [Known, Lost], every: "1 minute" }).pipe(
+              Layer.provideMerge(worker(store, "worker-b"))
+            )
+          )
+          const about = () => lines.filter((line) => line.includes("saga t-1:"))
+          yield* Effect.repeat(Effect.yieldNow(), { until: () => about().length >= 1, times: 1000 })
+          expect(about()).toEqual([
+            expect.stringMatching(
+              /^ERROR effect-saga: recovery did not resume saga t-1: JournalTampered: journal of saga t-1 does not verify at seq 2 .*; nothing was run or written; this worker does not try it again while its journal stays where it is$/
+            )
+          ])
+          const reads = () => store.calls.filter((call) => call === "read t-1").length
+          const readsAfterFirstPass = reads()
+
+          for (let pass = 0; pass < 3; pass++) yield* TestClock.adjust("1 minute")
+          yield* Effect.repeat(Effect.yieldNow(), { times: 100 })
+          expect(about()).toHaveLength(1)
+          expect(reads()).toBe(readsAfterFirstPass)
+          expect(store.calls).not.toContain("claim t-1")
+          expect((yield* recordOf(store, "t-1")).lease).toBeNull()
+
+          // Written to (here: restored, run one step further, and edited again): its row moved.
+          store.unforge("t-1")
+          const further = Effect.zipRight(noted("t-1"), stopsAfterAStep("t-1, further"))
+          expect((yield* Effect.provide(Saga.resume("t-1", further), a))._tag).toBe("Suspended")
+          store.forge("t-1")
+          yield* TestClock.adjust("1 minute")
+          yield* Effect.repeat(Effect.yieldNow(), { until: () => about().length >= 2, times: 1000 })
+          expect(about().map((line) => line.split(":")[0])).toEqual(["ERROR effect-saga", "ERROR effect-saga"])
+        })
+      )
   )
 
   it("a worker remembers a bounded number of them: past it, the one remembered longest is forgotten", () => {

@@ -9,14 +9,20 @@ import * as Unrecoverable from "./unrecoverable.js"
 
 type Failed = Extract<Recovered, { readonly _tag: "Failed" }>
 
+/** What a line about a saga recovery remembers (`recoveryMemory.ts`) ends with. */
+const notAgain = "this worker does not try it again while its journal stays where it is"
+
 /** The message of the error, as a log line may carry it (never an input). */
 const messageOf = (failed: Failed): string => {
   const error = failed.error
   switch (error._tag) {
     case "Unrecoverable":
-      return `saga ${failed.sagaId} cannot be recovered here: ${Unrecoverable.loggable(error.reason)}. ${Unrecoverable.remedyOf(failed.sagaId, error.reason)}; this worker does not try it again while its journal stays where it is`
+      return `saga ${failed.sagaId} cannot be recovered here: ${Unrecoverable.loggable(error.reason)}. ${Unrecoverable.remedyOf(failed.sagaId, error.reason)}; ${notAgain}`
     case "InvalidSagaInput":
       return `saga ${failed.sagaId}: its input does not fit definition ${error.definition}`
+    case "NonDeterminism":
+    case "JournalTampered":
+      return `${error.message}; ${notAgain}`
     default:
       return error.message
   }

@@ -1,11 +1,14 @@
 /**
  * What a worker's recovery remembers from one pass to the next: the sagas it found it cannot
- * resume (`Recovery.Unrecoverable`), each at the journal position it found it at. Nothing a
- * later pass of the same worker could do would change that answer while the journal stays where
- * it was (the worker has the same definitions), so a later pass does not try again: without this,
- * a saga no worker can resume was claimed, failed and logged on every pass, for ever.
+ * resume (`Recovery.Unrecoverable`), whose program no longer replays their journal
+ * (`NonDeterminism`) or whose journal does not verify (`JournalTampered`), each at the journal
+ * position it found it at. Nothing a later pass of the same worker could do would change that
+ * answer while the journal stays where it was (the worker has the same definitions and programs),
+ * so a later pass does not try again: without this, such a saga was claimed, failed and logged on
+ * every pass, for ever.
  */
 import type { SagaRecord } from "../../Journal.js"
+import type { RecoveryError } from "../../Recovery.js"
 
 /**
  * How many sagas a worker remembers at most; past it, the one remembered longest is forgotten
@@ -13,12 +16,31 @@ import type { SagaRecord } from "../../Journal.js"
  */
 export const MAX_REMEMBERED = 10_000
 
-/** Where a saga's journal stands: written to by anyone (a resume, a `resolve`, a `compensate`), it moves on. */
+/**
+ * Where a saga's journal stands, as its row says: written to by anyone (a resume, a `resolve`, a
+ * `compensate`), it moves on; so does a tampered one whose row is edited or written again.
+ */
 const positionOf = (record: SagaRecord): string => `${record.revision}/${record.digest}`
+
+/**
+ * Whether a saga that failed recovery with `error` fails it again while its journal stays where it
+ * is: it cannot be resumed here, its program diverges from the journal, or the journal does not
+ * verify. Anything else (a lease held, a store that could not be reached) may pass by itself.
+ */
+export const answersAgainWhereItIs = (error: RecoveryError): boolean => {
+  switch (error._tag) {
+    case "Unrecoverable":
+    case "NonDeterminism":
+    case "JournalTampered":
+      return true
+    default:
+      return false
+  }
+}
 
 /** The sagas a worker found it cannot resume, and where their journals stood. */
 export interface Unresumable {
-  /** Whether this worker found `record`'s saga unrecoverable with its journal where it is now. */
+  /** Whether this worker found it cannot resume `record`'s saga with its journal where it is now. */
   readonly knows: (record: SagaRecord) => boolean
   /** Remembers that `record`'s saga cannot be resumed here, at its position. */
   readonly remember: (record: SagaRecord) => void

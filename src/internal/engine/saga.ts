@@ -303,20 +303,27 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       })
     ) as Effect.Effect<SagaResult<A, E>, RunError, Exclude<R, CurrentSaga>>
 
-  /** Runs the request's program as a run of the saga `writer` loaded (or assumed new), to its end. */
+  /**
+   * Runs the request's program as a run of the saga `writer` loaded (or assumed new), to its end. A
+   * write refused after some of the run's own (its lease lapsed mid-step and another worker took the
+   * saga over) names them (`written.ts`), wherever it was refused: a step, an undo, the run's end.
+   */
   const drive = <A, E, R>(request: RunRequest<A, E, R>, writer: Writer) =>
-    Effect.suspend(() => {
-      const { sagaId, view } = writer
-      if (request.action === "resume" && !view.exists) return Effect.fail(new SagaNotFound({ sagaId }))
-      // `run` of a saga that exists resumes it: that takes the permission to resume.
-      if (view.exists && request.action === "start" && authority !== allowAll) {
-        return Effect.zipRight(
-          Effect.tapError(check(authority, "resume", sagaId), () => writer.release()),
-          Effect.suspend(() => driveChecked(request, writer))
-        )
-      }
-      return driveChecked(request, writer)
-    })
+    namingWrites(
+      writer,
+      Effect.suspend(() => {
+        const { sagaId, view } = writer
+        if (request.action === "resume" && !view.exists) return Effect.fail(new SagaNotFound({ sagaId }))
+        // `run` of a saga that exists resumes it: that takes the permission to resume.
+        if (view.exists && request.action === "start" && authority !== allowAll) {
+          return Effect.zipRight(
+            Effect.tapError(check(authority, "resume", sagaId), () => writer.release()),
+            Effect.suspend(() => driveChecked(request, writer))
+          )
+        }
+        return driveChecked(request, writer)
+      })
+    )
 
   /** `drive`, once the caller may run the saga as it is. */
   const driveChecked = <A, E, R>({ action, program, span, options, origin }: RunRequest<A, E, R>, writer: Writer) => {

@@ -1,8 +1,9 @@
 /**
- * What an operator's command wrote itself. A write refused after some of its own names them (a
- * `ConcurrencyConflict` or `LeaseHeld` otherwise says nothing was written), and a caller that must
- * tell its own writes from another's counts them (`Saga.withWrites`): the saga's revision after the
- * command cannot, when the same command was sent twice at once (the second finds the first's
+ * What a run or an operator's command wrote itself. A write refused after some of its own names
+ * them (a `ConcurrencyConflict` or `LeaseHeld` otherwise says nothing was written): a run's
+ * (`namingWrites`, once around the whole run in saga.ts) as a command's. A caller that must tell
+ * its commands' writes from another's counts them (`Saga.withWrites`): the saga's revision after
+ * the command cannot, when the same command was sent twice at once (the second finds the first's
  * write, and writes nothing).
  */
 import * as Effect from "effect/Effect"
@@ -11,8 +12,8 @@ import { ConcurrencyConflict, LeaseHeld } from "../../Journal.js"
 import type { Writer } from "../journal/writer.js"
 
 /**
- * `error`, naming the `written` entries the command had journaled before the write it refuses: a
- * `ConcurrencyConflict` or `LeaseHeld` otherwise says that nothing was written.
+ * `error`, naming the `written` entries the run or command had journaled before the write it
+ * refuses: a `ConcurrencyConflict` or `LeaseHeld` otherwise says that nothing was written.
  */
 const naming = <E>(error: E, written: number): E => {
   if (written <= 0) return error
@@ -81,13 +82,16 @@ export const ownWrites = <A, E, R>(writer: Writer, command: Effect.Effect<A, E, 
     )
   })
 
-/** Runs `effect`, which writes with `writer`: a write refused after some of its own names them. */
+/**
+ * Runs `effect`, which writes with `writer` (a run, or an explicit undo's run): a write refused
+ * after some of its own names them. Not counted for `withWrites`, which counts `ownWrites` only.
+ */
 export const namingWrites = <A, E, R>(writer: Writer, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.suspend(() => {
     const before = writer.view.position.revision
     return Effect.mapError(effect, (error) => naming(error, writer.view.position.revision - before))
   })
 
-/** Whether a refused write's error says the command had written entries before it. */
+/** Whether a refused write's error says its caller had written entries before it. */
 export const wroteBefore = (error: { readonly written?: number | undefined }): boolean =>
   error.written !== undefined && error.written > 0

@@ -23,8 +23,9 @@ export type ErrorTypeId = typeof ErrorTypeId
 /**
  * The saga moved on since the writer last saw it: this write was refused. Expected at revision 0 (a
  * saga begun or imported, or a command given revision 0), it exists already: the message says so.
- * `written`: the entries the command that got it had journaled before this write (an undo's
- * `COMPENSATING`, say), when it had; absent, nothing was written.
+ * `written`: the entries the caller that got it (a run, or an operator's command) had journaled
+ * before this write (a run's `SAGA_STARTED` and steps, an undo's `COMPENSATING`), when it had;
+ * absent, nothing was written.
  *
  * @since 0.1.0
  * @category errors
@@ -45,7 +46,7 @@ export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>
     if (this.written !== undefined && this.written > 0) {
       const first = this.expectedRevision - this.written + 1
       const wrote = this.written === 1 ? `revision ${first}` : `revisions ${first}–${this.expectedRevision}`
-      return `saga ${this.sagaId} is at revision ${this.actualRevision}, not ${this.expectedRevision}: it moved on after this command wrote ${wrote}; its next write was refused`
+      return `saga ${this.sagaId} is at revision ${this.actualRevision}, not ${this.expectedRevision}: it moved on after this caller wrote ${wrote}; its next write was refused`
     }
     if (this.expectedRevision === 0 && this.actualRevision > 0) {
       // An import, a new saga's first append, or a command given revision 0: each expected no saga.
@@ -61,8 +62,8 @@ export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>
 
 /**
  * Another worker holds the saga's lease: it is driving the saga right now, and this write was
- * refused. `written`: the entries the command that got it had journaled before (see
- * `ConcurrencyConflict`); absent, nothing was written.
+ * refused. `written`: the entries the caller that got it (a run, or an operator's command) had
+ * journaled before (see `ConcurrencyConflict`); absent, nothing was written.
  *
  * @since 0.1.0
  * @category errors
@@ -79,7 +80,7 @@ export class LeaseHeld extends Schema.TaggedError<LeaseHeld>("effect-saga/LeaseH
   override get message(): string {
     if (this.written !== undefined && this.written > 0) {
       const entries = this.written === 1 ? "1 entry" : `${this.written} entries`
-      return `saga ${this.sagaId} is being driven by ${this.owner} (lease until ${this.expiresAt}): this command had written ${entries}, its next write was refused`
+      return `saga ${this.sagaId} is being driven by ${this.owner} (lease until ${this.expiresAt}): this caller had written ${entries}, its next write was refused`
     }
     return `saga ${this.sagaId} is being driven by ${this.owner} (lease until ${this.expiresAt}): nothing was written`
   }
