@@ -139,7 +139,7 @@ export class Recovery extends Context.Tag("effect-saga/Recovery")<
     /**
      * Claims every saga left behind (in batches) and resumes each; returns what became of them.
      * Sagas another worker drives, or is recovering, are not touched. A saga an earlier pass of
-     * this service found `Unrecoverable`, or failed with `NonDeterminism` or `JournalTampered`, is
+     * this service found `Unrecoverable`, or failed with `NonDeterminism`, `JournalCorrupted` or `JournalTampered`, is
      * not tried (nor reported) again while its journal stays where it was: it is claimed and given
      * back at the pass's end.
      */

@@ -306,6 +306,60 @@ describe("a saga recovery cannot resume", () => {
       )
   )
 
+  it.scoped(
+    "a journal whose entries no longer decode with the program's schemas (JournalCorrupted) is tried and logged once; again once its journal moved",
+    () =>
+      withLogs((lines) =>
+        Effect.gen(function* () {
+          const store = makeStore()
+          const a = yield* Layer.build(worker(store, "worker-a"))
+          const Before = SagaDefinition.make("reshaped", { input: Schema.String, program: stopsAfterAStep })
+          expect((yield* Effect.provide(Saga.start(Before, "jc-1", "jc-1"), a))._tag).toBe("Suspended")
+          // Deployed since: the same tool, its result now a number: the journaled result does not decode.
+          let replays = 0
+          const reshaped = Compensable.make({
+            name: "noted",
+            input: Schema.String,
+            success: Schema.Number,
+            execute: () => Effect.succeed(1),
+            compensate: () => Effect.void
+          })
+          const After = SagaDefinition.make("reshaped", {
+            input: Schema.String,
+            program: (id: string) => Effect.suspend(() => (replays++, reshaped(id)))
+          })
+          yield* Layer.build(
+            Recovery.layer({ definitions: [After], every: "1 minute" }).pipe(
+              Layer.provideMerge(worker(store, "worker-b"))
+            )
+          )
+          const about = () => lines.filter((line) => line.includes("saga jc-1:"))
+          yield* Effect.repeat(Effect.yieldNow(), { until: () => about().length >= 1, times: 1000 })
+          expect(about()).toEqual([
+            expect.stringMatching(
+              /^[A-Z]+ effect-saga: recovery did not resume saga jc-1: JournalCorrupted: .*; this worker does not try it again while its journal stays where it is$/
+            )
+          ])
+          const claims = () => store.calls.filter((call) => call === "claim jc-1").length
+          expect([replays, claims()]).toEqual([1, 1])
+
+          for (let pass = 0; pass < 3; pass++) yield* TestClock.adjust("1 minute")
+          yield* Effect.repeat(Effect.yieldNow(), { times: 100 })
+          expect(about()).toHaveLength(1)
+          expect([replays, claims()]).toEqual([1, 1])
+          expect((yield* recordOf(store, "jc-1")).lease).toBeNull()
+
+          // Run again by the program it was started with, one step further: its journal moved.
+          const further = Effect.zipRight(noted("jc-1"), stopsAfterAStep("jc-1, further"))
+          expect((yield* Effect.provide(Saga.resume("jc-1", further), a))._tag).toBe("Suspended")
+          yield* TestClock.adjust("1 minute")
+          yield* Effect.repeat(Effect.yieldNow(), { until: () => about().length >= 2, times: 1000 })
+          expect(about()).toHaveLength(2)
+          expect(replays).toBe(2)
+        })
+      )
+  )
+
   it("a worker remembers a bounded number of them: past it, the one remembered longest is forgotten", () => {
     const memory = RecoveryMemory.make(2)
     const at = (sagaId: string, revision: number) =>

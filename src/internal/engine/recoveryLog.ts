@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { Recovered, RecoveryReport } from "../../Recovery.js"
+import * as RecoveryMemory from "./recoveryMemory.js"
 import * as Unrecoverable from "./unrecoverable.js"
 
 type Failed = Extract<Recovered, { readonly _tag: "Failed" }>
@@ -20,11 +21,8 @@ const messageOf = (failed: Failed): string => {
       return `saga ${failed.sagaId} cannot be recovered here: ${Unrecoverable.loggable(error.reason)}. ${Unrecoverable.remedyOf(failed.sagaId, error.reason)}; ${notAgain}`
     case "InvalidSagaInput":
       return `saga ${failed.sagaId}: its input does not fit definition ${error.definition}`
-    case "NonDeterminism":
-    case "JournalTampered":
-      return `${error.message}; ${notAgain}`
     default:
-      return error.message
+      return RecoveryMemory.answersAgainWhereItIs(error) ? `${error.message}; ${notAgain}` : error.message
   }
 }
 

@@ -24,14 +24,15 @@ const positionOf = (record: SagaRecord): string => `${record.revision}/${record.
 
 /**
  * Whether a saga that failed recovery with `error` fails it again while its journal stays where it
- * is: it cannot be resumed here, its program diverges from the journal, or the journal does not
- * verify. Anything else (a lease held, a store that could not be reached) may pass by itself.
+ * is: it cannot be resumed here, its program diverges from the journal, its entries do not decode
+ * with the program's schemas, or the journal does not verify. Anything else (a lease held, a store that could not be reached) may pass by itself.
  */
 export const answersAgainWhereItIs = (error: RecoveryError): boolean => {
   switch (error._tag) {
     case "Unrecoverable":
     case "NonDeterminism":
     case "JournalTampered":
+    case "JournalCorrupted":
       return true
     default:
       return false
