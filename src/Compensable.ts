@@ -83,7 +83,8 @@ export interface StepContext {
    * to the undo as `Redacted`, never shown in logs, spans, errors or printed results (a failure of
    * the call that quotes it is journaled and reported masked). At most the tool's
    * `maxPayloadBytes`, as set (before sealing): one over it is never journaled, and the step, which
-   * ran, needs attention (a read fails).
+   * ran, needs attention (a read fails). An Effect: `yield* step.setReceipt(ref)`; not run, it
+   * records nothing.
    */
   readonly setReceipt: (receipt: string | Redacted.Redacted<string>) => Effect.Effect<void>
 }

@@ -614,6 +614,7 @@ export const resolve = (sagaId: string, stepId: string, resolution: Resolution) 
  *
  * NOTE: the saga's revision before and after cannot say it: the same command sent twice at once
  * (two clicks, a retry, two servers) writes once, and the other finds that write and writes nothing.
+ * A `withWrites` (or `withWrittenRevisions`) inside another is counted by both.
  *
  * @since 0.4.0
  * @category commands

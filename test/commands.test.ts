@@ -239,4 +239,20 @@ describe("operator commands", () => {
       expect(yield* Saga.withWrittenRevisions(approve)).toEqual({ value: undefined, revisions: [] })
     }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect("a count around another counts the inner one's writes too", () =>
+    Effect.gen(function* () {
+      const { program } = reserveAndWire()
+      const waiting = yield* Saga.run("nested", program)
+      assert(waiting._tag === "AwaitingApproval")
+      const before = (yield* Saga.status("nested")).revision
+      const approve = Saga.approve("nested", waiting.request.stepId, { by: "alice" })
+      const outer = yield* Saga.withWrittenRevisions(Saga.withWrites(approve))
+      expect(outer).toEqual({ value: { value: undefined, written: 1 }, revisions: [before + 1] })
+      expect(yield* Saga.withWrites(Saga.withWrites(approve))).toEqual({
+        value: { value: undefined, written: 0 },
+        written: 0
+      })
+    }).pipe(Effect.provide(Testing.layer))
+  )
 })

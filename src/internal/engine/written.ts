@@ -54,12 +54,14 @@ export const withWrites = <A, E, R>(
 export const withWrittenRevisions = <A, E, R>(
   commands: Effect.Effect<A, E, R>
 ): Effect.Effect<{ readonly value: A; readonly revisions: ReadonlyArray<number> }, E, R> =>
-  Effect.suspend(() => {
+  Effect.flatMap(FiberRef.get(currentTally), (outer) => {
     const tally: Tally = { revisions: [] }
-    return Effect.map(Effect.locally(commands, currentTally, tally), (value) => ({
-      value,
-      revisions: tally.revisions
-    }))
+    // A caller counting around this one counts these writes too.
+    const counted = Effect.ensuring(
+      Effect.locally(commands, currentTally, tally),
+      Effect.sync(() => outer?.revisions.push(...tally.revisions))
+    )
+    return Effect.map(counted, (value) => ({ value, revisions: tally.revisions }))
   })
 
 /**
