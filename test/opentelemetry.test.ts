@@ -209,6 +209,27 @@ describe("OpenTelemetry export through @effect/opentelemetry's NodeSdk", () => {
   )
 })
 
+describe("what the spans' statuses and exception events say", () => {
+  it.effect(
+    "a receipt quoted in the cause of a call's error is in no part of its step's span, the rendered causes included",
+    () =>
+      Effect.gen(function* () {
+        const [result, spans] = yield* traced("refunded", refund("r-1"))
+        expect(result._tag).toBe("Compensated")
+        const [step] = named(spans, "effect-saga.step")
+        expect(step!.status).toEqual({ code: SpanStatusCode.ERROR, message: "provider said no" })
+        const [exception] = step!.events
+        expect(exception!.attributes).toMatchObject({
+          "exception.type": "Error",
+          "exception.message": "provider said no"
+        })
+        // @effect/opentelemetry renders the error with its causes: the cause is there, masked.
+        expect(exception!.attributes!["exception.stacktrace"]).toContain("[cause]: Error: token <redacted> rejected")
+        expect(exported(spans)).not.toContain(SECRET)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
 // --- fixtures --------------------------------------------------------------------------------
 
 const SECRET = "sk_live_4242_do_not_leak"
@@ -292,6 +313,12 @@ const traced = <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>) => {
 
 const named = (spans: ReadonlyArray<ReadableSpan>, name: string) => spans.filter((span) => span.name === name)
 
+/** Spans as an exporter sends them: name, attributes, events (exceptions with their stacks), status. */
+const exported = (spans: ReadonlyArray<ReadableSpan>): string =>
+  JSON.stringify(
+    spans.map((span) => ({ name: span.name, attributes: span.attributes, events: span.events, status: span.status }))
+  )
+
 const reserve = Compensable.make({
   name: "reserve",
   input: Schema.String,
@@ -366,3 +393,17 @@ const Lookup = Tool.make("Lookup", {
 }).annotate(Tool.Readonly, true)
 
 const LookupToolkit = AiToolkit.make(Lookup)
+
+/** Sets its receipt, then fails with an error whose own cause quotes it. */
+const refund = Compensable.make({
+  name: "refund",
+  input: Schema.String,
+  success: Schema.String,
+  failure: Schema.Defect,
+  execute: (_id, step) =>
+    Effect.zipRight(
+      step.setReceipt(SECRET),
+      Effect.fail(new Error("provider said no", { cause: new Error(`token ${SECRET} rejected`) }))
+    ),
+  compensate: () => Effect.void
+})

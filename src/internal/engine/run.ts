@@ -37,6 +37,7 @@ import type { JournaledReceipt } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
 import { answersPending, isRead, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
+import { maskedCause } from "../observability/maskedCause.js"
 import { observeReplayed } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
 import { runInChild } from "../util/child.js"
@@ -99,17 +100,16 @@ const outcomeSchemaOf = (error: unknown): Schema.Schema<any, any> =>
       : Outcome.Failed
 
 /**
- * The exit a step's span ends with: the call's own, unless what it prints holds a receipt the call
- * set; then an error that says the same, masked (a span is exported and logged as it ends).
+ * The exit a step's span ends with: the call's own, unless the call set a receipt; then errors that
+ * show what the call's do, masked (a span is exported and logged as it ends, and a tracer renders
+ * an error's own `cause` too: see `maskedCause`).
  */
 const spanExit = (
   cause: Cause.Cause<unknown>,
   receipts: ReadonlyArray<string> | undefined
 ): Exit.Exit<never, unknown> => {
   if (receipts === undefined) return Exit.failCause(cause)
-  const text = Cause.pretty(cause)
-  const shown = masked(text, receipts)
-  return shown === text ? Exit.failCause(cause) : Exit.fail(new Error(shown.split("\n")[0]!))
+  return Exit.failCause(maskedCause(cause, receipts))
 }
 
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
