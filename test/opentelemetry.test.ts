@@ -228,6 +228,19 @@ describe("what the spans' statuses and exception events say", () => {
         expect(exported(spans)).not.toContain(SECRET)
       }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect("a replayed step's span is OK without an outcome, its journaled failure too: nothing ran", () =>
+    Effect.gen(function* () {
+      expect((yield* Saga.run("replayed", checkout(500)))._tag).toBe("Compensated")
+      const [again, spans] = yield* traced("replayed", checkout(500))
+      expect(again._tag).toBe("Compensated")
+      const steps = named(spans, "effect-saga.step")
+      expect(steps.map((span) => [span.attributes.tool, span.attributes.outcome, span.status, span.events])).toEqual([
+        ["reserve", undefined, { code: SpanStatusCode.OK }, []],
+        ["charge", undefined, { code: SpanStatusCode.OK }, []]
+      ])
+    }).pipe(Effect.provide(Testing.layer))
+  )
 })
 
 // --- fixtures --------------------------------------------------------------------------------

@@ -129,6 +129,8 @@ class Call {
  */
 class Placed extends Call {
   receipts: Array<string> | undefined = undefined
+  /** Answered from the journal: nothing ran, so its span ends OK, a journaled failure too. */
+  replayed = false
   constructor(
     call: Call,
     readonly span: Tracer.Span,
@@ -394,7 +396,7 @@ export class SagaRun {
                     Effect.sync(() => entered.end(exit))
                   )
                 }
-                entered.end(spanExit(cause, placed.receipts))
+                entered.end(placed.replayed ? Exit.void : spanExit(cause, placed.receipts))
                 return Effect.failCause(cause)
               }),
             onSuccess: (value) =>
@@ -441,7 +443,10 @@ export class SagaRun {
     }
     if (mode !== "settle" && answersPending(journaled)) return this.pending(call)
     if (journaled.executed !== undefined) return this.replayResult(spec, journaled)
-    if (journaled.failed !== undefined) return this.replayFailure(spec, journaled)
+    if (journaled.failed !== undefined) {
+      call.replayed = true
+      return this.replayFailure(spec, journaled)
+    }
     // A refusal that closed the saga is its cause again, typed, on every replay.
     if (this.closed && journaled.refused !== undefined && !isWithdrawn(journaled)) return this.refusedBefore(journaled)
     if (this.closed) return this.closedOn(journaled)
