@@ -229,6 +229,41 @@ describe("what the spans' statuses and exception events say", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "an agent's execute_tool span ends as its step's does: a declared failure quoting the receipt, masked",
+    () =>
+      Effect.gen(function* () {
+        const otel = exporters()
+        const model = Scripted.layer(({ turn }) =>
+          turn === 1 ? Scripted.calls(Scripted.call("call-1", "Pay", { card: "card-1" })) : Scripted.says("Declined.")
+        )
+        const agent = Agent.make(PayToolkit, { undo: { Pay: () => Effect.void } })
+        const live = Layer.mergeAll(
+          agent.toLayer({
+            Pay: (_params, step) =>
+              Effect.zipRight(
+                step.setReceipt(SECRET),
+                Effect.fail(new PayDeclined({ reason: `declined, ref ${SECRET}` }))
+              )
+          }),
+          Agent.layerModel.pipe(Layer.provide(model.layer))
+        ).pipe(Layer.provideMerge(Testing.layer))
+        const spans = yield* Effect.zipRight(
+          Saga.run("agent-pay", Agent.loop({ prompt: "Pay with card-1", toolkit: PayToolkit })),
+          otel.finished
+        ).pipe(Effect.provide(Layer.merge(live, otel.layer)))
+        const [tool] = named(spans, "execute_tool Pay")
+        const step = named(spans, "effect-saga.step").find((span) => span.attributes.tool === "Pay")!
+        expect(step.parentSpanContext?.spanId).toBe(tool!.spanContext().spanId)
+        for (const span of [tool!, step]) {
+          expect(span.status.code).toBe(SpanStatusCode.ERROR)
+          expect(span.status.message).toContain("declined, ref <redacted>")
+          expect(span.events[0]!.attributes!["exception.type"]).toBe("PayDeclined")
+        }
+        expect(exported([tool!, step])).not.toContain(SECRET)
+      })
+  )
+
   it.effect("a replayed step's span is OK without an outcome, its journaled failure too: nothing ran", () =>
     Effect.gen(function* () {
       expect((yield* Saga.run("replayed", checkout(500)))._tag).toBe("Compensated")
@@ -420,3 +455,15 @@ const refund = Compensable.make({
     ),
   compensate: () => Effect.void
 })
+
+class PayDeclined extends Schema.TaggedError<PayDeclined>()("PayDeclined", { reason: Schema.String }) {}
+
+const Pay = Tool.make("Pay", {
+  description: "Pays with a card",
+  parameters: { card: Schema.String },
+  success: Schema.Struct({ id: Schema.String }),
+  failure: PayDeclined,
+  failureMode: "return"
+})
+
+const PayToolkit = AiToolkit.make(Pay)

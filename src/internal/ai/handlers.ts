@@ -11,6 +11,7 @@ import { CurrentSaga } from "../../Saga.js"
 import { ApprovalPending } from "../../SagaError.js"
 import { checkTool } from "../../Toolkit.js"
 import type { StepSpec } from "../engine/spec.js"
+import { spanAroundStep } from "../observability/spans.js"
 import { resolve } from "./policy.js"
 import { currentToolCall } from "./toolCall.js"
 
@@ -105,13 +106,16 @@ export const wrap =
       const call = yield* FiberRef.get(currentToolCall)
       if (call === undefined) return yield* saga.value.step(spec, params, undefined) as Effect.Effect<unknown, unknown>
       call.journaled = true
+      // The span ends as its step's did: a failure quoting a receipt is masked there.
+      const span = spanAroundStep(`execute_tool ${tool.name}`, executeToolSpan(tool.name, call.id))
+      const { spanEnded } = span
       return yield* Effect.tapError(
-        saga.value.step(spec, params, call.id, { deferApproval: true }) as Effect.Effect<unknown, unknown>,
+        saga.value.step(spec, params, call.id, { deferApproval: true, spanEnded }) as Effect.Effect<unknown, unknown>,
         (error) =>
           Effect.sync(() => {
             if (error instanceof ApprovalPending) call.pending = error
           })
-      ).pipe(Effect.withSpan(`execute_tool ${tool.name}`, executeToolSpan(tool.name, call.id)))
+      ).pipe(span.around)
     }).pipe(
       Effect.catchAll((error) =>
         declared(error) && !(error instanceof ApprovalPending) ? Effect.fail(error) : Effect.die(error)

@@ -1,5 +1,6 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import type { StepSpec } from "./spec.js"
@@ -11,6 +12,11 @@ export interface StepOptions {
    * the saga: the program goes on, and the call runs when it is settled (see `settle`).
    */
   readonly deferApproval?: boolean | undefined
+  /**
+   * Told the exit the step's span ended with when the step failed (its receipts masked, a replayed
+   * failure a success): a span around the step ends the same way.
+   */
+  readonly spanEnded?: ((exit: Exit.Exit<unknown, unknown>) => void) | undefined
 }
 
 /**

@@ -281,7 +281,12 @@ export class SagaRun {
     const stepId = this.allocate(callIdOf(spec.name, key ?? inputKey(digest)))
     const call = new Call(spec, stepId, input, inputJson, digest)
     const mode = options?.deferApproval === true ? "defer" : "halt"
-    return this.progress(call, fiber.currentContext, (placed) => this.advance(placed, key !== undefined, mode))
+    return this.progress(
+      call,
+      fiber.currentContext,
+      (placed) => this.advance(placed, key !== undefined, mode),
+      options?.spanEnded
+    )
   }
 
   readonly settle = (stepId: string): Effect.Effect<any, any, any> =>
@@ -354,7 +359,8 @@ export class SagaRun {
   private progress(
     call: Call,
     context: Context.Context<never>,
-    advance: (placed: Placed) => Effect.Effect<unknown, unknown>
+    advance: (placed: Placed) => Effect.Effect<unknown, unknown>,
+    spanEnded?: StepOptions["spanEnded"]
   ): Effect.Effect<any, any, any> {
     const { spec, stepId } = call
     if (!this.tools.has(spec.name)) {
@@ -396,7 +402,9 @@ export class SagaRun {
                     Effect.sync(() => entered.end(exit))
                   )
                 }
-                entered.end(placed.replayed ? Exit.void : spanExit(cause, placed.receipts))
+                const shown = placed.replayed ? Exit.void : spanExit(cause, placed.receipts)
+                entered.end(shown)
+                spanEnded?.(shown)
                 return Effect.failCause(cause)
               }),
             onSuccess: (value) =>

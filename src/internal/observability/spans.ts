@@ -2,7 +2,7 @@
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
+import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Tracer from "effect/Tracer"
@@ -62,5 +62,46 @@ export const entering = (fiber: Fiber.RuntimeFiber<unknown, unknown>, span: Trac
     end: (exit) => {
       if (span.status._tag !== "Ended") span.end(timed ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
     }
+  }
+}
+
+/** Ends `span` with `exit` at the fiber's clock, unless it has ended. */
+const endWith = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
+  Effect.clockWith((clock) =>
+    Effect.flatMap(FiberRef.get(FiberRef.currentTracerTimingEnabled), (timed) =>
+      Effect.sync(() => {
+        if (span.status._tag !== "Ended") span.end(timed ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
+      })
+    )
+  )
+
+/**
+ * `effect` in span `name`, as `Effect.withSpan` runs it, but the span ends with `shown(exit)` where
+ * `effect` ends with `exit` (what a failure may show in a span: masked, without an input). The
+ * caller gets `effect`'s own exit.
+ */
+export const withSpanShowing =
+  (
+    name: string,
+    options: Tracer.SpanOptions,
+    shown: (exit: Exit.Exit<unknown, unknown>) => Exit.Exit<unknown, unknown>
+  ) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.useSpan(name, options, (span) =>
+      Effect.onExit(Effect.withParentSpan(effect, span), (exit) => endWith(span, shown(exit)))
+    )
+
+/**
+ * A span around one step (an agent's `execute_tool`): the step tells it how its own span ended
+ * (`spanEnded`, the step's option), and a failure ends it the same way (the receipts masked, a
+ * replayed failure OK); a failure before the step's span (a bad input), with its own exit.
+ */
+export const spanAroundStep = (name: string, options: Tracer.SpanOptions) => {
+  let stepExit: Exit.Exit<unknown, unknown> | undefined
+  return {
+    spanEnded: (exit: Exit.Exit<unknown, unknown>): void => {
+      stepExit = exit
+    },
+    around: withSpanShowing(name, options, (exit) => (Exit.isFailure(exit) && stepExit !== undefined ? stepExit : exit))
   }
 }
