@@ -10,7 +10,7 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace-base"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Layer, Option, Redacted, Schema, TestClock } from "effect"
 import * as Agent from "../src/Agent.js"
-import { Compensable, Metrics, Outcome, Saga } from "../src/index.js"
+import { Compensable, Journal, Metrics, Outcome, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import * as Scripted from "./fixtures/agent-scripted.js"
 
@@ -276,6 +276,99 @@ describe("what the spans' statuses and exception events say", () => {
       ])
     }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect(
+    "undos settled without running have their span: skipped OK; failed, unknown and unavailable ERROR; taken over",
+    () =>
+      Effect.gen(function* () {
+        const otel = exporters()
+        const spans = yield* Effect.gen(function* () {
+          // No undo (skipped), a receipt its undo needs never set (failed), then the failure.
+          const program = Effect.zipRight(Effect.zipRight(noReceipt("a"), notify("ops")), charge(500))
+          expect((yield* Saga.run("settled", program))._tag).toBe("CompensationFailed")
+          // An undo that started but never journaled its outcome (a crash): unknown.
+          expect((yield* Saga.run("crashed", reserve("A-1")))._tag).toBe("Completed")
+          const journal = yield* Journal.Journal
+          const [reserved] = (yield* Saga.status("crashed")).steps
+          const position = Option.getOrThrow(yield* journal.get("crashed"))
+          yield* journal.append("crashed", position, [
+            { stepId: reserved!.stepId, toolName: "reserve", phase: "COMPENSATING", input: null, payload: null }
+          ])
+          expect((yield* Saga.compensate("crashed")).undone.map((undo) => undo.outcome)).toEqual(["unknown"])
+          // Undone on request first: the saga's compensation takes its outcome over.
+          expect((yield* Saga.run("requested", reserve("A-2")))._tag).toBe("Completed")
+          const [requested] = (yield* Saga.status("requested")).steps
+          expect(yield* Saga.compensateEffect(requested!.effectId)).toMatchObject({ outcome: "completed" })
+          expect((yield* Saga.compensate("requested")).undone.map((undo) => undo.outcome)).toEqual(["completed"])
+          // Compensated by a Saga service that has never seen the tool: unavailable.
+          expect((yield* Saga.run("elsewhere", reserve("A-3")))._tag).toBe("Completed")
+          const elsewhere = yield* Saga.compensate("elsewhere").pipe(Effect.provide(Saga.layer))
+          expect(elsewhere.undone.map((undo) => undo.outcome)).toEqual(["unavailable"])
+          return yield* otel.finished
+        }).pipe(Effect.provide(otel.layer))
+        const undos = named(spans, "effect-saga.undo").map((span) => [
+          span.attributes["saga.id"],
+          span.attributes.tool,
+          span.attributes.outcome,
+          span.status
+        ])
+        expect(undos).toEqual([
+          ["settled", "notify", "skipped", { code: SpanStatusCode.OK }],
+          [
+            "settled",
+            "noReceipt",
+            "failed",
+            {
+              code: SpanStatusCode.ERROR,
+              message:
+                "the undo of noReceipt ended failed: the receipt its undo needs was never set: the effect cannot be undone here"
+            }
+          ],
+          [
+            "crashed",
+            "reserve",
+            "unknown",
+            {
+              code: SpanStatusCode.ERROR,
+              message: "the undo of reserve ended unknown: an undo started but its outcome was never journaled"
+            }
+          ],
+          // The explicit undo's own, then the saga's compensation taking it over.
+          ["requested", "reserve", "completed", { code: SpanStatusCode.OK }],
+          ["requested", "reserve", "completed", { code: SpanStatusCode.OK }],
+          [
+            "elsewhere",
+            "reserve",
+            "unavailable",
+            {
+              code: SpanStatusCode.ERROR,
+              message: "the undo of reserve ended unavailable: tool reserve is not registered in this process"
+            }
+          ]
+        ])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("an undo whose journaled input no longer decodes: its span is failed and does not quote the input", () =>
+    Effect.gen(function* () {
+      // This service knows `card` with a number as its input; another journaled a card number's text.
+      expect((yield* Saga.run("numbered", strictCard(5)))._tag).toBe("Completed")
+      expect((yield* Saga.run("carded", looseCard(CARD)).pipe(Effect.provide(Saga.layer)))._tag).toBe("Completed")
+      const otel = exporters()
+      const [report, spans] = yield* Effect.zip(Saga.compensate("carded"), otel.finished).pipe(
+        Effect.provide(otel.layer)
+      )
+      // The report says why, quoting what the journal holds: the span does not.
+      expect(report.undone).toMatchObject([{ outcome: "failed", detail: expect.stringContaining(CARD) }])
+      const [undo] = named(spans, "effect-saga.undo")
+      expect(undo!.status).toEqual({
+        code: SpanStatusCode.ERROR,
+        message:
+          "the undo of card ended failed: journaled input does not decode with the tool's input schema (the report says why)"
+      })
+      expect(exported(spans)).not.toContain(CARD)
+    }).pipe(Effect.provide(Testing.layer))
+  )
 })
 
 // --- fixtures --------------------------------------------------------------------------------
@@ -453,6 +546,43 @@ const refund = Compensable.make({
       step.setReceipt(SECRET),
       Effect.fail(new Error("provider said no", { cause: new Error(`token ${SECRET} rejected`) }))
     ),
+  compensate: () => Effect.void
+})
+
+/** Its undo needs a receipt, which it never sets. */
+const noReceipt = Compensable.make({
+  name: "noReceipt",
+  input: Schema.String,
+  success: Schema.String,
+  receiptRequired: true,
+  execute: (id) => Effect.succeed(`done-${id}`),
+  compensate: () => Effect.void
+})
+
+/** Declares no undo. */
+const notify = Compensable.make({
+  name: "notify",
+  input: Schema.String,
+  success: Schema.String,
+  execute: (to) => Effect.succeed(`sent-${to}`)
+})
+
+const CARD = "4111-1111-1111-1111"
+
+/** One tool, `card`, as two services may know it: its input a number, or text. */
+const strictCard = Compensable.make({
+  name: "card",
+  input: Schema.Number,
+  success: Schema.String,
+  execute: () => Effect.succeed("held"),
+  compensate: () => Effect.void
+})
+
+const looseCard = Compensable.make({
+  name: "card",
+  input: Schema.String,
+  success: Schema.String,
+  execute: () => Effect.succeed("held"),
   compensate: () => Effect.void
 })
 

@@ -121,6 +121,21 @@ const outcomeDraft = (step: StepView, phase: UndoPhase, detail: string | undefin
 const settle = (writer: Writer, step: StepView, phase: UndoPhase, detail?: string) =>
   Effect.as(writer.append([outcomeDraft(step, phase, detail)]), reportOf(step, outcomeOfPhase[phase], detail))
 
+/** The attributes of the `effect-saga.undo` span of a step of saga `sagaId`. */
+const undoAttributes = (sagaId: string, step: StepView) => ({
+  "saga.id": sagaId,
+  "workflow.id": sagaId,
+  "step.id": step.stepId,
+  tool: step.toolName
+})
+
+/**
+ * What the span of an undo whose journaled input or result does not decode says instead of the
+ * decoding error, which may quote them (inputs are never in a span): the report says why.
+ */
+const undecodable = (what: "input" | "result") =>
+  `journaled ${what} does not decode with the tool's ${what === "input" ? "input" : "success"} schema (the report says why)`
+
 /** Maps how an undo ended to the phase that records it. */
 const phaseOfExit = (
   exit: Exit.Exit<unknown, unknown>,
@@ -170,7 +185,7 @@ export const UNKNOWN_READ =
  */
 const passOverRead = (writer: Writer, step: StepView) =>
   step.compensation === undefined
-    ? settle(writer, step, "SKIPPED", UNKNOWN_READ)
+    ? withUndoSpan(undoAttributes(writer.sagaId, step))(settle(writer, step, "SKIPPED", UNKNOWN_READ))
     : Effect.succeed(reportOf(step, outcomeOfPhase[step.compensation.phase], detailOf(step.compensation)))
 
 /** The steps compensation undoes, in reverse execution order: every executed step that changed something. */
@@ -202,35 +217,48 @@ export const explicitUndos = (
     (found) => new Map(found)
   )
 
-/** Runs, or reports from the journal, the undo of one executed step (`explicit`: its explicit undo, looked up before). */
-const undoStep = (writer: Writer, env: UndoEnv, step: StepView, explicit: ExplicitUndo | undefined) =>
-  Effect.gen(function* () {
-    if (step.compensation !== undefined) {
-      return reportOf(step, outcomeOfPhase[step.compensation.phase], detailOf(step.compensation))
-    }
-    if (step.compensating !== undefined) {
-      return yield* settle(writer, step, "COMPENSATION_UNKNOWN", "an undo started but its outcome was never journaled")
-    }
-    // An effect undone on request (compensateEffect) is not undone again: its outcome is taken over.
-    if (explicit !== undefined && explicit.outcome !== "failed" && explicit.outcome !== "unavailable") {
-      const detail =
-        explicit.outcome === "pending"
-          ? "an explicit compensation of this effect has no outcome yet"
-          : `by compensateEffect${explicit.detail === undefined ? "" : `: ${explicit.detail}`}`
-      return yield* settle(writer, step, phaseOfExplicit[explicit.outcome], detail)
-    }
-    const tool = env.lookup(step.toolName)
-    if (tool === undefined) {
-      return reportOf(step, "unavailable", `tool ${step.toolName} is not registered in this process`)
-    }
-    yield* env.beforeUndo(step)
-    return yield* runUndo(writer, tool, step, {
+/**
+ * Runs, or reports from the journal, the undo of one executed step (`explicit`: its explicit undo,
+ * looked up before). An outcome this pass settles has its undo span, whether the undo ran or not;
+ * one journaled before is reported as it is (its span was that pass's).
+ */
+const undoStep = (
+  writer: Writer,
+  env: UndoEnv,
+  step: StepView,
+  explicit: ExplicitUndo | undefined
+): Effect.Effect<Report.StepReport, CompensationError> => {
+  if (step.compensation !== undefined) {
+    return Effect.succeed(reportOf(step, outcomeOfPhase[step.compensation.phase], detailOf(step.compensation)))
+  }
+  const inSpan = withUndoSpan(undoAttributes(writer.sagaId, step))
+  if (step.compensating !== undefined) {
+    return inSpan(settle(writer, step, "COMPENSATION_UNKNOWN", "an undo started but its outcome was never journaled"))
+  }
+  // An effect undone on request (compensateEffect) is not undone again: its outcome is taken over.
+  if (explicit !== undefined && explicit.outcome !== "failed" && explicit.outcome !== "unavailable") {
+    const detail =
+      explicit.outcome === "pending"
+        ? "an explicit compensation of this effect has no outcome yet"
+        : `by compensateEffect${explicit.detail === undefined ? "" : `: ${explicit.detail}`}`
+    return inSpan(settle(writer, step, phaseOfExplicit[explicit.outcome], detail))
+  }
+  const tool = env.lookup(step.toolName)
+  if (tool === undefined) {
+    return inSpan(
+      Effect.succeed(reportOf(step, "unavailable", `tool ${step.toolName} is not registered in this process`))
+    )
+  }
+  return Effect.zipRight(
+    env.beforeUndo(step),
+    runUndo(writer, tool, step, {
       sagaId: writer.sagaId,
       idempotencyKey: undoKey(writer.sagaId, step.stepId),
       receiptKeys: env.receiptKeys,
       stopsWithCaller: env.stopsWithCaller
     })
-  })
+  )
+}
 
 /** Why a tool's undo cannot run for a step, as a journaled phase and reason; `undefined` if it can. */
 export const unavailability = (
@@ -278,21 +306,28 @@ const awaitUndo = (
  * outcome; or journals why it cannot run. (An explicit undo is journaled in a run of its own.)
  * A sealed receipt that does not open here (no key, a wrong one) makes it `unavailable`, journaled
  * nowhere for the step, as a tool not registered is: a process that holds the key can still undo it.
+ * Each way has its `effect-saga.undo` span, an undo that cannot run too.
  */
 export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, options: UndoOptions) =>
   Effect.suspend(() => {
+    const attributes = undoAttributes(options.sagaId, step)
+    const inSpan = withUndoSpan(attributes)
     const cannot = unavailability(tool, step)
-    if (cannot !== undefined) return settle(writer, step, cannot[0], cannot[1])
+    if (cannot !== undefined) return inSpan(settle(writer, step, cannot[0], cannot[1]))
     const compensate = tool.spec.compensate!
     const executed = step.executed!.payload
     const input = decodeJson(tool.spec.input, step.input)
-    if (Either.isLeft(input))
-      return settle(writer, step, "COMPENSATION_FAILED", `journaled input does not decode: ${input.left}`)
+    if (Either.isLeft(input)) {
+      const failed = settle(writer, step, "COMPENSATION_FAILED", `journaled input does not decode: ${input.left}`)
+      return withUndoSpan(attributes, undecodable("input"))(failed)
+    }
     const result = decodeValue(tool.spec.success, executed.result ?? null)
-    if (Either.isLeft(result))
-      return settle(writer, step, "COMPENSATION_FAILED", `journaled result does not decode: ${result.left}`)
+    if (Either.isLeft(result)) {
+      const failed = settle(writer, step, "COMPENSATION_FAILED", `journaled result does not decode: ${result.left}`)
+      return withUndoSpan(attributes, undecodable("result"))(failed)
+    }
     const receipt = Receipts.forUndo(options.receiptKeys, options.sagaId, step.stepId, executed.receipt)
-    if (Either.isLeft(receipt)) return Effect.succeed(reportOf(step, "unavailable", receipt.left))
+    if (Either.isLeft(receipt)) return inSpan(Effect.succeed(reportOf(step, "unavailable", receipt.left)))
     const { idempotencyKey, sagaId } = options
     const faults = Context.getOption(tool.context, Faults)
     // Suspended: an undo whose own code throws before it makes its Effect fails like one that dies.
@@ -338,7 +373,7 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
         const settled = settle(writer, step, phase, detail)
         return callerInterrupted ? Effect.zipRight(settled, Effect.interrupt) : settled
       }),
-      withUndoSpan({ "saga.id": sagaId, "workflow.id": sagaId, "step.id": step.stepId, tool: step.toolName })
+      inSpan
     )
   })
 

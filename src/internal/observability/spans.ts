@@ -10,28 +10,39 @@ import type { StepReport } from "../../CompensationReport.js"
 
 /** Carries an undo's report through its span as a failure, so that the span ends with an error status. */
 class UndoNotDone extends Error {
-  constructor(readonly report: StepReport) {
-    super(
-      `the undo of ${report.toolName} ended ${report.outcome}${report.detail === undefined ? "" : `: ${report.detail}`}`
-    )
+  constructor(
+    readonly report: StepReport,
+    detail: string | undefined
+  ) {
+    super(`the undo of ${report.toolName} ended ${report.outcome}${detail === undefined ? "" : `: ${detail}`}`)
     this.name = "UndoNotDone"
   }
 }
 
-/** Outcomes that leave the step's effect in place, wholly or in part, or unknown: the span is an error. */
+/**
+ * Outcomes that leave the step's effect in place, wholly or in part, or unknown, or an undo that
+ * cannot run in this process: the span is an error.
+ */
 const notDone = (report: StepReport) =>
-  report.outcome === "failed" || report.outcome === "partial" || report.outcome === "unknown"
+  report.outcome === "failed" ||
+  report.outcome === "partial" ||
+  report.outcome === "unknown" ||
+  report.outcome === "unavailable"
 
 /**
  * Runs an undo in the `effect-saga.undo` span: its outcome annotated, and an error status when the
- * undo failed, was partial or has an unknown outcome. The caller gets the report either way.
+ * undo failed, was partial, has an unknown outcome or is unavailable, whose message is the report's
+ * detail (or `shownDetail`, where the detail may quote what a span never shows). The caller gets
+ * the report either way.
  */
 export const withUndoSpan =
-  (attributes: Record<string, unknown>) =>
+  (attributes: Record<string, unknown>, shownDetail?: string) =>
   <E, R>(undo: Effect.Effect<StepReport, E, R>): Effect.Effect<StepReport, E, R> =>
     undo.pipe(
       Effect.tap((report) => Effect.annotateCurrentSpan("outcome", report.outcome)),
-      Effect.flatMap((report) => (notDone(report) ? Effect.fail(new UndoNotDone(report)) : Effect.succeed(report))),
+      Effect.flatMap((report) =>
+        notDone(report) ? Effect.fail(new UndoNotDone(report, shownDetail ?? report.detail)) : Effect.succeed(report)
+      ),
       Effect.withSpan("effect-saga.undo", { attributes, captureStackTrace: false }),
       Effect.catchIf(
         (error): error is UndoNotDone => error instanceof UndoNotDone,
