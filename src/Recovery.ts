@@ -16,6 +16,7 @@ import type { Principal } from "./Authority.js"
 import { withPrincipal } from "./Authority.js"
 import { readFirst } from "./internal/engine/context.js"
 import { effectIdOf } from "./internal/engine/explicitUndo.js"
+import { withRecoverSpan } from "./internal/engine/recoverSpan.js"
 import { logPass } from "./internal/engine/recoveryLog.js"
 import * as RecoveryMemory from "./internal/engine/recoveryMemory.js"
 import * as recoveryOptions from "./internal/engine/recoveryOptions.js"
@@ -144,7 +145,11 @@ export class Recovery extends Context.Tag("effect-saga/Recovery")<
      * back at the pass's end.
      */
     readonly recoverAll: Effect.Effect<RecoveryReport, JournalError>
-    /** Resumes one saga from the definition it was started from, whatever its state. */
+    /**
+     * Resumes one saga from the definition it was started from, whatever its state. Each saga
+     * either tries is in an `effect-saga.recover` span, an error when it was not resumed, whose
+     * message never quotes the saga's input (see docs/observability.md).
+     */
     readonly resume: (sagaId: string) => Effect.Effect<SagaResult<unknown, unknown> | EffectCompensation, RecoveryError>
   }
 >() {}
@@ -226,10 +231,6 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
         return yield* Effect.provide(started, context).pipe(withPrincipal(principal), Effect.locally(readFirst, true))
       })
 
-    /** One saga resumed by recovery, in its span: the run (or the explicit undo) is its child. */
-    const recoverSpan = (sagaId: string) =>
-      Effect.withSpan("effect-saga.recover", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
-
     const unresumable = RecoveryMemory.make()
 
     const recoverOne = (record: SagaRecord): Effect.Effect<Recovered> =>
@@ -237,14 +238,15 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
         Effect.tapError((error) =>
           RecoveryMemory.answersAgainWhereItIs(error) ? Effect.sync(() => unresumable.remember(record)) : Effect.void
         ),
+        // The span ends before the error becomes the report's: a saga not resumed is an error there.
+        withRecoverSpan(record.sagaId),
         Effect.map(
           (result): Recovered =>
             "effectId" in result
               ? { _tag: "Settled", sagaId: record.sagaId, result }
               : { _tag: "Resumed", sagaId: record.sagaId, result }
         ),
-        Effect.catchAll((error) => Effect.succeed<Recovered>({ _tag: "Failed", sagaId: record.sagaId, error })),
-        recoverSpan(record.sagaId)
+        Effect.catchAll((error) => Effect.succeed<Recovered>({ _tag: "Failed", sagaId: record.sagaId, error }))
       )
 
     // A pass claims batch after batch until nothing new is left behind. A saga it could not resume
@@ -279,7 +281,7 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
       })
     )
 
-    return Recovery.of({ recoverAll, resume: (sagaId) => recoverSpan(sagaId)(resume(sagaId)) })
+    return Recovery.of({ recoverAll, resume: (sagaId) => withRecoverSpan(sagaId)(resume(sagaId)) })
   })
 
 /**

@@ -10,7 +10,7 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace-base"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Effect, Layer, Option, Redacted, Schema, TestClock } from "effect"
 import * as Agent from "../src/Agent.js"
-import { Compensable, Journal, Metrics, Outcome, Saga } from "../src/index.js"
+import { Compensable, Journal, Metrics, Outcome, Recovery, Saga, SagaDefinition } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import * as Scripted from "./fixtures/agent-scripted.js"
 
@@ -262,6 +262,41 @@ describe("what the spans' statuses and exception events say", () => {
         }
         expect(exported([tool!, step])).not.toContain(SECRET)
       })
+  )
+
+  it.effect(
+    "a saga whose input no longer decodes: Recovery.resume's and a recovery pass's spans are errors that do not quote it",
+    () =>
+      Effect.gen(function* () {
+        const otel = exporters()
+        const journal = yield* Journal.Journal
+        const started = JSON.stringify({ definition: "paying", input: CARD })
+        yield* journal.append("paid", Journal.empty, [
+          { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: started },
+          { stepId: null, toolName: null, phase: "SAGA_SUSPENDED", input: null, payload: null }
+        ])
+        const recovery = yield* Recovery.make({ definitions: [paying] })
+        const spans = yield* Effect.gen(function* () {
+          const resumed = yield* Effect.flip(recovery.resume("paid"))
+          expect(resumed._tag).toBe("Unrecoverable")
+          const pass = yield* recovery.recoverAll
+          expect(pass.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual([["paid", "Failed"]])
+          return yield* otel.finished
+        }).pipe(Effect.provide(otel.layer))
+        // Recovery.resume's, then the pass's: the same status.
+        const recovers = named(spans, "effect-saga.recover")
+        const status = {
+          code: SpanStatusCode.ERROR,
+          message:
+            "saga paid cannot be recovered here: its input no longer decodes with its definition's input schema (the report's error says why)"
+        }
+        expect(recovers.map((span) => [span.attributes["saga.id"], span.status])).toEqual([
+          ["paid", status],
+          ["paid", status]
+        ])
+        for (const span of recovers) expect(span.events[0]!.attributes!["exception.type"]).toBe("Unrecoverable")
+        expect(exported(spans)).not.toContain(CARD)
+      }).pipe(Effect.provide(Testing.layer))
   )
 
   it.effect("a replayed step's span is OK without an outcome, its journaled failure too: nothing ran", () =>
@@ -585,6 +620,9 @@ const looseCard = Compensable.make({
   execute: () => Effect.succeed("held"),
   compensate: () => Effect.void
 })
+
+/** Its input schema is a number: a saga journaled with a card number's text no longer decodes. */
+const paying = SagaDefinition.make("paying", { input: Schema.Number, program: () => Effect.void })
 
 class PayDeclined extends Schema.TaggedError<PayDeclined>()("PayDeclined", { reason: Schema.String }) {}
 

@@ -18,9 +18,9 @@ const messageOf = (failed: Failed): string => {
   const error = failed.error
   switch (error._tag) {
     case "Unrecoverable":
-      return `saga ${failed.sagaId} cannot be recovered here: ${Unrecoverable.loggable(error.reason)}. ${Unrecoverable.remedyOf(failed.sagaId, error.reason)}; ${notAgain}`
+      return `${Unrecoverable.messageWithoutInput(failed.sagaId, error)}. ${Unrecoverable.remedyOf(failed.sagaId, error.reason)}; ${notAgain}`
     case "InvalidSagaInput":
-      return `saga ${failed.sagaId}: its input does not fit definition ${error.definition}`
+      return Unrecoverable.messageWithoutInput(failed.sagaId, error)
     default:
       return RecoveryMemory.answersAgainWhereItIs(error) ? `${error.message}; ${notAgain}` : error.message
   }

@@ -2,6 +2,7 @@
  * Why recovery cannot resume a saga (`Recovery.Unrecoverable`'s `reason`), and what an operator
  * can do about it: the log line of a recovery pass says both, once.
  */
+import type { RecoveryError } from "../../Recovery.js"
 
 const notFromDefinition = "it was not started from a definition"
 const missingDefinitionPrefix = "this worker was not given definition "
@@ -24,6 +25,21 @@ export const loggable = (reason: string): string =>
   reason.startsWith(undecodableInputPrefix)
     ? `${undecodableInputPrefix} with its definition's input schema (the report's error says why)`
     : reason
+
+/**
+ * A recovery error's message as a span or a log line may carry it (never the saga's input): an
+ * `Unrecoverable` one's reason `loggable`, an `InvalidSagaInput` one's without the encoding error.
+ */
+export const messageWithoutInput = (sagaId: string, error: RecoveryError): string => {
+  switch (error._tag) {
+    case "Unrecoverable":
+      return `saga ${sagaId} cannot be recovered here: ${loggable(error.reason)}`
+    case "InvalidSagaInput":
+      return `saga ${sagaId}: its input does not fit definition ${error.definition}`
+    default:
+      return error.message
+  }
+}
 
 const compensate = (sagaId: string): string => `or compensate it (Saga.compensate, or effect-saga compensate ${sagaId})`
 
