@@ -985,6 +985,10 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
           ["list", "--db", "postgres://nobody@127.0.0.1:1/sagas"],
           /^effect-saga: journal open failed: postgres:\/\/nobody@127\.0\.0\.1:1\/sagas/
         ],
+        [
+          ["list", "--db", "postgres://nobody@127.0.0.1:1/sagas?password=cli-secret"],
+          /^effect-saga: journal open failed: postgres:\/\/nobody@127\.0\.0\.1:1\/sagas\?password=\*\*\*&options=/
+        ],
         [["list"], /^effect-saga: no database: pass --db FILE or set EFFECT_SAGA_DB\n/],
         [
           ["resolve", "order-3", "ping", "--applied", "--not-applied", "--as", "x", "--db", db],
