@@ -7,6 +7,7 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Option, Redacted, Schedule, Schema, TestClock } from "effect"
 import * as fc from "effect/FastCheck"
 import { Compensable, CompensationReport, Journal, Outcome, Saga } from "../src/index.js"
+import { maskedValue } from "../src/internal/util/maskedValue.js"
 import { masked } from "../src/internal/util/masking.js"
 import * as Testing from "../src/Testing.js"
 
@@ -138,6 +139,62 @@ describe("a receipt is masked in what a tool wrote, not in the library's words",
       expect(masked("<redacted>acted", ["act"])).toBe("<redacted><redacted>ed")
     })
   )
+})
+
+describe("maskedValue: a copy of what a tool failed with, its texts masked, its shape kept", () => {
+  const mask = (text: string) => masked(text, ["t"])
+
+  it("keeps the class, its field names and the _tag; masks the message, the fields, what they hold and the cause", () => {
+    const error = Object.assign(new Declined({ ref: "ref-t" }), {
+      cause: new Error("inner t"),
+      extra: { _tag: "Tagged", note: "at t", list: ["t", 1], map: new Map([["t", "t"]]), set: new Set(["t"]) },
+      secret: Redacted.make("t")
+    })
+    const copy = maskedValue(error, mask) as typeof error
+    expect(copy).toBeInstanceOf(Declined)
+    expect(copy._tag).toBe("Declined")
+    expect(copy.ref).toBe("ref-<redacted>")
+    expect(copy.message).toBe('{ "ref": "ref-<redacted>" }')
+    expect(copy.stack!.split("\n")[0]).toBe('Declined: { "ref": "ref-<redacted>" }')
+    expect((copy.cause as Error).message).toBe("inner <redacted>")
+    // A plain object's keys are data: masked, but its `_tag`.
+    expect(copy.extra).toEqual({
+      _tag: "Tagged",
+      "no<redacted>e": "a<redacted> <redacted>",
+      "lis<redacted>": ["<redacted>", 1],
+      map: new Map([["<redacted>", "<redacted>"]]),
+      "se<redacted>": new Set(["<redacted>"])
+    })
+    expect(copy.secret).toBe(error.secret)
+    expect(error.ref).toBe("ref-t")
+  })
+
+  it("answers the value itself when no text changes, and keeps a cycle a cycle", () => {
+    const untouched = new Error("nothing to mask")
+    expect(maskedValue(untouched, (text) => masked(text, ["zz"]))).toBe(untouched)
+    const cyclic: Error & { cause?: unknown } = new Error("t")
+    cyclic.cause = cyclic
+    const copy = maskedValue(cyclic, mask) as typeof cyclic
+    expect(copy.message).toBe("<redacted>")
+    expect(copy.cause).toBe(copy)
+  })
+
+  it("an error a copy cannot say (a private field) is a plain Error with its message masked whole; a deep value is cut", () => {
+    class Private extends Error {
+      readonly #why = "t"
+      override get message() {
+        return `why: ${this.#why}`
+      }
+    }
+    const copy = maskedValue(new Private(), mask) as Error
+    expect(copy).not.toBeInstanceOf(Private)
+    expect(copy.message).toBe("why: <redacted>")
+    let deep: Record<string, unknown> = { leaf: "t" }
+    for (let level = 0; level < 100; level++) deep = { down: deep }
+    const shown = JSON.stringify(maskedValue({ deep }, mask))
+    expect(shown).toContain('"<redacted>"')
+    expect(shown).not.toContain("leaf")
+  })
 })
 
 /** How a tool's call or undo ends, quoting the receipt in what it wrote. */

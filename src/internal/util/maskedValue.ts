@@ -6,11 +6,15 @@
  * mask.
  */
 import * as Redacted from "effect/Redacted"
+import { REDACTED } from "./masking.js"
 
 type Mask = (text: string) => string
 
 /** The field that names a value's type: kept as it is, as the names of a class's fields are. */
 const TAG = "_tag"
+
+/** How deep a value is copied: an object deeper than that (a long chain of causes) is `<redacted>` whole. */
+export const MAX_MASKED_DEPTH = 64
 
 /**
  * `value` with every text in it masked: a string; the fields of an error or of another class's
@@ -20,7 +24,7 @@ const TAG = "_tag"
  *
  * NOTE: an error whose copy cannot say its message (a getter that reads a private `#field`, which
  * a copy does not have) becomes a plain `Error` of the same name (and `_tag`) whose message is the
- * original's, masked whole.
+ * original's, masked whole. An object nested deeper than `MAX_MASKED_DEPTH` is `<redacted>` whole.
  */
 export const maskedValue = (value: unknown, mask: Mask): unknown => {
   const masking = new Masking(mask)
@@ -32,6 +36,7 @@ class Masking {
   changed = false
   /** The copy of each object met so far: a cycle (an error that is its own cause) stays a cycle. */
   private readonly copies = new Map<object, unknown>()
+  private depth = 0
   constructor(private readonly mask: Mask) {}
 
   of(value: unknown): unknown {
@@ -39,6 +44,19 @@ class Masking {
     if (typeof value !== "object" || value === null || keptAsItIs(value)) return value
     const copied = this.copies.get(value)
     if (copied !== undefined) return copied
+    if (this.depth >= MAX_MASKED_DEPTH) {
+      this.changed = true
+      return REDACTED
+    }
+    this.depth++
+    try {
+      return this.copyOf(value)
+    } finally {
+      this.depth--
+    }
+  }
+
+  private copyOf(value: object): unknown {
     if (Array.isArray(value)) {
       return this.remember(value, Array.of<unknown>(), (copy) => {
         for (const item of value) copy.push(this.of(item))
