@@ -147,6 +147,33 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
     })
   )
 
+  it.scopedLive(
+    "the typed client's errors, decoded from responses, pass SagaApi.isSagaApiError; their bodies stay { _tag, message }",
+    () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* awaitingPayout("guarded-errors")
+        const api = yield* clientAs(baseUrl, "alice")
+        const step = yield* awaiting(baseUrl, "payout-1")
+        const errors = [
+          yield* Effect.flip(api.sagas.get({ path: { sagaId: "nope" } })),
+          yield* Effect.flip(
+            api.approvals.approve({
+              path: { sagaId: "payout-1", stepId: step.stepId },
+              payload: { revision: step.revision + 1, digest: step.digest }
+            })
+          ),
+          yield* Effect.flip(Effect.flatMap(clientAs(baseUrl, undefined), (anonymous) => anonymous.approvals.pending()))
+        ]
+        expect(errors.map((error) => error._tag)).toEqual(["NotFound", "Conflict", "Unauthenticated"])
+        for (const error of errors) expect(SagaApi.isSagaApiError(error), error._tag).toBe(true)
+        // On the wire: the tag and the message, nothing more; read by hand, a body is no SagaApi error.
+        const byHand = yield* raw(baseUrl, "GET", "/api/sagas/nope", { as: "alice" })
+        expect(byHand.status).toBe(404)
+        expect(Object.keys(byHand.body as object).sort()).toEqual(["_tag", "message"])
+        expect(SagaApi.isSagaApiError(byHand.body)).toBe(false)
+      })
+  )
+
   it.scopedLive("rejects with a reason (the saga compensates), and renews an approval", () =>
     Effect.gen(function* () {
       const db = freshDb("reject")

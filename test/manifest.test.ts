@@ -338,6 +338,45 @@ describe("tools from a manifest, run by real handler processes", () => {
     })
   )
 
+  it.live("a short receipt (t) is masked in what the handler wrote, never in the library's words around it", () =>
+    Effect.gen(function* () {
+      // A line not trusted (a repeated key) that gives `t` as its receipt: the reason quotes the key's path, masked.
+      const line = '{"outcome":"applied","result":"ok","x":1,"x":2,"receipt":"t"}'
+      const [unknown] = yield* runMisbehaving({ mode: "raw", line })
+      assert(unknown._tag === "NeedsAttention")
+      expect(unknown.unknown[0]!.reason).toBe(
+        "outcome unknown: binding misbehave (execute): its line repeats the key at $.x (JSON keeps only the last): it is not trusted, whatever it says"
+      )
+      // An inverse given the receipt `t` that refuses, quoting it: its message masked, the label and the outcome's words not.
+      const dir = freshDir()
+      const bindings = {
+        misbehave: {
+          ...misbehaving().misbehave,
+          effect_contract: { kind: "external_write", retry_mode: "none", compensation: { tool: "cancelTrip" } }
+        },
+        cancelTrip: {
+          ...misbehaving().misbehave,
+          handler: {
+            kind: "process",
+            command: "node",
+            args: [path.join(handlers, "misbehave.mjs"), "raw", '{"outcome":"failed","message":"refused t"}']
+          }
+        }
+      }
+      const toolkit = yield* loadToolkit(writeManifest(dir, bindings))
+      const applied = '{"outcome":"applied","result":"ok","receipt":"t"}'
+      const program = Effect.zipRight(
+        Toolkit.call(toolkit, "misbehave", { mode: "raw", line: applied }),
+        Effect.fail("stop")
+      )
+      const result = yield* Effect.provide(Saga.run("cancel-trip", program), memoryServices(toolkit))
+      assert(result._tag === "CompensationFailed", JSON.stringify(result))
+      expect(result.report.undone.map((step) => step.detail)).toEqual([
+        "failed (not applied): binding cancelTrip (compensate): refused <redacted>"
+      ])
+    })
+  )
+
   it.live("a non-zero exit with no answer is an unknown outcome", () =>
     Effect.gen(function* () {
       const [result] = yield* runMisbehaving({ mode: "crash" })
