@@ -74,7 +74,7 @@ import { LeftRunning } from "./takeover.js"
 import * as undoResolution from "./undoResolution.js"
 import { WITHDRAWN_BY } from "./withdrawal.js"
 import { checked as checkedOptions } from "./workerOptions.js"
-import { namingWrites, ownWrites, wroteBefore } from "./written.js"
+import { ownWrites, wroteBefore } from "./written.js"
 
 /** The definition and encoded input a saga was started from, as its `SAGA_STARTED` entry records them. */
 interface Origin {
@@ -508,7 +508,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           Effect.zipRight(
             journal.claim(subject.sagaId, holder),
             Effect.flatMap(explicit.findSubject(journal, effectId), (fresh) =>
-              Effect.zipRight(refuseNotApplied(fresh), namingWrites(run, explicit.compensateEffect(ctx, fresh, run)))
+              Effect.zipRight(refuseNotApplied(fresh), ownWrites(run, explicit.compensateEffect(ctx, fresh, run)))
             )
           ),
           Effect.zipRight(run.release(), Effect.ignore(journal.release(owner, subject.sagaId)))
