@@ -13,7 +13,7 @@ import * as Timeline from "../../../Timeline.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import { printable } from "../../util/printable.js"
 import { table } from "../../util/table.js"
-import { exitIfDirty } from "../dirty.js"
+import { exitIfDirty, isStuck } from "../dirty.js"
 import { SomethingWrong, UsageError } from "../failure.js"
 import * as Journaled from "../journaled.js"
 import * as Lease from "../lease.js"
@@ -197,16 +197,17 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         if (tampered !== null) return yield* showTampered(inspection, tampered, options)
         const status = yield* Saga.status(options.saga)
         const entries = inspection.entries
+        const now = yield* Clock.currentTimeMillis
         if (options.json) yield* printJson({ tampered, saga: status, entries: entries.map(withoutReceipt) })
         else if (options.format === "mermaid") yield* print(Mermaid.diagram(status.sagaId, entries))
-        else yield* print(render(status, entries, yield* Clock.currentTimeMillis))
-        yield* exitIfDirty([status])
+        else yield* print(render(status, entries, now))
+        yield* exitIfDirty([{ ...status, stuck: isStuck(status, Journaled.originOf(entries), now) }])
       }),
       { access: "read" }
     )
   })
 ).pipe(
   Command.withDescription(
-    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome); never a receipt. A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention."
+    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome); never a receipt. A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, running or compensating, and no worker drives it)."
   )
 )
