@@ -8,9 +8,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { type Console, Effect, Layer, TestClock } from "effect"
+import { type Console, Effect, Layer, Schema, TestClock } from "effect"
 import * as Cli from "../src/Cli.js"
-import { Journal, Recovery, Saga, SqlStore } from "../src/index.js"
+import { Compensable, Journal, Outcome, Recovery, Saga, SqlStore } from "../src/index.js"
 import { Checkout, Tracking } from "./fixtures/cli-tools.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-state-"))
@@ -100,6 +100,11 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         "saga u1: stuck: no worker is driving it, and no Recovery can (it was started with Saga.run): run its program again, or compensate it (effect-saga show u1)"
       )
       expect((yield* cli("list", "--db", db, "--json")).code).toBe(1)
+      // The diagram says so too, as its last note.
+      const diagram = yield* cli("show", "u1", "--format", "mermaid", "--db", db)
+      expect(diagram.stdout.split("\n").at(-1)).toBe(
+        "  Note over S: lease w-dead lapsed at 1970-01-01T00:00:01.000Z: no worker is driving it"
+      )
 
       yield* onFile(
         db,
@@ -169,7 +174,33 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       )
       // A saga that halted holds no lease and needs none: nothing more is said of it.
       expect(lineOf(shown.stdout, "lease ")).toBe("lease none")
+      const diagram = yield* cli("show", "t-1", "--format", "mermaid", "--db", db)
+      expect(diagram.stdout).toContain(
+        "\n  Note over T2: outcome unknown (no outcome journaled): outcome unknown: the carrier did not answer\n"
+      )
+      expect(diagram.stdout).not.toContain("lease")
     })
+  )
+
+  it.scoped(
+    "the diagram escapes a reason as the rest of it: no line break, no control character, # ; < > as codes",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        const carrier = Compensable.make({
+          name: "pingCarrier",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.fail(Outcome.unknown("no answer;\nNote over S: forged <b>#1</b>\u001b]0;x\u0007"))
+        })
+        expect((yield* onFile(db, Saga.run("e-1", carrier("o-1"))))._tag).toBe("NeedsAttention")
+        const diagram = yield* cli("show", "e-1", "--format", "mermaid", "--db", db)
+        expect(diagram.code).toBe(1)
+        expect(diagram.stdout.split("\n")).toContain(
+          "  Note over T1: outcome unknown (no outcome journaled): outcome unknown: no answer#59;\\nNote over S: forged #lt;b#gt;#35;1#lt;/b#gt;\\u001b]0#59;x\\u0007"
+        )
+        expect(diagram.stdout.split("\n").filter((line) => line.includes("forged"))).toHaveLength(1)
+      })
   )
 
   it.scoped("an approved step's saga still awaits approval: show says who resumes it; a Recovery pass does not", () =>

@@ -1,9 +1,9 @@
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import type { Browser, Page } from "playwright-core"
-import { Saga } from "../src/index.js"
+import { Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import { awaiting, clientAs, freshDb, onDb, payout, serveOn, shipping, snapshot, tokens } from "./fixtures/http-saga.js"
 import { launchChromium } from "./support/chromium.js"
 
@@ -255,6 +255,50 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       expect((yield* follow(baseUrl, applied)).notice).toMatchObject({ kind: "ok" })
       const status = yield* onDb(db, Saga.status("ship-1"))
       expect(status.steps.find((candidate) => candidate.stepId === seen.stepId)!.state).toBe("executed")
+    })
+  )
+
+  it.scopedLive("the saga page says why a step's outcome is unknown and that a lease lapsed, escaped as HTML", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-why")
+      const carrier = Compensable.make({
+        name: "pingCarrier",
+        input: Schema.String,
+        success: Schema.String,
+        execute: () => Effect.fail(Outcome.unknown('<script>alert("x")</script> & no answer'))
+      })
+      yield* onDb(
+        db,
+        Effect.zipRight(
+          Saga.run("ship-x", carrier("o-1")),
+          // A worker that died mid-step: its lease lapses a millisecond later.
+          Effect.flatMap(Journal.Journal, (journal) =>
+            journal.append(
+              "dead-1",
+              Journal.empty,
+              [
+                { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
+                { stepId: "reserveFunds:1", toolName: "reserveFunds", phase: "INTENT", input: "1", payload: null }
+              ],
+              { owner: "w-dead", ttlMillis: 1 }
+            )
+          )
+        )
+      )
+      const baseUrl = yield* serveOn(db)
+      const page = (sagaId: string) =>
+        Effect.promise(() =>
+          fetch(`${baseUrl}/console/sagas/${sagaId}`, { headers: { cookie: signedIn } }).then(answered)
+        )
+      const why = yield* page("ship-x")
+      expect(why.text).toContain(
+        '<p id="unknown-reason">Its outcome is unknown (outcome unknown: &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; no answer): find out whether it happened, then say so.</p>'
+      )
+      expect(why.text).not.toContain("<script>")
+      expect(why.text).toContain('<dd id="lease">none</dd>')
+      const dead = yield* page("dead-1")
+      const expiresAt = (yield* onDb(db, Saga.status("dead-1"))).lease!.expiresAt
+      expect(dead.text).toContain(`<dd id="lease">w-dead lapsed at ${expiresAt}: no worker is driving it</dd>`)
     })
   )
 
