@@ -107,16 +107,29 @@ ${found.sagas
   .join("\n")}
 </tbody></table></div>`
 
-/** The resolve card of a step whose outcome is unknown: why, when the saga journaled it. */
+/**
+ * The resolve card of a step whose outcome is unknown: why, when the saga journaled it, and the
+ * outcomes it may still be resolved as. Once compensation began the undo of a step that ran before
+ * it, "applied" is refused (its undo would come out of reverse order): only "not applied" is offered.
+ * The console takes no receipt (the API's resolve takes none): the CLI's `resolve --receipt` does.
+ */
 const resolveForm = (detail: SagaDetail, stepId: string): string => {
   const { sagaId } = detail.saga
   const seen = position({ sagaId, stepId, revision: detail.saga.revision, digest: detail.saga.digest })
   const reason = Timeline.unknownReasons(detail.entries).get(stepId)
-  return `<div class="card"><h2>Resolve <code>${escape(stepId)}</code></h2>
-<p id="unknown-reason">${escape(`Its outcome is unknown${reason === undefined ? "" : ` (${reason})`}: find out whether it happened, then say so.`)}</p>
-<form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="applied">
+  const earlier = Timeline.undoneBefore(detail.entries, stepId)
+  const applied =
+    earlier === undefined
+      ? `<form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="applied">
 <input type="text" name="result" aria-label="Result as JSON" placeholder='Its result, as JSON ("parcel-17")'>
 <button type="submit">It was applied</button></form>
+<p class="muted">The console takes no receipt: if its undo needs the provider's receipt, resolve it with <code>effect-saga resolve --receipt</code>.</p>`
+      : `<p id="applied-refused">${escape(
+          `Compensation already began the undo of step ${earlier}, which ran before this one: it cannot be resolved as applied (its undo would come out of reverse order). If the call happened, undo its effect by hand (idempotency key ${sagaId}/${stepId}); say it was not applied only if it did not happen.`
+        )}</p>`
+  return `<div class="card"><h2>Resolve <code>${escape(stepId)}</code></h2>
+<p id="unknown-reason">${escape(`Its outcome is unknown${reason === undefined ? "" : ` (${reason})`}: find out whether it happened, then say so.`)}</p>
+${applied}
 <form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="not-applied">
 <button type="submit" class="secondary">It was not applied</button></form></div>`
 }
