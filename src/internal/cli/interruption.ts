@@ -157,23 +157,28 @@ const goOn = (origin: Origin | undefined): string => {
   }
 }
 
-/** What this command's own `entries` (its `revisions`) of `sagaId` say it left. */
+/** An explicit undo's run whose undo was interrupted: it is settled by asking again, then resolving it. */
+const interruptedRun = (runId: string, stepId: string): string => {
+  const effectId = runId.slice(0, -RUN_SUFFIX.length)
+  return `the undo of step ${stepId} was interrupted and is journaled COMPENSATION_UNKNOWN in run ${runId}: asked again, compensate-effect ${effectId} answers unknown and runs nothing; find out whether the undo (key ${runId}) happened, then effect-saga resolve ${runId} ${stepId} --applied|--not-applied`
+}
+
+/** What this command's own entries of `sagaId` (its `revisions` among `all`) say it left. */
 const ofSaga = (sagaId: string, all: ReadonlyArray<Entry>, revisions: ReadonlyArray<number>): string => {
   const own = all.filter((entry) => revisions.includes(entry.seq))
   const journaled = `this command journaled ${revisionsOf(own.length === 0 ? revisions.map((seq) => ({ seq })) : own)} of saga ${sagaId}`
   const interrupted = own.find(
     (entry) => entry.phase === "COMPENSATION_UNKNOWN" && Timeline.detailOf(entry) === INTERRUPTED_UNDO
   )
+  const isRun = sagaId.endsWith(RUN_SUFFIX)
+  if (isRun && interrupted !== undefined) return interruptedRun(sagaId, interrupted.stepId!)
+  // A compensation it began or went on with, and did not end (no SAGA_COMPENSATED, SAGA_COMPENSATION_FAILED).
   const leftOpen =
-    own.some((entry) => compensationPhases.has(entry.phase)) && !own.some((entry) => ends.has(entry.phase))
-  if (sagaId.endsWith(RUN_SUFFIX) && interrupted !== undefined) {
-    const effectId = sagaId.slice(0, -RUN_SUFFIX.length)
-    return `the undo of step ${interrupted.stepId} was interrupted and is journaled COMPENSATION_UNKNOWN in run ${sagaId}: asked again, compensate-effect ${effectId} answers unknown and runs nothing; find out whether the undo (key ${sagaId}) happened, then effect-saga resolve ${sagaId} ${interrupted.stepId} --applied|--not-applied`
-  }
-  if (interrupted !== undefined && leftOpen) {
+    !isRun && own.some((entry) => compensationPhases.has(entry.phase)) && !own.some((entry) => ends.has(entry.phase))
+  if (leftOpen && interrupted !== undefined) {
     return `the undo of step ${interrupted.stepId} was interrupted and is journaled COMPENSATION_UNKNOWN; saga ${sagaId} is left compensating, its lease dropped: ${goOn(originOf(all))} (that undo stays unknown)`
   }
-  if (leftOpen && !sagaId.endsWith(RUN_SUFFIX)) {
+  if (leftOpen) {
     return `${journaled} and stopped before its compensation ended; the saga is left compensating, its lease dropped: ${goOn(originOf(all))}`
   }
   return `${journaled} before it stopped (effect-saga show ${sagaId} shows where it stands)`
