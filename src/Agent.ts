@@ -316,7 +316,8 @@ export const isAgentToolkit = (u: unknown): u is AgentToolkit<any, unknown> =>
 /**
  * How model turns are journaled: the step `name` (default `"LanguageModel"`), a `retry` schedule and
  * a `timeout` for the model call, and `maxPayloadBytes` for what a turn journals (the messages
- * its prompt added, and its answer).
+ * its prompt added, and its answer). Whatever a turn fails with is an `AiError`, as `@effect/ai`
+ * types a model call's failure.
  *
  * @since 0.1.0
  * @category models
@@ -324,11 +325,20 @@ export const isAgentToolkit = (u: unknown): u is AgentToolkit<any, unknown> =>
 export interface ModelOptions {
   /** The step name of a model turn (default `"LanguageModel"`). */
   readonly name?: string | undefined
-  /** Retries a failed model call before anything is journaled about its outcome. */
+  /** Retries a failed model call (a timed-out one too) before anything is journaled about its outcome. */
   readonly retry?: Schedule.Schedule<any, any, never> | undefined
-  /** After this long a model call that started has an unknown outcome (asked again on resume). */
+  /**
+   * How long one model call may take. A call that takes longer is abandoned: unless `retry` asks
+   * again, the turn fails with `AiError.UnknownError` (`the model call did not answer: outcome
+   * unknown: …`), journaled `FAILED` like any failed turn and the program's to handle; a replay
+   * answers the same failure, it does not ask the model again.
+   */
   readonly timeout?: Duration.DurationInput | undefined
-  /** Cap on what a turn journals, in bytes: the messages its prompt added, and the answer (default 1 MiB). */
+  /**
+   * Cap on what a turn journals, in bytes: the messages its prompt added, and the answer (default 1
+   * MiB). A prompt over it fails the turn with `AiError.MalformedInput` before the model is asked;
+   * an answer over it, with `AiError.MalformedOutput`.
+   */
   readonly maxPayloadBytes?: number | undefined
 }
 
@@ -337,8 +347,9 @@ export interface ModelOptions {
  * input the prompt (encoded), the tools offered and the tool choice; its result the model's answer
  * (encoded with `@effect/ai`'s response schemas). A replay returns the journaled answer without
  * asking the model; another prompt at the same turn fails the run with `NonDeterminism`. The
- * answer's tool calls are then resolved by the toolkit's handlers, each keyed by its call id.
- * Outside a saga, calls go to the model unchanged.
+ * answer's tool calls are then resolved by the toolkit's handlers, each keyed by its call id (without
+ * `Toolkit.handle`'s span, whose attributes are the call's parameters). A turn fails with an
+ * `AiError` only (see `ModelOptions`). Outside a saga, calls go to the model unchanged.
  *
  * NOTE: `streamText` inside a saga emits the turn's parts once the whole turn is journaled, not as
  * the model produces them: a turn cannot be replayed before it is journaled.

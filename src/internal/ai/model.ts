@@ -35,7 +35,34 @@ const jsonSafe = (value: unknown): unknown =>
   )
 
 const malformed = (method: Method, description: string) => (error: ParseResult.ParseError) =>
-  AiError.MalformedOutput.fromParseError({ module: "effect-saga/ai", method, description, error })
+  AiError.MalformedOutput.fromParseError({ module: MODULE, method, description, error })
+
+/**
+ * A turn's failure as `@effect/ai` types a model call's (`AiError`), the original its `cause`: a
+ * prompt over `maxPayloadBytes` (`PayloadTooLarge`: the model was not asked) is a `MalformedInput`;
+ * anything else the step fails with besides an `AiError` (an `Outcome`: a timeout) is an
+ * `UnknownError`. A replayed failure maps the same way.
+ */
+const asAiError =
+  (method: Method) =>
+  (error: unknown): AiError.AiError => {
+    if (AiError.isAiError(error)) return error
+    if (error instanceof Compensable.PayloadTooLarge) {
+      return new AiError.MalformedInput({
+        module: MODULE,
+        method,
+        description: `the turn's prompt is ${error.bytes} bytes encoded, over the turn's maxPayloadBytes of ${error.maxBytes}: it cannot be journaled, and the model was not asked`,
+        cause: error
+      })
+    }
+    const message = error instanceof Error ? error.message : String(error)
+    return new AiError.UnknownError({
+      module: MODULE,
+      method,
+      description: `the model call did not answer: ${message}`,
+      cause: error
+    })
+  }
 
 /**
  * The step of one model turn. Its input is what the model is asked (method, prompt, tools offered,
@@ -249,7 +276,10 @@ const journaledTurn = (
       )
     )
     const description = yield* describeTurn(saga, method, prompt, toolkit, options)
-    const answer = (yield* saga.step(spec, description, undefined)) as ReadonlyArray<any>
+    const answer = (yield* Effect.mapError(
+      saga.step(spec, description, undefined) as Effect.Effect<unknown, unknown>,
+      asAiError(method)
+    )) as ReadonlyArray<any>
     const content = yield* Effect.mapError(
       Schema.decodeUnknown(schema as Schema.Schema<any, any>)(answer),
       malformed(method, "the journaled answer does not decode with this toolkit's schemas")
