@@ -1,6 +1,6 @@
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { type Duration, Effect, Fiber, Layer, Stream, TestClock } from "effect"
+import { Cause, type Duration, Effect, Fiber, Layer, Option, Stream, TestClock } from "effect"
 import * as Agent from "../src/Agent.js"
 import { Journal, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
@@ -61,6 +61,27 @@ describe("a turn fails with an AiError, whatever the model options made of it", 
         }).pipe(Effect.provide(live))
       })
   )
+})
+
+describe("Agent.loop's options", () => {
+  for (const maxTurns of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+    it.effect(`maxTurns ${maxTurns} fails the loop with InvalidLoopOptions before the model is asked`, () =>
+      Effect.gen(function* () {
+        const model = Scripted.layer(() => Scripted.says("ok"))
+        const live = Agent.layerModel.pipe(Layer.provide(model.layer), Layer.provideMerge(Testing.layer))
+        const result = yield* Saga.run("turns", Agent.loop({ prompt: "hi", maxTurns })).pipe(Effect.provide(live))
+        assert(result._tag === "Compensated")
+        const failure = Option.getOrThrow(Cause.failureOption(result.cause))
+        assert(Agent.isInvalidLoopOptions(failure))
+        expect(Agent.isMaxTurnsExceeded(failure)).toBe(false)
+        expect(failure.option).toBe("maxTurns")
+        expect(failure.message).toBe(
+          `Agent.loop: maxTurns is ${maxTurns}, not a positive integer: how many times the model may be asked`
+        )
+        expect(model.questions).toEqual([])
+      })
+    )
+  }
 })
 
 // --- fixtures --------------------------------------------------------------------------------
