@@ -222,8 +222,23 @@ const families: ReadonlyArray<Family> = [
   },
   {
     name: "Agent",
+    guard: Agent.isAgentError,
+    members: [
+      new Agent.MaxTurnsExceeded({ maxTurns: 3 }),
+      new Agent.InvalidLoopOptions({ option: "maxTurns", reason: "is 0" })
+    ]
+  },
+  {
+    name: "Agent.MaxTurnsExceeded",
     guard: Agent.isMaxTurnsExceeded,
-    members: [new Agent.MaxTurnsExceeded({ maxTurns: 3 })]
+    members: [new Agent.MaxTurnsExceeded({ maxTurns: 3 })],
+    kin: ["Agent"]
+  },
+  {
+    name: "Agent.InvalidLoopOptions",
+    guard: Agent.isInvalidLoopOptions,
+    members: [new Agent.InvalidLoopOptions({ option: "maxTurns", reason: "is 0" })],
+    kin: ["Agent"]
   },
   {
     name: "Keys",

@@ -101,13 +101,19 @@ const outcomeSchemaOf = (error: unknown): Schema.Schema<any, any> =>
       : Outcome.Failed
 
 /**
- * The exit a step's span ends with: the call's own, its error's texts masked where they hold a
- * receipt the call set (`maskedCause`: a span is exported and logged as it ends).
+ * The exit a step's span ends with: a success for a call that answered it awaits approval (nothing
+ * failed); else the call's own, unless its spec says how its failure reads in a span
+ * (`shownInSpan`); its error's texts masked where they hold a receipt the call set (`maskedCause`:
+ * a span is exported and logged as it ends).
  */
-const spanExit = (
-  cause: Cause.Cause<unknown>,
-  receipts: ReadonlyArray<string> | undefined
-): Exit.Exit<never, unknown> => Exit.failCause(maskedCause(cause, receipts))
+const spanExit = (cause: Cause.Cause<unknown>, placed: Placed): Exit.Exit<unknown, unknown> => {
+  if (placed.awaitsApproval) return Exit.void
+  const { receipts } = placed
+  const failure = Cause.failureOption(cause)
+  const told = Option.isSome(failure) ? placed.spec.shownInSpan?.(failure.value) : undefined
+  if (told !== undefined) return Exit.fail(new Error(receipts === undefined ? told : masked(told, receipts)))
+  return Exit.failCause(maskedCause(cause, receipts))
+}
 
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
 class Call {
@@ -126,6 +132,8 @@ class Call {
  */
 class Placed extends Call {
   receipts: Array<string> | undefined = undefined
+  /** The call answered `ApprovalPending` (it defers its approval): its span ends as a success. */
+  awaitsApproval = false
   constructor(
     call: Call,
     readonly span: Tracer.Span,
@@ -391,7 +399,7 @@ export class SagaRun {
                     Effect.sync(() => entered.end(exit))
                   )
                 }
-                entered.end(spanExit(cause, placed.receipts))
+                entered.end(spanExit(cause, placed))
                 return Effect.failCause(cause)
               }),
             onSuccess: (value) =>
@@ -477,9 +485,11 @@ export class SagaRun {
     return this.gate(call, undefined, mode)
   }
 
-  /** The answer of a deferred call where the program made it: it has not run. */
-  private pending(call: Call) {
+  /** The answer of a deferred call where the program made it: it has not run (its span says so). */
+  private pending(call: Placed) {
     this.deferred.set(call.stepId, call)
+    call.awaitsApproval = true
+    call.span.attribute("outcome", "awaiting_approval")
     return Effect.fail(
       new ApprovalPending({
         sagaId: this.sagaId,
