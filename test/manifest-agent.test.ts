@@ -55,6 +55,48 @@ describe("a manifest's tools given to an agent", () => {
     })
   )
 
+  // What Manifest.layer refuses when built, the agent's layer refuses too: on boot, not during a refund.
+  const refusedWhenBuilt: ReadonlyArray<readonly [string, (bindings: any) => void, string]> = [
+    [
+      "a missing secret (of the inverse)",
+      (bindings) => {
+        bindings.releaseReservation.secrets = ["EFFECT_SAGA_TEST_NO_SUCH_SECRET"]
+      },
+      "$.bindings.releaseReservation.secrets[0]"
+    ],
+    [
+      "a command that is no executable file",
+      (bindings) => {
+        bindings.releaseReservation.handler.command = "./handlers/nope.sh"
+      },
+      "$.bindings.releaseReservation.handler.command"
+    ],
+    [
+      "a working folder that is a file",
+      (bindings) => {
+        bindings.createReservation.handler.cwd = "tools.manifest.json"
+      },
+      "$.bindings.createReservation.handler.cwd"
+    ]
+  ]
+  for (const [what, mutate, expected] of refusedWhenBuilt) {
+    it.effect(`its layer, when built, refuses ${what} → ${expected}`, () =>
+      Effect.gen(function* () {
+        const bindings = reservationBindings(path.join(dir, "unused.ndjson"))
+        mutate(bindings)
+        const toolkit = yield* loadToolkit(writeManifest(fs.mkdtempSync(path.join(dir, "refused-")), bindings))
+        const { layer } = yield* Agent.fromManifest(toolkit)
+        const built = layer.pipe(
+          Layer.provideMerge(Saga.layer),
+          Layer.provideMerge(Layer.mergeAll(Journal.layerMemory, Approval.layerMemory, NodeContext.layer))
+        )
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(built)))
+        assert(Manifest.isManifestError(error))
+        expect(error.path).toBe(expected)
+      })
+    )
+  }
+
   it.effect("a binding whose input is not an object cannot be an agent's tool: a ManifestError at its input", () =>
     Effect.gen(function* () {
       const bindings = reservationBindings(path.join(dir, "unused.ndjson"))

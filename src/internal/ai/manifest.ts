@@ -6,10 +6,12 @@
 import * as Tool from "@effect/ai/Tool"
 import * as AiToolkit from "@effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import type { Policies, Undos } from "../../Agent.js"
 import type * as Compensable from "../../Compensable.js"
 import * as Manifest from "../../Manifest.js"
+import { check } from "../manifest/check.js"
 import { jsonPath } from "../manifest/errors.js"
 
 /** The tools, undos, policies and handlers `Agent.make` and `toLayer` are given for a manifest. */
@@ -63,3 +65,13 @@ export const declare = (manifestToolkit: Manifest.ManifestToolkit): Effect.Effec
     }
     return { toolkit: AiToolkit.make(...tools) as AiToolkit.Toolkit<Record<string, Tool.Any>>, ...declared }
   })
+
+/**
+ * The agent's handlers, built only once the manifest passes the checks `Manifest.layer` makes (its
+ * commands, folders and secrets, its tools' declarations): a typo fails on boot, not during a
+ * refund. The warnings are the agent's to log (its own Layer validates the same tools).
+ */
+export const checkedFirst = <A, E, R>(
+  manifestToolkit: Manifest.ManifestToolkit,
+  layer: Layer.Layer<A, E, R>
+): Layer.Layer<A, E | Manifest.ManifestError, R> => Layer.unwrapEffect(Effect.as(check(manifestToolkit), layer))
