@@ -274,8 +274,9 @@ export const make = <Tools extends Record<string, Tool.Any>, U extends Undos<Too
 }
 
 /**
- * A manifest's toolkit (see `Manifest` and docs/manifest.md) as an agent's: one tool per binding,
- * its parameters the fields of the binding's object input, its policy the binding's effect contract
+ * A manifest's toolkit (see `Manifest` and docs/manifest.md) as an agent's: one tool per binding
+ * that is no other's inverse (an inverse runs only as the undo of the call it compensates: the model
+ * is not offered it, and it is no gap), its parameters the fields of the binding's object input, its policy the binding's effect contract
  * (`read` → read-only, `irreversible` → destructive, `idempotency_key` → idempotent), each call the
  * binding's process, its undo the compensating binding's. `layer` provides the handlers; it needs a
  * `CommandExecutor` (`NodeContext.layer`). A binding whose input is not an object is a `ManifestError`.

@@ -1,7 +1,8 @@
 /**
- * A manifest's toolkit as an agent's: one `@effect/ai` tool per binding (its parameters the fields
- * of the binding's object input), each call a saga step that runs the binding's process, its
- * inverse the compensating binding's process, its policy the binding's effect contract.
+ * A manifest's toolkit as an agent's: one `@effect/ai` tool per binding that is no other's inverse
+ * (its parameters the fields of the binding's object input), each call a saga step that runs the
+ * binding's process, its undo the compensating binding's process, its policy the binding's effect
+ * contract.
  */
 import * as Tool from "@effect/ai/Tool"
 import * as AiToolkit from "@effect/ai/Toolkit"
@@ -26,10 +27,24 @@ export interface Declared {
 const fieldsOf = (schema: Schema.Schema<any, any>): Schema.Struct.Fields | undefined =>
   "fields" in schema ? (schema.fields as Schema.Struct.Fields) : undefined
 
+/**
+ * The bindings another names as its `compensation.tool`. An inverse runs as the undo of the call it
+ * compensates, never as a tool of its own: a model that called it would undo what the saga still
+ * counts as applied, and compensation would undo it again.
+ */
+const inversesOf = (manifest: Manifest.Manifest): ReadonlySet<string> =>
+  new Set(
+    Object.values(manifest.bindings).flatMap((binding) => {
+      const inverse = binding.effect_contract.compensation?.tool
+      return inverse === undefined ? [] : [inverse]
+    })
+  )
+
 export const declare = (manifestToolkit: Manifest.ManifestToolkit): Effect.Effect<Declared, Manifest.ManifestError> =>
   Effect.gen(function* () {
     if (manifestToolkit.problem !== undefined) return yield* manifestToolkit.problem
     const { manifest } = manifestToolkit
+    const inverses = inversesOf(manifest)
     const tools: Array<Tool.Any> = []
     const declared = {
       undo: {} as Record<string, any>,
@@ -37,6 +52,7 @@ export const declare = (manifestToolkit: Manifest.ManifestToolkit): Effect.Effec
       handlers: {} as Declared["handlers"]
     }
     for (const [name, binding] of Object.entries(manifest.bindings)) {
+      if (inverses.has(name)) continue
       const { spec } = manifestToolkit.tools[name]!
       const parameters = fieldsOf(spec.input)
       if (parameters === undefined) {
