@@ -59,7 +59,8 @@ export interface Manifest {
 /**
  * Reads and checks the manifest at `file`: JSON, the version, no key twice in an object (no two
  * bindings of one tool), the Schema (no unknown field), a compensation that names another binding of
- * the manifest and is not on an irreversible or read binding. Its folder is the file's.
+ * the manifest and is not on an irreversible or read binding. Its folder is the file's. A field given
+ * a value it does not allow, or none, fails naming every value it allows and what it got.
  *
  * @since 0.2.0
  * @category constructors
