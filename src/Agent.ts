@@ -275,11 +275,15 @@ export const make = <Tools extends Record<string, Tool.Any>, U extends Undos<Too
 }
 
 /**
- * A manifest's toolkit (see `Manifest` and docs/manifest.md) as an agent's: one tool per binding,
- * its parameters the fields of the binding's object input, its policy the binding's effect contract
+ * A manifest's toolkit (see `Manifest` and docs/manifest.md) as an agent's: one tool per binding
+ * that is no other's inverse (an inverse runs only as the undo of the call it compensates: the model
+ * is not offered it, and it is no gap), its parameters the fields of the binding's object input, its policy the binding's effect contract
  * (`read` → read-only, `irreversible` → destructive, `idempotency_key` → idempotent), each call the
  * binding's process, its undo the compensating binding's. `layer` provides the handlers; it needs a
  * `CommandExecutor` (`NodeContext.layer`). A binding whose input is not an object is a `ManifestError`.
+ * Building `layer` checks what `Manifest.layer` checks (every command an executable file, every `cwd`
+ * a folder, every secret set, every schema journalable), failing with a `ManifestError` naming the
+ * JSON path, before it registers anything.
  *
  * @since 0.2.0
  * @category constructors
@@ -291,7 +295,7 @@ export const fromManifest = (
     readonly agent: AgentToolkit<Record<string, Tool.Any>>
     readonly layer: Layer.Layer<
       Tool.HandlersFor<WithSaga<Record<string, Tool.Any>>>,
-      Compensable.DeclarationError,
+      Compensable.DeclarationError | Manifest.ManifestError,
       Saga | CommandExecutor.CommandExecutor
     >
   },
@@ -302,7 +306,8 @@ export const fromManifest = (
     // The tools are known at run time only: their handlers take and answer what their schemas say.
     const layer = agent.toLayer(declared.handlers as unknown as Handlers<Record<string, Tool.Any>>)
     // The undos run in the context the layer is built in: it must hold the command executor.
-    return { agent, layer: Layer.merge(layer, Layer.effectDiscard(CommandExecutor.CommandExecutor)) }
+    const handlers = Layer.merge(layer, Layer.effectDiscard(CommandExecutor.CommandExecutor))
+    return { agent, layer: manifestAgent.checkedFirst(manifestToolkit, handlers) }
   })
 
 /**

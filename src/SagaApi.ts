@@ -329,7 +329,8 @@ export const layerInsecure: Layer.Layer<Authentication> = authentication.layerIn
 
 /**
  * How the API's layer runs: `tools` names the tools whose undos this process holds, as a `Set` or an
- * array (undo commands that would need another are refused with 422; absent, nothing is checked),
+ * array (undo commands that would need another are refused with 422, a step journaled as changing
+ * nothing, such as a model turn or a read, needing none; absent, nothing is checked),
  * `maxBodyBytes` the limit of a request's body, a whole number of bytes, 1 or more (default
  * `DEFAULT_MAX_BODY_BYTES`). Anything else fails the layer with `InvalidApiOptions`.
  *

@@ -900,6 +900,93 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
     )
   }
 
+  const types =
+    '"string", "number", "integer", "boolean", "null", "json", "object", "array", or the type is { "ref": "Name" }'
+  const saidPlainly: ReadonlyArray<readonly [string, (bindings: any) => unknown, string, string]> = [
+    [
+      "no version",
+      (bindings) => JSON.stringify({ bindings }),
+      "$.manifest_version",
+      'manifest_version is missing: this effect-saga reads "effect-saga-manifest-v1"'
+    ],
+    [
+      "an unknown version",
+      (bindings) => JSON.stringify({ manifest_version: "effect-saga-manifest-v9", bindings }),
+      "$.manifest_version",
+      'unknown version "effect-saga-manifest-v9": this effect-saga reads "effect-saga-manifest-v1"'
+    ],
+    [
+      "a document that is no object",
+      () => "[]",
+      "$",
+      'a manifest is a JSON object with "manifest_version" and "bindings" (got an array)'
+    ],
+    [
+      "a kind of effect the format does not have",
+      (bindings) => {
+        bindings.createReservation.effect_contract.kind = "write"
+        return bindings
+      },
+      "$.bindings.createReservation.effect_contract.kind",
+      'kind must be one of "read", "external_write", "irreversible" (got "write")'
+    ],
+    [
+      "no retry mode",
+      (bindings) => {
+        delete bindings.createReservation.effect_contract.retry_mode
+        return bindings
+      },
+      "$.bindings.createReservation.effect_contract.retry_mode",
+      'retry_mode is missing: it must be one of "none", "idempotency_key"'
+    ],
+    [
+      "a handler of another kind",
+      (bindings) => {
+        bindings.createReservation.handler.kind = "http"
+        return bindings
+      },
+      "$.bindings.createReservation.handler.kind",
+      'kind must be "process" (got "http")'
+    ],
+    [
+      "a type the format does not have",
+      (bindings) => {
+        bindings.createReservation.input.properties.sku.type = "str"
+        return bindings
+      },
+      "$.bindings.createReservation.input.properties.sku",
+      `type must be one of ${types} (got "str")`
+    ],
+    [
+      "a type without one",
+      (bindings) => {
+        bindings.createReservation.input.properties.quantity = {}
+        return bindings
+      },
+      "$.bindings.createReservation.input.properties.quantity",
+      `type is missing: give one of ${types}`
+    ],
+    [
+      "a key a string type does not have",
+      (bindings) => {
+        bindings.createReservation.input.properties.sku.format = "uuid"
+        return bindings
+      },
+      "$.bindings.createReservation.input.properties.sku",
+      '"format" is unexpected: this type has "type" only'
+    ]
+  ]
+  for (const [what, mutate, expected, reason] of saidPlainly) {
+    it.effect(`at load: ${what} is said plainly, with what is allowed and what was given`, () =>
+      Effect.gen(function* () {
+        const file = writeManifest(freshDir(), mutate(base()))
+        const error = yield* Effect.flip(loadToolkit(file))
+        assert(Manifest.isManifestError(error))
+        expect([error.path, error.reason]).toEqual([expected, reason])
+      })
+    )
+  }
+
   const refusedAtLayer: ReadonlyArray<readonly [string, (bindings: any) => unknown, string]> = [
     [
       "a missing secret",

@@ -115,7 +115,7 @@ export const digest = Options.text("digest").pipe(
 export const register = Options.text("register").pipe(
   Options.withPseudoName("MODULE"),
   Options.withDescription(
-    "A JavaScript module exporting the saga's tools (Compensable tools, toolkits, arrays or records of them, and optionally a `layer` for their services): their undos run in this process. Repeatable."
+    "A JavaScript module exporting the saga's tools (Compensable tools, toolkits, agents made with Agent.make, arrays or records of them, and optionally a `layer` for their services): their undos run in this process. Repeatable."
   ),
   Options.repeated,
   optionalList
