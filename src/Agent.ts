@@ -35,6 +35,7 @@ import * as manifestAgent from "./internal/ai/manifest.js"
 import * as mcp from "./internal/ai/mcp.js"
 import * as model from "./internal/ai/model.js"
 import * as toolCall from "./internal/ai/toolCall.js"
+import { given } from "./internal/util/printable.js"
 import type * as Manifest from "./Manifest.js"
 import type * as Outcome from "./Outcome.js"
 import { CurrentSaga, Saga } from "./Saga.js"
@@ -274,11 +275,15 @@ export const make = <Tools extends Record<string, Tool.Any>, U extends Undos<Too
 }
 
 /**
- * A manifest's toolkit (see `Manifest` and docs/manifest.md) as an agent's: one tool per binding,
- * its parameters the fields of the binding's object input, its policy the binding's effect contract
+ * A manifest's toolkit (see `Manifest` and docs/manifest.md) as an agent's: one tool per binding
+ * that is no other's inverse (an inverse runs only as the undo of the call it compensates: the model
+ * is not offered it, and it is no gap), its parameters the fields of the binding's object input, its policy the binding's effect contract
  * (`read` → read-only, `irreversible` → destructive, `idempotency_key` → idempotent), each call the
  * binding's process, its undo the compensating binding's. `layer` provides the handlers; it needs a
  * `CommandExecutor` (`NodeContext.layer`). A binding whose input is not an object is a `ManifestError`.
+ * Building `layer` checks what `Manifest.layer` checks (every command an executable file, every `cwd`
+ * a folder, every secret set, every schema journalable), failing with a `ManifestError` naming the
+ * JSON path, before it registers anything.
  *
  * @since 0.2.0
  * @category constructors
@@ -290,7 +295,7 @@ export const fromManifest = (
     readonly agent: AgentToolkit<Record<string, Tool.Any>>
     readonly layer: Layer.Layer<
       Tool.HandlersFor<WithSaga<Record<string, Tool.Any>>>,
-      Compensable.DeclarationError,
+      Compensable.DeclarationError | Manifest.ManifestError,
       Saga | CommandExecutor.CommandExecutor
     >
   },
@@ -301,7 +306,8 @@ export const fromManifest = (
     // The tools are known at run time only: their handlers take and answer what their schemas say.
     const layer = agent.toLayer(declared.handlers as unknown as Handlers<Record<string, Tool.Any>>)
     // The undos run in the context the layer is built in: it must hold the command executor.
-    return { agent, layer: Layer.merge(layer, Layer.effectDiscard(CommandExecutor.CommandExecutor)) }
+    const handlers = Layer.merge(layer, Layer.effectDiscard(CommandExecutor.CommandExecutor))
+    return { agent, layer: manifestAgent.checkedFirst(manifestToolkit, handlers) }
   })
 
 /**
@@ -316,7 +322,8 @@ export const isAgentToolkit = (u: unknown): u is AgentToolkit<any, unknown> =>
 /**
  * How model turns are journaled: the step `name` (default `"LanguageModel"`), a `retry` schedule and
  * a `timeout` for the model call, and `maxPayloadBytes` for what a turn journals (the messages
- * its prompt added, and its answer).
+ * its prompt added, and its answer). Whatever a turn fails with is an `AiError`, as `@effect/ai`
+ * types a model call's failure.
  *
  * @since 0.1.0
  * @category models
@@ -324,11 +331,20 @@ export const isAgentToolkit = (u: unknown): u is AgentToolkit<any, unknown> =>
 export interface ModelOptions {
   /** The step name of a model turn (default `"LanguageModel"`). */
   readonly name?: string | undefined
-  /** Retries a failed model call before anything is journaled about its outcome. */
+  /** Retries a failed model call (a timed-out one too) before anything is journaled about its outcome. */
   readonly retry?: Schedule.Schedule<any, any, never> | undefined
-  /** After this long a model call that started has an unknown outcome (asked again on resume). */
+  /**
+   * How long one model call may take. A call that takes longer is abandoned: unless `retry` asks
+   * again, the turn fails with `AiError.UnknownError` (`the model call did not answer: outcome
+   * unknown: …`), journaled `FAILED` like any failed turn and the program's to handle; a replay
+   * answers the same failure, it does not ask the model again.
+   */
   readonly timeout?: Duration.DurationInput | undefined
-  /** Cap on what a turn journals, in bytes: the messages its prompt added, and the answer (default 1 MiB). */
+  /**
+   * Cap on what a turn journals, in bytes: the messages its prompt added, and the answer (default 1
+   * MiB). A prompt over it fails the turn with `AiError.MalformedInput` before the model is asked;
+   * an answer over it, with `AiError.MalformedOutput`.
+   */
   readonly maxPayloadBytes?: number | undefined
 }
 
@@ -337,8 +353,9 @@ export interface ModelOptions {
  * input the prompt (encoded), the tools offered and the tool choice; its result the model's answer
  * (encoded with `@effect/ai`'s response schemas). A replay returns the journaled answer without
  * asking the model; another prompt at the same turn fails the run with `NonDeterminism`. The
- * answer's tool calls are then resolved by the toolkit's handlers, each keyed by its call id.
- * Outside a saga, calls go to the model unchanged.
+ * answer's tool calls are then resolved by the toolkit's handlers, each keyed by its call id (without
+ * `Toolkit.handle`'s span, whose attributes are the call's parameters). A turn fails with an
+ * `AiError` only (see `ModelOptions`). Outside a saga, calls go to the model unchanged.
  *
  * NOTE: `streamText` inside a saga emits the turn's parts once the whole turn is journaled, not as
  * the model produces them: a turn cannot be replayed before it is journaled.
@@ -400,8 +417,8 @@ export interface AwaitingApproval {
 export const isAwaitingApproval: (u: unknown) => u is AwaitingApproval = toolCall.isAwaitingApproval
 
 /**
- * The type id an agent's errors carry: `isMaxTurnsExceeded` checks it, never a `_tag` that a plain
- * value could share.
+ * The type id an agent's errors carry: `isAgentError` checks it (`isMaxTurnsExceeded` and
+ * `isInvalidLoopOptions` then their `_tag`), never a `_tag` that a plain value could share.
  *
  * @since 0.2.0
  * @category type ids
@@ -433,16 +450,55 @@ export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>("effe
 }
 
 /**
- * Whether a value is a `MaxTurnsExceeded`, by its `ErrorTypeId`.
+ * Whether a value is one of an agent's errors (`MaxTurnsExceeded`, `InvalidLoopOptions`), by its
+ * `ErrorTypeId`.
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const isAgentError = (u: unknown): u is MaxTurnsExceeded | InvalidLoopOptions =>
+  Predicate.hasProperty(u, ErrorTypeId)
+
+/**
+ * Whether a value is a `MaxTurnsExceeded`, by its `ErrorTypeId` (and its `_tag` among an agent's errors).
  *
  * @since 0.2.0
  * @category guards
  */
-export const isMaxTurnsExceeded = (u: unknown): u is MaxTurnsExceeded => Predicate.hasProperty(u, ErrorTypeId)
+export const isMaxTurnsExceeded = (u: unknown): u is MaxTurnsExceeded =>
+  isAgentError(u) && u._tag === "MaxTurnsExceeded"
+
+/**
+ * `loop` was given an option it cannot work with: a `maxTurns` that is not a positive integer (`0`,
+ * `-1`, `1.5`, `NaN`, `Infinity`, text). The loop fails with it before the model is asked.
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export class InvalidLoopOptions extends Schema.TaggedError<InvalidLoopOptions>("effect-saga/InvalidLoopOptions")(
+  "InvalidLoopOptions",
+  { option: Schema.Literal("maxTurns"), reason: Schema.String }
+) {
+  /** @since 0.4.0 */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  override get message(): string {
+    return `Agent.loop: ${this.option} ${this.reason}`
+  }
+}
+
+/**
+ * Whether a value is an `InvalidLoopOptions`, by its `ErrorTypeId` (and its `_tag` among an agent's errors).
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const isInvalidLoopOptions = (u: unknown): u is InvalidLoopOptions =>
+  isAgentError(u) && u._tag === "InvalidLoopOptions"
 
 /**
  * What `loop` takes: the conversation so far, the toolkit (with its handlers), the tool choice and
- * how many model turns it may take (default 10).
+ * how many model turns it may take (`maxTurns`: a positive integer, default 10; anything else is
+ * `InvalidLoopOptions`).
  *
  * @since 0.1.0
  * @category models
@@ -479,6 +535,9 @@ export interface LoopResult<Tools extends Record<string, Tool.Any>> {
  * (asking the model nothing), runs the call once, tells the model how it went in a user message,
  * and asks it again.
  *
+ * A `maxTurns` that is not a positive integer fails the loop with `InvalidLoopOptions` before the
+ * model is asked.
+ *
  * @since 0.1.0
  * @category combinators
  */
@@ -486,11 +545,17 @@ export const loop = <Tools extends Record<string, Tool.Any> = {}, E = never, R =
   options: LoopOptions<Tools, E, R>
 ): Effect.Effect<
   LoopResult<Tools>,
-  AiError.AiError | MaxTurnsExceeded | Tool.HandlerError<Tools[keyof Tools]> | E,
+  AiError.AiError | MaxTurnsExceeded | InvalidLoopOptions | Tool.HandlerError<Tools[keyof Tools]> | E,
   LanguageModel.LanguageModel | Tool.Requirements<Tools[keyof Tools]> | R
 > =>
   Effect.gen(function* () {
     const maxTurns = options.maxTurns ?? 10
+    if (!Number.isSafeInteger(maxTurns) || maxTurns < 1) {
+      return yield* new InvalidLoopOptions({
+        option: "maxTurns",
+        reason: `is ${given(maxTurns)}, not a positive integer: how many times the model may be asked`
+      })
+    }
     const toolkit = Effect.isEffect(options.toolkit) ? yield* options.toolkit : options.toolkit
     let prompt = Prompt.make(options.prompt)
     const awaiting: Array<toolCall.PendingCall> = []

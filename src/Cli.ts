@@ -6,7 +6,9 @@
  *
  * Exit codes: 0 ok; 1 the answer is "something is wrong" (a broken chain, a tampered saga, a saga
  * in `compensation_failed` or `needs_attention`, a compensation that is not clean); 2 a usage or
- * infrastructure error (one line on stderr, nothing written); 130 interrupted.
+ * infrastructure error (one line on stderr, nothing written); 130 interrupted (one line on stderr
+ * saying what the command knows it left: an undo journaled `COMPENSATION_UNKNOWN`, the revisions it
+ * journaled, or that nothing was written).
  *
  * @since 0.1.0
  */
@@ -52,7 +54,8 @@ export const run: (args: ReadonlyArray<string>) => Effect.Effect<ExitCode, never
 
 /**
  * Runs the process's command line (or `args`) as `bin/effect-saga.js` does: SIGINT and SIGTERM
- * interrupt the command, and `process.exitCode` is set when it ends.
+ * interrupt the command, which then prints one line on stderr (`effect-saga: interrupted: …`, what
+ * it left), and `process.exitCode` is set when it ends.
  *
  * @since 0.1.0
  * @category running

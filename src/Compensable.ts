@@ -81,7 +81,8 @@ export interface StepContext {
   /**
    * Records the receipt the undo needs (the provider's reference): journaled with the step, handed
    * to the undo as `Redacted`, never shown in logs, spans, errors or printed results (a failure of
-   * the call that quotes it is journaled and reported masked). At most the tool's
+   * the call that quotes it is journaled and reported with what the tool wrote masked, the
+   * library's words around it kept: docs/security.md). At most the tool's
    * `maxPayloadBytes`, as set (before sealing): one over it is never journaled, and the step, which
    * ran, needs attention (a read fails). An Effect: `yield* step.setReceipt(ref)`; not run, it
    * records nothing.

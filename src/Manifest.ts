@@ -13,10 +13,9 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import type * as Schema from "effect/Schema"
 import type * as Compensable from "./Compensable.js"
-import { launchOf, missingSecret } from "./internal/manifest/environment.js"
+import { check } from "./internal/manifest/check.js"
 import * as errors from "./internal/manifest/errors.js"
 import type { Binding } from "./internal/manifest/format.js"
 import * as format from "./internal/manifest/format.js"
@@ -60,7 +59,8 @@ export interface Manifest {
 /**
  * Reads and checks the manifest at `file`: JSON, the version, no key twice in an object (no two
  * bindings of one tool), the Schema (no unknown field), a compensation that names another binding of
- * the manifest and is not on an irreversible or read binding. Its folder is the file's.
+ * the manifest and is not on an irreversible or read binding. Its folder is the file's. A field given
+ * a value it does not allow, or none, fails naming every value it allows and what it got.
  *
  * @since 0.2.0
  * @category constructors
@@ -135,28 +135,7 @@ export const layer = (
 ): Layer.Layer<never, errors.ManifestError, Saga | CommandExecutor.CommandExecutor> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
-      const { manifest } = manifestToolkit
-      const fail = (path: ReadonlyArray<PropertyKey>, reason: string) =>
-        Effect.fail(new errors.ManifestError({ file: manifest.file, path: errors.jsonPath(path), reason }))
-      if (manifestToolkit.problem !== undefined) return yield* manifestToolkit.problem
-      for (const [name, binding] of Object.entries(manifest.bindings)) {
-        const launch = launchOf(binding, manifest.folder)
-        if (Either.isLeft(launch)) return yield* fail(["bindings", name, ...launch.left.path], launch.left.reason)
-        const missing = yield* missingSecret(binding)
-        if (Option.isSome(missing)) {
-          const [index, secret] = missing.value
-          return yield* fail(["bindings", name, "secrets", index], `the secret ${secret} is not set`)
-        }
-      }
-      const warnings = yield* Effect.mapError(
-        Toolkit.validate(manifestToolkit),
-        (error) =>
-          new errors.ManifestError({
-            file: manifest.file,
-            path: errors.jsonPath(["bindings", error.toolName]),
-            reason: error.reason
-          })
-      )
+      const warnings = yield* check(manifestToolkit)
       for (const warning of warnings) yield* Effect.logWarning(warning)
       const saga = yield* Saga
       yield* saga.register(Object.values(manifestToolkit.tools))

@@ -609,8 +609,9 @@ export const resolve = (sagaId: string, stepId: string, resolution: Resolution) 
 /**
  * Runs `commands` and answers their value with how many journal entries the operator's commands
  * among them (`approve`, `renewApproval`, `reject`, `resolve`, `compensate`, of `Saga.layer`'s
- * service) wrote themselves: 0 when each was the same command asked again, or found the saga
- * already so. Whether a command wrote is whether `written` is above 0.
+ * service, and `compensateEffect` in its run's journal) wrote themselves: 0 when each was the same
+ * command asked again, or found the saga already so. Whether a command wrote is whether `written`
+ * is above 0.
  *
  * NOTE: the saga's revision before and after cannot say it: the same command sent twice at once
  * (two clicks, a retry, two servers) writes once, and the other finds that write and writes nothing.
@@ -636,3 +637,35 @@ export const withWrittenRevisions: <A, E, R>(
   commands: Effect.Effect<A, E, R>
 ) => Effect.Effect<{ readonly value: A; readonly revisions: ReadonlyArray<number> }, E, R> =
   Written.withWrittenRevisions
+
+/**
+ * A journal entry an operator's command wrote itself: the saga it is in (for `compensateEffect`,
+ * its run, `${effectId}/compensate-effect`) and its revision (its `seq`).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface WrittenEntry {
+  readonly sagaId: string
+  readonly revision: number
+}
+
+/**
+ * Runs `commands`, then `written` with the journal entries the operator's commands among them (as
+ * `withWrites` counts them) wrote themselves, in the order written, however the commands ended:
+ * done, failed or interrupted. What a caller that may be interrupted mid-command needs to say what
+ * it left journaled: the CLI reads an undo interrupted by SIGINT (`withInterruptibleUndos`) from
+ * them. `written` runs uninterrupted, as a finalizer does.
+ *
+ * @since 0.4.0
+ * @category commands
+ */
+export const onWritten: {
+  <X, R2>(
+    written: (entries: ReadonlyArray<WrittenEntry>) => Effect.Effect<X, never, R2>
+  ): <A, E, R>(commands: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R | R2>
+  <A, E, R, X, R2>(
+    commands: Effect.Effect<A, E, R>,
+    written: (entries: ReadonlyArray<WrittenEntry>) => Effect.Effect<X, never, R2>
+  ): Effect.Effect<A, E, R | R2>
+} = Written.onWritten

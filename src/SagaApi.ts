@@ -47,7 +47,15 @@ export type {
    * @since 0.2.0
    * @category errors
    */
-  ApiError
+  ApiError,
+  /**
+   * Every error of `SagaApi`: the status errors (`ApiError`, `Internal`), and `InvalidApiOptions`
+   * and `InsecureServer`, which its layer and its server fail to start with.
+   *
+   * @since 0.4.0
+   * @category errors
+   */
+  SagaApiError
 } from "./internal/http/errors.js"
 export {
   /**
@@ -57,6 +65,15 @@ export {
    * @category errors
    */
   Conflict,
+  /**
+   * The type id every error of `SagaApi` carries: its status errors, `InvalidApiOptions`,
+   * `InsecureServer`. In memory only: a status error's body on the wire is `{ _tag, message }`, and
+   * the typed client's decoding sets it again.
+   *
+   * @since 0.4.0
+   * @category type ids
+   */
+  ErrorTypeId,
   /**
    * 403: the `Authority` refuses the principal this command.
    *
@@ -72,6 +89,17 @@ export {
    * @category errors
    */
   Internal,
+  /**
+   * Whether a value is one of `SagaApi`'s errors, by its `ErrorTypeId`: a status error (`Malformed`,
+   * `Unauthenticated`, `Forbidden`, `NotFound`, `Conflict`, `TooLarge`, `Refused`, `Unavailable`,
+   * `Internal`) — as a handler fails with it, or as the typed client fails with it, decoded from a
+   * response — or `InvalidApiOptions` or `InsecureServer`. A plain object with the same `_tag` (a
+   * response body read as JSON) is not one. Narrow a status error by its `_tag` after it.
+   *
+   * @since 0.4.0
+   * @category guards
+   */
+  isSagaApiError,
   /**
    * 400: a body, path or parameter that does not fit its schema.
    *
@@ -301,7 +329,8 @@ export const layerInsecure: Layer.Layer<Authentication> = authentication.layerIn
 
 /**
  * How the API's layer runs: `tools` names the tools whose undos this process holds, as a `Set` or an
- * array (undo commands that would need another are refused with 422; absent, nothing is checked),
+ * array (undo commands that would need another are refused with 422, a step journaled as changing
+ * nothing, such as a model turn or a read, needing none; absent, nothing is checked),
  * `maxBodyBytes` the limit of a request's body, a whole number of bytes, 1 or more (default
  * `DEFAULT_MAX_BODY_BYTES`). Anything else fails the layer with `InvalidApiOptions`.
  *
@@ -328,7 +357,7 @@ export const InvalidApiOptions = apiOptions.InvalidApiOptions
  */
 export type InvalidApiOptions = apiOptions.InvalidApiOptions
 
-export { ErrorTypeId, isInvalidApiOptions } from "./internal/http/options.js"
+export { isInvalidApiOptions } from "./internal/http/options.js"
 
 /**
  * The default limit of a request's body: 1 MiB.

@@ -55,6 +55,56 @@ const detailOfRecorded = (entry: Recorded): string => {
 export const detailOf = (entry: Entry): string =>
   Either.match(decodeEntry(entry), { onLeft: () => "payload does not decode", onRight: detailOfRecorded })
 
+const recorded = (entry: Entry): Recorded | undefined =>
+  Either.getOrUndefined(Either.map(decodeEntry(entry), (decoded): Recorded => decoded))
+
+/**
+ * Why each step whose last `INTENT` has no outcome is unknown, by step id: the reason the last
+ * `SAGA_NEEDS_ATTENTION` after that `INTENT` journaled (a timeout, a defect, `Outcome.unknown`'s
+ * words), as journaled (escape it for a terminal or a page). A step the saga has not stopped on
+ * yet (its worker died) has none.
+ *
+ * @since 0.4.0
+ * @category reading
+ */
+export const unknownReasons = (entries: ReadonlyArray<Entry>): ReadonlyMap<string, string> => {
+  const reasons = new Map<string, string>()
+  for (const entry of entries) {
+    if (entry.phase === "INTENT" && entry.stepId !== null) reasons.delete(entry.stepId)
+    if (entry.phase !== "SAGA_NEEDS_ATTENTION") continue
+    const decoded = recorded(entry)
+    if (decoded?.phase !== "SAGA_NEEDS_ATTENTION" || !("unknown" in decoded.payload)) continue
+    for (const step of decoded.payload.unknown) reasons.set(step.stepId, step.reason)
+  }
+  return reasons
+}
+
+/** Undo phases that mean an undo began or settled (`SKIPPED` undid nothing). */
+const undoPhases: ReadonlySet<Entry["phase"]> = new Set([
+  "COMPENSATING",
+  "COMPENSATED",
+  "COMPENSATION_PARTIAL",
+  "COMPENSATION_FAILED",
+  "COMPENSATION_UNKNOWN"
+])
+
+/**
+ * The step that ran before `stepId` was last called and whose undo began, if any: resolving
+ * `stepId` as applied is then refused (`Saga.resolve`, `CommandRefused`), since its undo would come
+ * after that step's, out of reverse order; only not-applied is left. What `effect-saga show` and the
+ * console read to offer only what is allowed.
+ *
+ * @since 0.4.0
+ * @category reading
+ */
+export const undoneBefore = (entries: ReadonlyArray<Entry>, stepId: string): string | undefined => {
+  const calledAt = Math.max(0, ...entries.filter((e) => e.stepId === stepId && e.phase === "INTENT").map((e) => e.seq))
+  const ranBefore = new Set(entries.filter((e) => e.phase === "EXECUTED" && e.seq < calledAt).map((e) => e.stepId))
+  return (
+    entries.find((e) => e.stepId !== null && ranBefore.has(e.stepId) && undoPhases.has(e.phase))?.stepId ?? undefined
+  )
+}
+
 /**
  * Formats entries as an aligned table, one line per entry. What a journaled value holds that a
  * terminal would act on (a newline, an escape sequence, a bidi override) is shown escaped (`\n`,

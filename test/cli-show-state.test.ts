@@ -8,9 +8,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { type Console, Effect, Layer, TestClock } from "effect"
+import { type Console, Effect, Layer, Schema, TestClock } from "effect"
 import * as Cli from "../src/Cli.js"
-import { Journal, Recovery, Saga, SqlStore } from "../src/index.js"
+import { Compensable, Journal, Outcome, Recovery, Saga, SqlStore } from "../src/index.js"
 import { Checkout, Tracking } from "./fixtures/cli-tools.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-state-"))
@@ -82,16 +82,28 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       )
 
       yield* TestClock.adjust("2 seconds")
+      // Its worker died and no Recovery can take it (started with Saga.run): stuck, exit 1.
       const lapsed = yield* cli("show", "u1", "--db", db)
-      expect(lapsed.code).toBe(0)
+      expect(lapsed.code).toBe(1)
       expect(lineOf(lapsed.stdout, "lease ")).toBe(
         "lease w-dead lapsed at 1970-01-01T00:00:01.000Z: no worker is driving it (last written 1970-01-01T00:00:00.000Z)"
       )
       expect(lineOf(lapsed.stdout, "next: no worker")).toMatch(
         /^next: no worker is driving it, and no Recovery can \(it was started with Saga\.run, not from a definition\): .*Saga\.resume\("u1", program\).*; or effect-saga compensate u1 --register MODULE --as WHO --revision 2 --digest \w+$/
       )
-      expect((yield* cli("list", "--db", db)).stdout).toMatch(
+      const listed = yield* cli("list", "--db", db)
+      expect(listed.code).toBe(1)
+      expect(listed.stdout).toMatch(
         /^u1\s+running\s.*\sw-dead lapsed at 1970-01-01T00:00:01\.000Z: no worker is driving it$/m
+      )
+      expect(listed.stdout.split("\n").at(-1)).toBe(
+        "saga u1: stuck: no worker is driving it, and no Recovery can (it was started with Saga.run): run its program again, or compensate it (effect-saga show u1)"
+      )
+      expect((yield* cli("list", "--db", db, "--json")).code).toBe(1)
+      // The diagram says so too, as its last note.
+      const diagram = yield* cli("show", "u1", "--format", "mermaid", "--db", db)
+      expect(diagram.stdout.split("\n").at(-1)).toBe(
+        "  Note over S: lease w-dead lapsed at 1970-01-01T00:00:01.000Z: no worker is driving it"
       )
 
       yield* onFile(
@@ -102,7 +114,51 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       expect(lineOf(released.stdout, "lease ")).toBe(
         "lease none: no worker is driving it (last written 1970-01-01T00:00:00.000Z)"
       )
-      expect((yield* cli("list", "--db", db)).stdout).toMatch(/^u1\s+running\s.*\snone: no worker is driving it$/m)
+      const none = yield* cli("list", "--db", db)
+      expect(none.stdout).toMatch(/^u1\s+running\s.*\snone: no worker is driving it$/m)
+      expect(none.code).toBe(1)
+      expect((yield* cli("show", "u1", "--db", db)).code).toBe(1)
+    })
+  )
+
+  it.scoped("a saga started from a definition whose worker died is between workers, not stuck: exit 0", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      yield* onFile(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) =>
+          journal.append(
+            "d1",
+            Journal.empty,
+            [
+              {
+                stepId: null,
+                toolName: null,
+                phase: "SAGA_STARTED",
+                input: null,
+                payload: JSON.stringify({ definition: "checkout", input: { orderId: "d1", amount: 1 } })
+              },
+              {
+                stepId: "chargeCard:c0ffee#1",
+                toolName: "chargeCard",
+                phase: "INTENT",
+                input: '{"amount":1}',
+                payload: null
+              }
+            ],
+            { owner: "w-dead", ttlMillis: 1000 }
+          )
+        )
+      )
+      yield* TestClock.adjust("2 seconds")
+      const shown = yield* cli("show", "d1", "--db", db)
+      expect(shown.code).toBe(0)
+      expect(lineOf(shown.stdout, "next: no worker")).toMatch(
+        /^next: no worker is driving it: a worker whose Recovery was given definition checkout takes it at its next pass/
+      )
+      const listed = yield* cli("list", "--db", db)
+      expect(listed.code).toBe(0)
+      expect(listed.stdout).not.toContain("stuck")
     })
   )
 
@@ -118,7 +174,33 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       )
       // A saga that halted holds no lease and needs none: nothing more is said of it.
       expect(lineOf(shown.stdout, "lease ")).toBe("lease none")
+      const diagram = yield* cli("show", "t-1", "--format", "mermaid", "--db", db)
+      expect(diagram.stdout).toContain(
+        "\n  Note over T2: outcome unknown (no outcome journaled): outcome unknown: the carrier did not answer\n"
+      )
+      expect(diagram.stdout).not.toContain("lease")
     })
+  )
+
+  it.scoped(
+    "the diagram escapes a reason as the rest of it: no line break, no control character, # ; < > as codes",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        const carrier = Compensable.make({
+          name: "pingCarrier",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.fail(Outcome.unknown("no answer;\nNote over S: forged <b>#1</b>\u001b]0;x\u0007"))
+        })
+        expect((yield* onFile(db, Saga.run("e-1", carrier("o-1"))))._tag).toBe("NeedsAttention")
+        const diagram = yield* cli("show", "e-1", "--format", "mermaid", "--db", db)
+        expect(diagram.code).toBe(1)
+        expect(diagram.stdout.split("\n")).toContain(
+          "  Note over T1: outcome unknown (no outcome journaled): outcome unknown: no answer#59;\\nNote over S: forged #lt;b#gt;#35;1#lt;/b#gt;\\u001b]0#59;x\\u0007"
+        )
+        expect(diagram.stdout.split("\n").filter((line) => line.includes("forged"))).toHaveLength(1)
+      })
   )
 
   it.scoped("an approved step's saga still awaits approval: show says who resumes it; a Recovery pass does not", () =>

@@ -876,6 +876,10 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
             interrupt: { signal, when: () => worldLines().slice(before).includes("refund ch-900 hangs") }
           })
           expect(ran.code).toBe(130)
+          // One line says what the interruption left, and what to do about it.
+          expect(ran.stderr).toBe(
+            `effect-saga: interrupted: the undo of step ${charge.stepId} was interrupted and is journaled COMPENSATION_UNKNOWN in run ${runId}: asked again, compensate-effect ${charge.effectId} answers unknown and runs nothing; find out whether the undo (key ${runId}) happened, then effect-saga resolve ${runId} ${charge.stepId} --applied|--not-applied\n`
+          )
           const stored = yield* onFile(
             db,
             Effect.all({ run: readJournal(runId), runRow: Saga.status(runId), saga: Saga.status("order-5") })
@@ -900,6 +904,52 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
           )
           expect(JSON.parse(again.stdout)).toMatchObject({ outcome: "unknown", detail: "the undo was interrupted" })
           expect(worldLines().length).toBe(hung)
+          // As the line said: the undo is resolved.
+          const resolved = yield* cli("resolve", runId, charge.stepId, "--not-applied", "--as", "carol", "--db", db)
+          expect(resolved.code, resolved.stderr).toBe(0)
+          expect((yield* onFile(db, Saga.status(runId))).status).toBe("compensation_failed")
+        })
+    )
+  }
+
+  for (const command of ["compensate", "reject"] as const) {
+    it.effect(
+      `${command} interrupted during an undo says which undo is journaled unknown, and the same command again goes on`,
+      () =>
+        Effect.gen(function* () {
+          const db = fresh(`interrupted-${command}`)
+          const status = yield* onFile(db, Saga.status("order-5"))
+          const charge = status.steps.find((step) => step.toolName === "chargeCard")!
+          const asked =
+            command === "compensate"
+              ? ["compensate", "order-5"]
+              : ["reject", "order-5", wireStep(status), "--as", "bob", "--reason", "supplier on hold"]
+          const before = worldLines().length
+          const ran = yield* run([...asked, "--register", hangingUndoBundle, "--db", db], {
+            interrupt: { signal: "SIGINT", when: () => worldLines().slice(before).includes("refund ch-900 hangs") }
+          })
+          expect(ran.code).toBe(130)
+          expect(ran.stdout).toBe("")
+          expect(ran.stderr).toBe(
+            `effect-saga: interrupted: the undo of step ${charge.stepId} was interrupted and is journaled COMPENSATION_UNKNOWN; saga order-5 is left compensating, its lease dropped: run the same command again to go on with the undos left, or let a worker whose Recovery was given definition checkout go on at its next pass (that undo stays unknown)\n`
+          )
+          const left = yield* onFile(db, Effect.all({ saga: Saga.status("order-5"), entries: readJournal("order-5") }))
+          expect(left.saga.status).toBe("compensating")
+          expect(left.saga.lease).toBeNull()
+          expect(left.entries.at(-1)).toMatchObject({
+            stepId: charge.stepId,
+            phase: "COMPENSATION_UNKNOWN",
+            payload: JSON.stringify({ reason: "the undo was interrupted" })
+          })
+          // The same command again undoes what is left; the interrupted undo stays unknown.
+          const again = yield* cli(...asked, "--register", toolsBundle, "--db", db)
+          expect(again.code).toBe(1)
+          expect(worldLines().slice(before)).toEqual([
+            "recall parcel-order-5",
+            "refund ch-900 hangs",
+            "release res-A-1"
+          ])
+          expect((yield* onFile(db, Saga.status("order-5"))).status).toBe("compensation_failed")
         })
     )
   }
@@ -984,6 +1034,10 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         [
           ["list", "--db", "postgres://nobody@127.0.0.1:1/sagas"],
           /^effect-saga: journal open failed: postgres:\/\/nobody@127\.0\.0\.1:1\/sagas/
+        ],
+        [
+          ["list", "--db", "postgres://nobody@127.0.0.1:1/sagas?password=cli-secret"],
+          /^effect-saga: journal open failed: postgres:\/\/nobody@127\.0\.0\.1:1\/sagas\?password=\*\*\*&options=/
         ],
         [["list"], /^effect-saga: no database: pass --db FILE or set EFFECT_SAGA_DB\n/],
         [
@@ -1542,11 +1596,12 @@ export const chargeCard = Compensable.make({
         }
       },
       {
-        // chargeCard again, its undo never returning once it said so.
+        // chargeCard again, its undo never returning once it said so; the checkout's other tools as they are.
         stdin: {
           contents: `import * as fs from "node:fs"
 import { Effect, Schema } from "effect"
 import { Compensable } from "./src/index.ts"
+export { reserveInventory, sendWireTransfer, ship } from "./test/fixtures/cli-tools.ts"
 export const chargeCard = Compensable.make({
   name: "chargeCard",
   input: Schema.Struct({ amount: Schema.Int }),

@@ -255,4 +255,33 @@ describe("operator commands", () => {
       })
     }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect(
+    "Saga.onWritten tells the entries the commands wrote however they end, beside a caller counting around it; compensateEffect's are its run's",
+    () =>
+      Effect.gen(function* () {
+        const { program } = reserveAndWire()
+        const waiting = yield* Saga.run("told", program)
+        assert(waiting._tag === "AwaitingApproval")
+        const before = (yield* Saga.status("told")).revision
+        const told: Array<ReadonlyArray<Saga.WrittenEntry>> = []
+        const tell = (entries: ReadonlyArray<Saga.WrittenEntry>) => Effect.sync(() => void told.push(entries))
+        // A failure after the write: the write is told all the same, and the caller around counts it too.
+        const failed = yield* Saga.withWrittenRevisions(
+          Effect.either(
+            Saga.onWritten(
+              Effect.zipRight(Saga.approve("told", waiting.request.stepId, { by: "alice" }), Effect.fail("then lost")),
+              tell
+            )
+          )
+        )
+        expect(failed.revisions).toEqual([before + 1])
+        expect(told).toEqual([[{ sagaId: "told", revision: before + 1 }]])
+        const reserve = (yield* Saga.status("told")).steps.find((step) => step.toolName === "reserve")!
+        const undone = yield* Saga.compensateEffect(reserve.effectId).pipe(Saga.onWritten(tell))
+        assert(undone._tag === "Settled")
+        const run = yield* entriesOf(undone.runId)
+        expect(told[1]).toEqual(run.map((entry) => ({ sagaId: undone.runId, revision: entry.seq })))
+      }).pipe(Effect.provide(Testing.layer))
+  )
 })

@@ -187,14 +187,33 @@ const families: ReadonlyArray<Family> = [
     kin: ["Recovery"]
   },
   {
+    name: "SagaApi",
+    guard: SagaApi.isSagaApiError,
+    members: [
+      new SagaApi.Malformed({ message: "invalid saga id" }),
+      new SagaApi.Unauthenticated({ message: "no credentials" }),
+      new SagaApi.Forbidden({ message: "not allowed" }),
+      new SagaApi.NotFound({ message: "no saga s" }),
+      new SagaApi.Conflict({ message: "the saga moved on" }),
+      new SagaApi.TooLarge({ message: "over the limit" }),
+      new SagaApi.Refused({ message: "not awaiting approval" }),
+      new SagaApi.Unavailable({ message: "the store is down" }),
+      new SagaApi.Internal({ message: "the server failed" }),
+      new SagaApi.InvalidApiOptions({ option: "maxBodyBytes", reason: "is 0" }),
+      new SagaApi.InsecureServer({ host: "0.0.0.0", reason: "no authentication layer" })
+    ]
+  },
+  {
     name: "SagaApi.InvalidApiOptions",
     guard: SagaApi.isInvalidApiOptions,
-    members: [new SagaApi.InvalidApiOptions({ option: "maxBodyBytes", reason: "is 0" })]
+    members: [new SagaApi.InvalidApiOptions({ option: "maxBodyBytes", reason: "is 0" })],
+    kin: ["SagaApi"]
   },
   {
     name: "SagaApi.InsecureServer",
     guard: SagaApi.isInsecureServer,
-    members: [new SagaApi.InsecureServer({ host: "0.0.0.0", reason: "no authentication layer" })]
+    members: [new SagaApi.InsecureServer({ host: "0.0.0.0", reason: "no authentication layer" })],
+    kin: ["SagaApi"]
   },
   {
     name: "Toolkit",
@@ -203,8 +222,23 @@ const families: ReadonlyArray<Family> = [
   },
   {
     name: "Agent",
+    guard: Agent.isAgentError,
+    members: [
+      new Agent.MaxTurnsExceeded({ maxTurns: 3 }),
+      new Agent.InvalidLoopOptions({ option: "maxTurns", reason: "is 0" })
+    ]
+  },
+  {
+    name: "Agent.MaxTurnsExceeded",
     guard: Agent.isMaxTurnsExceeded,
-    members: [new Agent.MaxTurnsExceeded({ maxTurns: 3 })]
+    members: [new Agent.MaxTurnsExceeded({ maxTurns: 3 })],
+    kin: ["Agent"]
+  },
+  {
+    name: "Agent.InvalidLoopOptions",
+    guard: Agent.isInvalidLoopOptions,
+    members: [new Agent.InvalidLoopOptions({ option: "maxTurns", reason: "is 0" })],
+    kin: ["Agent"]
   },
   {
     name: "Keys",
@@ -217,8 +251,14 @@ const families: ReadonlyArray<Family> = [
 const encode = (error: AnyError): AnyError & Record<string, unknown> =>
   Schema.encodeSync(error.constructor as unknown as Schema.Schema<AnyError, AnyError & Record<string, unknown>>)(error)
 
-/** The fields an error was made with: its own enumerable string keys (a spread would copy its type id too). */
-const fieldsOf = (error: AnyError): Record<string, unknown> => Object.fromEntries(Object.entries(error))
+/**
+ * The fields an error was made with: its own string keys (a spread would copy its type id too), and
+ * a `message` field, which an error keeps as its own, not enumerable.
+ */
+const fieldsOf = (error: AnyError): Record<string, unknown> => {
+  const message = Object.getOwnPropertyDescriptor(error, "message")
+  return { ...Object.fromEntries(Object.entries(error)), ...(message === undefined ? {} : { message: message.value }) }
+}
 
 const Charge = Compensable.make({
   name: "Charge",

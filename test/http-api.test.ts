@@ -3,8 +3,8 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Context, Effect, Either, Layer, Logger, Redacted } from "effect"
-import { Journal, Saga } from "../src/index.js"
+import { Context, Effect, Either, Layer, Logger, Redacted, Schema } from "effect"
+import { Compensable, Journal, Saga } from "../src/index.js"
 import * as body from "../src/internal/http/body.js"
 import * as guard from "../src/internal/http/guard.js"
 import * as handlers from "../src/internal/http/handlers.js"
@@ -18,6 +18,7 @@ import {
   payout,
   raw,
   reserveFunds,
+  sendWireTransfer,
   serveOn,
   services,
   shipping,
@@ -145,6 +146,33 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       expect(approve).toBeInstanceOf(SagaApi.Malformed)
       expect((yield* api.sagas.get({ path: { sagaId: "payout-1" } })).saga.sagaId).toBe("payout-1")
     })
+  )
+
+  it.scopedLive(
+    "the typed client's errors, decoded from responses, pass SagaApi.isSagaApiError; their bodies stay { _tag, message }",
+    () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* awaitingPayout("guarded-errors")
+        const api = yield* clientAs(baseUrl, "alice")
+        const step = yield* awaiting(baseUrl, "payout-1")
+        const errors = [
+          yield* Effect.flip(api.sagas.get({ path: { sagaId: "nope" } })),
+          yield* Effect.flip(
+            api.approvals.approve({
+              path: { sagaId: "payout-1", stepId: step.stepId },
+              payload: { revision: step.revision + 1, digest: step.digest }
+            })
+          ),
+          yield* Effect.flip(Effect.flatMap(clientAs(baseUrl, undefined), (anonymous) => anonymous.approvals.pending()))
+        ]
+        expect(errors.map((error) => error._tag)).toEqual(["NotFound", "Conflict", "Unauthenticated"])
+        for (const error of errors) expect(SagaApi.isSagaApiError(error), error._tag).toBe(true)
+        // On the wire: the tag and the message, nothing more; read by hand, a body is no SagaApi error.
+        const byHand = yield* raw(baseUrl, "GET", "/api/sagas/nope", { as: "alice" })
+        expect(byHand.status).toBe(404)
+        expect(Object.keys(byHand.body as object).sort()).toEqual(["_tag", "message"])
+        expect(SagaApi.isSagaApiError(byHand.body)).toBe(false)
+      })
   )
 
   it.scopedLive("rejects with a reason (the saga compensates), and renews an approval", () =>
@@ -784,6 +812,38 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       expect((response.body as { message: string }).message).toContain("reserveFunds")
       expect(snapshot(db)).toBe(before)
     })
+  )
+
+  it.scopedLive(
+    "a step that changes nothing (a read, a model turn) needs no tool: rejecting its saga is not refused",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("reads")
+        // A rate lookup no process registers, then the wire transfer: only the transfer's tool is held.
+        const lookupRate = Compensable.make({
+          name: "lookupRate",
+          input: Schema.Struct({ currency: Schema.String }),
+          success: Schema.Number,
+          changesNothing: true,
+          execute: () => Effect.succeed(1.08)
+        })
+        const quoted = Effect.zipRight(
+          lookupRate({ currency: "EUR" }),
+          sendWireTransfer({ amount: 4200, to: "DE89 3704 0044 0532 0130 00" })
+        )
+        yield* onDb(db, Saga.run("quoted-1", quoted))
+        const baseUrl = yield* serveOn(db, { tools: new Set(["sendWireTransfer"]) })
+        const { stepId, revision, digest } = yield* awaiting(baseUrl, "quoted-1")
+        const response = yield* raw(baseUrl, "POST", `/api/sagas/quoted-1/steps/${encoded(stepId)}/reject`, {
+          as: "alice",
+          body: JSON.stringify({ revision, digest, reason: "no" })
+        })
+        expect(response.status).toBe(200)
+        expect((response.body as { report: { status: string; undone: ReadonlyArray<unknown> } }).report).toMatchObject({
+          status: "compensated",
+          undone: []
+        })
+      })
   )
 
   it.scopedLive("50 clients approve the same step at once: exactly one APPROVED is journaled", () =>

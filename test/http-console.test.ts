@@ -1,10 +1,21 @@
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect } from "effect"
+import { Effect, Schema } from "effect"
 import type { Browser, Page } from "playwright-core"
-import { Saga } from "../src/index.js"
-import { awaiting, clientAs, freshDb, onDb, payout, serveOn, shipping, snapshot, tokens } from "./fixtures/http-saga.js"
+import { Compensable, Journal, Outcome, Saga } from "../src/index.js"
+import {
+  awaiting,
+  clientAs,
+  freshDb,
+  onDb,
+  payout,
+  raw,
+  serveOn,
+  shipping,
+  snapshot,
+  tokens
+} from "./fixtures/http-saga.js"
 import { launchChromium } from "./support/chromium.js"
 
 /** Chromium for the scope of a test. */
@@ -256,6 +267,98 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       const status = yield* onDb(db, Saga.status("ship-1"))
       expect(status.steps.find((candidate) => candidate.stepId === seen.stepId)!.state).toBe("executed")
     })
+  )
+
+  it.scopedLive("the saga page says why a step's outcome is unknown and that a lease lapsed, escaped as HTML", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-why")
+      const carrier = Compensable.make({
+        name: "pingCarrier",
+        input: Schema.String,
+        success: Schema.String,
+        execute: () => Effect.fail(Outcome.unknown('<script>alert("x")</script> & no answer'))
+      })
+      yield* onDb(
+        db,
+        Effect.zipRight(
+          Saga.run("ship-x", carrier("o-1")),
+          // A worker that died mid-step: its lease lapses a millisecond later.
+          Effect.flatMap(Journal.Journal, (journal) =>
+            journal.append(
+              "dead-1",
+              Journal.empty,
+              [
+                { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
+                { stepId: "reserveFunds:1", toolName: "reserveFunds", phase: "INTENT", input: "1", payload: null }
+              ],
+              { owner: "w-dead", ttlMillis: 1 }
+            )
+          )
+        )
+      )
+      const baseUrl = yield* serveOn(db)
+      const page = (sagaId: string) =>
+        Effect.promise(() =>
+          fetch(`${baseUrl}/console/sagas/${sagaId}`, { headers: { cookie: signedIn } }).then(answered)
+        )
+      const why = yield* page("ship-x")
+      expect(why.text).toContain(
+        '<p id="unknown-reason">Its outcome is unknown (outcome unknown: &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; no answer): find out whether it happened, then say so.</p>'
+      )
+      expect(why.text).not.toContain("<script>")
+      // Applied is offered, without a receipt: the CLI takes one.
+      expect(why.text).toContain('name="outcome" value="applied"')
+      expect(why.text).toContain(
+        "The console takes no receipt: if its undo needs the provider's receipt, resolve it with <code>effect-saga resolve --receipt</code>."
+      )
+      expect(why.text).toContain('<dd id="lease">none</dd>')
+      const dead = yield* page("dead-1")
+      const expiresAt = (yield* onDb(db, Saga.status("dead-1"))).lease!.expiresAt
+      expect(dead.text).toContain(`<dd id="lease">w-dead lapsed at ${expiresAt}: no worker is driving it</dd>`)
+    })
+  )
+
+  it.scopedLive(
+    "once compensation undid an earlier step, the saga page offers only not-applied, and an applied form posted anyway shows the API's refusal",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("console-late-resolve")
+        yield* onDb(db, Effect.zipRight(Saga.run("ship-1", shipping), Saga.compensate("ship-1")))
+        const baseUrl = yield* serveOn(db)
+        const detail = yield* (yield* clientAs(baseUrl, "alice")).sagas.get({ path: { sagaId: "ship-1" } })
+        const stepId = detail.steps.find((candidate) => candidate.state === "unknown")!.stepId
+        const shown = yield* Effect.promise(() =>
+          fetch(`${baseUrl}/console/sagas/ship-1`, { headers: { cookie: signedIn } }).then(answered)
+        )
+        expect(shown.status).toBe(200)
+        expect(shown.text).toContain('name="outcome" value="not-applied"')
+        expect(shown.text).not.toContain('name="outcome" value="applied"')
+        expect(shown.text).not.toContain("It was applied")
+        expect(unescaped(shown.text)).toContain("Compensation already began the undo of step reserveFunds")
+        const seen = { revision: detail.saga.revision, digest: detail.saga.digest }
+        const api = yield* raw(baseUrl, "POST", `/api/sagas/ship-1/steps/${encodeURIComponent(stepId)}/resolve`, {
+          as: "alice",
+          body: JSON.stringify({ ...seen, outcome: "applied", result: "parcel-17" })
+        })
+        expect(api.status).toBe(422)
+        const before = snapshot(db)
+        const posted = yield* postForm(
+          baseUrl,
+          "/console/resolve",
+          fields({
+            sagaId: "ship-1",
+            stepId,
+            revision: String(seen.revision),
+            digest: seen.digest,
+            outcome: "applied",
+            result: '"parcel-17"'
+          })
+        )
+        const { notice } = yield* follow(baseUrl, posted)
+        expect(notice).toEqual({ kind: "error", text: `Refused: ${(api.body as { message: string }).message}` })
+        expect(notice?.text).not.toMatch(/resolved as applied/)
+        expect(snapshot(db)).toBe(before)
+      })
   )
 
   it.scopedLive(

@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Logger } from "effect"
 import * as Agent from "../src/Agent.js"
 import { Approval, Journal, Manifest, Saga } from "../src/index.js"
 import * as Scripted from "./fixtures/agent-scripted.js"
@@ -55,14 +55,83 @@ describe("a manifest's tools given to an agent", () => {
     })
   )
 
+  // What Manifest.layer refuses when built, the agent's layer refuses too: on boot, not during a refund.
+  const refusedWhenBuilt: ReadonlyArray<readonly [string, (bindings: any) => void, string]> = [
+    [
+      "a missing secret (of the inverse)",
+      (bindings) => {
+        bindings.releaseReservation.secrets = ["EFFECT_SAGA_TEST_NO_SUCH_SECRET"]
+      },
+      "$.bindings.releaseReservation.secrets[0]"
+    ],
+    [
+      "a command that is no executable file",
+      (bindings) => {
+        bindings.releaseReservation.handler.command = "./handlers/nope.sh"
+      },
+      "$.bindings.releaseReservation.handler.command"
+    ],
+    [
+      "a working folder that is a file",
+      (bindings) => {
+        bindings.createReservation.handler.cwd = "tools.manifest.json"
+      },
+      "$.bindings.createReservation.handler.cwd"
+    ]
+  ]
+  for (const [what, mutate, expected] of refusedWhenBuilt) {
+    it.effect(`its layer, when built, refuses ${what} → ${expected}`, () =>
+      Effect.gen(function* () {
+        const bindings = reservationBindings(path.join(dir, "unused.ndjson"))
+        mutate(bindings)
+        const toolkit = yield* loadToolkit(writeManifest(fs.mkdtempSync(path.join(dir, "refused-")), bindings))
+        const { layer } = yield* Agent.fromManifest(toolkit)
+        const built = layer.pipe(
+          Layer.provideMerge(Saga.layer),
+          Layer.provideMerge(Layer.mergeAll(Journal.layerMemory, Approval.layerMemory, NodeContext.layer))
+        )
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(built)))
+        assert(Manifest.isManifestError(error))
+        expect(error.path).toBe(expected)
+      })
+    )
+  }
+
   it.effect("a binding whose input is not an object cannot be an agent's tool: a ManifestError at its input", () =>
     Effect.gen(function* () {
       const bindings = reservationBindings(path.join(dir, "unused.ndjson"))
-      ;(bindings.releaseReservation as any).input = { type: "string" }
+      ;(bindings.createReservation as any).input = { type: "string" }
       const toolkit = yield* loadToolkit(writeManifest(path.join(dir, "string-input"), bindings))
       const error = yield* Effect.flip(Agent.fromManifest(toolkit))
       assert(Manifest.isManifestError(error))
-      expect(error.path).toBe("$.bindings.releaseReservation.input")
+      expect(error.path).toBe("$.bindings.createReservation.input")
+    })
+  )
+
+  it.effect("an inverse is none of the agent's tools: the model is not offered it, and it is no gap", () =>
+    Effect.gen(function* () {
+      const bindings = reservationBindings(path.join(dir, "unused.ndjson"))
+      // Not an object: an inverse's input is the forward call's result, not a model's parameters.
+      ;(bindings.releaseReservation as any).input = { type: "json" }
+      const toolkit = yield* loadToolkit(writeManifest(path.join(dir, "inverse"), bindings))
+      const { agent, layer } = yield* Agent.fromManifest(toolkit)
+      expect(Object.keys(agent.policies)).toEqual(["createReservation"])
+      const model = Scripted.layer(() => Scripted.says("Nothing to do."))
+      const warnings: Array<string> = []
+      const keeping = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Warning") warnings.push(String(message))
+      })
+      const services = Layer.mergeAll(layer, Agent.layerModel.pipe(Layer.provide(model.layer))).pipe(
+        Layer.provideMerge(Saga.layer),
+        Layer.provideMerge(Layer.mergeAll(Journal.layerMemory, Approval.layerMemory, NodeContext.layer))
+      )
+      const result = yield* Saga.run("agent-inverse", Agent.loop({ prompt: "Hello", toolkit: agent.toolkit })).pipe(
+        Effect.provide(services),
+        Effect.provide(Logger.replace(Logger.defaultLogger, keeping))
+      )
+      expect(result._tag).toBe("Completed")
+      expect(model.questions.map((question) => question.tools)).toEqual([["createReservation"]])
+      expect(warnings).toEqual([])
     })
   )
 })

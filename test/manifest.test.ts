@@ -338,6 +338,45 @@ describe("tools from a manifest, run by real handler processes", () => {
     })
   )
 
+  it.live("a short receipt (t) is masked in what the handler wrote, never in the library's words around it", () =>
+    Effect.gen(function* () {
+      // A line not trusted (a repeated key) that gives `t` as its receipt: the reason quotes the key's path, masked.
+      const line = '{"outcome":"applied","result":"ok","x":1,"x":2,"receipt":"t"}'
+      const [unknown] = yield* runMisbehaving({ mode: "raw", line })
+      assert(unknown._tag === "NeedsAttention")
+      expect(unknown.unknown[0]!.reason).toBe(
+        "outcome unknown: binding misbehave (execute): its line repeats the key at $.x (JSON keeps only the last): it is not trusted, whatever it says"
+      )
+      // An inverse given the receipt `t` that refuses, quoting it: its message masked, the label and the outcome's words not.
+      const dir = freshDir()
+      const bindings = {
+        misbehave: {
+          ...misbehaving().misbehave,
+          effect_contract: { kind: "external_write", retry_mode: "none", compensation: { tool: "cancelTrip" } }
+        },
+        cancelTrip: {
+          ...misbehaving().misbehave,
+          handler: {
+            kind: "process",
+            command: "node",
+            args: [path.join(handlers, "misbehave.mjs"), "raw", '{"outcome":"failed","message":"refused t"}']
+          }
+        }
+      }
+      const toolkit = yield* loadToolkit(writeManifest(dir, bindings))
+      const applied = '{"outcome":"applied","result":"ok","receipt":"t"}'
+      const program = Effect.zipRight(
+        Toolkit.call(toolkit, "misbehave", { mode: "raw", line: applied }),
+        Effect.fail("stop")
+      )
+      const result = yield* Effect.provide(Saga.run("cancel-trip", program), memoryServices(toolkit))
+      assert(result._tag === "CompensationFailed", JSON.stringify(result))
+      expect(result.report.undone.map((step) => step.detail)).toEqual([
+        "failed (not applied): binding cancelTrip (compensate): refused <redacted>"
+      ])
+    })
+  )
+
   it.live("a non-zero exit with no answer is an unknown outcome", () =>
     Effect.gen(function* () {
       const [result] = yield* runMisbehaving({ mode: "crash" })
@@ -857,6 +896,93 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
         expect(error.message).toContain(`at ${expected}: `)
         // Nothing in it a terminal would act on instead of showing.
         expect(error.message).toBe(printable(error.message))
+      })
+    )
+  }
+
+  const types =
+    '"string", "number", "integer", "boolean", "null", "json", "object", "array", or the type is { "ref": "Name" }'
+  const saidPlainly: ReadonlyArray<readonly [string, (bindings: any) => unknown, string, string]> = [
+    [
+      "no version",
+      (bindings) => JSON.stringify({ bindings }),
+      "$.manifest_version",
+      'manifest_version is missing: this effect-saga reads "effect-saga-manifest-v1"'
+    ],
+    [
+      "an unknown version",
+      (bindings) => JSON.stringify({ manifest_version: "effect-saga-manifest-v9", bindings }),
+      "$.manifest_version",
+      'unknown version "effect-saga-manifest-v9": this effect-saga reads "effect-saga-manifest-v1"'
+    ],
+    [
+      "a document that is no object",
+      () => "[]",
+      "$",
+      'a manifest is a JSON object with "manifest_version" and "bindings" (got an array)'
+    ],
+    [
+      "a kind of effect the format does not have",
+      (bindings) => {
+        bindings.createReservation.effect_contract.kind = "write"
+        return bindings
+      },
+      "$.bindings.createReservation.effect_contract.kind",
+      'kind must be one of "read", "external_write", "irreversible" (got "write")'
+    ],
+    [
+      "no retry mode",
+      (bindings) => {
+        delete bindings.createReservation.effect_contract.retry_mode
+        return bindings
+      },
+      "$.bindings.createReservation.effect_contract.retry_mode",
+      'retry_mode is missing: it must be one of "none", "idempotency_key"'
+    ],
+    [
+      "a handler of another kind",
+      (bindings) => {
+        bindings.createReservation.handler.kind = "http"
+        return bindings
+      },
+      "$.bindings.createReservation.handler.kind",
+      'kind must be "process" (got "http")'
+    ],
+    [
+      "a type the format does not have",
+      (bindings) => {
+        bindings.createReservation.input.properties.sku.type = "str"
+        return bindings
+      },
+      "$.bindings.createReservation.input.properties.sku",
+      `type must be one of ${types} (got "str")`
+    ],
+    [
+      "a type without one",
+      (bindings) => {
+        bindings.createReservation.input.properties.quantity = {}
+        return bindings
+      },
+      "$.bindings.createReservation.input.properties.quantity",
+      `type is missing: give one of ${types}`
+    ],
+    [
+      "a key a string type does not have",
+      (bindings) => {
+        bindings.createReservation.input.properties.sku.format = "uuid"
+        return bindings
+      },
+      "$.bindings.createReservation.input.properties.sku",
+      '"format" is unexpected: this type has "type" only'
+    ]
+  ]
+  for (const [what, mutate, expected, reason] of saidPlainly) {
+    it.effect(`at load: ${what} is said plainly, with what is allowed and what was given`, () =>
+      Effect.gen(function* () {
+        const file = writeManifest(freshDir(), mutate(base()))
+        const error = yield* Effect.flip(loadToolkit(file))
+        assert(Manifest.isManifestError(error))
+        expect([error.path, error.reason]).toEqual([expected, reason])
       })
     )
   }

@@ -291,6 +291,23 @@ describe("SqlJournal on an SQLite file", () => {
     })
   )
 
+  it.effect("a PostgreSQL URL is never printed with its password, in its user part or its query", () =>
+    Effect.gen(function* () {
+      const urls = [
+        "postgres://nobody:user-part-secret@127.0.0.1:1/none",
+        "postgres://nobody@127.0.0.1:1/none?password=query-secret&sslmode=disable",
+        "postgresql://nobody@127.0.0.1:1/none?PASSWORD=query-secret&sslpassword=key-secret"
+      ]
+      for (const url of urls) {
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(Postgres.layer({ url }))))
+        expect(error._tag).toBe("JournalError")
+        expect(error.message).not.toMatch(/secret/)
+        expect(error.message).toContain("127.0.0.1:1/none")
+        expect(error.message).toContain("***")
+      }
+    })
+  )
+
   it.effect("a journal a newer effect-saga migrated is refused when the layer is built: nothing is written", () =>
     Effect.gen(function* () {
       const filename = fileFor("newer-schema")

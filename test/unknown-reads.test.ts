@@ -124,7 +124,7 @@ for (const [name, store] of stores) {
         // The console offers to resolve the call, not the read.
         const detail = yield* getSaga("s4")
         expect(detail.steps.map((step) => step.changesNothing)).toEqual([true, undefined])
-        const page = Pages.saga(detail)
+        const page = Pages.saga(detail, 0)
         expect(page).toContain("Resolve <code>blocking:")
         expect(page).not.toContain("Resolve <code>stock:")
 

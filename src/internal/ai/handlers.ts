@@ -13,7 +13,7 @@ import { checkTool } from "../../Toolkit.js"
 import type { StepSpec } from "../engine/spec.js"
 import { spanAroundStep } from "../observability/spans.js"
 import { resolve } from "./policy.js"
-import { currentToolCall } from "./toolCall.js"
+import { asCaller, currentToolCall } from "./toolCall.js"
 
 /** A handler as an agent's toolkit declares it: the tool's parameters and the step's context. */
 export type AnyHandler = (params: any, step: StepContext) => Effect.Effect<any, any, any>
@@ -85,12 +85,16 @@ const executeToolSpan = (toolName: string, callId: string | undefined) => ({
       : { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": toolName, "gen_ai.tool.call.id": callId }
 })
 
+/** What the step of a call that awaits approval answered, inside its `execute_tool` span. */
+const awaitsApproval: unique symbol = Symbol("effect-saga/ai/awaitsApproval")
+
 /**
  * The handler `@effect/ai` calls: the call is a step of the saga in context, keyed by the model's
  * tool-call id when there is one. A failure the tool's failure schema does not describe (an
  * `Outcome.Failed`, an input over `maxPayloadBytes`) is a defect: the saga fails and compensates.
  * A pending approval of a model's or MCP client's call is put in its cell, and ends the handler
- * (`@effect/ai` has no result for it): the caller answers in its stead.
+ * (`@effect/ai` has no result for it): the caller answers in its stead. The call is traced as its
+ * caller was (`Toolkit.handle` runs untraced: see `handleUntraced`).
  */
 export const wrap =
   (tool: Tool.Any, spec: StepSpec) =>
@@ -106,16 +110,20 @@ export const wrap =
       const call = yield* FiberRef.get(currentToolCall)
       if (call === undefined) return yield* saga.value.step(spec, params, undefined) as Effect.Effect<unknown, unknown>
       call.journaled = true
-      // The span ends as its step's did: a failure quoting a receipt is masked there.
+      // A call that awaits approval is answered, not failed: its span ends OK, and it fails after.
+      // A failure ends the span as the step's did: a failure quoting a receipt is masked there.
       const span = spanAroundStep(`execute_tool ${tool.name}`, executeToolSpan(tool.name, call.id))
       const { spanEnded } = span
-      return yield* Effect.tapError(
+      const answered = yield* Effect.catchIf(
         saga.value.step(spec, params, call.id, { deferApproval: true, spanEnded }) as Effect.Effect<unknown, unknown>,
-        (error) =>
+        (error) => error instanceof ApprovalPending,
+        (pending) =>
           Effect.sync(() => {
-            if (error instanceof ApprovalPending) call.pending = error
+            call.pending = pending as ApprovalPending
+            return awaitsApproval
           })
-      ).pipe(span.around)
+      ).pipe(span.around, asCaller(call))
+      return answered === awaitsApproval ? yield* Effect.fail(call.pending!) : answered
     }).pipe(
       Effect.catchAll((error) =>
         declared(error) && !(error instanceof ApprovalPending) ? Effect.fail(error) : Effect.die(error)

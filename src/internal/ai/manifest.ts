@@ -1,15 +1,18 @@
 /**
- * A manifest's toolkit as an agent's: one `@effect/ai` tool per binding (its parameters the fields
- * of the binding's object input), each call a saga step that runs the binding's process, its
- * inverse the compensating binding's process, its policy the binding's effect contract.
+ * A manifest's toolkit as an agent's: one `@effect/ai` tool per binding that is no other's inverse
+ * (its parameters the fields of the binding's object input), each call a saga step that runs the
+ * binding's process, its undo the compensating binding's process, its policy the binding's effect
+ * contract.
  */
 import * as Tool from "@effect/ai/Tool"
 import * as AiToolkit from "@effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import type * as Schema from "effect/Schema"
 import type { Policies, Undos } from "../../Agent.js"
 import type * as Compensable from "../../Compensable.js"
 import * as Manifest from "../../Manifest.js"
+import { check } from "../manifest/check.js"
 import { jsonPath } from "../manifest/errors.js"
 
 /** The tools, undos, policies and handlers `Agent.make` and `toLayer` are given for a manifest. */
@@ -24,10 +27,24 @@ export interface Declared {
 const fieldsOf = (schema: Schema.Schema<any, any>): Schema.Struct.Fields | undefined =>
   "fields" in schema ? (schema.fields as Schema.Struct.Fields) : undefined
 
+/**
+ * The bindings another names as its `compensation.tool`. An inverse runs as the undo of the call it
+ * compensates, never as a tool of its own: a model that called it would undo what the saga still
+ * counts as applied, and compensation would undo it again.
+ */
+const inversesOf = (manifest: Manifest.Manifest): ReadonlySet<string> =>
+  new Set(
+    Object.values(manifest.bindings).flatMap((binding) => {
+      const inverse = binding.effect_contract.compensation?.tool
+      return inverse === undefined ? [] : [inverse]
+    })
+  )
+
 export const declare = (manifestToolkit: Manifest.ManifestToolkit): Effect.Effect<Declared, Manifest.ManifestError> =>
   Effect.gen(function* () {
     if (manifestToolkit.problem !== undefined) return yield* manifestToolkit.problem
     const { manifest } = manifestToolkit
+    const inverses = inversesOf(manifest)
     const tools: Array<Tool.Any> = []
     const declared = {
       undo: {} as Record<string, any>,
@@ -35,6 +52,7 @@ export const declare = (manifestToolkit: Manifest.ManifestToolkit): Effect.Effec
       handlers: {} as Declared["handlers"]
     }
     for (const [name, binding] of Object.entries(manifest.bindings)) {
+      if (inverses.has(name)) continue
       const { spec } = manifestToolkit.tools[name]!
       const parameters = fieldsOf(spec.input)
       if (parameters === undefined) {
@@ -63,3 +81,13 @@ export const declare = (manifestToolkit: Manifest.ManifestToolkit): Effect.Effec
     }
     return { toolkit: AiToolkit.make(...tools) as AiToolkit.Toolkit<Record<string, Tool.Any>>, ...declared }
   })
+
+/**
+ * The agent's handlers, built only once the manifest passes the checks `Manifest.layer` makes (its
+ * commands, folders and secrets, its tools' declarations): a typo fails on boot, not during a
+ * refund. The warnings are the agent's to log (its own Layer validates the same tools).
+ */
+export const checkedFirst = <A, E, R>(
+  manifestToolkit: Manifest.ManifestToolkit,
+  layer: Layer.Layer<A, E, R>
+): Layer.Layer<A, E | Manifest.ManifestError, R> => Layer.unwrapEffect(Effect.as(check(manifestToolkit), layer))

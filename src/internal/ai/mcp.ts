@@ -8,7 +8,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Policy } from "../../Agent.js"
 import * as Compensable from "../../Compensable.js"
-import { awaitingApproval, currentToolCall, toolCall } from "./toolCall.js"
+import { awaitingApproval, handleUntraced, toolCall } from "./toolCall.js"
 
 /** The MCP hints of a tool, as its saga policy says. */
 export const hintsOf = (tool: Tool.Any, policy: Policy): McpSchema.ToolAnnotations =>
@@ -35,7 +35,7 @@ const awaitingApprovalResult = { isFailure: false, encodedResult: awaitingApprov
 
 /**
  * Registers an agent's tools with the `McpServer` in context. A call runs the wrapped handler (a
- * step of the saga in the registering context); a failure the model would be fed
+ * step of the saga in the registering context), without `Toolkit.handle`'s span; a failure the model would be fed
  * (`failureMode: "return"`) is reported with `isError: true`, like one in the error channel; a call
  * that awaits approval is told so (not an error), and the session goes on.
  */
@@ -47,10 +47,6 @@ export const register = (
     const server = yield* McpServer.McpServer
     const built = (yield* toolkit) as Toolkit.WithHandler<Record<string, Tool.Any>>
     const context = yield* Effect.context<never>()
-    const handle = built.handle as unknown as (
-      name: string,
-      params: unknown
-    ) => Effect.Effect<Tool.HandlerResult<Tool.Any>, unknown>
     for (const tool of Object.values(built.tools)) {
       yield* server.addTool({
         tool: new McpSchema.Tool({
@@ -61,7 +57,7 @@ export const register = (
         }),
         handle: (payload) => {
           const call = toolCall(undefined)
-          return Effect.locally(handle(tool.name, payload), currentToolCall, call).pipe(
+          return handleUntraced(built, tool.name, payload, call).pipe(
             Effect.provide(context),
             Effect.catchAllCause((cause) =>
               call.pending === undefined ? Effect.failCause(cause) : Effect.succeed(awaitingApprovalResult)

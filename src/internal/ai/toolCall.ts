@@ -1,4 +1,10 @@
+import type * as Tool from "@effect/ai/Tool"
+import type * as Toolkit from "@effect/ai/Toolkit"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
+import * as Option from "effect/Option"
+import * as Tracer from "effect/Tracer"
 import type { AwaitingApproval } from "../../Agent.js"
 import type { ApprovalPending } from "../../SagaError.js"
 
@@ -7,16 +13,25 @@ import type { ApprovalPending } from "../../SagaError.js"
  * turn's tool calls, so that the step is keyed by the call's id) or an MCP client's (no id). Such a
  * call defers a pending approval: the handler answers `ApprovalPending` into `pending` instead of
  * halting the saga, so the caller can tell the model. `journaled` is set by a handler that ran as a
- * saga step, so that a handler that did not (a plain `@effect/ai` handler) is caught.
+ * saga step, so that a handler that did not (a plain `@effect/ai` handler) is caught. `traced` and
+ * `parentSpan` are how the caller traced (see `handleUntraced`).
  */
 export interface ToolCall {
   readonly id: string | undefined
   journaled: boolean
   pending: ApprovalPending | undefined
+  traced: boolean
+  parentSpan: Option.Option<Tracer.AnySpan>
 }
 
 /** A fresh cell for one call. */
-export const toolCall = (id: string | undefined): ToolCall => ({ id, journaled: false, pending: undefined })
+export const toolCall = (id: string | undefined): ToolCall => ({
+  id,
+  journaled: false,
+  pending: undefined,
+  traced: true,
+  parentSpan: Option.none()
+})
 
 /** The tool result of a call that awaits approval. */
 export const awaitingApproval: AwaitingApproval = {
@@ -49,3 +64,68 @@ export interface PendingCall {
   readonly toolName: string
   readonly stepId: string
 }
+
+/**
+ * Where spans go while `Toolkit.handle` runs untraced: what it annotates its span with (the call's
+ * parameters) would otherwise land on the caller's span, the nearest one made.
+ */
+const discarded: Tracer.Span = {
+  _tag: "Span",
+  name: "effect-saga/ai: untraced",
+  spanId: "untraced",
+  traceId: "untraced",
+  parent: Option.none(),
+  context: Context.empty(),
+  status: { _tag: "Started", startTime: BigInt(0) },
+  attributes: new Map(),
+  links: [],
+  sampled: false,
+  kind: "internal",
+  end: () => {},
+  attribute: () => {},
+  event: () => {},
+  addLinks: () => {}
+}
+
+/**
+ * Runs a call through `Toolkit.handle` (which decodes the parameters, runs the handler, checks and
+ * encodes its result) without the span `Toolkit.handle` opens: that span carries the call's
+ * parameters as an attribute, and its status quotes them when they do not decode. The handler
+ * (`handlers.wrap`) traces again as the caller did (`asCaller`).
+ */
+export const handleUntraced = (
+  toolkit: Toolkit.WithHandler<Record<string, Tool.Any>>,
+  name: string,
+  params: unknown,
+  cell: ToolCall
+): Effect.Effect<Tool.HandlerResult<Tool.Any>, unknown, unknown> =>
+  Effect.flatMap(
+    Effect.zip(FiberRef.get(FiberRef.currentTracerEnabled), Effect.serviceOption(Tracer.ParentSpan)),
+    ([traced, parentSpan]) => {
+      cell.traced = traced
+      cell.parentSpan = parentSpan
+      const handle = toolkit.handle as unknown as (
+        name: string,
+        params: unknown
+      ) => Effect.Effect<any, unknown, unknown>
+      return handle(name, params).pipe(
+        Effect.locally(currentToolCall, cell),
+        Effect.withParentSpan(discarded),
+        Effect.withTracerEnabled(false)
+      )
+    }
+  )
+
+/** `effect` traced as the caller of `handleUntraced` was: spans on or off, under the caller's span. */
+export const asCaller =
+  (cell: ToolCall) =>
+  <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    effect.pipe(
+      Effect.mapInputContext((context: Context.Context<R>) =>
+        Option.match(cell.parentSpan, {
+          onNone: () => Context.omit(Tracer.ParentSpan)(context) as Context.Context<R>,
+          onSome: (span) => Context.add(context, Tracer.ParentSpan, span)
+        })
+      ),
+      Effect.withTracerEnabled(cell.traced)
+    )

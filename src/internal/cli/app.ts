@@ -18,6 +18,7 @@ import { commands } from "./commandTable.js"
 import type { Ending } from "./failure.js"
 import { endingOf } from "./failure.js"
 import { helpConsole } from "./help.js"
+import * as Interruption from "./interruption.js"
 import { answers } from "./output.js"
 import { root } from "./root.js"
 
@@ -69,7 +70,8 @@ const withPlainHelp = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A
 
 /**
  * Runs the command line `args` (without the runtime and script) and returns its exit code; a
- * failure prints one line on stderr.
+ * failure prints one line on stderr, and so does an interruption (`Interruption.told`: what the
+ * command knows it left), whether the command stopped itself or its fiber was interrupted.
  *
  * @since 0.1.0
  * @category running
@@ -77,6 +79,7 @@ const withPlainHelp = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A
 export const run = (args: ReadonlyArray<string>): Effect.Effect<Ending["code"], never, CliApp.CliApp.Environment> =>
   cli(["node", "effect-saga", ...args]).pipe(
     withPlainHelp,
+    Interruption.told,
     Effect.exit,
     Effect.flatMap((exit) => {
       if (Exit.isSuccess(exit)) return Effect.succeed<Ending["code"]>(0)

@@ -71,5 +71,6 @@ export const endingOf = (cause: Cause.Cause<unknown>): Ending => {
   }
   const defect = Cause.dieOption(cause)
   if (Option.isSome(defect)) return { code: 2, line: `internal error: ${lineOf(defect.value)}` }
-  return { code: 130, line: "interrupted" }
+  // The command said what its interruption left (`Interruption.told`).
+  return { code: 130 }
 }

@@ -1,6 +1,6 @@
 /**
- * What `show` reads from a saga's entries beyond its status: what it was started from (and so
- * who can resume it), and why each step whose outcome is unknown is unknown.
+ * What `show` and `list` read from a saga's entries beyond its status: what it was started from
+ * (and so who can resume it). Why a step's outcome is unknown is `Timeline.unknownReasons`.
  *
  * @since 0.4.0
  */
@@ -38,24 +38,4 @@ export const originOf = (entries: ReadonlyArray<Entry>): Origin | undefined => {
   return "definition" in payload
     ? { _tag: "Definition", name: payload.definition }
     : { _tag: "Effect", effectId: payload.effectId }
-}
-
-/**
- * Why each step whose last `INTENT` has no outcome is unknown, by step id: the reason the last
- * `SAGA_NEEDS_ATTENTION` after that `INTENT` journaled (a timeout, a defect, `Outcome.unknown`'s
- * words). A step the saga has not stopped on yet (its worker died) has none.
- *
- * @since 0.4.0
- * @category reading
- */
-export const unknownReasons = (entries: ReadonlyArray<Entry>): ReadonlyMap<string, string> => {
-  const reasons = new Map<string, string>()
-  for (const entry of entries) {
-    if (entry.phase === "INTENT" && entry.stepId !== null) reasons.delete(entry.stepId)
-    if (entry.phase !== "SAGA_NEEDS_ATTENTION") continue
-    const decoded = recorded(entry)
-    if (decoded?.phase !== "SAGA_NEEDS_ATTENTION" || !("unknown" in decoded.payload)) continue
-    for (const step of decoded.payload.unknown) reasons.set(step.stepId, step.reason)
-  }
-  return reasons
 }

@@ -43,3 +43,13 @@ export const describe = (record: SagaRecord, now: number): string => {
     lease === null ? "none" : `${lease.owner} ${isLapsed(lease, now) ? "lapsed at" : "until"} ${lease.expiresAt}`
   return isUndriven(record, now) ? `${held}: no worker is driving it` : held
 }
+
+/**
+ * The lease as text (`describe`) when it is worth a reader's notice: it lapsed, or a saga that should
+ * be driven holds none; `undefined` otherwise.
+ *
+ * @since 0.4.0
+ * @category leases
+ */
+export const notice = (record: SagaRecord, now: number): string | undefined =>
+  (record.lease !== null && isLapsed(record.lease, now)) || isUndriven(record, now) ? describe(record, now) : undefined

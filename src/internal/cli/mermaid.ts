@@ -12,13 +12,16 @@ const entities: Record<string, string> = { "#": "#35;", ";": "#59;", "<": "#lt;"
 
 /**
  * Text Mermaid prints as it is: control characters escaped (`printable`), no line breaks, `# ; < >`
- * as entity codes, not too long.
+ * as entity codes, not too long (`max`: 80, or `LONG` for a note that carries a reason or a lease).
  */
 const text = (value: string, max = 80): string => {
   const flat = printable(value).replace(/\s+/g, " ").trim()
   const short = flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
   return short.replace(/[#;<>]/g, (char) => entities[char]!)
 }
+
+/** How long a note that says why a step's outcome is unknown, or how the lease stands, may be. */
+const LONG = 160
 
 const sagaPhases: Partial<Record<Entry["phase"], string>> = {
   SAGA_STARTED: "started",
@@ -42,15 +45,24 @@ const sagaNote = (entry: Entry): string => {
 /** The phases between the saga and the operator: the tool takes no part in them. */
 const operatorPhases: ReadonlySet<Entry["phase"]> = new Set(["AWAITING_APPROVAL", "APPROVED", "REJECTED", "EXPIRED"])
 
-/** The lines of one step entry, between the saga `S`, the tool `tool` and the operator `O`. */
-const stepLines = (entry: Entry, tool: string, unknown: boolean): ReadonlyArray<string> => {
+/** The note on the `INTENT` of a step whose outcome is unknown: why, when the saga journaled it. */
+const unknownNote = (tool: string, reason: string | undefined): string =>
+  reason === undefined
+    ? `Note over ${tool}: outcome unknown (no outcome journaled)`
+    : `Note over ${tool}: ${text(`outcome unknown (no outcome journaled): ${reason}`, LONG)}`
+
+/**
+ * The lines of one step entry, between the saga `S`, the tool `tool` and the operator `O`;
+ * `unknown` is set (to why, or `null` when the journal does not say) on an `INTENT` with no outcome.
+ */
+const stepLines = (entry: Entry, tool: string, unknown: string | null | undefined): ReadonlyArray<string> => {
   const detail = Timeline.detailOf(entry)
   const with_ = (what: string) => text(detail === "" ? what : `${what}: ${detail}`)
   switch (entry.phase) {
     case "INTENT":
       return [
         `S->>${tool}: ${text(entry.input ?? "call")}`,
-        ...(unknown ? [`Note over ${tool}: outcome unknown (no outcome journaled)`] : [])
+        ...(unknown === undefined ? [] : [unknownNote(tool, unknown ?? undefined)])
       ]
     case "EXECUTED":
       return [`${tool}-->>S: ${with_("executed")}`]
@@ -94,12 +106,18 @@ const unknownIntents = (entries: ReadonlyArray<Entry>): ReadonlySet<Entry> => {
 }
 
 /**
- * The diagram of a saga's entries (`seq` order): participants in the order they first appear.
+ * The diagram of a saga's entries (`seq` order): participants in the order they first appear; why
+ * a step's outcome is unknown (`Timeline.unknownReasons`) on its note, and `lease`, when given (one
+ * that lapsed, or none on a saga no worker drives: `Lease.notice`), as the last note.
  *
  * @since 0.1.0
  * @category formatting
  */
-export const diagram = (sagaId: string, entries: ReadonlyArray<Entry>): string => {
+export const diagram = (
+  sagaId: string,
+  entries: ReadonlyArray<Entry>,
+  options: { readonly lease?: string | undefined } = {}
+): string => {
   const tools = new Map<string, string>()
   for (const entry of entries) {
     const called = entry.toolName !== null && !operatorPhases.has(entry.phase)
@@ -107,6 +125,7 @@ export const diagram = (sagaId: string, entries: ReadonlyArray<Entry>): string =
   }
   const asksOperator = entries.some((entry) => operatorPhases.has(entry.phase))
   const unknown = unknownIntents(entries)
+  const reasons = Timeline.unknownReasons(entries)
   const lines = [
     "sequenceDiagram",
     `  participant S as saga ${text(sagaId)}`,
@@ -117,8 +136,13 @@ export const diagram = (sagaId: string, entries: ReadonlyArray<Entry>): string =
     const body =
       entry.toolName === null
         ? [`Note over S: ${text(sagaNote(entry))}`]
-        : stepLines(entry, tools.get(entry.toolName) ?? "S", unknown.has(entry))
+        : stepLines(
+            entry,
+            tools.get(entry.toolName) ?? "S",
+            unknown.has(entry) ? (reasons.get(entry.stepId!) ?? null) : undefined
+          )
     lines.push(...body.map((line) => `  ${line}`))
   }
+  if (options.lease !== undefined) lines.push(`  Note over S: ${text(`lease ${options.lease}`, LONG)}`)
   return lines.join("\n")
 }

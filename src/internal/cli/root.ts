@@ -17,6 +17,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Authority from "../../Authority.js"
 import { UsageError } from "./failure.js"
+import * as Interruption from "./interruption.js"
 import * as Store from "./store.js"
 
 /**
@@ -114,7 +115,7 @@ export const digest = Options.text("digest").pipe(
 export const register = Options.text("register").pipe(
   Options.withPseudoName("MODULE"),
   Options.withDescription(
-    "A JavaScript module exporting the saga's tools (Compensable tools, toolkits, arrays or records of them, and optionally a `layer` for their services): their undos run in this process. Repeatable."
+    "A JavaScript module exporting the saga's tools (Compensable tools, toolkits, agents made with Agent.make, arrays or records of them, and optionally a `layer` for their services): their undos run in this process. Repeatable."
   ),
   Options.repeated,
   optionalList
@@ -165,6 +166,11 @@ const storeOf = (own: Option.Option<string>) =>
 export interface RunOptions {
   readonly access: Store.Access
   readonly as?: string | undefined
+  /**
+   * What the command says if it is interrupted, where it knows better than what the operator's
+   * commands it ran journaled (`serve`, `prune`); by default, that (see `Interruption`).
+   */
+  readonly interrupted?: string | undefined
 }
 
 /**
@@ -174,7 +180,8 @@ export interface RunOptions {
  *
  * NOTE: what the body opens in its scope (`serve`'s HTTP server, the `layer` of a `--register`
  * module) is closed before the store: a server stopped by SIGTERM answers the requests in flight,
- * and journals what their undos did, before the store closes under them.
+ * and journals what their undos did, before the store closes under them. Interrupted, the command
+ * says what it wrote (`Interruption`): nothing for a read, what a changing one journaled.
  *
  * @since 0.1.0
  * @category running
@@ -184,7 +191,15 @@ export const withStore = <A, E>(
   body: Effect.Effect<A, E, Store.Services | Scope.Scope>,
   options: RunOptions
 ) => {
-  const opened = (store: Store.Store) => Effect.provide(Effect.scoped(body), Store.layer(store, options.access))
+  const accounted = options.access === "write" && options.interrupted === undefined
+  const opened = (store: Store.Store) =>
+    Effect.zipRight(
+      Interruption.opening(options.access, options.interrupted),
+      Effect.provide(
+        Effect.scoped(accounted ? Interruption.accounting(body) : body),
+        Store.layer(store, options.access)
+      )
+    )
   const asOperator = (store: Store.Store) =>
     options.as === undefined ? opened(store) : Authority.withPrincipal(opened(store), { id: options.as })
   return Effect.flatMap(storeOf(own), (store) => {

@@ -18,6 +18,7 @@ import * as Saga from "../../Saga.js"
 import * as SqlApproval from "../../SqlApproval.js"
 import * as SqlJournal from "../../SqlJournal.js"
 import * as SqlStore from "../../SqlStore.js"
+import { withoutSecrets } from "../util/secretUrl.js"
 import { UsageError } from "./failure.js"
 
 /**
@@ -168,15 +169,7 @@ const servicesOn = (
   Layer.unwrapEffect(Effect.as(checkJournal(where, access), Saga.layer.pipe(Layer.provideMerge(storeOn(access)))))
 
 /** The URL without its password, for messages. */
-const withoutPassword = (url: string): string => {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password !== "") parsed.password = "***"
-    return parsed.toString()
-  } catch {
-    return "the PostgreSQL URL given"
-  }
-}
+const withoutPassword = (url: string): string => withoutSecrets(url, "the PostgreSQL URL given")
 
 /** The URL with a session in which every transaction is read-only. */
 const readOnlyUrl = (url: string): string => {

@@ -1,7 +1,9 @@
 /**
  * `--register MODULE`: the tools whose undos a CLI process may run. A CLI process declares no tools
  * of its own, so without them an undo is `unavailable`; the commands that would undo something
- * (`compensate`, `reject`) refuse to start until every tool they need is registered.
+ * (`compensate`, `reject`) refuse to start until every tool they need is registered. A module
+ * exports tools and toolkits, or agents (`Agent.make`), whose undos are registered as their own
+ * Layer registers them.
  *
  * @since 0.1.0
  */
@@ -12,9 +14,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
-import type * as Compensable from "../../Compensable.js"
+import * as Compensable from "../../Compensable.js"
 import * as Saga from "../../Saga.js"
 import * as Toolkit from "../../Toolkit.js"
+import { undoNeeded } from "../util/undoNeeded.js"
+import * as Agents from "./agents.js"
 import { UsageError } from "./failure.js"
 
 /** Whether a value is a declared tool (a `Compensable` made by any copy of the library). */
@@ -29,6 +33,7 @@ const isTool = (u: unknown): u is Compensable.Any =>
 /** The tools in one export: a tool, a toolkit, or an array or record of them. */
 const toolsIn = (value: unknown): ReadonlyArray<Compensable.Any> => {
   if (isTool(value)) return [value]
+  if (Agents.isAgent(value)) return []
   if (Predicate.isObject(value) && Predicate.hasProperty(value, "byName") && value.byName instanceof Map) {
     return Array.from(value.byName.values()).filter(isTool)
   }
@@ -39,9 +44,33 @@ const toolsIn = (value: unknown): ReadonlyArray<Compensable.Any> => {
   return []
 }
 
+/** The agents in one export: an agent (`Agent.make`), or an array or record of them. */
+const agentsIn = (value: unknown): ReadonlyArray<Agents.AgentToolkit> => {
+  if (Agents.isAgent(value)) return [value]
+  if (Array.isArray(value)) return value.filter(Agents.isAgent)
+  if (Predicate.isObject(value) && !Predicate.isFunction(value) && !Layer.isLayer(value)) {
+    return Object.values(value).filter(Agents.isAgent)
+  }
+  return []
+}
+
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error)).split("\n")[0]!
 
-/** A module's tools, and the context its `layer` export (if any) builds for their undos. */
+/**
+ * Why a module that exports nothing `--register` can use is refused: an `@effect/ai` toolkit (an
+ * agent's `toolkit`, say) holds no undo, the agent does.
+ */
+const exportsNothing = (specifier: string, exports: Record<string, unknown>): UsageError => {
+  const aiExport = Object.keys(exports).find((name) => Agents.isAiToolkitOrTool(exports[name]))
+  return new UsageError({
+    message:
+      aiExport === undefined
+        ? `--register ${specifier}: it exports no tools (Compensable tools, toolkits, agents made with Agent.make, or arrays or records of them)`
+        : `--register ${specifier}: its export ${aiExport} is @effect/ai's, which holds no undo: export the agent itself (the value Agent.make returns)`
+  })
+}
+
+/** A module's tools and agents, and the context its `layer` export (if any) builds for their undos. */
 const load = (specifier: string) =>
   Effect.gen(function* () {
     const url = pathToFileURL(path.resolve(specifier)).href
@@ -50,24 +79,22 @@ const load = (specifier: string) =>
       catch: (error) => new UsageError({ message: `--register ${specifier}: cannot import it: ${describe(error)}` })
     })
     const tools = new Set(Object.values(exports).flatMap(toolsIn))
-    if (tools.size === 0) {
-      return yield* new UsageError({
-        message: `--register ${specifier}: it exports no tools (Compensable tools, toolkits, or arrays or records of them)`
-      })
-    }
-    const context = Layer.isLayer(exports.layer)
+    const agents = new Set(Object.values(exports).flatMap(agentsIn))
+    if (tools.size === 0 && agents.size === 0) return yield* exportsNothing(specifier, exports)
+    const context: Context.Context<never> = Layer.isLayer(exports.layer)
       ? yield* Effect.mapError(
           Layer.buildWithScope(exports.layer as Layer.Layer<unknown, unknown>, yield* Effect.scope),
           (error) => new UsageError({ message: `--register ${specifier}: its layer failed: ${describe(error)}` })
         )
       : Context.empty()
-    return { tools: Array.from(tools), context }
+    return { specifier, tools: Array.from(tools), agents: Array.from(agents), context }
   })
 
 /**
  * Imports each module, validates its tools as a toolkit (unique names, sound declarations) and
  * registers them with the `Saga` service, their undos to run with the services of the module's
- * `layer` export. Returns the names of the tools registered.
+ * `layer` export; an agent's Layer validates and registers its own. Returns the names of the tools
+ * registered.
  *
  * @since 0.1.0
  * @category registering
@@ -81,21 +108,36 @@ export const register = (
     const all = loaded.flatMap((module) => module.tools)
     const warnings = yield* Toolkit.validate(Toolkit.make(Object.fromEntries(all.map((tool, i) => [String(i), tool]))))
     for (const warning of warnings) yield* Effect.logWarning(warning)
-    for (const module of loaded) {
-      yield* Effect.provide(saga.register(module.tools), module.context as Context.Context<never>)
+    const names = [
+      ...all.map((tool) => tool.name),
+      ...loaded.flatMap((module) => module.agents.flatMap(Agents.stepNames))
+    ]
+    const twice = names.find((name, i) => names.indexOf(name) !== i)
+    if (twice !== undefined) {
+      return yield* new Compensable.DeclarationError({ toolName: twice, reason: "two tools share this name" })
     }
-    return new Set(all.map((tool) => tool.name))
+    for (const module of loaded) {
+      yield* Effect.provide(saga.register(module.tools), module.context)
+      for (const agent of module.agents) {
+        yield* Effect.mapError(
+          Agents.register(agent, module.context),
+          (error) => new UsageError({ message: `--register ${module.specifier}: its agent: ${describe(error)}` })
+        )
+      }
+    }
+    return new Set(names)
   })
 
 /**
  * The executed steps of a saga whose undo has not run yet, and whose tool is not among `registered`:
- * undoing the saga here would report them `unavailable` and leave their effects live.
+ * undoing the saga here would report them `unavailable` and leave their effects live. A step
+ * journaled as changing nothing (a model turn, a read) is not one: compensation passes over it.
  *
  * @since 0.1.0
  * @category registering
  */
 export const missingFor = (status: Saga.SagaStatus, registered: ReadonlySet<string>): ReadonlyArray<Saga.StepStatus> =>
-  status.steps.filter((step) => step.state === "executed" && step.undo === undefined && !registered.has(step.toolName))
+  status.steps.filter((step) => undoNeeded(step) && !registered.has(step.toolName))
 
 /**
  * Refuses to undo a saga while a step it would undo has no tool in this process.

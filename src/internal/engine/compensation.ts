@@ -21,9 +21,10 @@ import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { withUndoSpan } from "../observability/spans.js"
 import { decodeJson, decodeValue } from "../util/codec.js"
-import { masked } from "../util/masking.js"
+import { composedOfMasked } from "../util/masking.js"
 import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
+import { maskedCause } from "./maskedCause.js"
 import * as Receipts from "./receipts.js"
 import type { RegisteredTool } from "./registry.js"
 import { dropWithdrawn, withdrawals, withdrawnBecause } from "./withdrawal.js"
@@ -136,32 +137,29 @@ const undoAttributes = (sagaId: string, step: StepView) => ({
 const undecodable = (what: "input" | "result") =>
   `journaled ${what} does not decode with the tool's ${what === "input" ? "input" : "success"} schema (the report says why)`
 
-/** Maps how an undo ended to the phase that records it. */
+/**
+ * Maps how an undo ended to the phase that records it, and its detail with the undo's receipt
+ * masked: an undo that writes `Redacted.value(ctx.receipt)` into its error must not carry the
+ * receipt into the journal (sealed or not), the report, a span or a log. The error's parts are
+ * masked (`maskedCause`), then the detail is written from them and cut: a cut cannot leave the
+ * start of a receipt, and the library's words are never masked.
+ */
 const phaseOfExit = (
   exit: Exit.Exit<unknown, unknown>,
-  mask: (text: string) => string
+  receipt: Option.Option<Redacted.Redacted<string>>
 ): readonly [UndoPhase, string | undefined] => {
   if (Exit.isSuccess(exit)) return ["COMPENSATED", undefined]
-  const failure = Cause.failureOption(exit.cause)
+  const cause = Option.isNone(receipt) ? exit.cause : maskedCause(exit.cause, [Redacted.value(receipt.value)])
+  const failure = Cause.failureOption(cause)
   if (Option.isSome(failure) && failure.value instanceof Outcome.Partial) {
-    return ["COMPENSATION_PARTIAL", mask(failure.value.remaining)]
+    return ["COMPENSATION_PARTIAL", failure.value.remaining]
   }
   if (Option.isSome(failure) && failure.value instanceof Outcome.Unknown) {
-    return ["COMPENSATION_UNKNOWN", mask(failure.value.reason)]
+    return ["COMPENSATION_UNKNOWN", failure.value.reason]
   }
-  if (Cause.isInterruptedOnly(exit.cause)) return ["COMPENSATION_UNKNOWN", "the undo was interrupted"]
-  // Masked whole, then cut: a cut inside the receipt would leave its start unmasked.
-  return ["COMPENSATION_FAILED", cutDetail(mask(causeText(exit.cause)))]
+  if (Cause.isInterruptedOnly(cause)) return ["COMPENSATION_UNKNOWN", "the undo was interrupted"]
+  return ["COMPENSATION_FAILED", cutDetail(causeText(cause))]
 }
-
-/**
- * An undo's detail with its receipt masked: an undo that writes `Redacted.value(ctx.receipt)` into its
- * error must not carry the receipt into the journal (sealed or not), the report, a span or a log.
- */
-const withoutReceipt =
-  (receipt: Option.Option<Redacted.Redacted<string>>) =>
-  (text: string): string =>
-    Option.isNone(receipt) ? text : masked(text, [Redacted.value(receipt.value)])
 
 /** The phase an explicit undo's outcome is journaled with in the saga's own journal. */
 const phaseOfExplicit: Record<Exclude<ExplicitUndo["outcome"], "failed" | "unavailable">, UndoPhase> = {
@@ -350,7 +348,7 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
       const timeout = tool.spec.timeout
       undo = Effect.timeoutFail(undo, {
         duration: timeout,
-        onTimeout: () => Outcome.unknown("the undo timed out")
+        onTimeout: () => composedOfMasked(Outcome.unknown("the undo timed out"))
       })
     }
     // The undo runs in a fiber of its own, interruptible there: its timeout can stop it even when
@@ -369,7 +367,7 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
       Effect.zipRight(writer.append([stepDraft(step, "COMPENSATING", { idempotencyKey })])),
       Effect.zipRight(Effect.exit(Effect.flatten(isolated) as Effect.Effect<unknown, unknown>)),
       Effect.flatMap((exit) => {
-        const [phase, detail] = phaseOfExit(exit, withoutReceipt(receipt.right))
+        const [phase, detail] = phaseOfExit(exit, receipt.right)
         const settled = settle(writer, step, phase, detail)
         return callerInterrupted ? Effect.zipRight(settled, Effect.interrupt) : settled
       }),

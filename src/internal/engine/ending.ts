@@ -9,16 +9,18 @@ import { sagaDraft } from "../journal/drafts.js"
 import type { PayloadOf, SagaPhase } from "../journal/payloads.js"
 import type { JournalView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
-import { masked } from "../util/masking.js"
+import { composedOfMasked } from "../util/masking.js"
+import { maskedCause } from "./maskedCause.js"
 import type { Halt } from "./run.js"
 import { dropWithdrawn, withdrawals, withdrawnBecause } from "./withdrawal.js"
 
 /**
- * The first line of a cause, as journaled and reported: masked whole (`mask`: the receipts the
- * run's calls set, which a tool's error may quote), then cut.
+ * The first line of a cause, as journaled and reported: written from the cause with its errors'
+ * texts masked (`maskedCause`; `receipts`: those the run's calls set, which a tool's error may
+ * quote), then cut.
  */
-export const describeCause = (cause: Cause.Cause<unknown>, mask: ReadonlyArray<string> = []): string =>
-  masked(Cause.pretty(cause).split("\n")[0]!, mask).slice(0, 500)
+export const describeCause = (cause: Cause.Cause<unknown>, receipts: ReadonlyArray<string> = []): string =>
+  Cause.pretty(maskedCause(cause, receipts)).split("\n")[0]!.slice(0, 500)
 
 const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyArray<UnknownStep> => {
   const steps = view.unknownSteps().map((step) => ({
@@ -99,7 +101,9 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
     })
   }
 
-  const compensatedBefore = () => Cause.die(new Error(`the saga was compensated before: ${view.compensationCause}`))
+  // The journaled cause was masked when it was journaled.
+  const compensatedBefore = () =>
+    Cause.die(composedOfMasked(new Error(`the saga was compensated before: ${view.compensationCause}`)))
 
   /** Whether a step's outcome cannot be known: its `INTENT` journaled, no outcome written or held back. */
   const leftUnknown = () => view.unknownSteps().some((step) => !writer.holds(step.stepId))

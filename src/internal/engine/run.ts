@@ -37,19 +37,20 @@ import type { JournaledReceipt } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
 import { answersPending, isRead, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
-import { maskedCause } from "../observability/maskedCause.js"
 import { observeReplayed } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
 import { runInChild } from "../util/child.js"
 import { byteLength, decodeJson, decodeValue, encodeJson } from "../util/codec.js"
 import { stepKeyRefusal } from "../util/identifier.js"
-import { masked, maskedTexts } from "../util/masking.js"
+import { maskedEncoded } from "../util/maskedEncoded.js"
+import { composedOfMasked, masked } from "../util/masking.js"
 import type { StepOptions } from "./context.js"
 import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
 import type { Expiring } from "./expiry.js"
 import { expiredAt, expiredReason } from "./expiry.js"
 import { Faults } from "./faults.js"
+import { isOwnError, maskedCause } from "./maskedCause.js"
 import * as Receipts from "./receipts.js"
 import type { RegisteredTool, Registry } from "./registry.js"
 import type { StepSpec } from "./spec.js"
@@ -100,15 +101,18 @@ const outcomeSchemaOf = (error: unknown): Schema.Schema<any, any> =>
       : Outcome.Failed
 
 /**
- * The exit a step's span ends with: the call's own, unless the call set a receipt; then errors that
- * show what the call's do, masked (a span is exported and logged as it ends, and a tracer renders
- * an error's own `cause` too: see `maskedCause`).
+ * The exit a step's span ends with: a success for a call that answered it awaits approval, or that
+ * the journal answered (a replay: nothing ran, even where it answers a failure); else the call's
+ * own, unless its spec says how its failure reads in a span (`shownInSpan`); its error's texts
+ * masked where they hold a receipt the call set (`maskedCause`: a span is exported and logged as
+ * it ends, its error's own `cause`s rendered too).
  */
-const spanExit = (
-  cause: Cause.Cause<unknown>,
-  receipts: ReadonlyArray<string> | undefined
-): Exit.Exit<never, unknown> => {
-  if (receipts === undefined) return Exit.failCause(cause)
+const spanExit = (cause: Cause.Cause<unknown>, placed: Placed): Exit.Exit<unknown, unknown> => {
+  if (placed.awaitsApproval || placed.replayed) return Exit.void
+  const { receipts } = placed
+  const failure = Cause.failureOption(cause)
+  const told = Option.isSome(failure) ? placed.spec.shownInSpan?.(failure.value) : undefined
+  if (told !== undefined) return Exit.fail(new Error(receipts === undefined ? told : masked(told, receipts)))
   return Exit.failCause(maskedCause(cause, receipts))
 }
 
@@ -131,6 +135,8 @@ class Placed extends Call {
   receipts: Array<string> | undefined = undefined
   /** Answered from the journal: nothing ran, so its span ends OK, a journaled failure too. */
   replayed = false
+  /** The call answered `ApprovalPending` (it defers its approval): its span ends as a success. */
+  awaitsApproval = false
   constructor(
     call: Call,
     readonly span: Tracer.Span,
@@ -402,7 +408,7 @@ export class SagaRun {
                     Effect.sync(() => entered.end(exit))
                   )
                 }
-                const shown = placed.replayed ? Exit.void : spanExit(cause, placed.receipts)
+                const shown = spanExit(cause, placed)
                 entered.end(shown)
                 spanEnded?.(shown)
                 return Effect.failCause(cause)
@@ -493,9 +499,11 @@ export class SagaRun {
     return this.gate(call, undefined, mode)
   }
 
-  /** The answer of a deferred call where the program made it: it has not run. */
-  private pending(call: Call) {
+  /** The answer of a deferred call where the program made it: it has not run (its span says so). */
+  private pending(call: Placed) {
     this.deferred.set(call.stepId, call)
+    call.awaitsApproval = true
+    call.span.attribute("outcome", "awaiting_approval")
     return Effect.fail(
       new ApprovalPending({
         sagaId: this.sagaId,
@@ -763,7 +771,7 @@ export class SagaRun {
       const timeout = spec.timeout
       run = Effect.timeoutFail(run, {
         duration: timeout,
-        onTimeout: () => Outcome.unknown("the call started but timed out before it answered")
+        onTimeout: () => composedOfMasked(Outcome.unknown("the call started but timed out before it answered"))
       })
     }
     if (spec.retry !== undefined) {
@@ -779,34 +787,36 @@ export class SagaRun {
 
   /**
    * Journals how a call that did not succeed ended, and answers the program accordingly. What it
-   * says is masked whole, then cut: a receipt the call set never reaches the journal, a report or a
-   * log through its own error. A read (`changesNothing`) whose outcome is unknown, partial or a
-   * defect failed: it changed nothing, so there is nothing for an operator to settle.
+   * says is written from its error masked part by part (`maskedCause`), then cut: a receipt the
+   * call set never reaches the journal, a report or a log through its own error, and the library's
+   * words around it are never masked. A read (`changesNothing`) whose outcome is unknown, partial
+   * or a defect failed: it changed nothing, so there is nothing for an operator to settle.
    */
   private failed(call: Placed, cause: Cause.Cause<unknown>) {
     const { spec, stepId } = call
     if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
-    const mask = (text: string) => (call.receipts === undefined ? text : masked(text, call.receipts))
-    const failure = Cause.failureOption(cause)
+    const shown = maskedCause(cause, call.receipts)
+    const failure = Cause.failureOption(shown)
     const read = spec.changesNothing === true
     if (
       !read &&
       Option.isSome(failure) &&
       (failure.value instanceof Outcome.Unknown || failure.value instanceof Outcome.Partial)
     ) {
-      const reason = mask(failure.value.message)
+      const reason = failure.value.message
       return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason } })
     }
     if (Option.isNone(failure) && !read) {
       // A call that died may have applied its effect first (the provider answered, then parsing threw).
-      const reason = `the call died (a defect: ${cutDetail(mask(defectLine(cause)))}): it may or may not have run`
+      const reason = `the call died (a defect: ${cutDetail(defectLine(shown))}): it may or may not have run`
       return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason } })
     }
+    const error = Cause.failureOption(cause)
     const payload = {
-      description: cutDetail(mask(causeText(cause))),
+      description: cutDetail(causeText(shown)),
       defect: Option.isNone(failure),
       taints: spec.taintsOnFailure === false ? false : undefined,
-      error: Option.isSome(failure) ? this.encodeFailure(spec, failure.value, mask) : undefined
+      error: Option.isSome(error) ? this.encodeFailure(spec, error.value, call.receipts) : undefined
     }
     return Effect.zipRight(
       Effect.map(this.write(stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)), () =>
@@ -820,17 +830,18 @@ export class SagaRun {
    * The error as journaled, for its replay: none when it does not encode or is over the tool's
    * `maxPayloadBytes` encoded (the replay then fails with `Outcome.Failed` and the description). An
    * outcome is encoded as its own kind. An error that holds a receipt the call set is journaled
-   * with every text in it masked, so that its replay is the same error (its tag, its other fields)
-   * and the program takes the same path; if the masked error no longer decodes, none.
+   * with its data masked and its schema's own words kept (`maskedEncoded`: its `_tag`, its field
+   * names, its literals), so that its replay is the same error and the program takes the same
+   * path; if the masked error no longer decodes, none.
    */
-  private encodeFailure(spec: StepSpec, error: unknown, mask: (text: string) => string): unknown {
+  private encodeFailure(spec: StepSpec, error: unknown, receipts: ReadonlyArray<string> | undefined): unknown {
     const schema = Outcome.isOutcome(error) || spec.failure === undefined ? outcomeSchemaOf(error) : spec.failure
     const encoded = encodeJson(schema, error)
     if (Either.isLeft(encoded) || byteLength(encoded.right) > spec.maxPayloadBytes) return undefined
     const value = JSON.parse(encoded.right)
-    if (mask(encoded.right) === encoded.right) return value
-    const shown = maskedTexts(value, mask)
-    const text = JSON.stringify(shown)
-    return mask(text) === text && Either.isRight(decodeValue(schema, shown)) ? shown : undefined
+    if (receipts === undefined || isOwnError(error)) return value
+    const shown = maskedEncoded(schema, value, (text) => masked(text, receipts))
+    if (JSON.stringify(shown) === encoded.right) return value
+    return Either.isRight(decodeValue(schema, shown)) ? shown : undefined
   }
 }

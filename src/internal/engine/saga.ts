@@ -515,7 +515,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           Effect.zipRight(
             journal.claim(subject.sagaId, holder),
             Effect.flatMap(explicit.findSubject(journal, effectId), (fresh) =>
-              Effect.zipRight(refuseNotApplied(fresh), namingWrites(run, explicit.compensateEffect(ctx, fresh, run)))
+              Effect.zipRight(refuseNotApplied(fresh), ownWrites(run, explicit.compensateEffect(ctx, fresh, run)))
             )
           ),
           Effect.zipRight(run.release(), Effect.ignore(journal.release(owner, subject.sagaId)))

@@ -38,6 +38,12 @@ export interface StepSpec {
    * `env:NAME`), journaled with its `INTENT` before it runs. Absent: nothing is journaled for it.
    */
   readonly capabilities?: ReadonlyArray<string> | undefined
+  /**
+   * How a failure of this step reads in its span's status, when not as Effect's tracer shows it
+   * (a model turn's error may quote the model's answer). Absent, or `undefined` for an error: as
+   * Effect's tracer shows it.
+   */
+  readonly shownInSpan?: ((error: unknown) => string | undefined) | undefined
 }
 
 /** One MiB: the default cap for a step's encoded input and result. */

@@ -11,6 +11,7 @@ import * as Saga from "../../Saga.js"
 import * as identifier from "../util/identifier.js"
 import { named } from "../util/printable.js"
 import { revisionsOf } from "../util/revisions.js"
+import { undoNeeded } from "../util/undoNeeded.js"
 import { Conflict, NotFound, Refused } from "./errors.js"
 import type { Answer, CompensationAnswer, EffectUndo, Seen } from "./models.js"
 import { statusOf } from "./reading.js"
@@ -18,7 +19,8 @@ import { statusOf } from "./reading.js"
 /**
  * How the server runs commands: `tools`, when given, names the tools whose undos this process
  * holds; a command that would undo a step of another tool is refused (422) instead of reporting it
- * `unavailable` and leaving its effect live (the CLI's `--register` rule).
+ * `unavailable` and leaving its effect live (the CLI's `--register` rule). A step journaled as
+ * changing nothing (a model turn, a read) needs no tool: compensation passes over it.
  *
  * @since 0.2.0
  * @category models
@@ -54,7 +56,10 @@ const stepOf = (sagaId: string, stepId: string) =>
     return { status, step }
   })
 
-/** Refuses a command that would undo a step whose tool this process does not hold. */
+/**
+ * Refuses a command that would undo a step whose tool this process does not hold. A step journaled
+ * as changing nothing (a model turn, a read) needs none: compensation passes over it.
+ */
 const requireUndos = (
   options: CommandOptions,
   command: string,
@@ -62,9 +67,7 @@ const requireUndos = (
 ): Effect.Effect<void, Refused> => {
   const tools = options.tools
   if (tools === undefined) return Effect.void
-  const missing = steps.filter(
-    (step) => step.state === "executed" && step.undo === undefined && !tools.has(step.toolName)
-  )
+  const missing = steps.filter((step) => undoNeeded(step) && !tools.has(step.toolName))
   if (missing.length === 0) return Effect.void
   const names = Array.from(new Set(missing.map((step) => step.toolName))).join(", ")
   return Effect.fail(

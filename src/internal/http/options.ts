@@ -10,22 +10,7 @@ import type { Options } from "../../SagaApi.js"
 import { unknownOption } from "../util/options.js"
 import { given, typeName } from "../util/printable.js"
 import { DEFAULT_MAX_BODY_BYTES } from "./body.js"
-
-/**
- * The type id `SagaApi`'s errors carry (`InvalidApiOptions`, `InsecureServer`; `SagaApi`
- * re-exports it: that is its public home): `SagaApi.isInvalidApiOptions` and
- * `SagaApi.isInsecureServer` check it, never a `_tag` alone that a plain value could share.
- *
- * @since 0.4.0
- * @category type ids
- */
-export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/SagaApi/Error")
-
-/**
- * @since 0.4.0
- * @category type ids
- */
-export type ErrorTypeId = typeof ErrorTypeId
+import { ErrorTypeId } from "./errors.js"
 
 /**
  * `SagaApi.layerWith` (or `SagaApi.serve`) was given an option it cannot work with: `tools` that is

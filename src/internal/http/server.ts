@@ -20,7 +20,7 @@ import type { ServeOptions } from "../../SagaApi.js"
 import { given, preview } from "../util/printable.js"
 import type { Authentication } from "./api.js"
 import { layerInsecure } from "./authentication.js"
-import { ErrorTypeId } from "./options.js"
+import { ErrorTypeId } from "./errors.js"
 import { isApiTarget } from "./target.js"
 
 /**

@@ -4,6 +4,7 @@
  * (`Manifest` re-exports them: that is their public home).
  */
 import * as Schema from "effect/Schema"
+import { oneOf, typeSpecProblem } from "./allowed.js"
 
 /**
  * The version a manifest names in `manifest_version`.
@@ -72,14 +73,19 @@ export const TypeSpec: Schema.Schema<TypeSpec> = Schema.Union(
   Schema.Struct({ ref: Schema.String.annotations({ description: "the name of a Schema given to Manifest.toolkit" }) })
 ).annotations({
   identifier: "TypeSpec",
-  description: "a JSON-Schema-like type, or a reference to a Schema registered in code"
+  description: "a JSON-Schema-like type, or a reference to a Schema registered in code",
+  // A `type` none of the alternatives has is said once, with every name; a problem deeper is theirs.
+  message: (issue) => {
+    const problem = typeSpecProblem(issue.actual)
+    return problem === undefined ? { message: "", override: false } : { message: problem, override: true }
+  }
 })
 
 const PositiveInt = Schema.Int.pipe(Schema.positive())
 
 /** How a binding's handler runs: a process, its arguments and its working folder. */
 const ProcessHandler = Schema.Struct({
-  kind: Schema.Literal("process"),
+  kind: oneOf("kind", "process"),
   command: Schema.NonEmptyString.annotations({
     description: "an absolute path, a path relative to the manifest's folder, or a name looked up on the PATH"
   }),
@@ -89,8 +95,8 @@ const ProcessHandler = Schema.Struct({
 
 /** What the binding's effect is, whether it may be retried with its idempotency key, and its inverse. */
 const EffectContract = Schema.Struct({
-  kind: Schema.Literal("read", "external_write", "irreversible"),
-  retry_mode: Schema.Literal("none", "idempotency_key"),
+  kind: oneOf("kind", "read", "external_write", "irreversible"),
+  retry_mode: oneOf("retry_mode", "none", "idempotency_key"),
   compensation: Schema.optional(Schema.Struct({ tool: Schema.String }))
 })
 

@@ -4,10 +4,11 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type { Manifest } from "../../Manifest.js"
 import { toolNameProblem } from "../util/identifier.js"
-import { preview, printable } from "../util/printable.js"
+import { preview, printable, typeName } from "../util/printable.js"
 import { firstDuplicateKey, MAX_NESTING, nestingOf } from "./duplicateKeys.js"
 import { jsonPath, ManifestError } from "./errors.js"
 import { type Binding, MANIFEST_VERSION, ManifestV1 } from "./format.js"
@@ -30,6 +31,9 @@ export const load = (file: string): Effect.Effect<Manifest, ManifestError, FileS
     return yield* parse(text, { file: absolute, folder: path.dirname(absolute) })
   })
 
+/** What a JSON document that is no object is, in words: `an array`, `a string`, `null`. */
+const typeOf = (json: unknown): string => (Array.isArray(json) ? "an array" : typeName(json))
+
 /** Parses and checks a manifest's text. */
 export const parse = (text: string, origin: Origin): Effect.Effect<Manifest, ManifestError> =>
   Effect.suspend(() => {
@@ -41,11 +45,16 @@ export const parse = (text: string, origin: Origin): Effect.Effect<Manifest, Man
     } catch (error) {
       return fail([], `not JSON: ${String(error)}`)
     }
-    const version = (json as { manifest_version?: unknown } | null)?.manifest_version
+    if (!Predicate.isRecord(json)) {
+      return fail([], `a manifest is a JSON object with "manifest_version" and "bindings" (got ${typeOf(json)})`)
+    }
+    const version = json.manifest_version
+    const reads = `this effect-saga reads ${JSON.stringify(MANIFEST_VERSION)}`
+    if (version === undefined) return fail(["manifest_version"], `manifest_version is missing: ${reads}`)
     if (version !== MANIFEST_VERSION) {
       return fail(
         ["manifest_version"],
-        `unknown version ${typeof version === "string" ? preview(version) : printable(String(JSON.stringify(version)))} (this library reads ${MANIFEST_VERSION})`
+        `unknown version ${typeof version === "string" ? preview(version) : printable(String(JSON.stringify(version)))}: ${reads}`
       )
     }
     if (nestingOf(text) > MAX_NESTING) return fail([], `it nests deeper than ${MAX_NESTING} levels`)

@@ -64,7 +64,7 @@ export const run = (call: Call): Effect.Effect<Answer, never, CommandExecutor.Co
         return notStarted(`its request is ${line.byteLength} bytes, over max_payload_bytes ${call.maxBytes}`)
       }
       const started = yield* Effect.either(Command.start(commandOf(call)))
-      if (Either.isLeft(started)) return notStarted(`it cannot be started: ${started.left.message}`)
+      if (Either.isLeft(started)) return notStarted(`it cannot be started: ${masked(started.left.message, call.mask)}`)
       const handler = started.right
       yield* Effect.forkScoped(Effect.ignore(Stream.run(Stream.make(line), handler.stdin)))
       const stderr = yield* Ref.make<Stderr>({ chunks: [], bytes: 0 })
@@ -110,10 +110,10 @@ const answerOfCall = (
   const { output, exit } = finished.value
   if (output.over) return unknown(`its output passed max_payload_bytes ${call.maxBytes}: its process group was killed`)
   const exited = Either.match(exit, {
-    onLeft: (error) => `it ended without an exit code (${error.message})`,
+    onLeft: (error) => `it ended without an exit code (${masked(error.message, call.mask)})`,
     onRight: (code) => (code === 0 ? undefined : `it exited with code ${code}`)
   })
-  return answerOf(output.text, exited)
+  return answerOf(output.text, exited, call.mask)
 }
 
 const notStarted = (reason: string): Answer => ({ _tag: "NotStarted", reason })
@@ -214,8 +214,8 @@ interface NotAnAnswer {
  * 0 answered wrongly (`Malformed`), unless its line claims an outcome or repeats a key: then it
  * may have acted, as one that did not exit 0 may have before it died (`Unknown`).
  */
-const answerOf = (text: string, exited: string | undefined): Answer => {
-  const reason = whyNotAnAnswer(text)
+const answerOf = (text: string, exited: string | undefined, mask: ReadonlyArray<string>): Answer => {
+  const reason = whyNotAnAnswer(text, mask)
   if (Either.isRight(reason)) return { _tag: "Answered", response: reason.right }
   const { receipt } = reason.left
   if (exited !== undefined) {
@@ -229,7 +229,11 @@ const answerOf = (text: string, exited: string | undefined): Answer => {
   return { _tag: reason.left.claimed ? "Unknown" : "Malformed", reason: reason.left.reason, receipt }
 }
 
-const whyNotAnAnswer = (text: string): Either.Either<HandlerResponse, NotAnAnswer> => {
+/**
+ * Why a line is no answer, in the library's words: what it quotes of the line (a key's path) is
+ * masked (`mask`, and the receipt the line gives as text), the words around it are not.
+ */
+const whyNotAnAnswer = (text: string, mask: ReadonlyArray<string>): Either.Either<HandlerResponse, NotAnAnswer> => {
   const body = text.replace(/\r?\n$/, "")
   const malformed = (reason: string) => Either.left({ reason, claimed: false })
   if (body.trim() === "") return malformed("it wrote nothing")
@@ -251,7 +255,7 @@ const whyNotAnAnswer = (text: string): Either.Either<HandlerResponse, NotAnAnswe
   const repeated = firstDuplicateKey(body)
   if (repeated !== undefined) {
     return Either.left({
-      reason: `its line repeats the key at ${shortPath(repeated)} (JSON keeps only the last): it is not trusted, whatever it says`,
+      reason: `its line repeats the key at ${shortPath(repeated, receipt === undefined ? mask : [...mask, receipt])} (JSON keeps only the last): it is not trusted, whatever it says`,
       claimed: true,
       receipt
     })
@@ -316,8 +320,8 @@ const misfitsOf = (json: Record<string, unknown>): string => {
   return misfits.length === 0 ? "its line is not a response of effect-saga-handler-v1" : misfits.join(", ")
 }
 
-/** A JSON path for a message, at most 100 characters of it. */
-const shortPath = (segments: ReadonlyArray<string | number>): string => {
-  const path = Array.from(jsonPath(segments))
+/** A JSON path for a message, its keys masked (the handler wrote them), at most 100 characters of it. */
+const shortPath = (segments: ReadonlyArray<string | number>, mask: ReadonlyArray<string>): string => {
+  const path = Array.from(jsonPath(segments.map((key) => (typeof key === "string" ? masked(key, mask) : key))))
   return path.length <= 100 ? path.join("") : `${path.slice(0, 100).join("")}…`
 }

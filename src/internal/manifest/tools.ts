@@ -11,7 +11,7 @@ import * as Schema from "effect/Schema"
 import * as Compensable from "../../Compensable.js"
 import type { Manifest } from "../../Manifest.js"
 import * as Outcome from "../../Outcome.js"
-import { masked } from "../util/masking.js"
+import { composedOfMasked, masked } from "../util/masking.js"
 import { environmentOf, launchOf } from "./environment.js"
 import type { Binding, HandlerRequest, HandlerResponse } from "./format.js"
 import { PROTOCOL } from "./format.js"
@@ -75,11 +75,15 @@ const toolOf = (manifest: Manifest, tool: Typed, inverse: Typed | undefined): Co
     maxPayloadBytes: tool.binding.max_payload_bytes,
     // Journaled with the step's `INTENT`: what the process was allowed, before it starts.
     capabilities: tool.binding.grants,
-    execute: (input: unknown, step: Compensable.StepContext) => execute(manifest, tool, input, step),
+    // Its outcomes say what the handler wrote masked already (`shown`, `process.ts`): the engine
+    // does not mask them again, so the words around that stay readable.
+    execute: (input: unknown, step: Compensable.StepContext) =>
+      Effect.mapError(execute(manifest, tool, input, step), composedOfMasked),
     compensate:
       inverse === undefined
         ? undefined
-        : (ctx: Compensable.CompensationContext) => compensate(manifest, tool, inverse, ctx)
+        : (ctx: Compensable.CompensationContext) =>
+            Effect.mapError(compensate(manifest, tool, inverse, ctx), composedOfMasked)
   } as Compensable.MakeOptions<string, any, any, any, any, never, never, never, never>)
 }
 
@@ -93,7 +97,7 @@ const execute = (manifest: Manifest, tool: Typed, input: unknown, step: Compensa
       effect: { sagaId: step.sagaId, stepId: step.stepId, idempotencyKey: step.idempotencyKey }
     }
     const { answer, mask } = yield* call(manifest, tool, request, [])
-    const response = yield* responseOf(tool, "execute", answer, mask)
+    const response = yield* responseOf(tool, "execute", answer)
     const label = labelOf(tool, "execute")
     switch (response.outcome) {
       case "applied": {
@@ -133,7 +137,7 @@ const compensate = (manifest: Manifest, tool: Typed, inverse: Typed, ctx: Compen
       }
     }
     const { answer, mask } = yield* call(manifest, inverse, request, Option.toArray(receipt))
-    const response = yield* responseOf(inverse, "compensate", answer, mask)
+    const response = yield* responseOf(inverse, "compensate", answer)
     if (response.outcome === "applied" && response.compensation !== "partial") return response.result ?? null
     if (response.outcome === "applied" || response.outcome === "partial") {
       return yield* Outcome.partial(shown(response, mask, "compensated in part"))
@@ -177,21 +181,21 @@ const call = (manifest: Manifest, tool: Typed, request: HandlerRequest, alsoMask
 const responseOf = (
   tool: Typed,
   operation: HandlerRequest["operation"],
-  answer: Answer,
-  mask: ReadonlyArray<string>
+  answer: Answer
 ): Effect.Effect<HandlerResponse, Outcome.Outcome> => {
   const label = labelOf(tool, operation)
   switch (answer._tag) {
     case "Answered":
       return Effect.succeed(answer.response)
+    // The reasons of `process.ts` mask what they quote of the handler's output.
     case "Unknown":
-      return Outcome.unknown(`${label}: ${masked(answer.reason, mask)}`)
+      return Outcome.unknown(`${label}: ${answer.reason}`)
     case "Malformed": {
       const reason = `${label}: its output is not one JSON line of ${PROTOCOL}: ${answer.reason}`
       return operation === "compensate" ? Outcome.unknown(reason) : Outcome.failed(reason)
     }
     case "NotStarted":
-      return Outcome.failed(`${label}: not started: ${masked(answer.reason, mask)}`)
+      return Outcome.failed(`${label}: not started: ${answer.reason}`)
   }
 }
 

@@ -12,6 +12,7 @@ import { JournalError } from "../../Journal.js"
 import type { Options } from "../../Postgres.js"
 import * as HeldBack from "../journal/heldBack.js"
 import * as OptionalPeer from "../util/optionalPeer.js"
+import { withoutSecrets } from "../util/secretUrl.js"
 import * as Prepared from "./prepared.js"
 import { describeFailure } from "./sqlite.js"
 import * as Unflushed from "./unflushed.js"
@@ -28,15 +29,7 @@ const driver = await OptionalPeer.load(peer, () => import("@effect/sql-pg/PgClie
 const { default: pg } = await OptionalPeer.load(peer, () => import("pg"))
 
 /** The URL without its password, for messages. */
-const printable = (url: Redacted.Redacted<string>): string => {
-  try {
-    const parsed = new URL(Redacted.value(url))
-    if (parsed.password !== "") parsed.password = "***"
-    return parsed.toString()
-  } catch {
-    return "an unreadable URL"
-  }
-}
+const printable = (url: Redacted.Redacted<string>): string => withoutSecrets(Redacted.value(url), "an unreadable URL")
 
 /** A `pg` pool on `url` that answered `SELECT 1`, ended with its scope. */
 const acquirePool = (url: Redacted.Redacted<string>, options: Options) =>

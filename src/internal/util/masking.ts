@@ -1,10 +1,16 @@
 /**
- * Secrets replaced by `<redacted>` in what a handler wrote: in each of the forms a handler is
- * likely to write one in, every occurrence found first, and each run of occurrences that overlap
- * or touch replaced once, so that no part of any secret is left between two of them.
+ * Secrets replaced by `<redacted>` in a text that came from outside (what a handler wrote, a tool's
+ * error message or field, a reason a tool gave): in each of the forms a handler is likely to write
+ * one in, every occurrence found first, and each run of occurrences that overlap or touch replaced
+ * once, so that no part of any secret is left between two of them. Only such texts are masked: the
+ * library masks the parts, then composes its message around them, so that its own words never pass
+ * through the mask (a receipt `t` would make `outcome unknown` unreadable).
  */
 
-const REDACTED = "<redacted>"
+import * as Cause from "effect/Cause"
+
+/** What a masked secret reads. */
+export const REDACTED = "<redacted>"
 
 /** A secret inside a JSON string: `"` and `\` escaped, control characters as `\n`, `\u001b`. */
 const jsonEscaped = (secret: string): string => JSON.stringify(secret).slice(1, -1)
@@ -36,11 +42,28 @@ const formsOf = (mask: ReadonlyArray<string>): ReadonlyArray<string> => {
 /** Where a secret is: `[start, end)` in the text. */
 type Span = readonly [number, number]
 
-/** Every occurrence of every form in `text`, overlapping ones of the same form included. */
+/** Where `text` already reads `<redacted>`: the mark of a secret masked before. */
+const marksOf = (text: string): Array<Span> => {
+  const marks: Array<Span> = []
+  for (let at = text.indexOf(REDACTED); at !== -1; at = text.indexOf(REDACTED, at + REDACTED.length)) {
+    marks.push([at, at + REDACTED.length])
+  }
+  return marks
+}
+
+/**
+ * Every occurrence of every form in `text`, overlapping ones of the same form included, except one
+ * inside a `<redacted>` already there: a text masked once (a journaled error, replayed) keeps its
+ * marks readable when it is masked again, whatever the secret (`d`, `act`).
+ */
 const spansOf = (text: string, forms: ReadonlyArray<string>): Array<Span> => {
   const spans: Array<Span> = []
+  const marks = text.includes(REDACTED) ? marksOf(text) : []
+  const insideMark = (start: number, end: number) => marks.some(([from, to]) => from <= start && end <= to)
   for (const form of forms) {
-    for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1)) spans.push([at, at + form.length])
+    for (let at = text.indexOf(form); at !== -1; at = text.indexOf(form, at + 1)) {
+      if (!insideMark(at, at + form.length)) spans.push([at, at + form.length])
+    }
   }
   return spans
 }
@@ -89,4 +112,23 @@ export const maskedTexts = (value: unknown, mask: (text: string) => string): unk
   if (Array.isArray(value)) return value.map((item) => maskedTexts(item, mask))
   if (typeof value !== "object" || value === null) return value
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [mask(key), maskedTexts(item, mask)]))
+}
+
+/** Errors the library composed around parts it had masked already: masking them again would mask its own words. */
+const composedMasked = new WeakSet<object>()
+
+/**
+ * Marks `error` as composed by the library from its own words and parts it masked (an engine's
+ * timeout, a manifest handler's outcome): `isComposedMasked` says so, and nothing masks it again.
+ */
+export const composedOfMasked = <E extends object>(error: E): E => {
+  // An error failed with (`yield* Outcome.failed(…)`) arrives in the proxy that carries its span.
+  composedMasked.add(Cause.originalError(error))
+  return error
+}
+
+/** Whether `error` was marked by `composedOfMasked` (or is the proxy `Effect.fail` wraps it in to carry its span). */
+export const isComposedMasked = (error: unknown): boolean => {
+  const original = Cause.originalError(error)
+  return typeof original === "object" && original !== null && composedMasked.has(original)
 }

@@ -11,10 +11,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { SagaRecord } from "../../../Journal.js"
-import { SagaStatus } from "../../../Journal.js"
+import { Journal, SagaStatus } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
+import { printable } from "../../util/printable.js"
 import { table } from "../../util/table.js"
-import { exitIfDirty } from "../dirty.js"
+import { exitIfDirty, isStuck, stuckLine } from "../dirty.js"
+import * as Journaled from "../journaled.js"
 import * as Lease from "../lease.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
@@ -49,7 +51,25 @@ export type Listed = SagaRecord & { readonly tampered: Trust.Tampered | null }
 /** `Saga.list` has verified every saga it lists: its mark, as the CLI prints it (`null` when intact). */
 const listed = ({ tampered, ...record }: Saga.SagaSummary): Listed => ({ ...record, tampered: tampered ?? null })
 
-const render = (rows: ReadonlyArray<Listed>, now: number): string =>
+/**
+ * The sagas among `rows` that are stuck (`isStuck`): only a saga no worker drives is read, for what
+ * it was started from; a tampered one is marked as such instead.
+ */
+const stuckOf = (rows: ReadonlyArray<Listed>, now: number) =>
+  Effect.flatMap(Journal, (journal) =>
+    Effect.map(
+      Effect.forEach(
+        rows.filter((row) => row.tampered === null && Lease.isUndriven(row, now)),
+        (row) =>
+          Effect.map(journal.read(row.sagaId), (entries) =>
+            isStuck(row, Journaled.originOf(entries), now) ? [row.sagaId] : []
+          )
+      ),
+      (found): ReadonlySet<string> => new Set(found.flat())
+    )
+  )
+
+const render = (rows: ReadonlyArray<Listed>, now: number, stuck: ReadonlySet<string>): string =>
   rows.length === 0
     ? "no sagas"
     : [
@@ -64,7 +84,8 @@ const render = (rows: ReadonlyArray<Listed>, now: number): string =>
             leaseOf(row, now)
           ])
         ),
-        ...rows.flatMap((row) => (row.tampered === null ? [] : [Trust.line(row.sagaId, row.tampered)]))
+        ...rows.flatMap((row) => (row.tampered === null ? [] : [Trust.line(row.sagaId, row.tampered)])),
+        ...rows.flatMap((row) => (stuck.has(row.sagaId) ? [printable(stuckLine(row.sagaId))] : []))
       ].join("\n")
 
 /** The time `--older-than` points at: now minus the duration. */
@@ -93,15 +114,17 @@ export const list = Command.make("list", { db, json, status, olderThan }, (optio
           updatedBefore: before
         })
         const rows = records.map(listed)
-        yield* options.json ? printJson(rows) : print(render(rows, yield* Clock.currentTimeMillis))
+        const now = yield* Clock.currentTimeMillis
+        const stuck = yield* stuckOf(rows, now)
+        yield* options.json ? printJson(rows) : print(render(rows, now, stuck))
         yield* Trust.exitIfTampered(rows)
-        yield* exitIfDirty(rows)
+        yield* exitIfDirty(rows.map((row) => ({ ...row, stuck: stuck.has(row.sagaId) })))
       }),
       { access: "read" }
     )
   )
 ).pipe(
   Command.withDescription(
-    "List the sagas, least recently updated first, each with its journal verified (chain: intact, or TAMPERED at the first entry that does not fit). Exits 1 if one listed is tampered, compensation_failed or needs_attention."
+    "List the sagas, least recently updated first, each with its journal verified (chain: intact, or TAMPERED at the first entry that does not fit). Exits 1 if one listed is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, running or compensating, and no worker drives it)."
   )
 )

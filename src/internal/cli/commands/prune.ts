@@ -44,7 +44,12 @@ export const prune = Command.make("prune", { db, finishedBefore, dryRun, json },
               )
             )
       }),
-      { access: options.dryRun ? "read" : "write" }
+      options.dryRun
+        ? { access: "read" }
+        : {
+            access: "write",
+            interrupted: `prune deletes in one transaction, all it found or none of it: prune --finished-before ${before} --dry-run lists what is left`
+          }
     )
   )
 ).pipe(

@@ -119,7 +119,11 @@ export const serve = Command.make("serve", { db, host, port, register, insecure 
         yield* print(`serving ${url}/console (the console), ${url}/api (the API), ${url}/api/docs (its docs)`)
         return yield* Effect.never
       }),
-      { access: "write" }
+      {
+        access: "write",
+        interrupted:
+          "stopped serving: the requests in flight were answered, and their undos journaled, before the store closed"
+      }
     )
   )
 ).pipe(

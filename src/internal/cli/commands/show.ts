@@ -13,7 +13,7 @@ import * as Timeline from "../../../Timeline.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import { printable } from "../../util/printable.js"
 import { table } from "../../util/table.js"
-import { exitIfDirty } from "../dirty.js"
+import { exitIfDirty, isStuck } from "../dirty.js"
 import { SomethingWrong, UsageError } from "../failure.js"
 import * as Journaled from "../journaled.js"
 import * as Lease from "../lease.js"
@@ -85,31 +85,9 @@ const timeline = (entries: ReadonlyArray<Entry>, outcome: (entry: Entry) => stri
     ])
   )
 
-/** Undo phases that mean an undo began or settled (`SKIPPED` undid nothing). */
-const undoPhases: ReadonlyArray<string> = [
-  "COMPENSATING",
-  "COMPENSATED",
-  "COMPENSATION_PARTIAL",
-  "COMPENSATION_FAILED",
-  "COMPENSATION_UNKNOWN"
-]
-
-/**
- * A step that ran before `stepId` was last called and whose undo began: `resolve --applied` of
- * `stepId` is then refused (its undo would come out of reverse order).
- */
-const undoneBefore = (stepId: string, entries: ReadonlyArray<Entry>): string | undefined => {
-  const calledAt = Math.max(0, ...entries.filter((e) => e.stepId === stepId && e.phase === "INTENT").map((e) => e.seq))
-  const ranBefore = new Set(entries.filter((e) => e.phase === "EXECUTED" && e.seq < calledAt).map((e) => e.stepId))
-  return (
-    entries.find((e) => e.stepId !== null && ranBefore.has(e.stepId) && undoPhases.includes(e.phase))?.stepId ??
-    undefined
-  )
-}
-
 /** The next line for a step whose outcome is unknown. */
 const resolveLine = (status: Saga.SagaStatus, stepId: string, at: string, entries: ReadonlyArray<Entry>): string => {
-  const earlier = undoneBefore(stepId, entries)
+  const earlier = Timeline.undoneBefore(entries, stepId)
   return earlier === undefined
     ? `next: effect-saga resolve ${status.sagaId} ${stepId} --applied --result JSON|--not-applied --as WHO ${at}`
     : `next: effect-saga resolve ${status.sagaId} ${stepId} --not-applied --as WHO ${at} (if the call did not happen; if it did, undo it by hand: step ${earlier} before it is undone already, --applied is refused)`
@@ -140,7 +118,7 @@ const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: numbe
 }
 
 const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number): string => {
-  const reasons = Journaled.unknownReasons(entries)
+  const reasons = Timeline.unknownReasons(entries)
   const then = next(status, entries, now)
   return [
     ...header(status, now).map(printable),
@@ -197,16 +175,18 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         if (tampered !== null) return yield* showTampered(inspection, tampered, options)
         const status = yield* Saga.status(options.saga)
         const entries = inspection.entries
+        const now = yield* Clock.currentTimeMillis
         if (options.json) yield* printJson({ tampered, saga: status, entries: entries.map(withoutReceipt) })
-        else if (options.format === "mermaid") yield* print(Mermaid.diagram(status.sagaId, entries))
-        else yield* print(render(status, entries, yield* Clock.currentTimeMillis))
-        yield* exitIfDirty([status])
+        else if (options.format === "mermaid")
+          yield* print(Mermaid.diagram(status.sagaId, entries, { lease: Lease.notice(status, now) }))
+        else yield* print(render(status, entries, now))
+        yield* exitIfDirty([{ ...status, stuck: isStuck(status, Journaled.originOf(entries), now) }])
       }),
       { access: "read" }
     )
   })
 ).pipe(
   Command.withDescription(
-    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome); never a receipt. A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention."
+    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome); never a receipt. A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, running or compensating, and no worker drives it)."
   )
 )

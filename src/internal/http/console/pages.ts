@@ -1,9 +1,10 @@
 /**
  * The console's views, as HTML: the approval inbox, the sagas (what needs a person first), one
- * saga (steps, the timeline drawn, the undos' report, resolve for an unknown step, a red banner
- * when its journal does not verify), and the sign-in form.
+ * saga (its lease as it stands, steps, the timeline drawn, the undos' report, resolve for an unknown
+ * step with why it is unknown, a red banner when its journal does not verify), and the sign-in form.
  */
 import type { SagaStatus } from "../../../Journal.js"
+import * as Timeline from "../../../Timeline.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
 import { svg } from "./diagram.js"
 import { badge, escape, hidden } from "./html.js"
@@ -106,29 +107,54 @@ ${found.sagas
   .join("\n")}
 </tbody></table></div>`
 
+/**
+ * The resolve card of a step whose outcome is unknown: why, when the saga journaled it, and the
+ * outcomes it may still be resolved as. Once compensation began the undo of a step that ran before
+ * it, "applied" is refused (its undo would come out of reverse order): only "not applied" is offered.
+ * The console takes no receipt (the API's resolve takes none): the CLI's `resolve --receipt` does.
+ */
 const resolveForm = (detail: SagaDetail, stepId: string): string => {
-  const seen = position({
-    sagaId: detail.saga.sagaId,
-    stepId,
-    revision: detail.saga.revision,
-    digest: detail.saga.digest
-  })
-  return `<div class="card"><h2>Resolve <code>${escape(stepId)}</code></h2>
-<p>Its outcome is unknown: find out whether it happened, then say so.</p>
-<form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="applied">
+  const { sagaId } = detail.saga
+  const seen = position({ sagaId, stepId, revision: detail.saga.revision, digest: detail.saga.digest })
+  const reason = Timeline.unknownReasons(detail.entries).get(stepId)
+  const earlier = Timeline.undoneBefore(detail.entries, stepId)
+  const applied =
+    earlier === undefined
+      ? `<form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="applied">
 <input type="text" name="result" aria-label="Result as JSON" placeholder='Its result, as JSON ("parcel-17")'>
 <button type="submit">It was applied</button></form>
+<p class="muted">The console takes no receipt: if its undo needs the provider's receipt, resolve it with <code>effect-saga resolve --receipt</code>.</p>`
+      : `<p id="applied-refused">${escape(
+          `Compensation already began the undo of step ${earlier}, which ran before this one: it cannot be resolved as applied (its undo would come out of reverse order). If the call happened, undo its effect by hand (idempotency key ${sagaId}/${stepId}); say it was not applied only if it did not happen.`
+        )}</p>`
+  return `<div class="card"><h2>Resolve <code>${escape(stepId)}</code></h2>
+<p id="unknown-reason">${escape(`Its outcome is unknown${reason === undefined ? "" : ` (${reason})`}: find out whether it happened, then say so.`)}</p>
+${applied}
 <form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="not-applied">
 <button type="submit" class="secondary">It was not applied</button></form></div>`
 }
 
+/** The statuses in which a worker should be driving the saga: without a live lease, none is. */
+const driven: ReadonlySet<SagaStatus> = new Set(["running", "compensating"])
+
 /**
- * One saga.
+ * The lease as `effect-saga show` says it: `w1 until T`, `w1 lapsed at T` once `T` is past at `now`,
+ * `none`; with `: no worker is driving it` for a saga running or compensating that no live lease holds.
+ */
+const leaseOf = (row: SagaDetail["saga"], now: number): string => {
+  const lease = row.lease
+  const lapsed = lease !== null && Date.parse(lease.expiresAt) <= now
+  const held = lease === null ? "none" : `${lease.owner} ${lapsed ? "lapsed at" : "until"} ${lease.expiresAt}`
+  return driven.has(row.status) && (lease === null || lapsed) ? `${held}: no worker is driving it` : held
+}
+
+/**
+ * One saga, its lease as it stands at `now` (epoch milliseconds).
  *
  * @since 0.2.0
  * @category views
  */
-export const saga = (detail: SagaDetail): string => {
+export const saga = (detail: SagaDetail, now: number): string => {
   const row = detail.saga
   const undone = detail.steps.filter((step) => step.undo !== null)
   // A read's unknown outcome changed nothing: there is nothing to resolve.
@@ -140,7 +166,7 @@ ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">$
 <dl class="meta card">
 <dt>revision</dt><dd>${row.revision}</dd><dt>digest</dt><dd><code>${escape(row.digest)}</code></dd>
 <dt>created</dt><dd>${escape(row.createdAt)}</dd><dt>updated</dt><dd>${escape(row.updatedAt)}</dd>
-<dt>lease</dt><dd>${row.lease === null ? "none" : `${escape(row.lease.owner)} until ${escape(row.lease.expiresAt)}`}</dd>
+<dt>lease</dt><dd id="lease">${escape(leaseOf(row, now))}</dd>
 </dl>
 ${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`}
 <h2>Steps</h2>

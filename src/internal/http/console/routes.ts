@@ -11,6 +11,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -244,9 +245,9 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
         route(
           Effect.flatMap(HttpRouter.params, (params) =>
             view("saga", () =>
-              Effect.map(Reading.getSaga(params.sagaId ?? ""), (detail) => ({
+              Effect.zipWith(Reading.getSaga(params.sagaId ?? ""), Clock.currentTimeMillis, (detail, now) => ({
                 title: `Saga ${detail.saga.sagaId}`,
-                body: Pages.saga(detail)
+                body: Pages.saga(detail, now)
               }))
             )
           )

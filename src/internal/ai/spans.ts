@@ -1,0 +1,62 @@
+/**
+ * What a model turn shows in spans: never the model's answer. A tool call's arguments that do not
+ * decode are quoted by the failure `@effect/ai` builds (a `ParseError` as its `cause`), and a span
+ * that ends with that failure carries it in its status and exception event.
+ */
+import * as AiError from "@effect/ai/AiError"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Tracer from "effect/Tracer"
+
+/** The `module` of the `AiError`s this library makes. */
+export const MODULE = "effect-saga/ai"
+
+/**
+ * How a failed model call reads in a span: the error's tag, where it arose and why (`reason`, an
+ * HTTP status), never its `cause` or another module's `description`, which may quote the model's
+ * answer. `undefined` for an error that is not an `AiError` (the engine's: a timeout): it is shown
+ * as it is.
+ */
+export const turnFailureInSpan = (error: unknown): string | undefined => {
+  if (!AiError.isAiError(error)) return undefined
+  const where = `${error._tag} in ${error.module}.${error.method}`
+  const why = [
+    "reason" in error ? error.reason : undefined,
+    error._tag === "HttpResponseError" ? `status ${error.response.status}` : undefined
+  ].filter((part) => part !== undefined)
+  const said = error.module === MODULE && error.description !== undefined ? `: ${error.description}` : ""
+  return `${where}${why.length === 0 ? "" : ` (${why.join(", ")})`}${said}`
+}
+
+/** `exit`, its failure (if an `AiError`) shown as `turnFailureInSpan` says. */
+const maskedExit = (exit: Exit.Exit<unknown, unknown>): Exit.Exit<unknown, unknown> => {
+  if (Exit.isSuccess(exit)) return exit
+  const failure = Cause.failureOption(exit.cause)
+  const shown = Option.isSome(failure) ? turnFailureInSpan(failure.value) : undefined
+  return shown === undefined ? exit : Exit.fail(new Error(shown))
+}
+
+/** `@effect/ai`'s span of a model call: `LanguageModel.generateText`, `generateObject`, `streamText`. */
+const isModelCallSpan = (name: string): boolean => name.startsWith("LanguageModel.")
+
+/** `tracer`, its spans of a model call ending with their failure masked; every other span as it makes it. */
+const masking = (tracer: Tracer.Tracer): Tracer.Tracer =>
+  Tracer.make({
+    span: (name, parent, context, links, startTime, kind, options) => {
+      const span = tracer.span(name, parent, context, links, startTime, kind, options)
+      if (!isModelCallSpan(name)) return span
+      const end = span.end.bind(span)
+      // The span itself is kept (what exports it may check its class): only how it ends changes.
+      Object.defineProperty(span, "end", {
+        value: (endTime: bigint, exit: Exit.Exit<unknown, unknown>) => end(endTime, maskedExit(exit))
+      })
+      return span
+    },
+    context: (f, fiber) => tracer.context(f, fiber)
+  })
+
+/** `call` (a model call), its `@effect/ai` span ending with its failure masked (see `turnFailureInSpan`). */
+export const withModelCallSpanMasked = <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.tracer, (tracer) => Effect.withTracer(call, masking(tracer)))

@@ -1,0 +1,14 @@
+/**
+ * Which steps undoing a saga would still have to undo, as `Saga.status` lists them: what the
+ * operator's tools (the CLI's `--register`, the HTTP server's `tools`) must hold before an undo
+ * command starts.
+ */
+import type { StepStatus } from "../../Saga.js"
+
+/**
+ * Whether undoing the saga would still run this step's undo: it executed, no undo was asked for
+ * yet, and it changed something. A step journaled as changing nothing (a model turn, a read) is
+ * passed over by compensation in any process, with or without its tool.
+ */
+export const undoNeeded = (step: StepStatus): boolean =>
+  step.state === "executed" && step.undo === undefined && step.changesNothing !== true

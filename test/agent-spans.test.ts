@@ -1,0 +1,131 @@
+import * as Tool from "@effect/ai/Tool"
+import * as AiToolkit from "@effect/ai/Toolkit"
+import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { SpanStatusCode } from "@opentelemetry/api"
+import type { ReadableSpan } from "@opentelemetry/sdk-trace-base"
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { Cause, Effect, Layer, Schema } from "effect"
+import * as Agent from "../src/Agent.js"
+import { Saga } from "../src/index.js"
+import * as Testing from "../src/Testing.js"
+import * as Scripted from "./fixtures/agent-scripted.js"
+
+describe("an agent's spans", () => {
+  it.effect(
+    "a tool call's input is in no exported span, attribute, event or status: not on its run, not on a replay",
+    () =>
+      Effect.gen(function* () {
+        const script: Scripted.Script = ({ turn }) =>
+          turn === 1
+            ? Scripted.calls(Scripted.call("call-1", "Pay", { card: CARD, amount: 12 }))
+            : Scripted.says("Paid.")
+        const { result, replayed, spans } = yield* twice("paid", script)
+        expect([result._tag, replayed._tag]).toEqual(["Completed", "Completed"])
+        expect(shown(spans)).toContain("execute_tool Pay")
+        expect(shown(spans)).not.toContain(CARD_NUMBER)
+        // The call ran once and replayed once, each in its execute_tool span, under the run's span.
+        const calls = named(spans, "execute_tool Pay")
+        expect(calls.length).toBe(2)
+        const runs = named(spans, "effect-saga.run")
+        expect(calls.map((span) => span.parentSpanContext?.spanId)).toEqual(runs.map((run) => run.spanContext().spanId))
+      })
+  )
+
+  it.effect(
+    "a call whose arguments do not decode fails its turn: no span quotes them, the program's failure does",
+    () =>
+      Effect.gen(function* () {
+        const script: Scripted.Script = () =>
+          Scripted.calls(Scripted.call("call-1", "Pay", { card: "c", amount: CARD }))
+        const { result, spans } = yield* twice("malformed", script)
+        assert(result._tag === "Compensated")
+        expect(Cause.pretty(result.cause)).toContain(CARD_NUMBER)
+        expect(shown(spans)).not.toContain(CARD_NUMBER)
+        const [turn] = named(spans, "effect-saga.step")
+        expect(turn!.attributes.tool).toBe("LanguageModel")
+        expect(turn!.status).toEqual({
+          code: SpanStatusCode.ERROR,
+          message: "MalformedOutput in LanguageModel.generateText"
+        })
+        const [call] = named(spans, "LanguageModel.generateText")
+        expect(call!.status.code).toBe(SpanStatusCode.ERROR)
+      })
+  )
+
+  it.effect(
+    "a call that awaits approval ends its execute_tool and step spans OK: the step's outcome says it waits",
+    () =>
+      Effect.gen(function* () {
+        const script: Scripted.Script = ({ turn }) =>
+          turn === 1 ? Scripted.calls(Scripted.call("call-1", "Refund", { amount: 12 })) : Scripted.says("It waits.")
+        const { result, spans } = yield* twice("refund", script)
+        expect(result._tag).toBe("AwaitingApproval")
+        const [call] = named(spans, "execute_tool Refund")
+        expect(call!.status.code).toBe(SpanStatusCode.OK)
+        const step = named(spans, "effect-saga.step").find((span) => span.attributes.tool === "Refund")!
+        expect(step.parentSpanContext?.spanId).toBe(call!.spanContext().spanId)
+        expect(step.status.code).toBe(SpanStatusCode.OK)
+        expect(step.attributes.outcome).toBe("awaiting_approval")
+      })
+  )
+})
+
+// --- fixtures --------------------------------------------------------------------------------
+
+const CARD_NUMBER = "4111111111111111"
+const CARD = `CARD-${CARD_NUMBER}`
+
+const Pay = Tool.make("Pay", {
+  description: "Pay with a card",
+  parameters: { card: Schema.String, amount: Schema.Int },
+  success: Schema.Struct({ paid: Schema.Boolean })
+}).annotate(Tool.Destructive, false)
+
+const Refund = Tool.make("Refund", {
+  description: "Refund an amount: irreversible, it waits for an approval",
+  parameters: { amount: Schema.Int },
+  success: Schema.Struct({ refunded: Schema.Boolean })
+})
+
+const Payments = AiToolkit.make(Pay, Refund)
+
+/**
+ * Runs the agent loop over `script` as saga `sagaId`, then again (a replay, or a resume that waits
+ * still), under the NodeSdk: the two results and every span exported while its layer lived.
+ */
+const twice = (sagaId: string, script: Scripted.Script) => {
+  const exporter = new InMemorySpanExporter()
+  const telemetry = NodeSdk.layer(() => ({
+    resource: { serviceName: "effect-saga-test" },
+    spanProcessor: new SimpleSpanProcessor(exporter)
+  }))
+  const agent = Agent.make(Payments, {})
+  const live = Layer.mergeAll(
+    agent.toLayer({
+      Pay: () => Effect.succeed({ paid: true }),
+      Refund: () => Effect.succeed({ refunded: true })
+    }),
+    Agent.layerModel.pipe(Layer.provide(Scripted.layer(script).layer))
+  ).pipe(Layer.provideMerge(Testing.layer))
+  const loop = Agent.loop({ prompt: "Pay 12.", toolkit: Payments })
+  return Effect.gen(function* () {
+    const result = yield* Saga.run(sagaId, loop)
+    const replayed = yield* Saga.run(sagaId, loop)
+    return { result, replayed, spans: exporter.getFinishedSpans() }
+  }).pipe(Effect.provide(Layer.merge(live, telemetry)))
+}
+
+const named = (spans: ReadonlyArray<ReadableSpan>, name: string) => spans.filter((span) => span.name === name)
+
+/** Everything an exporter sends of the spans: names, attributes, events, statuses, links. */
+const shown = (spans: ReadonlyArray<ReadableSpan>): string =>
+  JSON.stringify(
+    spans.map((span) => ({
+      name: span.name,
+      attributes: span.attributes,
+      events: span.events,
+      status: span.status,
+      links: span.links
+    }))
+  )
