@@ -340,6 +340,9 @@ describe("a saga recovery cannot resume", () => {
               /^[A-Z]+ effect-saga: recovery did not resume saga jc-1: JournalCorrupted: .*; this worker does not try it again while its journal stays where it is$/
             )
           ])
+          // The journaled result it quotes is data: it never goes to the log.
+          expect(about()[0]).toContain("Expected number")
+          expect(about()[0]).not.toContain("noted:jc-1")
           const claims = () => store.calls.filter((call) => call === "claim jc-1").length
           expect([replays, claims()]).toEqual([1, 1])
 

@@ -40,7 +40,7 @@ import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
 import { runInChild } from "../util/child.js"
-import { byteLength, decodeJson, decodeValue, encodeJson } from "../util/codec.js"
+import { byteLength, decodeJson, decodeValue, encodeJson, withoutValues } from "../util/codec.js"
 import { stepKeyRefusal } from "../util/identifier.js"
 import { maskedEncoded } from "../util/maskedEncoded.js"
 import { composedOfMasked, masked } from "../util/masking.js"
@@ -351,7 +351,7 @@ export class SagaRun {
           error: new JournalCorrupted({
             sagaId: this.sagaId,
             seq: step.awaiting!.seq,
-            reason: `input of ${step.stepId} does not decode with the tool's schema: ${reason}`
+            reason: `input of ${step.stepId} does not decode with the tool's schema: ${withoutValues(reason)}`
           })
         }),
       onRight: (input) => Either.right(new Call(spec, step.stepId, input, inputJson, sha256(inputJson)))
@@ -558,7 +558,7 @@ export class SagaRun {
         new JournalCorrupted({
           sagaId: this.sagaId,
           seq,
-          reason: `${whose} does not decode with the tool's schema: ${decoded.left}`
+          reason: `${whose} does not decode with the tool's schema: ${withoutValues(decoded.left)}`
         })
       )
     }

@@ -87,6 +87,14 @@ export const jsonText = (value: unknown): Either.Either<string, string> => {
 export const decodeValue = <A>(schema: Schema.Schema<A, any>, encoded: unknown): Either.Either<A, string> =>
   guarded(() => Schema.decodeUnknownEither(schema)(encoded))
 
+/**
+ * A reason `decodeValue` or `decodeJson` gave, without the values it quotes (`Expected number,
+ * actual "4111…"` reads `Expected number`; JSON that does not parse reads `not JSON`): for a reason
+ * about journaled inputs and results, which reaches logs and spans, where they never go.
+ */
+export const withoutValues = (reason: string): string =>
+  reason.startsWith("not JSON: ") ? "not JSON" : reason.replace(/, actual .*$/gm, "")
+
 /** Parses JSON text and decodes it with `schema`, or says why it cannot. */
 export const decodeJson = <A>(schema: Schema.Schema<A, any>, json: string | null): Either.Either<A, string> => {
   let parsed: unknown
