@@ -352,7 +352,8 @@ export interface ModelOptions {
  * Wraps a `LanguageModel` service so that each call made inside a saga is a step of its own: its
  * input the prompt (encoded), the tools offered and the tool choice; its result the model's answer
  * (encoded with `@effect/ai`'s response schemas). A replay returns the journaled answer without
- * asking the model; another prompt at the same turn fails the run with `NonDeterminism`. The
+ * asking the model; another prompt at the same turn, or a journaled answer the toolkit no longer
+ * decodes (a tool's parameters changed), fails the run with `NonDeterminism`, nothing written. The
  * answer's tool calls are then resolved by the toolkit's handlers, each keyed by its call id (without
  * `Toolkit.handle`'s span, whose attributes are the call's parameters). A turn fails with an
  * `AiError` only (see `ModelOptions`). Outside a saga, calls go to the model unchanged.

@@ -30,7 +30,9 @@ const placeOf = (stepId: string): string => (isSagaEntry(stepId) ? `its ${stepId
 
 /**
  * The program did not replay as journaled: a step's tool or input differs from the journal at that
- * step. Nothing more ran and nothing was written.
+ * step, or the program cannot follow what the journal holds there (an agent's model turn whose
+ * journaled answer no longer decodes with the toolkit's schemas). Nothing more ran and nothing was
+ * written.
  *
  * @since 0.1.0
  * @category errors

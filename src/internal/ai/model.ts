@@ -19,6 +19,7 @@ import type { ApprovalPending } from "../../SagaError.js"
 import type { StepSpec } from "../engine/spec.js"
 import { byteLength } from "../util/codec.js"
 import { promptLogOf } from "./promptLog.js"
+import { replayedAnswer } from "./replayedAnswer.js"
 import { MODULE, turnFailureInSpan, withModelCallSpanMasked } from "./spans.js"
 import { awaitingApproval, handleUntraced, pendingCalls, toolCall } from "./toolCall.js"
 
@@ -69,8 +70,13 @@ const asAiError =
  * tool choice); its result the model's answer, encoded with `@effect/ai`'s response schemas. A turn
  * changes nothing in the world: asking again after a crash is safe (`retryMode: "idempotency-key"`),
  * it is journaled as changing nothing (compensation passes over it), and a failed turn is the program's to handle (it does not taint the saga).
+ * A replayed answer that `unfollowable` refuses fails the run with `NonDeterminism`.
  */
-const turnSpec = (options: ModelOptions, execute: () => Effect.Effect<unknown, AiError.AiError>): StepSpec => {
+const turnSpec = (
+  options: ModelOptions,
+  execute: () => Effect.Effect<unknown, AiError.AiError>,
+  unfollowable?: (answer: unknown) => string | undefined
+): StepSpec => {
   const made: Compensable.Any = Compensable.make({
     name: options.name ?? "LanguageModel",
     input: Schema.Unknown,
@@ -84,7 +90,7 @@ const turnSpec = (options: ModelOptions, execute: () => Effect.Effect<unknown, A
     execute,
     changesNothing: true
   })
-  return { ...made.spec, taintsOnFailure: false, shownInSpan: turnFailureInSpan }
+  return { ...made.spec, taintsOnFailure: false, shownInSpan: turnFailureInSpan, unfollowable }
 }
 
 /**
@@ -265,25 +271,31 @@ const journaledTurn = (
             (response) => response.content
           )) as unknown as Effect.Effect<ReadonlyArray<unknown>, AiError.AiError>
     )
+    const replay = replayedAnswer(schema as Schema.Schema<any, any>, toolkit?.tools ?? {})
     // The cap is the step's own (`maxPayloadBytes`, or the default every tool has).
-    const spec: StepSpec = turnSpec(modelOptions, () =>
-      ask.pipe(
-        Effect.flatMap((content) =>
-          Effect.mapError(Schema.encode(schema as Schema.Schema<any, any>)(content), malformed(method, "encode"))
+    const spec: StepSpec = turnSpec(
+      modelOptions,
+      () =>
+        ask.pipe(
+          Effect.flatMap((content) =>
+            Effect.mapError(Schema.encode(schema as Schema.Schema<any, any>)(content), malformed(method, "encode"))
+          ),
+          Effect.map(jsonSafe),
+          Effect.flatMap(withinCap(method, spec.maxPayloadBytes))
         ),
-        Effect.map(jsonSafe),
-        Effect.flatMap(withinCap(method, spec.maxPayloadBytes))
-      )
+      replay.unfollowable
     )
     const description = yield* describeTurn(saga, method, prompt, toolkit, options)
     const answer = (yield* Effect.mapError(
       saga.step(spec, description, undefined) as Effect.Effect<unknown, unknown>,
       asAiError(method)
     )) as ReadonlyArray<any>
-    const content = yield* Effect.mapError(
-      Schema.decodeUnknown(schema as Schema.Schema<any, any>)(answer),
-      malformed(method, "the journaled answer does not decode with this toolkit's schemas")
-    )
+    const content =
+      replay.decoded ??
+      (yield* Effect.mapError(
+        Schema.decodeUnknown(schema as Schema.Schema<any, any>)(answer),
+        malformed(method, "the journaled answer does not decode with this toolkit's schemas")
+      ))
     const results =
       toolkit === undefined || options.disableToolCallResolution === true
         ? []

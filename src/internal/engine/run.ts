@@ -562,6 +562,9 @@ export class SagaRun {
         })
       )
     }
+    // The journal holds what it held; the program can no longer follow it (its code changed).
+    const unfollowable = spec.unfollowable?.(decoded.right)
+    if (unfollowable !== undefined) return fatal(this.divergence(step.stepId, unfollowable))
     return Effect.succeed(decoded.right)
   }
 

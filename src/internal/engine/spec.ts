@@ -44,6 +44,12 @@ export interface StepSpec {
    * Effect's tracer shows it.
    */
   readonly shownInSpan?: ((error: unknown) => string | undefined) | undefined
+  /**
+   * Why the program cannot follow this step's journaled result, if it cannot. Asked on replay, once
+   * the result decodes with `success`: a reason fails the run with `NonDeterminism` (nothing is
+   * written or undone). A model turn's: its answer no longer decodes with the toolkit's schemas.
+   */
+  readonly unfollowable?: ((result: unknown) => string | undefined) | undefined
 }
 
 /** One MiB: the default cap for a step's encoded input and result. */
