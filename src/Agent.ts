@@ -418,6 +418,28 @@ export interface AwaitingApproval {
 export const isAwaitingApproval: (u: unknown) => u is AwaitingApproval = toolCall.isAwaitingApproval
 
 /**
+ * What the model (or an MCP client) is told of an irreversible call the saga refused to run, as a
+ * failed result: a failure had bound the saga to compensate when the agent's run ends, so the call
+ * would be the one effect nobody could undo. It is never run and no approval is asked for it;
+ * `message` says why, naming the step that failed. Every replay answers the same.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface NotRun {
+  readonly status: "not-run"
+  readonly message: string
+}
+
+/**
+ * Whether a tool result is `NotRun`.
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const isNotRun: (u: unknown) => u is NotRun = toolCall.isNotRun
+
+/**
  * The type id an agent's errors carry: `isAgentError` checks it (`isMaxTurnsExceeded` and
  * `isInvalidLoopOptions` then their `_tag`), never a `_tag` that a plain value could share.
  *
@@ -534,7 +556,8 @@ export interface LoopResult<Tools extends Record<string, Tool.Any>> {
  * model's final answer the loop settles such calls: while one is not approved the saga halts and
  * returns `AwaitingApproval`; after `Saga.approve`, `Saga.resume` replays the journaled turns
  * (asking the model nothing), runs the call once, tells the model how it went in a user message,
- * and asks it again.
+ * and asks it again. In a saga a failure has bound to compensate, an irreversible call neither runs
+ * nor waits: the model is told it was not run, and why (`NotRun`).
  *
  * A `maxTurns` that is not a positive integer fails the loop with `InvalidLoopOptions` before the
  * model is asked.

@@ -69,7 +69,10 @@ export class StepFailed extends Schema.TaggedError<StepFailed>("effect-saga/Step
 }
 
 /**
- * An irreversible step was refused: rejected, expired, or its approval did not match its input.
+ * An irreversible step was refused: rejected, expired, or its approval did not match its input; or,
+ * in a saga a failure has bound to compensate, refused without asking (it never runs there). Such
+ * a refusal halts the run, except for a call that defers its approval (an agent's): it is answered
+ * with this error and the program goes on.
  *
  * @since 0.1.0
  * @category errors

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { CurrentSaga } from "../../Saga.js"
+import { ApprovalRefused } from "../../SagaError.js"
 import type { PendingCall } from "./toolCall.js"
 
 /** A value as JSON, encoded with the tool's schema (the journal encoded it with the same). */
@@ -15,7 +16,8 @@ const jsonOf = (schema: Schema.Schema.All, value: unknown) =>
 /**
  * Runs a call that awaited approval, once approved, and says how it went, for the model. A failure
  * the tool feeds to the model (`failureMode: "return"`) is told; any other fails the conversation as
- * the tool's handler would have.
+ * the tool's handler would have. A call the saga refused to run (a failure bound it to compensate
+ * meanwhile) is told so, and why.
  */
 const settleOne = (saga: CurrentSaga["Type"], call: PendingCall, tool: Tool.Any) => {
   const told = `The call ${call.callId} of ${call.toolName} was approved and has run`
@@ -23,6 +25,9 @@ const settleOne = (saga: CurrentSaga["Type"], call: PendingCall, tool: Tool.Any)
   return (saga.settle(call.stepId) as Effect.Effect<unknown, unknown>).pipe(
     Effect.flatMap((value) => Effect.map(jsonOf(tool.successSchema, value), (json) => `${told}. Its result: ${json}`)),
     Effect.catchAll((error) => {
+      if (error instanceof ApprovalRefused) {
+        return Effect.succeed(`The call ${call.callId} of ${call.toolName} was ${error.reason}`)
+      }
       if (!declared(error)) return Effect.die(error)
       if (tool.failureMode !== "return") return Effect.fail(error)
       return Effect.map(jsonOf(tool.failureSchema, error), (json) => `${told}, and failed: ${json}`)

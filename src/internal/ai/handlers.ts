@@ -8,7 +8,7 @@ import type { Policy, PolicyOverride } from "../../Agent.js"
 import type { CompensationContext, StepContext } from "../../Compensable.js"
 import * as Compensable from "../../Compensable.js"
 import { CurrentSaga } from "../../Saga.js"
-import { ApprovalPending } from "../../SagaError.js"
+import { ApprovalPending, ApprovalRefused } from "../../SagaError.js"
 import { checkTool } from "../../Toolkit.js"
 import type { StepSpec } from "../engine/spec.js"
 import { spanAroundStep } from "../observability/spans.js"
@@ -85,16 +85,20 @@ const executeToolSpan = (toolName: string, callId: string | undefined) => ({
       : { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": toolName, "gen_ai.tool.call.id": callId }
 })
 
-/** What the step of a call that awaits approval answered, inside its `execute_tool` span. */
-const awaitsApproval: unique symbol = Symbol("effect-saga/ai/awaitsApproval")
+/**
+ * What the step of a call answered inside its `execute_tool` span when its caller answers in its
+ * stead: it awaits approval, or the saga refused to run it.
+ */
+const answeredByCaller: unique symbol = Symbol("effect-saga/ai/answeredByCaller")
 
 /**
  * The handler `@effect/ai` calls: the call is a step of the saga in context, keyed by the model's
  * tool-call id when there is one. A failure the tool's failure schema does not describe (an
  * `Outcome.Failed`, an input over `maxPayloadBytes`) is a defect: the saga fails and compensates.
- * A pending approval of a model's or MCP client's call is put in its cell, and ends the handler
- * (`@effect/ai` has no result for it): the caller answers in its stead. The call is traced as its
- * caller was (`Toolkit.handle` runs untraced: see `handleUntraced`).
+ * A pending approval of a model's or MCP client's call, or its refusal in a saga bound to
+ * compensate, is put in its cell, and ends the handler (`@effect/ai` has no result for it): the
+ * caller answers in its stead. The call is traced as its caller was (`Toolkit.handle` runs
+ * untraced: see `handleUntraced`).
  */
 export const wrap =
   (tool: Tool.Any, spec: StepSpec) =>
@@ -110,23 +114,27 @@ export const wrap =
       const call = yield* FiberRef.get(currentToolCall)
       if (call === undefined) return yield* saga.value.step(spec, params, undefined) as Effect.Effect<unknown, unknown>
       call.journaled = true
-      // A call that awaits approval is answered, not failed: its span ends OK, and it fails after.
-      // A failure ends the span as the step's did: a failure quoting a receipt is masked there.
+      // A call that awaits approval, or that the saga refused to run, is answered, not failed: its
+      // span ends OK, and it fails after. A failure ends the span as the step's did: a failure
+      // quoting a receipt is masked there.
       const span = spanAroundStep(`execute_tool ${tool.name}`, executeToolSpan(tool.name, call.id))
       const { spanEnded } = span
       const answered = yield* Effect.catchIf(
         saga.value.step(spec, params, call.id, { deferApproval: true, spanEnded }) as Effect.Effect<unknown, unknown>,
-        (error) => error instanceof ApprovalPending,
-        (pending) =>
+        (error) => error instanceof ApprovalPending || error instanceof ApprovalRefused,
+        (error) =>
           Effect.sync(() => {
-            call.pending = pending as ApprovalPending
-            return awaitsApproval
+            if (error instanceof ApprovalPending) call.pending = error
+            else call.refused = error as ApprovalRefused
+            return answeredByCaller
           })
       ).pipe(span.around, asCaller(call))
-      return answered === awaitsApproval ? yield* Effect.fail(call.pending!) : answered
+      return answered === answeredByCaller ? yield* Effect.fail(call.pending ?? call.refused) : answered
     }).pipe(
       Effect.catchAll((error) =>
-        declared(error) && !(error instanceof ApprovalPending) ? Effect.fail(error) : Effect.die(error)
+        declared(error) && !(error instanceof ApprovalPending) && !(error instanceof ApprovalRefused)
+          ? Effect.fail(error)
+          : Effect.die(error)
       )
     )
   }

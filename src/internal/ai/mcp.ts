@@ -8,7 +8,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Policy } from "../../Agent.js"
 import * as Compensable from "../../Compensable.js"
-import { awaitingApproval, handleUntraced, toolCall } from "./toolCall.js"
+import { awaitingApproval, handleUntraced, notRun, toolCall } from "./toolCall.js"
 
 /** The MCP hints of a tool, as its saga policy says. */
 export const hintsOf = (tool: Tool.Any, policy: Policy): McpSchema.ToolAnnotations =>
@@ -30,14 +30,21 @@ const callResult = (isError: boolean, value: unknown) =>
     content: [{ type: "text", text: JSON.stringify(value) ?? "null" }]
   })
 
+/** What the client is told in place of a handler's result. */
+interface AnsweredInstead {
+  readonly isFailure: boolean
+  readonly encodedResult: unknown
+}
+
 /** A call that awaits approval is not an error: the client is told it has not run yet. */
-const awaitingApprovalResult = { isFailure: false, encodedResult: awaitingApproval }
+const awaitingApprovalResult: AnsweredInstead = { isFailure: false, encodedResult: awaitingApproval }
 
 /**
  * Registers an agent's tools with the `McpServer` in context. A call runs the wrapped handler (a
  * step of the saga in the registering context), without `Toolkit.handle`'s span; a failure the model would be fed
  * (`failureMode: "return"`) is reported with `isError: true`, like one in the error channel; a call
- * that awaits approval is told so (not an error), and the session goes on.
+ * that awaits approval is told so (not an error), and the session goes on; one the saga refused to
+ * run (it was bound to compensate) is told so and why, with `isError: true`.
  */
 export const register = (
   toolkit: Toolkit.Toolkit<any>,
@@ -59,8 +66,13 @@ export const register = (
           const call = toolCall(undefined)
           return handleUntraced(built, tool.name, payload, call).pipe(
             Effect.provide(context),
-            Effect.catchAllCause((cause) =>
-              call.pending === undefined ? Effect.failCause(cause) : Effect.succeed(awaitingApprovalResult)
+            Effect.catchAllCause(
+              (cause): Effect.Effect<AnsweredInstead, unknown> =>
+                call.pending !== undefined
+                  ? Effect.succeed(awaitingApprovalResult)
+                  : call.refused !== undefined
+                    ? Effect.succeed({ isFailure: true, encodedResult: notRun(call.refused) })
+                    : Effect.failCause(cause)
             ),
             Effect.match({
               onFailure: (error) => callResult(true, error),

@@ -15,13 +15,13 @@ import * as Stream from "effect/Stream"
 import type { ModelOptions } from "../../Agent.js"
 import * as Compensable from "../../Compensable.js"
 import { CurrentSaga } from "../../Saga.js"
-import type { ApprovalPending } from "../../SagaError.js"
+import type { ApprovalPending, ApprovalRefused } from "../../SagaError.js"
 import type { StepSpec } from "../engine/spec.js"
 import { byteLength } from "../util/codec.js"
 import { promptLogOf } from "./promptLog.js"
 import { replayedAnswer } from "./replayedAnswer.js"
 import { MODULE, turnFailureInSpan, withModelCallSpanMasked } from "./spans.js"
-import { awaitingApproval, handleUntraced, pendingCalls, toolCall } from "./toolCall.js"
+import { awaitingApproval, handleUntraced, notRun, pendingCalls, toolCall } from "./toolCall.js"
 
 type Method = "generateText" | "generateObject" | "streamText"
 
@@ -183,8 +183,13 @@ const resolveToolCalls = (
     (call: Response.ToolCallPartEncoded) => {
       const cell = toolCall(call.id)
       return handleUntraced(toolkit, call.name, call.params, cell).pipe(
-        Effect.catchAllCause((cause) =>
-          cell.pending === undefined ? Effect.failCause(cause) : awaitingApprovalOf(call, cell.pending)
+        Effect.catchAllCause(
+          (cause): Effect.Effect<AnsweredInstead, unknown> =>
+            cell.pending !== undefined
+              ? awaitingApprovalOf(call, cell.pending)
+              : cell.refused !== undefined
+                ? Effect.succeed(notRunOf(cell.refused))
+                : Effect.failCause(cause)
         ),
         Effect.tap(() =>
           cell.journaled
@@ -210,6 +215,13 @@ const resolveToolCalls = (
     { concurrency }
   )
 
+/** What the model is told in place of a handler's result: that the call awaits approval, or did not run. */
+interface AnsweredInstead {
+  readonly encodedResult: unknown
+  readonly isFailure: boolean
+  readonly result: unknown
+}
+
 /**
  * The answer to a call that awaits approval: the model is told so (it is not a failure), and the
  * conversation's `Agent.loop`, if any, learns which step to settle.
@@ -219,6 +231,15 @@ const awaitingApprovalOf = (call: Response.ToolCallPartEncoded, pending: Approva
     collected?.push({ callId: call.id, toolName: call.name, stepId: pending.stepId })
     return { encodedResult: awaitingApproval, isFailure: false, result: awaitingApproval }
   })
+
+/**
+ * The answer to a call the saga refused to run (it was bound to compensate): the model is told so,
+ * and why, as a failed result. Nothing is left to settle.
+ */
+const notRunOf = (refused: ApprovalRefused) => {
+  const told = notRun(refused)
+  return { encodedResult: told, isFailure: true, result: told }
+}
 
 /** The text of an answer, decoded as `generateObject`'s schema says. */
 const objectOf = (content: ReadonlyArray<Response.AllParts<any>>, schema: Schema.Schema<any, any, any>) => {

@@ -5,21 +5,23 @@ import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
-import type { AwaitingApproval } from "../../Agent.js"
-import type { ApprovalPending } from "../../SagaError.js"
+import type { AwaitingApproval, NotRun } from "../../Agent.js"
+import type { ApprovalPending, ApprovalRefused } from "../../SagaError.js"
 
 /**
  * The call a handler runs for: a model's tool call (set by the journaled model while it resolves a
  * turn's tool calls, so that the step is keyed by the call's id) or an MCP client's (no id). Such a
  * call defers a pending approval: the handler answers `ApprovalPending` into `pending` instead of
- * halting the saga, so the caller can tell the model. `journaled` is set by a handler that ran as a
- * saga step, so that a handler that did not (a plain `@effect/ai` handler) is caught. `traced` and
- * `parentSpan` are how the caller traced (see `handleUntraced`).
+ * halting the saga, so the caller can tell the model; an irreversible call the saga refused without
+ * halting (it was bound to compensate) answers `ApprovalRefused` into `refused`. `journaled` is set
+ * by a handler that ran as a saga step, so that a handler that did not (a plain `@effect/ai`
+ * handler) is caught. `traced` and `parentSpan` are how the caller traced (see `handleUntraced`).
  */
 export interface ToolCall {
   readonly id: string | undefined
   journaled: boolean
   pending: ApprovalPending | undefined
+  refused: ApprovalRefused | undefined
   traced: boolean
   parentSpan: Option.Option<Tracer.AnySpan>
 }
@@ -29,6 +31,7 @@ export const toolCall = (id: string | undefined): ToolCall => ({
   id,
   journaled: false,
   pending: undefined,
+  refused: undefined,
   traced: true,
   parentSpan: Option.none()
 })
@@ -40,6 +43,17 @@ export const awaitingApproval: AwaitingApproval = {
     "This call needs a person's approval before it runs. It has not run yet; it runs once approved. " +
     "Do not call it again."
 }
+
+/** The tool result of a call the saga refused to run, saying why (see `ApprovalRefused`'s `reason`). */
+export const notRun = (refused: ApprovalRefused): NotRun => ({
+  status: "not-run",
+  // The reason says `not run: …` and why (see engine/boundToUndo.ts).
+  message: `This call was ${refused.reason}. Do not call it again.`
+})
+
+/** Whether a tool result says its call was not run. */
+export const isNotRun = (u: unknown): u is NotRun =>
+  typeof u === "object" && u !== null && (u as { status?: unknown }).status === "not-run"
 
 /** Whether a tool result says its call awaits approval. */
 export const isAwaitingApproval = (u: unknown): u is AwaitingApproval =>

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { statusAfter } from "../../Journal.js"
 import type { CompensationCause } from "../../SagaError.js"
-import { NonDeterminism, StepFailed } from "../../SagaError.js"
+import { ApprovalRefused, NonDeterminism, StepFailed } from "../../SagaError.js"
 import type { SagaResult, UnknownStep } from "../../SagaResult.js"
 import { sagaDraft } from "../journal/drafts.js"
 import type { PayloadOf, SagaPhase } from "../journal/payloads.js"
@@ -34,8 +34,7 @@ const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyA
 
 /** The first failure that taints the saga, if any. */
 const taintOf = (view: JournalView): StepFailed | undefined => {
-  // A failure journaled with `taints: false` was the program's to handle (see StepSpec.taintsOnFailure).
-  const step = view.failedSteps().find((step) => step.failed!.payload.taints !== false)
+  const step = view.firstTaint()
   if (step === undefined) return undefined
   return new StepFailed({ stepId: step.stepId, toolName: step.toolName, reason: step.failed!.payload.description })
 }
@@ -118,11 +117,20 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
 
   const halted = (halt: Halt): Effect.Effect<SagaResult<A, E>, any> => {
     switch (halt._tag) {
-      case "AwaitingApproval":
+      case "AwaitingApproval": {
+        // Withdrawn while the run stopped (a failure in flight bound the saga to compensate): nothing to await.
+        const withdrawn = view.steps.get(halt.request.stepId)
+        if (withdrawn?.refused !== undefined) {
+          const { stepId, toolName } = withdrawn
+          return end.compensate(
+            Cause.fail(new ApprovalRefused({ stepId, toolName, reason: withdrawn.refused.payload.reason }))
+          )
+        }
         return Effect.as(
           endWith("SAGA_AWAITING_APPROVAL", { stepId: halt.request.stepId, requestId: halt.request.requestId }),
           { _tag: "AwaitingApproval" as const, sagaId, request: halt.request }
         )
+      }
       case "NeedsAttention":
         return needsAttention(halt.step)
       case "Refused":

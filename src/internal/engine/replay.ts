@@ -8,6 +8,7 @@ import { CommandConflict } from "../../SagaError.js"
 import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { encodeJson } from "../util/codec.js"
+import { isBoundToUndo } from "./boundToUndo.js"
 import type { Lookup } from "./compensation.js"
 import * as Receipts from "./receipts.js"
 import { isWithdrawn } from "./withdrawal.js"
@@ -28,6 +29,7 @@ const decisionOf = (step: StepView): string | undefined => {
   if (step.refused === undefined) return undefined
   if (step.refused.phase === "EXPIRED") return "refused: its approval expired"
   const refusal = step.refused.payload
+  if (isBoundToUndo(step)) return `refused (${refusal.reason})`
   return isWithdrawn(step) ? refusal.reason : `rejected by ${refusal.by ?? "a run"}`
 }
 

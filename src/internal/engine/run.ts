@@ -44,6 +44,8 @@ import { byteLength, decodeJson, decodeValue, encodeJson, withoutValues } from "
 import { stepKeyRefusal } from "../util/identifier.js"
 import { maskedEncoded } from "../util/maskedEncoded.js"
 import { composedOfMasked, masked } from "../util/masking.js"
+import * as boundToUndo from "./boundToUndo.js"
+import { isBoundToUndo, notRunBecause, refusal } from "./boundToUndo.js"
 import type { StepOptions } from "./context.js"
 import { CurrentSaga } from "./context.js"
 import { problemOf } from "./declaration.js"
@@ -215,6 +217,8 @@ export class SagaRun {
   constructor(
     readonly writer: Writer,
     private readonly approval: Approval["Type"],
+    /** Drops a request the saga withdrew from the approval service. */
+    private readonly withdraw: (requestId: string, reason: string) => Effect.Effect<void>,
     private readonly registry: Registry,
     private readonly closed: boolean,
     /** Asks again, before each step progresses, whether the caller may go on (absent: the answer cannot change). */
@@ -461,6 +465,7 @@ export class SagaRun {
       call.replayed = true
       return this.replayFailure(spec, journaled)
     }
+    if (isBoundToUndo(journaled)) return this.notRun(journaled, mode)
     // A refusal that closed the saga is its cause again, typed, on every replay.
     if (this.closed && journaled.refused !== undefined && !isWithdrawn(journaled)) return this.refusedBefore(journaled)
     if (this.closed) return this.closedOn(journaled)
@@ -584,13 +589,16 @@ export class SagaRun {
 
   /**
    * Irreversible steps wait for an approval that names exactly this input; others pass. A pending
-   * approval halts the saga, or, for a call that defers it, answers `ApprovalPending`.
+   * approval halts the saga, or, for a call that defers it, answers `ApprovalPending`. In a saga a
+   * failure has bound to compensate, an irreversible step never runs and asks for nothing.
    */
   private gate(call: Placed, journaled: StepView | undefined, mode: Mode) {
     const { spec, stepId, inputJson, digest } = call
     if (spec.reversibility !== "irreversible") return this.execute(call, 1, false)
     return Effect.gen(this, function* () {
       if (journaled?.refused !== undefined) return yield* this.refusedBefore(journaled)
+      const taint = this.writer.view.firstTaint()
+      if (taint !== undefined) return yield* this.refuseBoundToUndo(call, journaled, taint, mode)
       if (journaled?.approved === undefined) {
         // A request this run journals is new: what the store holds under its id is an earlier saga's.
         const fresh = journaled?.awaiting === undefined
@@ -649,6 +657,35 @@ export class SagaRun {
   private refuse(step: StepView, reason: string, rejection?: Extract<Decision, { readonly _tag: "Rejected" }>) {
     if (step.refused !== undefined) return this.refusedBefore(step)
     return this.halt(step, reason, stepDraft(step, "REJECTED", { ...rejection, reason }))
+  }
+
+  /**
+   * Journals that an irreversible call of a saga bound to compensate does not run (see
+   * `boundToUndo.ts`), withdraws its request if one was filed, and answers as `notRun` does.
+   */
+  private refuseBoundToUndo(call: Placed, journaled: StepView | undefined, taint: StepView, mode: Mode) {
+    const { spec, stepId, inputJson } = call
+    const reason = notRunBecause(taint)
+    const draft = refusal({ stepId, toolName: spec.name }, reason, journaled === undefined ? inputJson : null)
+    const filed = journaled?.awaiting !== undefined
+    return Effect.zipRight(
+      this.write(draft),
+      Effect.suspend(() => {
+        const answer = this.notRun(this.writer.view.steps.get(stepId)!, mode)
+        return filed ? Effect.zipRight(this.withdraw(stepKey(this.sagaId, stepId), reason), answer) : answer
+      })
+    )
+  }
+
+  /**
+   * A call refused because the saga was bound to compensate, as journaled: a call that defers its
+   * approval (an agent's) or is settled is answered `ApprovalRefused` and the program goes on; a
+   * halting one halts the run, which compensates.
+   */
+  private notRun(step: StepView, mode: Mode): Effect.Effect<never, HaltSignal | ApprovalRefused> {
+    if (mode === "halt") return this.refusedBefore(step)
+    const { stepId, toolName } = step
+    return Effect.fail(new ApprovalRefused({ stepId, toolName, reason: step.refused!.payload.reason }))
   }
 
   /** A step journaled `REJECTED` or `EXPIRED` is refused again as journaled: nothing new is written. */
@@ -821,11 +858,28 @@ export class SagaRun {
       taints: spec.taintsOnFailure === false ? false : undefined,
       error: Option.isSome(error) ? this.encodeFailure(spec, error.value, call.receipts) : undefined
     }
+    const failedDraft = stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)
     return Effect.zipRight(
-      Effect.map(this.write(stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)), () =>
+      Effect.map(payload.taints === false ? this.write(failedDraft) : this.taint(failedDraft, call), () =>
         call.span.attribute("outcome", "failed")
       ),
       Effect.failCause(cause)
+    )
+  }
+
+  /**
+   * Journals a failure that binds the saga to compensate, with the withdrawal of every request still
+   * waiting for a decision (an approval of it could never matter now), then drops those requests
+   * from the approval service.
+   */
+  private taint(failedDraft: Draft, call: Placed) {
+    const withdrawn = boundToUndo.withdrawals(this.writer.view, { stepId: call.stepId, toolName: call.spec.name })
+    if (withdrawn.length === 0) return this.write(failedDraft)
+    const reason = notRunBecause({ stepId: call.stepId, toolName: call.spec.name })
+    return this.writer.appendThen([failedDraft, ...withdrawn], fatal, () =>
+      Effect.forEach(withdrawn, (draft) => this.withdraw(stepKey(this.sagaId, draft.stepId!), reason), {
+        discard: true
+      })
     )
   }
 

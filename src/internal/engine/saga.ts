@@ -72,7 +72,7 @@ import * as replay from "./replay.js"
 import { SagaRun } from "./run.js"
 import { LeftRunning } from "./takeover.js"
 import * as undoResolution from "./undoResolution.js"
-import { WITHDRAWN_BY } from "./withdrawal.js"
+import { withdrawFrom } from "./withdrawal.js"
 import { checked as checkedOptions } from "./workerOptions.js"
 import { namingWrites, ownWrites, wroteBefore } from "./written.js"
 
@@ -227,23 +227,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     undoing === undefined ? Effect.void : refusedInsideUndo(undoing)
   )
 
-  /**
-   * Drops a request the saga withdrew from the approval service (one already decided there is left
-   * as it is; one whose record was edited too, with a warning that says so).
-   */
-  const withdraw = (requestId: string, reason: string) =>
-    Effect.catchAll(approval.reject(requestId, { by: WITHDRAWN_BY, reason }), (error) => {
-      switch (error._tag) {
-        case "JournalError":
-          return Effect.logWarning(
-            `effect-saga: the approval request ${requestId} could not be withdrawn: ${error.message}`
-          )
-        case "ApprovalTampered":
-          return Effect.logWarning(`effect-saga: the approval request ${requestId} was not withdrawn: ${error.reason}`)
-        default:
-          return Effect.void
-      }
-    })
+  /** Drops a request the saga withdrew from the approval service (see `withdrawFrom`). */
+  const withdraw = withdrawFrom(approval)
 
   const undoEnv = (sagaId: string, lookup: Lookup) => ({
     lookup,
@@ -353,7 +338,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     // `allowAll` cannot revoke it, so there is nothing to ask.
     const recheck =
       authority === allowAll ? undefined : Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
-    const sagaRun = new SagaRun(writer, approval, registry, closed, recheck, receiptKeys, approvalTtl, keys)
+    const sagaRun = new SagaRun(writer, approval, withdraw, registry, closed, recheck, receiptKeys, approvalTtl, keys)
     return Effect.flatMap(Effect.exit(Effect.interruptible(sagaRun.runProgram(program))), (ending) => {
       const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
       const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>

@@ -4,6 +4,7 @@
  * nobody approves it), then dropped from the `Approval` service's pending list.
  */
 import * as Effect from "effect/Effect"
+import type { Approval } from "../../Approval.js"
 import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
 import type { StepView } from "../journal/view.js"
@@ -26,14 +27,32 @@ export const isWithdrawn = (step: StepView): boolean =>
 const isUndecided = (step: StepView): boolean =>
   step.awaiting !== undefined && step.approved === undefined && step.refused === undefined && step.intents === 0
 
+/** The steps of `view` that wait for a decision, in journal order. */
+export const undecided = (view: Writer["view"]): Array<StepView> => Array.from(view.steps.values()).filter(isUndecided)
+
 /** The `REJECTED` entries that withdraw every request of `view` still undecided. */
-export const withdrawals = (view: Writer["view"], reason: string) => {
-  const drafts: Array<ReturnType<typeof stepDraft>> = []
-  for (const step of view.steps.values()) {
-    if (isUndecided(step)) drafts.push(stepDraft(step, "REJECTED", { by: WITHDRAWN_BY, reason }))
-  }
-  return drafts
-}
+export const withdrawals = (view: Writer["view"], reason: string) =>
+  undecided(view).map((step) => stepDraft(step, "REJECTED", { by: WITHDRAWN_BY, reason }))
+
+/**
+ * Drops a request the saga withdrew from the approval service (one already decided there is left
+ * as it is; one whose record was edited too, with a warning that says so).
+ */
+export const withdrawFrom =
+  (approval: Approval["Type"]) =>
+  (requestId: string, reason: string): Effect.Effect<void> =>
+    Effect.catchAll(approval.reject(requestId, { by: WITHDRAWN_BY, reason }), (error) => {
+      switch (error._tag) {
+        case "JournalError":
+          return Effect.logWarning(
+            `effect-saga: the approval request ${requestId} could not be withdrawn: ${error.message}`
+          )
+        case "ApprovalTampered":
+          return Effect.logWarning(`effect-saga: the approval request ${requestId} was not withdrawn: ${error.reason}`)
+        default:
+          return Effect.void
+      }
+    })
 
 /**
  * Drops every request the journal says was withdrawn from the approval service's pending list:

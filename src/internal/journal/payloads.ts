@@ -86,6 +86,8 @@ const Approved = Schema.Struct({
 /**
  * `REJECTED`: why; a decision's rejection also says who and when (with the store's `mac` when it
  * signed it, or the principal of the command), a withdrawal says who; the engine's own refusal only why.
+ * `boundToUndo`: refused because a failure had bound the saga to compensate (an irreversible call
+ * never runs then); a call that does not halt the saga is answered that it did not run, every replay.
  */
 const Rejected = Schema.Struct({
   _tag: Schema.optional(Schema.Literal("Rejected")),
@@ -93,7 +95,8 @@ const Rejected = Schema.Struct({
   at: Schema.optional(Schema.String),
   reason: Schema.String,
   mac: Schema.optional(Schema.String),
-  principal: Schema.optional(Schema.String)
+  principal: Schema.optional(Schema.String),
+  boundToUndo: Schema.optional(Schema.Boolean)
 })
 
 /** `EXPIRED`: when the approval lapsed. */

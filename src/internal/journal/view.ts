@@ -165,6 +165,17 @@ export class JournalView {
   }
 
   /**
+   * The first failure that taints the saga, if any: once one is journaled, the saga compensates
+   * when its program ends, whatever else happens. A failure journaled `taints: false` was the
+   * program's to handle.
+   */
+  firstTaint(): StepView | undefined {
+    for (const step of this.steps.values())
+      if (step.failed !== undefined && step.failed.payload.taints !== false) return step
+    return undefined
+  }
+
+  /**
    * Steps whose outcome is unknown and may have changed something, in journal order: a read's
    * unknown outcome is left out (`unknownReads`), it leaves nothing to settle.
    */
