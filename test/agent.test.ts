@@ -648,7 +648,7 @@ describe("serving the toolkit over MCP", () => {
   )
 
   it.live(
-    "a whole MCP session over JSON-RPC is a saga: hints, isError for a failure fed back, compensated at its end",
+    "a whole MCP session over JSON-RPC is a saga: hints, isError for a failure fed back, an irreversible call after it not run, compensated at its end",
     () =>
       Effect.gen(function* () {
         const world = makeWorld({ declineCards: true })
@@ -690,6 +690,10 @@ describe("serving the toolkit over MCP", () => {
           ])
           expect(reserved.result).toMatchObject({ isError: false, structuredContent: { reservationId: "res-1" } })
           expect(declined.result).toMatchObject({ isError: true, structuredContent: { _tag: "CardDeclined" } })
+          // The failure bound the saga to compensate: an irreversible call is not run, nor asked for.
+          const wire = yield* client.ask(5, "tools/call", { name: "Wire", arguments: { amount: 4200, to: "DE89" } })
+          expect(wire.result).toMatchObject({ isError: true, structuredContent: { status: "not-run" } })
+          expect(yield* Approval.pending).toEqual([])
 
           // The client goes away: the session's saga ends, and compensates the failure it recorded.
           yield* Queue.shutdown(client.requests)
