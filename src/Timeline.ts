@@ -10,17 +10,34 @@ import { decodeEntry, encodePayload } from "./internal/journal/payloads.js"
 import { table } from "./internal/util/table.js"
 import type { Entry } from "./Journal.js"
 
-/** What an entry whose payload decoded says, by phase. */
-const detailOfRecorded = (entry: Recorded): string => {
+/**
+ * Where a call that asked for approval without halting (`AWAITING_APPROVAL` with `deferred: true`,
+ * written before the decision is known) ran: `made`, where the program made it (the approval was
+ * given on the spot: nothing was deferred), or `settled`, once approved, where the program settled
+ * it (it was deferred). Unknown until its `INTENT` is read.
+ */
+type RanWhere = "made" | "settled" | undefined
+
+/** What an entry whose payload decoded says, by phase; `ran`: where its call ran, when known. */
+const detailOfRecorded = (entry: Recorded, ran: RanWhere = undefined): string => {
   switch (entry.phase) {
     case "EXECUTED":
       return `result ${JSON.stringify(entry.payload.result)}`
     case "AWAITING_APPROVAL": {
       const digest = `input sha256 ${entry.payload.inputDigest.slice(0, 12)}…`
-      return entry.payload.deferred === true ? `${digest} (deferred: the program went on)` : digest
+      if (entry.payload.deferred !== true) return digest
+      return ran === "made"
+        ? `${digest} (approved on the spot: the call ran where the program made it)`
+        : ran === "settled"
+          ? `${digest} (deferred: the program went on)`
+          : `${digest} (asked without halting: the program goes on while it is pending)`
     }
     case "INTENT":
-      return entry.payload?.deferred === true ? "deferred call, run once approved" : ""
+      return entry.payload?.deferred === true
+        ? "deferred call, run once approved"
+        : ran === "made"
+          ? "ran where the program made it: approved on the spot"
+          : ""
     case "APPROVED":
       return entry.payload.renewedBy === undefined ? `by ${entry.payload.by}` : `renewed by ${entry.payload.renewedBy}`
     case "REJECTED":
@@ -53,7 +70,48 @@ const detailOfRecorded = (entry: Recorded): string => {
  * @category formatting
  */
 export const detailOf = (entry: Entry): string =>
-  Either.match(decodeEntry(entry), { onLeft: () => "payload does not decode", onRight: detailOfRecorded })
+  Either.match(decodeEntry(entry), {
+    onLeft: () => "payload does not decode",
+    onRight: (recorded) => detailOfRecorded(recorded)
+  })
+
+/**
+ * Where each call that asked for approval without halting ran, by step id: the first `INTENT`
+ * after its deferred `AWAITING_APPROVAL` says so.
+ */
+const ranWhere = (recorded: ReadonlyArray<Recorded | undefined>): Map<string, RanWhere> => {
+  const ran = new Map<string, RanWhere>()
+  for (const entry of recorded) {
+    if (entry?.stepId == null) continue
+    if (entry.phase === "AWAITING_APPROVAL" && entry.payload.deferred === true) ran.set(entry.stepId, undefined)
+    if (entry.phase === "INTENT" && ran.has(entry.stepId) && ran.get(entry.stepId) === undefined) {
+      ran.set(entry.stepId, entry.payload?.deferred === true ? "settled" : "made")
+    }
+  }
+  return ran
+}
+
+/**
+ * The detail of each entry (see `detailOf`), read with the others: a call that asked for approval
+ * without halting (an agent's) says what happened to it, which its `AWAITING_APPROVAL` cannot say
+ * alone, since it is written before the decision is known. Approved on the spot
+ * (`Approval.layerAutoApprove`), it ran where the program made it: `(approved on the spot: the call
+ * ran where the program made it)`; approved later, it ran where the program settled it:
+ * `(deferred: the program went on)`; still waiting: `(asked without halting: the program goes on
+ * while it is pending)`.
+ *
+ * @since 0.4.0
+ * @category formatting
+ */
+export const details = (entries: ReadonlyArray<Entry>): ReadonlyArray<string> => {
+  const recorded = entries.map((entry) => Either.getOrUndefined(decodeEntry(entry)))
+  const ran = ranWhere(recorded)
+  return recorded.map((entry) =>
+    entry === undefined
+      ? "payload does not decode"
+      : detailOfRecorded(entry, entry.stepId == null ? undefined : ran.get(entry.stepId))
+  )
+}
 
 const recorded = (entry: Entry): Recorded | undefined =>
   Either.getOrUndefined(Either.map(decodeEntry(entry), (decoded): Recorded => decoded))
@@ -114,13 +172,14 @@ export const undoneBefore = (entries: ReadonlyArray<Entry>, stepId: string): str
  * @category formatting
  */
 export const format = (entries: ReadonlyArray<Entry>): string => {
-  const rows = entries.map((entry) => [
+  const shown = details(entries)
+  const rows = entries.map((entry, index) => [
     String(entry.seq),
     entry.at.slice(11, 23),
     entry.stepId ?? "",
     entry.toolName ?? "",
     entry.phase,
-    detailOf(entry)
+    shown[index]!
   ])
   return table(["seq", "time", "step", "tool", "phase", "detail"], rows)
 }

@@ -170,6 +170,9 @@ describe("approvals in a conversation", () => {
         yield* Effect.gen(function* () {
           const waiting = yield* Saga.run("payout-1", payout)
           assert(waiting._tag === "AwaitingApproval")
+          expect(Timeline.format(yield* journalOf("payout-1"))).toContain(
+            "(asked without halting: the program goes on while it is pending)"
+          )
           expect(waiting.request).toMatchObject({ toolName: "Wire", stepId: "Wire:call-1#1" })
           expect(JSON.parse(waiting.request.input)).toEqual({ amount: 4200, to: "DE89" })
           expect(world.wired).toBe(0)
@@ -270,6 +273,11 @@ describe("approvals in a conversation", () => {
         expect(model.questions[1]!.results.get("call-1")).toMatchObject({ isFailure: false, result: "wire-4200" })
         const intent = entries.find((entry) => entry.toolName === "Wire" && entry.phase === "INTENT")!
         expect(JSON.parse(intent.payload!).deferred).toBeUndefined()
+        // The request was journaled before the decision was known; the timeline says what came of it.
+        const timeline = Timeline.format(entries.filter((entry) => entry.toolName === "Wire"))
+        expect(timeline).toContain("(approved on the spot: the call ran where the program made it)")
+        expect(timeline).toContain("ran where the program made it: approved on the spot")
+        expect(timeline).not.toContain("deferred")
       })
   )
 

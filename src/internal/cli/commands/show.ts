@@ -56,11 +56,11 @@ const steps = (status: Saga.SagaStatus): string =>
  */
 const outcomeOf = (
   entry: Entry,
+  detail: string,
   status: Saga.SagaStatus,
   entries: ReadonlyArray<Entry>,
   reasons: ReadonlyMap<string, string>
 ): string => {
-  const detail = Timeline.detailOf(entry)
   if (entry.phase !== "INTENT") return detail
   const step = status.steps.find((known) => known.stepId === entry.stepId)
   const later = entries.some(
@@ -72,16 +72,16 @@ const outcomeOf = (
   return reason === undefined ? "no outcome journaled: unknown" : `no outcome journaled: unknown (${reason})`
 }
 
-const timeline = (entries: ReadonlyArray<Entry>, outcome: (entry: Entry) => string): string =>
+const timeline = (entries: ReadonlyArray<Entry>, outcome: (entry: Entry, index: number) => string): string =>
   table(
     ["seq", "time", "step", "tool", "phase", "outcome"],
-    entries.map((entry) => [
+    entries.map((entry, index) => [
       String(entry.seq),
       entry.at,
       entry.stepId ?? "",
       entry.toolName ?? "",
       entry.phase,
-      outcome(entry)
+      outcome(entry, index)
     ])
   )
 
@@ -120,12 +120,14 @@ const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: numbe
 const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number): string => {
   const reasons = Timeline.unknownReasons(entries)
   const then = next(status, entries, now)
+  // Each entry's detail read with the others: what an approval asked without halting came to.
+  const shown = Timeline.details(entries)
   return [
     ...header(status, now).map(printable),
     "",
     status.steps.length === 0 ? "no steps" : steps(status),
     "",
-    timeline(entries, (entry) => outcomeOf(entry, status, entries, reasons)),
+    timeline(entries, (entry, index) => outcomeOf(entry, shown[index]!, status, entries, reasons)),
     ...(then.length === 0 ? [] : ["", ...then.map(printable)])
   ].join("\n")
 }
