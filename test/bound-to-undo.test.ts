@@ -153,6 +153,33 @@ describe("an irreversible call in a saga a failure has bound to compensate", () 
   )
 
   it.effect(
+    "an operator's resolution as not applied binds the saga too: the request waiting is withdrawn with it",
+    () =>
+      Effect.gen(function* () {
+        const world: World = { log: [] }
+        const { live } = travel(world, ({ turn }) =>
+          turn === 1
+            ? Scripted.calls(Scripted.call("c1", "Issue", { holdId: "H-TP1" }))
+            : turn === 2
+              ? Scripted.calls(Scripted.call("c2", "Hold", { flight: "crash" }))
+              : Scripted.says("Done.")
+        )
+        yield* Effect.gen(function* () {
+          assert((yield* Saga.run("trip-5", trip))._tag === "NeedsAttention")
+          expect((yield* Approval.inbox).map((request) => request.stepId)).toEqual(["Issue:c1#1"])
+          yield* Saga.resolve("trip-5", "Hold:c2#1", { outcome: "not-applied", by: "oncall" })
+          expect(yield* Approval.inbox).toEqual([])
+          expect((yield* Effect.flip(Saga.approve("trip-5", "Issue:c1#1", { by: "alice" })))._tag).toBe(
+            "CommandConflict"
+          )
+          const result = yield* Saga.run("trip-5", trip)
+          assert(result._tag === "Compensated")
+          expect(world.log).toEqual([])
+        }).pipe(Effect.provide(live))
+      })
+  )
+
+  it.effect(
     "a program that caught a failure and goes on to an irreversible step: not run, not asked; it compensates",
     () =>
       Effect.gen(function* () {

@@ -21,6 +21,7 @@ import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
 import { byteLength, encodeJson } from "../util/codec.js"
 import { millisOf } from "../util/isoTime.js"
+import * as boundToUndo from "./boundToUndo.js"
 import type { Lookup } from "./compensation.js"
 import { tooLate, undoneBefore } from "./lateResolution.js"
 import * as Receipts from "./receipts.js"
@@ -280,7 +281,8 @@ const principalOf = (options: { readonly principal?: string | undefined }) =>
 /**
  * Settles a step whose outcome is unknown: `applied` journals `EXECUTED` (with the result the
  * operator found, checked against the tool's schema when the tool is known here), `not-applied`
- * journals `FAILED`. The next resume goes on, or compensates. `applied` is refused once compensation
+ * journals `FAILED`, which binds the saga to compensate: every request still waiting for a decision
+ * is withdrawn in the same write (`boundToUndo.ts`). The next resume goes on, or compensates. `applied` is refused once compensation
  * undid a step that ran before this one (`lateResolution.ts`): its undo would come out of reverse
  * order. An `applied` resolution's `receipt` is journaled as a tool's own is (sealed under
  * `receiptKeys`); a tool that declares `receiptRequired`, resolved without one, is logged as a
@@ -291,7 +293,8 @@ export const resolve = (
   lookup: Lookup,
   stepId: string,
   resolution: Resolution & { readonly principal?: string | undefined },
-  receiptKeys: KeyRing | undefined
+  receiptKeys: KeyRing | undefined,
+  withdraw: (requestId: string, reason: string) => Effect.Effect<void>
 ) =>
   Effect.gen(function* () {
     const step = yield* stepOf(writer, stepId)
@@ -299,15 +302,22 @@ export const resolve = (
     const { by: resolvedBy, principal } = resolution
     if (resolution.outcome === "not-applied") {
       const error = Outcome.failed(`resolved as not applied by ${resolvedBy}`)
-      return yield* writer.append([
+      // The failure binds the saga to compensate: a request still waiting could never matter now.
+      const withdrawn = boundToUndo.withdrawals(writer.view, step)
+      yield* writer.append([
         stepDraft(step, "FAILED", {
           description: error.message,
           defect: false,
           error: { _tag: error._tag, reason: error.reason },
           resolvedBy,
           principal
-        })
+        }),
+        ...withdrawn
       ])
+      const reason = boundToUndo.notRunBecause(step)
+      return yield* Effect.forEach(withdrawn, (draft) => withdraw(stepKey(writer.sagaId, draft.stepId!), reason), {
+        discard: true
+      })
     }
     const earlier = undoneBefore(writer.view, step)
     if (earlier !== undefined) return yield* refused(writer, stepId, tooLate(writer.sagaId, step, earlier))

@@ -620,7 +620,14 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         body: (writer, principal) => {
           const effectId = explicit.effectIdOf(writer.view)
           return effectId === undefined
-            ? commands.resolve(writer, registered, stepId, { ...resolution, principal: principal.id }, receiptKeys)
+            ? commands.resolve(
+                writer,
+                registered,
+                stepId,
+                { ...resolution, principal: principal.id },
+                receiptKeys,
+                withdraw
+              )
             : undoResolution.resolve(writer, stepId, resolution, effectId)
         }
       }).pipe(Effect.withSpan("effect-saga.resolve", commandSpan(sagaId, stepId))),
