@@ -69,6 +69,28 @@ describe("an agent's spans", () => {
         expect(step.attributes.outcome).toBe("awaiting_approval")
       })
   )
+
+  it.effect(
+    "a call not run because a failure bound the saga to compensate ends its spans OK: the step's outcome says so",
+    () =>
+      Effect.gen(function* () {
+        const script: Scripted.Script = ({ turn }) =>
+          turn === 1
+            ? Scripted.calls(Scripted.call("call-1", "Charge", { amount: 12 }))
+            : turn === 2
+              ? Scripted.calls(Scripted.call("call-2", "Refund", { amount: 12 }))
+              : Scripted.says("Declined.")
+        const { result, spans } = yield* twice("declined", script)
+        expect(result._tag).toBe("Compensated")
+        const calls = named(spans, "execute_tool Refund")
+        expect(calls.map((call) => call.status.code)).toEqual([SpanStatusCode.OK, SpanStatusCode.OK])
+        const steps = named(spans, "effect-saga.step").filter((span) => span.attributes.tool === "Refund")
+        expect(steps.map((step) => [step.status.code, step.attributes.outcome])).toEqual([
+          [SpanStatusCode.OK, "not_run"],
+          [SpanStatusCode.OK, "not_run"]
+        ])
+      })
+  )
 })
 
 // --- fixtures --------------------------------------------------------------------------------
@@ -88,7 +110,17 @@ const Refund = Tool.make("Refund", {
   success: Schema.Struct({ refunded: Schema.Boolean })
 })
 
-const Payments = AiToolkit.make(Pay, Refund)
+class Declined extends Schema.TaggedError<Declined>()("Declined", { reason: Schema.String }) {}
+
+const Charge = Tool.make("Charge", {
+  description: "Charge a card: declined, and the model is told",
+  parameters: { amount: Schema.Int },
+  success: Schema.Struct({ charged: Schema.Boolean }),
+  failure: Declined,
+  failureMode: "return"
+}).annotate(Tool.Destructive, false)
+
+const Payments = AiToolkit.make(Pay, Refund, Charge)
 
 /**
  * Runs the agent loop over `script` as saga `sagaId`, then again (a replay, or a resume that waits
@@ -104,7 +136,8 @@ const twice = (sagaId: string, script: Scripted.Script) => {
   const live = Layer.mergeAll(
     agent.toLayer({
       Pay: () => Effect.succeed({ paid: true }),
-      Refund: () => Effect.succeed({ refunded: true })
+      Refund: () => Effect.succeed({ refunded: true }),
+      Charge: () => Effect.fail(new Declined({ reason: "insufficient funds" }))
     }),
     Agent.layerModel.pipe(Layer.provide(Scripted.layer(script).layer))
   ).pipe(Layer.provideMerge(Testing.layer))

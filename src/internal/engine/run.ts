@@ -103,14 +103,15 @@ const outcomeSchemaOf = (error: unknown): Schema.Schema<any, any> =>
       : Outcome.Failed
 
 /**
- * The exit a step's span ends with: a success for a call that answered it awaits approval, or that
- * the journal answered (a replay: nothing ran, even where it answers a failure); else the call's
- * own, unless its spec says how its failure reads in a span (`shownInSpan`); its error's texts
- * masked where they hold a receipt the call set (`maskedCause`: a span is exported and logged as
- * it ends, its error's own `cause`s rendered too).
+ * The exit a step's span ends with: a success for a call answered in its caller's stead (it awaits
+ * approval, or the saga refused to run it: nothing failed), or that the journal answered (a replay:
+ * nothing ran, even where it answers a failure); else the call's own, unless its spec says how its
+ * failure reads in a span (`shownInSpan`); its error's texts masked where they hold a receipt the
+ * call set (`maskedCause`: a span is exported and logged as it ends, its error's own `cause`s
+ * rendered too).
  */
 const spanExit = (cause: Cause.Cause<unknown>, placed: Placed): Exit.Exit<unknown, unknown> => {
-  if (placed.awaitsApproval || placed.replayed) return Exit.void
+  if (placed.answered || placed.replayed) return Exit.void
   const { receipts } = placed
   const failure = Cause.failureOption(cause)
   const told = Option.isSome(failure) ? placed.spec.shownInSpan?.(failure.value) : undefined
@@ -137,8 +138,11 @@ class Placed extends Call {
   receipts: Array<string> | undefined = undefined
   /** Answered from the journal: nothing ran, so its span ends OK, a journaled failure too. */
   replayed = false
-  /** The call answered `ApprovalPending` (it defers its approval): its span ends as a success. */
-  awaitsApproval = false
+  /**
+   * The call answered `ApprovalPending` (it defers its approval) or, not run in a saga bound to
+   * compensate, `ApprovalRefused` without halting: its span ends as a success.
+   */
+  answered = false
   constructor(
     call: Call,
     readonly span: Tracer.Span,
@@ -465,7 +469,7 @@ export class SagaRun {
       call.replayed = true
       return this.replayFailure(spec, journaled)
     }
-    if (isBoundToUndo(journaled)) return this.notRun(journaled, mode)
+    if (isBoundToUndo(journaled)) return this.notRun(call, journaled, mode)
     // A refusal that closed the saga is its cause again, typed, on every replay.
     if (this.closed && journaled.refused !== undefined && !isWithdrawn(journaled)) return this.refusedBefore(journaled)
     if (this.closed) return this.closedOn(journaled)
@@ -507,7 +511,7 @@ export class SagaRun {
   /** The answer of a deferred call where the program made it: it has not run (its span says so). */
   private pending(call: Placed) {
     this.deferred.set(call.stepId, call)
-    call.awaitsApproval = true
+    call.answered = true
     call.span.attribute("outcome", "awaiting_approval")
     return Effect.fail(
       new ApprovalPending({
@@ -671,7 +675,7 @@ export class SagaRun {
     return Effect.zipRight(
       this.write(draft),
       Effect.suspend(() => {
-        const answer = this.notRun(this.writer.view.steps.get(stepId)!, mode)
+        const answer = this.notRun(call, this.writer.view.steps.get(stepId)!, mode)
         return filed ? Effect.zipRight(this.withdraw(stepKey(this.sagaId, stepId), reason), answer) : answer
       })
     )
@@ -682,8 +686,10 @@ export class SagaRun {
    * approval (an agent's) or is settled is answered `ApprovalRefused` and the program goes on; a
    * halting one halts the run, which compensates.
    */
-  private notRun(step: StepView, mode: Mode): Effect.Effect<never, HaltSignal | ApprovalRefused> {
+  private notRun(call: Placed, step: StepView, mode: Mode): Effect.Effect<never, HaltSignal | ApprovalRefused> {
     if (mode === "halt") return this.refusedBefore(step)
+    call.answered = true
+    call.span.attribute("outcome", "not_run")
     const { stepId, toolName } = step
     return Effect.fail(new ApprovalRefused({ stepId, toolName, reason: step.refused!.payload.reason }))
   }
