@@ -28,6 +28,9 @@ describe("an agent resumed with a toolkit that changed", () => {
         expect(error.message).toContain(
           "the journaled answer calls Hold (call c1) with parameters this toolkit's Hold no longer accepts"
         )
+        // The parameters the model passed are inputs: the error names the schema, not the value.
+        expect(error.message).toContain("Expected number")
+        expect(error.message).not.toContain("TP1")
         expect(yield* journalOf("trip-1")).toEqual(before)
         expect(world.log).toEqual(["hold TP1"])
         expect((yield* Saga.status("trip-1")).status).toBe("awaiting_approval")
