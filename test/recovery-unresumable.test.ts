@@ -228,7 +228,11 @@ describe("a saga recovery cannot resume", () => {
           let replays = 0
           const After = SagaDefinition.make("changing", {
             input: Schema.String,
-            program: (id: string) => Effect.suspend(() => (replays++, noted(`${id}, changed`)))
+            program: (id: string) =>
+              Effect.zipRight(
+                Effect.sync(() => replays++),
+                noted(`${id}, changed`)
+              )
           })
           yield* Layer.build(
             Recovery.layer({ definitions: [After], every: "1 minute" }).pipe(
@@ -326,7 +330,11 @@ describe("a saga recovery cannot resume", () => {
           })
           const After = SagaDefinition.make("reshaped", {
             input: Schema.String,
-            program: (id: string) => Effect.suspend(() => (replays++, reshaped(id)))
+            program: (id: string) =>
+              Effect.zipRight(
+                Effect.sync(() => replays++),
+                reshaped(id)
+              )
           })
           yield* Layer.build(
             Recovery.layer({ definitions: [After], every: "1 minute" }).pipe(
