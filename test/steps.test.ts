@@ -252,6 +252,13 @@ describe("steps", () => {
             new (class extends Data.TaggedError("Refused")<{ why: string }> {})({ why: "limit" }),
             'Refused: {"why":"limit"}'
           ],
+          [
+            "named",
+            new (class extends Data.TaggedError("Refused")<{ message: string }> {})({
+              message: "Refused by the bank: card expired"
+            }),
+            "Refused by the bank: card expired"
+          ],
           ["outcome", Outcome.failed("no stock"), "failed (not applied): no stock"],
           ["text", "no stock", "no stock"]
         ]

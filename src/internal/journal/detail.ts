@@ -30,7 +30,7 @@ export const errorDetail = (error: unknown): string => {
   if (error instanceof Error && error.message !== "") {
     const message = error.message
     if (tag === undefined) return message
-    return message.includes(tag) ? tag : `${tag}: ${message}`
+    return message.includes(tag) ? message : `${tag}: ${message}`
   }
   // An error with no message (`Data.TaggedError("Declined")<{ why }>`) is said by its fields, as a plain object is.
   if (typeof error !== "object" || error === null) return String(error)
