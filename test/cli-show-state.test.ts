@@ -99,7 +99,9 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       expect(listed.stdout.split("\n").at(-1)).toBe(
         "saga u1: stuck: no worker is driving it, and no Recovery can (it was started with Saga.run): run its program again, or compensate it (effect-saga show u1)"
       )
-      expect((yield* cli("list", "--db", db, "--json")).code).toBe(1)
+      const json = yield* cli("list", "--db", db, "--json")
+      expect(json.code).toBe(1)
+      expect(JSON.parse(json.stdout)).toMatchObject([{ sagaId: "u1", tampered: null, stuck: true }])
       // The diagram says so too, as its last note.
       const diagram = yield* cli("show", "u1", "--format", "mermaid", "--db", db)
       expect(diagram.stdout.split("\n").at(-1)).toBe(

@@ -72,7 +72,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const json = yield* cli("list", "--db", db, "--json")
       expect(json.code).toBe(1)
       expect(JSON.parse(json.stdout)).toEqual(
-        (yield* onFile(db, Saga.list())).map((record) => ({ ...record, tampered: null }))
+        (yield* onFile(db, Saga.list())).map((record) => ({ ...record, tampered: null, stuck: false }))
       )
     })
   )

@@ -116,7 +116,9 @@ export const list = Command.make("list", { db, json, status, olderThan }, (optio
         const rows = records.map(listed)
         const now = yield* Clock.currentTimeMillis
         const stuck = yield* stuckOf(rows, now)
-        yield* options.json ? printJson(rows) : print(render(rows, now, stuck))
+        yield* options.json
+          ? printJson(rows.map((row) => ({ ...row, stuck: stuck.has(row.sagaId) })))
+          : print(render(rows, now, stuck))
         yield* Trust.exitIfTampered(rows)
         yield* exitIfDirty(rows.map((row) => ({ ...row, stuck: stuck.has(row.sagaId) })))
       }),
