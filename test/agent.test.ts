@@ -591,6 +591,21 @@ describe("policy and declarations", () => {
     }).pipe(Effect.scoped, Effect.provide(Testing.layer))
   )
 
+  it.effect("declaration errors at Layer build: an undo on a read-only tool, by annotation or by policy", () =>
+    Effect.gen(function* () {
+      const annotated = Agent.make(ShopToolkit, { undo: { Lookup: () => Effect.void } })
+      const error = yield* Effect.flip(Layer.build(annotated.toLayer(handlersOf(makeWorld()))))
+      expect(error).toMatchObject({ _tag: "DeclarationError", toolName: "Lookup" })
+      expect(error.message).toContain("read-only")
+      const declared = Agent.make(ShopToolkit, {
+        undo: { Reserve: () => Effect.void },
+        policy: { Reserve: { readonly: true } }
+      })
+      const byPolicy = yield* Effect.flip(Layer.build(declared.toLayer(handlersOf(makeWorld()))))
+      expect(byPolicy).toMatchObject({ _tag: "DeclarationError", toolName: "Reserve" })
+    }).pipe(Effect.scoped, Effect.provide(Testing.layer))
+  )
+
   it.effect("building the handlers logs the gaps: tools whose effects compensation would skip", () =>
     Effect.gen(function* () {
       const lines: Array<string> = []

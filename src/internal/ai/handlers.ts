@@ -171,6 +171,13 @@ export const validate = (
     for (const spec of specs) {
       const problem = checkTool({ spec }).problem
       if (problem !== undefined) return fail(spec.name, problem)
+      const policy = policies[spec.name]!
+      if (policy.readonly && policy.undo) {
+        return fail(
+          spec.name,
+          "it is read-only (Tool.Readonly, or its policy's readonly), so it changes nothing and has nothing to undo: drop its undo, or, if it changes something, drop read-only"
+        )
+      }
     }
     const warnings: Array<string> = []
     for (const spec of specs) {
