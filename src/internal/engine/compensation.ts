@@ -20,7 +20,7 @@ import type { Recorded, UndoPhase } from "../journal/payloads.js"
 import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { withUndoSpan } from "../observability/spans.js"
-import { decodeJson, decodeValue } from "../util/codec.js"
+import { decodeJson, decodeValue, withoutValues } from "../util/codec.js"
 import { composedOfMasked } from "../util/masking.js"
 import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
@@ -316,12 +316,22 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
     const executed = step.executed!.payload
     const input = decodeJson(tool.spec.input, step.input)
     if (Either.isLeft(input)) {
-      const failed = settle(writer, step, "COMPENSATION_FAILED", `journaled input does not decode: ${input.left}`)
+      const failed = settle(
+        writer,
+        step,
+        "COMPENSATION_FAILED",
+        `journaled input does not decode: ${withoutValues(input.left)}`
+      )
       return withUndoSpan(attributes, undecodable("input"))(failed)
     }
     const result = decodeValue(tool.spec.success, executed.result ?? null)
     if (Either.isLeft(result)) {
-      const failed = settle(writer, step, "COMPENSATION_FAILED", `journaled result does not decode: ${result.left}`)
+      const failed = settle(
+        writer,
+        step,
+        "COMPENSATION_FAILED",
+        `journaled result does not decode: ${withoutValues(result.left)}`
+      )
       return withUndoSpan(attributes, undecodable("result"))(failed)
     }
     const receipt = Receipts.forUndo(options.receiptKeys, options.sagaId, step.stepId, executed.receipt)

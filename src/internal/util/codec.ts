@@ -88,12 +88,28 @@ export const decodeValue = <A>(schema: Schema.Schema<A, any>, encoded: unknown):
   guarded(() => Schema.decodeUnknownEither(schema)(encoded))
 
 /**
+ * A line of a decoding error whose quotes are the schema's, not values met: a path (`["card"]`,
+ * `[0]`), what was expected (`Expected "a" | "b"`, once `actual` is cut), a struct's description.
+ */
+const schemaLine = /^[\s│├└─]*(\[.*\]$|Expected |\{ readonly )/
+
+/** A JSON string literal, as a decoding error quotes a value it met. */
+const quoted = /"(?:[^"\\]|\\.)*"/g
+
+/**
  * A reason `decodeValue` or `decodeJson` gave, without the values it quotes (`Expected number,
- * actual "4111…"` reads `Expected number`; JSON that does not parse reads `not JSON`): for a reason
- * about journaled inputs and results, which reaches logs and spans, where they never go.
+ * actual "4111…"` reads `Expected number`; `Unable to decode "4111…" into a number` reads `Unable
+ * to decode <value> into a number`; JSON that does not parse reads `not JSON`): for a reason about
+ * journaled inputs and results, which reaches reports, logs and spans, where they never go.
  */
 export const withoutValues = (reason: string): string =>
-  reason.startsWith("not JSON: ") ? "not JSON" : reason.replace(/, actual .*$/gm, "")
+  reason.startsWith("not JSON: ")
+    ? "not JSON"
+    : reason
+        .replace(/, actual .*$/gm, "")
+        .split("\n")
+        .map((line) => (schemaLine.test(line) ? line : line.replace(quoted, "<value>")))
+        .join("\n")
 
 /** Parses JSON text and decodes it with `schema`, or says why it cannot. */
 export const decodeJson = <A>(schema: Schema.Schema<A, any>, json: string | null): Either.Either<A, string> => {
