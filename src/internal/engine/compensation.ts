@@ -314,26 +314,16 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
     if (cannot !== undefined) return inSpan(settle(writer, step, cannot[0], cannot[1]))
     const compensate = tool.spec.compensate!
     const executed = step.executed!.payload
+    /** The undo cannot run: the journaled `part` does not decode (its value never quoted). */
+    const undecodableAt = (part: "input" | "result", reason: string) =>
+      withUndoSpan(
+        attributes,
+        undecodable(part)
+      )(settle(writer, step, "COMPENSATION_FAILED", `journaled ${part} does not decode: ${withoutValues(reason)}`))
     const input = decodeJson(tool.spec.input, step.input)
-    if (Either.isLeft(input)) {
-      const failed = settle(
-        writer,
-        step,
-        "COMPENSATION_FAILED",
-        `journaled input does not decode: ${withoutValues(input.left)}`
-      )
-      return withUndoSpan(attributes, undecodable("input"))(failed)
-    }
+    if (Either.isLeft(input)) return undecodableAt("input", input.left)
     const result = decodeValue(tool.spec.success, executed.result ?? null)
-    if (Either.isLeft(result)) {
-      const failed = settle(
-        writer,
-        step,
-        "COMPENSATION_FAILED",
-        `journaled result does not decode: ${withoutValues(result.left)}`
-      )
-      return withUndoSpan(attributes, undecodable("result"))(failed)
-    }
+    if (Either.isLeft(result)) return undecodableAt("result", result.left)
     const receipt = Receipts.forUndo(options.receiptKeys, options.sagaId, step.stepId, executed.receipt)
     if (Either.isLeft(receipt)) return inSpan(Effect.succeed(reportOf(step, "unavailable", receipt.left)))
     const { idempotencyKey, sagaId } = options
