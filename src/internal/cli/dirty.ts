@@ -5,9 +5,9 @@
  */
 import * as Effect from "effect/Effect"
 import type { SagaRecord, SagaStatus } from "../../Journal.js"
+import * as Lease from "../util/lease.js"
 import { SomethingWrong } from "./failure.js"
 import type { Origin } from "./journaled.js"
-import * as Lease from "./lease.js"
 
 /**
  * `compensation_failed` (an undo failed, was partial or unknown: something may still be live) and

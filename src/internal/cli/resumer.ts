@@ -6,8 +6,8 @@
  * @since 0.4.0
  */
 import type { SagaRecord } from "../../Journal.js"
+import * as Lease from "../util/lease.js"
 import type { Origin } from "./journaled.js"
-import * as Lease from "./lease.js"
 
 /**
  * Whether no worker drives the saga and one should: running or compensating without a live lease

@@ -5,6 +5,7 @@
  */
 import type { SagaStatus } from "../../../Journal.js"
 import * as Timeline from "../../../Timeline.js"
+import * as Lease from "../../util/lease.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
 import { svg } from "./diagram.js"
 import { badge, escape, hidden } from "./html.js"
@@ -134,20 +135,6 @@ ${applied}
 <button type="submit" class="secondary">It was not applied</button></form></div>`
 }
 
-/** The statuses in which a worker should be driving the saga: without a live lease, none is. */
-const driven: ReadonlySet<SagaStatus> = new Set(["running", "compensating"])
-
-/**
- * The lease as `effect-saga show` says it: `w1 until T`, `w1 lapsed at T` once `T` is past at `now`,
- * `none`; with `: no worker is driving it` for a saga running or compensating that no live lease holds.
- */
-const leaseOf = (row: SagaDetail["saga"], now: number): string => {
-  const lease = row.lease
-  const lapsed = lease !== null && Date.parse(lease.expiresAt) <= now
-  const held = lease === null ? "none" : `${lease.owner} ${lapsed ? "lapsed at" : "until"} ${lease.expiresAt}`
-  return driven.has(row.status) && (lease === null || lapsed) ? `${held}: no worker is driving it` : held
-}
-
 /**
  * One saga, its lease as it stands at `now` (epoch milliseconds).
  *
@@ -166,7 +153,7 @@ ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">$
 <dl class="meta card">
 <dt>revision</dt><dd>${row.revision}</dd><dt>digest</dt><dd><code>${escape(row.digest)}</code></dd>
 <dt>created</dt><dd>${escape(row.createdAt)}</dd><dt>updated</dt><dd>${escape(row.updatedAt)}</dd>
-<dt>lease</dt><dd id="lease">${escape(leaseOf(row, now))}</dd>
+<dt>lease</dt><dd id="lease">${escape(Lease.describe(row, now))}</dd>
 </dl>
 ${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`}
 <h2>Steps</h2>

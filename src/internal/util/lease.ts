@@ -1,11 +1,14 @@
 /**
- * A saga's lease as `list` and `show` print it: who drives the saga and until when, that the
- * lease lapsed (the worker holding it died or stopped renewing), or that no worker drives a saga
- * that is running or compensating.
+ * A saga's lease as the CLI's `list` and `show` and the HTTP console print it: who drives the saga
+ * and until when, that the lease lapsed (the worker holding it died or stopped renewing), or that no
+ * worker drives a saga that is running or compensating.
  *
  * @since 0.4.0
  */
 import type { SagaRecord } from "../../Journal.js"
+
+/** What the wording reads of a saga: a journal's row, or the HTTP API's copy of it. */
+type Leased = Pick<SagaRecord, "status" | "lease">
 
 /** The statuses in which a worker should be driving the saga: without a live lease, none is. */
 const driven: ReadonlySet<SagaRecord["status"]> = new Set(["running", "compensating"])
@@ -27,7 +30,7 @@ export const isLapsed = (lease: NonNullable<SagaRecord["lease"]>, now: number): 
  * @since 0.4.0
  * @category leases
  */
-export const isUndriven = (record: SagaRecord, now: number): boolean =>
+export const isUndriven = (record: Leased, now: number): boolean =>
   driven.has(record.status) && (record.lease === null || isLapsed(record.lease, now))
 
 /**
@@ -37,7 +40,7 @@ export const isUndriven = (record: SagaRecord, now: number): boolean =>
  * @since 0.4.0
  * @category leases
  */
-export const describe = (record: SagaRecord, now: number): string => {
+export const describe = (record: Leased, now: number): string => {
   const lease = record.lease
   const held =
     lease === null ? "none" : `${lease.owner} ${isLapsed(lease, now) ? "lapsed at" : "until"} ${lease.expiresAt}`
@@ -51,5 +54,5 @@ export const describe = (record: SagaRecord, now: number): string => {
  * @since 0.4.0
  * @category leases
  */
-export const notice = (record: SagaRecord, now: number): string | undefined =>
+export const notice = (record: Leased, now: number): string | undefined =>
   (record.lease !== null && isLapsed(record.lease, now)) || isUndriven(record, now) ? describe(record, now) : undefined
