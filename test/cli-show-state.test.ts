@@ -6,11 +6,10 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { type Console, Effect, Layer, Schema, TestClock } from "effect"
-import * as Cli from "../src/Cli.js"
+import { Effect, Layer, Schema, TestClock } from "effect"
 import { Compensable, Journal, Outcome, Recovery, Saga, SqlStore } from "../src/index.js"
+import { cliInProcess } from "./fixtures/cli-in-process.js"
 import { Checkout, Tracking } from "./fixtures/cli-tools.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-state-"))
@@ -30,21 +29,8 @@ const onFile = <A, E>(db: string, effect: Effect.Effect<A, E, Saga.Saga | Journa
     )
   )
 
-/** The CLI, run in this process: its exit code and what it printed. */
-const cli = (...args: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const out: Array<string> = []
-    const err: Array<string> = []
-    const capturing = (current: Console.Console): Console.Console => ({
-      ...current,
-      log: (...parts) => Effect.sync(() => void out.push(parts.join(" "))),
-      error: (...parts) => Effect.sync(() => void err.push(parts.join(" ")))
-    })
-    const code = yield* Effect.consoleWith((current) => Effect.withConsole(Cli.run(args), capturing(current))).pipe(
-      Effect.provide(NodeContext.layer)
-    )
-    return { code, stdout: out.join("\n"), stderr: err.join("\n") }
-  })
+/** The CLI, run in this process. */
+const cli = cliInProcess
 
 const lineOf = (text: string, start: string) => text.split("\n").find((line) => line.startsWith(start))
 

@@ -15,8 +15,10 @@ import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import * as Compensable from "../../Compensable.js"
+import type * as Manifest from "../../Manifest.js"
 import * as Saga from "../../Saga.js"
 import * as Toolkit from "../../Toolkit.js"
+import { check as checkManifest } from "../manifest/check.js"
 import { undoNeeded } from "../util/undoNeeded.js"
 import * as Agents from "./agents.js"
 import { UsageError } from "./failure.js"
@@ -43,6 +45,31 @@ const toolsIn = (value: unknown): ReadonlyArray<Compensable.Any> => {
   }
   return []
 }
+
+/** Whether an export is a manifest's toolkit (`Manifest.toolkit`): checked as `Manifest.layer` checks it. */
+const isManifestToolkit = (u: unknown): u is Manifest.ManifestToolkit =>
+  Predicate.isObject(u) &&
+  Predicate.hasProperty(u, "manifest") &&
+  Predicate.hasProperty(u, "problem") &&
+  Predicate.hasProperty(u, "byName") &&
+  u.byName instanceof Map
+
+/**
+ * The boot checks of the module's manifest toolkits (every command executable, every `cwd` a folder,
+ * every secret set), so that a typo stops the command before it undoes anything, as it stops a
+ * service whose `Manifest.layer` is built. (Their warnings are `Toolkit.validate`'s, which
+ * `register` logs for every tool.)
+ */
+const checkManifests = (specifier: string, exports: Record<string, unknown>) =>
+  Effect.forEach(
+    Object.values(exports).filter(isManifestToolkit),
+    (manifestToolkit) =>
+      Effect.mapError(
+        checkManifest(manifestToolkit),
+        (error) => new UsageError({ message: `--register ${specifier}: its manifest ${error.message}` })
+      ),
+    { discard: true }
+  )
 
 /** The agents in one export: an agent (`Agent.make`), or an array or record of them. */
 const agentsIn = (value: unknown): ReadonlyArray<Agents.AgentToolkit> => {
@@ -81,6 +108,7 @@ const load = (specifier: string) =>
     const tools = new Set(Object.values(exports).flatMap(toolsIn))
     const agents = new Set(Object.values(exports).flatMap(agentsIn))
     if (tools.size === 0 && agents.size === 0) return yield* exportsNothing(specifier, exports)
+    yield* checkManifests(specifier, exports)
     const context: Context.Context<never> = Layer.isLayer(exports.layer)
       ? yield* Effect.mapError(
           Layer.buildWithScope(exports.layer as Layer.Layer<unknown, unknown>, yield* Effect.scope),
