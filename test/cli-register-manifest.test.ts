@@ -13,8 +13,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Journal, Manifest, Saga, SqlStore, Toolkit } from "../src/index.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
-import { readWorld } from "./fixtures/handlers/protocol.mjs"
-import { loadToolkit, reservationBindings, writeManifest } from "./fixtures/manifest-tools.js"
+import { loadToolkit, readWorld, reservationBindings, writeManifest } from "./fixtures/manifest-tools.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-manifest-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))

@@ -9,22 +9,19 @@ import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Schema } from "e
 import { Journal, Manifest, Saga, Toolkit } from "../src/index.js"
 import { masked, maskedCut } from "../src/internal/util/masking.js"
 import { printable } from "../src/internal/util/printable.js"
-import { handlers, loadToolkit, memoryServices, reservationBindings, writeManifest } from "./fixtures/manifest-tools.js"
+import {
+  handlers,
+  loadToolkit,
+  memoryServices,
+  readWorld,
+  reservationBindings,
+  writeManifest
+} from "./fixtures/manifest-tools.js"
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-manifest-"))
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }))
 let folders = 0
 const freshDir = () => path.join(root, `case-${++folders}`)
-
-const readWorld = (world: string): Array<Record<string, unknown>> =>
-  fs.existsSync(world)
-    ? fs
-        .readFileSync(world, "utf8")
-        .trim()
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => JSON.parse(line))
-    : []
 
 /** Every line logged, at every level, with its annotations: what the library prints. */
 const captureLogs = () => {
