@@ -293,6 +293,34 @@ describe("Saga.compensateEffect", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("a read (changesNothing) has nothing to undo: unavailable with nothing journaled, in any process", () =>
+    Effect.gen(function* () {
+      const stock = Compensable.make({
+        name: "stock",
+        input: Schema.String,
+        success: Schema.Number,
+        changesNothing: true,
+        execute: () => Effect.succeed(3)
+      })
+      yield* Saga.run("trip-read", stock("A-1"))
+      const effectId = yield* effectIdOf("trip-read", "stock")
+      const runId = `${effectId}/compensate-effect`
+      const saga = yield* entriesOf("trip-read")
+      const expected = {
+        _tag: "Settled",
+        effectId,
+        runId,
+        outcome: "unavailable",
+        detail: "a read (changesNothing): it changed nothing, so there is nothing to undo"
+      }
+      // In the process that ran it, and in one that has never seen the tool.
+      expect(yield* Saga.compensateEffect(effectId)).toEqual(expected)
+      expect(yield* Saga.compensateEffect(effectId).pipe(Effect.provide(Saga.layer))).toEqual(expected)
+      expect(yield* entriesOf(runId)).toEqual([])
+      expect(yield* entriesOf("trip-read")).toEqual(saga)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect(
     "approveExplicitUndo: AwaitingApproval of its own; asking again writes nothing; Saga.approve on the run, then completed",
     () =>

@@ -171,7 +171,7 @@ const phaseOfExplicit: Record<Exclude<ExplicitUndo["outcome"], "failed" | "unava
 }
 
 /** Whether a step was journaled as changing nothing outside: compensation passes over it. */
-const changedNothing = (step: StepView): boolean => step.executed!.payload.changesNothing === true
+export const changedNothing = (step: StepView): boolean => step.executed!.payload.changesNothing === true
 
 /** What compensation journals (`SKIPPED`) and reports for a read whose outcome is unknown. */
 export const UNKNOWN_READ =

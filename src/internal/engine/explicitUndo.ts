@@ -20,7 +20,7 @@ import { isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad } from "../journal/writer.js"
 import type { ExplicitUndo, Lookup } from "./compensation.js"
-import { outcomeOfPhase, runUndo, unavailability } from "./compensation.js"
+import { changedNothing, outcomeOfPhase, runUndo, unavailability } from "./compensation.js"
 import type { Expiring } from "./expiry.js"
 import { expiredAt, expiredReason } from "./expiry.js"
 import * as Receipts from "./receipts.js"
@@ -147,11 +147,14 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
     if (step.compensating !== undefined) {
       return yield* settle("unknown", "the saga's own undo of this step started but has no outcome")
     }
+    const notHere = (detail: string) =>
+      Effect.succeed({ _tag: "Settled" as const, effectId, runId, outcome: "unavailable" as const, detail })
+    // A read leaves nothing to undo, whatever this process holds: nothing is journaled, as the
+    // saga's own compensation passes over it.
+    if (changedNothing(step)) return yield* notHere(NOTHING_TO_UNDO)
     const tool = ctx.lookup(step.toolName)
     // Nothing is journaled for a tool not registered, or a receipt that does not open here (asked
     // before any approval): a process that has the tool and the key can still undo the effect.
-    const notHere = (detail: string) =>
-      Effect.succeed({ _tag: "Settled" as const, effectId, runId, outcome: "unavailable" as const, detail })
     if (tool === undefined) return yield* notHere(`tool ${step.toolName} is not registered in this process`)
     const receipt = Receipts.forUndo(ctx.receiptKeys, subject.sagaId, step.stepId, step.executed!.payload.receipt)
     if (tool.spec.compensate !== undefined && Either.isLeft(receipt)) return yield* notHere(receipt.left)
@@ -180,6 +183,9 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
     const outcome = report.outcome === "skipped" ? "unavailable" : report.outcome
     return yield* settle(outcome, report.detail)
   })
+
+/** The answer for a read (`changesNothing`). */
+export const NOTHING_TO_UNDO = "a read (changesNothing): it changed nothing, so there is nothing to undo"
 
 type Gate =
   | { readonly _tag: "Approved" }
