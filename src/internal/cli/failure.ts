@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import { JournalTampered } from "../../Journal.js"
 import { printable } from "../util/printable.js"
+import { WroteBefore } from "./interruption.js"
 
 /**
  * The command could not be carried out as asked: a malformed value, a missing file, a store that is
@@ -61,6 +62,13 @@ export const endingOf = (cause: Cause.Cause<unknown>): Ending => {
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
     const error = failure.value
+    if (error instanceof WroteBefore) {
+      // An answer already printed (exit 1) says what the command did itself.
+      const ending = endingOf(Cause.fail(error.error))
+      return ending.line === undefined
+        ? ending
+        : { ...ending, line: `${ending.line}; before that, this command journaled ${error.journaled}` }
+    }
     if (error instanceof SomethingWrong) return { code: 1 }
     if (error instanceof JournalTampered) {
       return { code: 1, line: `${lineOf(error)} (effect-saga show ${error.sagaId} shows the journal as stored)` }

@@ -7,8 +7,10 @@
  * @since 0.4.0
  */
 import * as Console from "effect/Console"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
+import * as Predicate from "effect/Predicate"
 import type { Entry } from "../../Journal.js"
 import { Journal } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
@@ -37,20 +39,51 @@ const update = (change: (account: Account) => void): Effect.Effect<void> =>
 
 /**
  * Runs a command line so that, interrupted, it prints its one line on stderr once everything it
- * opened is closed (its store last).
+ * opened is closed (its store last); failed after its operator's commands journaled entries, its
+ * error is wrapped in `WroteBefore`, so that its line names them.
  *
  * @since 0.4.0
  * @category interruption
  */
-export const told = <A, E, R>(commandLine: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+export const told = <A, E, R>(commandLine: Effect.Effect<A, E, R>): Effect.Effect<A, E | WroteBefore, R> =>
   Effect.suspend(() => {
     // Before a store is opened, nothing can have been written.
     const account: Account = { said: "nothing was written", written: [] }
     return commandLine.pipe(
       Effect.locally(current, account),
-      Effect.onInterrupt(() => Console.error(`effect-saga: ${lineOf(account)}`))
+      Effect.onInterrupt(() => Console.error(`effect-saga: ${lineOf(account)}`)),
+      Effect.mapError((error) =>
+        account.written.length === 0 || namesItsWrites(error)
+          ? error
+          : new WroteBefore({ error, written: account.written })
+      )
     )
   })
+
+/**
+ * A command that failed after its operator's commands journaled `written`: its line says so, as
+ * it says what an interrupted command left.
+ *
+ * @since 0.4.0
+ * @category interruption
+ */
+export class WroteBefore extends Data.TaggedError("WroteBefore")<{
+  readonly error: unknown
+  readonly written: ReadonlyArray<Saga.WrittenEntry>
+}> {
+  /** What the command journaled: `revisions 8–9 of saga c-1 (effect-saga show c-1 shows where it stands)`. */
+  get journaled(): string {
+    return Array.from(
+      bySaga(this.written),
+      ([sagaId, revisions]) =>
+        `${revisionsOf(revisions.map((seq) => ({ seq })))} of saga ${sagaId} (effect-saga show ${sagaId} shows where it stands)`
+    ).join("; ")
+  }
+}
+
+/** Whether the error names the caller's writes itself (`ConcurrencyConflict`, `LeaseHeld`: `written`). */
+const namesItsWrites = (error: unknown): boolean =>
+  Predicate.hasProperty(error, "written") && typeof error.written === "number" && error.written > 0
 
 /**
  * The line (without `effect-saga: `) an interrupted command prints.
