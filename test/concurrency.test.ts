@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import { Compensable, Journal, Saga } from "../src/index.js"
@@ -32,6 +33,39 @@ describe("concurrent branches", () => {
       )
       const ids = (yield* Saga.status("s1")).steps.map((s) => s.stepId)
       expect(ids.sort()).toEqual(["reserve:left#1", "reserve:right#1"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a failing branch interrupts a sibling's call at once, whether or not its tool declares a timeout", () =>
+    Effect.gen(function* () {
+      for (const timeout of [undefined, "10 seconds"] as const) {
+        const interrupted: Array<string> = []
+        const slow = Compensable.make({
+          name: "slow",
+          input: Schema.String,
+          success: Schema.String,
+          ...(timeout === undefined ? {} : { timeout }),
+          execute: () => Effect.onInterrupt(Effect.never, () => Effect.sync(() => void interrupted.push("slow"))),
+          compensate: () => Effect.void
+        })
+        const bad = Compensable.make({
+          name: "bad",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.fail("refused"),
+          compensate: () => Effect.void
+        })
+        const sagaId = `sibling-${timeout ?? "none"}`
+        const fiber = yield* Effect.fork(
+          Saga.run(sagaId, Effect.all([slow("a"), bad("b")], { concurrency: "unbounded" }))
+        )
+        // No time passes: the sibling's call is interrupted when the branch fails, not at its timeout.
+        yield* TestClock.adjust("1 second")
+        const ended = yield* Fiber.poll(fiber)
+        expect(Option.isSome(ended), `timeout ${timeout}`).toBe(true)
+        expect(interrupted).toEqual(["slow"])
+        expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "NeedsAttention" })
+      }
     }).pipe(Effect.provide(Testing.layer))
   )
 

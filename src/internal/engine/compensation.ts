@@ -21,6 +21,7 @@ import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { withUndoSpan } from "../observability/spans.js"
 import { decodeJson, decodeValue, withoutValues } from "../util/codec.js"
+import { failAfter } from "../util/deadline.js"
 import { composedOfMasked } from "../util/masking.js"
 import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
@@ -346,10 +347,7 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
     undo = Effect.locally(Effect.provideService(undo, CurrentSaga, boundedSaga), insideUndo, step.toolName)
     if (tool.spec.timeout !== undefined) {
       const timeout = tool.spec.timeout
-      undo = Effect.timeoutFail(undo, {
-        duration: timeout,
-        onTimeout: () => composedOfMasked(Outcome.unknown("the undo timed out"))
-      })
+      undo = failAfter(undo, timeout, () => composedOfMasked(Outcome.unknown("the undo timed out")))
     }
     // The undo runs in a fiber of its own, interruptible there: its timeout can stop it even when
     // the command or run that settles it is uninterruptible, and a run interrupted meanwhile (a

@@ -41,6 +41,7 @@ import { observeReplayed } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
 import { runInChild } from "../util/child.js"
 import { byteLength, decodeJson, decodeValue, encodeJson, withoutValues } from "../util/codec.js"
+import { failAfter } from "../util/deadline.js"
 import { stepKeyRefusal } from "../util/identifier.js"
 import { maskedEncoded } from "../util/maskedEncoded.js"
 import { composedOfMasked, masked } from "../util/masking.js"
@@ -815,10 +816,9 @@ export class SagaRun {
       : attempt
     if (spec.timeout !== undefined) {
       const timeout = spec.timeout
-      run = Effect.timeoutFail(run, {
-        duration: timeout,
-        onTimeout: () => composedOfMasked(Outcome.unknown("the call started but timed out before it answered"))
-      })
+      run = failAfter(run, timeout, () =>
+        composedOfMasked(Outcome.unknown("the call started but timed out before it answered"))
+      )
     }
     if (spec.retry !== undefined) {
       // A read changed nothing, whether it ran or not: an attempt whose outcome is unknown may be repeated.

@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { noneAfter } from "../util/deadline.js"
 import { masked, maskedCut } from "../util/masking.js"
 import { firstDuplicateKey, nestingOf } from "./duplicateKeys.js"
 import type { Environment, Launch } from "./environment.js"
@@ -69,7 +70,7 @@ export const run = (call: Call): Effect.Effect<Answer, never, CommandExecutor.Co
       yield* Effect.forkScoped(Effect.ignore(Stream.run(Stream.make(line), handler.stdin)))
       const stderr = yield* Ref.make<Stderr>({ chunks: [], bytes: 0 })
       const stderrDone = yield* Effect.forkScoped(collectStderr(handler.stderr, stderr))
-      const finished = yield* Effect.timeoutOption(
+      const finished = yield* noneAfter(
         Effect.flatMap(readAnswer(handler.stdout, call.maxBytes), (output) =>
           output.over
             ? Effect.succeed({ output, exit: Either.right<number>(-1) as Either.Either<number, PlatformError> })
