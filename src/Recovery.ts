@@ -254,30 +254,50 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
     // then released for a worker that can. A saga this pass resumed that is left behind again (it
     // suspended once more) waits for the next pass: its claim is given back. A saga an earlier
     // pass found Unrecoverable, diverging (NonDeterminism) or tampered, whose journal has not moved
-    // since, is held and given back the same way, without being tried or reported again.
+    // since, is held and given back the same way, without being tried or reported again. However
+    // the pass ends (interrupted, failed), every claim it holds is given back: one it had not
+    // reached yet too, so that no saga waits for this worker's leases to lapse.
     const recoverAll = saga.worker.renewing(
-      Effect.gen(function* () {
-        const recovered: Array<Recovered> = []
-        const seen = new Set<string>()
-        const held: Array<string> = []
-        while (true) {
-          const claimed = yield* journal.claimLapsed(holder, batchSize)
-          const fresh = claimed.filter((record) => !seen.has(record.sagaId))
-          for (const record of claimed) {
-            if (seen.has(record.sagaId)) yield* Effect.ignore(journal.release(holder.owner, record.sagaId))
+      Effect.suspend(() => {
+        // The sagas this pass claimed and did not hand to a run that ended (a run gives its lease back itself).
+        const holding = new Set<string>()
+        const giveBack = Effect.suspend(() =>
+          Effect.forEach(holding, (sagaId) => Effect.ignore(journal.release(holder.owner, sagaId)), { discard: true })
+        )
+        const tried = (recovered: Recovered) =>
+          Effect.sync(() => {
+            if (recovered._tag !== "Failed") holding.delete(recovered.sagaId)
+            return recovered
+          })
+        const pass = Effect.gen(function* () {
+          const recovered: Array<Recovered> = []
+          const seen = new Set<string>()
+          while (true) {
+            // Counted as held in the same uninterruptible step as the claim: none is lost in between.
+            const claimed = yield* Effect.uninterruptible(
+              Effect.tap(journal.claimLapsed(holder, batchSize), (records) =>
+                Effect.sync(() => {
+                  for (const record of records) holding.add(record.sagaId)
+                })
+              )
+            )
+            const fresh = claimed.filter((record) => !seen.has(record.sagaId))
+            for (const record of claimed) {
+              if (!seen.has(record.sagaId)) continue
+              yield* Effect.ignore(journal.release(holder.owner, record.sagaId))
+              holding.delete(record.sagaId)
+            }
+            if (fresh.length === 0) break
+            for (const record of fresh) seen.add(record.sagaId)
+            const toTry = fresh.filter((record) => !unresumable.knows(record))
+            const resumed = (record: SagaRecord) => Effect.flatMap(recoverOne(record), tried)
+            recovered.push(...(yield* Effect.forEach(toTry, resumed, { concurrency })))
           }
-          if (fresh.length === 0) break
-          for (const record of fresh) seen.add(record.sagaId)
-          const known = fresh.filter(unresumable.knows)
-          held.push(...known.map((record) => record.sagaId))
-          const toTry = fresh.filter((record) => !unresumable.knows(record))
-          recovered.push(...(yield* Effect.forEach(toTry, recoverOne, { concurrency })))
-        }
-        const failed = recovered.filter((saga) => saga._tag === "Failed").map((saga) => saga.sagaId)
-        for (const sagaId of [...failed, ...held]) yield* Effect.ignore(journal.release(holder.owner, sagaId))
-        unresumable.keepOnly(seen)
-        observeRecoveryPass(recovered.length)
-        return { sagas: recovered }
+          unresumable.keepOnly(seen)
+          observeRecoveryPass(recovered.length)
+          return { sagas: recovered }
+        })
+        return Effect.ensuring(pass, giveBack)
       })
     )
 

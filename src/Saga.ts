@@ -437,8 +437,10 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
 
 /**
  * The saga service over the `Journal` and `Approval` in context, as a worker with the given name
- * and lease length. Runs live in the layer's scope: when it closes, the runs in flight are
- * interrupted and left `Suspended` (resumable), and the worker's leases are dropped.
+ * and lease length. Runs and operators' commands live in the layer's scope: when it closes, the
+ * runs in flight are interrupted and left `Suspended` (resumable), the commands in flight are
+ * waited for (an undo runs to its end, unless `withInterruptibleUndos`), and then the worker's
+ * leases are dropped.
  *
  * NOTE: building it reads the receipt keys (`EFFECT_SAGA_RECEIPT_KEYS`, see `Keys`): a key list that
  * cannot be used fails it with `KeyError` before anything is read or written, and an option it

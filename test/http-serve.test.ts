@@ -274,3 +274,69 @@ const refused = (url: string) =>
     })
     socket.once("error", () => resume(Effect.void))
   })
+
+describe("effect-saga serve, signalled again while an undo never returns", { timeout: 60_000 }, () => {
+  it.scopedLive("the second signal stops it at once (exit 130) with one line saying what it cut off", () =>
+    Effect.gen(function* () {
+      const db = freshDb("serve-forced")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const phases = onDb(
+        db,
+        Effect.map(
+          Effect.flatMap(Journal.Journal, (journal) => journal.read("payout-1")),
+          (entries) => entries.map((entry) => entry.phase)
+        )
+      )
+      const { EFFECT_SAGA_API_TOKENS: _ignored, ...inherited } = process.env
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", main, "serve", "--db", db, "--port", "0", "--register", gatedTools],
+        {
+          cwd: root,
+          env: { ...inherited, EFFECT_SAGA_API_TOKENS: `alice=${tokens.alice}` },
+          stdio: ["ignore", "pipe", "pipe"]
+        }
+      )
+      yield* Effect.addFinalizer(() => Effect.sync(() => child.kill("SIGKILL")))
+      let stdout = ""
+      let stderr = ""
+      child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+        stdout += chunk
+      })
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        stderr += chunk
+      })
+      const closed = Effect.async<number | null>((resume) => {
+        if (child.exitCode !== null) return resume(Effect.succeed(child.exitCode))
+        child.on("close", (code) => resume(Effect.succeed(code)))
+      })
+      const url = yield* Effect.retry(
+        Effect.suspend(() => {
+          const found = /serving (http:\/\/\S+)\/console/.exec(stdout)?.[1]
+          return found === undefined ? Effect.fail("not yet") : Effect.succeed(found)
+        }),
+        Schedule.spaced("20 millis").pipe(Schedule.upTo("30 seconds"))
+      )
+      const seen = yield* raw(url, "GET", "/api/sagas/payout-1", { as: "alice" })
+      const { revision, digest } = (seen.body as { saga: { revision: number; digest: string } }).saga
+      yield* Effect.fork(
+        raw(url, "POST", "/api/sagas/payout-1/compensate", { as: "alice", body: JSON.stringify({ revision, digest }) })
+      )
+      yield* Effect.retry(
+        Effect.flatMap(phases, (written) => (written.at(-1) === "COMPENSATING" ? Effect.void : Effect.fail("not yet"))),
+        Schedule.spaced("20 millis").pipe(Schedule.upTo("30 seconds"))
+      )
+
+      child.kill("SIGTERM")
+      // The first signal waits for the undo in flight, which never returns.
+      const drained = yield* Effect.timeout(closed, "500 millis").pipe(Effect.option)
+      expect(drained._tag).toBe("None")
+      child.kill("SIGTERM")
+      expect(yield* closed).toBe(130)
+      expect(stderr).toBe(
+        "effect-saga: interrupted again: stopped at once, without waiting for what was under way: an undo still running was cut off with no outcome journaled (its step stays started, its saga compensating under this process's lease until the lease lapses; effect-saga show SAGA says where it stands)\n"
+      )
+      expect((yield* phases).at(-1)).toBe("COMPENSATING")
+    })
+  )
+})

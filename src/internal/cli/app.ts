@@ -95,7 +95,9 @@ export const run = (args: ReadonlyArray<string>): Effect.Effect<Ending["code"], 
 
 /**
  * Runs `args` (default: the process's) as a Node process: SIGINT and SIGTERM interrupt the
- * command (exit code 130), and the exit code is set without cutting stdout short.
+ * command (exit code 130), and the exit code is set without cutting stdout short. A second signal,
+ * while the command still finishes what the first let run (`serve`'s requests in flight), exits
+ * at once (130), with one line on stderr.
  *
  * @since 0.1.0
  * @category running
@@ -110,13 +112,32 @@ export const main = (args: ReadonlyArray<string> = process.argv.slice(2)): void 
     if (error.code !== "EPIPE") process.stderr.write(`effect-saga: cannot write the output: ${error.message}\n`)
     process.exit(error.code === "EPIPE" ? 0 : 2)
   })
-  const interrupt = () => fiber.unsafeInterruptAsFork(fiber.id())
-  process.once("SIGINT", interrupt)
-  process.once("SIGTERM", interrupt)
+  const signals = ["SIGINT", "SIGTERM"] as const
+  const listening = (listener: () => void, on: boolean) => {
+    for (const signal of signals) {
+      if (on) process.once(signal, listener)
+      else process.removeListener(signal, listener)
+    }
+  }
+  // A second signal does not wait for what the first one lets finish (an undo that never returns).
+  const giveUp = () => {
+    process.stderr.write(`effect-saga: ${FORCED}\n`)
+    process.exit(130)
+  }
+  const interrupt = () => {
+    listening(interrupt, false)
+    listening(giveUp, true)
+    fiber.unsafeInterruptAsFork(fiber.id())
+  }
+  listening(interrupt, true)
   fiber.addObserver((exit) => {
     clearInterval(keepAlive)
-    process.removeListener("SIGINT", interrupt)
-    process.removeListener("SIGTERM", interrupt)
+    listening(interrupt, false)
+    listening(giveUp, false)
     process.exitCode = Exit.isSuccess(exit) ? exit.value : 130
   })
 }
+
+/** What a second SIGINT or SIGTERM says as it stops the process at once. */
+const FORCED =
+  "interrupted again: stopped at once, without waiting for what was under way: an undo still running was cut off with no outcome journaled (its step stays started, its saga compensating under this process's lease until the lease lapses; effect-saga show SAGA says where it stands)"

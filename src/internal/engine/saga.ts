@@ -10,11 +10,13 @@ import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
+import * as Scope from "effect/Scope"
 import type * as Tracer from "effect/Tracer"
 import { Approval } from "../../Approval.js"
 import type { Action, Principal } from "../../Authority.js"
@@ -128,7 +130,8 @@ const runAttributes = (sagaId: string, origin: Origin | undefined) =>
 
 /**
  * Builds the `Saga` service over a journal and an approval service. The service tracks the runs
- * in flight: when its scope closes, they are interrupted and left suspended, and then the
+ * and operators' commands in flight: when its scope closes, the runs are interrupted and left
+ * suspended, the commands are waited for (as their callers' interruption is), and then the
  * worker's leases are dropped.
  */
 export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}) {
@@ -158,20 +161,35 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   if (options.owner !== undefined) {
     yield* Effect.catchAll(journal.release(owner), warn("the leases of a previous run were not released"))
   }
+  // Finalizers run last added first: the runs and commands end, then the renewal stops, then the
+  // leases are dropped.
+  yield* Effect.addFinalizer(() => Effect.catchAll(journal.release(owner), warn("leases were not released")))
   const renewal = makeRenewal(
     Effect.catchAll(journal.renew(holder), warn("leases were not renewed")),
     Duration.divide(leaseTtl, 3).pipe(Option.getOrElse(() => leaseTtl)),
-    scope
+    yield* Scope.fork(scope, ExecutionStrategy.sequential)
   )
-  yield* Effect.addFinalizer(() => Effect.catchAll(journal.release(owner), warn("leases were not released")))
   const worker: Worker = { owner, leaseTtl, renewing: renewal.renewing }
 
-  /** The fibers running a saga now, one token a run: closing the service's scope interrupts them (and waits for them). */
+  /**
+   * The fibers running a saga or an operator's command now, one token each: closing the service's
+   * scope interrupts them and waits for them. A run suspends; a command, uninterruptible, runs to
+   * its end (its undos too, unless `Saga.withInterruptibleUndos`), its leases renewed meanwhile.
+   */
   const running = new Set<{ readonly fiber: Fiber.RuntimeFiber<unknown, unknown> }>()
-  // Added after the release of the leases, so run before it: the runs suspend first.
   yield* Effect.addFinalizer(() =>
     Effect.forEach(new Set(Array.from(running, (run) => run.fiber)), Fiber.interrupt, { discard: true })
   )
+  /** Tracks the caller's fiber in `running` while `effect` runs (call it where interruption is masked). */
+  const tracked = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.withFiberRuntime((fiber) => {
+      const token = { fiber: fiber as Fiber.RuntimeFiber<unknown, unknown> }
+      running.add(token)
+      return Effect.ensuring(
+        effect,
+        Effect.sync(() => running.delete(token))
+      )
+    })
 
   /**
    * Runs `body` as a run of saga `sagaId` on the caller's fiber, in the frame every run needs: the
@@ -412,22 +430,24 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     locks.withLock(
       sagaId,
       Effect.uninterruptible(
-        renewal.renewing(
-          Effect.gen(function* () {
-            yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
-            yield* checkNamed(spec)
-            yield* outsideUndo
-            const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
-            const writer = yield* claimAndLoad(sagaId)
-            if (!writer.view.exists) return yield* new SagaNotFound({ sagaId })
-            const carryOut = Effect.gen(function* () {
-              const prior = spec.replay === undefined ? "new" : yield* spec.replay.prior(writer)
-              if (prior === "replay") return yield* spec.replay!.answer(writer)
-              yield* commands.checkSeen(writer, spec.seen)
-              return yield* spec.body(writer, principal)
+        tracked(
+          renewal.renewing(
+            Effect.gen(function* () {
+              yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
+              yield* checkNamed(spec)
+              yield* outsideUndo
+              const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
+              const writer = yield* claimAndLoad(sagaId)
+              if (!writer.view.exists) return yield* new SagaNotFound({ sagaId })
+              const carryOut = Effect.gen(function* () {
+                const prior = spec.replay === undefined ? "new" : yield* spec.replay.prior(writer)
+                if (prior === "replay") return yield* spec.replay!.answer(writer)
+                yield* commands.checkSeen(writer, spec.seen)
+                return yield* spec.body(writer, principal)
+              })
+              return yield* Effect.ensuring(ownWrites(writer, carryOut), writer.release())
             })
-            return yield* Effect.ensuring(ownWrites(writer, carryOut), writer.release())
-          })
+          )
         )
       )
     )
@@ -507,7 +527,10 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         )
       })
       return yield* locks
-        .withLock(runIdOf(effectId), locks.withLock(subject.sagaId, Effect.uninterruptible(renewal.renewing(attempt))))
+        .withLock(
+          runIdOf(effectId),
+          locks.withLock(subject.sagaId, Effect.uninterruptible(tracked(renewal.renewing(attempt))))
+        )
         .pipe(
           Effect.retry({
             // Another caller first: wait for it. A write refused after this call's own is not retried.

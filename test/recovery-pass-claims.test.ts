@@ -1,0 +1,136 @@
+/**
+ * A recovery pass gives back every claim it holds however it ends: interrupted (a timeout around
+ * it, a shutdown) or failed part-way, the sagas it claimed and had not resumed are free for the next
+ * pass at once, not held by leases the worker renews while it stays busy.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, assert, describe, expect, it } from "@effect/vitest"
+import type { Context } from "effect"
+import { Effect, Exit, Fiber, Layer, Option, Schema, TestClock } from "effect"
+import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
+import { makeMemoryJournal } from "../src/internal/journal/memory.js"
+
+describe("a recovery pass gives back the claims it holds however it ends", () => {
+  for (const [name, makeStore] of stores) {
+    it.scoped(
+      `${name}: interrupted, the sagas it had claimed and not reached are free, and the next pass resumes them`,
+      () =>
+        Effect.gen(function* () {
+          const store = yield* Layer.build(makeStore())
+          const ids = ["r-0", "r-1", "r-2", "r-3"]
+          yield* leftSuspended(store, ids)
+          const worker = yield* Layer.build(workerOn(store, "w2"))
+          const recovery = yield* Effect.provide(Recovery.make({ definitions: [Slow], concurrency: 1 }), worker)
+
+          const pass = yield* Effect.fork(recovery.recoverAll)
+          yield* TestClock.adjust("100 millis")
+          expect(Exit.isInterrupted(yield* Fiber.interrupt(pass))).toBe(true)
+          const after = yield* Effect.forEach(ids, (sagaId) => recordOf(store, sagaId))
+          expect(after.map((record) => [record.sagaId, record.status, record.lease])).toEqual(
+            ids.map((sagaId) => [sagaId, "suspended", null])
+          )
+
+          const next = yield* Effect.fork(recovery.recoverAll)
+          yield* TestClock.adjust("5 seconds")
+          const report = yield* Fiber.join(next)
+          expect(report.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual(ids.map((sagaId) => [sagaId, "Resumed"]))
+        })
+    )
+  }
+
+  it.scoped("failed part-way (a journal error on a later batch), the saga it could not resume is free", () =>
+    Effect.gen(function* () {
+      const inner = makeMemoryJournal()
+      let claims = 0
+      const failingSecondClaim = Journal.Journal.of({
+        ...inner,
+        claimLapsed: (holder, limit) =>
+          ++claims === 2
+            ? Effect.fail(new Journal.JournalError({ operation: "claim", reason: "the store went away" }))
+            : inner.claimLapsed(holder, limit)
+      })
+      const store = yield* Layer.build(
+        Layer.merge(
+          Layer.succeed(Journal.Journal, failingSecondClaim),
+          Layer.succeed(Approval.Approval, Approval.makeMemory())
+        )
+      )
+      // Started as a plain program: no pass can resume it (Unrecoverable).
+      const first = yield* Layer.build(workerOn(store, "w1"))
+      const plain = yield* Effect.fork(
+        Effect.provide(Effect.timeout(Saga.run("p-1", slowly("p-1")), "500 millis"), first)
+      )
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.await(plain)
+      yield* leftSuspended(store, ["s-1"])
+
+      const worker = yield* Layer.build(workerOn(store, "w2"))
+      const recovery = yield* Effect.provide(Recovery.make({ definitions: [Slow], batchSize: 1 }), worker)
+      const error = yield* Effect.flip(recovery.recoverAll)
+      expect(error._tag).toBe("JournalError")
+      expect(yield* recordOf(store, "p-1")).toMatchObject({ status: "suspended", lease: null })
+    })
+  )
+})
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-recovery-pass-claims-"))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+type StoreContext = Context.Context<Journal.Journal | Approval.Approval>
+
+const stores: ReadonlyArray<readonly [string, () => Layer.Layer<Journal.Journal | Approval.Approval, unknown>]> = [
+  [
+    "in memory",
+    () =>
+      Layer.merge(
+        Layer.succeed(Journal.Journal, makeMemoryJournal()),
+        Layer.succeed(Approval.Approval, Approval.makeMemory())
+      )
+  ],
+  [
+    "on SQLite",
+    () => SqlStore.layerSqlite({ filename: path.join(dir, `claims-${Math.random().toString(36).slice(2)}.db`) })
+  ]
+]
+
+/** A worker with 2-second leases over `store`. */
+const workerOn = (store: StoreContext, owner: string) =>
+  Saga.layerWith({ owner, leaseTtl: "2 seconds" }).pipe(Layer.provideMerge(Layer.succeedContext(store)))
+
+const noted = Compensable.make({
+  name: "noted",
+  input: Schema.String,
+  success: Schema.String,
+  execute: (id) => Effect.succeed(`noted-${id}`),
+  compensate: () => Effect.void
+})
+
+/** A step, then a second of work outside any step. */
+const slowly = (id: string) => Effect.zipRight(noted(id), Effect.sleep("1 second"))
+
+const Slow = SagaDefinition.make("slow", { input: Schema.String, program: slowly })
+
+/** Starts each saga on a first worker and interrupts it half-way: each is left suspended, its lease dropped. */
+const leftSuspended = (store: StoreContext, ids: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const first = yield* Layer.build(workerOn(store, "w1"))
+    const runs = yield* Effect.forEach(ids, (sagaId) =>
+      Effect.fork(Effect.provide(Effect.timeout(Saga.start(Slow, sagaId, sagaId), "500 millis"), first))
+    )
+    yield* TestClock.adjust("1 second")
+    yield* Effect.forEach(runs, Fiber.await)
+    for (const sagaId of ids) expect(yield* recordOf(store, sagaId)).toMatchObject({ status: "suspended", lease: null })
+  })
+
+const recordOf = (store: StoreContext, sagaId: string) =>
+  Effect.provide(
+    Effect.flatMap(Journal.Journal, (journal) => journal.get(sagaId)),
+    store
+  ).pipe(
+    Effect.map((record) => {
+      assert(Option.isSome(record))
+      return record.value
+    })
+  )
