@@ -60,7 +60,8 @@ export type {
 
 /**
  * The saga a program runs in: `Saga.run` provides it, and a tool called outside a saga does not
- * type-check.
+ * type-check. It serves the run's program only: a tool called through it from a fiber that
+ * outlived the program (`Effect.forkDaemon`) dies with a defect, and runs and journals nothing.
  *
  * @since 0.1.0
  * @category context

@@ -3,7 +3,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
-import { Compensable, Journal, Saga } from "../src/index.js"
+import { Approval, Compensable, Journal, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
 describe("interruption", () => {
@@ -116,9 +116,80 @@ describe("interruption", () => {
   )
 })
 
-const Seat = Schema.Struct({ seat: Schema.String })
+describe("interrupting a run that has written nothing", () => {
+  it.effect(
+    "the replay of a saga awaiting approval writes nothing: it stays awaiting approval, its request pending",
+    () =>
+      Effect.gen(function* () {
+        const { book } = yield* fixture
+        const wire = Compensable.make({
+          name: "wire",
+          input: Seat,
+          success: Schema.String,
+          reversibility: "irreversible",
+          execute: ({ seat }) => Effect.succeed(seat)
+        })
+        const program = (before: Effect.Effect<void>) =>
+          Effect.zipRight(book({ seat: "1A" }), Effect.zipRight(before, wire({ seat: "9Z" })))
+        expect((yield* Saga.run("ap", program(Effect.void)))._tag).toBe("AwaitingApproval")
+        const journaled = yield* phases("ap")
+
+        const replaying = yield* Deferred.make<void>()
+        const fiber = yield* Effect.fork(
+          Saga.run("ap", program(Effect.zipRight(Deferred.succeed(replaying, undefined), Effect.never)))
+        )
+        yield* Deferred.await(replaying)
+        yield* Fiber.interrupt(fiber)
+
+        expect(yield* phases("ap")).toEqual(journaled)
+        expect((yield* Saga.status("ap")).status).toBe("awaiting_approval")
+        expect((yield* Approval.pending).map((request) => request.toolName)).toEqual(["wire"])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("the replay of a saga that needs attention writes nothing: it still needs attention", () =>
+    Effect.gen(function* () {
+      const { book, blocking, started } = yield* fixture
+      const program = (before: Effect.Effect<void>) =>
+        Effect.zipRight(book({ seat: "1A" }), Effect.zipRight(before, blocking({ seat: "1B" })))
+      const first = yield* Effect.fork(Saga.run("na", program(Effect.void)))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(first)
+      expect((yield* Saga.run("na", program(Effect.void)))._tag).toBe("NeedsAttention")
+      const journaled = yield* phases("na")
+
+      const replaying = yield* Deferred.make<void>()
+      const fiber = yield* Effect.fork(
+        Saga.run("na", program(Effect.zipRight(Deferred.succeed(replaying, undefined), Effect.never)))
+      )
+      yield* Deferred.await(replaying)
+      yield* Fiber.interrupt(fiber)
+
+      expect(yield* phases("na")).toEqual(journaled)
+      expect((yield* Saga.status("na")).status).toBe("needs_attention")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a new saga interrupted before its first step is journaled suspended, so that it can be resumed", () =>
+    Effect.gen(function* () {
+      const { book } = yield* fixture
+      const replaying = yield* Deferred.make<void>()
+      const program = Effect.zipRight(
+        Effect.zipRight(Deferred.succeed(replaying, undefined), Effect.never),
+        book({ seat: "1A" })
+      )
+      const fiber = yield* Effect.fork(Saga.run("new", program))
+      yield* Deferred.await(replaying)
+      yield* Fiber.interrupt(fiber)
+
+      expect(yield* phases("new")).toEqual(["SAGA_STARTED", "SAGA_SUSPENDED"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+})
 
 /** Tools that log what they booked and undid; `blocking` signals `started` and never returns. */
+const Seat = Schema.Struct({ seat: Schema.String })
+
 const fixture = Effect.gen(function* () {
   const started = yield* Deferred.make<void>()
   const booked: Array<string> = []

@@ -1,7 +1,7 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import { statusAfter } from "../../Journal.js"
+import { isActive, statusAfter } from "../../Journal.js"
 import type { CompensationCause } from "../../SagaError.js"
 import { ApprovalRefused, NonDeterminism, StepFailed } from "../../SagaError.js"
 import type { SagaResult, UnknownStep } from "../../SagaResult.js"
@@ -107,10 +107,22 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
   /** Whether a step's outcome cannot be known: its `INTENT` journaled, no outcome written or held back. */
   const leftUnknown = () => view.unknownSteps().some((step) => !writer.holds(step.stepId))
 
+  /**
+   * A run interrupted from outside (its caller gets no answer) before it wrote anything leaves a
+   * saga that was waiting (for an approval, an operator, a resume) as it was. A new saga, one that
+   * was running, or one whose program interrupted itself (the run answers `Suspended`) is
+   * journaled suspended.
+   */
+  const suspend = (fromOutside: boolean) => {
+    const suspended = { _tag: "Suspended" as const, sagaId }
+    const leftAsItWas = fromOutside && writer.markerPending && view.exists && !isActive(view.status)
+    return leftAsItWas ? Effect.succeed(suspended) : Effect.as(endWith("SAGA_SUSPENDED", null), suspended)
+  }
+
   // An interruption that cut a call in flight left its outcome unknown: nothing is undone then.
-  const suspendOrCompensate = (cause: Cause.Cause<unknown>) =>
+  const suspendOrCompensate = (cause: Cause.Cause<unknown>, fromOutside: boolean) =>
     end.onInterrupt !== "compensate"
-      ? Effect.as(endWith("SAGA_SUSPENDED", null), { _tag: "Suspended" as const, sagaId })
+      ? suspend(fromOutside)
       : leftUnknown()
         ? needsAttention(undefined)
         : end.compensate(cause as Cause.Cause<E>)
@@ -148,10 +160,10 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
   if (view.status === "compensated" || view.status === "compensation_failed") {
     return replayOfUndone(end, ran, compensatedBefore)
   }
-  if (Exit.isFailure(ran)) return suspendOrCompensate(ran.cause)
+  if (Exit.isFailure(ran)) return suspendOrCompensate(ran.cause, true)
   if (end.halt !== undefined) return halted(end.halt)
   const exit = ran.value
-  if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return suspendOrCompensate(exit.cause)
+  if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return suspendOrCompensate(exit.cause, false)
   if (leftUnknown()) return needsAttention(undefined)
   if (Exit.isFailure(exit)) return end.compensate(exit.cause)
   // A saga that began to compensate never completes, even if its program now succeeds.

@@ -282,6 +282,7 @@ export class SagaRun {
     key: string | undefined,
     options?: StepOptions
   ): Effect.Effect<any, any, any> => {
+    if (this.writer.programHasEnded) return this.outlived(spec.name)
     if (this.haltedWith !== undefined) return Effect.never
     const badKey = key === undefined ? undefined : stepKeyRefusal(key)
     if (badKey !== undefined) return Effect.fail(badKey)
@@ -305,15 +306,16 @@ export class SagaRun {
   }
 
   readonly settle = (stepId: string): Effect.Effect<any, any, any> =>
-    Effect.suspend(() =>
+    Effect.suspend(() => {
+      if (this.writer.programHasEnded) return this.outlived(this.writer.view.steps.get(stepId)?.toolName ?? stepId)
       // Settled before in this run, its `EXECUTED` held back: written first, so that it replays.
-      this.writer.holds(stepId)
+      return this.writer.holds(stepId)
         ? Effect.matchEffect(this.writer.flush, {
             onFailure: (error) => this.stop({ _tag: "Fatal", error }),
             onSuccess: () => this.settleNow(stepId)
           })
         : this.settleNow(stepId)
-    )
+    })
 
   private settleNow(stepId: string): Effect.Effect<any, any, any> {
     return Effect.withFiberRuntime((fiber) => {
@@ -434,8 +436,27 @@ export class SagaRun {
     )
   }
 
-  /** Halts the run (the first halt wins) and blocks this fiber until the program is interrupted. */
+  /**
+   * A call made once the run's program ended, from a fiber that outlived it (one forked with
+   * `Effect.forkDaemon`, or into a scope outside the program): it does not run and journals nothing,
+   * as a call outside any saga does not run. The writer refuses a late step's entry too (`lateStep`).
+   */
+  private outlived(toolName: string): Effect.Effect<never> {
+    return Effect.dieMessage(
+      `effect-saga: tool ${toolName} was called in saga ${this.sagaId} after the saga's run had ended (from a fiber that outlived the saga's program, such as one forked with Effect.forkDaemon or Effect.forkIn): it did not run, and nothing was journaled`
+    )
+  }
+
+  /**
+   * Halts the run (the first halt wins) and blocks this fiber until the program is interrupted; a
+   * halt decided in a fiber that outlived the program has no run left to halt: it dies.
+   */
   private stop(halt: Halt): Effect.Effect<never> {
+    if (this.writer.programHasEnded) {
+      return Effect.dieMessage(
+        `effect-saga: a step of saga ${this.sagaId} halted (${halt._tag}) after the saga's run had ended (in a fiber that outlived the saga's program): nothing more was journaled`
+      )
+    }
     this.haltedWith ??= halt
     this.interruptIfDrained()
     return Effect.never

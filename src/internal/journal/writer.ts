@@ -3,7 +3,7 @@ import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
-import type { AppendError, Draft, Entry, Holder, JournalCorrupted } from "../../Journal.js"
+import type { AppendError, Draft, Entry, Holder, JournalCorrupted, Phase } from "../../Journal.js"
 import { isActive } from "../../Journal.js"
 import { observeAppended } from "../observability/metrics.js"
 import { Mutex } from "../util/mutex.js"
@@ -36,6 +36,30 @@ const decodeAppended = (
 }
 
 /**
+ * The phases only a step of the running program writes, moving it forward (not `REJECTED`: how a
+ * run ends withdraws requests with it).
+ */
+const forwardPhases: ReadonlySet<Phase> = new Set<Phase>([
+  "INTENT",
+  "EXECUTED",
+  "FAILED",
+  "AWAITING_APPROVAL",
+  "APPROVED",
+  "EXPIRED"
+])
+
+/**
+ * Why `drafts` cannot be journaled once the run's program ended, if one moves a step forward: a
+ * call from a fiber that outlived the program (one forked with `Effect.forkDaemon`, or into an
+ * outer scope) would land after the run's end, or after the saga's final entry.
+ */
+const lateStep = (sagaId: string, drafts: ReadonlyArray<Draft>): string | undefined => {
+  const draft = drafts.find((draft) => forwardPhases.has(draft.phase))
+  if (draft === undefined) return undefined
+  return `effect-saga: ${draft.phase} of step ${draft.stepId} (tool ${draft.toolName}) of saga ${sagaId} was not journaled: the saga's run had ended (a call from a fiber that outlived the saga's program)`
+}
+
+/**
  * The one path by which a saga's entries reach the journal: appends are serialized, each names the
  * position the writer last saw and the worker's lease, and the view follows every append.
  *
@@ -53,7 +77,10 @@ export class Writer {
   private taken = 0
   /** Whether a look at `held` is scheduled for when the program's fiber yields. */
   private lookScheduled = false
-  /** Whether the program ended: how the run ends writes what is held back (`flush`), no look does. */
+  /**
+   * Whether the program ended: how the run ends writes what is held back (`flush`), no look does,
+   * and no step moves forward any more (`lateStep`).
+   */
   private programEnded = false
   private readonly holdsBack: boolean
   /** Whether the store may still record this worker's lease on the saga (an append that halts the saga drops it). */
@@ -91,6 +118,10 @@ export class Writer {
     refused: (error: AppendError) => Effect.Effect<never, E1>,
     next: () => Effect.Effect<A, E2>
   ): Effect.Effect<A, E1 | E2> {
+    if (this.programEnded) {
+      const late = lateStep(this.sagaId, drafts)
+      if (late !== undefined) return Effect.dieMessage(late)
+    }
     const atOnce = appendsAtOnce.get(this.journal.append)
     if (atOnce === undefined) return this.appendLocked(drafts, refused, next)
     // Nothing can come between the steps of an append done at once: it needs the lock only to wait
@@ -118,7 +149,7 @@ export class Writer {
     refused: (error: AppendError) => Effect.Effect<never, E1>,
     next: () => Effect.Effect<A, E2>
   ): Effect.Effect<A, E1 | E2> {
-    if (!this.holdsBack) return this.appendThen([draft], refused, next)
+    if (!this.holdsBack || this.programEnded) return this.appendThen([draft], refused, next)
     return Effect.withFiberRuntime((fiber) => {
       this.held.push(draft)
       this.scheduleLook(fiber)
@@ -134,6 +165,11 @@ export class Writer {
   /** The program ended: from now on, what is held back waits for how the run ends. */
   programEnd(): void {
     this.programEnded = true
+  }
+
+  /** Whether the run's program ended: a call made now comes from a fiber that outlived it. */
+  get programHasEnded(): boolean {
+    return this.programEnded
   }
 
   /** Whether no append is under way. */
