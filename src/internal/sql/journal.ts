@@ -535,14 +535,23 @@ RETURNING seq`)
   ): Effect.Effect<ReadonlyArray<Outcome>, SqlError> => direct.exclusive(() => writeNow(direct, batch, unflushed))
 
   /**
+   * A transaction whose `COMMIT` or `ROLLBACK` failed: `@effect/sql` makes the failure a defect;
+   * here it is the write's failure again (a `COMMIT` whose connection was lost is settled as any).
+   */
+  const endFailed = (defect: unknown) => (defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none())
+
+  /**
    * Runs `f` in a write transaction, on the transaction's connection; `unflushed`: one that may
    * commit without waiting for its flush (the SQLite client's transaction reads it).
    */
   const transaction = <A>(f: (conn: Connection) => Effect.Effect<A, SqlError>, unflushed = false) => {
-    const written = sql.withTransaction(
-      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (conn) =>
-        Option.isSome(conn) ? f(conn.value[0]) : Effect.dieMessage("effect-saga: a transaction without a connection")
-      )
+    const written = Effect.catchSomeDefect(
+      sql.withTransaction(
+        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (conn) =>
+          Option.isSome(conn) ? f(conn.value[0]) : Effect.dieMessage("effect-saga: a transaction without a connection")
+        )
+      ),
+      endFailed
     )
     return unflushed ? Effect.locally(written, Unflushed.currentCommitUnflushed, true) : written
   }
