@@ -266,7 +266,11 @@ export {
 } from "./internal/journal/errors.js"
 
 /**
- * Why an append wrote nothing.
+ * Why an append wrote nothing. One exception: a `JournalError` whose reason ends `whether it was
+ * written is unknown: the journal could not be read after (…)` (PostgreSQL: the connection was lost
+ * once the append was sent, and the saga could not be read again to find out). The append may have
+ * committed; read the saga to know. An append whose connection was lost and that the store holds
+ * succeeds (docs/storage.md, "A write whose answer was lost").
  *
  * @since 0.1.0
  * @category errors

@@ -37,7 +37,7 @@ import * as PgBatch from "./pgBatch.js"
 import * as PgLoad from "./pgLoad.js"
 import * as Prepared from "./prepared.js"
 import { decodeClaimed, decodeEntries, decodeRecords, storedRow, storedRows } from "./rows.js"
-import { isLocked, isUniqueViolation, journalError } from "./sqlite.js"
+import { describeFailure, isLocked, isUniqueViolation, journalError, leavesOutcomeUnknown } from "./sqlite.js"
 import * as SqliteAppend from "./sqliteAppend.js"
 import * as SqliteDriver from "./sqliteDriver.js"
 import * as Unflushed from "./unflushed.js"
@@ -232,6 +232,13 @@ RETURNING saga_id`)
   const selectPosition = text(
     sql`SELECT revision, digest, lease_owner, lease_expires_at FROM ${sagas} WHERE saga_id = ${_}`
   )
+  // Read after a write whose outcome was lost: the saga's row and the hash of its entry at one seq.
+  // On PostgreSQL the row is read `FOR SHARE`: a write still in flight on the lost connection that
+  // already changed the row is waited for.
+  const selectWritten = text(
+    sql`SELECT revision, digest, (SELECT hash FROM ${entries} WHERE saga_id = ${_} AND seq = ${_}) AS hash
+FROM ${sagas} WHERE saga_id = ${_}${sql.literal(onPg ? " FOR SHARE" : "")}`
+  )
   const inserts = new Map<number, string>()
   const insert = (rows: number) => {
     let statement = inserts.get(rows)
@@ -386,6 +393,56 @@ RETURNING seq`)
   /** What an append that failed with `error` gets: a conflict if another writer got there first. */
   const refusedBy = (request: Request) => lostRace(request.sagaId, request.expected.revision, "append")
 
+  /** Whether the row and entry `selectWritten` read hold `request`'s entries: the saga at its last, or that entry there. */
+  const holds = (request: Request, rows: ReadonlyArray<unknown>) => {
+    const row = rows[0] as { readonly revision: unknown; readonly digest: unknown; readonly hash: unknown } | undefined
+    const last = request.written[request.written.length - 1]
+    if (row === undefined || last === undefined) return false
+    return (Number(row.revision) === last.seq && row.digest === last.hash) || row.hash === last.hash
+  }
+
+  /**
+   * What an append whose write failed with `error` comes to. Where the failure leaves its outcome
+   * unknown (the connection was lost once the statement or its `COMMIT` was sent), the saga is read
+   * again, on another connection of the pool, before anything is answered: an append the store
+   * holds succeeds, with its entries; one it does not hold gets `otherwise`; if the journal cannot
+   * be read either, a `JournalError` says that whether it was written is unknown.
+   */
+  const settle = (request: Request, error: SqlError, otherwise: Effect.Effect<Outcome>): Effect.Effect<Outcome> => {
+    const last = request.written[request.written.length - 1]
+    if (last === undefined || !leavesOutcomeUnknown(error)) return otherwise
+    const reread = sql.unsafe(selectWritten, [request.sagaId, last.seq, request.sagaId])
+    return Effect.matchEffect(Effect.retry(reread, { times: 1 }), {
+      onSuccess: (rows) => (holds(request, rows) ? Effect.succeed(Exit.succeed(request.written)) : otherwise),
+      onFailure: (readError) =>
+        Effect.succeed(
+          Exit.fail(
+            new Journal.JournalError({
+              operation: "append",
+              reason: `${describeFailure(error)}; whether it was written is unknown: the journal could not be read after (${describeFailure(readError)})`
+            })
+          )
+        )
+    })
+  }
+
+  /** `settle` for an append written on its own: one the store does not hold fails as today, saying so. */
+  const settleAlone = (request: Request, error: SqlError): Effect.Effect<Outcome> =>
+    settle(
+      request,
+      error,
+      Effect.exit(
+        Effect.mapError(refusedBy(request)(error), (refusal) =>
+          leavesOutcomeUnknown(error) && refusal._tag === "JournalError"
+            ? new Journal.JournalError({
+                operation: "append",
+                reason: `${refusal.reason}; it was not written: the journal, read again, does not hold it`
+              })
+            : refusal
+        )
+      )
+    )
+
   /** An append alone as one statement: its text (by shape) and its arguments. */
   const oneStatementOf = (request: Request) => {
     const { first, args } = compareAndSetOf(request)
@@ -410,11 +467,10 @@ RETURNING seq`)
 
   const appendInOneStatement = (request: Request): Effect.Effect<Outcome> => {
     const { name, text, values } = oneStatementOf(request)
-    return Effect.exit(
-      Effect.flatMap(Effect.catchAll(run(name, text, values), refusedBy(request)), (inserted) =>
-        afterOneStatement(request, inserted)
-      )
-    )
+    return Effect.matchEffect(run(name, text, values), {
+      onFailure: (error) => settleAlone(request, error),
+      onSuccess: (inserted) => Effect.exit(afterOneStatement(request, inserted))
+    })
   }
 
   /**
@@ -479,14 +535,23 @@ RETURNING seq`)
   ): Effect.Effect<ReadonlyArray<Outcome>, SqlError> => direct.exclusive(() => writeNow(direct, batch, unflushed))
 
   /**
+   * A transaction whose `COMMIT` or `ROLLBACK` failed: `@effect/sql` makes the failure a defect;
+   * here it is the write's failure again (a `COMMIT` whose connection was lost is settled as any).
+   */
+  const endFailed = (defect: unknown) => (defect instanceof SqlError ? Option.some(Effect.fail(defect)) : Option.none())
+
+  /**
    * Runs `f` in a write transaction, on the transaction's connection; `unflushed`: one that may
    * commit without waiting for its flush (the SQLite client's transaction reads it).
    */
   const transaction = <A>(f: (conn: Connection) => Effect.Effect<A, SqlError>, unflushed = false) => {
-    const written = sql.withTransaction(
-      Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (conn) =>
-        Option.isSome(conn) ? f(conn.value[0]) : Effect.dieMessage("effect-saga: a transaction without a connection")
-      )
+    const written = Effect.catchSomeDefect(
+      sql.withTransaction(
+        Effect.flatMap(Effect.serviceOption(SqlClient.TransactionConnection), (conn) =>
+          Option.isSome(conn) ? f(conn.value[0]) : Effect.dieMessage("effect-saga: a transaction without a connection")
+        )
+      ),
+      endFailed
     )
     return unflushed ? Effect.locally(written, Unflushed.currentCommitUnflushed, true) : written
   }
@@ -505,7 +570,7 @@ RETURNING seq`)
   const commitOne = (request: Request): Effect.Effect<Outcome> =>
     Effect.catchAll(
       Effect.map(writeBatch([request]), (outcomes) => outcomes[0]!),
-      (error) => Effect.exit(lostRace(request.sagaId, request.expected.revision, "append")(error))
+      (error) => settleAlone(request, error)
     )
 
   /** One append inside the caller's own open transaction, as a savepoint of it. */
@@ -522,9 +587,11 @@ RETURNING seq`)
       : commitOne(request)
 
   /**
-   * A batch of appends in one transaction. If the transaction fails, nobody's entries were written:
-   * a lock held past the busy timeout is everyone's error (each would have waited for it alone),
-   * anything else is retried one append a transaction, so that one append's failure stays its own.
+   * A batch of appends in one transaction. If the transaction fails, a lock held past the busy
+   * timeout is everyone's error (each would have waited for it alone); anything else is retried one
+   * append a transaction, so that one append's failure stays its own. A failure that leaves the
+   * outcome unknown (the connection lost once the batch was sent) is settled first (`settle`): an
+   * append the store holds succeeds, and only the others are retried.
    */
   const commit = (batch: ReadonlyArray<Request>): Effect.Effect<ReadonlyArray<Outcome>> =>
     batch.length === 1
@@ -534,7 +601,7 @@ RETURNING seq`)
           (error) =>
             isLocked(error)
               ? Effect.succeed(batch.map(() => Exit.fail(journalError("append")(error))))
-              : Effect.forEach(batch, commitOne)
+              : Effect.forEach(batch, (request) => settle(request, error, commitOne(request)))
         )
 
   const clock = isoClock()
@@ -659,8 +726,19 @@ RETURNING seq`)
     Effect.async<ReadonlyArray<Journal.Entry>, Journal.AppendError>((resume) => {
       const { name, text, values } = oneStatementOf(request)
       send(name, text, values, (error, inserted) => {
-        traffic.leave()
-        resume(error === undefined ? afterOneStatement(request, inserted) : refusedBy(request)(error))
+        if (error === undefined) {
+          traffic.leave()
+          resume(afterOneStatement(request, inserted))
+        } else {
+          resume(
+            Effect.flatten(
+              Effect.ensuring(
+                settleAlone(request, error),
+                Effect.sync(() => traffic.leave())
+              )
+            )
+          )
+        }
       })
     })
 

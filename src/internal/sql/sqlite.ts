@@ -66,6 +66,30 @@ export const isLocked = (error: unknown): boolean => {
   return code?.startsWith("SQLITE_BUSY") === true || code?.startsWith("SQLITE_LOCKED") === true
 }
 
+/**
+ * A connection that broke or a server that went away under a statement: PostgreSQL's codes
+ * (SQLSTATE), and the socket's.
+ */
+const connectionBroke = new Set(["08000", "08003", "08006", "08007", "57P01", "57P02", "ECONNRESET", "EPIPE"])
+/** Codes of a connection that was never made: nothing was sent. */
+const neverConnected = new Set(["08001", "08004", "57P03", "ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN"])
+const isServerCode = (code: string) => /^[0-9A-Z]{5}$/.test(code)
+
+/**
+ * Whether a failed write may have committed all the same: the connection was lost after the
+ * statement (or its `COMMIT`) was sent, so that the server may have committed it unheard. Not so
+ * for an error the server answered (a unique key, a serialization failure, a lock or statement
+ * timeout, a syntax error: the transaction rolled back), for SQLite's errors (its writes are
+ * local, and a failed `COMMIT` rolls back), nor for a connection that was never made.
+ */
+export const leavesOutcomeUnknown = (error: unknown): boolean => {
+  const cause = rootCause(error)
+  const code = codeOf(cause)
+  if (code === undefined) return !/trying to connect|connection timeout/i.test(messageOf(cause))
+  if (connectionBroke.has(code)) return true
+  return !(code.startsWith("SQLITE_") || isServerCode(code) || neverConnected.has(code))
+}
+
 /** Says in words why a store operation failed, naming the driver's code where there is one. */
 export const describeFailure = (error: unknown): string => {
   const cause = rootCause(error)
