@@ -302,7 +302,13 @@ export interface StepStatus {
   readonly toolName: string
   /** The step's forward idempotency key: what `compensateEffect` names the step's effect by. */
   readonly effectId: string
-  readonly state: "executed" | "failed" | "unknown" | "awaiting_approval" | "approved" | "refused"
+  /**
+   * `"unknown"`: its `INTENT` has no outcome, it may or may not have run. `"not_started"`: its
+   * `INTENT` has no outcome because the run was interrupted with none of its calls in flight (it
+   * never started, or every attempt failed and it was waiting to retry): it did not run, a resume
+   * runs it (since 0.5.0).
+   */
+  readonly state: "executed" | "failed" | "unknown" | "not_started" | "awaiting_approval" | "approved" | "refused"
   /** What its undo came to, `"started"` while it runs, `undefined` when none was asked for. */
   readonly undo: UndoOutcome | "started" | undefined
   /**
