@@ -532,10 +532,15 @@ export const compensate = (sagaId: string, seen?: Seen) => Effect.flatMap(Saga, 
 /**
  * Runs `effect` so that interrupting it interrupts the undo an operator's command in it is running
  * (`compensate`, `reject`, `compensateEffect`): the undo's outcome is journaled as an interrupted
- * undo's is (`COMPENSATION_UNKNOWN`, "the undo was interrupted", unless it completed meanwhile), no
- * further undo starts, the lease is dropped and the command ends interrupted; the saga stays
+ * undo's is (`COMPENSATION_UNKNOWN`, "the undo was interrupted", unless its answer reached the
+ * library before the interruption did), no further undo starts, the lease is dropped and the command ends interrupted; the saga stays
  * `compensating` for `Recovery` or the same command to go on. Outside it, an undo runs to its end
  * whoever interrupts the caller. The CLI runs its undos so: SIGINT and SIGTERM stop them.
+ *
+ * An undo that is itself uninterruptible (`Effect.uninterruptible(...)`) runs to its end here too,
+ * yet is journaled `COMPENSATION_UNKNOWN`: Effect discards an uninterruptible region's value when
+ * it ends with an interruption pending, so its answer never reaches the library. Make such an undo
+ * idempotent by its key, so that whether it ran is one question to the provider.
  *
  * @since 0.4.0
  * @category combinators
