@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Schedule, Schema } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schedule, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Outcome, Saga, SqlJournal, SqlStore, Timeline } from "../src/index.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-not-started-"))
@@ -141,6 +141,36 @@ describe("a step interrupted before its call started", () => {
         })
     )
   }
+
+  it.scoped("a program that interrupts its own step before it starts completes; its replay answers the same", () =>
+    Effect.gen(function* () {
+      const { calls, charge, ship } = toolsCounting()
+      const shipGate = yield* gate("ship")
+      const program = Effect.zipRight(Effect.ignore(Effect.timeout(ship(2), "1 second")), charge(1))
+      yield* Effect.gen(function* () {
+        const fiber = yield* Effect.fork(Saga.run("c1", program))
+        yield* Deferred.await(shipGate.reached)
+        yield* TestClock.adjust("1 second")
+        yield* Deferred.succeed(shipGate.open, undefined)
+        expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "Completed", value: "charge-1" })
+        expect(calls).toEqual(["charge"])
+        const entries = yield* entriesOf("c1")
+        const shipStep = entries.find((entry) => entry.toolName === "ship")!.stepId!
+        expect(entries.at(-1)).toMatchObject({ phase: "SAGA_COMPLETED" })
+        expect(JSON.parse(entries.at(-1)!.payload!)).toEqual({ notStarted: [shipStep] })
+        expect((yield* Saga.status("c1")).steps.map((step) => [step.toolName, step.state])).toEqual([
+          ["ship", "not_started"],
+          ["charge", "executed"]
+        ])
+
+        const replay = yield* Effect.fork(Saga.run("c1", program))
+        yield* TestClock.adjust("1 second")
+        expect(yield* Fiber.join(replay)).toMatchObject({ _tag: "Completed", value: "charge-1" })
+        expect(calls).toEqual(["charge"])
+        expect(yield* entriesOf("c1")).toEqual(entries)
+      }).pipe(Effect.provide(gated(stores[0]![1](), shipGate)))
+    })
+  )
 
   it.scoped('onInterrupt: "compensate" compensates: the step that did not start is not unknown', () =>
     Effect.gen(function* () {
