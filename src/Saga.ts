@@ -303,7 +303,13 @@ export interface StepStatus {
   readonly toolName: string
   /** The step's forward idempotency key: what `compensateEffect` names the step's effect by. */
   readonly effectId: string
-  readonly state: "executed" | "failed" | "unknown" | "awaiting_approval" | "approved" | "refused"
+  /**
+   * `"unknown"`: its `INTENT` has no outcome, it may or may not have run. `"not_started"`: its
+   * `INTENT` has no outcome because the run was interrupted with none of its calls in flight (it
+   * never started, or every attempt failed and it was waiting to retry): it did not run, a resume
+   * runs it (since 0.5.0).
+   */
+  readonly state: "executed" | "failed" | "unknown" | "not_started" | "awaiting_approval" | "approved" | "refused"
   /** What its undo came to, `"started"` while it runs, `undefined` when none was asked for. */
   readonly undo: UndoOutcome | "started" | undefined
   /**
@@ -529,10 +535,15 @@ export const compensate = (sagaId: string, seen?: Seen) => Effect.flatMap(Saga, 
 /**
  * Runs `effect` so that interrupting it interrupts the undo an operator's command in it is running
  * (`compensate`, `reject`, `compensateEffect`): the undo's outcome is journaled as an interrupted
- * undo's is (`COMPENSATION_UNKNOWN`, "the undo was interrupted", unless it completed meanwhile), no
- * further undo starts, the lease is dropped and the command ends interrupted; the saga stays
+ * undo's is (`COMPENSATION_UNKNOWN`, "the undo was interrupted", unless its answer reached the
+ * library before the interruption did), no further undo starts, the lease is dropped and the command ends interrupted; the saga stays
  * `compensating` for `Recovery` or the same command to go on. Outside it, an undo runs to its end
  * whoever interrupts the caller. The CLI runs its undos so: SIGINT and SIGTERM stop them.
+ *
+ * An undo that is itself uninterruptible (`Effect.uninterruptible(...)`) runs to its end here too,
+ * yet is journaled `COMPENSATION_UNKNOWN`: Effect discards an uninterruptible region's value when
+ * it ends with an interruption pending, so its answer never reaches the library. Make such an undo
+ * idempotent by its key, so that whether it ran is one question to the provider.
  *
  * @since 0.4.0
  * @category combinators

@@ -6,7 +6,7 @@
 
 import * as Either from "effect/Either"
 import type { JournaledReceipt, Recorded } from "./internal/journal/payloads.js"
-import { decodeEntry, encodePayload } from "./internal/journal/payloads.js"
+import { decodeEntry, encodePayload, notStartedIn } from "./internal/journal/payloads.js"
 import { table } from "./internal/util/table.js"
 import type { Entry } from "./Journal.js"
 
@@ -17,6 +17,12 @@ import type { Entry } from "./Journal.js"
  * it (it was deferred). Unknown until its `INTENT` is read.
  */
 type RanWhere = "made" | "settled" | undefined
+
+/** The steps a saga-level entry journals as interrupted before they started, if any: they did not run. */
+const notStartedNote = (entry: Recorded): string => {
+  const steps = notStartedIn(entry)
+  return steps === undefined ? "" : `not started (did not run): ${steps.join(", ")}`
+}
 
 /** What an entry whose payload decoded says, by phase; `ran`: where its call ran, when known. */
 const detailOfRecorded = (entry: Recorded, ran: RanWhere = undefined): string => {
@@ -53,9 +59,15 @@ const detailOfRecorded = (entry: Recorded, ran: RanWhere = undefined): string =>
     case "COMPENSATION_PARTIAL":
       return entry.payload?.remaining ?? ""
     case "SAGA_COMPENSATING":
-      return entry.payload.cause
+      return entry.payload.notStarted === undefined
+        ? entry.payload.cause
+        : `${entry.payload.cause}; ${notStartedNote(entry)}`
     case "SAGA_AWAITING_APPROVAL":
       return entry.payload.requestId
+    case "SAGA_SUSPENDED":
+    case "SAGA_COMPLETED":
+    case "SAGA_NEEDS_ATTENTION":
+      return notStartedNote(entry)
     default:
       return ""
   }
@@ -135,6 +147,35 @@ export const unknownReasons = (entries: ReadonlyArray<Entry>): ReadonlyMap<strin
     for (const step of decoded.payload.unknown) reasons.set(step.stepId, step.reason)
   }
   return reasons
+}
+
+/**
+ * The steps whose last `INTENT` has no outcome because the run was interrupted with none of their
+ * calls in flight (it never started, or every attempt failed and it was waiting to retry), as the
+ * saga-level entry that ended that run journals (`notStarted`): they did not run, so they are not
+ * unknown. A resume runs them.
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const notStartedSteps = (entries: ReadonlyArray<Entry>): ReadonlySet<string> => {
+  const open = new Set<string>()
+  const notStarted = new Set<string>()
+  for (const entry of entries) {
+    if (entry.stepId !== null) {
+      if (entry.phase === "INTENT") open.add(entry.stepId)
+      if (entry.phase === "INTENT" || entry.phase === "EXECUTED" || entry.phase === "FAILED") {
+        notStarted.delete(entry.stepId)
+      }
+      if (entry.phase === "EXECUTED" || entry.phase === "FAILED") open.delete(entry.stepId)
+      continue
+    }
+    const decoded = recorded(entry)
+    for (const stepId of (decoded === undefined ? undefined : notStartedIn(decoded)) ?? []) {
+      if (open.has(stepId)) notStarted.add(stepId)
+    }
+  }
+  return notStarted
 }
 
 /** Undo phases that mean an undo began or settled (`SKIPPED` undid nothing). */

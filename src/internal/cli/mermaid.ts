@@ -93,7 +93,10 @@ const stepLines = (entry: Entry, tool: string, unknown: string | null | undefine
   }
 }
 
-/** The last `INTENT` of each step that has no outcome after it. */
+/**
+ * The last `INTENT` of each step that has no outcome after it, unless a saga-level entry after it
+ * journals that the step was interrupted before it started (`notStarted`: it did not run).
+ */
 const unknownIntents = (entries: ReadonlyArray<Entry>): ReadonlySet<Entry> => {
   const lastIntent = new Map<string, Entry>()
   const settled = new Set<string>()
@@ -102,7 +105,10 @@ const unknownIntents = (entries: ReadonlyArray<Entry>): ReadonlySet<Entry> => {
     if (entry.phase === "INTENT") lastIntent.set(entry.stepId, entry)
     if (entry.phase === "EXECUTED" || entry.phase === "FAILED") settled.add(entry.stepId)
   }
-  return new Set(Array.from(lastIntent).flatMap(([stepId, entry]) => (settled.has(stepId) ? [] : [entry])))
+  const notStarted = Timeline.notStartedSteps(entries)
+  return new Set(
+    Array.from(lastIntent).flatMap(([stepId, entry]) => (settled.has(stepId) || notStarted.has(stepId) ? [] : [entry]))
+  )
 }
 
 /**

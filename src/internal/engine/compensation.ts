@@ -62,9 +62,10 @@ export interface UndoEnv {
  * the same write: journaled `REJECTED` (so that nobody approves it), then dropped from the approval
  * service's pending list — again on every pass, should a crash have come in between.
  */
-const begin = (writer: Writer, env: UndoEnv, cause: string) =>
+const begin = (writer: Writer, env: UndoEnv, cause: string, notStarted: ReadonlyArray<string>) =>
   Effect.gen(function* () {
-    const start = writer.view.compensationStarted ? [] : [sagaDraft("SAGA_COMPENSATING", { cause })]
+    const payload = notStarted.length === 0 ? { cause } : { cause, notStarted }
+    const start = writer.view.compensationStarted ? [] : [sagaDraft("SAGA_COMPENSATING", payload)]
     const drafts = [...start, ...withdrawals(writer.view, withdrawnBecause.compensating)]
     if (drafts.length > 0) yield* writer.append(drafts)
     yield* dropWithdrawn(writer, env.withdraw)
@@ -377,18 +378,20 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
  * Undoes every executed step not undone yet, in reverse execution order, journaling each undo
  * before and after it runs; steps already settled are reported from the journal, never run again.
  * The steps' explicit undos are looked up first (`explicitUndos`), unless the caller did (`found`,
- * before its own writes).
+ * before its own writes). `notStarted`: steps the run that compensates knows did not start,
+ * journaled with `SAGA_COMPENSATING` (see `payloads.ts`), so that they are not unknown.
  */
 export const compensate = (
   writer: Writer,
   env: UndoEnv,
   cause: string,
-  found?: ExplicitUndos
+  found?: ExplicitUndos,
+  notStarted: ReadonlyArray<string> = []
 ): Effect.Effect<Report.CompensationReport, CompensationError> =>
   Effect.gen(function* () {
     const view = writer.view
     const explicit = found ?? (yield* explicitUndos(writer.sagaId, view, env))
-    yield* begin(writer, env, cause)
+    yield* begin(writer, env, cause, notStarted)
     const undone: Array<Report.StepReport> = []
     // Reads left in flight first: the calls that started last, whose outcome nobody heard.
     for (const step of view.unknownReads().reverse()) undone.push(yield* passOverRead(writer, step))

@@ -8,6 +8,7 @@ import type { SagaResult, UnknownStep } from "../../SagaResult.js"
 import { sagaDraft } from "../journal/drafts.js"
 import type { PayloadOf, SagaPhase } from "../journal/payloads.js"
 import type { JournalView } from "../journal/view.js"
+import { isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { composedOfMasked } from "../util/masking.js"
 import { maskedCause } from "./maskedCause.js"
@@ -22,14 +23,39 @@ import { dropWithdrawn, withdrawals, withdrawnBecause } from "./withdrawal.js"
 export const describeCause = (cause: Cause.Cause<unknown>, receipts: ReadonlyArray<string> = []): string =>
   Cause.pretty(maskedCause(cause, receipts)).split("\n")[0]!.slice(0, 500)
 
-const unknownOf = (view: JournalView, extra: UnknownStep | undefined): ReadonlyArray<UnknownStep> => {
-  const steps = view.unknownSteps().map((step) => ({
+const unknownOf = (
+  view: JournalView,
+  extra: UnknownStep | undefined,
+  notStarted: ReadonlyArray<string>
+): ReadonlyArray<UnknownStep> => {
+  const steps = unknownBut(view, notStarted).map((step) => ({
     stepId: step.stepId,
     toolName: step.toolName,
     reason:
       step.stepId === extra?.stepId ? extra.reason : "INTENT was journaled but no outcome: it may or may not have run"
   }))
   return extra === undefined || steps.some((step) => step.stepId === extra.stepId) ? steps : [...steps, extra]
+}
+
+/** The steps whose outcome is unknown (`unknownSteps`), but for those the run knows did not start. */
+const unknownBut = (view: JournalView, notStarted: ReadonlyArray<string>) =>
+  notStarted.length === 0
+    ? view.unknownSteps()
+    : view.unknownSteps().filter((step) => !notStarted.includes(step.stepId))
+
+/**
+ * The steps an interruption cut with none of their calls in flight (`SagaRun.notStarted`) whose
+ * `INTENT` is still the last, without an outcome: what the entry that ends the run journals, so
+ * that they read as not run, not unknown.
+ */
+const notStartedOf = <E>({ notStarted, writer }: RunEnd<E>): ReadonlyArray<string> => {
+  if (notStarted.size === 0) return []
+  const steps: Array<string> = []
+  for (const [stepId, seq] of notStarted) {
+    const step = writer.view.steps.get(stepId)
+    if (step !== undefined && step.intent?.seq === seq && isUnknown(step) && !writer.holds(stepId)) steps.push(stepId)
+  }
+  return steps
 }
 
 /** The first failure that taints the saga, if any. */
@@ -46,7 +72,13 @@ export interface RunEnd<E> {
   /** Why the run halted, if a step decided it. */
   readonly halt: Halt | undefined
   readonly onInterrupt: "suspend" | "compensate" | undefined
-  readonly compensate: (cause: Cause.Cause<E | CompensationCause>) => Effect.Effect<SagaResult<never, E>, any>
+  /** Steps an interruption cut with none of their calls in flight, by the seq of their last `INTENT`. */
+  readonly notStarted: ReadonlyMap<string, number>
+  /** Compensates, journaling `notStarted` with `SAGA_COMPENSATING`. */
+  readonly compensate: (
+    cause: Cause.Cause<E | CompensationCause>,
+    notStarted: ReadonlyArray<string>
+  ) => Effect.Effect<SagaResult<never, E>, any>
   /** Drops a withdrawn approval request from the `Approval` service. */
   readonly withdraw: (requestId: string, reason: string) => Effect.Effect<void>
 }
@@ -87,13 +119,16 @@ export const endRun = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): E
 const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.Effect<SagaResult<A, E>, any> => {
   const { sagaId, writer } = end
   const view = writer.view
+  const notStarted = notStartedOf(end)
+  const suspended = notStarted.length === 0 ? null : { notStarted }
 
   const endWith = <P extends SagaPhase>(phase: P, payload: PayloadOf<P>) =>
     view.status === statusAfter(view.status, [{ phase }]) ? Effect.void : writer.append([sagaDraft(phase, payload)])
 
   const needsAttention = (extra: UnknownStep | undefined) => {
-    const unknown = unknownOf(view, extra)
-    return Effect.as(endWith("SAGA_NEEDS_ATTENTION", { unknown }), {
+    const unknown = unknownOf(view, extra, notStarted)
+    const payload = notStarted.length === 0 ? { unknown } : { unknown, notStarted }
+    return Effect.as(endWith("SAGA_NEEDS_ATTENTION", payload), {
       _tag: "NeedsAttention" as const,
       sagaId,
       unknown
@@ -104,8 +139,13 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
   const compensatedBefore = () =>
     Cause.die(composedOfMasked(new Error(`the saga was compensated before: ${view.compensationCause}`)))
 
-  /** Whether a step's outcome cannot be known: its `INTENT` journaled, no outcome written or held back. */
-  const leftUnknown = () => view.unknownSteps().some((step) => !writer.holds(step.stepId))
+  /**
+   * Whether a step's outcome cannot be known: its `INTENT` journaled, no outcome written or held
+   * back, and not one the run knows did not start.
+   */
+  const leftUnknown = () => unknownBut(view, notStarted).some((step) => !writer.holds(step.stepId))
+
+  const compensate = (cause: Cause.Cause<E | CompensationCause>) => end.compensate(cause, notStarted)
 
   /**
    * A run interrupted from outside (its caller gets no answer) before it wrote anything leaves a
@@ -114,9 +154,9 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
    * journaled suspended.
    */
   const suspend = (fromOutside: boolean) => {
-    const suspended = { _tag: "Suspended" as const, sagaId }
+    const answer = { _tag: "Suspended" as const, sagaId }
     const leftAsItWas = fromOutside && writer.markerPending && view.exists && !isActive(view.status)
-    return leftAsItWas ? Effect.succeed(suspended) : Effect.as(endWith("SAGA_SUSPENDED", null), suspended)
+    return leftAsItWas ? Effect.succeed(answer) : Effect.as(endWith("SAGA_SUSPENDED", suspended), answer)
   }
 
   // An interruption that cut a call in flight left its outcome unknown: nothing is undone then.
@@ -125,7 +165,7 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
       ? suspend(fromOutside)
       : leftUnknown()
         ? needsAttention(undefined)
-        : end.compensate(cause as Cause.Cause<E>)
+        : compensate(cause as Cause.Cause<E>)
 
   const halted = (halt: Halt): Effect.Effect<SagaResult<A, E>, any> => {
     switch (halt._tag) {
@@ -134,7 +174,7 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
         const withdrawn = view.steps.get(halt.request.stepId)
         if (withdrawn?.refused !== undefined) {
           const { stepId, toolName } = withdrawn
-          return end.compensate(
+          return compensate(
             Cause.fail(new ApprovalRefused({ stepId, toolName, reason: withdrawn.refused.payload.reason }))
           )
         }
@@ -146,13 +186,13 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
       case "NeedsAttention":
         return needsAttention(halt.step)
       case "Refused":
-        return end.compensate(Cause.fail(halt.error))
+        return compensate(Cause.fail(halt.error))
       case "Fatal":
         return Effect.fail(halt.error)
       case "Unauthorized":
-        return Effect.zipRight(endWith("SAGA_SUSPENDED", null), Effect.fail(halt.error))
+        return Effect.zipRight(endWith("SAGA_SUSPENDED", suspended), Effect.fail(halt.error))
       case "Closed":
-        return end.compensate(compensatedBefore())
+        return compensate(compensatedBefore())
     }
   }
 
@@ -165,26 +205,25 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
   const exit = ran.value
   if (Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)) return suspendOrCompensate(exit.cause, false)
   if (leftUnknown()) return needsAttention(undefined)
-  if (Exit.isFailure(exit)) return end.compensate(exit.cause)
+  if (Exit.isFailure(exit)) return compensate(exit.cause)
   // A saga that began to compensate never completes, even if its program now succeeds.
-  if (view.compensationStarted) return end.compensate(compensatedBefore())
+  if (view.compensationStarted) return compensate(compensatedBefore())
   const taint = taintOf(view)
-  if (taint !== undefined) return end.compensate(Cause.fail(taint))
-  return Effect.as(complete(end), { _tag: "Completed" as const, sagaId, value: exit.value })
+  if (taint !== undefined) return compensate(Cause.fail(taint))
+  return Effect.as(complete(end, notStarted), { _tag: "Completed" as const, sagaId, value: exit.value })
 }
 
 /**
- * Journals `SAGA_COMPLETED`. An approval request the program did not reach this time (it changed
+ * Journals `SAGA_COMPLETED`, with the calls the program interrupted before they started
+ * (`notStarted`), if any. An approval request the program did not reach this time (it changed
  * since the request was filed) is withdrawn in the same append: nobody can approve a call of a
  * completed saga.
  */
-const complete = <E>({ withdraw, writer }: RunEnd<E>) => {
+const complete = <E>({ withdraw, writer }: RunEnd<E>, notStarted: ReadonlyArray<string>) => {
+  const completed = sagaDraft("SAGA_COMPLETED", notStarted.length === 0 ? null : { notStarted })
   const withdrawn = withdrawals(writer.view, withdrawnBecause.completed)
-  if (withdrawn.length === 0) return writer.append([sagaDraft("SAGA_COMPLETED", null)])
-  return Effect.zipRight(
-    writer.append([...withdrawn, sagaDraft("SAGA_COMPLETED", null)]),
-    dropWithdrawn(writer, withdraw)
-  )
+  if (withdrawn.length === 0) return writer.append([completed])
+  return Effect.zipRight(writer.append([...withdrawn, completed]), dropWithdrawn(writer, withdraw))
 }
 
 /** Whether a halt is an error to pass on as it is: nothing is decided from it. */
@@ -225,7 +264,7 @@ const replayOfUndone = <A, E>(
   if (Exit.isFailure(ran)) return Effect.failCause(ran.cause)
   const { halt } = end
   if (passesOn(halt)) return Effect.fail(halt.error)
-  if (halt?._tag === "Refused") return end.compensate(Cause.fail(halt.error))
+  if (halt?._tag === "Refused") return end.compensate(Cause.fail(halt.error), [])
   const exit = ran.value
-  return end.compensate(halt === undefined && Exit.isFailure(exit) ? exit.cause : compensatedBefore())
+  return end.compensate(halt === undefined && Exit.isFailure(exit) ? exit.cause : compensatedBefore(), [])
 }

@@ -35,7 +35,7 @@ import { sha256 } from "../journal/hash.js"
 import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
 import type { JournaledReceipt } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
-import { answersPending, isRead, isUnknown } from "../journal/view.js"
+import { answersPending, isNotStarted, isRead, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
@@ -176,6 +176,14 @@ class StepAttributes {
  */
 class Attempts {
   receipt: unknown = undefined
+  /**
+   * Whether a call may have changed something: an attempt was handed to the tool (or to the faults
+   * around it), and has not ended with a typed failure since, or an attempt ended with its outcome
+   * unknown. False until the first attempt starts: an interruption then left nothing in flight.
+   */
+  mayHaveRun = false
+  /** An attempt ended with `Outcome.unknown` and the call went on (its tool may repeat it). */
+  unknownBefore = false
   constructor(public attempt: number) {}
 }
 
@@ -218,6 +226,11 @@ export class SagaRun {
   private readonly deferred = new Map<string, Call>()
   /** The receipts calls set in this run: what is masked in the cause compensation journals. */
   readonly receipts: Array<string> = Array.of()
+  /**
+   * Steps an interruption cut with none of their calls in flight, by the seq of the `INTENT` it left
+   * without an outcome: how the run ends journals them as not started (`ending.ts`).
+   */
+  readonly notStarted = new Map<string, number>()
 
   constructor(
     readonly writer: Writer,
@@ -551,7 +564,13 @@ export class SagaRun {
    * read holds nothing up): it answers nothing now either, so that the program goes on as it did.
    */
   private closedOn(journaled: StepView) {
-    if (this.writer.view.status === "completed" && isUnknown(journaled) && isRead(journaled)) return Effect.never
+    // Likewise a call it interrupted before it started (journaled `notStarted`).
+    if (
+      this.writer.view.status === "completed" &&
+      (isNotStarted(journaled) || (isUnknown(journaled) && isRead(journaled)))
+    ) {
+      return Effect.never
+    }
     return this.refuseToRun(journaled.stepId)
   }
 
@@ -620,7 +639,9 @@ export class SagaRun {
    */
   private gate(call: Placed, journaled: StepView | undefined, mode: Mode) {
     const { spec, stepId, inputJson, digest } = call
-    if (spec.reversibility !== "irreversible") return this.execute(call, 1, false)
+    // A step journaled as not started runs as its next attempt.
+    const attempt = (journaled?.intents ?? 0) + 1
+    if (spec.reversibility !== "irreversible") return this.execute(call, attempt, false)
     return Effect.gen(this, function* () {
       if (journaled?.refused !== undefined) return yield* this.refusedBefore(journaled)
       const taint = this.writer.view.firstTaint()
@@ -651,7 +672,7 @@ export class SagaRun {
       } else {
         yield* this.verify(spec, journaled, journaled.approved.payload, digest)
       }
-      return yield* this.execute(call, 1, mode === "settle")
+      return yield* this.execute(call, attempt, mode === "settle")
     })
   }
 
@@ -776,16 +797,29 @@ export class SagaRun {
       capabilities: spec.capabilities,
       changesNothing: spec.changesNothing === true
     }
+    // Only the call is interruptible: an interruption that comes while `INTENT` is written is met as
+    // the call is entered (before the tool has it), and one that comes as the call answers cannot
+    // keep its outcome from being journaled.
     // `Array.of`, not `[…]`: see the NOTE on V8's pretenuring above.
-    return this.writer.appendThen(
-      Array.of(intentDraft({ stepId, toolName: spec.name }, intent, inputJson)),
-      fatal,
-      () =>
-        Effect.matchCauseEffect(this.call(call, nextContext), {
+    return Effect.uninterruptibleMask((restore) =>
+      this.writer.appendThen(Array.of(intentDraft({ stepId, toolName: spec.name }, intent, inputJson)), fatal, () =>
+        Effect.matchCauseEffect(restore(this.call(call, nextContext, state)), {
           onSuccess: (value) => this.executed(call, value, state.receipt),
-          onFailure: (cause) => this.failed(call, cause)
+          onFailure: (cause) =>
+            Cause.isInterruptedOnly(cause) ? this.interrupted(call, state, cause) : this.failed(call, cause)
         })
+      )
     )
+  }
+
+  /**
+   * A call interrupted: with nothing in flight (no attempt started, or every one failed), the run
+   * keeps that its `INTENT` did not run, for how it ends to journal; otherwise its outcome is unknown.
+   */
+  private interrupted(call: Placed, state: Attempts, cause: Cause.Cause<unknown>) {
+    const intent = this.writer.view.steps.get(call.stepId)?.intent
+    if (!state.mayHaveRun && intent !== undefined) this.notStarted.set(call.stepId, intent.seq)
+    return Effect.failCause(cause)
   }
 
   /** Journals `EXECUTED` with the encoded result and the receipt, if both can be journaled. */
@@ -829,12 +863,24 @@ export class SagaRun {
       : Effect.flatMap(Receipts.journaled(this.receiptKeys, this.sagaId, stepId, receipt as string), journal)
   }
 
-  private call(call: Placed, nextContext: () => StepContext) {
+  private call(call: Placed, nextContext: () => StepContext, state: Attempts) {
     const { faults, input, spec, stepId } = call
-    const attempt = Effect.suspend(() => spec.execute(input, nextContext()) as Effect.Effect<unknown, unknown>)
-    let run: Effect.Effect<unknown, unknown> = Option.isSome(faults)
-      ? faults.value.around(spec.name, "execute", attempt, { stepId, spec })
-      : attempt
+    // An attempt has started once the tool (or the faults around it, which stand in for it) has it:
+    // an interruption met as the call is entered comes before this.
+    let run: Effect.Effect<unknown, unknown>
+    if (Option.isNone(faults)) {
+      run = Effect.suspend(() => {
+        state.mayHaveRun = true
+        return spec.execute(input, nextContext()) as Effect.Effect<unknown, unknown>
+      })
+    } else {
+      const attempt = Effect.suspend(() => spec.execute(input, nextContext()) as Effect.Effect<unknown, unknown>)
+      const around = faults.value.around(spec.name, "execute", attempt, { stepId, spec })
+      run = Effect.suspend(() => {
+        state.mayHaveRun = true
+        return around
+      })
+    }
     if (spec.timeout !== undefined) {
       const timeout = spec.timeout
       run = failAfter(run, timeout, () =>
@@ -846,7 +892,16 @@ export class SagaRun {
       const repeatable = spec.retryMode === "idempotency-key" || spec.changesNothing === true
       run = Effect.retry(run, {
         schedule: spec.retry as Schedule.Schedule<unknown, unknown>,
-        while: (error) => !(error instanceof Outcome.Partial) && (repeatable || !(error instanceof Outcome.Unknown))
+        while: (error) => {
+          if (error instanceof Outcome.Partial) return false
+          if (error instanceof Outcome.Unknown) {
+            state.unknownBefore = true
+            return repeatable
+          }
+          // A typed failure: the attempt did not apply; while the call waits to try again, nothing is in flight.
+          state.mayHaveRun = state.unknownBefore
+          return true
+        }
       })
     }
     return run

@@ -53,7 +53,7 @@ import { listRows } from "../journal/storedRows.js"
 import * as UnreadStart from "../journal/unreadStart.js"
 import { inspect, tamperOf, trustedPrefix, verifying } from "../journal/verified.js"
 import type { JournalView, StepView } from "../journal/view.js"
-import { isRead, isUnknown, viewOf } from "../journal/view.js"
+import { isNotStarted, isRead, isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad as loadClaimed, loadForRun, unread } from "../journal/writer.js"
 import { metered } from "../observability/metrics.js"
@@ -359,15 +359,17 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     const sagaRun = new SagaRun(writer, approval, withdraw, registry, closed, recheck, receiptKeys, approvalTtl, keys)
     return Effect.flatMap(Effect.exit(Effect.interruptible(sagaRun.runProgram(program))), (ending) => {
       const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
-      const compensateWith = (cause: Cause.Cause<E | CompensationCause>) =>
-        Effect.map(compensate(writer, undoEnv(sagaId, lookup), describeCause(cause, sagaRun.receipts)), (report) =>
-          compensated(sagaId, cause, report)
+      const compensateWith = (cause: Cause.Cause<E | CompensationCause>, notStarted: ReadonlyArray<string>) =>
+        Effect.map(
+          compensate(writer, undoEnv(sagaId, lookup), describeCause(cause, sagaRun.receipts), undefined, notStarted),
+          (report) => compensated(sagaId, cause, report)
         )
       const end = {
         sagaId,
         writer,
         halt: sagaRun.haltedWith,
         onInterrupt: options?.onInterrupt,
+        notStarted: sagaRun.notStarted,
         compensate: compensateWith,
         withdraw
       }
@@ -760,12 +762,14 @@ const stepStatus = (sagaId: string, step: StepView): StepStatus => ({
       ? "failed"
       : isUnknown(step)
         ? "unknown"
-        : step.refused
-          ? "refused"
-          : step.approved
-            ? "approved"
-            : step.awaiting
-              ? "awaiting_approval"
-              : "executed",
+        : isNotStarted(step)
+          ? "not_started"
+          : step.refused
+            ? "refused"
+            : step.approved
+              ? "approved"
+              : step.awaiting
+                ? "awaiting_approval"
+                : "executed",
   undo: step.compensation ? outcomeOfPhase[step.compensation.phase] : step.compensating ? "started" : undefined
 })

@@ -93,7 +93,7 @@ export const Step = Schema.Struct({
   stepId: Schema.String,
   toolName: Schema.String,
   effectId: Schema.String,
-  state: Schema.Literal("executed", "failed", "unknown", "awaiting_approval", "approved", "refused"),
+  state: Schema.Literal("executed", "failed", "unknown", "not_started", "awaiting_approval", "approved", "refused"),
   undo: Schema.NullOr(Schema.Union(UndoOutcome, Schema.Literal("started"))),
   /** A read: its `unknown` state is nothing to resolve (since 0.4.0). */
   changesNothing: Schema.optional(Schema.Boolean)

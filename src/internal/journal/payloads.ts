@@ -117,6 +117,16 @@ const Origin = Schema.Struct({ definition: Schema.String, input: Json })
 /** The run of an explicit undo, started for one effect. */
 const ExplicitStart = Schema.Struct({ effectId: Schema.String })
 
+/**
+ * The steps whose last `INTENT` has no outcome because the run was interrupted with none of its
+ * calls in flight: it never started, or every attempt it made failed (a typed failure, not
+ * `Outcome.unknown`) and it was interrupted waiting to try again. Nothing ran that may have changed
+ * anything: the step is not unknown. The saga-level entry that ends such a run journals it
+ * (`SAGA_SUSPENDED`, `SAGA_COMPENSATING`, `SAGA_NEEDS_ATTENTION`, `SAGA_COMPLETED`): no phase of
+ * its own, and a journal that never holds it reads as before.
+ */
+const NotStarted = Schema.Array(Schema.String)
+
 /** What an explicit undo came to, as its run's last entry says. */
 const ExplicitAnswer = Schema.Struct({
   effectId: Schema.optional(Schema.String),
@@ -126,7 +136,8 @@ const ExplicitAnswer = Schema.Struct({
 
 /** `SAGA_NEEDS_ATTENTION`: the steps whose outcome is unknown. */
 const NeedsAttention = Schema.Struct({
-  unknown: Schema.Array(Schema.Struct({ stepId: Schema.String, toolName: Schema.String, reason: Schema.String }))
+  unknown: Schema.Array(Schema.Struct({ stepId: Schema.String, toolName: Schema.String, reason: Schema.String })),
+  notStarted: Schema.optional(NotStarted)
 })
 
 /** The schema of every phase's payload (`null` where the phase journals none). */
@@ -146,14 +157,20 @@ export const schemas = {
   SKIPPED: UndoReason,
   SAGA_STARTED: Schema.NullOr(Schema.Union(Origin, ExplicitStart)),
   SAGA_RESUMED: Schema.Null,
-  SAGA_COMPLETED: Schema.NullOr(ExplicitAnswer),
-  SAGA_COMPENSATING: Schema.Struct({ cause: Schema.String }),
+  SAGA_COMPLETED: Schema.NullOr(Schema.Union(ExplicitAnswer, Schema.Struct({ notStarted: NotStarted }))),
+  SAGA_COMPENSATING: Schema.Struct({ cause: Schema.String, notStarted: Schema.optional(NotStarted) }),
   SAGA_COMPENSATED: CompensationReport,
   SAGA_COMPENSATION_FAILED: Schema.Union(CompensationReport, ExplicitAnswer),
   SAGA_AWAITING_APPROVAL: Schema.Struct({ stepId: Schema.String, requestId: Schema.String }),
   SAGA_NEEDS_ATTENTION: Schema.Union(NeedsAttention, ExplicitAnswer),
-  SAGA_SUSPENDED: Schema.Null
+  SAGA_SUSPENDED: Schema.NullOr(Schema.Struct({ notStarted: NotStarted }))
 } satisfies { readonly [P in Phase]: Schema.Schema<any, any> }
+
+/** The steps a saga-level entry journals as not started (see `NotStarted`), if it names any. */
+export const notStartedIn = (entry: Recorded): ReadonlyArray<string> | undefined =>
+  entry.stepId === null && entry.payload !== null && typeof entry.payload === "object" && "notStarted" in entry.payload
+    ? entry.payload.notStarted
+    : undefined
 
 /** The payload of phase `P` (a union of payloads for a union of phases). */
 export type PayloadOf<P extends Phase> = P extends Phase ? (typeof schemas)[P]["Type"] : never

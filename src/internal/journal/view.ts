@@ -3,7 +3,7 @@ import * as Either from "effect/Either"
 import type { Entry, Expected, JournalCorrupted, SagaStatus } from "../../Journal.js"
 import { empty, statusAfter } from "../../Journal.js"
 import type { Recorded, UndoPhase } from "./payloads.js"
-import { decodeEntry } from "./payloads.js"
+import { decodeEntry, notStartedIn } from "./payloads.js"
 
 /** What the journal says about one step. */
 export interface StepView {
@@ -26,11 +26,20 @@ export interface StepView {
   ranWhereCalled: boolean
   compensating: Recorded<"COMPENSATING"> | undefined
   compensation: Recorded<UndoPhase> | undefined
+  /**
+   * A saga-level entry after its last `INTENT` says that the run was interrupted with none of its
+   * calls in flight (`notStarted`: it never started, or every attempt failed): it did not run.
+   */
+  notStarted: boolean
 }
 
-/** A step whose `INTENT` has no outcome after it. */
+/** A step whose last `INTENT` has no outcome after it and was journaled as not started: it did not run. */
+export const isNotStarted = (step: StepView): boolean =>
+  step.notStarted && step.intents > 0 && step.executed === undefined && step.failed === undefined
+
+/** A step whose `INTENT` has no outcome after it, unless the saga journaled that it never started. */
 export const isUnknown = (step: StepView): boolean =>
-  step.intents > 0 && step.executed === undefined && step.failed === undefined
+  step.intents > 0 && step.executed === undefined && step.failed === undefined && !step.notStarted
 
 /**
  * A step journaled as changing nothing outside (a read): its last `INTENT` or its `EXECUTED` says
@@ -68,6 +77,7 @@ class UnseenStep implements StepView {
   ranWhereCalled = false
   compensating: StepView["compensating"] = undefined
   compensation: StepView["compensation"] = undefined
+  notStarted = false
   constructor(
     readonly stepId: string,
     readonly toolName: string,
@@ -109,11 +119,16 @@ export class JournalView {
       this.compensationStarted = true
       this.compensationCause = entry.payload.cause
     }
-    if (entry.stepId === null) return
+    if (entry.stepId === null) {
+      const notStarted = notStartedIn(entry)
+      if (notStarted !== undefined) this.markNotStarted(notStarted)
+      return
+    }
     const step = this.stepOf(entry)
     switch (entry.phase) {
       case "INTENT":
         step.intents++
+        step.notStarted = false
         step.intent = entry
         step.input = entry.input
         if (!step.deferred || entry.payload?.deferred !== true) step.ranWhereCalled = true
@@ -147,6 +162,14 @@ export class JournalView {
       case "COMPENSATION_UNKNOWN":
       case "SKIPPED":
         step.compensation = entry
+    }
+  }
+
+  /** Steps a saga-level entry journals as not started: only a last `INTENT` with no outcome is. */
+  private markNotStarted(stepIds: ReadonlyArray<string>): void {
+    for (const stepId of stepIds) {
+      const step = this.steps.get(stepId)
+      if (step !== undefined && isUnknown(step)) step.notStarted = true
     }
   }
 

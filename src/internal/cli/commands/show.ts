@@ -66,7 +66,9 @@ const outcomeOf = (
   const later = entries.some(
     (other) => other.seq > entry.seq && other.stepId === entry.stepId && other.phase === "INTENT"
   )
-  if (step?.state !== "unknown" || later) return detail
+  if (later) return detail
+  if (step?.state === "not_started") return "no outcome journaled: interrupted before it started (it did not run)"
+  if (step?.state !== "unknown") return detail
   if (step.changesNothing === true) return "no outcome journaled: unknown (a read: it changed nothing)"
   const reason = reasons.get(step.stepId)
   return reason === undefined ? "no outcome journaled: unknown" : `no outcome journaled: unknown (${reason})`
