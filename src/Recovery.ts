@@ -9,7 +9,9 @@
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type { Principal } from "./Authority.js"
@@ -142,7 +144,8 @@ export class Recovery extends Context.Tag("effect-saga/Recovery")<
      * Sagas another worker drives, or is recovering, are not touched. A saga an earlier pass of
      * this service found `Unrecoverable`, or failed with `NonDeterminism`, `JournalCorrupted` or `JournalTampered`, is
      * not tried (nor reported) again while its journal stays where it was: it is claimed and given
-     * back at the pass's end.
+     * back at the pass's end. A claim the store fails ends the pass with that error (after giving
+     * its claims back): what it resumed before is in no report, but it is counted in the metrics.
      */
     readonly recoverAll: Effect.Effect<RecoveryReport, JournalError>
     /**
@@ -164,7 +167,10 @@ export class Recovery extends Context.Tag("effect-saga/Recovery")<
 export interface Options<Definitions extends ReadonlyArray<SagaDefinition.Any>> {
   /** The definitions this worker can resume, by name: each name once (two of one name are refused). */
   readonly definitions: Definitions
-  /** How many sagas are resumed at once: a whole number, 1 or more (default 10). */
+  /**
+   * How many sagas are resumed at once, across the service's passes: a whole number, 1 or more
+   * (default 10). The layer starts no pass while this many are being resumed.
+   */
   readonly concurrency?: number | undefined
   /** How many sagas one claim takes: a whole number, 1 or more (default 100). */
   readonly batchSize?: number | undefined
@@ -193,7 +199,16 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
   Recovery["Type"],
   InvalidRecoveryOptions,
   Saga | Journal | SagaDefinition.Context<Definitions[number]>
-> =>
+> => Effect.map(build(options), ({ recovery }) => recovery)
+
+/** What a pass did, and the store's error that stopped it part-way, if one did. */
+interface Pass {
+  readonly report: RecoveryReport
+  readonly failure: Option.Option<JournalError>
+}
+
+/** The service, its passes as the layer runs them (a store's failure beside what was done), and how many sagas it is resuming now. */
+const build = <const Definitions extends ReadonlyArray<SagaDefinition.Any>>(options: Options<Definitions>) =>
   Effect.gen(function* () {
     const { batchSize, concurrency, principal } = yield* recoveryOptions.checked(options)
     const saga = yield* Saga
@@ -232,6 +247,34 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
       })
 
     const unresumable = RecoveryMemory.make()
+    // Passes may overlap (the layer starts one on time while an earlier one still runs a long saga):
+    // what they remember is pruned to what any of them claimed, once none is running.
+    const overlapping = { passes: 0, claimed: new Set<string>(), complete: true }
+    const passStarts = Effect.sync(() => {
+      overlapping.passes++
+    })
+    const passEnds = (seen: ReadonlySet<string>, complete: boolean) =>
+      Effect.sync(() => {
+        for (const sagaId of seen) overlapping.claimed.add(sagaId)
+        overlapping.complete &&= complete
+        if (--overlapping.passes > 0) return
+        if (overlapping.complete) unresumable.keepOnly(overlapping.claimed)
+        overlapping.claimed = new Set()
+        overlapping.complete = true
+      })
+
+    // `concurrency` bounds the sagas this service resumes at once, across its passes.
+    const slots = Effect.unsafeMakeSemaphore(concurrency)
+    let resuming = 0
+    const inSlot = <A>(effect: Effect.Effect<A>): Effect.Effect<A> =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => resuming++),
+        () => slots.withPermits(1)(effect),
+        () =>
+          Effect.sync(() => {
+            resuming--
+          })
+      )
 
     const recoverOne = (record: SagaRecord): Effect.Effect<Recovered> =>
       resume(record.sagaId).pipe(
@@ -256,11 +299,13 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
     // pass found Unrecoverable, diverging (NonDeterminism) or tampered, whose journal has not moved
     // since, is held and given back the same way, without being tried or reported again. However
     // the pass ends (interrupted, failed), every claim it holds is given back: one it had not
-    // reached yet too, so that no saga waits for this worker's leases to lapse.
-    const recoverAll = saga.worker.renewing(
+    // reached yet too, so that no saga waits for this worker's leases to lapse. A claim the store
+    // fails stops the pass: what it did before is its report all the same, beside the failure.
+    const pass: Effect.Effect<Pass> = saga.worker.renewing(
       Effect.suspend(() => {
         // The sagas this pass claimed and did not hand to a run that ended (a run gives its lease back itself).
         const holding = new Set<string>()
+        const seen = new Set<string>()
         const giveBack = Effect.suspend(() =>
           Effect.forEach(holding, (sagaId) => Effect.ignore(journal.release(holder.owner, sagaId)), { discard: true })
         )
@@ -269,9 +314,9 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
             if (recovered._tag !== "Failed") holding.delete(recovered.sagaId)
             return recovered
           })
-        const pass = Effect.gen(function* () {
-          const recovered: Array<Recovered> = []
-          const seen = new Set<string>()
+        const resumed = (record: SagaRecord) => inSlot(Effect.flatMap(recoverOne(record), tried))
+        const recovered: Array<Recovered> = []
+        const claimAndResume = Effect.gen(function* () {
           while (true) {
             // Counted as held in the same uninterruptible step as the claim: none is lost in between.
             const claimed = yield* Effect.uninterruptible(
@@ -287,21 +332,28 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
               yield* Effect.ignore(journal.release(holder.owner, record.sagaId))
               holding.delete(record.sagaId)
             }
-            if (fresh.length === 0) break
+            if (fresh.length === 0) return
             for (const record of fresh) seen.add(record.sagaId)
             const toTry = fresh.filter((record) => !unresumable.knows(record))
-            const resumed = (record: SagaRecord) => Effect.flatMap(recoverOne(record), tried)
             recovered.push(...(yield* Effect.forEach(toTry, resumed, { concurrency })))
           }
-          unresumable.keepOnly(seen)
-          observeRecoveryPass(recovered.length)
-          return { sagas: recovered }
         })
-        return Effect.ensuring(pass, giveBack)
+        const done = Effect.map(Effect.option(Effect.flip(claimAndResume)), (failure): Pass => {
+          observeRecoveryPass(recovered.length)
+          return { report: { sagas: recovered }, failure }
+        })
+        return Effect.onExit(Effect.ensuring(Effect.zipRight(passStarts, done), giveBack), (exit) =>
+          passEnds(seen, Exit.isSuccess(exit) && Option.isNone(exit.value.failure))
+        )
       })
     )
 
-    return Recovery.of({ recoverAll, resume: (sagaId) => withRecoverSpan(sagaId)(resume(sagaId)) })
+    const recoverAll = Effect.flatMap(pass, ({ failure, report }) =>
+      Option.match(failure, { onNone: () => Effect.succeed(report), onSome: Effect.fail })
+    )
+
+    const recovery = Recovery.of({ recoverAll, resume: (sagaId) => withRecoverSpan(sagaId)(resume(sagaId)) })
+    return { recovery, pass, resuming: () => resuming, concurrency }
   })
 
 /**
@@ -310,9 +362,11 @@ export const make = <const Definitions extends ReadonlyArray<SagaDefinition.Any>
  * what became of them, at `Info`), and one for each saga it did not resume, naming the saga, its
  * error's `_tag` and message (for an `Unrecoverable` one, what to do), at `Warning` (`Error` for a
  * journal that does not verify): once for a saga that fails the same way while its journal stays
- * where it is (see `Recovery.recoverAll`). The `Saga` service renews the leases
- * while it lives. Options it cannot work with fail the layer with `InvalidRecoveryOptions` before
- * anything is claimed.
+ * where it is (see `Recovery.recoverAll`). A pass starts on time while earlier ones still run the
+ * sagas they resumed (a long one holds back no other), unless `concurrency` sagas are being resumed
+ * already. A pass the store fails part-way logs what it did, then the failure. The `Saga` service
+ * renews the leases while it lives. Options it cannot work with fail the layer with
+ * `InvalidRecoveryOptions` before anything is claimed.
  *
  * @since 0.1.0
  * @category layers
@@ -324,16 +378,26 @@ export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any
     Recovery,
     Effect.gen(function* () {
       const { every: given } = yield* recoveryOptions.checked(options)
-      const recovery = yield* make(options)
+      const { concurrency, pass, recovery, resuming } = yield* build(options)
       const saga = yield* Saga
-      const pass = recovery.recoverAll.pipe(
-        Effect.tap((report) => logPass(report, summary(report))),
-        Effect.catchAll((error) =>
-          Effect.logWarning(`effect-saga: recovery could not read the journal: ${error.message}`)
+      const logged = Effect.flatMap(pass, ({ failure, report }) =>
+        Effect.zipRight(
+          logPass(report, summary(report)),
+          Option.match(failure, {
+            onNone: () => Effect.void,
+            onSome: (error) => Effect.logWarning(`effect-saga: recovery could not read the journal: ${error.message}`)
+          })
         )
       )
       const every = given ?? saga.worker.leaseTtl
-      yield* Effect.forkScoped(every === "startup" ? pass : Effect.forever(Effect.zipRight(pass, Effect.sleep(every))))
+      if (every === "startup") {
+        yield* Effect.forkScoped(logged)
+        return recovery
+      }
+      // Each pass in a fiber of its own: the next starts on time, whatever the last still runs.
+      const scope = yield* Effect.scope
+      const onTime = Effect.suspend(() => (resuming() >= concurrency ? Effect.void : Effect.forkIn(logged, scope)))
+      yield* Effect.forkScoped(Effect.forever(Effect.zipRight(onTime, Effect.sleep(every))))
       return recovery
     })
   )

@@ -1,5 +1,6 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
@@ -10,7 +11,8 @@ import type * as Scope from "effect/Scope"
  * started by the first holder and stops itself at the first tick that finds no holder (it never
  * renews then), so that sagas run one after another share one fiber instead of starting one each,
  * and an idle worker has no timer running after one tick (a test that moves its `TestClock` years
- * ahead is not woken every few seconds of them).
+ * ahead is not woken every few seconds of them). A fiber that died (`renew` should catch
+ * everything) is not taken for a running one: another starts at once while holders remain.
  *
  * NOTE: call it from the fiber that builds the worker (its layer). The renewing fiber is forked
  * from that fiber's runtime, not from the saga that happens to start it: a fiber forked from a
@@ -20,23 +22,36 @@ import type * as Scope from "effect/Scope"
 export const makeRenewal = (renew: Effect.Effect<void>, every: Duration.Duration, scope: Scope.Scope) => {
   const fork = Runtime.runFork(workerRuntime())
   let holders = 0
-  let running = false
+  /** The renewing fiber's loop now, if one runs: a loop that ends, however, clears it if it is still its own. */
+  let current: object | undefined
   const tick: Effect.Effect<boolean> = Effect.zipRight(
     Effect.sleep(every),
     Effect.suspend(() => {
       if (holders > 0) return Effect.as(renew, true)
-      running = false
+      current = undefined
       return Effect.succeed(false)
     })
   )
-  const loop = Effect.interruptible(Effect.repeat(tick, { while: (more) => more }))
+  const start = (): void => {
+    const loop = {}
+    current = loop
+    fork(run(loop), { scope })
+  }
+  // A loop that died (`renew` should not) is no longer current, and one starts again while holders
+  // remain; one interrupted (the worker's scope closing) is not started again.
+  const run = (loop: object): Effect.Effect<boolean> =>
+    Effect.onExit(Effect.interruptible(Effect.repeat(tick, { while: (more) => more })), (exit) =>
+      Effect.sync(() => {
+        if (current !== loop) return
+        current = undefined
+        if (holders > 0 && !Exit.isInterrupted(exit)) start()
+      })
+    )
 
   /** Counts one more holder, starting the renewing fiber if none runs. Pair it with `release`. */
   const acquire = Effect.sync(() => {
     holders++
-    if (running) return
-    running = true
-    fork(loop, { scope })
+    if (current === undefined) start()
   })
 
   /** Counts one holder less. */

@@ -164,8 +164,15 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   // Finalizers run last added first: the runs and commands end, then the renewal stops, then the
   // leases are dropped.
   yield* Effect.addFinalizer(() => Effect.catchAll(journal.release(owner), warn("leases were not released")))
+  // A defect (a driver that throws) is logged as a failed renewal is: the next tick renews again.
+  const renewOnce = journal.renew(holder).pipe(
+    Effect.catchAllDefect((defect) =>
+      Effect.fail({ message: defect instanceof Error ? defect.message : String(defect) })
+    ),
+    Effect.catchAll(warn("leases were not renewed"))
+  )
   const renewal = makeRenewal(
-    Effect.catchAll(journal.renew(holder), warn("leases were not renewed")),
+    renewOnce,
     Duration.divide(leaseTtl, 3).pipe(Option.getOrElse(() => leaseTtl)),
     yield* Scope.fork(scope, ExecutionStrategy.sequential)
   )
