@@ -35,7 +35,7 @@ import { sha256 } from "../journal/hash.js"
 import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
 import type { JournaledReceipt } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
-import { answersPending, isRead, isUnknown } from "../journal/view.js"
+import { answersPending, isRead, isUnknown, isUnsettled } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
@@ -214,6 +214,11 @@ export class SagaRun {
   readonly tools: Registry = new Map()
   /** Journaled steps this run has not called yet. */
   private readonly unreplayed: Map<string, StepView>
+  /**
+   * A call the program interrupted itself once it had started (`Effect.timeout`, a race, a failing
+   * sibling in `Effect.all`): its outcome is unknown, so no further step that may change something starts.
+   */
+  private abandoned: UnknownStep | undefined
   /** Calls that answered `ApprovalPending` in this run, by step id. */
   private readonly deferred = new Map<string, Call>()
   /** The receipts calls set in this run: what is masked in the cause compensation journals. */
@@ -252,9 +257,16 @@ export class SagaRun {
       this.programFiber = fiber as Fiber.RuntimeFiber<unknown, unknown>
       return Effect.zipRight(
         FiberRef.update(FiberRef.currentContext, Context.add(CurrentSaga, this)),
-        Effect.ensuring(
+        Effect.onExit(
           Effect.tap(program, () => this.settleRemaining),
-          Effect.sync(() => this.writer.programEnd())
+          (exit) =>
+            Effect.sync(() => {
+              // A program that ended on its own (not interrupted) with a call it interrupted itself ends naming that call.
+              const own = Exit.isSuccess(exit) || !Cause.isInterruptedOnly(exit.cause)
+              if (own && this.abandoned !== undefined)
+                this.haltedWith ??= { _tag: "NeedsAttention", step: this.abandoned }
+              this.writer.programEnd()
+            })
         )
       ) as Effect.Effect<A, E, Exclude<R, CurrentSaga>>
     })
@@ -417,6 +429,7 @@ export class SagaRun {
                     Effect.sync(() => entered.end(exit))
                   )
                 }
+                if (Cause.isInterruptedOnly(cause)) this.abandon(call)
                 const shown = spanExit(cause, placed)
                 entered.end(shown)
                 spanEnded?.(shown)
@@ -432,6 +445,20 @@ export class SagaRun {
         })
       )
     )
+  }
+
+  /**
+   * Remembers an interrupted call whose `INTENT` was journaled and has no outcome, unless it is a
+   * read. Acted on only where the next step starts (or the run ends with it unknown), which an
+   * interruption of the run itself never reaches: that one suspends the saga as before.
+   */
+  private abandon(call: Call): void {
+    const step = this.writer.view.steps.get(call.stepId)
+    if (this.abandoned !== undefined || step === undefined || !isUnsettled(step) || this.writer.holds(call.stepId)) {
+      return
+    }
+    const reason = `the program interrupted the call (Effect.timeout, a race, a failing sibling) after its INTENT was journaled: it may or may not have run`
+    this.abandoned = { stepId: call.stepId, toolName: call.spec.name, reason }
   }
 
   /** Halts the run (the first halt wins) and blocks this fiber until the program is interrupted. */
@@ -451,6 +478,10 @@ export class SagaRun {
 
   private advance(call: Placed, keyed: boolean, mode: Mode) {
     const { spec, stepId, inputJson } = call
+    // A read changes nothing: it may still run while an abandoned call's outcome is unknown.
+    if (this.abandoned !== undefined && spec.changesNothing !== true) {
+      return haltOn({ _tag: "NeedsAttention", step: this.abandoned })
+    }
     const journaled = this.writer.view.steps.get(stepId)
     if (journaled === undefined) return this.fresh(call, keyed, mode)
     if (journaled.toolName !== spec.name) {
