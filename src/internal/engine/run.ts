@@ -219,6 +219,8 @@ export class SagaRun {
    * sibling in `Effect.all`): its outcome is unknown, so no further step that may change something starts.
    */
   private abandoned: UnknownStep | undefined
+  /** Whether this run made a call the journal had never seen that may change something. */
+  private madeFresh = false
   /** Calls that answered `ApprovalPending` in this run, by step id. */
   private readonly deferred = new Map<string, Call>()
   /** The receipts calls set in this run: what is masked in the cause compensation journals. */
@@ -262,9 +264,11 @@ export class SagaRun {
           (exit) =>
             Effect.sync(() => {
               // A program that ended on its own (not interrupted) with a call it interrupted itself ends naming that call.
-              const own = Exit.isSuccess(exit) || !Cause.isInterruptedOnly(exit.cause)
-              if (own && this.abandoned !== undefined)
+              const ownEnd = Exit.isSuccess(exit) || !Cause.isInterruptedOnly(exit.cause)
+              if (ownEnd && this.abandoned !== undefined) {
                 this.haltedWith ??= { _tag: "NeedsAttention", step: this.abandoned }
+              }
+              if (Exit.isSuccess(exit) && !this.closed) this.haltedWith ??= this.notReplayed()
               this.writer.programEnd()
             })
         )
@@ -537,6 +541,7 @@ export class SagaRun {
       }
     }
     if (this.closed) return this.refuseToRun(stepId)
+    if (spec.changesNothing !== true) this.madeFresh = true
     return this.gate(call, undefined, mode)
   }
 
@@ -570,6 +575,22 @@ export class SagaRun {
     return this.writer.view.status === "completed"
       ? fatal(this.divergence(stepId, "the saga completed without running this step"))
       : haltOn({ _tag: "Closed" })
+  }
+
+  /**
+   * A program that succeeded having made a new call (not a read) instead of replaying steps the
+   * journal holds executed did not follow the journal (a tool renamed, a step replaced): it does
+   * not complete. Only here, at its end: while it runs, a concurrent branch may still reach them.
+   * Skipping journaled steps without calling anything new is no divergence: a resumed MCP session
+   * serves nothing again and only settles the calls that awaited approval.
+   */
+  private notReplayed(): Halt | undefined {
+    const skipped = Array.from(this.unreplayed.values()).filter((step) => step.executed !== undefined)
+    if (skipped.length === 0 || !this.madeFresh) return undefined
+    const one = skipped.length === 1
+    const named = skipped.map((step) => `${step.stepId} (${step.toolName})`).join(", ")
+    const reason = `the program ended without replaying the journal's executed ${one ? "step" : "steps"} ${named}: it made a new call instead (a tool renamed, a step replaced)`
+    return { _tag: "Fatal", error: this.divergence(skipped[0]!.stepId, reason) }
   }
 
   /** A journaled, unkeyed call of `toolName` that this replay has not reached. */
