@@ -186,3 +186,55 @@ describe("a saga that completes without the call awaiting approval withdraws its
     }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory)))))
   )
 })
+
+describe("a resumed program that no longer makes an executed step's call does not complete", () => {
+  const made: Array<string> = []
+  const tool = (name: string) =>
+    Compensable.make({
+      name,
+      input: Schema.Struct({ n: Schema.Int }),
+      success: Schema.String,
+      execute: ({ n }) => Effect.sync(() => (made.push(`${name} ${n}`), `${name}-${n}`)),
+      compensate: () => Effect.void
+    })
+  const [reserve, reserveV2, charge] = [tool("reserve"), tool("reserveV2"), tool("charge")]
+  const SagaLive = Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
+
+  it.effect("a renamed tool: NonDeterminism naming the step never replayed, no SAGA_COMPLETED", () =>
+    Effect.gen(function* () {
+      made.length = 0
+      const journal = yield* Journal.Journal
+      const waiting = Effect.zipRight(charge({ n: 2 }), Effect.never)
+      const fiber = yield* Effect.fork(Saga.run("o1", Effect.zipRight(reserve({ n: 1 }), waiting)))
+      yield* Effect.yieldNow()
+      yield* Fiber.interrupt(fiber)
+      expect(made).toEqual(["reserve 1", "charge 2"])
+      const stepId = (yield* Saga.status("o1")).steps.find((step) => step.toolName === "reserve")!.stepId
+
+      // A new release renamed the first step's tool: the same call, under another name.
+      const error = yield* Effect.flip(Saga.resume("o1", Effect.zipRight(reserveV2({ n: 1 }), charge({ n: 2 }))))
+      expect(error).toBeInstanceOf(SagaError.NonDeterminism)
+      expect(error).toMatchObject({ stepId, reason: expect.stringContaining(`${stepId} (reserve)`) })
+      const phases = (yield* journal.read("o1")).map((entry) => entry.phase)
+      expect(phases).not.toContain("SAGA_COMPLETED")
+      expect(phases.at(-1)).toBe("EXECUTED")
+    }).pipe(Effect.provide(SagaLive))
+  )
+
+  it.effect("a step replaced by another tool's: the same, and nothing but the new call is written", () =>
+    Effect.gen(function* () {
+      made.length = 0
+      const journal = yield* Journal.Journal
+      const fiber = yield* Effect.fork(Saga.run("o2", Effect.zipRight(reserve({ n: 1 }), Effect.never)))
+      yield* Effect.yieldNow()
+      yield* Fiber.interrupt(fiber)
+      const before = (yield* journal.read("o2")).map((entry) => entry.phase)
+
+      const error = yield* Effect.flip(Saga.resume("o2", charge({ n: 2 })))
+      expect(error).toBeInstanceOf(SagaError.NonDeterminism)
+      const after = (yield* journal.read("o2")).map((entry) => entry.phase)
+      expect(after).toEqual([...before, "SAGA_RESUMED", "INTENT", "EXECUTED"])
+      expect((yield* Saga.status("o2")).status).not.toBe("completed")
+    }).pipe(Effect.provide(SagaLive))
+  )
+})

@@ -35,7 +35,7 @@ import { sha256 } from "../journal/hash.js"
 import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
 import type { JournaledReceipt } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
-import { answersPending, isNotStarted, isRead, isUnknown } from "../journal/view.js"
+import { answersPending, isNotStarted, isRead, isUnknown, isUnsettled } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
 import { entering } from "../observability/spans.js"
@@ -222,6 +222,18 @@ export class SagaRun {
   readonly tools: Registry = new Map()
   /** Journaled steps this run has not called yet. */
   private readonly unreplayed: Map<string, StepView>
+  /**
+   * A call the program interrupted itself once it had started (`Effect.timeout`, a race, a failing
+   * sibling in `Effect.all`): its outcome is unknown, so no further step that may change something starts.
+   */
+  private abandoned: UnknownStep | undefined
+  /**
+   * Whether the run itself is being interrupted (a shutdown, its caller's timeout): the calls it cuts
+   * are not the program's own doing, and a finalizer of the program may still call a tool.
+   */
+  private stoppedFromOutside = false
+  /** Whether this run made a call the journal had never seen that may change something. */
+  private madeFresh = false
   /** Calls that answered `ApprovalPending` in this run, by step id. */
   private readonly deferred = new Map<string, Call>()
   /** The receipts calls set in this run: what is masked in the cause compensation journals. */
@@ -265,13 +277,24 @@ export class SagaRun {
       this.programFiber = fiber as Fiber.RuntimeFiber<unknown, unknown>
       return Effect.zipRight(
         FiberRef.update(FiberRef.currentContext, Context.add(CurrentSaga, this)),
-        Effect.ensuring(
+        Effect.onExit(
           Effect.tap(program, () => this.settleRemaining),
-          Effect.sync(() => this.writer.programEnd())
+          (exit) =>
+            Effect.sync(() => {
+              // A program that ended on its own (not interrupted) with a call it interrupted itself ends naming that call.
+              const ownEnd = Exit.isSuccess(exit) || !Cause.isInterruptedOnly(exit.cause)
+              if (ownEnd && this.abandoned !== undefined) {
+                this.haltedWith ??= { _tag: "NeedsAttention", step: this.abandoned }
+              }
+              if (Exit.isSuccess(exit) && !this.closed) this.haltedWith ??= this.notReplayed()
+              this.writer.programEnd()
+            })
         )
       ) as Effect.Effect<A, E, Exclude<R, CurrentSaga>>
     })
-    return runInChild(own)
+    return runInChild(own, () => {
+      this.stoppedFromOutside = true
+    })
   }
 
   private interruptIfDrained(): void {
@@ -432,6 +455,7 @@ export class SagaRun {
                     Effect.sync(() => entered.end(exit))
                   )
                 }
+                if (Cause.isInterruptedOnly(cause)) this.abandon(call)
                 const shown = spanExit(cause, placed)
                 entered.end(shown)
                 spanEnded?.(shown)
@@ -447,6 +471,19 @@ export class SagaRun {
         })
       )
     )
+  }
+
+  /**
+   * Remembers an interrupted call whose `INTENT` was journaled and has no outcome, unless it is a
+   * read. Acted on only where the next step starts (or the run ends with it unknown), which an
+   * interruption of the run itself never reaches: that one suspends the saga as before.
+   */
+  private abandon(call: Call): void {
+    const step = this.writer.view.steps.get(call.stepId)
+    const known = step === undefined || !isUnsettled(step) || this.writer.holds(call.stepId)
+    if (this.abandoned !== undefined || this.stoppedFromOutside || known || this.notStarted.has(call.stepId)) return
+    const reason = `the program interrupted the call (Effect.timeout, a race, a failing sibling) after its INTENT was journaled: it may or may not have run`
+    this.abandoned = { stepId: call.stepId, toolName: call.spec.name, reason }
   }
 
   /**
@@ -485,6 +522,10 @@ export class SagaRun {
 
   private advance(call: Placed, keyed: boolean, mode: Mode) {
     const { spec, stepId, inputJson } = call
+    // A read changes nothing: it may still run while an abandoned call's outcome is unknown.
+    if (this.abandoned !== undefined && !this.stoppedFromOutside && spec.changesNothing !== true) {
+      return haltOn({ _tag: "NeedsAttention", step: this.abandoned })
+    }
     const journaled = this.writer.view.steps.get(stepId)
     if (journaled === undefined) return this.fresh(call, keyed, mode)
     if (journaled.toolName !== spec.name) {
@@ -540,6 +581,7 @@ export class SagaRun {
       }
     }
     if (this.closed) return this.refuseToRun(stepId)
+    if (spec.changesNothing !== true) this.madeFresh = true
     return this.gate(call, undefined, mode)
   }
 
@@ -579,6 +621,22 @@ export class SagaRun {
     return this.writer.view.status === "completed"
       ? fatal(this.divergence(stepId, "the saga completed without running this step"))
       : haltOn({ _tag: "Closed" })
+  }
+
+  /**
+   * A program that succeeded having made a new call (not a read) instead of replaying steps the
+   * journal holds executed did not follow the journal (a tool renamed, a step replaced): it does
+   * not complete. Only here, at its end: while it runs, a concurrent branch may still reach them.
+   * Skipping journaled steps without calling anything new is no divergence: a resumed MCP session
+   * serves nothing again and only settles the calls that awaited approval.
+   */
+  private notReplayed(): Halt | undefined {
+    const skipped = Array.from(this.unreplayed.values()).filter((step) => step.executed !== undefined)
+    if (skipped.length === 0 || !this.madeFresh) return undefined
+    const one = skipped.length === 1
+    const named = skipped.map((step) => `${step.stepId} (${step.toolName})`).join(", ")
+    const reason = `the program ended without replaying the journal's executed ${one ? "step" : "steps"} ${named}: it made a new call instead (a tool renamed, a step replaced)`
+    return { _tag: "Fatal", error: this.divergence(skipped[0]!.stepId, reason) }
   }
 
   /** A journaled, unkeyed call of `toolName` that this replay has not reached. */
