@@ -5,7 +5,7 @@ import * as Either from "effect/Either"
 import type { WorkerOptions } from "../../Saga.js"
 import { InvalidWorkerOptions } from "../../SagaError.js"
 import { identifierProblem, MAX_STEP_KEY_BYTES, preview } from "../util/identifier.js"
-import { durationOf, givenDuration, unknownOption } from "../util/options.js"
+import { APPROVAL_TTL_ZERO, durationOf, givenDuration, positiveDurationOf, unknownOption } from "../util/options.js"
 import { typeName } from "../util/printable.js"
 
 /** A worker's options as the engine uses them. */
@@ -39,14 +39,7 @@ const leaseTtlOf = (input: Duration.DurationInput): Either.Either<Duration.Durat
   )
 
 const approvalTtlOf = (input: Duration.DurationInput): Either.Either<Duration.Duration, InvalidWorkerOptions> =>
-  Either.mapLeft(
-    Either.filterOrLeft(
-      durationOf(input),
-      (ttl) => Duration.toMillis(ttl) > 0,
-      () => `${givenDuration(input)} is not a positive duration: every approval would have expired`
-    ),
-    (reason) => refuse("approvalTtl", reason)
-  )
+  Either.mapLeft(positiveDurationOf(input, APPROVAL_TTL_ZERO), (reason) => refuse("approvalTtl", reason))
 
 /** The options `Saga.layerWith` knows. */
 const KNOWN: ReadonlyArray<string> = ["owner", "leaseTtl", "approvalTtl"]
