@@ -373,7 +373,7 @@ export const journaledModel: (service: LanguageModel.Service, options?: ModelOpt
  * and `Saga.reject` in this process pass the model's turns (their undo is empty). Options that
  * cannot work (a `timeout` that is not a positive duration, a `maxPayloadBytes` that is not a
  * positive integer, a `name` that cannot be journaled) fail the build with
- * `Compensable.DeclarationError` (since 0.3.0).
+ * `Compensable.DeclarationError` (since 0.4.0).
  *
  * @since 0.1.0
  * @category layers

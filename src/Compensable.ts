@@ -223,7 +223,7 @@ export interface ToolOptions {
    * After this long, an attempt of the call that started and has not answered has an unknown
    * outcome (one that would answer exactly then counts as timed out). It bounds each attempt of
    * `retry`, not the whole call, and the undo too. A positive duration: zero, a negative one or text
-   * that names none is a `DeclarationError` (since 0.3.0).
+   * that names none is a `DeclarationError` (since 0.4.0).
    */
   readonly timeout?: Duration.DurationInput | undefined
   /** Retries failed attempts, only before the step is journaled `EXECUTED`. */
@@ -236,7 +236,7 @@ export interface ToolOptions {
    * How long an approval of an irreversible tool's step lasts, from when it was given (or renewed),
    * when the approval names no `expiresAt` of its own. Overrides the `Saga` layer's `approvalTtl`.
    * A positive duration: zero, a negative one or text that names none is a `DeclarationError`
-   * (since 0.3.0).
+   * (since 0.4.0).
    */
   readonly approvalTtl?: Duration.DurationInput | undefined
   /**
