@@ -20,10 +20,13 @@ const refuse = (option: InvalidWorkerOptions["option"], reason: string) => new I
 /** The longest lease a worker takes: a saga whose worker died waits that long to be recovered. */
 const MAX_LEASE_TTL = Duration.days(365)
 
-/** Why `ttl` (given as `input`) cannot be a lease's length, if it cannot. */
+/** Why `ttl` (given as `input`) cannot be a lease's length, if it cannot: under 1 ms, or over 365 days. */
 const leaseProblem = (ttl: Duration.Duration, input: Duration.DurationInput): string | undefined => {
   if (!Duration.isFinite(ttl) || Duration.toMillis(ttl) <= 0)
     return `${givenDuration(input)} is not a positive, finite duration`
+  // A lease's expiry is kept in whole milliseconds: a shorter one would lapse as it was taken.
+  if (Duration.toMillis(ttl) < 1)
+    return `${givenDuration(input)} is under 1 millisecond, and a lease expires in whole milliseconds: it would be a lease of zero`
   return Duration.lessThanOrEqualTo(ttl, MAX_LEASE_TTL)
     ? undefined
     : `${givenDuration(input)} is longer than 365 days: a saga whose worker died would wait that long to be recovered`
