@@ -14,8 +14,11 @@ import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as metrics from "./internal/observability/metrics.js"
 import * as openSagasOptions from "./internal/observability/openSagasOptions.js"
+import { ErrorTypeId } from "./internal/observability/openSagasOptions.js"
 import type { JournalError, OpenCounts } from "./Journal.js"
 import { Journal } from "./Journal.js"
+
+export { ErrorTypeId } from "./internal/observability/openSagasOptions.js"
 
 /**
  * `effect_saga_sagas_started_total`: sagas started (explicit undos are not sagas).
@@ -176,28 +179,13 @@ export const layerOpenSagas = (options: OpenSagasOptions = {}): Layer.Layer<neve
   )
 
 /**
- * The type id the errors of `Metrics` carry.
- *
- * @since 0.4.0
- * @category type ids
- */
-export const ErrorTypeId: typeof openSagasOptions.ErrorTypeId = openSagasOptions.ErrorTypeId
-
-/**
- * @since 0.4.0
- * @category type ids
- */
-export type ErrorTypeId = openSagasOptions.ErrorTypeId
-
-/**
  * `layerOpenSagas` was given an option it cannot work with (`option`: `"every"`, or `"options"`
  * for a misspelled one), and why: the layer fails to build.
  *
  * @since 0.4.0
  * @category errors
  */
-export const InvalidMetricsOptions: typeof openSagasOptions.InvalidMetricsOptions =
-  openSagasOptions.InvalidMetricsOptions
+export const InvalidMetricsOptions = openSagasOptions.InvalidMetricsOptions
 
 /**
  * @since 0.4.0
