@@ -370,19 +370,23 @@ export const journaledModel: (service: LanguageModel.Service, options?: ModelOpt
 /**
  * The `LanguageModel` in context, journaled (see `journaledModel`) with the given options. Where a
  * `Saga` service is in context too, the turn step is registered with it, so that `Saga.compensate`
- * and `Saga.reject` in this process pass the model's turns (their undo is empty).
+ * and `Saga.reject` in this process pass the model's turns (their undo is empty). Options that
+ * cannot work (a `timeout` that is not a positive duration, a `maxPayloadBytes` that is not a
+ * positive integer, a `name` that cannot be journaled) fail the build with
+ * `Compensable.DeclarationError` (since 0.4.0).
  *
  * @since 0.1.0
  * @category layers
  */
 export const layerModelWith = (
   options: ModelOptions
-): Layer.Layer<LanguageModel.LanguageModel, never, LanguageModel.LanguageModel> =>
+): Layer.Layer<LanguageModel.LanguageModel, Compensable.DeclarationError, LanguageModel.LanguageModel> =>
   Layer.effect(
     LanguageModel.LanguageModel,
     Effect.gen(function* () {
+      const turn = yield* model.checkedTurn(options)
       const saga = yield* Effect.serviceOption(Saga)
-      if (Option.isSome(saga)) yield* saga.value.register([model.registeredTurn(options)])
+      if (Option.isSome(saga)) yield* saga.value.register([turn])
       return model.journaled(yield* LanguageModel.LanguageModel, options)
     })
   )
@@ -393,8 +397,9 @@ export const layerModelWith = (
  * @since 0.1.0
  * @category layers
  */
-export const layerModel: Layer.Layer<LanguageModel.LanguageModel, never, LanguageModel.LanguageModel> = layerModelWith(
-  {}
+export const layerModel: Layer.Layer<LanguageModel.LanguageModel, never, LanguageModel.LanguageModel> = Layer.orDie(
+  // The default options always work.
+  layerModelWith({})
 )
 
 /**

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as Option from "effect/Option"
@@ -16,6 +16,7 @@ import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import { type CurrentSaga, callStep } from "./internal/engine/context.js"
 import * as Spec from "./internal/engine/spec.js"
+import { toolDuration } from "./internal/engine/toolDurations.js"
 import * as identifier from "./internal/util/identifier.js"
 import type * as Outcome from "./Outcome.js"
 import type { Saga, CurrentSaga as SagaCurrentSaga } from "./Saga.js"
@@ -218,7 +219,12 @@ export const isStepError = (u: unknown): u is StepError =>
  * @category models
  */
 export interface ToolOptions {
-  /** After this long, a call that started has an unknown outcome. */
+  /**
+   * After this long, an attempt of the call that started and has not answered has an unknown
+   * outcome (one that would answer exactly then counts as timed out). It bounds each attempt of
+   * `retry`, not the whole call, and the undo too. A positive duration: zero, a negative one or text
+   * that names none is a `DeclarationError` (since 0.4.0).
+   */
   readonly timeout?: Duration.DurationInput | undefined
   /** Retries failed attempts, only before the step is journaled `EXECUTED`. */
   readonly retry?: Schedule.Schedule<any, any, never> | undefined
@@ -229,6 +235,8 @@ export interface ToolOptions {
   /**
    * How long an approval of an irreversible tool's step lasts, from when it was given (or renewed),
    * when the approval names no `expiresAt` of its own. Overrides the `Saga` layer's `approvalTtl`.
+   * A positive duration: zero, a negative one or text that names none is a `DeclarationError`
+   * (since 0.4.0).
    */
   readonly approvalTtl?: Duration.DurationInput | undefined
   /**
@@ -347,25 +355,30 @@ const toSpec = (
     readonly execute: Spec.StepSpec["execute"]
     readonly compensate?: Spec.StepSpec["compensate"]
   }
-): Spec.StepSpec => ({
-  name: options.name,
-  input: options.input,
-  success: options.success,
-  failure: options.failure,
-  reversibility: options.reversibility ?? "compensatable",
-  execute: options.execute,
-  compensate: options.compensate,
-  timeout: options.timeout === undefined ? undefined : Duration.decode(options.timeout),
-  retry: options.retry,
-  maxPayloadBytes: options.maxPayloadBytes ?? Spec.DEFAULT_MAX_PAYLOAD_BYTES,
-  retryMode: options.retryMode ?? "none",
-  receiptRequired: options.receiptRequired ?? false,
-  approveExplicitUndo: options.approveExplicitUndo ?? false,
-  changesNothing: options.changesNothing ?? false,
-  capabilities:
-    options.capabilities !== undefined && options.capabilities.length > 0 ? options.capabilities : undefined,
-  approvalTtl: options.approvalTtl === undefined ? undefined : Duration.decode(options.approvalTtl)
-})
+): Spec.StepSpec => {
+  const timeout = toolDuration("timeout", options.timeout)
+  const approvalTtl = toolDuration("approvalTtl", options.approvalTtl)
+  return {
+    name: options.name,
+    input: options.input,
+    success: options.success,
+    failure: options.failure,
+    reversibility: options.reversibility ?? "compensatable",
+    execute: options.execute,
+    compensate: options.compensate,
+    timeout: timeout.duration,
+    retry: options.retry,
+    maxPayloadBytes: options.maxPayloadBytes ?? Spec.DEFAULT_MAX_PAYLOAD_BYTES,
+    retryMode: options.retryMode ?? "none",
+    receiptRequired: options.receiptRequired ?? false,
+    approveExplicitUndo: options.approveExplicitUndo ?? false,
+    changesNothing: options.changesNothing ?? false,
+    capabilities:
+      options.capabilities !== undefined && options.capabilities.length > 0 ? options.capabilities : undefined,
+    approvalTtl: approvalTtl.duration,
+    optionProblem: timeout.problem ?? approvalTtl.problem
+  }
+}
 
 /**
  * Declares a tool. The call journals `INTENT`, runs `execute`, then journals `EXECUTED` with the

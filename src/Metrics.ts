@@ -10,10 +10,15 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
+import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as metrics from "./internal/observability/metrics.js"
+import * as openSagasOptions from "./internal/observability/openSagasOptions.js"
+import { ErrorTypeId } from "./internal/observability/openSagasOptions.js"
 import type { JournalError, OpenCounts } from "./Journal.js"
 import { Journal } from "./Journal.js"
+
+export { ErrorTypeId } from "./internal/observability/openSagasOptions.js"
 
 /**
  * `effect_saga_sagas_started_total`: sagas started (explicit undos are not sagas).
@@ -152,19 +157,46 @@ export interface OpenSagasOptions {
 
 /**
  * Keeps the `openSagas` gauge current: refreshes it when built and then every `every`, in the
- * background, while the layer lives. A count that fails is logged and tried again next time.
+ * background, while the layer lives. A count that fails is logged and tried again next time. An
+ * `every` that is not a positive duration (`0`, `-5`, `NaN`, text naming none), or an option it
+ * does not know, fails the build with `InvalidMetricsOptions` (since 0.4.0), nothing counted.
  *
  * @since 0.2.0
  * @category layers
  */
-export const layerOpenSagas = (options: OpenSagasOptions = {}): Layer.Layer<never, never, Journal> =>
+export const layerOpenSagas = (options: OpenSagasOptions = {}): Layer.Layer<never, InvalidMetricsOptions, Journal> =>
   Layer.scopedDiscard(
-    Effect.forkScoped(
-      refreshOpenSagas.pipe(
-        Effect.catchAll((error) =>
-          Effect.logWarning(`effect-saga: the open sagas could not be counted: ${error.message}`)
-        ),
-        Effect.repeat(Schedule.spaced(options.every ?? "30 seconds"))
+    Effect.flatMap(openSagasOptions.everyOf(options), (every) =>
+      Effect.forkScoped(
+        refreshOpenSagas.pipe(
+          Effect.catchAll((error) =>
+            Effect.logWarning(`effect-saga: the open sagas could not be counted: ${error.message}`)
+          ),
+          Effect.repeat(Schedule.spaced(every))
+        )
       )
     )
   )
+
+/**
+ * `layerOpenSagas` was given an option it cannot work with (`option`: `"every"`, or `"options"`
+ * for a misspelled one), and why: the layer fails to build.
+ *
+ * @since 0.4.0
+ * @category errors
+ */
+export const InvalidMetricsOptions = openSagasOptions.InvalidMetricsOptions
+
+/**
+ * @since 0.4.0
+ * @category errors
+ */
+export type InvalidMetricsOptions = openSagasOptions.InvalidMetricsOptions
+
+/**
+ * Whether a value is an `InvalidMetricsOptions` (the one error of `Metrics`), by its `ErrorTypeId`.
+ *
+ * @since 0.4.0
+ * @category guards
+ */
+export const isInvalidMetricsOptions = (u: unknown): u is InvalidMetricsOptions => Predicate.hasProperty(u, ErrorTypeId)

@@ -103,7 +103,10 @@ export interface WorkerOptions {
    * every lease held under its name. Default: host, process id and a random suffix.
    */
   readonly owner?: string | undefined
-  /** How long a lease lasts without renewal (default 30 seconds); it is renewed every third of that. */
+  /**
+   * How long a lease lasts without renewal (default 30 seconds); it is renewed every third of that.
+   * At least 1 millisecond (a lease expires in whole milliseconds) and at most 365 days.
+   */
   readonly leaseTtl?: Duration.DurationInput | undefined
   /**
    * How long an approval lasts, from when it was given (or renewed), when neither the approval

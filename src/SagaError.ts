@@ -193,8 +193,9 @@ export class EffectNotFound extends Schema.TaggedError<EffectNotFound>("effect-s
 
 /**
  * `Saga.layerWith` was given an option it cannot work with: an `owner` that is not an identifier
- * (empty, a control character, over 256 UTF-8 bytes), a `leaseTtl` that is not a positive, finite
- * duration of at most 365 days (a zero or infinite lease would let two workers drive one saga, or
+ * (empty, a control character, over 256 UTF-8 bytes), a `leaseTtl` that is not a finite duration
+ * of at least 1 millisecond (since 0.4.0: a lease expires in whole milliseconds) and at most 365
+ * days (a zero or infinite lease would let two workers drive one saga, or
  * none), an `approvalTtl` that is not a positive duration, or (`option: "options"`) options that
  * are not an object or name a key that is no option (`leaseTTL`). The layer fails to build; nothing
  * is read or written.

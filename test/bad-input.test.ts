@@ -225,6 +225,8 @@ describe("bad input and bad declarations", () => {
     [{ leaseTtl: "-1 seconds" }, "leaseTtl", '"-1 seconds" is not a positive, finite duration'],
     [{ leaseTtl: -5 }, "leaseTtl", "-5 is not a positive, finite duration"],
     [{ leaseTtl: Number.NaN }, "leaseTtl", "NaN is not a positive, finite duration"],
+    [{ leaseTtl: "1 nanos" }, "leaseTtl", '"1 nanos" is under 1 millisecond'],
+    [{ leaseTtl: "999 micros" }, "leaseTtl", '"999 micros" is under 1 millisecond'],
     [{ approvalTtl: "-2 minutes" }, "approvalTtl", '"-2 minutes" is not a positive duration'],
     [{ leaseTtl: Number.POSITIVE_INFINITY }, "leaseTtl", "Infinity is not a positive, finite duration"],
     [{ leaseTtl: "100000000 weeks" }, "leaseTtl", '"100000000 weeks" is longer than 365 days'],

@@ -1022,6 +1022,14 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
           /^effect-saga: --older-than: "yesterday" is not a duration/
         ],
         [
+          ["list", "--older-than", "-5 minutes", "--db", db],
+          /^effect-saga: --older-than: "-5 minutes" is not a duration/
+        ],
+        [
+          ["list", "--older-than", "99999999999999999999d", "--db", db],
+          /^effect-saga: --older-than: "99999999999999999999d" is longer than 10000 years\n$/
+        ],
+        [
           ["prune", "--finished-before", "31/12/2024", "--db", db],
           /^effect-saga: --finished-before: "31\/12\/2024" is not an ISO-8601 date/
         ],

@@ -7,6 +7,7 @@ import {
   Compensable,
   Journal,
   Keys,
+  Metrics,
   Outcome,
   Recovery,
   Saga,
@@ -214,6 +215,11 @@ const families: ReadonlyArray<Family> = [
     guard: SagaApi.isInsecureServer,
     members: [new SagaApi.InsecureServer({ host: "0.0.0.0", reason: "no authentication layer" })],
     kin: ["SagaApi"]
+  },
+  {
+    name: "Metrics",
+    guard: Metrics.isInvalidMetricsOptions,
+    members: [new Metrics.InvalidMetricsOptions({ option: "every", reason: "0 is not a positive duration" })]
   },
   {
     name: "Toolkit",

@@ -16,6 +16,7 @@ import type { ModelOptions } from "../../Agent.js"
 import * as Compensable from "../../Compensable.js"
 import { CurrentSaga } from "../../Saga.js"
 import type { ApprovalPending, ApprovalRefused } from "../../SagaError.js"
+import { checkTool } from "../../Toolkit.js"
 import type { StepSpec } from "../engine/spec.js"
 import { byteLength } from "../util/codec.js"
 import { promptLogOf } from "./promptLog.js"
@@ -103,6 +104,20 @@ export const registeredTurn = (options: ModelOptions): Compensable.Any => {
   )
   return { name: spec.name, reversibility: spec.reversibility, spec }
 }
+
+/**
+ * The turn step as `registeredTurn` makes it, once its declaration is checked: a `timeout` that is
+ * not a positive duration, a `maxPayloadBytes` that is not a positive integer or a `name` that
+ * cannot be journaled fails with `DeclarationError`, as a tool's does when its toolkit is validated.
+ */
+export const checkedTurn = (options: ModelOptions): Effect.Effect<Compensable.Any, Compensable.DeclarationError> =>
+  Effect.suspend(() => {
+    const turn = registeredTurn(options)
+    const problem = checkTool(turn).problem
+    return problem === undefined
+      ? Effect.succeed(turn)
+      : Effect.fail(new Compensable.DeclarationError({ toolName: turn.name, reason: problem }))
+  })
 
 /**
  * The model's answer, if it fits `maxBytes` encoded; else a `MalformedOutput` the program handles

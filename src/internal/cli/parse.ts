@@ -6,9 +6,11 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { InvalidIdentifier } from "../../SagaError.js"
 import { principalRefusal } from "../util/identifier.js"
+import { cutoff } from "../util/isoTime.js"
 import { UsageError } from "./failure.js"
 
 const shortUnits: Record<string, Duration.DurationInput> = {
@@ -20,56 +22,55 @@ const shortUnits: Record<string, Duration.DurationInput> = {
   w: "7 days"
 }
 
+/** The longest duration read: 10,000 years, which no saga is older than (and a time that far back is a date). */
+const MAX_DURATION = Duration.days(3_652_425)
+
 /**
- * A duration: `90s`, `30m`, `2h`, `7d`, `2w`, or Effect's own form (`"2 hours"`).
+ * A duration: `90s`, `30m`, `2h`, `7d`, `2w`, or Effect's own form (`"2 hours"`). Not negative
+ * (`-5m`, `"-5 minutes"`: Effect's form would read it as zero), nor over 10,000 years.
  *
  * @since 0.1.0
  * @category parsing
  */
 export const duration = (flag: string, text: string): Effect.Effect<Duration.Duration, UsageError> => {
-  const short = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/.exec(text.trim())
+  const trimmed = text.trim()
+  const short = /^(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$/.exec(trimmed)
   const decoded = short
     ? Option.some(Duration.times(Duration.decode(shortUnits[short[2]!]!), Number(short[1])))
-    : Duration.decodeUnknown(text.trim())
+    : trimmed.startsWith("-")
+      ? Option.none()
+      : Duration.decodeUnknown(trimmed)
   return Option.match(decoded, {
     onNone: () =>
       Effect.fail(new UsageError({ message: `${flag}: "${text}" is not a duration (e.g. 90s, 30m, 2h, 7d)` })),
-    onSome: Effect.succeed
+    onSome: (read) =>
+      Duration.greaterThan(read, MAX_DURATION)
+        ? Effect.fail(new UsageError({ message: `${flag}: "${text}" is longer than 10000 years` }))
+        : Effect.succeed(read)
   })
 }
 
-const isoDate = /^\d{4}-\d{2}-\d{2}$/
-const isoDateTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/
-
 /**
- * A point in time as ISO-8601: a date (`2025-01-31`, midnight UTC) or a date and time with its
- * zone (`2025-01-31T12:00:00Z`, `2025-01-31T13:00+01:00`); returned as the journal writes times
- * (UTC, milliseconds, `Z`).
+ * A point in time as ISO-8601, read as the library reads one wherever it comes from (`prune`,
+ * `list({ updatedBefore })`, the HTTP API: `util/isoTime.ts`): a date (`2025-01-31`, midnight UTC)
+ * or a date and time with its zone (`2025-01-31T12:00:00Z`, `2025-01-31T13:00+01:00`), an expanded
+ * year (`+002025-01-31`) included; returned as the journal writes times (UTC, milliseconds, `Z`; a
+ * fraction finer than a millisecond rounded up; past year 9999, the end of that year). The text is
+ * trimmed first.
  *
  * @since 0.1.0
  * @category parsing
  */
 export const instant = (flag: string, text: string): Effect.Effect<string, UsageError> =>
-  Effect.suspend(() => {
-    const trimmed = text.trim()
-    const date = isoDate.test(trimmed) || isoDateTime.test(trimmed) ? new Date(trimmed) : undefined
-    // A well-formed date that does not exist (2025-02-30) is refused too: the calendar must agree.
-    const exists = date !== undefined && !Number.isNaN(date.getTime()) && trimmed.startsWith(isoDay(date, trimmed))
-    return exists
-      ? Effect.succeed(date.toISOString())
-      : Effect.fail(
-          new UsageError({
-            message: `${flag}: "${text}" is not an ISO-8601 date or time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)`
-          })
-        )
+  Either.match(cutoff(text.trim()), {
+    onLeft: () =>
+      Effect.fail(
+        new UsageError({
+          message: `${flag}: "${text}" is not an ISO-8601 date or time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)`
+        })
+      ),
+    onRight: Effect.succeed
   })
-
-/** The calendar day a parsed time names, in the zone the operator wrote it in. */
-const isoDay = (date: Date, text: string): string => {
-  const zone = /([+-])(\d{2}):(\d{2})$/.exec(text)
-  const offset = zone ? (zone[1] === "-" ? -1 : 1) * (Number(zone[2]) * 60 + Number(zone[3])) : 0
-  return new Date(date.getTime() + offset * 60_000).toISOString().slice(0, 10)
-}
 
 /**
  * JSON text, parsed.

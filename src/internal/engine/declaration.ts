@@ -64,6 +64,7 @@ export const problemOf = (spec: StepSpec): string | undefined => {
 const findProblem = (spec: StepSpec): string | undefined => {
   const badName = toolNameProblem(spec.name)
   if (badName !== undefined) return `its name cannot be journaled: ${badName}`
+  if (spec.optionProblem !== undefined) return spec.optionProblem
   if (spec.reversibility === "irreversible" && spec.compensate !== undefined) {
     return 'an irreversible tool cannot declare an undo (use reversibility "compensatable", or drop the undo)'
   }

@@ -28,6 +28,11 @@ export interface StepSpec {
   /** How long an approval of this tool's step lasts when it names no expiry (irreversible tools). */
   readonly approvalTtl: Duration.Duration | undefined
   /**
+   * Why an option of the declaration cannot work (a `timeout` or `approvalTtl` that is not a
+   * positive duration), found when the tool was made: `problemOf` reports it as the declaration's.
+   */
+  readonly optionProblem?: string | undefined
+  /**
    * `false`: a failure of this step is the program's to handle (an agent fed it to its model and
    * went on). It is journaled `FAILED` with `taints: false` and does not make the saga compensate
    * when the program ends. Absent: `true`.

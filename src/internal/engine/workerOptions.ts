@@ -5,7 +5,7 @@ import * as Either from "effect/Either"
 import type { WorkerOptions } from "../../Saga.js"
 import { InvalidWorkerOptions } from "../../SagaError.js"
 import { identifierProblem, MAX_STEP_KEY_BYTES, preview } from "../util/identifier.js"
-import { durationOf, givenDuration, unknownOption } from "../util/options.js"
+import { APPROVAL_TTL_ZERO, durationOf, givenDuration, positiveDurationOf, unknownOption } from "../util/options.js"
 import { typeName } from "../util/printable.js"
 
 /** A worker's options as the engine uses them. */
@@ -20,10 +20,13 @@ const refuse = (option: InvalidWorkerOptions["option"], reason: string) => new I
 /** The longest lease a worker takes: a saga whose worker died waits that long to be recovered. */
 const MAX_LEASE_TTL = Duration.days(365)
 
-/** Why `ttl` (given as `input`) cannot be a lease's length, if it cannot. */
+/** Why `ttl` (given as `input`) cannot be a lease's length, if it cannot: under 1 ms, or over 365 days. */
 const leaseProblem = (ttl: Duration.Duration, input: Duration.DurationInput): string | undefined => {
   if (!Duration.isFinite(ttl) || Duration.toMillis(ttl) <= 0)
     return `${givenDuration(input)} is not a positive, finite duration`
+  // A lease's expiry is kept in whole milliseconds: a shorter one would lapse as it was taken.
+  if (Duration.toMillis(ttl) < 1)
+    return `${givenDuration(input)} is under 1 millisecond, and a lease expires in whole milliseconds: it would be a lease of zero`
   return Duration.lessThanOrEqualTo(ttl, MAX_LEASE_TTL)
     ? undefined
     : `${givenDuration(input)} is longer than 365 days: a saga whose worker died would wait that long to be recovered`
@@ -39,14 +42,7 @@ const leaseTtlOf = (input: Duration.DurationInput): Either.Either<Duration.Durat
   )
 
 const approvalTtlOf = (input: Duration.DurationInput): Either.Either<Duration.Duration, InvalidWorkerOptions> =>
-  Either.mapLeft(
-    Either.filterOrLeft(
-      durationOf(input),
-      (ttl) => Duration.toMillis(ttl) > 0,
-      () => `${givenDuration(input)} is not a positive duration: every approval would have expired`
-    ),
-    (reason) => refuse("approvalTtl", reason)
-  )
+  Either.mapLeft(positiveDurationOf(input, APPROVAL_TTL_ZERO), (reason) => refuse("approvalTtl", reason))
 
 /** The options `Saga.layerWith` knows. */
 const KNOWN: ReadonlyArray<string> = ["owner", "leaseTtl", "approvalTtl"]

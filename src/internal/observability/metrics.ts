@@ -182,11 +182,14 @@ const sameDay = (a: string, b: string): boolean => {
 }
 
 /**
- * Seconds between two journaled times. Entries are stamped by `toISOString`: within one day the
- * difference is read off the digits (`Date.parse` would be most of what recording costs).
+ * Seconds between two journaled times, 0 when `to` is the earlier: the times may come from two
+ * hosts' clocks, or from one that was set back, and a negative observation would pull a
+ * histogram's sum (and its mean) below what any saga took, where 0 keeps its count equal to the
+ * ends counted. Entries are stamped by `toISOString`: within one day the difference is read off the
+ * digits (`Date.parse` would be most of what recording costs).
  */
 const seconds = (from: string, to: string): number =>
-  (sameDay(from, to) ? millisOfDay(to) - millisOfDay(from) : Date.parse(to) - Date.parse(from)) / 1000
+  Math.max(0, (sameDay(from, to) ? millisOfDay(to) - millisOfDay(from) : Date.parse(to) - Date.parse(from)) / 1000)
 
 /** Who withdraws approvals when a saga compensates (the engine's `WITHDRAWN_BY`). */
 const WITHDRAWN_BY = "effect-saga"

@@ -35,3 +35,17 @@ export const durationOf = (input: unknown): Either.Either<Duration.Duration, str
     return Either.left(`${givenDuration(input)} is not a duration`)
   }
 }
+
+/**
+ * The positive duration `input` names, or why it names none: a duration `Duration.decode` reads as
+ * zero (`0`, `-5`, `NaN`, `"-1 minute"`) is refused with `consequence` (what zero would do).
+ */
+export const positiveDurationOf = (input: unknown, consequence: string): Either.Either<Duration.Duration, string> =>
+  Either.filterOrLeft(
+    durationOf(input),
+    (duration) => Duration.toMillis(duration) > 0,
+    () => `${givenDuration(input)} is not a positive duration: ${consequence}`
+  )
+
+/** What an `approvalTtl` of zero would do, for the reason that refuses one. */
+export const APPROVAL_TTL_ZERO = "every approval would have expired"
