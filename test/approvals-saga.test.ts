@@ -30,6 +30,25 @@ describe("approvals in a saga", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "resumed with another input, the request is refused in the journal and withdrawn from the approval service",
+    () =>
+      Effect.gen(function* () {
+        for (const key of [undefined, "payout"]) {
+          const sagaId = `changed-${key ?? "unkeyed"}`
+          const { log, programWith } = fixture()
+          assert((yield* Saga.run(sagaId, programWith(wireInput, key)))._tag === "AwaitingApproval")
+          const changed = yield* Saga.run(sagaId, programWith({ ...wireInput, amount: wireInput.amount + 1 }, key))
+          expect(changed._tag).toBe("Compensated")
+          const refused = (yield* entriesOf(sagaId)).find((entry) => entry.phase === "REJECTED")!
+          expect(refused.toolName).toBe("sendWire")
+          // Nobody can approve it any more: it is no longer pending, and an approval is refused.
+          expect(yield* Approval.pending).toEqual([])
+          expect(log).not.toContain("wire")
+        }
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("once approved, running the saga again runs the step exactly once and completes", () =>
     Effect.gen(function* () {
       const { log, program } = fixture()

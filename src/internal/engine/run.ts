@@ -761,7 +761,11 @@ export class SagaRun {
   /** Journals the rejection of an irreversible step (the store's, if it decided one) and halts the run so that it compensates. */
   private refuse(step: StepView, reason: string, rejection?: Extract<Decision, { readonly _tag: "Rejected" }>) {
     if (step.refused !== undefined) return this.refusedBefore(step)
-    return this.halt(step, reason, stepDraft(step, "REJECTED", { ...rejection, reason }))
+    // A request nobody decided, refused by the library itself, is withdrawn from the approval
+    // service too, as compensation withdraws one: nobody may approve it there any more.
+    const undecided = rejection === undefined && step.awaiting !== undefined && step.approved === undefined
+    const withdrawn = undecided ? this.withdraw(stepKey(this.sagaId, step.stepId), reason) : Effect.void
+    return this.halt(step, reason, stepDraft(step, "REJECTED", { ...rejection, reason }), withdrawn)
   }
 
   /**
@@ -809,9 +813,9 @@ export class SagaRun {
     return this.halt(step, reason, stepDraft(step, "EXPIRED", { reason }))
   }
 
-  private halt(step: StepView, reason: string, refusal: Draft) {
+  private halt(step: StepView, reason: string, refusal: Draft, then: Effect.Effect<void> = Effect.void) {
     return Effect.zipRight(
-      this.write(refusal),
+      Effect.zipRight(this.write(refusal), then),
       haltOn({ _tag: "Refused", error: new ApprovalRefused({ stepId: step.stepId, toolName: step.toolName, reason }) })
     )
   }
