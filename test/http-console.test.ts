@@ -318,6 +318,38 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
     })
   )
 
+  it.scopedLive("the saga page says a step a live worker runs is in flight, with no resolve form: wait", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-in-flight")
+      // A worker mid-step: INTENT journaled, its call not answered yet, its lease live for a minute.
+      yield* onDb(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) =>
+          journal.append(
+            "live-1",
+            Journal.empty,
+            [
+              { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
+              { stepId: "reserveFunds:1", toolName: "reserveFunds", phase: "INTENT", input: "1", payload: null }
+            ],
+            { owner: "w-live", ttlMillis: 60_000 }
+          )
+        )
+      )
+      const baseUrl = yield* serveOn(db)
+      const page = yield* Effect.promise(() =>
+        fetch(`${baseUrl}/console/sagas/live-1`, { headers: { cookie: signedIn } }).then(answered)
+      )
+      const expiresAt = (yield* onDb(db, Saga.status("live-1"))).lease!.expiresAt
+      expect(page.text).toContain(
+        `<p id="in-flight">It is in flight: running now, by w-live, lease until ${expiresAt}. Its worker journals the outcome when the call answers: wait. Only if that lease lapses with no outcome journaled is its outcome unknown, to resolve here.</p>`
+      )
+      expect(page.text).toContain('<span class="badge in_flight">in flight</span>')
+      expect(page.text).not.toContain('action="/console/resolve"')
+      expect(page.text).not.toContain('id="unknown-reason"')
+    })
+  )
+
   it.scopedLive(
     "once compensation undid an earlier step, the saga page offers only not-applied, and an applied form posted anyway shows the API's refusal",
     () =>

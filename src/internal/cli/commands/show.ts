@@ -36,18 +36,27 @@ const header = (status: Saga.SagaStatus, now: number): ReadonlyArray<string> => 
   `lease ${Lease.describe(status, now)}${Lease.isUndriven(status, now) ? ` (last written ${status.updatedAt})` : ""}`
 ]
 
-/** A step's state; a read's unknown outcome says it is one: nothing to resolve. */
-const stateOf = (step: Saga.StepStatus): string =>
-  step.state === "unknown" && step.changesNothing === true ? "unknown (a read)" : step.state
+/**
+ * A step's state; one with no outcome while a live lease drives its running saga is in flight
+ * (`Lease.isInFlight`), not unknown; a read's unknown outcome says it is one: nothing to resolve.
+ */
+const stateOf = (step: Saga.StepStatus, status: Saga.SagaStatus, now: number): string =>
+  step.state !== "unknown"
+    ? step.state
+    : Lease.isInFlight(status, now)
+      ? "in flight"
+      : step.changesNothing === true
+        ? "unknown (a read)"
+        : step.state
 
-/** The steps whose outcome is unknown and may have changed something: what an operator resolves. */
+/** The steps with no outcome journaled that may have changed something: what an operator resolves. */
 const toResolve = (status: Saga.SagaStatus): ReadonlyArray<Saga.StepStatus> =>
   status.steps.filter((step) => step.state === "unknown" && step.changesNothing !== true)
 
-const steps = (status: Saga.SagaStatus): string =>
+const steps = (status: Saga.SagaStatus, now: number): string =>
   table(
     ["step", "tool", "state", "undo"],
-    status.steps.map((step) => [step.stepId, step.toolName, stateOf(step), step.undo ?? ""])
+    status.steps.map((step) => [step.stepId, step.toolName, stateOf(step, status, now), step.undo ?? ""])
   )
 
 /**
@@ -59,7 +68,8 @@ const outcomeOf = (
   detail: string,
   status: Saga.SagaStatus,
   entries: ReadonlyArray<Entry>,
-  reasons: ReadonlyMap<string, string>
+  reasons: ReadonlyMap<string, string>,
+  now: number
 ): string => {
   if (entry.phase !== "INTENT") return detail
   const step = status.steps.find((known) => known.stepId === entry.stepId)
@@ -67,6 +77,8 @@ const outcomeOf = (
     (other) => other.seq > entry.seq && other.stepId === entry.stepId && other.phase === "INTENT"
   )
   if (step?.state !== "unknown" || later) return detail
+  const inFlight = inFlightOf(status, now)
+  if (inFlight !== undefined) return `no outcome journaled yet: in flight (${inFlight})`
   if (step.changesNothing === true) return "no outcome journaled: unknown (a read: it changed nothing)"
   const reason = reasons.get(step.stepId)
   return reason === undefined ? "no outcome journaled: unknown" : `no outcome journaled: unknown (${reason})`
@@ -85,8 +97,32 @@ const timeline = (entries: ReadonlyArray<Entry>, outcome: (entry: Entry, index: 
     ])
   )
 
-/** The next line for a step whose outcome is unknown. */
-const resolveLine = (status: Saga.SagaStatus, stepId: string, at: string, entries: ReadonlyArray<Entry>): string => {
+/** Who runs a step with no outcome journaled, while a live lease drives the running saga (`Lease.isInFlight`). */
+const inFlightOf = (status: Saga.SagaStatus, now: number): string | undefined => {
+  const lease = Lease.liveLease(status, now)
+  return lease !== undefined && Lease.isInFlight(status, now) ? Lease.inFlight(lease) : undefined
+}
+
+/**
+ * The next line for a step with no outcome journaled while a live lease holds the saga: resolving
+ * it is refused then (`LeaseHeld`). A running saga's step is in flight: its worker journals the
+ * outcome when the call answers.
+ */
+const waitLine = (status: Saga.SagaStatus, stepId: string, lease: NonNullable<Saga.SagaStatus["lease"]>): string =>
+  status.status === "running"
+    ? `next: wait: ${stepId} is ${Lease.inFlight(lease)}; its worker journals the outcome when the call answers. Only if that lease lapses with no outcome journaled is it unknown, to resolve (effect-saga show ${status.sagaId} then says how)`
+    : `next: wait: ${lease.owner} holds the saga's lease until ${lease.expiresAt} (resolving ${stepId} is refused while it does); once it is dropped or lapsed, effect-saga show ${status.sagaId} says how to resolve it`
+
+/** The next line for a step with no outcome journaled: resolve it, or wait while a worker drives the saga. */
+const resolveLine = (
+  status: Saga.SagaStatus,
+  stepId: string,
+  at: string,
+  entries: ReadonlyArray<Entry>,
+  now: number
+): string => {
+  const lease = Lease.liveLease(status, now)
+  if (lease !== undefined) return waitLine(status, stepId, lease)
   const earlier = Timeline.undoneBefore(entries, stepId)
   return earlier === undefined
     ? `next: effect-saga resolve ${status.sagaId} ${stepId} --applied --result JSON|--not-applied --as WHO ${at}`
@@ -108,7 +144,7 @@ const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: numbe
       (step) => `next: effect-saga approve|reject ${status.sagaId} ${step.stepId} --as WHO ${at}, then resume the saga`
     ),
     ...approved.map((step) => Resumer.approved(status.sagaId, step.stepId, origin)),
-    ...unknown.map((step) => resolveLine(status, step.stepId, at, entries)),
+    ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
     ...unknownUndos.map(
       (step) =>
         `next: effect-saga resolve ${status.sagaId} ${step.stepId} --applied|--not-applied --as WHO ${at} (ask the provider whether the undo, key ${status.sagaId}, happened)`
@@ -125,9 +161,9 @@ const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: num
   return [
     ...header(status, now).map(printable),
     "",
-    status.steps.length === 0 ? "no steps" : steps(status),
+    status.steps.length === 0 ? "no steps" : steps(status, now),
     "",
-    timeline(entries, (entry, index) => outcomeOf(entry, shown[index]!, status, entries, reasons)),
+    timeline(entries, (entry, index) => outcomeOf(entry, shown[index]!, status, entries, reasons, now)),
     ...(then.length === 0 ? [] : ["", ...then.map(printable)])
   ].join("\n")
 }
@@ -180,7 +216,12 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         const now = yield* Clock.currentTimeMillis
         if (options.json) yield* printJson({ tampered, saga: status, entries: entries.map(withoutReceipt) })
         else if (options.format === "mermaid")
-          yield* print(Mermaid.diagram(status.sagaId, entries, { lease: Lease.notice(status, now) }))
+          yield* print(
+            Mermaid.diagram(status.sagaId, entries, {
+              lease: Lease.notice(status, now),
+              inFlight: inFlightOf(status, now)
+            })
+          )
         else yield* print(render(status, entries, now))
         yield* exitIfDirty([{ ...status, stuck: isStuck(status, Journaled.originOf(entries), now) }])
       }),

@@ -1,7 +1,8 @@
 /**
  * The console's views, as HTML: the approval inbox, the sagas (what needs a person first), one
  * saga (its lease as it stands, steps, the timeline drawn, the undos' report, resolve for an unknown
- * step with why it is unknown, a red banner when its journal does not verify), and the sign-in form.
+ * step with why it is unknown, or that it is in flight while a live lease drives the saga, a red
+ * banner when its journal does not verify), and the sign-in form.
  */
 import type { SagaStatus } from "../../../Journal.js"
 import * as Timeline from "../../../Timeline.js"
@@ -136,6 +137,24 @@ ${applied}
 }
 
 /**
+ * The card of a step with no outcome journaled while a live lease holds the saga, in place of its
+ * resolve card (resolving is refused while the lease holds): in flight, for a running saga, whose
+ * worker journals the outcome when the call answers; wait, in every case.
+ */
+const waitCard = (detail: SagaDetail, stepId: string, lease: NonNullable<SagaDetail["saga"]["lease"]>): string => {
+  const said =
+    detail.saga.status === "running"
+      ? `It is in flight: ${Lease.inFlight(lease)}. Its worker journals the outcome when the call answers: wait. Only if that lease lapses with no outcome journaled is its outcome unknown, to resolve here.`
+      : `${lease.owner} holds the saga's lease until ${lease.expiresAt}: resolving it is refused while it does. Wait; once the lease is dropped or lapsed, resolve it here.`
+  return `<div class="card"><h2>Step <code>${escape(stepId)}</code>: no outcome yet</h2>
+<p id="in-flight">${escape(said)}</p></div>`
+}
+
+/** A step's state as a badge: one with no outcome while a live lease drives its running saga is in flight. */
+const stateBadge = (detail: SagaDetail, state: string, now: number): string =>
+  badge(state === "unknown" && Lease.isInFlight(detail.saga, now) ? "in_flight" : state)
+
+/**
  * One saga, its lease as it stands at `now` (epoch milliseconds).
  *
  * @since 0.2.0
@@ -148,6 +167,7 @@ export const saga = (detail: SagaDetail, now: number): string => {
   const unknown =
     row.tampered === null ? detail.steps.filter((step) => step.state === "unknown" && step.changesNothing !== true) : []
   const waiting = detail.steps.filter((step) => step.state === "awaiting_approval")
+  const lease = Lease.liveLease(row, now)
   return `<h1>Saga ${escape(row.sagaId)} ${badge(row.status)}</h1>
 ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">${escape(tamperLine(row.sagaId, row.tampered))}</div>`}
 <dl class="meta card">
@@ -161,11 +181,13 @@ ${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: deci
 ${detail.steps
   .map(
     (step) =>
-      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${badge(step.state)}</td><td>${escape(step.undo ?? "")}</td></tr>`
+      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${stateBadge(detail, step.state, now)}</td><td>${escape(step.undo ?? "")}</td></tr>`
   )
   .join("\n")}
 </tbody></table></div>
-${unknown.map((step) => resolveForm(detail, step.stepId)).join("\n")}
+${unknown
+  .map((step) => (lease === undefined ? resolveForm(detail, step.stepId) : waitCard(detail, step.stepId, lease)))
+  .join("\n")}
 <h2>Timeline</h2>
 <div class="diagram">${svg(row.sagaId, detail.entries, row.tampered?.seq)}</div>
 <h2>Undos</h2>
