@@ -313,4 +313,75 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       expect(resumed._tag).toBe("Completed")
     })
   )
+
+  it.scoped("an approval's expiry is shown; once it passed, show says a resume compensates unless it is renewed", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      expect((yield* onFile(db, Saga.start(Checkout, "x-1", { orderId: "x-1", amount: 4200 })))._tag).toBe(
+        "AwaitingApproval"
+      )
+      const waiting = yield* onFile(db, Saga.status("x-1"))
+      const wire = waiting.steps.find((step) => step.state === "awaiting_approval")!.stepId
+      yield* onFile(db, Saga.approve("x-1", wire, { by: "bob", expiresAt: "1970-01-01T00:01:00.000Z" }))
+
+      const holds = yield* cli("show", "x-1", "--db", db)
+      expect(holds.code).toBe(0)
+      expect(holds.stdout).toMatch(/\sAPPROVED\s+by bob \(valid until 1970-01-01T00:01:00\.000Z\)$/m)
+      expect(lineOf(holds.stdout, "next: ")).toBe(
+        `next: ${wire} is approved until 1970-01-01T00:01:00.000Z and runs when the saga is resumed before then, by a worker given definition checkout: Recovery.resume("x-1"), or Saga.start with checkout (a Recovery pass does not take a saga awaiting approval)`
+      )
+
+      yield* TestClock.adjust("2 minutes")
+      const lapsed = yield* cli("show", "x-1", "--db", db)
+      expect(lapsed.code).toBe(0)
+      const at = lapsed.stdout.match(/^revision (\d+) {2}digest (\w+)$/m)!
+      expect(lineOf(lapsed.stdout, "next: ")).toBe(
+        `next: the approval of ${wire} lapsed at 1970-01-01T00:01:00.000Z: resumed as it is, the saga journals EXPIRED and compensates; to run the step still, renew it first: effect-saga renew-approval x-1 ${wire} --as WHO --expires-at TIME --revision ${at[1]} --digest ${at[2]}, then resume the saga, by a worker given definition checkout: Recovery.resume("x-1"), or Saga.start with checkout`
+      )
+      expect(lapsed.stdout).not.toContain("runs when the saga is resumed")
+
+      // As the line says: renewed, it holds again until the new expiry.
+      const renewed = yield* cli(
+        "renew-approval",
+        "x-1",
+        wire,
+        "--as",
+        "alice",
+        "--expires-at",
+        "1970-01-01T01:00:00Z",
+        "--revision",
+        at[1]!,
+        "--digest",
+        at[2]!,
+        "--db",
+        db
+      )
+      expect(renewed.code).toBe(0)
+      const again = yield* cli("show", "x-1", "--db", db)
+      expect(again.stdout).toMatch(/\sAPPROVED\s+renewed by alice \(valid until 1970-01-01T01:00:00\.000Z\)$/m)
+      expect(lineOf(again.stdout, "next: ")).toMatch(
+        new RegExp(`^next: ${wire.replace(/[#:]/g, ".")} is approved until 1970-01-01T01:00:00\\.000Z and runs`)
+      )
+    })
+  )
+
+  it.scoped("a resume after the approval lapsed journals EXPIRED and compensates, as show said it would", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      yield* onFile(db, Saga.start(Checkout, "x-2", { orderId: "x-2", amount: 4200 }))
+      const wire = (yield* onFile(db, Saga.status("x-2"))).steps.find(
+        (step) => step.state === "awaiting_approval"
+      )!.stepId
+      yield* onFile(db, Saga.approve("x-2", wire, { by: "bob", expiresAt: "1970-01-01T00:01:00.000Z" }))
+      yield* TestClock.adjust("2 minutes")
+      expect(lineOf((yield* cli("show", "x-2", "--db", db)).stdout, "next: ")).toContain("lapsed at")
+      const resumed = yield* onFile(
+        db,
+        Effect.flatMap(Recovery.make({ definitions: [Checkout] }), (recovery) => recovery.resume("x-2"))
+      )
+      expect(resumed._tag).toBe("Compensated")
+      const shown = yield* cli("show", "x-2", "--db", db)
+      expect(shown.stdout).toMatch(/\sEXPIRED\s+the approval expired at 1970-01-01T00:01:00\.000Z/m)
+    })
+  )
 })

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import type { Entry } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Timeline from "../../../Timeline.js"
+import * as ApprovalExpiry from "../../util/approvalExpiry.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import * as Lease from "../../util/lease.js"
 import { printable } from "../../util/printable.js"
@@ -59,9 +60,21 @@ const steps = (status: Saga.SagaStatus, now: number): string =>
     status.steps.map((step) => [step.stepId, step.toolName, stateOf(step, status, now), step.undo ?? ""])
   )
 
+/** An `APPROVED` entry's detail, with until when the approval holds when it names its expiry. */
+const withExpiry = (entry: Entry, detail: string, entries: ReadonlyArray<Entry>): string => {
+  const until =
+    entry.stepId === null
+      ? undefined
+      : Timeline.approvedUntil(
+          entries.filter((other) => other.seq <= entry.seq),
+          entry.stepId
+        )
+  return until === undefined ? detail : `${detail} (valid until ${until})`
+}
+
 /**
  * The outcome column: what the entry says happened (never the receipt), or that nothing did, and
- * why, when the saga journaled it (`SAGA_NEEDS_ATTENTION`).
+ * why, when the saga journaled it (`SAGA_NEEDS_ATTENTION`); until when an approval holds.
  */
 const outcomeOf = (
   entry: Entry,
@@ -71,6 +84,7 @@ const outcomeOf = (
   reasons: ReadonlyMap<string, string>,
   now: number
 ): string => {
+  if (entry.phase === "APPROVED") return withExpiry(entry, detail, entries)
   if (entry.phase !== "INTENT") return detail
   const step = status.steps.find((known) => known.stepId === entry.stepId)
   const later = entries.some(
@@ -129,6 +143,30 @@ const resolveLine = (
     : `next: effect-saga resolve ${status.sagaId} ${stepId} --not-applied --as WHO ${at} (if the call did not happen; if it did, undo it by hand: step ${earlier} before it is undone already, --applied is refused)`
 }
 
+/**
+ * The next line for an approved step: it runs when the saga is resumed, before its approval's
+ * journaled expiry if it names one; once that passed (by this host's clock), a resume journals
+ * `EXPIRED` and compensates unless the approval is renewed.
+ */
+const approvedLine = (
+  status: Saga.SagaStatus,
+  stepId: string,
+  entries: ReadonlyArray<Entry>,
+  origin: Journaled.Origin | undefined,
+  at: string,
+  now: number
+): string => {
+  const standing = ApprovalExpiry.standing(Timeline.approvedUntil(entries, stepId), now)
+  switch (standing._tag) {
+    case "Open":
+      return Resumer.approved(status.sagaId, stepId, origin)
+    case "Holds":
+      return Resumer.approved(status.sagaId, stepId, origin, standing.until)
+    case "Lapsed":
+      return Resumer.approvalLapsed(status.sagaId, stepId, origin, standing, at)
+  }
+}
+
 /** What the operator may do next, with the position they saw. */
 const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number): ReadonlyArray<string> => {
   const at = `--revision ${status.revision} --digest ${status.digest}`
@@ -143,7 +181,7 @@ const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: numbe
     ...waiting.map(
       (step) => `next: effect-saga approve|reject ${status.sagaId} ${step.stepId} --as WHO ${at}, then resume the saga`
     ),
-    ...approved.map((step) => Resumer.approved(status.sagaId, step.stepId, origin)),
+    ...approved.map((step) => approvedLine(status, step.stepId, entries, origin, at, now)),
     ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
     ...unknownUndos.map(
       (step) =>

@@ -6,6 +6,7 @@
  */
 import type { SagaStatus } from "../../../Journal.js"
 import * as Timeline from "../../../Timeline.js"
+import * as ApprovalExpiry from "../../util/approvalExpiry.js"
 import * as Lease from "../../util/lease.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
 import { svg } from "./diagram.js"
@@ -155,6 +156,24 @@ const stateBadge = (detail: SagaDetail, state: string, now: number): string =>
   badge(state === "unknown" && Lease.isInFlight(detail.saga, now) ? "in_flight" : state)
 
 /**
+ * What an approved step of a saga awaiting approval waits for: a resume, before its approval's
+ * journaled expiry if it names one; once that passed (`now`, epoch milliseconds), a resume journals
+ * `EXPIRED` and compensates unless the approval is renewed first.
+ */
+const approvedLine = (detail: SagaDetail, stepId: string, now: number): string => {
+  const standing = ApprovalExpiry.standing(Timeline.approvedUntil(detail.entries, stepId), now)
+  const resumed = "by a worker that has its program (a Recovery pass does not take a saga awaiting approval)"
+  const path = `/api/sagas/${encodeURIComponent(detail.saga.sagaId)}/steps/${encodeURIComponent(stepId)}/renew`
+  const said =
+    standing._tag === "Open"
+      ? `Step ${stepId} is approved: it runs when the saga is resumed, ${resumed}.`
+      : standing._tag === "Holds"
+        ? `Step ${stepId} is approved until ${standing.until}: it runs when the saga is resumed before then, ${resumed}.`
+        : `The approval of step ${stepId} ${ApprovalExpiry.lapsedText(standing)}: resumed as it is, the saga journals EXPIRED and compensates. To run the step still, renew the approval first (effect-saga renew-approval, or POST ${path}), then resume the saga.`
+  return `<p class="approved">${escape(said)}</p>`
+}
+
+/**
  * One saga, its lease as it stands at `now` (epoch milliseconds).
  *
  * @since 0.2.0
@@ -168,6 +187,7 @@ export const saga = (detail: SagaDetail, now: number): string => {
     row.tampered === null ? detail.steps.filter((step) => step.state === "unknown" && step.changesNothing !== true) : []
   const waiting = detail.steps.filter((step) => step.state === "awaiting_approval")
   const lease = Lease.liveLease(row, now)
+  const approved = row.status === "awaiting_approval" ? detail.steps.filter((step) => step.state === "approved") : []
   return `<h1>Saga ${escape(row.sagaId)} ${badge(row.status)}</h1>
 ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">${escape(tamperLine(row.sagaId, row.tampered))}</div>`}
 <dl class="meta card">
@@ -176,6 +196,7 @@ ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">$
 <dt>lease</dt><dd id="lease">${escape(Lease.describe(row, now))}</dd>
 </dl>
 ${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`}
+${approved.map((step) => approvedLine(detail, step.stepId, now)).join("\n")}
 <h2>Steps</h2>
 <div class="table"><table><thead><tr><th>step</th><th>tool</th><th>state</th><th>undo</th></tr></thead><tbody>
 ${detail.steps
