@@ -18,6 +18,7 @@ import { table } from "../../util/table.js"
 import { exitIfDirty, isStuck } from "../dirty.js"
 import { SomethingWrong, UsageError } from "../failure.js"
 import * as Journaled from "../journaled.js"
+import * as LeaseClock from "../leaseClock.js"
 import * as Mermaid from "../mermaid.js"
 import { print, printJson } from "../output.js"
 import { withoutReceipt } from "../redact.js"
@@ -167,8 +168,16 @@ const approvedLine = (
   }
 }
 
-/** What the operator may do next, with the position they saw. */
-const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number): ReadonlyArray<string> => {
+/**
+ * What the operator may do next, with the position they saw: leases judged at `now` (the store's
+ * clock), approvals at `hostNow` (this host's, as the worker that resumes the saga judges them by its own).
+ */
+const next = (
+  status: Saga.SagaStatus,
+  entries: ReadonlyArray<Entry>,
+  now: number,
+  hostNow: number
+): ReadonlyArray<string> => {
   const at = `--revision ${status.revision} --digest ${status.digest}`
   const waiting = status.steps.filter((step) => step.state === "awaiting_approval")
   const approved = status.status === "awaiting_approval" ? status.steps.filter((step) => step.state === "approved") : []
@@ -181,7 +190,7 @@ const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: numbe
     ...waiting.map(
       (step) => `next: effect-saga approve|reject ${status.sagaId} ${step.stepId} --as WHO ${at}, then resume the saga`
     ),
-    ...approved.map((step) => approvedLine(status, step.stepId, entries, origin, at, now)),
+    ...approved.map((step) => approvedLine(status, step.stepId, entries, origin, at, hostNow)),
     ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
     ...unknownUndos.map(
       (step) =>
@@ -191,9 +200,9 @@ const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: numbe
   ]
 }
 
-const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number): string => {
+const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number, hostNow: number): string => {
   const reasons = Timeline.unknownReasons(entries)
-  const then = next(status, entries, now)
+  const then = next(status, entries, now, hostNow)
   // Each entry's detail read with the others: what an approval asked without halting came to.
   const shown = Timeline.details(entries)
   return [
@@ -251,7 +260,9 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         if (tampered !== null) return yield* showTampered(inspection, tampered, options)
         const status = yield* Saga.status(options.saga)
         const entries = inspection.entries
-        const now = yield* Clock.currentTimeMillis
+        // Leases by the store's clock (PostgreSQL's server's), approvals by this host's, as a worker judges each.
+        const now = yield* LeaseClock.now
+        const hostNow = yield* Clock.currentTimeMillis
         if (options.json) yield* printJson({ tampered, saga: status, entries: entries.map(withoutReceipt) })
         else if (options.format === "mermaid")
           yield* print(
@@ -260,7 +271,7 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
               inFlight: inFlightOf(status, now)
             })
           )
-        else yield* print(render(status, entries, now))
+        else yield* print(render(status, entries, now, hostNow))
         yield* exitIfDirty([{ ...status, stuck: isStuck(status, Journaled.originOf(entries), now) }])
       }),
       { access: "read" }
