@@ -178,6 +178,21 @@ export const notStartedSteps = (entries: ReadonlyArray<Entry>): ReadonlySet<stri
   return notStarted
 }
 
+/**
+ * Until when the approval of `stepId` holds, as journaled: the `expiresAt` of its last `APPROVED` (a
+ * renewal's, once renewed), as written; `undefined` when it names none. NOTE: an expiry from the
+ * tool's or the worker's `approvalTtl` is not journaled (it is applied when the saga runs), so it
+ * cannot be read here.
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const approvedUntil = (entries: ReadonlyArray<Entry>, stepId: string): string | undefined => {
+  const last = entries.filter((entry) => entry.stepId === stepId && entry.phase === "APPROVED").at(-1)
+  const decoded = last === undefined ? undefined : recorded(last)
+  return decoded?.phase === "APPROVED" ? decoded.payload.expiresAt : undefined
+}
+
 /** Undo phases that mean an undo began or settled (`SKIPPED` undid nothing). */
 const undoPhases: ReadonlySet<Entry["phase"]> = new Set([
   "COMPENSATING",

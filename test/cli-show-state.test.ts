@@ -109,6 +109,99 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
     })
   )
 
+  it.scoped("a step a live worker runs is in flight, not unknown: show says who runs it and to wait, not resolve", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      // Another worker mid-step: INTENT journaled, its call not answered yet, its lease live for a second.
+      yield* onFile(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) =>
+          journal.append(
+            "f1",
+            Journal.empty,
+            [
+              { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
+              {
+                stepId: "chargeCard:c0ffee#1",
+                toolName: "chargeCard",
+                phase: "INTENT",
+                input: '{"amount":1}',
+                payload: null
+              }
+            ],
+            { owner: "worker-b", ttlMillis: 1000 }
+          )
+        )
+      )
+      const live = yield* cli("show", "f1", "--db", db)
+      expect(live.code).toBe(0)
+      expect(live.stdout).toMatch(/^chargeCard:c0ffee#1\s+chargeCard\s+in flight\s*$/m)
+      expect(live.stdout).toMatch(
+        /chargeCard\s+INTENT\s+no outcome journaled yet: in flight \(running now, by worker-b, lease until 1970-01-01T00:00:01\.000Z\)$/m
+      )
+      expect(live.stdout).not.toContain("no outcome journaled: unknown")
+      expect(live.stdout).not.toContain("effect-saga resolve")
+      expect(lineOf(live.stdout, "next: ")).toBe(
+        "next: wait: chargeCard:c0ffee#1 is running now, by worker-b, lease until 1970-01-01T00:00:01.000Z; its worker journals the outcome when the call answers. Only if that lease lapses with no outcome journaled is it unknown, to resolve (effect-saga show f1 then says how)"
+      )
+      const drawn = yield* cli("show", "f1", "--format", "mermaid", "--db", db)
+      expect(drawn.stdout).toContain(
+        "\n  Note over T1: in flight (no outcome journaled yet): running now, by worker-b, lease until 1970-01-01T00:00:01.000Z"
+      )
+      expect(drawn.stdout).not.toContain("unknown")
+      // What the line said holds: resolving it now is refused, nothing written.
+      const refused = yield* cli("resolve", "f1", "chargeCard:c0ffee#1", "--not-applied", "--as", "op", "--db", db)
+      expect(refused.code).toBe(2)
+      expect(refused.stderr).toContain("is being driven by worker-b")
+
+      // Once the lease lapsed with no outcome journaled, the outcome is unknown: resolve it.
+      yield* TestClock.adjust("2 seconds")
+      const lapsed = yield* cli("show", "f1", "--db", db)
+      expect(lapsed.stdout).toMatch(/^chargeCard:c0ffee#1\s+chargeCard\s+unknown\s*$/m)
+      expect(lapsed.stdout).toMatch(/chargeCard\s+INTENT\s+no outcome journaled: unknown$/m)
+      expect(lapsed.stdout).toContain("next: effect-saga resolve f1 chargeCard:c0ffee#1 --applied")
+      const unknown = yield* cli("show", "f1", "--format", "mermaid", "--db", db)
+      expect(unknown.stdout).toContain("\n  Note over T1: outcome unknown (no outcome journaled)\n")
+      // --json keeps its format: the step's state is unknown, live lease or not.
+      yield* TestClock.adjust("-2 seconds")
+      const json = JSON.parse((yield* cli("show", "f1", "--json", "--db", db)).stdout)
+      expect(json.saga.steps[0].state).toBe("unknown")
+    })
+  )
+
+  it.scoped("while a worker compensates the saga, a step with no outcome is not to be resolved yet: wait", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      yield* onFile(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) =>
+          journal.append(
+            "c1",
+            Journal.empty,
+            [
+              { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
+              { stepId: "chargeCard:c0ffee#1", toolName: "chargeCard", phase: "INTENT", input: "1", payload: null },
+              {
+                stepId: null,
+                toolName: null,
+                phase: "SAGA_COMPENSATING",
+                input: null,
+                payload: JSON.stringify({ cause: "the operator asked" })
+              }
+            ],
+            { owner: "worker-b", ttlMillis: 1000 }
+          )
+        )
+      )
+      const shown = yield* cli("show", "c1", "--db", db)
+      expect(shown.stdout.split("\n")[0]).toBe("saga c1: compensating")
+      expect(shown.stdout).not.toContain("effect-saga resolve")
+      expect(lineOf(shown.stdout, "next: ")).toBe(
+        "next: wait: worker-b holds the saga's lease until 1970-01-01T00:00:01.000Z (resolving chargeCard:c0ffee#1 is refused while it does); once it is dropped or lapsed, effect-saga show c1 says how to resolve it"
+      )
+    })
+  )
+
   it.scoped("a saga started from a definition whose worker died is between workers, not stuck: exit 0", () =>
     Effect.gen(function* () {
       const db = freshFile()
@@ -218,6 +311,77 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       )
       expect(passed.sagas).toEqual([])
       expect(resumed._tag).toBe("Completed")
+    })
+  )
+
+  it.scoped("an approval's expiry is shown; once it passed, show says a resume compensates unless it is renewed", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      expect((yield* onFile(db, Saga.start(Checkout, "x-1", { orderId: "x-1", amount: 4200 })))._tag).toBe(
+        "AwaitingApproval"
+      )
+      const waiting = yield* onFile(db, Saga.status("x-1"))
+      const wire = waiting.steps.find((step) => step.state === "awaiting_approval")!.stepId
+      yield* onFile(db, Saga.approve("x-1", wire, { by: "bob", expiresAt: "1970-01-01T00:01:00.000Z" }))
+
+      const holds = yield* cli("show", "x-1", "--db", db)
+      expect(holds.code).toBe(0)
+      expect(holds.stdout).toMatch(/\sAPPROVED\s+by bob \(valid until 1970-01-01T00:01:00\.000Z\)$/m)
+      expect(lineOf(holds.stdout, "next: ")).toBe(
+        `next: ${wire} is approved until 1970-01-01T00:01:00.000Z and runs when the saga is resumed before then, by a worker given definition checkout: Recovery.resume("x-1"), or Saga.start with checkout (a Recovery pass does not take a saga awaiting approval)`
+      )
+
+      yield* TestClock.adjust("2 minutes")
+      const lapsed = yield* cli("show", "x-1", "--db", db)
+      expect(lapsed.code).toBe(0)
+      const at = lapsed.stdout.match(/^revision (\d+) {2}digest (\w+)$/m)!
+      expect(lineOf(lapsed.stdout, "next: ")).toBe(
+        `next: the approval of ${wire} lapsed at 1970-01-01T00:01:00.000Z: resumed as it is, the saga journals EXPIRED and compensates; to run the step still, renew it first: effect-saga renew-approval x-1 ${wire} --as WHO --expires-at TIME --revision ${at[1]} --digest ${at[2]}, then resume the saga, by a worker given definition checkout: Recovery.resume("x-1"), or Saga.start with checkout`
+      )
+      expect(lapsed.stdout).not.toContain("runs when the saga is resumed")
+
+      // As the line says: renewed, it holds again until the new expiry.
+      const renewed = yield* cli(
+        "renew-approval",
+        "x-1",
+        wire,
+        "--as",
+        "alice",
+        "--expires-at",
+        "1970-01-01T01:00:00Z",
+        "--revision",
+        at[1]!,
+        "--digest",
+        at[2]!,
+        "--db",
+        db
+      )
+      expect(renewed.code).toBe(0)
+      const again = yield* cli("show", "x-1", "--db", db)
+      expect(again.stdout).toMatch(/\sAPPROVED\s+renewed by alice \(valid until 1970-01-01T01:00:00\.000Z\)$/m)
+      expect(lineOf(again.stdout, "next: ")).toMatch(
+        new RegExp(`^next: ${wire.replace(/[#:]/g, ".")} is approved until 1970-01-01T01:00:00\\.000Z and runs`)
+      )
+    })
+  )
+
+  it.scoped("a resume after the approval lapsed journals EXPIRED and compensates, as show said it would", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      yield* onFile(db, Saga.start(Checkout, "x-2", { orderId: "x-2", amount: 4200 }))
+      const wire = (yield* onFile(db, Saga.status("x-2"))).steps.find(
+        (step) => step.state === "awaiting_approval"
+      )!.stepId
+      yield* onFile(db, Saga.approve("x-2", wire, { by: "bob", expiresAt: "1970-01-01T00:01:00.000Z" }))
+      yield* TestClock.adjust("2 minutes")
+      expect(lineOf((yield* cli("show", "x-2", "--db", db)).stdout, "next: ")).toContain("lapsed at")
+      const resumed = yield* onFile(
+        db,
+        Effect.flatMap(Recovery.make({ definitions: [Checkout] }), (recovery) => recovery.resume("x-2"))
+      )
+      expect(resumed._tag).toBe("Compensated")
+      const shown = yield* cli("show", "x-2", "--db", db)
+      expect(shown.stdout).toMatch(/\sEXPIRED\s+the approval expired at 1970-01-01T00:01:00\.000Z/m)
     })
   )
 })

@@ -1,7 +1,7 @@
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Schema } from "effect"
+import { Clock, Effect, Schema } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import {
@@ -17,6 +17,16 @@ import {
   tokens
 } from "./fixtures/http-saga.js"
 import { launchChromium } from "./support/chromium.js"
+
+/** A clock that reads the epoch, whatever the time: to approve in the past. */
+const epochClock: Clock.Clock = {
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: () => 0,
+  currentTimeMillis: Effect.succeed(0),
+  unsafeCurrentTimeNanos: () => 0n,
+  currentTimeNanos: Effect.succeed(0n),
+  sleep: () => Effect.void
+}
 
 /** Chromium for the scope of a test. */
 const browser = Effect.acquireRelease(
@@ -315,6 +325,71 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       const dead = yield* page("dead-1")
       const expiresAt = (yield* onDb(db, Saga.status("dead-1"))).lease!.expiresAt
       expect(dead.text).toContain(`<dd id="lease">w-dead lapsed at ${expiresAt}: no worker is driving it</dd>`)
+    })
+  )
+
+  it.scopedLive("the saga page says until when an approval holds, and once it lapsed that a resume compensates", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-approval-expiry")
+      yield* onDb(db, Effect.zipRight(Saga.run("payout-h", payout), Saga.run("payout-l", payout)))
+      const approve = (sagaId: string, expiresAt: string) =>
+        Effect.flatMap(onDb(db, Saga.status(sagaId)), (status) =>
+          onDb(
+            db,
+            Saga.approve(sagaId, status.steps.find((step) => step.state === "awaiting_approval")!.stepId, {
+              by: "bob",
+              expiresAt
+            })
+          )
+        )
+      yield* approve("payout-h", "2999-01-01T00:00:00.000Z")
+      // Approved at a clock that reads 1970: its expiry, in 2000, is long past now.
+      yield* Effect.withClock(approve("payout-l", "2000-01-01T00:00:00.000Z"), epochClock)
+      const baseUrl = yield* serveOn(db)
+      const page = (sagaId: string) =>
+        Effect.promise(() =>
+          fetch(`${baseUrl}/console/sagas/${sagaId}`, { headers: { cookie: signedIn } }).then(answered)
+        )
+      const wire = (yield* onDb(db, Saga.status("payout-h"))).steps.find((step) => step.state === "approved")!.stepId
+      expect((yield* page("payout-h")).text).toContain(
+        `<p class="approved">Step ${wire} is approved until 2999-01-01T00:00:00.000Z: it runs when the saga is resumed before then, by a worker that has its program (a Recovery pass does not take a saga awaiting approval).</p>`
+      )
+      const path = `/api/sagas/payout-l/steps/${encodeURIComponent(wire)}/renew`
+      expect((yield* page("payout-l")).text).toContain(
+        `<p class="approved">The approval of step ${wire} lapsed at 2000-01-01T00:00:00.000Z: resumed as it is, the saga journals EXPIRED and compensates. To run the step still, renew the approval first (effect-saga renew-approval, or POST ${path}), then resume the saga.</p>`
+      )
+    })
+  )
+
+  it.scopedLive("the saga page says a step a live worker runs is in flight, with no resolve form: wait", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-in-flight")
+      // A worker mid-step: INTENT journaled, its call not answered yet, its lease live for a minute.
+      yield* onDb(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) =>
+          journal.append(
+            "live-1",
+            Journal.empty,
+            [
+              { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
+              { stepId: "reserveFunds:1", toolName: "reserveFunds", phase: "INTENT", input: "1", payload: null }
+            ],
+            { owner: "w-live", ttlMillis: 60_000 }
+          )
+        )
+      )
+      const baseUrl = yield* serveOn(db)
+      const page = yield* Effect.promise(() =>
+        fetch(`${baseUrl}/console/sagas/live-1`, { headers: { cookie: signedIn } }).then(answered)
+      )
+      const expiresAt = (yield* onDb(db, Saga.status("live-1"))).lease!.expiresAt
+      expect(page.text).toContain(
+        `<p id="in-flight">It is in flight: running now, by w-live, lease until ${expiresAt}. Its worker journals the outcome when the call answers: wait. Only if that lease lapses with no outcome journaled is its outcome unknown, to resolve here.</p>`
+      )
+      expect(page.text).toContain('<span class="badge in_flight">in flight</span>')
+      expect(page.text).not.toContain('action="/console/resolve"')
+      expect(page.text).not.toContain('id="unknown-reason"')
     })
   )
 

@@ -45,24 +45,34 @@ const sagaNote = (entry: Entry): string => {
 /** The phases between the saga and the operator: the tool takes no part in them. */
 const operatorPhases: ReadonlySet<Entry["phase"]> = new Set(["AWAITING_APPROVAL", "APPROVED", "REJECTED", "EXPIRED"])
 
-/** The note on the `INTENT` of a step whose outcome is unknown: why, when the saga journaled it. */
-const unknownNote = (tool: string, reason: string | undefined): string =>
-  reason === undefined
-    ? `Note over ${tool}: outcome unknown (no outcome journaled)`
-    : `Note over ${tool}: ${text(`outcome unknown (no outcome journaled): ${reason}`, LONG)}`
+/**
+ * The note on the `INTENT` of a step with no outcome: in flight (who runs it, until when) while a
+ * live lease drives the saga; else unknown, and why, when the saga journaled it.
+ */
+const unknownNote = (tool: string, reason: string | undefined, inFlight: string | undefined): string =>
+  inFlight !== undefined
+    ? `Note over ${tool}: ${text(`in flight (no outcome journaled yet): ${inFlight}`, LONG)}`
+    : reason === undefined
+      ? `Note over ${tool}: outcome unknown (no outcome journaled)`
+      : `Note over ${tool}: ${text(`outcome unknown (no outcome journaled): ${reason}`, LONG)}`
 
 /**
  * The lines of one step entry, between the saga `S`, the tool `tool` and the operator `O`;
  * `unknown` is set (to why, or `null` when the journal does not say) on an `INTENT` with no outcome.
  */
-const stepLines = (entry: Entry, tool: string, unknown: string | null | undefined): ReadonlyArray<string> => {
+const stepLines = (
+  entry: Entry,
+  tool: string,
+  unknown: string | null | undefined,
+  inFlight: string | undefined
+): ReadonlyArray<string> => {
   const detail = Timeline.detailOf(entry)
   const with_ = (what: string) => text(detail === "" ? what : `${what}: ${detail}`)
   switch (entry.phase) {
     case "INTENT":
       return [
         `S->>${tool}: ${text(entry.input ?? "call")}`,
-        ...(unknown === undefined ? [] : [unknownNote(tool, unknown ?? undefined)])
+        ...(unknown === undefined ? [] : [unknownNote(tool, unknown ?? undefined, inFlight)])
       ]
     case "EXECUTED":
       return [`${tool}-->>S: ${with_("executed")}`]
@@ -113,8 +123,10 @@ const unknownIntents = (entries: ReadonlyArray<Entry>): ReadonlySet<Entry> => {
 
 /**
  * The diagram of a saga's entries (`seq` order): participants in the order they first appear; why
- * a step's outcome is unknown (`Timeline.unknownReasons`) on its note, and `lease`, when given (one
- * that lapsed, or none on a saga no worker drives: `Lease.notice`), as the last note.
+ * a step's outcome is unknown (`Timeline.unknownReasons`) on its note, or, when `inFlight` is given
+ * (a live lease drives the running saga: `Lease.inFlight`), that the step is in flight, who runs it;
+ * and `lease`, when given (one that lapsed, or none on a saga no worker drives: `Lease.notice`), as
+ * the last note.
  *
  * @since 0.1.0
  * @category formatting
@@ -122,7 +134,7 @@ const unknownIntents = (entries: ReadonlyArray<Entry>): ReadonlySet<Entry> => {
 export const diagram = (
   sagaId: string,
   entries: ReadonlyArray<Entry>,
-  options: { readonly lease?: string | undefined } = {}
+  options: { readonly lease?: string | undefined; readonly inFlight?: string | undefined } = {}
 ): string => {
   const tools = new Map<string, string>()
   for (const entry of entries) {
@@ -145,7 +157,8 @@ export const diagram = (
         : stepLines(
             entry,
             tools.get(entry.toolName) ?? "S",
-            unknown.has(entry) ? (reasons.get(entry.stepId!) ?? null) : undefined
+            unknown.has(entry) ? (reasons.get(entry.stepId!) ?? null) : undefined,
+            options.inFlight
           )
     lines.push(...body.map((line) => `  ${line}`))
   }

@@ -6,6 +6,7 @@
  * @since 0.4.0
  */
 import type { SagaRecord } from "../../Journal.js"
+import * as ApprovalExpiry from "../util/approvalExpiry.js"
 import * as Lease from "../util/lease.js"
 import type { Origin } from "./journaled.js"
 
@@ -36,13 +37,36 @@ const resumedBy = (sagaId: string, origin: Origin | undefined): string => {
 
 /**
  * The `next:` line of an approved step whose saga still awaits approval: nothing runs until the
- * saga is resumed, and recovery's passes do not take a saga awaiting approval.
+ * saga is resumed, and recovery's passes do not take a saga awaiting approval. `until`: the
+ * approval's journaled expiry, when it names one (`Timeline.approvedUntil`) and has not passed.
  *
  * @since 0.4.0
  * @category resuming
  */
-export const approved = (sagaId: string, stepId: string, origin: Origin | undefined): string =>
-  `next: ${stepId} is approved and runs when the saga is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga awaiting approval)`
+export const approved = (
+  sagaId: string,
+  stepId: string,
+  origin: Origin | undefined,
+  until?: string | undefined
+): string =>
+  `next: ${stepId} is approved${until === undefined ? "" : ` until ${until}`} and runs when the saga is resumed${until === undefined ? "" : " before then"}, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga awaiting approval)`
+
+/**
+ * The `next:` line of an approved step whose journaled expiry passed (or names no time a worker can
+ * read) before the saga was resumed: a resume journals `EXPIRED` and compensates, unless the approval
+ * is renewed first (`Saga.renewApproval`, which takes an expired approval no run refused yet).
+ *
+ * @since 0.4.0
+ * @category resuming
+ */
+export const approvalLapsed = (
+  sagaId: string,
+  stepId: string,
+  origin: Origin | undefined,
+  lapsed: Extract<ApprovalExpiry.Standing, { readonly _tag: "Lapsed" }>,
+  at: string
+): string =>
+  `next: the approval of ${stepId} ${ApprovalExpiry.lapsedText(lapsed)}: resumed as it is, the saga journals EXPIRED and compensates; to run the step still, renew it first: effect-saga renew-approval ${sagaId} ${stepId} --as WHO --expires-at TIME ${at}, then resume the saga, by ${resumedBy(sagaId, origin)}`
 
 /**
  * The `next:` line of a saga left behind (`isLeftBehind`): who takes it, or that no `Recovery` can

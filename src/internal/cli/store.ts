@@ -20,6 +20,7 @@ import * as SqlJournal from "../../SqlJournal.js"
 import * as SqlStore from "../../SqlStore.js"
 import { withoutSecrets } from "../util/secretUrl.js"
 import { UsageError } from "./failure.js"
+import * as LeaseClock from "./leaseClock.js"
 
 /**
  * A store the CLI can be pointed at: an SQLite file, or a PostgreSQL URL.
@@ -57,12 +58,12 @@ export const parse = (db: string): Effect.Effect<Store, UsageError> => {
 }
 
 /**
- * The services a command uses.
+ * The services a command uses; `LeaseClock`, the clock `list` and `show` judge leases by.
  *
  * @since 0.1.0
  * @category models
  */
-export type Services = Saga.Saga | Journal | Approval
+export type Services = Saga.Saga | Journal | Approval | LeaseClock.LeaseClock
 
 /**
  * How a command uses the store:
@@ -166,7 +167,12 @@ const servicesOn = (
   where: string,
   access: Access
 ): Layer.Layer<Services, UsageError | JournalError | KeyError, SqlClient.SqlClient> =>
-  Layer.unwrapEffect(Effect.as(checkJournal(where, access), Saga.layer.pipe(Layer.provideMerge(storeOn(access)))))
+  Layer.unwrapEffect(
+    Effect.as(
+      checkJournal(where, access),
+      Layer.merge(Saga.layer.pipe(Layer.provideMerge(storeOn(access))), LeaseClock.layer)
+    )
+  )
 
 /** The URL without its password, for messages. */
 const withoutPassword = (url: string): string => withoutSecrets(url, "the PostgreSQL URL given")

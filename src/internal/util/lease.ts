@@ -1,7 +1,8 @@
 /**
  * A saga's lease as the CLI's `list` and `show` and the HTTP console print it: who drives the saga
  * and until when, that the lease lapsed (the worker holding it died or stopped renewing), or that no
- * worker drives a saga that is running or compensating.
+ * worker drives a saga that is running or compensating; and whether a step with no outcome is in
+ * flight (a live lease drives its saga) or unknown.
  *
  * @since 0.4.0
  */
@@ -21,6 +22,36 @@ const driven: ReadonlySet<SagaRecord["status"]> = new Set(["running", "compensat
  */
 export const isLapsed = (lease: NonNullable<SagaRecord["lease"]>, now: number): boolean =>
   Date.parse(lease.expiresAt) <= now
+
+/**
+ * The lease of the worker driving the saga at `now`: held and not lapsed, whatever the status (a
+ * command on the saga is refused while it holds, `LeaseHeld`); `undefined` when none is live.
+ *
+ * @since 0.4.0
+ * @category leases
+ */
+export const liveLease = (record: Leased, now: number): NonNullable<SagaRecord["lease"]> | undefined =>
+  record.lease !== null && !isLapsed(record.lease, now) ? record.lease : undefined
+
+/**
+ * Whether a step of the saga with `INTENT` and no outcome is in flight at `now`: the saga is running
+ * and a live lease drives it, so its worker is running the step and journals its outcome when it
+ * answers. Only once that lease lapsed (or there is none) is its outcome unknown, to be resolved.
+ *
+ * @since 0.4.0
+ * @category leases
+ */
+export const isInFlight = (record: Leased, now: number): boolean =>
+  record.status === "running" && liveLease(record, now) !== undefined
+
+/**
+ * What an operator is told of a step in flight (`isInFlight`): who runs it, until when.
+ *
+ * @since 0.4.0
+ * @category leases
+ */
+export const inFlight = (lease: NonNullable<SagaRecord["lease"]>): string =>
+  `running now, by ${lease.owner}, lease until ${lease.expiresAt}`
 
 /**
  * Whether the saga is running or compensating and no worker drives it at `now`: it holds no lease,

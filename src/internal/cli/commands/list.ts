@@ -18,6 +18,7 @@ import { printable } from "../../util/printable.js"
 import { table } from "../../util/table.js"
 import { exitIfDirty, isStuck, stuckLine } from "../dirty.js"
 import * as Journaled from "../journaled.js"
+import * as LeaseClock from "../leaseClock.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
 import { db, json, optionalList, withStore } from "../root.js"
@@ -114,7 +115,8 @@ export const list = Command.make("list", { db, json, status, olderThan }, (optio
           updatedBefore: before
         })
         const rows = records.map(listed)
-        const now = yield* Clock.currentTimeMillis
+        // Leases by the store's clock: on PostgreSQL, its server's, as the workers' claims judge them.
+        const now = yield* LeaseClock.now
         const stuck = yield* stuckOf(rows, now)
         yield* options.json
           ? printJson(rows.map((row) => ({ ...row, stuck: stuck.has(row.sagaId) })))

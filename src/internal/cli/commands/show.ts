@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import type { Entry } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Timeline from "../../../Timeline.js"
+import * as ApprovalExpiry from "../../util/approvalExpiry.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import * as Lease from "../../util/lease.js"
 import { printable } from "../../util/printable.js"
@@ -17,6 +18,7 @@ import { table } from "../../util/table.js"
 import { exitIfDirty, isStuck } from "../dirty.js"
 import { SomethingWrong, UsageError } from "../failure.js"
 import * as Journaled from "../journaled.js"
+import * as LeaseClock from "../leaseClock.js"
 import * as Mermaid from "../mermaid.js"
 import { print, printJson } from "../output.js"
 import { withoutReceipt } from "../redact.js"
@@ -36,31 +38,54 @@ const header = (status: Saga.SagaStatus, now: number): ReadonlyArray<string> => 
   `lease ${Lease.describe(status, now)}${Lease.isUndriven(status, now) ? ` (last written ${status.updatedAt})` : ""}`
 ]
 
-/** A step's state; a read's unknown outcome says it is one: nothing to resolve. */
-const stateOf = (step: Saga.StepStatus): string =>
-  step.state === "unknown" && step.changesNothing === true ? "unknown (a read)" : step.state
+/**
+ * A step's state; one with no outcome while a live lease drives its running saga is in flight
+ * (`Lease.isInFlight`), not unknown; a read's unknown outcome says it is one: nothing to resolve.
+ */
+const stateOf = (step: Saga.StepStatus, status: Saga.SagaStatus, now: number): string =>
+  step.state !== "unknown"
+    ? step.state
+    : Lease.isInFlight(status, now)
+      ? "in flight"
+      : step.changesNothing === true
+        ? "unknown (a read)"
+        : step.state
 
-/** The steps whose outcome is unknown and may have changed something: what an operator resolves. */
+/** The steps with no outcome journaled that may have changed something: what an operator resolves. */
 const toResolve = (status: Saga.SagaStatus): ReadonlyArray<Saga.StepStatus> =>
   status.steps.filter((step) => step.state === "unknown" && step.changesNothing !== true)
 
-const steps = (status: Saga.SagaStatus): string =>
+const steps = (status: Saga.SagaStatus, now: number): string =>
   table(
     ["step", "tool", "state", "undo"],
-    status.steps.map((step) => [step.stepId, step.toolName, stateOf(step), step.undo ?? ""])
+    status.steps.map((step) => [step.stepId, step.toolName, stateOf(step, status, now), step.undo ?? ""])
   )
+
+/** An `APPROVED` entry's detail, with until when the approval holds when it names its expiry. */
+const withExpiry = (entry: Entry, detail: string, entries: ReadonlyArray<Entry>): string => {
+  const until =
+    entry.stepId === null
+      ? undefined
+      : Timeline.approvedUntil(
+          entries.filter((other) => other.seq <= entry.seq),
+          entry.stepId
+        )
+  return until === undefined ? detail : `${detail} (valid until ${until})`
+}
 
 /**
  * The outcome column: what the entry says happened (never the receipt), or that nothing did, and
- * why, when the saga journaled it (`SAGA_NEEDS_ATTENTION`).
+ * why, when the saga journaled it (`SAGA_NEEDS_ATTENTION`); until when an approval holds.
  */
 const outcomeOf = (
   entry: Entry,
   detail: string,
   status: Saga.SagaStatus,
   entries: ReadonlyArray<Entry>,
-  reasons: ReadonlyMap<string, string>
+  reasons: ReadonlyMap<string, string>,
+  now: number
 ): string => {
+  if (entry.phase === "APPROVED") return withExpiry(entry, detail, entries)
   if (entry.phase !== "INTENT") return detail
   const step = status.steps.find((known) => known.stepId === entry.stepId)
   const later = entries.some(
@@ -69,6 +94,8 @@ const outcomeOf = (
   if (later) return detail
   if (step?.state === "not_started") return "no outcome journaled: interrupted before it started (it did not run)"
   if (step?.state !== "unknown") return detail
+  const inFlight = inFlightOf(status, now)
+  if (inFlight !== undefined) return `no outcome journaled yet: in flight (${inFlight})`
   if (step.changesNothing === true) return "no outcome journaled: unknown (a read: it changed nothing)"
   const reason = reasons.get(step.stepId)
   return reason === undefined ? "no outcome journaled: unknown" : `no outcome journaled: unknown (${reason})`
@@ -87,16 +114,72 @@ const timeline = (entries: ReadonlyArray<Entry>, outcome: (entry: Entry, index: 
     ])
   )
 
-/** The next line for a step whose outcome is unknown. */
-const resolveLine = (status: Saga.SagaStatus, stepId: string, at: string, entries: ReadonlyArray<Entry>): string => {
+/** Who runs a step with no outcome journaled, while a live lease drives the running saga (`Lease.isInFlight`). */
+const inFlightOf = (status: Saga.SagaStatus, now: number): string | undefined => {
+  const lease = Lease.liveLease(status, now)
+  return lease !== undefined && Lease.isInFlight(status, now) ? Lease.inFlight(lease) : undefined
+}
+
+/**
+ * The next line for a step with no outcome journaled while a live lease holds the saga: resolving
+ * it is refused then (`LeaseHeld`). A running saga's step is in flight: its worker journals the
+ * outcome when the call answers.
+ */
+const waitLine = (status: Saga.SagaStatus, stepId: string, lease: NonNullable<Saga.SagaStatus["lease"]>): string =>
+  status.status === "running"
+    ? `next: wait: ${stepId} is ${Lease.inFlight(lease)}; its worker journals the outcome when the call answers. Only if that lease lapses with no outcome journaled is it unknown, to resolve (effect-saga show ${status.sagaId} then says how)`
+    : `next: wait: ${lease.owner} holds the saga's lease until ${lease.expiresAt} (resolving ${stepId} is refused while it does); once it is dropped or lapsed, effect-saga show ${status.sagaId} says how to resolve it`
+
+/** The next line for a step with no outcome journaled: resolve it, or wait while a worker drives the saga. */
+const resolveLine = (
+  status: Saga.SagaStatus,
+  stepId: string,
+  at: string,
+  entries: ReadonlyArray<Entry>,
+  now: number
+): string => {
+  const lease = Lease.liveLease(status, now)
+  if (lease !== undefined) return waitLine(status, stepId, lease)
   const earlier = Timeline.undoneBefore(entries, stepId)
   return earlier === undefined
     ? `next: effect-saga resolve ${status.sagaId} ${stepId} --applied --result JSON|--not-applied --as WHO ${at}`
     : `next: effect-saga resolve ${status.sagaId} ${stepId} --not-applied --as WHO ${at} (if the call did not happen; if it did, undo it by hand: step ${earlier} before it is undone already, --applied is refused)`
 }
 
-/** What the operator may do next, with the position they saw. */
-const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number): ReadonlyArray<string> => {
+/**
+ * The next line for an approved step: it runs when the saga is resumed, before its approval's
+ * journaled expiry if it names one; once that passed (by this host's clock), a resume journals
+ * `EXPIRED` and compensates unless the approval is renewed.
+ */
+const approvedLine = (
+  status: Saga.SagaStatus,
+  stepId: string,
+  entries: ReadonlyArray<Entry>,
+  origin: Journaled.Origin | undefined,
+  at: string,
+  now: number
+): string => {
+  const standing = ApprovalExpiry.standing(Timeline.approvedUntil(entries, stepId), now)
+  switch (standing._tag) {
+    case "Open":
+      return Resumer.approved(status.sagaId, stepId, origin)
+    case "Holds":
+      return Resumer.approved(status.sagaId, stepId, origin, standing.until)
+    case "Lapsed":
+      return Resumer.approvalLapsed(status.sagaId, stepId, origin, standing, at)
+  }
+}
+
+/**
+ * What the operator may do next, with the position they saw: leases judged at `now` (the store's
+ * clock), approvals at `hostNow` (this host's, as the worker that resumes the saga judges them by its own).
+ */
+const next = (
+  status: Saga.SagaStatus,
+  entries: ReadonlyArray<Entry>,
+  now: number,
+  hostNow: number
+): ReadonlyArray<string> => {
   const at = `--revision ${status.revision} --digest ${status.digest}`
   const waiting = status.steps.filter((step) => step.state === "awaiting_approval")
   const approved = status.status === "awaiting_approval" ? status.steps.filter((step) => step.state === "approved") : []
@@ -109,8 +192,8 @@ const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: numbe
     ...waiting.map(
       (step) => `next: effect-saga approve|reject ${status.sagaId} ${step.stepId} --as WHO ${at}, then resume the saga`
     ),
-    ...approved.map((step) => Resumer.approved(status.sagaId, step.stepId, origin)),
-    ...unknown.map((step) => resolveLine(status, step.stepId, at, entries)),
+    ...approved.map((step) => approvedLine(status, step.stepId, entries, origin, at, hostNow)),
+    ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
     ...unknownUndos.map(
       (step) =>
         `next: effect-saga resolve ${status.sagaId} ${step.stepId} --applied|--not-applied --as WHO ${at} (ask the provider whether the undo, key ${status.sagaId}, happened)`
@@ -119,17 +202,17 @@ const next = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: numbe
   ]
 }
 
-const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number): string => {
+const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number, hostNow: number): string => {
   const reasons = Timeline.unknownReasons(entries)
-  const then = next(status, entries, now)
+  const then = next(status, entries, now, hostNow)
   // Each entry's detail read with the others: what an approval asked without halting came to.
   const shown = Timeline.details(entries)
   return [
     ...header(status, now).map(printable),
     "",
-    status.steps.length === 0 ? "no steps" : steps(status),
+    status.steps.length === 0 ? "no steps" : steps(status, now),
     "",
-    timeline(entries, (entry, index) => outcomeOf(entry, shown[index]!, status, entries, reasons)),
+    timeline(entries, (entry, index) => outcomeOf(entry, shown[index]!, status, entries, reasons, now)),
     ...(then.length === 0 ? [] : ["", ...then.map(printable)])
   ].join("\n")
 }
@@ -179,11 +262,18 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         if (tampered !== null) return yield* showTampered(inspection, tampered, options)
         const status = yield* Saga.status(options.saga)
         const entries = inspection.entries
-        const now = yield* Clock.currentTimeMillis
+        // Leases by the store's clock (PostgreSQL's server's), approvals by this host's, as a worker judges each.
+        const now = yield* LeaseClock.now
+        const hostNow = yield* Clock.currentTimeMillis
         if (options.json) yield* printJson({ tampered, saga: status, entries: entries.map(withoutReceipt) })
         else if (options.format === "mermaid")
-          yield* print(Mermaid.diagram(status.sagaId, entries, { lease: Lease.notice(status, now) }))
-        else yield* print(render(status, entries, now))
+          yield* print(
+            Mermaid.diagram(status.sagaId, entries, {
+              lease: Lease.notice(status, now),
+              inFlight: inFlightOf(status, now)
+            })
+          )
+        else yield* print(render(status, entries, now, hostNow))
         yield* exitIfDirty([{ ...status, stuck: isStuck(status, Journaled.originOf(entries), now) }])
       }),
       { access: "read" }

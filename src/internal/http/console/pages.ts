@@ -1,10 +1,12 @@
 /**
  * The console's views, as HTML: the approval inbox, the sagas (what needs a person first), one
  * saga (its lease as it stands, steps, the timeline drawn, the undos' report, resolve for an unknown
- * step with why it is unknown, a red banner when its journal does not verify), and the sign-in form.
+ * step with why it is unknown, or that it is in flight while a live lease drives the saga, a red
+ * banner when its journal does not verify), and the sign-in form.
  */
 import type { SagaStatus } from "../../../Journal.js"
 import * as Timeline from "../../../Timeline.js"
+import * as ApprovalExpiry from "../../util/approvalExpiry.js"
 import * as Lease from "../../util/lease.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
 import { svg } from "./diagram.js"
@@ -136,6 +138,42 @@ ${applied}
 }
 
 /**
+ * The card of a step with no outcome journaled while a live lease holds the saga, in place of its
+ * resolve card (resolving is refused while the lease holds): in flight, for a running saga, whose
+ * worker journals the outcome when the call answers; wait, in every case.
+ */
+const waitCard = (detail: SagaDetail, stepId: string, lease: NonNullable<SagaDetail["saga"]["lease"]>): string => {
+  const said =
+    detail.saga.status === "running"
+      ? `It is in flight: ${Lease.inFlight(lease)}. Its worker journals the outcome when the call answers: wait. Only if that lease lapses with no outcome journaled is its outcome unknown, to resolve here.`
+      : `${lease.owner} holds the saga's lease until ${lease.expiresAt}: resolving it is refused while it does. Wait; once the lease is dropped or lapsed, resolve it here.`
+  return `<div class="card"><h2>Step <code>${escape(stepId)}</code>: no outcome yet</h2>
+<p id="in-flight">${escape(said)}</p></div>`
+}
+
+/** A step's state as a badge: one with no outcome while a live lease drives its running saga is in flight. */
+const stateBadge = (detail: SagaDetail, state: string, now: number): string =>
+  badge(state === "unknown" && Lease.isInFlight(detail.saga, now) ? "in_flight" : state)
+
+/**
+ * What an approved step of a saga awaiting approval waits for: a resume, before its approval's
+ * journaled expiry if it names one; once that passed (`now`, epoch milliseconds), a resume journals
+ * `EXPIRED` and compensates unless the approval is renewed first.
+ */
+const approvedLine = (detail: SagaDetail, stepId: string, now: number): string => {
+  const standing = ApprovalExpiry.standing(Timeline.approvedUntil(detail.entries, stepId), now)
+  const resumed = "by a worker that has its program (a Recovery pass does not take a saga awaiting approval)"
+  const path = `/api/sagas/${encodeURIComponent(detail.saga.sagaId)}/steps/${encodeURIComponent(stepId)}/renew`
+  const said =
+    standing._tag === "Open"
+      ? `Step ${stepId} is approved: it runs when the saga is resumed, ${resumed}.`
+      : standing._tag === "Holds"
+        ? `Step ${stepId} is approved until ${standing.until}: it runs when the saga is resumed before then, ${resumed}.`
+        : `The approval of step ${stepId} ${ApprovalExpiry.lapsedText(standing)}: resumed as it is, the saga journals EXPIRED and compensates. To run the step still, renew the approval first (effect-saga renew-approval, or POST ${path}), then resume the saga.`
+  return `<p class="approved">${escape(said)}</p>`
+}
+
+/**
  * One saga, its lease as it stands at `now` (epoch milliseconds).
  *
  * @since 0.2.0
@@ -148,6 +186,8 @@ export const saga = (detail: SagaDetail, now: number): string => {
   const unknown =
     row.tampered === null ? detail.steps.filter((step) => step.state === "unknown" && step.changesNothing !== true) : []
   const waiting = detail.steps.filter((step) => step.state === "awaiting_approval")
+  const lease = Lease.liveLease(row, now)
+  const approved = row.status === "awaiting_approval" ? detail.steps.filter((step) => step.state === "approved") : []
   return `<h1>Saga ${escape(row.sagaId)} ${badge(row.status)}</h1>
 ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">${escape(tamperLine(row.sagaId, row.tampered))}</div>`}
 <dl class="meta card">
@@ -156,16 +196,19 @@ ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">$
 <dt>lease</dt><dd id="lease">${escape(Lease.describe(row, now))}</dd>
 </dl>
 ${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`}
+${approved.map((step) => approvedLine(detail, step.stepId, now)).join("\n")}
 <h2>Steps</h2>
 <div class="table"><table><thead><tr><th>step</th><th>tool</th><th>state</th><th>undo</th></tr></thead><tbody>
 ${detail.steps
   .map(
     (step) =>
-      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${badge(step.state)}</td><td>${escape(step.undo ?? "")}</td></tr>`
+      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${stateBadge(detail, step.state, now)}</td><td>${escape(step.undo ?? "")}</td></tr>`
   )
   .join("\n")}
 </tbody></table></div>
-${unknown.map((step) => resolveForm(detail, step.stepId)).join("\n")}
+${unknown
+  .map((step) => (lease === undefined ? resolveForm(detail, step.stepId) : waitCard(detail, step.stepId, lease)))
+  .join("\n")}
 <h2>Timeline</h2>
 <div class="diagram">${svg(row.sagaId, detail.entries, row.tampered?.seq)}</div>
 <h2>Undos</h2>
