@@ -51,7 +51,7 @@ const fixture = Effect.sync(() => {
       )
       return yield* then
     })
-  return { world, reserve, stock, wire, program }
+  return { world, reserve, charge, stock, wire, program }
 })
 
 const phases = (sagaId: string) =>
@@ -136,6 +136,23 @@ describe("a call the program interrupted itself", () => {
       expect(world).toEqual(["reserve A-1"])
       expect(yield* phases("s1")).toEqual(stopped)
     }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "a finalizer of the interrupted call may still call a tool: it runs, then the run ends NeedsAttention",
+    () =>
+      Effect.gen(function* () {
+        const { charge, reserve, world } = yield* fixture
+        const program = charge(42).pipe(
+          Effect.onInterrupt(() => Effect.orDie(reserve("cleanup"))),
+          Effect.timeout("60 millis"),
+          Effect.orElseSucceed(() => "gave up")
+        )
+        const result = yield* runTimedOut(program)
+        expect(result).toMatchObject({ _tag: "NeedsAttention" })
+        expect(world).toEqual(["reserve cleanup"])
+        expect((yield* phases("s1")).at(-1)).toBe("SAGA_NEEDS_ATTENTION")
+      }).pipe(Effect.provide(Testing.layer))
   )
 
   it.effect("an interruption of the run itself still suspends the saga", () =>

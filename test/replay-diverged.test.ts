@@ -6,8 +6,8 @@
  * began to compensate finishes compensating, even when its program now succeeds.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Either, Fiber, Layer, Option, Ref, Schema } from "effect"
-import { Approval, Compensable, Journal, Saga, SagaError } from "../src/index.js"
+import { Deferred, Effect, Either, Fiber, Layer, Option, Ref, Schema, TestClock } from "effect"
+import { Approval, Compensable, Journal, Outcome, Saga, SagaError } from "../src/index.js"
 import { threeStores } from "./fixtures/three-stores.js"
 
 const stores = await threeStores("effect-saga-diverged")
@@ -235,6 +235,38 @@ describe("a resumed program that no longer makes an executed step's call does no
       const after = (yield* journal.read("o2")).map((entry) => entry.phase)
       expect(after).toEqual([...before, "SAGA_RESUMED", "INTENT", "EXECUTED"])
       expect((yield* Saga.status("o2")).status).not.toBe("completed")
+    }).pipe(Effect.provide(SagaLive))
+  )
+
+  it.effect("a saga a failure binds to compensate still compensates when a replayed failure cuts a branch short", () =>
+    Effect.gen(function* () {
+      made.length = 0
+      const seat = Compensable.make({
+        name: "seat",
+        input: Schema.Struct({ n: Schema.Int }),
+        success: Schema.String,
+        execute: () => Effect.zipRight(Effect.sleep("100 millis"), Effect.fail(Outcome.failed("no seat left")))
+      })
+      // The seat's failure comes after the room is held; replayed, it comes at once and cuts the
+      // room's branch short before it is replayed. The program then makes a new call.
+      const program = Effect.gen(function* () {
+        yield* Effect.either(
+          Effect.all([seat({ n: 1 }), Effect.zipRight(Effect.sleep("50 millis"), reserve({ n: 2 }))], {
+            concurrency: "unbounded"
+          })
+        )
+        yield* Effect.sleep("1 hour")
+        return yield* charge({ n: 3 })
+      })
+      const first = yield* Effect.fork(Saga.run("o3", program))
+      yield* TestClock.adjust("100 millis")
+      yield* Fiber.interrupt(first)
+      expect(made).toEqual(["reserve 2"])
+
+      const resumed = yield* Effect.fork(Saga.resume("o3", program))
+      yield* TestClock.adjust("1 hour")
+      expect(yield* Fiber.join(resumed)).toMatchObject({ _tag: "Compensated" })
+      expect((yield* Saga.status("o3")).status).toBe("compensated")
     }).pipe(Effect.provide(SagaLive))
   )
 })

@@ -286,7 +286,9 @@ export class SagaRun {
               if (ownEnd && this.abandoned !== undefined) {
                 this.haltedWith ??= { _tag: "NeedsAttention", step: this.abandoned }
               }
-              if (Exit.isSuccess(exit) && !this.closed) this.haltedWith ??= this.notReplayed()
+              // A saga a failure binds to compensate does not complete: it compensates from its journal.
+              const completes = Exit.isSuccess(exit) && !this.closed && this.writer.view.firstTaint() === undefined
+              if (completes) this.haltedWith ??= this.notReplayed()
               this.writer.programEnd()
             })
         )
@@ -521,11 +523,21 @@ export class SagaRun {
   }
 
   private advance(call: Placed, keyed: boolean, mode: Mode) {
-    const { spec, stepId, inputJson } = call
+    const step = this.abandoned
     // A read changes nothing: it may still run while an abandoned call's outcome is unknown.
-    if (this.abandoned !== undefined && !this.stoppedFromOutside && spec.changesNothing !== true) {
-      return haltOn({ _tag: "NeedsAttention", step: this.abandoned })
+    if (step === undefined || this.stoppedFromOutside || call.spec.changesNothing === true) {
+      return this.proceed(call, keyed, mode)
     }
+    // A call made by a finalizer (uninterruptible: a halt would block it for good, the program with
+    // it) still runs; the run ends NeedsAttention for the abandoned call all the same.
+    return Effect.checkInterruptible((interruptible) =>
+      interruptible ? haltOn({ _tag: "NeedsAttention", step }) : this.proceed(call, keyed, mode)
+    )
+  }
+
+  /** Runs, replays or refuses the call, as the journal says of its step. */
+  private proceed(call: Placed, keyed: boolean, mode: Mode) {
+    const { spec, stepId, inputJson } = call
     const journaled = this.writer.view.steps.get(stepId)
     if (journaled === undefined) return this.fresh(call, keyed, mode)
     if (journaled.toolName !== spec.name) {
