@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import { Approval, Compensable, Journal, Saga } from "../src/index.js"
+import { Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
 /** A program that times out one of its own calls (`Effect.timeout`), catches that, and goes on. */
@@ -183,5 +183,23 @@ describe("a call the program interrupted itself", () => {
       expect(world).toEqual(["reserve cleanup"])
       expect((yield* phases("s2")).at(-1)).toBe("SAGA_SUSPENDED")
     }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+describe("a halt inside a finalizer of the program", () => {
+  it.effect(
+    "a finalizer's call whose outcome is unknown ends the run NeedsAttention instead of blocking it for good",
+    () =>
+      Effect.gen(function* () {
+        const ping = Compensable.make({
+          name: "ping",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.fail(Outcome.unknown("the carrier did not answer"))
+        })
+        const result = yield* Saga.run("f1", Effect.ensuring(Effect.fail("boom"), Effect.ignore(ping("x"))))
+        expect(result).toMatchObject({ _tag: "NeedsAttention", unknown: [{ toolName: "ping" }] })
+        expect((yield* phases("f1")).at(-1)).toBe("SAGA_NEEDS_ATTENTION")
+      }).pipe(Effect.provide(Testing.layer))
   )
 })

@@ -511,7 +511,9 @@ export class SagaRun {
     }
     this.haltedWith ??= halt
     this.interruptIfDrained()
-    return Effect.never
+    // A finalizer of the program cannot be interrupted: blocking there would block the program for
+    // good. Its step stops as interrupted instead; the run ends with the halt all the same.
+    return Effect.checkInterruptible((interruptible) => (interruptible ? Effect.never : Effect.interrupt))
   }
 
   private allocate(callId: string): string {
