@@ -70,25 +70,20 @@ const runTimedOut = <A, E>(program: Effect.Effect<A, E, any>) =>
 const stopped = ["SAGA_STARTED", "reserve INTENT", "reserve EXECUTED", "charge INTENT", "SAGA_NEEDS_ATTENTION"]
 
 describe("a call the program interrupted itself", () => {
-  it.effect("stops the run before an irreversible call, even one approved at once", () =>
-    Effect.gen(function* () {
-      const { program, wire, world } = yield* fixture
-      const result = yield* runTimedOut(program(wire(42)))
-      expect(result).toMatchObject({ _tag: "NeedsAttention", unknown: [{ toolName: "charge" }] })
-      expect(world).toEqual(["reserve A-1"])
-      expect(yield* phases("s1")).toEqual(stopped)
-    }).pipe(Effect.provide(Testing.layerWith(Approval.layerAutoApprove)))
-  )
-
-  it.effect("undoes nothing when the next call's approval is refused", () =>
-    Effect.gen(function* () {
-      const { program, wire, world } = yield* fixture
-      const result = yield* runTimedOut(program(wire(42)))
-      expect(result).toMatchObject({ _tag: "NeedsAttention", unknown: [{ toolName: "charge" }] })
-      expect(world).toEqual(["reserve A-1"])
-      expect(yield* phases("s1")).toEqual(stopped)
-    }).pipe(Effect.provide(Testing.layerWith(Approval.layerRejectAll)))
-  )
+  for (const [name, approvals] of [
+    ["stops the run before an irreversible call, even one approved at once", Approval.layerAutoApprove],
+    ["undoes nothing when the next call's approval is refused", Approval.layerRejectAll]
+  ] as const) {
+    it.effect(name, () =>
+      Effect.gen(function* () {
+        const { program, wire, world } = yield* fixture
+        const result = yield* runTimedOut(program(wire(42)))
+        expect(result).toMatchObject({ _tag: "NeedsAttention", unknown: [{ toolName: "charge" }] })
+        expect(world).toEqual(["reserve A-1"])
+        expect(yield* phases("s1")).toEqual(stopped)
+      }).pipe(Effect.provide(Testing.layerWith(approvals)))
+    )
+  }
 
   it.effect("stops the run before the next compensable call", () =>
     Effect.gen(function* () {
