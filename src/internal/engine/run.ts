@@ -92,6 +92,16 @@ const fatal = (error: AppendError | JournalCorrupted | JournalTampered | NonDete
  * `Array.of()` are not followed so (docs/performance.md, sixth pass).
  */
 
+/**
+ * What a step does once the run has halted: it waits for the halt to interrupt the program. A
+ * finalizer of the program (`Effect.ensuring`, `Effect.onInterrupt`, `Effect.acquireRelease`'s
+ * release) cannot be interrupted: waiting there would block the program, and the run, for good. Its
+ * step stops as interrupted instead, without running or journaling; the run ends with the halt.
+ */
+const untilInterrupted: Effect.Effect<never> = Effect.checkInterruptible((interruptible) =>
+  interruptible ? Effect.never : Effect.interrupt
+)
+
 /** Every outcome a journaled failure may hold: `Outcome.Failed`, or a read's unknown or partial outcome. */
 const Outcomes = Schema.Union(Outcome.Failed, Outcome.Unknown, Outcome.Partial)
 
@@ -321,7 +331,7 @@ export class SagaRun {
     options?: StepOptions
   ): Effect.Effect<any, any, any> => {
     if (this.writer.programHasEnded) return this.outlived(spec.name)
-    if (this.haltedWith !== undefined) return Effect.never
+    if (this.haltedWith !== undefined) return untilInterrupted
     const badKey = key === undefined ? undefined : stepKeyRefusal(key)
     if (badKey !== undefined) return Effect.fail(badKey)
     const encoded = encodeJson(spec.input, input)
@@ -357,7 +367,7 @@ export class SagaRun {
 
   private settleNow(stepId: string): Effect.Effect<any, any, any> {
     return Effect.withFiberRuntime((fiber) => {
-      if (this.haltedWith !== undefined) return Effect.never
+      if (this.haltedWith !== undefined) return untilInterrupted
       const step = this.writer.view.steps.get(stepId)
       if (step === undefined || !answersPending(step)) {
         return Effect.dieMessage(
@@ -511,9 +521,7 @@ export class SagaRun {
     }
     this.haltedWith ??= halt
     this.interruptIfDrained()
-    // A finalizer of the program cannot be interrupted: blocking there would block the program for
-    // good. Its step stops as interrupted instead; the run ends with the halt all the same.
-    return Effect.checkInterruptible((interruptible) => (interruptible ? Effect.never : Effect.interrupt))
+    return untilInterrupted
   }
 
   private allocate(callId: string): string {
