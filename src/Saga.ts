@@ -255,7 +255,8 @@ export interface Seen {
 }
 
 /**
- * The errors an operator's command can fail with.
+ * The errors an operator's command can fail with. `CommandRefused` too for a command on a saga
+ * asked from inside that saga's own run (it would wait for the run, which waits for it).
  *
  * @since 0.1.0
  * @category errors
@@ -480,6 +481,9 @@ export const layer: Layer.Layer<Saga, KeyError, Journal | Approval> = Layer.scop
 
 /**
  * Runs `program` as saga `sagaId`.
+ *
+ * NOTE: a run of `sagaId` from inside its own run (its program, a tool it calls, or a saga it runs,
+ * at any depth) would wait for itself: it dies at once, naming the saga; nothing runs.
  *
  * @since 0.1.0
  * @category accessors

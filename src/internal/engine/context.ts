@@ -86,3 +86,10 @@ export const insideUndo: FiberRef.FiberRef<string | undefined> = FiberRef.unsafe
  * undo it runs: the CLI's, on SIGINT or SIGTERM. Unset, an undo runs to its end whatever the caller.
  */
 export const undosStopWithCaller: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
+
+/**
+ * The sagas whose run the fiber belongs to, outermost first: set in each run's program fiber, and
+ * inherited by what it forks. A run or an operator's command of one of them from there would wait
+ * for that run to end, which waits for it: it is refused at once.
+ */
+export const enclosingSagas: FiberRef.FiberRef<ReadonlyArray<string>> = FiberRef.unsafeMake<ReadonlyArray<string>>([])

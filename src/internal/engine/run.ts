@@ -48,7 +48,7 @@ import { composedOfMasked, masked } from "../util/masking.js"
 import * as boundToUndo from "./boundToUndo.js"
 import { isBoundToUndo, notRunBecause, refusal } from "./boundToUndo.js"
 import type { StepOptions } from "./context.js"
-import { CurrentSaga } from "./context.js"
+import { CurrentSaga, enclosingSagas } from "./context.js"
 import { problemOf } from "./declaration.js"
 import type { Expiring } from "./expiry.js"
 import { expiredAt, expiredReason } from "./expiry.js"
@@ -282,11 +282,16 @@ export class SagaRun {
    * first and last journal write.
    */
   runProgram<A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<Exit.Exit<A, E>, never, Exclude<R, CurrentSaga>> {
-    // The fiber is the program's alone: the saga is added to its context for good (nothing to restore).
+    // The fiber is the program's alone: the saga is added to its context, and its id to the enclosing
+    // sagas' (context.ts), for good (nothing to restore).
     const own = Effect.withFiberRuntime<A, E, Exclude<R, CurrentSaga>>((fiber) => {
       this.programFiber = fiber as Fiber.RuntimeFiber<unknown, unknown>
+      const sagaIds = [...fiber.getFiberRef(enclosingSagas), this.sagaId]
       return Effect.zipRight(
-        FiberRef.update(FiberRef.currentContext, Context.add(CurrentSaga, this)),
+        Effect.zipRight(
+          FiberRef.update(FiberRef.currentContext, Context.add(CurrentSaga, this)),
+          FiberRef.set(enclosingSagas, sagaIds)
+        ),
         Effect.onExit(
           Effect.tap(program, () => this.settleRemaining),
           (exit) =>

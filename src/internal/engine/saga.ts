@@ -64,7 +64,7 @@ import { makeKeyedLock } from "../util/keyedLock.js"
 import type { ExplicitUndos, Lookup } from "./compensation.js"
 import { compensate, explicitUndos, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
-import { insideUndo, readFirst, undosStopWithCaller } from "./context.js"
+import { enclosingSagas, insideUndo, readFirst, undosStopWithCaller } from "./context.js"
 import { describeCause, endRun } from "./ending.js"
 import * as explicit from "./explicitUndo.js"
 import * as commands from "./operatorCommands.js"
@@ -211,6 +211,15 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     attributes: Record<string, string>,
     body: (span: Tracer.Span) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E, R> =>
+    Effect.withFiberRuntime((caller) =>
+      insideOwnRun(caller, sagaId) ? ownRunRefused(sagaId) : frame(sagaId, attributes, body)
+    )
+
+  const frame = <A, E, R>(
+    sagaId: string,
+    attributes: Record<string, string>,
+    body: (span: Tracer.Span) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E, R> =>
     Effect.uninterruptible(
       Effect.flatMap(Effect.makeSpan("effect-saga.run", { attributes, captureStackTrace: false }), (span) =>
         Effect.withFiberRuntime((fiber) => {
@@ -237,6 +246,28 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           )
         })
       )
+    )
+
+  /** Whether `fiber` belongs to a run of `sagaId` (its program, what that calls, forks or runs). */
+  const insideOwnRun = (fiber: Fiber.RuntimeFiber<any, any>, sagaId: string) =>
+    fiber.getFiberRef(enclosingSagas).includes(sagaId)
+  /** A run of a saga from inside its own run would wait for itself for good: refused, as a defect. */
+  const ownRunRefused = (sagaId: string) =>
+    Effect.dieMessage(
+      `effect-saga: saga ${sagaId} was run from inside its own run (its program, a tool it called, or a saga it ran): that run would wait for itself to end, for good. Nothing ran and nothing was journaled`
+    )
+  /** An operator's command on a saga from inside its own run would wait for that run, which waits for it: refused. */
+  const outsideOwnRun = (sagaId: string, action: Action, stepId?: string | undefined) =>
+    Effect.withFiberRuntime<void, CommandRefused>((fiber) =>
+      insideOwnRun(fiber, sagaId)
+        ? Effect.fail(
+            new CommandRefused({
+              sagaId,
+              stepId: stepId ?? "SAGA_STARTED",
+              reason: `${action} was asked from inside the saga's own run (its program, a tool it called, or a saga it ran): it would wait for that run to end, which waits for it`
+            })
+          )
+        : Effect.void
     )
 
   /** Starting, resuming or compensating a saga from inside an undo is refused: the inverse is bounded. */
@@ -436,6 +467,9 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
    * them (`written.ts`).
    */
   const command = <A, E>(sagaId: string, spec: Command<A, E>) =>
+    Effect.zipRight(outsideOwnRun(sagaId, spec.action, spec.stepId), commandLocked(sagaId, spec))
+
+  const commandLocked = <A, E>(sagaId: string, spec: Command<A, E>) =>
     locks.withLock(
       sagaId,
       Effect.uninterruptible(
@@ -502,6 +536,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       yield* outsideUndo
       const subject = yield* explicit.findSubject(journal, effectId)
       yield* check(authority, "compensate", subject.sagaId, subject.step.stepId)
+      yield* outsideOwnRun(subject.sagaId, "compensate", subject.step.stepId)
       // A step whose outcome is unknown may still be in flight on the worker driving the saga: it is
       // judged once the saga's lease is this worker's (LeaseHeld meanwhile, retried below).
       const refused = explicit.notApplied(subject)
