@@ -97,6 +97,10 @@ describe("Mutex", () => {
 })
 
 describe("makeKeyedLock", () => {
+  /** `withLockMasked` as a run calls it: under the caller's mask, waiting as interruptible as the caller. */
+  const masked = <A, E>(locks: ReturnType<typeof makeKeyedLock>, key: string, effect: Effect.Effect<A, E>) =>
+    Effect.uninterruptibleMask((restore) => locks.withLockMasked(key, effect, restore))
+
   it.effect(
     "withLockMasked serializes holders of one key, frees the key whatever the exit, and keeps nothing after",
     () =>
@@ -105,31 +109,28 @@ describe("makeKeyedLock", () => {
         const order: Array<string> = []
         const gate = yield* Deferred.make<void>()
         const first = yield* Effect.fork(
-          Effect.uninterruptible(
-            locks.withLockMasked(
-              "a",
-              Effect.zipRight(
-                Deferred.await(gate),
-                Effect.sync(() => order.push("a1"))
-              )
+          masked(
+            locks,
+            "a",
+            Effect.zipRight(
+              Deferred.await(gate),
+              Effect.sync(() => order.push("a1"))
             )
           )
         )
         yield* Effect.yieldNow()
         const second = yield* Effect.fork(
-          Effect.uninterruptible(
-            locks.withLockMasked(
-              "a",
-              Effect.sync(() => order.push("a2"))
-            )
+          masked(
+            locks,
+            "a",
+            Effect.sync(() => order.push("a2"))
           )
         )
         expect(
-          yield* Effect.uninterruptible(
-            locks.withLockMasked(
-              "b",
-              Effect.sync(() => order.push("b"))
-            )
+          yield* masked(
+            locks,
+            "b",
+            Effect.sync(() => order.push("b"))
           )
         ).toBe(1)
         yield* Effect.yieldNow()
@@ -138,8 +139,33 @@ describe("makeKeyedLock", () => {
         yield* Fiber.join(first)
         yield* Fiber.join(second)
         expect(order).toEqual(["b", "a1", "a2"])
-        expect(yield* Effect.flip(Effect.uninterruptible(locks.withLockMasked("a", Effect.fail("no"))))).toBe("no")
-        expect(yield* Effect.uninterruptible(locks.withLockMasked("a", Effect.succeed("free")))).toBe("free")
+        expect(yield* Effect.flip(masked(locks, "a", Effect.fail("no")))).toBe("no")
+        expect(yield* masked(locks, "a", Effect.succeed("free"))).toBe("free")
+        expect(locks.size()).toBe(0)
+      })
+  )
+
+  it.effect(
+    "withLockMasked: a waiter whose caller is interruptible is interrupted in line, and its effect never runs",
+    () =>
+      Effect.gen(function* () {
+        const locks = makeKeyedLock()
+        const order: Array<string> = []
+        const gate = yield* Deferred.make<void>()
+        const first = yield* Effect.fork(masked(locks, "a", Deferred.await(gate)))
+        yield* Effect.yieldNow()
+        const waiter = yield* Effect.fork(
+          masked(
+            locks,
+            "a",
+            Effect.sync(() => order.push("waiter"))
+          )
+        )
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(waiter)
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(first)
+        expect(order).toEqual([])
         expect(locks.size()).toBe(0)
       })
   )

@@ -184,8 +184,13 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
    * its end (its undos too, unless `Saga.withInterruptibleUndos`), its leases renewed meanwhile.
    */
   const running = new Set<{ readonly fiber: Fiber.RuntimeFiber<unknown, unknown> }>()
+  /** Set once the service's scope closes: a run waiting for its saga's lock then never starts. */
+  let closing = false
   yield* Effect.addFinalizer(() =>
-    Effect.forEach(new Set(Array.from(running, (run) => run.fiber)), Fiber.interrupt, { discard: true })
+    Effect.suspend(() => {
+      closing = true
+      return Effect.forEach(new Set(Array.from(running, (run) => run.fiber)), Fiber.interrupt, { discard: true })
+    })
   )
   /** Tracks the caller's fiber in `running` while `effect` runs (call it where interruption is masked). */
   const tracked = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
@@ -201,7 +206,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   /**
    * Runs `body` as a run of saga `sagaId` on the caller's fiber, in the frame every run needs: the
    * run's span (`body` gets it), the saga's lock in this worker, the worker's leases renewed, and the
-   * fiber tracked, so that closing the service's scope interrupts it. `body` runs uninterruptibly but
+   * fiber tracked, so that closing the service's scope interrupts it (a run still waiting for the
+   * lock then never starts). Waiting for the lock is as interruptible as the caller; `body` runs uninterruptibly but
    * for what it makes `Effect.interruptible` (its program: interruptible even when the caller is not,
    * so that closing the scope always suspends it). One mask and one exit handler for all of these.
    * (No fiber of its own: forking one a saga cost ≈ a fifth of its time.)
@@ -220,7 +226,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     attributes: Record<string, string>,
     body: (span: Tracer.Span) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E, R> =>
-    Effect.uninterruptible(
+    Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(Effect.makeSpan("effect-saga.run", { attributes, captureStackTrace: false }), (span) =>
         Effect.withFiberRuntime((fiber) => {
           const entered = entering(fiber, span)
@@ -233,9 +239,14 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
               entered.end(exit)
               return exit
             })
+          // Waiting for the saga's lock is as interruptible as the caller (`restore`): a second run of
+          // the same saga waits for the first, and its caller's timeout or interruption ends the wait.
+          // A run handed the lock once the service is closing does not start: it ends as interrupted,
+          // having written nothing.
           const locked = locks.withLockMasked(
             sagaId,
-            Effect.suspend(() => body(span))
+            Effect.suspend(() => (closing ? Effect.interrupt : body(span))),
+            restore
           )
           return Effect.zipRight(
             Effect.zipRight(entered.into, renewal.acquire),

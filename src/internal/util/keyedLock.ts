@@ -28,17 +28,29 @@ export const makeKeyedLock = () => {
         )
       }),
     /**
-     * Runs `effect` holding `key`'s lock, for a caller that is uninterruptible already (waiting for
-     * the lock stays interruptible; see `Mutex.withLockUninterruptible`).
+     * Runs `effect` holding `key`'s lock, for a caller that masked interruption already: `effect`
+     * runs as masked, while waiting for the lock is as interruptible as `restore` makes it (the
+     * `restore` of the caller's mask: the caller's own interruptibility). A waiter interrupted leaves
+     * the line; `effect` then does not run.
      */
-    withLockMasked: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    withLockMasked: <A, E, R>(
+      key: string,
+      effect: Effect.Effect<A, E, R>,
+      restore: <X, Y, Z>(wait: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>
+    ): Effect.Effect<A, E, R> =>
       Effect.suspend(() => {
         const lock = lockOf(key)
         const released = <X>(exit: X) => {
           drop(key, lock)
           return exit
         }
-        if (!lock.tryLock()) return Effect.flatMap(Effect.exit(lock.withLockUninterruptible(effect)), released)
+        if (!lock.tryLock()) {
+          const held = Effect.ensuring(
+            effect,
+            Effect.sync(() => lock.unlock())
+          )
+          return Effect.flatMap(Effect.exit(Effect.zipRight(restore(lock.lock()), held)), released)
+        }
         return Effect.matchCauseEffect(effect, {
           onFailure: (cause) => {
             lock.unlock()

@@ -1,0 +1,119 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as TestClock from "effect/TestClock"
+import { Compensable, Journal, Saga } from "../src/index.js"
+import * as Testing from "../src/Testing.js"
+
+/**
+ * A second run of a saga in the worker that runs it now (an HTTP client's retry) waits for the
+ * first: its caller may stop waiting (a timeout, an interruption), and a shutdown never starts it.
+ */
+const fixture = Effect.sync(() => {
+  const world: Array<string> = []
+  const reserve = Compensable.make({
+    name: "reserve",
+    input: Schema.String,
+    success: Schema.String,
+    execute: (sku) => Effect.sync(() => (world.push(`reserve ${sku}`), `res-${sku}`)),
+    compensate: (ctx) => Effect.sync(() => world.push(`release ${ctx.result}`))
+  })
+  // A provider that does not answer: a call cut off there has an unknown outcome.
+  const charge = Compensable.make({
+    name: "charge",
+    input: Schema.String,
+    success: Schema.String,
+    execute: (amount) =>
+      Effect.zipRight(
+        Effect.sync(() => world.push(`charge ${amount}`)),
+        Effect.never
+      )
+  })
+  return { world, reserve, charge }
+})
+
+const phases = (journal: Journal.Journal["Type"], sagaId: string) =>
+  Effect.map(journal.read(sagaId), (entries) => entries.map((entry) => `${entry.toolName ?? ""} ${entry.phase}`.trim()))
+
+/** Fails the test (instead of hanging the suite) if a run never ends. */
+const HANG = 5_000
+
+describe("a second run of a saga the worker is running", () => {
+  it.effect(
+    "stops waiting for the first when its caller's timeout fires, having written nothing",
+    () =>
+      Effect.gen(function* () {
+        const { reserve } = yield* fixture
+        const gate = yield* Deferred.make<void>()
+        const reserved = yield* Deferred.make<void>()
+        const first = yield* Effect.fork(
+          Saga.run(
+            "retry-1",
+            Effect.zipRight(reserve("A"), Effect.zipRight(Deferred.succeed(reserved, undefined), Deferred.await(gate)))
+          )
+        )
+        yield* Deferred.await(reserved)
+        const retry = yield* Effect.fork(Effect.timeout(Saga.run("retry-1", reserve("A")), "1 second"))
+        yield* TestClock.adjust("1 second")
+        const timedOut = yield* Effect.either(Fiber.join(retry))
+        expect(timedOut).toMatchObject({ _tag: "Left", left: { _tag: "TimeoutException" } })
+        // The first run was never disturbed.
+        expect(Option.isNone(yield* Fiber.poll(first))).toBe(true)
+        yield* Deferred.succeed(gate, undefined)
+        expect((yield* Fiber.join(first))._tag).toBe("Completed")
+        const journal = yield* Journal.Journal
+        expect(yield* phases(journal, "retry-1")).toEqual([
+          "SAGA_STARTED",
+          "reserve INTENT",
+          "reserve EXECUTED",
+          "SAGA_COMPLETED"
+        ])
+      }).pipe(Effect.provide(Testing.layer)),
+    HANG
+  )
+
+  it.effect(
+    "does not start once the service is closing: the saga stays suspended, resumable, with no new call",
+    () =>
+      Effect.gen(function* () {
+        const { charge, reserve, world } = yield* fixture
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(Testing.layer, scope)
+        const reserved = yield* Deferred.make<void>()
+        // The first run waits between steps: interrupted, it suspends the saga cleanly.
+        const first = yield* Effect.fork(
+          Effect.provide(
+            Saga.run(
+              "retry-2",
+              Effect.zipRight(reserve("A"), Effect.zipRight(Deferred.succeed(reserved, undefined), Effect.never))
+            ),
+            context
+          )
+        )
+        yield* Deferred.await(reserved)
+        const retry = yield* Effect.fork(
+          Effect.provide(Saga.run("retry-2", Effect.zipRight(reserve("A"), charge("42"))), context)
+        )
+        yield* Effect.yieldNow()
+        yield* Scope.close(scope, Exit.void)
+        expect(Exit.isInterrupted(yield* Fiber.await(first))).toBe(true)
+        expect(Exit.isInterrupted(yield* Fiber.await(retry))).toBe(true)
+        expect(world).toEqual(["reserve A"])
+        const journal = Context.get(context, Journal.Journal)
+        expect(yield* phases(journal, "retry-2")).toEqual([
+          "SAGA_STARTED",
+          "reserve INTENT",
+          "reserve EXECUTED",
+          "SAGA_SUSPENDED"
+        ])
+      }),
+    HANG
+  )
+})
