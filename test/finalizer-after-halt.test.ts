@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import { Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
+import { Approval, Compensable, Journal, Outcome, Saga, SagaDefinition } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
 /**
@@ -121,5 +122,22 @@ describe("a finalizer of the program that calls a tool once the run has halted",
         expect(yield* tools("f-timeout")).not.toContain("unlock")
       }).pipe(Effect.provide(Testing.layer)),
     HANG
+  )
+})
+
+describe("crash exploration of a saga whose finalizer calls a tool around a step that awaits approval", () => {
+  it.effect(
+    "ends: every crash point recovers",
+    () =>
+      Effect.gen(function* () {
+        const { lock, unlock, wire } = yield* fixture
+        const LockedWire = SagaDefinition.make("locked-wire", {
+          input: Schema.String,
+          program: (to) => Effect.zipRight(lock(to), Effect.ensuring(wire(to), Effect.ignore(unlock(to))))
+        })
+        const summary = yield* Testing.exploreCrashes(LockedWire, "x", { world: Layer.empty, maxPoints: 5 })
+        expect(summary.points).toBeGreaterThan(0)
+      }),
+    HANG * 4
   )
 })
