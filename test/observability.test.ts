@@ -84,6 +84,25 @@ describe("observability", () => {
         expect(attributes(run)).toMatchObject({ outcome: "Compensated" })
       }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect(
+    "a step's span is a child of the span current where it is called (a span the program opened, else the run's); an undo's, of the run's",
+    () =>
+      Effect.gen(function* () {
+        const { spans, tracer } = yield* recording
+        const program = Effect.zipRight(reserve("A-1").pipe(Effect.withSpan("my-phase")), Effect.ignore(charge(500)))
+        const result = yield* Saga.run("phases", program).pipe(Effect.withTracer(tracer))
+        expect(result._tag).toBe("Compensated")
+        const spanId = (name: string) => spans.find((span) => span.name === name)!.spanId
+        const parentsOf = (name: string) =>
+          spans
+            .filter((span) => span.name === name)
+            .map((span) => Option.getOrUndefined(Option.map(span.parent, (parent) => parent.spanId)))
+        expect(parentsOf("effect-saga.step")).toEqual([spanId("my-phase"), spanId("effect-saga.run")])
+        expect(parentsOf("my-phase")).toEqual([spanId("effect-saga.run")])
+        expect(parentsOf("effect-saga.undo")).toEqual([spanId("effect-saga.run")])
+      }).pipe(Effect.provide(Testing.layer))
+  )
 })
 
 describe("recovery's spans", () => {

@@ -22,6 +22,7 @@ import type { Writer } from "../journal/writer.js"
 import { withUndoSpan } from "../observability/spans.js"
 import { decodeJson, decodeValue, withoutValues } from "../util/codec.js"
 import { failAfter } from "../util/deadline.js"
+import { withFiberRefsOf } from "../util/fiberRefsOf.js"
 import { composedOfMasked } from "../util/masking.js"
 import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
@@ -355,6 +356,9 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
     // shutdown) does not cut it short. The fiber ends with the undo's exit, never failed: a failed
     // daemon fiber is logged by Effect ("Fiber terminated with an unhandled error", with its cause).
     // A caller that stops with its undo (`stopsWithCaller`) journals its outcome, then stops too.
+    // It runs as its call ran: with the call's context (`tool.context`) and, for a run's own undo, the
+    // call's FiberRef values (log annotations, `Effect.locally`); its span and its saga are its own.
+    if (tool.fiberRefs !== undefined) undo = withFiberRefsOf(undo, tool.fiberRefs)
     let callerInterrupted = false
     const isolated = Effect.flatMap(
       Effect.forkDaemon(Effect.exit(Effect.interruptible(Effect.provide(undo, tool.context)))),

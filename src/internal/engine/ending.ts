@@ -135,9 +135,16 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
     })
   }
 
-  // The journaled cause was masked when it was journaled.
-  const compensatedBefore = () =>
-    Cause.die(composedOfMasked(new Error(`the saga was compensated before: ${view.compensationCause}`)))
+  /**
+   * What a run answers for a compensation begun before whose program does not fail now: the taint
+   * again (`StepFailed`, rebuilt from the journal) where that began it, as it did for the first run;
+   * else a defect that quotes the journaled cause (masked when it was journaled).
+   */
+  const compensatedBefore = (): Cause.Cause<StepFailed> => {
+    const taint = taintOf(view)
+    if (taint !== undefined && view.compensationCause === describeCause(Cause.fail(taint))) return Cause.fail(taint)
+    return Cause.die(composedOfMasked(new Error(`the saga was compensated before: ${view.compensationCause}`)))
+  }
 
   /**
    * Whether a step's outcome cannot be known: its `INTENT` journaled, no outcome written or held
@@ -259,7 +266,7 @@ const replayOfCompleted = <A, E>(
 const replayOfUndone = <A, E>(
   end: RunEnd<E>,
   ran: Exit.Exit<Exit.Exit<A, E>>,
-  compensatedBefore: () => Cause.Cause<never>
+  compensatedBefore: () => Cause.Cause<StepFailed>
 ): Effect.Effect<SagaResult<A, E>, any> => {
   if (Exit.isFailure(ran)) return Effect.failCause(ran.cause)
   const { halt } = end

@@ -13,6 +13,7 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
+import type * as FiberRefs from "effect/FiberRefs"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
@@ -200,10 +201,13 @@ class Attempts {
 /**
  * A tool this run called, with the context its undo runs in: the caller's, without the saga and the
  * caller's span (the registry outlives the run, and an undo has a span of its own). That context is
- * made when an undo asks for it: most runs never compensate.
+ * made when an undo asks for it: most runs never compensate. The run's own undo also runs with the
+ * calling fiber's FiberRef values (log annotations and spans, `Effect.locally`), read as the call
+ * starts; the registry does not keep them (they are one saga's, and it serves every saga).
  */
 class CalledTool implements RegisteredTool {
   private undoContext: Context.Context<never> | undefined
+  fiberRefs: FiberRefs.FiberRefs | undefined
   constructor(
     readonly spec: StepSpec,
     private readonly callContext: Context.Context<never>
@@ -212,6 +216,11 @@ class CalledTool implements RegisteredTool {
   get context(): Context.Context<never> {
     this.undoContext ??= Context.omit(CurrentSaga, Tracer.ParentSpan)(this.callContext) as Context.Context<never>
     return this.undoContext
+  }
+
+  /** Reads the FiberRef values of the fiber the call starts on, the first time one does. */
+  startsOn(fiber: Fiber.RuntimeFiber<unknown, unknown>): void {
+    this.fiberRefs ??= fiber.getFiberRefs()
   }
 }
 
@@ -228,8 +237,8 @@ export class SagaRun {
   private inflight = 0
   private programFiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
   private readonly occurrences = new Map<string, number>()
-  /** The tools this run called, with the context their undos run in. */
-  readonly tools: Registry = new Map()
+  /** The tools this run called, with the context and FiberRef values their undos run with. */
+  readonly tools = new Map<string, CalledTool>()
   /** Journaled steps this run has not called yet. */
   private readonly unreplayed: Map<string, StepView>
   /**
@@ -433,10 +442,11 @@ export class SagaRun {
     spanEnded?: StepOptions["spanEnded"]
   ): Effect.Effect<any, any, any> {
     const { spec, stepId } = call
-    if (!this.tools.has(spec.name)) {
+    let tool = this.tools.get(spec.name)
+    if (tool === undefined) {
       const problem = problemOf(spec)
       if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
-      const tool = new CalledTool(spec, context)
+      tool = new CalledTool(spec, context)
       this.tools.set(spec.name, tool)
       if (!this.registry.has(spec.name)) this.registry.set(spec.name, { spec, context: tool.context })
     }
@@ -446,6 +456,7 @@ export class SagaRun {
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(Effect.makeSpan("effect-saga.step", { attributes, captureStackTrace: false }), (span) =>
         Effect.withFiberRuntime((fiber) => {
+          tool.startsOn(fiber as Fiber.RuntimeFiber<unknown, unknown>)
           const entered = entering(fiber, span)
           this.inflight++
           const placed = new Placed(call, span, faults)

@@ -1,0 +1,24 @@
+import * as Effect from "effect/Effect"
+import * as FiberRef from "effect/FiberRef"
+import * as FiberRefs from "effect/FiberRefs"
+
+/**
+ * Runs `effect` with the FiberRef values of `refs` (read from another fiber), as a fiber forked
+ * there would see them (`FiberRefs.forkAs`: a fork scope or an interruption cause is not carried
+ * over), and restores the caller's values after it. The context is the exception: it stays the
+ * caller's own (a caller that wants another provides it).
+ */
+export const withFiberRefsOf = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  refs: FiberRefs.FiberRefs
+): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime<A, E, R>((fiber) => {
+    const forked = FiberRefs.forkAs(refs, fiber.id())
+    let wrapped = effect
+    for (const ref of FiberRefs.fiberRefs(forked)) {
+      if (ref === FiberRef.currentContext) continue
+      const value = FiberRefs.getOrDefault(forked, ref)
+      if (value !== fiber.getFiberRef(ref)) wrapped = Effect.locally(wrapped, ref, value)
+    }
+    return wrapped
+  })
