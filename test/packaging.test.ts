@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
 import { version as cliVersion } from "../src/internal/cli/app.js"
+import { latestMigration } from "../src/internal/sql/migrations.js"
 import { peer } from "../src/internal/sql/postgres.js"
 import * as OptionalPeer from "../src/internal/util/optionalPeer.js"
 
@@ -90,6 +91,10 @@ describe("the package's version", () => {
       expect(tarballs.length, doc).toBeGreaterThan(0)
       expect(new Set(tarballs), doc).toEqual(new Set([pkg.version]))
     }
+  })
+
+  it("docs/upgrading.md has a row for it, at the schema version its migrations end at", () => {
+    expect(read("docs/upgrading.md")).toContain(`\n| ${pkg.version} | ${latestMigration} | `)
   })
 })
 
