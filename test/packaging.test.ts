@@ -4,8 +4,10 @@
  * error, and an entry whose optional peer is missing says in one line what to install.
  * `.ci/consumer` installs the packed tarball into apps outside the repo and runs them.
  */
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync } from "node:fs"
 import { describe, expect, it } from "@effect/vitest"
+import { version as cliVersion } from "../src/internal/cli/app.js"
+import { latestMigration } from "../src/internal/sql/migrations.js"
 import { peer } from "../src/internal/sql/postgres.js"
 import * as OptionalPeer from "../src/internal/util/optionalPeer.js"
 
@@ -62,6 +64,37 @@ describe("the package's dependencies", () => {
     expect(pkg.scripts.build).toMatch(/tsc -p tsconfig\.build\.json$/)
     expect(pkg.scripts.prepare).toBe("npm run build")
     expect(`${pkg.scripts.build} ${pkg.scripts.prepare}`).not.toMatch(/\|\||;/)
+  })
+})
+
+/** Every `@since` version of the sources' JSDoc. */
+const sinceVersions = (): ReadonlyArray<string> =>
+  (readdirSync(new URL("../src", import.meta.url), { recursive: true, encoding: "utf8" }) as Array<string>)
+    .filter((file) => file.endsWith(".ts"))
+    .flatMap((file) => [...read(`src/${file}`).matchAll(/@since (\d+\.\d+\.\d+)/g)].map(([, since]) => since!))
+
+/** `a` before `b` as versions are ordered, part by part. */
+const versionOrder = (a: string, b: string): number => {
+  const [x, y] = [a.split(".").map(Number), b.split(".").map(Number)]
+  return x.map((part, i) => part - y[i]!).find((difference) => difference !== 0) ?? 0
+}
+
+describe("the package's version", () => {
+  it("is the newest @since of the sources, and --version, the lock file and the install lines say it", () => {
+    const newest = [...new Set(sinceVersions())].sort(versionOrder).at(-1)
+    expect(pkg.version).toBe(newest)
+    expect(cliVersion).toBe(pkg.version)
+    const lock = JSON.parse(read("package-lock.json"))
+    expect([lock.version, lock.packages[""].version]).toEqual([pkg.version, pkg.version])
+    for (const doc of ["README.md", "docs/index.md"]) {
+      const tarballs = [...read(doc).matchAll(/effect-saga-(\S+?)\.tgz/g)].map(([, at]) => at)
+      expect(tarballs.length, doc).toBeGreaterThan(0)
+      expect(new Set(tarballs), doc).toEqual(new Set([pkg.version]))
+    }
+  })
+
+  it("docs/upgrading.md has a row for it, at the schema version its migrations end at", () => {
+    expect(read("docs/upgrading.md")).toContain(`\n| ${pkg.version} | ${latestMigration} | `)
   })
 })
 

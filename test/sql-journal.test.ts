@@ -340,6 +340,35 @@ describe("SqlJournal on an SQLite file", () => {
     })
   )
 
+  it.scoped(
+    "a store is at schema version 7, entries of 0.5.0: one of version 6 is brought to it when opened, so that an effect-saga that knows 6 refuses it",
+    () =>
+      Effect.gen(function* () {
+        const filename = fileFor("schema-7")
+        yield* Effect.scoped(
+          Effect.flatMap(open(SqlJournal.layerSqlite({ filename })), (journal) =>
+            appendAll(journal, "kept", [saga("SAGA_STARTED")])
+          )
+        )
+        const migrations = () =>
+          Effect.map(raw(filename), (db) =>
+            db.prepare("SELECT migration_id, name FROM effect_saga_migrations ORDER BY migration_id").all()
+          )
+        expect((yield* migrations()).at(-1)).toEqual({ migration_id: 7, name: "entries_of_0_5_0" })
+        // As a store of version 6 (before 0.5.0) looks: nothing but the record differs.
+        yield* Effect.map(raw(filename), (db) =>
+          db.prepare("DELETE FROM effect_saga_migrations WHERE migration_id = 7").run()
+        )
+        const journal = yield* open(SqlJournal.layerSqlite({ filename }))
+        expect((yield* migrations()).at(-1)).toEqual({ migration_id: 7, name: "entries_of_0_5_0" })
+        expect((yield* journal.read("kept")).map((entry) => entry.phase)).toEqual(["SAGA_STARTED"])
+        expect(yield* SqlJournal.schemaVersion.pipe(Effect.provide(SqliteClient.layer({ filename })))).toEqual({
+          applied: 7,
+          latest: 7
+        })
+      })
+  )
+
   it.scoped("a saga row that no longer decodes is left out of a claim of lapsed sagas, not the end of it", () =>
     Effect.gen(function* () {
       const filename = fileFor("claim-undecodable")

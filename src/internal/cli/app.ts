@@ -28,7 +28,7 @@ import { root } from "./root.js"
  * @since 0.1.0
  * @category constants
  */
-export const version = "0.1.0"
+export const version = "0.5.0"
 
 /**
  * The root command and every subcommand.

@@ -123,7 +123,12 @@ const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClien
     SqlClient.SqlClient,
     (sql) =>
       sql`CREATE INDEX ${sql(`${sagasTable}_by_open_status`)} ON ${sql(sagasTable)} (status) WHERE ${sql.literal(openStatusSagas)}`
-  )
+  ),
+  // Creates nothing: it records that the journal may hold entries in the format of 0.5.0, which an
+  // earlier effect-saga misreads (`notStarted` on the saga entries that end a run, `changesNothing`
+  // on INTENT, `boundToUndo` on REJECTED). An earlier version knows 6 at most, so it refuses the
+  // store at start (`refuseNewer`) instead of reading those entries and writing after them.
+  "7_entries_of_0_5_0": Effect.void
 }
 
 /** The last migration's number: the schema version this code reads and writes. */
