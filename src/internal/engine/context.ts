@@ -33,6 +33,7 @@ export class CurrentSaga extends Context.Tag("effect-saga/CurrentSaga")<
   CurrentSaga,
   {
     readonly sagaId: string
+    /** Runs `spec` as the saga's next journaled step (what calling a tool does). */
     readonly step: (
       spec: StepSpec,
       input: unknown,

@@ -47,7 +47,10 @@ import {
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("effect-saga/SagaApi/Authentication", {
   failure: Unauthenticated,
   provides: CurrentPrincipal,
-  security: { bearer: HttpApiSecurity.bearer }
+  security: {
+    /** The `Authorization: Bearer <token>` of a request: the layer maps it to the caller's principal. */
+    bearer: HttpApiSecurity.bearer
+  }
 }) {}
 
 /**
