@@ -302,6 +302,8 @@ export type BoundedUndo<RC> = [Extract<RC, SagaCurrentSaga | Saga>] extends [nev
   ? unknown
   : { readonly compensate: "DeclarationError: an undo cannot call a compensable tool or start a saga" }
 
+export type { StepSpec } from "./internal/engine/spec.js"
+
 /**
  * A declared tool: call it with its input inside a saga to run it as a journaled step.
  *

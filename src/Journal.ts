@@ -32,6 +32,7 @@ import { makeMemoryJournal } from "./internal/journal/memory.js"
 import * as payloads from "./internal/journal/payloads.js"
 import * as status from "./internal/journal/status.js"
 import { readRow } from "./internal/journal/storedRows.js"
+import type { Verification } from "./internal/journal/verification.js"
 import * as verification from "./internal/journal/verification.js"
 import * as identifier from "./internal/util/identifier.js"
 import type { KeyError, KeyRing } from "./Keys.js"
@@ -380,13 +381,7 @@ export const layerMemory: Layer.Layer<Journal, KeyError> = Layer.effect(
  */
 export const hashEntry: (previous: string, entry: Omit<Entry, "hash" | "mac">) => string = hash.hashEntry
 
-/**
- * The result of re-computing a saga's hash chain (and, with a journal key, its MACs).
- *
- * @since 0.1.0
- * @category models
- */
-export type Verification = verification.Verification
+export type { Verification } from "./internal/journal/verification.js"
 
 /**
  * Re-computes the hash chain of one saga's entries and names the first entry that does not fit.
@@ -510,13 +505,7 @@ export type Recorded<P extends Phase = Phase> = P extends Phase
   ? Omit<Entry, "phase" | "payload"> & { readonly phase: P; readonly payload: PayloadOf<P> }
   : never
 
-/**
- * A receipt as an `EXECUTED` payload holds it: plain text, or sealed (`{ sealed, kid, iv, data, tag }`).
- *
- * @since 0.2.0
- * @category payloads
- */
-export type JournaledReceipt = payloads.JournaledReceipt
+export type { JournaledReceipt } from "./internal/journal/payloads.js"
 
 /**
  * Decodes an entry's payload with its phase's schema, or fails with `JournalCorrupted` naming its

@@ -13,6 +13,7 @@ import type * as Metric from "effect/Metric"
 import * as Predicate from "effect/Predicate"
 import * as Schedule from "effect/Schedule"
 import * as metrics from "./internal/observability/metrics.js"
+import type { InvalidMetricsOptions } from "./internal/observability/openSagasOptions.js"
 import * as openSagasOptions from "./internal/observability/openSagasOptions.js"
 import { ErrorTypeId } from "./internal/observability/openSagasOptions.js"
 import type { JournalError, OpenCounts } from "./Journal.js"
@@ -178,20 +179,7 @@ export const layerOpenSagas = (options: OpenSagasOptions = {}): Layer.Layer<neve
     )
   )
 
-/**
- * `layerOpenSagas` was given an option it cannot work with (`option`: `"every"`, or `"options"`
- * for a misspelled one), and why: the layer fails to build.
- *
- * @since 0.4.0
- * @category errors
- */
-export const InvalidMetricsOptions = openSagasOptions.InvalidMetricsOptions
-
-/**
- * @since 0.4.0
- * @category errors
- */
-export type InvalidMetricsOptions = openSagasOptions.InvalidMetricsOptions
+export { InvalidMetricsOptions } from "./internal/observability/openSagasOptions.js"
 
 /**
  * Whether a value is an `InvalidMetricsOptions` (the one error of `Metrics`), by its `ErrorTypeId`.

@@ -21,6 +21,7 @@ import { effectIdOf } from "./internal/engine/explicitUndo.js"
 import { withRecoverSpan } from "./internal/engine/recoverSpan.js"
 import { logPass } from "./internal/engine/recoveryLog.js"
 import * as RecoveryMemory from "./internal/engine/recoveryMemory.js"
+import type { InvalidRecoveryOptions } from "./internal/engine/recoveryOptions.js"
 import * as recoveryOptions from "./internal/engine/recoveryOptions.js"
 import { ErrorTypeId } from "./internal/engine/recoveryOptions.js"
 import { originOf } from "./internal/engine/saga.js"
@@ -74,22 +75,7 @@ export const isRecoveryError = (u: unknown): u is Unrecoverable | InvalidRecover
  */
 export const isUnrecoverable = (u: unknown): u is Unrecoverable => isRecoveryError(u) && u._tag === "Unrecoverable"
 
-/**
- * `make` or `layer` was given an option it cannot work with (see `Options` for what each accepts),
- * or one it does not know: `option` names it (`"options"` when the options are not an object, or
- * name an option there is not), `reason` says what was given. Nothing was read or claimed; the
- * layer fails to build.
- *
- * @since 0.4.0
- * @category errors
- */
-export const InvalidRecoveryOptions = recoveryOptions.InvalidRecoveryOptions
-
-/**
- * @since 0.4.0
- * @category errors
- */
-export type InvalidRecoveryOptions = recoveryOptions.InvalidRecoveryOptions
+export { InvalidRecoveryOptions } from "./internal/engine/recoveryOptions.js"
 
 /**
  * Whether a value is an `InvalidRecoveryOptions`, by its `ErrorTypeId` (and its `_tag` among

@@ -16,7 +16,7 @@ import type { AlreadyDecided, Approval, ApprovalNotFound, ApprovalRequest, Renew
 import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport, UndoOutcome } from "./CompensationReport.js"
-import { CurrentSaga as CurrentSagaTag, undosStopWithCaller } from "./internal/engine/context.js"
+import { type CurrentSaga, undosStopWithCaller } from "./internal/engine/context.js"
 import * as internal from "./internal/engine/saga.js"
 import * as Written from "./internal/engine/written.js"
 import * as identifier from "./internal/util/identifier.js"
@@ -45,6 +45,9 @@ import type {
 } from "./SagaError.js"
 import type { SagaResult } from "./SagaResult.js"
 
+// `CurrentSaga` is declared in `internal/engine/context.ts` (its JSDoc is there) and re-exported here
+// as itself, so that a consumer's declaration files can name it as `Saga.CurrentSaga`.
+export { CurrentSaga } from "./internal/engine/context.js"
 export type {
   /**
    * @since 0.1.0
@@ -57,22 +60,6 @@ export type {
    */
   UnknownStep
 } from "./SagaResult.js"
-
-/**
- * The saga a program runs in: `Saga.run` provides it, and a tool called outside a saga does not
- * type-check. It serves the run's program only: a tool called through it from a fiber that
- * outlived the program (`Effect.forkDaemon`) dies with a defect, and runs and journals nothing.
- *
- * @since 0.1.0
- * @category context
- */
-export const CurrentSaga = CurrentSagaTag
-
-/**
- * @since 0.1.0
- * @category context
- */
-export type CurrentSaga = CurrentSagaTag
 
 /**
  * Options of a run.

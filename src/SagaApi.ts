@@ -27,6 +27,7 @@ import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type { Approval } from "./Approval.js"
 import type { Principal } from "./Authority.js"
+import type { Authentication } from "./internal/http/api.js"
 import * as api from "./internal/http/api.js"
 import * as authentication from "./internal/http/authentication.js"
 import * as body from "./internal/http/body.js"
@@ -34,12 +35,15 @@ import * as apiClient from "./internal/http/client.js"
 import * as Console from "./internal/http/console/routes.js"
 import * as guard from "./internal/http/guard.js"
 import * as handlers from "./internal/http/handlers.js"
+import type { InvalidApiOptions } from "./internal/http/options.js"
 import * as apiOptions from "./internal/http/options.js"
+import type { InsecureServer } from "./internal/http/server.js"
 import * as server from "./internal/http/server.js"
 import * as target from "./internal/http/target.js"
 import type { Journal } from "./Journal.js"
 import type { Saga } from "./Saga.js"
 
+export { Api, Authentication } from "./internal/http/api.js"
 export type {
   /**
    * Any error of the API.
@@ -266,36 +270,6 @@ export {
 } from "./internal/http/models.js"
 
 /**
- * The API's definition: groups `sagas`, `approvals` and `operations`, every endpoint behind
- * `Authentication`. `OpenApi.fromApi(SagaApi.Api)` gives its OpenAPI document.
- *
- * @since 0.2.0
- * @category api
- */
-export const Api = api.Api
-
-/**
- * @since 0.2.0
- * @category api
- */
-export type Api = api.Api
-
-/**
- * The bearer-token middleware: provide a layer of it (`layerTokens`, `layerAuthentication`, or
- * your own `Layer.succeed(Authentication, { bearer })`) that maps a token to the principal.
- *
- * @since 0.2.0
- * @category authentication
- */
-export const Authentication = api.Authentication
-
-/**
- * @since 0.2.0
- * @category authentication
- */
-export type Authentication = api.Authentication
-
-/**
  * Authentication by `verify`, which names the principal a bearer token belongs to (`undefined`:
  * none, 401). An empty or missing token is 401 without asking it. A principal whose id the journal
  * could not record (blank, a control character, over 256 bytes) and a `verify` that dies are the
@@ -342,22 +316,7 @@ export interface Options {
   readonly maxBodyBytes?: number | undefined
 }
 
-/**
- * `layerWith` (or `serve`) was given an option it cannot work with: `tools` that is not an array or
- * a `Set` of names, a `maxBodyBytes` that is not a whole number, 1 or more. The layer fails to build.
- *
- * @since 0.3.0
- * @category errors
- */
-export const InvalidApiOptions = apiOptions.InvalidApiOptions
-
-/**
- * @since 0.3.0
- * @category errors
- */
-export type InvalidApiOptions = apiOptions.InvalidApiOptions
-
-export { isInvalidApiOptions } from "./internal/http/options.js"
+export { InvalidApiOptions, isInvalidApiOptions } from "./internal/http/options.js"
 
 /**
  * The default limit of a request's body: 1 MiB.
@@ -436,19 +395,7 @@ export const layer: Layer.Layer<HttpApi.Api, never, Saga | Journal | Approval | 
   layerWith({})
 )
 
-/**
- * The server would accept requests from anyone: `serve` refuses to start.
- *
- * @since 0.2.0
- * @category errors
- */
-export const InsecureServer = server.InsecureServer
-
-/**
- * @since 0.2.0
- * @category errors
- */
-export type InsecureServer = server.InsecureServer
+export { InsecureServer } from "./internal/http/server.js"
 
 /**
  * Whether a value is an `InsecureServer`, by `SagaApi`'s `ErrorTypeId` (and its `_tag`).

@@ -2,6 +2,9 @@
  * @since 0.1.0
  */
 export * as Approval from "./Approval.js"
+/**
+ * @since 0.1.0
+ */
 export * as Authority from "./Authority.js"
 /**
  * @since 0.1.0
@@ -31,6 +34,9 @@ export * as Metrics from "./Metrics.js"
  * @since 0.1.0
  */
 export * as Outcome from "./Outcome.js"
+/**
+ * @since 0.1.0
+ */
 export * as Recovery from "./Recovery.js"
 /**
  * @since 0.1.0
@@ -40,6 +46,9 @@ export * as Saga from "./Saga.js"
  * @since 0.1.0
  */
 export * as SagaDefinition from "./SagaDefinition.js"
+/**
+ * @since 0.1.0
+ */
 export * as SagaError from "./SagaError.js"
 /**
  * @since 0.1.0

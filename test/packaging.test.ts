@@ -98,6 +98,49 @@ describe("the package's version", () => {
   })
 })
 
+describe("the package's subpaths", () => {
+  const exported = pkg.exports as Record<string, { readonly types: string; readonly default: string }>
+  const modules = readdirSync(new URL("../src", import.meta.url))
+    .filter((file) => file.endsWith(".ts") && file !== "index.ts")
+    .map((file) => file.slice(0, -".ts".length))
+  const subpathOf = (module: string) =>
+    Object.keys(exported).find((subpath) => exported[subpath]!.types === `./dist/${module}.d.ts`)
+
+  it("exports every public module, so that a consumer's declaration files can name its types", () => {
+    for (const module of modules) {
+      const subpath = subpathOf(module)
+      expect([module, subpath && exported[subpath]]).toEqual([
+        module,
+        { types: `./dist/${module}.d.ts`, default: `./dist/${module}.js` }
+      ])
+    }
+    // A module with a lowercase subpath keeps it; every other one is its own name.
+    expect(Object.fromEntries(modules.map((module) => [module, subpathOf(module)]))).toMatchObject({
+      Agent: "./ai",
+      Cli: "./cli",
+      handler: "./handler",
+      Postgres: "./postgres",
+      SagaApi: "./http",
+      Testing: "./testing",
+      Saga: "./Saga",
+      Compensable: "./Compensable",
+      Outcome: "./Outcome"
+    })
+    expect(exported["."]).toEqual({ types: "./dist/index.d.ts", default: "./dist/index.js" })
+  })
+
+  it("the repo's own tsconfig resolves each subpath to its source", () => {
+    const paths: Record<string, ReadonlyArray<string>> = JSON.parse(read("tsconfig.json")).compilerOptions.paths
+    for (const [subpath, target] of Object.entries(exported)) {
+      const specifier = subpath === "." ? "effect-saga" : `effect-saga/${subpath.slice(2)}`
+      expect([specifier, paths[specifier]]).toEqual([
+        specifier,
+        [target.types.replace("./dist/", "./src/").replace(".d.ts", ".ts")]
+      ])
+    }
+  })
+})
+
 describe("an optional peer that is not installed", () => {
   const missing: OptionalPeer.Peer = { entry: "effect-saga/example", install: "@effect/example@^1.0.0" }
 

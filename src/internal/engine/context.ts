@@ -20,13 +20,20 @@ export interface StepOptions {
 }
 
 /**
- * The saga a program is running in. `Saga.run` provides it; a tool called outside a saga does not
- * type-check.
+ * The saga a program runs in: `Saga.run` provides it, and a tool called outside a saga does not
+ * type-check. It serves the run's program only: a tool called through it from a fiber that
+ * outlived the program (`Effect.forkDaemon`) dies with a defect, and runs and journals nothing.
+ *
+ * Public as `Saga.CurrentSaga` (re-exported as itself, so that declaration files can name it).
+ *
+ * @since 0.1.0
+ * @category context
  */
 export class CurrentSaga extends Context.Tag("effect-saga/CurrentSaga")<
   CurrentSaga,
   {
     readonly sagaId: string
+    /** Runs `spec` as the saga's next journaled step (what calling a tool does). */
     readonly step: (
       spec: StepSpec,
       input: unknown,

@@ -34,8 +34,10 @@ export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Recovery/Error
 export type ErrorTypeId = typeof ErrorTypeId
 
 /**
- * `Recovery.make` or `Recovery.layer` was given an option it cannot work with: see `Recovery.Options`
- * for what each accepts. Nothing was read or claimed; the layer fails to build.
+ * `make` or `layer` was given an option it cannot work with (see `Options` for what each accepts),
+ * or one it does not know: `option` names it (`"options"` when the options are not an object, or
+ * name an option there is not), `reason` says what was given. Nothing was read or claimed; the
+ * layer fails to build.
  *
  * @since 0.4.0
  * @category errors

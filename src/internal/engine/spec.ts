@@ -4,7 +4,13 @@ import type * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
 import type { CompensationContext, RetryMode, Reversibility, StepContext } from "../../Compensable.js"
 
-/** The erased description of a step that the saga runtime executes. */
+/**
+ * The erased description of a step that the saga runtime executes: a tool's `spec`. Read it (its
+ * `name`, `reversibility`, schemas); it is built by `Compensable.make`, not by hand.
+ *
+ * @since 0.5.0
+ * @category models
+ */
 export interface StepSpec {
   readonly name: string
   readonly input: Schema.Schema<any, any>

@@ -38,8 +38,8 @@ import {
 } from "./models.js"
 
 /**
- * The bearer-token middleware every endpoint goes through: its implementation maps the token to
- * the `CurrentPrincipal` the `Authority` sees and the journal records, or fails with `Unauthenticated`.
+ * The bearer-token middleware: provide a layer of it (`layerTokens`, `layerAuthentication`, or
+ * your own `Layer.succeed(Authentication, { bearer })`) that maps a token to the principal.
  *
  * @since 0.2.0
  * @category authentication
@@ -47,7 +47,10 @@ import {
 export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("effect-saga/SagaApi/Authentication", {
   failure: Unauthenticated,
   provides: CurrentPrincipal,
-  security: { bearer: HttpApiSecurity.bearer }
+  security: {
+    /** The `Authorization: Bearer <token>` of a request: the layer maps it to the caller's principal. */
+    bearer: HttpApiSecurity.bearer
+  }
 }) {}
 
 /**
@@ -155,9 +158,8 @@ const operations = HttpApiGroup.make("operations")
   )
 
 /**
- * The API: `sagas` (list, get, verify), `approvals` (pending, approve, reject, renew), `operations`
- * (resolve, compensate, compensateEffect), every endpoint behind `Authentication` (put on each group:
- * on the API, it would guard every route of the server, the docs and the console too), then `BodyCheck`.
+ * The API's definition: groups `sagas`, `approvals` and `operations`, every endpoint behind
+ * `Authentication`. `OpenApi.fromApi(SagaApi.Api)` gives its OpenAPI document.
  *
  * @since 0.2.0
  * @category api

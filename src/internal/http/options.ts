@@ -13,10 +13,8 @@ import { DEFAULT_MAX_BODY_BYTES } from "./body.js"
 import { ErrorTypeId } from "./errors.js"
 
 /**
- * `SagaApi.layerWith` (or `SagaApi.serve`) was given an option it cannot work with: `tools` that is
- * not an array or a `Set` of tool names, or a `maxBodyBytes` that is not a whole number of bytes, 1
- * or more; or options that are not an object, or name an option there is not (`option: "options"`).
- * The layer fails to build; nothing is served.
+ * `layerWith` (or `serve`) was given an option it cannot work with: `tools` that is not an array or
+ * a `Set` of names, a `maxBodyBytes` that is not a whole number, 1 or more. The layer fails to build.
  *
  * @since 0.3.0
  * @category errors

@@ -24,8 +24,7 @@ import { ErrorTypeId } from "./errors.js"
 import { isApiTarget } from "./target.js"
 
 /**
- * The server would accept requests from anyone: no authentication layer was given, and it was not
- * both bound to a loopback address and started insecure on purpose.
+ * The server would accept requests from anyone: `serve` refuses to start.
  *
  * @since 0.2.0
  * @category errors

@@ -192,7 +192,12 @@ export type UndoPhase =
 /** What an explicit undo came to (the `outcome` of its run's answer). */
 export type ExplicitOutcome = (typeof ExplicitAnswer)["Type"]["outcome"]
 
-/** A step's receipt as journaled. */
+/**
+ * A receipt as an `EXECUTED` payload holds it: plain text, or sealed (`{ sealed, kid, iv, data, tag }`).
+ *
+ * @since 0.2.0
+ * @category payloads
+ */
 export type JournaledReceipt = (typeof Receipt)["Type"]
 
 /**

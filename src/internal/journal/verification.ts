@@ -9,7 +9,12 @@ import { decodePayload } from "./payloads.js"
 import { statusAfter } from "./status.js"
 import type { StoredRow } from "./storedRows.js"
 
-/** The result of re-computing a saga's hash chain (and, with a journal key, its MACs): `Journal.Verification`. */
+/**
+ * The result of re-computing a saga's hash chain (and, with a journal key, its MACs).
+ *
+ * @since 0.1.0
+ * @category models
+ */
 export type Verification =
   | { readonly _tag: "Intact"; readonly entries: number; readonly digest: string }
   | { readonly _tag: "Broken"; readonly seq: number; readonly problem: TamperProblem; readonly reason: string }

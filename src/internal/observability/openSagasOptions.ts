@@ -27,8 +27,8 @@ export const ErrorTypeId: unique symbol = Symbol.for("effect-saga/Metrics/Error"
 export type ErrorTypeId = typeof ErrorTypeId
 
 /**
- * `Metrics.layerOpenSagas` was given an option it cannot work with: the layer fails to build, and
- * nothing is counted.
+ * `layerOpenSagas` was given an option it cannot work with (`option`: `"every"`, or `"options"`
+ * for a misspelled one), and why: the layer fails to build.
  *
  * @since 0.4.0
  * @category errors
