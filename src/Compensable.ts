@@ -447,7 +447,10 @@ export type WithCompensationOptions<A, AE, RC> = ToolOptions & {
 /**
  * Attaches an undo to any Effect, making it a named, journaled step of the saga it runs in. A
  * `key` that is refused (see `MAX_STEP_KEY_BYTES`) fails the step with `InvalidIdentifier`: nothing
- * is journaled and the effect does not run.
+ * is journaled and the effect does not run. It has no `failure` schema: the step fails with the
+ * effect's error `E` on the run that made it and, on a replay, with the `Outcome.Failed` carrying
+ * its description, hence `E | Outcome.Failed | InvalidIdentifier` (a `catchTag` on `E` does not
+ * catch it on a replay).
  *
  * @since 0.1.0
  * @category combinators

@@ -229,6 +229,7 @@ export interface ExploreOptions<W, EW, S = never, ES = never> {
   /**
    * What the service itself is made of and rebuilds when it restarts (a toolkit's or agent's
    * handlers, which register their undos with its `Saga`): built in every process, over the world.
+   * One that fails to build fails the exploration with its error `ES`, as a failing `world` does.
    */
   readonly services?: Layer.Layer<S, ES, W | Saga.Saga | Journal.Journal | Approval.Approval> | undefined
   /** The saga's id in every run (default `"explored"`). */

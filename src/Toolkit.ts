@@ -166,6 +166,8 @@ export const checkTool = (
 /**
  * Validates the toolkit when the Layer is built (a typo fails on boot, not during a refund), logs
  * its warnings, and registers its undos with the `Saga` service so `Saga.compensate` can run them.
+ * It needs what the undos need (`UndoRequirements`, since 0.4.0): an undo that an operator's
+ * `Saga.compensate` runs runs in the context of this build.
  *
  * @since 0.1.0
  * @category layers
@@ -185,7 +187,9 @@ export const layer = <Tools extends Record<string, Compensable.Any>>(
 /**
  * Calls a tool by name with its input in encoded (JSON) form, as a model's tool call arrives. A name
  * the toolkit lacks fails with `UnknownTool`; an input that is not JSON (a cycle, a `BigInt`) or does
- * not decode, with `InvalidInput`: nothing is journaled or run.
+ * not decode, with `InvalidInput`: nothing is journaled or run. Otherwise it answers, fails and
+ * needs as the tool's call does; the type is the union over the tools (`CallSuccess`, `CallError`,
+ * `CallRequirements`, since 0.4.0).
  *
  * @since 0.1.0
  * @category calling
