@@ -310,12 +310,30 @@ export type { StepSpec } from "./internal/engine/spec.js"
  * @since 0.1.0
  * @category models
  */
-export interface Tool<in out Name extends string, I, A, E, R> {
+export interface Tool<in out Name extends string, I, A, E, R, RC = never> {
   (input: I, options?: CallOptions): Effect.Effect<A, E | Outcome.Failed | StepError, R | CurrentSaga>
   readonly name: Name
   readonly reversibility: Reversibility
   readonly spec: Spec.StepSpec
+  /**
+   * Type-level only, never set: what the undo needs (`RC`, also part of `R`), so that
+   * `Toolkit.layer`, which registers the undo, asks for it (since 0.4.0).
+   */
+  readonly "~undoRequirements"?: ((_: never) => RC) | undefined
 }
+
+/**
+ * What a tool's undo needs: its `Tool`'s `RC` (`never` for a tool without an undo, or any other
+ * `Any`).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type UndoRequirements<T> = T extends { readonly "~undoRequirements"?: infer F }
+  ? F extends (_: never) => infer RC
+    ? RC
+    : never
+  : never
 
 /**
  * Any tool, for toolkits and registries.
@@ -332,19 +350,24 @@ export interface Any {
 /**
  * Everything `make` needs: schemas for what is journaled, the call, and its undo. Its type
  * parameters are `make`'s (`I, IE` from `input`, `A, AE` from `success`, `E, EE` from `failure`,
- * `R` for `execute`, `RC` for `compensate`).
+ * `R` for `execute`, `RC` for `compensate`, `EX` the errors of `execute` that `failure` does not
+ * describe).
  *
  * @since 0.1.0
  * @category models
  */
-export type MakeOptions<Name extends string, I, IE, A, AE, E, EE, R, RC> = ToolOptions &
+export type MakeOptions<Name extends string, I, IE, A, AE, E, EE, R, RC, EX = never> = ToolOptions &
   Undo<I, A, RC> & {
     readonly name: Name
     readonly input: Schema.Schema<I, IE>
     readonly success: Schema.Schema<A, AE>
     readonly failure?: Schema.Schema<E, EE> | undefined
-    /** The call: it gets the decoded input and the step (idempotency key, attempt, `setReceipt`). */
-    readonly execute: (input: I, step: StepContext) => Effect.Effect<A, E | Outcome.Outcome, R>
+    /**
+     * The call: it gets the decoded input and the step (idempotency key, attempt, `setReceipt`). An
+     * error it fails with that `failure` does not describe (`EX`) reaches the program on the run
+     * that made the call; a replay gives back an `Outcome.Failed` instead.
+     */
+    readonly execute: (input: I, step: StepContext) => Effect.Effect<A, NoInfer<E> | Outcome.Outcome | EX, R>
   }
 
 const toSpec = (
@@ -389,15 +412,19 @@ const toSpec = (
  * The type parameters are inferred from the options; none needs to be written:
  * `Name` the tool's name; `I`/`IE` the input's type and its encoded (journaled) form, from `input`;
  * `A`/`AE` the result and its encoded form, from `success`; `E`/`EE` the typed failure and its
- * encoded form, from `failure` (`never` without one); `R` what `execute` needs; `RC` what
- * `compensate` needs. The tool is `Tool<Name, I, A, E, R | RC>`: a call needs both.
+ * encoded form, from `failure` only (`never` without one); `EX` the errors `execute` fails with
+ * that are neither `E` nor an `Outcome` (a call fails with them on the run that made it, a replay
+ * with an `Outcome.Failed` carrying their description: declare `failure` for every error the
+ * program reacts to); `R` what `execute` needs; `RC` what `compensate` needs. The tool is
+ * `Tool<Name, I, A, E | EX, R | RC, RC>`: a call fails with either (or `Outcome.Failed`, or a
+ * `StepError`) and needs both, and `Toolkit.layer`, which registers the undo, needs `RC`.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <Name extends string, I, IE, A, AE, E = never, EE = never, R = never, RC = never>(
-  options: MakeOptions<Name, I, IE, A, AE, E, EE, R, RC> & BoundedUndo<RC>
-): Tool<Name, I, A, E, R | RC> => {
+export const make = <Name extends string, I, IE, A, AE, E = never, EE = never, R = never, RC = never, EX = never>(
+  options: MakeOptions<Name, I, IE, A, AE, E, EE, R, RC, EX> & BoundedUndo<RC>
+): Tool<Name, I, A, E | EX, R | RC, RC> => {
   const spec = toSpec(options as Parameters<typeof toSpec>[0])
   const tool = (input: I, call?: CallOptions) => callStep(spec, input, call?.key)
   Object.defineProperty(tool, "name", { value: spec.name })
@@ -422,7 +449,10 @@ export type WithCompensationOptions<A, AE, RC> = ToolOptions & {
 /**
  * Attaches an undo to any Effect, making it a named, journaled step of the saga it runs in. A
  * `key` that is refused (see `MAX_STEP_KEY_BYTES`) fails the step with `InvalidIdentifier`: nothing
- * is journaled and the effect does not run.
+ * is journaled and the effect does not run. It has no `failure` schema: the step fails with the
+ * effect's error `E` on the run that made it and, on a replay, with the `Outcome.Failed` carrying
+ * its description, hence `E | Outcome.Failed | InvalidIdentifier` (a `catchTag` on `E` does not
+ * catch it on a replay).
  *
  * @since 0.1.0
  * @category combinators

@@ -229,6 +229,7 @@ export interface ExploreOptions<W, EW, S = never, ES = never> {
   /**
    * What the service itself is made of and rebuilds when it restarts (a toolkit's or agent's
    * handlers, which register their undos with its `Saga`): built in every process, over the world.
+   * One that fails to build fails the exploration with its error `ES`, as a failing `world` does.
    */
   readonly services?: Layer.Layer<S, ES, W | Saga.Saga | Journal.Journal | Approval.Approval> | undefined
   /** The saga's id in every run (default `"explored"`). */
@@ -364,8 +365,9 @@ export class CrashFound extends Data.TaggedError("CrashFound")<{
 }
 
 /**
- * The errors an exploration fails with: a crash point that breaks a check, the world layer's own,
- * or a store that cannot be opened.
+ * The errors an exploration fails with: a crash point that breaks a check, the world layer's own
+ * and the services layer's own (`EW`: `exploreCrashes` passes both), or a store that cannot be
+ * opened.
  *
  * @since 0.2.0
  * @category crash exploration
@@ -423,7 +425,7 @@ export const exploreCrashes = <I, A, E, R, W, EW, S = never, ES = never>(
   definition: SagaDefinition.SagaDefinition<I, A, E, R>,
   input: I,
   options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>
-): Effect.Effect<CrashSummary, ExploreError<EW>> => exploreOne(definition, input, options, "refuse")
+): Effect.Effect<CrashSummary, ExploreError<EW | ES>> => exploreOne(definition, input, options, "refuse")
 
 /** `exploreCrashes`; `unasked` says what `approvals` for a run that asks for none is: refused, or nothing to answer. */
 const exploreOne = <I, A, E, R, W, EW, S, ES>(
@@ -431,7 +433,7 @@ const exploreOne = <I, A, E, R, W, EW, S, ES>(
   input: I,
   options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S>,
   unasked: Unasked
-): Effect.Effect<CrashSummary, ExploreError<EW>> =>
+): Effect.Effect<CrashSummary, ExploreError<EW | ES>> =>
   Effect.mapError(
     Effect.zipRight(
       validate(options),
@@ -475,7 +477,7 @@ export interface PropertyOptions {
 export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>(
   definition: SagaDefinition.SagaDefinition<I, A, E, R>,
   options: ExploreOptions<W, EW, S, ES> & ProvidesProgram<R, W | S> & PropertyOptions
-): Effect.Effect<ReadonlyArray<CrashSummary>, ExploreError<EW>> =>
+): Effect.Effect<ReadonlyArray<CrashSummary>, ExploreError<EW | ES>> =>
   Effect.gen(function* () {
     yield* validate(options, [...exploreKeys, "runs"])
     const { runs = 10, ...explored } = options
@@ -486,7 +488,7 @@ export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>
     }
     const summaries: Array<CrashSummary> = []
     // The last input whose exploration failed or died, and how: fast-check shrinks towards it.
-    let failure: { readonly input: I; readonly cause: Cause.Cause<ExploreError<EW>> } | undefined
+    let failure: { readonly input: I; readonly cause: Cause.Cause<ExploreError<EW | ES>> } | undefined
     // Each input is explored in the caller's runtime: its loggers, log level and services.
     const runtime = yield* Effect.runtime<never>()
     const property = FastCheck.asyncProperty(Arbitrary.make(definition.input), async (input) => {

@@ -67,6 +67,51 @@ export interface Toolkit<Tools extends Record<string, Compensable.Any>> {
 }
 
 /**
+ * What `call` answers, fails with and needs, over a toolkit's tools: the union of their results,
+ * their errors (each tool's own, `Outcome.Failed` and `StepError`) with `UnknownTool`, and what
+ * they need with `CurrentSaga`. A tool that is only `Compensable.Any` (a manifest's) says nothing
+ * of its types: `unknown` for both.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type CallSuccess<Tools extends Record<string, Compensable.Any>> = {
+  [K in keyof Tools]: Tools[K] extends (...args: any) => Effect.Effect<infer A, any, any> ? A : unknown
+}[keyof Tools]
+
+/**
+ * @since 0.4.0
+ * @category models
+ */
+export type CallError<Tools extends Record<string, Compensable.Any>> =
+  | UnknownTool
+  | InvalidInput
+  | {
+      [K in keyof Tools]: Tools[K] extends (...args: any) => Effect.Effect<any, infer E, any> ? E : unknown
+    }[keyof Tools]
+
+/**
+ * @since 0.4.0
+ * @category models
+ */
+export type CallRequirements<Tools extends Record<string, Compensable.Any>> =
+  | CurrentSaga
+  | {
+      [K in keyof Tools]: Tools[K] extends (...args: any) => Effect.Effect<any, any, infer R> ? R : never
+    }[keyof Tools]
+
+/**
+ * What `layer` needs besides `Saga`: what the toolkit's undos need (`Compensable.UndoRequirements`),
+ * since an undo that an operator's `Saga.compensate` runs runs in the context of the layer's build.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export type UndoRequirements<Tools extends Record<string, Compensable.Any>> = {
+  [K in keyof Tools]: Compensable.UndoRequirements<Tools[K]>
+}[keyof Tools]
+
+/**
  * Builds a toolkit. Nothing is checked yet: `validate` or `layer` does that.
  *
  * @since 0.1.0
@@ -121,13 +166,15 @@ export const checkTool = (
 /**
  * Validates the toolkit when the Layer is built (a typo fails on boot, not during a refund), logs
  * its warnings, and registers its undos with the `Saga` service so `Saga.compensate` can run them.
+ * It needs what the undos need (`UndoRequirements`, since 0.4.0): an undo that an operator's
+ * `Saga.compensate` runs runs in the context of this build.
  *
  * @since 0.1.0
  * @category layers
  */
 export const layer = <Tools extends Record<string, Compensable.Any>>(
   toolkit: Toolkit<Tools>
-): Layer.Layer<never, DeclarationError, Saga> =>
+): Layer.Layer<never, DeclarationError, Saga | UndoRequirements<Tools>> =>
   Layer.effectDiscard(
     Effect.gen(function* () {
       const warnings = yield* validate(toolkit)
@@ -140,7 +187,9 @@ export const layer = <Tools extends Record<string, Compensable.Any>>(
 /**
  * Calls a tool by name with its input in encoded (JSON) form, as a model's tool call arrives. A name
  * the toolkit lacks fails with `UnknownTool`; an input that is not JSON (a cycle, a `BigInt`) or does
- * not decode, with `InvalidInput`: nothing is journaled or run.
+ * not decode, with `InvalidInput`: nothing is journaled or run. Otherwise it answers, fails and
+ * needs as the tool's call does; the type is the union over the tools (`CallSuccess`, `CallError`,
+ * `CallRequirements`, since 0.4.0).
  *
  * @since 0.1.0
  * @category calling
@@ -150,12 +199,16 @@ export const call = <Tools extends Record<string, Compensable.Any>>(
   name: string,
   input: unknown,
   options?: Compensable.CallOptions
-): Effect.Effect<unknown, unknown, CurrentSaga> =>
+): Effect.Effect<CallSuccess<Tools>, CallError<Tools>, CallRequirements<Tools>> =>
   Effect.suspend(() => {
     const tool = toolkit.byName.get(name)
     if (tool === undefined)
       return Effect.fail(new UnknownTool({ toolName: name, known: Array.from(toolkit.byName.keys()) }))
     const decoded = Either.flatMap(jsonText(input ?? null), (text) => decodeJson(tool.spec.input, text))
     if (Either.isLeft(decoded)) return Effect.fail(new InvalidInput({ toolName: name, reason: decoded.left }))
-    return callStep(tool.spec, decoded.right, options?.key)
+    return callStep(tool.spec, decoded.right, options?.key) as Effect.Effect<
+      CallSuccess<Tools>,
+      CallError<Tools>,
+      CallRequirements<Tools>
+    >
   })

@@ -475,6 +475,20 @@ describe("Testing.exploreCrashes", () => {
     })
   )
 
+  it.effect("a services layer that fails to build: the exploration fails with its error, typed", () =>
+    Effect.gen(function* () {
+      class Refused extends Schema.TaggedError<Refused>()("Refused", { why: Schema.String }) {}
+      const services = Layer.fail(new Refused({ why: "no bank today" })) as Layer.Layer<Bank, Refused>
+      const explored = Testing.exploreCrashes(orderWith(charge), 1, { world: Layer.empty, services })
+      type Fails = typeof explored extends Effect.Effect<unknown, infer E> ? E : never
+      const typed: Refused extends Fails ? "typed" : "untyped" = "typed"
+      expect(typed).toBe("typed")
+      const failure = yield* Effect.flip(explored)
+      assert(failure instanceof Refused)
+      expect(failure.why).toBe("no bank today")
+    })
+  )
+
   it.effect("a world layer that lacks a service the program needs does not type-check", () =>
     Effect.sync(() => {
       const check = () =>

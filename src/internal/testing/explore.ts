@@ -4,10 +4,12 @@
  * restarted service would, and check what the journal, the counts and the world say.
  */
 
+import * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as TestContext from "effect/TestContext"
 import * as Journal from "../../Journal.js"
@@ -27,7 +29,7 @@ import { callersLogging } from "./logging.js"
 import { show } from "./options.js"
 import { choose, describePoint, divergence, pointsOf } from "./points.js"
 import type { Opener, StoreError } from "./process.js"
-import { live, liveUntilKilled, openerFor, temporaryDirectory } from "./process.js"
+import { live, liveUntilKilled, openerFor, ServicesFailed, temporaryDirectory } from "./process.js"
 
 /** What `Testing.CrashFound` is made of. */
 export class Finding {
@@ -76,13 +78,22 @@ const defaultAllow: ReadonlyArray<Ending> = ["Completed", "Compensated"]
  */
 export type Unasked = "refuse" | "skip"
 
+/** Fails with the `services` layer's own error when it is why a process failed; nothing otherwise. */
+const failedServices = <ES>(exit: Exit.Exit<unknown, unknown>): Effect.Effect<void, ES> => {
+  if (Exit.isSuccess(exit)) return Effect.void
+  const failure = Cause.failureOption(exit.cause)
+  return Option.isSome(failure) && failure.value instanceof ServicesFailed
+    ? Effect.fail(failure.value.error as ES)
+    : Effect.void
+}
+
 /** Explores every crash point of the saga on `input`, for each approval answer; fails at the first that breaks a check. */
 export const explore = <I, A, E, R, W, EW, S, ES>(
   definition: SagaDefinition.SagaDefinition<I, A, E, R>,
   input: I,
   options: ExploreOptions<W, EW, S, ES>,
   unasked: Unasked = "refuse"
-): Effect.Effect<CrashSummary, Finding | NothingToExplore | EW | StoreError> => {
+): Effect.Effect<CrashSummary, Finding | NothingToExplore | EW | ES | StoreError> => {
   const sagaId = options.sagaId ?? "explored"
   const allow = options.allow ?? defaultAllow
   const kinds = options.crashes ?? ["after-write", "before-outcome"]
@@ -104,7 +115,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
     nextStore: () => Effect.Effect<Opener, StoreError, Scope.Scope>,
     onApproval: () => void,
     logging: <X, EX, RX>(run: Effect.Effect<X, EX, RX>) => Effect.Effect<X, EX, RX>
-  ): Effect.Effect<PointRun, EW | StoreError> =>
+  ): Effect.Effect<PointRun, EW | ES | StoreError> =>
     Effect.gen(function* () {
       const open = yield* nextStore()
       const ledger = new Ledger()
@@ -117,7 +128,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
         Saga.Saga | W
       >
       const life = Effect.exit(live(open, dying, ledger, world, services, driven)).pipe(Effect.flatten)
-      let exit = yield* Effect.exit(
+      let exit: Exit.Exit<SagaResult<unknown, unknown>, unknown> = yield* Effect.exit(
         Effect.flatten(advancing(liveUntilKilled(life, dying), () => dying.writes + dying.calls))
       )
       const problems: Array<string> = []
@@ -128,6 +139,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
           `the run ended after ${dying.writes} journal writes and ${dying.calls} tool calls without reaching this point: the saga did not repeat what its first run did (is it deterministic?)`
         )
       }
+      yield* failedServices<ES>(exit)
       if (dying.crashed) {
         const healthy = yield* CrashSwitch.make(undefined)
         const recovering = Effect.gen(function* () {
@@ -142,6 +154,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
           advancing(live(open, healthy, ledger, world, services, recovering), () => healthy.writes + healthy.calls)
         )
       }
+      yield* failedServices<ES>(exit)
       const result = yield* check(point, exit, open, dying.lastSeq, world, ledger, problems)
       return { result, ledger, crash: dying }
     }).pipe(Effect.scoped, Effect.provide(TestContext.TestContext), logging)

@@ -55,6 +55,11 @@ export const openerFor = (
     ? Effect.succeed<Opener>(Layer.build(SqlStore.layerSqlite({ filename: path.join(directory, `point-${index}.db`) })))
     : Effect.map(Layer.build(memoryStore), (context): Opener => Effect.succeed(context))
 
+/** The `services` layer failed to build: the exploration fails with its error, as it is. */
+export class ServicesFailed {
+  constructor(readonly error: unknown) {}
+}
+
 /** One process's life over the store, as `crash` lets it live. */
 export const live = <X, EX, W>(
   open: Opener,
@@ -71,7 +76,9 @@ export const live = <X, EX, W>(
       const store = Context.make(Journal.Journal, seen.journal).pipe(Context.add(Approval.Approval, seen.approval))
       const saga = yield* Effect.provide(Layer.build(Saga.layerWith({ owner, leaseTtl })), store)
       const process = Context.merge(Context.merge(world, store), Context.merge(saga, ledger.faults(crash)))
-      const built = yield* Effect.provide(Layer.build(services), process)
+      const built = yield* Effect.provide(Layer.build(services), process).pipe(
+        Effect.mapError((error) => new ServicesFailed(error))
+      )
       return yield* Effect.provide(body, Context.merge(process, built))
     })
   )
