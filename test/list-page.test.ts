@@ -40,7 +40,7 @@ const step = (outcome: "ok" | "failed" | "unknown") =>
     compensate: () => Effect.void
   })
 
-const programs = {
+const programs: Record<string, Effect.Effect<unknown, unknown, Saga.CurrentSaga>> = {
   completed: step("ok")("x"),
   compensated: Effect.zipRight(step("ok")("x"), step("failed")("y")),
   needsAttention: step("unknown")("x"),
@@ -58,7 +58,7 @@ const seed = Effect.forEach(
     ["a-2", programs.awaiting],
     ["c-3", programs.completed]
   ] as const,
-  ([sagaId, program]) => Effect.zipRight(TestClock.adjust("1 second"), Saga.run(sagaId, program as never)),
+  ([sagaId, program]) => Effect.zipRight(TestClock.adjust("1 second"), Saga.run(sagaId, program)),
   { discard: true }
 )
 
@@ -98,7 +98,7 @@ for (const [name, store] of stores) {
         expect(first.sagas.map((saga) => saga.sagaId)).toEqual(["n-1", "a-2", "a-1", "c-3", "x-1", "c-2", "c-1"])
         expect(first.total).toBe(7)
         for (const query of queries) expect(yield* Saga.listPage(query)).toEqual(yield* inMemory(query))
-      }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store() as never))))
+      }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
     )
   })
 }
