@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Effect, Layer, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Outcome, Saga, SqlStore } from "../src/index.js"
+import * as Reading from "../src/internal/http/reading.js"
 import * as Postgres from "../src/Postgres.js"
 import { sendWireTransfer } from "./fixtures/cli-tools.js"
 
@@ -129,6 +130,18 @@ describe("a page reads and verifies only its own sagas", () => {
       expect(page.sagas.map((saga) => saga.sagaId)).toEqual(["n-1", "a-2"])
       expect(page.total).toBe(7)
       expect([...reads].sort()).toEqual(["a-2", "n-1"])
+    }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(counting(reads), Approval.layerMemory)))))
+  })
+
+  it.effect("GET /api/sagas reads the journals of its page's sagas only, and counts the rest", () => {
+    const reads = new Set<string>()
+    return Effect.gen(function* () {
+      yield* seed
+      reads.clear()
+      const page = yield* Reading.listSagas({ limit: 2, offset: 1, status: ["completed", "awaiting_approval"] })
+      expect(page.sagas.map((saga) => saga.sagaId)).toEqual(["a-1", "c-3"])
+      expect(page.total).toBe(5)
+      expect([...reads].sort()).toEqual(["a-1", "c-3"])
     }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(counting(reads), Approval.layerMemory)))))
   })
 
