@@ -17,8 +17,10 @@ import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport, UndoOutcome } from "./CompensationReport.js"
 import { type CurrentSaga, undosStopWithCaller } from "./internal/engine/context.js"
+import { sagaPages } from "./internal/engine/pages.js"
 import * as internal from "./internal/engine/saga.js"
 import * as Written from "./internal/engine/written.js"
+import { byUrgency } from "./internal/journal/pagedRows.js"
 import * as identifier from "./internal/util/identifier.js"
 import type {
   ConcurrencyConflict,
@@ -572,6 +574,51 @@ export const status = (sagaId: string) => Effect.flatMap(Saga, (saga) => saga.st
  * @category accessors
  */
 export const list = (filter?: ListFilter) => Effect.flatMap(Saga, (saga) => saga.list(filter))
+
+/**
+ * Which sagas `listPage` lists (every filter given must pass), and which page of them.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface ListPageQuery extends ListFilter {
+  /** Only sagas whose id holds this text (case-sensitive). */
+  readonly search?: string | undefined
+  readonly offset: number
+  readonly limit: number
+}
+
+/**
+ * A page of sagas, each with its `tampered` mark, and how many sagas the query selects in all.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface ListPage {
+  readonly sagas: ReadonlyArray<SagaSummary>
+  readonly total: number
+}
+
+/**
+ * One page of the sagas `query` selects, what needs a person first by the status its row holds
+ * (`compensation_failed`, `needs_attention`, `awaiting_approval`, then every other), then the most
+ * recently updated, then by saga id (code-point order), and the count of all it selects. The store
+ * filters, orders, slices and counts (the SQL stores in their query); only the page's sagas are
+ * read and verified, so a saga tampered with outside the page costs nothing and is not marked.
+ *
+ * @since 0.5.0
+ * @category accessors
+ */
+export const listPage = (query: ListPageQuery): Effect.Effect<ListPage, JournalError, Saga> =>
+  Effect.flatMap(Saga, (saga) => {
+    const own = sagaPages.get(saga.list)
+    if (own !== undefined) return own(query)
+    // A service not built by this module's layers: its list, paged here.
+    return Effect.map(saga.list(query), (listed) => {
+      const selected = listed.filter((summary) => summary.sagaId.includes(query.search ?? "")).sort(byUrgency)
+      return { sagas: selected.slice(query.offset, query.offset + query.limit), total: selected.length }
+    })
+  })
 
 /**
  * Approves a step that awaits approval; resume the saga to run it.

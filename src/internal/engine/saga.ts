@@ -47,6 +47,7 @@ import { sagaDraft } from "../journal/drafts.js"
 import { recordOf } from "../journal/entries.js"
 import { sha256 } from "../journal/hash.js"
 import { effectIdOfRun, runIdOf, stepKey } from "../journal/ids.js"
+import { pageRows } from "../journal/pagedRows.js"
 import * as Signing from "../journal/signing.js"
 import type { UndecodableRow } from "../journal/storedRows.js"
 import { listRows } from "../journal/storedRows.js"
@@ -68,6 +69,7 @@ import { enclosingSagas, insideUndo, readFirst, undosStopWithCaller } from "./co
 import { describeCause, endRun } from "./ending.js"
 import * as explicit from "./explicitUndo.js"
 import * as commands from "./operatorCommands.js"
+import { sagaPages } from "./pages.js"
 import type { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
@@ -601,6 +603,19 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       })
     )
 
+  const summaries = (rows: ReadonlyArray<Either.Either<SagaRecord, UndecodableRow>>) =>
+    Effect.map(
+      Effect.forEach(rows, (row) => summaryOf(store, row, keys)),
+      (listed) => listed.filter((summary) => summary !== undefined)
+    )
+  const list = (filter?: ListFilter) => Effect.flatMap(listRows(store, filter), summaries)
+  // Only the page's sagas are read and verified.
+  sagaPages.set(list, (query) =>
+    Effect.flatMap(pageRows(store, query), (page) =>
+      Effect.map(summaries(page.rows), (sagas) => ({ sagas, total: page.total }))
+    )
+  )
+
   return {
     worker,
     run: <A, E, R>(sagaId: string, program: Effect.Effect<A, E, R>, options?: RunOptions) =>
@@ -727,13 +742,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           steps: steps.length > 0 ? steps : yield* answeredSteps(sagaId, view)
         }
       }),
-    list: (filter?: ListFilter) =>
-      Effect.flatMap(listRows(store, filter), (rows) =>
-        Effect.map(
-          Effect.forEach(rows, (row) => summaryOf(store, row, keys)),
-          (summaries) => summaries.filter((summary) => summary !== undefined)
-        )
-      ),
+    list,
     register: (tools: Iterable<Compensable.Any>) =>
       Effect.contextWith((context: Context.Context<never>) => {
         for (const tool of tools) registry.set(tool.name, { spec: tool.spec, context })

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Approval from "../../Approval.js"
 import type { Entry, SagaStatus } from "../../Journal.js"
-import { isFinished, Journal } from "../../Journal.js"
+import { isFinished, Journal, SagaStatus as SagaStatusSchema } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as Timeline from "../../Timeline.js"
 import { NotFound } from "./errors.js"
@@ -22,10 +22,10 @@ import type {
   Verification
 } from "./models.js"
 
-const humanStatuses: ReadonlySet<SagaStatus> = new Set(["compensation_failed", "needs_attention", "awaiting_approval"])
-
 /** The statuses in the order a person should look at them. */
 const urgency: ReadonlyArray<SagaStatus> = ["compensation_failed", "needs_attention", "awaiting_approval"]
+
+const humanStatuses: ReadonlySet<SagaStatus> = new Set(urgency)
 
 const summaryOf = (saga: Saga.SagaSummary): SagaSummary => ({
   sagaId: saga.sagaId,
@@ -39,40 +39,45 @@ const summaryOf = (saga: Saga.SagaSummary): SagaSummary => ({
   needsHuman: saga.tampered !== undefined || humanStatuses.has(saga.status)
 })
 
-const rank = (saga: SagaSummary): number =>
-  saga.tampered !== null ? -1 : saga.needsHuman ? urgency.indexOf(saga.status) : urgency.length
-
-/** Tampered first, then compensation failed, needs attention, awaiting approval; then the most recently updated. */
-const byUrgency = (a: SagaSummary, b: SagaSummary): number =>
-  rank(a) - rank(b) || b.updatedAt.localeCompare(a.updatedAt) || a.sagaId.localeCompare(b.sagaId)
-
 const DEFAULT_LIMIT = 50
 
+/** The statuses every status filter given allows (`undefined`: any). */
+const allowedStatuses = (params: ListParams): ReadonlyArray<SagaStatus> | undefined =>
+  [
+    params.status,
+    params.awaitingApproval === true ? ["awaiting_approval" as const] : undefined,
+    params.needsHuman === true ? urgency : undefined,
+    params.finishedBefore === undefined ? undefined : SagaStatusSchema.literals.filter(isFinished)
+  ].reduce<ReadonlyArray<SagaStatus> | undefined>(
+    (allowed, only) =>
+      only === undefined ? allowed : allowed === undefined ? only : allowed.filter((status) => only.includes(status)),
+    undefined
+  )
+
 /**
- * The sagas `params` selects, what needs a person first, one page of them. The filters combine: a
- * saga is listed when it passes every one given (`status=completed&awaitingApproval=true` lists none).
+ * The sagas `params` selects, what needs a person first (compensation failed, needs attention,
+ * awaiting approval, by the status the saga's row holds), then the most recently updated, one page
+ * of them, and within the page a tampered saga first. The filters combine: a saga is listed when it
+ * passes every one given (`status=completed&awaitingApproval=true` lists none). The store filters,
+ * orders and counts; only the page's sagas are read and verified (`tampered`).
  *
  * @since 0.2.0
  * @category reading
  */
 export const listSagas = (params: ListParams) =>
   Effect.gen(function* () {
-    const awaiting = params.awaitingApproval === true
-    const rows = yield* Saga.list({
-      status: params.status ?? (awaiting ? ["awaiting_approval"] : undefined),
-      updatedBefore: params.finishedBefore
-    })
-    const search = params.search?.trim() ?? ""
-    const selected = rows
-      .map(summaryOf)
-      .filter((saga) => !awaiting || saga.status === "awaiting_approval")
-      .filter((saga) => params.finishedBefore === undefined || isFinished(saga.status))
-      .filter((saga) => params.needsHuman !== true || saga.needsHuman)
-      .filter((saga) => search === "" || saga.sagaId.includes(search))
-      .sort(byUrgency)
     const offset = params.offset ?? 0
     const limit = params.limit ?? DEFAULT_LIMIT
-    const page: SagaPage = { sagas: selected.slice(offset, offset + limit), total: selected.length, offset, limit }
+    const listed = yield* Saga.listPage({
+      status: allowedStatuses(params),
+      updatedBefore: params.finishedBefore,
+      search: params.search?.trim() ?? "",
+      offset,
+      limit
+    })
+    // Within the page, a saga whose journal does not verify comes first (the sort is stable).
+    const sagas = listed.sagas.map(summaryOf).sort((a, b) => Number(b.tampered !== null) - Number(a.tampered !== null))
+    const page: SagaPage = { sagas, total: listed.total, offset, limit }
     return page
   })
 

@@ -21,6 +21,7 @@ import { cutoff } from "../journal/cutoff.js"
 import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
 import * as HeldBack from "../journal/heldBack.js"
 import type { StepAddress } from "../journal/ids.js"
+import * as PagedRows from "../journal/pagedRows.js"
 import * as Pruning from "../journal/pruning.js"
 import * as Signing from "../journal/signing.js"
 import { finishingPhases, noneOpen } from "../journal/status.js"
@@ -871,6 +872,38 @@ ORDER BY updated_at, created_at, saga_id`,
 
   const list = (filter?: Journal.ListFilter) => Effect.flatMap(selectRows(filter), toRecords("list"))
   StoredRows.rowLists.set(list, (filter) => Effect.map(selectRows(filter), storedRows))
+
+  // The most urgent status first (`PagedRows.urgency`), then the most recently updated, then the id
+  // in code-point order (PostgreSQL's "C" collation, SQLite's default).
+  const byUrgency = sql.literal(
+    `CASE status ${PagedRows.urgency.map((status, at) => `WHEN '${status}' THEN ${at}`).join(" ")} ELSE ${PagedRows.urgency.length} END, updated_at DESC, saga_id${onPg ? ' COLLATE "C"' : ""}`
+  )
+  const selectPage = (query: PagedRows.PageQuery) => {
+    if (query.status !== undefined && query.status.length === 0) return Effect.succeed({ rows: [], total: 0 })
+    const before = query.updatedBefore === undefined ? undefined : cutoff(query.updatedBefore)
+    if (before !== undefined && Either.isLeft(before)) {
+      return Effect.fail(new Journal.JournalError({ operation: "list", reason: before.left }))
+    }
+    const search = query.search ?? ""
+    const where = [
+      ...(query.status === undefined ? [] : [sql.in("status", query.status)]),
+      ...(before === undefined ? [] : [sql`updated_at < ${before.right}`]),
+      ...(search === "" ? [] : [onPg ? sql`strpos(saga_id, ${search}) > 0` : sql`instr(saga_id, ${search}) > 0`])
+    ]
+    const whereClause = where.length === 0 ? sql.literal("") : sql`WHERE ${sql.and(where)}`
+    return Effect.mapError(
+      Effect.all([
+        sql`SELECT ${recordColumns} FROM ${sagas} ${whereClause}
+ORDER BY ${byUrgency} LIMIT ${query.limit} OFFSET ${query.offset}`,
+        sql<{ readonly total: number | string }>`SELECT COUNT(*) AS total FROM ${sagas} ${whereClause}`
+      ]),
+      journalError("list")
+    ).pipe(
+      // PostgreSQL's COUNT is a bigint, which the driver hands over as text.
+      Effect.map(([rows, count]) => ({ rows: storedRows(rows), total: Number(count[0]?.total ?? 0) }))
+    )
+  }
+  PagedRows.rowPages.set(list, selectPage)
 
   const countOpen = () =>
     Effect.mapError(

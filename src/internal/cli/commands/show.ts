@@ -61,43 +61,50 @@ const steps = (status: Saga.SagaStatus, now: number): string =>
     status.steps.map((step) => [step.stepId, step.toolName, stateOf(step, status, now), step.undo ?? ""])
   )
 
-/** An `APPROVED` entry's detail, with until when the approval holds when it names its expiry. */
-const withExpiry = (entry: Entry, detail: string, entries: ReadonlyArray<Entry>): string => {
-  const until =
-    entry.stepId === null
-      ? undefined
-      : Timeline.approvedUntil(
-          entries.filter((other) => other.seq <= entry.seq),
-          entry.stepId
-        )
+/**
+ * An `APPROVED` entry's detail, with until when the approval holds when it names its expiry: the
+ * entry's own (the last `APPROVED` of its step up to it).
+ */
+const withExpiry = (entry: Entry, detail: string): string => {
+  const until = entry.stepId === null ? undefined : Timeline.approvedUntil([entry], entry.stepId)
   return until === undefined ? detail : `${detail} (valid until ${until})`
+}
+
+/** What the outcome column reads of the saga, each built once: the steps by id and each step's last `INTENT`. */
+interface Outcomes {
+  readonly status: Saga.SagaStatus
+  readonly steps: ReadonlyMap<string, Saga.StepStatus>
+  readonly lastIntent: ReadonlyMap<string | null, number>
+  readonly reasons: ReadonlyMap<string, string>
+  readonly now: number
+}
+
+const outcomesOf = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number): Outcomes => {
+  const steps = new Map<string, Saga.StepStatus>()
+  for (const step of status.steps) if (!steps.has(step.stepId)) steps.set(step.stepId, step)
+  const lastIntent = new Map<string | null, number>()
+  for (const entry of entries) {
+    if (entry.phase === "INTENT") lastIntent.set(entry.stepId, Math.max(entry.seq, lastIntent.get(entry.stepId) ?? -1))
+  }
+  return { status, steps, lastIntent, reasons: Timeline.unknownReasons(entries), now }
 }
 
 /**
  * The outcome column: what the entry says happened (never the receipt), or that nothing did, and
  * why, when the saga journaled it (`SAGA_NEEDS_ATTENTION`); until when an approval holds.
  */
-const outcomeOf = (
-  entry: Entry,
-  detail: string,
-  status: Saga.SagaStatus,
-  entries: ReadonlyArray<Entry>,
-  reasons: ReadonlyMap<string, string>,
-  now: number
-): string => {
-  if (entry.phase === "APPROVED") return withExpiry(entry, detail, entries)
+const outcomeOf = (entry: Entry, detail: string, saga: Outcomes): string => {
+  if (entry.phase === "APPROVED") return withExpiry(entry, detail)
   if (entry.phase !== "INTENT") return detail
-  const step = status.steps.find((known) => known.stepId === entry.stepId)
-  const later = entries.some(
-    (other) => other.seq > entry.seq && other.stepId === entry.stepId && other.phase === "INTENT"
-  )
+  const step = entry.stepId === null ? undefined : saga.steps.get(entry.stepId)
+  const later = (saga.lastIntent.get(entry.stepId) ?? -1) > entry.seq
   if (later) return detail
   if (step?.state === "not_started") return "no outcome journaled: interrupted before it started (it did not run)"
   if (step?.state !== "unknown") return detail
-  const inFlight = inFlightOf(status, now)
+  const inFlight = inFlightOf(saga.status, saga.now)
   if (inFlight !== undefined) return `no outcome journaled yet: in flight (${inFlight})`
   if (step.changesNothing === true) return "no outcome journaled: unknown (a read: it changed nothing)"
-  const reason = reasons.get(step.stepId)
+  const reason = saga.reasons.get(step.stepId)
   return reason === undefined ? "no outcome journaled: unknown" : `no outcome journaled: unknown (${reason})`
 }
 
@@ -203,7 +210,7 @@ const next = (
 }
 
 const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number, hostNow: number): string => {
-  const reasons = Timeline.unknownReasons(entries)
+  const saga = outcomesOf(status, entries, now)
   const then = next(status, entries, now, hostNow)
   // Each entry's detail read with the others: what an approval asked without halting came to.
   const shown = Timeline.details(entries)
@@ -212,7 +219,7 @@ const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: num
     "",
     status.steps.length === 0 ? "no steps" : steps(status, now),
     "",
-    timeline(entries, (entry, index) => outcomeOf(entry, shown[index]!, status, entries, reasons, now)),
+    timeline(entries, (entry, index) => outcomeOf(entry, shown[index]!, saga)),
     ...(then.length === 0 ? [] : ["", ...then.map(printable)])
   ].join("\n")
 }

@@ -1,0 +1,168 @@
+/**
+ * `Saga.listPage` (what `GET /api/sagas` and the console list): the store filters, orders, slices
+ * and counts, on every store, with the answer `Saga.list` filtered and sorted in memory would give;
+ * and a page reads and verifies only its own sagas: one tampered with outside the page costs
+ * nothing and changes nothing on it.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import Database from "better-sqlite3"
+import { Effect, Layer, Schema, TestClock } from "effect"
+import { Approval, Compensable, Journal, Outcome, Saga, SqlStore } from "../src/index.js"
+import * as Reading from "../src/internal/http/reading.js"
+import * as Postgres from "../src/Postgres.js"
+import { sendWireTransfer } from "./fixtures/cli-tools.js"
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-list-page-"))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+const fileOf = () => path.join(dir, `${Math.random()}.db`)
+
+const pgUrl = process.env.EFFECT_SAGA_PG_URL
+// PostgreSQL only when one is given (the tests of it skip otherwise).
+const pgDatabase =
+  pgUrl === undefined ? "" : await (await import("./fixtures/postgres.js")).freshDatabase("effect_saga_list_page")
+const stores: ReadonlyArray<readonly [string, () => Layer.Layer<Journal.Journal | Approval.Approval, unknown>]> = [
+  ["Journal.layerMemory", () => Layer.merge(Journal.layerMemory, Approval.layerMemory)],
+  ["SqlStore.layerSqlite", () => SqlStore.layerSqlite({ filename: fileOf() })],
+  ...(pgUrl === undefined ? [] : [["Postgres.layer", () => Postgres.layer({ url: pgDatabase })] as const])
+]
+
+const step = (outcome: "ok" | "failed" | "unknown") =>
+  Compensable.make({
+    name: `step-${outcome}`,
+    input: Schema.String,
+    success: Schema.String,
+    execute: (id) =>
+      outcome === "ok"
+        ? Effect.succeed(id)
+        : Effect.fail(outcome === "failed" ? Outcome.failed("refused") : Outcome.unknown("no answer")),
+    compensate: () => Effect.void
+  })
+
+const programs: Record<string, Effect.Effect<unknown, unknown, Saga.CurrentSaga>> = {
+  completed: step("ok")("x"),
+  compensated: Effect.zipRight(step("ok")("x"), step("failed")("y")),
+  needsAttention: step("unknown")("x"),
+  awaiting: Effect.zipRight(step("ok")("x"), sendWireTransfer({ amount: 1, to: "acme" }))
+}
+
+/** Seven sagas, one a second, of every kind a person looks at first and some they do not. */
+const seed = Effect.forEach(
+  [
+    ["c-1", programs.completed],
+    ["a-1", programs.awaiting],
+    ["c-2", programs.completed],
+    ["x-1", programs.compensated],
+    ["n-1", programs.needsAttention],
+    ["a-2", programs.awaiting],
+    ["c-3", programs.completed]
+  ] as const,
+  ([sagaId, program]) => Effect.zipRight(TestClock.adjust("1 second"), Saga.run(sagaId, program)),
+  { discard: true }
+)
+
+const urgency = ["compensation_failed", "needs_attention", "awaiting_approval"]
+const rank = (status: string) => (urgency.includes(status) ? urgency.indexOf(status) : urgency.length)
+
+/** What the page must be: `Saga.list` (every saga verified), filtered, sorted and sliced here. */
+const inMemory = (query: Saga.ListPageQuery) =>
+  Effect.map(Saga.list({ status: query.status, updatedBefore: query.updatedBefore }), (all) => {
+    const selected = all
+      .filter((saga) => saga.sagaId.includes(query.search ?? ""))
+      .sort(
+        (a, b) =>
+          rank(a.status) - rank(b.status) ||
+          (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0) ||
+          (a.sagaId < b.sagaId ? -1 : 1)
+      )
+    return { sagas: selected.slice(query.offset, query.offset + query.limit), total: selected.length }
+  })
+
+const queries: ReadonlyArray<Saga.ListPageQuery> = [
+  { offset: 0, limit: 50 },
+  { offset: 2, limit: 3 },
+  { offset: 0, limit: 2, status: ["completed", "compensated"] },
+  { offset: 0, limit: 50, search: "c-" },
+  { offset: 1, limit: 50, status: ["completed"], updatedBefore: "1970-01-01T00:00:06Z" },
+  { offset: 0, limit: 50, status: [] },
+  { offset: 10, limit: 5 }
+]
+
+for (const [name, store] of stores) {
+  describe(`Saga.listPage: ${name}`, () => {
+    it.effect("filters, orders (most urgent, then most recent, then id), slices and counts as in memory", () =>
+      Effect.gen(function* () {
+        yield* seed
+        const first = yield* Saga.listPage({ offset: 0, limit: 50 })
+        expect(first.sagas.map((saga) => saga.sagaId)).toEqual(["n-1", "a-2", "a-1", "c-3", "x-1", "c-2", "c-1"])
+        expect(first.total).toBe(7)
+        for (const query of queries) expect(yield* Saga.listPage(query)).toEqual(yield* inMemory(query))
+      }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
+    )
+  })
+}
+
+/** A memory journal that counts the sagas whose entries are read. */
+const counting = (reads: Set<string>) =>
+  Layer.effect(
+    Journal.Journal,
+    Effect.map(Journal.Journal, (journal) =>
+      Journal.Journal.of({
+        ...journal,
+        read: (sagaId) =>
+          Effect.zipRight(
+            Effect.sync(() => reads.add(sagaId)),
+            journal.read(sagaId)
+          )
+      })
+    )
+  ).pipe(Layer.provide(Journal.layerMemory))
+
+describe("a page reads and verifies only its own sagas", () => {
+  it.effect("listing two of seven reads the journals of those two only", () => {
+    const reads = new Set<string>()
+    return Effect.gen(function* () {
+      yield* seed
+      reads.clear()
+      const page = yield* Saga.listPage({ offset: 0, limit: 2 })
+      expect(page.sagas.map((saga) => saga.sagaId)).toEqual(["n-1", "a-2"])
+      expect(page.total).toBe(7)
+      expect([...reads].sort()).toEqual(["a-2", "n-1"])
+    }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(counting(reads), Approval.layerMemory)))))
+  })
+
+  it.effect("GET /api/sagas reads the journals of its page's sagas only, and counts the rest", () => {
+    const reads = new Set<string>()
+    return Effect.gen(function* () {
+      yield* seed
+      reads.clear()
+      const page = yield* Reading.listSagas({ limit: 2, offset: 1, status: ["completed", "awaiting_approval"] })
+      expect(page.sagas.map((saga) => saga.sagaId)).toEqual(["a-1", "c-3"])
+      expect(page.total).toBe(5)
+      expect([...reads].sort()).toEqual(["a-1", "c-3"])
+    }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(counting(reads), Approval.layerMemory)))))
+  })
+
+  it.effect("a saga tampered with outside the page changes nothing on it; on its own page it is marked", () => {
+    const db = fileOf()
+    const provided = <A, E>(effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>) =>
+      Effect.scoped(Effect.provide(effect, Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename: db })))))
+    return Effect.gen(function* () {
+      yield* provided(seed)
+      const file = new Database(db)
+      file.prepare("UPDATE effect_saga_entries SET input = ? WHERE saga_id = ? AND seq = 2").run('"forged"', "c-1")
+      file.close()
+      const first = yield* provided(Saga.listPage({ offset: 0, limit: 3 }))
+      expect(first.sagas.map((saga) => [saga.sagaId, saga.tampered])).toEqual([
+        ["n-1", undefined],
+        ["a-2", undefined],
+        ["a-1", undefined]
+      ])
+      const last = yield* provided(Saga.listPage({ offset: 6, limit: 3 }))
+      expect(last.sagas.map((saga) => saga.sagaId)).toEqual(["c-1"])
+      expect(last.sagas[0]!.tampered).toMatchObject({ seq: 2 })
+    })
+  })
+})
