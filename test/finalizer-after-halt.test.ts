@@ -19,7 +19,11 @@ const fixture = Effect.sync(() => {
       name,
       input: Schema.String,
       success: Schema.String,
-      execute: (key) => Effect.sync(() => (world.push(`${name} ${key}`), `${name}-${key}`)),
+      execute: (key) =>
+        Effect.sync(() => {
+          world.push(`${name} ${key}`)
+          return `${name}-${key}`
+        }),
       compensate: (ctx) => Effect.sync(() => world.push(`undo ${name} ${ctx.input}`))
     })
   const lock = tool("lock")
@@ -29,7 +33,11 @@ const fixture = Effect.sync(() => {
     input: Schema.String,
     success: Schema.String,
     reversibility: "irreversible",
-    execute: (to) => Effect.sync(() => (world.push(`wire ${to}`), `w-${to}`))
+    execute: (to) =>
+      Effect.sync(() => {
+        world.push(`wire ${to}`)
+        return `w-${to}`
+      })
   })
   const ping = Compensable.make({
     name: "ping",

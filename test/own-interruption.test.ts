@@ -13,7 +13,11 @@ const fixture = Effect.sync(() => {
     name: "reserve",
     input: Schema.String,
     success: Schema.String,
-    execute: (sku) => Effect.sync(() => (world.push(`reserve ${sku}`), `res-${sku}`)),
+    execute: (sku) =>
+      Effect.sync(() => {
+        world.push(`reserve ${sku}`)
+        return `res-${sku}`
+      }),
     compensate: (ctx) => Effect.sync(() => world.push(`release ${ctx.result}`))
   })
   // A slow provider: it answers after 400 ms, long after the program stopped waiting.
@@ -33,7 +37,11 @@ const fixture = Effect.sync(() => {
     input: Schema.Int,
     success: Schema.String,
     reversibility: "irreversible",
-    execute: (amount) => Effect.sync(() => (world.push(`wire ${amount}`), `w-${amount}`))
+    execute: (amount) =>
+      Effect.sync(() => {
+        world.push(`wire ${amount}`)
+        return `w-${amount}`
+      })
   })
   const stock = Compensable.make({
     name: "stock",

@@ -17,7 +17,11 @@ const fixture = Effect.sync(() => {
     name: "reserve",
     input: Schema.String,
     success: Schema.String,
-    execute: (sku) => Effect.sync(() => (world.push(`reserve ${sku}`), `res-${sku}`)),
+    execute: (sku) =>
+      Effect.sync(() => {
+        world.push(`reserve ${sku}`)
+        return `res-${sku}`
+      }),
     compensate: (ctx) => Effect.sync(() => world.push(`release ${ctx.result}`))
   })
   return { world, reserve }

@@ -194,7 +194,11 @@ describe("a resumed program that no longer makes an executed step's call does no
       name,
       input: Schema.Struct({ n: Schema.Int }),
       success: Schema.String,
-      execute: ({ n }) => Effect.sync(() => (made.push(`${name} ${n}`), `${name}-${n}`)),
+      execute: ({ n }) =>
+        Effect.sync(() => {
+          made.push(`${name} ${n}`)
+          return `${name}-${n}`
+        }),
       compensate: () => Effect.void
     })
   const [reserve, reserveV2, charge] = [tool("reserve"), tool("reserveV2"), tool("charge")]

@@ -22,7 +22,11 @@ const fixture = Effect.sync(() => {
     name: "reserve",
     input: Schema.String,
     success: Schema.String,
-    execute: (sku) => Effect.sync(() => (world.push(`reserve ${sku}`), `res-${sku}`)),
+    execute: (sku) =>
+      Effect.sync(() => {
+        world.push(`reserve ${sku}`)
+        return `res-${sku}`
+      }),
     compensate: (ctx) => Effect.sync(() => world.push(`release ${ctx.result}`))
   })
   // A provider that does not answer: a call cut off there has an unknown outcome.
