@@ -5,21 +5,12 @@ import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
 import { Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
+import { recordedReserve } from "./fixtures/recorded-reserve.js"
 
 /** A program that times out one of its own calls (`Effect.timeout`), catches that, and goes on. */
 const fixture = Effect.sync(() => {
   const world: Array<string> = []
-  const reserve = Compensable.make({
-    name: "reserve",
-    input: Schema.String,
-    success: Schema.String,
-    execute: (sku) =>
-      Effect.sync(() => {
-        world.push(`reserve ${sku}`)
-        return `res-${sku}`
-      }),
-    compensate: (ctx) => Effect.sync(() => world.push(`release ${ctx.result}`))
-  })
+  const reserve = recordedReserve(world)
   // A slow provider: it answers after 400 ms, long after the program stopped waiting.
   const charge = Compensable.make({
     name: "charge",

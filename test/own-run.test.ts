@@ -2,9 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Schema from "effect/Schema"
-import { Compensable, Saga } from "../src/index.js"
+import { Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
+import { recordedReserve } from "./fixtures/recorded-reserve.js"
 
 /**
  * A run or an operator's command of a saga from inside that saga's own run would wait for the run
@@ -13,17 +13,7 @@ import * as Testing from "../src/Testing.js"
  */
 const fixture = Effect.sync(() => {
   const world: Array<string> = []
-  const reserve = Compensable.make({
-    name: "reserve",
-    input: Schema.String,
-    success: Schema.String,
-    execute: (sku) =>
-      Effect.sync(() => {
-        world.push(`reserve ${sku}`)
-        return `res-${sku}`
-      }),
-    compensate: (ctx) => Effect.sync(() => world.push(`release ${ctx.result}`))
-  })
+  const reserve = recordedReserve(world)
   return { world, reserve }
 })
 

@@ -11,6 +11,7 @@ import * as Scope from "effect/Scope"
 import * as TestClock from "effect/TestClock"
 import { Compensable, Journal, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
+import { recordedReserve } from "./fixtures/recorded-reserve.js"
 
 /**
  * A second run of a saga in the worker that runs it now (an HTTP client's retry) waits for the
@@ -18,17 +19,7 @@ import * as Testing from "../src/Testing.js"
  */
 const fixture = Effect.sync(() => {
   const world: Array<string> = []
-  const reserve = Compensable.make({
-    name: "reserve",
-    input: Schema.String,
-    success: Schema.String,
-    execute: (sku) =>
-      Effect.sync(() => {
-        world.push(`reserve ${sku}`)
-        return `res-${sku}`
-      }),
-    compensate: (ctx) => Effect.sync(() => world.push(`release ${ctx.result}`))
-  })
+  const reserve = recordedReserve(world)
   // A provider that does not answer: a call cut off there has an unknown outcome.
   const charge = Compensable.make({
     name: "charge",

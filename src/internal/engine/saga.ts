@@ -283,7 +283,6 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         : Effect.void
     )
 
-  /** Starting, resuming or compensating a saga from inside an undo is refused: the inverse is bounded. */
   /** Refuses a saga started, resumed or compensated from inside the undo of `toolName`'s step. */
   const refusedInsideUndo = (toolName: string) =>
     Effect.die(
