@@ -198,15 +198,6 @@ export const pendingApprovalsPage = (params: InboxParams) =>
   })
 
 /**
- * The approval requests waiting for a decision, oldest first: the first page of
- * `pendingApprovalsPage` (50 sagas with something waiting).
- *
- * @since 0.2.0
- * @category reading
- */
-export const pendingApprovals = Effect.map(pendingApprovalsPage({}), (page) => page.approvals)
-
-/**
  * Whether a saga's journal verifies against its row (chain, MACs with a journal key, the approvals
  * table's copies of its requests), and where it breaks if not.
  *
@@ -218,3 +209,16 @@ export const verifySaga = (sagaId: string) =>
     const tampered = status.tampered ?? null
     return { sagaId, intact: tampered === null, tampered, revision: status.revision, digest: status.digest }
   })
+
+/**
+ * Every approval request waiting for a decision, oldest first, in one answer (every waiting saga
+ * read): what `GET /api/approvals` answered before it was paged. The API and the console read
+ * `pendingApprovalsPage`.
+ *
+ * @since 0.2.0
+ * @category reading
+ */
+export const pendingApprovals = Effect.map(
+  pendingApprovalsPage({ limit: Number.POSITIVE_INFINITY }),
+  (page) => page.approvals
+)

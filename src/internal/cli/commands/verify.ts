@@ -39,7 +39,7 @@ const PAGE = 200
  * saga that moves between pages while they are read (written meanwhile) is given once.
  *
  * @since 0.5.0
- * @category models
+ * @category commands
  */
 export const everyVerdict = Effect.gen(function* () {
   const verdicts: Array<Verdict> = []

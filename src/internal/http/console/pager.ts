@@ -4,7 +4,12 @@
  */
 import { escape } from "./html.js"
 
-/** Where a list stands: how many it selects in all, and the page shown. */
+/**
+ * Where a list stands: how many it selects in all, and the page shown.
+ *
+ * @since 0.5.0
+ * @category views
+ */
 export interface Position {
   readonly total: number
   readonly offset: number
@@ -18,7 +23,12 @@ const hrefOf = (path: string, query: Readonly<Record<string, string>>, offset: n
   return escape(search === "" ? path : `${path}?${search}`)
 }
 
-/** The "previous" and "next" links of a list at `path` (none when it fits on one page). */
+/**
+ * The "previous" and "next" links of a list at `path` (none when it fits on one page).
+ *
+ * @since 0.5.0
+ * @category views
+ */
 export const pager = (path: string, position: Position, query: Readonly<Record<string, string>> = {}): string => {
   const { total, offset, limit } = position
   const links = [
@@ -28,7 +38,12 @@ export const pager = (path: string, position: Position, query: Readonly<Record<s
   return links.length === 0 ? "" : `<nav class="actions" aria-label="pages">${links.join(" ")}</nav>`
 }
 
-/** The page a console list's `offset` parameter asks for: a whole number, 0 or more; anything else is 0. */
+/**
+ * The page a console list's `offset` parameter asks for: a whole number, 0 or more; anything else is 0.
+ *
+ * @since 0.5.0
+ * @category views
+ */
 export const offsetOf = (text: string | null): number => {
   const offset = Number(text ?? "0")
   return Number.isSafeInteger(offset) && offset > 0 ? offset : 0
