@@ -50,6 +50,8 @@ describe("GET /api/approvals, a page at a time", { timeout: 30_000 }, () => {
         "payout-2",
         "payout-3"
       ])
+      const [requests, response] = yield* api.approvals.pending({ withResponse: true })
+      expect([requests.length, response.headers["x-total-count"]]).toEqual([3, "3"])
     })
   )
 
