@@ -510,72 +510,147 @@ export const inbox: Effect.Effect<
   ReadonlyArray<PendingRequest>,
   JournalError | KeyError,
   Approval | Journal.Journal
-> = Effect.gen(function* () {
-  const approval = yield* Approval
-  const journal = yield* Journal.Journal
-  const keys = Option.getOrUndefined(yield* journalKeys)
-  const listed = yield* approval.pending
-  // A row that does not decode is listed too (its saga's journal then reads as broken), not a failure of the inbox.
-  const awaiting = yield* listRows(journal, { status: ["awaiting_approval"] })
-  const sagaIds = new Set([
-    ...listed.map((request) => request.sagaId),
-    ...awaiting.map((row) => (Either.isRight(row) ? row.right.sagaId : row.left.sagaId))
-  ])
-  // Each journal is verified against its row: a forged entry is no answer, nor a request.
-  const read = (sagaId: string) => inspect(journal, sagaId, keys)
-  const judge = (request: PendingRequest, entries: ReadonlyArray<Entry>) =>
-    Effect.flatMap(
-      approval.get(request.requestId),
-      (held): Effect.Effect<PendingRequest | undefined, JournalError | ApprovalTampered> => {
-        const answer = answeredRequest(entries, request.stepId)
-        const waits = answer === undefined
-        if (Option.isNone(held) || !holdsRequest(held.value.request, request))
-          return Effect.succeed(waits ? request : undefined)
-        const { decision } = held.value
-        if (decision._tag === "Pending") {
-          return Effect.succeed(
-            waits ? held.value.request : { ...held.value.request, tampered: behindTheJournal(answer) }
-          )
+> = Effect.suspend(() => Effect.map(inboxPage({ offset: 0, limit: Number.POSITIVE_INFINITY }), (page) => page.requests))
+
+/**
+ * Which page of the inbox `inboxPage` reads: `offset` and `limit` count sagas with something
+ * waiting, not requests, so that a saga's requests are never split between pages.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface InboxPageQuery {
+  readonly offset: number
+  readonly limit: number
+}
+
+/**
+ * A page of the inbox, oldest first, and how many sagas have something waiting in all.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface InboxPage {
+  readonly requests: ReadonlyArray<PendingRequest>
+  /** The sagas with a request waiting: each awaiting approval by its row, or named by the store's pending requests. */
+  readonly sagas: number
+}
+
+/**
+ * One page of `inbox`: the sagas with something waiting (those whose row's status is
+ * `awaiting_approval`, selected by the store's query, and those the store's pending requests name),
+ * ordered by their oldest request the store lists (a saga the store lists none for: by its row's
+ * last update), then by saga id; `limit` of them from `offset`. Only the page's sagas' journals are
+ * read and judged, as `inbox` judges them; their requests come oldest first. A saga on the page may
+ * list none (a request the store lists as pending that a trusted decision answers), so a page can
+ * hold fewer requests than `limit`, or more (a saga waiting on two at once).
+ *
+ * @since 0.5.0
+ * @category accessors
+ */
+export const inboxPage = (
+  query: InboxPageQuery
+): Effect.Effect<InboxPage, JournalError | KeyError, Approval | Journal.Journal> =>
+  Effect.gen(function* () {
+    const approval = yield* Approval
+    const journal = yield* Journal.Journal
+    const keys = Option.getOrUndefined(yield* journalKeys)
+    const listed = yield* approval.pending
+    // A row that does not decode is listed too (its saga's journal then reads as broken), not a failure of the inbox.
+    const awaiting = yield* listRows(journal, { status: ["awaiting_approval"] })
+    const waiting = waitingSagas(listed, awaiting)
+    const sagaIds = waiting.slice(query.offset, query.offset + query.limit)
+    const listedOf = groupBySaga(listed)
+    // Each journal is verified against its row: a forged entry is no answer, nor a request.
+    const read = (sagaId: string) => inspect(journal, sagaId, keys)
+    const judge = (request: PendingRequest, entries: ReadonlyArray<Entry>) =>
+      Effect.flatMap(
+        approval.get(request.requestId),
+        (held): Effect.Effect<PendingRequest | undefined, JournalError | ApprovalTampered> => {
+          const answer = answeredRequest(entries, request.stepId)
+          const waits = answer === undefined
+          if (Option.isNone(held) || !holdsRequest(held.value.request, request))
+            return Effect.succeed(waits ? request : undefined)
+          const { decision } = held.value
+          if (decision._tag === "Pending") {
+            return Effect.succeed(
+              waits ? held.value.request : { ...held.value.request, tampered: behindTheJournal(answer) }
+            )
+          }
+          const reason = waits ? distrust(approval, keys, request, decision) : undefined
+          if (reason === undefined) return Effect.succeed(undefined)
+          // Decided without the journal: a command may be between its two writes. Read the journal again.
+          return Effect.map(read(request.sagaId), (again) => {
+            const broken = tamperOf(again.verification)
+            if (broken !== undefined) return { ...request, tampered: journalBroken(broken) }
+            return answeredRequest(again.entries, request.stepId) === undefined
+              ? { ...request, tampered: reason }
+              : undefined
+          })
         }
-        const reason = waits ? distrust(approval, keys, request, decision) : undefined
-        if (reason === undefined) return Effect.succeed(undefined)
-        // Decided without the journal: a command may be between its two writes. Read the journal again.
-        return Effect.map(read(request.sagaId), (again) => {
-          const broken = tamperOf(again.verification)
-          if (broken !== undefined) return { ...request, tampered: journalBroken(broken) }
-          return answeredRequest(again.entries, request.stepId) === undefined
-            ? { ...request, tampered: reason }
-            : undefined
-        })
-      }
-    ).pipe(Effect.catchTag("ApprovalTampered", (error) => Effect.succeed({ ...request, tampered: error.message })))
-  const ofSaga = (sagaId: string) =>
-    Effect.flatMap(read(sagaId), (inspected) => {
-      const broken = tamperOf(inspected.verification)
-      const { entries } = inspected
-      const listedHere = listed.filter((request) => request.sagaId === sagaId)
-      const listedIds = new Set(listedHere.map((request) => request.requestId))
-      const candidates: ReadonlyArray<PendingRequest> = [
-        ...listedHere,
-        ...awaitedRequests(entries).filter((request) => !listedIds.has(request.requestId))
-      ]
-      // Past a break, entries are no evidence either way: each request they or the store name is listed, marked.
-      if (broken !== undefined) {
-        return Effect.succeed(candidates.map((request) => ({ ...request, tampered: journalBroken(broken) })))
-      }
-      return Effect.forEach(candidates, (request) =>
-        // A request the store marked, or one no entry backs, is listed as the store holds it: readers mark it.
-        request.tampered !== undefined ||
-        !entries.some((entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === request.stepId)
-          ? Effect.succeed(request)
-          : judge(request, entries)
-      )
-    })
-  const found = (yield* Effect.forEach(sagaIds, ofSaga)).flat()
-  return found
-    .filter((request): request is PendingRequest => request !== undefined)
-    .sort((a, b) => (a.requestedAt < b.requestedAt ? -1 : a.requestedAt > b.requestedAt ? 1 : 0))
-})
+      ).pipe(Effect.catchTag("ApprovalTampered", (error) => Effect.succeed({ ...request, tampered: error.message })))
+    const ofSaga = (sagaId: string) =>
+      Effect.flatMap(read(sagaId), (inspected) => {
+        const broken = tamperOf(inspected.verification)
+        const { entries } = inspected
+        const listedHere = listedOf.get(sagaId) ?? []
+        const listedIds = new Set(listedHere.map((request) => request.requestId))
+        const candidates: ReadonlyArray<PendingRequest> = [
+          ...listedHere,
+          ...awaitedRequests(entries).filter((request) => !listedIds.has(request.requestId))
+        ]
+        // Past a break, entries are no evidence either way: each request they or the store name is listed, marked.
+        if (broken !== undefined) {
+          return Effect.succeed(candidates.map((request) => ({ ...request, tampered: journalBroken(broken) })))
+        }
+        return Effect.forEach(candidates, (request) =>
+          // A request the store marked, or one no entry backs, is listed as the store holds it: readers mark it.
+          request.tampered !== undefined ||
+          !entries.some((entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === request.stepId)
+            ? Effect.succeed(request)
+            : judge(request, entries)
+        )
+      })
+    const found = (yield* Effect.forEach(sagaIds, ofSaga)).flat()
+    const requests = found
+      .filter((request): request is PendingRequest => request !== undefined)
+      .sort((a, b) => byCodePoints(a.requestedAt, b.requestedAt))
+    return { requests, sagas: waiting.length }
+  })
+
+const byCodePoints = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+const groupBySaga = (requests: ReadonlyArray<PendingRequest>): ReadonlyMap<string, ReadonlyArray<PendingRequest>> => {
+  const groups = new Map<string, Array<PendingRequest>>()
+  for (const request of requests) {
+    const group = groups.get(request.sagaId)
+    if (group === undefined) groups.set(request.sagaId, [request])
+    else group.push(request)
+  }
+  return groups
+}
+
+/**
+ * The sagas with something waiting, by their oldest request the store lists, else by their row's
+ * last update (an undecodable row first: its saga reads as broken), then by saga id.
+ */
+const waitingSagas = (
+  listed: ReadonlyArray<PendingRequest>,
+  awaiting: ReadonlyArray<Either.Either<Journal.SagaRecord, { readonly sagaId: string }>>
+): ReadonlyArray<string> => {
+  const since = new Map<string, string>()
+  for (const request of listed) {
+    const known = since.get(request.sagaId)
+    if (known === undefined || request.requestedAt < known) since.set(request.sagaId, request.requestedAt)
+  }
+  for (const row of awaiting) {
+    const sagaId = Either.isRight(row) ? row.right.sagaId : row.left.sagaId
+    if (!since.has(sagaId)) since.set(sagaId, Either.isRight(row) ? row.right.updatedAt : "")
+  }
+  return Array.from(since)
+    .sort(([idA, a], [idB, b]) => byCodePoints(a, b) || byCodePoints(idA, idB))
+    .map(([sagaId]) => sagaId)
+}
 
 export {
   answeredRequest,

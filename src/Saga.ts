@@ -584,6 +584,11 @@ export const list = (filter?: ListFilter) => Effect.flatMap(Saga, (saga) => saga
 export interface ListPageQuery extends ListFilter {
   /** Only sagas whose id holds this text (case-sensitive). */
   readonly search?: string | undefined
+  /**
+   * `"urgency"` (the default): what needs a person first, as `listPage` says; `"updatedAt"`: least
+   * recently updated first, as `list` orders them (since 0.5.0).
+   */
+  readonly order?: "urgency" | "updatedAt" | undefined
   readonly offset: number
   readonly limit: number
 }
@@ -605,6 +610,7 @@ export interface ListPage {
  * recently updated, then by saga id (code-point order), and the count of all it selects. The store
  * filters, orders, slices and counts (the SQL stores in their query); only the page's sagas are
  * read and verified, so a saga tampered with outside the page costs nothing and is not marked.
+ * `order: "updatedAt"` pages in `list`'s order instead (least recently updated first).
  *
  * @since 0.5.0
  * @category accessors
@@ -615,7 +621,8 @@ export const listPage = (query: ListPageQuery): Effect.Effect<ListPage, JournalE
     if (own !== undefined) return own(query)
     // A service not built by this module's layers: its list, paged here.
     return Effect.map(saga.list(query), (listed) => {
-      const selected = listed.filter((summary) => summary.sagaId.includes(query.search ?? "")).sort(byUrgency)
+      const selected = listed.filter((summary) => summary.sagaId.includes(query.search ?? ""))
+      if (query.order !== "updatedAt") selected.sort(byUrgency)
       return { sagas: selected.slice(query.offset, query.offset + query.limit), total: selected.length }
     })
   })

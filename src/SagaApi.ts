@@ -177,6 +177,13 @@ export {
    */
   EffectUndo,
   /**
+   * The page of `GET /api/approvals` (`offset`, `limit`: sagas with a request waiting).
+   *
+   * @since 0.5.0
+   * @category models
+   */
+  InboxParams,
+  /**
    * A time as ISO-8601 text, normalized to UTC.
    *
    * @since 0.2.0

@@ -69,14 +69,17 @@ const rank = (status: string) => (urgency.includes(status) ? urgency.indexOf(sta
 /** What the page must be: `Saga.list` (every saga verified), filtered, sorted and sliced here. */
 const inMemory = (query: Saga.ListPageQuery) =>
   Effect.map(Saga.list({ status: query.status, updatedBefore: query.updatedBefore }), (all) => {
-    const selected = all
-      .filter((saga) => saga.sagaId.includes(query.search ?? ""))
-      .sort(
-        (a, b) =>
-          rank(a.status) - rank(b.status) ||
-          (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0) ||
-          (a.sagaId < b.sagaId ? -1 : 1)
-      )
+    const found = all.filter((saga) => saga.sagaId.includes(query.search ?? ""))
+    // `Saga.list` gives them least recently updated first.
+    const selected =
+      query.order === "updatedAt"
+        ? found
+        : found.sort(
+            (a, b) =>
+              rank(a.status) - rank(b.status) ||
+              (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0) ||
+              (a.sagaId < b.sagaId ? -1 : 1)
+          )
     return { sagas: selected.slice(query.offset, query.offset + query.limit), total: selected.length }
   })
 
@@ -87,7 +90,9 @@ const queries: ReadonlyArray<Saga.ListPageQuery> = [
   { offset: 0, limit: 50, search: "c-" },
   { offset: 1, limit: 50, status: ["completed"], updatedBefore: "1970-01-01T00:00:06Z" },
   { offset: 0, limit: 50, status: [] },
-  { offset: 10, limit: 5 }
+  { offset: 10, limit: 5 },
+  { offset: 1, limit: 3, order: "updatedAt" },
+  { offset: 0, limit: 50, order: "updatedAt", status: ["completed", "awaiting_approval"] }
 ]
 
 for (const [name, store] of stores) {

@@ -208,3 +208,67 @@ export const withStore = <A, E>(
     return creates ? Effect.tapErrorCause(asOperator(store), () => Store.remove(store)) : asOperator(store)
   })
 }
+
+/** A whole-number option at least `least`, named and explained when it is not one. */
+const wholeNumber = (name: string, least: number, what: string) =>
+  Options.integer(name).pipe(
+    Options.withPseudoName("N"),
+    Options.withDescription(what),
+    Options.mapEffect((n) =>
+      n >= least
+        ? Effect.succeed(n)
+        : Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name} ${n}: give a whole number, ${least} or more`)))
+    ),
+    Options.optional
+  )
+
+/**
+ * `--limit N`: list at most N (1 or more); without it, every one.
+ *
+ * @since 0.5.0
+ * @category options
+ */
+export const limit = wholeNumber("limit", 1, "List at most N (1 or more): one page. Default: every one.")
+
+/**
+ * `--offset N`: skip the first N (0 or more), for the next page.
+ *
+ * @since 0.5.0
+ * @category options
+ */
+export const offset = wholeNumber("offset", 0, "Skip the first N (0 or more): the page after them. Default: 0.")
+
+/**
+ * The page `--limit` and `--offset` ask for; `undefined` when neither is given (every one).
+ *
+ * @since 0.5.0
+ * @category options
+ */
+export const pageOf = (options: {
+  readonly limit: Option.Option<number>
+  readonly offset: Option.Option<number>
+}): { readonly offset: number; readonly limit: number } | undefined =>
+  Option.isNone(options.limit) && Option.isNone(options.offset)
+    ? undefined
+    : {
+        offset: Option.getOrElse(options.offset, () => 0),
+        limit: Option.getOrElse(options.limit, () => Number.MAX_SAFE_INTEGER)
+      }
+
+/**
+ * The line under a page of `what`: which of how many it shows, and how to ask for the next.
+ *
+ * @since 0.5.0
+ * @category options
+ */
+export const pageLine = (
+  what: string,
+  page: { readonly offset: number; readonly limit: number },
+  shown: number,
+  total: number
+): string => {
+  const range =
+    shown === 0 ? `none of ${total} ${what}` : `${what} ${page.offset + 1}–${page.offset + shown} of ${total}`
+  const next = page.offset + page.limit < total ? `; the next: --offset ${page.offset + page.limit}` : ""
+  return `${range}${next}`
+}

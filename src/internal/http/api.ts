@@ -27,6 +27,7 @@ import {
   CompensationAnswer,
   EffectUndo,
   ListParams,
+  MAX_LIMIT,
   PendingApproval,
   RejectBody,
   RenewBody,
@@ -79,6 +80,24 @@ const Segment = Schema.transform(Schema.String, Schema.String, {
 const sagaPath = Schema.Struct({ sagaId: Segment })
 const stepPath = Schema.Struct({ sagaId: Segment, stepId: Segment })
 
+/** `GET /api/approvals`'s page, as the OpenAPI document lists it. */
+const inboxParameters = [
+  {
+    name: "offset",
+    in: "query",
+    required: false,
+    description: "sagas with a request waiting to skip (default 0)",
+    schema: { type: "integer", minimum: 0 }
+  },
+  {
+    name: "limit",
+    in: "query",
+    required: false,
+    description: `sagas with a request waiting to list (default 50, at most ${MAX_LIMIT})`,
+    schema: { type: "integer", minimum: 1, maximum: MAX_LIMIT }
+  }
+]
+
 // The middleware added last runs first: the caller is authenticated before anything of a body is read.
 const sagas = HttpApiGroup.make("sagas")
   .middleware(BodyCheck)
@@ -106,9 +125,15 @@ const approvals = HttpApiGroup.make("approvals")
   .middleware(BodyCheck)
   .middleware(Authentication)
   .add(
+    // Its page is read by the handler, not declared (`setUrlParams`): a declared one would make the
+    // typed client's `pending()` need an argument, which every caller written so far leaves out.
     HttpApiEndpoint.get("pending", "/api/approvals")
       .addSuccess(Schema.Array(PendingApproval))
-      .annotate(OpenApi.Summary, "Approval requests waiting for a decision, oldest first")
+      .annotate(OpenApi.Override, { parameters: inboxParameters })
+      .annotate(
+        OpenApi.Summary,
+        "Approval requests waiting for a decision, oldest first, a page of sagas at a time (X-Total-Count: how many sagas have one waiting)"
+      )
   )
   .add(
     HttpApiEndpoint.post("approve", "/api/sagas/:sagaId/steps/:stepId/approve")

@@ -303,6 +303,22 @@ export const EffectUndo = Schema.Struct({
 export type EffectUndo = typeof EffectUndo.Type
 
 /**
+ * The largest `limit` a page of `GET /api/sagas` or `GET /api/approvals` may ask for.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export const MAX_LIMIT = 500
+
+/**
+ * The `limit` a page of `GET /api/sagas` or `GET /api/approvals` has when none is given.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export const DEFAULT_LIMIT = 50
+
+/**
  * The filters of `GET /api/sagas`: statuses (comma-separated), only what needs a person, only
  * what awaits an approval, only sagas finished before a time; and the page.
  *
@@ -316,7 +332,7 @@ export const ListParams = Schema.Struct({
   finishedBefore: Schema.optional(Instant),
   search: Schema.optional(Schema.String),
   offset: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 500)))
+  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, MAX_LIMIT)))
 })
 
 /**
@@ -324,3 +340,21 @@ export const ListParams = Schema.Struct({
  * @category models
  */
 export type ListParams = typeof ListParams.Type
+
+/**
+ * The page of `GET /api/approvals`: `offset` and `limit` count sagas with a request waiting (a
+ * saga's requests are never split between pages); the answer's `X-Total-Count` header counts them all.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export const InboxParams = Schema.Struct({
+  offset: ListParams.fields.offset,
+  limit: ListParams.fields.limit
+})
+
+/**
+ * @since 0.5.0
+ * @category models
+ */
+export type InboxParams = typeof InboxParams.Type

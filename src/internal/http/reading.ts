@@ -12,6 +12,7 @@ import * as Saga from "../../Saga.js"
 import * as Timeline from "../../Timeline.js"
 import { NotFound } from "./errors.js"
 import type {
+  InboxParams,
   ListParams,
   PendingApproval,
   SagaDetail,
@@ -21,6 +22,7 @@ import type {
   Tamper,
   Verification
 } from "./models.js"
+import { DEFAULT_LIMIT } from "./models.js"
 
 /** The statuses in the order a person should look at them. */
 const urgency: ReadonlyArray<SagaStatus> = ["compensation_failed", "needs_attention", "awaiting_approval"]
@@ -38,8 +40,6 @@ const summaryOf = (saga: Saga.SagaSummary): SagaSummary => ({
   tampered: saga.tampered ?? null,
   needsHuman: saga.tampered !== undefined || humanStatuses.has(saga.status)
 })
-
-const DEFAULT_LIMIT = 50
 
 /** The statuses every status filter given allows (`undefined`: any). */
 const allowedStatuses = (params: ListParams): ReadonlyArray<SagaStatus> | undefined =>
@@ -165,30 +165,37 @@ const pendingOf = (
 }
 
 /**
- * The approval requests waiting for a decision, oldest first, each with the input and digest its
- * saga's journal holds and the saga's position; each saga read once.
+ * A page of the approval requests waiting for a decision (`Approval.inboxPage`: `offset` and
+ * `limit`, default 50, count sagas with something waiting), oldest first, each with the input and
+ * digest its saga's journal holds and the saga's position; only the page's sagas are read, each
+ * once. `sagas` counts every saga with something waiting.
  *
- * @since 0.2.0
+ * @since 0.5.0
  * @category reading
  */
-export const pendingApprovals = Effect.gen(function* () {
-  const journal = yield* Journal
-  // The Saga layer of this server read the same keys when it was built: a bad key list stopped it there.
-  const requests = yield* Approval.inbox.pipe(Effect.catchTag("KeyError", Effect.die))
-  const sagaIds = Array.from(new Set(requests.map((request) => request.sagaId)))
-  const sagas = new Map(
-    yield* Effect.forEach(sagaIds, (sagaId) =>
-      Effect.all([
-        statusOf(sagaId).pipe(Effect.catchTag("SagaNotFound", () => Effect.succeed(undefined))),
-        journal.read(sagaId).pipe(Effect.orElseSucceed((): ReadonlyArray<Entry> => []))
-      ]).pipe(Effect.map(([status, entries]) => [sagaId, { status, entries }] as const))
+export const pendingApprovalsPage = (params: InboxParams) =>
+  Effect.gen(function* () {
+    const journal = yield* Journal
+    const offset = params.offset ?? 0
+    const limit = params.limit ?? DEFAULT_LIMIT
+    // The Saga layer of this server read the same keys when it was built: a bad key list stopped it there.
+    const page = yield* Approval.inboxPage({ offset, limit }).pipe(Effect.catchTag("KeyError", Effect.die))
+    const { requests } = page
+    const sagaIds = Array.from(new Set(requests.map((request) => request.sagaId)))
+    const sagas = new Map(
+      yield* Effect.forEach(sagaIds, (sagaId) =>
+        Effect.all([
+          statusOf(sagaId).pipe(Effect.catchTag("SagaNotFound", () => Effect.succeed(undefined))),
+          journal.read(sagaId).pipe(Effect.orElseSucceed((): ReadonlyArray<Entry> => []))
+        ]).pipe(Effect.map(([status, entries]) => [sagaId, { status, entries }] as const))
+      )
     )
-  )
-  return requests.map((request) => {
-    const saga = sagas.get(request.sagaId)!
-    return pendingOf(request, saga.status, saga.entries)
+    const approvals = requests.map((request) => {
+      const saga = sagas.get(request.sagaId)!
+      return pendingOf(request, saga.status, saga.entries)
+    })
+    return { approvals, sagas: page.sagas, offset, limit }
   })
-})
 
 /**
  * Whether a saga's journal verifies against its row (chain, MACs with a journal key, the approvals
@@ -202,3 +209,16 @@ export const verifySaga = (sagaId: string) =>
     const tampered = status.tampered ?? null
     return { sagaId, intact: tampered === null, tampered, revision: status.revision, digest: status.digest }
   })
+
+/**
+ * Every approval request waiting for a decision, oldest first, in one answer (every waiting saga
+ * read): what `GET /api/approvals` answered before it was paged. The API and the console read
+ * `pendingApprovalsPage`.
+ *
+ * @since 0.2.0
+ * @category reading
+ */
+export const pendingApprovals = Effect.map(
+  pendingApprovalsPage({ limit: Number.POSITIVE_INFINITY }),
+  (page) => page.approvals
+)

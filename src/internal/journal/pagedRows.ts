@@ -17,6 +17,8 @@ export interface PageQuery {
   readonly updatedBefore?: string | undefined
   /** Only rows whose saga id holds this text (case-sensitive). */
   readonly search?: string | undefined
+  /** Most urgent first (the default), or least recently updated first, as `list` orders rows. */
+  readonly order?: "urgency" | "updatedAt" | undefined
   readonly offset: number
   readonly limit: number
 }
@@ -47,7 +49,7 @@ export const rowPages = new WeakMap<
   (query: PageQuery) => Effect.Effect<RowPage, JournalError>
 >()
 
-/** The rows `query` selects, one page of them, most urgent first. */
+/** The rows `query` selects, one page of them, in its order (most urgent first unless told). */
 export const pageRows = (journal: Journal["Type"], query: PageQuery): Effect.Effect<RowPage, JournalError> => {
   const own = rowPages.get(journal.list)
   if (own !== undefined) return own(query)
@@ -58,7 +60,8 @@ export const pageRows = (journal: Journal["Type"], query: PageQuery): Effect.Eff
       .filter(Either.isRight)
       .map((row) => row.right)
       .filter((row) => row.sagaId.includes(search))
-      .sort(byUrgency)
+    // `list` gave them least recently updated first.
+    if (query.order !== "updatedAt") selected.sort(byUrgency)
     return {
       rows: selected.slice(query.offset, query.offset + query.limit).map(Either.right),
       total: selected.length

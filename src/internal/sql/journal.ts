@@ -878,6 +878,8 @@ ORDER BY updated_at, created_at, saga_id`,
   const byUrgency = sql.literal(
     `CASE status ${PagedRows.urgency.map((status, at) => `WHEN '${status}' THEN ${at}`).join(" ")} ELSE ${PagedRows.urgency.length} END, updated_at DESC, saga_id${onPg ? ' COLLATE "C"' : ""}`
   )
+  // As `list` orders its rows.
+  const byUpdate = sql.literal("updated_at, created_at, saga_id")
   const selectPage = (query: PagedRows.PageQuery) => {
     if (query.status !== undefined && query.status.length === 0) return Effect.succeed({ rows: [], total: 0 })
     const before = query.updatedBefore === undefined ? undefined : cutoff(query.updatedBefore)
@@ -894,7 +896,7 @@ ORDER BY updated_at, created_at, saga_id`,
     return Effect.mapError(
       Effect.all([
         sql`SELECT ${recordColumns} FROM ${sagas} ${whereClause}
-ORDER BY ${byUrgency} LIMIT ${query.limit} OFFSET ${query.offset}`,
+ORDER BY ${query.order === "updatedAt" ? byUpdate : byUrgency} LIMIT ${query.limit} OFFSET ${query.offset}`,
         sql<{ readonly total: number | string }>`SELECT COUNT(*) AS total FROM ${sagas} ${whereClause}`
       ]),
       journalError("list")

@@ -1,5 +1,5 @@
 /**
- * `effect-saga approvals [--json]`: the approval requests still waiting for a decision, with the
+ * `effect-saga approvals [--limit N] [--offset N] [--json]`: the approval requests still waiting for a decision, with the
  * input each step will send as its saga's journal holds it.
  *
  * @since 0.1.0
@@ -11,7 +11,7 @@ import * as Approval from "../../../Approval.js"
 import { printable } from "../../util/printable.js"
 import { table } from "../../util/table.js"
 import { print, printJson } from "../output.js"
-import { db, json, withStore } from "../root.js"
+import { db, json, limit, offset, pageLine, pageOf, withStore } from "../root.js"
 import * as Trust from "../trust.js"
 
 /**
@@ -42,14 +42,19 @@ const pendingOf = (request: Approval.PendingRequest, inspection: Trust.Inspectio
  * Every request waiting for a person (`Approval.inbox`: the store's pending ones and those the
  * journals of awaiting sagas wait on), each saga read and verified once.
  */
-const pendingRequests = Effect.gen(function* () {
-  const requests = yield* Approval.inbox
-  const sagaIds = Array.from(new Set(requests.map((request) => request.sagaId)))
-  const inspections = new Map(
-    (yield* Effect.forEach(sagaIds, Trust.inspect)).map((inspection) => [inspection.sagaId, inspection])
-  )
-  return requests.map((request) => pendingOf(request, inspections.get(request.sagaId)!))
-})
+const pendingRequests = (page: { readonly offset: number; readonly limit: number } | undefined) =>
+  Effect.gen(function* () {
+    const found = page === undefined ? undefined : yield* Approval.inboxPage(page)
+    const requests = found === undefined ? yield* Approval.inbox : found.requests
+    const sagaIds = Array.from(new Set(requests.map((request) => request.sagaId)))
+    const inspections = new Map(
+      (yield* Effect.forEach(sagaIds, Trust.inspect)).map((inspection) => [inspection.sagaId, inspection])
+    )
+    return {
+      pending: requests.map((request) => pendingOf(request, inspections.get(request.sagaId)!)),
+      sagas: found?.sagas
+    }
+  })
 
 const render = (requests: ReadonlyArray<Pending>): string =>
   requests.length === 0
@@ -80,18 +85,24 @@ const render = (requests: ReadonlyArray<Pending>): string =>
  * @since 0.1.0
  * @category commands
  */
-export const approvals = Command.make("approvals", { db, json }, (options) =>
+export const approvals = Command.make("approvals", { db, json, limit, offset }, (options) =>
   withStore(
     options.db,
     Effect.gen(function* () {
-      const requests = yield* pendingRequests
-      yield* options.json ? printJson(requests) : print(render(requests))
+      const page = pageOf(options)
+      const { pending: requests, sagas } = yield* pendingRequests(page)
+      // The sagas on the page, whether or not each still lists a request.
+      const shown =
+        page === undefined || sagas === undefined ? 0 : Math.max(0, Math.min(page.limit, sagas - page.offset))
+      const note =
+        page === undefined || sagas === undefined ? [] : [pageLine("sagas with a request waiting", page, shown, sagas)]
+      yield* options.json ? printJson(requests) : print([render(requests), ...note].join("\n"))
       yield* Trust.exitIfTampered(requests)
     }),
     { access: "read" }
   )
 ).pipe(
   Command.withDescription(
-    "List the approval requests waiting for a decision, oldest first, with the exact input each step will send, as its saga's journal holds it. Exits 1 if a request's saga is tampered, or the approvals table disagrees with the journal."
+    "List the approval requests waiting for a decision, oldest first, with the exact input each step will send, as its saga's journal holds it; with --limit/--offset, those of one page of the sagas with a request waiting (only they are read). Exits 1 if a request's saga is tampered, or the approvals table disagrees with the journal."
   )
 )

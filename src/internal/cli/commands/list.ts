@@ -1,6 +1,6 @@
 /**
- * `effect-saga list [--status S]… [--older-than D] [--json]`: the sagas in the journal, least
- * recently updated first.
+ * `effect-saga list [--status S]… [--older-than D] [--limit N] [--offset N] [--json]`: the sagas in
+ * the journal, least recently updated first, or one page of them.
  *
  * @since 0.1.0
  */
@@ -21,7 +21,7 @@ import * as Journaled from "../journaled.js"
 import * as LeaseClock from "../leaseClock.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
-import { db, json, optionalList, withStore } from "../root.js"
+import { db, json, limit, offset, optionalList, pageLine, pageOf, withStore } from "../root.js"
 import * as Trust from "../trust.js"
 
 const status = Options.choice("status", SagaStatus.literals).pipe(
@@ -105,22 +105,29 @@ const updatedBefore = (text: Option.Option<string>) =>
  * @since 0.1.0
  * @category commands
  */
-export const list = Command.make("list", { db, json, status, olderThan }, (options) =>
+export const list = Command.make("list", { db, json, status, olderThan, limit, offset }, (options) =>
   Effect.flatMap(updatedBefore(options.olderThan), (before) =>
     withStore(
       options.db,
       Effect.gen(function* () {
-        const records = yield* Saga.list({
-          status: options.status.length === 0 ? undefined : options.status,
-          updatedBefore: before
-        })
+        const filter = { status: options.status.length === 0 ? undefined : options.status, updatedBefore: before }
+        const page = pageOf(options)
+        // A page: the store selects, orders and slices; only its sagas are read and verified.
+        const listedPage =
+          page === undefined ? undefined : yield* Saga.listPage({ ...filter, ...page, order: "updatedAt" })
+        const records = listedPage === undefined ? yield* Saga.list(filter) : listedPage.sagas
         const rows = records.map(listed)
         // Leases by the store's clock: on PostgreSQL, its server's, as the workers' claims judge them.
         const now = yield* LeaseClock.now
         const stuck = yield* stuckOf(rows, now)
+        const table = render(rows, now, stuck)
         yield* options.json
           ? printJson(rows.map((row) => ({ ...row, stuck: stuck.has(row.sagaId) })))
-          : print(render(rows, now, stuck))
+          : print(
+              page === undefined || listedPage === undefined
+                ? table
+                : `${table}\n${pageLine("sagas", page, rows.length, listedPage.total)}`
+            )
         yield* Trust.exitIfTampered(rows)
         yield* exitIfDirty(rows.map((row) => ({ ...row, stuck: stuck.has(row.sagaId) })))
       }),
@@ -129,6 +136,6 @@ export const list = Command.make("list", { db, json, status, olderThan }, (optio
   )
 ).pipe(
   Command.withDescription(
-    "List the sagas, least recently updated first, each with its journal verified (chain: intact, or TAMPERED at the first entry that does not fit). Exits 1 if one listed is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, running or compensating, and no worker drives it)."
+    "List the sagas, least recently updated first, each with its journal verified (chain: intact, or TAMPERED at the first entry that does not fit); with --limit/--offset, one page of them (only its sagas are read). Exits 1 if one listed is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, running or compensating, and no worker drives it)."
   )
 )

@@ -30,21 +30,44 @@ export type Verdict = { readonly sagaId: string } & Journal.Verification
 
 const verdictOf = (inspection: Trust.Inspection): Verdict => ({ sagaId: inspection.sagaId, ...inspection.verification })
 
+/** How many sagas `verify --all` lists and verifies at a time: only their journals are held at once. */
+const PAGE = 200
+
 /**
- * The chains to verify: the named saga's (found by its row or by its entries: a saga whose row was
+ * Every listed saga's verdict, in `Saga.list`'s order (least recently updated first), a page of
+ * sagas at a time: each journal is read, verified and let go, and only the verdicts are kept. A
+ * saga that moves between pages while they are read (written meanwhile) is given once.
+ *
+ * @since 0.5.0
+ * @category commands
+ */
+export const everyVerdict = Effect.gen(function* () {
+  const verdicts: Array<Verdict> = []
+  const seen = new Set<string>()
+  for (let offset = 0; ; offset += PAGE) {
+    const page = yield* Saga.listPage({ order: "updatedAt", offset, limit: PAGE })
+    for (const summary of page.sagas) {
+      if (seen.has(summary.sagaId)) continue
+      seen.add(summary.sagaId)
+      verdicts.push(verdictOf(yield* Trust.inspect(summary.sagaId)))
+    }
+    if (offset + PAGE >= page.total) return verdicts
+  }
+})
+
+/**
+ * The verdicts to print: the named saga's (found by its row or by its entries: a saga whose row was
  * deleted or does not decode is a broken chain, not an unknown saga), or every listed saga's.
  */
-const inspectionsOf = (options: { readonly saga: Option.Option<string>; readonly all: boolean }) =>
+const verdictsOf = (options: { readonly saga: Option.Option<string>; readonly all: boolean }) =>
   Effect.gen(function* () {
     const named = options.saga
-    if (Option.isNone(named)) {
-      return yield* Effect.forEach(yield* Saga.list(), (summary) => Trust.inspect(summary.sagaId))
-    }
+    if (Option.isNone(named)) return yield* everyVerdict
     const inspection = yield* Trust.inspect(named.value)
     const unknown =
       inspection.record === undefined && inspection.entries.length === 0 && inspection.verification._tag === "Intact"
     if (unknown) return yield* new Journal.SagaNotFound({ sagaId: named.value })
-    return [inspection]
+    return [verdictOf(inspection)]
   })
 
 const render = (verdicts: ReadonlyArray<Verdict>): string =>
@@ -73,7 +96,7 @@ export const verify = Command.make("verify", { db, all, json, saga }, (options) 
     yield* withStore(
       options.db,
       Effect.gen(function* () {
-        const verdicts = (yield* inspectionsOf(options)).map(verdictOf)
+        const verdicts = yield* verdictsOf(options)
         yield* options.json ? printJson(verdicts) : print(render(verdicts))
         const broken = verdicts.filter((verdict) => verdict._tag === "Broken")
         if (broken.length > 0) {

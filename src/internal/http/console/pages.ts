@@ -11,6 +11,7 @@ import * as Lease from "../../util/lease.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
 import { svg } from "./diagram.js"
 import { badge, escape, hidden } from "./html.js"
+import { type Position, pager } from "./pager.js"
 
 const sagaLink = (sagaId: string): string =>
   `<a href="/console/sagas/${encodeURIComponent(sagaId)}">${escape(sagaId)}</a>`
@@ -68,9 +69,16 @@ ${
  * @since 0.2.0
  * @category views
  */
-export const inbox = (requests: ReadonlyArray<PendingApproval>): string =>
-  `<h1>Approval inbox <span class="muted">(${requests.length} waiting)</span></h1>
-${requests.length === 0 ? '<p class="muted" id="empty">No approval is waiting.</p>' : requests.map(pendingCard).join("\n")}`
+export const inbox = (requests: ReadonlyArray<PendingApproval>, position?: Position): string =>
+  `<h1>Approval inbox <span class="muted">(${requests.length} waiting${shownOf(position)})</span></h1>
+${requests.length === 0 ? '<p class="muted" id="empty">No approval is waiting.</p>' : requests.map(pendingCard).join("\n")}
+${position === undefined ? "" : pager("/console", position)}`
+
+/** Which of how many a page shows, when it does not show them all. */
+const shownOf = (position: Position | undefined): string =>
+  position === undefined || (position.offset === 0 && position.total <= position.limit)
+    ? ""
+    : `; sagas ${Math.min(position.offset + 1, position.total)}–${Math.min(position.offset + position.limit, position.total)} of ${position.total}`
 
 const statuses: ReadonlyArray<SagaStatus> = [
   "compensation_failed",
@@ -100,7 +108,7 @@ export const sagas = (found: SagaPage, filter: { readonly status: string; readon
     .join("")}</select></label>
 <label>Id contains <input type="search" name="search" value="${escape(filter.search)}"></label>
 <button type="submit">Filter</button></form>
-<p class="muted">${found.total} saga(s)${found.total > found.sagas.length ? `, the first ${found.sagas.length} shown` : ""}; what needs a person first.</p>
+<p class="muted">${found.total} saga(s)${found.total > found.sagas.length ? `, ${found.sagas.length === 0 ? "none" : `${found.offset + 1}–${found.offset + found.sagas.length}`} shown` : ""}; what needs a person first.</p>
 <div class="table"><table><thead><tr><th>saga</th><th>status</th><th>chain</th><th>revision</th><th>updated</th></tr></thead><tbody>
 ${found.sagas
   .map(
@@ -108,7 +116,8 @@ ${found.sagas
       `<tr><td>${sagaLink(saga.sagaId)}</td><td>${badge(saga.status)}</td><td>${saga.tampered === null ? "intact" : badge("tampered")}</td><td>${saga.revision}</td><td>${escape(saga.updatedAt)}</td></tr>`
   )
   .join("\n")}
-</tbody></table></div>`
+</tbody></table></div>
+${pager("/console/sagas", found, filter)}`
 
 /**
  * The resolve card of a step whose outcome is unknown: why, when the saga journaled it, and the

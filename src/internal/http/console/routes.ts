@@ -37,6 +37,7 @@ import type { Form } from "./forms.js"
 import * as Forms from "./forms.js"
 import type { Notice } from "./html.js"
 import { escape, page } from "./html.js"
+import { offsetOf } from "./pager.js"
 import * as Pages from "./pages.js"
 
 const COOKIE = "effect_saga_console"
@@ -55,6 +56,10 @@ const html = (body: string, status = 200) =>
   HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers })
 
 const seeOther = (location: string) => HttpServerResponse.redirect(location, { status: 303, headers })
+
+/** The page a console list asks for by its `offset` parameter. */
+const offsetParam = (request: HttpServerRequest.HttpServerRequest): number =>
+  offsetOf(new URL(request.url, "http://console").searchParams.get("offset"))
 
 /** The principal the request's cookie names; `undefined` sends the person to sign in. */
 const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
@@ -216,11 +221,13 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
       yield* router.get(
         "/console",
         route(
-          view("inbox", () =>
-            Effect.map(Reading.pendingApprovals, (requests) => ({
-              title: "Approval inbox",
-              body: Pages.inbox(requests)
-            }))
+          Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+            view("inbox", () =>
+              Effect.map(Reading.pendingApprovalsPage({ offset: offsetParam(request) }), (found) => ({
+                title: "Approval inbox",
+                body: Pages.inbox(found.approvals, { total: found.sagas, offset: found.offset, limit: found.limit })
+              }))
+            )
           )
         )
       )
@@ -233,7 +240,7 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
             const text = search.get("search") ?? ""
             return view("sagas", () =>
               filterOf({ status, search: text }).pipe(
-                Effect.flatMap((filter) => Reading.listSagas({ ...filter, limit: 500 })),
+                Effect.flatMap((filter) => Reading.listSagas({ ...filter, offset: offsetParam(request), limit: 500 })),
                 Effect.map((found) => ({ title: "Sagas", body: Pages.sagas(found, { status, search: text }) }))
               )
             )

@@ -1,0 +1,50 @@
+/**
+ * The links between the pages of a console list (the inbox, the sagas): the page before and the
+ * page after, each keeping the list's other query parameters.
+ */
+import { escape } from "./html.js"
+
+/**
+ * Where a list stands: how many it selects in all, and the page shown.
+ *
+ * @since 0.5.0
+ * @category views
+ */
+export interface Position {
+  readonly total: number
+  readonly offset: number
+  readonly limit: number
+}
+
+const hrefOf = (path: string, query: Readonly<Record<string, string>>, offset: number): string => {
+  const params = new URLSearchParams(Object.entries(query).filter(([, value]) => value !== ""))
+  if (offset > 0) params.set("offset", String(offset))
+  const search = params.toString()
+  return escape(search === "" ? path : `${path}?${search}`)
+}
+
+/**
+ * The "previous" and "next" links of a list at `path` (none when it fits on one page).
+ *
+ * @since 0.5.0
+ * @category views
+ */
+export const pager = (path: string, position: Position, query: Readonly<Record<string, string>> = {}): string => {
+  const { total, offset, limit } = position
+  const links = [
+    offset > 0 ? `<a rel="prev" href="${hrefOf(path, query, Math.max(0, offset - limit))}">previous ${limit}</a>` : "",
+    offset + limit < total ? `<a rel="next" href="${hrefOf(path, query, offset + limit)}">next ${limit}</a>` : ""
+  ].filter((link) => link !== "")
+  return links.length === 0 ? "" : `<nav class="actions" aria-label="pages">${links.join(" ")}</nav>`
+}
+
+/**
+ * The page a console list's `offset` parameter asks for: a whole number, 0 or more; anything else is 0.
+ *
+ * @since 0.5.0
+ * @category views
+ */
+export const offsetOf = (text: string | null): number => {
+  const offset = Number(text ?? "0")
+  return Number.isSafeInteger(offset) && offset > 0 ? offset : 0
+}

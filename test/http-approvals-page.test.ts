@@ -1,0 +1,98 @@
+/**
+ * `GET /api/approvals` pages the sagas with something waiting (`offset`, `limit`; default 50, at
+ * most 500): its answer stays an array, `X-Total-Count` counts every waiting saga, bad parameters
+ * are 400 as for `GET /api/sagas`, the typed client's `pending()` still takes no argument, and the
+ * console's inbox links its pages.
+ */
+import * as OpenApi from "@effect/platform/OpenApi"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Saga } from "../src/index.js"
+import * as SagaApi from "../src/SagaApi.js"
+import { clientAs, freshDb, onDb, payout, raw, serveOn, tokens } from "./fixtures/http-saga.js"
+
+/** Three sagas awaiting approval of their wire transfer, served over a fresh SQLite file. */
+const threeWaiting = (name: string) =>
+  Effect.gen(function* () {
+    const db = freshDb(name)
+    yield* onDb(
+      db,
+      Effect.forEach(["payout-1", "payout-2", "payout-3"], (sagaId) => Saga.run(sagaId, payout), { discard: true })
+    )
+    return yield* serveOn(db)
+  })
+
+const get = (baseUrl: string, path: string, headers: Record<string, string>) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${baseUrl}${path}`, { headers })
+    return { status: response.status, total: response.headers.get("x-total-count"), text: await response.text() }
+  })
+
+const asAlice = { authorization: `Bearer ${tokens.alice}` }
+
+describe("GET /api/approvals, a page at a time", { timeout: 30_000 }, () => {
+  it.scopedLive("limit and offset page the waiting sagas; the answer is an array, X-Total-Count counts all", () =>
+    Effect.gen(function* () {
+      const baseUrl = yield* threeWaiting("approvals-page")
+      const sagasOf = (text: string) => (JSON.parse(text) as Array<{ sagaId: string }>).map((request) => request.sagaId)
+      const whole = yield* get(baseUrl, "/api/approvals", asAlice)
+      expect([whole.status, whole.total, sagasOf(whole.text)]).toEqual([200, "3", ["payout-1", "payout-2", "payout-3"]])
+      const first = yield* get(baseUrl, "/api/approvals?limit=2", asAlice)
+      expect([first.status, first.total, sagasOf(first.text)]).toEqual([200, "3", ["payout-1", "payout-2"]])
+      const rest = yield* get(baseUrl, "/api/approvals?limit=2&offset=2", asAlice)
+      expect([rest.status, rest.total, sagasOf(rest.text)]).toEqual([200, "3", ["payout-3"]])
+      const past = yield* get(baseUrl, "/api/approvals?offset=9", asAlice)
+      expect([past.status, past.total, sagasOf(past.text)]).toEqual([200, "3", []])
+      // The typed client's call written before the page existed still works, and reads the first page.
+      const api = yield* clientAs(baseUrl, "alice")
+      expect((yield* api.approvals.pending()).map((request) => request.sagaId)).toEqual([
+        "payout-1",
+        "payout-2",
+        "payout-3"
+      ])
+      const [requests, response] = yield* api.approvals.pending({ withResponse: true })
+      expect([requests.length, response.headers["x-total-count"]]).toEqual([3, "3"])
+    })
+  )
+
+  it.scopedLive("a limit or offset off its schema is 400 Malformed, as for GET /api/sagas", () =>
+    Effect.gen(function* () {
+      const baseUrl = yield* threeWaiting("approvals-page-bad")
+      const cases: ReadonlyArray<readonly [string, string]> = [
+        ["limit=0", "invalid limit: expected a number between 1 and 500, got 0; nothing was written"],
+        ["limit=501", "invalid limit: expected a number between 1 and 500, got 501; nothing was written"],
+        ["limit=abc", 'invalid limit: expected a number, got "abc"; nothing was written'],
+        ["limit=2.5", "invalid limit: expected an integer, got 2.5; nothing was written"],
+        ["offset=-1", "invalid offset: expected a non-negative number, got -1; nothing was written"]
+      ]
+      for (const [query, message] of cases) {
+        const answer = yield* raw(baseUrl, "GET", `/api/approvals?${query}`, { as: "alice" })
+        const sagas = yield* raw(baseUrl, "GET", `/api/sagas?${query}`, { as: "alice" })
+        expect([query, answer]).toEqual([query, { status: 400, body: { _tag: "Malformed", message } }])
+        expect(sagas).toEqual(answer)
+      }
+      // Without a token it is 401 before the parameters are looked at.
+      expect((yield* raw(baseUrl, "GET", "/api/approvals?limit=0")).status).toBe(401)
+    })
+  )
+
+  it("the OpenAPI document lists offset and limit", () => {
+    const operation = OpenApi.fromApi(SagaApi.Api).paths["/api/approvals"]?.get
+    expect(operation?.parameters?.map((parameter) => "name" in parameter && parameter.name)).toEqual([
+      "offset",
+      "limit"
+    ])
+  })
+
+  it.scopedLive("the console's inbox shows a page, and links the one before it", () =>
+    Effect.gen(function* () {
+      const baseUrl = yield* threeWaiting("approvals-page-console")
+      const page = yield* get(baseUrl, "/console?offset=1", { cookie: `effect_saga_console=${tokens.alice}` })
+      expect(page.status).toBe(200)
+      expect(page.text).toContain("(2 waiting; sagas 2–3 of 3)")
+      expect(page.text).toContain('<a rel="prev" href="/console">previous 50</a>')
+      expect(page.text).not.toContain("payout-1/")
+      expect(page.text).not.toContain('rel="next"')
+    })
+  )
+})
