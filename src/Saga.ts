@@ -20,13 +20,13 @@ import { type CurrentSaga, undosStopWithCaller } from "./internal/engine/context
 import { sagaPages } from "./internal/engine/pages.js"
 import * as internal from "./internal/engine/saga.js"
 import * as Written from "./internal/engine/written.js"
-import { byUrgency } from "./internal/journal/pagedRows.js"
+import { JournalError } from "./internal/journal/errors.js"
+import { byUrgency, pageProblem } from "./internal/journal/pagedRows.js"
 import * as identifier from "./internal/util/identifier.js"
 import type {
   ConcurrencyConflict,
   Journal,
   JournalCorrupted,
-  JournalError,
   JournalTampered,
   LeaseHeld,
   ListFilter,
@@ -617,6 +617,8 @@ export interface ListPage {
  */
 export const listPage = (query: ListPageQuery): Effect.Effect<ListPage, JournalError, Saga> =>
   Effect.flatMap(Saga, (saga) => {
+    const problem = pageProblem(query)
+    if (problem !== undefined) return Effect.fail(new JournalError({ operation: "list", reason: problem }))
     const own = sagaPages.get(saga.list)
     if (own !== undefined) return own(query)
     // A service not built by this module's layers: its list, paged here.

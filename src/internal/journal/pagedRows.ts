@@ -6,7 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import type { Journal, JournalError, SagaRecord, SagaStatus } from "../../Journal.js"
+import type { Journal, SagaRecord, SagaStatus } from "../../Journal.js"
+import { JournalError } from "./errors.js"
 import { listRows, type UndecodableRow } from "./storedRows.js"
 
 /** Which rows, and which page of them. */
@@ -37,7 +38,33 @@ const rank = (status: string): number => {
   return at === -1 ? urgency.length : at
 }
 
-const byCodePoints = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+/**
+ * Code-point order, as the SQL stores order ids (SQLite's default, PostgreSQL's "C"): JavaScript's
+ * `<` compares UTF-16 units, which puts a character past U+FFFF before U+E000–U+FFFF.
+ */
+export const byCodePoints = (a: string, b: string): number => {
+  const length = Math.min(a.length, b.length)
+  for (let at = 0; at < length; at++) {
+    const left = a.codePointAt(at)!
+    const right = b.codePointAt(at)!
+    if (left !== right) return left - right
+    if (left > 0xffff) at++
+  }
+  return a.length - b.length
+}
+
+const isWhole = (value: unknown, least: number): boolean => Number.isSafeInteger(value) && (value as number) >= least
+
+/**
+ * Why `offset` and `limit` name no page, `undefined` when they do: whole numbers, `offset` from 0,
+ * `limit` from 1 (a caller's `NaN` or `-1` is said as such, not left to each store to read).
+ */
+export const pageProblem = (page: { readonly offset: unknown; readonly limit: unknown }): string | undefined =>
+  !isWhole(page.offset, 0)
+    ? `offset must be a whole number of 0 or more, not ${String(page.offset)}`
+    : !isWhole(page.limit, 1)
+      ? `limit must be a whole number of 1 or more, not ${String(page.limit)}`
+      : undefined
 
 /** By urgency of the row's status, then the most recently updated, then saga id (code points). */
 export const byUrgency = (a: SagaRecord, b: SagaRecord): number =>
@@ -51,6 +78,8 @@ export const rowPages = new WeakMap<
 
 /** The rows `query` selects, one page of them, in its order (most urgent first unless told). */
 export const pageRows = (journal: Journal["Type"], query: PageQuery): Effect.Effect<RowPage, JournalError> => {
+  const problem = pageProblem(query)
+  if (problem !== undefined) return Effect.fail(new JournalError({ operation: "list", reason: problem }))
   const own = rowPages.get(journal.list)
   if (own !== undefined) return own(query)
   const search = query.search ?? ""
