@@ -305,7 +305,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     explicitUndo: explicit.explicitUndoOf(journal),
     withdraw
   })
-  const registered: Lookup = (name) => registry.get(name)
+  const registered: Lookup = (step) => registry.get(step.toolName)
 
   /** Takes the saga's lease and loads its journal, verified (see `claimAndLoad` in writer.ts). */
   const claimAndLoad = (sagaId: string) => loadClaimed(journal, sagaId, holder)
@@ -408,10 +408,15 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       authority === allowAll ? undefined : Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
     const sagaRun = new SagaRun(writer, approval, withdraw, registry, closed, recheck, receiptKeys, approvalTtl, keys)
     return Effect.flatMap(Effect.exit(Effect.interruptible(sagaRun.runProgram(program))), (ending) => {
-      const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
       const compensateWith = (cause: Cause.Cause<E | CompensationCause>, notStarted: ReadonlyArray<string>) =>
         Effect.map(
-          compensate(writer, undoEnv(sagaId, lookup), describeCause(cause, sagaRun.receipts), undefined, notStarted),
+          compensate(
+            writer,
+            undoEnv(sagaId, sagaRun.undoToolOf),
+            describeCause(cause, sagaRun.receipts),
+            undefined,
+            notStarted
+          ),
           (report) => compensated(sagaId, cause, report)
         )
       const end = {
