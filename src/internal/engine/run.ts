@@ -50,7 +50,7 @@ import { composedOfMasked, masked } from "../util/masking.js"
 import * as boundToUndo from "./boundToUndo.js"
 import { isBoundToUndo, notRunBecause, refusal } from "./boundToUndo.js"
 import type { StepOptions } from "./context.js"
-import { CurrentSaga, enclosingSagas } from "./context.js"
+import { CurrentSaga, EnclosingRun, enclosingRuns } from "./context.js"
 import { problemOf } from "./declaration.js"
 import type { Expiring } from "./expiry.js"
 import { expiredAt, expiredReason } from "./expiry.js"
@@ -236,6 +236,8 @@ type Mode = "halt" | "defer" | "settle"
 export class SagaRun {
   /** Why the run halted, once a step decided it. */
   haltedWith: Halt | undefined
+  /** This run, as the fibers of its program know it (`enclosingRuns`): `ended` clears it. */
+  private readonly enclosing: EnclosingRun
   private inflight = 0
   private programFiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
   private readonly occurrences = new Map<string, number>()
@@ -286,6 +288,12 @@ export class SagaRun {
     private readonly journalKeys: KeyRing | undefined
   ) {
     this.unreplayed = new Map(writer.view.steps)
+    this.enclosing = new EnclosingRun(writer.sagaId)
+  }
+
+  /** The run has ended (compensation too): a fiber its program left behind may run the saga again. */
+  ended(): void {
+    this.enclosing.inProgress = false
   }
 
   get sagaId(): string {
@@ -297,15 +305,15 @@ export class SagaRun {
    * first and last journal write.
    */
   runProgram<A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<Exit.Exit<A, E>, never, Exclude<R, CurrentSaga>> {
-    // The fiber is the program's alone: the saga is added to its context, and its id to the enclosing
-    // sagas' (context.ts), for good (nothing to restore).
+    // The fiber is the program's alone: the saga is added to its context, and this run to the
+    // enclosing runs still in progress (context.ts), for good (nothing to restore).
     const own = Effect.withFiberRuntime<A, E, Exclude<R, CurrentSaga>>((fiber) => {
       this.programFiber = fiber as Fiber.RuntimeFiber<unknown, unknown>
-      const sagaIds = [...fiber.getFiberRef(enclosingSagas), this.sagaId]
+      const runs = [...fiber.getFiberRef(enclosingRuns).filter((run) => run.inProgress), this.enclosing]
       return Effect.zipRight(
         Effect.zipRight(
           FiberRef.update(FiberRef.currentContext, Context.add(CurrentSaga, this)),
-          FiberRef.set(enclosingSagas, sagaIds)
+          FiberRef.set(enclosingRuns, runs)
         ),
         Effect.onExit(
           Effect.tap(program, () => this.settleRemaining),

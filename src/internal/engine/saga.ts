@@ -65,7 +65,7 @@ import { makeKeyedLock } from "../util/keyedLock.js"
 import type { ExplicitUndos, Lookup } from "./compensation.js"
 import { compensate, explicitUndos, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
-import { enclosingSagas, insideUndo, readFirst, undosStopWithCaller } from "./context.js"
+import { insideRunOf, insideUndo, readFirst, undosStopWithCaller } from "./context.js"
 import { describeCause, endRun } from "./ending.js"
 import * as explicit from "./explicitUndo.js"
 import * as commands from "./operatorCommands.js"
@@ -220,7 +220,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     body: (span: Tracer.Span) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E, R> =>
     Effect.withFiberRuntime((caller) =>
-      insideOwnRun(caller, sagaId) ? ownRunRefused(sagaId) : frame(sagaId, attributes, body)
+      insideRunOf(caller, sagaId) ? ownRunRefused(sagaId) : frame(sagaId, attributes, body)
     )
 
   const frame = <A, E, R>(
@@ -261,9 +261,6 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       )
     )
 
-  /** Whether `fiber` belongs to a run of `sagaId` (its program, what that calls, forks or runs). */
-  const insideOwnRun = (fiber: Fiber.RuntimeFiber<any, any>, sagaId: string) =>
-    fiber.getFiberRef(enclosingSagas).includes(sagaId)
   /** A run of a saga from inside its own run would wait for itself for good: refused, as a defect. */
   const ownRunRefused = (sagaId: string) =>
     Effect.dieMessage(
@@ -272,7 +269,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   /** An operator's command on a saga from inside its own run would wait for that run, which waits for it: refused. */
   const outsideOwnRun = (sagaId: string, action: Action, stepId?: string | undefined) =>
     Effect.withFiberRuntime<void, CommandRefused>((fiber) =>
-      insideOwnRun(fiber, sagaId)
+      insideRunOf(fiber, sagaId)
         ? Effect.fail(
             new CommandRefused({
               sagaId,
@@ -428,7 +425,10 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         compensate: compensateWith,
         withdraw
       }
-      const left = Effect.sync(() => leftRunning.leave(writer))
+      const left = Effect.sync(() => {
+        leftRunning.leave(writer)
+        sagaRun.ended()
+      })
       return Effect.map(
         Effect.ensuring(endRun<A, E>(end, ending), Effect.zipRight(left, writer.release())),
         (result) => {
