@@ -194,6 +194,13 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       return Effect.forEach(new Set(Array.from(running, (run) => run.fiber)), Fiber.interrupt, { discard: true })
     })
   )
+  /**
+   * `effect`, unless the service is closing: a run or an operator's command handed its saga's lock
+   * once the service's scope closes (it waited for the lock, untracked, while closing interrupted
+   * the holder) does not start: it ends as interrupted, having written nothing.
+   */
+  const unlessClosing = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => (closing ? Effect.interrupt : effect))
   /** Tracks the caller's fiber in `running` while `effect` runs (call it where interruption is masked). */
   const tracked = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.withFiberRuntime((fiber) => {
@@ -243,13 +250,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
             })
           // Waiting for the saga's lock is as interruptible as the caller (`restore`): a second run of
           // the same saga waits for the first, and its caller's timeout or interruption ends the wait.
-          // A run handed the lock once the service is closing does not start: it ends as interrupted,
-          // having written nothing.
-          const locked = locks.withLockMasked(
-            sagaId,
-            Effect.suspend(() => (closing ? Effect.interrupt : body(span))),
-            restore
-          )
+          const locked = locks.withLockMasked(sagaId, unlessClosing(Effect.suspend(() => body(span))), restore)
           return Effect.zipRight(
             Effect.zipRight(entered.into, renewal.acquire),
             Effect.matchCauseEffect(locked, {
@@ -490,23 +491,25 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     locks.withLock(
       sagaId,
       Effect.uninterruptible(
-        tracked(
-          renewal.renewing(
-            Effect.gen(function* () {
-              yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
-              yield* checkNamed(spec)
-              yield* outsideUndo
-              const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
-              const writer = yield* claimAndLoad(sagaId)
-              if (!writer.view.exists) return yield* new SagaNotFound({ sagaId })
-              const carryOut = Effect.gen(function* () {
-                const prior = spec.replay === undefined ? "new" : yield* spec.replay.prior(writer)
-                if (prior === "replay") return yield* spec.replay!.answer(writer)
-                yield* commands.checkSeen(writer, spec.seen)
-                return yield* spec.body(writer, principal)
+        unlessClosing(
+          tracked(
+            renewal.renewing(
+              Effect.gen(function* () {
+                yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
+                yield* checkNamed(spec)
+                yield* outsideUndo
+                const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
+                const writer = yield* claimAndLoad(sagaId)
+                if (!writer.view.exists) return yield* new SagaNotFound({ sagaId })
+                const carryOut = Effect.gen(function* () {
+                  const prior = spec.replay === undefined ? "new" : yield* spec.replay.prior(writer)
+                  if (prior === "replay") return yield* spec.replay!.answer(writer)
+                  yield* commands.checkSeen(writer, spec.seen)
+                  return yield* spec.body(writer, principal)
+                })
+                return yield* Effect.ensuring(ownWrites(writer, carryOut), writer.release())
               })
-              return yield* Effect.ensuring(ownWrites(writer, carryOut), writer.release())
-            })
+            )
           )
         )
       )
@@ -590,7 +593,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       return yield* locks
         .withLock(
           runIdOf(effectId),
-          locks.withLock(subject.sagaId, Effect.uninterruptible(tracked(renewal.renewing(attempt))))
+          locks.withLock(subject.sagaId, Effect.uninterruptible(unlessClosing(tracked(renewal.renewing(attempt)))))
         )
         .pipe(
           Effect.retry({
