@@ -440,7 +440,8 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
  * and lease length. Runs and operators' commands live in the layer's scope: when it closes, the
  * runs in flight are interrupted and left `Suspended` (resumable), the commands in flight are
  * waited for (an undo runs to its end, unless `withInterruptibleUndos`), and then the worker's
- * leases are dropped.
+ * leases are dropped. A run or command still waiting for its saga's lock then never starts: it ends
+ * interrupted, having written nothing.
  *
  * NOTE: building it reads the receipt keys (`EFFECT_SAGA_RECEIPT_KEYS`, see `Keys`): a key list that
  * cannot be used fails it with `KeyError` before anything is read or written, and an option it

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { Saga } from "../src/index.js"
@@ -56,6 +57,36 @@ describe("a saga run or commanded from inside its own run", () => {
         const inner = b?._tag === "Completed" ? b.value : Exit.void
         expect(defectOf(inner)).toContain("saga a was run from inside its own run")
         expect(world).toEqual(["reserve A", "reserve B"])
+      }).pipe(Effect.provide(Testing.layer)),
+    HANG
+  )
+
+  it.effect(
+    "a fiber the program left behind may run the saga again once its run has ended, as a re-run of it",
+    () =>
+      Effect.gen(function* () {
+        const { reserve, world } = yield* fixture
+        const runEnded = yield* Deferred.make<void>()
+        const rerun = yield* Deferred.make<Exit.Exit<unknown, unknown>>()
+        const program = Effect.gen(function* () {
+          yield* reserve("A")
+          // A daemon inherits what the program's fiber holds: the run it belongs to, too.
+          yield* Effect.forkDaemon(
+            Effect.zipRight(
+              Deferred.await(runEnded),
+              Effect.flatMap(Effect.exit(Saga.run("order-3", reserve("A"))), (exit) => Deferred.succeed(rerun, exit))
+            )
+          )
+          return "booked"
+        })
+        const first = yield* Saga.run("order-3", program)
+        expect(first._tag).toBe("Completed")
+        yield* Deferred.succeed(runEnded, undefined)
+        const fromDaemon = yield* Deferred.await(rerun)
+        const fromOutside = yield* Saga.run("order-3", reserve("A"))
+        expect(fromDaemon).toEqual(Exit.succeed(fromOutside))
+        expect(fromOutside._tag).toBe("Completed")
+        expect(world).toEqual(["reserve A"])
       }).pipe(Effect.provide(Testing.layer)),
     HANG
   )

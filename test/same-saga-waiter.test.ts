@@ -111,4 +111,40 @@ describe("a second run of a saga the worker is running", () => {
       }),
     HANG
   )
+
+  it.effect(
+    "an operator's command waiting for the saga does not start once the service is closing: it ends interrupted, writing nothing",
+    () =>
+      Effect.gen(function* () {
+        const { reserve, world } = yield* fixture
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(Testing.layer, scope)
+        const reserved = yield* Deferred.make<void>()
+        const first = yield* Effect.fork(
+          Effect.provide(
+            Saga.run(
+              "retry-3",
+              Effect.zipRight(reserve("A"), Effect.zipRight(Deferred.succeed(reserved, undefined), Effect.never))
+            ),
+            context
+          )
+        )
+        yield* Deferred.await(reserved)
+        // Waits for the run's lock: closing interrupts the run, which hands the lock over.
+        const compensating = yield* Effect.fork(Effect.provide(Saga.compensate("retry-3"), context))
+        yield* Effect.yieldNow()
+        yield* Scope.close(scope, Exit.void)
+        expect(Exit.isInterrupted(yield* Fiber.await(first))).toBe(true)
+        expect(Exit.isInterrupted(yield* Fiber.await(compensating))).toBe(true)
+        expect(world).toEqual(["reserve A"])
+        const journal = Context.get(context, Journal.Journal)
+        expect(yield* phases(journal, "retry-3")).toEqual([
+          "SAGA_STARTED",
+          "reserve INTENT",
+          "reserve EXECUTED",
+          "SAGA_SUSPENDED"
+        ])
+      }),
+    HANG
+  )
 })

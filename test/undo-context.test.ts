@@ -57,6 +57,33 @@ describe("what an undo sees", () => {
   )
 
   it.effect(
+    "a tool called twice under different values is undone each time with its own call's, in reverse order",
+    () =>
+      Effect.gen(function* () {
+        const { charge, seen, logger } = fixture()
+        const chargeFor = (tenant: string, order: string) =>
+          charge(order).pipe(
+            Effect.provideService(Tenant, tenant),
+            Effect.locally(TenantRef, tenant),
+            Effect.annotateLogs("tenant", tenant)
+          )
+        const program = Effect.gen(function* () {
+          yield* chargeFor("acme", "order-a")
+          yield* chargeFor("globex", "order-b")
+          yield* refused
+        })
+        const result = yield* Saga.run("order-3", program).pipe(Effect.provide(logger))
+        expect(result._tag).toBe("Compensated")
+        expect(seen.map(({ at, service, fiberRef, annotations }) => [at, service, fiberRef, annotations])).toEqual([
+          ["charge", "acme", "acme", { tenant: "acme" }],
+          ["charge", "globex", "globex", { tenant: "globex" }],
+          ["refund", "globex", "globex", { tenant: "globex" }],
+          ["refund", "acme", "acme", { tenant: "acme" }]
+        ])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
     "an operator's compensation runs an undo with the registered context and the FiberRef values of its own caller",
     () =>
       Effect.gen(function* () {

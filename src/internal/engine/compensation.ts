@@ -28,11 +28,14 @@ import { CurrentSaga, insideUndo } from "./context.js"
 import { Faults } from "./faults.js"
 import { maskedCause } from "./maskedCause.js"
 import * as Receipts from "./receipts.js"
-import type { RegisteredTool } from "./registry.js"
+import type { RegisteredTool, UndoneStep } from "./registry.js"
 import { dropWithdrawn, withdrawals, withdrawnBecause } from "./withdrawal.js"
 
-/** Finds the tool, and the context its undo runs in, by name. */
-export type Lookup = (toolName: string) => RegisteredTool | undefined
+/**
+ * Finds the tool of a step, and the context its undo runs in: by the step's tool name in the
+ * registry (an operator's command), by the step's own call in a run's own compensation.
+ */
+export type Lookup = (step: UndoneStep) => RegisteredTool | undefined
 
 /** How an explicit `compensateEffect` of a step ended (`pending` while it has no outcome yet). */
 export interface ExplicitUndo {
@@ -244,7 +247,7 @@ const undoStep = (
         : `by compensateEffect${explicit.detail === undefined ? "" : `: ${explicit.detail}`}`
     return inSpan(settle(writer, step, phaseOfExplicit[explicit.outcome], detail))
   }
-  const tool = env.lookup(step.toolName)
+  const tool = env.lookup(step)
   if (tool === undefined) {
     return inSpan(
       Effect.succeed(reportOf(step, "unavailable", `tool ${step.toolName} is not registered in this process`))

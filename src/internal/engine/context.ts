@@ -94,9 +94,22 @@ export const insideUndo: FiberRef.FiberRef<string | undefined> = FiberRef.unsafe
  */
 export const undosStopWithCaller: FiberRef.FiberRef<boolean> = FiberRef.unsafeMake(false)
 
+/** A run a fiber belongs to: its saga's id, and whether the run is still in progress. */
+export class EnclosingRun {
+  inProgress = true
+  constructor(readonly sagaId: string) {}
+}
+
 /**
- * The sagas whose run the fiber belongs to, outermost first: set in each run's program fiber, and
- * inherited by what it forks. A run or an operator's command of one of them from there would wait
- * for that run to end, which waits for it: it is refused at once.
+ * The runs the fiber belongs to, outermost first: set in each run's program fiber, and inherited by
+ * what it forks. A run or an operator's command of one of their sagas from there, while that run is
+ * in progress, would wait for it to end, which waits for it: it is refused at once. A fiber that
+ * outlived the run (`Effect.forkDaemon`) may run the saga again once the run has ended.
  */
-export const enclosingSagas: FiberRef.FiberRef<ReadonlyArray<string>> = FiberRef.unsafeMake<ReadonlyArray<string>>([])
+export const enclosingRuns: FiberRef.FiberRef<ReadonlyArray<EnclosingRun>> = FiberRef.unsafeMake<
+  ReadonlyArray<EnclosingRun>
+>([])
+
+/** Whether `fiber` belongs to a run of `sagaId` still in progress (its program, what that calls, forks or runs). */
+export const insideRunOf = (fiber: Fiber.RuntimeFiber<any, any>, sagaId: string): boolean =>
+  fiber.getFiberRef(enclosingRuns).some((run) => run.inProgress && run.sagaId === sagaId)

@@ -152,7 +152,7 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
     // A read leaves nothing to undo, whatever this process holds: nothing is journaled, as the
     // saga's own compensation passes over it.
     if (changedNothing(step)) return yield* notHere(NOTHING_TO_UNDO)
-    const tool = ctx.lookup(step.toolName)
+    const tool = ctx.lookup(step)
     // Nothing is journaled for a tool not registered, or a receipt that does not open here (asked
     // before any approval): a process that has the tool and the key can still undo the effect.
     if (tool === undefined) return yield* notHere(`tool ${step.toolName} is not registered in this process`)

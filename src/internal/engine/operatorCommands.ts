@@ -321,7 +321,7 @@ export const resolve = (
     }
     const earlier = undoneBefore(writer.view, step)
     if (earlier !== undefined) return yield* refused(writer, stepId, tooLate(writer.sagaId, step, earlier))
-    const tool = lookup(step.toolName)
+    const tool = lookup(step)
     const result =
       tool === undefined
         ? Either.right(JSON.stringify(resolution.result ?? null))

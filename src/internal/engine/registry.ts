@@ -13,5 +13,11 @@ export interface RegisteredTool {
   readonly fiberRefs?: FiberRefs.FiberRefs | undefined
 }
 
+/** The step an undo is looked up for: by its id where a run kept its call, else by its tool's name. */
+export interface UndoneStep {
+  readonly stepId: string
+  readonly toolName: string
+}
+
 /** Tools by name: registered by toolkits and by every call made through a saga. */
 export type Registry = Map<string, RegisteredTool>

@@ -97,7 +97,7 @@ export const resolution = (
   const answer = `resolved as ${outcome} by ${by}`
   if (resolution.outcome !== outcome || resolution.by !== by) return conflict(writer, stepId, answer)
   if (resolution.outcome === "not-applied") return Effect.succeed("replay")
-  const tool = lookup(step.toolName)
+  const tool = lookup(step)
   const encoded =
     tool === undefined
       ? Either.right(JSON.stringify(resolution.result ?? null))

@@ -43,20 +43,21 @@ import { entering } from "../observability/spans.js"
 import { runInChild } from "../util/child.js"
 import { byteLength, decodeJson, decodeValue, encodeJson, withoutValues } from "../util/codec.js"
 import { failAfter } from "../util/deadline.js"
+import { fiberRefsNow } from "../util/fiberRefsOf.js"
 import { stepKeyRefusal } from "../util/identifier.js"
 import { maskedEncoded } from "../util/maskedEncoded.js"
 import { composedOfMasked, masked } from "../util/masking.js"
 import * as boundToUndo from "./boundToUndo.js"
 import { isBoundToUndo, notRunBecause, refusal } from "./boundToUndo.js"
 import type { StepOptions } from "./context.js"
-import { CurrentSaga, enclosingSagas } from "./context.js"
+import { CurrentSaga, EnclosingRun, enclosingRuns } from "./context.js"
 import { problemOf } from "./declaration.js"
 import type { Expiring } from "./expiry.js"
 import { expiredAt, expiredReason } from "./expiry.js"
 import { Faults } from "./faults.js"
 import { isOwnError, maskedCause } from "./maskedCause.js"
 import * as Receipts from "./receipts.js"
-import type { RegisteredTool, Registry } from "./registry.js"
+import type { RegisteredTool, Registry, UndoneStep } from "./registry.js"
 import type { StepSpec } from "./spec.js"
 import { isWithdrawn } from "./withdrawal.js"
 
@@ -198,29 +199,30 @@ class Attempts {
   constructor(public attempt: number) {}
 }
 
+/** The caller's context as an undo runs in it: without the saga and the caller's span. */
+const undoContextOf = (context: Context.Context<never>): Context.Context<never> =>
+  Context.omit(CurrentSaga, Tracer.ParentSpan)(context) as Context.Context<never>
+
 /**
- * A tool this run called, with the context its undo runs in: the caller's, without the saga and the
- * caller's span (the registry outlives the run, and an undo has a span of its own). That context is
- * made when an undo asks for it: most runs never compensate. The run's own undo also runs with the
- * calling fiber's FiberRef values (log annotations and spans, `Effect.locally`), read as the call
- * starts; the registry does not keep them (they are one saga's, and it serves every saga).
+ * One call this run made of a tool (or the replay of one), with what its undo runs with: the
+ * caller's context, without the saga and the caller's span (an undo has a span of its own), made
+ * when an undo asks for it (most runs never compensate); and the calling fiber's FiberRef values
+ * (log annotations and spans, `Effect.locally`) as the call started, kept as a reference (they are
+ * immutable). Kept per step: a tool called twice under different values is undone each time with
+ * its own call's. The registry keeps neither the FiberRef values (they are one saga's, and it serves
+ * every saga) nor more than a tool's first context.
  */
 class CalledTool implements RegisteredTool {
   private undoContext: Context.Context<never> | undefined
-  fiberRefs: FiberRefs.FiberRefs | undefined
   constructor(
     readonly spec: StepSpec,
-    private readonly callContext: Context.Context<never>
+    private readonly callContext: Context.Context<never>,
+    readonly fiberRefs: FiberRefs.FiberRefs
   ) {}
 
   get context(): Context.Context<never> {
-    this.undoContext ??= Context.omit(CurrentSaga, Tracer.ParentSpan)(this.callContext) as Context.Context<never>
+    this.undoContext ??= undoContextOf(this.callContext)
     return this.undoContext
-  }
-
-  /** Reads the FiberRef values of the fiber the call starts on, the first time one does. */
-  startsOn(fiber: Fiber.RuntimeFiber<unknown, unknown>): void {
-    this.fiberRefs ??= fiber.getFiberRefs()
   }
 }
 
@@ -234,11 +236,17 @@ type Mode = "halt" | "defer" | "settle"
 export class SagaRun {
   /** Why the run halted, once a step decided it. */
   haltedWith: Halt | undefined
+  /** This run, as the fibers of its program know it (`enclosingRuns`): `ended` clears it. */
+  private readonly enclosing: EnclosingRun
   private inflight = 0
   private programFiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
   private readonly occurrences = new Map<string, number>()
-  /** The tools this run called, with the context and FiberRef values their undos run with. */
-  readonly tools = new Map<string, CalledTool>()
+  /** The specs of the tools this run called, by name. */
+  private readonly tools = new Map<string, StepSpec>()
+  /** This run's calls by step id, with the context and FiberRef values each one's undo runs with. */
+  private readonly calls = new Map<string, CalledTool>()
+  /** Each tool's first call in this run: what undoes a step of it this run did not call. */
+  private readonly firstCalls = new Map<string, CalledTool>()
   /** Journaled steps this run has not called yet. */
   private readonly unreplayed: Map<string, StepView>
   /**
@@ -280,6 +288,12 @@ export class SagaRun {
     private readonly journalKeys: KeyRing | undefined
   ) {
     this.unreplayed = new Map(writer.view.steps)
+    this.enclosing = new EnclosingRun(writer.sagaId)
+  }
+
+  /** The run has ended (compensation too): a fiber its program left behind may run the saga again. */
+  ended(): void {
+    this.enclosing.inProgress = false
   }
 
   get sagaId(): string {
@@ -291,15 +305,15 @@ export class SagaRun {
    * first and last journal write.
    */
   runProgram<A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<Exit.Exit<A, E>, never, Exclude<R, CurrentSaga>> {
-    // The fiber is the program's alone: the saga is added to its context, and its id to the enclosing
-    // sagas' (context.ts), for good (nothing to restore).
+    // The fiber is the program's alone: the saga is added to its context, and this run to the
+    // enclosing runs still in progress (context.ts), for good (nothing to restore).
     const own = Effect.withFiberRuntime<A, E, Exclude<R, CurrentSaga>>((fiber) => {
       this.programFiber = fiber as Fiber.RuntimeFiber<unknown, unknown>
-      const sagaIds = [...fiber.getFiberRef(enclosingSagas), this.sagaId]
+      const runs = [...fiber.getFiberRef(enclosingRuns).filter((run) => run.inProgress), this.enclosing]
       return Effect.zipRight(
         Effect.zipRight(
           FiberRef.update(FiberRef.currentContext, Context.add(CurrentSaga, this)),
-          FiberRef.set(enclosingSagas, sagaIds)
+          FiberRef.set(enclosingRuns, runs)
         ),
         Effect.onExit(
           Effect.tap(program, () => this.settleRemaining),
@@ -411,7 +425,7 @@ export class SagaRun {
 
   /** A deferred call made in an earlier run, rebuilt from the journal and the registered tools. */
   private callFromJournal(step: StepView): Either.Either<Call, Halt> {
-    const spec = (this.tools.get(step.toolName) ?? this.registry.get(step.toolName))?.spec
+    const spec = this.tools.get(step.toolName) ?? this.registry.get(step.toolName)?.spec
     if (spec === undefined) {
       const reason = "it awaits approval, but its tool is not registered in this process, so it cannot run here"
       return Either.left({ _tag: "NeedsAttention", step: { stepId: step.stepId, toolName: step.toolName, reason } })
@@ -442,13 +456,11 @@ export class SagaRun {
     spanEnded?: StepOptions["spanEnded"]
   ): Effect.Effect<any, any, any> {
     const { spec, stepId } = call
-    let tool = this.tools.get(spec.name)
-    if (tool === undefined) {
+    if (!this.tools.has(spec.name)) {
       const problem = problemOf(spec)
       if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
-      tool = new CalledTool(spec, context)
-      this.tools.set(spec.name, tool)
-      if (!this.registry.has(spec.name)) this.registry.set(spec.name, { spec, context: tool.context })
+      this.tools.set(spec.name, spec)
+      if (!this.registry.has(spec.name)) this.registry.set(spec.name, { spec, context: undoContextOf(context) })
     }
     const faults = Context.getOption(context, Faults)
     const attributes = new StepAttributes(this.sagaId, stepId, spec.name)
@@ -456,7 +468,10 @@ export class SagaRun {
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(Effect.makeSpan("effect-saga.step", { attributes, captureStackTrace: false }), (span) =>
         Effect.withFiberRuntime((fiber) => {
-          tool.startsOn(fiber as Fiber.RuntimeFiber<unknown, unknown>)
+          this.called(
+            new CalledTool(spec, context, fiberRefsNow(fiber as Fiber.RuntimeFiber<unknown, unknown>)),
+            stepId
+          )
           const entered = entering(fiber, span)
           this.inflight++
           const placed = new Placed(call, span, faults)
@@ -500,6 +515,20 @@ export class SagaRun {
       )
     )
   }
+
+  /** Keeps what a call ran with, for its step's undo (a settled call's replaces its deferral's). */
+  private called(tool: CalledTool, stepId: string): void {
+    this.calls.set(stepId, tool)
+    if (!this.firstCalls.has(tool.spec.name)) this.firstCalls.set(tool.spec.name, tool)
+  }
+
+  /**
+   * What the run's own compensation undoes a step with: the step's call in this run; else (a step an
+   * earlier run journaled and this one did not reach) the run's first call of its tool; else what
+   * the registry holds, as an operator's compensation does.
+   */
+  readonly undoToolOf = (step: UndoneStep): RegisteredTool | undefined =>
+    this.calls.get(step.stepId) ?? this.firstCalls.get(step.toolName) ?? this.registry.get(step.toolName)
 
   /**
    * Remembers an interrupted call whose `INTENT` was journaled and has no outcome, unless it is a

@@ -65,7 +65,7 @@ import { makeKeyedLock } from "../util/keyedLock.js"
 import type { ExplicitUndos, Lookup } from "./compensation.js"
 import { compensate, explicitUndos, outcomeOfPhase } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
-import { enclosingSagas, insideUndo, readFirst, undosStopWithCaller } from "./context.js"
+import { insideRunOf, insideUndo, readFirst, undosStopWithCaller } from "./context.js"
 import { describeCause, endRun } from "./ending.js"
 import * as explicit from "./explicitUndo.js"
 import * as commands from "./operatorCommands.js"
@@ -194,6 +194,13 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       return Effect.forEach(new Set(Array.from(running, (run) => run.fiber)), Fiber.interrupt, { discard: true })
     })
   )
+  /**
+   * `effect`, unless the service is closing: a run or an operator's command handed its saga's lock
+   * once the service's scope closes (it waited for the lock, untracked, while closing interrupted
+   * the holder) does not start: it ends as interrupted, having written nothing.
+   */
+  const unlessClosing = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    Effect.suspend(() => (closing ? Effect.interrupt : effect))
   /** Tracks the caller's fiber in `running` while `effect` runs (call it where interruption is masked). */
   const tracked = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.withFiberRuntime((fiber) => {
@@ -220,7 +227,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     body: (span: Tracer.Span) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E, R> =>
     Effect.withFiberRuntime((caller) =>
-      insideOwnRun(caller, sagaId) ? ownRunRefused(sagaId) : frame(sagaId, attributes, body)
+      insideRunOf(caller, sagaId) ? ownRunRefused(sagaId) : frame(sagaId, attributes, body)
     )
 
   const frame = <A, E, R>(
@@ -243,13 +250,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
             })
           // Waiting for the saga's lock is as interruptible as the caller (`restore`): a second run of
           // the same saga waits for the first, and its caller's timeout or interruption ends the wait.
-          // A run handed the lock once the service is closing does not start: it ends as interrupted,
-          // having written nothing.
-          const locked = locks.withLockMasked(
-            sagaId,
-            Effect.suspend(() => (closing ? Effect.interrupt : body(span))),
-            restore
-          )
+          const locked = locks.withLockMasked(sagaId, unlessClosing(Effect.suspend(() => body(span))), restore)
           return Effect.zipRight(
             Effect.zipRight(entered.into, renewal.acquire),
             Effect.matchCauseEffect(locked, {
@@ -261,9 +262,6 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       )
     )
 
-  /** Whether `fiber` belongs to a run of `sagaId` (its program, what that calls, forks or runs). */
-  const insideOwnRun = (fiber: Fiber.RuntimeFiber<any, any>, sagaId: string) =>
-    fiber.getFiberRef(enclosingSagas).includes(sagaId)
   /** A run of a saga from inside its own run would wait for itself for good: refused, as a defect. */
   const ownRunRefused = (sagaId: string) =>
     Effect.dieMessage(
@@ -272,7 +270,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   /** An operator's command on a saga from inside its own run would wait for that run, which waits for it: refused. */
   const outsideOwnRun = (sagaId: string, action: Action, stepId?: string | undefined) =>
     Effect.withFiberRuntime<void, CommandRefused>((fiber) =>
-      insideOwnRun(fiber, sagaId)
+      insideRunOf(fiber, sagaId)
         ? Effect.fail(
             new CommandRefused({
               sagaId,
@@ -305,7 +303,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     explicitUndo: explicit.explicitUndoOf(journal),
     withdraw
   })
-  const registered: Lookup = (name) => registry.get(name)
+  const registered: Lookup = (step) => registry.get(step.toolName)
 
   /** Takes the saga's lease and loads its journal, verified (see `claimAndLoad` in writer.ts). */
   const claimAndLoad = (sagaId: string) => loadClaimed(journal, sagaId, holder)
@@ -408,10 +406,15 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       authority === allowAll ? undefined : Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
     const sagaRun = new SagaRun(writer, approval, withdraw, registry, closed, recheck, receiptKeys, approvalTtl, keys)
     return Effect.flatMap(Effect.exit(Effect.interruptible(sagaRun.runProgram(program))), (ending) => {
-      const lookup = (name: string) => sagaRun.tools.get(name) ?? registry.get(name)
       const compensateWith = (cause: Cause.Cause<E | CompensationCause>, notStarted: ReadonlyArray<string>) =>
         Effect.map(
-          compensate(writer, undoEnv(sagaId, lookup), describeCause(cause, sagaRun.receipts), undefined, notStarted),
+          compensate(
+            writer,
+            undoEnv(sagaId, sagaRun.undoToolOf),
+            describeCause(cause, sagaRun.receipts),
+            undefined,
+            notStarted
+          ),
           (report) => compensated(sagaId, cause, report)
         )
       const end = {
@@ -423,7 +426,10 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         compensate: compensateWith,
         withdraw
       }
-      const left = Effect.sync(() => leftRunning.leave(writer))
+      const left = Effect.sync(() => {
+        leftRunning.leave(writer)
+        sagaRun.ended()
+      })
       return Effect.map(
         Effect.ensuring(endRun<A, E>(end, ending), Effect.zipRight(left, writer.release())),
         (result) => {
@@ -485,23 +491,25 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     locks.withLock(
       sagaId,
       Effect.uninterruptible(
-        tracked(
-          renewal.renewing(
-            Effect.gen(function* () {
-              yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
-              yield* checkNamed(spec)
-              yield* outsideUndo
-              const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
-              const writer = yield* claimAndLoad(sagaId)
-              if (!writer.view.exists) return yield* new SagaNotFound({ sagaId })
-              const carryOut = Effect.gen(function* () {
-                const prior = spec.replay === undefined ? "new" : yield* spec.replay.prior(writer)
-                if (prior === "replay") return yield* spec.replay!.answer(writer)
-                yield* commands.checkSeen(writer, spec.seen)
-                return yield* spec.body(writer, principal)
+        unlessClosing(
+          tracked(
+            renewal.renewing(
+              Effect.gen(function* () {
+                yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
+                yield* checkNamed(spec)
+                yield* outsideUndo
+                const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
+                const writer = yield* claimAndLoad(sagaId)
+                if (!writer.view.exists) return yield* new SagaNotFound({ sagaId })
+                const carryOut = Effect.gen(function* () {
+                  const prior = spec.replay === undefined ? "new" : yield* spec.replay.prior(writer)
+                  if (prior === "replay") return yield* spec.replay!.answer(writer)
+                  yield* commands.checkSeen(writer, spec.seen)
+                  return yield* spec.body(writer, principal)
+                })
+                return yield* Effect.ensuring(ownWrites(writer, carryOut), writer.release())
               })
-              return yield* Effect.ensuring(ownWrites(writer, carryOut), writer.release())
-            })
+            )
           )
         )
       )
@@ -585,7 +593,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       return yield* locks
         .withLock(
           runIdOf(effectId),
-          locks.withLock(subject.sagaId, Effect.uninterruptible(tracked(renewal.renewing(attempt))))
+          locks.withLock(subject.sagaId, Effect.uninterruptible(unlessClosing(tracked(renewal.renewing(attempt)))))
         )
         .pipe(
           Effect.retry({

@@ -1,4 +1,5 @@
 import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
 
@@ -6,7 +7,8 @@ import * as FiberRefs from "effect/FiberRefs"
  * Runs `effect` with the FiberRef values of `refs` (read from another fiber), as a fiber forked
  * there would see them (`FiberRefs.forkAs`: a fork scope or an interruption cause is not carried
  * over), and restores the caller's values after it. The context is the exception: it stays the
- * caller's own (a caller that wants another provides it).
+ * caller's own (a caller that wants another provides it); so are the runtime flags, which are the
+ * running fiber's own (interruptibility), not values to carry.
  */
 export const withFiberRefsOf = <A, E, R>(
   effect: Effect.Effect<A, E, R>,
@@ -16,9 +18,17 @@ export const withFiberRefsOf = <A, E, R>(
     const forked = FiberRefs.forkAs(refs, fiber.id())
     let wrapped = effect
     for (const ref of FiberRefs.fiberRefs(forked)) {
-      if (ref === FiberRef.currentContext) continue
+      if (ref === FiberRef.currentContext || ref === FiberRef.currentRuntimeFlags) continue
       const value = FiberRefs.getOrDefault(forked, ref)
       if (value !== fiber.getFiberRef(ref)) wrapped = Effect.locally(wrapped, ref, value)
     }
     return wrapped
   })
+
+/**
+ * The FiberRef values `fiber` holds now, kept as a reference: they are immutable, so the reference
+ * is a snapshot. `getFiberRefs()` would first store the fiber's runtime flags in them, which copies
+ * every value (most of what keeping them costs a step); `withFiberRefsOf` does not carry those.
+ */
+export const fiberRefsNow = (fiber: Fiber.RuntimeFiber<unknown, unknown>): FiberRefs.FiberRefs =>
+  (fiber as unknown as { readonly _fiberRefs?: FiberRefs.FiberRefs })._fiberRefs ?? fiber.getFiberRefs()
