@@ -590,7 +590,9 @@ export interface ListPageQuery extends ListFilter {
    * recently updated first, as `list` orders them (since 0.5.0).
    */
   readonly order?: "urgency" | "updatedAt" | undefined
+  /** How many sagas to step over: a whole number from 0 (anything else fails with `JournalError`). */
   readonly offset: number
+  /** How many sagas at most: a whole number from 1 (anything else fails with `JournalError`). */
   readonly limit: number
 }
 

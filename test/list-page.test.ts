@@ -106,6 +106,34 @@ for (const [name, store] of stores) {
         for (const query of queries) expect(yield* Saga.listPage(query)).toEqual(yield* inMemory(query))
       }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
     )
+
+    it.effect("ties ordered by saga id in code-point order (a character past U+FFFF after U+FF61)", () =>
+      Effect.gen(function* () {
+        // The clock stands still: every row has the same status and time, the id decides.
+        const ids = ["tie-\u{1F600}", "tie-\uFF61", "tie-zx", "tie-a"]
+        yield* Effect.forEach(ids, (sagaId) => Saga.run(sagaId, programs.completed), { discard: true })
+        const page = yield* Saga.listPage({ offset: 0, limit: 50, search: "tie-" })
+        expect(page.sagas.map((saga) => saga.sagaId)).toEqual(["tie-a", "tie-zx", "tie-\uFF61", "tie-\u{1F600}"])
+      }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
+    )
+
+    it.effect("an offset or limit that names no page is a JournalError saying which, on every store", () =>
+      Effect.gen(function* () {
+        yield* seed
+        const refused = [
+          [{ offset: -1, limit: 5 }, "offset must be a whole number of 0 or more, not -1"],
+          [{ offset: Number.NaN, limit: 5 }, "offset must be a whole number of 0 or more, not NaN"],
+          [{ offset: 0, limit: 1.5 }, "limit must be a whole number of 1 or more, not 1.5"],
+          [{ offset: 0, limit: 0 }, "limit must be a whole number of 1 or more, not 0"],
+          [{ offset: 0, limit: Number.POSITIVE_INFINITY }, "limit must be a whole number of 1 or more, not Infinity"]
+        ] as const
+        for (const [query, reason] of refused) {
+          const error = yield* Effect.flip(Saga.listPage(query))
+          expect(error).toBeInstanceOf(Journal.JournalError)
+          expect(error).toMatchObject({ operation: "list", reason })
+        }
+      }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
+    )
   })
 }
 

@@ -26,9 +26,7 @@ export const withFiberRefsOf = <A, E, R>(
   })
 
 /**
- * The FiberRef values `fiber` holds now, kept as a reference: they are immutable, so the reference
- * is a snapshot. `getFiberRefs()` would first store the fiber's runtime flags in them, which copies
- * every value (most of what keeping them costs a step); `withFiberRefsOf` does not carry those.
+ * The FiberRef values `fiber` holds now: immutable, so the reference is a snapshot. (`getFiberRefs()`
+ * also stores the fiber's runtime flags in them, which `withFiberRefsOf` does not carry.)
  */
-export const fiberRefsNow = (fiber: Fiber.RuntimeFiber<unknown, unknown>): FiberRefs.FiberRefs =>
-  (fiber as unknown as { readonly _fiberRefs?: FiberRefs.FiberRefs })._fiberRefs ?? fiber.getFiberRefs()
+export const fiberRefsNow = (fiber: Fiber.RuntimeFiber<unknown, unknown>): FiberRefs.FiberRefs => fiber.getFiberRefs()
