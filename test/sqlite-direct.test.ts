@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Either, Fiber, Layer, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SqlJournal, SqlStore } from "../src/index.js"
 import { saga, step } from "./fixtures/drafts.js"
-import { countingBegins, raw, recordingReads } from "./fixtures/sqlite-raw.js"
+import { countingBegins, raw } from "./fixtures/sqlite-raw.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-direct-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -88,57 +88,6 @@ describe("SQLite appends on the store's own connection", () => {
           actualRevision: 2
         })
         expect((yield* journal.read("contested")).map((entry) => entry.stepId)).toEqual([null, "first"])
-      })
-  )
-
-  it.scoped(
-    "the lease holder's appends of many sagas share one compare-and-set statement; a stale writer, a second writer of one saga and another worker still get their own errors",
-    () =>
-      Effect.gen(function* () {
-        const { journal } = yield* store(fileFor("steady"))
-        const worker = { owner: "worker-1", ttlMillis: 60_000 }
-        const other = { owner: "worker-2", ttlMillis: 60_000 }
-        const start = (sagaId: string) =>
-          Effect.map(journal.append(sagaId, Journal.empty, [saga("SAGA_STARTED")], worker), ([started]) => ({
-            revision: 1,
-            digest: started!.hash
-          }))
-        const positions = yield* Effect.forEach(
-          Array.from({ length: 10 }, (_, n) => `steady-${n}`),
-          start
-        )
-        const stale = yield* start("stale")
-        yield* journal.append("stale", stale, [step("INTENT", "moved-on")], worker)
-        const twice = yield* start("twice")
-        const leased = yield* start("leased")
-        const { sources, value: outcomes } = yield* recordingReads(
-          Effect.all(
-            [
-              ...positions.map((seen, n) => journal.append(`steady-${n}`, seen, [step("INTENT", "a")], worker)),
-              journal.append("stale", stale, [step("INTENT", "late")], worker),
-              journal.append("twice", twice, [step("INTENT", "first")], worker),
-              journal.append("twice", twice, [step("INTENT", "second")], worker),
-              journal.append("leased", leased, [step("INTENT", "a")], other)
-            ].map(Effect.either),
-            { concurrency: "unbounded" }
-          )
-        )
-        expect(sources.some((source) => source.includes("FROM (VALUES"))).toBe(true)
-        expect(outcomes.slice(0, 10).every(Either.isRight)).toBe(true)
-        expect(outcomes.slice(10).map((outcome) => Either.getLeft(outcome).pipe(Option.getOrNull))).toMatchObject([
-          { _tag: "ConcurrencyConflict", sagaId: "stale", expectedRevision: 1, actualRevision: 2 },
-          null,
-          { _tag: "ConcurrencyConflict", sagaId: "twice", expectedRevision: 1, actualRevision: 2 },
-          { _tag: "LeaseHeld", sagaId: "leased", owner: "worker-1" }
-        ])
-        for (let n = 0; n < 10; n++) {
-          const entries = yield* journal.read(`steady-${n}`)
-          expect(entries.map((entry) => entry.stepId)).toEqual([null, "a"])
-          expect(Journal.verifyEntries(entries)._tag).toBe("Intact")
-        }
-        expect((yield* journal.read("stale")).map((entry) => entry.stepId)).toEqual([null, "moved-on"])
-        expect((yield* journal.read("twice")).map((entry) => entry.stepId)).toEqual([null, "first"])
-        expect((yield* journal.read("leased")).map((entry) => entry.stepId)).toEqual([null])
       })
   )
 

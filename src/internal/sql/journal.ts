@@ -202,8 +202,7 @@ export const makeUnmigrated = Effect.gen(function* () {
     sql`(lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at <= ${timeAfter(timeArg(millis, 0))})`
   const leaseIsFree = (column: typeof bare) =>
     sql`(${column("lease_owner")} IS NULL OR ${column("lease_owner")} = ${_} OR ${column("lease_expires_at")} <= ${timeAfter(_)})`
-  const activeSql = `(${activeStatuses.map((status) => `'${status}'`).join(", ")})`
-  const activeList = sql.literal(activeSql)
+  const activeList = sql.literal(`(${activeStatuses.map((status) => `'${status}'`).join(", ")})`)
   const keptWhileActive = (column: typeof bare, name: string, value: Statement.Fragment) =>
     sql`CASE WHEN COALESCE(${_}, ${column("status")}) IN ${activeList} THEN COALESCE(${value}, ${column(name)}) END`
   const compareAndSetNewSql = sql`INSERT INTO ${sagas} (saga_id, status, revision, digest, created_at, updated_at,
@@ -230,24 +229,6 @@ RETURNING saga_id`
   lease_expires_at = ${_}
 WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_} AND lease_owner = ${_} AND status IN ${activeList}
 RETURNING saga_id`)
-  // SQLite: the steady compare-and-set of many sagas in one statement, one row of `VALUES` each
-  // (saga, new revision, new digest, time, lease expiry, expected revision, expected digest, holder).
-  // A saga may appear once: which row of `VALUES` an `UPDATE … FROM` takes for it is not defined.
-  const steadyManyStatements = new Map<number, string>()
-  const steadyMany = (rows: number) => {
-    let statement = steadyManyStatements.get(rows)
-    if (statement === undefined) {
-      const values = Array.from({ length: rows }, () => "(?, ?, ?, ?, ?, ?, ?, ?)").join(", ")
-      statement = `UPDATE ${sagasTable} SET revision = v.column2, digest = v.column3, updated_at = v.column4,
-  lease_expires_at = v.column5
-FROM (VALUES ${values}) AS v
-WHERE ${sagasTable}.saga_id = v.column1 AND ${sagasTable}.revision = v.column6 AND ${sagasTable}.digest = v.column7
-  AND ${sagasTable}.lease_owner = v.column8 AND ${sagasTable}.status IN ${activeSql}
-RETURNING ${sagasTable}.saga_id`
-      steadyManyStatements.set(rows, statement)
-    }
-    return statement
-  }
   const maxSeq = text(sql`SELECT MAX(seq) AS seq FROM ${entries} WHERE saga_id = ${_}`)
   const selectPosition = text(
     sql`SELECT revision, digest, lease_owner, lease_expires_at FROM ${sagas} WHERE saga_id = ${_}`
@@ -521,27 +502,19 @@ RETURNING seq`)
    */
   const writeNow = (direct: SqliteDriver.Direct, batch: ReadonlyArray<Request>, unflushed: boolean) => {
     const run = direct.run
-    const compareAndSetFull = (request: Request): Outcome => {
+    const compareAndSetOne = (request: Request): Outcome => {
+      const steady = steadyArgs(request)
+      if (steady !== undefined && run(compareAndSetSteady, steady).length > 0) return Exit.succeed(request.written)
       const { first, args } = compareAndSetOf(request)
       return run(first ? compareAndSetNew : compareAndSet, args).length > 0
         ? Exit.succeed(request.written)
         : mismatch(request, run(selectPosition, [request.sagaId]))
     }
-    const compareAndSetOne = (request: Request): Outcome => {
-      const steady = steadyArgs(request)
-      if (steady !== undefined && run(compareAndSetSteady, steady).length > 0) return Exit.succeed(request.written)
-      return compareAndSetFull(request)
-    }
-    const compareAndSetAll = (): ReadonlyArray<Outcome> => {
-      const matched = steadyTogether(run, batch)
-      if (matched === undefined) return batch.map(compareAndSetOne)
-      return batch.map((request) => (matched.has(request) ? Exit.succeed(request.written) : compareAndSetFull(request)))
-    }
     if (unflushed) run("PRAGMA synchronous = NORMAL", [])
     try {
       run("BEGIN IMMEDIATE", [])
       try {
-        const outcomes = compareAndSetAll()
+        const outcomes = batch.map(compareAndSetOne)
         const rows = outcomes.flatMap((outcome) => (Exit.isSuccess(outcome) ? outcome.value : []))
         for (const cut of runs(rows)) run(insert(cut.length), cut.flatMap(entryArgs))
         run("COMMIT", [])
@@ -553,40 +526,6 @@ RETURNING seq`)
     } finally {
       if (unflushed) run("PRAGMA synchronous = FULL", [])
     }
-  }
-
-  /**
-   * The steady compare-and-sets of `batch` in few statements (`steadyMany`), for the appends that
-   * can take it on a saga no other append of the batch names: the requests that matched, or
-   * `undefined` when fewer than two can (then each runs its own). A request that can take it and did
-   * not match runs the full compare-and-set after, which finds its conflict or lease as it would have.
-   * Which sagas the others change cannot touch these rows, so the order among them does not matter.
-   */
-  const steadyTogether = (
-    run: SqliteDriver.Direct["run"],
-    batch: ReadonlyArray<Request>
-  ): ReadonlySet<Request> | undefined => {
-    if (batch.length < 2) return undefined
-    const seen = new Map<string, number>()
-    for (const request of batch) seen.set(request.sagaId, (seen.get(request.sagaId) ?? 0) + 1)
-    const steady: Array<{ readonly request: Request; readonly args: ReadonlyArray<unknown> }> = []
-    for (const request of batch) {
-      const args = seen.get(request.sagaId) === 1 ? steadyArgs(request) : undefined
-      if (args !== undefined) steady.push({ request, args })
-    }
-    if (steady.length < 2) return undefined
-    const bySaga = new Map(steady.map(({ request }) => [request.sagaId, request]))
-    const matched = new Set<Request>()
-    for (const cut of runs(steady)) {
-      const rows = run(
-        steadyMany(cut.length),
-        cut.flatMap(({ args: [seq, hash, at, expiresAt, sagaId, revision, digest, owner] }) => [
-          ...[sagaId, seq, hash, at, expiresAt, revision, digest, owner]
-        ])
-      ) as ReadonlyArray<{ readonly saga_id: string }>
-      for (const row of rows) matched.add(bySaga.get(row.saga_id)!)
-    }
-    return matched
   }
 
   /** `writeNow` under the client's lock: no other statement of the client runs meanwhile. */
