@@ -5,7 +5,7 @@
  */
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Either, Layer, Option } from "effect"
+import { Context, Effect, Either, type Exit, Layer, Option } from "effect"
 import { vi } from "vitest"
 import { Journal, Saga, SqlJournal } from "../src/index.js"
 import * as Postgres from "../src/Postgres.js"
@@ -19,7 +19,7 @@ const appendBatches = vi.hoisted(() => [] as Array<number>)
 vi.mock("../src/internal/sql/groupCommit.js", async (importOriginal) => {
   const original = await importOriginal<typeof import("../src/internal/sql/groupCommit.js")>()
   return {
-    groupCommit: <In, Out>(commit: (batch: ReadonlyArray<In>) => Effect.Effect<ReadonlyArray<Out>>) =>
+    groupCommit: <In, A, E>(commit: (batch: ReadonlyArray<In>) => Effect.Effect<ReadonlyArray<Exit.Exit<A, E>>>) =>
       original.groupCommit((batch: ReadonlyArray<In>) => {
         if (typeof batch[0] !== "string") appendBatches.push(batch.length)
         return commit(batch)

@@ -3,22 +3,23 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 
 /**
- * Where a queued request learns its outcome, or that it is its turn to commit the queue (`"lead"`).
- * A lighter `Deferred`: settled once, by the fiber that committed the batch.
+ * Where a queued request learns what to do: its outcome (an `Exit`, itself the effect to resume
+ * with), or, when its turn to commit the queue comes, the lead. A lighter `Deferred`: settled once,
+ * by the fiber that committed the batch, with nothing allocated for it.
  */
-class Turn<Out> {
-  private settled: Out | "lead" | undefined
-  private resume: ((result: Effect.Effect<Out | "lead">) => void) | undefined
+class Turn<A, E> {
+  private settled: Effect.Effect<A, E> | undefined
+  private resume: ((next: Effect.Effect<A, E>) => void) | undefined
 
-  settle(result: Out | "lead"): void {
-    if (this.resume === undefined) this.settled = result
-    else this.resume(Effect.succeed(result))
+  settle(next: Effect.Effect<A, E>): void {
+    if (this.resume === undefined) this.settled = next
+    else this.resume(next)
   }
 
-  wait(): Effect.Effect<Out | "lead"> {
+  wait(): Effect.Effect<A, E> {
     return Effect.async((resume) => {
       if (this.settled === undefined) this.resume = resume
-      else resume(Effect.succeed(this.settled))
+      else resume(this.settled)
     })
   }
 }
@@ -35,43 +36,46 @@ class Turn<Out> {
  * function's `idle()` says whether no batch is forming or being written; `observe` learns each
  * batch's size as it is cut.
  */
-export const groupCommit = <In, Out>(
-  commit: (batch: ReadonlyArray<In>) => Effect.Effect<ReadonlyArray<Out>>,
+export const groupCommit = <In, A, E>(
+  commit: (batch: ReadonlyArray<In>) => Effect.Effect<ReadonlyArray<Exit.Exit<A, E>>>,
   observe: (size: number) => void = () => {}
 ) => {
-  const queue: Array<{ readonly request: In; readonly turn: Turn<Exit.Exit<Out>> }> = []
+  const queue: Array<{ readonly request: In; readonly turn: Turn<A, E> }> = []
   let writing = false
 
-  const lead = (own: (typeof queue)[number]): Effect.Effect<Out> =>
+  const lead = (own: (typeof queue)[number]): Effect.Effect<A, E> =>
     Effect.zipRight(
       Effect.yieldNow(),
       Effect.suspend(() => {
         const batch = queue.splice(0)
         observe(batch.length)
         return Effect.flatMap(Effect.exit(commit(batch.map((queued) => queued.request))), (exit) => {
-          let mine: Exit.Exit<Out> = Exit.die("effect-saga: a batch lost a request")
-          for (const [index, queued] of batch.entries()) {
-            const outcome = Exit.map(exit, (outcomes) => outcomes[index]!)
+          let mine: Exit.Exit<A, E> = Exit.die("effect-saga: a batch lost a request")
+          // The batch died (`commit` has no failure of its own): every request dies with it.
+          const died = Exit.isSuccess(exit) ? undefined : Exit.failCause(exit.cause)
+          for (let index = 0; index < batch.length; index++) {
+            const queued = batch[index]!
+            const outcome = died ?? (exit as Exit.Success<ReadonlyArray<Exit.Exit<A, E>>, never>).value[index]!
             if (queued === own) mine = outcome
             else queued.turn.settle(outcome)
           }
           const next = queue[0]
           if (next === undefined) writing = false
-          else next.turn.settle("lead")
+          else next.turn.settle(lead(next))
           return mine
         })
       })
     )
 
-  const submit = (request: In): Effect.Effect<Out> =>
+  const submit = (request: In): Effect.Effect<A, E> =>
     Effect.suspend(() => {
-      const queued = { request, turn: new Turn<Exit.Exit<Out>>() }
+      const queued = { request, turn: new Turn<A, E>() }
       queue.push(queued)
       if (!writing) {
         writing = true
         return lead(queued)
       }
-      return Effect.flatMap(queued.turn.wait(), (turn) => (turn === "lead" ? lead(queued) : turn))
+      return queued.turn.wait()
     })
   return Object.assign(submit, { idle: (): boolean => !writing })
 }

@@ -47,6 +47,5 @@ export const groupRead = (
       return sagaIds.map((sagaId) => Exit.map(bySaga, (grouped) => grouped.get(sagaId) ?? []))
     })
   )
-  return (sagaId: string): Effect.Effect<ReadonlyArray<unknown>, SqlError> =>
-    Effect.flatten(Effect.uninterruptible(submit(sagaId)))
+  return (sagaId: string): Effect.Effect<ReadonlyArray<unknown>, SqlError> => Effect.uninterruptible(submit(sagaId))
 }

@@ -668,9 +668,9 @@ RETURNING seq`)
     Effect.withFiberRuntime<ReadonlyArray<Journal.Entry>, Journal.AppendError>((fiber) => {
       const request = requestOn(fiber, sagaId, expected, drafts, holder)
       if (Either.isLeft(request)) return Effect.fail(request.left)
-      return Effect.flatten(
-        insideTransaction(fiber) ? commitInside(request.right) : Effect.uninterruptible(submit(request.right))
-      )
+      return insideTransaction(fiber)
+        ? Effect.flatten(commitInside(request.right))
+        : Effect.uninterruptible(submit(request.right))
     })
 
   // On the store's own SQLite connection, an append may be done at once (sqliteAppend.ts).
@@ -715,12 +715,10 @@ RETURNING seq`)
 
   /** `request` through group commit, counted out when it has its outcome. */
   const batched = (request: Request) =>
-    Effect.flatten(
-      Effect.flatMap(Effect.exit(submit(request)), (exit) => {
-        traffic.leave()
-        return exit
-      })
-    )
+    Effect.flatMap(Effect.exit(submit(request)), (exit) => {
+      traffic.leave()
+      return exit
+    })
 
   /** `request` as one statement, on its own: its entries, or why not. */
   const sendAlone = (send: Prepared.SendNamed, request: Request) =>
