@@ -296,6 +296,10 @@ export const layerTokens: (
 /**
  * Every request is the `anonymous` principal: what `serve` runs with when started insecure.
  *
+ * NOTE: `serve` given it listens on a loopback address only (`InsecureServer` otherwise) and answers
+ * only a loopback `Host`. Composed into a server of your own, nothing is checked: whoever reaches the
+ * port reads and commands every saga.
+ *
  * @since 0.2.0
  * @category authentication
  */
@@ -431,7 +435,7 @@ export const isLoopback: (host: string) => boolean = server.isLoopback
  * The API, its docs and the console on Node's HTTP server at `host:port` (default
  * `127.0.0.1:8080`; port 0 picks a free one, `HttpServer.HttpServer`'s `address` says which). It
  * refuses to start with `InsecureServer` without an `authentication` layer, unless bound to a
- * loopback address with `insecure: true`; with `ServeError` for a `host` that is not text or a
+ * loopback address with `insecure: true`, and with `layerInsecure` on any other address; with `ServeError` for a `host` that is not text or a
  * `port` that is not a whole number from 0 to 65535, or an address it cannot listen on; and with
  * `InvalidApiOptions` for the API's options, as `layerWith`.
  *

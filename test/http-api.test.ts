@@ -898,6 +898,23 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
     })
   )
 
+  it.scopedLive("serve given layerInsecure refuses a non-loopback host as insecure: true does", () =>
+    Effect.gen(function* () {
+      const db = freshDb("insecure-layer")
+      const start = (host: string) =>
+        Layer.build(
+          SagaApi.serve({ port: 0, host, authentication: SagaApi.layerInsecure }).pipe(Layer.provide(services(db)))
+        ).pipe(Effect.flip)
+      for (const host of ["0.0.0.0", "::", "10.0.0.1"]) {
+        const error = yield* start(host)
+        expect(SagaApi.isInsecureServer(error), host).toBe(true)
+        expect(error.message).toBe(
+          `refusing to serve on ${host}: insecure serving is allowed on a loopback address only`
+        )
+      }
+    })
+  )
+
   it.scopedLive("serve and layerWith refuse options they cannot work with when built; tools may be an array", () =>
     Effect.gen(function* () {
       const db = freshDb("options")
