@@ -605,12 +605,17 @@ export interface ListPage {
  * recently updated, then by saga id (code-point order), and the count of all it selects. The store
  * filters, orders, slices and counts (the SQL stores in their query); only the page's sagas are
  * read and verified, so a saga tampered with outside the page costs nothing and is not marked.
+ * A `search` holding a control character or a lone surrogate, which no saga id holds, answers the
+ * empty page without asking the store.
  *
  * @since 0.5.0
  * @category accessors
  */
 export const listPage = (query: ListPageQuery): Effect.Effect<ListPage, JournalError, Saga> =>
   Effect.flatMap(Saga, (saga) => {
+    if (query.search !== undefined && identifier.holdsNoIdentifierText(query.search)) {
+      return Effect.succeed<ListPage>({ sagas: [], total: 0 })
+    }
     const own = sagaPages.get(saga.list)
     if (own !== undefined) return own(query)
     // A service not built by this module's layers: its list, paged here.

@@ -27,6 +27,12 @@ export const MAX_PRINCIPAL_BYTES = 256
 /** A lone surrogate (`Cs` in a `u` regex matches only unpaired ones) or a control character (C0, DEL, C1). */
 const forbidden = /[\p{Cs}\p{Cc}]/u
 
+/**
+ * Whether `text` holds what no identifier holds (a control character, a lone surrogate): a search
+ * for it matches no saga id, and need not ask a store (PostgreSQL refuses a NUL in text).
+ */
+export const holdsNoIdentifierText = (text: string): boolean => forbidden.test(text)
+
 /** A lone surrogate. */
 const loneSurrogate = /\p{Cs}/u
 
