@@ -102,9 +102,13 @@ export const sagaIdRefusal = (sagaId: string): InvalidIdentifier | undefined => 
     : new InvalidIdentifier({ kind: "saga id", identifier: preview(sagaId), reason })
 }
 
+/** Why `key` cannot be a call's step key, if it cannot: as an identifier, or for a `/` it holds. */
+export const stepKeyProblem = (key: string): string | undefined =>
+  identifierProblem(key, MAX_STEP_KEY_BYTES) ?? slashProblem(key)
+
 /** The `InvalidIdentifier` that refuses `key` as a call's step key, if it is refused (also for a `/` it holds). */
 export const stepKeyRefusal = (key: string): InvalidIdentifier | undefined => {
-  const reason = identifierProblem(key, MAX_STEP_KEY_BYTES) ?? slashProblem(key)
+  const reason = stepKeyProblem(key)
   return reason === undefined
     ? undefined
     : new InvalidIdentifier({ kind: "step key", identifier: preview(key), reason })
