@@ -33,6 +33,7 @@ import * as authentication from "./internal/http/authentication.js"
 import * as body from "./internal/http/body.js"
 import * as apiClient from "./internal/http/client.js"
 import * as Console from "./internal/http/console/routes.js"
+import * as DocsPage from "./internal/http/docsPage.js"
 import * as guard from "./internal/http/guard.js"
 import * as handlers from "./internal/http/handlers.js"
 import type { InvalidApiOptions } from "./internal/http/options.js"
@@ -352,7 +353,7 @@ export const MAX_PATH_PARAMETER_LENGTH: number = target.MAX_PATH_PARAMETER_LENGT
 /**
  * The API with `options`: its handlers over the `Saga`, `Journal` and `Approval` in context, the
  * OpenAPI document at `/api/openapi.json`, its docs page at `/api/docs` (Swagger UI, its assets in
- * the page: nothing from a CDN), and the console at `/console`. Serve it with
+ * the page: nothing from a CDN; `nosniff`, and a CSP that forbids framing), and the console at `/console`. Serve it with
  * `HttpApiBuilder.serve()` in your own server, or with `serve`. Options it cannot work with fail it
  * with `InvalidApiOptions` when it is built.
  *
@@ -376,7 +377,7 @@ const layerKnowing = (
         // The router's own limit of a path parameter is 100 characters: ids go up to 1024 bytes, encoded.
         HttpRouter.setRouterConfig({ maxParamLength: MAX_PATH_PARAMETER_LENGTH }),
         HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }),
-        HttpApiSwagger.layer({ path: "/api/docs" }),
+        HttpApiSwagger.layer({ path: DocsPage.DOCS_PATH }),
         Console.layer(checked)
       ).pipe(
         Layer.provideMerge(

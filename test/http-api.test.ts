@@ -624,6 +624,16 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
             'invalid limit: expected a number, got "abc"; nothing was written'
           ],
           [
+            "an offset past the largest whole number accepted",
+            raw(baseUrl, "GET", "/api/sagas?offset=9007199254740992", { as: "alice" }),
+            "invalid offset: expected a whole number up to 9007199254740991, the largest accepted, got 9007199254740992; nothing was written"
+          ],
+          [
+            "offset=1.5",
+            raw(baseUrl, "GET", "/api/sagas?offset=1.5", { as: "alice" }),
+            "invalid offset: expected an integer, got 1.5; nothing was written"
+          ],
+          [
             "needsHuman=yes",
             raw(baseUrl, "GET", "/api/sagas?needsHuman=yes", { as: "alice" }),
             'invalid needsHuman: expected one of "true", "false", got "yes"; nothing was written'
