@@ -28,6 +28,7 @@ import {
 } from "./internal/journal/errors.js"
 import { type ExportEnd, endLineOf, endOf, endProblem } from "./internal/journal/exportEnd.js"
 import * as hash from "./internal/journal/hash.js"
+import { refusedImport } from "./internal/journal/importable.js"
 import { makeMemoryJournal } from "./internal/journal/memory.js"
 import * as payloads from "./internal/journal/payloads.js"
 import * as status from "./internal/journal/status.js"
@@ -557,34 +558,19 @@ export const exportNdjson = (
 const decodeLine = Schema.decodeUnknownEither(Schema.parseJson(Entry))
 
 /**
- * The first identifier of an export that the engine would not have journaled (a saga id, step id or
- * tool name out of shape: see `Saga.MAX_JOURNAL_ID_BYTES`, `Compensable.MAX_TOOL_NAME_BYTES`): a
- * saga imported with it could be listed but never commanded.
+ * The first identifier or time of an export that the engine would not have journaled (a saga id,
+ * step id, tool name or time out of shape: see `importable.ts`): a saga imported with it could be
+ * listed but never commanded.
  */
-const refusedIdentifier = (entries: ReadonlyArray<Entry>): JournalCorrupted | undefined => {
+const refusedIdentifier = (entries: ReadonlyArray<Entry>): JournalCorrupted | undefined =>
   // Text no store keeps (a lone surrogate) is the store's to refuse, with a `JournalError`, as on append.
-  if (entries.some((entry) => unstorableIdentifier(entry) !== undefined)) return undefined
-  const sagaId = entries[0]!.sagaId
-  const refuse = (seq: number, what: string, problem: string) =>
-    new JournalCorrupted({
-      sagaId: identifier.preview(sagaId),
-      seq,
-      reason: `its ${what} cannot be journaled: ${problem}`
-    })
-  const badSagaId = identifier.identifierProblem(sagaId, identifier.MAX_JOURNAL_ID_BYTES)
-  if (badSagaId !== undefined) return refuse(1, "saga id", badSagaId)
-  for (const entry of entries) {
-    const badTool = entry.toolName === null ? undefined : identifier.toolNameProblem(entry.toolName)
-    if (badTool !== undefined) return refuse(entry.seq, "tool name", badTool)
-    const badStep =
-      entry.stepId === null ? undefined : identifier.identifierProblem(entry.stepId, identifier.MAX_JOURNAL_ID_BYTES)
-    if (badStep !== undefined) return refuse(entry.seq, "step id", badStep)
-  }
-  return undefined
-}
+  entries.some((entry) => unstorableIdentifier(entry) !== undefined) ? undefined : refusedImport(entries)
 
 const unstorableIdentifier = (entry: Entry) =>
-  identifier.unstorable(entry.sagaId) ?? identifier.unstorable(entry.stepId) ?? identifier.unstorable(entry.toolName)
+  identifier.unstorable(entry.sagaId) ??
+  identifier.unstorable(entry.stepId) ??
+  identifier.unstorable(entry.toolName) ??
+  identifier.unstorable(entry.at)
 
 /**
  * Imports one saga's NDJSON export. Every line must decode, belong to one saga, name a saga, its

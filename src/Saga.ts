@@ -614,6 +614,8 @@ export interface ListPage {
  * filters, orders, slices and counts (the SQL stores in their query); only the page's sagas are
  * read and verified, so a saga tampered with outside the page costs nothing and is not marked.
  * `order: "updatedAt"` pages in `list`'s order instead (least recently updated first).
+ * A `search` holding a control character or a lone surrogate, which no saga id holds, answers the
+ * empty page without asking the store.
  *
  * @since 0.5.0
  * @category accessors
@@ -622,6 +624,9 @@ export const listPage = (query: ListPageQuery): Effect.Effect<ListPage, JournalE
   Effect.flatMap(Saga, (saga) => {
     const problem = pageProblem(query)
     if (problem !== undefined) return Effect.fail(new JournalError({ operation: "list", reason: problem }))
+    if (query.search !== undefined && identifier.holdsNoIdentifierText(query.search)) {
+      return Effect.succeed<ListPage>({ sagas: [], total: 0 })
+    }
     const own = sagaPages.get(saga.list)
     if (own !== undefined) return own(query)
     // A service not built by this module's layers: its list, paged here.

@@ -33,6 +33,7 @@ import * as authentication from "./internal/http/authentication.js"
 import * as body from "./internal/http/body.js"
 import * as apiClient from "./internal/http/client.js"
 import * as Console from "./internal/http/console/routes.js"
+import * as DocsPage from "./internal/http/docsPage.js"
 import * as guard from "./internal/http/guard.js"
 import * as handlers from "./internal/http/handlers.js"
 import type { InvalidApiOptions } from "./internal/http/options.js"
@@ -303,6 +304,10 @@ export const layerTokens: (
 /**
  * Every request is the `anonymous` principal: what `serve` runs with when started insecure.
  *
+ * NOTE: `serve` given it listens on a loopback address only (`InsecureServer` otherwise) and answers
+ * only a loopback `Host`. Composed into a server of your own, nothing is checked: whoever reaches the
+ * port reads and commands every saga.
+ *
  * @since 0.2.0
  * @category authentication
  */
@@ -355,7 +360,7 @@ export const MAX_PATH_PARAMETER_LENGTH: number = target.MAX_PATH_PARAMETER_LENGT
 /**
  * The API with `options`: its handlers over the `Saga`, `Journal` and `Approval` in context, the
  * OpenAPI document at `/api/openapi.json`, its docs page at `/api/docs` (Swagger UI, its assets in
- * the page: nothing from a CDN), and the console at `/console`. Serve it with
+ * the page: nothing from a CDN; `nosniff`, and a CSP that forbids framing), and the console at `/console`. Serve it with
  * `HttpApiBuilder.serve()` in your own server, or with `serve`. Options it cannot work with fail it
  * with `InvalidApiOptions` when it is built.
  *
@@ -379,7 +384,7 @@ const layerKnowing = (
         // The router's own limit of a path parameter is 100 characters: ids go up to 1024 bytes, encoded.
         HttpRouter.setRouterConfig({ maxParamLength: MAX_PATH_PARAMETER_LENGTH }),
         HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" }),
-        HttpApiSwagger.layer({ path: "/api/docs" }),
+        HttpApiSwagger.layer({ path: DocsPage.DOCS_PATH }),
         Console.layer(checked)
       ).pipe(
         Layer.provideMerge(
@@ -438,7 +443,7 @@ export const isLoopback: (host: string) => boolean = server.isLoopback
  * The API, its docs and the console on Node's HTTP server at `host:port` (default
  * `127.0.0.1:8080`; port 0 picks a free one, `HttpServer.HttpServer`'s `address` says which). It
  * refuses to start with `InsecureServer` without an `authentication` layer, unless bound to a
- * loopback address with `insecure: true`; with `ServeError` for a `host` that is not text or a
+ * loopback address with `insecure: true`, and with `layerInsecure` on any other address; with `ServeError` for a `host` that is not text or a
  * `port` that is not a whole number from 0 to 65535, or an address it cannot listen on; and with
  * `InvalidApiOptions` for the API's options, as `layerWith`.
  *

@@ -409,8 +409,8 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
             yield* appendAll(
               source,
               "imported",
-              [saga("SAGA_STARTED"), step("INTENT", "é-1")],
-              [step("EXECUTED", "é-1"), saga("SAGA_COMPLETED")]
+              [saga("SAGA_STARTED"), step("INTENT", "tool:é-1#1")],
+              [step("EXECUTED", "tool:é-1#1"), saga("SAGA_COMPLETED")]
             )
             return { ndjson: yield* Journal.exportNdjson("imported"), entries: yield* source.read("imported") }
           }),
@@ -434,9 +434,9 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
             yield* appendAll(
               yield* Journal.Journal,
               "cut",
-              [saga("SAGA_STARTED"), step("INTENT", "a")],
-              [step("EXECUTED", "a"), step("INTENT", "b")],
-              [step("EXECUTED", "b"), saga("SAGA_COMPLETED")]
+              [saga("SAGA_STARTED"), step("INTENT", "tool:a#1")],
+              [step("EXECUTED", "tool:a#1"), step("INTENT", "tool:b#1")],
+              [step("EXECUTED", "tool:b#1"), saga("SAGA_COMPLETED")]
             )
             return yield* Journal.exportNdjson("cut")
           }),
@@ -488,7 +488,7 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
     it.effect("an import of an existing saga, a broken chain or a line that is not an entry writes nothing", () =>
       Effect.gen(function* () {
         const journal = yield* Journal.Journal
-        yield* appendAll(journal, "kept", [saga("SAGA_STARTED"), step("INTENT", "a")])
+        yield* appendAll(journal, "kept", [saga("SAGA_STARTED"), step("INTENT", "tool:a#1")])
         const ndjson = yield* Journal.exportNdjson("kept")
         expect((yield* Effect.flip(Journal.importNdjson(ndjson)))._tag).toBe("ConcurrencyConflict")
         const broken = ndjson.replace('"INTENT"', '"EXECUTED"').replaceAll('"kept"', '"broken"')
@@ -499,15 +499,15 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
     )
 
     it.effect(
-      "an import whose saga id, step id or tool name the engine would refuse is JournalCorrupted, and writes nothing",
+      "an import whose saga id, step id, tool name or time the engine would not journal is JournalCorrupted naming its line, and writes nothing",
       () =>
         Effect.gen(function* () {
           const journal = yield* Journal.Journal
-          const forged = (sagaId: string, toolName: string) =>
-            chainOf(sagaId, toolName)
+          const forged = (sagaId: string, toolName: string, options?: { at?: string; stepId?: string }) =>
+            chainOf(sagaId, toolName, options)
               .map((entry) => JSON.stringify(entry))
               .join("\n")
-          for (const [sagaId, toolName, seq, reason] of [
+          for (const [sagaId, toolName, seq, reason, options] of [
             [
               "forged\n\u001b[31mFORGED",
               "tool",
@@ -520,12 +520,67 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
               1,
               "its saga id cannot be journaled: it is 1025 UTF-8 bytes"
             ],
-            ["forged-tool", "billing/charge", 2, 'its tool name cannot be journaled: it holds "/" at index 7']
+            ["forged-tool", "billing/charge", 2, 'its tool name cannot be journaled: it holds "/" at index 7'],
+            // Ids `Saga.run` refuses: the saga would be listed, even approved, and never run again.
+            ["..", "tool", 1, 'line 1: its saga id cannot be journaled: it is "..", which a URL takes as a step'],
+            [".", "tool", 1, 'line 1: its saga id cannot be journaled: it is ".", which a URL takes as a step'],
+            [
+              "x/compensate-effect",
+              "tool",
+              1,
+              'line 1: its saga id cannot be journaled: it ends with "/compensate-effect" but names no effect before it'
+            ],
+            [
+              "../tool:a#1/compensate-effect",
+              "tool",
+              1,
+              'line 1: its saga id cannot be journaled: it is the explicit undo\'s run of a step of saga ".."'
+            ],
+            [
+              "order-1/tool:a#1/compensate-effect",
+              "tool",
+              2,
+              'line 2: its step id cannot be journaled: it is not the step "tool:a#1" whose undo this run is',
+              { stepId: "tool:b#1" }
+            ],
+            // A step id of another tool than the entry's, or not of the engine's shape.
+            [
+              "forged-step",
+              "otherTool",
+              2,
+              'line 2: its step id cannot be journaled: it is not a step of the entry\'s tool "otherTool"',
+              { stepId: "outTool:1a4a03120502f367#1" }
+            ],
+            ["forged-step", "tool", 2, "it does not end with its occurrence (#1, #2, …)", { stepId: "tool:a" }],
+            ["forged-step", "tool", 2, 'its key cannot be one: it holds "/" at index 1', { stepId: "tool:a/b#1" }],
+            // A time the engine would not have written.
+            [
+              "forged-time",
+              "tool",
+              1,
+              'line 1: its time cannot be journaled: "yesterday" is not an ISO-8601',
+              { at: "yesterday" }
+            ],
+            ["forged-time", "tool", 1, "is not an ISO-8601 UTC time", { at: "2024-01-01T00:00:00Z" }],
+            ["forged-time", "tool", 1, "is not an ISO-8601 UTC time", { at: "2024-02-30T00:00:00.000Z" }]
           ] as const) {
-            const error = yield* Effect.flip(Journal.importNdjson(forged(sagaId, toolName)))
+            const error = yield* Effect.flip(Journal.importNdjson(forged(sagaId, toolName, options)))
             expect(error).toMatchObject({ _tag: "JournalCorrupted", seq })
-            expect((error as Journal.JournalCorrupted).reason).toContain(reason)
+            expect((error as Journal.JournalCorrupted).reason, sagaId).toContain(reason)
             expect(yield* journal.read(sagaId)).toEqual([])
+          }
+          // What the engine journals imports: a key of its caller's (it may hold `:` and `#`), an explicit undo's run.
+          const endOf = (entries: ReadonlyArray<Journal.Entry>) =>
+            JSON.stringify({
+              exportEnd: { sagaId: entries[0]!.sagaId, entries: entries.length, digest: entries.at(-1)!.hash }
+            })
+          for (const [sagaId, toolName, stepId] of [
+            ["keyed", "ns:tool", "ns:tool:a:b#c#12"],
+            ["order-1/tool:a#1/compensate-effect", "tool", "tool:a#1"]
+          ] as const) {
+            const entries = chainOf(sagaId, toolName, { stepId })
+            const text = [...entries.map((entry) => JSON.stringify(entry)), endOf(entries)].join("\n")
+            expect(yield* Journal.importNdjson(text)).toMatchObject({ sagaId, revision: 2 })
           }
         }).pipe(Effect.provide(layer))
     )
@@ -892,9 +947,15 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
 const ids = (records: ReadonlyArray<Journal.SagaRecord>, prefix: string) =>
   records.map((record) => record.sagaId).filter((id) => id.startsWith(prefix))
 
-/** A saga's first two entries, chained as a store would (`SAGA_STARTED`, an `INTENT` of `toolName`), as imported text would hold them. */
-const chainOf = (sagaId: string, toolName = "tool") => {
-  const at = "2024-01-01T00:00:00.000Z"
+/**
+ * A saga's first two entries, chained as a store would (`SAGA_STARTED`, an `INTENT` of `toolName`,
+ * step `stepId`, both at `at`), as imported text would hold them.
+ */
+const chainOf = (
+  sagaId: string,
+  toolName = "tool",
+  { at = "2024-01-01T00:00:00.000Z", stepId = `${toolName}:a#1` }: { at?: string; stepId?: string } = {}
+) => {
   const first = {
     sagaId,
     seq: 1,
@@ -905,7 +966,14 @@ const chainOf = (sagaId: string, toolName = "tool") => {
     payload: null,
     at
   }
-  const intent = { ...step("INTENT", "a"), toolName, sagaId, seq: 2, payload: '{"idempotencyKey":"k","attempt":1}', at }
+  const intent = {
+    ...step("INTENT", stepId),
+    toolName,
+    sagaId,
+    seq: 2,
+    payload: '{"idempotencyKey":"k","attempt":1}',
+    at
+  }
   const firstHash = Journal.hashEntry(Journal.empty.digest, first)
   return [
     { ...first, hash: firstHash },

@@ -624,6 +624,16 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
             'invalid limit: expected a number, got "abc"; nothing was written'
           ],
           [
+            "an offset past the largest whole number accepted",
+            raw(baseUrl, "GET", "/api/sagas?offset=9007199254740992", { as: "alice" }),
+            "invalid offset: expected a whole number up to 9007199254740991, the largest accepted, got 9007199254740992; nothing was written"
+          ],
+          [
+            "offset=1.5",
+            raw(baseUrl, "GET", "/api/sagas?offset=1.5", { as: "alice" }),
+            "invalid offset: expected an integer, got 1.5; nothing was written"
+          ],
+          [
             "needsHuman=yes",
             raw(baseUrl, "GET", "/api/sagas?needsHuman=yes", { as: "alice" }),
             'invalid needsHuman: expected one of "true", "false", got "yes"; nothing was written'
@@ -895,6 +905,23 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         Effect.flatMap(Journal.Journal, (journal) => journal.read("payout-1"))
       )).at(-1)
       expect(JSON.parse(approved!.payload!).by).toBe("anonymous")
+    })
+  )
+
+  it.scopedLive("serve given layerInsecure refuses a non-loopback host as insecure: true does", () =>
+    Effect.gen(function* () {
+      const db = freshDb("insecure-layer")
+      const start = (host: string) =>
+        Layer.build(
+          SagaApi.serve({ port: 0, host, authentication: SagaApi.layerInsecure }).pipe(Layer.provide(services(db)))
+        ).pipe(Effect.flip)
+      for (const host of ["0.0.0.0", "::", "10.0.0.1"]) {
+        const error = yield* start(host)
+        expect(SagaApi.isInsecureServer(error), host).toBe(true)
+        expect(error.message).toBe(
+          `refusing to serve on ${host}: insecure serving is allowed on a loopback address only`
+        )
+      }
     })
   )
 

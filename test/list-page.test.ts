@@ -95,6 +95,10 @@ const queries: ReadonlyArray<Saga.ListPageQuery> = [
   { offset: 0, limit: 50, order: "updatedAt", status: ["completed", "awaiting_approval"] }
 ]
 
+/** Searches for text no saga id holds: a NUL (which PostgreSQL refuses in text), an escape, a lone surrogate. */
+const unmatchable = ["\u0000", "c-\u0000", "\u001b[31m", "\u007f", "\u0085", "\ud800"]
+const emptyPage: Saga.ListPage = { sagas: [], total: 0 }
+
 for (const [name, store] of stores) {
   describe(`Saga.listPage: ${name}`, () => {
     it.effect("filters, orders (most urgent, then most recent, then id), slices and counts as in memory", () =>
@@ -131,6 +135,15 @@ for (const [name, store] of stores) {
           const error = yield* Effect.flip(Saga.listPage(query))
           expect(error).toBeInstanceOf(Journal.JournalError)
           expect(error).toMatchObject({ operation: "list", reason })
+        }
+      }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
+    )
+
+    it.effect("a search holding a control character or a lone surrogate matches nothing (no saga id holds one)", () =>
+      Effect.gen(function* () {
+        yield* seed
+        for (const search of unmatchable) {
+          expect(yield* Saga.listPage({ offset: 0, limit: 50, search }), JSON.stringify(search)).toEqual(emptyPage)
         }
       }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
     )
@@ -196,6 +209,47 @@ describe("a page reads and verifies only its own sagas", () => {
       const last = yield* provided(Saga.listPage({ offset: 6, limit: 3 }))
       expect(last.sagas.map((saga) => saga.sagaId)).toEqual(["c-1"])
       expect(last.sagas[0]!.tampered).toMatchObject({ seq: 2 })
+    })
+  })
+})
+
+/** A memory journal that fails the test when anything lists its sagas. */
+const unlistable = Layer.effect(
+  Journal.Journal,
+  Effect.map(Journal.Journal, (journal) =>
+    Journal.Journal.of({ ...journal, list: () => Effect.dieMessage("the store was asked for a list") })
+  )
+).pipe(Layer.provide(Journal.layerMemory))
+
+describe("a search no saga id can match does not ask the store", () => {
+  it.effect("in memory: the empty page, without listing", () =>
+    Effect.gen(function* () {
+      for (const search of unmatchable) {
+        expect(yield* Saga.listPage({ offset: 0, limit: 50, search }), JSON.stringify(search)).toEqual(emptyPage)
+      }
+      expect(yield* Effect.exit(Saga.listPage({ offset: 0, limit: 50, search: "c-" }))).toMatchObject({
+        _tag: "Failure"
+      })
+    }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(unlistable, Approval.layerMemory)))))
+  )
+
+  it.effect("on SQLite: the empty page, even when the sagas' table is gone", () => {
+    const db = fileOf()
+    const provided = <A, E>(effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>) =>
+      Effect.scoped(Effect.provide(effect, Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename: db })))))
+    return Effect.gen(function* () {
+      yield* provided(seed)
+      const file = new Database(db)
+      file.prepare("ALTER TABLE effect_saga_sagas RENAME TO gone").run()
+      file.close()
+      for (const search of unmatchable) {
+        expect(yield* provided(Saga.listPage({ offset: 0, limit: 50, search })), JSON.stringify(search)).toEqual(
+          emptyPage
+        )
+      }
+      expect(yield* Effect.exit(provided(Saga.listPage({ offset: 0, limit: 50, search: "c-" })))).toMatchObject({
+        _tag: "Failure"
+      })
     })
   })
 })

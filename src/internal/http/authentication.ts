@@ -143,7 +143,8 @@ export const layerTokens = (
 
 /**
  * The middleware of a server started insecure: every request, with a token or without, is the
- * `anonymous` principal. `SagaApi.serve` allows it only on a loopback address.
+ * `anonymous` principal. `SagaApi.serve` allows it only on a loopback address (given as
+ * `insecure: true` or as this layer).
  *
  * @since 0.2.0
  * @category authentication

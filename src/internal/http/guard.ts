@@ -16,6 +16,7 @@ import * as Predicate from "effect/Predicate"
 import { preview } from "../util/printable.js"
 import { Api } from "./api.js"
 import { decodeMessage, type Issue } from "./decodeMessage.js"
+import * as DocsPage from "./docsPage.js"
 import { Internal, Malformed, NotFound } from "./errors.js"
 import { defectText, logAnswer } from "./serverLog.js"
 import { isApiTarget, longestSegment, MAX_PATH_PARAMETER_LENGTH, pathOf } from "./target.js"
@@ -61,6 +62,7 @@ export const layer = HttpApiBuilder.middleware(Api, (app) =>
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     yield* challenge
+    yield* DocsPage.hardened
     const refused = overLong(request.url)
     if (refused !== undefined) return yield* refuse(request, refused, 400)
     // The app's type names no error, but its failures are the API's, the decode error of its schemas, and the router's.

@@ -319,6 +319,23 @@ export const MAX_LIMIT = 500
 export const DEFAULT_LIMIT = 50
 
 /**
+ * A page's `offset` as a query sends it: a whole number from 0 to `Number.MAX_SAFE_INTEGER`. Past
+ * that, a number is no longer exact (9007199254740993 reads as …992), and the answer says so rather
+ * than that it is no integer.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export const OffsetFromString = Schema.NumberFromString.pipe(
+  Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER, {
+    message: (issue) =>
+      `Expected a whole number up to ${Number.MAX_SAFE_INTEGER}, the largest accepted, actual ${String(issue.actual)}`
+  }),
+  Schema.int(),
+  Schema.nonNegative()
+)
+
+/**
  * The filters of `GET /api/sagas`: statuses (comma-separated), only what needs a person, only
  * what awaits an approval, only sagas finished before a time; and the page.
  *
@@ -331,7 +348,7 @@ export const ListParams = Schema.Struct({
   awaitingApproval: Schema.optional(Schema.BooleanFromString),
   finishedBefore: Schema.optional(Instant),
   search: Schema.optional(Schema.String),
-  offset: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.nonNegative())),
+  offset: Schema.optional(OffsetFromString),
   limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, MAX_LIMIT)))
 })
 

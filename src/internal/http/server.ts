@@ -106,11 +106,20 @@ const loopbackOnly = (app: HttpApp.Default): HttpApp.Default =>
     isLoopbackHost(request.headers.host) ? app : Effect.succeed(misdirected(request))
   )
 
-/** The authentication the server runs with, or why it refuses to start. */
+/** Why a server without authentication may not listen on `host`: the network could reach it. */
+const notLoopback = (host: string): InsecureServer =>
+  new InsecureServer({ host, reason: "insecure serving is allowed on a loopback address only" })
+
+/**
+ * The authentication the server runs with, or why it refuses to start. Given `layerInsecure` as its
+ * `authentication`, it runs without any, as with `insecure: true`: on a loopback address only (the
+ * `Host` check alone does not stop a client on the network, which may send any `Host`).
+ */
 const authenticationFor = <E, R>(
   host: string,
   options: ServeOptions<E, R>
 ): Effect.Effect<Layer.Layer<Authentication, E, R>, InsecureServer> => {
+  if (options.authentication === layerInsecure && !isLoopback(host)) return Effect.fail(notLoopback(host))
   if (options.authentication !== undefined) return Effect.succeed(options.authentication)
   if (options.insecure !== true) {
     return Effect.fail(
@@ -120,9 +129,7 @@ const authenticationFor = <E, R>(
       })
     )
   }
-  return isLoopback(host)
-    ? Effect.succeed(layerInsecure)
-    : Effect.fail(new InsecureServer({ host, reason: "insecure serving is allowed on a loopback address only" }))
+  return isLoopback(host) ? Effect.succeed(layerInsecure) : Effect.fail(notLoopback(host))
 }
 
 /**

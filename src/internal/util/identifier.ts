@@ -27,6 +27,12 @@ export const MAX_PRINCIPAL_BYTES = 256
 /** A lone surrogate (`Cs` in a `u` regex matches only unpaired ones) or a control character (C0, DEL, C1). */
 const forbidden = /[\p{Cs}\p{Cc}]/u
 
+/**
+ * Whether `text` holds what no identifier holds (a control character, a lone surrogate): a search
+ * for it matches no saga id, and need not ask a store (PostgreSQL refuses a NUL in text).
+ */
+export const holdsNoIdentifierText = (text: string): boolean => forbidden.test(text)
+
 /** A lone surrogate. */
 const loneSurrogate = /\p{Cs}/u
 
@@ -96,9 +102,13 @@ export const sagaIdRefusal = (sagaId: string): InvalidIdentifier | undefined => 
     : new InvalidIdentifier({ kind: "saga id", identifier: preview(sagaId), reason })
 }
 
+/** Why `key` cannot be a call's step key, if it cannot: as an identifier, or for a `/` it holds. */
+export const stepKeyProblem = (key: string): string | undefined =>
+  identifierProblem(key, MAX_STEP_KEY_BYTES) ?? slashProblem(key)
+
 /** The `InvalidIdentifier` that refuses `key` as a call's step key, if it is refused (also for a `/` it holds). */
 export const stepKeyRefusal = (key: string): InvalidIdentifier | undefined => {
-  const reason = identifierProblem(key, MAX_STEP_KEY_BYTES) ?? slashProblem(key)
+  const reason = stepKeyProblem(key)
   return reason === undefined
     ? undefined
     : new InvalidIdentifier({ kind: "step key", identifier: preview(key), reason })
