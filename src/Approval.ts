@@ -15,6 +15,7 @@ import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import { answeredRequest, awaitedRequests, behindTheJournal, journalBroken } from "./internal/journal/approvalCopy.js"
 import { distrust } from "./internal/journal/decisions.js"
+import { pageProblem } from "./internal/journal/pagedRows.js"
 import { listRows } from "./internal/journal/storedRows.js"
 import { inspect, tamperOf } from "./internal/journal/verified.js"
 import { nowIso } from "./internal/util/clock.js"
@@ -510,7 +511,7 @@ export const inbox: Effect.Effect<
   ReadonlyArray<PendingRequest>,
   JournalError | KeyError,
   Approval | Journal.Journal
-> = Effect.suspend(() => Effect.map(inboxPage({ offset: 0, limit: Number.POSITIVE_INFINITY }), (page) => page.requests))
+> = Effect.suspend(() => Effect.map(inboxPage({ offset: 0, limit: Number.MAX_SAFE_INTEGER }), (page) => page.requests))
 
 /**
  * Which page of the inbox `inboxPage` reads: `offset` and `limit` count sagas with something
@@ -520,7 +521,9 @@ export const inbox: Effect.Effect<
  * @category models
  */
 export interface InboxPageQuery {
+  /** How many sagas to step over: a whole number from 0 (anything else fails with `JournalError`). */
   readonly offset: number
+  /** How many sagas at most: a whole number from 1 (anything else fails with `JournalError`). */
   readonly limit: number
 }
 
@@ -552,6 +555,8 @@ export const inboxPage = (
   query: InboxPageQuery
 ): Effect.Effect<InboxPage, JournalError | KeyError, Approval | Journal.Journal> =>
   Effect.gen(function* () {
+    const problem = pageProblem(query)
+    if (problem !== undefined) return yield* new Journal.JournalError({ operation: "inbox", reason: problem })
     const approval = yield* Approval
     const journal = yield* Journal.Journal
     const keys = Option.getOrUndefined(yield* journalKeys)

@@ -59,6 +59,29 @@ for (const [name, store] of stores) {
       }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
     )
 
+    it.effect(
+      "an offset or limit that names no page is a JournalError saying which (not a slice counted from the end)",
+      () =>
+        Effect.gen(function* () {
+          yield* seed
+          const refused = [
+            [{ offset: -1, limit: 50 }, "offset must be a whole number of 0 or more, not -1"],
+            [{ offset: Number.NaN, limit: 50 }, "offset must be a whole number of 0 or more, not NaN"],
+            [{ offset: 1.5, limit: 2 }, "offset must be a whole number of 0 or more, not 1.5"],
+            [{ offset: 0, limit: -1 }, "limit must be a whole number of 1 or more, not -1"],
+            [{ offset: 0, limit: 0 }, "limit must be a whole number of 1 or more, not 0"],
+            [{ offset: 0, limit: Number.POSITIVE_INFINITY }, "limit must be a whole number of 1 or more, not Infinity"]
+          ] as const
+          for (const [query, reason] of refused) {
+            const error = yield* Effect.flip(Approval.inboxPage(query))
+            expect(error).toBeInstanceOf(Journal.JournalError)
+            expect(error).toMatchObject({ operation: "inbox", reason })
+          }
+          // The whole inbox is still every saga's.
+          expect((yield* Approval.inbox).map((request) => request.sagaId)).toEqual(waiting)
+        }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
+    )
+
     it.effect("a saga decided leaves the pages; the count follows", () =>
       Effect.gen(function* () {
         yield* seed

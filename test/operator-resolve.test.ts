@@ -3,7 +3,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Logger, Option, Redacted, Schema } from "effect"
-import { Compensable, Journal, Keys, Saga, SqlStore } from "../src/index.js"
+import { Compensable, Journal, Keys, Outcome, Saga, SqlStore } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 import { checkout } from "./fixtures/undo-order.js"
@@ -237,5 +237,42 @@ describe("Saga.resolve as applied with the provider's receipt", () => {
       )
       expect(warnings.join("\n")).toContain("declares receiptRequired: its effect can never be undone")
     }).pipe(Effect.provide(Testing.layer), withKeys(K1))
+  )
+})
+
+describe("Saga.resolve of a step whose outcome the journal knows", () => {
+  const refuse = Compensable.make({
+    name: "refuse",
+    input: Schema.String,
+    success: Schema.String,
+    execute: () => Effect.fail(Outcome.failed("declined by the provider")),
+    compensate: () => Effect.void
+  })
+
+  it.effect("says what the journal holds (executed, failed), not only that it is not unknown; writes nothing", () =>
+    Effect.gen(function* () {
+      const { reserveThenCharge } = checkout()
+      expect((yield* Saga.run("known-ok", reserveThenCharge))._tag).toBe("Completed")
+      const charge = (yield* Saga.status("known-ok")).steps.find((step) => step.toolName === "charge")!
+      const before = yield* entriesOf("known-ok")
+      const executed = yield* Effect.flip(
+        Saga.resolve("known-ok", charge.stepId, { outcome: "not-applied", by: "carol" })
+      )
+      expect(executed).toMatchObject({
+        _tag: "CommandRefused",
+        reason: "its outcome is known: it executed (EXECUTED is journaled), so there is nothing to resolve"
+      })
+      expect(yield* entriesOf("known-ok")).toEqual(before)
+
+      expect((yield* Saga.run("known-failed", refuse("x")))._tag).toBe("Compensated")
+      const failed = (yield* Saga.status("known-failed")).steps[0]!
+      const refused = yield* Effect.flip(
+        Saga.resolve("known-failed", failed.stepId, { outcome: "applied", by: "carol" })
+      )
+      expect(refused).toMatchObject({
+        _tag: "CommandRefused",
+        reason: "its outcome is known: it failed (FAILED is journaled), so there is nothing to resolve"
+      })
+    }).pipe(Effect.provide(Testing.layer))
   )
 })

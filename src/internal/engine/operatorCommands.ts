@@ -16,7 +16,7 @@ import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
 import { executed } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
-import { isRead, isUnknown } from "../journal/view.js"
+import { isNotStarted, isRead, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
 import { byteLength, encodeJson } from "../util/codec.js"
@@ -278,6 +278,16 @@ export const rejectionReason = (options: { readonly by: string; readonly reason:
 const principalOf = (options: { readonly principal?: string | undefined }) =>
   options.principal === undefined ? {} : { principal: options.principal }
 
+/** Why a step has nothing to resolve: what the journal already says of it. */
+const knownOutcome = (step: StepView): string =>
+  step.executed !== undefined
+    ? "its outcome is known: it executed (EXECUTED is journaled), so there is nothing to resolve"
+    : step.failed !== undefined
+      ? "its outcome is known: it failed (FAILED is journaled), so there is nothing to resolve"
+      : isNotStarted(step)
+        ? "its outcome is known: it never started (the run that called it was interrupted before its call ran, and journaled so), so there is nothing to resolve; a resume calls it"
+        : "it has not been called (no INTENT is journaled), so there is nothing to resolve"
+
 /**
  * Settles a step whose outcome is unknown: `applied` journals `EXECUTED` (with the result the
  * operator found, checked against the tool's schema when the tool is known here), `not-applied`
@@ -298,7 +308,7 @@ export const resolve = (
 ) =>
   Effect.gen(function* () {
     const step = yield* stepOf(writer, stepId)
-    if (!isUnknown(step)) return yield* refused(writer, stepId, "the step's outcome is not unknown")
+    if (!isUnknown(step)) return yield* refused(writer, stepId, knownOutcome(step))
     const { by: resolvedBy, principal } = resolution
     if (resolution.outcome === "not-applied") {
       const error = Outcome.failed(`resolved as not applied by ${resolvedBy}`)
