@@ -675,7 +675,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           ? explicit.rejected(writer, stepId, commands.rejectionReason(options))
           : compensateSaga(writer, cause)
       // Journaled with REJECTED, in its append: what the rejection starts.
-      const closing = (writer: Writer) =>
+      const rejectionEntry = (writer: Writer) =>
         isUndoRun(writer)
           ? explicit.rejectedAnswer(writer.view, commands.rejectionReason(options))
           : sagaDraft("SAGA_COMPENSATING", { cause })
@@ -691,7 +691,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
             approval,
             stepId,
             { ...options, principal: principal.id },
-            closing(writer)
+            rejectionEntry(writer)
           )
           if (isUndoRun(writer)) return Effect.zipRight(rejecting, compensation(writer))
           // The explicit undos are read before the rejection is written: one whose run does not
