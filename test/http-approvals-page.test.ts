@@ -85,6 +85,31 @@ describe("GET /api/approvals, a page at a time", { timeout: 30_000 }, () => {
     ])
   })
 
+  it.scopedLive("/api/openapi.json declares X-Total-Count on GET /api/approvals's 200 answer, and keeps its body", () =>
+    Effect.gen(function* () {
+      const baseUrl = yield* threeWaiting("approvals-page-openapi")
+      const document = (yield* raw(baseUrl, "GET", "/api/openapi.json")).body as OpenApi.OpenAPISpec
+      const answers = document.paths["/api/approvals"]?.get?.responses as unknown as Record<
+        string,
+        Record<string, unknown>
+      >
+      expect(answers["200"]?.headers).toEqual({
+        "X-Total-Count": {
+          description: "how many sagas have a request waiting, in all (the answer holds one page of them)",
+          required: true,
+          schema: { type: "integer", minimum: 0 }
+        }
+      })
+      expect(answers["200"]?.content).toEqual(
+        JSON.parse(JSON.stringify(OpenApi.fromApi(SagaApi.Api).paths["/api/approvals"]?.get?.responses[200]?.content))
+      )
+      // Every other answer is still there, as on GET /api/sagas.
+      expect(Object.keys(answers)).toEqual(Object.keys(document.paths["/api/sagas"]?.get?.responses ?? {}))
+      // No other answer declares it: `GET /api/sagas` counts in its body.
+      expect(JSON.stringify(document).match(/X-Total-Count"/g)).toHaveLength(1)
+    })
+  )
+
   it.scopedLive("the console's inbox shows a page, and links the one before it", () =>
     Effect.gen(function* () {
       const baseUrl = yield* threeWaiting("approvals-page-console")
