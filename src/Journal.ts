@@ -335,7 +335,7 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
     readonly read: (sagaId: string) => Effect.Effect<ReadonlyArray<Entry>, JournalError | JournalCorrupted>
     /** A saga's row, if it exists. */
     readonly get: (sagaId: string) => Effect.Effect<Option.Option<SagaRecord>, JournalError>
-    /** Saga rows matching `filter`, oldest update first. */
+    /** Saga rows matching `filter`, oldest update first, then oldest created, then saga id (code points). */
     readonly list: (filter?: ListFilter) => Effect.Effect<ReadonlyArray<SagaRecord>, JournalError>
     /** Stores a whole saga's entries as they are (an import); the saga must not exist yet. */
     readonly importSaga: (

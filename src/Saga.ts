@@ -569,7 +569,8 @@ export const compensateEffect = (effectId: string) => Effect.flatMap(Saga, (saga
 export const status = (sagaId: string) => Effect.flatMap(Saga, (saga) => saga.status(sagaId))
 
 /**
- * Lists saga rows.
+ * Lists saga rows, least recently updated first, then created first, then by saga id in code-point
+ * order (on every store, whatever a PostgreSQL database's collation).
  *
  * @since 0.1.0
  * @category accessors
@@ -587,7 +588,8 @@ export interface ListPageQuery extends ListFilter {
   readonly search?: string | undefined
   /**
    * `"urgency"` (the default): what needs a person first, as `listPage` says; `"updatedAt"`: least
-   * recently updated first, as `list` orders them (since 0.5.0).
+   * recently updated first, then created first, then by saga id (code-point order), as `list`
+   * orders them (since 0.5.0).
    */
   readonly order?: "urgency" | "updatedAt" | undefined
   /** How many sagas to step over: a whole number from 0 (anything else fails with `JournalError`). */
@@ -613,7 +615,8 @@ export interface ListPage {
  * recently updated, then by saga id (code-point order), and the count of all it selects. The store
  * filters, orders, slices and counts (the SQL stores in their query); only the page's sagas are
  * read and verified, so a saga tampered with outside the page costs nothing and is not marked.
- * `order: "updatedAt"` pages in `list`'s order instead (least recently updated first).
+ * `order: "updatedAt"` pages in `list`'s order instead (least recently updated first, then created
+ * first, then by saga id in code-point order, on every store).
  * A `search` holding a control character or a lone surrogate, which no saga id holds, answers the
  * empty page without asking the store.
  *

@@ -2,12 +2,13 @@
  * `GET /api/approvals` pages the sagas with something waiting (`offset`, `limit`; default 50, at
  * most 500): its answer stays an array, `X-Total-Count` counts every waiting saga, bad parameters
  * are 400 as for `GET /api/sagas`, the typed client's `pending()` still takes no argument, and the
- * console's inbox links its pages.
+ * console's inbox links its pages (a page past the last says how many wait and links back to the last).
  */
 import * as OpenApi from "@effect/platform/OpenApi"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { Saga } from "../src/index.js"
+import * as Pages from "../src/internal/http/console/pages.js"
 import * as SagaApi from "../src/SagaApi.js"
 import { clientAs, freshDb, onDb, payout, raw, serveOn, tokens } from "./fixtures/http-saga.js"
 
@@ -84,6 +85,31 @@ describe("GET /api/approvals, a page at a time", { timeout: 30_000 }, () => {
     ])
   })
 
+  it.scopedLive("/api/openapi.json declares X-Total-Count on GET /api/approvals's 200 answer, and keeps its body", () =>
+    Effect.gen(function* () {
+      const baseUrl = yield* threeWaiting("approvals-page-openapi")
+      const document = (yield* raw(baseUrl, "GET", "/api/openapi.json")).body as OpenApi.OpenAPISpec
+      const answers = document.paths["/api/approvals"]?.get?.responses as unknown as Record<
+        string,
+        Record<string, unknown>
+      >
+      expect(answers["200"]?.headers).toEqual({
+        "X-Total-Count": {
+          description: "how many sagas have a request waiting, in all (the answer holds one page of them)",
+          required: true,
+          schema: { type: "integer", minimum: 0 }
+        }
+      })
+      expect(answers["200"]?.content).toEqual(
+        JSON.parse(JSON.stringify(OpenApi.fromApi(SagaApi.Api).paths["/api/approvals"]?.get?.responses[200]?.content))
+      )
+      // Every other answer is still there, as on GET /api/sagas.
+      expect(Object.keys(answers)).toEqual(Object.keys(document.paths["/api/sagas"]?.get?.responses ?? {}))
+      // No other answer declares it: `GET /api/sagas` counts in its body.
+      expect(JSON.stringify(document).match(/X-Total-Count"/g)).toHaveLength(1)
+    })
+  )
+
   it.scopedLive("the console's inbox shows a page, and links the one before it", () =>
     Effect.gen(function* () {
       const baseUrl = yield* threeWaiting("approvals-page-console")
@@ -95,4 +121,58 @@ describe("GET /api/approvals, a page at a time", { timeout: 30_000 }, () => {
       expect(page.text).not.toContain('rel="next"')
     })
   )
+
+  it.scopedLive("the console's inbox past its last page says how many wait, none shown, and links the last page", () =>
+    Effect.gen(function* () {
+      const baseUrl = yield* threeWaiting("approvals-page-console-past")
+      for (const offset of [3, 5000]) {
+        const page = yield* get(baseUrl, `/console?offset=${offset}`, { cookie: `effect_saga_console=${tokens.alice}` })
+        expect(page.status).toBe(200)
+        expect(page.text).toContain("(3 saga(s) with something waiting, none shown)")
+        expect(page.text).not.toContain("No approval is waiting.")
+        expect(page.text).not.toContain("sagas 3–3 of 3")
+        expect(page.text).toContain('<a rel="prev" href="/console">last page</a>')
+        expect(page.text).not.toContain('rel="next"')
+      }
+    })
+  )
+})
+
+/** The links of a page's pager, as `rel` and `href`. */
+const linksOf = (html: string) =>
+  Array.from(html.matchAll(/<a rel="(prev|next)" href="([^"]*)">([^<]*)<\/a>/g), ([, rel, href, text]) => ({
+    rel,
+    href,
+    text
+  }))
+
+describe("the console's lists past their last page", () => {
+  it("the inbox: 301 waiting, offset 301 or 5000: none shown, nothing claims none wait, back to the last page", () => {
+    for (const offset of [301, 5000]) {
+      const html = Pages.inbox([], { total: 301, offset, limit: 50 })
+      expect(html).toContain("(301 saga(s) with something waiting, none shown)")
+      expect(html).not.toContain("No approval is waiting.")
+      expect(html).not.toContain("301–301")
+      expect(linksOf(html)).toEqual([{ rel: "prev", href: "/console?offset=300", text: "last page" }])
+    }
+    // The last page itself is as before.
+    const last = Pages.inbox([], { total: 301, offset: 300, limit: 50 })
+    expect(last).toContain("sagas 301–301 of 301")
+    expect(linksOf(last)).toEqual([{ rel: "prev", href: "/console?offset=250", text: "previous 50" }])
+  })
+
+  it("the inbox with nothing waiting: past the end it says so, and links the first page", () => {
+    const html = Pages.inbox([], { total: 0, offset: 50, limit: 50 })
+    expect(html).toContain("(0 waiting)")
+    expect(html).toContain("No approval is waiting.")
+    expect(linksOf(html)).toEqual([{ rel: "prev", href: "/console", text: "first page" }])
+  })
+
+  it("the sagas: offset 9000 of 3005 says none shown and links back to the last page, keeping the filter", () => {
+    const html = Pages.sagas({ sagas: [], total: 3005, offset: 9000, limit: 500 }, { status: "completed", search: "" })
+    expect(html).toContain("3005 saga(s), none shown")
+    expect(linksOf(html)).toEqual([
+      { rel: "prev", href: "/console/sagas?status=completed&amp;offset=3000", text: "last page" }
+    ])
+  })
 })

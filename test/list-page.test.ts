@@ -9,7 +9,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Effect, Layer, Schema, TestClock } from "effect"
+import { Effect, Layer, Schema, TestClock, TestContext } from "effect"
 import { Approval, Compensable, Journal, Outcome, Saga, SqlStore } from "../src/index.js"
 import * as Reading from "../src/internal/http/reading.js"
 import * as Postgres from "../src/Postgres.js"
@@ -21,8 +21,20 @@ const fileOf = () => path.join(dir, `${Math.random()}.db`)
 
 const pgUrl = process.env.EFFECT_SAGA_PG_URL
 // PostgreSQL only when one is given (the tests of it skip otherwise).
-const pgDatabase =
-  pgUrl === undefined ? "" : await (await import("./fixtures/postgres.js")).freshDatabase("effect_saga_list_page")
+const pg = pgUrl === undefined ? undefined : await import("./fixtures/postgres.js")
+const pgDatabase = pg === undefined ? "" : await pg.freshDatabase("effect_saga_list_page")
+/** A PostgreSQL database whose own collation is ICU's en-US, not code-point order, or why there is none. */
+const icuDatabase: { readonly url: string } | { readonly skip: string } =
+  pg === undefined
+    ? { skip: "no PostgreSQL" }
+    : await pg
+        .freshDatabase("effect_saga_list_page_icu", "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'en-US'")
+        .then(
+          (url) => ({ url }),
+          (error: unknown) => ({
+            skip: `this PostgreSQL cannot create a database with ICU's en-US collation: ${error}`
+          })
+        )
 const stores: ReadonlyArray<readonly [string, () => Layer.Layer<Journal.Journal | Approval.Approval, unknown>]> = [
   ["Journal.layerMemory", () => Layer.merge(Journal.layerMemory, Approval.layerMemory)],
   ["SqlStore.layerSqlite", () => SqlStore.layerSqlite({ filename: fileOf() })],
@@ -95,6 +107,13 @@ const queries: ReadonlyArray<Saga.ListPageQuery> = [
   { offset: 0, limit: 50, order: "updatedAt", status: ["completed", "awaiting_approval"] }
 ]
 
+/** Sagas of one time, run in no order; in code-point order ("B" before "a", U+E000 before U+1F600, as JavaScript's `<` does not). */
+const tiesAsRun = ["same-\u{1F600}", "same-a", "same-\uE000", "same-zx", "same-B", "same-\uFF61"]
+const tiesByCodePoints = ["same-B", "same-a", "same-zx", "same-\uE000", "same-\uFF61", "same-\u{1F600}"]
+/** The ids of those of `sagas` that are one of them (a PostgreSQL database holds every test's sagas). */
+const tiesIn = (sagas: ReadonlyArray<{ readonly sagaId: string }>) =>
+  sagas.map((saga) => saga.sagaId).filter((sagaId) => sagaId.startsWith("same-"))
+
 /** Searches for text no saga id holds: a NUL (which PostgreSQL refuses in text), an escape, a lone surrogate. */
 const unmatchable = ["\u0000", "c-\u0000", "\u001b[31m", "\u007f", "\u0085", "\ud800"]
 const emptyPage: Saga.ListPage = { sagas: [], total: 0 }
@@ -119,6 +138,18 @@ for (const [name, store] of stores) {
         const page = yield* Saga.listPage({ offset: 0, limit: 50, search: "tie-" })
         expect(page.sagas.map((saga) => saga.sagaId)).toEqual(["tie-a", "tie-zx", "tie-\uFF61", "tie-\u{1F600}"])
       }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
+    )
+
+    it.effect(
+      "order updatedAt: sagas of one time ordered by saga id in code-point order, as Saga.list orders them",
+      () =>
+        Effect.gen(function* () {
+          // The clock stands still: every saga is created and updated at one time, the id decides.
+          yield* Effect.forEach(tiesAsRun, (sagaId) => Saga.run(sagaId, programs.completed), { discard: true })
+          const page = yield* Saga.listPage({ offset: 0, limit: 50, search: "same-", order: "updatedAt" })
+          expect(page.sagas.map((saga) => saga.sagaId)).toEqual(tiesByCodePoints)
+          expect(tiesIn(yield* Saga.list())).toEqual(tiesByCodePoints)
+        }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
     )
 
     it.effect("an offset or limit that names no page is a JournalError saying which, on every store", () =>
@@ -149,6 +180,47 @@ for (const [name, store] of stores) {
     )
   })
 }
+
+/** The sagas of one time (the clock stands still), run in no order, as `Saga.list` gives them. */
+const tiesListed = Effect.zipRight(
+  Effect.forEach(tiesAsRun, (sagaId) => Saga.run(sagaId, programs.completed), { discard: true }),
+  Effect.map(Saga.list(), tiesIn)
+)
+
+describe("sagas of one time are listed alike on every store", () => {
+  it.effect("Saga.list: the same order in memory, on SQLite and on PostgreSQL (code points)", () =>
+    Effect.gen(function* () {
+      const listed = yield* Effect.forEach(stores, ([, store]) =>
+        Effect.provide(tiesListed, Saga.layer.pipe(Layer.provideMerge(store())))
+      )
+      for (const order of listed) expect(order).toEqual(tiesByCodePoints)
+    })
+  )
+})
+
+describe("PostgreSQL with a database collation that is not code-point order (ICU en-US)", () => {
+  it("ties are ordered by saga id in code-point order all the same: listPage in either order, Saga.list", async (ctx) => {
+    if ("skip" in icuDatabase) return ctx.skip(icuDatabase.skip)
+    // The database's own order is not code points: "a" before "B".
+    expect(await pg!.queryOn(icuDatabase.url, "SELECT 'same-a' < 'same-B' AS below")).toEqual([{ below: true }])
+    const program = Effect.gen(function* () {
+      expect(yield* tiesListed).toEqual(tiesByCodePoints)
+      for (const order of ["updatedAt", "urgency"] as const) {
+        const page = yield* Saga.listPage({ offset: 0, limit: 50, search: "same-", order })
+        expect(
+          page.sagas.map((saga) => saga.sagaId),
+          order
+        ).toEqual(tiesByCodePoints)
+      }
+    })
+    await Effect.runPromise(
+      program.pipe(
+        Effect.provide(Saga.layer.pipe(Layer.provideMerge(Postgres.layer({ url: icuDatabase.url })))),
+        Effect.provide(TestContext.TestContext)
+      )
+    )
+  })
+})
 
 /** A memory journal that counts the sagas whose entries are read. */
 const counting = (reads: Set<string>) =>

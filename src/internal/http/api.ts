@@ -98,6 +98,21 @@ const inboxParameters = [
   }
 ]
 
+/** `GET /api/approvals`'s 200 answer's header, as the OpenAPI document lists it. */
+const totalCountHeader = {
+  "X-Total-Count": {
+    description: "how many sagas have a request waiting, in all (the answer holds one page of them)",
+    required: true,
+    schema: { type: "integer", minimum: 0 }
+  }
+}
+
+/** The operation with `X-Total-Count` on its 200 answer (an `Override` would replace every answer). */
+const withTotalCount = (operation: Record<string, any>): Record<string, any> => {
+  const responses = operation.responses as Record<string, object>
+  return { ...operation, responses: { ...responses, 200: { ...responses[200], headers: totalCountHeader } } }
+}
+
 // The middleware added last runs first: the caller is authenticated before anything of a body is read.
 const sagas = HttpApiGroup.make("sagas")
   .middleware(BodyCheck)
@@ -130,6 +145,7 @@ const approvals = HttpApiGroup.make("approvals")
     HttpApiEndpoint.get("pending", "/api/approvals")
       .addSuccess(Schema.Array(PendingApproval))
       .annotate(OpenApi.Override, { parameters: inboxParameters })
+      .annotate(OpenApi.Transform, withTotalCount)
       .annotate(
         OpenApi.Summary,
         "Approval requests waiting for a decision, oldest first, a page of sagas at a time (X-Total-Count: how many sagas have one waiting)"

@@ -10,6 +10,7 @@ import { ConcurrencyConflict, JournalError, LeaseHeld } from "./errors.js"
 import { GENESIS, hashEntry } from "./hash.js"
 import * as HeldBack from "./heldBack.js"
 import { runIdOf, stepKey } from "./ids.js"
+import { byCodePoints } from "./pagedRows.js"
 import type { Pruning as PruningOf } from "./pruning.js"
 import * as Pruning from "./pruning.js"
 import * as Signing from "./signing.js"
@@ -65,8 +66,14 @@ const blocks = (lease: Journal.Lease | null, owner: string | undefined, now: str
 const isLapsed = (record: Journal.SagaRecord, now: string): boolean =>
   (isActive(record.status) || record.status === "suspended") && !blocks(record.lease, undefined, now)
 
-const byUpdate = (a: Stored, b: Stored) =>
-  a.record.updatedAt < b.record.updatedAt ? -1 : a.record.updatedAt > b.record.updatedAt ? 1 : 0
+const byText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/**
+ * Least recently updated first, then created first, then saga id in code-point order: as the SQL
+ * stores order `list` (times are ASCII text, so `<` is code-point order for them).
+ */
+const byUpdate = ({ record: a }: Stored, { record: b }: Stored) =>
+  byText(a.updatedAt, b.updatedAt) || byText(a.createdAt, b.createdAt) || byCodePoints(a.sagaId, b.sagaId)
 
 const sorted = (stored: Array<Stored>) => stored.sort(byUpdate)
 

@@ -850,6 +850,9 @@ RETURNING saga_id`,
     )
   StoredRows.rowReads.set(get, (sagaId) => Effect.map(selectRow(sagaId), storedRow))
 
+  // Least recently updated first, then created first, then the id in code-point order (PostgreSQL's
+  // "C" collation, whatever the database's own; SQLite's default): as the memory journal orders them.
+  const byUpdate = sql.literal(`updated_at, created_at, saga_id${onPg ? ' COLLATE "C"' : ""}`)
   const selectRows = (filter?: Journal.ListFilter) => {
     if (filter?.status !== undefined && filter.status.length === 0) return Effect.succeed([])
     // Times are compared as the text they are stored as: `updatedBefore` must be in that form too.
@@ -863,7 +866,7 @@ RETURNING saga_id`,
     ]
     return Effect.mapError(
       sql`SELECT ${recordColumns} FROM ${sagas} ${where.length === 0 ? sql.literal("") : sql`WHERE ${sql.and(where)}`}
-ORDER BY updated_at, created_at, saga_id`,
+ORDER BY ${byUpdate}`,
       journalError("list")
     )
   }
@@ -876,8 +879,6 @@ ORDER BY updated_at, created_at, saga_id`,
   const byUrgency = sql.literal(
     `CASE status ${PagedRows.urgency.map((status, at) => `WHEN '${status}' THEN ${at}`).join(" ")} ELSE ${PagedRows.urgency.length} END, updated_at DESC, saga_id${onPg ? ' COLLATE "C"' : ""}`
   )
-  // As `list` orders its rows.
-  const byUpdate = sql.literal("updated_at, created_at, saga_id")
   const selectPage = (query: PagedRows.PageQuery) => {
     if (query.status !== undefined && query.status.length === 0) return Effect.succeed({ rows: [], total: 0 })
     const before = query.updatedBefore === undefined ? undefined : cutoff(query.updatedBefore)

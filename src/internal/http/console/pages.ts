@@ -11,7 +11,7 @@ import * as Lease from "../../util/lease.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
 import { svg } from "./diagram.js"
 import { badge, escape, hidden } from "./html.js"
-import { type Position, pager } from "./pager.js"
+import { isPastEnd, type Position, pager } from "./pager.js"
 
 const sagaLink = (sagaId: string): string =>
   `<a href="/console/sagas/${encodeURIComponent(sagaId)}">${escape(sagaId)}</a>`
@@ -64,21 +64,30 @@ ${
 </article>`
 
 /**
- * The approval inbox.
+ * The approval inbox. A page past the end (`?offset=301` with 301 sagas waiting) says how many
+ * wait, none shown, and links back to the last page; it never says that nothing waits.
  *
  * @since 0.2.0
  * @category views
  */
 export const inbox = (requests: ReadonlyArray<PendingApproval>, position?: Position): string =>
-  `<h1>Approval inbox <span class="muted">(${requests.length} waiting${shownOf(position)})</span></h1>
+  position !== undefined && position.total > 0 && isPastEnd(position)
+    ? pastTheInbox(position)
+    : `<h1>Approval inbox <span class="muted">(${requests.length} waiting${shownOf(position)})</span></h1>
 ${requests.length === 0 ? '<p class="muted" id="empty">No approval is waiting.</p>' : requests.map(pendingCard).join("\n")}
 ${position === undefined ? "" : pager("/console", position)}`
 
-/** Which of how many a page shows, when it does not show them all. */
+/** A page of the inbox past its last, as `/console/sagas` says one: how many in all, none shown. */
+const pastTheInbox = (position: Position): string =>
+  `<h1>Approval inbox <span class="muted">(${position.total} saga(s) with something waiting, none shown)</span></h1>
+<p class="muted" id="empty">This page is past the last: the ${position.total} saga(s) with something waiting are on the pages before it.</p>
+${pager("/console", position)}`
+
+/** Which of how many a page shows, when it does not show them all (nothing past the end). */
 const shownOf = (position: Position | undefined): string =>
-  position === undefined || (position.offset === 0 && position.total <= position.limit)
+  position === undefined || isPastEnd(position) || (position.offset === 0 && position.total <= position.limit)
     ? ""
-    : `; sagas ${Math.min(position.offset + 1, position.total)}–${Math.min(position.offset + position.limit, position.total)} of ${position.total}`
+    : `; sagas ${position.offset + 1}–${Math.min(position.offset + position.limit, position.total)} of ${position.total}`
 
 const statuses: ReadonlyArray<SagaStatus> = [
   "compensation_failed",
