@@ -13,6 +13,7 @@ import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import * as Verify from "../src/internal/cli/commands/verify.js"
 import { cliInProcess as cli } from "./fixtures/cli-in-process.js"
 import { sendWireTransfer } from "./fixtures/cli-tools.js"
+import { journalCountingReads } from "./fixtures/counting-reads.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-paging-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -113,19 +114,7 @@ describe("effect-saga verify --all, a page at a time", { timeout: 60_000 }, () =
 
   it.effect("reads the journals of one page of sagas, verifies them, then the next (never all before any)", () => {
     const reads: Array<string> = []
-    const counting = Layer.effect(
-      Journal.Journal,
-      Effect.map(Journal.Journal, (journal) =>
-        Journal.Journal.of({
-          ...journal,
-          read: (sagaId) =>
-            Effect.zipRight(
-              Effect.sync(() => reads.push(sagaId)),
-              journal.read(sagaId)
-            )
-        })
-      )
-    ).pipe(Layer.provide(Journal.layerMemory))
+    const counting = journalCountingReads((sagaId) => reads.push(sagaId))
     return Effect.gen(function* () {
       yield* seed(250)
       reads.length = 0

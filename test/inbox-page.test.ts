@@ -12,6 +12,7 @@ import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import * as Reading from "../src/internal/http/reading.js"
 import * as Postgres from "../src/Postgres.js"
 import { sendWireTransfer } from "./fixtures/cli-tools.js"
+import { journalCountingReads } from "./fixtures/counting-reads.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-inbox-page-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -96,20 +97,7 @@ for (const [name, store] of stores) {
 }
 
 /** A memory journal that counts the sagas whose entries are read. */
-const counting = (reads: Set<string>) =>
-  Layer.effect(
-    Journal.Journal,
-    Effect.map(Journal.Journal, (journal) =>
-      Journal.Journal.of({
-        ...journal,
-        read: (sagaId) =>
-          Effect.zipRight(
-            Effect.sync(() => reads.add(sagaId)),
-            journal.read(sagaId)
-          )
-      })
-    )
-  ).pipe(Layer.provide(Journal.layerMemory))
+const counting = (reads: Set<string>) => journalCountingReads((sagaId) => reads.add(sagaId))
 
 describe("a page of the inbox reads only its own sagas' journals", () => {
   it.effect("Approval.inboxPage: two of five waiting read two journals", () => {

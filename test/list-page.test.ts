@@ -14,6 +14,7 @@ import { Approval, Compensable, Journal, Outcome, Saga, SqlStore } from "../src/
 import * as Reading from "../src/internal/http/reading.js"
 import * as Postgres from "../src/Postgres.js"
 import { sendWireTransfer } from "./fixtures/cli-tools.js"
+import { journalCountingReads } from "./fixtures/counting-reads.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-list-page-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -223,20 +224,7 @@ describe("PostgreSQL with a database collation that is not code-point order (ICU
 })
 
 /** A memory journal that counts the sagas whose entries are read. */
-const counting = (reads: Set<string>) =>
-  Layer.effect(
-    Journal.Journal,
-    Effect.map(Journal.Journal, (journal) =>
-      Journal.Journal.of({
-        ...journal,
-        read: (sagaId) =>
-          Effect.zipRight(
-            Effect.sync(() => reads.add(sagaId)),
-            journal.read(sagaId)
-          )
-      })
-    )
-  ).pipe(Layer.provide(Journal.layerMemory))
+const counting = (reads: Set<string>) => journalCountingReads((sagaId) => reads.add(sagaId))
 
 describe("a page reads and verifies only its own sagas", () => {
   it.effect("listing two of seven reads the journals of those two only", () => {
