@@ -323,6 +323,36 @@ describe("tools from a manifest, run by real handler processes", () => {
         })
     )
 
+  it.live("an answer that is not UTF-8 (Latin-1 bytes) is not trusted: unknown, never journaled with `�` in it", () =>
+    Effect.gen(function* () {
+      // {"outcome":"applied","result":"Z\xfcrich-7","receipt":"tok-\xfc"} in Latin-1.
+      const latin1 = Buffer.from('{"outcome":"applied","result":"Z\u00fcrich-7","receipt":"tok-\u00fc"}\n', "latin1")
+      const [result, entries] = yield* runMisbehaving({ mode: "bytes", hex: latin1.toString("hex") })
+      assert(result._tag === "NeedsAttention", JSON.stringify(result))
+      expect(result.unknown[0]!.reason).toContain(
+        "binding misbehave (execute): its output is not UTF-8: it is not trusted, whatever it says"
+      )
+      expect(entries.map((entry) => entry.phase)).not.toContain("EXECUTED")
+      expect(JSON.stringify(entries)).not.toContain("\ufffd")
+      // Bytes that are not UTF-8 and name no outcome are no answer: the call failed, as for garbage.
+      const [garbage] = yield* runMisbehaving({ mode: "bytes", hex: "ff fe 6e 6f 0a".replaceAll(" ", "") })
+      assert(garbage._tag === "Compensated")
+      expect(String(garbage.cause)).toContain(
+        "its output is not one JSON line of effect-saga-handler-v1: its output is not UTF-8"
+      )
+    })
+  )
+
+  it.live("a byte order mark before the answer and blank lines after it are no second line", () =>
+    Effect.gen(function* () {
+      const answerLine = '{"outcome":"applied","result":"ok"}'
+      for (const line of [`\uFEFF${answerLine}`, `${answerLine}\n\n`, `${answerLine}\r\n\r\n`]) {
+        const [result] = yield* runMisbehaving({ mode: "raw", line })
+        expect(result._tag, JSON.stringify(line)).toBe("Completed")
+      }
+    })
+  )
+
   it.live("the receipt of an answer that is not trusted is masked in stderr all the same", () =>
     Effect.gen(function* () {
       const logs = captureLogs()

@@ -16,7 +16,8 @@ import { ConfigProvider, Effect, Layer } from "effect"
 import { Approval, Journal, Manifest, Outcome, Saga, Toolkit } from "effect-saga"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
-const reservationsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-manifest-")), "reservations.json")
+const workDir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-manifest-"))
+const reservationsFile = path.join(workDir, "reservations.json")
 
 const booking = (toolkit: Manifest.ManifestToolkit) =>
   Effect.gen(function* () {
@@ -47,4 +48,11 @@ const config = ConfigProvider.fromMap(
   ])
 )
 
-Effect.runPromise(program.pipe(Effect.withConfigProvider(config), Effect.provide(NodeContext.layer)))
+Effect.runPromise(
+  program.pipe(
+    Effect.withConfigProvider(config),
+    Effect.provide(NodeContext.layer),
+    // The reservations file holds the provider's receipt: it does not outlive the example.
+    Effect.ensuring(Effect.sync(() => fs.rmSync(workDir, { recursive: true, force: true })))
+  )
+)

@@ -22,7 +22,7 @@ const warnPlainOnce = Effect.suspend(() => {
   if (warnedPlain) return Effect.void
   warnedPlain = true
   return Effect.logWarning(
-    `effect-saga: receipts are stored in plain text in the journal (EXECUTED payloads, NDJSON exports): set ${RECEIPT_KEYS} to seal them (docs/security.md)`
+    `effect-saga: receipts are stored in plain text in the journal (EXECUTED payloads, NDJSON exports): set ${RECEIPT_KEYS} to seal them, in the environment or in the ConfigProvider the Saga layer is built with (docs/security.md)`
   )
 })
 

@@ -101,7 +101,7 @@ export const answeredMask = (mask: ReadonlyArray<string>, answer: Answer): Reado
 const answerOfCall = (
   call: Call,
   finished: Option.Option<{
-    readonly output: { readonly over: boolean; readonly text: string }
+    readonly output: { readonly over: boolean; readonly text: string; readonly utf8: boolean }
     readonly exit: Either.Either<number, PlatformError>
   }>
 ): Answer => {
@@ -114,7 +114,7 @@ const answerOfCall = (
     onLeft: (error) => `it ended without an exit code (${masked(error.message, call.mask)})`,
     onRight: (code) => (code === 0 ? undefined : `it exited with code ${code}`)
   })
-  return answerOf(output.text, exited, call.mask)
+  return answerOf(output, exited, call.mask)
 }
 
 const notStarted = (reason: string): Answer => ({ _tag: "NotStarted", reason })
@@ -139,9 +139,23 @@ const readAnswer = (stdout: Stream.Stream<Uint8Array, unknown>, maxBytes: number
       return { chunks: state.chunks, bytes, over: bytes > maxBytes }
     }
   ).pipe(
-    Effect.map((state) => ({ over: state.over, text: Buffer.concat(state.chunks).toString("utf8") })),
-    Effect.orElseSucceed(() => ({ over: false, text: "" }))
+    Effect.map((state) => ({ over: state.over, ...decodedOutput(Buffer.concat(state.chunks)) })),
+    Effect.orElseSucceed(() => ({ over: false, text: "", utf8: true }))
   )
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
+
+/**
+ * A handler's stdout as text, and whether it was UTF-8: bytes that are not are read with `�` in
+ * their place (for the reason's words), and no answer is taken from them.
+ */
+const decodedOutput = (bytes: Buffer): { readonly text: string; readonly utf8: boolean } => {
+  try {
+    return { text: strictUtf8.decode(bytes), utf8: true }
+  } catch {
+    return { text: bytes.toString("utf8"), utf8: false }
+  }
+}
 
 /** The first `STDERR_LOG_BYTES` of a handler's stderr, as bytes, and how many it wrote. */
 interface Stderr {
@@ -215,8 +229,12 @@ interface NotAnAnswer {
  * 0 answered wrongly (`Malformed`), unless its line claims an outcome or repeats a key: then it
  * may have acted, as one that did not exit 0 may have before it died (`Unknown`).
  */
-const answerOf = (text: string, exited: string | undefined, mask: ReadonlyArray<string>): Answer => {
-  const reason = whyNotAnAnswer(text, mask)
+const answerOf = (
+  { text, utf8 }: { readonly text: string; readonly utf8: boolean },
+  exited: string | undefined,
+  mask: ReadonlyArray<string>
+): Answer => {
+  const reason = utf8 ? whyNotAnAnswer(text, mask) : notUtf8(text, mask)
   if (Either.isRight(reason)) return { _tag: "Answered", response: reason.right }
   const { receipt } = reason.left
   if (exited !== undefined) {
@@ -235,7 +253,8 @@ const answerOf = (text: string, exited: string | undefined, mask: ReadonlyArray<
  * masked (`mask`, and the receipt the line gives as text), the words around it are not.
  */
 const whyNotAnAnswer = (text: string, mask: ReadonlyArray<string>): Either.Either<HandlerResponse, NotAnAnswer> => {
-  const body = text.replace(/\r?\n$/, "")
+  // A byte order mark before the line and blank lines around it are no second line.
+  const body = text.replace(/^\uFEFF/, "").trim()
   const malformed = (reason: string) => Either.left({ reason, claimed: false })
   if (body.trim() === "") return malformed("it wrote nothing")
   if (body.includes("\n")) return severalLines(body.split(/\r?\n/))
@@ -272,6 +291,21 @@ const whyNotAnAnswer = (text: string, mask: ReadonlyArray<string>): Either.Eithe
     })
   }
   return malformed("its line is not a response of effect-saga-handler-v1")
+}
+
+/**
+ * Output that is not UTF-8 is no answer: read with `�` in its place, a result or receipt would not
+ * be the one the handler gave. If it would have been an answer, or names an outcome, the handler may
+ * have acted: not trusted, whatever it says (`claimed`).
+ */
+const notUtf8 = (text: string, mask: ReadonlyArray<string>): Either.Either<never, NotAnAnswer> => {
+  const read = whyNotAnAnswer(text, mask)
+  const claimed = Either.isRight(read) || read.left.claimed
+  return Either.left({
+    reason: `its output is not UTF-8${claimed ? ": it is not trusted, whatever it says" : ""}`,
+    claimed,
+    receipt: Either.isRight(read) ? read.right.receipt : read.left.receipt
+  })
 }
 
 /**
