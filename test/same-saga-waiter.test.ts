@@ -37,6 +37,47 @@ const fixture = Effect.sync(() => {
 const phases = (journal: Journal.Journal["Type"], sagaId: string) =>
   Effect.map(journal.read(sagaId), (entries) => entries.map((entry) => `${entry.toolName ?? ""} ${entry.phase}`.trim()))
 
+/**
+ * A service whose scope the test closes, and a run of `sagaId` in it that holds the saga between
+ * its first step and the next (interrupted, it suspends the saga cleanly), once it holds it.
+ */
+const holdingRun = (sagaId: string, reserve: ReturnType<typeof recordedReserve>) =>
+  Effect.gen(function* () {
+    const scope = yield* Scope.make()
+    const context = yield* Layer.buildWithScope(Testing.layer, scope)
+    const reserved = yield* Deferred.make<void>()
+    const first = yield* Effect.fork(
+      Effect.provide(
+        Saga.run(
+          sagaId,
+          Effect.zipRight(reserve("A"), Effect.zipRight(Deferred.succeed(reserved, undefined), Effect.never))
+        ),
+        context
+      )
+    )
+    yield* Deferred.await(reserved)
+    return { scope, context, first }
+  })
+
+/** Closes the service with `waiter` queued behind the holding run: both end interrupted, the saga suspended after its first step. */
+const closedWhileWaiting = (
+  sagaId: string,
+  held: Effect.Effect.Success<ReturnType<typeof holdingRun>>,
+  waiter: Fiber.RuntimeFiber<unknown, unknown>
+) =>
+  Effect.gen(function* () {
+    yield* Effect.yieldNow()
+    yield* Scope.close(held.scope, Exit.void)
+    expect(Exit.isInterrupted(yield* Fiber.await(held.first))).toBe(true)
+    expect(Exit.isInterrupted(yield* Fiber.await(waiter))).toBe(true)
+    expect(yield* phases(Context.get(held.context, Journal.Journal), sagaId)).toEqual([
+      "SAGA_STARTED",
+      "reserve INTENT",
+      "reserve EXECUTED",
+      "SAGA_SUSPENDED"
+    ])
+  })
+
 /** Fails the test (instead of hanging the suite) if a run never ends. */
 const HANG = 5_000
 
@@ -79,35 +120,13 @@ describe("a second run of a saga the worker is running", () => {
     () =>
       Effect.gen(function* () {
         const { charge, reserve, world } = yield* fixture
-        const scope = yield* Scope.make()
-        const context = yield* Layer.buildWithScope(Testing.layer, scope)
-        const reserved = yield* Deferred.make<void>()
         // The first run waits between steps: interrupted, it suspends the saga cleanly.
-        const first = yield* Effect.fork(
-          Effect.provide(
-            Saga.run(
-              "retry-2",
-              Effect.zipRight(reserve("A"), Effect.zipRight(Deferred.succeed(reserved, undefined), Effect.never))
-            ),
-            context
-          )
-        )
-        yield* Deferred.await(reserved)
+        const held = yield* holdingRun("retry-2", reserve)
         const retry = yield* Effect.fork(
-          Effect.provide(Saga.run("retry-2", Effect.zipRight(reserve("A"), charge("42"))), context)
+          Effect.provide(Saga.run("retry-2", Effect.zipRight(reserve("A"), charge("42"))), held.context)
         )
-        yield* Effect.yieldNow()
-        yield* Scope.close(scope, Exit.void)
-        expect(Exit.isInterrupted(yield* Fiber.await(first))).toBe(true)
-        expect(Exit.isInterrupted(yield* Fiber.await(retry))).toBe(true)
+        yield* closedWhileWaiting("retry-2", held, retry)
         expect(world).toEqual(["reserve A"])
-        const journal = Context.get(context, Journal.Journal)
-        expect(yield* phases(journal, "retry-2")).toEqual([
-          "SAGA_STARTED",
-          "reserve INTENT",
-          "reserve EXECUTED",
-          "SAGA_SUSPENDED"
-        ])
       }),
     HANG
   )
@@ -117,33 +136,11 @@ describe("a second run of a saga the worker is running", () => {
     () =>
       Effect.gen(function* () {
         const { reserve, world } = yield* fixture
-        const scope = yield* Scope.make()
-        const context = yield* Layer.buildWithScope(Testing.layer, scope)
-        const reserved = yield* Deferred.make<void>()
-        const first = yield* Effect.fork(
-          Effect.provide(
-            Saga.run(
-              "retry-3",
-              Effect.zipRight(reserve("A"), Effect.zipRight(Deferred.succeed(reserved, undefined), Effect.never))
-            ),
-            context
-          )
-        )
-        yield* Deferred.await(reserved)
+        const held = yield* holdingRun("retry-3", reserve)
         // Waits for the run's lock: closing interrupts the run, which hands the lock over.
-        const compensating = yield* Effect.fork(Effect.provide(Saga.compensate("retry-3"), context))
-        yield* Effect.yieldNow()
-        yield* Scope.close(scope, Exit.void)
-        expect(Exit.isInterrupted(yield* Fiber.await(first))).toBe(true)
-        expect(Exit.isInterrupted(yield* Fiber.await(compensating))).toBe(true)
+        const compensating = yield* Effect.fork(Effect.provide(Saga.compensate("retry-3"), held.context))
+        yield* closedWhileWaiting("retry-3", held, compensating)
         expect(world).toEqual(["reserve A"])
-        const journal = Context.get(context, Journal.Journal)
-        expect(yield* phases(journal, "retry-3")).toEqual([
-          "SAGA_STARTED",
-          "reserve INTENT",
-          "reserve EXECUTED",
-          "SAGA_SUSPENDED"
-        ])
       }),
     HANG
   )

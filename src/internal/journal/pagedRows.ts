@@ -7,7 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { Journal, SagaRecord, SagaStatus } from "../../Journal.js"
-import { JournalError } from "./errors.js"
+import type { JournalError } from "./errors.js"
 import { listRows, type UndecodableRow } from "./storedRows.js"
 
 /** Which rows, and which page of them. */
@@ -76,10 +76,8 @@ export const rowPages = new WeakMap<
   (query: PageQuery) => Effect.Effect<RowPage, JournalError>
 >()
 
-/** The rows `query` selects, one page of them, in its order (most urgent first unless told). */
+/** The rows `query` selects, one page of them, in its order (most urgent first unless told); `Saga.listPage` checked its page. */
 export const pageRows = (journal: Journal["Type"], query: PageQuery): Effect.Effect<RowPage, JournalError> => {
-  const problem = pageProblem(query)
-  if (problem !== undefined) return Effect.fail(new JournalError({ operation: "list", reason: problem }))
   const own = rowPages.get(journal.list)
   if (own !== undefined) return own(query)
   const search = query.search ?? ""
