@@ -7,27 +7,17 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema, TestClock } from "effect"
-import { Compensable, Journal, Outcome, Recovery, Saga, SqlStore } from "../src/index.js"
+import { Effect, Schema, TestClock } from "effect"
+import { Compensable, Journal, Outcome, Recovery, Saga } from "../src/index.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
 import { Checkout, Tracking } from "./fixtures/cli-tools.js"
+import { onFile } from "./fixtures/worker-on-file.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-state-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 let files = 0
 const freshFile = () => path.join(dir, `${++files}.db`)
-
-/** Runs `effect` as a worker on the SQLite file, closing it after. */
-const onFile = <A, E>(db: string, effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal>) =>
-  Effect.scoped(
-    Effect.provide(
-      effect,
-      Saga.layerWith({ owner: "worker-a", leaseTtl: "30 seconds" }).pipe(
-        Layer.provideMerge(SqlStore.layerSqlite({ filename: db }))
-      )
-    )
-  )
 
 /** The CLI, run in this process. */
 const cli = cliInProcess

@@ -8,23 +8,14 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema, TestClock } from "effect"
-import { Compensable, type Journal, Outcome, Saga, SqlStore } from "../src/index.js"
+import { Effect, Schema, TestClock } from "effect"
+import { Compensable, Outcome, Saga } from "../src/index.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
 import { chargeCard, reserveInventory, sendWireTransfer, ship } from "./fixtures/cli-tools.js"
+import { onFile } from "./fixtures/worker-on-file.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-timeline-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
-
-const onFile = <A, E>(db: string, effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal>) =>
-  Effect.scoped(
-    Effect.provide(
-      effect,
-      Saga.layerWith({ owner: "worker-a", leaseTtl: "30 seconds" }).pipe(
-        Layer.provideMerge(SqlStore.layerSqlite({ filename: db }))
-      )
-    )
-  )
 
 let calls = 0
 /** Its first call has an unknown outcome; a resume calls it again with the same key. */

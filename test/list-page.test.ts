@@ -223,6 +223,12 @@ describe("PostgreSQL with a database collation that is not code-point order (ICU
   })
 })
 
+/** Runs an effect with the `Saga` layer on the SQLite file `file`, closing it after: a process that opens it. */
+const onSqliteFile =
+  (file: string) =>
+  <A, E>(effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>) =>
+    Effect.scoped(Effect.provide(effect, Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename: file })))))
+
 /** A memory journal that counts the sagas whose entries are read. */
 const counting = (reads: Set<string>) => journalCountingReads((sagaId) => reads.add(sagaId))
 
@@ -253,8 +259,7 @@ describe("a page reads and verifies only its own sagas", () => {
 
   it.effect("a saga tampered with outside the page changes nothing on it; on its own page it is marked", () => {
     const db = fileOf()
-    const provided = <A, E>(effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>) =>
-      Effect.scoped(Effect.provide(effect, Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename: db })))))
+    const provided = onSqliteFile(db)
     return Effect.gen(function* () {
       yield* provided(seed)
       const file = new Database(db)
@@ -295,8 +300,7 @@ describe("a search no saga id can match does not ask the store", () => {
 
   it.effect("on SQLite: the empty page, even when the sagas' table is gone", () => {
     const db = fileOf()
-    const provided = <A, E>(effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>) =>
-      Effect.scoped(Effect.provide(effect, Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename: db })))))
+    const provided = onSqliteFile(db)
     return Effect.gen(function* () {
       yield* provided(seed)
       const file = new Database(db)
