@@ -107,6 +107,30 @@ const errorsOf = (modules: ReadonlyArray<Module>): ReadonlyArray<string> => {
 }
 
 describe("the docs' TypeScript", () => {
+  it("a page's blocks are modules: `continued` joins the one before, `nocheck` is left out", () => {
+    const page = [
+      "# A page",
+      "```ts",
+      "const a = 1",
+      "```",
+      "```ts nocheck",
+      "a +",
+      "```",
+      "```ts continued",
+      "a",
+      "```"
+    ]
+    expect(modulesOf("docs/page.md", page.join("\n"))).toEqual([
+      { fileName: path.join(root, "docs/page.md.block-2.ts"), text: "const a = 1\na\n", pageLines: [3, 9] }
+    ])
+    expect(() => modulesOf("docs/page.md", "```ts continue\n```")).toThrow(
+      "docs/page.md:1: unknown fence word(s) continue"
+    )
+    expect(() => modulesOf("docs/page.md", "```ts continued\n```")).toThrow(
+      "docs/page.md:1: continued, but no block before it"
+    )
+  })
+
   it("every ```ts block of README.md and docs/*.md compiles against the public exports", () => {
     const modules = pages.flatMap((page) => modulesOf(page, readFileSync(path.join(root, page), "utf8")))
     expect(modules.length).toBeGreaterThan(20)
