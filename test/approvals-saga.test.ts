@@ -362,7 +362,9 @@ describe("approval expiry and renewal", () => {
         yield* TestClock.adjust("5 minutes")
         const result = yield* Saga.run("expiry", program)
         assert(result._tag === "Compensated")
-        expect(refusal(result.cause)?.reason).toBe(`the approval expired at ${iso(t + minutes(5))}`)
+        expect(refusal(result.cause)?.reason).toBe(
+          `the approval by alice at ${iso(t)} expired at ${iso(t + minutes(5))} (its expiresAt)`
+        )
         expect(wirePhases(yield* entriesOf("expiry"))).toEqual(["AWAITING_APPROVAL", "APPROVED", "EXPIRED"])
         expect(log).toEqual(["reserve A-1", "release res-A-1"])
       }).pipe(Effect.provide(Testing.layer))
@@ -509,8 +511,12 @@ describe("approval expiry and renewal", () => {
       yield* TestClock.adjust("1 minute")
       const late = yield* Saga.run("too-late", program)
       assert(late._tag === "Compensated")
-      expect(refusal(late.cause)?.reason).toBe(`the approval expired at ${iso(minutes(15))}`)
-      expect(wirePhases(yield* entriesOf("too-late"))).toEqual(["AWAITING_APPROVAL", "EXPIRED"])
+      // The journal holds no APPROVED of an approval the service gave: its EXPIRED says whose, and why then.
+      const reason = `the approval by alice at ${iso(0)} expired at ${iso(minutes(15))} (approvalTtl 15m from its approval)`
+      expect(refusal(late.cause)?.reason).toBe(reason)
+      const entries = yield* entriesOf("too-late")
+      expect(wirePhases(entries)).toEqual(["AWAITING_APPROVAL", "EXPIRED"])
+      expect(Timeline.details(entries)).toContain(reason)
       expect(log.filter((line) => line.startsWith("wire"))).toEqual(["wire 4200 to DE89"])
     }).pipe(Effect.provide(Testing.layer))
   )
@@ -540,7 +546,9 @@ describe("approval expiry and renewal", () => {
       yield* TestClock.adjust("20 minutes")
       const late = yield* Saga.run("ttl-renewed", program)
       assert(late._tag === "Compensated")
-      expect(refusal(late.cause)?.reason).toBe(`the approval expired at ${iso(minutes(25))}`)
+      expect(refusal(late.cause)?.reason).toBe(
+        `the approval by alice at ${iso(0)}, renewed by bob at ${iso(minutes(10))}, expired at ${iso(minutes(25))} (approvalTtl 15m from its renewal)`
+      )
       expect((yield* Saga.run("ttl-explicit", program))._tag).toBe("Completed")
     }).pipe(Effect.provide(Testing.layer))
   )
@@ -560,7 +568,9 @@ describe("approval expiry and renewal", () => {
       yield* TestClock.adjust("30 minutes")
       const late = yield* Saga.run("layer-ttl", layerTtl.program)
       assert(late._tag === "Compensated")
-      expect(refusal(late.cause)?.reason).toBe(`the approval expired at ${iso(minutes(10))}`)
+      expect(refusal(late.cause)?.reason).toBe(
+        `the approval by alice at ${iso(0)} expired at ${iso(minutes(10))} (approvalTtl 10m from its approval)`
+      )
       expect((yield* Saga.run("tool-ttl", toolTtl.program))._tag).toBe("Completed")
       expect(layerTtl.log).toEqual(["reserve A-1", "release res-A-1"])
       expect(toolTtl.log).toEqual(["reserve A-1", "wire 4200 to DE89"])

@@ -371,7 +371,9 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       )
       expect(resumed._tag).toBe("Compensated")
       const shown = yield* cli("show", "x-2", "--db", db)
-      expect(shown.stdout).toMatch(/\sEXPIRED\s+the approval expired at 1970-01-01T00:01:00\.000Z/m)
+      expect(shown.stdout).toMatch(
+        /\sEXPIRED\s+the approval by bob at 1970-01-01T00:00:00\.000Z expired at 1970-01-01T00:01:00\.000Z \(its expiresAt\)/m
+      )
     })
   )
 })

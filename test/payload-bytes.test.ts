@@ -240,8 +240,8 @@ describe("the payloads a saga journals", () => {
         'SAGA_AWAITING_APPROVAL {"stepId":"sendWire:4dbb8d1ebbf10271#1","requestId":"expired/sendWire:4dbb8d1ebbf10271#1"}',
         'APPROVED {"_tag":"Approved","by":"alice","at":"1970-01-01T00:03:00.000Z","inputDigest":"4dbb8d1ebbf102718155680c11f6ebc1ffac11b44724681bff9c4a5cd4160a7d","expiresAt":"1970-01-01T00:08:00.000Z","principal":"anonymous"}',
         "SAGA_RESUMED null",
-        'EXPIRED {"reason":"the approval expired at 1970-01-01T00:08:00.000Z"}',
-        'SAGA_COMPENSATING {"cause":"ApprovalRefused: step sendWire:4dbb8d1ebbf10271#1 (sendWire) was refused: the approval expired at 1970-01-01T00:08:00.000Z"}',
+        'EXPIRED {"reason":"the approval by alice at 1970-01-01T00:03:00.000Z expired at 1970-01-01T00:08:00.000Z (its expiresAt)"}',
+        'SAGA_COMPENSATING {"cause":"ApprovalRefused: step sendWire:4dbb8d1ebbf10271#1 (sendWire) was refused: the approval by alice at 1970-01-01T00:03:00.000Z expired at 1970-01-01T00:08:00.000Z (its expiresAt)"}',
         'COMPENSATING {"idempotencyKey":"expired/reserve:8589efab68c9a803#1/undo"}',
         "COMPENSATED null",
         'SAGA_COMPENSATED {"sagaId":"expired","status":"compensated","undone":[{"stepId":"reserve:8589efab68c9a803#1","toolName":"reserve","outcome":"completed"}],"notUndone":[]}'

@@ -245,7 +245,7 @@ const approvalGate = (
       Effect.as(run.append([stepDraft(step, phase, { reason })]), { _tag: "Refused", reason } satisfies Gate)
     if (decision.inputDigest !== inputDigest) return yield* refuse("REJECTED", "the approval names a different input")
     const expired = yield* expiredAt(decision, approvalTtl)
-    if (expired !== undefined) return yield* refuse("EXPIRED", expiredReason(expired))
+    if (expired !== undefined) return yield* refuse("EXPIRED", expiredReason(decision, expired))
     return { _tag: "Approved" } satisfies Gate
   })
 

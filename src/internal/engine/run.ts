@@ -821,7 +821,7 @@ export class SagaRun {
   ) {
     if (approval.inputDigest !== digest) return this.refuse(step, "the approval names a different input")
     return Effect.flatMap(expiredAt(approval, spec.approvalTtl ?? this.approvalTtl), (expiry) =>
-      expiry === undefined ? Effect.void : this.expire(step, expiredReason(expiry))
+      expiry === undefined ? Effect.void : this.expire(step, expiredReason(approval, expiry))
     )
   }
 
