@@ -994,6 +994,24 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
       `type is missing: give one of ${types}`
     ],
     [
+      "a secret listed twice",
+      (bindings) => {
+        bindings.releaseReservation.secrets = ["API_TOKEN", "REGION", "API_TOKEN"]
+        return bindings
+      },
+      "$.bindings.releaseReservation.secrets[2]",
+      "the secret API_TOKEN is listed twice (first at secrets[0])"
+    ],
+    [
+      "a property required twice",
+      (bindings) => {
+        bindings.createReservation.input.required = ["sku", "quantity", "sku"]
+        return bindings
+      },
+      "$.bindings.createReservation.input.required[2]",
+      '"sku" is required twice (first at required[0])'
+    ],
+    [
       "a key a string type does not have",
       (bindings) => {
         bindings.createReservation.input.properties.sku.format = "uuid"

@@ -4,6 +4,7 @@
  * (`Manifest` re-exports them: that is their public home).
  */
 import * as Schema from "effect/Schema"
+import { preview } from "../util/printable.js"
 import { oneOf, typeSpecProblem } from "./allowed.js"
 
 /**
@@ -28,6 +29,22 @@ const envName = /^[A-Za-z_][A-Za-z0-9_]*$/
 const EnvName = Schema.String.pipe(
   Schema.pattern(envName, { message: () => "an environment variable's name: letters, digits and _, not a digit first" })
 )
+
+/**
+ * The array `field` of `names` none of which repeats: a repeat is refused at its index, saying what
+ * it is and where it was first (`the secret TOKEN is listed twice (first at secrets[0])`).
+ */
+const withoutRepeats = (field: string, names: Schema.Schema<string>, repeated: (name: string) => string) =>
+  Schema.Array(names)
+    .pipe(
+      Schema.filter((given) => {
+        const index = given.findIndex((name, at) => given.indexOf(name) !== at)
+        if (index === -1) return undefined
+        const name = given[index]!
+        return { path: [index], message: `${repeated(name)} (first at ${field}[${given.indexOf(name)}])` }
+      })
+    )
+    .annotations({ jsonSchema: { uniqueItems: true } })
 
 /** What a binding's process may have besides its secrets: `network`, or `env:NAME` (a parent variable). */
 const Grant = Schema.String.pipe(
@@ -67,7 +84,7 @@ export const TypeSpec: Schema.Schema<TypeSpec> = Schema.Union(
   Schema.Struct({
     type: Schema.Literal("object"),
     properties: Schema.Record({ key: Schema.String, value: Schema.suspend((): Schema.Schema<TypeSpec> => TypeSpec) }),
-    required: Schema.optional(Schema.Array(Schema.String))
+    required: Schema.optional(withoutRepeats("required", Schema.String, (name) => `${preview(name)} is required twice`))
   }),
   Schema.Struct({ type: Schema.Literal("array"), items: Schema.suspend((): Schema.Schema<TypeSpec> => TypeSpec) }),
   Schema.Struct({ ref: Schema.String.annotations({ description: "the name of a Schema given to Manifest.toolkit" }) })
@@ -108,7 +125,10 @@ const BindingFields = Schema.Struct({
   output: TypeSpec,
   timeout_ms: PositiveInt,
   max_payload_bytes: PositiveInt,
-  secrets: Schema.optionalWith(Schema.Array(EnvName), { default: () => [] }),
+  secrets: Schema.optionalWith(
+    withoutRepeats("secrets", EnvName, (name) => `the secret ${name} is listed twice`),
+    { default: () => [] }
+  ),
   grants: Schema.optionalWith(Schema.Array(Grant), { default: () => [] }),
   effect_contract: EffectContract
 })
