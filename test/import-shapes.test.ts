@@ -3,10 +3,11 @@
  * an explicit undo's run wrote imports into another store (the refusals are in the conformance
  * suite, `JournalSuite.ts`).
  */
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Schema, TestClock } from "effect"
 import { Compensable, Journal, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
+import { entriesOf } from "./fixtures/journal-reads.js"
 
 describe("an import of what the engine journaled", () => {
   it.effect(
@@ -25,6 +26,32 @@ describe("an import of what the engine journaled", () => {
         expect(imported.map((record) => record.sagaId)).toEqual(["trip/1", undo.runId])
       }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect(
+    "a saga whose entries' times go back (its writer's clock stepped back) imports: times are not its order",
+    () =>
+      Effect.gen(function* () {
+        yield* TestClock.setTime(Date.parse("2026-03-01T12:00:00.000Z"))
+        const waiting = yield* Saga.run("stepped-back", Effect.zipRight(book("room-12"), pay(40)))
+        assert(waiting._tag === "AwaitingApproval")
+        // The clock steps back an hour (NTP, or an operator on a host whose clock is behind).
+        yield* TestClock.setTime(Date.parse("2026-03-01T11:00:00.000Z"))
+        yield* Saga.reject("stepped-back", waiting.request.stepId, { by: "alice", reason: "no" })
+        const times = (yield* entriesOf("stepped-back")).map((entry) => entry.at)
+        expect(times.some((at, index) => index > 0 && at < times[index - 1]!)).toBe(true)
+        const text = yield* Journal.exportNdjson("stepped-back")
+        const imported = yield* Effect.provide(Journal.importNdjson(text), Journal.layerMemory)
+        expect(imported).toMatchObject({ sagaId: "stepped-back", status: "compensated", revision: times.length })
+      }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+const pay = Compensable.make({
+  name: "pay",
+  input: Schema.Number,
+  success: Schema.String,
+  reversibility: "irreversible",
+  execute: (amount) => Effect.succeed(`paid-${amount}`)
 })
 
 const book = Compensable.make({
