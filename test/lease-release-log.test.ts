@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Logger, Schema } from "effect"
+import { Effect, Fiber, Layer, Logger, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Saga } from "../src/index.js"
 
 /** A memory journal that fails every write once `closed` is set, as a store closed under a run does. */
@@ -28,22 +28,34 @@ const keeping = (lines: Array<string>) =>
     })
   )
 
+// The store closes while the step runs: its outcome cannot be journaled, nor the lease released.
+const closesWhileRunning = (closed: { value: boolean }) =>
+  Compensable.make({
+    name: "closes",
+    input: Schema.Struct({}),
+    success: Schema.String,
+    execute: () => Effect.sync(() => (closed.value = true)).pipe(Effect.as("done")),
+    compensate: () => Effect.void
+  })
+
+/** A call that takes an hour: its saga keeps the worker busy, renewing its leases. */
+const takesAnHour = Compensable.make({
+  name: "takesAnHour",
+  input: Schema.Struct({}),
+  success: Schema.String,
+  execute: () => Effect.as(Effect.sleep("1 hour"), "done"),
+  compensate: () => Effect.void
+})
+
 describe("a lease the journal could not release", () => {
   it.effect("is logged as one message: what will happen, then why, after a colon", () => {
     const lines: Array<string> = []
     const closed = { value: false }
-    // The store closes while the step runs: its outcome cannot be journaled, nor the lease released.
-    const closes = Compensable.make({
-      name: "closes",
-      input: Schema.Struct({}),
-      success: Schema.String,
-      execute: () => Effect.sync(() => (closed.value = true)).pipe(Effect.as("done")),
-      compensate: () => Effect.void
-    })
+    const closes = closesWhileRunning(closed)
     return Effect.gen(function* () {
       yield* Effect.exit(Saga.run("closing", closes({})))
       expect(lines).toContain(
-        "WARN effect-saga: the lease of saga closing was not released; it will lapse: journal release failed: the store is closed"
+        "WARN effect-saga: the lease of saga closing was not released; the worker's next renewal drops it: journal release failed: the store is closed"
       )
     }).pipe(
       Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(closing(closed), Approval.layerMemory)))),
@@ -64,5 +76,37 @@ describe("a lease the journal could not release", () => {
       )
       expect(lines).toContain("WARN effect-saga: leases were not released: journal release failed: the store is closed")
     }).pipe(Effect.provide(keeping(lines)))
+  })
+
+  it.effect("is dropped at the worker's next renewal, while it renews the others: the saga can be recovered", () => {
+    const closed = { value: false }
+    const closes = closesWhileRunning(closed)
+    return Effect.gen(function* () {
+      const journal = yield* Journal.Journal
+      const leaseOf = (sagaId: string) => Effect.map(journal.get(sagaId), (record) => Option.getOrThrow(record).lease)
+      const busy = yield* Effect.fork(Saga.run("busy", takesAnHour({})))
+      yield* TestClock.adjust("1 second")
+      expect(yield* leaseOf("busy")).toMatchObject({ owner: "worker-1" })
+      // The run of "left" ends while the store fails: the saga is left running, its lease held.
+      expect((yield* Effect.exit(Saga.run("left", closes({}))))._tag).toBe("Failure")
+      closed.value = false
+      expect(Option.getOrThrow(yield* journal.get("left"))).toMatchObject({
+        status: "running",
+        lease: { owner: "worker-1" }
+      })
+      // The worker stays busy past the lease's 30 seconds, renewing every 10.
+      yield* TestClock.adjust("1 minute")
+      expect(yield* leaseOf("left")).toBeNull()
+      expect(yield* leaseOf("busy")).toMatchObject({ owner: "worker-1" })
+      const claimed = yield* journal.claimLapsed({ owner: "another-worker", ttlMillis: 30_000 }, 10)
+      expect(claimed.map((record) => record.sagaId)).toEqual(["left"])
+      yield* Fiber.interrupt(busy)
+    }).pipe(
+      Effect.provide(
+        Saga.layerWith({ owner: "worker-1" }).pipe(
+          Layer.provideMerge(Layer.merge(closing(closed), Approval.layerMemory))
+        )
+      )
+    )
   })
 })

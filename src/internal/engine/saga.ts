@@ -76,6 +76,7 @@ import * as replay from "./replay.js"
 import { SagaRun } from "./run.js"
 import { LeftRunning } from "./takeover.js"
 import * as undoResolution from "./undoResolution.js"
+import { rememberingUnreleased } from "./unreleased.js"
 import { withdrawFrom } from "./withdrawal.js"
 import { checked as checkedOptions } from "./workerOptions.js"
 import { namingWrites, ownWrites, wroteBefore } from "./written.js"
@@ -145,14 +146,15 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   const mismatch = Signing.keyMismatch(store.append, keys)
   if (mismatch !== undefined)
     return yield* new Keys.KeyError({ variable: "EFFECT_SAGA_JOURNAL_KEYS", reason: mismatch })
-  // Every read the engine acts on verifies the saga's chain (and MACs) against its row.
-  const journal = metered(verifying(store, keys))
+  const locks = makeKeyedLock()
+  // Every read the engine acts on verifies the saga's chain (and MACs) against its row; a lease it
+  // fails to release is dropped at the next renewal.
+  const { journal, dropUnreleased } = rememberingUnreleased(metered(verifying(store, keys)), owner, locks)
   // Where a read costs a round trip, `run` and `start` do not read a new saga first (unreadStart.ts).
   const startsUnread = UnreadStart.allows(journal.append)
   const approval = yield* Approval
   const authority = Option.getOrElse(yield* Effect.serviceOption(Authority), () => allowAll)
   const registry: Registry = new Map()
-  const locks = makeKeyedLock()
   const leftRunning = new LeftRunning()
   const scope = yield* Effect.scope
   const holder: Holder = { owner, ttlMillis: Duration.toMillis(leaseTtl) }
@@ -167,7 +169,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   // leases are dropped.
   yield* Effect.addFinalizer(() => Effect.catchAll(journal.release(owner), warn("leases were not released")))
   // A defect (a driver that throws) is logged as a failed renewal is: the next tick renews again.
-  const renewOnce = journal.renew(holder).pipe(
+  const renewOnce = Effect.zipRight(dropUnreleased, journal.renew(holder)).pipe(
     Effect.catchAllDefect((defect) =>
       Effect.fail({ message: defect instanceof Error ? defect.message : String(defect) })
     ),

@@ -264,7 +264,7 @@ export class Writer {
         ? Effect.void
         : Effect.catchAll(this.journal.release(this.holder.owner, this.sagaId), (error) =>
             Effect.logWarning(
-              `effect-saga: the lease of saga ${this.sagaId} was not released; it will lapse: ${error.message}`
+              `effect-saga: the lease of saga ${this.sagaId} was not released; the worker's next renewal drops it: ${error.message}`
             )
           )
     )

@@ -18,6 +18,19 @@ export const makeKeyedLock = () => {
   return {
     /** How many keys have a lock now: held, or waited for. */
     size: (): number => locks.size,
+    /** Runs `effect` holding `key`'s lock if nobody holds it or waits for it now; otherwise nothing. */
+    ifIdle: <E, R>(key: string, effect: Effect.Effect<void, E, R>): Effect.Effect<void, E, R> =>
+      Effect.suspend(() => {
+        const lock = lockOf(key)
+        if (!lock.tryLock()) return Effect.void
+        return Effect.ensuring(
+          effect,
+          Effect.sync(() => {
+            lock.unlock()
+            drop(key, lock)
+          })
+        )
+      }),
     /** Runs `effect` holding `key`'s lock (see `Mutex.withLock`). */
     withLock: <A, E, R>(key: string, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
       Effect.suspend(() => {
