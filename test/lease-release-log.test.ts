@@ -109,4 +109,37 @@ describe("a lease the journal could not release", () => {
       )
     )
   })
+
+  it.effect("is not dropped while a new run of its saga holds it in the worker", () => {
+    const closed = { value: false }
+    let calls = 0
+    // Closes the store on its first call only; retried with its key, it runs again.
+    const closesOnce = Compensable.make({
+      name: "closesOnce",
+      input: Schema.Struct({}),
+      success: Schema.String,
+      retryMode: "idempotency-key",
+      execute: () => Effect.sync(() => (closed.value = ++calls === 1)).pipe(Effect.as("done")),
+      compensate: () => Effect.void
+    })
+    const program = Effect.zipRight(closesOnce({}), takesAnHour({}))
+    return Effect.gen(function* () {
+      const journal = yield* Journal.Journal
+      expect((yield* Effect.exit(Saga.run("again", program)))._tag).toBe("Failure")
+      closed.value = false
+      // Run again, it retries the call and then holds the lease for an hour: renewed, never dropped.
+      const again = yield* Effect.fork(Saga.run("again", program))
+      yield* TestClock.adjust("1 minute")
+      expect(calls).toBe(2)
+      expect(Option.getOrThrow(yield* journal.get("again")).lease).toMatchObject({ owner: "worker-1" })
+      expect(yield* journal.claimLapsed({ owner: "another-worker", ttlMillis: 30_000 }, 10)).toEqual([])
+      yield* Fiber.interrupt(again)
+    }).pipe(
+      Effect.provide(
+        Saga.layerWith({ owner: "worker-1" }).pipe(
+          Layer.provideMerge(Layer.merge(closing(closed), Approval.layerMemory))
+        )
+      )
+    )
+  })
 })
