@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Metric, MetricLabel, Option, Schema, Tracer } from "effect"
+import { Effect, Layer, Metric, MetricLabel, Option, Schema, TestClock, Tracer } from "effect"
 import { Approval, Compensable, Journal, Metrics, Outcome, Recovery, Saga, SagaDefinition } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Testing from "../src/Testing.js"
@@ -101,6 +101,37 @@ describe("observability", () => {
         expect(parentsOf("effect-saga.step")).toEqual([spanId("my-phase"), spanId("effect-saga.run")])
         expect(parentsOf("my-phase")).toEqual([spanId("effect-saga.run")])
         expect(parentsOf("effect-saga.undo")).toEqual([spanId("effect-saga.run")])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "the run's and a step's spans are made as Effect.makeSpan makes one: the caller's span annotations and links, the parent past a span that disables propagation, the start time untimed, none at all with tracing disabled",
+    () =>
+      Effect.gen(function* () {
+        const { spans, tracer } = yield* recording
+        yield* TestClock.adjust("1 second")
+        const linked = yield* Effect.makeSpan("linked")
+        const hidden = { context: Tracer.DisablePropagation.context(true) }
+        yield* Saga.run("made", reserve("A-1").pipe(Effect.withSpan("hidden", hidden))).pipe(
+          Effect.annotateSpans("tenant", "t-1"),
+          Effect.linkSpans(linked, { why: "asked" }),
+          Effect.withSpan("outer"),
+          Effect.withTracerTiming(false),
+          Effect.withTracer(tracer)
+        )
+        yield* Saga.run("untraced", reserve("B-1")).pipe(Effect.withTracerEnabled(false), Effect.withTracer(tracer))
+        const named = (name: string) => spans.filter((span) => span.name === name)
+        const parentOf = (span: Tracer.Span) =>
+          Option.getOrUndefined(Option.map(span.parent, (parent) => parent.spanId))
+        const [run] = named("effect-saga.run")
+        const [step] = named("effect-saga.step")
+        expect([named("effect-saga.run").length, named("effect-saga.step").length]).toEqual([1, 1])
+        expect([parentOf(run!), parentOf(step!)]).toEqual([named("outer")[0]!.spanId, run!.spanId])
+        for (const span of [run!, step!]) {
+          expect(attributes(span)).toMatchObject({ tenant: "t-1", "saga.id": "made" })
+          expect(span.links).toEqual([{ _tag: "SpanLink", span: linked, attributes: { why: "asked" } }])
+          expect(span.status.startTime).toBe(BigInt(0))
+        }
       }).pipe(Effect.provide(Testing.layer))
   )
 })

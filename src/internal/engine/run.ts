@@ -39,7 +39,7 @@ import type { StepView } from "../journal/view.js"
 import { answersPending, isNotStarted, isRead, isUnknown, isUnsettled } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
-import { entering } from "../observability/spans.js"
+import { entering, withNewSpan } from "../observability/spans.js"
 import { runInChild } from "../util/child.js"
 import { byteLength, decodeJson, decodeValue, encodeJson, withoutValues } from "../util/codec.js"
 import { failAfter } from "../util/deadline.js"
@@ -466,53 +466,48 @@ export class SagaRun {
     const attributes = new StepAttributes(this.sagaId, stepId, spec.name)
     // The span is made inside the mask: an interruption cannot come between its start and its end.
     return Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(Effect.makeSpan("effect-saga.step", { attributes, captureStackTrace: false }), (span) =>
-        Effect.withFiberRuntime((fiber) => {
-          this.called(
-            new CalledTool(spec, context, fiberRefsNow(fiber as Fiber.RuntimeFiber<unknown, unknown>)),
-            stepId
-          )
-          const entered = entering(fiber, span)
-          this.inflight++
-          const placed = new Placed(call, span, faults)
-          const progress =
-            this.recheck === undefined
-              ? advance(placed)
-              : Effect.zipRight(
-                  Effect.catchAll(this.recheck, (error) => haltOn({ _tag: "Unauthorized", error })),
-                  Effect.suspend(() => advance(placed))
-                )
-          const left = <A>(then: () => Effect.Effect<A, any>) =>
-            Effect.flatMap(entered.leave, () => {
-              this.inflight--
-              this.interruptIfDrained()
-              return then()
-            })
-          const ended = Effect.matchCauseEffect(restore(progress), {
-            onFailure: (cause) =>
-              left(() => {
-                const failure = Cause.failureOption(cause)
-                if (Option.isSome(failure) && failure.value instanceof HaltSignal) {
-                  // The step blocks until the halt interrupts the program: its span ends then.
-                  return Effect.onExit(restore(this.stop(failure.value.halt)), (exit) =>
-                    Effect.sync(() => entered.end(exit))
-                  )
-                }
-                if (Cause.isInterruptedOnly(cause)) this.abandon(call)
-                const shown = spanExit(cause, placed)
-                entered.end(shown)
-                spanEnded?.(shown)
-                return Effect.failCause(cause)
-              }),
-            onSuccess: (value) =>
-              left(() => {
-                entered.end(Exit.succeed(value))
-                return Effect.succeed(value)
-              })
+      withNewSpan("effect-saga.step", attributes, (span, fiber) => {
+        this.called(new CalledTool(spec, context, fiberRefsNow(fiber)), stepId)
+        const entered = entering(fiber, span)
+        this.inflight++
+        const placed = new Placed(call, span, faults)
+        const progress =
+          this.recheck === undefined
+            ? advance(placed)
+            : Effect.zipRight(
+                Effect.catchAll(this.recheck, (error) => haltOn({ _tag: "Unauthorized", error })),
+                Effect.suspend(() => advance(placed))
+              )
+        const left = <A>(then: () => Effect.Effect<A, any>) =>
+          Effect.flatMap(entered.leave, () => {
+            this.inflight--
+            this.interruptIfDrained()
+            return then()
           })
-          return Effect.zipRight(entered.into, ended)
+        const ended = Effect.matchCauseEffect(restore(progress), {
+          onFailure: (cause) =>
+            left(() => {
+              const failure = Cause.failureOption(cause)
+              if (Option.isSome(failure) && failure.value instanceof HaltSignal) {
+                // The step blocks until the halt interrupts the program: its span ends then.
+                return Effect.onExit(restore(this.stop(failure.value.halt)), (exit) =>
+                  Effect.sync(() => entered.end(exit))
+                )
+              }
+              if (Cause.isInterruptedOnly(cause)) this.abandon(call)
+              const shown = spanExit(cause, placed)
+              entered.end(shown)
+              spanEnded?.(shown)
+              return Effect.failCause(cause)
+            }),
+          onSuccess: (value) =>
+            left(() => {
+              entered.end(Exit.succeed(value))
+              return Effect.succeed(value)
+            })
         })
-      )
+        return Effect.zipRight(entered.into, ended)
+      })
     )
   }
 

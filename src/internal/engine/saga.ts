@@ -58,7 +58,7 @@ import { isNotStarted, isRead, isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad as loadClaimed, loadForRun, unread } from "../journal/writer.js"
 import { metered } from "../observability/metrics.js"
-import { entering } from "../observability/spans.js"
+import { entering, withNewSpan } from "../observability/spans.js"
 import { encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
@@ -238,30 +238,28 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     body: (span: Tracer.Span) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E, R> =>
     Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(Effect.makeSpan("effect-saga.run", { attributes, captureStackTrace: false }), (span) =>
-        Effect.withFiberRuntime((fiber) => {
-          const entered = entering(fiber, span)
-          const run = { fiber: fiber as Fiber.RuntimeFiber<unknown, unknown> }
-          running.add(run)
-          const end = <X>(exit: Exit.Exit<X, E>) =>
-            Effect.flatMap(entered.leave, () => {
-              running.delete(run)
-              renewal.release()
-              entered.end(exit)
-              return exit
-            })
-          // Waiting for the saga's lock is as interruptible as the caller (`restore`): a second run of
-          // the same saga waits for the first, and its caller's timeout or interruption ends the wait.
-          const locked = locks.withLockMasked(sagaId, unlessClosing(Effect.suspend(() => body(span))), restore)
-          return Effect.zipRight(
-            Effect.zipRight(entered.into, renewal.acquire),
-            Effect.matchCauseEffect(locked, {
-              onFailure: (cause) => end(Exit.failCause(cause)),
-              onSuccess: (value) => end(Exit.succeed(value))
-            })
-          )
-        })
-      )
+      withNewSpan("effect-saga.run", attributes, (span, fiber) => {
+        const entered = entering(fiber, span)
+        const run = { fiber }
+        running.add(run)
+        const end = <X>(exit: Exit.Exit<X, E>) =>
+          Effect.flatMap(entered.leave, () => {
+            running.delete(run)
+            renewal.release()
+            entered.end(exit)
+            return exit
+          })
+        // Waiting for the saga's lock is as interruptible as the caller (`restore`): a second run of
+        // the same saga waits for the first, and its caller's timeout or interruption ends the wait.
+        const locked = locks.withLockMasked(sagaId, unlessClosing(Effect.suspend(() => body(span))), restore)
+        return Effect.zipRight(
+          Effect.zipRight(entered.into, renewal.acquire),
+          Effect.matchCauseEffect(locked, {
+            onFailure: (cause) => end(Exit.failCause(cause)),
+            onSuccess: (value) => end(Exit.succeed(value))
+          })
+        )
+      })
     )
 
   /** A run of a saga from inside its own run would wait for itself for good: refused, as a defect. */

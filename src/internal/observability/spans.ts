@@ -1,10 +1,13 @@
-/** How the engine's spans end: what the OpenTelemetry status of a span says about its outcome. */
+/** How the engine's spans are made and end: what the OpenTelemetry status of a span says about its outcome. */
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
+import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
 import type { StepReport } from "../../CompensationReport.js"
 
@@ -116,3 +119,57 @@ export const spanAroundStep = (name: string, options: Tracer.SpanOptions) => {
     around: withSpanShowing(name, options, (exit) => (Exit.isFailure(exit) && stepExit !== undefined ? stepExit : exit))
   }
 }
+
+/**
+ * Runs `use` with a new span named `name`, made as `Effect.makeSpan` makes one (the caller's span
+ * its parent unless that one disables propagation, the fiber's span annotations and links, the
+ * tracer and clock of the fiber's services) but at once, on the fiber: `Effect.makeSpan` copies all
+ * of the fiber's refs to read two of them, and costs three operations more, on every step's path
+ * (docs/performance.md, seventeenth pass). With tracing disabled (`Effect.withTracerEnabled`),
+ * `Effect.makeSpan` makes it: a span that is never exported.
+ */
+export const withNewSpan = <A, E, R>(
+  name: string,
+  attributes: Record<string, unknown>,
+  use: (span: Tracer.Span, fiber: Fiber.RuntimeFiber<unknown, unknown>) => Effect.Effect<A, E, R>
+): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) => {
+    const runtime = fiber as Fiber.RuntimeFiber<unknown, unknown>
+    if (runtime.getFiberRef(FiberRef.currentTracerEnabled)) return use(spanOn(runtime, name, attributes), runtime)
+    return Effect.flatMap(Effect.makeSpan(name, { attributes, captureStackTrace: false }), (span) =>
+      Effect.withFiberRuntime((fiber) => use(span, fiber as Fiber.RuntimeFiber<unknown, unknown>))
+    )
+  })
+
+const spanOn = (
+  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  name: string,
+  attributes: Record<string, unknown>
+): Tracer.Span => {
+  const services = fiber.currentDefaultServices
+  const clock = Context.get(services, Clock.Clock)
+  const startTime = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled) ? clock.unsafeCurrentTimeNanos() : BigInt(0)
+  const parent = propagated(Context.getOption(fiber.getFiberRef(FiberRef.currentContext), Tracer.ParentSpan))
+  const links = Chunk.toReadonlyArray(fiber.getFiberRef(FiberRef.currentTracerSpanLinks))
+  const options = { attributes, captureStackTrace: false }
+  const span = Context.get(services, Tracer.Tracer).span(
+    name,
+    parent,
+    Context.empty(),
+    links,
+    startTime,
+    "internal",
+    options
+  )
+  HashMap.forEach(fiber.getFiberRef(FiberRef.currentTracerSpanAnnotations), (value, key) => span.attribute(key, value))
+  for (const key in attributes) span.attribute(key, attributes[key])
+  return span
+}
+
+/** The nearest of `parent` and its ancestors that does not disable propagation, as `Effect.makeSpan` finds it. */
+const propagated = (parent: Option.Option<Tracer.AnySpan>): Option.Option<Tracer.AnySpan> =>
+  Option.isSome(parent) && Context.get(parent.value.context, Tracer.DisablePropagation)
+    ? parent.value._tag === "Span"
+      ? propagated(parent.value.parent)
+      : Option.none()
+    : parent
