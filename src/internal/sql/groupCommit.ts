@@ -24,10 +24,14 @@ class Turn<A, E> {
   }
 }
 
+/** How many times a batch's lead yields, at most, while each yield brings new requests. */
+export const MAX_GATHERING_YIELDS = 4
+
 /**
  * Group commit: `commit` writes a batch of requests in one transaction and answers each with its
- * own outcome. The first request to arrive while no batch is being written leads: it yields once,
- * so that every fiber ready to submit joins the queue, commits the whole queue, hands every other
+ * own outcome. The first request to arrive while no batch is being written leads: it yields until a
+ * yield brings no new request (at most `MAX_GATHERING_YIELDS` times), so that every fiber about to
+ * submit joins the queue, commits the whole queue, hands every other
  * request its outcome, and passes the lead to the first request that arrived meanwhile. Nothing
  * waits on a timer, and a request alone costs one yield.
  *
@@ -43,9 +47,19 @@ export const groupCommit = <In, A, E>(
   const queue: Array<{ readonly request: In; readonly turn: Turn<A, E> }> = []
   let writing = false
 
+  /**
+   * Yields until a yield brings no new request, at most `MAX_GATHERING_YIELDS` times: a fiber
+   * resumed by the last batch that makes a hop of its own before it submits again (a new saga
+   * started in its place makes one) joins this batch rather than leading a small one of its own.
+   */
+  const gather = (yields: number, seen: number): Effect.Effect<void> =>
+    Effect.flatMap(Effect.yieldNow(), () =>
+      queue.length > seen && yields < MAX_GATHERING_YIELDS ? gather(yields + 1, queue.length) : Effect.void
+    )
+
   const lead = (own: (typeof queue)[number]): Effect.Effect<A, E> =>
     Effect.zipRight(
-      Effect.yieldNow(),
+      Effect.suspend(() => gather(1, queue.length)),
       Effect.suspend(() => {
         const batch = queue.splice(0)
         observe(batch.length)
