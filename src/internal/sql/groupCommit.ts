@@ -31,9 +31,9 @@ export const MAX_GATHERING_YIELDS = 4
  * Group commit: `commit` writes a batch of requests in one transaction and answers each with its
  * own outcome. The first request to arrive while no batch is being written leads: it yields until a
  * yield brings no new request (at most `MAX_GATHERING_YIELDS` times), so that every fiber about to
- * submit joins the queue, commits the whole queue, hands every other
- * request its outcome, and passes the lead to the first request that arrived meanwhile. Nothing
- * waits on a timer, and a request alone costs one yield.
+ * submit joins the queue, commits the whole queue, hands every other request its outcome, and
+ * passes the lead to the first request that arrived meanwhile. Nothing waits on a timer, and a
+ * request alone costs one yield.
  *
  * If `commit` dies, every request of its batch dies with it. The caller makes the wait
  * uninterruptible, so that a request that joined a batch always learns its outcome. The submit
