@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
-import { MAX_GATHERING_YIELDS, groupCommit } from "../src/internal/sql/groupCommit.js"
+import { groupCommit, MAX_GATHERING_YIELDS } from "../src/internal/sql/groupCommit.js"
 
 /** Group commit over a commit that answers every request with itself, recording each batch. */
 const recorded = () => {
@@ -15,14 +15,14 @@ const recorded = () => {
 }
 
 /** `effect` after `hops` yields: a fiber that makes hops of its own before it submits. */
-const after = <A>(hops: number, effect: Effect.Effect<A>): Effect.Effect<A> =>
-  hops === 0 ? effect : Effect.zipRight(Effect.yieldNow(), after(hops - 1, effect))
+const behind = <A>(hops: number, effect: Effect.Effect<A>): Effect.Effect<A> =>
+  hops === 0 ? effect : Effect.zipRight(Effect.yieldNow(), behind(hops - 1, effect))
 
 describe("group commit's lead", () => {
   it.effect("waits, without a timer, for a request one hop behind the others: one batch, not two", () =>
     Effect.gen(function* () {
       const { batches, submit } = recorded()
-      const answers = yield* Effect.all([submit("lead"), submit("ready"), after(1, submit("one hop behind"))], {
+      const answers = yield* Effect.all([submit("lead"), submit("ready"), behind(1, submit("one hop behind"))], {
         concurrency: "unbounded"
       })
       expect(answers).toEqual(["lead", "ready", "one hop behind"])
@@ -34,7 +34,7 @@ describe("group commit's lead", () => {
     Effect.gen(function* () {
       const { batches, submit } = recorded()
       expect(yield* submit("alone")).toBe("alone")
-      expect(yield* after(3, submit("later"))).toBe("later")
+      expect(yield* behind(3, submit("later"))).toBe("later")
       expect(batches).toEqual([["alone"], ["later"]])
     })
   )
@@ -44,7 +44,7 @@ describe("group commit's lead", () => {
       expect(MAX_GATHERING_YIELDS).toBe(4)
       const { batches, submit } = recorded()
       yield* Effect.all(
-        [submit("lead"), ...Array.from({ length: 6 }, (_, hops) => after(hops, submit(`${hops} hops behind`)))],
+        [submit("lead"), ...Array.from({ length: 6 }, (_, hops) => behind(hops, submit(`${hops} hops behind`)))],
         { concurrency: "unbounded" }
       )
       // Four yields: the requests up to three hops behind the lead; the later ones in batches after it.
