@@ -14,8 +14,18 @@
  */
 import type * as CliApp from "@effect/cli/CliApp"
 import type * as Command from "@effect/cli/Command"
+import type * as ConfigError from "effect/ConfigError"
 import type * as Effect from "effect/Effect"
+import type { RenewError } from "./Approval.js"
+import type { DeclarationError } from "./Compensable.js"
 import * as app from "./internal/cli/app.js"
+import type { SomethingWrong, UsageError } from "./internal/cli/failure.js"
+import type { KeyError } from "./Keys.js"
+import type { CommandError as SagaCommandError } from "./Saga.js"
+import type { InsecureServer, InvalidApiOptions } from "./SagaApi.js"
+import type { EffectNotFound } from "./SagaError.js"
+
+export { SomethingWrong, UsageError } from "./internal/cli/failure.js"
 
 /**
  * How a run of the CLI ends: 0 ok, 1 something is wrong, 2 usage or infrastructure error,
@@ -27,12 +37,54 @@ import * as app from "./internal/cli/app.js"
 export type ExitCode = 0 | 1 | 2 | 130
 
 /**
- * The `effect-saga` command and its subcommands, for embedding in a CLI of your own.
+ * What a command of `effect-saga` fails with (`Cli.run` turns each into its exit code and line):
+ * `UsageError` and `SomethingWrong` of the CLI itself, an operator's command's `Saga.CommandError`,
+ * `RenewError`, `EffectNotFound`, a `--register` module's `DeclarationError`, a journal key's
+ * `KeyError` or `ConfigError`, and `serve`'s `InvalidApiOptions` and `InsecureServer`.
+ *
+ * @since 0.5.0
+ * @category errors
+ */
+export type CommandError =
+  | UsageError
+  | SomethingWrong
+  | SagaCommandError
+  | RenewError
+  | EffectNotFound
+  | DeclarationError
+  | KeyError
+  | ConfigError.ConfigError
+  | InvalidApiOptions
+  | InsecureServer
+
+/**
+ * The `effect-saga` command and its subcommands, for embedding in a CLI of your own. It needs no
+ * service of yours (each command opens the store `--db` names) and fails with `CommandError`.
+ *
+ * @example
+ * ```ts
+ * import * as Command from "@effect/cli/Command"
+ * import { NodeContext, NodeRuntime } from "@effect/platform-node"
+ * import { Effect } from "effect"
+ * import * as Cli from "effect-saga/cli"
+ *
+ * const app = Command.make("app").pipe(Command.withSubcommands([Cli.command]))
+ *
+ * Command.run(app, { name: "app", version: "1.0.0" })(process.argv).pipe(
+ *   Effect.provide(NodeContext.layer),
+ *   NodeRuntime.runMain
+ * )
+ * ```
  *
  * @since 0.1.0
  * @category commands
  */
-export const command: Command.Command<"effect-saga", any, any, any> = app.command
+export const command: Command.Command<
+  "effect-saga",
+  never,
+  CommandError,
+  Effect.Effect.Success<typeof app.command>
+> = app.command
 
 /**
  * Runs a command line (the arguments after `effect-saga`) and returns its exit code. Output goes to

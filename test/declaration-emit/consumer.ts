@@ -2,9 +2,11 @@
 // this file with `declaration: true`) fails if any type they reach cannot be named from effect-saga's
 // public subpaths. It imports the root namespaces only, as most code does.
 import { Toolkit as AiToolkit, Tool } from "@effect/ai"
+import * as Command from "@effect/cli/Command"
 import { Effect, Layer, Schema } from "effect"
 import { Approval, Compensable, Journal, Metrics, Recovery, Saga, SagaDefinition, SqlStore, Toolkit } from "effect-saga"
 import * as Agent from "effect-saga/ai"
+import * as Cli from "effect-saga/cli"
 import * as SagaApi from "effect-saga/http"
 import * as Postgres from "effect-saga/postgres"
 import * as Testing from "effect-saga/testing"
@@ -52,3 +54,5 @@ const Hold = Tool.make("Hold", { parameters: { sku: Schema.String }, success: Sc
 export const agent = Agent.make(AiToolkit.make(Hold))
 export const AgentLive = agent.toLayer({ Hold: ({ sku }) => Effect.succeed(sku) })
 export const loop = Agent.loop({ prompt: "hold a room", toolkit: agent.toolkit })
+
+export const cli = Command.make("app").pipe(Command.withSubcommands([Cli.command]))
