@@ -77,17 +77,23 @@ export interface Policy {
 
 /**
  * What a tool's policy may be told, overriding what its annotations say: `reversibility`,
- * `readonly`, `retryMode`, and the options every `Compensable` tool may carry.
+ * `readonly`, `retryMode`, and the options every `Compensable` tool may carry. `In` is what the
+ * `retry` schedule is fed (`Policies` makes it the tool's failure or an `Outcome`).
  *
  * @since 0.1.0
  * @category models
  */
-export interface PolicyOverride {
+export interface PolicyOverride<In = unknown> {
   readonly reversibility?: Compensable.Reversibility | undefined
   readonly readonly?: boolean | undefined
   readonly retryMode?: Compensable.RetryMode | undefined
   readonly timeout?: Duration.DurationInput | undefined
-  readonly retry?: Schedule.Schedule<any, any, never> | undefined
+  /**
+   * Retries a failed call before anything is journaled about its outcome, as `Compensable`'s
+   * `retry`: fed the error of each failed attempt (what the handler failed with: the tool's failure
+   * or an `Outcome`; an `Outcome.Unknown` for an attempt that timed out).
+   */
+  readonly retry?: Schedule.Schedule<unknown, In, never> | undefined
   readonly maxPayloadBytes?: number | undefined
   readonly approvalTtl?: Duration.DurationInput | undefined
   readonly receiptRequired?: boolean | undefined
@@ -123,13 +129,13 @@ export type Undos<Tools extends Record<string, Tool.Any>, R = never> = {
 }
 
 /**
- * Policy overrides, by tool name.
+ * Policy overrides, by tool name; a tool's `retry` is fed its failure or an `Outcome`.
  *
  * @since 0.1.0
  * @category models
  */
 export type Policies<Tools extends Record<string, Tool.Any>> = {
-  readonly [Name in keyof Tools]?: PolicyOverride
+  readonly [Name in keyof Tools]?: PolicyOverride<Tool.Failure<Tools[Name]> | Outcome.Outcome>
 }
 
 /**
@@ -331,8 +337,13 @@ export const isAgentToolkit = (u: unknown): u is AgentToolkit<any, unknown> =>
 export interface ModelOptions {
   /** The step name of a model turn (default `"LanguageModel"`). */
   readonly name?: string | undefined
-  /** Retries a failed model call (a timed-out one too) before anything is journaled about its outcome. */
-  readonly retry?: Schedule.Schedule<any, any, never> | undefined
+  /**
+   * Retries a failed model call (a timed-out one too) before anything is journaled about its
+   * outcome. The schedule is fed the error of each failed call: the `AiError` it failed with, an
+   * `Outcome.Unknown` for one that timed out (an `Outcome.Failed` or `Outcome.Unknown` a
+   * `Testing.faults` plan injects, too).
+   */
+  readonly retry?: Schedule.Schedule<unknown, AiError.AiError | Outcome.Failed | Outcome.Unknown, never> | undefined
   /**
    * How long one model call may take. A call that takes longer is abandoned: unless `retry` asks
    * again, the turn fails with `AiError.UnknownError` (`the model call did not answer: outcome

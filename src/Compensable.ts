@@ -213,12 +213,13 @@ export const isStepError = (u: unknown): u is StepError =>
   (isSagaError(u) && u._tag === "InvalidIdentifier" && u.kind === "step key")
 
 /**
- * Options every tool may carry.
+ * Options every tool may carry. `In` is what the `retry` schedule is fed: the error of an attempt
+ * that failed, as far as the type of the call knows it (`unknown` where it does not).
  *
  * @since 0.1.0
  * @category models
  */
-export interface ToolOptions {
+export interface ToolOptions<In = unknown> {
   /**
    * After this long, an attempt of the call that started and has not answered has an unknown
    * outcome (one that would answer exactly then counts as timed out). It bounds each attempt of
@@ -226,8 +227,16 @@ export interface ToolOptions {
    * that names none is a `DeclarationError` (since 0.4.0).
    */
   readonly timeout?: Duration.DurationInput | undefined
-  /** Retries failed attempts, only before the step is journaled `EXECUTED`. */
-  readonly retry?: Schedule.Schedule<any, any, never> | undefined
+  /**
+   * Retries failed attempts, only before the step is journaled `EXECUTED`. The schedule is fed the
+   * error of each failed attempt, before `retryMode` decides whether an `Outcome.Unknown` may be
+   * retried and before an `Outcome.Partial` stops the retries: what `execute` failed with (its
+   * declared failure, another error, an `Outcome`), an `Outcome.Unknown` for an attempt that timed
+   * out. `make` types it `E | EX | Outcome.Outcome`; `withCompensation`, whose error the options do
+   * not know, `unknown` (a schedule that reads its input checks it, `Schedule.recurWhile((e:
+   * unknown) => …)`).
+   */
+  readonly retry?: Schedule.Schedule<unknown, In, never> | undefined
   /** Cap on the encoded input and result, and on the receipt as set, in bytes (default 1 MiB). */
   readonly maxPayloadBytes?: number | undefined
   /** `"idempotency-key"` lets an unknown outcome be retried with the same key. */
@@ -356,7 +365,9 @@ export interface Any {
  * @since 0.1.0
  * @category models
  */
-export type MakeOptions<Name extends string, I, IE, A, AE, E, EE, R, RC, EX = never> = ToolOptions &
+export type MakeOptions<Name extends string, I, IE, A, AE, E, EE, R, RC, EX = never> = ToolOptions<
+  NoInfer<E | EX> | Outcome.Outcome
+> &
   Undo<I, A, RC> & {
     readonly name: Name
     readonly input: Schema.Schema<I, IE>

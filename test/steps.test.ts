@@ -211,6 +211,38 @@ describe("steps", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "the retry schedule is fed each failed attempt's error: the declared failure, an Outcome, a timeout's Unknown",
+    () =>
+      Effect.gen(function* () {
+        class Busy extends Schema.TaggedError<Busy>()("Busy", {}) {}
+        const fed: Array<string> = []
+        let attempts = 0
+        const flaky = Compensable.make({
+          name: "fed",
+          input: Schema.Null,
+          success: Schema.Number,
+          failure: Busy,
+          timeout: "1 second",
+          retryMode: "idempotency-key",
+          retry: Schedule.recurWhile((error: Busy | Outcome.Outcome) => fed.push(error._tag) < 4),
+          execute: () =>
+            Effect.suspend((): Effect.Effect<number, Busy | Outcome.Outcome> => {
+              attempts++
+              if (attempts === 1) return Effect.fail(new Busy())
+              if (attempts === 2) return Effect.fail(Outcome.failed("closed"))
+              if (attempts === 3) return Effect.never
+              return Effect.fail(Outcome.partial("half"))
+            })
+        })
+        const fiber = yield* Effect.fork(Saga.run("fed", flaky(null)))
+        yield* TestClock.adjust("1 second")
+        const result = yield* Fiber.join(fiber)
+        expect(fed).toEqual(["Busy", "OutcomeFailed", "OutcomeUnknown", "OutcomePartial"])
+        expect(result._tag).toBe("NeedsAttention")
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("a replayed failure is the same error the program saw the first time", () =>
     Effect.gen(function* () {
       class OutOfStock extends Schema.TaggedError<OutOfStock>()("OutOfStock", { sku: Schema.String }) {}

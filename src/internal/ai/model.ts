@@ -10,10 +10,12 @@ import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import type * as ParseResult from "effect/ParseResult"
+import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import type { ModelOptions } from "../../Agent.js"
 import * as Compensable from "../../Compensable.js"
+import type * as Outcome from "../../Outcome.js"
 import { CurrentSaga } from "../../Saga.js"
 import type { ApprovalPending, ApprovalRefused } from "../../SagaError.js"
 import { checkTool } from "../../Toolkit.js"
@@ -86,7 +88,8 @@ const turnSpec = (
     reversibility: "reversible",
     retryMode: "idempotency-key",
     timeout: options.timeout,
-    retry: options.retry,
+    // `execute` fails with an `AiError` only: the schedule is never fed the `Outcome.Partial` a tool may fail with.
+    retry: options.retry as Schedule.Schedule<unknown, AiError.AiError | Outcome.Outcome, never> | undefined,
     maxPayloadBytes: options.maxPayloadBytes,
     execute,
     changesNothing: true
