@@ -314,12 +314,13 @@ export type BoundedUndo<RC> = [Extract<RC, SagaCurrentSaga | Saga>] extends [nev
 export type { StepSpec } from "./internal/engine/spec.js"
 
 /**
- * A declared tool: call it with its input inside a saga to run it as a journaled step.
+ * A declared tool: call it with its input inside a saga to run it as a journaled step. It is
+ * covariant in `Name`: a `Tool<"hold", …>` is a `Tool<string, …>`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Tool<in out Name extends string, I, A, E, R, RC = never> {
+export interface Tool<out Name extends string, I, A, E, R, RC = never> {
   (input: I, options?: CallOptions): Effect.Effect<A, E | Outcome.Failed | StepError, R | CurrentSaga>
   readonly name: Name
   readonly reversibility: Reversibility

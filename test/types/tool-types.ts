@@ -77,3 +77,9 @@ const attached = Effect.fail(new Foo({ why: "x" })).pipe(
   Compensable.withCompensation({ name: "attached", success: Schema.String, compensate: () => Effect.void })
 )
 assert<Equals<Failure<typeof attached>, Foo | Outcome.Failed | SagaError.InvalidIdentifier>>()
+
+// 5. A tool is a tool of a wider name: helpers over any tool, and lists of tools of one shape.
+const nameOf = <I, A, E, R>(tool: Compensable.Tool<string, I, A, E, R>): string => tool.name
+nameOf(price)
+const priced: ReadonlyArray<Compensable.Tool<string, number, number, never, Shop>> = [price]
+assert<Equals<(typeof priced)[number]["name"], string>>()
