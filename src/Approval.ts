@@ -363,7 +363,9 @@ const pendingDecision: Decision = { _tag: "Pending" }
  * @since 0.1.0
  * @category constructors
  */
-export const makeMemory = (decide: (request: ApprovalRequest, at: string) => Decision = () => pendingDecision) => {
+export const makeMemory = (
+  decide: (request: ApprovalRequest, at: string) => Decision = () => pendingDecision
+): Context.Tag.Service<Approval> => {
   const entries = new Map<string, { request: ApprovalRequest; decision: Decision }>()
 
   const decideOnce = (
@@ -451,7 +453,8 @@ export const layerRejectAll: Layer.Layer<Approval> = Layer.sync(Approval, () =>
 export const approve = (
   requestId: string,
   options: { readonly by: string; readonly inputDigest: string; readonly expiresAt?: string | undefined }
-) => Effect.flatMap(Approval, (approval) => approval.approve(requestId, options))
+): Effect.Effect<void, ApprovalNotFound | AlreadyDecided | ApprovalTampered | JournalError, Approval> =>
+  Effect.flatMap(Approval, (approval) => approval.approve(requestId, options))
 
 /**
  * Rejects a pending request.
@@ -459,7 +462,10 @@ export const approve = (
  * @since 0.1.0
  * @category accessors
  */
-export const reject = (requestId: string, options: { readonly by: string; readonly reason: string }) =>
+export const reject = (
+  requestId: string,
+  options: { readonly by: string; readonly reason: string }
+): Effect.Effect<void, ApprovalNotFound | AlreadyDecided | ApprovalTampered | JournalError, Approval> =>
   Effect.flatMap(Approval, (approval) => approval.reject(requestId, options))
 
 /**
@@ -468,7 +474,10 @@ export const reject = (requestId: string, options: { readonly by: string; readon
  * @since 0.1.0
  * @category accessors
  */
-export const renew = (requestId: string, options: RenewOptions) =>
+export const renew = (
+  requestId: string,
+  options: RenewOptions
+): Effect.Effect<void, RenewError | ApprovalTampered | JournalError, Approval> =>
   Effect.flatMap(Approval, (approval) => approval.renew(requestId, options))
 
 /**

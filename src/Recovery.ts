@@ -431,4 +431,7 @@ export const recoverAll: Effect.Effect<RecoveryReport, JournalError, Recovery> =
  * @since 0.1.0
  * @category accessors
  */
-export const resume = (sagaId: string) => Effect.flatMap(Recovery, (recovery) => recovery.resume(sagaId))
+export const resume = (
+  sagaId: string
+): Effect.Effect<SagaResult<unknown, unknown> | EffectCompensation, RecoveryError, Recovery> =>
+  Effect.flatMap(Recovery, (recovery) => recovery.resume(sagaId))

@@ -527,7 +527,8 @@ export const resume = <A, E, R>(
  * @since 0.1.0
  * @category accessors
  */
-export const compensate = (sagaId: string, seen?: Seen) => Effect.flatMap(Saga, (saga) => saga.compensate(sagaId, seen))
+export const compensate = (sagaId: string, seen?: Seen): Effect.Effect<CompensationReport, CommandError, Saga> =>
+  Effect.flatMap(Saga, (saga) => saga.compensate(sagaId, seen))
 
 /**
  * Runs `effect` so that interrupting it interrupts the undo an operator's command in it is running
@@ -555,7 +556,10 @@ export const withInterruptibleUndos = <A, E, R>(effect: Effect.Effect<A, E, R>):
  * @since 0.1.0
  * @category commands
  */
-export const compensateEffect = (effectId: string) => Effect.flatMap(Saga, (saga) => saga.compensateEffect(effectId))
+export const compensateEffect = (
+  effectId: string
+): Effect.Effect<EffectCompensation, CommandError | EffectNotFound, Saga> =>
+  Effect.flatMap(Saga, (saga) => saga.compensateEffect(effectId))
 
 /**
  * Reads a saga's status from the journal.
@@ -566,7 +570,10 @@ export const compensateEffect = (effectId: string) => Effect.flatMap(Saga, (saga
  * @since 0.1.0
  * @category accessors
  */
-export const status = (sagaId: string) => Effect.flatMap(Saga, (saga) => saga.status(sagaId))
+export const status = (
+  sagaId: string
+): Effect.Effect<SagaStatus, SagaNotFound | JournalError | JournalCorrupted | InvalidIdentifier, Saga> =>
+  Effect.flatMap(Saga, (saga) => saga.status(sagaId))
 
 /**
  * Lists saga rows, least recently updated first, then created first, then by saga id in code-point
@@ -575,7 +582,8 @@ export const status = (sagaId: string) => Effect.flatMap(Saga, (saga) => saga.st
  * @since 0.1.0
  * @category accessors
  */
-export const list = (filter?: ListFilter) => Effect.flatMap(Saga, (saga) => saga.list(filter))
+export const list = (filter?: ListFilter): Effect.Effect<ReadonlyArray<SagaSummary>, JournalError, Saga> =>
+  Effect.flatMap(Saga, (saga) => saga.list(filter))
 
 /**
  * Which sagas `listPage` lists (every filter given must pass), and which page of them.
@@ -646,7 +654,11 @@ export const listPage = (query: ListPageQuery): Effect.Effect<ListPage, JournalE
  * @since 0.1.0
  * @category commands
  */
-export const approve = (sagaId: string, stepId: string, options: ApproveOptions) =>
+export const approve = (
+  sagaId: string,
+  stepId: string,
+  options: ApproveOptions
+): Effect.Effect<void, CommandError | ApprovalNotFound | AlreadyDecided, Saga> =>
   Effect.flatMap(Saga, (saga) => saga.approve(sagaId, stepId, options))
 
 /**
@@ -655,7 +667,11 @@ export const approve = (sagaId: string, stepId: string, options: ApproveOptions)
  * @since 0.1.0
  * @category commands
  */
-export const renewApproval = (sagaId: string, stepId: string, options: RenewApprovalOptions) =>
+export const renewApproval = (
+  sagaId: string,
+  stepId: string,
+  options: RenewApprovalOptions
+): Effect.Effect<void, CommandError | RenewError, Saga> =>
   Effect.flatMap(Saga, (saga) => saga.renewApproval(sagaId, stepId, options))
 
 /**
@@ -665,7 +681,11 @@ export const renewApproval = (sagaId: string, stepId: string, options: RenewAppr
  * @since 0.1.0
  * @category commands
  */
-export const reject = (sagaId: string, stepId: string, options: RejectOptions) =>
+export const reject = (
+  sagaId: string,
+  stepId: string,
+  options: RejectOptions
+): Effect.Effect<CompensationReport, CommandError | ApprovalNotFound | AlreadyDecided, Saga> =>
   Effect.flatMap(Saga, (saga) => saga.reject(sagaId, stepId, options))
 
 /**
@@ -678,8 +698,11 @@ export const reject = (sagaId: string, stepId: string, options: RejectOptions) =
  * @since 0.1.0
  * @category commands
  */
-export const resolve = (sagaId: string, stepId: string, resolution: Resolution) =>
-  Effect.flatMap(Saga, (saga) => saga.resolve(sagaId, stepId, resolution))
+export const resolve = (
+  sagaId: string,
+  stepId: string,
+  resolution: Resolution
+): Effect.Effect<void, CommandError, Saga> => Effect.flatMap(Saga, (saga) => saga.resolve(sagaId, stepId, resolution))
 
 /**
  * Runs `commands` and answers their value with how many journal entries the operator's commands
