@@ -16,7 +16,7 @@ import type { AlreadyDecided, Approval, ApprovalNotFound, ApprovalRequest, Renew
 import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport, UndoOutcome } from "./CompensationReport.js"
-import { type CurrentSaga, undosStopWithCaller } from "./internal/engine/context.js"
+import { CurrentSaga, undosStopWithCaller } from "./internal/engine/context.js"
 import { sagaPages } from "./internal/engine/pages.js"
 import * as internal from "./internal/engine/saga.js"
 import * as Written from "./internal/engine/written.js"
@@ -529,6 +529,28 @@ export const resume = <A, E, R>(
  */
 export const compensate = (sagaId: string, seen?: Seen): Effect.Effect<CompensationReport, CommandError, Saga> =>
   Effect.flatMap(Saga, (saga) => saga.compensate(sagaId, seen))
+
+/**
+ * The id of the saga the program runs as. A program that runs a saga of its own (a nested
+ * `Saga.run`) derives that saga's id from it, so that a replay runs the same saga again.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Saga } from "effect-saga"
+ *
+ * declare const hotel: Effect.Effect<string, never, Saga.CurrentSaga>
+ *
+ * const trip = Effect.gen(function* () {
+ *   const sagaId = yield* Saga.currentSagaId
+ *   return yield* Saga.run(`${sagaId}/hotel`, hotel)
+ * })
+ * ```
+ *
+ * @since 0.5.0
+ * @category context
+ */
+export const currentSagaId: Effect.Effect<string, never, CurrentSaga> = Effect.map(CurrentSaga, (saga) => saga.sagaId)
 
 /**
  * Runs `effect` so that interrupting it interrupts the undo an operator's command in it is running

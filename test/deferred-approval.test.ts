@@ -157,7 +157,7 @@ const program = (world: World) => {
     const pending = yield* Effect.flip(saga.step(tools.wire.spec, "DE89", "wire", { deferApproval: true }))
     assert(pending instanceof SagaError.ApprovalPending)
     yield* tools.charge("42.00")
-    const settled: string = yield* saga.settle(pending.stepId)
+    const settled = (yield* saga.settle(pending.stepId)) as string
     const shipped = yield* tools.ship(settled)
     return { whereCalled: pending._tag, settled, shipped }
   })

@@ -150,8 +150,8 @@ describe("a step's EXECUTED travels with the saga's next append", () => {
         const saga = yield* Saga.CurrentSaga
         const pending = yield* Effect.flip(saga.step(wire.spec, { amount: 5 }, "wire", { deferApproval: true }))
         assert(pending instanceof SagaError.ApprovalPending)
-        const first: string = yield* saga.settle(pending.stepId)
-        const second: string = yield* saga.settle(pending.stepId)
+        const first = (yield* saga.settle(pending.stepId)) as string
+        const second = (yield* saga.settle(pending.stepId)) as string
         return [first, second]
       })
       yield* Effect.gen(function* () {

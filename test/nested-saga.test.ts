@@ -50,6 +50,22 @@ describe("sagas inside sagas", () => {
         expect((yield* Saga.status("sub-of-car")).status).toBe("completed")
       }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect("Saga.currentSagaId is the id of the saga the program runs as: a nested saga's id derives from it", () =>
+    Effect.gen(function* () {
+      const { book } = fixture()
+      const trip = Effect.gen(function* () {
+        const sagaId = yield* Saga.currentSagaId
+        const hotel = yield* Saga.run(`${sagaId}/hotel`, book("hotel"))
+        return { sagaId, hotel: hotel._tag }
+      })
+      expect(yield* Saga.run("trip-3", trip)).toMatchObject({
+        _tag: "Completed",
+        value: { sagaId: "trip-3", hotel: "Completed" }
+      })
+      expect((yield* Saga.status("trip-3/hotel")).status).toBe("completed")
+    }).pipe(Effect.provide(Testing.layer))
+  )
 })
 
 /** `book` adds an item to the world and its undo takes it away; `refuse` always fails. */

@@ -22,7 +22,7 @@ const jsonOf = (schema: Schema.Schema.All, value: unknown) =>
 const settleOne = (saga: CurrentSaga["Type"], call: PendingCall, tool: Tool.Any) => {
   const told = `The call ${call.callId} of ${call.toolName} was approved and has run`
   const declared = Schema.is(tool.failureSchema as Schema.Schema<unknown>)
-  return (saga.settle(call.stepId) as Effect.Effect<unknown, unknown>).pipe(
+  return saga.settle(call.stepId).pipe(
     Effect.flatMap((value) => Effect.map(jsonOf(tool.successSchema, value), (json) => `${told}. Its result: ${json}`)),
     Effect.catchAll((error) => {
       if (error instanceof ApprovalRefused) {

@@ -112,7 +112,7 @@ export const wrap =
         )
       }
       const call = yield* FiberRef.get(currentToolCall)
-      if (call === undefined) return yield* saga.value.step(spec, params, undefined) as Effect.Effect<unknown, unknown>
+      if (call === undefined) return yield* saga.value.step(spec, params, undefined)
       call.journaled = true
       // A call that awaits approval, or that the saga refused to run, is answered, not failed: its
       // span ends OK, and it fails after. A failure ends the span as the step's did: a failure
@@ -120,7 +120,7 @@ export const wrap =
       const span = spanAroundStep(`execute_tool ${tool.name}`, executeToolSpan(tool.name, call.id))
       const { spanEnded } = span
       const answered = yield* Effect.catchIf(
-        saga.value.step(spec, params, call.id, { deferApproval: true, spanEnded }) as Effect.Effect<unknown, unknown>,
+        saga.value.step(spec, params, call.id, { deferApproval: true, spanEnded }),
         (error) => error instanceof ApprovalPending || error instanceof ApprovalRefused,
         (error) =>
           Effect.sync(() => {

@@ -326,7 +326,7 @@ const journaledTurn = (
     )
     const description = yield* describeTurn(saga, method, prompt, toolkit, options)
     const answer = (yield* Effect.mapError(
-      saga.step(spec, description, undefined) as Effect.Effect<unknown, unknown>,
+      saga.step(spec, description, undefined),
       asAiError(method)
     )) as ReadonlyArray<any>
     const content =

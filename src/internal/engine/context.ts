@@ -23,6 +23,7 @@ export interface StepOptions {
  * The saga a program runs in: `Saga.run` provides it, and a tool called outside a saga does not
  * type-check. It serves the run's program only: a tool called through it from a fiber that
  * outlived the program (`Effect.forkDaemon`) dies with a defect, and runs and journals nothing.
+ * A program reads its saga's id (`Saga.currentSagaId`); its other members are the engine's.
  *
  * Public as `Saga.CurrentSaga` (re-exported as itself, so that declaration files can name it).
  *
@@ -32,27 +33,38 @@ export interface StepOptions {
 export class CurrentSaga extends Context.Tag("effect-saga/CurrentSaga")<
   CurrentSaga,
   {
+    /** The id of the saga the program runs as (`Saga.currentSagaId` reads it). */
     readonly sagaId: string
-    /** Runs `spec` as the saga's next journaled step (what calling a tool does). */
+    /**
+     * Runs `spec` as the saga's next journaled step (what calling a tool does).
+     *
+     * @internal the engine's: call a tool instead
+     */
     readonly step: (
       spec: StepSpec,
       input: unknown,
       key: string | undefined,
       options?: StepOptions
-    ) => Effect.Effect<any, any, any>
-    /** `step`, for a caller that runs on `fiber` and has read it already (`callStep`). */
+    ) => Effect.Effect<unknown, unknown>
+    /**
+     * `step`, for a caller that runs on `fiber` and has read it already (`callStep`).
+     *
+     * @internal the engine's: call a tool instead
+     */
     readonly stepOn: (
       fiber: Fiber.RuntimeFiber<unknown, unknown>,
       spec: StepSpec,
       input: unknown,
       key: string | undefined,
       options?: StepOptions
-    ) => Effect.Effect<any, any, any>
+    ) => Effect.Effect<unknown, unknown>
     /**
      * Runs a call that answered `ApprovalPending` once it is approved, and answers with its result;
      * halts the saga (`AwaitingApproval`) while it is not. A replay answers from the journal.
+     *
+     * @internal the engine's: the agents settle their deferred calls with it
      */
-    readonly settle: (stepId: string) => Effect.Effect<any, any, any>
+    readonly settle: (stepId: string) => Effect.Effect<unknown, unknown>
   }
 >() {}
 

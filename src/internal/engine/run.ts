@@ -346,7 +346,7 @@ export class SagaRun {
     input: unknown,
     key: string | undefined,
     options?: StepOptions
-  ): Effect.Effect<any, any, any> =>
+  ): Effect.Effect<unknown, unknown> =>
     Effect.withFiberRuntime((fiber) =>
       this.stepOn(fiber as Fiber.RuntimeFiber<unknown, unknown>, spec, input, key, options)
     )
@@ -357,7 +357,7 @@ export class SagaRun {
     input: unknown,
     key: string | undefined,
     options?: StepOptions
-  ): Effect.Effect<any, any, any> => {
+  ): Effect.Effect<unknown, unknown> => {
     if (this.writer.programHasEnded) return this.outlived(spec.name)
     if (this.haltedWith !== undefined) return untilInterrupted
     const badKey = key === undefined ? undefined : stepKeyRefusal(key)
@@ -381,7 +381,7 @@ export class SagaRun {
     )
   }
 
-  readonly settle = (stepId: string): Effect.Effect<any, any, any> =>
+  readonly settle = (stepId: string): Effect.Effect<unknown, unknown> =>
     Effect.suspend(() => {
       if (this.writer.programHasEnded) return this.outlived(this.writer.view.steps.get(stepId)?.toolName ?? stepId)
       // Settled before in this run, its `EXECUTED` held back: written first, so that it replays.
@@ -393,7 +393,7 @@ export class SagaRun {
         : this.settleNow(stepId)
     })
 
-  private settleNow(stepId: string): Effect.Effect<any, any, any> {
+  private settleNow(stepId: string): Effect.Effect<unknown, unknown> {
     return Effect.withFiberRuntime((fiber) => {
       if (this.haltedWith !== undefined) return untilInterrupted
       const step = this.writer.view.steps.get(stepId)
@@ -454,7 +454,7 @@ export class SagaRun {
     context: Context.Context<never>,
     advance: (placed: Placed) => Effect.Effect<unknown, unknown>,
     spanEnded?: StepOptions["spanEnded"]
-  ): Effect.Effect<any, any, any> {
+  ): Effect.Effect<unknown, unknown> {
     const { spec, stepId } = call
     if (!this.tools.has(spec.name)) {
       const problem = problemOf(spec)
