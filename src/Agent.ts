@@ -41,12 +41,16 @@ import type * as Outcome from "./Outcome.js"
 import { CurrentSaga, Saga } from "./Saga.js"
 
 /**
+ * The type id every `AgentToolkit` carries: `isAgentToolkit` checks it.
+ *
  * @since 0.1.0
  * @category type ids
  */
 export const TypeId: unique symbol = Symbol.for("effect-saga/Agent")
 
 /**
+ * The type of `TypeId`.
+ *
  * @since 0.1.0
  * @category type ids
  */

@@ -11,6 +11,7 @@
  *
  * @since 0.2.0
  */
+
 import * as crypto from "node:crypto"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"

@@ -126,20 +126,9 @@ export const faults = (...plans: ReadonlyArray<FaultPlan>): Layer.Layer<Faults> 
     })
   )
 
-/**
- * What a fault-injecting `Faults` service is told about a call besides its tool and site: the
- * step it belongs to and its tool's declaration.
- *
- * @since 0.2.0
- * @category fault injection
- */
-export type { FaultStep } from "./internal/engine/faults.js"
-/**
- * The service behind `faults`, for tests that build their own.
- *
- * @since 0.1.0
- * @category fault injection
- */
+// `Faults`, `FaultSite` and `FaultStep` are declared in `internal/engine/faults.ts` (their JSDoc is
+// there) and re-exported here as themselves, so that declaration files can name them.
+export type { FaultSite, FaultStep } from "./internal/engine/faults.js"
 export { Faults }
 
 /**

@@ -67,10 +67,8 @@ export interface Toolkit<Tools extends Record<string, Compensable.Any>> {
 }
 
 /**
- * What `call` answers, fails with and needs, over a toolkit's tools: the union of their results,
- * their errors (each tool's own, `Outcome.Failed` and `StepError`) with `UnknownTool`, and what
- * they need with `CurrentSaga`. A tool that is only `Compensable.Any` (a manifest's) says nothing
- * of its types: `unknown` for both.
+ * What `call` answers over a toolkit's tools: the union of their results. A tool that is only
+ * `Compensable.Any` (a manifest's) says nothing of its types: `unknown`.
  *
  * @since 0.4.0
  * @category models
@@ -80,6 +78,10 @@ export type CallSuccess<Tools extends Record<string, Compensable.Any>> = {
 }[keyof Tools]
 
 /**
+ * What `call` fails with over a toolkit's tools: `UnknownTool`, `InvalidInput`, and the union of
+ * their errors (each tool's own, `Outcome.Failed` and `StepError`). A tool that is only
+ * `Compensable.Any` (a manifest's) says nothing of its errors: `unknown`.
+ *
  * @since 0.4.0
  * @category models
  */
@@ -91,6 +93,9 @@ export type CallError<Tools extends Record<string, Compensable.Any>> =
     }[keyof Tools]
 
 /**
+ * What `call` needs over a toolkit's tools: `CurrentSaga` and the union of what their calls need.
+ * A tool that is only `Compensable.Any` (a manifest's) needs nothing more.
+ *
  * @since 0.4.0
  * @category models
  */
