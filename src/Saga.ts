@@ -470,7 +470,19 @@ export const layer: Layer.Layer<Saga, KeyError, Journal | Approval> = Layer.scop
 )
 
 /**
- * Runs `program` as saga `sagaId`.
+ * `body`, taking the program second (`f(sagaId, program, options?)`) or last
+ * (`program.pipe(f(sagaId, options?))`): the second argument says which, an Effect or not.
+ */
+const programFirstOrLast =
+  <Out>(body: (sagaId: string, program: Effect.Effect<any, any, any>, options?: RunOptions) => Out) =>
+  (sagaId: string, second?: Effect.Effect<any, any, any> | RunOptions, options?: RunOptions) =>
+    Effect.isEffect(second)
+      ? body(sagaId, second, options)
+      : (program: Effect.Effect<any, any, any>) => body(sagaId, program, second as RunOptions | undefined)
+
+/**
+ * Runs `program` as saga `sagaId`: `Saga.run(sagaId, program, options?)`, or data-last,
+ * `program.pipe(Saga.run(sagaId, options?))` (since 0.5.0).
  *
  * NOTE: a run of `sagaId` from inside its own run (its program, a tool it calls, or a saga it runs,
  * at any depth) would wait for itself: it dies at once, naming the saga; nothing runs.
@@ -478,12 +490,21 @@ export const layer: Layer.Layer<Saga, KeyError, Journal | Approval> = Layer.scop
  * @since 0.1.0
  * @category accessors
  */
-export const run = <A, E, R>(
-  sagaId: string,
-  program: Effect.Effect<A, E, R>,
-  options?: RunOptions
-): Effect.Effect<SagaResult<A, E>, RunError, Saga | Exclude<R, CurrentSaga>> =>
+export const run: {
+  <A, E, R>(
+    sagaId: string,
+    program: Effect.Effect<A, E, R>,
+    options?: RunOptions
+  ): Effect.Effect<SagaResult<A, E>, RunError, Saga | Exclude<R, CurrentSaga>>
+  (
+    sagaId: string,
+    options?: RunOptions
+  ): <A, E, R>(
+    program: Effect.Effect<A, E, R>
+  ) => Effect.Effect<SagaResult<A, E>, RunError, Saga | Exclude<R, CurrentSaga>>
+} = programFirstOrLast((sagaId, program, options) =>
   Effect.flatMap(Saga, (saga) => saga.run(sagaId, program, options))
+) as any
 
 /**
  * Runs a definition's program as saga `sagaId`, recoverable by `Recovery`.
@@ -500,7 +521,8 @@ export const start = <I, A, E, R>(
   Effect.flatMap(Saga, (saga) => saga.start(definition, sagaId, input, options))
 
 /**
- * Resumes an existing saga by replaying `program` over its journal.
+ * Resumes an existing saga by replaying `program` over its journal: `Saga.resume(sagaId, program,
+ * options?)`, or data-last, `program.pipe(Saga.resume(sagaId, options?))` (since 0.5.0).
  *
  * NOTE: a saga that stopped, or that another worker left running (a takeover), is journaled
  * `SAGA_RESUMED` with the run's first write; a run that writes nothing writes no marker.
@@ -508,12 +530,21 @@ export const start = <I, A, E, R>(
  * @since 0.1.0
  * @category accessors
  */
-export const resume = <A, E, R>(
-  sagaId: string,
-  program: Effect.Effect<A, E, R>,
-  options?: RunOptions
-): Effect.Effect<SagaResult<A, E>, RunError | SagaNotFound, Saga | Exclude<R, CurrentSaga>> =>
+export const resume: {
+  <A, E, R>(
+    sagaId: string,
+    program: Effect.Effect<A, E, R>,
+    options?: RunOptions
+  ): Effect.Effect<SagaResult<A, E>, RunError | SagaNotFound, Saga | Exclude<R, CurrentSaga>>
+  (
+    sagaId: string,
+    options?: RunOptions
+  ): <A, E, R>(
+    program: Effect.Effect<A, E, R>
+  ) => Effect.Effect<SagaResult<A, E>, RunError | SagaNotFound, Saga | Exclude<R, CurrentSaga>>
+} = programFirstOrLast((sagaId, program, options) =>
   Effect.flatMap(Saga, (saga) => saga.resume(sagaId, program, options))
+) as any
 
 /**
  * Undoes a saga on an operator's request: every executed step not undone yet, in reverse order.

@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import type * as Cause from "effect/Cause"
+import { dual } from "effect/Function"
 import type { ApprovalRequest } from "./Approval.js"
 import type { CompensationReport } from "./CompensationReport.js"
 import type { CompensationCause } from "./SagaError.js"
@@ -124,19 +125,89 @@ export const needsHuman = <A, E>(result: SagaResult<A, E>): boolean =>
   result._tag === "CompensationFailed" || result._tag === "AwaitingApproval" || result._tag === "NeedsAttention"
 
 /**
- * Handles each way a run can end.
+ * A handler for each way a run can end, as `match` takes them.
+ *
+ * @since 0.5.0
+ * @category pattern matching
+ */
+export interface Cases<A, E, B> {
+  /** The program ended and every step it ran is journaled `EXECUTED`. */
+  readonly Completed: (result: Completed<A>) => B
+  /** The saga failed and every executed step was undone. */
+  readonly Compensated: (result: Compensated<E>) => B
+  /** The saga failed and something may still be dirty. */
+  readonly CompensationFailed: (result: CompensationFailed<E>) => B
+  /** An irreversible step waits for a human. */
+  readonly AwaitingApproval: (result: AwaitingApproval) => B
+  /** A step's outcome cannot be known. */
+  readonly NeedsAttention: (result: NeedsAttention) => B
+  /** The run was interrupted; the saga is left to be resumed. */
+  readonly Suspended: (result: Suspended) => B
+}
+
+/**
+ * Handles each way a run can end: data-first (`match(result, cases)`) or data-last
+ * (`Effect.map(Saga.run(id, program), SagaResult.match(cases))`, since 0.5.0).
  *
  * @since 0.1.0
  * @category pattern matching
  */
-export const match = <A, E, B>(
-  result: SagaResult<A, E>,
-  cases: {
-    readonly Completed: (result: Completed<A>) => B
-    readonly Compensated: (result: Compensated<E>) => B
-    readonly CompensationFailed: (result: CompensationFailed<E>) => B
-    readonly AwaitingApproval: (result: AwaitingApproval) => B
-    readonly NeedsAttention: (result: NeedsAttention) => B
-    readonly Suspended: (result: Suspended) => B
-  }
-): B => (cases[result._tag] as (result: SagaResult<A, E>) => B)(result)
+export const match: {
+  <A, E, B>(cases: Cases<A, E, B>): (result: SagaResult<A, E>) => B
+  <A, E, B>(result: SagaResult<A, E>, cases: Cases<A, E, B>): B
+} = dual(
+  2,
+  <A, E, B>(result: SagaResult<A, E>, cases: Cases<A, E, B>): B =>
+    (cases[result._tag] as (result: SagaResult<A, E>) => B)(result)
+)
+
+/**
+ * Whether the program ended with every step it ran journaled `EXECUTED` (`Completed`).
+ *
+ * @since 0.5.0
+ * @category guards
+ */
+export const isCompleted = <A, E>(result: SagaResult<A, E>): result is Completed<A> => result._tag === "Completed"
+
+/**
+ * Whether the saga failed and every executed step was undone (`Compensated`).
+ *
+ * @since 0.5.0
+ * @category guards
+ */
+export const isCompensated = <A, E>(result: SagaResult<A, E>): result is Compensated<E> => result._tag === "Compensated"
+
+/**
+ * Whether the saga failed and something may still be dirty (`CompensationFailed`).
+ *
+ * @since 0.5.0
+ * @category guards
+ */
+export const isCompensationFailed = <A, E>(result: SagaResult<A, E>): result is CompensationFailed<E> =>
+  result._tag === "CompensationFailed"
+
+/**
+ * Whether an irreversible step waits for a human (`AwaitingApproval`).
+ *
+ * @since 0.5.0
+ * @category guards
+ */
+export const isAwaitingApproval = <A, E>(result: SagaResult<A, E>): result is AwaitingApproval =>
+  result._tag === "AwaitingApproval"
+
+/**
+ * Whether a step's outcome cannot be known (`NeedsAttention`).
+ *
+ * @since 0.5.0
+ * @category guards
+ */
+export const isNeedsAttention = <A, E>(result: SagaResult<A, E>): result is NeedsAttention =>
+  result._tag === "NeedsAttention"
+
+/**
+ * Whether the run was interrupted, the saga left to be resumed (`Suspended`).
+ *
+ * @since 0.5.0
+ * @category guards
+ */
+export const isSuspended = <A, E>(result: SagaResult<A, E>): result is Suspended => result._tag === "Suspended"
