@@ -43,12 +43,20 @@ export class CurrentPrincipal extends Context.Tag("effect-saga/CurrentPrincipal"
 export const anonymous: Principal = { id: "anonymous" }
 
 /**
+ * The schema of an `Action`: what `Unauthorized.action` decodes with.
+ *
+ * @since 0.5.0
+ * @category schemas
+ */
+export const Action = Schema.Literal("start", "resume", "approve", "reject", "resolve", "compensate")
+
+/**
  * What a principal may be asked permission for.
  *
  * @since 0.1.0
  * @category models
  */
-export type Action = "start" | "resume" | "approve" | "reject" | "resolve" | "compensate"
+export type Action = typeof Action.Type
 
 /**
  * The type id the authority's errors carry: `isUnauthorized` checks it, never a `_tag` that a plain
@@ -73,7 +81,7 @@ export type ErrorTypeId = typeof ErrorTypeId
  */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-saga/Unauthorized")("Unauthorized", {
   principal: Schema.String,
-  action: Schema.String,
+  action: Action,
   sagaId: Schema.String,
   stepId: Schema.NullOr(Schema.String)
 }) {

@@ -441,6 +441,24 @@ describe("operator commands are idempotent", () => {
       expect(Option.isSome(yield* Effect.flatMap(Journal.Journal, (journal) => journal.get("order-13")))).toBe(true)
     }).pipe(Effect.provide(Testing.layer))
   )
+  it("Unauthorized.action is an Action: another text does not decode, and a switch on it is exhaustive", () => {
+    const decode = Schema.decodeUnknownEither(Authority.Unauthorized)
+    const fields = { _tag: "Unauthorized", principal: "mallory", sagaId: "order-1", stepId: null }
+    expect(decode({ ...fields, action: "approve" })._tag).toBe("Right")
+    expect(decode({ ...fields, action: "delete" })._tag).toBe("Left")
+    const verb = (error: Authority.Unauthorized): string => {
+      switch (error.action) {
+        case "start":
+        case "resume":
+        case "approve":
+        case "reject":
+        case "resolve":
+        case "compensate":
+          return error.action
+      }
+    }
+    expect(verb(new Authority.Unauthorized({ ...fields, action: "reject" }))).toBe("reject")
+  })
 })
 
 /** `Saga.layer` over in-memory stores and an authority from `decide`, with every service exposed. */
