@@ -268,7 +268,10 @@ export interface CrashSummary {
   readonly recoveries: number
   /** How many runs ended so, by ending. */
   readonly endings: Readonly<Record<string, number>>
-  /** Undos whose outcome a crash hid, in sagas accepted as `CompensationFailed`. */
+  /**
+   * Undos whose outcome a crash hid, in sagas that ended `CompensationFailed` with only such undos
+   * unsettled (counted whether or not `allow` names `CompensationFailed`).
+   */
   readonly hiddenUndos: number
   /**
    * Forward calls and undos run, by tool, over the whole exploration: every one that started, however

@@ -191,6 +191,15 @@ describe("Testing.exploreCrashes", () => {
         // Its undo ran at many points, never twice for one step (the exploration checks it at each).
         expect(summary.calls.charge?.compensate).toBeGreaterThan(1)
         expect(summary.hiddenUndos).toBeGreaterThan(0)
+        // The same undos are counted when `allow` accepts CompensationFailed itself.
+        const allowing = yield* Testing.exploreCrashes(orderWith(chargeRefundingByAmount), 42, {
+          world: BankLive,
+          invariants: [refundedAtMostOnce],
+          approvals: ["approve", "reject"],
+          allow: ["Completed", "Compensated", "CompensationFailed"]
+        })
+        expect(allowing.endings).toEqual(summary.endings)
+        expect(allowing.hiddenUndos).toBe(summary.hiddenUndos)
       }),
     60_000
   )

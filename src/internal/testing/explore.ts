@@ -194,8 +194,9 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       } else {
         const result = exit.value
         ending = result._tag
-        if (!allow.includes(result._tag) && excused(result, hidden)) excusedUndos = hidden.size
-        else if (!allow.includes(result._tag)) {
+        // Counted whether `allow` names `CompensationFailed` or the ending is accepted for them alone.
+        excusedUndos = excused(result, hidden) ? hidden.size : 0
+        if (!allow.includes(result._tag) && excusedUndos === 0) {
           const why = "report" in result ? `\n${formatReport(result)}` : ""
           problems.push(`the saga ended ${result._tag}; expected ${allow.join(" or ")}${why}`)
         }
