@@ -390,7 +390,8 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
      * Undoes every executed step not undone yet; calling it again never undoes a step twice. An
      * approval request still pending is withdrawn (journaled `REJECTED` by `effect-saga`). Asked
      * again at the position `seen` it began the compensation from, it answers the report from the
-     * journal instead of `ConcurrencyConflict`.
+     * journal instead of `ConcurrencyConflict`. The report it answers is the one the journal holds
+     * last: journaled again when it changed (an undo `unavailable` before ran), even if the status did not.
      */
     readonly compensate: (sagaId: string, seen?: Seen) => Effect.Effect<CompensationReport, CommandError>
     /**
@@ -553,7 +554,9 @@ export const resume: {
  * lease is held, and renewed as a run's is, until the last undo returns. The same
  * command asked again at the `seen` position it began the compensation from answers the report
  * from the journal and undoes nothing again; at any other position the saga moved on from,
- * `ConcurrencyConflict`.
+ * `ConcurrencyConflict`. Its report is journaled (`SAGA_COMPENSATED`, `SAGA_COMPENSATION_FAILED`)
+ * when the status changes or the report differs from the one the journal holds last (an undo that
+ * was `unavailable` ran now, a step was resolved since): the journal's last report is never stale.
  *
  * @since 0.1.0
  * @category accessors

@@ -7,6 +7,7 @@ import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
 import type { Unauthorized } from "../../Authority.js"
 import { DeclarationError } from "../../Compensable.js"
 import * as Report from "../../CompensationReport.js"
@@ -191,6 +192,12 @@ const passOverRead = (writer: Writer, step: StepView) =>
   step.compensation === undefined
     ? withUndoSpan(undoAttributes(writer.sagaId, step))(settle(writer, step, "SKIPPED", UNKNOWN_READ))
     : Effect.succeed(reportOf(step, outcomeOfPhase[step.compensation.phase], detailOf(step.compensation)))
+
+const equivalentReports = Schema.equivalence(Report.CompensationReport)
+
+/** Whether the journal's last report says what `report` says. */
+const sameReport = (journaled: Report.CompensationReport | undefined, report: Report.CompensationReport): boolean =>
+  journaled !== undefined && equivalentReports(journaled, report)
 
 /** The steps compensation undoes, in reverse execution order: every executed step that changed something. */
 const toUndo = (view: JournalView): Array<StepView> =>
@@ -384,6 +391,8 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
 /**
  * Undoes every executed step not undone yet, in reverse execution order, journaling each undo
  * before and after it runs; steps already settled are reported from the journal, never run again.
+ * The report is journaled when the saga's status changes or it differs from the report the journal
+ * holds last, so that the last one journaled is always this one.
  * The steps' explicit undos are looked up first (`explicitUndos`), unless the caller did (`found`,
  * before its own writes). `notStarted`: steps the run that compensates knows did not start,
  * journaled with `SAGA_COMPENSATING` (see `payloads.ts`), so that they are not unknown.
@@ -413,7 +422,9 @@ export const compensate = (
         .map((step) => ({ stepId: step.stepId, toolName: step.toolName, phase: "UNKNOWN" as const }))
     ]
     const report = Report.make(writer.sagaId, undone, notUndone)
-    if (view.status !== report.status) {
+    // Journaled when the status changes, and when the report does: an undo a later pass ran (one
+    // `unavailable` before) or a step resolved since leaves the journal's last report stale.
+    if (view.status !== report.status || !sameReport(view.lastReport, report)) {
       const phase = report.status === "compensated" ? "SAGA_COMPENSATED" : "SAGA_COMPENSATION_FAILED"
       yield* writer.append([sagaDraft(phase, report)])
     }

@@ -260,8 +260,9 @@ const replayOfCompleted = <A, E>(
 }
 
 /**
- * The replay of a compensated saga, or of one whose compensation failed, writes nothing: however its
- * program ends now, it answers the journaled report. Interrupted from outside, the run is interrupted.
+ * The replay of a compensated saga, or of one whose compensation failed, writes nothing (unless an
+ * undo that could not run before runs now: see `compensate`): however its program ends now, it
+ * answers the report of its compensation. Interrupted from outside, the run is interrupted.
  */
 const replayOfUndone = <A, E>(
   end: RunEnd<E>,

@@ -1,5 +1,6 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import type { CompensationReport } from "../../CompensationReport.js"
 import type { Entry, Expected, JournalCorrupted, SagaStatus } from "../../Journal.js"
 import { empty, statusAfter } from "../../Journal.js"
 import type { Recorded, UndoPhase } from "./payloads.js"
@@ -103,6 +104,8 @@ export class JournalView {
   compensationCause = ""
   /** Where the saga stood when compensation started: the position just before `SAGA_COMPENSATING`. */
   compensationFrom: Expected | undefined = undefined
+  /** The report of the last `SAGA_COMPENSATED` or `SAGA_COMPENSATION_FAILED` (a saga's, not an explicit undo's answer). */
+  lastReport: CompensationReport | undefined = undefined
 
   constructor(entries: ReadonlyArray<Recorded> = []) {
     for (const entry of entries) this.apply(entry)
@@ -120,6 +123,12 @@ export class JournalView {
       this.compensationCause = entry.payload.cause
     }
     if (entry.stepId === null) {
+      if (
+        (entry.phase === "SAGA_COMPENSATED" || entry.phase === "SAGA_COMPENSATION_FAILED") &&
+        "undone" in entry.payload
+      ) {
+        this.lastReport = entry.payload
+      }
       const notStarted = notStartedIn(entry)
       if (notStarted !== undefined) this.markNotStarted(notStarted)
       return
