@@ -11,8 +11,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
-import { Compensable, CompensationReport, Journal, Outcome, Saga } from "../src/index.js"
+import { Effect, Metric, MetricLabel, Schema } from "effect"
+import { Compensable, CompensationReport, Journal, Metrics, Outcome, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
 import { clientAs, serveOn } from "./fixtures/http-saga.js"
@@ -69,6 +69,11 @@ const entriesOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) 
 /** A step's `[tool, state, undo]` as `Saga.status` lists it. */
 const stepsOf = (status: Saga.SagaStatus) => status.steps.map((step) => [step.toolName, step.state, step.undo])
 
+/** `effect_saga_sagas_ended_total{status="compensation_failed"}`: what an alert on failed compensations watches. */
+const endedFailed = Metric.value(
+  Metric.taggedWithLabels(Metrics.sagasEnded, [MetricLabel.make("status", "compensation_failed")])
+)
+
 describe("the journaled compensation report after a later clean-up", { timeout: 60_000 }, () => {
   it.effect("in memory: a later compensate that undoes an unavailable step journals the report it made", () =>
     Effect.gen(function* () {
@@ -76,6 +81,7 @@ describe("the journaled compensation report after a later clean-up", { timeout: 
       const sagaId = "stale-memory"
       expect((yield* Saga.run(sagaId, order))._tag).toBe("NeedsAttention")
 
+      const endedBefore = (yield* endedFailed).count
       // Another Saga service over the same journal, that has never seen the tools: reserve's undo is unavailable.
       const first = yield* Saga.compensate(sagaId).pipe(Effect.provide(Saga.layer))
       expect(first.status).toBe("compensation_failed")
@@ -101,6 +107,9 @@ describe("the journaled compensation report after a later clean-up", { timeout: 
         ["reserve", "executed", "completed"],
         ["charge", "unknown", undefined]
       ])
+
+      // The saga ended compensation_failed once: the later report is no second end (no second page).
+      expect((yield* endedFailed).count - endedBefore).toBe(1)
 
       // Asked again, nothing changed: nothing is written.
       expect(yield* Saga.compensate(sagaId)).toEqual(second)

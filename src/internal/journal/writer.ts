@@ -247,8 +247,9 @@ export class Writer {
     this.prefix = []
     this.held.splice(0, this.taken)
     this.taken = 0
+    const before = this.view.status
     for (const entry of entries.right) this.view.apply(entry)
-    observeAppended(this.view, entries.right)
+    observeAppended(this.view, entries.right, before)
     this.holdsLease = this.holder !== undefined && isActive(this.view.status)
     return undefined
   }

@@ -23,6 +23,7 @@ import type {
 } from "../../Journal.js"
 import * as HeldBack from "../journal/heldBack.js"
 import type { Recorded } from "../journal/payloads.js"
+import { statusAfter } from "../journal/status.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
 import * as UnreadStart from "../journal/unreadStart.js"
 import type { JournalView } from "../journal/view.js"
@@ -220,13 +221,16 @@ const isExplicitRun = (view: JournalView): boolean => {
   return started != null && "effectId" in started
 }
 
-const observeSaga = (view: JournalView, entry: Recorded): void => {
+/** `before`: the saga's status before `entry`. */
+const observeSaga = (view: JournalView, entry: Recorded, before: SagaStatus): void => {
   if (isExplicitRun(view)) return
   if (entry.phase === "SAGA_STARTED") {
     sagasStarted.unsafeUpdate(1, none)
     return
   }
   const ended = endStatuses[entry.phase]
+  // The same end journaled again with a newer report (a later compensation pass) is not a saga ending again.
+  if (ended === before) return
   if (ended !== undefined) {
     sagasEnded.unsafeUpdate(1, byStatus(ended))
     if (view.started !== undefined) sagaDuration.unsafeUpdate(seconds(view.started.at, entry.at), byStatus(ended))
@@ -276,12 +280,18 @@ const observeStep = (view: JournalView, entry: Recorded): void => {
   }
 }
 
-/** Records what `entries`, just appended to the saga `view` follows (and already applied to it), say happened. */
-export const observeAppended = (view: JournalView, entries: ReadonlyArray<Recorded>): void => {
+/**
+ * Records what `entries`, just appended to the saga `view` follows (and already applied to it), say
+ * happened; `before`: the saga's status before them.
+ */
+export const observeAppended = (view: JournalView, entries: ReadonlyArray<Recorded>, before: SagaStatus): void => {
   if (!recording.enabled) return
+  let status = before
   for (const entry of entries) {
-    if (entry.stepId === null) observeSaga(view, entry)
-    else observeStep(view, entry)
+    if (entry.stepId === null) {
+      observeSaga(view, entry, status)
+      status = statusAfter(status, [entry])
+    } else observeStep(view, entry)
   }
 }
 
