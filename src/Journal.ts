@@ -32,6 +32,7 @@ import { refusedImport } from "./internal/journal/importable.js"
 import { makeMemoryJournal } from "./internal/journal/memory.js"
 import * as payloads from "./internal/journal/payloads.js"
 import * as status from "./internal/journal/status.js"
+import { readStored, type StoredEntry } from "./internal/journal/storedEntries.js"
 import { readRow } from "./internal/journal/storedRows.js"
 import type { Verification } from "./internal/journal/verification.js"
 import * as verification from "./internal/journal/verification.js"
@@ -533,6 +534,23 @@ export const decodePayload: <P extends Phase>(phase: P, text: string | null) => 
  * @category payloads
  */
 export const encodePayload: <P extends Phase>(phase: P, payload: PayloadOf<P>) => string | null = payloads.encodePayload
+
+export type { StoredEntry } from "./internal/journal/storedEntries.js"
+
+/**
+ * A saga's entries as the store holds them, in `seq` order, each column's value undecoded and
+ * unchecked (`StoredEntry`): for forensics when `read` fails with `JournalCorrupted` (a phase or
+ * another column edited out of shape), as `effect-saga export` prints them. None of it is to be
+ * trusted. An unknown saga has none. The memory journal, whose entries always decode, answers
+ * with its entries.
+ *
+ * @since 0.5.0
+ * @category export
+ */
+export const storedEntries = (
+  sagaId: string
+): Effect.Effect<ReadonlyArray<StoredEntry>, JournalError | JournalCorrupted, Journal> =>
+  Effect.flatMap(Journal, (journal) => readStored(journal, sagaId))
 
 /**
  * A saga's journal as NDJSON: one entry per line, in `seq` order, then an end line

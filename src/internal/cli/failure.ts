@@ -25,12 +25,16 @@ export class UsageError extends Data.TaggedError("UsageError")<{ readonly messag
 
 /**
  * The command ran and its answer is "something is wrong" (a broken hash chain, dirty state, a
- * compensation that left something live): the answer is already printed. Exit code 1.
+ * compensation that left something live): the answer is already printed, and `line`, when given,
+ * says on stderr what the answer is not (`export` of a journal that does not decode). Exit code 1.
  *
  * @since 0.1.0
  * @category errors
  */
-export class SomethingWrong extends Data.TaggedError("SomethingWrong")<{ readonly reason: string }> {}
+export class SomethingWrong extends Data.TaggedError("SomethingWrong")<{
+  readonly reason: string
+  readonly line?: string | undefined
+}> {}
 
 /**
  * What a command's run ended with: the exit code and, for a failure, the one line to print.
@@ -69,7 +73,7 @@ export const endingOf = (cause: Cause.Cause<unknown>): Ending => {
         ? ending
         : { ...ending, line: `${ending.line}; before that, this command journaled ${error.journaled}` }
     }
-    if (error instanceof SomethingWrong) return { code: 1 }
+    if (error instanceof SomethingWrong) return error.line === undefined ? { code: 1 } : { code: 1, line: error.line }
     if (error instanceof JournalTampered) {
       return { code: 1, line: `${lineOf(error)} (effect-saga show ${error.sagaId} shows the journal as stored)` }
     }

@@ -25,6 +25,7 @@ import * as PagedRows from "../journal/pagedRows.js"
 import * as Pruning from "../journal/pruning.js"
 import * as Signing from "../journal/signing.js"
 import { finishingPhases, noneOpen } from "../journal/status.js"
+import * as StoredEntries from "../journal/storedEntries.js"
 import * as StoredRows from "../journal/storedRows.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
 import { readsTogether } from "../journal/together.js"
@@ -829,6 +830,13 @@ RETURNING saga_id`,
       (rows) => PgLoad.decode(sagaId, rows)
     )
   if (onPg) readsTogether.set(read, readTogether)
+  // For forensics: the entries undecoded, when one no longer decodes (storedEntries.ts).
+  StoredEntries.entryReads.set(read, (sagaId) =>
+    Effect.mapError(
+      sql<StoredEntries.StoredEntry>`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${sagaId} ORDER BY seq`,
+      journalError("read")
+    )
+  )
 
   const toRecords = (operation: string) => (rows: ReadonlyArray<unknown>) => decodeRecords(operation, rows)
 

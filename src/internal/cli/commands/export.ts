@@ -1,13 +1,45 @@
 /**
- * `effect-saga export SAGA`: a saga's journal as NDJSON on stdout.
+ * `effect-saga export SAGA`: a saga's journal as NDJSON on stdout; for a journal whose entries do
+ * not all decode, its entries as stored, for forensics, and no end line.
  *
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as Journal from "../../../Journal.js"
+import { printable } from "../../util/printable.js"
+import { SomethingWrong } from "../failure.js"
 import { print } from "../output.js"
 import { db, saga, withStore } from "../root.js"
+
+/** A column's value for JSON: bytes as `{"bytes": "<hex>"}`, anything else as it is. */
+const jsonValue = (value: unknown): unknown =>
+  value instanceof Uint8Array ? { bytes: Buffer.from(value).toString("hex") } : value
+
+/** A stored entry as one line, shaped as an export's entry line (no `mac` when the column is NULL). */
+const storedLine = (stored: Journal.StoredEntry): string => {
+  const { mac, ...columns } = stored
+  const line: Record<string, unknown> = {}
+  for (const [column, value] of Object.entries(mac === null ? columns : stored)) line[column] = jsonValue(value)
+  return JSON.stringify(line)
+}
+
+/**
+ * An entry does not decode: every entry as stored, one line each and no end line (`import` refuses
+ * it), and on stderr why; exit 1, as a tampered saga's.
+ */
+const exportStored = (corrupted: Journal.JournalCorrupted) =>
+  Effect.flatMap(Journal.storedEntries(corrupted.sagaId), (stored) =>
+    Effect.zipRight(
+      print(stored.map(storedLine).join("\n")),
+      Effect.fail(
+        new SomethingWrong({
+          reason: `saga ${corrupted.sagaId} is tampered`,
+          line: printable(`${corrupted.message}; its entries printed as stored, no end line: not an export`)
+        })
+      )
+    )
+  )
 
 /**
  * The `export` command.
@@ -18,11 +50,14 @@ import { db, saga, withStore } from "../root.js"
 export const exportSaga = Command.make("export", { db, saga }, (options) =>
   withStore(
     options.db,
-    Effect.flatMap(Journal.exportNdjson(options.saga), (ndjson) => print(ndjson.replace(/\n$/, ""))),
+    Journal.exportNdjson(options.saga).pipe(
+      Effect.flatMap((ndjson) => print(ndjson.replace(/\n$/, ""))),
+      Effect.catchTag("JournalCorrupted", exportStored)
+    ),
     { access: "read" }
   )
 ).pipe(
   Command.withDescription(
-    "Print a saga's journal as NDJSON, one entry per line in seq order, every field as stored (hashes included), then an end line naming the saga, its number of entries and its last hash."
+    "Print a saga's journal as NDJSON, one entry per line in seq order, every field as stored (hashes included), then an end line naming the saga, its number of entries and its last hash. If an entry no longer decodes, print every entry as stored instead, with no end line (not an export: import refuses it), say why on stderr and exit 1."
   )
 )
