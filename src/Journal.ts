@@ -33,7 +33,7 @@ import { makeMemoryJournal } from "./internal/journal/memory.js"
 import * as payloads from "./internal/journal/payloads.js"
 import * as status from "./internal/journal/status.js"
 import { readStored, type StoredEntry } from "./internal/journal/storedEntries.js"
-import { readRow } from "./internal/journal/storedRows.js"
+import { listRowless, readRow } from "./internal/journal/storedRows.js"
 import type { Verification } from "./internal/journal/verification.js"
 import * as verification from "./internal/journal/verification.js"
 import * as identifier from "./internal/util/identifier.js"
@@ -551,6 +551,21 @@ export const storedEntries = (
   sagaId: string
 ): Effect.Effect<ReadonlyArray<StoredEntry>, JournalError | JournalCorrupted, Journal> =>
   Effect.flatMap(Journal, (journal) => readStored(journal, sagaId))
+
+/**
+ * The ids of the sagas whose entries the store holds without a row (the row deleted behind the
+ * library's back), in code-point order. `list` lists rows, so it never names them; `verify` of
+ * each answers `Broken` at seq 1 with the problem `row`. `effect-saga verify --all` verifies them
+ * after the listed sagas. The SQL stores answer with one query over the entries; the memory
+ * journal, which never holds entries without a row, with none.
+ *
+ * @since 0.5.0
+ * @category hashing
+ */
+export const sagasWithoutRow: Effect.Effect<ReadonlyArray<string>, JournalError, Journal> = Effect.flatMap(
+  Journal,
+  listRowless
+)
 
 /**
  * A saga's journal as NDJSON: one entry per line, in `seq` order, then an end line

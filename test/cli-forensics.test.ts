@@ -1,15 +1,15 @@
 /**
  * What the CLI shows of a journal edited behind the library's back: `export` of a saga whose
- * entries no longer all decode prints them as stored (no end line: not an export). The CLI runs
- * in this process, on SQLite files and on PostgreSQL.
+ * entries no longer all decode prints them as stored (no end line: not an export), and
+ * `verify --all` checks the sagas whose row was deleted, which no list names. The CLI runs in this
+ * process, on SQLite files and on PostgreSQL.
  */
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import type { Approval, Journal } from "../src/index.js"
-import { Saga, SqlStore } from "../src/index.js"
+import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import * as Postgres from "../src/Postgres.js"
 import { cliInProcess as cli } from "./fixtures/cli-in-process.js"
 import { chargeCard, reserveInventory, ship } from "./fixtures/cli-tools.js"
@@ -117,26 +117,75 @@ describe("effect-saga export of a saga whose entries do not all decode", { timeo
   )
 })
 
-describe("on PostgreSQL", { timeout: 60_000 }, () => {
-  it.effect("export of an entry whose phase was edited prints the entries as stored", () =>
+describe("effect-saga verify --all on a store where a saga's row was deleted", { timeout: 60_000 }, () => {
+  it.effect("checks the saga by its entries: broken at seq 1 (row), after the listed sagas; exit 1", () =>
     Effect.gen(function* () {
-      const url = yield* Effect.promise(() => freshDatabase("effect_saga_cli_forensics"))
-      yield* Effect.scoped(
-        Effect.provide(
-          Effect.forEach(["order-1", "order-2"], (id) => Saga.run(id, checkout(id)), { discard: true }),
-          Saga.layer.pipe(Layer.provideMerge(Postgres.layer({ url })))
-        )
-      )
-      const before = (yield* cli("--db", url, "export", "order-1")).stdout.split("\n").slice(0, 8)
-      yield* Effect.promise(() =>
-        queryOn(url, "UPDATE effect_saga_entries SET phase = 'HACKED' WHERE saga_id = 'order-1' AND seq = 3")
-      )
-      const exported = yield* cli("--db", url, "export", "order-1")
-      expect(exported.code).toBe(1)
-      expect(exported.stdout).toBe(
-        before.map((line, at) => (at === 2 ? withFields(line, { phase: "HACKED" }) : line)).join("\n")
-      )
-      expect(exported.stderr).toContain("printed as stored, no end line: not an export")
+      const { db } = yield* prepared("order-1", "order-2", "order-3")
+      edit(db, "DELETE FROM effect_saga_sagas WHERE saga_id = 'order-2'")
+      const json = yield* cli("--db", db, "verify", "--all", "--json")
+      expect(json.code).toBe(1)
+      const verdicts = JSON.parse(json.stdout) as ReadonlyArray<{ sagaId: string; _tag: string }>
+      expect(verdicts.map((verdict) => [verdict.sagaId, verdict._tag])).toEqual([
+        ["order-1", "Intact"],
+        ["order-3", "Intact"],
+        ["order-2", "Broken"]
+      ])
+      const alone = yield* cli("--db", db, "verify", "order-2", "--json")
+      expect(verdicts[2]).toEqual(JSON.parse(alone.stdout)[0])
+      expect(verdicts[2]).toMatchObject({ seq: 1, problem: "row" })
     })
+  )
+
+  it.effect("the only saga's row deleted: not 'no sagas' but the saga, BROKEN at seq 1", () =>
+    Effect.gen(function* () {
+      const { db } = yield* prepared("order-1")
+      edit(db, "DELETE FROM effect_saga_sagas")
+      const text = yield* cli("--db", db, "verify", "--all")
+      expect(text.code).toBe(1)
+      expect(text.stdout.split("\n")).toEqual([
+        "saga     chain   detail",
+        expect.stringMatching(/^order-1 {2}BROKEN {2}at seq 1: .*the row was deleted/)
+      ])
+    })
+  )
+
+  it.effect("Journal.sagasWithoutRow: none on the memory journal, whose entries always have their row", () =>
+    Effect.gen(function* () {
+      yield* Saga.run("order-1", checkout("order-1"))
+      expect(yield* Journal.sagasWithoutRow).toEqual([])
+    }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory)))))
+  )
+})
+
+describe("on PostgreSQL", { timeout: 60_000 }, () => {
+  it.effect(
+    "export of an entry whose phase was edited prints the entries as stored; verify --all finds a rowless saga",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* Effect.promise(() => freshDatabase("effect_saga_cli_forensics"))
+        yield* Effect.scoped(
+          Effect.provide(
+            Effect.forEach(["order-1", "order-2"], (id) => Saga.run(id, checkout(id)), { discard: true }),
+            Saga.layer.pipe(Layer.provideMerge(Postgres.layer({ url })))
+          )
+        )
+        const before = (yield* cli("--db", url, "export", "order-1")).stdout.split("\n").slice(0, 8)
+        yield* Effect.promise(() =>
+          queryOn(url, "UPDATE effect_saga_entries SET phase = 'HACKED' WHERE saga_id = 'order-1' AND seq = 3")
+        )
+        yield* Effect.promise(() => queryOn(url, "DELETE FROM effect_saga_sagas WHERE saga_id = 'order-2'"))
+        const exported = yield* cli("--db", url, "export", "order-1")
+        expect(exported.code).toBe(1)
+        expect(exported.stdout).toBe(
+          before.map((line, at) => (at === 2 ? withFields(line, { phase: "HACKED" }) : line)).join("\n")
+        )
+        expect(exported.stderr).toContain("printed as stored, no end line: not an export")
+        const verified = yield* cli("--db", url, "verify", "--all", "--json")
+        expect(verified.code).toBe(1)
+        expect(JSON.parse(verified.stdout)).toEqual([
+          expect.objectContaining({ sagaId: "order-1", _tag: "Broken", seq: 3, problem: "undecodable" }),
+          expect.objectContaining({ sagaId: "order-2", _tag: "Broken", seq: 1, problem: "row" })
+        ])
+      })
   )
 })

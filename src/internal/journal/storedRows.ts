@@ -3,7 +3,8 @@
  * edited behind the library's back). The reads that tell an operator what is true (`Saga.status`,
  * `Saga.list`, `Journal.verify`, the CLI, every run's verified load) take such a row as a broken
  * chain (problem `row`), as they take a deleted one, instead of failing as a whole. A store is
- * found by its `get` and `list` functions, as in `together.ts`; any other store's rows all decode.
+ * found by its `get` and `list` functions, as in `together.ts`; any other store's rows all decode
+ * (and no other store holds entries without a row).
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -30,6 +31,21 @@ export const rowLists = new WeakMap<
   Journal["Type"]["list"],
   (filter?: ListFilter) => Effect.Effect<ReadonlyArray<Either.Either<SagaRecord, UndecodableRow>>, JournalError>
 >()
+
+/**
+ * The twin of each store's `list` that lists the ids of sagas whose entries it holds without a
+ * row (the row deleted behind the library's back): `list` lists rows, and never them.
+ */
+export const rowlessLists = new WeakMap<
+  Journal["Type"]["list"],
+  () => Effect.Effect<ReadonlyArray<string>, JournalError>
+>()
+
+/** The ids of sagas with entries and no row, in code-point order; none in a store without the twin. */
+export const listRowless = (journal: Journal["Type"]): Effect.Effect<ReadonlyArray<string>, JournalError> => {
+  const own = rowlessLists.get(journal.list)
+  return own === undefined ? Effect.succeed([]) : own()
+}
 
 /** Saga `sagaId`'s row as stored. */
 export const readRow = (journal: Journal["Type"], sagaId: string): Effect.Effect<StoredRow, JournalError> => {

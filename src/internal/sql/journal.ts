@@ -881,6 +881,15 @@ ORDER BY ${byUpdate}`,
 
   const list = (filter?: Journal.ListFilter) => Effect.flatMap(selectRows(filter), toRecords("list"))
   StoredRows.rowLists.set(list, (filter) => Effect.map(selectRows(filter), storedRows))
+  // The sagas `list` cannot list: entries whose row was deleted behind the library's back.
+  StoredRows.rowlessLists.set(list, () =>
+    Effect.mapError(
+      sql<{ readonly sagaId: string }>`SELECT orphan.saga_id AS "sagaId" FROM ${entries} AS orphan
+WHERE NOT EXISTS (SELECT 1 FROM ${sagas} AS kept WHERE kept.saga_id = orphan.saga_id)
+GROUP BY orphan.saga_id ORDER BY orphan.saga_id${sql.literal(onPg ? ' COLLATE "C"' : "")}`,
+      journalError("list")
+    ).pipe(Effect.map((rows) => rows.map((row) => row.sagaId)))
+  )
 
   // The most urgent status first (`PagedRows.urgency`), then the most recently updated, then the id
   // in code-point order (PostgreSQL's "C" collation, SQLite's default).

@@ -18,7 +18,9 @@ import * as Trust from "../trust.js"
 
 const saga = Args.text({ name: "SAGA" }).pipe(Args.withDescription("The saga to verify."), Args.optional)
 
-const all = Options.boolean("all").pipe(Options.withDescription("Verify every saga in the journal."))
+const all = Options.boolean("all").pipe(
+  Options.withDescription("Verify every saga in the journal: every saga row, and every saga with entries and no row.")
+)
 
 /**
  * One saga's verdict: its chain is intact (entries, the digest it ends with) or broken at `seq`.
@@ -34,9 +36,11 @@ const verdictOf = (inspection: Trust.Inspection): Verdict => ({ sagaId: inspecti
 const PAGE = 200
 
 /**
- * Every listed saga's verdict, in `Saga.list`'s order (least recently updated first), a page of
- * sagas at a time: each journal is read, verified and let go, and only the verdicts are kept. A
- * saga that moves between pages while they are read (written meanwhile) is given once.
+ * Every saga's verdict: the listed sagas' in `Saga.list`'s order (least recently updated first), a
+ * page of sagas at a time, then those of the sagas with entries and no row, which no list names
+ * (`Journal.sagasWithoutRow`: a row deleted, a break at seq 1). Each journal is read, verified and
+ * let go, and only the verdicts are kept. A saga that moves between pages while they are read
+ * (written meanwhile) is given once.
  *
  * @since 0.5.0
  * @category commands
@@ -44,20 +48,24 @@ const PAGE = 200
 export const everyVerdict = Effect.gen(function* () {
   const verdicts: Array<Verdict> = []
   const seen = new Set<string>()
+  const verdictOnce = (sagaId: string) =>
+    Effect.gen(function* () {
+      if (seen.has(sagaId)) return
+      seen.add(sagaId)
+      verdicts.push(verdictOf(yield* Trust.inspect(sagaId)))
+    })
   for (let offset = 0; ; offset += PAGE) {
     const page = yield* Saga.listPage({ order: "updatedAt", offset, limit: PAGE })
-    for (const summary of page.sagas) {
-      if (seen.has(summary.sagaId)) continue
-      seen.add(summary.sagaId)
-      verdicts.push(verdictOf(yield* Trust.inspect(summary.sagaId)))
-    }
-    if (offset + PAGE >= page.total) return verdicts
+    for (const summary of page.sagas) yield* verdictOnce(summary.sagaId)
+    if (offset + PAGE >= page.total) break
   }
+  for (const sagaId of yield* Journal.sagasWithoutRow) yield* verdictOnce(sagaId)
+  return verdicts
 })
 
 /**
  * The verdicts to print: the named saga's (found by its row or by its entries: a saga whose row was
- * deleted or does not decode is a broken chain, not an unknown saga), or every listed saga's.
+ * deleted or does not decode is a broken chain, not an unknown saga), or every saga's.
  */
 const verdictsOf = (options: { readonly saga: Option.Option<string>; readonly all: boolean }) =>
   Effect.gen(function* () {
