@@ -189,3 +189,19 @@ describe("on PostgreSQL", { timeout: 60_000 }, () => {
       })
   )
 })
+
+describe("effect-saga verify and export of an id that cannot be a saga's", { timeout: 60_000 }, () => {
+  it.effect("refuse it as every other command does (exit 2, invalid saga id), reading nothing", () =>
+    Effect.gen(function* () {
+      const { db } = yield* prepared("order-1")
+      for (const command of ["verify", "export", "show"]) {
+        for (const id of ["", "a\u0007"]) {
+          const refused = yield* cli("--db", db, command, id)
+          expect(refused.code).toBe(2)
+          expect(refused.stdout).toBe("")
+          expect(refused.stderr).toMatch(/^effect-saga: invalid saga id /)
+        }
+      }
+    })
+  )
+})
