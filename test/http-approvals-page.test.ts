@@ -176,3 +176,54 @@ describe("the console's lists past their last page", () => {
     ])
   })
 })
+
+describe("the console shows what would reorder or hide text as its escape, as the CLI does", () => {
+  const override = "\u202e"
+  const request = {
+    requestId: `r-${override}1`,
+    sagaId: `order-${override}1-fdp`,
+    stepId: "sendWire:abc#1",
+    toolName: "sendWire",
+    input: JSON.stringify({ to: `DE89 3704 ${override}00 0310 2350 4400`, note: "a\u2028b\u0007c" }),
+    inputDigest: "0".repeat(64),
+    requestedAt: "2026-12-04T10:00:00.000Z",
+    revision: 3,
+    digest: "f".repeat(64),
+    tampered: null
+  }
+
+  it("the inbox: the payee's IBAN and the saga id are shown escaped; the forms still send the exact saga id", () => {
+    const html = Pages.inbox([request])
+    expect(html).toContain("DE89 3704 \\u202e00 0310 2350 4400")
+    expect(html).toContain("a\\u2028b\\u0007c")
+    expect(html).toContain(">order-\\u202e1-fdp</a>")
+    // Only the hidden fields the forms post back keep the character itself.
+    const raw = Array.from(html.matchAll(/[\u202e\u2028\u0007]/g), (match) => html.slice(match.index - 60, match.index))
+    expect(raw.length).toBeGreaterThan(0)
+    for (const before of raw) expect(before).toMatch(/<input type="hidden" name="sagaId" value="order-$/)
+  })
+
+  it("the saga list: the id is shown escaped, its link and the search field keep it exact", () => {
+    const html = Pages.sagas(
+      {
+        sagas: [
+          {
+            sagaId: request.sagaId,
+            status: "awaiting_approval",
+            revision: 3,
+            digest: request.digest,
+            createdAt: request.requestedAt,
+            updatedAt: request.requestedAt,
+            tampered: null
+          } as never
+        ],
+        total: 1,
+        offset: 0,
+        limit: 50
+      },
+      { status: "", search: `${override}1` }
+    )
+    expect(html).toContain(`<a href="/console/sagas/${encodeURIComponent(request.sagaId)}">order-\\u202e1-fdp</a>`)
+    expect(html).toContain(`name="search" value="${override}1"`)
+  })
+})

@@ -6,13 +6,34 @@
 
 const entities: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }
 
+const entity = (text: string): string => text.replace(/[&<>"']/g, (char) => entities[char]!)
+
 /**
- * Text as HTML or attribute text.
+ * What a page would act on instead of showing: a bidi embedding, override or isolate (U+202A–U+202E,
+ * U+2066–U+2069, which reorder what follows: a payee's IBAN read backwards), a line or paragraph
+ * separator, a control character but a tab or a line end, a lone surrogate.
+ */
+const unshowable = /(?![\t\n\r])[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069\p{Cs}]/gu
+
+const visibly = (char: string): string => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
+
+/**
+ * Text as a page shows it: HTML-escaped, and each character it would act on instead of showing
+ * written as its escape (`\u202e`), as the CLI shows it.
  *
  * @since 0.2.0
  * @category html
  */
-export const escape = (text: string): string => text.replace(/[&<>"']/g, (char) => entities[char]!)
+export const escape = (text: string): string => entity(text.replace(unshowable, visibly))
+
+/**
+ * Text as an attribute's value that a form sends back or a link follows (a saga id, a search): only
+ * HTML-escaped, so that it stays exactly the text.
+ *
+ * @since 0.5.0
+ * @category html
+ */
+export const attribute = (text: string): string => entity(text)
 
 /**
  * The kind of a notice: what the last command came to.
@@ -136,5 +157,5 @@ export const badge = (status: string): string =>
  */
 export const hidden = (fields: Record<string, string | number>): string =>
   Object.entries(fields)
-    .map(([name, value]) => `<input type="hidden" name="${escape(name)}" value="${escape(String(value))}">`)
+    .map(([name, value]) => `<input type="hidden" name="${attribute(name)}" value="${attribute(String(value))}">`)
     .join("")

@@ -2,7 +2,7 @@
  * The links between the pages of a console list (the inbox, the sagas): the page before and the
  * page after, each keeping the list's other query parameters.
  */
-import { escape } from "./html.js"
+import { attribute } from "./html.js"
 
 /**
  * Where a list stands: how many it selects in all, and the page shown.
@@ -20,7 +20,7 @@ const hrefOf = (path: string, query: Readonly<Record<string, string>>, offset: n
   const params = new URLSearchParams(Object.entries(query).filter(([, value]) => value !== ""))
   if (offset > 0) params.set("offset", String(offset))
   const search = params.toString()
-  return escape(search === "" ? path : `${path}?${search}`)
+  return attribute(search === "" ? path : `${path}?${search}`)
 }
 
 /**

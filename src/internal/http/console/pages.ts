@@ -10,7 +10,7 @@ import * as ApprovalExpiry from "../../util/approvalExpiry.js"
 import * as Lease from "../../util/lease.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
 import { svg } from "./diagram.js"
-import { badge, escape, hidden } from "./html.js"
+import { attribute, badge, escape, hidden } from "./html.js"
 import { isPastEnd, type Position, pager } from "./pager.js"
 
 const sagaLink = (sagaId: string): string =>
@@ -45,7 +45,7 @@ const pendingCard = (
 ${request.tampered === null ? "" : `<div class="banner" role="alert">${escape(tamperLine(request.sagaId, request.tampered))}</div>`}
 <dl class="meta">
 <dt>step</dt><dd><code>${escape(request.stepId)}</code></dd>
-<dt>asked</dt><dd><time datetime="${escape(request.requestedAt)}">${escape(request.requestedAt)}</time></dd>
+<dt>asked</dt><dd><time datetime="${attribute(request.requestedAt)}">${escape(request.requestedAt)}</time></dd>
 <dt>expires</dt><dd>the request waits until decided; an approval lasts until the expiry given below, else the tool's or the worker's approval TTL</dd>
 <dt>input sha256</dt><dd><code>${escape(request.inputDigest ?? "(not in the journal)")}</code></dd>
 </dl>
@@ -115,7 +115,7 @@ export const sagas = (found: SagaPage, filter: { readonly status: string; readon
         `<option value="${status}"${status === filter.status ? " selected" : ""}>${status.replaceAll("_", " ")}</option>`
     )
     .join("")}</select></label>
-<label>Id contains <input type="search" name="search" value="${escape(filter.search)}"></label>
+<label>Id contains <input type="search" name="search" value="${attribute(filter.search)}"></label>
 <button type="submit">Filter</button></form>
 <p class="muted">${found.total} saga(s)${found.total > found.sagas.length ? `, ${found.sagas.length === 0 ? "none" : `${found.offset + 1}–${found.offset + found.sagas.length}`} shown` : ""}; what needs a person first.</p>
 <div class="table"><table><thead><tr><th>saga</th><th>status</th><th>chain</th><th>revision</th><th>updated</th></tr></thead><tbody>
