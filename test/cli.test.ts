@@ -1244,7 +1244,7 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
   )
 
   it.effect(
-    "approvals lists a request whose approvals row was edited (its status, its decision) marked, and the others as they are; approve answers the tampering",
+    "approvals lists a request whose approvals row was edited (its status, its decision) marked, and the others as they are; approve and renew-approval answer the tampering",
     () =>
       Effect.gen(function* () {
         const db = fresh("approvals-row-edited")
@@ -1269,16 +1269,23 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
         )
 
         const before = snapshot(db)
-        const stepId = (
-          JSON.parse((yield* cli("approvals", "--json", "--db", db)).stdout) as ReadonlyArray<{
-            sagaId: string
-            stepId: string
-          }>
-        ).find((request) => request.sagaId === "order-5")!.stepId
+        const listed = JSON.parse((yield* cli("approvals", "--json", "--db", db)).stdout) as ReadonlyArray<{
+          sagaId: string
+          stepId: string
+        }>
+        const stepOf = (sagaId: string) => listed.find((request) => request.sagaId === sagaId)!.stepId
+        const stepId = stepOf("order-5")
         const approved = yield* cli("approve", "order-5", stepId, "--as", "alice", "--db", db)
         expect(approved).toMatchObject({ code: 1, stdout: "" })
         expect(approved.stderr).toMatch(
           /^effect-saga: journal of saga order-5 does not verify at seq \d+ \(approval\): approval request order-5\/\S+ cannot be trusted: the approvals table's row was edited: its decision column does not decode; nothing was run or written/
+        )
+        expect(snapshot(db)).toEqual(before)
+        // Not approved in the journal: renew-approval reports the edited row, not "not approved yet".
+        const renewed = yield* cli("renew-approval", "order-1", stepOf("order-1"), "--as", "carol", "--db", db)
+        expect(renewed).toMatchObject({ code: 1, stdout: "" })
+        expect(renewed.stderr).toMatch(
+          /^effect-saga: journal of saga order-1 does not verify at seq \d+ \(approval\): approval request order-1\/\S+ cannot be trusted: the approvals table's row was edited: its status column says "weird", not pending, approved or rejected; nothing was run or written/
         )
         expect(snapshot(db)).toEqual(before)
       })

@@ -537,7 +537,7 @@ const matrix = (name: string, backend: () => Backend) =>
 
       for (const [index, { set, reason, listed }] of rowEdits.entries()) {
         it.effect(
-          `an approvals row edited (${JSON.stringify(set)}) is approval tampering: run, approve and reject say so, ${listed ? "pending lists it marked" : "pending does not list it"}, compensate ends the saga`,
+          `an approvals row edited (${JSON.stringify(set)}) is approval tampering: run, approve, reject and renewApproval say so, ${listed ? "pending lists it marked" : "pending does not list it"}, compensate ends the saga`,
           () => {
             const store = backend()
             const world = makeWorld()
@@ -566,7 +566,9 @@ const matrix = (name: string, backend: () => Backend) =>
               const commands: ReadonlyArray<Effect.Effect<unknown, unknown, Saga.Saga>> = [
                 Saga.run(sagaId, world.toWire),
                 Saga.approve(sagaId, named.wire, { by: "alice" }),
-                Saga.reject(sagaId, named.wire, { by: "bob", reason: "no" })
+                Saga.reject(sagaId, named.wire, { by: "bob", reason: "no" }),
+                // Not approved in the journal: the edited row is still what it reports, not "not approved yet".
+                Saga.renewApproval(sagaId, named.wire, { by: "carol" })
               ]
               for (const command of commands) {
                 const error = yield* Effect.flip(command)

@@ -179,18 +179,28 @@ const unjournaled =
         : Effect.fail(error)
     )
 
-/** The step whose journaled approval may be renewed, or why it may not. */
-const approvedStep = (writer: Writer, stepId: string) =>
+/**
+ * Reads the store's record of a step's request, for its row only: a row edited so that it names no
+ * decision the store wrote fails as approval tampering (`JournalTampered`), as approve and reject do.
+ */
+const trustedRow = (writer: Writer, approval: Approval["Type"], step: StepView) =>
+  Effect.mapError(approval.get(stepKey(writer.sagaId, step.stepId)), tamperedAt(writer.sagaId, step.awaiting!.seq))
+
+/**
+ * The step whose journaled approval may be renewed, or why it may not. A step not approved yet is
+ * refused so only once its approvals row is read: an edited row is reported as the tampering it is.
+ */
+const approvedStep = (writer: Writer, approval: Approval["Type"], stepId: string) =>
   Effect.flatMap(stepOf(writer, stepId), (step) => {
     if (step.refused !== undefined) {
       return refused(writer, stepId, `the step was refused (${step.refused.phase}): nothing can revive it`)
     }
     if (step.intents > 0) return refused(writer, stepId, "the step has already run")
+    if (step.awaiting === undefined) return refused(writer, stepId, "the step never asked for approval")
     if (step.approved === undefined) {
-      return refused(
-        writer,
-        stepId,
-        step.awaiting === undefined ? "the step never asked for approval" : "the step is not approved yet"
+      return Effect.zipRight(
+        trustedRow(writer, approval, step),
+        refused(writer, stepId, "the step is not approved yet")
       )
     }
     return writer.view.compensationStarted
@@ -214,7 +224,7 @@ export interface RenewOptions {
  */
 export const renew = (writer: Writer, approval: Approval["Type"], stepId: string, options: RenewOptions) =>
   Effect.gen(function* () {
-    const step = yield* approvedStep(writer, stepId)
+    const step = yield* approvedStep(writer, approval, stepId)
     yield* readableExpiry(writer, stepId, options.expiresAt)
     const approved = step.approved!.payload
     const { inputDigest } = step.awaiting!.payload
