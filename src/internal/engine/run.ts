@@ -40,7 +40,7 @@ import { answersPending, isNotStarted, isRead, isUnknown, isUnsettled } from "..
 import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
 import { entering, withNewSpan } from "../observability/spans.js"
-import { runInChild } from "../util/child.js"
+import { exitInChild } from "../util/child.js"
 import { byteLength, decodeJson, decodeValue, encodeJson, withoutValues } from "../util/codec.js"
 import { failAfter } from "../util/deadline.js"
 import { fiberRefsNow } from "../util/fiberRefsOf.js"
@@ -307,33 +307,46 @@ export class SagaRun {
   runProgram<A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<Exit.Exit<A, E>, never, Exclude<R, CurrentSaga>> {
     // The fiber is the program's alone: the saga is added to its context, and this run to the
     // enclosing runs still in progress (context.ts), for good (nothing to restore).
-    const own = Effect.withFiberRuntime<A, E, Exclude<R, CurrentSaga>>((fiber) => {
+    const own = Effect.withFiberRuntime<Exit.Exit<A, E>, never, Exclude<R, CurrentSaga>>((fiber) => {
       this.programFiber = fiber as Fiber.RuntimeFiber<unknown, unknown>
       const runs = [...fiber.getFiberRef(enclosingRuns).filter((run) => run.inProgress), this.enclosing]
+      // As `Effect.exit(Effect.onExit(Effect.tap(program, settleRemaining), programEnded))`, in one
+      // mask and one frame while the program runs (docs/performance.md, the working set).
       return Effect.zipRight(
         Effect.zipRight(
           FiberRef.update(FiberRef.currentContext, Context.add(CurrentSaga, this)),
           FiberRef.set(enclosingRuns, runs)
         ),
-        Effect.onExit(
-          Effect.tap(program, () => this.settleRemaining),
-          (exit) =>
-            Effect.sync(() => {
-              // A program that ended on its own (not interrupted) with a call it interrupted itself ends naming that call.
-              const ownEnd = Exit.isSuccess(exit) || !Cause.isInterruptedOnly(exit.cause)
-              if (ownEnd && this.abandoned !== undefined) {
-                this.haltedWith ??= { _tag: "NeedsAttention", step: this.abandoned }
-              }
-              // A saga a failure binds to compensate does not complete: it compensates from its journal.
-              const completes = Exit.isSuccess(exit) && !this.closed && this.writer.view.firstTaint() === undefined
-              if (completes) this.haltedWith ??= this.notReplayed()
-              this.writer.programEnd()
-            })
+        Effect.uninterruptibleMask((restore) =>
+          Effect.matchCauseEffect(restore(program), {
+            onFailure: (cause) => this.programEnded(Exit.failCause(cause)),
+            onSuccess: (value) =>
+              Effect.matchCauseEffect(restore(this.settleRemaining), {
+                onFailure: (cause) => this.programEnded(Exit.failCause(cause)),
+                onSuccess: () => this.programEnded(Exit.succeed(value))
+              })
+          })
         )
-      ) as Effect.Effect<A, E, Exclude<R, CurrentSaga>>
+      ) as Effect.Effect<Exit.Exit<A, E>, never, Exclude<R, CurrentSaga>>
     })
-    return runInChild(own, () => {
+    return exitInChild(own, () => {
       this.stoppedFromOutside = true
+    })
+  }
+
+  /** What the run keeps of how its program ended (uninterruptibly, as the program's fiber ends); answers `exit`. */
+  private programEnded<A, E>(exit: Exit.Exit<A, E>): Effect.Effect<Exit.Exit<A, E>> {
+    return Effect.sync(() => {
+      // A program that ended on its own (not interrupted) with a call it interrupted itself ends naming that call.
+      const ownEnd = Exit.isSuccess(exit) || !Cause.isInterruptedOnly(exit.cause)
+      if (ownEnd && this.abandoned !== undefined) {
+        this.haltedWith ??= { _tag: "NeedsAttention", step: this.abandoned }
+      }
+      // A saga a failure binds to compensate does not complete: it compensates from its journal.
+      const completes = Exit.isSuccess(exit) && !this.closed && this.writer.view.firstTaint() === undefined
+      if (completes) this.haltedWith ??= this.notReplayed()
+      this.writer.programEnd()
+      return exit
     })
   }
 

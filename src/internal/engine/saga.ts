@@ -405,7 +405,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     const recheck =
       authority === allowAll ? undefined : Effect.asVoid(check(authority, view.exists ? "resume" : action, sagaId))
     const sagaRun = new SagaRun(writer, approval, withdraw, registry, closed, recheck, receiptKeys, approvalTtl, keys)
-    return Effect.flatMap(Effect.exit(Effect.interruptible(sagaRun.runProgram(program))), (ending) => {
+    const ended = (ending: Exit.Exit<Exit.Exit<A, E>>) => {
       const compensateWith = (cause: Cause.Cause<E | CompensationCause>, notStarted: ReadonlyArray<string>) =>
         Effect.map(
           compensate(
@@ -437,6 +437,11 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           return result
         }
       )
+    }
+    // As `Effect.flatMap(Effect.exit(…), ended)`, in one frame while the program runs.
+    return Effect.matchCauseEffect(Effect.interruptible(sagaRun.runProgram(program)), {
+      onFailure: (cause) => ended(Exit.failCause(cause)),
+      onSuccess: (exit) => ended(Exit.succeed(exit))
     })
   }
 
