@@ -199,6 +199,9 @@ class Attempts {
   constructor(public attempt: number) {}
 }
 
+/** The steps cut before they started of a run that has none. */
+const noneNotStarted: ReadonlyMap<string, number> = new Map()
+
 /** The caller's context as an undo runs in it: without the saga and the caller's span. */
 const undoContextOf = (context: Context.Context<never>): Context.Context<never> =>
   Context.omit(CurrentSaga, Tracer.ParentSpan)(context) as Context.Context<never>
@@ -247,8 +250,8 @@ export class SagaRun {
   private readonly calls = new Map<string, CalledTool>()
   /** Each tool's first call in this run: what undoes a step of it this run did not call. */
   private readonly firstCalls = new Map<string, CalledTool>()
-  /** Journaled steps this run has not called yet. */
-  private readonly unreplayed: Map<string, StepView>
+  /** Journaled steps this run has not called yet (none for a new saga: see the NOTE on lazy state below). */
+  private readonly unreplayed: Map<string, StepView> | undefined
   /**
    * A call the program interrupted itself once it had started (`Effect.timeout`, a race, a failing
    * sibling in `Effect.all`): its outcome is unknown, so no further step that may change something starts.
@@ -261,15 +264,12 @@ export class SagaRun {
   private stoppedFromOutside = false
   /** Whether this run made a call the journal had never seen that may change something. */
   private madeFresh = false
-  /** Calls that answered `ApprovalPending` in this run, by step id. */
-  private readonly deferred = new Map<string, Call>()
+  /** Calls that answered `ApprovalPending` in this run, by step id (made at the first). */
+  private deferred: Map<string, Call> | undefined
   /** The receipts calls set in this run: what is masked in the cause compensation journals. */
   readonly receipts: Array<string> = Array.of()
-  /**
-   * Steps an interruption cut with none of their calls in flight, by the seq of the `INTENT` it left
-   * without an outcome: how the run ends journals them as not started (`ending.ts`).
-   */
-  readonly notStarted = new Map<string, number>()
+  /** `notStarted`'s steps, made at the first. */
+  private notStartedSteps: Map<string, number> | undefined
 
   constructor(
     readonly writer: Writer,
@@ -287,8 +287,23 @@ export class SagaRun {
     /** The journal key ring: what an approval store's decisions are signed with. */
     private readonly journalKeys: KeyRing | undefined
   ) {
-    this.unreplayed = new Map(writer.view.steps)
+    this.unreplayed = writer.view.steps.size === 0 ? undefined : new Map(writer.view.steps)
     this.enclosing = new EnclosingRun(writer.sagaId)
+  }
+
+  /*
+   * NOTE (lazy state): what only some runs need (a resumed saga's unreplayed steps, deferred calls,
+   * steps cut before they started) is made when first needed. A run keeps its state for as long as
+   * its saga is in flight, and every young collection copies what is still alive: an empty `Map`
+   * is ≈ 180 bytes (docs/performance.md, the working set of a saga in flight).
+   */
+
+  /**
+   * Steps an interruption cut with none of their calls in flight, by the seq of the `INTENT` it left
+   * without an outcome: how the run ends journals them as not started (`ending.ts`).
+   */
+  get notStarted(): ReadonlyMap<string, number> {
+    return this.notStartedSteps ?? noneNotStarted
   }
 
   /** The run has ended (compensation too): a fiber its program left behind may run the saga again. */
@@ -415,7 +430,7 @@ export class SagaRun {
           `effect-saga: step ${stepId} did not answer ApprovalPending: there is nothing to settle`
         )
       }
-      const made = this.deferred.get(stepId)
+      const made = this.deferred?.get(stepId)
       const call = made === undefined ? this.callFromJournal(step) : Either.right(made)
       if (Either.isLeft(call)) return this.stop(call.left)
       return this.progress(call.right, fiber.currentContext, (placed) => this.advance(placed, true, "settle"))
@@ -581,7 +596,7 @@ export class SagaRun {
     const occurrence = (this.occurrences.get(callId) ?? 0) + 1
     this.occurrences.set(callId, occurrence)
     const stepId = stepIdOf(callId, occurrence)
-    this.unreplayed.delete(stepId)
+    this.unreplayed?.delete(stepId)
     return stepId
   }
 
@@ -644,8 +659,8 @@ export class SagaRun {
   /** A step the journal has never seen. */
   private fresh(call: Placed, keyed: boolean, mode: Mode) {
     const { spec, stepId } = call
-    if (!keyed && this.unreplayed.size > 0) {
-      const pending = this.unreplayedOf(spec.name)
+    if (!keyed && this.unreplayed !== undefined && this.unreplayed.size > 0) {
+      const pending = this.unreplayedOf(this.unreplayed, spec.name)
       if (pending !== undefined) {
         if (pending.awaiting !== undefined && pending.intents === 0) {
           return this.refuse(pending, "resumed with a different input than the one that awaits approval")
@@ -662,6 +677,7 @@ export class SagaRun {
 
   /** The answer of a deferred call where the program made it: it has not run (its span says so). */
   private pending(call: Placed) {
+    this.deferred ??= new Map()
     this.deferred.set(call.stepId, call)
     call.answered = true
     call.span.attribute("outcome", "awaiting_approval")
@@ -706,6 +722,7 @@ export class SagaRun {
    * serves nothing again and only settles the calls that awaited approval.
    */
   private notReplayed(): Halt | undefined {
+    if (this.unreplayed === undefined) return undefined
     const skipped = Array.from(this.unreplayed.values()).filter((step) => step.executed !== undefined)
     if (skipped.length === 0 || !this.madeFresh) return undefined
     const one = skipped.length === 1
@@ -715,8 +732,8 @@ export class SagaRun {
   }
 
   /** A journaled, unkeyed call of `toolName` that this replay has not reached. */
-  private unreplayedOf(toolName: string): StepView | undefined {
-    for (const step of this.unreplayed.values()) {
+  private unreplayedOf(unreplayed: Map<string, StepView>, toolName: string): StepView | undefined {
+    for (const step of unreplayed.values()) {
       const callId = callIdOf(toolName, inputKey(sha256(step.input ?? "null")))
       if (step.toolName === toolName && isOccurrenceOf(step.stepId, callId)) return step
     }
@@ -955,7 +972,10 @@ export class SagaRun {
    */
   private interrupted(call: Placed, state: Attempts, cause: Cause.Cause<unknown>) {
     const intent = this.writer.view.steps.get(call.stepId)?.intent
-    if (!state.mayHaveRun && intent !== undefined) this.notStarted.set(call.stepId, intent.seq)
+    if (!state.mayHaveRun && intent !== undefined) {
+      this.notStartedSteps ??= new Map()
+      this.notStartedSteps.set(call.stepId, intent.seq)
+    }
     return Effect.failCause(cause)
   }
 
