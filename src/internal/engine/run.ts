@@ -43,7 +43,7 @@ import { entering, withNewSpan } from "../observability/spans.js"
 import { exitInChild } from "../util/child.js"
 import { byteLength, decodeJson, decodeValue, encodeJson, withoutValues } from "../util/codec.js"
 import { failAfter } from "../util/deadline.js"
-import { fiberRefsNow } from "../util/fiberRefsOf.js"
+import { fiberRefsNow, sharedFiberRefs } from "../util/fiberRefsOf.js"
 import { stepKeyRefusal } from "../util/identifier.js"
 import { maskedEncoded } from "../util/maskedEncoded.js"
 import { composedOfMasked, masked } from "../util/masking.js"
@@ -250,6 +250,8 @@ export class SagaRun {
   private readonly calls = new Map<string, CalledTool>()
   /** Each tool's first call in this run: what undoes a step of it this run did not call. */
   private readonly firstCalls = new Map<string, CalledTool>()
+  /** The FiberRef values of the run's last call (`fiberRefsOf`). */
+  private lastFiberRefs: FiberRefs.FiberRefs | undefined
   /** Journaled steps this run has not called yet (none for a new saga: see the NOTE on lazy state below). */
   private readonly unreplayed: Map<string, StepView> | undefined
   /**
@@ -495,7 +497,7 @@ export class SagaRun {
     // The span is made inside the mask: an interruption cannot come between its start and its end.
     return Effect.uninterruptibleMask((restore) =>
       withNewSpan("effect-saga.step", attributes, (span, fiber) => {
-        this.called(new CalledTool(spec, context, fiberRefsNow(fiber)), stepId)
+        this.called(new CalledTool(spec, context, this.fiberRefsOf(fiber)), stepId)
         const entered = entering(fiber, span)
         this.inflight++
         const placed = new Placed(call, span, faults)
@@ -537,6 +539,12 @@ export class SagaRun {
         return Effect.zipRight(entered.into, ended)
       })
     )
+  }
+
+  /** The FiberRef values a call on `fiber` runs with now: the run's last call's where they are the same. */
+  private fiberRefsOf(fiber: Fiber.RuntimeFiber<unknown, unknown>): FiberRefs.FiberRefs {
+    this.lastFiberRefs = sharedFiberRefs(fiberRefsNow(fiber), this.lastFiberRefs)
+    return this.lastFiberRefs
   }
 
   /** Keeps what a call ran with, for its step's undo (a settled call's replaces its deferral's). */

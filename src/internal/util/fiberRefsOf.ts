@@ -34,3 +34,31 @@ export const withFiberRefsOf = <A, E, R>(
  */
 export const fiberRefsNow = (fiber: Fiber.RuntimeFiber<unknown, unknown>): FiberRefs.FiberRefs =>
   (fiber as unknown as { readonly _fiberRefs?: FiberRefs.FiberRefs })._fiberRefs ?? fiber.getFiberRefs()
+
+/** The values of a `FiberRefs`, by ref, where this version of Effect keeps them so (`locals`). */
+const localsOf = (refs: FiberRefs.FiberRefs): ReadonlyMap<FiberRef.FiberRef<unknown>, unknown> | undefined =>
+  (refs as unknown as { readonly locals?: ReadonlyMap<FiberRef.FiberRef<unknown>, unknown> }).locals
+
+/**
+ * `previous` where it holds the same values as `refs` but for the context and the runtime flags
+ * (which `withFiberRefsOf` does not carry over), else `refs`: a run's steps keep one set of values
+ * between them instead of one each. Setting one ref copies the fiber's refs and shares every other
+ * ref's values, so "the same" is each value's identity; a step's span enters and leaves the fiber's
+ * context, and each step's refs would otherwise be a copy of their own (≈ 0.5 KB, kept for as long
+ * as the run is in flight: docs/performance.md, the working set). Where Effect keeps its refs
+ * otherwise, `refs`.
+ */
+export const sharedFiberRefs = (
+  refs: FiberRefs.FiberRefs,
+  previous: FiberRefs.FiberRefs | undefined
+): FiberRefs.FiberRefs => {
+  if (previous === undefined || previous === refs) return refs
+  const now = localsOf(refs)
+  const before = localsOf(previous)
+  if (now === undefined || before === undefined || now.size !== before.size) return refs
+  for (const [ref, values] of now) {
+    if (ref === FiberRef.currentContext || ref === FiberRef.currentRuntimeFlags) continue
+    if (before.get(ref) !== values) return refs
+  }
+  return previous
+}
