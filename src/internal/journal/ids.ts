@@ -4,8 +4,11 @@
  */
 import { RUN_SUFFIX } from "../util/identifier.js"
 
-/** A call of a tool: `${toolName}:${key}`, the key the caller's own or taken from the input (`inputKey`). */
-export const callIdOf = (toolName: string, key: string): string => `${toolName}:${key}`
+/**
+ * A call of a tool: `${toolName}:${key}`, the key the caller's own or taken from the input (`inputKey`).
+ * Joined, as `stepIdOf` is (see its NOTE): a run keeps each call's id while its saga is in flight.
+ */
+export const callIdOf = (toolName: string, key: string): string => [toolName, ":", key].join("")
 
 /** The key of a call made without one: the first 16 hex digits of its encoded input's SHA-256. */
 export const inputKey = (inputDigest: string): string => inputDigest.slice(0, 16)
