@@ -163,7 +163,20 @@ const spanOn = (
   )
   HashMap.forEach(fiber.getFiberRef(FiberRef.currentTracerSpanAnnotations), (value, key) => span.attribute(key, value))
   for (const key in attributes) span.attribute(key, attributes[key])
+  flatten(span.traceId)
+  flatten(span.spanId)
   return span
+}
+
+/**
+ * Makes V8 keep `text` as one flat string, if it was a rope. Effect's own tracer builds a span's ids
+ * a character at a time: a trace id is then 20 rope nodes (≈ 680 bytes) and a span id 4 (≈ 150),
+ * kept for as long as the span is, which for a run's span is as long as its saga is in flight
+ * (docs/performance.md, the working set). Reading a character flattens a rope where it is; the next
+ * collection drops its nodes. The text is the same; any other tracer's ids are read, nothing more.
+ */
+const flatten = (text: string): void => {
+  if (text.length > 0) text.charCodeAt(0)
 }
 
 /** The nearest of `parent` and its ancestors that does not disable propagation, as `Effect.makeSpan` finds it. */
