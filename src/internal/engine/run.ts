@@ -338,7 +338,7 @@ export class SagaRun {
           Effect.matchCauseEffect(restore(program), {
             onFailure: (cause) => this.programEnded(Exit.failCause(cause)),
             onSuccess: (value) =>
-              Effect.matchCauseEffect(restore(this.settleRemaining), {
+              Effect.matchCauseEffect(restore(Effect.suspend(() => this.settleRemaining())), {
                 onFailure: (cause) => this.programEnded(Exit.failCause(cause)),
                 onSuccess: () => this.programEnded(Exit.succeed(value))
               })
@@ -371,23 +371,25 @@ export class SagaRun {
     if (this.haltedWith !== undefined && this.inflight === 0) this.programFiber?.unsafeInterruptAsFork(FiberId.none)
   }
 
-  readonly step = (
-    spec: StepSpec,
-    input: unknown,
-    key: string | undefined,
-    options?: StepOptions
-  ): Effect.Effect<unknown, unknown> =>
-    Effect.withFiberRuntime((fiber) =>
+  /*
+   * NOTE (methods, not fields): `step`, `stepOn`, `settle` and `undoToolOf` are methods (the engine
+   * calls them on the run), and `settleRemaining` is made when the program ends: a field holding a
+   * function or an Effect is one more object for every run, kept while its saga is in flight.
+   */
+
+  step(spec: StepSpec, input: unknown, key: string | undefined, options?: StepOptions): Effect.Effect<unknown, unknown> {
+    return Effect.withFiberRuntime((fiber) =>
       this.stepOn(fiber as Fiber.RuntimeFiber<unknown, unknown>, spec, input, key, options)
     )
+  }
 
-  readonly stepOn = (
+  stepOn(
     fiber: Fiber.RuntimeFiber<unknown, unknown>,
     spec: StepSpec,
     input: unknown,
     key: string | undefined,
     options?: StepOptions
-  ): Effect.Effect<unknown, unknown> => {
+  ): Effect.Effect<unknown, unknown> {
     if (this.writer.programHasEnded) return this.outlived(spec.name)
     if (this.haltedWith !== undefined) return untilInterrupted
     const badKey = key === undefined ? undefined : stepKeyRefusal(key)
@@ -411,8 +413,8 @@ export class SagaRun {
     )
   }
 
-  readonly settle = (stepId: string): Effect.Effect<unknown, unknown> =>
-    Effect.suspend(() => {
+  settle(stepId: string): Effect.Effect<unknown, unknown> {
+    return Effect.suspend(() => {
       if (this.writer.programHasEnded) return this.outlived(this.writer.view.steps.get(stepId)?.toolName ?? stepId)
       // Settled before in this run, its `EXECUTED` held back: written first, so that it replays.
       return this.writer.holds(stepId)
@@ -422,6 +424,7 @@ export class SagaRun {
           })
         : this.settleNow(stepId)
     })
+  }
 
   private settleNow(stepId: string): Effect.Effect<unknown, unknown> {
     return Effect.withFiberRuntime((fiber) => {
@@ -440,7 +443,7 @@ export class SagaRun {
   }
 
   /** Deferred calls the program did not settle run when it ends, once approved, in journal order. */
-  private readonly settleRemaining = Effect.suspend(() => {
+  private settleRemaining(): Effect.Effect<void> {
     const unsettled = Array.from(this.writer.view.steps.values()).filter(
       (step) =>
         answersPending(step) &&
@@ -451,7 +454,7 @@ export class SagaRun {
     if (unsettled.length === 0) return Effect.void
     // A failure is journaled and taints the saga as the tool says; a call that dies halts the run (unknown).
     return Effect.forEach(unsettled, (step) => Effect.ignore(this.settle(step.stepId)), { discard: true })
-  })
+  }
 
   /** A deferred call made in an earlier run, rebuilt from the journal and the registered tools. */
   private callFromJournal(step: StepView): Either.Either<Call, Halt> {
@@ -558,8 +561,9 @@ export class SagaRun {
    * earlier run journaled and this one did not reach) the run's first call of its tool; else what
    * the registry holds, as an operator's compensation does.
    */
-  readonly undoToolOf = (step: UndoneStep): RegisteredTool | undefined =>
-    this.calls.get(step.stepId) ?? this.firstCalls.get(step.toolName) ?? this.registry.get(step.toolName)
+  undoToolOf(step: UndoneStep): RegisteredTool | undefined {
+    return this.calls.get(step.stepId) ?? this.firstCalls.get(step.toolName) ?? this.registry.get(step.toolName)
+  }
 
   /**
    * Remembers an interrupted call whose `INTENT` was journaled and has no outcome, unless it is a

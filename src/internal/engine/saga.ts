@@ -410,7 +410,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         Effect.map(
           compensate(
             writer,
-            undoEnv(sagaId, sagaRun.undoToolOf),
+            undoEnv(sagaId, (step) => sagaRun.undoToolOf(step)),
             describeCause(cause, sagaRun.receipts),
             undefined,
             notStarted

@@ -177,10 +177,15 @@ export class Writer {
     return this.lock.idle
   }
 
-  /** Writes the entries held back, once any append under way is done: the view then holds everything. */
-  readonly flush: Effect.Effect<void, AppendError> = Effect.suspend(() =>
-    this.held.length === 0 && this.lock.idle ? Effect.void : this.appendLocked([], Effect.fail, () => Effect.void)
-  )
+  /**
+   * Writes the entries held back, once any append under way is done: the view then holds everything.
+   * (Made when asked for, not kept by every writer while its saga is in flight.)
+   */
+  get flush(): Effect.Effect<void, AppendError> {
+    return Effect.suspend(() =>
+      this.held.length === 0 && this.lock.idle ? Effect.void : this.appendLocked([], Effect.fail, () => Effect.void)
+    )
+  }
 
   /**
    * Once the program's fiber yields (it waits for something other than the journal, or another

@@ -28,7 +28,10 @@ export class Mutex {
     else Deferred.unsafeDone(next, Effect.void)
   }
 
-  private readonly release = Effect.sync(() => this.unlock())
+  /** `unlock`, as an Effect (made when asked for: a mutex is made for every saga in flight, twice). */
+  private get release(): Effect.Effect<void> {
+    return Effect.sync(() => this.unlock())
+  }
 
   /**
    * Takes the lock, waiting in line if need be; `unlock` gives it back. A waiter interrupted before
