@@ -66,15 +66,37 @@ export interface Entered {
  * already holds an uninterruptible frame around the span's work (a step does, to count itself in
  * flight): `withSpan` would add its own mask and finalizer, most of what a trivial step costs.
  */
-export const entering = (fiber: Fiber.RuntimeFiber<unknown, unknown>, span: Tracer.Span): Entered => {
-  const outer = fiber.getFiberRef(FiberRef.currentContext)
-  const timed = fiber.getFiberRef(FiberRef.currentTracerTimingEnabled)
-  const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
-  return {
-    into: FiberRef.set(FiberRef.currentContext, Context.add(outer, Tracer.ParentSpan, span)),
-    leave: FiberRef.set(FiberRef.currentContext, outer),
-    end: (exit) => {
-      if (span.status._tag !== "Ended") span.end(timed ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
+export const entering = (fiber: Fiber.RuntimeFiber<unknown, unknown>, span: Tracer.Span): Entered =>
+  new EnteredSpan(
+    span,
+    fiber.getFiberRef(FiberRef.currentContext),
+    fiber.getFiberRef(FiberRef.currentTracerTimingEnabled),
+    Context.get(fiber.currentDefaultServices, Clock.Clock)
+  )
+
+/**
+ * `entering`'s answer. Its Effects are made when asked for: each is asked for once, and what a
+ * span's frame holds is kept while its saga is in flight (docs/performance.md, the working set).
+ */
+class EnteredSpan implements Entered {
+  constructor(
+    private readonly span: Tracer.Span,
+    private readonly outer: Context.Context<never>,
+    private readonly timed: boolean,
+    private readonly clock: Clock.Clock
+  ) {}
+
+  get into(): Effect.Effect<void> {
+    return FiberRef.set(FiberRef.currentContext, Context.add(this.outer, Tracer.ParentSpan, this.span))
+  }
+
+  get leave(): Effect.Effect<void> {
+    return FiberRef.set(FiberRef.currentContext, this.outer)
+  }
+
+  end(exit: Exit.Exit<unknown, unknown>): void {
+    if (this.span.status._tag !== "Ended") {
+      this.span.end(this.timed ? this.clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
     }
   }
 }
