@@ -377,7 +377,12 @@ export class SagaRun {
    * function or an Effect is one more object for every run, kept while its saga is in flight.
    */
 
-  step(spec: StepSpec, input: unknown, key: string | undefined, options?: StepOptions): Effect.Effect<unknown, unknown> {
+  step(
+    spec: StepSpec,
+    input: unknown,
+    key: string | undefined,
+    options?: StepOptions
+  ): Effect.Effect<unknown, unknown> {
     return Effect.withFiberRuntime((fiber) =>
       this.stepOn(fiber as Fiber.RuntimeFiber<unknown, unknown>, spec, input, key, options)
     )
