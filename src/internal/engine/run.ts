@@ -501,10 +501,10 @@ export class SagaRun {
       if (!this.registry.has(spec.name)) this.registry.set(spec.name, { spec, context: undoContextOf(context) })
     }
     const faults = Context.getOption(context, Faults)
-    const attributes = new StepAttributes(this.sagaId, stepId, spec.name)
     // The span is made inside the mask: an interruption cannot come between its start and its end.
+    // (Its attributes are made there too: a variable of this scope would be kept with it while the step runs.)
     return Effect.uninterruptibleMask((restore) =>
-      withNewSpan("effect-saga.step", attributes, (span, fiber) => {
+      withNewSpan("effect-saga.step", new StepAttributes(this.sagaId, stepId, spec.name), (span, fiber) => {
         this.called(new CalledTool(spec, context, this.fiberRefsOf(fiber)), stepId)
         const entered = entering(fiber, span)
         this.inflight++
@@ -938,7 +938,7 @@ export class SagaRun {
    * the tool (retrying as it declares), journals its outcome.
    */
   private execute(call: Placed, firstAttempt: number, deferred: boolean) {
-    const { spec, stepId, inputJson } = call
+    const { spec, stepId } = call
     const idempotencyKey = stepKey(this.sagaId, stepId)
     const state = new Attempts(firstAttempt - 1)
     const nextContext = (): StepContext => {
@@ -961,19 +961,13 @@ export class SagaRun {
           })
       }
     }
-    const intent = {
-      idempotencyKey,
-      attempt: firstAttempt,
-      deferred,
-      capabilities: spec.capabilities,
-      changesNothing: spec.changesNothing === true
-    }
     // Only the call is interruptible: an interruption that comes while `INTENT` is written is met as
     // the call is entered (before the tool has it), and one that comes as the call answers cannot
     // keep its outcome from being journaled.
-    // `Array.of`, not `[…]`: see the NOTE on V8's pretenuring above.
+    // `Array.of`, not `[…]`: see the NOTE on V8's pretenuring above. The `INTENT`'s payload is made
+    // inside the mask: a variable of this scope would be kept with it while the call runs.
     return Effect.uninterruptibleMask((restore) =>
-      this.writer.appendThen(Array.of(intentDraft({ stepId, toolName: spec.name }, intent, inputJson)), fatal, () =>
+      this.writer.appendThen(Array.of(this.intentOf(call, firstAttempt, deferred, idempotencyKey)), fatal, () =>
         Effect.matchCauseEffect(restore(this.call(call, nextContext, state)), {
           onSuccess: (value) => this.executed(call, value, state.receipt),
           onFailure: (cause) =>
@@ -981,6 +975,19 @@ export class SagaRun {
         })
       )
     )
+  }
+
+  /** The `INTENT` of a call's attempt `attempt` (`deferred`: it runs where the program settled it). */
+  private intentOf(call: Placed, attempt: number, deferred: boolean, idempotencyKey: string): Draft {
+    const { spec, stepId, inputJson } = call
+    const intent = {
+      idempotencyKey,
+      attempt,
+      deferred,
+      capabilities: spec.capabilities,
+      changesNothing: spec.changesNothing === true
+    }
+    return intentDraft({ stepId, toolName: spec.name }, intent, inputJson)
   }
 
   /**

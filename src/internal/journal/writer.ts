@@ -15,6 +15,9 @@ import { appendsAtOnce } from "./synchronous.js"
 import type { VerifiedJournal } from "./verified.js"
 import { JournalView, viewOf } from "./view.js"
 
+/** No entries to write in front of the next append: one array for every writer. */
+const noDrafts: ReadonlyArray<Draft> = []
+
 /** The entry appended for `draft`, decoded: with the payload its draft was built from, if it kept one. */
 const decodeOwn = (entry: Entry, draft: Draft | undefined) => {
   const payload = draft === undefined ? undefined : ownPayloadOf(draft)
@@ -70,7 +73,7 @@ const lateStep = (sagaId: string, drafts: ReadonlyArray<Draft>): string | undefi
  */
 export class Writer {
   private readonly lock = new Mutex()
-  private prefix: ReadonlyArray<Draft> = []
+  private prefix: ReadonlyArray<Draft> = noDrafts
   /** Steps' `EXECUTED` entries not written yet, oldest first (not `[]`: see the NOTE on V8's pretenuring in engine/run.ts). */
   private readonly held: Array<Draft> = Array.of()
   /** How many of `held` the append under way carries (0 when none is under way). */
@@ -249,7 +252,7 @@ export class Writer {
       this.taken = 0
       return `effect-saga: an entry just drafted does not decode: ${entries.left.reason}`
     }
-    this.prefix = []
+    this.prefix = noDrafts
     this.held.splice(0, this.taken)
     this.taken = 0
     const before = this.view.status

@@ -8,10 +8,11 @@ import * as FiberId from "effect/FiberId"
  */
 export class Mutex {
   private held = false
-  private readonly waiters: Array<Deferred.Deferred<void>> = []
+  /** Made for the first waiter: a mutex is made for every saga in flight, twice, and most never wait. */
+  private waiters: Array<Deferred.Deferred<void>> | undefined
 
   get idle(): boolean {
-    return !this.held && this.waiters.length === 0
+    return !this.held && (this.waiters === undefined || this.waiters.length === 0)
   }
 
   /** Takes the lock if nobody holds it or waits for it; `unlock` gives it back. */
@@ -23,7 +24,7 @@ export class Mutex {
 
   /** Gives the lock to the next waiter, or frees it. */
   unlock(): void {
-    const next = this.waiters.shift()
+    const next = this.waiters?.shift()
     if (next === undefined) this.held = false
     else Deferred.unsafeDone(next, Effect.void)
   }
@@ -44,13 +45,14 @@ export class Mutex {
         return Effect.void
       }
       const turn = Deferred.unsafeMake<void>(FiberId.none)
+      this.waiters ??= []
       this.waiters.push(turn)
       return Effect.catchAllCause(restore(Deferred.await(turn)), (cause) =>
         Effect.zipRight(
           Effect.suspend(() => {
-            const index = this.waiters.indexOf(turn)
+            const index = this.waiters!.indexOf(turn)
             if (index >= 0) {
-              this.waiters.splice(index, 1)
+              this.waiters!.splice(index, 1)
               return Effect.void
             }
             return this.release // the lock was handed over just as this waiter was interrupted
