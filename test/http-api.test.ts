@@ -621,7 +621,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
           [
             "limit=abc",
             raw(baseUrl, "GET", "/api/sagas?limit=abc", { as: "alice" }),
-            'invalid limit: expected a number, got "abc"; nothing was written'
+            'invalid limit: expected a whole number in decimal digits, got "abc"; nothing was written'
           ],
           [
             "an offset past the largest whole number accepted",
@@ -631,7 +631,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
           [
             "offset=1.5",
             raw(baseUrl, "GET", "/api/sagas?offset=1.5", { as: "alice" }),
-            "invalid offset: expected an integer, got 1.5; nothing was written"
+            'invalid offset: expected a whole number in decimal digits, got "1.5"; nothing was written'
           ],
           [
             "needsHuman=yes",

@@ -62,9 +62,12 @@ describe("GET /api/approvals, a page at a time", { timeout: 30_000 }, () => {
       const cases: ReadonlyArray<readonly [string, string]> = [
         ["limit=0", "invalid limit: expected a number between 1 and 500, got 0; nothing was written"],
         ["limit=501", "invalid limit: expected a number between 1 and 500, got 501; nothing was written"],
-        ["limit=abc", 'invalid limit: expected a number, got "abc"; nothing was written'],
-        ["limit=2.5", "invalid limit: expected an integer, got 2.5; nothing was written"],
-        ["offset=-1", "invalid offset: expected a non-negative number, got -1; nothing was written"]
+        ["limit=abc", 'invalid limit: expected a whole number in decimal digits, got "abc"; nothing was written'],
+        ["limit=2.5", 'invalid limit: expected a whole number in decimal digits, got "2.5"; nothing was written'],
+        ["limit=0x10", 'invalid limit: expected a whole number in decimal digits, got "0x10"; nothing was written'],
+        ["limit=1e2", 'invalid limit: expected a whole number in decimal digits, got "1e2"; nothing was written'],
+        ["limit=%2050", 'invalid limit: expected a whole number in decimal digits, got " 50"; nothing was written'],
+        ["offset=-1", 'invalid offset: expected a whole number in decimal digits, got "-1"; nothing was written']
       ]
       for (const [query, message] of cases) {
         const answer = yield* raw(baseUrl, "GET", `/api/approvals?${query}`, { as: "alice" })

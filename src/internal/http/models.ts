@@ -319,6 +319,20 @@ export const MAX_LIMIT = 500
 export const DEFAULT_LIMIT = 50
 
 /**
+ * A whole number as a query sends it: decimal digits and nothing else. `Number` would also read
+ * `0x10`, `1e2` and ` 50` (as 16, 100 and 50): a client that sends them has a bug to hear about.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export const DigitsFromString = Schema.String.pipe(
+  Schema.pattern(/^[0-9]+$/, {
+    message: (issue) => `Expected a whole number in decimal digits, actual ${JSON.stringify(issue.actual)}`
+  }),
+  Schema.compose(Schema.NumberFromString)
+)
+
+/**
  * A page's `offset` as a query sends it: a whole number from 0 to `Number.MAX_SAFE_INTEGER`. Past
  * that, a number is no longer exact (9007199254740993 reads as …992), and the answer says so rather
  * than that it is no integer.
@@ -326,7 +340,7 @@ export const DEFAULT_LIMIT = 50
  * @since 0.5.0
  * @category models
  */
-export const OffsetFromString = Schema.NumberFromString.pipe(
+export const OffsetFromString = DigitsFromString.pipe(
   Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER, {
     message: (issue) =>
       `Expected a whole number up to ${Number.MAX_SAFE_INTEGER}, the largest accepted, actual ${String(issue.actual)}`
@@ -349,7 +363,7 @@ export const ListParams = Schema.Struct({
   finishedBefore: Schema.optional(Instant),
   search: Schema.optional(Schema.String),
   offset: Schema.optional(OffsetFromString),
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, MAX_LIMIT)))
+  limit: Schema.optional(DigitsFromString.pipe(Schema.int(), Schema.between(1, MAX_LIMIT)))
 })
 
 /**
