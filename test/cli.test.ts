@@ -1356,6 +1356,24 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
       )
       expect(verified.code).toBe(1)
       expect(verified.stdout).toMatch(new RegExp(`^order-2\\s+BROKEN\\s+at seq 3: ${why}$`, "m"))
+      // show prints them as stored too, under the break: their columns, never a payload.
+      const table = shown.stdout.trimEnd().split("\n")
+      expect(table.slice(1, 4)).toEqual([
+        "effect-saga refuses to act on this saga. The journal as stored, not to be trusted:",
+        "",
+        expect.stringMatching(/^seq\s+time\s+step\s+tool\s+phase$/)
+      ])
+      const seqs = table.slice(4).map((line) => line.split(/\s+/)[0])
+      expect(seqs).toEqual(Array.from({ length: 13 }, (_, at) => String(at + 1)))
+      expect(table[6]).toMatch(/^3\s+\S+Z\s+\S+\s+\S+\s+HACKED$/)
+      const json = yield* cli("show", "order-2", "--db", db, "--json")
+      expect(json.code).toBe(1)
+      const printed = JSON.parse(json.stdout)
+      expect(printed.tampered).toMatchObject({ seq: 3, problem: "undecodable" })
+      expect(printed.entries).toHaveLength(13)
+      expect(printed.entries[2]).toMatchObject({ sagaId: "order-2", seq: 3, phase: "HACKED" })
+      for (const entry of printed.entries)
+        expect(entry.payload === null || entry.payload === "<not shown: effect-saga export prints it as stored>").toBe(true)
       // export prints the entries as stored, for forensics (test/cli-forensics.test.ts), and says why.
       expect(exported.code).toBe(1)
       expect(exported.stdout).toMatch(/"phase":"HACKED"/)

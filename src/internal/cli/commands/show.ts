@@ -8,6 +8,7 @@ import * as Options from "@effect/cli/Options"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { Entry } from "../../../Journal.js"
+import * as Journal from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Timeline from "../../../Timeline.js"
 import * as ApprovalExpiry from "../../util/approvalExpiry.js"
@@ -224,16 +225,58 @@ const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: num
   ].join("\n")
 }
 
+/** A stored column's value as a cell: bytes as hex, `NULL` as nothing, anything else as text. */
+const storedCell = (value: unknown): string =>
+  value === null || value === undefined
+    ? ""
+    : value instanceof Uint8Array
+      ? `bytes ${Buffer.from(value).toString("hex")}`
+      : String(value)
+
+/** Entries that do not all decode, as stored: their columns but the payload, which may hold a receipt. */
+const storedTimeline = (stored: ReadonlyArray<Journal.StoredEntry>): string =>
+  table(
+    ["seq", "time", "step", "tool", "phase"],
+    stored.map((entry) => [entry.seq, entry.at, entry.stepId, entry.toolName, entry.phase].map(storedCell))
+  )
+
+/** A stored entry for `--json`: its columns as stored, bytes as `{"bytes": "<hex>"}`, its payload not shown. */
+const storedJson = (stored: Journal.StoredEntry) => {
+  const { payload, ...columns } = stored
+  const shown: Record<string, unknown> = {}
+  for (const [column, value] of Object.entries(columns))
+    shown[column] = value instanceof Uint8Array ? { bytes: Buffer.from(value).toString("hex") } : value
+  return { ...shown, payload: payload === null ? null : NOT_SHOWN }
+}
+
+const NOT_SHOWN = "<not shown: effect-saga export prints it as stored>"
+
+/**
+ * What a tampered saga's journal shows: its entries, or (when one no longer decodes) its entries
+ * as stored, read again undecoded.
+ */
+const journalOf = (inspection: Trust.Inspection, tampered: Trust.Tampered) =>
+  tampered.problem === "undecodable" && inspection.entries.length === 0
+    ? Effect.map(Journal.storedEntries(inspection.sagaId), (stored) => ({
+        text: stored.length === 0 ? "(no entry can be shown)" : storedTimeline(stored),
+        json: stored.map(storedJson)
+      }))
+    : Effect.succeed({
+        text:
+          inspection.entries.length === 0 ? "(no entry can be shown)" : timeline(inspection.entries, Timeline.detailOf),
+        json: inspection.entries.map(withoutReceipt)
+      })
+
 /**
  * A saga whose journal does not verify: the break first, then (as a table) the entries as stored,
  * for the record; never its status or steps, which the journal would decide.
  */
-const renderTampered = (inspection: Trust.Inspection, tampered: Trust.Tampered): string =>
+const renderTampered = (inspection: Trust.Inspection, tampered: Trust.Tampered, journal: string): string =>
   [
     Trust.line(inspection.sagaId, tampered),
     "effect-saga refuses to act on this saga. The journal as stored, not to be trusted:",
     "",
-    inspection.entries.length === 0 ? "(no entry can be shown)" : timeline(inspection.entries, Timeline.detailOf)
+    journal
   ].join("\n")
 
 const showTampered = (
@@ -242,10 +285,12 @@ const showTampered = (
   options: { readonly json: boolean; readonly format: "table" | "mermaid" }
 ) =>
   Effect.zipRight(
-    options.json
-      ? printJson({ tampered, saga: inspection.record ?? null, entries: inspection.entries.map(withoutReceipt) })
-      : print(
-          options.format === "mermaid" ? Trust.line(inspection.sagaId, tampered) : renderTampered(inspection, tampered)
+    !options.json && options.format === "mermaid"
+      ? print(Trust.line(inspection.sagaId, tampered))
+      : Effect.flatMap(journalOf(inspection, tampered), (journal) =>
+          options.json
+            ? printJson({ tampered, saga: inspection.record ?? null, entries: journal.json })
+            : print(renderTampered(inspection, tampered, journal.text))
         ),
     Effect.fail(new SomethingWrong({ reason: `saga ${inspection.sagaId} is tampered` }))
   )
