@@ -60,6 +60,11 @@ describe("effect-saga list and approvals, a page at a time", { timeout: 60_000 }
       const refused = yield* cli("--db", db, "list", "--limit", "0")
       expect(refused.code).not.toBe(0)
       expect(refused.stderr + refused.stdout).toContain("--limit 0: give a whole number, 1 or more")
+      for (const text of ["0x10", "1e1", " 2", "2.0"]) {
+        const lenient = yield* cli("--db", db, "list", "--limit", text)
+        expect(lenient.code, text).toBe(2)
+        expect(lenient.stderr, text).toContain(`--limit ${JSON.stringify(text)} is not a whole number in decimal digits`)
+      }
     })
   )
 

@@ -1078,7 +1078,13 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       )
       const fraction = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--revision", "1.5", "--db", db)
       expect(fraction).toMatchObject({ code: 2, stdout: "" })
-      expect(fraction.stderr).toMatch(/^'1\.5' is not a integer\n/)
+      expect(fraction.stderr).toMatch(/^--revision "1\.5" is not a whole number in decimal digits\n/)
+      // Number would read these as 16, 100 and 2: not what was typed.
+      for (const text of ["0x10", "1e2", " 2"]) {
+        const lenient = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--revision", text, "--db", db)
+        expect(lenient).toMatchObject({ code: 2, stdout: "" })
+        expect(lenient.stderr).toContain(`--revision ${JSON.stringify(text)} is not a whole number in decimal digits`)
+      }
       expect(snapshot(db)).toEqual(unchanged)
     })
   )

@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Authority from "../../Authority.js"
+import { decimalInteger } from "./decimal.js"
 import { UsageError } from "./failure.js"
 import * as Interruption from "./interruption.js"
 import * as Store from "./store.js"
@@ -76,8 +77,7 @@ export const as = Options.text("as").pipe(
  * @since 0.1.0
  * @category options
  */
-export const revision = Options.integer("revision").pipe(
-  Options.withPseudoName("N"),
+export const revision = decimalInteger("revision").pipe(
   Options.withDescription(
     "The saga's revision you saw (show prints it): refused if the saga moved on since. Default: the revision read just before."
   ),
@@ -211,8 +211,7 @@ export const withStore = <A, E>(
 
 /** A whole-number option at least `least`, named and explained when it is not one. */
 const wholeNumber = (name: string, least: number, what: string) =>
-  Options.integer(name).pipe(
-    Options.withPseudoName("N"),
+  decimalInteger(name).pipe(
     Options.withDescription(what),
     Options.mapEffect((n) =>
       n >= least

@@ -15,6 +15,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as SagaApi from "../../../SagaApi.js"
 import { named, printable } from "../../util/printable.js"
+import { decimalInteger } from "../decimal.js"
 import { UsageError } from "../failure.js"
 import { print } from "../output.js"
 import { db, register, withStore } from "../root.js"
@@ -26,8 +27,7 @@ const host = Options.text("host").pipe(
   Options.withDefault("127.0.0.1")
 )
 
-const port = Options.integer("port").pipe(
-  Options.withPseudoName("N"),
+const port = decimalInteger("port").pipe(
   Options.withDescription("The port to listen on, 0–65535 (default 8080; 0 picks a free one)."),
   Options.withDefault(8080)
 )
