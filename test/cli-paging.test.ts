@@ -63,7 +63,9 @@ describe("effect-saga list and approvals, a page at a time", { timeout: 60_000 }
       for (const text of ["0x10", "1e1", " 2", "2.0"]) {
         const lenient = yield* cli("--db", db, "list", "--limit", text)
         expect(lenient.code, text).toBe(2)
-        expect(lenient.stderr, text).toContain(`--limit ${JSON.stringify(text)} is not a whole number in decimal digits`)
+        expect(lenient.stderr, text).toContain(
+          `--limit ${JSON.stringify(text)} is not a whole number in decimal digits`
+        )
       }
     })
   )
