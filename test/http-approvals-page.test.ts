@@ -80,12 +80,25 @@ describe("GET /api/approvals, a page at a time", { timeout: 30_000 }, () => {
     })
   )
 
-  it("the OpenAPI document lists offset and limit", () => {
-    const operation = OpenApi.fromApi(SagaApi.Api).paths["/api/approvals"]?.get
+  it("the OpenAPI document lists offset and limit, as integers on both pages", () => {
+    const { paths } = OpenApi.fromApi(SagaApi.Api)
+    const operation = paths["/api/approvals"]?.get
     expect(operation?.parameters?.map((parameter) => "name" in parameter && parameter.name)).toEqual([
       "offset",
       "limit"
     ])
+    const typeOf = (path: string, name: string) => {
+      const parameter = paths[path]?.get?.parameters?.find((one) => "name" in one && one.name === name)
+      const { type, minimum, maximum } = (parameter as { schema: Record<string, unknown> }).schema
+      return { type, minimum, maximum }
+    }
+    for (const path of ["/api/approvals", "/api/sagas"]) {
+      expect(typeOf(path, "offset"), path).toEqual({ type: "integer", minimum: 0, maximum: undefined })
+      expect(typeOf(path, "limit"), path).toEqual({ type: "integer", minimum: 1, maximum: 500 })
+    }
+    // The statuses GET /api/sagas filters by are named, not "a string that will be split".
+    const status = paths["/api/sagas"]?.get?.parameters?.find((one) => "name" in one && one.name === "status")
+    expect(JSON.stringify(status)).toContain("compensation_failed")
   })
 
   it.scopedLive("/api/openapi.json declares X-Total-Count on GET /api/approvals's 200 answer, and keeps its body", () =>

@@ -349,6 +349,17 @@ export const OffsetFromString = DigitsFromString.pipe(
   Schema.nonNegative()
 )
 
+const statuses = SagaStatus.literals.join("|")
+
+/**
+ * How a query parameter reads in the OpenAPI document: the JSON Schema of the value a client
+ * sends (an integer for a page's numbers, not the digits' pattern) and what it means.
+ */
+const queryParameter =
+  (jsonSchema: object, description: string) =>
+  <S extends Schema.Schema.Any>(schema: S): S =>
+    schema.annotations({ jsonSchema: { ...jsonSchema, description } }) as S
+
 /**
  * The filters of `GET /api/sagas`: statuses (comma-separated), only what needs a person, only
  * what awaits an approval, only sagas finished before a time; and the page.
@@ -357,13 +368,34 @@ export const OffsetFromString = DigitsFromString.pipe(
  * @category models
  */
 export const ListParams = Schema.Struct({
-  status: Schema.optional(Schema.split(",").pipe(Schema.compose(Schema.Array(SagaStatus)))),
+  status: Schema.optional(
+    Schema.split(",").pipe(
+      Schema.compose(Schema.Array(SagaStatus)),
+      queryParameter(
+        { type: "string", pattern: `^(${statuses})(,(${statuses}))*$` },
+        `statuses to list, comma-separated (${SagaStatus.literals.join(", ")}); default every status`
+      )
+    )
+  ),
   needsHuman: Schema.optional(Schema.BooleanFromString),
   awaitingApproval: Schema.optional(Schema.BooleanFromString),
   finishedBefore: Schema.optional(Instant),
   search: Schema.optional(Schema.String),
-  offset: Schema.optional(OffsetFromString),
-  limit: Schema.optional(DigitsFromString.pipe(Schema.int(), Schema.between(1, MAX_LIMIT)))
+  offset: Schema.optional(
+    OffsetFromString.pipe(
+      queryParameter({ type: "integer", minimum: 0 }, "sagas to skip, in decimal digits (default 0)")
+    )
+  ),
+  limit: Schema.optional(
+    DigitsFromString.pipe(
+      Schema.int(),
+      Schema.between(1, MAX_LIMIT),
+      queryParameter(
+        { type: "integer", minimum: 1, maximum: MAX_LIMIT },
+        `sagas to list, in decimal digits (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT})`
+      )
+    )
+  )
 })
 
 /**
