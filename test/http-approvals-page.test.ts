@@ -89,7 +89,7 @@ describe("GET /api/approvals, a page at a time", { timeout: 30_000 }, () => {
     ])
     const typeOf = (path: string, name: string) => {
       const parameter = paths[path]?.get?.parameters?.find((one) => "name" in one && one.name === name)
-      const { type, minimum, maximum } = (parameter as { schema: Record<string, unknown> }).schema
+      const { type, minimum, maximum } = (parameter as unknown as { schema: Record<string, unknown> }).schema
       return { type, minimum, maximum }
     }
     for (const path of ["/api/approvals", "/api/sagas"]) {

@@ -12,10 +12,7 @@ import { printable } from "../../util/printable.js"
 import { SomethingWrong } from "../failure.js"
 import { print } from "../output.js"
 import { db, saga, withStore } from "../root.js"
-
-/** A column's value for JSON: bytes as `{"bytes": "<hex>"}`, anything else as it is. */
-const jsonValue = (value: unknown): unknown =>
-  value instanceof Uint8Array ? { bytes: Buffer.from(value).toString("hex") } : value
+import { jsonValue } from "../storedColumns.js"
 
 /** A stored entry as one line, shaped as an export's entry line (no `mac` when the column is NULL). */
 const storedLine = (stored: Journal.StoredEntry): string => {

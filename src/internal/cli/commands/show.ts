@@ -25,6 +25,7 @@ import { print, printJson } from "../output.js"
 import { withoutReceipt } from "../redact.js"
 import * as Resumer from "../resumer.js"
 import { db, json, saga, withStore } from "../root.js"
+import { cellValue, jsonValue } from "../storedColumns.js"
 import * as Trust from "../trust.js"
 
 const format = Options.choice("format", ["table", "mermaid"]).pipe(
@@ -225,29 +226,18 @@ const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: num
   ].join("\n")
 }
 
-/** A stored column's value as a cell: bytes as hex, `NULL` as nothing, anything else as text. */
-const storedCell = (value: unknown): string =>
-  value === null || value === undefined
-    ? ""
-    : value instanceof Uint8Array
-      ? `bytes ${Buffer.from(value).toString("hex")}`
-      : String(value)
-
 /** Entries that do not all decode, as stored: their columns but the payload, which may hold a receipt. */
 const storedTimeline = (stored: ReadonlyArray<Journal.StoredEntry>): string =>
   table(
     ["seq", "time", "step", "tool", "phase"],
-    stored.map((entry) => [entry.seq, entry.at, entry.stepId, entry.toolName, entry.phase].map(storedCell))
+    stored.map((entry) => [entry.seq, entry.at, entry.stepId, entry.toolName, entry.phase].map(cellValue))
   )
 
-/** A stored entry for `--json`: its columns as stored, bytes as `{"bytes": "<hex>"}`, its payload not shown. */
-const storedJson = (stored: Journal.StoredEntry) => {
-  const { payload, ...columns } = stored
-  const shown: Record<string, unknown> = {}
-  for (const [column, value] of Object.entries(columns))
-    shown[column] = value instanceof Uint8Array ? { bytes: Buffer.from(value).toString("hex") } : value
-  return { ...shown, payload: payload === null ? null : NOT_SHOWN }
-}
+/** A stored entry for `--json`: its columns as stored (bytes in hex), its payload not shown. */
+const storedJson = ({ payload, ...columns }: Journal.StoredEntry) => ({
+  ...Object.fromEntries(Object.entries(columns).map(([column, value]) => [column, jsonValue(value)])),
+  payload: payload === null ? null : NOT_SHOWN
+})
 
 const NOT_SHOWN = "<not shown: effect-saga export prints it as stored>"
 
