@@ -141,6 +141,35 @@ describe("OpenTelemetry export through @effect/opentelemetry's NodeSdk", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("an undo compensateEffect ran, then the saga's compensation took over, is one undo, in either order", () =>
+    Effect.gen(function* () {
+      const otel = exporters()
+      yield* Effect.gen(function* () {
+        const before = points(yield* otel.collect)
+        // compensateEffect first: the saga's compensation takes its answer over without running it.
+        for (const id of ["explicit-first", "partial-first"]) {
+          const ran = yield* Saga.run(id, id === "explicit-first" ? reserve("A-1") : drain("tank-1"))
+          expect(ran._tag).toBe("Completed")
+          const [step] = (yield* Saga.status(id)).steps
+          yield* Saga.compensateEffect(step!.effectId)
+          const report = yield* Saga.compensate(id)
+          expect(report.undone[0]!.detail).toMatch(/^by compensateEffect/)
+        }
+        // The saga's compensation first: compensateEffect answers from it.
+        yield* Saga.run("saga-first", reserve("A-2"))
+        const [step] = (yield* Saga.status("saga-first")).steps
+        yield* Saga.compensate("saga-first")
+        expect(yield* Saga.compensateEffect(step!.effectId)).toMatchObject({
+          _tag: "Settled",
+          detail: "settled by the saga's compensation"
+        })
+        const moved = changes(before, points(yield* otel.collect))
+        expect(moved["effect_saga_undos_total{outcome=completed,tool=reserve}"]).toBe(2)
+        expect(moved["effect_saga_undos_total{outcome=partial,tool=drain}"]).toBe(1)
+      }).pipe(Effect.provide(otel.layer))
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("the receipt's secret is in no exported span, event, metric attribute or log record", () =>
     Effect.gen(function* () {
       const otel = exporters()
@@ -551,6 +580,15 @@ const lookup = Compensable.make({
   success: Schema.String,
   execute: (sku) => Effect.withSpan(Effect.succeed(`found-${sku}`), "inventory.lookup"),
   compensate: () => Effect.withSpan(Effect.void, "inventory.release")
+})
+
+/** Drains a tank; its undo can refill only half of it. */
+const drain = Compensable.make({
+  name: "drain",
+  input: Schema.String,
+  success: Schema.String,
+  execute: (tank) => Effect.succeed(`drained-${tank}`),
+  compensate: () => Effect.fail(Outcome.partial("half of the tank refilled"))
 })
 
 const checkout = (amount: number) => Effect.zipRight(reserve("A-1"), charge(amount))

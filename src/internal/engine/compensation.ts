@@ -18,6 +18,7 @@ import { causeText, cutDetail } from "../journal/detail.js"
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
 import { undoKey } from "../journal/ids.js"
 import type { Recorded, UndoPhase } from "../journal/payloads.js"
+import { PENDING_ELSEWHERE, takenOverDetail } from "../journal/takenOver.js"
 import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { withUndoSpan } from "../observability/spans.js"
@@ -248,10 +249,7 @@ const undoStep = (
   }
   // An effect undone on request (compensateEffect) is not undone again: its outcome is taken over.
   if (explicit !== undefined && explicit.outcome !== "failed" && explicit.outcome !== "unavailable") {
-    const detail =
-      explicit.outcome === "pending"
-        ? "an explicit compensation of this effect has no outcome yet"
-        : `by compensateEffect${explicit.detail === undefined ? "" : `: ${explicit.detail}`}`
+    const detail = explicit.outcome === "pending" ? PENDING_ELSEWHERE : takenOverDetail(explicit.detail)
     return inSpan(settle(writer, step, phaseOfExplicit[explicit.outcome], detail))
   }
   const tool = env.lookup(step)

@@ -25,6 +25,7 @@ import * as HeldBack from "../journal/heldBack.js"
 import type { Recorded } from "../journal/payloads.js"
 import { statusAfter } from "../journal/status.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
+import { isTakenOver } from "../journal/takenOver.js"
 import * as UnreadStart from "../journal/unreadStart.js"
 import type { JournalView } from "../journal/view.js"
 
@@ -276,9 +277,14 @@ const observeStep = (view: JournalView, entry: Recorded): void => {
     case "COMPENSATION_FAILED":
     case "COMPENSATION_UNKNOWN":
     case "SKIPPED":
-      undos.unsafeUpdate(1, byOutcome(tool, undoOutcomes[entry.phase]))
+      // An outcome taken over from compensateEffect was counted where that undo ran.
+      if (!isTakenOver(undoDetail(entry.payload))) undos.unsafeUpdate(1, byOutcome(tool, undoOutcomes[entry.phase]))
   }
 }
+
+/** The detail an undo's outcome was journaled with: its reason, or what a partial one left. */
+const undoDetail = (payload: { readonly reason: string } | { readonly remaining: string } | null) =>
+  payload === null ? undefined : "reason" in payload ? payload.reason : payload.remaining
 
 /**
  * Records what `entries`, just appended to the saga `view` follows (and already applied to it), say
