@@ -1,3 +1,4 @@
+import * as fs from "node:fs"
 import { afterEach, assert, describe, expect, it, vi } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Layer, Schedule, Schema } from "effect"
 import { Compensable, Outcome, SagaDefinition } from "../src/index.js"
@@ -54,6 +55,11 @@ describe("Testing.exploreCrashes", () => {
         expect(found.problems).toEqual([`invariant "${chargedOnce.name}" does not hold once the saga ended Completed`])
         expect(found.message).toContain("journal up to the crash:")
         expect(found.message).toContain("written by the recovery:")
+        // docs/testing.md quotes this message whole ("Reading a failure"): the recovery's takeover
+        // journals SAGA_RESUMED with its first write.
+        const docs = fs.readFileSync(new URL("../docs/testing.md", import.meta.url), "utf8")
+        const quoted = docs.match(/```text\n(CrashFound: a crash after tool call 2 of 4[\s\S]*?)\n```/)?.[1]
+        expect(quoted).toBe(`CrashFound: ${found.message}`)
       }),
     60_000
   )
