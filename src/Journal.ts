@@ -29,11 +29,13 @@ import {
 import { type ExportEnd, endLineOf, endOf, endProblem } from "./internal/journal/exportEnd.js"
 import * as hash from "./internal/journal/hash.js"
 import { refusedImport } from "./internal/journal/importable.js"
+import type { Inspected } from "./internal/journal/inspect.js"
+import * as inspected from "./internal/journal/inspect.js"
 import { makeMemoryJournal } from "./internal/journal/memory.js"
 import * as payloads from "./internal/journal/payloads.js"
 import * as status from "./internal/journal/status.js"
 import { readStored, type StoredEntry } from "./internal/journal/storedEntries.js"
-import { listRowless, readRow } from "./internal/journal/storedRows.js"
+import { listRowless } from "./internal/journal/storedRows.js"
 import type { Verification } from "./internal/journal/verification.js"
 import * as verification from "./internal/journal/verification.js"
 import * as identifier from "./internal/util/identifier.js"
@@ -454,6 +456,37 @@ export const prunable = (before: string): Effect.Effect<ReadonlyArray<string>, J
   })
 
 /**
+ * A saga's entries and row as one state of the saga, and what verifying one against the other says
+ * (as `verify` does): what every load, `Saga.status` and the CLI's reads decide a break from. An
+ * append that commits while they are read is never taken for a break: a read that finds the row
+ * ahead of the entries is made again as the row, the entries and the row again, and shows the saga
+ * as the first row left it. `record` is `None` for a saga without a row and for a row that does not
+ * decode (`verification` tells which: a break at seq 1, `row`); `entries` is empty when one does not
+ * decode (a break, `undecodable`: `storedEntries` reads them as stored). A saga the store holds
+ * nothing of reads as no entries, no row, `Intact` (`verify` calls it `SagaNotFound`).
+ *
+ * @since 0.5.0
+ * @category hashing
+ */
+export const inspect = (
+  sagaId: string
+): Effect.Effect<Inspected, JournalError | KeyError | InvalidIdentifier, Journal> =>
+  Effect.zipRight(
+    identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES),
+    Effect.all([Journal, journalKeys])
+  ).pipe(Effect.flatMap(([journal, keys]) => inspected.inspect(journal, sagaId, Option.getOrUndefined(keys))))
+
+export type {
+  /**
+   * A saga's entries and row, read as one state of the saga, and their verification (`inspect`).
+   *
+   * @since 0.5.0
+   * @category hashing
+   */
+  Inspected
+} from "./internal/journal/inspect.js"
+
+/**
  * Re-computes the hash chain of a stored saga (and its MACs, when `EFFECT_SAGA_JOURNAL_KEYS` is
  * configured), and checks that it ends where the saga's row says, with the status its entries set.
  * A stored entry that no longer decodes answers `Broken` with the problem `undecodable`; a saga row
@@ -473,18 +506,12 @@ export const verify = (
     identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES),
     Effect.all([Journal, journalKeys])
   ).pipe(
-    Effect.flatMap(([journal, keys]) =>
-      Effect.all([journal.read(sagaId), readRow(journal, sagaId)]).pipe(
-        Effect.flatMap(([entries, row]) =>
-          entries.length === 0 && Either.isRight(row) && Option.isNone(row.right)
-            ? Effect.fail(new SagaNotFound({ sagaId }))
-            : Effect.succeed(verification.verifyAgainstStored(entries, row, Option.getOrUndefined(keys)))
-        ),
-        // A stored entry that no longer decodes is a break the answer names, as the reads do.
-        Effect.catchTag("JournalCorrupted", ({ reason, seq }) =>
-          Effect.succeed<Verification>({ _tag: "Broken", seq, problem: "undecodable", reason })
-        )
-      )
+    // Read as the loads read (inspect.ts): an append committed meanwhile is never taken for a break.
+    Effect.flatMap(([journal, keys]) => inspected.inspect(journal, sagaId, Option.getOrUndefined(keys))),
+    Effect.flatMap(({ entries, record, verification }) =>
+      entries.length === 0 && Option.isNone(record) && verification._tag === "Intact"
+        ? Effect.fail(new SagaNotFound({ sagaId }))
+        : Effect.succeed(verification)
     )
   )
 

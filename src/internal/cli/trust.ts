@@ -6,11 +6,9 @@
  * @since 0.2.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type { Entry, JournalCorrupted, SagaRecord, TamperProblem, Verification } from "../../Journal.js"
+import type { Entry, SagaRecord, TamperProblem, Verification } from "../../Journal.js"
 import * as Journal from "../../Journal.js"
-import { journalKeys } from "../../Keys.js"
 import { printable } from "../util/printable.js"
 import { SomethingWrong } from "./failure.js"
 
@@ -51,28 +49,15 @@ export interface Tampered {
  * @category reading
  */
 export const inspect = (sagaId: string) =>
-  Effect.gen(function* () {
-    const journal = yield* Journal.Journal
-    const keys = Option.getOrUndefined(yield* journalKeys)
-    const row = yield* Effect.either(journal.get(sagaId))
-    const record = Either.isRight(row) ? Option.getOrUndefined(row.right) : undefined
-    const read = yield* Effect.either(journal.read(sagaId))
-    if (Either.isLeft(read) && read.left._tag === "JournalError") return yield* read.left
-    const entries = Either.getOrElse(read, () => [])
-    const verification = Either.isRight(row)
-      ? Either.isRight(read)
-        ? Journal.verifyAgainst(entries, record, keys)
-        : undecodable(read.left as JournalCorrupted)
-      : yield* Journal.verify(sagaId)
-    return { sagaId, record, entries, verification } satisfies Inspection
-  })
-
-const undecodable = (error: JournalCorrupted): Verification => ({
-  _tag: "Broken",
-  seq: error.seq,
-  problem: "undecodable",
-  reason: error.reason
-})
+  Effect.map(
+    Journal.inspect(sagaId),
+    ({ entries, record, verification }): Inspection => ({
+      sagaId,
+      record: Option.getOrUndefined(record),
+      entries,
+      verification
+    })
+  )
 
 /**
  * The mark of a verification: `null` when it is intact.
