@@ -65,7 +65,8 @@ export interface SqliteOptions {
 /**
  * The journal on the `SqlClient` in context (SQLite or PostgreSQL: the statements use
  * `ON CONFLICT` and `RETURNING`). Its tables are created by `@effect/sql`'s Migrator, recorded in
- * the `effect_saga_migrations` table.
+ * the `effect_saga_migrations` table, all in one transaction: a migration that fails leaves the
+ * database as it was (one without effect-saga tables keeps none, not even that record).
  *
  * @since 0.1.0
  * @category layers

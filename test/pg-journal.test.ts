@@ -6,12 +6,12 @@ import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Either, Layer, Option } from "effect"
 import { Journal, SqlJournal } from "../src/index.js"
-import { openStatusSagas } from "../src/internal/sql/migrations.js"
+import { latestMigration, openStatusSagas } from "../src/internal/sql/migrations.js"
 import * as Postgres from "../src/Postgres.js"
 import { suite as approvalSuite } from "./ApprovalSuite.js"
 import { saga, seedStaggered, step } from "./fixtures/drafts.js"
 import { countingStatements } from "./fixtures/pg-statements.js"
-import { freshDatabase } from "./fixtures/postgres.js"
+import { freshDatabase, queryOn } from "./fixtures/postgres.js"
 import { suite as journalSuite } from "./JournalSuite.js"
 
 const url = await freshDatabase("effect_saga_suites")
@@ -50,6 +50,26 @@ describe("PostgreSQL", () => {
       )
       expect(lists).toEqual([[], [], [], [], []])
     })
+  )
+
+  it.live(
+    "a database whose first migrating fails (another application's table in the way) is left as it was, with no record of migrations: not an effect-saga journal",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* fresh("failed_first_migration")
+        const tables = () =>
+          Effect.promise(() =>
+            queryOn(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")
+          )
+        yield* Effect.promise(() => queryOn(url, "CREATE TABLE effect_saga_approvals (something_else TEXT)"))
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(Postgres.layer({ url }))))
+        expect(error).toMatchObject({ _tag: "JournalError", operation: "migrate" })
+        expect(yield* tables()).toEqual([{ tablename: "effect_saga_approvals" }])
+        expect(yield* Effect.provide(SqlJournal.schemaVersion, Postgres.layerClient({ url }))).toEqual({
+          applied: undefined,
+          latest: latestMigration
+        })
+      })
   )
 
   it.live("countOpen on 10,000 finished and 100 open sagas is answered from the open-status index", () =>

@@ -340,6 +340,46 @@ describe("SqlJournal on an SQLite file", () => {
     })
   )
 
+  it.effect.each([
+    ["SqlStore.layerSqlite", (filename: string) => SqlStore.layerSqlite({ filename })],
+    [
+      "SqlStore.layer on a stock SqliteClient",
+      (filename: string) => SqlStore.layer.pipe(Layer.provide(SqliteClient.layer({ filename })))
+    ]
+  ] as const)(
+    "%s: a file whose first migrating fails (another application's table in the way) is left as it was, with no record of migrations: not an effect-saga journal; it opens once the table is gone",
+    ([name, layerOn]) =>
+      Effect.gen(function* () {
+        const filename = fileFor(`failed-first-migration-${name.replace(/\W+/g, "-")}`)
+        const schema = () =>
+          Effect.scoped(
+            Effect.map(raw(filename), (db) =>
+              db.prepare("SELECT type, name, sql FROM sqlite_master ORDER BY type, name").all()
+            )
+          )
+        // Another application's table, under the name migration 2 creates.
+        yield* Effect.scoped(
+          Effect.map(raw(filename), (db) => db.exec("CREATE TABLE effect_saga_approvals (something_else TEXT)"))
+        )
+        const before = yield* schema()
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(layerOn(filename))))
+        expect(error).toMatchObject({ _tag: "JournalError", operation: "migrate" })
+        expect(error.message).toBe('journal migrate failed: SQLITE_ERROR: table "effect_saga_approvals" already exists')
+        expect(yield* schema()).toEqual(before)
+        const readOnly = SqlJournal.layerSqliteClient({ filename, readonly: true })
+        expect(yield* Effect.provide(SqlJournal.schemaVersion, readOnly)).toEqual({
+          applied: undefined,
+          latest: latestMigration
+        })
+        yield* Effect.scoped(Effect.map(raw(filename), (db) => db.exec("DROP TABLE effect_saga_approvals")))
+        yield* Effect.scoped(Layer.build(layerOn(filename)))
+        expect(yield* Effect.provide(SqlJournal.schemaVersion, readOnly)).toEqual({
+          applied: latestMigration,
+          latest: latestMigration
+        })
+      })
+  )
+
   it.scoped(
     "a store is at schema version 7, entries of 0.5.0: one of version 6 is brought to it when opened, so that an effect-saga that knows 6 refuses it",
     () =>

@@ -143,11 +143,13 @@ const runMigrations = Migrator.make({})({
 })
 
 /**
- * Brings the store's tables up to date through `@effect/sql`'s Migrator. A migration that fails is a
- * typed `MigrationError` here (the Migrator itself makes it a defect). On PostgreSQL, processes that
- * start at once take turns on an advisory lock held by one transaction around the whole migration
- * (creating the migrations table included: two creations at once can collide there); on SQLite the
- * write lock already serializes them.
+ * Brings the store's tables up to date through `@effect/sql`'s Migrator, in one transaction that
+ * holds the creation of the migrations table too (the Migrator creates it before its own): a
+ * migration that fails leaves the store as it was, never an empty record of migrations (which would
+ * read as one edited). A migration that fails is a typed `MigrationError` here (the Migrator itself
+ * makes it a defect). On PostgreSQL, processes that start at once take turns on an advisory lock
+ * held by that transaction (two creations of the table at once can collide); on SQLite its write
+ * lock already serializes them.
  */
 export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, SqlClient.SqlClient> = Effect.flatMap(
   SqlClient.SqlClient,
@@ -169,10 +171,12 @@ export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, Sq
           )
         ),
       orElse: () =>
-        Effect.asVoid(
-          Effect.zipRight(
-            Effect.suspend(() => refuseNewer),
-            runMigrations
+        sql.withTransaction(
+          Effect.asVoid(
+            Effect.zipRight(
+              Effect.suspend(() => refuseNewer),
+              runMigrations
+            )
           )
         )
     })
