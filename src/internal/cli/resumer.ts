@@ -69,6 +69,18 @@ export const approvalLapsed = (
   `next: the approval of ${stepId} ${ApprovalExpiry.lapsedText(lapsed)}: resumed as it is, the saga journals EXPIRED and compensates; to run the step still, renew it first: effect-saga renew-approval ${sagaId} ${stepId} --as WHO --expires-at TIME ${at}, then resume the saga, by ${resumedBy(sagaId, origin)}`
 
 /**
+ * The `next:` line of a saga that needs attention with nothing left to resolve (every step it
+ * stopped on resolved, or only a read unknown, which a resume runs again): it goes on only when
+ * resumed (a Recovery pass does not take a saga that needs attention), and a step resolved as not
+ * applied makes the resume compensate.
+ *
+ * @since 0.5.0
+ * @category resuming
+ */
+export const resolved = (sagaId: string, origin: Origin | undefined, at: string): string =>
+  `next: nothing is left to resolve: the saga goes on (or compensates, if one did not happen) when it is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga that needs attention); or effect-saga compensate ${sagaId} --register MODULE --as WHO ${at}`
+
+/**
  * The `next:` line of a saga left behind (`isLeftBehind`): who takes it, or that no `Recovery` can
  * (started with `Saga.run`), and how to compensate it instead.
  *

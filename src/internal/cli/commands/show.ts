@@ -180,6 +180,19 @@ const approvedLine = (
 }
 
 /**
+ * A saga that needs attention with nothing left to resolve (an operator resolved every step it
+ * stopped on, or what is unknown is a read, which a resume runs again) and nobody driving it: it
+ * waits to be resumed.
+ */
+const isResolved = (
+  status: Saga.SagaStatus,
+  unknown: ReadonlyArray<Saga.StepStatus>,
+  undoRun: boolean,
+  now: number
+): boolean =>
+  status.status === "needs_attention" && !undoRun && unknown.length === 0 && Lease.liveLease(status, now) === undefined
+
+/**
  * What the operator may do next, with the position they saw: leases judged at `now` (the store's
  * clock), approvals at `hostNow` (this host's, as the worker that resumes the saga judges them by its own).
  */
@@ -207,7 +220,8 @@ const next = (
       (step) =>
         `next: effect-saga resolve ${status.sagaId} ${step.stepId} --applied|--not-applied --as WHO ${at} (ask the provider whether the undo, key ${status.sagaId}, happened)`
     ),
-    ...(Resumer.isLeftBehind(status, now) ? [Resumer.leftBehind(status.sagaId, origin, at)] : [])
+    ...(Resumer.isLeftBehind(status, now) ? [Resumer.leftBehind(status.sagaId, origin, at)] : []),
+    ...(isResolved(status, unknown, undoRun, now) ? [Resumer.resolved(status.sagaId, origin, at)] : [])
   ]
 }
 
