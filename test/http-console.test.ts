@@ -276,6 +276,15 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       expect((yield* follow(baseUrl, applied)).notice).toMatchObject({ kind: "ok" })
       const status = yield* onDb(db, Saga.status("ship-1"))
       expect(status.steps.find((candidate) => candidate.stepId === seen.stepId)!.state).toBe("executed")
+      // Still needs_attention until resumed: the page says so, and no longer offers to resolve.
+      expect(status.status).toBe("needs_attention")
+      const page = yield* Effect.promise(() =>
+        fetch(`${baseUrl}/console/sagas/ship-1`, { headers: { cookie: signedIn } }).then(answered)
+      )
+      expect(page.text).toContain(
+        '<p class="approved" id="resume">Nothing is left to resolve: the saga goes on (or compensates, if a step did not happen) when it is resumed, by a worker that has its program (a Recovery pass does not take a saga that needs attention).</p>'
+      )
+      expect(page.text).not.toContain('action="/console/resolve"')
     })
   )
 

@@ -191,6 +191,25 @@ const approvedLine = (detail: SagaDetail, stepId: string, now: number): string =
   return `<p class="approved">${escape(said)}</p>`
 }
 
+/** What a saga that needs attention with nothing left to resolve waits for. */
+const RESOLVED =
+  "Nothing is left to resolve: the saga goes on (or compensates, if a step did not happen) when it is resumed, by a worker that has its program (a Recovery pass does not take a saga that needs attention)."
+
+/**
+ * A saga that needs attention with nothing left to resolve (every step it stopped on resolved, or
+ * only a read unknown, which a resume runs again; no undo unknown) and nobody driving it.
+ */
+const waitsForResume = (
+  detail: SagaDetail,
+  unknown: ReadonlyArray<SagaDetail["steps"][number]>,
+  lease: SagaDetail["saga"]["lease"] | undefined
+): boolean =>
+  detail.saga.status === "needs_attention" &&
+  detail.saga.tampered === null &&
+  unknown.length === 0 &&
+  lease === undefined &&
+  detail.steps.every((step) => step.undo !== "unknown")
+
 /**
  * One saga, its lease as it stands at `now` (epoch milliseconds).
  *
@@ -215,6 +234,7 @@ ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">$
 </dl>
 ${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`}
 ${approved.map((step) => approvedLine(detail, step.stepId, now)).join("\n")}
+${waitsForResume(detail, unknown, lease) ? `<p class="approved" id="resume">${escape(RESOLVED)}</p>` : ""}
 <h2>Steps</h2>
 <div class="table"><table><thead><tr><th>step</th><th>tool</th><th>state</th><th>undo</th></tr></thead><tbody>
 ${detail.steps
