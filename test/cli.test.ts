@@ -1412,6 +1412,13 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
       expect(verified.code).toBe(1)
       expect(verified.stdout).toContain("the stored entry does not decode: payload (bytes) is not text or null")
       expect(verified.stdout).not.toMatch(/Buffer|\[\d+,/)
+      // Bytes in a column that holds no secret are shown in hex, never as Node's Buffer JSON.
+      edit(db, "UPDATE effect_saga_entries SET step_id = X'deadbeef' WHERE saga_id = 'order-2' AND seq = 2")
+      const stepBytes = yield* cli("verify", "order-2", "--db", db)
+      expect(stepBytes.stdout).toContain(
+        "the stored entry does not decode: stepId (bytes deadbeef) is not text or null"
+      )
+      expect(stepBytes.stdout).not.toMatch(/Buffer|\[\d+,/)
     })
   )
 

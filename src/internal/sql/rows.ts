@@ -44,10 +44,14 @@ const describeUndecodable = (row: unknown, error: ParseResult.ParseError): strin
   if (typeof column !== "string" || columnKinds[column] === undefined) return oneLine(issue?.message ?? "", 120)
   const value = (row as Record<string, unknown>)[column]
   if (value === undefined) return `${column} is missing`
-  // What an input or a payload holds may be a secret (a receipt): only its kind is named.
+  const bytes = value instanceof Uint8Array
+  // What an input or a payload holds may be a secret (a receipt): only its kind is named. Other
+  // bytes are shown in hex, as the CLI prints a stored column.
   const shown = mayHoldSecrets.has(column)
-    ? `(${Buffer.isBuffer(value) || value instanceof Uint8Array ? "bytes" : typeName(value)})`
-    : oneLine(JSON.stringify(value) ?? String(value), 60)
+    ? `(${bytes ? "bytes" : typeName(value)})`
+    : bytes
+      ? `(bytes ${oneLine(Buffer.from(value).toString("hex"), 60)})`
+      : oneLine(JSON.stringify(value) ?? String(value), 60)
   return `${column} ${shown} is not ${columnKinds[column]}`
 }
 
