@@ -380,6 +380,32 @@ describe("SqlJournal on an SQLite file", () => {
       })
   )
 
+  it.effect.each([
+    ["SqlStore.layerSqlite", (filename: string) => SqlStore.layerSqlite({ filename })],
+    ["SqlJournal.layerSqlite", (filename: string) => SqlJournal.layerSqlite({ filename })]
+  ] as const)(
+    "%s: a rollback-journal file whose migration fails is switched back from WAL, with no -wal or -shm file left beside it; one that migrates stays in WAL",
+    ([name, layerOn]) =>
+      Effect.gen(function* () {
+        const filename = fileFor(`failed-migration-mode-${name.replace(/\W+/g, "-")}`)
+        const journalMode = () =>
+          Effect.scoped(Effect.map(raw(filename), (db) => db.pragma("journal_mode", { simple: true })))
+        yield* Effect.scoped(
+          Effect.map(raw(filename), (db) => {
+            db.pragma("journal_mode = DELETE")
+            db.exec("CREATE TABLE effect_saga_approvals (something_else TEXT)")
+          })
+        )
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(layerOn(filename))))
+        expect(error).toMatchObject({ _tag: "JournalError", operation: "migrate" })
+        expect(yield* journalMode()).toBe("delete")
+        expect([fs.existsSync(`${filename}-wal`), fs.existsSync(`${filename}-shm`)]).toEqual([false, false])
+        yield* Effect.scoped(Effect.map(raw(filename), (db) => db.exec("DROP TABLE effect_saga_approvals")))
+        yield* Effect.scoped(Layer.build(layerOn(filename)))
+        expect(yield* journalMode()).toBe("wal")
+      })
+  )
+
   it.scoped(
     "a store is at schema version 7, entries of 0.5.0: one of version 6 is brought to it when opened, so that an effect-saga that knows 6 refuses it",
     () =>

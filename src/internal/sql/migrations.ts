@@ -2,8 +2,10 @@ import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type { SqlError } from "@effect/sql/SqlError"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as SqliteDriver from "./sqliteDriver.js"
 
 /** The table the migrator records applied migrations in. */
 export const migrationsTable = "effect_saga_migrations"
@@ -171,14 +173,21 @@ export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, Sq
           )
         ),
       orElse: () =>
-        sql.withTransaction(
-          Effect.asVoid(
-            Effect.zipRight(
-              Effect.suspend(() => refuseNewer),
-              runMigrations
+        sql
+          .withTransaction(
+            Effect.asVoid(
+              Effect.zipRight(
+                Effect.suspend(() => refuseNewer),
+                runMigrations
+              )
             )
           )
-        )
+          .pipe(
+            // A file the store switched to WAL as it opened it is switched back if this fails.
+            Effect.onExit((exit) =>
+              Exit.isSuccess(exit) ? Effect.sync(() => SqliteDriver.keepWal(sql)) : SqliteDriver.undoWalSwitch(sql)
+            )
+          )
     })
 ).pipe(
   Effect.catchSomeDefect((defect) =>

@@ -29,7 +29,7 @@ interface PreparedStatement {
 interface Database {
   readonly inTransaction: boolean
   readonly prepare: (sql: string) => PreparedStatement
-  readonly pragma: (pragma: string) => unknown
+  readonly pragma: (pragma: string, options?: { readonly simple: boolean }) => unknown
   readonly close: () => unknown
   readonly serialize: () => Uint8Array
   readonly backup: (destination: string) => Promise<SqliteClient.BackupMetadata>
@@ -175,6 +175,21 @@ const toWal = (db: { readonly pragma: (pragma: string) => unknown }): void => {
   }
 }
 
+/** For each client that switched its file to WAL: switching it back to the mode it had before. */
+const walSwitches = new WeakMap<object, Effect.Effect<void>>()
+
+/**
+ * Switches the file of `client` back to the journal mode it had before the client switched it to
+ * WAL, if it did (a migration that fails leaves the file as it was). Best effort: while another
+ * connection has the file open in WAL mode, SQLite refuses, and the file stays in WAL mode.
+ */
+export const undoWalSwitch = (client: object): Effect.Effect<void> => walSwitches.get(client) ?? Effect.void
+
+/** Forgets how to switch the file of `client` back (its migrations succeeded). */
+export const keepWal = (client: object): void => {
+  walSwitches.delete(client)
+}
+
 /**
  * An `SqliteClient` on `options.filename`, as `@effect/sql-sqlite-node` makes it (WAL unless
  * disabled, one connection behind a lock, statements prepared once), whose connection the journal
@@ -191,6 +206,7 @@ export const make = (
       Effect.sync(() => new Sqlite(options.filename, { readonly: options.readonly })),
       (db) => Effect.sync(() => db.close())
     )
+    const modeBefore = options.disableWAL ? "wal" : String(db.pragma("journal_mode", { simple: true }))
     if (!options.disableWAL) toWal(db)
     const prepare = makePrepared(db)
     const connection = makeConnection(db, prepare)
@@ -224,6 +240,16 @@ export const make = (
         ),
       loadExtension: (path: string) => onConnection(() => void db.loadExtension(path), "Failed to load extension")
     }) as unknown as SqliteClient.SqliteClient
+    if (modeBefore !== "wal") {
+      const switchBack = Effect.sync(() => {
+        try {
+          db.pragma(`journal_mode = ${modeBefore}`)
+        } catch {
+          // Another connection has the file open in WAL mode: it stays so.
+        }
+      })
+      walSwitches.set(sqlite, lock.withLock(switchBack))
+    }
     direct.set(sqlite, {
       exclusive: (f) => lock.withLock(Effect.try({ try: f, catch: failure("Failed to execute statement") })),
       run: (sql, params) => {
