@@ -501,18 +501,11 @@ export type {
 export const verify = (
   sagaId: string
 ): Effect.Effect<Verification, JournalError | KeyError | SagaNotFound | InvalidIdentifier, Journal> =>
-  // The id is checked first, as every command checks the id it names: from JavaScript anything may come.
-  Effect.zipRight(
-    identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES),
-    Effect.all([Journal, journalKeys])
-  ).pipe(
-    // Read as the loads read (inspect.ts): an append committed meanwhile is never taken for a break.
-    Effect.flatMap(([journal, keys]) => inspected.inspect(journal, sagaId, Option.getOrUndefined(keys))),
-    Effect.flatMap(({ entries, record, verification }) =>
-      entries.length === 0 && Option.isNone(record) && verification._tag === "Intact"
-        ? Effect.fail(new SagaNotFound({ sagaId }))
-        : Effect.succeed(verification)
-    )
+  // Read as the loads read (inspect.ts): an append committed meanwhile is never taken for a break.
+  Effect.flatMap(inspect(sagaId), ({ entries, record, verification }) =>
+    entries.length === 0 && Option.isNone(record) && verification._tag === "Intact"
+      ? Effect.fail(new SagaNotFound({ sagaId }))
+      : Effect.succeed(verification)
   )
 
 /**
@@ -597,22 +590,25 @@ export const sagasWithoutRow: Effect.Effect<ReadonlyArray<string>, JournalError,
 /**
  * A saga's journal as NDJSON: one entry per line, in `seq` order, then an end line
  * (`{"exportEnd":{"sagaId":…,"entries":…,"digest":…}}`) by which `importNdjson` tells a whole
- * export from one cut short.
+ * export from one cut short. A saga with no entry is `SagaNotFound`; an id that cannot be one is
+ * `InvalidIdentifier` (`kind: "saga id"`), as `verify` answers it; nothing is read.
  *
  * @since 0.1.0
  * @category export
  */
 export const exportNdjson = (
   sagaId: string
-): Effect.Effect<string, JournalError | JournalCorrupted | SagaNotFound, Journal> =>
-  Effect.flatMap(Journal, (journal) =>
-    Effect.flatMap(journal.read(sagaId), (entries) =>
-      entries.length === 0
-        ? Effect.fail(new SagaNotFound({ sagaId }))
-        : Effect.succeed(
-            `${entries.map((entry) => `${JSON.stringify(Schema.encodeSync(Entry)(entry))}\n`).join("")}${endLineOf(entries)}\n`
-          )
-    )
+): Effect.Effect<string, JournalError | JournalCorrupted | SagaNotFound | InvalidIdentifier, Journal> =>
+  Effect.flatMap(
+    Effect.zipRight(identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES), Journal),
+    (journal) =>
+      Effect.flatMap(journal.read(sagaId), (entries) =>
+        entries.length === 0
+          ? Effect.fail(new SagaNotFound({ sagaId }))
+          : Effect.succeed(
+              `${entries.map((entry) => `${JSON.stringify(Schema.encodeSync(Entry)(entry))}\n`).join("")}${endLineOf(entries)}\n`
+            )
+      )
   )
 
 const decodeLine = Schema.decodeUnknownEither(Schema.parseJson(Entry))

@@ -435,6 +435,8 @@ const entryPoints: ReadonlyArray<
   ],
   ["Saga.status", "saga id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Saga.status(id)],
   ["Journal.verify", "saga id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Journal.verify(id)],
+  ["Journal.inspect", "saga id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Journal.inspect(id)],
+  ["Journal.exportNdjson", "saga id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Journal.exportNdjson(id)],
   ["Saga.compensateEffect", "effect id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Saga.compensateEffect(id)],
   ["Saga.approve's step", "step id", Saga.MAX_JOURNAL_ID_BYTES, (id) => Saga.approve("s", id, { by: "alice" })],
   [

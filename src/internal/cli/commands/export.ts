@@ -7,7 +7,6 @@
 import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
 import * as Journal from "../../../Journal.js"
-import * as identifier from "../../util/identifier.js"
 import { printable } from "../../util/printable.js"
 import { SomethingWrong } from "../failure.js"
 import { print } from "../output.js"
@@ -48,8 +47,7 @@ const exportStored = (corrupted: Journal.JournalCorrupted) =>
 export const exportSaga = Command.make("export", { db, saga }, (options) =>
   withStore(
     options.db,
-    identifier.check("saga id", options.saga, identifier.MAX_JOURNAL_ID_BYTES).pipe(
-      Effect.zipRight(Journal.exportNdjson(options.saga)),
+    Journal.exportNdjson(options.saga).pipe(
       Effect.flatMap((ndjson) => print(ndjson.replace(/\n$/, ""))),
       Effect.catchTag("JournalCorrupted", exportStored)
     ),

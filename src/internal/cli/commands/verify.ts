@@ -10,7 +10,6 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Journal from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
-import * as identifier from "../../util/identifier.js"
 import { table } from "../../util/table.js"
 import { SomethingWrong, UsageError } from "../failure.js"
 import { print, printJson } from "../output.js"
@@ -72,7 +71,6 @@ const verdictsOf = (options: { readonly saga: Option.Option<string>; readonly al
   Effect.gen(function* () {
     const named = options.saga
     if (Option.isNone(named)) return yield* everyVerdict
-    yield* identifier.check("saga id", named.value, identifier.MAX_JOURNAL_ID_BYTES)
     const inspection = yield* Trust.inspect(named.value)
     const unknown =
       inspection.record === undefined && inspection.entries.length === 0 && inspection.verification._tag === "Intact"
