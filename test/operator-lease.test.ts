@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import type { Context } from "effect"
-import { Deferred, Effect, Exit, Fiber, Layer, Schema, TestClock } from "effect"
+import { Context as Ctx, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 
@@ -111,6 +111,57 @@ describe("a command whose write is refused after writes of its own says what it 
       new Journal.ConcurrencyConflict({ sagaId: "s", expectedRevision: 4, actualRevision: 5, written: 1 }).message
     ).toBe("saga s is at revision 5, not 4: it moved on after this caller wrote revision 4; its next write was refused")
   })
+})
+
+describe("a command on a saga a run of the same worker is driving is refused at once, as another worker's would be", () => {
+  const Busy = Schema.Struct({ id: Schema.String })
+  for (const [name, makeStore] of stores) {
+    it.scoped(
+      `${name}: approve, reject, resolve and compensate answer LeaseHeld (this worker, its lease) and write nothing; after the run, compensate goes through`,
+      () =>
+        Effect.gen(function* () {
+          const store = yield* makeStore()
+          const context = yield* Layer.build(Saga.layerWith({ owner: "worker-a" }).pipe(Layer.provideMerge(store)))
+          const release = yield* Deferred.make<void>()
+          const started = yield* Deferred.make<void>()
+          const ship = Compensable.make({
+            name: "ship",
+            input: Busy,
+            success: Busy,
+            execute: (input) =>
+              Effect.as(Effect.zipRight(Deferred.succeed(started, undefined), Deferred.await(release)), input),
+            compensate: () => Effect.void
+          })
+          const running = yield* Effect.fork(Effect.provide(Saga.run("busy-1", ship({ id: "parcel" })), context))
+          yield* Deferred.await(started)
+          const journal = Ctx.get(context, Journal.Journal)
+          const before = yield* journal.read("busy-1")
+          const status = yield* Effect.provide(Saga.status("busy-1"), context)
+          const stepId = status.steps[0]!.stepId
+          const refusals = yield* Effect.all(
+            [
+              Saga.compensate("busy-1"),
+              Saga.approve("busy-1", stepId, { by: "alice" }),
+              Saga.reject("busy-1", stepId, { by: "bob", reason: "no" }),
+              Saga.resolve("busy-1", stepId, { outcome: "not-applied", by: "carol" })
+            ].map((command) => Effect.flip(Effect.provide(command, context)))
+          )
+          const lease = Option.getOrThrow(yield* journal.get("busy-1")).lease!
+          expect(lease.owner).toBe("worker-a")
+          for (const error of refusals) {
+            assert(error._tag === "LeaseHeld")
+            expect(error.message).toBe(
+              `saga busy-1 is being driven by worker-a (lease until ${lease.expiresAt}): nothing was written`
+            )
+          }
+          expect(yield* journal.read("busy-1")).toEqual(before)
+          yield* Deferred.succeed(release, undefined)
+          expect((yield* Fiber.join(running))._tag).toBe("Completed")
+          const report = yield* Effect.provide(Saga.compensate("busy-1"), context)
+          expect(report.status).toBe("compensated")
+        })
+    )
+  }
 })
 
 describe("Saga.withInterruptibleUndos: interrupting an operator's command interrupts its undo", () => {

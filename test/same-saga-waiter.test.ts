@@ -132,15 +132,62 @@ describe("a second run of a saga the worker is running", () => {
   )
 
   it.effect(
-    "an operator's command waiting for the saga does not start once the service is closing: it ends interrupted, writing nothing",
+    "an operator's command on the saga the run holds is refused at once (LeaseHeld, this worker), writing nothing; the run goes on",
     () =>
       Effect.gen(function* () {
         const { reserve, world } = yield* fixture
         const held = yield* holdingRun("retry-3", reserve)
-        // Waits for the run's lock: closing interrupts the run, which hands the lock over.
-        const compensating = yield* Effect.fork(Effect.provide(Saga.compensate("retry-3"), held.context))
-        yield* closedWhileWaiting("retry-3", held, compensating)
+        const refused = yield* Effect.flip(Effect.provide(Saga.compensate("retry-3"), held.context))
+        expect(refused._tag).toBe("LeaseHeld")
+        expect(refused.message).toMatch(/^saga retry-3 is being driven by .+ \(lease until .+\): nothing was written$/)
+        yield* Scope.close(held.scope, Exit.void)
+        expect(Exit.isInterrupted(yield* Fiber.await(held.first))).toBe(true)
+        expect(yield* phases(Context.get(held.context, Journal.Journal), "retry-3")).toEqual([
+          "SAGA_STARTED",
+          "reserve INTENT",
+          "reserve EXECUTED",
+          "SAGA_SUSPENDED"
+        ])
         expect(world).toEqual(["reserve A"])
+      }),
+    HANG
+  )
+
+  it.effect(
+    "an operator's command waiting for the saga behind another command does not start once the service is closing: it ends interrupted, writing nothing",
+    () =>
+      Effect.gen(function* () {
+        const scope = yield* Scope.make()
+        const context = yield* Layer.buildWithScope(Testing.layer, scope)
+        const undoing = yield* Deferred.make<void>()
+        const hold = Compensable.make({
+          name: "hold",
+          input: Schema.String,
+          success: Schema.String,
+          execute: (what) => Effect.succeed(what),
+          compensate: () => Effect.zipRight(Deferred.succeed(undoing, undefined), Effect.never)
+        })
+        yield* Effect.provide(Saga.run("retry-4", hold("A")), context)
+        // The first command's undo never ends: interruptible, so that closing the service ends it.
+        const first = yield* Effect.fork(
+          Effect.provide(Saga.withInterruptibleUndos(Saga.compensate("retry-4")), context)
+        )
+        yield* Deferred.await(undoing)
+        const second = yield* Effect.fork(Effect.provide(Saga.compensate("retry-4"), context))
+        yield* Effect.yieldNow()
+        yield* Scope.close(scope, Exit.void)
+        expect(Exit.isInterrupted(yield* Fiber.await(first))).toBe(true)
+        expect(Exit.isInterrupted(yield* Fiber.await(second))).toBe(true)
+        // What the first command wrote, and nothing of the second's.
+        expect(yield* phases(Context.get(context, Journal.Journal), "retry-4")).toEqual([
+          "SAGA_STARTED",
+          "hold INTENT",
+          "hold EXECUTED",
+          "SAGA_COMPLETED",
+          "SAGA_COMPENSATING",
+          "hold COMPENSATING",
+          "hold COMPENSATION_UNKNOWN"
+        ])
       }),
     HANG
   )

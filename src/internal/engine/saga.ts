@@ -24,7 +24,7 @@ import { Authority, allowAll, check } from "../../Authority.js"
 import * as Compensable from "../../Compensable.js"
 import type * as Report from "../../CompensationReport.js"
 import type { Holder, ListFilter, SagaRecord, Verification } from "../../Journal.js"
-import { isFinished, Journal, JournalCorrupted, JournalError, SagaNotFound } from "../../Journal.js"
+import { isFinished, Journal, JournalCorrupted, JournalError, LeaseHeld, SagaNotFound } from "../../Journal.js"
 import * as Keys from "../../Keys.js"
 import type {
   ApproveOptions,
@@ -187,7 +187,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
    * scope interrupts them and waits for them. A run suspends; a command, uninterruptible, runs to
    * its end (its undos too, unless `Saga.withInterruptibleUndos`), its leases renewed meanwhile.
    */
-  const running = new Set<{ readonly fiber: Fiber.RuntimeFiber<unknown, unknown> }>()
+  const running = new Set<InFlight>()
   /** Set once the service's scope closes: a run waiting for its saga's lock then never starts. */
   let closing = false
   yield* Effect.addFinalizer(() =>
@@ -206,7 +206,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   /** Tracks the caller's fiber in `running` while `effect` runs (call it where interruption is masked). */
   const tracked = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     Effect.withFiberRuntime((fiber) => {
-      const token = { fiber: fiber as Fiber.RuntimeFiber<unknown, unknown> }
+      const token: InFlight = { fiber: fiber as Fiber.RuntimeFiber<unknown, unknown>, driving: undefined }
       running.add(token)
       return Effect.ensuring(
         effect,
@@ -240,7 +240,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     Effect.uninterruptibleMask((restore) =>
       withNewSpan("effect-saga.run", attributes, (span, fiber) => {
         const entered = entering(fiber, span)
-        const run = { fiber }
+        const run: InFlight = { fiber, driving: undefined }
         running.add(run)
         const end = <X>(exit: Exit.Exit<X, E>) =>
           Effect.flatMap(entered.leave, () => {
@@ -251,7 +251,11 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           })
         // Waiting for the saga's lock is as interruptible as the caller (`restore`): a second run of
         // the same saga waits for the first, and its caller's timeout or interruption ends the wait.
-        const locked = locks.withLockMasked(sagaId, unlessClosing(Effect.suspend(() => body(span))), restore)
+        const driven = Effect.suspend(() => {
+          run.driving = sagaId
+          return body(span)
+        })
+        const locked = locks.withLockMasked(sagaId, unlessClosing(driven), restore)
         return Effect.zipRight(
           Effect.zipRight(entered.into, renewal.acquire),
           Effect.matchCauseEffect(locked, {
@@ -490,9 +494,39 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
    * them (`written.ts`).
    */
   const command = <A, E>(sagaId: string, spec: Command<A, E>) =>
-    Effect.zipRight(outsideOwnRun(sagaId, spec.action, spec.stepId), commandLocked(sagaId, spec))
+    Effect.gen(function* () {
+      yield* outsideOwnRun(sagaId, spec.action, spec.stepId)
+      yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
+      yield* checkNamed(spec)
+      yield* outsideUndo
+      const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
+      yield* refuseWhileDrivenHere(sagaId)
+      return yield* commandLocked(sagaId, spec, principal)
+    })
 
-  const commandLocked = <A, E>(sagaId: string, spec: Command<A, E>) =>
+  /**
+   * A command never waits for a run of its saga that this worker is driving: it is refused with
+   * that run's `LeaseHeld` (this worker's name, the lease's expiry), as a command through another
+   * worker is, and nothing is written. (Commands of one worker do take turns on the saga's lock.)
+   */
+  const refuseWhileDrivenHere = (sagaId: string): Effect.Effect<void, LeaseHeld | JournalError> =>
+    Effect.suspend(() => {
+      if (!drivenHere(sagaId)) return Effect.void
+      return Effect.flatMap(journal.get(sagaId), (row) => {
+        const lease = Option.isSome(row) ? row.value.lease : null
+        return lease === null || lease.owner !== owner
+          ? Effect.void
+          : Effect.fail(new LeaseHeld({ sagaId, owner: lease.owner, expiresAt: lease.expiresAt }))
+      })
+    })
+
+  /** Whether a run of `sagaId` holds its lock in this worker now. */
+  const drivenHere = (sagaId: string): boolean => {
+    for (const inFlight of running) if (inFlight.driving === sagaId) return true
+    return false
+  }
+
+  const commandLocked = <A, E>(sagaId: string, spec: Command<A, E>, principal: Principal) =>
     locks.withLock(
       sagaId,
       Effect.uninterruptible(
@@ -500,10 +534,6 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           tracked(
             renewal.renewing(
               Effect.gen(function* () {
-                yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
-                yield* checkNamed(spec)
-                yield* outsideUndo
-                const principal = yield* check(authority, spec.action, sagaId, spec.stepId)
                 const writer = yield* claimAndLoad(sagaId)
                 if (!writer.view.exists) return yield* new SagaNotFound({ sagaId })
                 const carryOut = Effect.gen(function* () {
@@ -803,6 +833,12 @@ const nothingToShow = (sagaId: string, verification: Verification) => {
 }
 
 /** An operator's command, as `command` carries it out. */
+/** A run or an operator's command in flight; `driving`: the saga whose lock a run holds now. */
+interface InFlight {
+  readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
+  driving: string | undefined
+}
+
 interface Command<A, E> {
   readonly action: Action
   readonly stepId?: string | undefined
