@@ -1,3 +1,4 @@
+import * as crypto from "node:crypto"
 import * as Chat from "@effect/ai/Chat"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as McpSchema from "@effect/ai/McpSchema"
@@ -129,6 +130,36 @@ describe("an agent's tool calls are saga steps", () => {
           ["Ship", "the call died (a defect: Error: the warehouse client crashed): it may or may not have run"]
         ])
         expect(world.log).toEqual(["reserve A-1 x2", "charge 4200"])
+      })
+  )
+
+  it.effect.each([
+    ["empty", ""],
+    ["with a slash", "call/1"],
+    ["over 256 bytes", "c".repeat(300)],
+    ["with a newline", "call\n1"]
+  ] as const)(
+    "a model's call id that cannot be a step key (%s) keys its step by the id's SHA-256: the call runs once, and replays",
+    ([, id]) =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const script: Scripted.Script = ({ turn }) =>
+          turn === 1
+            ? Scripted.calls(Scripted.call(id, "Reserve", { sku: "A-1", quantity: 2 }))
+            : Scripted.says("Reserved.")
+        const { live, model } = shop(world, script)
+        const reserve = Agent.loop({ prompt: "Reserve two A-1.", toolkit: Shop.toolkit })
+        const [first, again, entries] = yield* Effect.provide(
+          Effect.all([Saga.run("odd-id", reserve), Saga.run("odd-id", reserve), journalOf("odd-id")]),
+          live
+        )
+        assert(first._tag === "Completed" && again._tag === "Completed")
+        expect(world.log).toEqual(["reserve A-1 x2"])
+        expect(model.questions.length).toBe(2)
+        const key = crypto.hash("sha256", id, "hex").slice(0, 32)
+        expect(new Set(entries.flatMap((entry) => (entry.toolName === "Reserve" ? [entry.stepId] : [])))).toEqual(
+          new Set([`Reserve:sha256-${key}#1`])
+        )
       })
   )
 

@@ -12,7 +12,9 @@ import { ApprovalPending, ApprovalRefused } from "../../SagaError.js"
 import { checkTool } from "../../Toolkit.js"
 import type { StepSpec } from "../engine/spec.js"
 import { spanAroundStep } from "../observability/spans.js"
+import { stepKeyProblem } from "../util/identifier.js"
 import { resolve } from "./policy.js"
+import { sha256 } from "./promptLog.js"
 import { asCaller, currentToolCall } from "./toolCall.js"
 
 /** A handler as an agent's toolkit declares it: the tool's parameters and the step's context. */
@@ -92,6 +94,15 @@ const executeToolSpan = (toolName: string, callId: string | undefined) => ({
 const answeredByCaller: unique symbol = Symbol("effect-saga/ai/answeredByCaller")
 
 /**
+ * The step key of a model's tool call: its id, or, for an id that cannot be a step key (empty, over
+ * `Compensable.MAX_STEP_KEY_BYTES`, holding a `/` or a control character: ids are the provider's
+ * choice), `sha256-` and the first 32 hex digits of the id's SHA-256. Either is the same on every
+ * replay: the journaled answer carries the same ids.
+ */
+export const stepKeyOf = (callId: string | undefined): string | undefined =>
+  callId === undefined || stepKeyProblem(callId) === undefined ? callId : `sha256-${sha256(callId).slice(0, 32)}`
+
+/**
  * The handler `@effect/ai` calls: the call is a step of the saga in context, keyed by the model's
  * tool-call id when there is one. A failure the tool's failure schema does not describe (an
  * `Outcome.Failed`, an input over `maxPayloadBytes`) is a defect: the saga fails and compensates.
@@ -120,7 +131,7 @@ export const wrap =
       const span = spanAroundStep(`execute_tool ${tool.name}`, executeToolSpan(tool.name, call.id))
       const { spanEnded } = span
       const answered = yield* Effect.catchIf(
-        saga.value.step(spec, params, call.id, { deferApproval: true, spanEnded }),
+        saga.value.step(spec, params, stepKeyOf(call.id), { deferApproval: true, spanEnded }),
         (error) => error instanceof ApprovalPending || error instanceof ApprovalRefused,
         (error) =>
           Effect.sync(() => {
