@@ -476,7 +476,9 @@ describe("Testing.exploreCrashes", () => {
         })
         expect(summaries).toHaveLength(12)
         expect(summaries.some((explored) => (explored.endings.Compensated ?? 0) > 0)).toBe(true)
-      })
+      }),
+    // Twelve explorations: seconds on a loaded machine, over the default 5 s.
+    60_000
   )
 
   it.effect('an invariant must answer true or false: the text "false" does not hold', () =>
