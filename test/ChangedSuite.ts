@@ -45,6 +45,38 @@ export const suite = (name: string, store: () => Store) =>
       )
     }
 
+    it.scopedLive(
+      "an approve retried after the saga ran the step answers changed: false and says the step has run; one from a position the saga never held is 409",
+      () =>
+        Effect.gen(function* () {
+          const sagaId = fresh("approve-retry")
+          yield* Saga.run(sagaId, payout)
+          const { seen, stepId } = yield* seenAt(sagaId, "awaiting_approval")
+          const url = yield* served
+          const path = `/api/sagas/${encodeURIComponent(sagaId)}/steps/${encodeURIComponent(stepId)}/approve`
+          const approve = (position: Saga.Seen) =>
+            raw(url, "POST", path, { as: "alice", body: JSON.stringify(position) })
+          const first = yield* approve(seen)
+          expect(first.body).toMatchObject({
+            changed: true,
+            message: "approved by alice; the step runs when the saga is resumed"
+          })
+          expect((yield* Saga.resume(sagaId, payout))._tag).toBe("Completed")
+          const after = yield* Saga.status(sagaId)
+          const retried = yield* approve(seen)
+          expect(retried.status).toBe(200)
+          expect(retried.body).toMatchObject({
+            changed: false,
+            message: "approved by alice; the step has run: already so, nothing written",
+            revision: after.revision,
+            digest: after.digest
+          })
+          const forged = yield* approve({ revision: 999, digest: "zzz" })
+          expect(forged.status).toBe(409)
+          expect((yield* Saga.status(sagaId)).revision).toBe(after.revision)
+        }).pipe(Effect.provide(services()))
+    )
+
     it.scopedLive("ten identical approves sent at once over HTTP: one answers changed, nine do not", () =>
       Effect.gen(function* () {
         const sagaId = fresh("approve-http")

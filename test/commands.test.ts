@@ -60,6 +60,61 @@ describe("operator commands", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "a retried approve, reject or resolve names the position its first found, the saga's now, or none; one the saga never held (or left otherwise) is ConcurrencyConflict, nothing written",
+    () =>
+      Effect.gen(function* () {
+        const { program, unknownProgram } = reserveAndWire()
+        const never = { revision: 999, digest: "zzz" }
+        // approve, retried after the saga was resumed and completed.
+        const waiting = yield* Saga.run("retry-approve", program)
+        assert(waiting._tag === "AwaitingApproval")
+        const seen = yield* Saga.status("retry-approve")
+        const approve = (position: Saga.Seen) =>
+          Saga.withWrites(Saga.approve("retry-approve", waiting.request.stepId, { by: "alice", ...position }))
+        expect((yield* approve(seen)).written).toBe(1)
+        expect((yield* Saga.run("retry-approve", program))._tag).toBe("Completed")
+        const now = yield* Saga.status("retry-approve")
+        for (const position of [seen, now, {}, { revision: seen.revision }, { digest: now.digest }]) {
+          expect((yield* approve(position)).written).toBe(0)
+        }
+        const entries = yield* entriesOf("retry-approve")
+        for (const position of [
+          never,
+          { revision: seen.revision + 1 },
+          { revision: seen.revision, digest: now.digest }
+        ]) {
+          const error = yield* Effect.flip(approve(position))
+          expect(error._tag).toBe("ConcurrencyConflict")
+        }
+        expect(yield* entriesOf("retry-approve")).toEqual(entries)
+
+        // reject.
+        const asked = yield* Saga.run("retry-reject", program)
+        assert(asked._tag === "AwaitingApproval")
+        const before = yield* Saga.status("retry-reject")
+        const reject = (position: Saga.Seen) =>
+          Saga.withWrites(Saga.reject("retry-reject", asked.request.stepId, { by: "bob", reason: "no", ...position }))
+        expect((yield* reject(before)).value.status).toBe("compensated")
+        expect((yield* reject(before)).written).toBe(0)
+        expect((yield* reject({})).written).toBe(0)
+        expect((yield* Effect.flip(reject(never)))._tag).toBe("ConcurrencyConflict")
+
+        // resolve.
+        const unknown = yield* Saga.run("retry-resolve", unknownProgram).pipe(
+          Effect.provide(Testing.faults({ tool: "reserve", fault: "unknown" }))
+        )
+        assert(unknown._tag === "NeedsAttention")
+        const stepId = unknown.unknown[0]!.stepId
+        const unsettled = yield* Saga.status("retry-resolve")
+        const resolve = (position: Saga.Seen) =>
+          Saga.withWrites(Saga.resolve("retry-resolve", stepId, { outcome: "not-applied", by: "carol", ...position }))
+        expect((yield* resolve(unsettled)).written).toBe(1)
+        expect((yield* resolve(unsettled)).written).toBe(0)
+        expect((yield* Effect.flip(resolve(never)))._tag).toBe("ConcurrencyConflict")
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("reject journals REJECTED and compensates; running the saga again never runs the step", () =>
     Effect.gen(function* () {
       const { calls, program } = reserveAndWire()

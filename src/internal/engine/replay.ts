@@ -2,6 +2,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import type { Expected } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandConflict } from "../../SagaError.js"
@@ -33,19 +34,38 @@ const decisionOf = (step: StepView): string | undefined => {
   return isWithdrawn(step) ? refusal.reason : `rejected by ${refusal.by ?? "a run"}`
 }
 
-/** An `approve` replays the first when the step was approved by the same person with the same expiry. */
+/**
+ * Whether a command that repeats `decision` names a position a retry of it can name: none, the one
+ * just before `decision` (where the command that wrote it found the saga), or where the saga is
+ * now. Any other is a position the saga moved on from: the command is not a retry, and is refused
+ * as a new one is (`ConcurrencyConflict`).
+ */
+const seenByRetry = (writer: Writer, seen: Seen, decision: { readonly seq: number }): boolean => {
+  if (seen.revision === undefined && seen.digest === undefined) return true
+  const at = (position: Expected | undefined) =>
+    position !== undefined &&
+    (seen.revision ?? position.revision) === position.revision &&
+    (seen.digest ?? position.digest) === position.digest
+  return at(writer.view.position) || at(writer.view.positionBefore(decision.seq))
+}
+
+/**
+ * An `approve` replays the first when the step was approved by the same person with the same expiry,
+ * from a position a retry names (`seenByRetry`); from another, it is new (and refused: moved on).
+ */
 export const approval = (
   writer: Writer,
   stepId: string,
-  options: { readonly by: string; readonly expiresAt?: string | undefined }
+  options: Seen & { readonly by: string; readonly expiresAt?: string | undefined }
 ): Effect.Effect<Prior, CommandConflict> => {
   const step = writer.view.steps.get(stepId)
   const decided = step === undefined ? undefined : decisionOf(step)
   if (step === undefined || decided === undefined) return Effect.succeed("new")
-  const first = step.firstApproved?.payload
-  return first !== undefined && first.by === options.by && first.expiresAt === options.expiresAt
-    ? Effect.succeed("replay")
-    : conflict(writer, stepId, decided)
+  const first = step.firstApproved
+  if (first === undefined || first.payload.by !== options.by || first.payload.expiresAt !== options.expiresAt) {
+    return conflict(writer, stepId, decided)
+  }
+  return Effect.succeed(seenByRetry(writer, options, first) ? "replay" : "new")
 }
 
 /**
@@ -56,14 +76,19 @@ export const approval = (
 export const renewal = (
   writer: Writer,
   stepId: string,
-  options: { readonly by: string; readonly expiresAt?: string | undefined; readonly inputDigest?: string | undefined }
+  options: Seen & {
+    readonly by: string
+    readonly expiresAt?: string | undefined
+    readonly inputDigest?: string | undefined
+  }
 ): Effect.Effect<Prior> => {
-  const approved = writer.view.steps.get(stepId)?.approved?.payload
+  const approved = writer.view.steps.get(stepId)?.approved
   const same =
     approved !== undefined &&
-    approved.renewedBy === options.by &&
-    approved.expiresAt === options.expiresAt &&
-    (options.inputDigest === undefined || options.inputDigest === approved.inputDigest)
+    approved.payload.renewedBy === options.by &&
+    approved.payload.expiresAt === options.expiresAt &&
+    (options.inputDigest === undefined || options.inputDigest === approved.payload.inputDigest) &&
+    seenByRetry(writer, options, approved)
   return Effect.succeed(same ? "replay" : "new")
 }
 
@@ -71,15 +96,16 @@ export const renewal = (
 export const rejection = (
   writer: Writer,
   stepId: string,
-  options: { readonly by: string; readonly reason: string }
+  options: Seen & { readonly by: string; readonly reason: string }
 ): Effect.Effect<Prior, CommandConflict> => {
   const step = writer.view.steps.get(stepId)
   const decided = step === undefined ? undefined : decisionOf(step)
   if (step === undefined || decided === undefined) return Effect.succeed("new")
-  const rejected = step.refused?.phase === "REJECTED" ? step.refused.payload : undefined
-  return rejected?.by === options.by && rejected.reason === `rejected by ${options.by}: ${options.reason}`
-    ? Effect.succeed("replay")
-    : conflict(writer, stepId, decided)
+  const rejected = step.refused?.phase === "REJECTED" ? step.refused : undefined
+  const same =
+    rejected?.payload.by === options.by && rejected.payload.reason === `rejected by ${options.by}: ${options.reason}`
+  if (!same) return conflict(writer, stepId, decided)
+  return Effect.succeed(seenByRetry(writer, options, rejected) ? "replay" : "new")
 }
 
 /** A `resolve` replays the first when the step was resolved by the same person, the same way. */
@@ -91,11 +117,13 @@ export const resolution = (
   receiptKeys: KeyRing | undefined
 ): Effect.Effect<Prior, CommandConflict> => {
   const step = writer.view.steps.get(stepId)
-  const by = (step?.executed ?? step?.failed)?.payload.resolvedBy
-  if (step === undefined || by === undefined) return Effect.succeed("new")
+  const resolved = step?.executed ?? step?.failed
+  const by = resolved?.payload.resolvedBy
+  if (step === undefined || resolved === undefined || by === undefined) return Effect.succeed("new")
   const outcome = step.executed !== undefined ? "applied" : "not-applied"
   const answer = `resolved as ${outcome} by ${by}`
   if (resolution.outcome !== outcome || resolution.by !== by) return conflict(writer, stepId, answer)
+  if (!seenByRetry(writer, resolution, resolved)) return Effect.succeed("new")
   if (resolution.outcome === "not-applied") return Effect.succeed("replay")
   const tool = lookup(step)
   const encoded =

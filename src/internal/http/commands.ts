@@ -128,14 +128,18 @@ export const approve = (sagaId: string, stepId: string, body: Seen & { readonly 
       revision: body.revision,
       digest: body.digest
     })
-    const { answer } = yield* carryOut(
-      sagaId,
-      stepId,
-      approving,
-      () => `approved by ${who}; the step runs when the saga is resumed`
+    const { answer } = yield* carryOut(sagaId, stepId, approving, () =>
+      Effect.map(statusOf(sagaId), (status) => `approved by ${who}; ${afterApproval(status, stepId)}`)
     )
     return answer
   })
+
+/** What became of a step once approved, as the end of a sentence (a retry may come after it ran). */
+const afterApproval = (status: Saga.SagaStatus, stepId: string): string => {
+  const state = status.steps.find((step) => step.stepId === stepId)?.state
+  if (state === "approved") return "the step runs when the saga is resumed"
+  return state === "executed" ? "the step has run" : `the step's state is now ${state}`
+}
 
 /**
  * Gives an approved step that has not run a new expiry.

@@ -64,6 +64,21 @@ export const isUnsettled = (step: StepView): boolean => isUnknown(step) && !isRe
  */
 export const answersPending = (step: StepView): boolean => step.deferred && !step.ranWhereCalled
 
+/** An entry that decides a step: an approval, a refusal, or an outcome an operator resolved. */
+const isDecision = (entry: Recorded): boolean => {
+  switch (entry.phase) {
+    case "APPROVED":
+    case "REJECTED":
+    case "EXPIRED":
+      return true
+    case "EXECUTED":
+    case "FAILED":
+      return entry.payload.resolvedBy !== undefined
+    default:
+      return false
+  }
+}
+
 /** A step as the view first meets it, before its entry is applied (a class: see the NOTE on V8's pretenuring in engine/run.ts). */
 class UnseenStep implements StepView {
   intents = 0
@@ -106,6 +121,8 @@ export class JournalView {
   compensationFrom: Expected | undefined = undefined
   /** The report of the last `SAGA_COMPENSATED` or `SAGA_COMPENSATION_FAILED` (a saga's, not an explicit undo's answer). */
   lastReport: CompensationReport | undefined = undefined
+  /** Where the saga stood just before each decision entry (`positionBefore`), by its seq: made for the first. */
+  private decisionsFrom: Map<number, Expected> | undefined = undefined
 
   constructor(entries: ReadonlyArray<Recorded> = []) {
     for (const entry of entries) this.apply(entry)
@@ -115,6 +132,7 @@ export class JournalView {
     this.exists = true
     this.last = entry
     if (entry.phase === "SAGA_COMPENSATING") this.compensationFrom = this.position
+    if (isDecision(entry)) (this.decisionsFrom ??= new Map()).set(entry.seq, this.position)
     this.position = { revision: entry.seq, digest: entry.hash }
     this.status = statusAfter(this.status, [entry])
     if (entry.phase === "SAGA_STARTED") this.started = entry
@@ -172,6 +190,14 @@ export class JournalView {
       case "SKIPPED":
         step.compensation = entry
     }
+  }
+
+  /**
+   * Where the saga stood just before the entry at `seq`, if it is a decision: an `APPROVED`,
+   * `REJECTED` or `EXPIRED`, or an outcome an operator resolved (what a command retried names).
+   */
+  positionBefore(seq: number): Expected | undefined {
+    return this.decisionsFrom?.get(seq)
   }
 
   /** Steps a saga-level entry journals as not started: only a last `INTENT` with no outcome is. */
