@@ -132,7 +132,7 @@ export class JournalView {
     this.exists = true
     this.last = entry
     if (entry.phase === "SAGA_COMPENSATING") this.compensationFrom = this.position
-    if (isDecision(entry)) (this.decisionsFrom ??= new Map()).set(entry.seq, this.position)
+    if (isDecision(entry)) this.decidedFrom(entry.seq, this.position)
     this.position = { revision: entry.seq, digest: entry.hash }
     this.status = statusAfter(this.status, [entry])
     if (entry.phase === "SAGA_STARTED") this.started = entry
@@ -190,6 +190,11 @@ export class JournalView {
       case "SKIPPED":
         step.compensation = entry
     }
+  }
+
+  private decidedFrom(seq: number, position: Expected): void {
+    this.decisionsFrom ??= new Map()
+    this.decisionsFrom.set(seq, position)
   }
 
   /**
