@@ -121,6 +121,17 @@ export type Handlers<Tools extends Record<string, Tool.Any>, R = never> = {
 }
 
 /**
+ * Handlers `H` with no key that names no tool of `Tools`: a handler for a tool the toolkit does
+ * not have does not type-check (building the Layer would refuse it with a `DeclarationError`).
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export type ExactHandlers<Tools extends Record<string, Tool.Any>, H> = H & {
+  readonly [Name in Exclude<keyof H, keyof Tools>]: never
+}
+
+/**
  * The undo of each tool that has one, by tool name: it sees the call's parameters and result.
  *
  * @since 0.1.0
@@ -205,7 +216,7 @@ export interface AgentToolkit<in out Tools extends Record<string, Tool.Any>, RC 
    * It provides the handlers of `toolkit`: the same services as `source`'s, since a tool keeps its name.
    */
   toLayer<H extends Handlers<Tools, any>, EX = never, RX = never>(
-    build: H | Effect.Effect<H, EX, RX>
+    build: ExactHandlers<Tools, H> | Effect.Effect<ExactHandlers<Tools, H>, EX, RX>
   ): Layer.Layer<
     Tool.HandlersFor<WithSaga<Tools>>,
     Compensable.DeclarationError | EX,
@@ -255,7 +266,9 @@ export const make = <Tools extends Record<string, Tool.Any>, U extends Undos<Too
     toolkit: sagaToolkit,
     policies: policies as AgentToolkit<Tools>["policies"],
     onToolFailure: declarations.onToolFailure,
-    toLayer: <H extends Handlers<Tools, any>, EX = never, RX = never>(build: H | Effect.Effect<H, EX, RX>) =>
+    toLayer: <H extends Handlers<Tools, any>, EX = never, RX = never>(
+      build: ExactHandlers<Tools, H> | Effect.Effect<ExactHandlers<Tools, H>, EX, RX>
+    ) =>
       Layer.scopedContext(
         Effect.gen(function* () {
           const built: Readonly<Record<string, handlers.AnyHandler | undefined>> = Effect.isEffect(build)
@@ -314,7 +327,9 @@ export const fromManifest = (
   Effect.map(manifestAgent.declare(manifestToolkit), (declared) => {
     const agent = make(declared.toolkit, { undo: declared.undo, policy: declared.policy })
     // The tools are known at run time only: their handlers take and answer what their schemas say.
-    const layer = agent.toLayer(declared.handlers as unknown as Handlers<Record<string, Tool.Any>>)
+    const layer = agent.toLayer(
+      declared.handlers as unknown as ExactHandlers<Record<string, Tool.Any>, Handlers<Record<string, Tool.Any>>>
+    )
     // The undos run in the context the layer is built in: it must hold the command executor.
     const handlers = Layer.merge(layer, Layer.effectDiscard(CommandExecutor.CommandExecutor))
     return { agent, layer: manifestAgent.checkedFirst(manifestToolkit, handlers) }
