@@ -51,7 +51,8 @@ export const isInsecureServer = (u: unknown): u is InsecureServer =>
   Predicate.hasProperty(u, ErrorTypeId) && Predicate.isTagged(u, "InsecureServer")
 
 /**
- * Whether `host` is a loopback address (`127.0.0.0/8`, `::1`, `localhost`).
+ * Whether `host` is a loopback address (`127.0.0.0/8`, also IPv4-mapped as `::ffff:127.x.y.z`,
+ * `::1`, `localhost`).
  *
  * @since 0.2.0
  * @category addresses
