@@ -22,7 +22,7 @@ import {
   ErrorTypeId,
   JournalCorrupted,
   type JournalError,
-  type JournalTampered,
+  JournalTampered,
   type LeaseHeld,
   SagaNotFound
 } from "./internal/journal/errors.js"
@@ -590,26 +590,43 @@ export const sagasWithoutRow: Effect.Effect<ReadonlyArray<string>, JournalError,
 /**
  * A saga's journal as NDJSON: one entry per line, in `seq` order, then an end line
  * (`{"exportEnd":{"sagaId":…,"entries":…,"digest":…}}`) by which `importNdjson` tells a whole
- * export from one cut short. A saga with no entry is `SagaNotFound`; an id that cannot be one is
- * `InvalidIdentifier` (`kind: "saga id"`), as `verify` answers it; nothing is read.
+ * export from one cut short. Only a saga whose journal verifies against its row is exported (read
+ * as `inspect` reads it, its MACs checked with `EFFECT_SAGA_JOURNAL_KEYS` configured): one that
+ * does not is `JournalTampered` (an entry that no longer decodes, `JournalCorrupted`), so that an
+ * import never makes a tampered saga, one whose deleted entries the row still counts, say, intact
+ * in another store; `storedEntries` gives its entries for forensics. A saga with neither a row nor
+ * an entry is `SagaNotFound`; an id that cannot be one is `InvalidIdentifier` (`kind: "saga id"`),
+ * as `verify` answers it; nothing is read.
  *
  * @since 0.1.0
  * @category export
  */
 export const exportNdjson = (
   sagaId: string
-): Effect.Effect<string, JournalError | JournalCorrupted | SagaNotFound | InvalidIdentifier, Journal> =>
+): Effect.Effect<
+  string,
+  JournalError | JournalCorrupted | JournalTampered | KeyError | SagaNotFound | InvalidIdentifier,
+  Journal
+> =>
   Effect.flatMap(
-    Effect.zipRight(identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES), Journal),
-    (journal) =>
-      Effect.flatMap(journal.read(sagaId), (entries) =>
-        entries.length === 0
-          ? Effect.fail(new SagaNotFound({ sagaId }))
-          : Effect.succeed(
-              `${entries.map((entry) => `${JSON.stringify(Schema.encodeSync(Entry)(entry))}\n`).join("")}${endLineOf(entries)}\n`
-            )
+    inspect(sagaId),
+    ({ entries, record, verification }): Effect.Effect<string, JournalCorrupted | JournalTampered | SagaNotFound> => {
+      if (verification._tag === "Broken") return Effect.fail(exportRefusal(sagaId, verification))
+      if (entries.length === 0 && Option.isNone(record)) return Effect.fail(new SagaNotFound({ sagaId }))
+      return Effect.succeed(
+        `${entries.map((entry) => `${JSON.stringify(Schema.encodeSync(Entry)(entry))}\n`).join("")}${endLineOf(entries)}\n`
       )
+    }
   )
+
+/** Why a saga whose journal does not verify is not exported: an entry that does not decode, or a break. */
+const exportRefusal = (
+  sagaId: string,
+  broken: Extract<Verification, { readonly _tag: "Broken" }>
+): JournalCorrupted | JournalTampered =>
+  broken.problem === "undecodable"
+    ? new JournalCorrupted({ sagaId, seq: broken.seq, reason: broken.reason })
+    : new JournalTampered({ sagaId, seq: broken.seq, problem: broken.problem, reason: broken.reason })
 
 const decodeLine = Schema.decodeUnknownEither(Schema.parseJson(Entry))
 

@@ -105,6 +105,34 @@ describe("effect-saga export of a saga whose entries do not all decode", { timeo
     })
   )
 
+  it.effect(
+    "a saga whose chain breaks (its last entries deleted, a payload edited) is not exported: its entries as stored, no end line, exit 1; import refuses it",
+    () =>
+      Effect.gen(function* () {
+        const { db, exports } = yield* prepared("order-1", "order-2")
+        edit(db, "DELETE FROM effect_saga_entries WHERE saga_id = 'order-1' AND seq > 5")
+        edit(db, "UPDATE effect_saga_entries SET input = '\"forged\"' WHERE saga_id = 'order-2' AND seq = 2")
+        const [truncated, edited] = yield* Effect.all([
+          cli("--db", db, "export", "order-1"),
+          cli("--db", db, "export", "order-2")
+        ])
+        expect(truncated).toEqual({
+          code: 1,
+          stdout: exports.get("order-1")!.slice(0, 5).join("\n"),
+          stderr:
+            "effect-saga: journal of saga order-1 does not verify at seq 6 (truncated): the saga's row says it ends at seq 8, but its journal ends at seq 5: entries were deleted; its entries printed as stored, no end line: not an export"
+        })
+        expect(edited.code).toBe(1)
+        expect(edited.stderr).toMatch(/^effect-saga: journal of saga order-2 does not verify at seq 2 \(hash\): /)
+        expect(edited.stdout.split("\n")).toHaveLength(8)
+        const file = path.join(dir, "truncated.ndjson")
+        fs.writeFileSync(file, `${truncated.stdout}\n`)
+        const other = freshFile()
+        expect((yield* cli("--db", other, "import", file)).code).toBe(2)
+        expect(fs.existsSync(other)).toBe(false)
+      })
+  )
+
   it.effect("a saga whose entries all decode still exports as before, end line included, exit 0", () =>
     Effect.gen(function* () {
       const { db, exports } = yield* prepared("order-1")

@@ -21,18 +21,25 @@ const storedLine = (stored: Journal.StoredEntry): string => {
   return JSON.stringify(line)
 }
 
+/** Why the journal is not exported, in the words of `verify`. */
+const whyRefused = (refused: Journal.JournalCorrupted | Journal.JournalTampered): string =>
+  refused._tag === "JournalCorrupted"
+    ? refused.message
+    : `journal of saga ${refused.sagaId} does not verify at seq ${refused.seq} (${refused.problem}): ${refused.reason}`
+
 /**
- * An entry does not decode: every entry as stored, one line each and no end line (`import` refuses
- * it), and on stderr why; exit 1, as a tampered saga's.
+ * The journal does not verify (an entry does not decode, or the chain breaks): every entry as
+ * stored, one line each and no end line (`import` refuses it), and on stderr why; exit 1, as a
+ * tampered saga's.
  */
-const exportStored = (corrupted: Journal.JournalCorrupted) =>
-  Effect.flatMap(Journal.storedEntries(corrupted.sagaId), (stored) =>
+const exportStored = (refused: Journal.JournalCorrupted | Journal.JournalTampered) =>
+  Effect.flatMap(Journal.storedEntries(refused.sagaId), (stored) =>
     Effect.zipRight(
       print(stored.map(storedLine).join("\n")),
       Effect.fail(
         new SomethingWrong({
-          reason: `saga ${corrupted.sagaId} is tampered`,
-          line: printable(`${corrupted.message}; its entries printed as stored, no end line: not an export`)
+          reason: `saga ${refused.sagaId} is tampered`,
+          line: printable(`${whyRefused(refused)}; its entries printed as stored, no end line: not an export`)
         })
       )
     )
@@ -49,12 +56,12 @@ export const exportSaga = Command.make("export", { db, saga }, (options) =>
     options.db,
     Journal.exportNdjson(options.saga).pipe(
       Effect.flatMap((ndjson) => print(ndjson.replace(/\n$/, ""))),
-      Effect.catchTag("JournalCorrupted", exportStored)
+      Effect.catchTags({ JournalCorrupted: exportStored, JournalTampered: exportStored })
     ),
     { access: "read" }
   )
 ).pipe(
   Command.withDescription(
-    "Print a saga's journal as NDJSON, one entry per line in seq order, every field as stored (hashes included), then an end line naming the saga, its number of entries and its last hash. If an entry no longer decodes, print every entry as stored instead, with no end line (not an export: import refuses it), say why on stderr and exit 1."
+    "Print a saga's journal as NDJSON, one entry per line in seq order, every field as stored (hashes included), then an end line naming the saga, its number of entries and its last hash. If the journal does not verify (an entry no longer decodes, or the hash chain breaks or does not end where the saga's row says), print every entry as stored instead, with no end line (not an export: import refuses it), say why on stderr and exit 1."
   )
 )
