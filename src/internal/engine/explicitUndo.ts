@@ -1,7 +1,6 @@
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
 import type { Approval, ApprovalRequest } from "../../Approval.js"
 import * as Report from "../../CompensationReport.js"
 import type { Draft, Holder } from "../../Journal.js"
@@ -43,8 +42,11 @@ export interface Subject {
 export const findSubject = (journal: VerifiedJournal, effectId: string) =>
   Effect.gen(function* () {
     for (const { sagaId, stepId } of addressesOf(effectId)) {
-      if (Option.isNone(yield* journal.get(sagaId))) continue
-      const view = yield* viewOf(yield* journal.read(sagaId))
+      // Read verified, not looked up by its row: a saga whose row was deleted, or no longer decodes,
+      // is `JournalTampered`, not an effect that does not exist.
+      const entries = yield* journal.read(sagaId)
+      if (entries.length === 0) continue
+      const view = yield* viewOf(entries)
       const step = view.steps.get(stepId)
       if (step !== undefined) return { effectId, sagaId, view, step } satisfies Subject
     }
