@@ -1,7 +1,6 @@
 import * as crypto from "node:crypto"
 
 /** SHA-256 of a string's UTF-8 bytes, as lowercase hex. */
-/** SHA-256 of `text`, in hex. */
 export const sha256 = (text: string): string => crypto.hash("sha256", text, "hex")
 
 /** A prompt as journaled: its size and digest, and the messages its conversation added. */

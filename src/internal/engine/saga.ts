@@ -832,13 +832,13 @@ const nothingToShow = (sagaId: string, verification: Verification) => {
     : new JournalError({ operation: "get", reason: verification.reason })
 }
 
-/** An operator's command, as `command` carries it out. */
 /** A run or an operator's command in flight; `driving`: the saga whose lock a run holds now. */
 interface InFlight {
   readonly fiber: Fiber.RuntimeFiber<unknown, unknown>
   driving: string | undefined
 }
 
+/** An operator's command, as `command` carries it out. */
 interface Command<A, E> {
   readonly action: Action
   readonly stepId?: string | undefined
