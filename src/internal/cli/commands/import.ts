@@ -19,11 +19,20 @@ const file = Args.text({ name: "FILE" }).pipe(Args.withDescription("The NDJSON e
 /**
  * The file's text, or stdin's to its end. Stdin is read as a stream: a pipe whose writer is slower
  * than this process (`effect-saga export … | effect-saga import -`) is empty for a while, and a
- * synchronous read of a non-blocking pipe fails then (`EAGAIN`).
+ * synchronous read of a non-blocking pipe fails then (`EAGAIN`). Interrupted (SIGINT, SIGTERM),
+ * the read stops and stdin is destroyed: a stdin still open (a terminal, a writer that stalls)
+ * would otherwise keep the process alive after it said it was interrupted.
+ *
+ * @since 0.5.0
+ * @category reading
  */
-const read = (file: string) =>
+export const readInput = (file: string, stdin: NodeJS.ReadableStream & { destroy(): unknown } = process.stdin) =>
   Effect.tryPromise({
-    try: () => (file === "-" ? text(process.stdin) : fs.promises.readFile(file, "utf8")),
+    try: (signal) => {
+      if (file !== "-") return fs.promises.readFile(file, { encoding: "utf8", signal })
+      signal.addEventListener("abort", () => stdin.destroy(), { once: true })
+      return text(stdin)
+    },
     catch: (error) =>
       new UsageError({ message: `cannot read ${file}: ${error instanceof Error ? error.message : String(error)}` })
   })
@@ -35,7 +44,7 @@ const read = (file: string) =>
  * @category commands
  */
 export const importSaga = Command.make("import", { db, file }, (options) =>
-  Effect.flatMap(read(options.file), (text) =>
+  Effect.flatMap(readInput(options.file), (text) =>
     withStore(
       options.db,
       Effect.flatMap(Journal.importNdjson(text), (record) =>
