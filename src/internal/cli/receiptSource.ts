@@ -5,10 +5,10 @@
  *
  * @since 0.4.0
  */
-import * as fs from "node:fs"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import { UsageError } from "./failure.js"
+import { readStdin, type Stdin } from "./stdin.js"
 
 const usage = (message: string) => new UsageError({ message: `--receipt: ${message}` })
 
@@ -16,22 +16,24 @@ const usage = (message: string) => new UsageError({ message: `--receipt: ${messa
 const withoutLineEnd = (text: string): string => text.replace(/\r?\n$/, "")
 
 /**
- * The receipt `source` names: `-` reads stdin to its end, `env:NAME` the variable `NAME`. Anything
+ * The receipt `source` names: `-` reads stdin to its end (`readStdin`: however slowly its writer
+ * goes), `env:NAME` the variable `NAME`. Anything
  * else is refused without repeating it (it may be the receipt itself, typed where it does not belong).
  *
  * @since 0.4.0
  * @category parsing
  */
-export const read = (source: string): Effect.Effect<Redacted.Redacted<string>, UsageError> =>
+export const read = (source: string, stdin?: Stdin): Effect.Effect<Redacted.Redacted<string>, UsageError> =>
   Effect.suspend(() => {
     if (source === "-") {
       return Effect.flatMap(
-        Effect.try({
-          try: () => withoutLineEnd(fs.readFileSync(0, "utf8")),
-          catch: (error) => usage(`stdin could not be read (${error instanceof Error ? error.message : String(error)})`)
-        }),
-        (text) =>
-          text === "" ? Effect.fail(usage("stdin is empty: pipe the receipt in")) : Effect.succeed(Redacted.make(text))
+        Effect.mapError(readStdin(stdin), (error) => usage(`stdin could not be read (${error.message})`)),
+        (read) => {
+          const text = withoutLineEnd(read)
+          return text === ""
+            ? Effect.fail(usage("stdin is empty: pipe the receipt in"))
+            : Effect.succeed(Redacted.make(text))
+        }
       )
     }
     if (source.startsWith("env:") && source.length > "env:".length) {

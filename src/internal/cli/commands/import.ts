@@ -4,7 +4,6 @@
  * @since 0.1.0
  */
 import * as fs from "node:fs"
-import { text } from "node:stream/consumers"
 import * as Args from "@effect/cli/Args"
 import * as Command from "@effect/cli/Command"
 import * as Effect from "effect/Effect"
@@ -13,29 +12,27 @@ import { printable } from "../../util/printable.js"
 import { UsageError } from "../failure.js"
 import { print } from "../output.js"
 import { db, withStore } from "../root.js"
+import { readStdin, type Stdin } from "../stdin.js"
 
 const file = Args.text({ name: "FILE" }).pipe(Args.withDescription("The NDJSON export to import; - reads stdin."))
 
 /**
- * The file's text, or stdin's to its end. Stdin is read as a stream: a pipe whose writer is slower
- * than this process (`effect-saga export … | effect-saga import -`) is empty for a while, and a
- * synchronous read of a non-blocking pipe fails then (`EAGAIN`). Interrupted (SIGINT, SIGTERM),
- * the read stops and stdin is destroyed: a stdin still open (a terminal, a writer that stalls)
- * would otherwise keep the process alive after it said it was interrupted.
+ * The file's text, or stdin's to its end (`readStdin`: however slowly its writer goes, and
+ * stopped, stdin destroyed, when the command is interrupted).
  *
  * @since 0.5.0
  * @category reading
  */
-export const readInput = (file: string, stdin: NodeJS.ReadableStream & { destroy(): unknown } = process.stdin) =>
-  Effect.tryPromise({
-    try: (signal) => {
-      if (file !== "-") return fs.promises.readFile(file, { encoding: "utf8", signal })
-      signal.addEventListener("abort", () => stdin.destroy(), { once: true })
-      return text(stdin)
-    },
-    catch: (error) =>
-      new UsageError({ message: `cannot read ${file}: ${error instanceof Error ? error.message : String(error)}` })
-  })
+export const readInput = (file: string, stdin?: Stdin): Effect.Effect<string, UsageError> =>
+  Effect.mapError(
+    file === "-"
+      ? readStdin(stdin)
+      : Effect.tryPromise({
+          try: (signal) => fs.promises.readFile(file, { encoding: "utf8", signal }),
+          catch: (error) => (error instanceof Error ? error : new Error(String(error)))
+        }),
+    (error) => new UsageError({ message: `cannot read ${file}: ${error.message}` })
+  )
 
 /**
  * The `import` command.
