@@ -595,8 +595,9 @@ export const sagasWithoutRow: Effect.Effect<ReadonlyArray<string>, JournalError,
  * does not is `JournalTampered` (an entry that no longer decodes, `JournalCorrupted`), so that an
  * import never makes a tampered saga, one whose deleted entries the row still counts, say, intact
  * in another store; `storedEntries` gives its entries for forensics. A saga with neither a row nor
- * an entry is `SagaNotFound`; an id that cannot be one is `InvalidIdentifier` (`kind: "saga id"`),
- * as `verify` answers it; nothing is read.
+ * an entry is `SagaNotFound`; an id no command takes (empty, a control character, over
+ * `Saga.MAX_JOURNAL_ID_BYTES` bytes) is `InvalidIdentifier` (`kind: "saga id"`), as `verify`
+ * answers it; nothing is read.
  *
  * @since 0.1.0
  * @category export

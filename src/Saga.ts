@@ -245,7 +245,7 @@ export interface Seen {
 
 /**
  * The errors an operator's command can fail with. `CommandRefused` too for a command on a saga
- * asked from inside that saga's own run (it would wait for the run, which waits for it).
+ * asked from inside that saga's own run (the run drives the saga until it ends).
  *
  * @since 0.1.0
  * @category errors

@@ -271,7 +271,10 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     Effect.dieMessage(
       `effect-saga: saga ${sagaId} was run from inside its own run (its program, a tool it called, or a saga it ran): that run would wait for itself to end, for good. Nothing ran and nothing was journaled`
     )
-  /** An operator's command on a saga from inside its own run would wait for that run, which waits for it: refused. */
+  /**
+   * An operator's command on a saga from inside its own run: refused, as the run drives the saga
+   * until it ends (`compensateEffect` would wait for it, which waits for the command).
+   */
   const outsideOwnRun = (sagaId: string, action: Action, stepId?: string | undefined) =>
     Effect.withFiberRuntime<void, CommandRefused>((fiber) =>
       insideRunOf(fiber, sagaId)
@@ -279,7 +282,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
             new CommandRefused({
               sagaId,
               stepId: stepId ?? "SAGA_STARTED",
-              reason: `${action} was asked from inside the saga's own run (its program, a tool it called, or a saga it ran): it would wait for that run to end, which waits for it`
+              reason: `${action} was asked from inside the saga's own run (its program, a tool it called, or a saga it ran): a command acts on the saga only once that run has ended`
             })
           )
         : Effect.void
