@@ -7,33 +7,12 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import Database from "better-sqlite3"
 import { Effect, Layer, Schema } from "effect"
 import { Compensable, Saga, SqlStore } from "../src/index.js"
+import { edit, snapshot } from "./fixtures/sqlite-raw.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-explicit-tampered-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
-
-const snapshot = (filename: string) => {
-  const db = new Database(filename, { readonly: true })
-  try {
-    return [
-      db.prepare("SELECT * FROM effect_saga_entries ORDER BY saga_id, seq").all(),
-      db.prepare("SELECT * FROM effect_saga_sagas ORDER BY saga_id").all()
-    ]
-  } finally {
-    db.close()
-  }
-}
-
-const edit = (filename: string, sql: string) => {
-  const db = new Database(filename)
-  try {
-    db.exec(sql)
-  } finally {
-    db.close()
-  }
-}
 
 describe("Saga.compensateEffect on a saga whose row was tampered with", () => {
   it.effect.each([

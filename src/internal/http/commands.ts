@@ -84,20 +84,24 @@ const compensationOutcome = (report: CompensationAnswer["report"]): string =>
 /**
  * Carries out `command` and answers with whether it wrote anything itself (not whether the saga
  * moved meanwhile: the same command sent twice at once writes once, and the other finds that write)
- * and where the saga stands after it; `message` says what it did, from its value and the revisions
- * it wrote itself.
+ * and where the saga stands after it; `message` says what it did, from its value, the revisions
+ * it wrote itself and the saga as it stands after it.
  */
 const carryOut = <A, E, R, E2 = never, R2 = never>(
   sagaId: string,
   stepId: string | null,
   command: Effect.Effect<A, E, R>,
-  message: (value: A, written: ReadonlyArray<number>) => string | Effect.Effect<string, E2, R2>
+  message: (
+    value: A,
+    written: ReadonlyArray<number>,
+    after: Effect.Effect.Success<ReturnType<typeof statusOf>>
+  ) => string | Effect.Effect<string, E2, R2>
 ) =>
   Effect.gen(function* () {
     const { revisions, value } = yield* Saga.withWrittenRevisions(command)
-    const said = message(value, revisions)
-    const text = typeof said === "string" ? said : yield* said
     const after = yield* statusOf(sagaId)
+    const said = message(value, revisions, after)
+    const text = typeof said === "string" ? said : yield* said
     const changed = revisions.length > 0
     const answer: Answer = {
       sagaId,
@@ -128,8 +132,11 @@ export const approve = (sagaId: string, stepId: string, body: Seen & { readonly 
       revision: body.revision,
       digest: body.digest
     })
-    const { answer } = yield* carryOut(sagaId, stepId, approving, () =>
-      Effect.map(statusOf(sagaId), (status) => `approved by ${who}; ${afterApproval(status, stepId)}`)
+    const { answer } = yield* carryOut(
+      sagaId,
+      stepId,
+      approving,
+      (_, __, after) => `approved by ${who}; ${afterApproval(after, stepId)}`
     )
     return answer
   })
