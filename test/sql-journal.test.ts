@@ -224,6 +224,26 @@ describe("SqlJournal on an SQLite file", () => {
   )
 
   it.scoped(
+    "a row whose revision was raised, its digest still the journal's last hash: verify blames the row, not deleted entries",
+    () =>
+      Effect.gen(function* () {
+        const filename = fileFor("raised")
+        const journal = yield* open(SqlJournal.layerSqlite({ filename }))
+        yield* appendAll(journal, "raised", [saga("SAGA_STARTED"), step("INTENT", "a")], [step("EXECUTED", "a")])
+        const db = yield* raw(filename)
+        db.prepare("UPDATE effect_saga_sagas SET revision = revision + 2 WHERE saga_id = ?").run("raised")
+        const verification = yield* Journal.verify("raised").pipe(Effect.provideService(Journal.Journal, journal))
+        expect(verification).toEqual({
+          _tag: "Broken",
+          seq: 3,
+          problem: "row",
+          reason:
+            "the saga's row says it ends at seq 5, but names the hash of the journal's last entry, at seq 3: the row was edited"
+        })
+      })
+  )
+
+  it.scoped(
     "a row that no longer decodes fails the read with JournalCorrupted; Journal.verify answers Broken, undecodable",
     () =>
       Effect.gen(function* () {

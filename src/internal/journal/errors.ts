@@ -130,9 +130,11 @@ export class JournalCorrupted extends Schema.TaggedError<JournalCorrupted>("effe
  *   was edited, or forged over another predecessor);
  * - `unsigned` / `signature`: a journal key is configured and the entry carries no MAC, or one that
  *   does not verify under any configured key;
- * - `truncated`: the saga's row says the journal goes on past its last entry (entries were deleted);
- * - `row`: the saga's row names another last entry than the journal's (the row was edited, or
- *   entries were added behind its back);
+ * - `truncated`: the saga's row says the journal goes on past its last entry, to a hash the journal
+ *   no longer holds (entries were deleted);
+ * - `row`: the saga's row names another last entry than the journal's (the row was edited: its
+ *   digest, or its revision while its digest still names the journal's last entry; or entries were
+ *   added behind its back);
  * - `undecodable`: a stored entry no longer decodes (a phase or a column edited out of shape);
  * - `approval`: an approval decision the store holds is not the one the journal holds, or is not
  *   signed by the journal key, or the store's record of the request was edited so that it names no

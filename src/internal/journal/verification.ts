@@ -100,7 +100,7 @@ export const verifyAgainst = (
   }
   const { digest, revision } = record
   if (revision === chain.entries && digest === chain.digest) return statusChecked(chain, entries, record)
-  if (revision > chain.entries) {
+  if (revision > chain.entries && digest !== chain.digest) {
     return broken(
       chain.entries + 1,
       "truncated",
@@ -111,10 +111,18 @@ export const verifyAgainst = (
     // The first entry past what the row says is trusted (a negative revision edited in trusts none).
     Math.max(1, Math.min(revision + 1, chain.entries)),
     "row",
-    revision === chain.entries
-      ? `the saga's row names another last hash than its journal's at seq ${revision}: the row was edited`
-      : `the saga's row says it ends at seq ${revision}, but its journal goes on to seq ${chain.entries}: ${shorterRow(entries, record)}`
+    rowReason(entries, chain.entries, record)
   )
+}
+
+/** Why a row that names no entry past the journal's last disagrees with it. */
+const rowReason = (entries: ReadonlyArray<Entry>, last: number, record: SagaRecord): string => {
+  const { revision } = record
+  if (revision === last) return `the saga's row names another last hash than its journal's at seq ${revision}: the row was edited`
+  if (revision > last) {
+    return `the saga's row says it ends at seq ${revision}, but names the hash of the journal's last entry, at seq ${last}: the row was edited`
+  }
+  return `the saga's row says it ends at seq ${revision}, but its journal goes on to seq ${last}: ${shorterRow(entries, record)}`
 }
 
 /** Why a row ends before its journal: it names an entry the journal holds (entries added after it), or none (the row was edited). */
