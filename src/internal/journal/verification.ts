@@ -115,10 +115,11 @@ export const verifyAgainst = (
   )
 }
 
-/** Why a row that names no entry past the journal's last disagrees with it. */
+/** Why a row disagrees with an intact journal whose entries it does not outrun (none were deleted). */
 const rowReason = (entries: ReadonlyArray<Entry>, last: number, record: SagaRecord): string => {
   const { revision } = record
-  if (revision === last) return `the saga's row names another last hash than its journal's at seq ${revision}: the row was edited`
+  if (revision === last)
+    return `the saga's row names another last hash than its journal's at seq ${revision}: the row was edited`
   if (revision > last) {
     return `the saga's row says it ends at seq ${revision}, but names the hash of the journal's last entry, at seq ${last}: the row was edited`
   }
