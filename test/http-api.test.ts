@@ -721,7 +721,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
   )
 
   it.scopedLive(
-    "an authentication layer that names a principal that cannot be one, or dies, is 500 Internal (a console page: its text), logged",
+    "an authentication layer that names a principal that cannot be one, or dies, is 500 Internal (a console sign-in: its text), logged",
     () =>
       logged((lines) =>
         Effect.gen(function* () {
@@ -759,10 +759,13 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
           }
           expect((yield* call("alice")).status).toBe(200)
           expect((yield* call("nobody")).status).toBe(401)
-          // A console page whose sign-in cookie meets the same defect says so, not an empty page.
+          // A console sign-in that meets the same defect says so, not an empty page.
           const page = yield* Effect.promise(async () => {
-            const response = await fetch(`${baseUrl}/console/sagas/payout-1`, {
-              headers: { cookie: "effect_saga_console=die" }
+            const response = await fetch(`${baseUrl}/console/login`, {
+              method: "POST",
+              redirect: "manual",
+              headers: { "content-type": "application/x-www-form-urlencoded", origin: baseUrl },
+              body: "token=die"
             })
             return { status: response.status, body: await response.text() }
           })
@@ -778,7 +781,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
             `ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: "${"x".repeat(64)}"…: it is 5000 UTF-8 bytes, over the limit of 256`,
             "ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: its id is undefined, not text",
             "ERROR effect-saga: GET /api/sagas/payout-1 answered 500: RuntimeException: the authentication layer named a principal that cannot be one: its id is a number, not text",
-            "ERROR effect-saga: GET /console/sagas/payout-1 answered 500: Error: the identity provider exploded"
+            "ERROR effect-saga: POST /console/login answered 500: Error: the identity provider exploded"
           ])
           expect(snapshot(db)).toBe(before)
         })

@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { Saga } from "../src/index.js"
 import * as Pages from "../src/internal/http/console/pages.js"
 import * as SagaApi from "../src/SagaApi.js"
-import { clientAs, freshDb, onDb, payout, raw, serveOn, tokens } from "./fixtures/http-saga.js"
+import { clientAs, consoleCookie, freshDb, onDb, payout, raw, serveOn, tokens } from "./fixtures/http-saga.js"
 
 /** Three sagas awaiting approval of their wire transfer, served over a fresh SQLite file. */
 const threeWaiting = (name: string) =>
@@ -129,7 +129,9 @@ describe("GET /api/approvals, a page at a time", { timeout: 30_000 }, () => {
   it.scopedLive("the console's inbox shows a page, and links the one before it", () =>
     Effect.gen(function* () {
       const baseUrl = yield* threeWaiting("approvals-page-console")
-      const page = yield* get(baseUrl, "/console?offset=1", { cookie: `effect_saga_console=${tokens.alice}` })
+      const page = yield* get(baseUrl, "/console?offset=1", {
+        cookie: yield* Effect.promise(() => consoleCookie(baseUrl))
+      })
       expect(page.status).toBe(200)
       expect(page.text).toContain("(2 waiting; sagas 2–3 of 3)")
       expect(page.text).toContain('<a rel="prev" href="/console">previous 50</a>')
@@ -142,7 +144,9 @@ describe("GET /api/approvals, a page at a time", { timeout: 30_000 }, () => {
     Effect.gen(function* () {
       const baseUrl = yield* threeWaiting("approvals-page-console-past")
       for (const offset of [3, 5000]) {
-        const page = yield* get(baseUrl, `/console?offset=${offset}`, { cookie: `effect_saga_console=${tokens.alice}` })
+        const page = yield* get(baseUrl, `/console?offset=${offset}`, {
+          cookie: yield* Effect.promise(() => consoleCookie(baseUrl))
+        })
         expect(page.status).toBe(200)
         expect(page.text).toContain("(3 saga(s) with something waiting, none shown)")
         expect(page.text).not.toContain("No approval is waiting.")

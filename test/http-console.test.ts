@@ -7,6 +7,7 @@ import { Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import {
   awaiting,
   clientAs,
+  consoleCookie,
   freshDb,
   onDb,
   payout,
@@ -178,7 +179,20 @@ const answered = async (response: Response): Promise<Answered> => ({
   text: await response.text()
 })
 
-const signedIn = `effect_saga_console=${tokens.alice}`
+const sessions = new Map<string, Promise<string>>()
+
+/** Alice's sign-in cookie at `baseUrl`: she signs in once a server, through the sign-in form. */
+const signedIn = (baseUrl: string): Promise<string> => {
+  const cookie = sessions.get(baseUrl) ?? consoleCookie(baseUrl)
+  sessions.set(baseUrl, cookie)
+  return cookie
+}
+
+/** A console page at `path`, as alice signed in sees it. */
+const consolePage = (baseUrl: string, path: string) =>
+  Effect.promise(async () =>
+    fetch(`${baseUrl}${path}`, { headers: { cookie: await signedIn(baseUrl) } }).then(answered)
+  )
 
 /** A form posted as the console's pages post it: from the console's origin, signed in as alice unless told. */
 const postForm = (
@@ -187,14 +201,14 @@ const postForm = (
   body: string | ReadableStream<Uint8Array>,
   options: { readonly cookie?: string; readonly origin?: string } = {}
 ) =>
-  Effect.tryPromise(() =>
+  Effect.tryPromise(async () =>
     fetch(`${baseUrl}${path}`, {
       method: "POST",
       redirect: "manual",
       headers: {
         "content-type": "application/x-www-form-urlencoded",
         origin: options.origin ?? baseUrl,
-        cookie: options.cookie ?? signedIn
+        cookie: options.cookie ?? (await signedIn(baseUrl))
       },
       body,
       ...(typeof body === "string" ? {} : { duplex: "half" })
@@ -214,7 +228,7 @@ const follow = (baseUrl: string, answer: Answered) =>
     const flash = answer.cookies.map((cookie) => cookie.split(";")[0]!)
     const response = await fetch(`${baseUrl}${answer.location}`, {
       redirect: "manual",
-      headers: { cookie: [signedIn, ...flash].join("; ") }
+      headers: { cookie: [await signedIn(baseUrl), ...flash].join("; ") }
     }).then(answered)
     const notice = /<div class="notice (\w+)" role="status">([^<]*)<\/div>/.exec(response.text)
     return {
@@ -278,9 +292,7 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       expect(status.steps.find((candidate) => candidate.stepId === seen.stepId)!.state).toBe("executed")
       // Still needs_attention until resumed: the page says so, and no longer offers to resolve.
       expect(status.status).toBe("needs_attention")
-      const page = yield* Effect.promise(() =>
-        fetch(`${baseUrl}/console/sagas/ship-1`, { headers: { cookie: signedIn } }).then(answered)
-      )
+      const page = yield* consolePage(baseUrl, `/console/sagas/ship-1`)
       expect(page.text).toContain(
         '<p class="approved" id="resume">Nothing is left to resolve: the saga goes on (or compensates, if a step did not happen) when it is resumed, by a worker that has its program (a Recovery pass does not take a saga that needs attention).</p>'
       )
@@ -316,10 +328,7 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         )
       )
       const baseUrl = yield* serveOn(db)
-      const page = (sagaId: string) =>
-        Effect.promise(() =>
-          fetch(`${baseUrl}/console/sagas/${sagaId}`, { headers: { cookie: signedIn } }).then(answered)
-        )
+      const page = (sagaId: string) => consolePage(baseUrl, `/console/sagas/${sagaId}`)
       const why = yield* page("ship-x")
       expect(why.text).toContain(
         '<p id="unknown-reason">Its outcome is unknown (outcome unknown: &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; no answer): find out whether it happened, then say so.</p>'
@@ -355,10 +364,7 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       // Approved at a clock that reads 1970: its expiry, in 2000, is long past now.
       yield* Effect.withClock(approve("payout-l", "2000-01-01T00:00:00.000Z"), epochClock)
       const baseUrl = yield* serveOn(db)
-      const page = (sagaId: string) =>
-        Effect.promise(() =>
-          fetch(`${baseUrl}/console/sagas/${sagaId}`, { headers: { cookie: signedIn } }).then(answered)
-        )
+      const page = (sagaId: string) => consolePage(baseUrl, `/console/sagas/${sagaId}`)
       const wire = (yield* onDb(db, Saga.status("payout-h"))).steps.find((step) => step.state === "approved")!.stepId
       expect((yield* page("payout-h")).text).toContain(
         `<p class="approved">Step ${wire} is approved until 2999-01-01T00:00:00.000Z: it runs when the saga is resumed before then, by a worker that has its program (a Recovery pass does not take a saga awaiting approval).</p>`
@@ -389,9 +395,7 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         )
       )
       const baseUrl = yield* serveOn(db)
-      const page = yield* Effect.promise(() =>
-        fetch(`${baseUrl}/console/sagas/live-1`, { headers: { cookie: signedIn } }).then(answered)
-      )
+      const page = yield* consolePage(baseUrl, `/console/sagas/live-1`)
       const expiresAt = (yield* onDb(db, Saga.status("live-1"))).lease!.expiresAt
       expect(page.text).toContain(
         `<p id="in-flight">It is in flight: running now, by w-live, lease until ${expiresAt}. Its worker journals the outcome when the call answers: wait. Only if that lease lapses with no outcome journaled is its outcome unknown, to resolve here.</p>`
@@ -411,9 +415,7 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         const baseUrl = yield* serveOn(db)
         const detail = yield* (yield* clientAs(baseUrl, "alice")).sagas.get({ path: { sagaId: "ship-1" } })
         const stepId = detail.steps.find((candidate) => candidate.state === "unknown")!.stepId
-        const shown = yield* Effect.promise(() =>
-          fetch(`${baseUrl}/console/sagas/ship-1`, { headers: { cookie: signedIn } }).then(answered)
-        )
+        const shown = yield* consolePage(baseUrl, `/console/sagas/ship-1`)
         expect(shown.status).toBe(200)
         expect(shown.text).toContain('name="outcome" value="not-applied"')
         expect(shown.text).not.toContain('name="outcome" value="applied"')
@@ -452,10 +454,7 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         const db = freshDb("console-filter")
         yield* onDb(db, Effect.all([Saga.run("payout-1", payout), Saga.run("ship-1", shipping)]))
         const baseUrl = yield* serveOn(db)
-        const page = (query: string) =>
-          Effect.promise(() =>
-            fetch(`${baseUrl}/console/sagas?${query}`, { headers: { cookie: signedIn } }).then(answered)
-          )
+        const page = (query: string) => consolePage(baseUrl, `/console/sagas?${query}`)
         const api = (query: string) =>
           Effect.promise(() =>
             fetch(`${baseUrl}/api/sagas?${query}`, { headers: { authorization: `Bearer ${tokens.alice}` } }).then(
@@ -545,10 +544,10 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       const db = freshDb("console-notice")
       yield* onDb(db, Saga.run("payout-1", payout))
       const baseUrl = yield* serveOn(db)
-      const forged = yield* Effect.promise(() =>
+      const forged = yield* Effect.promise(async () =>
         fetch(
           `${baseUrl}/console?kind=ok&notice=${encodeURIComponent("Session expired: paste your token at https://evil.example")}`,
-          { headers: { cookie: signedIn } }
+          { headers: { cookie: await signedIn(baseUrl) } }
         ).then(answered)
       )
       expect(forged.status).toBe(200)
@@ -584,5 +583,38 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       expect(out.location).toBe("/console/login")
       expect(out.cookies).toEqual([expect.stringMatching(/^effect_saga_console=; Max-Age=0.*Path=\/;.*HttpOnly/)])
     })
+  )
+
+  it.scopedLive(
+    "the sign-in cookie names a session, never the token: the token as a cookie signs no one in, and sign-out ends the session on the server",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("console-session")
+        yield* onDb(db, Saga.run("payout-1", payout))
+        const baseUrl = yield* serveOn(db)
+        const signIn = yield* postForm(baseUrl, "/console/login", fields({ token: tokens.alice }), { cookie: "" })
+        expect(signIn.status).toBe(303)
+        expect(signIn.cookies).toEqual([
+          expect.stringMatching(/^effect_saga_console=[\w-]{43}; Max-Age=43200; .*Path=\/;.*HttpOnly.*SameSite=Strict/)
+        ])
+        expect(signIn.cookies.join()).not.toContain(tokens.alice)
+        const cookie = signIn.cookies[0]!.split(";")[0]!
+        const as = (value: string) =>
+          Effect.promise(() =>
+            fetch(`${baseUrl}/console/sagas/payout-1`, { redirect: "manual", headers: { cookie: value } }).then(
+              answered
+            )
+          )
+        expect((yield* as(cookie)).status).toBe(200)
+        const theToken = yield* as(`effect_saga_console=${tokens.alice}`)
+        expect([theToken.status, theToken.location]).toEqual([303, "/console/login"])
+        // Another sign-in is another session: signing one out leaves the other.
+        const other = yield* Effect.promise(() => consoleCookie(baseUrl))
+        expect(other).not.toBe(cookie)
+        expect((yield* postForm(baseUrl, "/console/logout", "", { cookie })).status).toBe(303)
+        const after = yield* as(cookie)
+        expect([after.status, after.location]).toEqual([303, "/console/login"])
+        expect((yield* as(other)).status).toBe(200)
+      })
   )
 })

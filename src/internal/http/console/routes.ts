@@ -1,7 +1,7 @@
 /**
  * The web console's routes, beside the API on the same server: pages are read through the same
- * readings as the API, and forms post to the same commands, as the principal the sign-in cookie's
- * token names (the `Authentication` layer decides, as it does for the API).
+ * readings as the API, and forms post to the same commands, as the principal the token of the
+ * sign-in cookie's session names (the `Authentication` layer decides, as it does for the API).
  *
  * NOTE: a form post from another site is refused (its `Sec-Fetch-Site` or `Origin` says so), and the
  * cookie is `SameSite=Strict` and `HttpOnly`: the console cannot be made to act from elsewhere. A
@@ -12,6 +12,7 @@ import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -39,10 +40,14 @@ import type { Notice } from "./html.js"
 import { escape, page } from "./html.js"
 import { offsetOf } from "./pager.js"
 import * as Pages from "./pages.js"
+import { SESSION_TTL_MILLIS, Sessions } from "./sessions.js"
 
 const COOKIE = "effect_saga_console"
 
 const session = { httpOnly: true, sameSite: "strict", path: "/" } as const
+
+/** The sign-in sessions of the console being served. */
+class ConsoleSessions extends Context.Tag("effect-saga/http/ConsoleSessions")<ConsoleSessions, Sessions>() {}
 
 const headers = {
   "content-security-policy":
@@ -61,14 +66,21 @@ const seeOther = (location: string) => HttpServerResponse.redirect(location, { s
 const offsetParam = (request: HttpServerRequest.HttpServerRequest): number =>
   offsetOf(new URL(request.url, "http://console").searchParams.get("offset"))
 
-/** The principal the request's cookie names; `undefined` sends the person to sign in. */
+/**
+ * The principal the token of the request's session names, checked again now; `undefined` (no
+ * session, one that lapsed or was signed out, a token no longer accepted) sends the person to sign in.
+ */
 const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.flatMap(Authentication, (authentication) =>
-    authentication.bearer(Redacted.make(request.cookies[COOKIE] ?? "")).pipe(
+  Effect.gen(function* () {
+    const sessions = yield* ConsoleSessions
+    const token = sessions.tokenOf(request.cookies[COOKIE], yield* Clock.currentTimeMillis)
+    if (token === undefined) return undefined
+    const authentication = yield* Authentication
+    return yield* authentication.bearer(token).pipe(
       Effect.map((principal): Authority.Principal | undefined => principal),
       Effect.orElseSucceed(() => undefined)
     )
-  )
+  })
 
 /** The status a page that cannot be shown answers with. */
 const statusOf = (error: ApiError): number =>
@@ -210,7 +222,11 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
   HttpApiBuilder.Router.use((router) =>
     Effect.gen(function* () {
       const max = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
-      const context = yield* Effect.context<Saga | Journal | Approval | Authentication>()
+      const context = Context.add(
+        yield* Effect.context<Saga | Journal | Approval | Authentication>(),
+        ConsoleSessions,
+        new Sessions()
+      )
       const route = <E>(effect: Effect.Effect<HttpServerResponse.HttpServerResponse, E, any>) =>
         Effect.provide(effect, context) as Effect.Effect<
           HttpServerResponse.HttpServerResponse,
@@ -287,19 +303,29 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
                 401
               )
             }
-            return HttpServerResponse.unsafeSetCookie(seeOther("/console"), COOKIE, token, session)
+            const id = (yield* ConsoleSessions).signIn(Redacted.make(token), yield* Clock.currentTimeMillis)
+            return HttpServerResponse.unsafeSetCookie(seeOther("/console"), COOKIE, id, {
+              ...session,
+              maxAge: SESSION_TTL_MILLIS
+            })
           })
         )
       )
       yield* router.post(
         "/console/logout",
-        Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-          sameOrigin(request)
-            ? HttpServerResponse.expireCookie(seeOther("/console/login"), COOKIE, session)
-            : html(
+        route(
+          Effect.gen(function* () {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            if (!sameOrigin(request)) {
+              return html(
                 page({ title: "Refused", current: "login", body: "<h1>Refused: a form from another site</h1>" }),
                 403
               )
+            }
+            const sessions = yield* ConsoleSessions
+            sessions.signOut(request.cookies[COOKIE])
+            return HttpServerResponse.expireCookie(seeOther("/console/login"), COOKIE, session)
+          })
         )
       )
       yield* router.post(
