@@ -539,36 +539,49 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
     })
   )
 
-  it.scopedLive("a notice is never taken from the URL: it comes in a cookie the redirect sets, shown once", () =>
-    Effect.gen(function* () {
-      const db = freshDb("console-notice")
-      yield* onDb(db, Saga.run("payout-1", payout))
-      const baseUrl = yield* serveOn(db)
-      const forged = yield* Effect.promise(async () =>
-        fetch(
-          `${baseUrl}/console?kind=ok&notice=${encodeURIComponent("Session expired: paste your token at https://evil.example")}`,
-          { headers: { cookie: await signedIn(baseUrl) } }
-        ).then(answered)
-      )
-      expect(forged.status).toBe(200)
-      expect(forged.text).not.toContain("evil.example")
-      expect(forged.text).not.toContain('role="status"')
+  it.scopedLive(
+    "a notice is never taken from the URL: it comes in a cookie the redirect sets, signed, shown once",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("console-notice")
+        yield* onDb(db, Saga.run("payout-1", payout))
+        const baseUrl = yield* serveOn(db)
+        const forged = yield* Effect.promise(async () =>
+          fetch(
+            `${baseUrl}/console?kind=ok&notice=${encodeURIComponent("Session expired: paste your token at https://evil.example")}`,
+            { headers: { cookie: await signedIn(baseUrl) } }
+          ).then(answered)
+        )
+        expect(forged.status).toBe(200)
+        expect(forged.text).not.toContain("evil.example")
+        expect(forged.text).not.toContain('role="status"')
 
-      const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
-      const answer = yield* postForm(
-        baseUrl,
-        "/console/approve",
-        fields({ sagaId: "payout-1", stepId, revision: String(revision), digest })
-      )
-      expect(answer.location).toBe("/console")
-      expect(answer.cookies).toEqual([expect.stringMatching(/^effect_saga_notice=.*HttpOnly.*SameSite=Strict/)])
-      const shown = yield* follow(baseUrl, answer)
-      expect(shown.notice).toEqual({
-        kind: "ok",
-        text: `Step ${stepId} of saga payout-1: approved by alice; the step runs when the saga is resumed.`
+        const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+        const answer = yield* postForm(
+          baseUrl,
+          "/console/approve",
+          fields({ sagaId: "payout-1", stepId, revision: String(revision), digest })
+        )
+        expect(answer.location).toBe("/console")
+        expect(answer.cookies).toEqual([expect.stringMatching(/^effect_saga_notice=.*HttpOnly.*SameSite=Strict/)])
+        const shown = yield* follow(baseUrl, answer)
+        expect(shown.notice).toEqual({
+          kind: "ok",
+          text: `Step ${stepId} of saga payout-1: approved by alice; the step runs when the saga is resumed.`
+        })
+        expect(shown.cookies).toEqual([expect.stringMatching(/^effect_saga_notice=; Max-Age=0/)])
+
+        // Cookies are not kept apart by port: another app on this host can set one. A notice this
+        // server did not sign is not shown: one with no MAC, or a signed one whose text was changed.
+        const encoded = (text: string) =>
+          Buffer.from(JSON.stringify({ kind: "ok", text }), "utf8").toString("base64url")
+        const [, mac] = answer.cookies[0]!.split(";")[0]!.split("=")[1]!.split(".")
+        const lure = "Session expired: paste your token at https://evil.example"
+        for (const value of [encoded(lure), `${encoded(lure)}.${mac}`]) {
+          const planted = yield* follow(baseUrl, { ...answer, cookies: [`effect_saga_notice=${value}`] })
+          expect(planted.notice).toBeUndefined()
+        }
       })
-      expect(shown.cookies).toEqual([expect.stringMatching(/^effect_saga_notice=; Max-Age=0/)])
-    })
   )
 
   it.scopedLive("the token is typed unseen; sign-out clears the sign-in cookie, and is refused from another site", () =>

@@ -1,7 +1,10 @@
 /**
  * The notice of the last command, carried from the form post to the page it leads to in a cookie
  * that lives a minute and is read once: no text in a link is ever shown as the console's own answer.
+ * The cookie is signed with a key of this process: cookies are not kept apart by port, so another
+ * web app on the same host can set one, and a notice this server did not set is not shown.
  */
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Notice, NoticeKind } from "./html.js"
@@ -25,6 +28,22 @@ const clip = (text: string): string => {
 
 const options = { httpOnly: true, sameSite: "strict", path: "/console" } as const
 
+const signingKey = randomBytes(32)
+
+const macOf = (body: string): Buffer => createHmac("sha256", signingKey).update(body).digest()
+
+/** The notice's text in base64url, then `.` and its MAC. */
+const signed = (body: string): string => `${body}.${macOf(body).toString("base64url")}`
+
+/** The body of a value this process signed; `undefined` for any other. */
+const verified = (value: string): string | undefined => {
+  const [body, mac, ...more] = value.split(".")
+  if (body === undefined || mac === undefined || more.length > 0) return undefined
+  const given = Buffer.from(mac, "base64url")
+  const expected = macOf(body)
+  return given.length === expected.length && timingSafeEqual(given, expected) ? body : undefined
+}
+
 /**
  * `response` (a redirect after a command) with `notice` for the next page.
  *
@@ -35,21 +54,22 @@ export const set = (response: HttpServerResponse.HttpServerResponse, notice: Not
   HttpServerResponse.unsafeSetCookie(
     response,
     COOKIE,
-    Buffer.from(JSON.stringify({ kind: notice.kind, text: clip(notice.text) }), "utf8").toString("base64url"),
+    signed(Buffer.from(JSON.stringify({ kind: notice.kind, text: clip(notice.text) }), "utf8").toString("base64url")),
     { ...options, maxAge: "60 seconds" }
   )
 
 /**
- * The notice the request's cookie carries, if it holds one.
+ * The notice the request's cookie carries, if it holds one this process signed.
  *
  * @since 0.2.0
  * @category notices
  */
 export const of = (request: HttpServerRequest.HttpServerRequest): Notice | undefined => {
   const value = request.cookies[COOKIE]
-  if (value === undefined || value === "") return undefined
+  const body = value === undefined ? undefined : verified(value)
+  if (body === undefined) return undefined
   try {
-    const { kind, text } = JSON.parse(Buffer.from(value, "base64url").toString("utf8")) as Record<string, unknown>
+    const { kind, text } = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as Record<string, unknown>
     return typeof kind === "string" && kinds.includes(kind) && typeof text === "string"
       ? { kind: kind as NoticeKind, text }
       : undefined
