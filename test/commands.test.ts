@@ -1,5 +1,5 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
@@ -112,6 +112,58 @@ describe("operator commands", () => {
         expect((yield* resolve(unsettled)).written).toBe(1)
         expect((yield* resolve(unsettled)).written).toBe(0)
         expect((yield* Effect.flip(resolve(never)))._tag).toBe("ConcurrencyConflict")
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "an approval or renewal sent again once its approval stands no more (EXPIRED, or the saga compensated before the step ran) is refused, never answered as the first",
+    () =>
+      Effect.gen(function* () {
+        const { calls, program } = reserveAndWire()
+        // Approved with an expiry, renewed, then expired: the run journals EXPIRED and compensates.
+        const waiting = yield* Saga.run("lapsed", program)
+        assert(waiting._tag === "AwaitingApproval")
+        const { stepId } = waiting.request
+        const expiresAt = new Date(60_000).toISOString()
+        const renewedTo = new Date(120_000).toISOString()
+        yield* Saga.approve("lapsed", stepId, { by: "alice", expiresAt })
+        yield* Saga.renewApproval("lapsed", stepId, { by: "bob", expiresAt: renewedTo })
+        yield* TestClock.adjust("3 minutes")
+        expect((yield* Saga.run("lapsed", program))._tag).toBe("Compensated")
+        const entries = yield* entriesOf("lapsed")
+        const answer = "approved by alice, then refused: its approval expired"
+        expect(yield* Effect.flip(Saga.approve("lapsed", stepId, { by: "alice", expiresAt }))).toMatchObject({
+          _tag: "CommandConflict",
+          answer
+        })
+        expect(yield* Effect.flip(Saga.approve("lapsed", stepId, { by: "carol" }))).toMatchObject({
+          _tag: "CommandConflict",
+          answer
+        })
+        expect(
+          yield* Effect.flip(Saga.renewApproval("lapsed", stepId, { by: "bob", expiresAt: renewedTo }))
+        ).toMatchObject({ _tag: "CommandRefused", reason: "the step was refused (EXPIRED): nothing can revive it" })
+        expect(yield* entriesOf("lapsed")).toEqual(entries)
+
+        // Approved, then the saga compensated before the step ran: no refusal is journaled for it.
+        const asked = yield* Saga.run("overtaken", program)
+        assert(asked._tag === "AwaitingApproval")
+        const later = new Date(3_600_000).toISOString()
+        yield* Saga.approve("overtaken", asked.request.stepId, { by: "alice" })
+        yield* Saga.renewApproval("overtaken", asked.request.stepId, { by: "bob", expiresAt: later })
+        expect((yield* Saga.compensate("overtaken")).status).toBe("compensated")
+        const compensated = yield* entriesOf("overtaken")
+        for (const by of ["alice", "bob"]) {
+          expect(yield* Effect.flip(Saga.approve("overtaken", asked.request.stepId, { by }))).toMatchObject({
+            _tag: "CommandRefused",
+            reason: "the saga has begun to compensate"
+          })
+        }
+        expect(
+          yield* Effect.flip(Saga.renewApproval("overtaken", asked.request.stepId, { by: "bob", expiresAt: later }))
+        ).toMatchObject({ _tag: "CommandRefused", reason: "the saga has begun to compensate" })
+        expect(yield* entriesOf("overtaken")).toEqual(compensated)
+        expect(calls.wire).toBe(0)
       }).pipe(Effect.provide(Testing.layer))
   )
 

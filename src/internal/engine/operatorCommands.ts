@@ -51,13 +51,13 @@ const stepOf = (writer: Writer, stepId: string) => {
   return step === undefined ? refused(writer, stepId, "the saga has no such step") : Effect.succeed(step)
 }
 
-/** The step waiting for a decision, or why it is not. */
+/** The step waiting for a decision, or why it is not (an approved step its saga's compensation overtook: that). */
 const awaitingStep = (writer: Writer, stepId: string) =>
   Effect.flatMap(stepOf(writer, stepId), (step) =>
-    step.awaiting === undefined || step.approved !== undefined || step.refused !== undefined || step.intents > 0
-      ? refused(writer, stepId, "the step is not awaiting approval")
-      : writer.view.compensationStarted
-        ? refused(writer, stepId, "the saga has begun to compensate")
+    step.awaiting !== undefined && step.refused === undefined && step.intents === 0 && writer.view.compensationStarted
+      ? refused(writer, stepId, "the saga has begun to compensate")
+      : step.awaiting === undefined || step.approved !== undefined || step.refused !== undefined || step.intents > 0
+        ? refused(writer, stepId, "the step is not awaiting approval")
         : Effect.succeed(step)
   )
 

@@ -24,15 +24,33 @@ export type Prior = "new" | "replay"
 const conflict = (writer: Writer, stepId: string, answer: string) =>
   Effect.fail(new CommandConflict({ sagaId: writer.sagaId, stepId, answer }))
 
-/** The terminal decision a step already has, as a conflict names it. */
+/**
+ * The terminal decision a step already has, as a conflict names it: an approval a refusal
+ * overtook names both (`approved by alice, then refused: its approval expired`).
+ */
 const decisionOf = (step: StepView): string | undefined => {
-  if (step.firstApproved !== undefined) return `approved by ${step.firstApproved.payload.by}`
+  const refusal = refusalOf(step)
+  if (step.firstApproved === undefined) return refusal
+  const approved = `approved by ${step.firstApproved.payload.by}`
+  return refusal === undefined ? approved : `${approved}, then ${refusal}`
+}
+
+/** The refusal a step's journal holds, as a conflict names it. */
+const refusalOf = (step: StepView): string | undefined => {
   if (step.refused === undefined) return undefined
   if (step.refused.phase === "EXPIRED") return "refused: its approval expired"
   const refusal = step.refused.payload
   if (isBoundToUndo(step)) return `refused (${refusal.reason})`
   return isWithdrawn(step) ? refusal.reason : `rejected by ${refusal.by ?? "a run"}`
 }
+
+/**
+ * Whether the step's journaled approval stands no more, though no refusal follows it: its saga
+ * began to compensate before the step ran. A command on it is new, and refused by its own checks
+ * (`the saga has begun to compensate`), never answered as a retry.
+ */
+const overtakenByCompensation = (writer: Writer, step: StepView): boolean =>
+  step.approved !== undefined && step.refused === undefined && step.intents === 0 && writer.view.compensationStarted
 
 /**
  * Whether a command that repeats `decision` names a position a retry of it can name: none, the one
@@ -51,7 +69,9 @@ const seenByRetry = (writer: Writer, seen: Seen, decision: { readonly seq: numbe
 
 /**
  * An `approve` replays the first when the step was approved by the same person with the same expiry,
- * from a position a retry names (`seenByRetry`); from another, it is new (and refused: moved on).
+ * from a position a retry names (`seenByRetry`), and that approval still stands; from another
+ * position, it is new (and refused: moved on). An approval a refusal overtook (`EXPIRED`) is a
+ * conflict for anyone; one its saga's compensation overtook is new, and refused.
  */
 export const approval = (
   writer: Writer,
@@ -60,18 +80,18 @@ export const approval = (
 ): Effect.Effect<Prior, CommandConflict> => {
   const step = writer.view.steps.get(stepId)
   const decided = step === undefined ? undefined : decisionOf(step)
-  if (step === undefined || decided === undefined) return Effect.succeed("new")
+  if (step === undefined || decided === undefined || overtakenByCompensation(writer, step)) return Effect.succeed("new")
   const first = step.firstApproved
-  if (first === undefined || first.payload.by !== options.by || first.payload.expiresAt !== options.expiresAt) {
-    return conflict(writer, stepId, decided)
-  }
+  const same = first?.payload.by === options.by && first.payload.expiresAt === options.expiresAt
+  if (first === undefined || step.refused !== undefined || !same) return conflict(writer, stepId, decided)
   return Effect.succeed(seenByRetry(writer, options, first) ? "replay" : "new")
 }
 
 /**
  * A renewal replays the last one when the step's approval was last renewed by the same person with
- * the same expiry (and, if the operator names one, the same input digest): asked again, it writes
- * no second `APPROVED`. Anything else is a new renewal, which the step's state may refuse.
+ * the same expiry (and, if the operator names one, the same input digest), and still stands: asked
+ * again, it writes no second `APPROVED`. Anything else is a new renewal, which the step's state may
+ * refuse (`the step was refused (EXPIRED): nothing can revive it`).
  */
 export const renewal = (
   writer: Writer,
@@ -82,9 +102,12 @@ export const renewal = (
     readonly inputDigest?: string | undefined
   }
 ): Effect.Effect<Prior> => {
-  const approved = writer.view.steps.get(stepId)?.approved
+  const step = writer.view.steps.get(stepId)
+  const approved = step?.approved
   const same =
     approved !== undefined &&
+    step!.refused === undefined &&
+    !overtakenByCompensation(writer, step!) &&
     approved.payload.renewedBy === options.by &&
     approved.payload.expiresAt === options.expiresAt &&
     (options.inputDigest === undefined || options.inputDigest === approved.payload.inputDigest) &&
