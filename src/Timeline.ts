@@ -27,8 +27,11 @@ const notStartedNote = (entry: Recorded): string => {
 /** What an entry whose payload decoded says, by phase; `ran`: where its call ran, when known. */
 const detailOfRecorded = (entry: Recorded, ran: RanWhere = undefined): string => {
   switch (entry.phase) {
-    case "EXECUTED":
-      return `result ${JSON.stringify(entry.payload.result)}`
+    case "EXECUTED": {
+      const result = `result ${JSON.stringify(entry.payload.result)}`
+      const { resolvedBy } = entry.payload
+      return resolvedBy === undefined ? result : `${result}; resolved as applied by ${resolvedBy}`
+    }
     case "AWAITING_APPROVAL": {
       const digest = `input sha256 ${entry.payload.inputDigest.slice(0, 12)}…`
       if (entry.payload.deferred !== true) return digest

@@ -3,7 +3,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Logger, Option, Redacted, Schema } from "effect"
-import { Compensable, Journal, Keys, Outcome, Saga, SqlStore } from "../src/index.js"
+import { Compensable, Journal, Keys, Outcome, Saga, SqlStore, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 import { checkout } from "./fixtures/undo-order.js"
@@ -46,6 +46,9 @@ describe("Saga.resolve after compensation began", () => {
         const stepId = first.unknown[0]!.stepId
         expect((yield* Saga.compensate("early")).status).toBe("compensation_failed")
         yield* Saga.resolve("early", stepId, { outcome: "applied", by: "carol", result: "ch-4200" })
+        // Every reader of the journal says who resolved it, as a resolution as not applied does.
+        const resolved = (yield* entriesOf("early")).at(-1)!
+        expect(Timeline.detailOf(resolved)).toBe('result "ch-4200"; resolved as applied by carol')
         const report = yield* Saga.compensate("early")
         expect(report.undone.map((step) => [step.toolName, step.outcome])).toEqual([
           ["charge", "completed"],
