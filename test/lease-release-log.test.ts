@@ -1,9 +1,12 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Logger, Option, Schema, TestClock } from "effect"
-import { Approval, Compensable, Journal, Saga } from "../src/index.js"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Fiber, Layer, Logger, Option, Schema, TestClock } from "effect"
+import { Approval, Compensable, Journal, Saga, SqlJournal } from "../src/index.js"
 
-/** A memory journal that fails every write once `closed` is set, as a store closed under a run does. */
-const closing = (closed: { value: boolean }) =>
+/** A journal (in memory unless `store` says) that fails every write once `closed` is set, as a store closed under a run does. */
+const closing = (closed: { value: boolean }, store: Layer.Layer<Journal.Journal, unknown> = Journal.layerMemory) =>
   Layer.effect(
     Journal.Journal,
     Effect.map(Journal.Journal, (journal) => {
@@ -17,7 +20,7 @@ const closing = (closed: { value: boolean }) =>
           closed.value ? refused("release") : journal.release(...args)
       }
     })
-  ).pipe(Layer.provide(Journal.layerMemory))
+  ).pipe(Layer.provide(store))
 
 /** Each line logged, as its level and its messages (several are shown apart, with ` | `). */
 const keeping = (lines: Array<string>) =>
@@ -138,6 +141,62 @@ describe("a lease the journal could not release", () => {
       Effect.provide(
         Saga.layerWith({ owner: "worker-1" }).pipe(
           Layer.provideMerge(Layer.merge(closing(closed), Approval.layerMemory))
+        )
+      )
+    )
+  })
+})
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-lease-release-"))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+describe.each([
+  ["in memory", () => Journal.layerMemory],
+  ["on SQLite", () => SqlJournal.layerSqlite({ filename: path.join(dir, `${crypto.randomUUID()}.db`) })]
+])("a lease the journal could not release, %s, the worker then idle", (_, store) => {
+  it.effect("is dropped at the next tick, and the timer then stops", () => {
+    const closed = { value: false }
+    const closes = closesWhileRunning(closed)
+    return Effect.gen(function* () {
+      const journal = yield* Journal.Journal
+      expect((yield* Effect.exit(Saga.run("left", closes({}))))._tag).toBe("Failure")
+      closed.value = false
+      // Nothing else runs: the tick a third of the lease after the run drops it.
+      yield* TestClock.adjust("10 seconds")
+      expect(Option.getOrThrow(yield* journal.get("left"))).toMatchObject({ status: "running", lease: null })
+      const claimed = yield* journal.claimLapsed({ owner: "another-worker", ttlMillis: 30_000 }, 10)
+      expect(claimed.map((record) => record.sagaId)).toEqual(["left"])
+      expect(Chunk.size(yield* TestClock.sleeps())).toBe(0)
+    }).pipe(
+      Effect.provide(
+        Saga.layerWith({ owner: "worker-1" }).pipe(
+          Layer.provideMerge(Layer.merge(closing(closed, store()), Approval.layerMemory))
+        )
+      )
+    )
+  })
+
+  it.effect("refused again, is tried at every tick, renewed at none, the timer pending until it is dropped", () => {
+    const closed = { value: false }
+    const closes = closesWhileRunning(closed)
+    return Effect.gen(function* () {
+      const journal = yield* Journal.Journal
+      const leaseOf = (sagaId: string) => Effect.map(journal.get(sagaId), (record) => Option.getOrThrow(record).lease)
+      expect((yield* Effect.exit(Saga.run("left", closes({}))))._tag).toBe("Failure")
+      const held = yield* leaseOf("left")
+      expect(held).toMatchObject({ owner: "worker-1" })
+      // The store still refuses releases at the next two ticks: the lease stays as it was, and the timer pending.
+      yield* TestClock.adjust("20 seconds")
+      expect(yield* leaseOf("left")).toEqual(held)
+      expect(Chunk.size(yield* TestClock.sleeps())).toBe(1)
+      closed.value = false
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* leaseOf("left")).toBeNull()
+      expect(Chunk.size(yield* TestClock.sleeps())).toBe(0)
+    }).pipe(
+      Effect.provide(
+        Saga.layerWith({ owner: "worker-1" }).pipe(
+          Layer.provideMerge(Layer.merge(closing(closed, store()), Approval.layerMemory))
         )
       )
     )

@@ -149,7 +149,11 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   const locks = makeKeyedLock()
   // Every read the engine acts on verifies the saga's chain (and MACs) against its row; a lease it
   // fails to release is dropped at the next renewal.
-  const { journal, dropUnreleased } = rememberingUnreleased(metered(verifying(store, keys)), owner, locks)
+  const { journal, anyUnreleased, dropUnreleased } = rememberingUnreleased(
+    metered(verifying(store, keys)),
+    owner,
+    locks
+  )
   // Where a read costs a round trip, `run` and `start` do not read a new saga first (unreadStart.ts).
   const startsUnread = UnreadStart.allows(journal.append)
   const approval = yield* Approval
@@ -168,17 +172,20 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   // Finalizers run last added first: the runs and commands end, then the renewal stops, then the
   // leases are dropped.
   yield* Effect.addFinalizer(() => Effect.catchAll(journal.release(owner), warn("leases were not released")))
-  // A defect (a driver that throws) is logged as a failed renewal is: the next tick renews again.
-  const renewOnce = Effect.zipRight(dropUnreleased, journal.renew(holder)).pipe(
-    Effect.catchAllDefect((defect) =>
-      Effect.fail({ message: defect instanceof Error ? defect.message : String(defect) })
-    ),
-    Effect.catchAll(warn("leases were not renewed"))
-  )
+  // A defect (a driver that throws) is logged as a failure is: the next tick tries again. The leases
+  // left unreleased are dropped at every tick (the renewal's `left`), before the others are renewed.
+  const logged = <E extends { readonly message: string }>(what: string, effect: Effect.Effect<unknown, E>) =>
+    effect.pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.fail({ message: defect instanceof Error ? defect.message : String(defect) })
+      ),
+      Effect.catchAll(warn(what))
+    )
   const renewal = makeRenewal(
-    renewOnce,
+    logged("leases were not renewed", journal.renew(holder)),
     Duration.divide(leaseTtl, 3).pipe(Option.getOrElse(() => leaseTtl)),
-    yield* Scope.fork(scope, ExecutionStrategy.sequential)
+    yield* Scope.fork(scope, ExecutionStrategy.sequential),
+    { pending: anyUnreleased, drop: logged("leases were not released", dropUnreleased) }
   )
   const worker: Worker = { owner, leaseTtl, renewing: renewal.renewing }
 

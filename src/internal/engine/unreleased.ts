@@ -1,6 +1,7 @@
 /**
  * The leases a worker failed to drop at the end of a run or command (the store refused the
- * release): dropped at the worker's next renewal instead, before it renews the others.
+ * release): dropped at the worker's next renewal instead, before it renews the others, and at every
+ * tick after while refused, the worker idle or not.
  *
  * A worker renews every lease it holds in one statement (`Journal.renew` by owner). Without this, a
  * saga whose run ended while the store was failing (left running, for `Recovery`) kept its lease
@@ -15,8 +16,9 @@ type Release = Journal["Type"]["release"]
 
 /**
  * `journal` remembering the sagas whose lease it failed to release (forgetting one once released),
- * and `dropUnreleased`, which releases them again, each only while no run or command of this worker
- * holds the saga's lock (one that does holds its lease anew, and releases it when it ends).
+ * `anyUnreleased`, whether it remembers any, and `dropUnreleased`, which releases them again, each
+ * only while no run or command of this worker holds the saga's lock (one that does holds its lease
+ * anew, and releases it when it ends).
  */
 export const rememberingUnreleased = <J extends { readonly release: Release }>(
   store: J,
@@ -40,5 +42,6 @@ export const rememberingUnreleased = <J extends { readonly release: Release }>(
       discard: true
     })
   )
-  return { journal, dropUnreleased }
+  const anyUnreleased = (): boolean => sagas.size > 0
+  return { journal, anyUnreleased, dropUnreleased }
 }
