@@ -1,7 +1,8 @@
 /**
  * A defect in `Journal.renew` (a driver that throws) is logged as a failed renewal is, and the
  * worker's leases go on being renewed: one defect used to stop renewal for the worker's whole life,
- * silently, and another worker took over the sagas it was still running.
+ * silently, and another worker took over the sagas it was still running. A defect in the release
+ * of a lease left unreleased is logged too, and used to skip the renewal of the others at every tick.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Logger, Schema, Scope, TestClock } from "effect"
@@ -63,6 +64,66 @@ describe("a defect in renew", () => {
       yield* renewal.acquire
       yield* TestClock.adjust("30 seconds")
       expect(calls).toBe(4)
+    })
+  )
+})
+
+describe("a defect in the release of a lease left unreleased", () => {
+  it.scoped("is logged as a failed release, and the worker's other leases are renewed all the same", () =>
+    Effect.gen(function* () {
+      const store = { closed: false, throws: false }
+      const refused = (operation: string) =>
+        Effect.fail(new Journal.JournalError({ operation, reason: "the store is closed" }))
+      const flaky = Layer.effect(
+        Journal.Journal,
+        Effect.map(Journal.Journal, (journal) =>
+          Journal.Journal.of({
+            ...journal,
+            append: (...args) => (store.closed ? refused("append") : journal.append(...args)),
+            release: (owner, sagaId) =>
+              Effect.suspend(() =>
+                store.throws
+                  ? Effect.die(new Error("driver crashed"))
+                  : store.closed
+                    ? refused("release")
+                    : journal.release(owner, sagaId)
+              )
+          })
+        )
+      ).pipe(Layer.provide(Journal.layerMemory))
+      const lines: Array<string> = []
+      const keeping = Logger.make(({ logLevel, message }) => {
+        lines.push(`${logLevel.label} ${(Array.isArray(message) ? message : [message]).map(String).join(" ")}`)
+      })
+      const worker = yield* Layer.build(
+        Saga.layerWith({ owner: "w1", leaseTtl: "30 seconds" }).pipe(
+          Layer.provideMerge(Layer.merge(flaky, Approval.layerMemory)),
+          Layer.provide(Logger.replace(Logger.defaultLogger, keeping))
+        )
+      )
+      yield* Effect.forkScoped(Effect.provide(Saga.run("busy", slow(null)), worker))
+      yield* TestClock.adjust("1 second")
+      // The store closes under the run of "left": its lease is left unreleased, and its release then throws.
+      const closes = Compensable.make({
+        name: "closes",
+        input: Schema.Null,
+        success: Schema.String,
+        execute: () =>
+          Effect.as(
+            Effect.sync(() => (store.closed = true)),
+            "x"
+          ),
+        compensate: () => Effect.void
+      })
+      expect((yield* Effect.exit(Effect.provide(Saga.run("left", closes(null)), worker)))._tag).toBe("Failure")
+      Object.assign(store, { closed: false, throws: true })
+      yield* TestClock.adjust("60 seconds")
+
+      const busy = yield* Effect.provide(Saga.status("busy"), worker)
+      expect(busy).toMatchObject({ status: "running", lease: { owner: "w1", expiresAt: "1970-01-01T00:01:30.000Z" } })
+      expect(lines).toContain("WARN effect-saga: leases were not released: driver crashed")
+      // The worker closes with a store that no longer throws.
+      store.throws = false
     })
   )
 })
