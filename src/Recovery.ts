@@ -28,6 +28,7 @@ import { originOf } from "./internal/engine/saga.js"
 import * as UnrecoverableReason from "./internal/engine/unrecoverable.js"
 import { viewOf } from "./internal/journal/view.js"
 import { observeRecoveryPass } from "./internal/observability/metrics.js"
+import { withoutParentSpan, withoutSpan } from "./internal/observability/spans.js"
 import { decodeJson } from "./internal/util/codec.js"
 import type { JournalError, SagaRecord } from "./Journal.js"
 import { Journal, JournalTampered, SagaNotFound } from "./Journal.js"
@@ -199,7 +200,9 @@ const build = <const Definitions extends ReadonlyArray<SagaDefinition.Any>>(opti
     const { batchSize, concurrency, principal } = yield* recoveryOptions.checked(options)
     const saga = yield* Saga
     const journal = yield* Journal
-    const context = yield* Effect.context<SagaDefinition.Context<Definitions[number]>>()
+    // The definitions' services, as they were given; not the span this was built in: a resumed run
+    // is the child of its `effect-saga.recover` span.
+    const context = withoutSpan(yield* Effect.context<SagaDefinition.Context<Definitions[number]>>())
     const byName = new Map(options.definitions.map((definition) => [definition.name, definition]))
     const holder = { owner: saga.worker.owner, ttlMillis: Duration.toMillis(saga.worker.leaseTtl) }
 
@@ -350,8 +353,9 @@ const build = <const Definitions extends ReadonlyArray<SagaDefinition.Any>>(opti
  * journal that does not verify): once for a saga that fails the same way while its journal stays
  * where it is (see `Recovery.recoverAll`). A pass starts on time while earlier ones still run the
  * sagas they resumed (a long one holds back no other), unless `concurrency` sagas are being resumed
- * already. A pass the store fails part-way logs what it did, then the failure. The `Saga` service
- * renews the leases while it lives. Options it cannot work with fail the layer with
+ * already. A pass the store fails part-way logs what it did, then the failure. Each pass's
+ * `effect-saga.recover` spans are root spans, whatever span the layer was built in. The `Saga`
+ * service renews the leases while it lives. Options it cannot work with fail the layer with
  * `InvalidRecoveryOptions` before anything is claimed.
  *
  * @since 0.1.0
@@ -366,13 +370,16 @@ export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any
       const { every: given } = yield* recoveryOptions.checked(options)
       const { concurrency, pass, recovery, resuming } = yield* build(options)
       const saga = yield* Saga
-      const logged = Effect.flatMap(pass, ({ failure, report }) =>
-        Effect.zipRight(
-          logPass(report, summary(report)),
-          Option.match(failure, {
-            onNone: () => Effect.void,
-            onSome: (error) => Effect.logWarning(`effect-saga: recovery could not read the journal: ${error.message}`)
-          })
+      // A background pass is nobody's child: its spans are roots, whatever span the layer was built in.
+      const logged = withoutParentSpan(
+        Effect.flatMap(pass, ({ failure, report }) =>
+          Effect.zipRight(
+            logPass(report, summary(report)),
+            Option.match(failure, {
+              onNone: () => Effect.void,
+              onSome: (error) => Effect.logWarning(`effect-saga: recovery could not read the journal: ${error.message}`)
+            })
+          )
         )
       )
       const every = given ?? saga.worker.leaseTtl

@@ -127,6 +127,17 @@ export const withSpanShowing =
       Effect.onExit(Effect.withParentSpan(effect, span), (exit) => endWith(span, shown(exit)))
     )
 
+/** `context` without its span: services captured to be provided later, that must not set the parent of spans made then. */
+export const withoutSpan = <R>(context: Context.Context<R>): Context.Context<R> =>
+  Context.omit(Tracer.ParentSpan)(context) as Context.Context<R>
+
+/**
+ * `effect` outside the span it was called in: the spans it makes are roots, not children of the
+ * caller's (a background fiber forked from a layer built inside a span of the service's start-up).
+ */
+export const withoutParentSpan = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.mapInputContext(effect, withoutSpan<R>)
+
 /**
  * A span around one step (an agent's `execute_tool`): the step tells it how its own span ended
  * (`spanEnded`, the step's option), and a failure ends it the same way (the receipts masked, a

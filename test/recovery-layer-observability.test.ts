@@ -1,0 +1,117 @@
+/**
+ * What a service's on-call engineer sees of `Recovery.layer`'s background passes. Their
+ * `effect-saga.recover` spans are root spans, even when the layer is built inside a span of the
+ * service's own (its start-up's): recovery for the life of the service does not hang off one
+ * trace.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Context, Effect, Layer, Logger, Option, Schema, TestClock, Tracer } from "effect"
+import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition } from "../src/index.js"
+
+describe("Recovery.layer's background passes are root spans", () => {
+  it.scoped("built inside the service's start-up span, neither the start-up pass nor a later one is its child", () =>
+    Effect.gen(function* () {
+      const { spans, tracer } = yield* recording
+      const store = yield* Layer.build(memoryStore)
+      yield* leftBehind(store, "at-start")
+      yield* Effect.withTracer(serviceStart(store), tracer)
+      yield* TestClock.adjust("1 second")
+      yield* leftBehind(store, "later")
+      yield* TestClock.adjust("10 seconds")
+
+      const parentOf = (name: string, sagaId: string) => {
+        const span = spans.find((span) => span.name === name && span.attributes.get("saga.id") === sagaId)
+        return span === undefined
+          ? "no span"
+          : Option.getOrUndefined(Option.map(span.parent, (parent) => parent.spanId))
+      }
+      expect([parentOf("effect-saga.recover", "at-start"), parentOf("effect-saga.recover", "later")]).toEqual([
+        undefined,
+        undefined
+      ])
+      // The spans under a background recover span are still its children.
+      const recover = spans.find(
+        (span) => span.name === "effect-saga.recover" && span.attributes.get("saga.id") === "later"
+      )
+      expect(parentOf("effect-saga.run", "later")).toBe(recover!.spanId)
+    }).pipe(Effect.provide(quiet))
+  )
+
+  it.scoped(
+    "recoverAll's recover span stays a child of its caller's span; the run its own, made in a span or not",
+    () =>
+      Effect.gen(function* () {
+        const { spans, tracer } = yield* recording
+        const store = yield* Layer.build(memoryStore)
+        yield* leftBehind(store, "asked")
+        const worker = yield* Layer.build(
+          Saga.layerWith({ owner: "w1", leaseTtl: "30 seconds" }).pipe(Layer.provideMerge(Layer.succeedContext(store)))
+        )
+        const recovery = yield* Effect.provide(Recovery.make({ definitions: [Quick] }), worker).pipe(
+          Effect.withSpan("setup"),
+          Effect.withTracer(tracer)
+        )
+        yield* recovery.recoverAll.pipe(Effect.withSpan("caller"), Effect.withTracer(tracer))
+        const [caller, recover, run] = ["caller", "effect-saga.recover", "effect-saga.run"].map((name) =>
+          spans.find((span) => span.name === name)
+        )
+        const parentOf = (span: Tracer.Span | undefined) => Option.map(span!.parent, (parent) => parent.spanId)
+        expect([parentOf(recover), parentOf(run)]).toEqual([Option.some(caller!.spanId), Option.some(recover!.spanId)])
+      })
+  )
+})
+
+/** A service's start-up, in a span of its own: it builds its worker with `Recovery.layer`. */
+const serviceStart = (store: Store) =>
+  Layer.build(
+    Recovery.layer({ definitions: [Quick], every: "10 seconds" }).pipe(
+      Layer.provideMerge(Saga.layerWith({ owner: "w1", leaseTtl: "30 seconds" })),
+      Layer.provide(Layer.succeedContext(store))
+    )
+  ).pipe(Effect.withSpan("boot"))
+
+type Store = Context.Context<Journal.Journal | Approval.Approval>
+
+const memoryStore = Layer.merge(Journal.layerMemory, Approval.layerMemory)
+
+/** A saga started from `definition` and left suspended by its worker's shutdown: free to claim. */
+const leftBehind = (store: Store, sagaId: string, definition = "quick") =>
+  Context.get(store, Journal.Journal).append(sagaId, Journal.empty, [
+    {
+      stepId: null,
+      toolName: null,
+      phase: "SAGA_STARTED",
+      input: null,
+      payload: JSON.stringify({ definition, input: sagaId })
+    },
+    { stepId: null, toolName: null, phase: "SAGA_SUSPENDED", input: null, payload: null }
+  ])
+
+const step = (name: string) =>
+  Compensable.make({
+    name,
+    input: Schema.String,
+    success: Schema.String,
+    execute: (s) => Effect.succeed(s),
+    compensate: () => Effect.void
+  })
+const a = step("a")
+const b = step("b")
+
+const Quick = SagaDefinition.make("quick", { input: Schema.String, program: (s) => Effect.zipRight(a(s), b(s)) })
+
+const quiet = Logger.replace(Logger.defaultLogger, Logger.none)
+
+/** A tracer that keeps every span it starts, on top of Effect's own. */
+const recording = Effect.map(Effect.tracer, (base) => {
+  const spans: Array<Tracer.Span> = []
+  const tracer = Tracer.make({
+    span: (...args) => {
+      const span = base.span(...args)
+      spans.push(span)
+      return span
+    },
+    context: (f, fiber) => base.context(f, fiber)
+  })
+  return { spans, tracer }
+})
