@@ -93,7 +93,8 @@ export const undos: Metric.Metric.Counter<number> = metrics.undos
 export const approvals: Metric.Metric.Counter<number> = metrics.approvals
 
 /**
- * `effect_saga_recovery_passes_total`: recovery passes run.
+ * `effect_saga_recovery_passes_total`: recovery passes run, counted when a pass ends (done, or
+ * failed part-way by the store); an interrupted pass is not counted.
  *
  * @since 0.2.0
  * @category metrics
@@ -101,7 +102,8 @@ export const approvals: Metric.Metric.Counter<number> = metrics.approvals
 export const recoveryPasses: Metric.Metric.Counter<number> = metrics.recoveryPasses
 
 /**
- * `effect_saga_recovery_claimed_total`: sagas left behind that recovery passes claimed to resume.
+ * `effect_saga_recovery_claimed_total`: sagas left behind that recovery passes claimed to resume,
+ * counted as each batch is claimed: a pass still running the sagas it claimed has counted them.
  *
  * @since 0.2.0
  * @category metrics

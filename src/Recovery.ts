@@ -27,7 +27,7 @@ import { ErrorTypeId } from "./internal/engine/recoveryOptions.js"
 import { originOf } from "./internal/engine/saga.js"
 import * as UnrecoverableReason from "./internal/engine/unrecoverable.js"
 import { viewOf } from "./internal/journal/view.js"
-import { observeRecoveryPass } from "./internal/observability/metrics.js"
+import { observeRecoveryClaimed, observeRecoveryPass } from "./internal/observability/metrics.js"
 import { withoutParentSpan, withoutSpan } from "./internal/observability/spans.js"
 import { decodeJson } from "./internal/util/codec.js"
 import type { JournalError, SagaRecord } from "./Journal.js"
@@ -324,11 +324,13 @@ const build = <const Definitions extends ReadonlyArray<SagaDefinition.Any>>(opti
             if (fresh.length === 0) return
             for (const record of fresh) seen.add(record.sagaId)
             const toTry = fresh.filter((record) => !unresumable.knows(record))
+            // Counted as claimed now: a pass may run a long saga for hours before it ends.
+            observeRecoveryClaimed(toTry.length)
             recovered.push(...(yield* Effect.forEach(toTry, resumed, { concurrency })))
           }
         })
         const done = Effect.map(Effect.option(Effect.flip(claimAndResume)), (failure): Pass => {
-          observeRecoveryPass(recovered.length)
+          observeRecoveryPass()
           return { report: { sagas: recovered }, failure }
         })
         return Effect.onExit(Effect.ensuring(Effect.zipRight(passStarts, done), giveBack), (exit) =>

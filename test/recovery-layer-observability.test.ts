@@ -2,11 +2,13 @@
  * What a service's on-call engineer sees of `Recovery.layer`'s background passes. Their
  * `effect-saga.recover` spans are root spans, even when the layer is built inside a span of the
  * service's own (its start-up's): recovery for the life of the service does not hang off one
- * trace.
+ * trace. `effect_saga_recovery_claimed_total` moves as each batch is claimed, while the pass still
+ * runs the sagas it claimed; the pass itself is counted, and logged, when it ends (not at all when
+ * it is interrupted).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Logger, Option, Schema, TestClock, Tracer } from "effect"
-import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition } from "../src/index.js"
+import { Context, Effect, Fiber, Layer, Logger, Metric, Option, Schema, TestClock, Tracer } from "effect"
+import { Approval, Compensable, Journal, Metrics, Recovery, Saga, SagaDefinition } from "../src/index.js"
 
 describe("Recovery.layer's background passes are root spans", () => {
   it.scoped("built inside the service's start-up span, neither the start-up pass nor a later one is its child", () =>
@@ -61,6 +63,66 @@ describe("Recovery.layer's background passes are root spans", () => {
   )
 })
 
+describe("Recovery.layer's metrics and log line while a pass runs", () => {
+  it.scoped(
+    "the sagas a pass claimed are counted while it still runs them; the pass and its log line when it ends",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* Layer.build(memoryStore)
+        yield* leftBehind(store, "first", "long")
+        yield* leftBehind(store, "second", "long")
+        const lines: Array<string> = []
+        const keeping = Logger.make(({ message }) => {
+          lines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
+        })
+        const before = yield* counts
+        const worker = yield* Layer.build(
+          Recovery.layer({ definitions: [Long], every: "startup", concurrency: 1 }).pipe(
+            Layer.provideMerge(Saga.layerWith({ owner: "w1", leaseTtl: "30 seconds" })),
+            Layer.provide(Layer.succeedContext(store)),
+            Layer.provide(Logger.replace(Logger.defaultLogger, keeping))
+          )
+        )
+        const leaseOwners = Effect.forEach(["first", "second"], (sagaId) =>
+          Effect.map(Effect.provide(Saga.status(sagaId), worker), (status) => status.lease?.owner)
+        )
+        // One saga at a time: the first sleeps for 10 minutes, the second waits for it.
+        yield* TestClock.adjust("1 minute")
+        const running = yield* counts
+        expect(yield* leaseOwners).toEqual(["w1", "w1"])
+        expect([running.claimed - before.claimed, running.passes - before.passes]).toEqual([2, 0])
+        expect(lines.filter((line) => line.includes("recovery took"))).toEqual([])
+
+        yield* TestClock.adjust("30 minutes")
+        const ended = yield* counts
+        expect([ended.claimed - before.claimed, ended.passes - before.passes]).toEqual([2, 1])
+        expect(lines.filter((line) => line.includes("recovery took"))).toEqual([
+          "effect-saga: recovery took 2 saga(s) left behind: 2 Completed"
+        ])
+      })
+  )
+})
+
+describe("recoverAll's metrics when its pass is interrupted", () => {
+  it.scoped("the sagas it claimed are counted; the pass is not", () =>
+    Effect.gen(function* () {
+      const store = yield* Layer.build(memoryStore)
+      yield* leftBehind(store, "first", "long")
+      yield* leftBehind(store, "second", "long")
+      const worker = yield* Layer.build(
+        Saga.layerWith({ owner: "w1", leaseTtl: "30 seconds" }).pipe(Layer.provideMerge(Layer.succeedContext(store)))
+      )
+      const recovery = yield* Effect.provide(Recovery.make({ definitions: [Long], concurrency: 1 }), worker)
+      const before = yield* counts
+      const pass = yield* Effect.fork(recovery.recoverAll)
+      yield* TestClock.adjust("1 minute")
+      yield* Fiber.interrupt(pass)
+      const after = yield* counts
+      expect([after.claimed - before.claimed, after.passes - before.passes]).toEqual([2, 0])
+    })
+  )
+})
+
 /** A service's start-up, in a span of its own: it builds its worker with `Recovery.layer`. */
 const serviceStart = (store: Store) =>
   Layer.build(
@@ -100,7 +162,17 @@ const b = step("b")
 
 const Quick = SagaDefinition.make("quick", { input: Schema.String, program: (s) => Effect.zipRight(a(s), b(s)) })
 
+const Long = SagaDefinition.make("long", {
+  input: Schema.String,
+  program: (s) => Effect.zipRight(Effect.zipRight(a(s), Effect.sleep("10 minutes")), b(s))
+})
+
 const quiet = Logger.replace(Logger.defaultLogger, Logger.none)
+
+const counts = Effect.map(
+  Effect.all([Metric.value(Metrics.recoveryPasses), Metric.value(Metrics.recoveryClaimed)]),
+  ([passes, claimed]) => ({ passes: passes.count, claimed: claimed.count })
+)
 
 /** A tracer that keeps every span it starts, on top of Effect's own. */
 const recording = Effect.map(Effect.tracer, (base) => {

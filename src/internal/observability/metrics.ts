@@ -313,11 +313,14 @@ export const observeRefused = (error: AppendError): void => {
   else if (error._tag === "ConcurrencyConflict") appendConflicts.unsafeUpdate(1, none)
 }
 
-/** Records a recovery pass and how many sagas it claimed. */
-export const observeRecoveryPass = (claimed: number): void => {
-  if (!recording.enabled) return
-  recoveryPasses.unsafeUpdate(1, none)
-  recoveryClaimed.unsafeUpdate(claimed, none)
+/** Records the sagas a recovery pass claimed to resume, as it claims them (not when the pass ends). */
+export const observeRecoveryClaimed = (claimed: number): void => {
+  if (recording.enabled && claimed > 0) recoveryClaimed.unsafeUpdate(claimed, none)
+}
+
+/** Records a recovery pass that ended (done, or failed part-way by the store). */
+export const observeRecoveryPass = (): void => {
+  if (recording.enabled) recoveryPasses.unsafeUpdate(1, none)
 }
 
 /** Sets the open-sagas gauge to the store's counts. */
