@@ -6,11 +6,19 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Schema, TestClock } from "effect"
 import { Compensable, Journal, Outcome, Recovery, Saga } from "../src/index.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
-import { Checkout, Tracking } from "./fixtures/cli-tools.js"
+import {
+  Checkout,
+  chargeCard,
+  pingCarrier,
+  reserveInventory,
+  sendWireTransfer,
+  ship,
+  Tracking
+} from "./fixtures/cli-tools.js"
 import { onFile } from "./fixtures/worker-on-file.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-state-"))
@@ -375,5 +383,72 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         /\sEXPIRED\s+the approval by bob at 1970-01-01T00:00:00\.000Z expired at 1970-01-01T00:01:00\.000Z \(its expiresAt\)/m
       )
     })
+  )
+
+  it.scoped(
+    "a compensation that failed says what is next: compensate again for undos unavailable, by hand for undos that left something live, compensate again once nothing is dirty",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        const nextLines = (sagaId: string) =>
+          Effect.map(cli("show", sagaId, "--db", db), (shown) =>
+            shown.stdout.split("\n").filter((line) => line.startsWith("next: "))
+          )
+        const position = (sagaId: string) =>
+          Effect.map(
+            onFile(db, Saga.status(sagaId)),
+            (status) => `--revision ${status.revision} --digest ${status.digest}`
+          )
+
+        // Rejected in a process where its tools are not registered: the undos are unavailable.
+        const order = Effect.zipRight(
+          reserveInventory({ sku: "A-1", quantity: 1 }),
+          sendWireTransfer({ amount: 5, to: "acme" })
+        )
+        const waiting = yield* onFile(db, Saga.run("c-1", order))
+        assert(waiting._tag === "AwaitingApproval")
+        const rejected = yield* onFile(db, Saga.reject("c-1", waiting.request.stepId, { by: "bob", reason: "no" }))
+        expect(rejected.status).toBe("compensation_failed")
+        const reserve = (yield* onFile(db, Saga.status("c-1"))).steps.find(
+          (step) => step.toolName === "reserveInventory"
+        )!
+        expect(yield* nextLines("c-1")).toEqual([
+          `next: effect-saga compensate c-1 --register MODULE --as WHO ${yield* position("c-1")}, from a process that has their tools registered (and the receipt keys, if their receipts are sealed): it runs the undo of ${reserve.stepId} and journals a new report`
+        ])
+
+        // An undo that failed: undone by hand, never run again.
+        const stuck = Compensable.make({
+          name: "stuck",
+          input: Schema.String,
+          success: Schema.String,
+          execute: (id) => Effect.succeed(id),
+          compensate: () => Effect.fail(Outcome.failed("the provider refused the refund"))
+        })
+        const failing = Effect.zipRight(stuck("s-1"), ship({ orderId: "c-2-down" }))
+        expect((yield* onFile(db, Saga.run("c-2", failing)))._tag).toBe("CompensationFailed")
+        const stuckStep = (yield* onFile(db, Saga.status("c-2"))).steps.find((step) => step.toolName === "stuck")!
+        expect(yield* nextLines("c-2")).toEqual([
+          `next: undo by hand, at the provider, what this undo left live: ${stuckStep.stepId} (undo failed, key c-2/${stuckStep.stepId}/undo); effect-saga does not run a settled undo again, and the saga stays compensation_failed`
+        ])
+
+        // A step left unknown, resolved not applied after the report: nothing is dirty any more.
+        const unknown = Effect.zipRight(chargeCard({ amount: 7 }), pingCarrier({ orderId: "c-3" }))
+        // Compensated where the charge was made, so its tool is registered: its undo completes.
+        const compensated = yield* onFile(
+          db,
+          Effect.flatMap(Saga.run("c-3", unknown), (first) =>
+            Effect.map(Saga.compensate("c-3"), (report) => [first._tag, report.status])
+          )
+        )
+        expect(compensated).toEqual(["NeedsAttention", "compensation_failed"])
+        const ping = (yield* onFile(db, Saga.status("c-3"))).steps.find((step) => step.toolName === "pingCarrier")!
+        expect(yield* nextLines("c-3")).toEqual([expect.stringMatching(/^next: effect-saga resolve c-3 /)])
+        yield* onFile(db, Saga.resolve("c-3", ping.stepId, { outcome: "not-applied", by: "carol" }))
+        expect(yield* nextLines("c-3")).toEqual([
+          `next: nothing is left dirty since the last report: effect-saga compensate c-3 --register MODULE --as WHO ${yield* position("c-3")} journals a new one, and the saga ends compensated`
+        ])
+        expect((yield* onFile(db, Saga.compensate("c-3"))).status).toBe("compensated")
+        expect(yield* nextLines("c-3")).toEqual([])
+      })
   )
 })

@@ -192,6 +192,39 @@ const isResolved = (
 ): boolean =>
   status.status === "needs_attention" && !undoRun && unknown.length === 0 && Lease.liveLease(status, now) === undefined
 
+/** Undos that settled with something left live: effect-saga never runs a settled undo again. */
+const byHand = new Set(["failed", "partial", "unknown"])
+
+/**
+ * The next lines of a compensation that failed, once nobody drives the saga: a compensation again
+ * runs the undos it could not (an undo `unavailable`, a step resolved applied since) and journals a
+ * new report; what an undo left live is undone by hand; with nothing left dirty (a step resolved
+ * not applied since the report), a compensation again ends the saga `compensated`.
+ */
+const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: number): ReadonlyArray<string> => {
+  if (status.status !== "compensation_failed" || Lease.liveLease(status, now) !== undefined) return []
+  const compensate = `effect-saga compensate ${status.sagaId} --register MODULE --as WHO ${at}`
+  const undoable = status.steps.filter(
+    (step) => step.state === "executed" && (step.undo === undefined || step.undo === "unavailable")
+  )
+  const left = status.steps.filter((step) => step.undo !== undefined && byHand.has(step.undo))
+  const lines: Array<string> = []
+  if (undoable.length > 0) {
+    lines.push(
+      `next: ${compensate}, from a process that has their tools registered (and the receipt keys, if their receipts are sealed): it runs the undo of ${undoable.map((step) => step.stepId).join(", ")} and journals a new report`
+    )
+  }
+  if (left.length > 0) {
+    lines.push(
+      `next: undo by hand, at the provider, what ${left.length === 1 ? "this undo" : "these undos"} left live: ${left.map((step) => `${step.stepId} (undo ${step.undo}, key ${status.sagaId}/${step.stepId}/undo)`).join(", ")}; effect-saga does not run a settled undo again, and the saga stays compensation_failed`
+    )
+  }
+  if (lines.length === 0 && !status.steps.some((step) => step.state === "unknown")) {
+    lines.push(`next: nothing is left dirty since the last report: ${compensate} journals a new one, and the saga ends compensated`)
+  }
+  return lines
+}
+
 /**
  * What the operator may do next, with the position they saw: leases judged at `now` (the store's
  * clock), approvals at `hostNow` (this host's, as the worker that resumes the saga judges them by its own).
@@ -221,7 +254,8 @@ const next = (
         `next: effect-saga resolve ${status.sagaId} ${step.stepId} --applied|--not-applied --as WHO ${at} (ask the provider whether the undo, key ${status.sagaId}, happened)`
     ),
     ...(Resumer.isLeftBehind(status, now) ? [Resumer.leftBehind(status.sagaId, origin, at)] : []),
-    ...(isResolved(status, unknown, undoRun, now) ? [Resumer.resolved(status.sagaId, origin, at)] : [])
+    ...(isResolved(status, unknown, undoRun, now) ? [Resumer.resolved(status.sagaId, origin, at)] : []),
+    ...(status.sagaId.endsWith(RUN_SUFFIX) ? [] : compensationFailedLines(status, at, now))
   ]
 }
 
