@@ -385,6 +385,25 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
     })
   )
 
+  it.scoped("a saga started with Saga.run and suspended by a shutdown is stuck: no Recovery takes it", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      const saga = (phase: Journal.Phase) => ({ stepId: null, toolName: null, phase, input: null, payload: null })
+      yield* onFile(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) =>
+          journal.append("s1", Journal.empty, [saga("SAGA_STARTED"), saga("SAGA_SUSPENDED")])
+        )
+      )
+      const shown = yield* cli("show", "s1", "--db", db)
+      expect(shown.code).toBe(1)
+      expect(lineOf(shown.stdout, "next: ")).toMatch(/^next: no worker is driving it, and no Recovery can/)
+      const json = yield* cli("list", "--db", db, "--json")
+      expect(json.code).toBe(1)
+      expect(JSON.parse(json.stdout)).toMatchObject([{ sagaId: "s1", status: "suspended", stuck: true }])
+    })
+  )
+
   it.scoped(
     "a compensation that failed says what is next: compensate again for undos unavailable, by hand for undos that left something live, compensate again once nothing is dirty",
     () =>

@@ -21,6 +21,7 @@ import * as Journaled from "../journaled.js"
 import * as LeaseClock from "../leaseClock.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
+import { isLeftBehind } from "../resumer.js"
 import { db, json, limit, offset, optionalList, pageLine, pageOf, withStore } from "../root.js"
 import * as Trust from "../trust.js"
 
@@ -60,7 +61,7 @@ const stuckOf = (rows: ReadonlyArray<Listed>, now: number) =>
   Effect.flatMap(Journal, (journal) =>
     Effect.map(
       Effect.forEach(
-        rows.filter((row) => row.tampered === null && Lease.isUndriven(row, now)),
+        rows.filter((row) => row.tampered === null && isLeftBehind(row, now)),
         (row) =>
           Effect.map(journal.read(row.sagaId), (entries) =>
             isStuck(row, Journaled.originOf(entries), now) ? [row.sagaId] : []
@@ -136,6 +137,6 @@ export const list = Command.make("list", { db, json, status, olderThan, limit, o
   )
 ).pipe(
   Command.withDescription(
-    "List the sagas, least recently updated first, each with its journal verified (chain: intact, or TAMPERED at the first entry that does not fit); with --limit/--offset, one page of them (only its sagas are read). Exits 1 if one listed is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, running or compensating, and no worker drives it)."
+    "List the sagas, least recently updated first, each with its journal verified (chain: intact, or TAMPERED at the first entry that does not fit); with --limit/--offset, one page of them (only its sagas are read). Exits 1 if one listed is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, running or compensating and no worker drives it, or suspended)."
   )
 )

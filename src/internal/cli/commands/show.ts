@@ -220,7 +220,9 @@ const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: numbe
     )
   }
   if (lines.length === 0 && !status.steps.some((step) => step.state === "unknown")) {
-    lines.push(`next: nothing is left dirty since the last report: ${compensate} journals a new one, and the saga ends compensated`)
+    lines.push(
+      `next: nothing is left dirty since the last report: ${compensate} journals a new one, and the saga ends compensated`
+    )
   }
   return lines
 }
@@ -371,6 +373,6 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
   })
 ).pipe(
   Command.withDescription(
-    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome); never a receipt. A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, running or compensating, and no worker drives it)."
+    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome); never a receipt. A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, running or compensating and no worker drives it, or suspended)."
   )
 )
