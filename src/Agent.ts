@@ -35,6 +35,7 @@ import * as manifestAgent from "./internal/ai/manifest.js"
 import * as mcp from "./internal/ai/mcp.js"
 import * as model from "./internal/ai/model.js"
 import * as toolCall from "./internal/ai/toolCall.js"
+import { withoutSpan } from "./internal/observability/spans.js"
 import { given } from "./internal/util/printable.js"
 import type * as Manifest from "./Manifest.js"
 import type * as Outcome from "./Outcome.js"
@@ -274,7 +275,9 @@ export const make = <Tools extends Record<string, Tool.Any>, U extends Undos<Too
           const built: Readonly<Record<string, handlers.AnyHandler | undefined>> = Effect.isEffect(build)
             ? yield* build
             : build
-          const context = yield* Effect.context<never>()
+          // The handlers' services, as given; not the span the layer was built in: a handler's own
+          // spans are children of its call's step span.
+          const context = withoutSpan(yield* Effect.context<never>())
           const specs = []
           const wrapped: Record<string, (params: unknown) => Effect.Effect<unknown, unknown>> = {}
           for (const [name, tool] of Object.entries(declarations.tools)) {

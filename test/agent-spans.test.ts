@@ -33,6 +33,22 @@ describe("an agent's spans", () => {
   )
 
   it.effect(
+    "a handler's own spans are children of its call's step span, even when the handlers' layer was built inside a span",
+    () =>
+      Effect.gen(function* () {
+        const script: Scripted.Script = ({ turn }) =>
+          turn === 1
+            ? Scripted.calls(Scripted.call("call-1", "Pay", { card: "c", amount: 12 }))
+            : Scripted.says("Paid.")
+        const { result, spans } = yield* twice("built-in-span", script, { builtInSpan: true })
+        expect(result._tag).toBe("Completed")
+        const [inside] = named(spans, "pay-inside")
+        const step = named(spans, "effect-saga.step").find((span) => span.attributes.tool === "Pay")!
+        expect(inside!.parentSpanContext?.spanId).toBe(step.spanContext().spanId)
+      })
+  )
+
+  it.effect(
     "a call whose arguments do not decode fails its turn: no span quotes them, the program's failure does",
     () =>
       Effect.gen(function* () {
@@ -126,19 +142,20 @@ const Payments = AiToolkit.make(Pay, Refund, Charge)
  * Runs the agent loop over `script` as saga `sagaId`, then again (a replay, or a resume that waits
  * still), under the NodeSdk: the two results and every span exported while its layer lived.
  */
-const twice = (sagaId: string, script: Scripted.Script) => {
+const twice = (sagaId: string, script: Scripted.Script, options: { readonly builtInSpan?: boolean } = {}) => {
   const exporter = new InMemorySpanExporter()
   const telemetry = NodeSdk.layer(() => ({
     resource: { serviceName: "effect-saga-test" },
     spanProcessor: new SimpleSpanProcessor(exporter)
   }))
   const agent = Agent.make(Payments, {})
+  const handlers = agent.toLayer({
+    Pay: () => Effect.withSpan(Effect.succeed({ paid: true }), "pay-inside"),
+    Refund: () => Effect.succeed({ refunded: true }),
+    Charge: () => Effect.fail(new Declined({ reason: "insufficient funds" }))
+  })
   const live = Layer.mergeAll(
-    agent.toLayer({
-      Pay: () => Effect.succeed({ paid: true }),
-      Refund: () => Effect.succeed({ refunded: true }),
-      Charge: () => Effect.fail(new Declined({ reason: "insufficient funds" }))
-    }),
+    options.builtInSpan === true ? Layer.withSpan(handlers, "boot") : handlers,
     Agent.layerModel.pipe(Layer.provide(Scripted.layer(script).layer))
   ).pipe(Layer.provideMerge(Testing.layer))
   const loop = Agent.loop({ prompt: "Pay 12.", toolkit: Payments })

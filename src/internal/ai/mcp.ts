@@ -8,6 +8,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Policy } from "../../Agent.js"
 import * as Compensable from "../../Compensable.js"
+import { withoutSpan } from "../observability/spans.js"
 import { awaitingApproval, handleUntraced, notRun, toolCall } from "./toolCall.js"
 
 /** The MCP hints of a tool, as its saga policy says. */
@@ -53,7 +54,8 @@ export const register = (
   Effect.gen(function* () {
     const server = yield* McpServer.McpServer
     const built = (yield* toolkit) as Toolkit.WithHandler<Record<string, Tool.Any>>
-    const context = yield* Effect.context<never>()
+    // The services the server was built with; not its span: a call's spans belong to the call.
+    const context = withoutSpan(yield* Effect.context<never>())
     for (const tool of Object.values(built.tools)) {
       yield* server.addTool({
         tool: new McpSchema.Tool({
