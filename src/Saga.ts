@@ -303,8 +303,18 @@ export interface StepStatus {
    * runs it (since 0.5.0).
    */
   readonly state: "executed" | "failed" | "unknown" | "not_started" | "awaiting_approval" | "approved" | "refused"
-  /** What its undo came to, `"started"` while it runs, `undefined` when none was asked for. */
+  /**
+   * What its undo came to, `"started"` while it runs, `undefined` when none was asked for. A step
+   * whose undo journaled nothing of its own (`unavailable`: its tool not registered, its receipt's
+   * key missing) says what the saga's last compensation report (`SAGA_COMPENSATION_FAILED`) says of it.
+   */
   readonly undo: UndoOutcome | "started" | undefined
+  /**
+   * What its undo left, as journaled or reported: what a `partial` undo did not undo (its
+   * `remaining`), why one `failed`, was `unknown`, `skipped` or `unavailable`. Absent when there is
+   * none (since 0.5.0).
+   */
+  readonly undoDetail?: string | undefined
   /**
    * `true` when the journal says the step changes nothing outside (a read, declared
    * `changesNothing`): its `"unknown"` state leaves nothing dirty, so there is nothing to resolve

@@ -5,6 +5,7 @@
  */
 
 import * as Either from "effect/Either"
+import * as CompensationReport from "./CompensationReport.js"
 import type { JournaledReceipt, Recorded } from "./internal/journal/payloads.js"
 import { decodeEntry, encodePayload, notStartedIn } from "./internal/journal/payloads.js"
 import { table } from "./internal/util/table.js"
@@ -22,6 +23,19 @@ type RanWhere = "made" | "settled" | undefined
 const notStartedNote = (entry: Recorded): string => {
   const steps = notStartedIn(entry)
   return steps === undefined ? "" : `not started (did not run): ${steps.join(", ")}`
+}
+
+/**
+ * What a compensation report says may still be live, each step with its outcome and detail in full:
+ * `may still be live: unavailable chargeCard (chargeCard:…#1): tool chargeCard is not registered in
+ * this process`. An undo `unavailable` journals nothing of its own: only here does the timeline name it.
+ */
+const dirtyNote = (report: CompensationReport.CompensationReport): string => {
+  const dirty = CompensationReport.dirty(report).map((step) => {
+    const outcome = "outcome" in step ? step.outcome : "not undone: outcome unknown"
+    return `${outcome} ${step.toolName} (${step.stepId})${step.detail ? `: ${step.detail}` : ""}`
+  })
+  return dirty.length === 0 ? "" : `may still be live: ${dirty.join("; ")}`
 }
 
 /** What an entry whose payload decoded says, by phase; `ran`: where its call ran, when known. */
@@ -65,6 +79,8 @@ const detailOfRecorded = (entry: Recorded, ran: RanWhere = undefined): string =>
       return entry.payload.notStarted === undefined
         ? entry.payload.cause
         : `${entry.payload.cause}; ${notStartedNote(entry)}`
+    case "SAGA_COMPENSATION_FAILED":
+      return "undone" in entry.payload ? dirtyNote(entry.payload) : ""
     case "SAGA_AWAITING_APPROVAL":
       return entry.payload.requestId
     case "SAGA_SUSPENDED":
@@ -77,8 +93,10 @@ const detailOfRecorded = (entry: Recorded, ran: RanWhere = undefined): string =>
 }
 
 /**
- * The short detail of an entry: why it failed, who approved or renewed, what remains. Never the
- * receipt. A payload that does not fit its phase says so. The text is as journaled, control
+ * The short detail of an entry: why it failed, who approved or renewed, what remains; on a
+ * `SAGA_COMPENSATION_FAILED` report, every step that may still be live, with its outcome and
+ * detail (`may still be live: unavailable chargeCard (…): tool chargeCard is not registered in this
+ * process`). Never the receipt. A payload that does not fit its phase says so. The text is as journaled, control
  * characters included: `format` escapes them, and so must any other terminal display of it.
  *
  * @since 0.1.0

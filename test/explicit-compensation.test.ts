@@ -222,7 +222,14 @@ describe("Saga.compensateEffect", () => {
       const run = yield* Saga.status(`${step!.effectId}/compensate-effect`)
       expect(run.status).toBe("compensation_failed")
       expect(run.steps).toEqual([
-        { stepId: step!.stepId, toolName: "note", effectId: step!.effectId, state: "executed", undo: "unavailable" }
+        {
+          stepId: step!.stepId,
+          toolName: "note",
+          effectId: step!.effectId,
+          state: "executed",
+          undo: "unavailable",
+          undoDetail: "no undo declared"
+        }
       ])
     }).pipe(Effect.provide(Testing.layer))
   )

@@ -370,7 +370,14 @@ describe("shutdown and recovery", () => {
         ])
         const run = yield* Effect.provide(Saga.status(runId), b)
         expect(run.steps).toEqual([
-          { stepId: expect.any(String), toolName: "book", effectId, state: "executed", undo: "unknown" }
+          {
+            stepId: expect.any(String),
+            toolName: "book",
+            effectId,
+            state: "executed",
+            undo: "unknown",
+            undoDetail: "the undo started but its outcome was never journaled"
+          }
         ])
       })
   )

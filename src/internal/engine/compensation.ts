@@ -113,6 +113,27 @@ export const outcomeOfPhase: Record<UndoPhase, Report.UndoOutcome> = {
 const detailOf = (entry: Recorded<UndoPhase>): string | undefined =>
   entry.phase === "COMPENSATION_PARTIAL" ? entry.payload?.remaining : entry.payload?.reason
 
+/** What a step's undo came to, as `Saga.status` lists it: its outcome (`started` while it runs) and detail. */
+export interface UndoState {
+  readonly outcome: Report.UndoOutcome | "started"
+  readonly detail: string | undefined
+}
+
+/**
+ * What a step's undo came to, as the journal says: its last undo entry; `started` while its
+ * `COMPENSATING` has no outcome after it; else what `report`, the saga's last, says of it (an undo
+ * `unavailable` journals nothing of its own: only the report names it); `undefined` when no undo
+ * was asked for.
+ */
+export const undoOf = (step: StepView, report: Report.CompensationReport | undefined): UndoState | undefined => {
+  if (step.compensation !== undefined) {
+    return { outcome: outcomeOfPhase[step.compensation.phase], detail: detailOf(step.compensation) }
+  }
+  if (step.compensating !== undefined) return { outcome: "started", detail: undefined }
+  const reported = report?.undone.find((undone) => undone.stepId === step.stepId)
+  return reported === undefined ? undefined : { outcome: reported.outcome, detail: reported.detail }
+}
+
 const reportOf = (step: StepView, outcome: Report.UndoOutcome, detail: string | undefined): Report.StepReport =>
   detail === undefined
     ? { stepId: step.stepId, toolName: step.toolName, outcome }

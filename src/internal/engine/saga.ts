@@ -62,8 +62,8 @@ import { entering, withNewSpan } from "../observability/spans.js"
 import { encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
-import type { ExplicitUndos, Lookup } from "./compensation.js"
-import { compensate, explicitUndos, outcomeOfPhase } from "./compensation.js"
+import type { ExplicitUndos, Lookup, UndoState } from "./compensation.js"
+import { compensate, explicitUndos, undoOf } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
 import { insideRunOf, insideUndo, readFirst, undosStopWithCaller } from "./context.js"
 import { describeCause, endRun } from "./ending.js"
@@ -469,7 +469,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     const answer = effectId === undefined ? undefined : explicit.answerOf(effectId, view)
     if (effectId === undefined || answer?._tag !== "Settled") return Effect.succeed([])
     return explicit.findSubject(journal, effectId).pipe(
-      Effect.map((subject) => [{ ...stepStatus(runId, subject.step), undo: answer.outcome }]),
+      Effect.map((subject) => [stepStatus(runId, subject.step, answer)]),
       Effect.catchIf(
         (error) => error._tag !== "JournalError",
         () => Effect.succeed([])
@@ -787,7 +787,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         const record = Option.getOrElse(inspected.record, () => recordOf(inspected.entries))
         // Only what verifies is shown as a fact: the steps come from the entries before the break.
         const view = yield* viewOf(trustedPrefix(inspected))
-        const steps = Array.from(view.steps.values(), (step) => stepStatus(sagaId, step))
+        const steps = Array.from(view.steps.values(), (step) => stepStatus(sagaId, step, undoOf(step, view.lastReport)))
         return {
           ...record,
           tampered: tamperOf(inspected.verification),
@@ -869,9 +869,9 @@ interface Command<A, E> {
  * A step as `Saga.status` lists it. In an explicit undo's run (`compensateEffect`) the step is the
  * effect being undone: it was applied (`executed`) unless its undo awaits an approval, and its
  * effect id is the one the run undoes. A read says so (`changesNothing`): its unknown outcome is
- * nothing to settle.
+ * nothing to settle. `undo`: what its undo came to (`undoOf`), or the run's answer.
  */
-const stepStatus = (sagaId: string, step: StepView): StepStatus => ({
+const stepStatus = (sagaId: string, step: StepView, undo: UndoState | undefined): StepStatus => ({
   ...(isRead(step) ? { changesNothing: true } : {}),
   stepId: step.stepId,
   toolName: step.toolName,
@@ -891,5 +891,6 @@ const stepStatus = (sagaId: string, step: StepView): StepStatus => ({
               : step.awaiting
                 ? "awaiting_approval"
                 : "executed",
-  undo: step.compensation ? outcomeOfPhase[step.compensation.phase] : step.compensating ? "started" : undefined
+  undo: undo?.outcome,
+  ...(undo?.detail === undefined ? {} : { undoDetail: undo.detail })
 })

@@ -95,6 +95,8 @@ export const Step = Schema.Struct({
   effectId: Schema.String,
   state: Schema.Literal("executed", "failed", "unknown", "not_started", "awaiting_approval", "approved", "refused"),
   undo: Schema.NullOr(Schema.Union(UndoOutcome, Schema.Literal("started"))),
+  /** What its undo left: a partial undo's `remaining`, why one failed or was unavailable (since 0.5.0). */
+  undoDetail: Schema.optional(Schema.String),
   /** A read: its `unknown` state is nothing to resolve (since 0.4.0). */
   changesNothing: Schema.optional(Schema.Boolean)
 })

@@ -87,6 +87,7 @@ const stepOf = (step: Saga.StepStatus): Step => ({
   effectId: step.effectId,
   state: step.state,
   undo: step.undo ?? null,
+  ...(step.undoDetail === undefined ? {} : { undoDetail: step.undoDetail }),
   ...(step.changesNothing === true ? { changesNothing: true } : {})
 })
 
