@@ -346,6 +346,60 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
     })
   )
 
+  it.scopedLive("the saga page's Undos table says what each undo left, in full and escaped as HTML", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-undos")
+      const holdStock = Compensable.make({
+        name: "holdStock",
+        input: Schema.String,
+        success: Schema.String,
+        execute: (sku) => Effect.succeed(`hold-${sku}`),
+        compensate: () => Effect.fail(Outcome.partial(`2 units <still> held at the warehouse & ${"x".repeat(200)}`))
+      })
+      const chargeCard = Compensable.make({
+        name: "chargeCard",
+        input: Schema.Int,
+        success: Schema.String,
+        execute: (amount) => Effect.succeed(`ch-${amount}`),
+        compensate: () => Effect.fail(Outcome.failed("warehouse API down"))
+      })
+      const program = Effect.zipRight(Effect.zipRight(holdStock("sku-1"), chargeCard(300)), Effect.fail("boom"))
+      yield* onDb(db, Saga.run("undo-dirty", program))
+      const baseUrl = yield* serveOn(db)
+      const page = (yield* consolePage(baseUrl, "/console/sagas/undo-dirty")).text
+      const undos = page.slice(page.indexOf("<h2>Undos</h2>"))
+      expect(undos).toContain("<th>detail</th>")
+      expect(undos).toContain(`<td>2 units &lt;still&gt; held at the warehouse &amp; ${"x".repeat(200)}</td>`)
+      expect(undos).toContain("<td>failed (not applied): warehouse API down</td>")
+      expect(undos).not.toContain("<still>")
+    })
+  )
+
+  it.scopedLive("the saga page lists undos that were unavailable as the saga's last report does", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-unavailable")
+      const lockSeat = Compensable.make({
+        name: "lockSeat",
+        input: Schema.String,
+        success: Schema.String,
+        execute: (seat) => Effect.succeed(`lock-${seat}`),
+        compensate: () => Effect.void
+      })
+      yield* onDb(db, Saga.run("undo-unavailable", lockSeat("12A")))
+      // A service of its own, which never ran lockSeat: it does not have its undo, and journals none.
+      const report = yield* onDb(db, Saga.compensate("undo-unavailable"))
+      expect(report.undone).toMatchObject([{ toolName: "lockSeat", outcome: "unavailable" }])
+      const baseUrl = yield* serveOn(db)
+      const page = (yield* consolePage(baseUrl, "/console/sagas/undo-unavailable")).text
+      expect(page).not.toContain("No undo was asked for")
+      // The steps table's undo column, then the Undos table, with why.
+      expect(page).toMatch(/<td>lockSeat<\/td><td>.*<\/td><td>unavailable<\/td><\/tr>/)
+      expect(page).toMatch(
+        /<td>lockSeat<\/td><td><code>[^<]+<\/code><\/td><td><span class="badge unavailable">unavailable<\/span><\/td><td>tool lockSeat is not registered in this process<\/td>/
+      )
+    })
+  )
+
   it.scopedLive("the saga page says until when an approval holds, and once it lapsed that a resume compensates", () =>
     Effect.gen(function* () {
       const db = freshDb("console-approval-expiry")

@@ -253,10 +253,10 @@ ${unknown
 ${
   undone.length === 0
     ? '<p class="muted">No undo was asked for.</p>'
-    : `<div class="table"><table><thead><tr><th>tool</th><th>step</th><th>undo</th></tr></thead><tbody>${undone
+    : `<div class="table"><table><thead><tr><th>tool</th><th>step</th><th>undo</th><th>detail</th></tr></thead><tbody>${undone
         .map(
           (step) =>
-            `<tr><td>${escape(step.toolName)}</td><td><code>${escape(step.stepId)}</code></td><td>${badge(step.undo ?? "")}</td></tr>`
+            `<tr><td>${escape(step.toolName)}</td><td><code>${escape(step.stepId)}</code></td><td>${badge(step.undo ?? "")}</td><td>${escape(step.undoDetail ?? "")}</td></tr>`
         )
         .join("")}</tbody></table></div>`
 }`
