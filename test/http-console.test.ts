@@ -4,6 +4,7 @@ import Database from "better-sqlite3"
 import { Clock, Effect, Schema } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { Compensable, Journal, Outcome, Saga } from "../src/index.js"
+import * as SagaApi from "../src/SagaApi.js"
 import {
   awaiting,
   clientAs,
@@ -649,6 +650,30 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       expect(out.status).toBe(303)
       expect(out.location).toBe("/console/login")
       expect(out.cookies).toEqual([expect.stringMatching(/^effect_saga_console=; Max-Age=0.*Path=\/;.*HttpOnly/)])
+    })
+  )
+
+  it.scopedLive("with layerInsecure, no sign-in is asked: pages and forms act as anonymous", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-insecure")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const baseUrl = yield* serveOn(db, { authentication: SagaApi.layerInsecure })
+      const page = yield* Effect.promise(() =>
+        fetch(`${baseUrl}/console/sagas/payout-1`, { redirect: "manual" }).then(answered)
+      )
+      expect(page.status).toBe(200)
+      expect(page.text).toContain("anonymous")
+      const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const answer = yield* postForm(
+        baseUrl,
+        "/console/approve",
+        fields({ sagaId: "payout-1", stepId, revision: String(revision), digest }),
+        { cookie: "" }
+      )
+      expect([answer.status, answer.location]).toEqual([303, "/console"])
+      expect((yield* onDb(db, Saga.status("payout-1"))).steps.find((step) => step.stepId === stepId)?.state).toBe(
+        "approved"
+      )
     })
   )
 

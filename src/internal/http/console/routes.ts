@@ -67,14 +67,14 @@ const offsetParam = (request: HttpServerRequest.HttpServerRequest): number =>
   offsetOf(new URL(request.url, "http://console").searchParams.get("offset"))
 
 /**
- * The principal the token of the request's session names, checked again now; `undefined` (no
- * session, one that lapsed or was signed out, a token no longer accepted) sends the person to sign in.
+ * The principal the token of the request's session names, checked again now. Without a session (none,
+ * one that lapsed or was signed out), no token is given: `layerInsecure` takes that as anonymous,
+ * a token layer refuses it. `undefined` sends the person to sign in.
  */
 const principalOf = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function* () {
     const sessions = yield* ConsoleSessions
-    const token = sessions.tokenOf(request.cookies[COOKIE], yield* Clock.currentTimeMillis)
-    if (token === undefined) return undefined
+    const token = sessions.tokenOf(request.cookies[COOKIE], yield* Clock.currentTimeMillis) ?? Redacted.make("")
     const authentication = yield* Authentication
     return yield* authentication.bearer(token).pipe(
       Effect.map((principal): Authority.Principal | undefined => principal),
