@@ -4,10 +4,8 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import type { SagaRecord, SagaStatus } from "../../Journal.js"
+import type { SagaStatus } from "../../Journal.js"
 import { SomethingWrong } from "./failure.js"
-import type { Origin } from "./journaled.js"
-import { isLeftBehind } from "./resumer.js"
 
 /**
  * `compensation_failed` (an undo failed, was partial or unknown: something may still be live) and
@@ -17,19 +15,6 @@ import { isLeftBehind } from "./resumer.js"
  * @category models
  */
 export const isDirty = (status: SagaStatus): boolean => status === "compensation_failed" || status === "needs_attention"
-
-/**
- * Whether a saga is stuck at `now`: left behind (`running` or `compensating` with no live lease —
- * none, or one that lapsed: its worker died —, or `suspended` by a shutdown and not taken since) and
- * started with `Saga.run`, so that no `Recovery` can resume it; it goes on only when someone runs
- * its program again or compensates it. A saga started from a definition (or an explicit undo's run)
- * in that state is between workers, not stuck: a `Recovery` pass takes it.
- *
- * @since 0.4.0
- * @category models
- */
-export const isStuck = (record: SagaRecord, origin: Origin | undefined, now: number): boolean =>
-  origin?._tag === "Program" && isLeftBehind(record, now)
 
 /**
  * The line `list` prints under its table for a stuck saga (`isStuck`).

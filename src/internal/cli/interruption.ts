@@ -16,9 +16,9 @@ import { Journal } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as Timeline from "../../Timeline.js"
 import { RUN_SUFFIX } from "../util/identifier.js"
+import { type Origin, originOf } from "../util/origin.js"
 import { printable } from "../util/printable.js"
 import { revisionsOf } from "../util/revisions.js"
-import { type Origin, originOf } from "./journaled.js"
 
 /** What the command would say if it were interrupted now. */
 interface Account {

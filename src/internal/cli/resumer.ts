@@ -5,21 +5,8 @@
  *
  * @since 0.4.0
  */
-import type { SagaRecord } from "../../Journal.js"
 import * as ApprovalExpiry from "../util/approvalExpiry.js"
-import * as Lease from "../util/lease.js"
-import type { Origin } from "./journaled.js"
-
-/**
- * Whether no worker drives the saga and one should: running or compensating without a live lease
- * (`Lease.isUndriven`), or suspended by a shutdown and not taken since.
- *
- * @since 0.4.0
- * @category resuming
- */
-export const isLeftBehind = (record: SagaRecord, now: number): boolean =>
-  Lease.isUndriven(record, now) ||
-  (record.status === "suspended" && (record.lease === null || Lease.isLapsed(record.lease, now)))
+import type { Origin } from "../util/origin.js"
 
 /** Who can resume the saga at once, by what it was started from. */
 const resumedBy = (sagaId: string, origin: Origin | undefined): string => {
@@ -81,7 +68,7 @@ export const resolved = (sagaId: string, origin: Origin | undefined, at: string)
   `next: nothing is left to resolve: the saga goes on (or compensates, if one did not happen) when it is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga that needs attention); or effect-saga compensate ${sagaId} --register MODULE --as WHO ${at}`
 
 /**
- * The `next:` line of a saga left behind (`isLeftBehind`): who takes it, or that no `Recovery` can
+ * The `next:` line of a saga left behind (`Stuck.isLeftBehind`): who takes it, or that no `Recovery` can
  * (started with `Saga.run`), and how to compensate it instead.
  *
  * @since 0.4.0

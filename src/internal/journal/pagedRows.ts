@@ -7,6 +7,7 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { Journal, SagaRecord, SagaStatus } from "../../Journal.js"
+import { byCodePoints } from "../util/codePoints.js"
 import type { JournalError } from "./errors.js"
 import { listRows, type UndecodableRow } from "./storedRows.js"
 
@@ -36,21 +37,6 @@ export const urgency: ReadonlyArray<SagaStatus> = ["compensation_failed", "needs
 const rank = (status: string): number => {
   const at = urgency.indexOf(status as SagaStatus)
   return at === -1 ? urgency.length : at
-}
-
-/**
- * Code-point order, as the SQL stores order ids (SQLite's default, PostgreSQL's "C"): JavaScript's
- * `<` compares UTF-16 units, which puts a character past U+FFFF before U+E000–U+FFFF.
- */
-export const byCodePoints = (a: string, b: string): number => {
-  const length = Math.min(a.length, b.length)
-  for (let at = 0; at < length; at++) {
-    const left = a.codePointAt(at)!
-    const right = b.codePointAt(at)!
-    if (left !== right) return left - right
-    if (left > 0xffff) at++
-  }
-  return a.length - b.length
 }
 
 const isWhole = (value: unknown, least: number): boolean => Number.isSafeInteger(value) && (value as number) >= least

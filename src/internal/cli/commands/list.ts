@@ -11,17 +11,16 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type { SagaRecord } from "../../../Journal.js"
-import { Journal, SagaStatus } from "../../../Journal.js"
+import { SagaStatus } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Lease from "../../util/lease.js"
 import { printable } from "../../util/printable.js"
+import * as Stuck from "../../util/stuck.js"
 import { table } from "../../util/table.js"
-import { exitIfDirty, isStuck, stuckLine } from "../dirty.js"
-import * as Journaled from "../journaled.js"
+import { exitIfDirty, stuckLine } from "../dirty.js"
 import * as LeaseClock from "../leaseClock.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
-import { isLeftBehind } from "../resumer.js"
 import { db, json, limit, offset, optionalList, pageLine, pageOf, withStore } from "../root.js"
 import * as Trust from "../trust.js"
 
@@ -54,21 +53,13 @@ export type Listed = SagaRecord & { readonly tampered: Trust.Tampered | null }
 const listed = ({ tampered, ...record }: Saga.SagaSummary): Listed => ({ ...record, tampered: tampered ?? null })
 
 /**
- * The sagas among `rows` that are stuck (`isStuck`): only a saga no worker drives is read, for what
- * it was started from; a tampered one is marked as such instead.
+ * The sagas among `rows` that are stuck (`Stuck.stuckAmong`: only a saga no worker drives is read,
+ * for what it was started from); a tampered one is marked as such instead.
  */
 const stuckOf = (rows: ReadonlyArray<Listed>, now: number) =>
-  Effect.flatMap(Journal, (journal) =>
-    Effect.map(
-      Effect.forEach(
-        rows.filter((row) => row.tampered === null && isLeftBehind(row, now)),
-        (row) =>
-          Effect.map(journal.read(row.sagaId), (entries) =>
-            isStuck(row, Journaled.originOf(entries), now) ? [row.sagaId] : []
-          )
-      ),
-      (found): ReadonlySet<string> => new Set(found.flat())
-    )
+  Stuck.stuckAmong(
+    rows.filter((row) => row.tampered === null),
+    now
   )
 
 const render = (rows: ReadonlyArray<Listed>, now: number, stuck: ReadonlySet<string>): string =>

@@ -14,11 +14,12 @@ import * as Timeline from "../../../Timeline.js"
 import * as ApprovalExpiry from "../../util/approvalExpiry.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import * as Lease from "../../util/lease.js"
+import * as Journaled from "../../util/origin.js"
 import { printable } from "../../util/printable.js"
+import * as Stuck from "../../util/stuck.js"
 import { table } from "../../util/table.js"
-import { exitIfDirty, isStuck } from "../dirty.js"
+import { exitIfDirty } from "../dirty.js"
 import { SomethingWrong, UsageError } from "../failure.js"
-import * as Journaled from "../journaled.js"
 import * as LeaseClock from "../leaseClock.js"
 import * as Mermaid from "../mermaid.js"
 import { print, printJson } from "../output.js"
@@ -255,7 +256,7 @@ const next = (
       (step) =>
         `next: effect-saga resolve ${status.sagaId} ${step.stepId} --applied|--not-applied --as WHO ${at} (ask the provider whether the undo, key ${status.sagaId}, happened)`
     ),
-    ...(Resumer.isLeftBehind(status, now) ? [Resumer.leftBehind(status.sagaId, origin, at)] : []),
+    ...(Stuck.isLeftBehind(status, now) ? [Resumer.leftBehind(status.sagaId, origin, at)] : []),
     ...(isResolved(status, unknown, undoRun, now) ? [Resumer.resolved(status.sagaId, origin, at)] : []),
     ...(status.sagaId.endsWith(RUN_SUFFIX) ? [] : compensationFailedLines(status, at, now))
   ]
@@ -366,7 +367,7 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
             })
           )
         else yield* print(render(status, entries, now, hostNow))
-        yield* exitIfDirty([{ ...status, stuck: isStuck(status, Journaled.originOf(entries), now) }])
+        yield* exitIfDirty([{ ...status, stuck: Stuck.isStuck(status, Journaled.originOf(entries), now) }])
       }),
       { access: "read" }
     )

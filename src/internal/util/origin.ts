@@ -1,6 +1,6 @@
 /**
- * What `show` and `list` read from a saga's entries beyond its status: what it was started from
- * (and so who can resume it). Why a step's outcome is unknown is `Timeline.unknownReasons`.
+ * What a saga was started from, read from its entries (and so who can resume it): the CLI's `show`
+ * and `list` and the HTTP API read it. Why a step's outcome is unknown is `Timeline.unknownReasons`.
  *
  * @since 0.4.0
  */
