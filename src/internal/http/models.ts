@@ -46,8 +46,10 @@ export const Tamper = Schema.Struct({
 export type Tamper = typeof Tamper.Type
 
 /**
- * A saga's row, whether its journal verifies (`tampered`), and whether it waits for a person
- * (`needsHuman`: compensation failed, needs attention, awaiting approval, or tampered).
+ * A saga's row, whether its journal verifies (`tampered`), whether it is stuck (`stuck`: started
+ * with `Saga.run`, and running or compensating with no live lease, or suspended and not taken since:
+ * no worker drives it and no `Recovery` can), and whether it waits for a person (`needsHuman`:
+ * compensation failed, needs attention, awaiting approval, tampered, or stuck).
  *
  * @since 0.2.0
  * @category models
@@ -55,6 +57,16 @@ export type Tamper = typeof Tamper.Type
 export const SagaSummary = Schema.Struct({
   ...SagaRecord.fields,
   tampered: Schema.NullOr(Tamper),
+  /**
+   * Stuck, as `effect-saga list` says (since 0.5.0; a server before that sends none, which the
+   * typed client decodes as absent: not judged).
+   */
+  stuck: Schema.optional(
+    Schema.Boolean.annotations({
+      description:
+        "no worker drives the saga and no Recovery can (started with Saga.run; running or compensating with no live lease, or suspended): run its program again, or compensate it"
+    })
+  ),
   needsHuman: Schema.Boolean
 })
 

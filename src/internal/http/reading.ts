@@ -3,6 +3,7 @@
  * steps and entries (receipts redacted), and the approval requests waiting, each with the input its
  * saga's journal holds. A saga whose journal does not verify is marked, never shown as fact.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Approval from "../../Approval.js"
@@ -10,6 +11,8 @@ import type { Entry, SagaStatus } from "../../Journal.js"
 import { isFinished, Journal, SagaStatus as SagaStatusSchema } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as Timeline from "../../Timeline.js"
+import { byCodePoints } from "../util/codePoints.js"
+import * as Stuck from "../util/stuck.js"
 import { NotFound } from "./errors.js"
 import type {
   InboxParams,
@@ -29,17 +32,35 @@ const urgency: ReadonlyArray<SagaStatus> = ["compensation_failed", "needs_attent
 
 const humanStatuses: ReadonlySet<SagaStatus> = new Set(urgency)
 
-const summaryOf = (saga: Saga.SagaSummary): SagaSummary => ({
-  sagaId: saga.sagaId,
-  status: saga.status,
-  revision: saga.revision,
-  digest: saga.digest,
-  createdAt: saga.createdAt,
-  updatedAt: saga.updatedAt,
-  lease: saga.lease,
-  tampered: saga.tampered ?? null,
-  needsHuman: saga.tampered !== undefined || humanStatuses.has(saga.status)
-})
+/** The statuses a stuck saga may have (`Stuck.isLeftBehind`). */
+const leftBehindStatuses: ReadonlyArray<SagaStatus> = ["running", "compensating", "suspended"]
+
+/** The row as the API shows it; `stuck` as `Stuck.isStuck` judged it (a tampered saga is marked as such instead). */
+const summaryOf = (saga: Saga.SagaSummary, stuck: ReadonlySet<string>): SagaSummary => {
+  const isStuck = saga.tampered === undefined && stuck.has(saga.sagaId)
+  return {
+    sagaId: saga.sagaId,
+    status: saga.status,
+    revision: saga.revision,
+    digest: saga.digest,
+    createdAt: saga.createdAt,
+    updatedAt: saga.updatedAt,
+    lease: saga.lease,
+    tampered: saga.tampered ?? null,
+    stuck: isStuck,
+    needsHuman: saga.tampered !== undefined || humanStatuses.has(saga.status) || isStuck
+  }
+}
+
+/**
+ * The stuck ones among sagas just read and verified, at `now`: only one left behind, and not
+ * tampered, is read for its origin (as `effect-saga list` does).
+ */
+const stuckOf = (sagas: ReadonlyArray<Saga.SagaSummary>, now: number) =>
+  Stuck.stuckAmong(
+    sagas.filter((saga) => saga.tampered === undefined),
+    now
+  )
 
 /** The statuses every status filter given allows (`undefined`: any). */
 const allowedStatuses = (params: ListParams): ReadonlyArray<SagaStatus> | undefined =>
@@ -68,6 +89,7 @@ export const listSagas = (params: ListParams) =>
   Effect.gen(function* () {
     const offset = params.offset ?? 0
     const limit = params.limit ?? DEFAULT_LIMIT
+    const now = yield* Clock.currentTimeMillis
     const listed = yield* Saga.listPage({
       status: allowedStatuses(params),
       updatedBefore: params.finishedBefore,
@@ -75,10 +97,56 @@ export const listSagas = (params: ListParams) =>
       offset,
       limit
     })
+    const stuck =
+      params.needsHuman === true
+        ? yield* stuckAfter(
+            params,
+            { offset: Math.max(0, offset - listed.total), limit: limit - listed.sagas.length },
+            now
+          )
+        : { sagas: [], total: 0, ids: yield* stuckOf(listed.sagas, now) }
     // Within the page, a saga whose journal does not verify comes first (the sort is stable).
-    const sagas = listed.sagas.map(summaryOf).sort((a, b) => Number(b.tampered !== null) - Number(a.tampered !== null))
-    const page: SagaPage = { sagas, total: listed.total, offset, limit }
+    const sagas = [...listed.sagas, ...stuck.sagas]
+      .map((saga) => summaryOf(saga, stuck.ids))
+      .sort((a, b) => Number(b.tampered !== null) - Number(a.tampered !== null))
+    const page: SagaPage = { sagas, total: listed.total + stuck.total, offset, limit }
     return page
+  })
+
+/**
+ * The stuck sagas `needsHuman=true` lists after those a person waits on by their row's status (as
+ * every saga with another status comes after those): the most recently updated first, then by id
+ * (code-point order), one page of them, each read and verified. The store has no column for what a
+ * saga was started from, so the rows the other filters select with a status a stuck saga may have
+ * are listed, and each one no worker drives is read for its origin.
+ */
+const stuckAfter = (params: ListParams, page: { readonly offset: number; readonly limit: number }, now: number) =>
+  Effect.gen(function* () {
+    const allowed = allowedStatuses({ ...params, needsHuman: undefined }) ?? leftBehindStatuses
+    const status = leftBehindStatuses.filter((status) => allowed.includes(status))
+    const search = params.search?.trim() ?? ""
+    const rows =
+      status.length === 0
+        ? []
+        : yield* Effect.flatMap(Journal, (journal) => journal.list({ status, updatedBefore: params.finishedBefore }))
+    const ids = yield* Stuck.stuckAmong(
+      rows.filter((row) => row.sagaId.includes(search)),
+      now
+    )
+    const ordered = rows
+      .filter((row) => ids.has(row.sagaId))
+      .sort((a, b) => byCodePoints(b.updatedAt, a.updatedAt) || byCodePoints(a.sagaId, b.sagaId))
+    const wanted = page.limit <= 0 ? [] : ordered.slice(page.offset, page.offset + page.limit)
+    const sagas = yield* Effect.forEach(wanted, (row) =>
+      statusOf(row.sagaId).pipe(
+        // Still stuck as read now (a worker may have taken it since it was listed).
+        Effect.map((status) => [status]),
+        Effect.catchTag("SagaNotFound", () => Effect.succeed([]))
+      )
+    )
+    const read = sagas.flat()
+    const still = new Set(read.filter((saga) => Stuck.isLeftBehind(saga, now)).map((saga) => saga.sagaId))
+    return { sagas: read, total: ordered.length, ids: new Set([...ids].filter((id) => still.has(id))) }
   })
 
 const stepOf = (step: Saga.StepStatus): Step => ({
@@ -131,8 +199,9 @@ export const statusOf = (sagaId: string) =>
 export const getSaga = (sagaId: string) =>
   Effect.gen(function* () {
     const status = yield* statusOf(sagaId)
+    const stuck = yield* stuckOf([status], yield* Clock.currentTimeMillis)
     const detail: SagaDetail = {
-      saga: summaryOf(status),
+      saga: summaryOf(status, stuck),
       steps: status.steps.map(stepOf),
       entries: yield* entriesOf(sagaId)
     }

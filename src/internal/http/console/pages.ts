@@ -122,7 +122,7 @@ export const sagas = (found: SagaPage, filter: { readonly status: string; readon
 ${found.sagas
   .map(
     (saga) =>
-      `<tr><td>${sagaLink(saga.sagaId)}</td><td>${badge(saga.status)}</td><td>${saga.tampered === null ? "intact" : badge("tampered")}</td><td>${saga.revision}</td><td>${escape(saga.updatedAt)}</td></tr>`
+      `<tr><td>${sagaLink(saga.sagaId)}</td><td>${badge(saga.status)}${saga.stuck === true ? ` ${badge("stuck")}` : ""}</td><td>${saga.tampered === null ? "intact" : badge("tampered")}</td><td>${saga.revision}</td><td>${escape(saga.updatedAt)}</td></tr>`
   )
   .join("\n")}
 </tbody></table></div>
@@ -191,6 +191,13 @@ const approvedLine = (detail: SagaDetail, stepId: string, now: number): string =
   return `<p class="approved">${escape(said)}</p>`
 }
 
+/**
+ * What a stuck saga (`stuck`: started with `Saga.run`, left behind) waits for: no Recovery takes
+ * it, as `effect-saga list` and `show` say.
+ */
+const stuckLine = (sagaId: string): string =>
+  `Stuck: no worker is driving it, and no Recovery can take it (it was started with Saga.run): run its program again, or compensate it (effect-saga compensate ${sagaId} --register MODULE --as WHO, or POST /api/sagas/${encodeURIComponent(sagaId)}/compensate).`
+
 /** What a saga that needs attention with nothing left to resolve waits for. */
 const RESOLVED =
   "Nothing is left to resolve: the saga goes on (or compensates, if a step did not happen) when it is resumed, by a worker that has its program (a Recovery pass does not take a saga that needs attention)."
@@ -232,6 +239,7 @@ ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">$
 <dt>created</dt><dd>${escape(row.createdAt)}</dd><dt>updated</dt><dd>${escape(row.updatedAt)}</dd>
 <dt>lease</dt><dd id="lease">${escape(Lease.describe(row, now))}</dd>
 </dl>
+${row.stuck === true ? `<p class="banner" role="alert" id="stuck">${escape(stuckLine(row.sagaId))}</p>` : ""}
 ${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`}
 ${approved.map((step) => approvedLine(detail, step.stepId, now)).join("\n")}
 ${waitsForResume(detail, unknown, lease) ? `<p class="approved" id="resume">${escape(RESOLVED)}</p>` : ""}
