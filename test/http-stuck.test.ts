@@ -4,6 +4,7 @@
  * `needsHuman: true`, listed by `needsHuman=true`, flagged on the console's list and saga page,
  * exactly where `effect-saga list` says it is stuck.
  */
+import * as OpenApi from "@effect/platform/OpenApi"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { Journal, Saga } from "../src/index.js"
@@ -150,7 +151,7 @@ describe("a stuck saga on the HTTP API and the console", { timeout: 30_000 }, ()
       })
   )
 
-  it("the typed client decodes a row from a server without stuck (before 0.5.0): the field is optional", () => {
+  it("the typed client decodes a row from a server without stuck (before 0.5.0), and the OpenAPI document declares it optional", () => {
     const row = {
       sagaId: "a",
       status: "running",
@@ -165,5 +166,11 @@ describe("a stuck saga on the HTTP API and the console", { timeout: 30_000 }, ()
     const decoded = Schema.decodeUnknownSync(SagaApi.SagaSummary)(row)
     expect(decoded.stuck).toBeUndefined()
     expect(Schema.decodeUnknownSync(SagaApi.SagaSummary)({ ...row, stuck: true }).stuck).toBe(true)
+    // The OpenAPI document declares it a boolean a row may lack.
+    const answer = OpenApi.fromApi(SagaApi.Api).paths["/api/sagas"]?.get?.responses[200]?.content?.["application/json"]
+    type Row = { properties: Record<string, { type?: string }>; required: Array<string> }
+    const sagaRow = (answer!.schema as unknown as { properties: { sagas: { items: Row } } }).properties.sagas.items
+    expect(sagaRow.properties.stuck).toMatchObject({ type: "boolean" })
+    expect(sagaRow.required).not.toContain("stuck")
   })
 })
