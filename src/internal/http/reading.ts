@@ -80,7 +80,9 @@ const allowedStatuses = (params: ListParams): ReadonlyArray<SagaStatus> | undefi
  * awaiting approval, by the status the saga's row holds), then the most recently updated, one page
  * of them, and within the page a tampered saga first. The filters combine: a saga is listed when it
  * passes every one given (`status=completed&awaitingApproval=true` lists none). The store filters,
- * orders and counts; only the page's sagas are read and verified (`tampered`).
+ * orders and counts; only the page's sagas are read and verified (`tampered`), and those of them no
+ * worker drives read for whether they are `stuck` (`Stuck.stuckAmong`, as `effect-saga list`).
+ * `needsHuman=true` lists the stuck sagas too, after the others (`stuckAfter`).
  *
  * @since 0.2.0
  * @category reading
@@ -139,12 +141,12 @@ const stuckAfter = (params: ListParams, page: { readonly offset: number; readonl
     const wanted = page.limit <= 0 ? [] : ordered.slice(page.offset, page.offset + page.limit)
     const sagas = yield* Effect.forEach(wanted, (row) =>
       statusOf(row.sagaId).pipe(
-        // Still stuck as read now (a worker may have taken it since it was listed).
         Effect.map((status) => [status]),
         Effect.catchTag("SagaNotFound", () => Effect.succeed([]))
       )
     )
     const read = sagas.flat()
+    // Stuck still as read now: a worker may have taken it since it was listed.
     const still = new Set(read.filter((saga) => Stuck.isLeftBehind(saga, now)).map((saga) => saga.sagaId))
     return { sagas: read, total: ordered.length, ids: new Set([...ids].filter((id) => still.has(id))) }
   })
