@@ -298,6 +298,8 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         '<p class="approved" id="resume">Nothing is left to resolve: the saga goes on (or compensates, if a step did not happen) when it is resumed, by a worker that has its program (a Recovery pass does not take a saga that needs attention).</p>'
       )
       expect(page.text).not.toContain('action="/console/resolve"')
+      // The diagram says who resolved it, as the CLI's timeline does.
+      expect(page.text).toContain("executed: result &quot;parcel-17&quot;; resolved as applied by alice")
     })
   )
 

@@ -37,6 +37,13 @@ const short = (text: string, max = 44): string => {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
 
+/** A label drawn in `max` characters: cut short, it keeps its whole text as the group's title (a tooltip, and text a reader of the page finds). */
+const label = (text: string, max: number): { readonly title: string; readonly drawn: string } => {
+  const drawn = short(text, max)
+  const flat = text.replace(/\s+/g, " ").trim()
+  return { title: drawn === flat ? "" : `<title>${escape(flat)}</title>`, drawn: escape(drawn) }
+}
+
 const sagaNote = (entry: Entry): string => {
   const phase = entry.phase
     .replace(/^SAGA_/, "")
@@ -111,7 +118,8 @@ export const svg = (sagaId: string, entries: ReadonlyArray<Entry>, brokenAt?: nu
     const y = TOP + index * ROW + ROW / 2
     const color = row.bad ? "#b3261e" : "#1d2330"
     if (row._tag === "Note") {
-      return `<g><rect x="${x(row.over) - 80}" y="${y - 11}" width="160" height="20" rx="3" fill="${row.bad ? "#fdecea" : "#fff8d6"}" stroke="${row.bad ? "#b3261e" : "#d9c56b"}"/><text x="${x(row.over)}" y="${y + 4}" text-anchor="middle" fill="${color}">${escape(short(row.label, 26))}</text></g>`
+      const { title, drawn } = label(row.label, 26)
+      return `<g>${title}<rect x="${x(row.over) - 80}" y="${y - 11}" width="160" height="20" rx="3" fill="${row.bad ? "#fdecea" : "#fff8d6"}" stroke="${row.bad ? "#b3261e" : "#d9c56b"}"/><text x="${x(row.over)}" y="${y + 4}" text-anchor="middle" fill="${color}">${drawn}</text></g>`
     }
     const from = x(row.from)
     const to = x(row.to)
@@ -120,7 +128,8 @@ export const svg = (sagaId: string, entries: ReadonlyArray<Entry>, brokenAt?: nu
       to > from
         ? `${tip - 8},${y + 9} ${tip},${y + 5} ${tip - 8},${y + 1}`
         : `${tip + 8},${y + 9} ${tip},${y + 5} ${tip + 8},${y + 1}`
-    return `<g><line x1="${from}" y1="${y + 5}" x2="${tip}" y2="${y + 5}" stroke="${color}" stroke-width="1.5"${row.to === SAGA ? ' stroke-dasharray="5 3"' : ""}/><polygon points="${head}" fill="${color}"/><text x="${(from + to) / 2}" y="${y}" text-anchor="middle" fill="${color}">${escape(short(row.label, Math.max(16, Math.floor((Math.abs(to - from) / COLUMN) * 30))))}</text></g>`
+    const { title, drawn } = label(row.label, Math.max(16, Math.floor((Math.abs(to - from) / COLUMN) * 30)))
+    return `<g>${title}<line x1="${from}" y1="${y + 5}" x2="${tip}" y2="${y + 5}" stroke="${color}" stroke-width="1.5"${row.to === SAGA ? ' stroke-dasharray="5 3"' : ""}/><polygon points="${head}" fill="${color}"/><text x="${(from + to) / 2}" y="${y}" text-anchor="middle" fill="${color}">${drawn}</text></g>`
   })
   const broken =
     brokenAt === undefined || brokenAt === null
