@@ -171,7 +171,9 @@ export class CommandConflict extends Schema.TaggedError<CommandConflict>("effect
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `step ${named(this.stepId)} of saga ${named(this.sagaId)} was already ${this.answer}: a different command is refused`
+    // An approval a refusal overtook (`approved by alice, then refused: …`) is refused to its own retry too.
+    const overtaken = this.answer.startsWith("approved by ") && this.answer.includes(", then refused")
+    return `step ${named(this.stepId)} of saga ${named(this.sagaId)} was already ${this.answer}: ${overtaken ? "nothing can revive it" : "a different command is refused"}`
   }
 }
 
