@@ -200,14 +200,14 @@ const postForm = (
   baseUrl: string,
   path: string,
   body: string | ReadableStream<Uint8Array>,
-  options: { readonly cookie?: string; readonly origin?: string } = {}
+  options: { readonly cookie?: string; readonly origin?: string; readonly type?: string | null } = {}
 ) =>
   Effect.tryPromise(async () =>
     fetch(`${baseUrl}${path}`, {
       method: "POST",
       redirect: "manual",
       headers: {
-        "content-type": "application/x-www-form-urlencoded",
+        ...(options.type === null ? {} : { "content-type": options.type ?? "application/x-www-form-urlencoded" }),
         origin: options.origin ?? baseUrl,
         cookie: options.cookie ?? (await signedIn(baseUrl))
       },
@@ -652,6 +652,29 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       expect(out.status).toBe(303)
       expect(out.location).toBe("/console/login")
       expect(out.cookies).toEqual([expect.stringMatching(/^effect_saga_console=; Max-Age=0.*Path=\/;.*HttpOnly/)])
+    })
+  )
+
+  it.scopedLive("a form sent as another type, or as none, is refused before it is read: nothing is written", () =>
+    Effect.gen(function* () {
+      const db = freshDb("console-form-type")
+      yield* onDb(db, Saga.run("payout-1", payout))
+      const baseUrl = yield* serveOn(db)
+      const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const form = fields({ sagaId: "payout-1", stepId, revision: String(revision), digest })
+      const before = snapshot(db)
+      for (const type of [null, "text/plain", "application/json", "multipart/form-data; boundary=x"]) {
+        const answer = yield* postForm(baseUrl, "/console/approve", form, { type })
+        expect([type, answer.status, answer.cookies]).toEqual([type, 400, []])
+        expect(unescaped(answer.text)).toContain(
+          "The form was not read: a form must be sent with Content-Type: application/x-www-form-urlencoded; nothing was written. Nothing was done."
+        )
+      }
+      expect(snapshot(db)).toBe(before)
+      const sent = yield* postForm(baseUrl, "/console/approve", form, {
+        type: "application/x-www-form-urlencoded; charset=UTF-8"
+      })
+      expect(sent.status).toBe(303)
     })
   )
 

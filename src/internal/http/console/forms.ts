@@ -20,8 +20,17 @@ import { ApproveBody, RejectBody, ResolveBody } from "../models.js"
  */
 export type Form = (name: string) => string
 
+/** Whether a `Content-Type` names a form as browsers post it: `application/x-www-form-urlencoded` (parameters aside). */
+const isForm = (type: string | undefined): boolean =>
+  type !== undefined && type.split(";")[0]!.trim().toLowerCase() === "application/x-www-form-urlencoded"
+
+const notForm = new Malformed({
+  message: "a form must be sent with Content-Type: application/x-www-form-urlencoded; nothing was written"
+})
+
 /**
- * The form a request posts, at most `max` bytes of it read.
+ * The form a request posts, at most `max` bytes of it read; a body of another type, or none, is
+ * refused before it is read, as the API refuses a body that is not JSON.
  *
  * @since 0.2.0
  * @category forms
@@ -30,10 +39,12 @@ export const read = (
   request: HttpServerRequest.HttpServerRequest,
   max: number
 ): Effect.Effect<Form, TooLarge | Malformed> =>
-  Effect.map(readText(request, max), (text) => {
-    const params = new URLSearchParams(text)
-    return (name) => params.get(name) ?? ""
-  })
+  isForm(request.headers["content-type"])
+    ? Effect.map(readText(request, max), (text) => {
+        const params = new URLSearchParams(text)
+        return (name) => params.get(name) ?? ""
+      })
+    : Effect.fail(notForm)
 
 /** A field written as a number is one (`1.5` too, for the schema to refuse); anything else stays text. */
 const numeric = (text: string): unknown => (/^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text.trim()) : text)
