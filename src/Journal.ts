@@ -39,6 +39,7 @@ import { listRowless } from "./internal/journal/storedRows.js"
 import type { Verification } from "./internal/journal/verification.js"
 import * as verification from "./internal/journal/verification.js"
 import * as identifier from "./internal/util/identifier.js"
+import { typeName } from "./internal/util/printable.js"
 import type { KeyError, KeyRing } from "./Keys.js"
 import { journalKeys } from "./Keys.js"
 import type { InvalidIdentifier } from "./SagaError.js"
@@ -660,6 +661,10 @@ export const importNdjson = (
   text: string
 ): Effect.Effect<SagaRecord, JournalCorrupted | ConcurrencyConflict | JournalError | KeyError, Journal> =>
   Effect.gen(function* () {
+    // A JavaScript caller may pass anything: what is not text is refused as an import that is no journal.
+    if (typeof text !== "string") {
+      return yield* new JournalCorrupted({ sagaId: "", seq: 1, reason: `the import is not text but ${typeName(text)}` })
+    }
     const lines = text.split("\n").filter((line) => line.trim() !== "")
     const entries: Array<Entry> = []
     let end: ExportEnd["exportEnd"] | undefined
