@@ -1,5 +1,5 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema, TestClock } from "effect"
+import { Effect, Layer, Redacted, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
@@ -217,6 +217,32 @@ describe("operator commands", () => {
       )
       assert(first._tag === "NeedsAttention")
       const stepId = first.unknown[0]!.stepId
+      // Unchecked by a schema, but never unbounded: over the default maxPayloadBytes, refused, nothing written.
+      const before = yield* entriesOf("unchecked")
+      const huge = "x".repeat(1024 * 1024)
+      const tooLarge = yield* Effect.flip(
+        Saga.resolve("unchecked", stepId, { outcome: "applied", by: "dave", result: huge }).pipe(
+          Effect.provide(operator)
+        )
+      )
+      expect(tooLarge).toMatchObject({
+        _tag: "CommandRefused",
+        reason: `the result is ${1024 * 1024 + 2} bytes encoded, over the default maxPayloadBytes of 1048576 (the tool is not registered in this process to name its own: resolve where it is)`
+      })
+      const receiptTooLarge = yield* Effect.flip(
+        Saga.resolve("unchecked", stepId, {
+          outcome: "applied",
+          by: "dave",
+          result: 42,
+          receipt: Redacted.make(huge + huge)
+        }).pipe(Effect.provide(operator))
+      )
+      expect(receiptTooLarge).toMatchObject({ _tag: "CommandRefused" })
+      expect(receiptTooLarge.message).toContain(
+        `the receipt is ${2 * 1024 * 1024} bytes, over the default maxPayloadBytes`
+      )
+      expect(receiptTooLarge.message).not.toContain("xxxx")
+      expect(yield* entriesOf("unchecked")).toEqual(before)
       yield* Saga.resolve("unchecked", stepId, { outcome: "applied", by: "dave", result: 42 }).pipe(
         Effect.provide(operator)
       )

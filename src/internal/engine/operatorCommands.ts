@@ -25,6 +25,7 @@ import * as boundToUndo from "./boundToUndo.js"
 import type { Lookup } from "./compensation.js"
 import { tooLate, undoneBefore } from "./lateResolution.js"
 import * as Receipts from "./receipts.js"
+import { DEFAULT_MAX_PAYLOAD_BYTES } from "./spec.js"
 
 /** Refuses the command if the saga is no longer where the operator saw it. */
 export const checkSeen = (writer: Writer, seen: Seen | undefined) => {
@@ -288,6 +289,18 @@ export const rejectionReason = (options: { readonly by: string; readonly reason:
 const principalOf = (options: { readonly principal?: string | undefined }) =>
   options.principal === undefined ? {} : { principal: options.principal }
 
+/**
+ * What a resolution's result and receipt may weigh: the tool's `maxPayloadBytes`, or, where the tool
+ * is not registered to say its own, the default one (nothing is journaled unbounded).
+ */
+const payloadCap = (tool: { readonly spec: { readonly maxPayloadBytes: number } } | undefined) =>
+  tool === undefined
+    ? {
+        bytes: DEFAULT_MAX_PAYLOAD_BYTES,
+        named: `the default maxPayloadBytes of ${DEFAULT_MAX_PAYLOAD_BYTES} (the tool is not registered in this process to name its own: resolve where it is)`
+      }
+    : { bytes: tool.spec.maxPayloadBytes, named: `the tool's maxPayloadBytes of ${tool.spec.maxPayloadBytes}` }
+
 /** Why a step has nothing to resolve: what the journal already says of it. */
 const knownOutcome = (step: StepView): string =>
   step.executed !== undefined
@@ -349,14 +362,10 @@ export const resolve = (
     if (Either.isLeft(result)) {
       return yield* refused(writer, stepId, `the result does not fit the tool's success schema: ${result.left}`)
     }
+    const cap = payloadCap(tool)
     const bytes = byteLength(result.right)
-    if (tool !== undefined && bytes > tool.spec.maxPayloadBytes) {
-      return yield* refused(
-        writer,
-        stepId,
-        `the result is ${bytes} bytes encoded, over the tool's maxPayloadBytes of ${tool.spec.maxPayloadBytes}`
-      )
-    }
+    if (bytes > cap.bytes)
+      return yield* refused(writer, stepId, `the result is ${bytes} bytes encoded, over ${cap.named}`)
     const given = resolution.receipt
     if (given === undefined && tool?.spec.receiptRequired === true) {
       yield* Effect.logWarning(
@@ -365,12 +374,8 @@ export const resolve = (
     }
     const receiptText = given === undefined ? undefined : Receipts.textOf(given)
     // Capped as a tool's own receipt is, measured as given (never repeated in the reason).
-    if (receiptText !== undefined && tool !== undefined && byteLength(receiptText) > tool.spec.maxPayloadBytes) {
-      return yield* refused(
-        writer,
-        stepId,
-        `the receipt is ${byteLength(receiptText)} bytes, over the tool's maxPayloadBytes of ${tool.spec.maxPayloadBytes}`
-      )
+    if (receiptText !== undefined && byteLength(receiptText) > cap.bytes) {
+      return yield* refused(writer, stepId, `the receipt is ${byteLength(receiptText)} bytes, over ${cap.named}`)
     }
     const receipt =
       receiptText === undefined ? undefined : yield* Receipts.journaled(receiptKeys, writer.sagaId, stepId, receiptText)
