@@ -222,6 +222,15 @@ describe("leases", () => {
       const error = yield* Effect.flip(Effect.provide(Saga.start(world.Order, "o-3", bad), a))
       expect(error).toMatchObject({ _tag: "InvalidSagaInput", sagaId: "o-3", definition: "order" })
       expect(yield* store.journal.get("o-3")).toEqual(Option.none())
+      // One that encodes but is over the default maxPayloadBytes is refused the same way: never journaled.
+      const huge = { id: "x".repeat(1024 * 1024) }
+      const tooLarge = yield* Effect.flip(Effect.provide(Saga.start(world.Order, "o-4", huge), a))
+      expect(tooLarge).toMatchObject({
+        _tag: "InvalidSagaInput",
+        sagaId: "o-4",
+        reason: `its encoded input is ${1024 * 1024 + 9} bytes, over the default maxPayloadBytes of 1048576`
+      })
+      expect(yield* store.journal.get("o-4")).toEqual(Option.none())
     })
   )
 })

@@ -59,7 +59,7 @@ import type { Writer } from "../journal/writer.js"
 import { claimAndLoad as loadClaimed, loadForRun, unread } from "../journal/writer.js"
 import { metered } from "../observability/metrics.js"
 import { entering, withNewSpan } from "../observability/spans.js"
-import { encodeJson } from "../util/codec.js"
+import { byteLength, encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
 import type { ExplicitUndos, Lookup, UndoState } from "./compensation.js"
@@ -74,6 +74,7 @@ import type { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
 import { SagaRun } from "./run.js"
+import { DEFAULT_MAX_PAYLOAD_BYTES } from "./spec.js"
 import { LeftRunning } from "./takeover.js"
 import * as undoResolution from "./undoResolution.js"
 import { rememberingUnreleased } from "./unreleased.js"
@@ -477,13 +478,23 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     )
   }
 
+  /** A definition's encoded input, journaled with `SAGA_STARTED`, is capped as a tool's input is by default. */
+  const boundedInput = (json: string): Either.Either<string, string> => {
+    const bytes = byteLength(json)
+    return bytes > DEFAULT_MAX_PAYLOAD_BYTES
+      ? Either.left(
+          `its encoded input is ${bytes} bytes, over the default maxPayloadBytes of ${DEFAULT_MAX_PAYLOAD_BYTES}`
+        )
+      : Either.right(json)
+  }
+
   const start = <I, A, E, R>(
     definition: SagaDefinition.SagaDefinition<I, A, E, R>,
     sagaId: string,
     input: I,
     options?: RunOptions
   ) =>
-    Either.match(encodeJson(definition.input, input), {
+    Either.match(Either.flatMap(encodeJson(definition.input, input), boundedInput), {
       onLeft: (reason) =>
         Effect.fail(new InvalidSagaInput({ sagaId, definition: definition.name, reason })) as Effect.Effect<
           never,
