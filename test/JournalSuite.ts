@@ -366,7 +366,7 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
         for (const [field, sagaId, draft] of refusals) {
           const error = yield* Effect.flip(journal.append(sagaId, Journal.empty, [saga("SAGA_STARTED"), draft]))
           expect(error).toMatchObject({ _tag: "JournalError", operation: "append" })
-          expect(error.message).toContain(`the ${field} `)
+          expect(error.message).toContain(`the field ${field}: `)
           expect(error.message).toContain("is not well-formed Unicode (a lone surrogate")
           expect(yield* journal.read(sagaId)).toEqual([])
           expect(Option.isNone(yield* journal.get(sagaId))).toBe(true)

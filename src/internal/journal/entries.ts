@@ -40,7 +40,7 @@ export const refuseUnstorable = (
 
 const unstorableIn = (field: string, text: string | null | undefined): string | undefined => {
   const reason = unstorable(text)
-  return reason === undefined ? undefined : `the ${field} ${reason}`
+  return reason === undefined ? undefined : `the field ${field}: ${reason}`
 }
 
 /** Why the first text field of a draft that is not well-formed Unicode cannot be stored, if one is not. */
