@@ -27,23 +27,25 @@ describe("an import of what the engine journaled", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
-  it.effect("what is not text (a JavaScript caller's number, null, a Buffer) is refused as no journal, not a defect", () =>
-    Effect.gen(function* () {
-      for (const [given, name] of [
-        [42, "a number"],
-        [null, "null"],
-        [Buffer.from("{}"), "an object"]
-      ] as const) {
-        const refused = yield* Effect.flip(Journal.importNdjson(given as unknown as string))
-        expect(refused).toMatchObject({
-          _tag: "JournalCorrupted",
-          sagaId: "",
-          seq: 1,
-          reason: `the import is not text but ${name}`
-        })
-      }
-      expect(yield* Journal.Journal.pipe(Effect.flatMap((journal) => journal.list()))).toEqual([])
-    }).pipe(Effect.provide(Journal.layerMemory))
+  it.effect(
+    "what is not text (a JavaScript caller's number, null, a Buffer) is refused as no journal, not a defect",
+    () =>
+      Effect.gen(function* () {
+        for (const [given, name] of [
+          [42, "a number"],
+          [null, "null"],
+          [Buffer.from("{}"), "an object"]
+        ] as const) {
+          const refused = yield* Effect.flip(Journal.importNdjson(given as unknown as string))
+          expect(refused).toMatchObject({
+            _tag: "JournalCorrupted",
+            sagaId: "",
+            seq: 1,
+            reason: `the import is not text but ${name}`
+          })
+        }
+        expect(yield* Journal.Journal.pipe(Effect.flatMap((journal) => journal.list()))).toEqual([])
+      }).pipe(Effect.provide(Journal.layerMemory))
   )
 
   it.effect(
