@@ -6,7 +6,22 @@ import * as McpServer from "@effect/ai/McpServer"
 import * as Tool from "@effect/ai/Tool"
 import * as AiToolkit from "@effect/ai/Toolkit"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Cause, Chunk, Deferred, Effect, Fiber, FiberId, Layer, Logger, Queue, Schema, Sink, Stream } from "effect"
+import {
+  Cause,
+  Chunk,
+  Deferred,
+  Effect,
+  Fiber,
+  FiberId,
+  Layer,
+  Logger,
+  Option,
+  Queue,
+  Schema,
+  Sink,
+  Stream,
+  type Tracer
+} from "effect"
 import * as Agent from "../src/Agent.js"
 import { Approval, Journal, Saga, Timeline } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
@@ -656,6 +671,43 @@ describe("policy and declarations", () => {
 })
 
 describe("serving the toolkit over MCP", () => {
+  it.effect(
+    "built inside a span, a call's spans are its own: its step is under the session's run, never under the span the layer was built in",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const chains: Array<ReadonlyArray<string>> = []
+        const agent = Agent.make(ShopToolkit, { undo: undosOf(world) })
+        const handlers = {
+          ...handlersOf(world),
+          Lookup: () =>
+            Effect.map(Effect.orDie(Effect.currentSpan), (span) => {
+              chains.push(spanNames(span))
+              return { stock: world.stock }
+            })
+        }
+        const live = Layer.mergeAll(
+          agent.toLayer(handlers),
+          Agent.layerModel.pipe(Layer.provide(Scripted.layer(bookingScript).layer))
+        ).pipe(Layer.provideMerge(Testing.layer))
+        const session = Effect.flatMap(McpServer.McpServer, (server) =>
+          server.callTool({ name: "Lookup", arguments: { sku: "A-1" } })
+        ).pipe(
+          Effect.provide(
+            Layer.withSpan(Agent.layerMcp(Shop), "boot").pipe(Layer.provideMerge(McpServer.McpServer.layer))
+          ),
+          Effect.provideService(McpSchema.McpServerClient, {
+            clientId: 1,
+            getClient: Effect.dieMessage("no client in this test")
+          })
+        )
+        expect((yield* Effect.provide(Saga.run("mcp-spans", session), live))._tag).toBe("Completed")
+        expect(chains.length).toBe(1)
+        expect(chains[0]).toContain("effect-saga.run")
+        expect(chains[0]).not.toContain("boot")
+      })
+  )
+
   it.effect("hints match the saga policy; a failure fed to the model is isError: true; each call is a step", () =>
     Effect.gen(function* () {
       const world = makeWorld({ declineCards: true })
@@ -1009,3 +1061,14 @@ const makeClient = Effect.gen(function* () {
 })
 
 const journalOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
+
+/** The names of `span` and of every span above it, nearest first. */
+const spanNames = (span: Tracer.AnySpan): ReadonlyArray<string> => {
+  const names: Array<string> = []
+  let current: Option.Option<Tracer.AnySpan> = Option.some(span)
+  while (Option.isSome(current) && current.value._tag === "Span") {
+    names.push(current.value.name)
+    current = current.value.parent
+  }
+  return names
+}
