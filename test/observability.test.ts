@@ -3,6 +3,7 @@ import { Effect, Layer, Metric, MetricLabel, Option, Schema, TestClock, Tracer }
 import { Approval, Compensable, Journal, Metrics, Outcome, Recovery, Saga, SagaDefinition } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Testing from "../src/Testing.js"
+import { recording } from "./fixtures/recording-tracer.js"
 
 describe("observability", () => {
   it.effect(
@@ -267,20 +268,6 @@ describe("metrics a dashboard reads besides the sagas' own", () => {
       expect(after.appendConflicts - before.appendConflicts).toBe(1)
     })
   )
-})
-
-/** A tracer that keeps every span it starts, on top of the current one. */
-const recording = Effect.map(Effect.tracer, (base) => {
-  const spans: Array<Tracer.Span> = []
-  const tracer = Tracer.make({
-    span: (...args) => {
-      const span = base.span(...args)
-      spans.push(span)
-      return span
-    },
-    context: (f, fiber) => base.context(f, fiber)
-  })
-  return { spans, tracer }
 })
 
 const attributes = (span: Tracer.Span) => Object.fromEntries(span.attributes)

@@ -7,8 +7,10 @@
  * it is interrupted).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Fiber, Layer, Logger, Metric, Option, Schema, TestClock, Tracer } from "effect"
-import { Approval, Compensable, Journal, Metrics, Recovery, Saga, SagaDefinition } from "../src/index.js"
+import { Effect, Fiber, Layer, Logger, Metric, Option, Schema, TestClock, type Tracer } from "effect"
+import { Approval, Journal, Metrics, Recovery, Saga, SagaDefinition } from "../src/index.js"
+import { echoStep, leftBehind, type Store } from "./fixtures/left-behind.js"
+import { recording } from "./fixtures/recording-tracer.js"
 
 describe("Recovery.layer's background passes are root spans", () => {
   it.scoped("built inside the service's start-up span, neither the start-up pass nor a later one is its child", () =>
@@ -132,33 +134,10 @@ const serviceStart = (store: Store) =>
     )
   ).pipe(Effect.withSpan("boot"))
 
-type Store = Context.Context<Journal.Journal | Approval.Approval>
-
 const memoryStore = Layer.merge(Journal.layerMemory, Approval.layerMemory)
 
-/** A saga started from `definition` and left suspended by its worker's shutdown: free to claim. */
-const leftBehind = (store: Store, sagaId: string, definition = "quick") =>
-  Context.get(store, Journal.Journal).append(sagaId, Journal.empty, [
-    {
-      stepId: null,
-      toolName: null,
-      phase: "SAGA_STARTED",
-      input: null,
-      payload: JSON.stringify({ definition, input: sagaId })
-    },
-    { stepId: null, toolName: null, phase: "SAGA_SUSPENDED", input: null, payload: null }
-  ])
-
-const step = (name: string) =>
-  Compensable.make({
-    name,
-    input: Schema.String,
-    success: Schema.String,
-    execute: (s) => Effect.succeed(s),
-    compensate: () => Effect.void
-  })
-const a = step("a")
-const b = step("b")
+const a = echoStep("a")
+const b = echoStep("b")
 
 const Quick = SagaDefinition.make("quick", { input: Schema.String, program: (s) => Effect.zipRight(a(s), b(s)) })
 
@@ -173,17 +152,3 @@ const counts = Effect.map(
   Effect.all([Metric.value(Metrics.recoveryPasses), Metric.value(Metrics.recoveryClaimed)]),
   ([passes, claimed]) => ({ passes: passes.count, claimed: claimed.count })
 )
-
-/** A tracer that keeps every span it starts, on top of Effect's own. */
-const recording = Effect.map(Effect.tracer, (base) => {
-  const spans: Array<Tracer.Span> = []
-  const tracer = Tracer.make({
-    span: (...args) => {
-      const span = base.span(...args)
-      spans.push(span)
-      return span
-    },
-    context: (f, fiber) => base.context(f, fiber)
-  })
-  return { spans, tracer }
-})

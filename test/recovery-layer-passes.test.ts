@@ -4,9 +4,10 @@
  * did (and is counted) before the failure; `Recovery.recoverAll` then fails with the store's error.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Logger, Metric, Option, Schema, TestClock } from "effect"
-import { Approval, Compensable, Journal, Metrics, Recovery, Saga, SagaDefinition } from "../src/index.js"
+import { Effect, Layer, Logger, Metric, Option, Schema, TestClock } from "effect"
+import { Approval, Journal, Metrics, Recovery, Saga, SagaDefinition } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
+import { echoStep, leftBehind, type Store } from "./fixtures/left-behind.js"
 
 describe("Recovery.layer keeps its period", () => {
   it.scoped("a pass still running a long saga it resumed does not hold back the recovery of another", () =>
@@ -82,8 +83,6 @@ describe("a pass the store fails part-way", () => {
   )
 })
 
-type Store = Context.Context<Journal.Journal | Approval.Approval>
-
 const memoryStore = (journal: Journal.Journal["Type"]) =>
   Layer.merge(Layer.succeed(Journal.Journal, journal), Layer.succeed(Approval.Approval, Approval.makeMemory()))
 
@@ -111,32 +110,8 @@ const deadWorker = (store: Store, owner: string) =>
     Layer.provide(Layer.succeedContext(store))
   )
 
-/** A saga started from `Quick` and left suspended by its worker's shutdown. */
-const leftBehind = (store: Store, sagaId: string) =>
-  Effect.gen(function* () {
-    const journal = Context.get(store, Journal.Journal)
-    yield* journal.append(sagaId, Journal.empty, [
-      {
-        stepId: null,
-        toolName: null,
-        phase: "SAGA_STARTED",
-        input: null,
-        payload: `{"definition":"quick","input":"${sagaId}"}`
-      },
-      { stepId: null, toolName: null, phase: "SAGA_SUSPENDED", input: null, payload: null }
-    ])
-  })
-
-const step = (name: string) =>
-  Compensable.make({
-    name,
-    input: Schema.String,
-    success: Schema.String,
-    execute: (s) => Effect.succeed(s),
-    compensate: () => Effect.void
-  })
-const a = step("a")
-const b = step("b")
+const a = echoStep("a")
+const b = echoStep("b")
 
 const Long = SagaDefinition.make("long", {
   input: Schema.String,
