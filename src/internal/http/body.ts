@@ -83,9 +83,9 @@ export const depthOf = (json: string): number => {
   return deepest
 }
 
-/** Whether a `Content-Type` names JSON: its media type is exactly `application/json` (parameters aside). */
-const isJson = (type: string | undefined): boolean =>
-  type !== undefined && type.split(";")[0]!.trim().toLowerCase() === "application/json"
+/** Whether a `Content-Type` names exactly `mediaType` (parameters such as `charset` aside). */
+export const hasMediaType = (type: string | undefined, mediaType: string): boolean =>
+  type !== undefined && type.split(";")[0]!.trim().toLowerCase() === mediaType
 
 const notJson = new Malformed({
   message: "the body must be JSON, sent with Content-Type: application/json; nothing was written"
@@ -94,7 +94,7 @@ const notJson = new Malformed({
 /** Reads the body (at most `max` bytes) and checks that it is JSON; the handler reads it again from the cache. */
 const checkBody = (request: HttpServerRequest.HttpServerRequest, max: number) =>
   Effect.gen(function* () {
-    if (!isJson(request.headers["content-type"])) return yield* notJson
+    if (!hasMediaType(request.headers["content-type"], "application/json")) return yield* notJson
     const text = yield* readText(request, max)
     if (text.trim() === "") {
       return yield* new Malformed({ message: "the body is empty: send a JSON object; nothing was written" })

@@ -8,7 +8,7 @@ import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Effect from "effect/Effect"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import { depthOf, MAX_JSON_DEPTH, readText } from "../body.js"
+import { depthOf, hasMediaType, MAX_JSON_DEPTH, readText } from "../body.js"
 import { Malformed, type TooLarge } from "../errors.js"
 import { ApproveBody, RejectBody, ResolveBody } from "../models.js"
 
@@ -19,10 +19,6 @@ import { ApproveBody, RejectBody, ResolveBody } from "../models.js"
  * @category models
  */
 export type Form = (name: string) => string
-
-/** Whether a `Content-Type` names a form as browsers post it: `application/x-www-form-urlencoded` (parameters aside). */
-const isForm = (type: string | undefined): boolean =>
-  type !== undefined && type.split(";")[0]!.trim().toLowerCase() === "application/x-www-form-urlencoded"
 
 const notForm = new Malformed({
   message: "a form must be sent with Content-Type: application/x-www-form-urlencoded; nothing was written"
@@ -39,7 +35,8 @@ export const read = (
   request: HttpServerRequest.HttpServerRequest,
   max: number
 ): Effect.Effect<Form, TooLarge | Malformed> =>
-  isForm(request.headers["content-type"])
+  // As browsers post a form.
+  hasMediaType(request.headers["content-type"], "application/x-www-form-urlencoded")
     ? Effect.map(readText(request, max), (text) => {
         const params = new URLSearchParams(text)
         return (name) => params.get(name) ?? ""
