@@ -32,16 +32,20 @@ const badPhases: ReadonlySet<Entry["phase"]> = new Set([
   "SAGA_NEEDS_ATTENTION"
 ])
 
-const short = (text: string, max = 44): string => {
-  const flat = text.replace(/\s+/g, " ").trim()
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
-}
+const flat = (text: string): string => text.replace(/\s+/g, " ").trim()
 
-/** A label drawn in `max` characters: cut short, it keeps its whole text as the group's title (a tooltip, and text a reader of the page finds). */
+const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
+
+const short = (text: string, max = 44): string => cut(flat(text), max)
+
+/**
+ * A label drawn in `max` characters: cut short, it keeps its whole text as the group's title (a
+ * tooltip, and text a reader of the page finds).
+ */
 const label = (text: string, max: number): { readonly title: string; readonly drawn: string } => {
-  const drawn = short(text, max)
-  const flat = text.replace(/\s+/g, " ").trim()
-  return { title: drawn === flat ? "" : `<title>${escape(flat)}</title>`, drawn: escape(drawn) }
+  const whole = flat(text)
+  const drawn = cut(whole, max)
+  return { title: drawn === whole ? "" : `<title>${escape(whole)}</title>`, drawn: escape(drawn) }
 }
 
 const sagaNote = (entry: Entry): string => {
