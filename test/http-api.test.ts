@@ -136,11 +136,16 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         expect(yield* Effect.flip(api.sagas.get({ path: { sagaId } }))).toMatchObject(refused("saga id", sagaId))
         expect(yield* Effect.flip(api.sagas.verify({ path: { sagaId } }))).toMatchObject(refused("saga id", sagaId))
         expect(
-          yield* Effect.flip(api.operations.compensate({ path: { sagaId }, payload: { revision: 1, digest: "x" } }))
+          yield* Effect.flip(
+            api.operations.compensate({ path: { sagaId }, payload: { revision: 1, digest: "0".repeat(64) } })
+          )
         ).toMatchObject(refused("saga id", sagaId))
       }
       const approve = yield* Effect.flip(
-        api.approvals.approve({ path: { sagaId: "payout-1", stepId: ".." }, payload: { revision: 1, digest: "x" } })
+        api.approvals.approve({
+          path: { sagaId: "payout-1", stepId: ".." },
+          payload: { revision: 1, digest: "0".repeat(64) }
+        })
       )
       expect(approve).toMatchObject(refused("step id", ".."))
       expect(approve).toBeInstanceOf(SagaApi.Malformed)

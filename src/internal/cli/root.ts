@@ -18,6 +18,7 @@ import type * as Scope from "effect/Scope"
 import * as Authority from "../../Authority.js"
 import { decimalInteger } from "./decimal.js"
 import { UsageError } from "./failure.js"
+import { hexDigest } from "./hexDigest.js"
 import * as Interruption from "./interruption.js"
 import * as Store from "./store.js"
 
@@ -100,8 +101,7 @@ export const revision = decimalInteger("revision").pipe(
  * @since 0.1.0
  * @category options
  */
-export const digest = Options.text("digest").pipe(
-  Options.withPseudoName("HASH"),
+export const digest = hexDigest("digest", "HASH", "show").pipe(
   Options.withDescription("The saga's digest you saw (show prints it): refused if the saga moved on since."),
   Options.optional
 )
