@@ -231,8 +231,10 @@ const approvalGate = (
       )
       const distrusted = distrust(ctx.approval, ctx.journalKeys, request, answer)
       if (distrusted !== undefined) {
+        // The run's view is what is wrong if the journal moved on since it was read (as in run.ts's `trust`).
+        const stale = yield* run.staleness()
         const seq = awaiting.seq
-        return yield* new JournalTampered({ sagaId: run.sagaId, seq, problem: "approval", reason: distrusted })
+        return yield* stale ?? new JournalTampered({ sagaId: run.sagaId, seq, problem: "approval", reason: distrusted })
       }
       if (answer._tag === "Pending") return { _tag: "Waiting", request } satisfies Gate
       if (answer._tag === "Rejected") {

@@ -843,12 +843,21 @@ export class SagaRun {
     })
   }
 
-  /** A decision the journal does not hold yet that cannot be trusted refuses the run as tampered. */
+  /**
+   * A decision the journal does not hold yet that cannot be trusted refuses the run as tampered,
+   * unless the journal moved on since the run read it (its lease lapsed and an operator decided, or
+   * is deciding: a command writes the store, then the journal): then the run's view is what is
+   * wrong, and it is refused as its next append would be, with nothing run or written.
+   */
   private trust(request: ApprovalRequest, decision: Decision) {
     const reason = distrust(this.approval, this.journalKeys, request, decision)
     if (reason === undefined) return Effect.void
     const seq = this.writer.view.steps.get(request.stepId)?.awaiting?.seq ?? this.writer.view.position.revision
-    return fatal(new JournalTampered({ sagaId: this.sagaId, seq, problem: "approval", reason }))
+    return Effect.matchEffect(this.writer.staleness(), {
+      onFailure: fatal,
+      onSuccess: (stale) =>
+        fatal(stale ?? new JournalTampered({ sagaId: this.sagaId, seq, problem: "approval", reason }))
+    })
   }
 
   /**

@@ -1,11 +1,13 @@
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
-import type { AppendError, Draft, Entry, Holder, JournalCorrupted, Phase } from "../../Journal.js"
-import { isActive } from "../../Journal.js"
+import type { AppendError, Draft, Entry, Holder, JournalCorrupted, JournalError, Phase } from "../../Journal.js"
+import { ConcurrencyConflict, isActive, LeaseHeld } from "../../Journal.js"
 import { observeAppended } from "../observability/metrics.js"
+import { liveLease } from "../util/lease.js"
 import { Mutex } from "../util/mutex.js"
 import { ownPayloadOf } from "./drafts.js"
 import * as HeldBack from "./heldBack.js"
@@ -267,6 +269,29 @@ export class Writer {
    * append in between, such as the saga's last, may have dropped it already): the worker no longer
    * drives the saga.
    */
+  /**
+   * Why this writer's view of the saga is stale, read from the saga's row now: another worker or an
+   * operator wrote since (`ConcurrencyConflict`, as this writer's next append would meet), or another
+   * holds the saga's lease (`LeaseHeld`: an operator's command between its writes); `undefined` while
+   * the view is the saga's. For a run that finds something the journal it read does not explain.
+   */
+  staleness(): Effect.Effect<ConcurrencyConflict | LeaseHeld | undefined, JournalError> {
+    return Effect.flatMap(this.journal.get(this.sagaId), (found) =>
+      Effect.map(Clock.currentTimeMillis, (now) => {
+        if (Option.isNone(found)) return undefined
+        const { sagaId, view } = this
+        const { revision, digest } = view.position
+        if (found.value.revision !== revision || found.value.digest !== digest) {
+          return new ConcurrencyConflict({ sagaId, expectedRevision: revision, actualRevision: found.value.revision })
+        }
+        const lease = liveLease(found.value, now)
+        return lease === undefined || lease.owner === this.holder?.owner
+          ? undefined
+          : new LeaseHeld({ sagaId, owner: lease.owner, expiresAt: lease.expiresAt })
+      })
+    )
+  }
+
   release(): Effect.Effect<void> {
     return Effect.suspend(() =>
       this.holder === undefined || !this.holdsLease
