@@ -229,8 +229,8 @@ export interface ToolOptions<In = unknown> {
   readonly timeout?: Duration.DurationInput | undefined
   /**
    * Retries failed attempts, only before the step is journaled `EXECUTED`. The schedule is fed the
-   * error of each failed attempt, before `retryMode` decides whether an `Outcome.Unknown` may be
-   * retried and before an `Outcome.Partial` stops the retries: what `execute` failed with (its
+   * error of each failed attempt, before `retryMode` (or `changesNothing`: a read's may) decides
+   * whether an `Outcome.Unknown` may be retried and before an `Outcome.Partial` stops the retries: what `execute` failed with (its
    * declared failure, another error, an `Outcome`), an `Outcome.Unknown` for an attempt that timed
    * out. `make` types it `E | EX | Outcome.Outcome`; `withCompensation`, whose error the options do
    * not know, `unknown` (a schedule that reads its input checks it, `Schedule.recurWhile((e:
@@ -260,9 +260,11 @@ export interface ToolOptions<In = unknown> {
    * saga's compensation passes over it, writing and reporting nothing for it. Journaled with the
    * step (its `INTENT` and `EXECUTED`), so that a process without the tool passes over it too.
    *
-   * NOTE: whether it ran does not matter, so its outcome is never left for an operator: a call that
-   * cannot know it fails, a resume runs one a crash left unknown again, and compensation passes
-   * over such a one too (journaled `SKIPPED`, reported `skipped`).
+   * NOTE: whether it ran does not matter, so its outcome is never left for an operator: its `retry`
+   * schedule repeats an attempt that ended `Outcome.unknown` or timed out (as with `retryMode:
+   * "idempotency-key"`), a call that still cannot know it once the schedule is spent fails, a resume
+   * runs one a crash left unknown again, and compensation passes over such a one too (journaled
+   * `SKIPPED`, reported `skipped`).
    */
   readonly changesNothing?: boolean | undefined
   /**
