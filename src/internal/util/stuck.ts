@@ -13,6 +13,43 @@ import { type Origin, originOf } from "./origin.js"
 /** What the rule reads of a saga: a journal's row, or the HTTP API's copy of it. */
 type Row = Pick<SagaRecord, "sagaId" | "status" | "lease">
 
+/** What `stuckAmong` reads of a saga: its row, with when it was created. */
+type ListedRow = Pick<SagaRecord, "sagaId" | "status" | "lease" | "createdAt">
+
+/**
+ * What the sagas left behind were started from, by journal, then by saga and the time its row was
+ * created (a saga pruned and started again under its id is another): a saga's `SAGA_STARTED` never
+ * changes, so a list read again (the console refreshed during an incident) reads no journal twice.
+ * At most `MAX_REMEMBERED` a journal; past that it starts over.
+ */
+const origins = new WeakMap<Journal["Type"], Map<string, Origin>>()
+const MAX_REMEMBERED = 100_000
+
+const rememberedOf = (journal: Journal["Type"]): Map<string, Origin> => {
+  let remembered = origins.get(journal)
+  if (remembered === undefined) {
+    remembered = new Map()
+    origins.set(journal, remembered)
+  }
+  return remembered
+}
+
+/** What the saga of `row` was started from: remembered, or read from its journal (`undefined`: unreadable). */
+const originRead = (journal: Journal["Type"], row: ListedRow) => {
+  const remembered = rememberedOf(journal)
+  const key = `${row.sagaId}\u0000${row.createdAt}`
+  const known = remembered.get(key)
+  if (known !== undefined) return Effect.succeed(known)
+  return Effect.map(journal.read(row.sagaId), (entries) => {
+    const origin = originOf(entries)
+    if (origin !== undefined) {
+      if (remembered.size >= MAX_REMEMBERED) remembered.clear()
+      remembered.set(key, origin)
+    }
+    return origin
+  })
+}
+
 /**
  * Whether no worker drives the saga and one should: running or compensating without a live lease
  * (`Lease.isUndriven`), or suspended by a shutdown and not taken since.
@@ -39,19 +76,20 @@ export const isStuck = (record: Omit<Row, "sagaId">, origin: Origin | undefined,
 
 /**
  * The ids of the sagas among `rows` stuck at `now` (`isStuck`). Only a saga left behind is read, for
- * what it was started from: one a worker drives, or that is halted or finished, costs nothing.
+ * what it was started from, once (`originRead`): one a worker drives, or that is halted or finished,
+ * costs nothing.
  *
  * @since 0.5.0
  * @category stuck
  */
-export const stuckAmong = (rows: ReadonlyArray<Row>, now: number) =>
+export const stuckAmong = (rows: ReadonlyArray<ListedRow>, now: number) =>
   Effect.flatMap(Journal, (journal) =>
     Effect.map(
       Effect.forEach(
         rows.filter((row) => isLeftBehind(row, now)),
         (row) =>
-          journal.read(row.sagaId).pipe(
-            Effect.map((entries) => (isStuck(row, originOf(entries), now) ? [row.sagaId] : [])),
+          originRead(journal, row).pipe(
+            Effect.map((origin) => (isStuck(row, origin, now) ? [row.sagaId] : [])),
             // A journal that does not decode says nothing of its origin: that saga is marked tampered.
             Effect.catchTag("JournalCorrupted", () => Effect.succeed([]))
           )
