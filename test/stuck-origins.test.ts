@@ -25,7 +25,11 @@ const counted = () => {
   const reads: Array<string> = []
   const counting: Journal.Journal["Type"] = {
     ...journal,
-    read: (sagaId) => Effect.suspend(() => (reads.push(sagaId), journal.read(sagaId)))
+    read: (sagaId) =>
+      Effect.zipRight(
+        Effect.sync(() => reads.push(sagaId)),
+        journal.read(sagaId)
+      )
   }
   return { journal: counting, reads }
 }
