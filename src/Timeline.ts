@@ -26,6 +26,15 @@ const notStartedNote = (entry: Recorded): string => {
 }
 
 /**
+ * What an explicit undo's run (`Saga.compensateEffect`) came to, as its last entry says: `undo
+ * failed: the card provider is down`; empty for any other saga's entry.
+ */
+const explicitNote = (payload: object | null): string =>
+  payload !== null && "outcome" in payload
+    ? `undo ${payload.outcome}${"detail" in payload && payload.detail !== undefined ? `: ${payload.detail}` : ""}`
+    : ""
+
+/**
  * What a compensation report says may still be live, each step with its outcome and detail in full:
  * `may still be live: unavailable chargeCard (chargeCard:…#1): tool chargeCard is not registered in
  * this process`. An undo `unavailable` journals nothing of its own: only here does the timeline name it.
@@ -80,13 +89,14 @@ const detailOfRecorded = (entry: Recorded, ran: RanWhere = undefined): string =>
         ? entry.payload.cause
         : `${entry.payload.cause}; ${notStartedNote(entry)}`
     case "SAGA_COMPENSATION_FAILED":
-      return "undone" in entry.payload ? dirtyNote(entry.payload) : ""
+      return "undone" in entry.payload ? dirtyNote(entry.payload) : explicitNote(entry.payload)
     case "SAGA_AWAITING_APPROVAL":
       return entry.payload.requestId
     case "SAGA_SUSPENDED":
+      return notStartedNote(entry)
     case "SAGA_COMPLETED":
     case "SAGA_NEEDS_ATTENTION":
-      return notStartedNote(entry)
+      return explicitNote(entry.payload) || notStartedNote(entry)
     default:
       return ""
   }

@@ -4,7 +4,7 @@ import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema, TestClock } from "effect"
-import { Approval, Compensable, Journal, Outcome, Saga, SqlStore } from "../src/index.js"
+import { Approval, Compensable, Journal, Outcome, Saga, SqlStore, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { booking, markerLines, undoMillis } from "./fixtures/explicit-tools.js"
 import type { WorkerAnswer } from "./fixtures/explicit-worker.js"
@@ -39,6 +39,7 @@ describe("Saga.compensateEffect", () => {
         expect(payloadOf(run[0]!)).toEqual({ effectId })
         expect(payloadOf(run[1]!)).toEqual({ idempotencyKey: runId })
         expect(payloadOf(run.at(-1)!)).toEqual({ effectId, outcome: "completed" })
+        expect(Timeline.detailOf(run.at(-1)!)).toBe("undo completed")
         expect((yield* Saga.status(runId)).status).toBe("completed")
         expect(yield* Journal.verify(runId)).toMatchObject({ _tag: "Intact", entries: 4 })
         // The saga's own journal is only read.
@@ -114,6 +115,8 @@ describe("Saga.compensateEffect", () => {
       ])
       expect(payloadOf(run[2]!)).toEqual({ remaining: "2 of 3 nights released" })
       expect(payloadOf(run[3]!)).toEqual({ effectId, outcome: "partial", detail: "2 of 3 nights released" })
+      expect(Timeline.detailOf(run[3]!)).toBe("undo partial: 2 of 3 nights released")
+      expect(Timeline.format(run)).toContain("undo partial: 2 of 3 nights released")
       expect((yield* Saga.status(`${effectId}/compensate-effect`)).status).toBe("compensation_failed")
     }).pipe(Effect.provide(Testing.layer))
   )
@@ -164,6 +167,7 @@ describe("Saga.compensateEffect", () => {
         "SAGA_NEEDS_ATTENTION"
       ])
       expect(payloadOf(run[3]!)).toEqual({ effectId, outcome: "unknown", detail: "the provider did not answer" })
+      expect(Timeline.detailOf(run[3]!)).toBe("undo unknown: the provider did not answer")
       expect((yield* Saga.status(runId)).status).toBe("needs_attention")
       // An unknown answer is an answer too: asking again reads it, nothing runs.
       expect(yield* Saga.compensateEffect(effectId)).toEqual(answer)
