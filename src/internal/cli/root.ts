@@ -18,7 +18,6 @@ import type * as Scope from "effect/Scope"
 import * as Authority from "../../Authority.js"
 import { decimalInteger } from "./decimal.js"
 import { UsageError } from "./failure.js"
-import { hexDigest } from "./hexDigest.js"
 import * as Interruption from "./interruption.js"
 import * as Store from "./store.js"
 
@@ -101,7 +100,8 @@ export const revision = decimalInteger("revision").pipe(
  * @since 0.1.0
  * @category options
  */
-export const digest = hexDigest("digest", "HASH", "show").pipe(
+export const digest = Options.text("digest").pipe(
+  Options.withPseudoName("HASH"),
   Options.withDescription("The saga's digest you saw (show prints it): refused if the saga moved on since."),
   Options.optional
 )

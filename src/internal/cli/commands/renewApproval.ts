@@ -9,7 +9,6 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Saga from "../../../Saga.js"
 import { printable } from "../../util/printable.js"
-import { hexDigest } from "../hexDigest.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
 import { type Pointed, target } from "../position.js"
@@ -21,7 +20,8 @@ const expiresAt = Options.text("expires-at").pipe(
   Options.optional
 )
 
-const inputDigest = hexDigest("input-digest", "SHA256", "approvals").pipe(
+const inputDigest = Options.text("input-digest").pipe(
+  Options.withPseudoName("SHA256"),
   Options.withDescription("The input sha256 you saw (approvals prints it): refused if the approval names another."),
   Options.optional
 )
