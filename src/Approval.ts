@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -19,6 +20,7 @@ import { pageProblem } from "./internal/journal/pagedRows.js"
 import { listRows } from "./internal/journal/storedRows.js"
 import { inspect, tamperOf } from "./internal/journal/verified.js"
 import { nowIso } from "./internal/util/clock.js"
+import { liveLease } from "./internal/util/lease.js"
 import type { Entry, JournalError } from "./Journal.js"
 import * as Journal from "./Journal.js"
 import type { KeyError } from "./Keys.js"
@@ -511,7 +513,8 @@ export const pending: Effect.Effect<ReadonlyArray<PendingRequest>, JournalError,
  *
  * Each saga's journal is read before the store's record of its requests, and a decision found
  * without the journal's is read again, so that a command deciding meanwhile (it writes the store,
- * then the journal) is not taken for either.
+ * then the journal) is not taken for either; one still missing from the journal while someone holds
+ * the saga's lease (that command, between its two writes) is listed as the journal made it, unmarked.
  *
  * @since 0.4.0
  * @category accessors
@@ -594,13 +597,16 @@ export const inboxPage = (
           const reason = waits ? distrust(approval, keys, request, decision) : undefined
           if (reason === undefined) return Effect.succeed(undefined)
           // Decided without the journal: a command may be between its two writes. Read the journal again.
-          return Effect.map(read(request.sagaId), (again) => {
-            const broken = tamperOf(again.verification)
-            if (broken !== undefined) return { ...request, tampered: journalBroken(broken) }
-            return answeredRequest(again.entries, request.stepId) === undefined
-              ? { ...request, tampered: reason }
-              : undefined
-          })
+          return Effect.flatMap(read(request.sagaId), (again) =>
+            Effect.map(Clock.currentTimeMillis, (now) => {
+              const broken = tamperOf(again.verification)
+              if (broken !== undefined) return { ...request, tampered: journalBroken(broken) }
+              if (answeredRequest(again.entries, request.stepId) !== undefined) return undefined
+              // Still unanswered while the saga's lease is held: the command holds it between its writes.
+              const deciding = Option.isSome(again.record) && liveLease(again.record.value, now) !== undefined
+              return deciding ? request : { ...request, tampered: reason }
+            })
+          )
         }
       ).pipe(Effect.catchTag("ApprovalTampered", (error) => Effect.succeed({ ...request, tampered: error.message })))
     const ofSaga = (sagaId: string) =>

@@ -195,6 +195,31 @@ describe("Approval.inbox against what the journal answered", () => {
   )
 })
 
+describe("Approval.inbox while a command is between its two writes", () => {
+  it.effect(
+    "a decision the journal lacks while the saga's lease is held is listed unmarked; once no one holds it, marked",
+    () =>
+      Effect.gen(function* () {
+        const file = fileFor("between")
+        const request = yield* awaiting(file, "payout-1")
+        // As Saga.approve leaves it between its writes: the lease taken, the store decided, the journal not yet.
+        const onJournal = <A, E>(use: (journal: Journal.Journal["Type"]) => Effect.Effect<A, E>) =>
+          Effect.flatMap(Journal.Journal, use).pipe(Effect.provide(onFile(file)))
+        yield* onJournal((journal) => journal.claim("payout-1", { owner: "operator-cli", ttlMillis: 30_000 }))
+        forge(file, request)
+
+        const [listed] = yield* inboxOf(file)
+        expect(listed).toMatchObject({ requestId: request.requestId, inputDigest: request.inputDigest })
+        expect(listed?.tampered).toBeUndefined()
+
+        // The command stopped there: its lease dropped, the decision is one no journal holds.
+        yield* onJournal((journal) => journal.release("operator-cli", "payout-1"))
+        const [marked] = yield* inboxOf(file)
+        expect(marked?.tampered).toContain("was approved by mallory, but the journal holds no such decision")
+      })
+  )
+})
+
 describe("Approval.inbox on a journal that does not verify", () => {
   /** The break `Saga.status` names for `sagaId` on `file`, as the inbox words it. */
   const breakOf = (file: string, sagaId: string) =>
