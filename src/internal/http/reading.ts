@@ -11,6 +11,7 @@ import type { Entry, SagaStatus } from "../../Journal.js"
 import { isFinished, Journal, SagaStatus as SagaStatusSchema } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as Timeline from "../../Timeline.js"
+import { asOf } from "../util/asOf.js"
 import { byCodePoints } from "../util/codePoints.js"
 import * as Stuck from "../util/stuck.js"
 import { NotFound } from "./errors.js"
@@ -202,10 +203,12 @@ export const getSaga = (sagaId: string) =>
   Effect.gen(function* () {
     const status = yield* statusOf(sagaId)
     const stuck = yield* stuckOf([status], yield* Clock.currentTimeMillis)
+    // Read after the row: cut to its revision, so that the row, its steps and the entries are one state.
+    const entries = yield* entriesOf(sagaId)
     const detail: SagaDetail = {
       saga: summaryOf(status, stuck),
       steps: status.steps.map(stepOf),
-      entries: yield* entriesOf(sagaId)
+      entries: status.tampered === undefined ? asOf(entries, status.revision) : entries
     }
     return detail
   })

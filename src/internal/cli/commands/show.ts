@@ -12,6 +12,7 @@ import * as Journal from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Timeline from "../../../Timeline.js"
 import * as ApprovalExpiry from "../../util/approvalExpiry.js"
+import { asOf, reaches } from "../../util/asOf.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import * as Lease from "../../util/lease.js"
 import * as Journaled from "../../util/origin.js"
@@ -354,7 +355,14 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         const tampered = Trust.tamperedOf(inspection.verification)
         if (tampered !== null) return yield* showTampered(inspection, tampered, options)
         const status = yield* Saga.status(options.saga)
-        const entries = inspection.entries
+        // The row, its steps and the entries as one state: entries read before the row stop short of a
+        // saga that moved on in between, and are read again.
+        const entries = asOf(
+          reaches(inspection.entries, status.revision)
+            ? inspection.entries
+            : (yield* Trust.inspect(options.saga)).entries,
+          status.revision
+        )
         // Leases by the store's clock (PostgreSQL's server's), approvals by this host's, as a worker judges each.
         const now = yield* LeaseClock.now
         const hostNow = yield* Clock.currentTimeMillis
