@@ -109,7 +109,10 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         entries.map((entry) => String(entry.seq))
       )
       expect(table.stdout).toMatch(/\bEXECUTED\s+result "ch-4200"/)
-      expect(table.stdout).toContain(`next: effect-saga approve|reject order-1 ${wireStep(status)} --as WHO`)
+      expect(table.stdout).toContain(`next: effect-saga approve order-1 ${wireStep(status)} --as WHO`)
+      expect(table.stdout).toContain(
+        `next: or effect-saga reject order-1 ${wireStep(status)} --register MODULE --as WHO`
+      )
 
       const json = yield* cli("show", "order-1", "--db", db, "--json")
       expect(json.code).toBe(0)

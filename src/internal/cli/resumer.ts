@@ -8,8 +8,13 @@
 import * as ApprovalExpiry from "../util/approvalExpiry.js"
 import type { Origin } from "../util/origin.js"
 
-/** Who can resume the saga at once, by what it was started from. */
-const resumedBy = (sagaId: string, origin: Origin | undefined): string => {
+/**
+ * Who can resume the saga at once, by what it was started from.
+ *
+ * @since 0.5.0
+ * @category resuming
+ */
+export const resumedBy = (sagaId: string, origin: Origin | undefined): string => {
   switch (origin?._tag) {
     case "Definition":
       return `a worker given definition ${origin.name}: Recovery.resume("${sagaId}"), or Saga.start with ${origin.name}`

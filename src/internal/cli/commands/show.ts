@@ -7,6 +7,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import type { Entry } from "../../../Journal.js"
 import * as Journal from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
@@ -19,6 +20,7 @@ import * as Journaled from "../../util/origin.js"
 import { printable } from "../../util/printable.js"
 import * as Stuck from "../../util/stuck.js"
 import { table } from "../../util/table.js"
+import * as DecisionNext from "../decisionNext.js"
 import { exitIfDirty } from "../dirty.js"
 import { SomethingWrong, UsageError } from "../failure.js"
 import * as LeaseClock from "../leaseClock.js"
@@ -29,6 +31,7 @@ import * as Resumer from "../resumer.js"
 import { db, json, saga, withStore } from "../root.js"
 import { cellValue, jsonValue } from "../storedColumns.js"
 import * as Trust from "../trust.js"
+import * as UndoRunNext from "../undoRunNext.js"
 
 const format = Options.choice("format", ["table", "mermaid"]).pipe(
   Options.withDescription("table: status, steps and the journal as a timeline; mermaid: a sequence diagram."),
@@ -206,9 +209,10 @@ const byHand = new Set(["failed", "partial", "unknown"])
 const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: number): ReadonlyArray<string> => {
   if (status.status !== "compensation_failed" || Lease.liveLease(status, now) !== undefined) return []
   const compensate = `effect-saga compensate ${status.sagaId} --register MODULE --as WHO ${at}`
-  const undoable = status.steps.filter(
-    (step) => step.state === "executed" && (step.undo === undefined || step.undo === "unavailable")
-  )
+  // In the order the compensation runs them: reverse order of execution.
+  const undoable = status.steps
+    .filter((step) => step.state === "executed" && (step.undo === undefined || step.undo === "unavailable"))
+    .reverse()
   const left = status.steps.filter((step) => step.undo !== undefined && byHand.has(step.undo))
   const lines: Array<string> = []
   if (undoable.length > 0) {
@@ -230,6 +234,18 @@ const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: numbe
 }
 
 /**
+ * The saga whose effect a failed explicit undo's run left live, as it stands now: its own
+ * compensation is what may still undo the effect (`undefined` for any other saga, or if it cannot
+ * be read).
+ */
+const undoneSaga = (status: Saga.SagaStatus) => {
+  const step = status.steps[0]
+  return status.sagaId.endsWith(RUN_SUFFIX) && status.status === "compensation_failed" && step !== undefined
+    ? Effect.map(Effect.option(Saga.status(UndoRunNext.sagaIdOf(step))), Option.getOrUndefined)
+    : Effect.succeed(undefined)
+}
+
+/**
  * What the operator may do next, with the position they saw: leases judged at `now` (the store's
  * clock), approvals at `hostNow` (this host's, as the worker that resumes the saga judges them by its own).
  */
@@ -237,7 +253,8 @@ const next = (
   status: Saga.SagaStatus,
   entries: ReadonlyArray<Entry>,
   now: number,
-  hostNow: number
+  hostNow: number,
+  undone: Saga.SagaStatus | undefined
 ): ReadonlyArray<string> => {
   const at = `--revision ${status.revision} --digest ${status.digest}`
   const waiting = status.steps.filter((step) => step.state === "awaiting_approval")
@@ -248,9 +265,7 @@ const next = (
   const undoRun = status.status === "needs_attention" && status.sagaId.endsWith(RUN_SUFFIX)
   const unknownUndos = undoRun ? status.steps.filter((step) => step.undo === "unknown") : []
   return [
-    ...waiting.map(
-      (step) => `next: effect-saga approve|reject ${status.sagaId} ${step.stepId} --as WHO ${at}, then resume the saga`
-    ),
+    ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at)),
     ...approved.map((step) => approvedLine(status, step.stepId, entries, origin, at, hostNow)),
     ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
     ...unknownUndos.map(
@@ -259,13 +274,23 @@ const next = (
     ),
     ...(Stuck.isLeftBehind(status, now) ? [Resumer.leftBehind(status.sagaId, origin, at)] : []),
     ...(isResolved(status, unknown, undoRun, now) ? [Resumer.resolved(status.sagaId, origin, at)] : []),
-    ...(status.sagaId.endsWith(RUN_SUFFIX) ? [] : compensationFailedLines(status, at, now))
+    ...(!status.sagaId.endsWith(RUN_SUFFIX)
+      ? compensationFailedLines(status, at, now)
+      : status.status === "compensation_failed"
+        ? UndoRunNext.compensationFailed(status, undone)
+        : [])
   ]
 }
 
-const render = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now: number, hostNow: number): string => {
+const render = (
+  status: Saga.SagaStatus,
+  entries: ReadonlyArray<Entry>,
+  now: number,
+  hostNow: number,
+  undone: Saga.SagaStatus | undefined
+): string => {
   const saga = outcomesOf(status, entries, now)
-  const then = next(status, entries, now, hostNow)
+  const then = next(status, entries, now, hostNow, undone)
   // Each entry's detail read with the others: what an approval asked without halting came to.
   const shown = Timeline.details(entries)
   return [
@@ -374,7 +399,7 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
               inFlight: inFlightOf(status, now)
             })
           )
-        else yield* print(render(status, entries, now, hostNow))
+        else yield* print(render(status, entries, now, hostNow, yield* undoneSaga(status)))
         yield* exitIfDirty([{ ...status, stuck: Stuck.isStuck(status, Journaled.originOf(entries), now) }])
       }),
       { access: "read" }

@@ -1,0 +1,205 @@
+/**
+ * `show`'s `next:` lines, followed as printed: each names a command the CLI accepts (run here with
+ * its placeholders filled in) and says what it does. A step awaiting approval gets one line to
+ * approve it and one to reject it; an explicit undo's run gets its own; undos are named in the
+ * order they run. The CLI runs in this process, on an SQLite file, at the test's clock.
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import { afterAll, assert, describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { Journal, Saga } from "../src/index.js"
+import { cliInProcess as cli } from "./fixtures/cli-in-process.js"
+import { chargeCard, Payout, reserveInventory, sendWireTransfer } from "./fixtures/cli-tools.js"
+import { gatedRelease, partialRelease, refusedRefund } from "./fixtures/cli-undo-tools.js"
+import { onFile } from "./fixtures/worker-on-file.js"
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-next-"))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+const tools = fileURLToPath(new URL("./fixtures/cli-undo-tools.ts", import.meta.url))
+
+let files = 0
+const freshFile = () => path.join(dir, `${++files}.db`)
+
+const nextLines = (db: string, sagaId: string) =>
+  Effect.map(cli("show", sagaId, "--db", db), (shown) =>
+    shown.stdout.split("\n").filter((line) => line.startsWith("next: "))
+  )
+
+const position = (db: string, sagaId: string) =>
+  Effect.map(onFile(db, Saga.status(sagaId)), (status) => `--revision ${status.revision} --digest ${status.digest}`)
+
+/** The command a `next:` line prints (the words `effect-saga` starts, up to `end`), run with its placeholders filled in. */
+const runAsPrinted = (db: string, line: string, end: RegExp) => {
+  const printed = line.slice(line.indexOf("effect-saga ") + "effect-saga ".length)
+  const command = printed.slice(0, printed.search(end))
+  const args = command.split(" ").map((word) => (word === "MODULE" ? tools : word === "WHO" ? "oncall" : word))
+  return cli(...args, "--db", db)
+}
+const AT_END = /(?<=--digest \w+)(?!\w)/
+const ORDER = (sagaId: string, db: string) =>
+  Effect.map(
+    onFile(
+      db,
+      Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
+    ),
+    (entries) => entries.filter((entry) => entry.phase === "COMPENSATED").map((entry) => entry.stepId)
+  )
+
+/** A saga that reserved, charged, and waits for its wire transfer's approval. */
+const order = Effect.gen(function* () {
+  yield* reserveInventory({ sku: "A-1", quantity: 1 })
+  yield* chargeCard({ amount: 5 })
+  yield* sendWireTransfer({ amount: 5, to: "acme" })
+})
+
+describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }, () => {
+  it.scoped("a step awaiting approval: approve, then resume; or reject with the tools, which compensates now", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      for (const sagaId of ["a-1", "a-2"])
+        assert((yield* onFile(db, Saga.run(sagaId, order)))._tag === "AwaitingApproval")
+      const steps = (yield* onFile(db, Saga.status("a-1"))).steps
+      const [reserve, charge, wire] = steps.map((step) => step.stepId)
+      const lines = yield* nextLines(db, "a-1")
+      expect(lines).toEqual([
+        `next: effect-saga approve a-1 ${wire} --as WHO ${yield* position(db, "a-1")}, then resume the saga, by the program that started it, run again under its id: Saga.resume("a-1", program) or Saga.run`,
+        `next: or effect-saga reject a-1 ${wire} --register MODULE --as WHO ${yield* position(db, "a-1")}, MODULE exporting their tools (and the receipt keys set, if their receipts are sealed): the saga compensates now, in that command: it runs the undo of ${charge}, ${reserve}; nothing is left to resume`
+      ])
+
+      // As printed: the rejection compensates the saga there and then, the undos in the order named.
+      const rejected = yield* runAsPrinted(db, lines[1]!, AT_END)
+      expect(rejected.code).toBe(0)
+      expect((yield* onFile(db, Saga.status("a-1"))).status).toBe("compensated")
+      expect(yield* ORDER("a-1", db)).toEqual([charge, reserve])
+      expect(yield* nextLines(db, "a-1")).toEqual([])
+
+      const approveLine = (yield* nextLines(db, "a-2"))[0]!
+      expect((yield* runAsPrinted(db, approveLine, AT_END)).code).toBe(0)
+      expect((yield* onFile(db, Saga.status("a-2"))).steps[2]!.state).toBe("approved")
+    })
+  )
+
+  it.scoped(
+    "a saga started from a definition, with no undo to run: resumed by its definition's worker; rejected with no tools",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        assert((yield* onFile(db, Saga.start(Payout, "p-1", { amount: 5 })))._tag === "AwaitingApproval")
+        const wire = (yield* onFile(db, Saga.status("p-1"))).steps[0]!.stepId
+        const at = yield* position(db, "p-1")
+        const lines = yield* nextLines(db, "p-1")
+        expect(lines).toEqual([
+          `next: effect-saga approve p-1 ${wire} --as WHO ${at}, then resume the saga, by a worker given definition payout: Recovery.resume("p-1"), or Saga.start with payout`,
+          `next: or effect-saga reject p-1 ${wire} --as WHO ${at}: the saga compensates now, in that command (no executed step has an undo to run); nothing is left to resume`
+        ])
+        expect((yield* runAsPrinted(db, lines[1]!, AT_END)).code).toBe(0)
+        expect((yield* onFile(db, Saga.status("p-1"))).status).toBe("compensated")
+      })
+  )
+  it.scoped("an explicit undo awaiting its own approval: approve, then ask compensate-effect again; or reject", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      for (const sagaId of ["g-1", "g-2"])
+        assert((yield* onFile(db, Saga.run(sagaId, gatedRelease(sagaId))))._tag === "Completed")
+      const step = (yield* onFile(db, Saga.status("g-1"))).steps[0]!
+      const asked = yield* cli("compensate-effect", step.effectId, "--register", tools, "--as", "oncall", "--db", db)
+      expect(asked.code).toBe(1)
+      const run = `${step.effectId}/compensate-effect`
+      const at = yield* position(db, run)
+      const lines = yield* nextLines(db, run)
+      expect(lines).toEqual([
+        `next: effect-saga approve ${run} ${step.stepId} --as WHO ${at}, then ask again: effect-saga compensate-effect ${step.effectId} --register MODULE`,
+        `next: or effect-saga reject ${run} ${step.stepId} --as WHO ${at}: the undo never runs, and the run ends compensation_failed (the effect stays live: the saga's own compensation handles it as if nobody had asked)`
+      ])
+      // As printed: approved, then asked again, the undo runs.
+      expect((yield* runAsPrinted(db, lines[0]!, AT_END)).code).toBe(0)
+      const again = yield* runAsPrinted(db, lines[0]!.slice(lines[0]!.indexOf("then ask again: ")), /$/)
+      expect(again.stdout).toBe(`${step.effectId}: completed; journaled as ${run}`)
+      expect(again.code).toBe(0)
+      expect(yield* nextLines(db, run)).toEqual([])
+
+      // Rejected as printed: the run is compensation_failed, for good.
+      const other = (yield* onFile(db, Saga.status("g-2"))).steps[0]!
+      yield* cli("compensate-effect", other.effectId, "--register", tools, "--as", "oncall", "--db", db)
+      const otherRun = `${other.effectId}/compensate-effect`
+      const rejected = yield* runAsPrinted(db, (yield* nextLines(db, otherRun))[1]!, AT_END)
+      expect(rejected.stderr).toBe("")
+      expect((yield* onFile(db, Saga.status(otherRun))).status).toBe("compensation_failed")
+      expect(yield* nextLines(db, otherRun)).toEqual([
+        `next: the effect ${other.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key g-2/${other.stepId}/undo) and undoes every other executed step too: effect-saga compensate g-2 --register MODULE --as WHO ${yield* position(db, "g-2")}; the run stays compensation_failed (its answer is final: asking again runs nothing)`
+      ])
+    })
+  )
+
+  it.scoped(
+    "an explicit undo that failed: the effect is still live: by hand, or the saga's compensation at the saga's position; the run stays failed",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        const program = Effect.zipRight(reserveInventory({ sku: "F-1", quantity: 1 }), refusedRefund("f-1"))
+        assert((yield* onFile(db, Saga.run("f-1", program)))._tag === "Completed")
+        const refund = (yield* onFile(db, Saga.status("f-1"))).steps[1]
+        const asked = yield* cli(
+          "compensate-effect",
+          refund!.effectId,
+          "--register",
+          tools,
+          "--as",
+          "oncall",
+          "--db",
+          db
+        )
+        expect(asked.stdout).toContain(": failed (")
+        const run = `${refund!.effectId}/compensate-effect`
+        const shown = yield* cli("show", run, "--db", db)
+        expect(shown.code).toBe(1)
+        const lines = yield* nextLines(db, run)
+        expect(lines).toEqual([
+          `next: the effect ${refund!.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key f-1/${refund!.stepId}/undo) and undoes every other executed step too: effect-saga compensate f-1 --register MODULE --as WHO ${yield* position(db, "f-1")}; the run stays compensation_failed (its answer is final: asking again runs nothing)`
+        ])
+        // As printed: the saga's compensation runs the undo with its own key (refused again here) and releases the reservation.
+        const compensated = yield* runAsPrinted(db, lines[0]!, AT_END)
+        expect(compensated.code).toBe(1)
+        expect(compensated.stderr).toBe("")
+        const saga = yield* onFile(db, Saga.status("f-1"))
+        expect(saga.steps.map((step) => step.undo)).toEqual(["completed", "failed"])
+        expect(yield* nextLines(db, run)).toEqual([
+          `next: the saga's own compensation settled ${refund!.stepId} since (undo failed): effect-saga show f-1 says what is left; the run stays compensation_failed (its answer is final: asking again runs nothing)`
+        ])
+      })
+  )
+
+  it.scoped(
+    "an explicit undo that left part of the effect live: by hand; the saga's compensation takes it over as it is",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        assert((yield* onFile(db, Saga.run("h-1", partialRelease("h-1"))))._tag === "Completed")
+        const step = (yield* onFile(db, Saga.status("h-1"))).steps[0]!
+        yield* cli("compensate-effect", step.effectId, "--register", tools, "--db", db)
+        expect(yield* nextLines(db, `${step.effectId}/compensate-effect`)).toEqual([
+          `next: undo by hand, at the provider, what the undo left live: 2 of 3 seats still held (effect ${step.effectId}); the saga's own compensation takes this answer over and does not run the undo again, and the run stays compensation_failed (its answer is final: asking again runs nothing)`
+        ])
+      })
+  )
+
+  it.scoped("undos left unavailable are named in the order a compensation runs them: reverse order of execution", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      const waiting = yield* onFile(db, Saga.run("u-1", order))
+      assert(waiting._tag === "AwaitingApproval")
+      // Rejected in a process where the tools are not registered: both undos are unavailable.
+      yield* onFile(db, Saga.reject("u-1", waiting.request.stepId, { by: "bob", reason: "no" }))
+      const [reserve, charge] = (yield* onFile(db, Saga.status("u-1"))).steps.map((step) => step.stepId)
+      const lines = yield* nextLines(db, "u-1")
+      expect(lines).toEqual([
+        `next: effect-saga compensate u-1 --register MODULE --as WHO ${yield* position(db, "u-1")}, from a process that has their tools registered (and the receipt keys, if their receipts are sealed): it runs the undo of ${charge}, ${reserve} and journals a new report`
+      ])
+      expect((yield* runAsPrinted(db, lines[0]!, AT_END)).code).toBe(0)
+      expect(yield* ORDER("u-1", db)).toEqual([charge, reserve])
+    })
+  )
+})
