@@ -464,7 +464,10 @@ export const prunable = (before: string): Effect.Effect<ReadonlyArray<string>, J
  * as the first row left it. `record` is `None` for a saga without a row and for a row that does not
  * decode (`verification` tells which: a break at seq 1, `row`); `entries` is empty when one does not
  * decode (a break, `undecodable`: `storedEntries` reads them as stored). A saga the store holds
- * nothing of reads as no entries, no row, `Intact` (`verify` calls it `SagaNotFound`).
+ * nothing of reads as no entries, no row, `Intact` (`verify` calls it `SagaNotFound`). A read that
+ * finds entries and no row is made again and answered as the second read says, so that a saga
+ * pruned between the read of its entries and that of its row (SQLite: two snapshots) reads as one
+ * the store holds nothing of, never as a deleted row.
  *
  * @since 0.5.0
  * @category hashing

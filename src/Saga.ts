@@ -643,7 +643,8 @@ export const status = (
 
 /**
  * Lists saga rows, least recently updated first, then created first, then by saga id in code-point
- * order (on every store, whatever a PostgreSQL database's collation).
+ * order (on every store, whatever a PostgreSQL database's collation). A saga pruned between the
+ * listing of its row and the read of its journal is passed over.
  *
  * @since 0.1.0
  * @category accessors
@@ -692,7 +693,8 @@ export interface ListPage {
  * `order: "updatedAt"` pages in `list`'s order instead (least recently updated first, then created
  * first, then by saga id in code-point order, on every store).
  * A `search` holding a control character or a lone surrogate, which no saga id holds, answers the
- * empty page without asking the store.
+ * empty page without asking the store. A saga pruned between the read of the page's rows and that
+ * of its journal is passed over (`total` still counts it).
  *
  * @since 0.5.0
  * @category accessors

@@ -52,7 +52,7 @@ import * as Signing from "../journal/signing.js"
 import type { UndecodableRow } from "../journal/storedRows.js"
 import { listRows } from "../journal/storedRows.js"
 import * as UnreadStart from "../journal/unreadStart.js"
-import { inspect, tamperOf, trustedPrefix, verifying } from "../journal/verified.js"
+import { holdsNothing, inspect, tamperOf, trustedPrefix, verifying } from "../journal/verified.js"
 import type { JournalView, StepView } from "../journal/view.js"
 import { isNotStarted, isRead, isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
@@ -815,7 +815,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
 
 /**
  * A listed saga, verified. A row that does not decode is listed as its entries say, marked
- * tampered; one without an entry to say anything either is logged and left out.
+ * tampered; one without an entry to say anything either is logged and left out. A saga pruned since
+ * it was listed (neither entries nor a row are left) is passed over.
  */
 const summaryOf = (
   store: Journal["Type"],
@@ -825,6 +826,7 @@ const summaryOf = (
   const sagaId = Either.isRight(row) ? row.right.sagaId : row.left.sagaId
   return Effect.flatMap(inspect(store, sagaId, keys), (inspected) => {
     const tampered = tamperOf(inspected.verification)
+    if (holdsNothing(inspected)) return Effect.succeed(undefined)
     if (Either.isRight(row)) return Effect.succeed({ ...row.right, tampered })
     if (inspected.entries.length > 0) return Effect.succeed({ ...recordOf(inspected.entries), tampered })
     return Effect.as(Effect.logWarning(`effect-saga: not listed: ${row.left.reason}`), undefined)

@@ -25,6 +25,10 @@ export interface Inspected {
   readonly verification: Verification
 }
 
+/** Whether the store holds nothing of the saga: never written, or pruned (`Journal.verify`'s `SagaNotFound`). */
+export const holdsNothing = ({ entries, record, verification }: Inspected): boolean =>
+  entries.length === 0 && Option.isNone(record) && verification._tag === "Intact"
+
 type ReadEntries = ReadTogether["entries"]
 
 /** The saga's entries, or the first that does not decode (a break to name, not a failure). */
@@ -70,39 +74,72 @@ const revisionOf = (record: StoredRow): number | undefined =>
  * read: the saga is shown as the first row left it. Entries past the second row were written
  * behind the library's back, and fewer than the first row's were deleted: both are verified as read.
  */
-const rowEntriesRow = (
-  journal: Journal["Type"],
-  sagaId: string,
-  keys: KeyRing | undefined
-): Effect.Effect<Inspected, JournalError> =>
+const rowEntriesRow = (journal: Journal["Type"], sagaId: string): Effect.Effect<ReadTogether, JournalError> =>
   Effect.gen(function* () {
     const first = yield* readRow(journal, sagaId)
     const entries = yield* readEntries(journal, sagaId)
     const second = yield* readRow(journal, sagaId)
     const from = revisionOf(first)
     const to = revisionOf(second)
-    if (Either.isLeft(entries) || from === undefined || to === undefined) return inspected(entries, second, keys)
+    if (Either.isLeft(entries) || from === undefined || to === undefined) return { entries, record: second }
     const read = entries.right.length
-    if (read < from) return inspected(entries, first, keys)
-    if (read > to) return inspected(entries, second, keys)
-    return inspected(Either.right(entries.right.slice(0, from)), first, keys)
+    if (read < from) return { entries, record: first }
+    if (read > to) return { entries, record: second }
+    return { entries: Either.right(entries.right.slice(0, from)), record: first }
   })
+
+/** A read of the saga, and what verifying it says. */
+interface Checked {
+  readonly read: ReadTogether
+  readonly inspected: Inspected
+}
+
+const checked = (read: ReadTogether, keys: KeyRing | undefined): Checked => ({
+  read,
+  inspected: inspected(read.entries, read.record, keys)
+})
+
+/**
+ * The entries, then the row; made again as the row, the entries and the row again when the row is
+ * ahead of the entries (an append committed in between).
+ */
+const readOnce = (
+  journal: Journal["Type"],
+  sagaId: string,
+  keys: KeyRing | undefined
+): Effect.Effect<Checked, JournalError> =>
+  Effect.flatMap(entriesThenRow(journal, sagaId), (read) => {
+    const once = checked(read, keys)
+    const { record, verification } = once.inspected
+    const racing = verification._tag === "Broken" && verification.problem === "truncated" && Option.isSome(record)
+    return racing ? Effect.map(rowEntriesRow(journal, sagaId), (again) => checked(again, keys)) : Effect.succeed(once)
+  })
+
+/**
+ * Whether a read found entries and no row at all: a row deleted behind the library's back, or a
+ * prune (which deletes both at once) that committed between the read of the entries and that of
+ * the row, where they are not one snapshot (SQLite, the memory journal, a read made again).
+ */
+const rowGone = ({ entries, record }: ReadTogether): boolean =>
+  Either.isRight(entries) && entries.right.length > 0 && Either.isRight(record) && Option.isNone(record.right)
 
 /**
  * Reads the entries, then the row (in one statement where the store can: then they are one
  * snapshot). An append that commits in between leaves the row ahead of the entries (never behind:
  * entries and row are written together); such a read is made again as the row, the entries and the
  * row again (`rowEntriesRow`), which shows one state of the saga however often it is appended to.
- * A stored entry that does not decode is a break, not a failure.
+ * A read that finds entries and no row is made again, and the saga is as the second read says: a
+ * prune that committed under the first leaves neither (no entries, no row, `Intact`: an unknown
+ * saga), a deleted row stays a break (`row`). A stored entry that does not decode is a break, not a
+ * failure.
  */
 export const inspect = (
   journal: Journal["Type"],
   sagaId: string,
   keys: KeyRing | undefined
 ): Effect.Effect<Inspected, JournalError> =>
-  Effect.flatMap(entriesThenRow(journal, sagaId), ({ entries, record }) => {
-    const once = inspected(entries, record, keys)
-    const racing =
-      once.verification._tag === "Broken" && once.verification.problem === "truncated" && Option.isSome(once.record)
-    return racing ? rowEntriesRow(journal, sagaId, keys) : Effect.succeed(once)
-  })
+  Effect.flatMap(readOnce(journal, sagaId, keys), (first) =>
+    rowGone(first.read)
+      ? Effect.map(readOnce(journal, sagaId, keys), (second) => second.inspected)
+      : Effect.succeed(first.inspected)
+  )

@@ -4,9 +4,9 @@ import type { Entry, Journal, JournalError, Verification } from "../../Journal.j
 import { JournalTampered } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import type { Tamper } from "../../Saga.js"
-import { type Inspected, inspect } from "./inspect.js"
+import { holdsNothing, type Inspected, inspect } from "./inspect.js"
 
-export { type Inspected, inspect }
+export { holdsNothing, type Inspected, inspect }
 
 /** The tamper mark of a verification, if it broke. */
 export const tamperOf = (verification: Verification): Tamper | undefined =>
