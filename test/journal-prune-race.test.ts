@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Effect, Exit, Layer, Option } from "effect"
 import { Approval, Journal, Saga, SqlJournal } from "../src/index.js"
+import * as Verify from "../src/internal/cli/commands/verify.js"
 import { appendAll, saga, step } from "./fixtures/drafts.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-prune-race-"))
@@ -129,6 +130,19 @@ describe.each(stores)("a saga pruned while it is read, on %s", (_, layer) => {
         Effect.zipRight(showing.arm, Saga.status("shown")).pipe(Effect.provide(withSaga(showing.wrapped)))
       )
       expect(shown).toEqual(new Journal.SagaNotFound({ sagaId: "shown" }))
+    }).pipe(Effect.provide(Layer.merge(layer(), Approval.layerMemory)))
+  )
+
+  it.scoped("effect-saga verify --all passes over a saga pruned since it was listed", () =>
+    Effect.gen(function* () {
+      const journal = yield* Journal.Journal
+      yield* appendAll(journal, "open", [saga("SAGA_STARTED")])
+      yield* finished(journal, "gone")
+      // `Saga.listPage` reads the saga's entries once to list it; the prune lands before the verify's own read.
+      const { arm, wrapped } = pruningAt(journal, "gone", 2, { before: true })
+      const verdicts = yield* Effect.zipRight(arm, Verify.everyVerdict).pipe(Effect.provide(withSaga(wrapped)))
+      expect(verdicts.map((verdict) => [verdict.sagaId, verdict._tag])).toEqual([["open", "Intact"]])
+      expect(Option.isNone(yield* journal.get("gone"))).toBe(true)
     }).pipe(Effect.provide(Layer.merge(layer(), Approval.layerMemory)))
   )
 })

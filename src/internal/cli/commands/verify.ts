@@ -32,6 +32,10 @@ export type Verdict = { readonly sagaId: string } & Journal.Verification
 
 const verdictOf = (inspection: Trust.Inspection): Verdict => ({ sagaId: inspection.sagaId, ...inspection.verification })
 
+/** Whether the store holds nothing of the saga: never written, or pruned since it was listed. */
+const holdsNothing = (inspection: Trust.Inspection): boolean =>
+  inspection.record === undefined && inspection.entries.length === 0 && inspection.verification._tag === "Intact"
+
 /** How many sagas `verify --all` lists and verifies at a time: only their journals are held at once. */
 const PAGE = 200
 
@@ -40,7 +44,8 @@ const PAGE = 200
  * page of sagas at a time, then those of the sagas with entries and no row, which no list names
  * (`Journal.sagasWithoutRow`: a row deleted, a break at seq 1). Each journal is read, verified and
  * let go, and only the verdicts are kept. A saga that moves between pages while they are read
- * (written meanwhile) is given once.
+ * (written meanwhile) is given once; one pruned since it was listed, of which nothing is left to
+ * verify, is passed over (never an intact chain of no entries).
  *
  * @since 0.5.0
  * @category commands
@@ -52,7 +57,8 @@ export const everyVerdict = Effect.gen(function* () {
     Effect.gen(function* () {
       if (seen.has(sagaId)) return
       seen.add(sagaId)
-      verdicts.push(verdictOf(yield* Trust.inspect(sagaId)))
+      const inspection = yield* Trust.inspect(sagaId)
+      if (!holdsNothing(inspection)) verdicts.push(verdictOf(inspection))
     })
   for (let offset = 0; ; offset += PAGE) {
     const page = yield* Saga.listPage({ order: "updatedAt", offset, limit: PAGE })
@@ -72,9 +78,7 @@ const verdictsOf = (options: { readonly saga: Option.Option<string>; readonly al
     const named = options.saga
     if (Option.isNone(named)) return yield* everyVerdict
     const inspection = yield* Trust.inspect(named.value)
-    const unknown =
-      inspection.record === undefined && inspection.entries.length === 0 && inspection.verification._tag === "Intact"
-    if (unknown) return yield* new Journal.SagaNotFound({ sagaId: named.value })
+    if (holdsNothing(inspection)) return yield* new Journal.SagaNotFound({ sagaId: named.value })
     return [verdictOf(inspection)]
   })
 
