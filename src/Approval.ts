@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
