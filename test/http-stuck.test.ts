@@ -10,15 +10,8 @@ import { Effect, Schema } from "effect"
 import { Journal, Saga } from "../src/index.js"
 import * as SagaApi from "../src/SagaApi.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
+import { saga, started } from "./fixtures/drafts.js"
 import { clientAs, consoleCookie, freshDb, onDb, payout, serveOn } from "./fixtures/http-saga.js"
-
-const started = (payload: string | null) => ({
-  stepId: null,
-  toolName: null,
-  phase: "SAGA_STARTED" as const,
-  input: null,
-  payload
-})
 
 const intent = {
   stepId: "reserveFunds:c0ffee#1",
@@ -28,7 +21,7 @@ const intent = {
   payload: null
 }
 
-const suspended = { stepId: null, toolName: null, phase: "SAGA_SUSPENDED" as const, input: null, payload: null }
+const suspended = saga("SAGA_SUSPENDED")
 
 const definition = JSON.stringify({ definition: "payout", input: {} })
 

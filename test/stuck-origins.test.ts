@@ -8,15 +8,9 @@ import { Effect } from "effect"
 import { Journal } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import { stuckAmong } from "../src/internal/util/stuck.js"
+import { saga, started } from "./fixtures/drafts.js"
 
-const started = (payload: string | null) => ({
-  stepId: null,
-  toolName: null,
-  phase: "SAGA_STARTED" as const,
-  input: null,
-  payload
-})
-const suspended = { stepId: null, toolName: null, phase: "SAGA_SUSPENDED" as const, input: null, payload: null }
+const suspended = saga("SAGA_SUSPENDED")
 const fromDefinition = JSON.stringify({ definition: "payout", input: {} })
 
 /** A memory journal that counts the sagas it reads. */
