@@ -468,14 +468,19 @@ const entryPoints: ReadonlyArray<
   ]
 ]
 
-/** Non-empty, well-formed ids with no control character, within MAX_SAGA_ID_BYTES: ASCII to astral planes. */
+/**
+ * Non-empty, well-formed ids with no control character, within MAX_SAGA_ID_BYTES: ASCII to astral
+ * planes; not "." or "..", which a URL takes as a step of its path (refused: a test of its own).
+ */
 const wellFormedId = fc
   .oneof(
     fc.string({ unit: "binary", minLength: 1, maxLength: 200 }),
     fc.string({ unit: "grapheme", minLength: 1, maxLength: 60 }),
     fc.string({ unit: "binary-ascii", minLength: 1, maxLength: Saga.MAX_SAGA_ID_BYTES })
   )
-  .filter((id) => !/[\p{Cs}\p{Cc}]/u.test(id) && Buffer.byteLength(id) <= Saga.MAX_SAGA_ID_BYTES)
+  .filter(
+    (id) => !/[\p{Cs}\p{Cc}]/u.test(id) && Buffer.byteLength(id) <= Saga.MAX_SAGA_ID_BYTES && id !== "." && id !== ".."
+  )
 
 /** The Saga layer with a toolkit validated beside it. */
 const withToolkit = (toolkit: Toolkit.Toolkit<Record<string, Compensable.Any>>) =>
