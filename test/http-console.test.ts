@@ -288,7 +288,10 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         "/console/resolve",
         fields({ ...seen, outcome: "applied", result: '"parcel-17"' })
       )
-      expect((yield* follow(baseUrl, applied)).notice).toMatchObject({ kind: "ok" })
+      expect((yield* follow(baseUrl, applied)).notice).toMatchObject({
+        kind: "ok",
+        text: `Step ${seen.stepId}: resolved as applied by alice; resume the saga to go on.`
+      })
       const status = yield* onDb(db, Saga.status("ship-1"))
       expect(status.steps.find((candidate) => candidate.stepId === seen.stepId)!.state).toBe("executed")
       // Still needs_attention until resumed: the page says so, and no longer offers to resolve.
@@ -501,6 +504,53 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         expect(notice).toEqual({ kind: "error", text: `Refused: ${(api.body as { message: string }).message}` })
         expect(notice?.text).not.toMatch(/resolved as applied/)
         expect(snapshot(db)).toBe(before)
+      })
+  )
+
+  it.scopedLive(
+    "a saga whose compensation failed on an unknown step: the Undos table names it as the report does, and resolved not applied, the notice and page say to compensate again, not to resume",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("console-compensated-resolve")
+        const report = yield* onDb(db, Effect.zipRight(Saga.run("ship-1", shipping), Saga.compensate("ship-1")))
+        expect(report.status).toBe("compensation_failed")
+        const baseUrl = yield* serveOn(db)
+        const detail = yield* (yield* clientAs(baseUrl, "alice")).sagas.get({ path: { sagaId: "ship-1" } })
+        const stepId = detail.steps.find((candidate) => candidate.state === "unknown")!.stepId
+        const undos = (text: string) => text.slice(text.indexOf("<h2>Undos</h2>"))
+        // The report: reserveFunds undone, pingCarrier not undone, its outcome unknown (show: may still be live).
+        const notUndone = `<tr><td>pingCarrier</td><td><code>${stepId}</code></td><td><span class="badge not_undone">not undone</span></td><td>outcome unknown when the last report was journaled</td></tr>`
+        const before = (yield* consolePage(baseUrl, "/console/sagas/ship-1")).text
+        expect(undos(before)).toContain(notUndone)
+        expect(undos(before)).toMatch(
+          /<td>reserveFunds<\/td><td><code>[^<]+<\/code><\/td><td><span class="badge completed">/
+        )
+        // Nothing to compensate again while a step is still unknown: resolving it comes first.
+        expect(before).not.toContain("compensate it again")
+        const posted = yield* postForm(
+          baseUrl,
+          "/console/resolve",
+          fields({
+            sagaId: "ship-1",
+            stepId,
+            revision: String(detail.saga.revision),
+            digest: detail.saga.digest,
+            outcome: "not-applied"
+          })
+        )
+        const { notice } = yield* follow(baseUrl, posted)
+        expect(notice).toEqual({
+          kind: "ok",
+          text: `Step ${stepId}: resolved as not-applied by alice; its compensation already ran: compensate the saga again (effect-saga compensate, or POST /api/sagas/ship-1/compensate), which runs any undo still owed and journals a new report.`
+        })
+        const after = (yield* consolePage(baseUrl, "/console/sagas/ship-1")).text
+        expect(after).toContain(
+          '<p class="approved compensate">Nothing is left dirty since the last report: its compensation already ran, so compensate it again (effect-saga compensate ship-1 --register MODULE --as WHO, or POST /api/sagas/ship-1/compensate): that journals a new report, and the saga ends compensated.</p>'
+        )
+        expect(after).not.toContain("resumed")
+        expect(undos(after)).toContain(notUndone)
+        // As the page says: compensated again, the saga ends compensated.
+        expect((yield* onDb(db, Saga.compensate("ship-1"))).status).toBe("compensated")
       })
   )
 

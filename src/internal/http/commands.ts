@@ -9,6 +9,7 @@ import * as Authority from "../../Authority.js"
 import { ConcurrencyConflict, Journal, JournalTampered } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as identifier from "../util/identifier.js"
+import { RUN_SUFFIX } from "../util/identifier.js"
 import { named } from "../util/printable.js"
 import { revisionsOf } from "../util/revisions.js"
 import { undoNeeded } from "../util/undoNeeded.js"
@@ -243,10 +244,20 @@ export const resolve = (
       sagaId,
       stepId,
       resolving,
-      () => `resolved as ${body.outcome} by ${who}; resume the saga to go on`
+      (_, __, after) => `resolved as ${body.outcome} by ${who}; ${afterResolve(after)}`
     )
     return answer
   })
+
+/**
+ * What a saga waits for once a step is resolved, as the end of a sentence: a resume goes on; a saga
+ * whose compensation already ran (`compensation_failed`) is compensated again instead, which runs
+ * any undo still owed and journals a new report (`effect-saga show` says what is left).
+ */
+const afterResolve = (status: Saga.SagaStatus): string =>
+  status.status === "compensation_failed" && !status.sagaId.endsWith(RUN_SUFFIX)
+    ? `its compensation already ran: compensate the saga again (effect-saga compensate, or POST /api/sagas/${encodeURIComponent(status.sagaId)}/compensate), which runs any undo still owed and journals a new report`
+    : "resume the saga to go on"
 
 /**
  * Undoes every executed step of a saga not undone yet.

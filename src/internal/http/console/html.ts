@@ -87,7 +87,7 @@ button.secondary { background: #fff; color: var(--bad); border-color: var(--bad)
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: 7px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; font-size: 13px; }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 13px; background: #e9ecf1; }
-.badge.compensation_failed, .badge.needs_attention, .badge.tampered, .badge.stuck { background: #fdecea; color: var(--bad); }
+.badge.compensation_failed, .badge.needs_attention, .badge.tampered, .badge.stuck, .badge.not_undone { background: #fdecea; color: var(--bad); }
 .badge.awaiting_approval { background: #fff4e0; color: var(--warn); } .badge.completed, .badge.compensated { background: #e8f5ec; color: var(--ok); }
 .diagram { overflow-x: auto; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 8px; }
 .muted { color: var(--muted); }

@@ -9,9 +9,11 @@ import * as Timeline from "../../../Timeline.js"
 import * as ApprovalExpiry from "../../util/approvalExpiry.js"
 import * as Lease from "../../util/lease.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
+import * as CompensationNext from "./compensationNext.js"
 import { svg } from "./diagram.js"
 import { attribute, badge, escape, hidden } from "./html.js"
 import { isPastEnd, type Position, pager } from "./pager.js"
+import { undoRows } from "./report.js"
 
 const sagaLink = (sagaId: string): string =>
   `<a href="/console/sagas/${encodeURIComponent(sagaId)}">${escape(sagaId)}</a>`
@@ -225,7 +227,7 @@ const waitsForResume = (
  */
 export const saga = (detail: SagaDetail, now: number): string => {
   const row = detail.saga
-  const undone = detail.steps.filter((step) => step.undo !== null)
+  const undone = undoRows(detail)
   // A read's unknown outcome changed nothing: there is nothing to resolve.
   const unknown =
     row.tampered === null ? detail.steps.filter((step) => step.state === "unknown" && step.changesNothing !== true) : []
@@ -243,6 +245,9 @@ ${row.stuck === true ? `<p class="banner" role="alert" id="stuck">${escape(stuck
 ${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`}
 ${approved.map((step) => approvedLine(detail, step.stepId, now)).join("\n")}
 ${waitsForResume(detail, unknown, lease) ? `<p class="approved" id="resume">${escape(RESOLVED)}</p>` : ""}
+${CompensationNext.lines(detail, now)
+  .map((line) => `<p class="approved compensate">${escape(line)}</p>`)
+  .join("\n")}
 <h2>Steps</h2>
 <div class="table"><table><thead><tr><th>step</th><th>tool</th><th>state</th><th>undo</th></tr></thead><tbody>
 ${detail.steps
@@ -264,7 +269,7 @@ ${
     : `<div class="table"><table><thead><tr><th>tool</th><th>step</th><th>undo</th><th>detail</th></tr></thead><tbody>${undone
         .map(
           (step) =>
-            `<tr><td>${escape(step.toolName)}</td><td><code>${escape(step.stepId)}</code></td><td>${badge(step.undo ?? "")}</td><td>${escape(step.undoDetail ?? "")}</td></tr>`
+            `<tr><td>${escape(step.toolName)}</td><td><code>${escape(step.stepId)}</code></td><td>${badge(step.undo)}</td><td>${escape(step.detail)}</td></tr>`
         )
         .join("")}</tbody></table></div>`
 }`
