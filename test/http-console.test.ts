@@ -555,6 +555,33 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
   )
 
   it.scopedLive(
+    "a tampered saga's heading shows no status, as effect-saga show prints none: its badge says tampered",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("console-tampered-heading")
+        yield* onDb(db, Saga.run("payout-t", payout))
+        const file = new Database(db)
+        file
+          .prepare("UPDATE effect_saga_entries SET input = ? WHERE saga_id = ? AND seq = 2")
+          .run('{"amount":1}', "payout-t")
+        file.close()
+        const baseUrl = yield* serveOn(db)
+        const page = (yield* consolePage(baseUrl, "/console/sagas/payout-t")).text
+        expect(page).toContain('<h1>Saga payout-t <span class="badge tampered">tampered</span></h1>')
+        expect(page).not.toContain("awaiting approval</span>")
+      })
+  )
+
+  it.scopedLive("the browser's ask for /favicon.ico is answered 204, with the console's headers", () =>
+    Effect.gen(function* () {
+      const baseUrl = yield* serveOn(freshDb("console-favicon"))
+      const answer = yield* Effect.promise(() => fetch(`${baseUrl}/favicon.ico`))
+      expect(answer.status).toBe(204)
+      expect(answer.headers.get("content-security-policy")).toContain("default-src 'none'")
+    })
+  )
+
+  it.scopedLive(
     "the sagas page reads its filter as GET /api/sagas does: a status that is none is refused with its message",
     () =>
       Effect.gen(function* () {

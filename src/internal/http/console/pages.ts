@@ -234,7 +234,7 @@ export const saga = (detail: SagaDetail, now: number): string => {
   const waiting = detail.steps.filter((step) => step.state === "awaiting_approval")
   const lease = Lease.liveLease(row, now)
   const approved = row.status === "awaiting_approval" ? detail.steps.filter((step) => step.state === "approved") : []
-  return `<h1>Saga ${escape(row.sagaId)} ${badge(row.status)}</h1>
+  return `<h1>Saga ${escape(row.sagaId)} ${badge(row.tampered === null ? row.status : "tampered")}</h1>
 ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">${escape(tamperLine(row.sagaId, row.tampered))}</div>`}
 <dl class="meta card">
 <dt>revision</dt><dd>${row.revision}</dd><dt>digest</dt><dd><code>${escape(row.digest)}</code></dd>

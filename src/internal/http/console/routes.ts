@@ -213,7 +213,8 @@ const decided = (answer: { readonly sagaId: string; readonly stepId: string | nu
 
 /**
  * The console's routes: `/console` (the inbox), `/console/sagas`, `/console/sagas/:sagaId`,
- * `/console/login`, and the form posts `approve`, `reject`, `resolve`, `logout`; `/` leads to the inbox.
+ * `/console/login`, and the form posts `approve`, `reject`, `resolve`, `logout`; `/` leads to the inbox,
+ * and `/favicon.ico` is answered 204 (there is no icon).
  *
  * @since 0.2.0
  * @category layers
@@ -234,6 +235,8 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
           HttpServerRequest.HttpServerRequest
         >
       yield* router.get("/", Effect.succeed(seeOther("/console")))
+      // Browsers ask every site for its icon: there is none, and saying so keeps their console clean.
+      yield* router.get("/favicon.ico", Effect.succeed(HttpServerResponse.empty({ status: 204, headers })))
       yield* router.get(
         "/console",
         route(
