@@ -163,6 +163,29 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
       }),
     60_000
   )
+
+  it.scopedLive(
+    "at phone width (375 px) a saga id with no place to break wraps: no page scrolls sideways",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("console-phone")
+        // An id as long as an explicit undo's run has (trip-1/bookRoom:b8c49cd317ccfaab#1/compensate-effect), unbroken.
+        const long = `payout-${"b8c49cd317ccfaab".repeat(4)}`
+        yield* onDb(db, Saga.run(long, payout))
+        const baseUrl = yield* serveOn(db)
+        const { page } = yield* openPage(yield* browser, baseUrl, { width: 375, height: 740 })
+        yield* signIn(page, baseUrl)
+        for (const path of ["/console", "/console/sagas", `/console/sagas/${long}`]) {
+          const wider = yield* step(async () => {
+            await page.goto(`${baseUrl}${path}`)
+            await page.getByText(long).first().waitFor()
+            return page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+          })
+          expect([path, wider]).toEqual([path, 0])
+        }
+      }),
+    60_000
+  )
 })
 
 /** What the server answered a form: its status, where it sends the person, the cookies it set. */

@@ -67,6 +67,7 @@ header a { color: #fff; text-decoration: none; padding: 4px 2px; border-bottom: 
 header a[aria-current="page"] { border-bottom-color: #f2b705; }
 main { max-width: 1180px; margin: 0 auto; padding: 16px; }
 h1 { font-size: 22px; margin: 8px 0 16px; } h2 { font-size: 18px; margin: 24px 0 8px; }
+h1, h2, p, a { overflow-wrap: anywhere; }
 .notice { padding: 10px 14px; border-radius: 6px; margin-bottom: 16px; border: 1px solid; }
 .notice.ok { background: #e8f5ec; border-color: var(--ok); } .notice.conflict { background: #fff4e0; border-color: var(--warn); }
 .notice.forbidden, .notice.error { background: #fdecea; border-color: var(--bad); }
