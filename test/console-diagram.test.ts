@@ -33,4 +33,18 @@ describe("the console's sequence diagram", () => {
       expect(drawn).toMatch(/<g><line[^>]*\/><polygon[^>]*\/><text[^>]*>call: &quot;o-7&quot;<\/text><\/g>/)
     }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect("a participant's name cut short (the saga's id) keeps its whole text, escaped, as its group's title", () =>
+    Effect.gen(function* () {
+      const sagaId = `trip-1/bookRoom:b8c49cd317ccfaab#1/<undo> & more`
+      yield* Saga.run(sagaId, ship("o-7"))
+      const entries = yield* Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
+      const drawn = svg(sagaId, entries, undefined)
+      expect(drawn).toMatch(
+        /<g><title>saga trip-1\/bookRoom:b8c49cd317ccfaab#1\/&lt;undo&gt; &amp; more<\/title><rect[^>]*\/><text[^>]*>saga trip-1\/bookRoom:b8…<\/text>/
+      )
+      // The tool's name fits: drawn whole, no title.
+      expect(drawn).toMatch(/<g><rect[^>]*\/><text[^>]*>ship<\/text>/)
+    }).pipe(Effect.provide(Testing.layer))
+  )
 })

@@ -36,11 +36,9 @@ const flat = (text: string): string => text.replace(/\s+/g, " ").trim()
 
 const cut = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text)
 
-const short = (text: string, max = 44): string => cut(flat(text), max)
-
 /**
- * A label drawn in `max` characters: cut short, it keeps its whole text as the group's title (a
- * tooltip, and text a reader of the page finds).
+ * A label drawn in `max` characters (an arrow's, a note's, a participant's: the saga's id): cut
+ * short, it keeps its whole text as the group's title (a tooltip, and text a reader of the page finds).
  */
 const label = (text: string, max: number): { readonly title: string; readonly drawn: string } => {
   const whole = flat(text)
@@ -114,10 +112,10 @@ export const svg = (sagaId: string, entries: ReadonlyArray<Entry>, brokenAt?: nu
   const rows = shown.map(rowOf)
   const height = TOP + (rows.length + (brokenAt === undefined || brokenAt === null ? 1 : 2)) * ROW
   const width = 40 + participants.length * COLUMN
-  const heads = participants.map(
-    (name) =>
-      `<g><rect x="${x(name) - COLUMN / 2 + 10}" y="10" width="${COLUMN - 20}" height="28" rx="5" fill="#eef2f8" stroke="#8a94a6"/><text x="${x(name)}" y="29" text-anchor="middle" font-weight="600">${escape(short(name === SAGA ? `saga ${sagaId}` : name, 24))}</text><line x1="${x(name)}" y1="38" x2="${x(name)}" y2="${height - 6}" stroke="#b8c0cc" stroke-dasharray="4 4"/></g>`
-  )
+  const heads = participants.map((name) => {
+    const { title, drawn } = label(name === SAGA ? `saga ${sagaId}` : name, 24)
+    return `<g>${title}<rect x="${x(name) - COLUMN / 2 + 10}" y="10" width="${COLUMN - 20}" height="28" rx="5" fill="#eef2f8" stroke="#8a94a6"/><text x="${x(name)}" y="29" text-anchor="middle" font-weight="600">${drawn}</text><line x1="${x(name)}" y1="38" x2="${x(name)}" y2="${height - 6}" stroke="#b8c0cc" stroke-dasharray="4 4"/></g>`
+  })
   const drawn = rows.map((row, index) => {
     const y = TOP + index * ROW + ROW / 2
     const color = row.bad ? "#b3261e" : "#1d2330"
