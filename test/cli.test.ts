@@ -475,6 +475,21 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     })
   )
 
+  it.effect("resolve on a saga whose compensation failed says to compensate it again, not to resume it", () =>
+    Effect.gen(function* () {
+      const db = fresh("resolve-after-compensation")
+      expect((yield* cli("compensate", "order-3", "--register", toolsBundle, "--db", db)).code).toBe(1)
+      const resolved = yield* cli("resolve", "order-3", "pingCarrier", "--not-applied", "--as", "oncall", "--db", db)
+      expect(resolved).toMatchObject({ code: 0, stderr: "" })
+      expect(resolved.stdout).toMatch(
+        /^resolved step pingCarrier:\S+ of saga order-3 as not-applied \(oncall\): journaled FAILED; its compensation already ran: compensate the saga again \(effect-saga compensate order-3\), which runs any undo still owed and journals a new report\n$/
+      )
+      // As it says: compensated again, the saga ends compensated.
+      expect((yield* cli("compensate", "order-3", "--register", toolsBundle, "--db", db)).code).toBe(0)
+      expect((yield* onFile(db, Saga.status("order-3"))).status).toBe("compensated")
+    })
+  )
+
   it.effect("docs/cli.md shows the Mermaid diagram show --format mermaid prints for a rejected checkout", () =>
     Effect.gen(function* () {
       const db = fresh("mermaid")

@@ -96,6 +96,7 @@ const reportOf = (done: {
   readonly by: string
   readonly stepId: string
   readonly saga: string
+  readonly compensated: boolean
 }): string => {
   const { by, journaled, saga, stepId } = done
   if (done.undoRun) {
@@ -105,8 +106,11 @@ const reportOf = (done: {
       : `the undo of step ${stepId} in run ${saga} was already resolved as ${how} by ${by}: nothing written`
   }
   const outcome = done.applied ? "applied" : "not-applied"
+  const goOn = done.compensated
+    ? `its compensation already ran: compensate the saga again (effect-saga compensate ${saga}), which runs any undo still owed and journals a new report`
+    : "resume the saga to go on"
   return done.wrote
-    ? `resolved step ${stepId} of saga ${saga} as ${outcome} (${by}): journaled ${journaled}; resume the saga to go on`
+    ? `resolved step ${stepId} of saga ${saga} as ${outcome} (${by}): journaled ${journaled}; ${goOn}`
     : `step ${stepId} of saga ${saga} was already resolved as ${outcome} by ${by}: nothing written`
 }
 
@@ -124,7 +128,9 @@ export const resolveOn = (pointed: Pointed, resolution: Saga.Resolution, undoRun
     const applied = resolution.outcome === "applied"
     const journaled = undoRun ? (applied ? "COMPENSATED" : "COMPENSATION_FAILED") : applied ? "EXECUTED" : "FAILED"
     const { by } = resolution
-    return reportOf({ undoRun, wrote: written > 0, applied, journaled, by, stepId, saga: pointed.saga })
+    // A saga whose compensation already ran (`compensation_failed`) does not go on when resumed.
+    const compensated = !undoRun && written > 0 && (yield* Saga.status(pointed.saga)).status === "compensation_failed"
+    return reportOf({ undoRun, wrote: written > 0, applied, journaled, by, stepId, saga: pointed.saga, compensated })
   })
 
 /**
