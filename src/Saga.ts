@@ -307,6 +307,8 @@ export interface StepStatus {
    * What its undo came to, `"started"` while it runs, `undefined` when none was asked for. A step
    * whose undo journaled nothing of its own (`unavailable`: its tool not registered, its receipt's
    * key missing) says what the saga's last compensation report (`SAGA_COMPENSATION_FAILED`) says of it.
+   * In an explicit undo's run, an undo that never ran (its approval rejected or expired) is the run's
+   * answer, `"failed"` (since 0.5.0).
    */
   readonly undo: UndoOutcome | "started" | undefined
   /**

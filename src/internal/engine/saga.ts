@@ -461,6 +461,17 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   }
 
   /**
+   * The answer of an explicit undo's run, once journaled (`undefined` for a saga, or a run not
+   * finished): the undo of a run's step that journaled none of its own (its approval rejected, or
+   * expired) is this answer.
+   */
+  const runAnswer = (runId: string, view: JournalView): UndoState | undefined => {
+    const effectId = effectIdOfRun(runId)
+    const answer = effectId === undefined ? undefined : explicit.answerOf(effectId, view)
+    return answer?._tag === "Settled" ? answer : undefined
+  }
+
+  /**
    * The step an explicit undo's run answered for when the run journaled no entry of it (the undo
    * could not run there, or the saga's own compensation had settled the step), as `status` lists a
    * run's step: read from the saga, its undo the run's answer. None while the saga does not verify.
@@ -798,7 +809,10 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         const record = Option.getOrElse(inspected.record, () => recordOf(inspected.entries))
         // Only what verifies is shown as a fact: the steps come from the entries before the break.
         const view = yield* viewOf(trustedPrefix(inspected))
-        const steps = Array.from(view.steps.values(), (step) => stepStatus(sagaId, step, undoOf(step, view.lastReport)))
+        const answer = runAnswer(sagaId, view)
+        const steps = Array.from(view.steps.values(), (step) =>
+          stepStatus(sagaId, step, undoOf(step, view.lastReport) ?? answer)
+        )
         return {
           ...record,
           tampered: tamperOf(inspected.verification),
