@@ -114,9 +114,13 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
         `next: effect-saga approve ${run} ${step.stepId} --as WHO ${at}, then ask again: effect-saga compensate-effect ${step.effectId} --register MODULE`,
         `next: or effect-saga reject ${run} ${step.stepId} --as WHO ${at}: the undo never runs, and the run ends compensation_failed (the effect stays live: the saga's own compensation handles it as if nobody had asked)`
       ])
-      // As printed: approved, then asked again, the undo runs.
+      // As printed: approved, then asked again (nothing resumes a run: no Recovery.resume), the undo runs.
       expect((yield* runAsPrinted(db, lines[0]!, AT_END)).code).toBe(0)
-      const again = yield* runAsPrinted(db, lines[0]!.slice(lines[0]!.indexOf("then ask again: ")), /$/)
+      const approved = yield* nextLines(db, run)
+      expect(approved).toEqual([
+        `next: ${step.stepId} is approved: the undo runs when it is asked for again (nothing resumes a run): effect-saga compensate-effect ${step.effectId} --register MODULE`
+      ])
+      const again = yield* runAsPrinted(db, approved[0]!, /$/)
       expect(again.stdout).toBe(`${step.effectId}: completed; journaled as ${run}`)
       expect(again.code).toBe(0)
       expect(yield* nextLines(db, run)).toEqual([])
@@ -128,6 +132,8 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
       const rejected = yield* runAsPrinted(db, (yield* nextLines(db, otherRun))[1]!, AT_END)
       expect(rejected.stderr).toBe("")
       expect((yield* onFile(db, Saga.status(otherRun))).status).toBe("compensation_failed")
+      // The run's answer is the step's undo: the table shows it.
+      expect((yield* cli("show", otherRun, "--db", db)).stdout).toMatch(/ refused {2}failed\n/)
       expect(yield* nextLines(db, otherRun)).toEqual([
         `next: the effect ${other.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key g-2/${other.stepId}/undo) and undoes every other executed step too: effect-saga compensate g-2 --register MODULE --as WHO ${yield* position(db, "g-2")}; the run stays compensation_failed (its answer is final: asking again runs nothing)`
       ])

@@ -9,6 +9,7 @@
 import type * as Saga from "../../Saga.js"
 import type { Origin } from "../util/origin.js"
 import { undoNeeded } from "../util/undoNeeded.js"
+import { askAgain } from "../util/undoRunAdvice.js"
 import { resumedBy } from "./resumer.js"
 
 /** The steps whose undo compensating the saga would run, in the order it runs them (reverse order of execution). */
@@ -16,9 +17,6 @@ const undosToRun = (status: Saga.SagaStatus): ReadonlyArray<Saga.StepStatus> =>
   status.steps.filter(undoNeeded).reverse()
 
 const names = (steps: ReadonlyArray<Saga.StepStatus>): string => steps.map((step) => step.stepId).join(", ")
-
-/** `compensate-effect`, asked again: what the run of an explicit undo goes on with. */
-const askAgain = (effectId: string): string => `effect-saga compensate-effect ${effectId} --register MODULE`
 
 /** The lines of a saga's step awaiting approval. */
 const sagaLines = (status: Saga.SagaStatus, stepId: string, origin: Origin | undefined, at: string) => {

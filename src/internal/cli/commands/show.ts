@@ -163,17 +163,21 @@ const resolveLine = (
 /**
  * The next line for an approved step: it runs when the saga is resumed, before its approval's
  * journaled expiry if it names one; once that passed (by this host's clock), a resume journals
- * `EXPIRED` and compensates unless the approval is renewed.
+ * `EXPIRED` and compensates unless the approval is renewed. An explicit undo's run is never resumed:
+ * its undo runs when compensate-effect is asked again.
  */
 const approvedLine = (
   status: Saga.SagaStatus,
-  stepId: string,
+  step: Saga.StepStatus,
   entries: ReadonlyArray<Entry>,
   origin: Journaled.Origin | undefined,
   at: string,
   now: number
 ): string => {
+  const { stepId } = step
   const standing = ApprovalExpiry.standing(Timeline.approvedUntil(entries, stepId), now)
+  // Nothing resumes an explicit undo's run: it goes on when compensate-effect is asked again.
+  if (origin?._tag === "Effect") return UndoRunNext.approved(status, step, standing, at)
   switch (standing._tag) {
     case "Open":
       return Resumer.approved(status.sagaId, stepId, origin)
@@ -266,7 +270,7 @@ const next = (
   const unknownUndos = undoRun ? status.steps.filter((step) => step.undo === "unknown") : []
   return [
     ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at)),
-    ...approved.map((step) => approvedLine(status, step.stepId, entries, origin, at, hostNow)),
+    ...approved.map((step) => approvedLine(status, step, entries, origin, at, hostNow)),
     ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
     ...unknownUndos.map(
       (step) =>

@@ -1,0 +1,91 @@
+/**
+ * What is left to do with the run of an explicit undo (`compensateEffect`), as `effect-saga show`'s
+ * `next:` lines and the console's run page both say it. Nothing resumes a run: once its undo's
+ * approval is approved, the undo runs when `compensate-effect` is asked again. A run that ended
+ * `compensation_failed` has a final answer (asking again runs nothing), so what is left is done to
+ * the effect, not the run: an answer of `failed` (the undo failed, was rejected, its approval
+ * expired, or it was resolved not applied) leaves the effect live, and the saga's own compensation
+ * handles the step as if nobody had asked (it runs the undo with its own key); a `partial` answer
+ * is taken over by the saga's compensation as it is, and an `unavailable` one has no undo that can
+ * run: what is left live of those is undone by hand.
+ *
+ * @since 0.5.0
+ */
+import type * as Saga from "../../Saga.js"
+import * as ApprovalExpiry from "./approvalExpiry.js"
+import { undoNeeded } from "./undoNeeded.js"
+
+/** The step a run undoes, named by its effect id. */
+type Effect = Pick<Saga.StepStatus, "stepId" | "effectId">
+
+const FINAL = "the run stays compensation_failed (its answer is final: asking again runs nothing)"
+
+/**
+ * The saga an effect id names, with its step: `<sagaId>/<stepId>` (a step id holds no `/`).
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const sagaIdOf = (step: Effect): string => step.effectId.slice(0, -(step.stepId.length + 1))
+
+/**
+ * `compensate-effect`, asked again: what the run of an explicit undo goes on with.
+ *
+ * @since 0.5.0
+ * @category advice
+ */
+export const askAgain = (effectId: string): string => `effect-saga compensate-effect ${effectId} --register MODULE`
+
+/**
+ * What an approved step of a run awaiting approval waits for: `compensate-effect` asked again, before
+ * the approval's journaled expiry if it names one; once that passed, asked again as it is, the run
+ * journals `EXPIRED` and answers `failed`, unless the approval is renewed first. `at`: the run's
+ * position, as `--revision N --digest HASH`.
+ *
+ * @since 0.5.0
+ * @category advice
+ */
+export const approved = (runId: string, step: Effect, standing: ApprovalExpiry.Standing, at: string): string => {
+  const again = askAgain(step.effectId)
+  switch (standing._tag) {
+    case "Open":
+      return `${step.stepId} is approved: the undo runs when it is asked for again (nothing resumes a run): ${again}`
+    case "Holds":
+      return `${step.stepId} is approved until ${standing.until}: the undo runs when it is asked for again before then (nothing resumes a run): ${again}`
+    case "Lapsed":
+      return `the approval of ${step.stepId} ${ApprovalExpiry.lapsedText(standing)}: asked for again as it is, the run journals EXPIRED and answers failed (the undo never runs, the effect stays live); to run the undo still, renew it first: effect-saga renew-approval ${runId} ${step.stepId} --as WHO --expires-at TIME ${at}, then ask again: ${again}`
+  }
+}
+
+/** What is left of a `failed` answer: by hand, or the saga's compensation, at the saga's own position. */
+const failedAdvice = (step: Saga.StepStatus, saga: Saga.SagaStatus | undefined): string => {
+  const own = saga?.steps.find((candidate) => candidate.stepId === step.stepId)
+  if (saga === undefined || own === undefined) {
+    return `the effect ${step.effectId} is still live: undo it by hand, at the provider; ${FINAL}`
+  }
+  if (!undoNeeded(own)) {
+    return `the saga's own compensation settled ${step.stepId} since (undo ${own.undo}): effect-saga show ${saga.sagaId} says what is left; ${FINAL}`
+  }
+  return `the effect ${step.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key ${saga.sagaId}/${step.stepId}/undo) and undoes every other executed step too: effect-saga compensate ${saga.sagaId} --register MODULE --as WHO --revision ${saga.revision} --digest ${saga.digest}; ${FINAL}`
+}
+
+/**
+ * What is left to do once an explicit undo's run ended `compensation_failed`, one sentence a step,
+ * `saga` the saga whose effect it undid, as it stands now (its position is the one `compensate`
+ * takes; `undefined` when it cannot be read).
+ *
+ * @since 0.5.0
+ * @category advice
+ */
+export const compensationFailed = (run: Saga.SagaStatus, saga: Saga.SagaStatus | undefined): ReadonlyArray<string> =>
+  run.steps.map((step) => {
+    const detail = step.undoDetail === undefined ? "" : `: ${step.undoDetail}`
+    switch (step.undo) {
+      case "partial":
+        return `undo by hand, at the provider, what the undo left live${detail} (effect ${step.effectId}); the saga's own compensation takes this answer over and does not run the undo again, and ${FINAL}`
+      case "unavailable":
+        return `the effect ${step.effectId} is still live and has no undo that can run${detail}: undo it by hand, at the provider; ${FINAL}`
+      default:
+        return failedAdvice(step, saga)
+    }
+  })
