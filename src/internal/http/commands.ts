@@ -13,9 +13,10 @@ import { RUN_SUFFIX } from "../util/identifier.js"
 import { named } from "../util/printable.js"
 import { revisionsOf } from "../util/revisions.js"
 import { undoNeeded } from "../util/undoNeeded.js"
+import * as UndoRunAdvice from "../util/undoRunAdvice.js"
 import { Conflict, NotFound, Refused } from "./errors.js"
 import type { Answer, CompensationAnswer, EffectUndo, Seen } from "./models.js"
-import { statusOf } from "./reading.js"
+import { leftOfRun, statusOf } from "./reading.js"
 
 /**
  * How the server runs commands: `tools`, when given, names the tools whose undos this process
@@ -142,11 +143,29 @@ export const approve = (sagaId: string, stepId: string, body: Seen & { readonly 
     return answer
   })
 
-/** What became of a step once approved, as the end of a sentence (a retry may come after it ran). */
+/**
+ * What became of a step once approved, as the end of a sentence (a retry may come after it ran). An
+ * explicit undo's run is never resumed: its undo runs when it is asked for again.
+ */
 const afterApproval = (status: Saga.SagaStatus, stepId: string): string => {
-  const state = status.steps.find((step) => step.stepId === stepId)?.state
-  if (state === "approved") return "the step runs when the saga is resumed"
-  return state === "executed" ? "the step has run" : `the step's state is now ${state}`
+  const step = status.steps.find((candidate) => candidate.stepId === stepId)
+  if (step?.state === "approved" && isUndoRun(status.sagaId)) {
+    return `the undo runs when it is asked for again (nothing resumes a run): ${askAgainAnyWay(step)}`
+  }
+  if (step?.state === "approved") return "the step runs when the saga is resumed"
+  return step?.state === "executed" ? "the step has run" : `the step's state is now ${step?.state}`
+}
+
+const isUndoRun = (sagaId: string): boolean => sagaId.endsWith(RUN_SUFFIX)
+
+/**
+ * Each way to ask for an explicit undo again: the CLI, the API (the saga's step, at the saga's
+ * position) and the library.
+ */
+const askAgainAnyWay = (step: Saga.StepStatus): string => {
+  const sagaId = UndoRunAdvice.sagaIdOf(step)
+  const path = `/api/sagas/${encodeURIComponent(sagaId)}/steps/${encodeURIComponent(step.stepId)}/compensate-effect`
+  return `${UndoRunAdvice.askAgain(step.effectId)}, POST ${path} (with the saga's revision and digest), or Saga.compensateEffect("${step.effectId}")`
 }
 
 /**
@@ -190,7 +209,21 @@ const rejectionSaid = (sagaId: string, stepId: string, who: string, written: Rea
   })
 
 /**
- * Rejects a step; the saga compensates.
+ * What a rejected explicit undo's run answered, and what is left to do with the effect it leaves
+ * live, as `effect-saga show` says it.
+ */
+const runLeft = (run: Saga.SagaStatus) =>
+  Effect.map(leftOfRun(run), (left) => {
+    const step = run.steps[0]
+    const answered =
+      step?.undo === undefined
+        ? ""
+        : `: the run answered undo ${step.undo}${step.undoDetail === undefined ? "" : ` (${step.undoDetail})`}`
+    return [`the undo never runs${answered}`, ...left].join("; ")
+  })
+
+/**
+ * Rejects a step; the saga compensates (an explicit undo's run answers `failed`: the effect stays live).
  *
  * @since 0.2.0
  * @category commands
@@ -211,8 +244,12 @@ export const reject = (
       revision: body.revision,
       digest: body.digest
     })
-    const { answer, value } = yield* carryOut(sagaId, stepId, rejecting, (report, written) =>
-      Effect.map(rejectionSaid(sagaId, stepId, who, written), (said) => `${said}; ${compensationOutcome(report)}`)
+    const { answer, value } = yield* carryOut(sagaId, stepId, rejecting, (report, written, after) =>
+      Effect.zipWith(
+        rejectionSaid(sagaId, stepId, who, written),
+        isUndoRun(sagaId) ? runLeft(after) : Effect.succeed(compensationOutcome(report)),
+        (said, outcome) => `${said}; ${outcome}`
+      )
     )
     const done: CompensationAnswer = { ...answer, report: value }
     return done

@@ -13,7 +13,9 @@ import * as Saga from "../../Saga.js"
 import * as Timeline from "../../Timeline.js"
 import { asOf } from "../util/asOf.js"
 import { byCodePoints } from "../util/codePoints.js"
+import { RUN_SUFFIX } from "../util/identifier.js"
 import * as Stuck from "../util/stuck.js"
+import * as UndoRunAdvice from "../util/undoRunAdvice.js"
 import { NotFound } from "./errors.js"
 import type {
   InboxParams,
@@ -194,14 +196,45 @@ export const statusOf = (sagaId: string) =>
   )
 
 /**
+ * What is left to do with the effect of an explicit undo's run that ended `compensation_failed`,
+ * one sentence a step, as `effect-saga show`'s `next:` lines say it: by hand, or the saga's own
+ * compensation at the saga's position as it stands now (none for a saga, or a run in another state).
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const leftOfRun = (run: Saga.SagaStatus) =>
+  Effect.gen(function* () {
+    const step = run.steps[0]
+    if (!run.sagaId.endsWith(RUN_SUFFIX) || run.status !== "compensation_failed" || step === undefined) return []
+    if (run.tampered !== undefined) return []
+    const saga = yield* Effect.option(statusOf(UndoRunAdvice.sagaIdOf(step)))
+    return UndoRunAdvice.compensationFailed(run, Option.getOrUndefined(saga))
+  })
+
+/**
  * One saga: its row and mark, its steps, its entries (receipts redacted).
  *
  * @since 0.2.0
  * @category reading
  */
-export const getSaga = (sagaId: string) =>
+export const getSaga = (sagaId: string) => Effect.flatMap(statusOf(sagaId), detailOf)
+
+/**
+ * One saga as the console's page shows it: its detail, and for an explicit undo's run that ended
+ * `compensation_failed`, what is left to do with the effect (`leftOfRun`).
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const sagaPage = (sagaId: string) =>
+  Effect.flatMap(statusOf(sagaId), (status) =>
+    Effect.zipWith(detailOf(status), leftOfRun(status), (detail, left) => ({ detail, left }))
+  )
+
+const detailOf = (status: Saga.SagaStatus) =>
   Effect.gen(function* () {
-    const status = yield* statusOf(sagaId)
+    const { sagaId } = status
     const stuck = yield* stuckOf([status], yield* Clock.currentTimeMillis)
     // Read after the row: cut to its revision, so that the row, its steps and the entries are one state.
     const entries = yield* entriesOf(sagaId)

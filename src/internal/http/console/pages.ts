@@ -2,12 +2,16 @@
  * The console's views, as HTML: the approval inbox, the sagas (what needs a person first), one
  * saga (its lease as it stands, steps, the timeline drawn, the undos' report, resolve for an unknown
  * step with why it is unknown, or that it is in flight while a live lease drives the saga, a red
- * banner when its journal does not verify), and the sign-in form.
+ * banner when its journal does not verify; of an explicit undo's run, to ask for the undo again once
+ * approved, and its answer once it failed, with what is left to do with the effect), and the
+ * sign-in form.
  */
 import type { SagaStatus } from "../../../Journal.js"
 import * as Timeline from "../../../Timeline.js"
 import * as ApprovalExpiry from "../../util/approvalExpiry.js"
+import { RUN_SUFFIX } from "../../util/identifier.js"
 import * as Lease from "../../util/lease.js"
+import * as UndoRunAdvice from "../../util/undoRunAdvice.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
 import * as CompensationNext from "./compensationNext.js"
 import { svg } from "./diagram.js"
@@ -194,6 +198,37 @@ const approvedLine = (detail: SagaDetail, stepId: string, now: number): string =
 }
 
 /**
+ * What an approved step of an explicit undo's run awaiting approval waits for: nothing resumes a
+ * run, its undo runs when it is asked for again (`compensate-effect`), before its approval's
+ * journaled expiry if it names one.
+ */
+const runApprovedLine = (detail: SagaDetail, step: SagaDetail["steps"][number], now: number): string => {
+  const standing = ApprovalExpiry.standing(Timeline.approvedUntil(detail.entries, step.stepId), now)
+  const { sagaId, revision, digest } = detail.saga
+  const said = UndoRunAdvice.approved(sagaId, step, standing, `--revision ${revision} --digest ${digest}`)
+  const sagaOf = UndoRunAdvice.sagaIdOf(step)
+  const path = `/api/sagas/${encodeURIComponent(sagaOf)}/steps/${encodeURIComponent(step.stepId)}/compensate-effect`
+  const sentence = standing._tag === "Lapsed" ? capitalized(said) : `Step ${said}`
+  return `<p class="approved" id="ask-again">${escape(`${sentence}, or POST ${path} (with the saga's revision and digest), or Saga.compensateEffect("${step.effectId}").`)}</p>`
+}
+
+const capitalized = (said: string): string => `${said.charAt(0).toUpperCase()}${said.slice(1)}`
+
+/**
+ * What an explicit undo's run that ended `compensation_failed` answered, and what is left to do with
+ * the effect (`left`, as `effect-saga show` says it): its answer is final, the effect may be live.
+ */
+const runAnswerCard = (detail: SagaDetail, left: ReadonlyArray<string>): string => {
+  const answered = detail.steps
+    .filter((step) => step.undo !== null)
+    .map((step) => `undo ${step.undo}${step.undoDetail === undefined ? "" : ` (${step.undoDetail})`}`)
+  return `<div class="card" id="run-answer"><h2>The run's answer</h2>
+<p>${escape(answered.length === 0 ? "The run answered with no undo." : `The run answered: ${answered.join(", ")}.`)}</p>
+${left.map((said) => `<p class="still-live">${escape(`${capitalized(said)}.`)}</p>`).join("\n")}
+${detail.steps[0] === undefined ? "" : `<p>Its saga: ${sagaLink(UndoRunAdvice.sagaIdOf(detail.steps[0]))}.</p>`}</div>`
+}
+
+/**
  * What a stuck saga (`stuck`: started with `Saga.run`, left behind) waits for: no Recovery takes
  * it, as `effect-saga list` and `show` say.
  */
@@ -220,12 +255,13 @@ const waitsForResume = (
   detail.steps.every((step) => step.undo !== "unknown")
 
 /**
- * One saga, its lease as it stands at `now` (epoch milliseconds).
+ * One saga, its lease as it stands at `now` (epoch milliseconds); for an explicit undo's run that
+ * ended `compensation_failed`, its answer and what is left to do with the effect (`left`).
  *
  * @since 0.2.0
  * @category views
  */
-export const saga = (detail: SagaDetail, now: number): string => {
+export const saga = (detail: SagaDetail, now: number, left: ReadonlyArray<string> = []): string => {
   const row = detail.saga
   const undone = undoRows(detail)
   // A read's unknown outcome changed nothing: there is nothing to resolve.
@@ -234,6 +270,7 @@ export const saga = (detail: SagaDetail, now: number): string => {
   const waiting = detail.steps.filter((step) => step.state === "awaiting_approval")
   const lease = Lease.liveLease(row, now)
   const approved = row.status === "awaiting_approval" ? detail.steps.filter((step) => step.state === "approved") : []
+  const isRun = row.sagaId.endsWith(RUN_SUFFIX)
   return `<h1>Saga ${escape(row.sagaId)} ${badge(row.tampered === null ? row.status : "tampered")}</h1>
 ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">${escape(tamperLine(row.sagaId, row.tampered))}</div>`}
 <dl class="meta card">
@@ -243,7 +280,8 @@ ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">$
 </dl>
 ${row.stuck === true ? `<p class="banner" role="alert" id="stuck">${escape(stuckLine(row.sagaId))}</p>` : ""}
 ${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`}
-${approved.map((step) => approvedLine(detail, step.stepId, now)).join("\n")}
+${approved.map((step) => (isRun ? runApprovedLine(detail, step, now) : approvedLine(detail, step.stepId, now))).join("\n")}
+${isRun && row.status === "compensation_failed" && row.tampered === null ? runAnswerCard(detail, left) : ""}
 ${waitsForResume(detail, unknown, lease) ? `<p class="approved" id="resume">${escape(RESOLVED)}</p>` : ""}
 ${CompensationNext.lines(detail, now)
   .map((line) => `<p class="approved compensate">${escape(line)}</p>`)

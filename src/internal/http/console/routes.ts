@@ -271,10 +271,14 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
         route(
           Effect.flatMap(HttpRouter.params, (params) =>
             view("saga", () =>
-              Effect.zipWith(Reading.getSaga(params.sagaId ?? ""), Clock.currentTimeMillis, (detail, now) => ({
-                title: `Saga ${detail.saga.sagaId}`,
-                body: Pages.saga(detail, now)
-              }))
+              Effect.zipWith(
+                Reading.sagaPage(params.sagaId ?? ""),
+                Clock.currentTimeMillis,
+                ({ detail, left }, now) => ({
+                  title: `Saga ${detail.saga.sagaId}`,
+                  body: Pages.saga(detail, now, left)
+                })
+              )
             )
           )
         )

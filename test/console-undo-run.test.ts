@@ -1,0 +1,201 @@
+/**
+ * The run of an explicit undo (`compensateEffect`) on the console, as a person meets it there: its
+ * undo's approval decided in the inbox, then the run's page. Nothing resumes a run: once approved,
+ * the page and the notice say to ask for the undo again (and that works as printed). Rejected, the
+ * run's answer is shown (`undo failed: rejected by alice: …`) with what is left to do with the
+ * effect, which is still live, as `effect-saga show` says it; `Saga.status` gives the step that
+ * answer as its undo.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Clock, Effect } from "effect"
+import { Saga } from "../src/index.js"
+import { cliInProcess } from "./fixtures/cli-in-process.js"
+import { bookRoom, consoleCookie, freshDb, onDb, raw, serveOn } from "./fixtures/http-saga.js"
+
+/** A clock that reads the epoch, whatever the time: to approve until a time now past. */
+const epochClock: Clock.Clock = {
+  [Clock.ClockTypeId]: Clock.ClockTypeId,
+  unsafeCurrentTimeMillis: () => 0,
+  currentTimeMillis: Effect.succeed(0),
+  unsafeCurrentTimeNanos: () => 0n,
+  currentTimeNanos: Effect.succeed(0n),
+  sleep: () => Effect.void
+}
+
+/** A trip of two nights, each night's undo asked for on its own: both runs await their approval. */
+const world = (name: string) =>
+  Effect.gen(function* () {
+    const db = freshDb(name)
+    const effects = yield* onDb(
+      db,
+      Effect.gen(function* () {
+        yield* Saga.run("trip-1", Effect.zipRight(bookRoom({ night: "n1" }), bookRoom({ night: "n2" })))
+        const { steps } = yield* Saga.status("trip-1")
+        for (const step of steps) expect((yield* Saga.compensateEffect(step.effectId))._tag).toBe("AwaitingApproval")
+        return steps
+      })
+    )
+    const baseUrl = yield* serveOn(db)
+    const cookie = yield* Effect.promise(() => consoleCookie(baseUrl))
+    return { db, baseUrl, cookie, steps: effects }
+  })
+
+/** The inbox's form for the run's step, posted as the browser posts it; the notice of the next page. */
+const decide = (
+  world: { readonly db: string; readonly baseUrl: string; readonly cookie: string },
+  runId: string,
+  verb: "approve" | "reject",
+  reason = ""
+) =>
+  Effect.gen(function* () {
+    const run = yield* onDb(world.db, Saga.status(runId))
+    const form = {
+      sagaId: runId,
+      stepId: run.steps[0]!.stepId,
+      revision: `${run.revision}`,
+      digest: run.digest,
+      reason
+    }
+    return yield* Effect.promise(async () => {
+      const posted = await fetch(`${world.baseUrl}/console/${verb}`, {
+        method: "POST",
+        redirect: "manual",
+        headers: {
+          cookie: world.cookie,
+          origin: world.baseUrl,
+          "content-type": "application/x-www-form-urlencoded"
+        },
+        body: new URLSearchParams(form).toString()
+      })
+      const notice = posted.headers.getSetCookie().find((set) => set.startsWith("effect_saga_notice="))
+      const next = await fetch(`${world.baseUrl}/console`, {
+        headers: { cookie: `${world.cookie}; ${notice!.split(";")[0]}` }
+      })
+      return /<div class="notice ok" role="status">([^<]*)<\/div>/.exec(await next.text())?.[1]
+    })
+  })
+
+const pageOf = (baseUrl: string, cookie: string, sagaId: string) =>
+  Effect.promise(async () => {
+    const response = await fetch(`${baseUrl}/console/sagas/${encodeURIComponent(sagaId)}`, { headers: { cookie } })
+    return response.text()
+  })
+
+/** The text of the `tag` element with `id` (one that holds no other `tag`), its markup dropped, unescaped. */
+const textOf = (html: string, id: string, tag = "p") => {
+  const found = new RegExp(`id="${id}">([\\s\\S]*?)</${tag}>`).exec(html)?.[1]
+  return found
+    ?.replace(/<[^>]+>/g, " ")
+    .replaceAll("&quot;", '"')
+    .replaceAll("&#39;", "'")
+    .replace(/\s+/g, " ")
+    .trim()
+}
+
+describe("an explicit undo's run on the console", { timeout: 60_000 }, () => {
+  it.scopedLive(
+    "approved in the inbox: the notice and the run's page say to ask again, and asked again as printed, it runs",
+    () =>
+      Effect.gen(function* () {
+        const trip = yield* world("undo-run-approved")
+        const step = trip.steps[0]!
+        const runId = `${step.effectId}/compensate-effect`
+        const askAgain = `the undo runs when it is asked for again (nothing resumes a run): effect-saga compensate-effect ${step.effectId} --register MODULE`
+        const path = `/api/sagas/trip-1/steps/${encodeURIComponent(step.stepId)}/compensate-effect`
+
+        const notice = yield* decide(trip, runId, "approve")
+        expect(notice?.replaceAll("&quot;", '"').replaceAll("&#39;", "'")).toBe(
+          `Step ${step.stepId} of saga ${runId}: approved by alice; ${askAgain}, POST ${path} (with the saga's revision and digest), or Saga.compensateEffect("${step.effectId}").`
+        )
+        const page = yield* pageOf(trip.baseUrl, trip.cookie, runId)
+        expect(page).not.toContain("when the saga is resumed")
+        expect(textOf(page, "ask-again")).toBe(
+          `Step ${step.stepId} is approved: ${askAgain}, or POST ${path} (with the saga's revision and digest), or Saga.compensateEffect("${step.effectId}").`
+        )
+
+        // As printed: the API's compensate-effect, at the saga's position, runs the approved undo.
+        const saga = yield* onDb(trip.db, Saga.status("trip-1"))
+        const asked = yield* raw(trip.baseUrl, "POST", path, {
+          as: "alice",
+          body: JSON.stringify({ revision: saga.revision, digest: saga.digest })
+        })
+        expect(asked).toMatchObject({ status: 200, body: { runId, result: "completed" } })
+        const done = yield* pageOf(trip.baseUrl, trip.cookie, runId)
+        expect(done).toContain('<span class="badge completed">completed</span>')
+        expect(done).not.toContain("No undo was asked for.")
+        expect(done).not.toContain('id="ask-again"')
+      })
+  )
+
+  it.scopedLive(
+    "rejected in the inbox: the notice and the run's page say what the run answered, and that the effect is still live, as show does",
+    () =>
+      Effect.gen(function* () {
+        const trip = yield* world("undo-run-rejected")
+        const step = trip.steps[1]!
+        const runId = `${step.effectId}/compensate-effect`
+        const notice = yield* decide(trip, runId, "reject", "keep the room")
+
+        const saga = yield* onDb(trip.db, Saga.status("trip-1"))
+        const left = `the effect ${step.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key trip-1/${step.stepId}/undo) and undoes every other executed step too: effect-saga compensate trip-1 --register MODULE --as WHO --revision ${saga.revision} --digest ${saga.digest}; the run stays compensation_failed (its answer is final: asking again runs nothing)`
+        expect(notice?.replaceAll("&#39;", "'")).toBe(
+          `Step ${step.stepId} of saga ${runId}: rejected by alice; the undo never runs: the run answered undo failed (rejected by alice: keep the room); ${left}.`
+        )
+        const shown = yield* cliInProcess("show", runId, "--db", trip.db)
+        expect(shown.stdout).toContain(`next: ${left}`)
+
+        const page = yield* pageOf(trip.baseUrl, trip.cookie, runId)
+        expect(textOf(page, "run-answer", "div")).toBe(
+          `The run's answer The run answered: undo failed (rejected by alice: keep the room). ${left.charAt(0).toUpperCase()}${left.slice(1)}. Its saga: trip-1 .`
+        )
+        expect(page).not.toContain("No undo was asked for.")
+        expect(page).toContain(
+          `<td><code>${step.stepId}</code></td><td><span class="badge failed">failed</span></td><td>rejected by alice: keep the room</td>`
+        )
+
+        // Saga.status gives the run's step its answer as its undo, as show --json and the API do.
+        const run = yield* onDb(trip.db, Saga.status(runId))
+        expect(run.steps).toEqual([
+          {
+            stepId: step.stepId,
+            toolName: "bookRoom",
+            effectId: step.effectId,
+            state: "refused",
+            undo: "failed",
+            undoDetail: "rejected by alice: keep the room"
+          }
+        ])
+      })
+  )
+})
+
+describe("an explicit undo's run whose approval lapsed", { timeout: 60_000 }, () => {
+  it.scopedLive("its page says that asked again as it is, the run answers failed, and to renew it first", () =>
+    Effect.gen(function* () {
+      const trip = yield* world("undo-run-lapsed")
+      const step = trip.steps[0]!
+      const runId = `${step.effectId}/compensate-effect`
+      const waiting = yield* onDb(trip.db, Saga.status(runId))
+      // Approved at the epoch, until 2001: it has lapsed by now.
+      yield* onDb(
+        trip.db,
+        Saga.approve(runId, step.stepId, {
+          by: "alice",
+          expiresAt: "2001-01-01T00:00:00.000Z",
+          revision: waiting.revision,
+          digest: waiting.digest
+        }).pipe(Effect.withClock(epochClock))
+      )
+      const run = yield* onDb(trip.db, Saga.status(runId))
+      const page = yield* pageOf(trip.baseUrl, trip.cookie, runId)
+      expect(textOf(page, "ask-again")).toBe(
+        `The approval of ${step.stepId} lapsed at 2001-01-01T00:00:00.000Z: asked for again as it is, the run journals EXPIRED and answers failed (the undo never runs, the effect stays live); to run the undo still, renew it first: effect-saga renew-approval ${runId} ${step.stepId} --as WHO --expires-at TIME --revision ${run.revision} --digest ${run.digest}, then ask again: effect-saga compensate-effect ${step.effectId} --register MODULE, or POST /api/sagas/trip-1/steps/${encodeURIComponent(step.stepId)}/compensate-effect (with the saga's revision and digest), or Saga.compensateEffect("${step.effectId}").`
+      )
+      const shown = yield* cliInProcess("show", runId, "--db", trip.db)
+      expect(shown.stdout).toContain(
+        `next: the approval of ${step.stepId} lapsed at 2001-01-01T00:00:00.000Z: asked for again`
+      )
+      expect(shown.stdout).not.toContain("Recovery.resume")
+    })
+  )
+})
