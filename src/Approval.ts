@@ -15,11 +15,17 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
-import { answeredRequest, awaitedRequests, behindTheJournal, journalBroken } from "./internal/journal/approvalCopy.js"
+import {
+  answeredRequest,
+  awaitedRequests,
+  behindTheJournal,
+  journalBroken,
+  journaledRequest
+} from "./internal/journal/approvalCopy.js"
 import { distrust } from "./internal/journal/decisions.js"
 import { pageProblem } from "./internal/journal/pagedRows.js"
 import { listRows } from "./internal/journal/storedRows.js"
-import { inspect, tamperOf } from "./internal/journal/verified.js"
+import { type Inspected, inspect, tamperOf } from "./internal/journal/verified.js"
 import { nowIso } from "./internal/util/clock.js"
 import { liveLease } from "./internal/util/lease.js"
 import type { Entry, JournalError } from "./Journal.js"
@@ -508,6 +514,17 @@ export const pending: Effect.Effect<ReadonlyArray<PendingRequest>, JournalError,
  *   memory layers', or one a journal key signs) is not listed: the next run journals it.
  * - One the store lists as pending that the journal already answered is listed with `tampered`
  *   (the table is behind the journal).
+ * - One the store lists as pending whose copy of the request (input, digest, tool, time of request)
+ *   is not the one the step's last `AWAITING_APPROVAL` entry holds is listed with `tampered` giving
+ *   `journaledRequest`'s reason, and with the journal's `input` and `inputDigest` in place of the
+ *   table's (what a run would send; the reason says the journal's is shown), its tool and time as the
+ *   table holds them. One no entry asks for (a row inserted for a saga that never asked, or for
+ *   none the journal has), or whose entry does not decode, is listed as the store holds it, with
+ *   `tampered` giving that reason. A run journals its request before it registers it, and the
+ *   store's pending requests are read before the journals, so a run's request is never marked for
+ *   want of its entry; a copy
+ *   requested at another time while someone holds the saga's lease is an earlier saga's record a
+ *   run is about to replace, and the journal's request is listed, unmarked.
  * - Every request of a saga whose journal does not verify against its row (chain, MACs under the
  *   journal keys, revision and digest) is listed with `tampered` naming the break: no request is
  *   judged on entries that do not verify.
@@ -581,22 +598,23 @@ export const inboxPage = (
     const listedOf = groupBySaga(listed)
     // Each journal is verified against its row: a forged entry is no answer, nor a request.
     const read = (sagaId: string) => inspect(journal, sagaId, keys)
-    const judge = (request: PendingRequest, entries: ReadonlyArray<Entry>) =>
+    const judge = (request: PendingRequest, inspected: Inspected) =>
       Effect.flatMap(
         approval.get(request.requestId),
         (held): Effect.Effect<PendingRequest | undefined, JournalError | ApprovalTampered> => {
+          const { entries } = inspected
           const answer = answeredRequest(entries, request.stepId)
           const waits = answer === undefined
+          // The store no longer holds the record listed (deleted, or replaced since): the journal's request is the one waiting.
           if (Option.isNone(held) || !holdsRequest(held.value.request, request))
-            return Effect.succeed(waits ? request : undefined)
+            return Effect.succeed(waits ? asJournaled(entries, request) : undefined)
           const { decision } = held.value
           if (decision._tag === "Pending") {
-            return Effect.succeed(
-              waits ? held.value.request : { ...held.value.request, tampered: behindTheJournal(answer) }
-            )
+            if (!waits) return Effect.succeed({ ...held.value.request, tampered: behindTheJournal(answer) })
+            return Effect.map(Clock.currentTimeMillis, (now) => copyOf(held.value.request, inspected, now))
           }
-          const reason = waits ? distrust(approval, keys, request, decision) : undefined
-          if (reason === undefined) return Effect.succeed(undefined)
+          const reason = distrust(approval, keys, request, decision)
+          if (reason === undefined || !waits) return Effect.succeed(undefined)
           // Decided without the journal: a command may be between its two writes. Read the journal again.
           return Effect.flatMap(read(request.sagaId), (again) =>
             Effect.map(Clock.currentTimeMillis, (now) => {
@@ -604,8 +622,7 @@ export const inboxPage = (
               if (broken !== undefined) return { ...request, tampered: journalBroken(broken) }
               if (answeredRequest(again.entries, request.stepId) !== undefined) return undefined
               // Still unanswered while the saga's lease is held: the command holds it between its writes.
-              const deciding = Option.isSome(again.record) && liveLease(again.record.value, now) !== undefined
-              return deciding ? request : { ...request, tampered: reason }
+              return leased(again, now) ? request : { ...request, tampered: reason }
             })
           )
         }
@@ -624,13 +641,15 @@ export const inboxPage = (
         if (broken !== undefined) {
           return Effect.succeed(candidates.map((request) => ({ ...request, tampered: journalBroken(broken) })))
         }
-        return Effect.forEach(candidates, (request) =>
-          // A request the store marked, or one no entry backs, is listed as the store holds it: readers mark it.
-          request.tampered !== undefined ||
-          !entries.some((entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === request.stepId)
-            ? Effect.succeed(request)
-            : judge(request, entries)
-        )
+        return Effect.forEach(candidates, (request) => {
+          // A request the store marked is listed as it holds it (readers show the mark).
+          if (request.tampered !== undefined) return Effect.succeed(request)
+          // No entry asked for it, or its entry does not decode: nothing to judge it on. (A run journals
+          // its AWAITING_APPROVAL before it registers the request, and the store is read first: a run's
+          // request is never found without its entry.)
+          const unbacked = unbackedBy(request, entries)
+          return unbacked === undefined ? judge(request, inspected) : Effect.succeed({ ...request, tampered: unbacked })
+        })
       })
     const found = (yield* Effect.forEach(sagaIds, ofSaga)).flat()
     const requests = found
@@ -640,6 +659,40 @@ export const inboxPage = (
   })
 
 const byCodePoints = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
+
+/** Whether someone holds the saga's lease at `now` (a run, or a command between its writes). */
+const leased = (inspected: Inspected, now: number): boolean =>
+  Option.isSome(inspected.record) && liveLease(inspected.record.value, now) !== undefined
+
+/** Why `request` cannot be judged on `entries`, if it cannot: no entry asked for it, or its entry does not decode. */
+const unbackedBy = (request: PendingRequest, entries: ReadonlyArray<Entry>): string | undefined => {
+  const { problem } = journaledRequest(request, entries)
+  return problem !== null && (problem.seq === null || problem.problem === "undecodable") ? problem.reason : undefined
+}
+
+/** The request the journal waits on for `request`'s step, as it made it (`request` when its entry does not decode). */
+const asJournaled = (entries: ReadonlyArray<Entry>, request: PendingRequest): PendingRequest =>
+  awaitedRequests(entries).find((waiting) => waiting.stepId === request.stepId) ?? request
+
+/**
+ * The store's pending copy of a request the journal waits on, checked against the journal's: as
+ * held when it agrees; when it does not, marked (`Approval.journaledRequest`'s reason) and carrying
+ * the journal's input and digest, the ones a run would act on. A copy requested at another time
+ * while someone holds the saga's lease is a run's, about to replace an earlier saga's record (a run
+ * journals its request, then registers it): the journal's request is listed, unmarked.
+ */
+const copyOf = (copy: ApprovalRequest, inspected: Inspected, now: number): PendingRequest => {
+  const journaled = journaledRequest(copy, inspected.entries)
+  if (journaled.problem === null) return copy
+  const made = asJournaled(inspected.entries, copy)
+  if (made.requestedAt !== copy.requestedAt && leased(inspected, now)) return made
+  return {
+    ...copy,
+    input: journaled.input ?? copy.input,
+    inputDigest: journaled.inputDigest ?? copy.inputDigest,
+    tampered: journaled.problem.reason
+  }
+}
 
 const groupBySaga = (requests: ReadonlyArray<PendingRequest>): ReadonlyMap<string, ReadonlyArray<PendingRequest>> => {
   const groups = new Map<string, Array<PendingRequest>>()
