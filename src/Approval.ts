@@ -24,6 +24,7 @@ import {
 } from "./internal/journal/approvalCopy.js"
 import { distrust } from "./internal/journal/decisions.js"
 import { pageProblem } from "./internal/journal/pagedRows.js"
+import * as Signing from "./internal/journal/signing.js"
 import { listRows } from "./internal/journal/storedRows.js"
 import { type Inspected, inspect, tamperOf } from "./internal/journal/verified.js"
 import { nowIso } from "./internal/util/clock.js"
@@ -31,7 +32,6 @@ import { liveLease } from "./internal/util/lease.js"
 import type { Entry, JournalError } from "./Journal.js"
 import * as Journal from "./Journal.js"
 import type { KeyError } from "./Keys.js"
-import { journalKeys } from "./Keys.js"
 
 /**
  * What a saga asks a human to approve. `requestId` is `sagaId/stepId`: one request per step.
@@ -510,8 +510,8 @@ export const pending: Effect.Effect<ReadonlyArray<PendingRequest>, JournalError,
  *   deciding it registers it again.
  * - One the store holds a decision for that the journal lacks is listed with `tampered` saying why
  *   a run would not act on it (forged, made through the service alone, a command that stopped
- *   before journaling it, or signed under a key this process lacks); one a run would act on (the
- *   memory layers', or one a journal key signs) is not listed: the next run journals it.
+ *   before journaling it, or signed under a key the journal store lacks); one a run would act on
+ *   (the memory layers', or one a journal key signs) is not listed: the next run journals it.
  * - One the store lists as pending that the journal already answered is listed with `tampered`
  *   (the table is behind the journal).
  * - One the store lists as pending whose copy of the request (input, digest, tool, time of request)
@@ -526,8 +526,9 @@ export const pending: Effect.Effect<ReadonlyArray<PendingRequest>, JournalError,
  *   requested at another time while someone holds the saga's lease is an earlier saga's record a
  *   run is about to replace, and the journal's request is listed, unmarked.
  * - Every request of a saga whose journal does not verify against its row (chain, MACs under the
- *   journal keys, revision and digest) is listed with `tampered` naming the break: no request is
- *   judged on entries that do not verify.
+ *   journal keys its store was built with, revision and digest) is listed with `tampered` naming
+ *   the break: no request is judged on entries that do not verify. (A journal of your own, whose
+ *   keys the library does not know: those `Keys.journalKeys` reads at the call.)
  *
  * Each saga's journal is read before the store's record of its requests, and a decision found
  * without the journal's is read again, so that a command deciding meanwhile (it writes the store,
@@ -589,7 +590,7 @@ export const inboxPage = (
     if (problem !== undefined) return yield* new Journal.JournalError({ operation: "inbox", reason: problem })
     const approval = yield* Approval
     const journal = yield* Journal.Journal
-    const keys = Option.getOrUndefined(yield* journalKeys)
+    const keys = yield* Signing.keysOf(journal)
     const listed = yield* approval.pending
     // A row that does not decode is listed too (its saga's journal then reads as broken), not a failure of the inbox.
     const awaiting = yield* listRows(journal, { status: ["awaiting_approval"] })

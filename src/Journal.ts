@@ -33,6 +33,7 @@ import type { Inspected } from "./internal/journal/inspect.js"
 import * as inspected from "./internal/journal/inspect.js"
 import { makeMemoryJournal } from "./internal/journal/memory.js"
 import * as payloads from "./internal/journal/payloads.js"
+import * as Signing from "./internal/journal/signing.js"
 import * as status from "./internal/journal/status.js"
 import { readStored, type StoredEntry } from "./internal/journal/storedEntries.js"
 import { listRowless } from "./internal/journal/storedRows.js"
@@ -469,16 +470,22 @@ export const prunable = (before: string): Effect.Effect<ReadonlyArray<string>, J
  * pruned between the read of its entries and that of its row (SQLite: two snapshots) reads as one
  * the store holds nothing of, never as a deleted row.
  *
+ * MACs are checked with the journal keys the store was built with (`Journal.layerMemory`,
+ * `SqlJournal`, `SqlStore`, `Postgres` read `EFFECT_SAGA_JOURNAL_KEYS` then), as `Saga.status`
+ * checks them: the variable changed or deleted afterwards changes nothing. Only for a journal of
+ * your own, whose keys the library does not know, is the configuration read when this is called.
+ *
  * @since 0.5.0
  * @category hashing
  */
 export const inspect = (
   sagaId: string
 ): Effect.Effect<Inspected, JournalError | KeyError | InvalidIdentifier, Journal> =>
-  Effect.zipRight(
-    identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES),
-    Effect.all([Journal, journalKeys])
-  ).pipe(Effect.flatMap(([journal, keys]) => inspected.inspect(journal, sagaId, Option.getOrUndefined(keys))))
+  Effect.zipRight(identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES), Journal).pipe(
+    Effect.flatMap((journal) =>
+      Effect.flatMap(Signing.keysOf(journal), (keys) => inspected.inspect(journal, sagaId, keys))
+    )
+  )
 
 export type {
   /**
@@ -491,8 +498,8 @@ export type {
 } from "./internal/journal/inspect.js"
 
 /**
- * Re-computes the hash chain of a stored saga (and its MACs, when `EFFECT_SAGA_JOURNAL_KEYS` is
- * configured), and checks that it ends where the saga's row says, with the status its entries set.
+ * Re-computes the hash chain of a stored saga (and its MACs, under the journal keys its store was
+ * built with, as `inspect` reads them), and checks that it ends where the saga's row says, with the status its entries set.
  * A stored entry that no longer decodes answers `Broken` with the problem `undecodable`; a saga row
  * that no longer decodes, `Broken` at seq 1 with the problem `row` (as a deleted row). A saga the
  * store holds neither a row nor an entry of is `SagaNotFound`: there is nothing to call intact. An
@@ -595,7 +602,7 @@ export const sagasWithoutRow: Effect.Effect<ReadonlyArray<string>, JournalError,
  * A saga's journal as NDJSON: one entry per line, in `seq` order, then an end line
  * (`{"exportEnd":{"sagaId":…,"entries":…,"digest":…}}`) by which `importNdjson` tells a whole
  * export from one cut short. Only a saga whose journal verifies against its row is exported (read
- * as `inspect` reads it, its MACs checked with `EFFECT_SAGA_JOURNAL_KEYS` configured): one that
+ * as `inspect` reads it, its MACs checked under the keys its store was built with): one that
  * does not is `JournalTampered` (an entry that no longer decodes, `JournalCorrupted`), so that an
  * import never makes a tampered saga, one whose deleted entries the row still counts, say, intact
  * in another store; `storedEntries` gives its entries for forensics. A saga with neither a row nor
@@ -652,7 +659,9 @@ const unstorableIdentifier = (entry: Entry) =>
 
 /**
  * Imports one saga's NDJSON export. Every line must decode, belong to one saga, name a saga, its
- * steps and tools as the engine would (`InvalidIdentifier`'s rules), the hash chain must verify (with `EFFECT_SAGA_JOURNAL_KEYS` configured, every entry's MAC too),
+ * steps and tools as the engine would (`InvalidIdentifier`'s rules), the hash chain must verify (and
+ * every entry's MAC, under the journal keys the receiving store was built with, as `inspect` reads
+ * them: with none, a signed export is refused, as a signed journal would not verify there),
  * and the last line must be the export's end line, naming this saga, its number of entries and its
  * last hash (an export cut short is refused, not imported as a saga that stopped early); otherwise
  * nothing is written and the error names the first bad line or entry.
@@ -698,7 +707,8 @@ export const importNdjson = (
     if (entries.length === 0) return yield* new JournalCorrupted({ sagaId: "", seq: 0, reason: "the export is empty" })
     const refused = refusedIdentifier(entries)
     if (refused !== undefined) return yield* refused
-    const verification = verifyEntries(entries, Option.getOrUndefined(yield* journalKeys))
+    const journal = yield* Journal
+    const verification = verifyEntries(entries, yield* Signing.keysOf(journal))
     if (verification._tag === "Broken") {
       return yield* new JournalCorrupted({
         sagaId: entries[0]!.sagaId,
@@ -710,6 +720,5 @@ export const importNdjson = (
     if (cut !== undefined) {
       return yield* new JournalCorrupted({ sagaId: entries[0]!.sagaId, seq: entries.length + 1, reason: cut })
     }
-    const journal = yield* Journal
     return yield* journal.importSaga(entries)
   })

@@ -150,7 +150,10 @@ export const fromConfig = (variable: string): Effect.Effect<Option.Option<KeyRin
   )
 
 /**
- * The journal's signing keys (`EFFECT_SAGA_JOURNAL_KEYS`), if configured.
+ * The journal's signing keys (`EFFECT_SAGA_JOURNAL_KEYS`), if configured, as the configuration says
+ * now. The library's stores and `Saga.layer` read them once, when they are built; `Journal.verify`,
+ * `Journal.inspect`, the export and import and `Approval.inbox` verify with the keys the `Journal`
+ * store was built with, and read this only for a journal of your own.
  *
  * @since 0.2.0
  * @category config

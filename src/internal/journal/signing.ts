@@ -3,11 +3,16 @@
  * given other keys than its store is refused when it is built, before a tool runs: a worker that
  * verifies with keys its store does not sign with (or the other way round) would run a saga's first
  * steps, then refuse its own journal as tampered. A journal is found by its `append` function, as
- * in `heldBack.ts`; a journal of the user's own is not listed, and not checked.
+ * in `heldBack.ts`; a journal of the user's own is not listed, and not checked. The readers that
+ * verify a journal outside a `Saga` layer (`Journal.verify`, `Journal.inspect`, the export and
+ * import, `Approval.inbox`) verify with the keys its store was built with (`keysOf`).
  */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type { Journal } from "../../Journal.js"
-import type { KeyRing } from "../../Keys.js"
+import type { KeyError, KeyRing } from "../../Keys.js"
+import { journalKeys } from "../../Keys.js"
 
 const signers = new WeakMap<Journal["Type"]["append"], KeyRing | null>()
 
@@ -36,4 +41,16 @@ export const keyMismatch = (append: Journal["Type"]["append"], keys: KeyRing | u
   return held !== undefined && Redacted.value(held.material).equals(Redacted.value(signing.material))
     ? undefined
     : `the journal store signs with key ${signing.id}, which the Saga layer's keys do not hold as the same key: the layer would refuse every entry the store writes. Give both layers the same keys`
+}
+
+/**
+ * The journal keys to verify `journal` with: those its store was built with, when it is one of the
+ * library's (none: `undefined`), so that a key variable changed after the layers were built changes
+ * nothing; else, for a journal of the user's own, the configuration as this call reads it
+ * (`EFFECT_SAGA_JOURNAL_KEYS`, through the `ConfigProvider` in effect).
+ */
+export const keysOf = (journal: Journal["Type"]): Effect.Effect<KeyRing | undefined, KeyError> => {
+  const store = signers.get(journal.append)
+  if (store !== undefined) return Effect.succeed(store ?? undefined)
+  return Effect.map(journalKeys, Option.getOrUndefined)
 }
