@@ -614,8 +614,8 @@ export const inboxPage = (
             if (!waits) return Effect.succeed({ ...held.value.request, tampered: behindTheJournal(answer) })
             return Effect.map(Clock.currentTimeMillis, (now) => copyOf(held.value.request, inspected, now))
           }
-          const reason = distrust(approval, keys, request, decision)
-          if (reason === undefined || !waits) return Effect.succeed(undefined)
+          const reason = waits ? distrust(approval, keys, request, decision) : undefined
+          if (reason === undefined) return Effect.succeed(undefined)
           // Decided without the journal: a command may be between its two writes. Read the journal again.
           return Effect.flatMap(read(request.sagaId), (again) =>
             Effect.map(Clock.currentTimeMillis, (now) => {

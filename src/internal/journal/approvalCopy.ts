@@ -1,7 +1,8 @@
 /**
  * A pending approval request as its saga's journal holds it: the approvals table keeps a copy of
  * each request (its input and digest), and whoever shows the request to a person shows the
- * journal's, marking a copy that departs from it. The HTTP API and the CLI both read it here.
+ * journal's, marking a copy that departs from it. `Approval.inbox` marks its requests by it, and
+ * the HTTP API and the CLI read it here for the input and mark they print.
  */
 import * as Either from "effect/Either"
 import type { ApprovalRequest, PendingRequest } from "../../Approval.js"
