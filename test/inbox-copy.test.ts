@@ -11,22 +11,14 @@ import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SqlStore } from "../src/index.js"
-import * as Postgres from "../src/Postgres.js"
 import { edit } from "./fixtures/sqlite-raw.js"
+import { storesWherePossible } from "./fixtures/three-stores.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-inbox-copy-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 const fileOf = () => path.join(dir, `${Math.random().toString(36).slice(2)}.db`)
 
-const pgUrl = process.env.EFFECT_SAGA_PG_URL
-// PostgreSQL only when one is given (the tests of it skip otherwise).
-const pgDatabase =
-  pgUrl === undefined ? "" : await (await import("./fixtures/postgres.js")).freshDatabase("effect_saga_inbox_copy")
-const stores: ReadonlyArray<readonly [string, () => Layer.Layer<Journal.Journal | Approval.Approval, unknown>]> = [
-  ["Journal.layerMemory", () => Layer.merge(Journal.layerMemory, Approval.layerMemory)],
-  ["SqlStore.layerSqlite", () => SqlStore.layerSqlite({ filename: fileOf() })],
-  ...(pgUrl === undefined ? [] : [["Postgres.layer", () => Postgres.layer({ url: pgDatabase })] as const])
-]
+const stores = await storesWherePossible("effect-saga-inbox-copy")
 
 const key = `k1:${Buffer.alloc(32, 7).toString("base64")}`
 const keyings: ReadonlyArray<readonly [string, Map<string, string>]> = [

@@ -3,30 +3,15 @@
  * --limit` list): the sagas with something waiting, selected by the store, a page of them judged as
  * `Approval.inbox` judges them; on every store, and a page reads only its own sagas' journals.
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { afterAll, describe, expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, TestClock } from "effect"
-import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
+import { Approval, Journal, Saga } from "../src/index.js"
 import * as Reading from "../src/internal/http/reading.js"
-import * as Postgres from "../src/Postgres.js"
 import { sendWireTransfer } from "./fixtures/cli-tools.js"
 import { journalCountingReads } from "./fixtures/counting-reads.js"
+import { storesWherePossible } from "./fixtures/three-stores.js"
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-inbox-page-"))
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
-const fileOf = () => path.join(dir, `${Math.random()}.db`)
-
-const pgUrl = process.env.EFFECT_SAGA_PG_URL
-// PostgreSQL only when one is given (the tests of it skip otherwise).
-const pgDatabase =
-  pgUrl === undefined ? "" : await (await import("./fixtures/postgres.js")).freshDatabase("effect_saga_inbox_page")
-const stores: ReadonlyArray<readonly [string, () => Layer.Layer<Journal.Journal | Approval.Approval, unknown>]> = [
-  ["Journal.layerMemory", () => Layer.merge(Journal.layerMemory, Approval.layerMemory)],
-  ["SqlStore.layerSqlite", () => SqlStore.layerSqlite({ filename: fileOf() })],
-  ...(pgUrl === undefined ? [] : [["Postgres.layer", () => Postgres.layer({ url: pgDatabase })] as const])
-]
+const stores = await storesWherePossible("effect-saga-inbox-page")
 
 const waiting = ["w-1", "w-2", "w-3", "w-4", "w-5"]
 

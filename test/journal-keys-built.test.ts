@@ -5,27 +5,12 @@
  * after the layers were built changes nothing. Only a journal of the user's own, whose keys the
  * library does not know, is read with the configuration at the call.
  */
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { afterAll, assert, describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer, Schema } from "effect"
-import { Approval, Compensable, Journal, Saga, SqlStore } from "../src/index.js"
-import * as Postgres from "../src/Postgres.js"
+import { Approval, Compensable, Journal, Saga } from "../src/index.js"
+import { storesWherePossible } from "./fixtures/three-stores.js"
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-keys-built-"))
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
-const fileOf = () => path.join(dir, `${Math.random().toString(36).slice(2)}.db`)
-
-const pgUrl = process.env.EFFECT_SAGA_PG_URL
-// PostgreSQL only when one is given (the tests of it skip otherwise).
-const pgDatabase =
-  pgUrl === undefined ? "" : await (await import("./fixtures/postgres.js")).freshDatabase("effect_saga_keys_built")
-const stores: ReadonlyArray<readonly [string, () => Layer.Layer<Journal.Journal | Approval.Approval, unknown>]> = [
-  ["Journal.layerMemory", () => Layer.merge(Journal.layerMemory, Approval.layerMemory)],
-  ["SqlStore.layerSqlite", () => SqlStore.layerSqlite({ filename: fileOf() })],
-  ...(pgUrl === undefined ? [] : [["Postgres.layer", () => Postgres.layer({ url: pgDatabase })] as const])
-]
+const stores = await storesWherePossible("effect-saga-keys-built")
 
 const key = `k1:${Buffer.alloc(32, 7).toString("base64")}`
 const keyed = ConfigProvider.fromMap(new Map([["EFFECT_SAGA_JOURNAL_KEYS", key]]))
