@@ -178,6 +178,13 @@ export {
    */
   EffectUndo,
   /**
+   * The run of an explicit undo asked of a saga's step, as `GET /api/sagas/:sagaId` shows it on the step.
+   *
+   * @since 0.5.0
+   * @category models
+   */
+  ExplicitUndo,
+  /**
    * The page of `GET /api/approvals` (`offset`, `limit`: sagas with a request waiting).
    *
    * @since 0.5.0

@@ -96,6 +96,30 @@ export const SagaPage = Schema.Struct({
 export type SagaPage = typeof SagaPage.Type
 
 /**
+ * The run of an explicit undo asked of a saga's step (`compensateEffect`, journal id `runId`): the
+ * saga's own journal is only read (its step stays `executed`, its `undo` `null`), so the run says what
+ * came of it. `status` is the run's (`awaiting_approval` while its undo waits for its own approval);
+ * `undo` its answer as its step shows it (`null` while it has none); both `null`, and never taken as
+ * a fact, when the run's journal does not verify (`tampered`).
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export const ExplicitUndo = Schema.Struct({
+  runId: Schema.String,
+  status: Schema.NullOr(SagaStatus),
+  undo: Schema.NullOr(Schema.Union(UndoOutcome, Schema.Literal("started"))),
+  undoDetail: Schema.optional(Schema.String),
+  tampered: Schema.NullOr(Tamper)
+})
+
+/**
+ * @since 0.5.0
+ * @category models
+ */
+export type ExplicitUndo = typeof ExplicitUndo.Type
+
+/**
  * A step as the journal says it stands (see `Saga.StepStatus`); `undo` is `null` when none was asked for.
  *
  * @since 0.2.0
@@ -110,7 +134,12 @@ export const Step = Schema.Struct({
   /** What its undo left: a partial undo's `remaining`, why one failed or was unavailable (since 0.5.0). */
   undoDetail: Schema.optional(Schema.String),
   /** A read: its `unknown` state is nothing to resolve (since 0.4.0). */
-  changesNothing: Schema.optional(Schema.Boolean)
+  changesNothing: Schema.optional(Schema.Boolean),
+  /**
+   * The run of the explicit undo asked of this step, if one was: only `GET /api/sagas/:sagaId` reads
+   * it (since 0.5.0; a server before that sends none, which the typed client decodes as absent).
+   */
+  explicitUndo: Schema.optional(ExplicitUndo)
 })
 
 /**

@@ -13,11 +13,13 @@ import * as Saga from "../../Saga.js"
 import * as Timeline from "../../Timeline.js"
 import { asOf } from "../util/asOf.js"
 import { byCodePoints } from "../util/codePoints.js"
+import { type ExplicitUndoRun, explicitUndoRuns } from "../util/explicitUndoRuns.js"
 import { RUN_SUFFIX } from "../util/identifier.js"
 import * as Stuck from "../util/stuck.js"
 import * as UndoRunAdvice from "../util/undoRunAdvice.js"
 import { NotFound } from "./errors.js"
 import type {
+  ExplicitUndo,
   InboxParams,
   ListParams,
   PendingApproval,
@@ -154,15 +156,31 @@ const stuckAfter = (params: ListParams, page: { readonly offset: number; readonl
     return { sagas: read, total: ordered.length, ids: new Set([...ids].filter((id) => still.has(id))) }
   })
 
-const stepOf = (step: Saga.StepStatus): Step => ({
+const stepOf = (step: Saga.StepStatus, run?: ExplicitUndoRun): Step => ({
   stepId: step.stepId,
   toolName: step.toolName,
   effectId: step.effectId,
   state: step.state,
   undo: step.undo ?? null,
   ...(step.undoDetail === undefined ? {} : { undoDetail: step.undoDetail }),
-  ...(step.changesNothing === true ? { changesNothing: true } : {})
+  ...(step.changesNothing === true ? { changesNothing: true } : {}),
+  ...(run === undefined ? {} : { explicitUndo: explicitUndoOf(run) })
 })
+
+const explicitUndoOf = (run: ExplicitUndoRun): ExplicitUndo => ({
+  runId: run.runId,
+  status: run.status ?? null,
+  undo: run.undo ?? null,
+  ...(run.undoDetail === undefined ? {} : { undoDetail: run.undoDetail }),
+  tampered: run.tampered ?? null
+})
+
+/** The steps, each with the run of the explicit undo asked of it, if one was (`explicitUndoRuns`). */
+const stepsOf = (status: Saga.SagaStatus) =>
+  Effect.map(explicitUndoRuns(status), (runs) => {
+    const byStep = new Map(runs.map((run) => [run.stepId, run]))
+    return status.steps.map((step) => stepOf(step, byStep.get(step.stepId)))
+  })
 
 /** The saga's entries as stored, receipts redacted; none when one of them does not decode. */
 const entriesOf = (sagaId: string) =>
@@ -213,7 +231,8 @@ export const leftOfRun = (run: Saga.SagaStatus) =>
   })
 
 /**
- * One saga: its row and mark, its steps, its entries (receipts redacted).
+ * One saga: its row and mark, its steps (each with the run of the explicit undo asked of it, if one
+ * was: one read of each executed step's run), its entries (receipts redacted).
  *
  * @since 0.2.0
  * @category reading
@@ -240,7 +259,7 @@ const detailOf = (status: Saga.SagaStatus) =>
     const entries = yield* entriesOf(sagaId)
     const detail: SagaDetail = {
       saga: summaryOf(status, stuck),
-      steps: status.steps.map(stepOf),
+      steps: yield* stepsOf(status),
       entries: status.tampered === undefined ? asOf(entries, status.revision) : entries
     }
     return detail

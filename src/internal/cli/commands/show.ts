@@ -14,6 +14,7 @@ import * as Saga from "../../../Saga.js"
 import * as Timeline from "../../../Timeline.js"
 import * as ApprovalExpiry from "../../util/approvalExpiry.js"
 import { asOf, reaches } from "../../util/asOf.js"
+import * as ExplicitUndoRuns from "../../util/explicitUndoRuns.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import * as Lease from "../../util/lease.js"
 import * as Journaled from "../../util/origin.js"
@@ -286,12 +287,20 @@ const next = (
   ]
 }
 
+/**
+ * A line under the steps for each step an explicit undo was asked of: the saga's journal is only
+ * read by it (the step stays `executed`), its run says what came of it.
+ */
+const explicitUndoLines = (runs: ReadonlyArray<ExplicitUndoRuns.ExplicitUndoRun>): ReadonlyArray<string> =>
+  runs.map((run) => `${run.stepId}: ${ExplicitUndoRuns.describe(run)}; its run: effect-saga show ${run.runId}`)
+
 const render = (
   status: Saga.SagaStatus,
   entries: ReadonlyArray<Entry>,
   now: number,
   hostNow: number,
-  undone: Saga.SagaStatus | undefined
+  undone: Saga.SagaStatus | undefined,
+  runs: ReadonlyArray<ExplicitUndoRuns.ExplicitUndoRun>
 ): string => {
   const saga = outcomesOf(status, entries, now)
   const then = next(status, entries, now, hostNow, undone)
@@ -301,6 +310,7 @@ const render = (
     ...header(status, now).map(printable),
     "",
     status.steps.length === 0 ? "no steps" : steps(status, now),
+    ...explicitUndoLines(runs).map(printable),
     "",
     timeline(entries, (entry, index) => outcomeOf(entry, shown[index]!, saga)),
     ...(then.length === 0 ? [] : ["", ...then.map(printable)])
@@ -403,7 +413,10 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
               inFlight: inFlightOf(status, now)
             })
           )
-        else yield* print(render(status, entries, now, hostNow, yield* undoneSaga(status)))
+        else {
+          const runs = yield* ExplicitUndoRuns.explicitUndoRuns(status)
+          yield* print(render(status, entries, now, hostNow, yield* undoneSaga(status), runs))
+        }
         yield* exitIfDirty([{ ...status, stuck: Stuck.isStuck(status, Journaled.originOf(entries), now) }])
       }),
       { access: "read" }

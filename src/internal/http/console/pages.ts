@@ -1,14 +1,15 @@
 /**
  * The console's views, as HTML: the approval inbox, the sagas (what needs a person first), one
- * saga (its lease as it stands, steps, the timeline drawn, the undos' report, resolve for an unknown
- * step with why it is unknown, or that it is in flight while a live lease drives the saga, a red
- * banner when its journal does not verify; of an explicit undo's run, to ask for the undo again once
- * approved, and its answer once it failed, with what is left to do with the effect), and the
- * sign-in form.
+ * saga (its lease as it stands, steps with what came of an explicit undo asked of one, the timeline
+ * drawn, the undos' report, resolve for an unknown step with why it is unknown, or that it is in
+ * flight while a live lease drives the saga, a red banner when its journal does not verify; of an
+ * explicit undo's run, to ask for the undo again once approved, and its answer once it failed, with
+ * what is left to do with the effect), and the sign-in form.
  */
 import type { SagaStatus } from "../../../Journal.js"
 import * as Timeline from "../../../Timeline.js"
 import * as ApprovalExpiry from "../../util/approvalExpiry.js"
+import * as ExplicitUndoRuns from "../../util/explicitUndoRuns.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import * as Lease from "../../util/lease.js"
 import * as UndoRunAdvice from "../../util/undoRunAdvice.js"
@@ -255,6 +256,15 @@ const waitsForResume = (
   detail.steps.every((step) => step.undo !== "unknown")
 
 /**
+ * What came of the explicit undo asked of a step, if one was, with a link to its run's page: the
+ * saga's journal is only read by it (the step stays `executed`, with no undo of its own).
+ */
+const explicitUndoCell = (step: SagaDetail["steps"][number]): string =>
+  step.explicitUndo === undefined
+    ? ""
+    : `<span class="explicit-undo" data-step="${attribute(step.stepId)}">${escape(ExplicitUndoRuns.describe(step.explicitUndo))} (<a href="/console/sagas/${encodeURIComponent(step.explicitUndo.runId)}">its run</a>)</span>`
+
+/**
  * One saga, its lease as it stands at `now` (epoch milliseconds); for an explicit undo's run that
  * ended `compensation_failed`, its answer and what is left to do with the effect (`left`).
  *
@@ -291,7 +301,7 @@ ${CompensationNext.lines(detail, now)
 ${detail.steps
   .map(
     (step) =>
-      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${stateBadge(detail, step.state, now)}</td><td>${escape(step.undo ?? "")}</td></tr>`
+      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${stateBadge(detail, step.state, now)}</td><td>${escape(step.undo ?? "")}${explicitUndoCell(step)}</td></tr>`
   )
   .join("\n")}
 </tbody></table></div>
@@ -303,7 +313,7 @@ ${unknown
 <h2>Undos</h2>
 ${
   undone.length === 0
-    ? '<p class="muted">No undo was asked for.</p>'
+    ? `<p class="muted">${detail.steps.some((step) => step.explicitUndo !== undefined) ? "The saga's own compensation asked for no undo: an explicit undo asked of a step is shown beside it, under Steps." : "No undo was asked for."}</p>`
     : `<div class="table"><table><thead><tr><th>tool</th><th>step</th><th>undo</th><th>detail</th></tr></thead><tbody>${undone
         .map(
           (step) =>

@@ -1,0 +1,100 @@
+/**
+ * The explicit undos (`compensateEffect`) asked of a saga's steps, as the saga's own views show them
+ * (`effect-saga show`, `GET /api/sagas/:sagaId`, the console's saga page). An explicit undo is a run
+ * of its own (journal id `<effectId>/compensate-effect`): the saga's journal is only read, its step
+ * stays `executed` with no undo. So these views read, for each executed step, the run's status as
+ * `Saga.status` reads it (its answer is `explicitUndo.answerOf`'s), one read a step; a run whose
+ * journal does not verify is marked, its status and answer not shown.
+ *
+ * @since 0.5.0
+ */
+import * as Effect from "effect/Effect"
+import type { JournalError, SagaStatus } from "../../Journal.js"
+import * as Saga from "../../Saga.js"
+import { RUN_SUFFIX } from "./identifier.js"
+
+/**
+ * The run of an explicit undo of one step. `status` and `undo` are the run's (its answer, the undo
+ * `Saga.status` gives the run's step), both `undefined` when its journal does not verify (`tampered`).
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface ExplicitUndoRun {
+  readonly stepId: string
+  readonly runId: string
+  readonly status: SagaStatus | undefined
+  readonly undo: Saga.StepStatus["undo"]
+  readonly undoDetail: string | undefined
+  readonly tampered: Saga.Tamper | undefined
+}
+
+/** The run of `step`'s explicit undo, if one was asked for. */
+const runOf = (step: Saga.StepStatus) => {
+  const runId = `${step.effectId}${RUN_SUFFIX}`
+  const of = (run: Partial<ExplicitUndoRun>): ExplicitUndoRun => ({
+    stepId: step.stepId,
+    runId,
+    status: run.status,
+    undo: run.undo,
+    undoDetail: run.undoDetail,
+    tampered: run.tampered
+  })
+  return Saga.status(runId).pipe(
+    Effect.map((run) => {
+      if (run.tampered !== undefined) return [of({ tampered: run.tampered })]
+      const undone = run.steps.find((candidate) => candidate.stepId === step.stepId)
+      return [of({ status: run.status, undo: undone?.undo, undoDetail: undone?.undoDetail })]
+    }),
+    Effect.catchTags({
+      SagaNotFound: () => Effect.succeed([]),
+      InvalidIdentifier: () => Effect.succeed([]),
+      JournalCorrupted: (error) =>
+        Effect.succeed([of({ tampered: { seq: error.seq, problem: "undecodable", reason: error.reason } })])
+    })
+  )
+}
+
+/**
+ * The explicit undos asked of `saga`'s executed steps, in the order of its steps: none for a saga
+ * whose journal does not verify (its steps are not shown), or for the run of an explicit undo.
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const explicitUndoRuns = (
+  saga: Saga.SagaStatus
+): Effect.Effect<ReadonlyArray<ExplicitUndoRun>, JournalError, Saga.Saga> =>
+  saga.tampered !== undefined || saga.sagaId.endsWith(RUN_SUFFIX)
+    ? Effect.succeed([])
+    : Effect.map(
+        Effect.forEach(
+          saga.steps.filter((step) => step.state === "executed"),
+          runOf
+        ),
+        (runs) => runs.flat()
+      )
+
+/** What the saga's views read of an explicit undo's run: `ExplicitUndoRun`, or the API's copy of it. */
+interface Said {
+  readonly status: SagaStatus | null | undefined
+  readonly undo: Saga.StepStatus["undo"] | null
+  readonly undoDetail?: string | undefined
+  readonly tampered: { readonly seq: number | null; readonly problem: string } | null | undefined
+}
+
+/**
+ * What came of an explicit undo, as the saga's views say it beside its step: `explicit undo
+ * completed`, `explicit undo failed (rejected by alice: …)`, `explicit undo awaiting approval`; of a
+ * run whose journal does not verify, that it does not (nothing of it is a fact).
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const describe = (run: Said): string => {
+  if (run.tampered != null) {
+    return `explicit undo: its run's journal does not verify${run.tampered.seq === null ? "" : ` at seq ${run.tampered.seq}`} (${run.tampered.problem}): nothing of it is a fact`
+  }
+  const answer = run.undo ?? run.status?.replaceAll("_", " ") ?? "asked"
+  return `explicit undo ${answer}${run.undoDetail === undefined ? "" : ` (${run.undoDetail})`}`
+}
