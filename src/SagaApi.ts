@@ -234,7 +234,7 @@ export {
    */
   ResolveBody,
   /**
-   * One saga: row, mark, steps, entries.
+   * One saga: row, mark, steps (each with the run of an explicit undo asked of it, if one was), entries.
    *
    * @since 0.2.0
    * @category models

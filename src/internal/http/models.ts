@@ -150,7 +150,8 @@ export type Step = typeof Step.Type
 
 /**
  * A saga: its row and mark, its steps (none shown for a tampered saga: the journal would decide
- * them), and its entries with every receipt replaced by a placeholder.
+ * them; a step an explicit undo was asked of with its run, `explicitUndo`), and its entries with
+ * every receipt replaced by a placeholder.
  *
  * @since 0.2.0
  * @category models
