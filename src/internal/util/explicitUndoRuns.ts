@@ -48,6 +48,7 @@ const runOf = (step: Saga.StepStatus) => {
     }),
     Effect.catchTags({
       SagaNotFound: () => Effect.succeed([]),
+      // A journal id no read takes (over its byte limit) is one no run was journaled under.
       InvalidIdentifier: () => Effect.succeed([]),
       JournalCorrupted: (error) =>
         Effect.succeed([of({ tampered: { seq: error.seq, problem: "undecodable", reason: error.reason } })])
