@@ -9,7 +9,6 @@ import * as Authority from "../../Authority.js"
 import { ConcurrencyConflict, Journal, JournalTampered } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as identifier from "../util/identifier.js"
-import { RUN_SUFFIX } from "../util/identifier.js"
 import { named } from "../util/printable.js"
 import { revisionsOf } from "../util/revisions.js"
 import { undoNeeded } from "../util/undoNeeded.js"
@@ -156,7 +155,7 @@ const afterApproval = (status: Saga.SagaStatus, stepId: string): string => {
   return step?.state === "executed" ? "the step has run" : `the step's state is now ${step?.state}`
 }
 
-const isUndoRun = (sagaId: string): boolean => sagaId.endsWith(RUN_SUFFIX)
+const isUndoRun = (sagaId: string): boolean => sagaId.endsWith(identifier.RUN_SUFFIX)
 
 /**
  * Each way to ask for an explicit undo again: the CLI, the API (the saga's step, at the saga's
@@ -292,7 +291,7 @@ export const resolve = (
  * any undo still owed and journals a new report (`effect-saga show` says what is left).
  */
 const afterResolve = (status: Saga.SagaStatus): string =>
-  status.status === "compensation_failed" && !status.sagaId.endsWith(RUN_SUFFIX)
+  status.status === "compensation_failed" && !isUndoRun(status.sagaId)
     ? `its compensation already ran: compensate the saga again (effect-saga compensate, or POST /api/sagas/${encodeURIComponent(status.sagaId)}/compensate), which runs any undo still owed and journals a new report`
     : "resume the saga to go on"
 
