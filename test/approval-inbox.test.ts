@@ -8,9 +8,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Schema } from "effect"
-import { Approval, Compensable, Journal, Saga, SqlStore } from "../src/index.js"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import { edit } from "./fixtures/sqlite-raw.js"
+import { wire } from "./fixtures/wire.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-approval-inbox-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -19,14 +20,6 @@ const fileFor = (name: string) => path.join(dir, `${name}-${Math.random().toStri
 const onFile = (filename: string) => Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename })))
 const key = `k1:${Buffer.alloc(32, 7).toString("base64")}`
 const withKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["EFFECT_SAGA_JOURNAL_KEYS", key]])))
-
-const wire = Compensable.make({
-  name: "wire",
-  input: Schema.Struct({ amount: Schema.Int }),
-  success: Schema.String,
-  reversibility: "irreversible",
-  execute: ({ amount }) => Effect.succeed(`wire-${amount}`)
-})
 
 /** Runs saga `sagaId` to its approval on `file`, and answers the request it made. */
 const awaiting = (file: string, sagaId: string) =>

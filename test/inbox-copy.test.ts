@@ -9,10 +9,11 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Schema } from "effect"
-import { Approval, Compensable, Journal, Saga, SqlStore } from "../src/index.js"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import { edit } from "./fixtures/sqlite-raw.js"
 import { storesWherePossible } from "./fixtures/three-stores.js"
+import { wire } from "./fixtures/wire.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-inbox-copy-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
@@ -25,14 +26,6 @@ const keyings: ReadonlyArray<readonly [string, Map<string, string>]> = [
   ["without a journal key", new Map()],
   ["with EFFECT_SAGA_JOURNAL_KEYS", new Map([["EFFECT_SAGA_JOURNAL_KEYS", key]])]
 ]
-
-const wire = Compensable.make({
-  name: "wire",
-  input: Schema.Struct({ amount: Schema.Int }),
-  success: Schema.String,
-  reversibility: "irreversible",
-  execute: ({ amount }) => Effect.succeed(`wire-${amount}`)
-})
 
 /** A saga id of its own for each test: the PostgreSQL database is shared by the file. */
 const sagaIdOf = (name: string) => `${name}-${Math.random().toString(36).slice(2, 10)}`

@@ -6,9 +6,10 @@
  * library does not know, is read with the configuration at the call.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Layer, Schema } from "effect"
-import { Approval, Compensable, Journal, Saga } from "../src/index.js"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { Approval, Journal, Saga } from "../src/index.js"
 import { storesWherePossible } from "./fixtures/three-stores.js"
+import { wire } from "./fixtures/wire.js"
 
 const stores = await storesWherePossible("effect-saga-keys-built")
 
@@ -18,14 +19,6 @@ const unkeyed = ConfigProvider.fromMap(new Map())
 /** The variable deleted (or set) after the layers were built: what each call reads of it now. */
 const withoutKeys = Effect.withConfigProvider(unkeyed)
 const withKeys = Effect.withConfigProvider(keyed)
-
-const wire = Compensable.make({
-  name: "wire",
-  input: Schema.Struct({ amount: Schema.Int }),
-  success: Schema.String,
-  reversibility: "irreversible",
-  execute: ({ amount }) => Effect.succeed(`wire-${amount}`)
-})
 
 /** A saga id of its own for each test: the PostgreSQL database is shared by the file. */
 const sagaIdOf = (name: string) => `${name}-${Math.random().toString(36).slice(2, 10)}`
