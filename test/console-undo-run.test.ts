@@ -10,7 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect } from "effect"
 import { Saga } from "../src/index.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
-import { bookRoom, consoleCookie, freshDb, onDb, raw, serveOn } from "./fixtures/http-saga.js"
+import { bookRoom, chargeCard, consoleCookie, freshDb, onDb, raw, serveOn } from "./fixtures/http-saga.js"
 
 /** A clock that reads the epoch, whatever the time: to approve until a time now past. */
 const epochClock: Clock.Clock = {
@@ -196,6 +196,41 @@ describe("an explicit undo's run whose approval lapsed", { timeout: 60_000 }, ()
         `next: the approval of ${step.stepId} lapsed at 2001-01-01T00:00:00.000Z: asked for again`
       )
       expect(shown.stdout).not.toContain("Recovery.resume")
+    })
+  )
+})
+
+describe("an explicit undo's run whose undo answered unknown", { timeout: 60_000 }, () => {
+  it.scopedLive("resolved through the API: the run answers, and nothing is resumed", () =>
+    Effect.gen(function* () {
+      const db = freshDb("undo-run-resolve")
+      const runId = yield* onDb(
+        db,
+        Effect.gen(function* () {
+          yield* Saga.run("charge-1", chargeCard({ amount: 5 }))
+          const [charge] = (yield* Saga.status("charge-1")).steps
+          const answer = yield* Saga.compensateEffect(charge!.effectId)
+          expect(answer).toMatchObject({ _tag: "Settled", outcome: "unknown" })
+          return `${charge!.effectId}/compensate-effect`
+        })
+      )
+      const baseUrl = yield* serveOn(db)
+      const run = yield* onDb(db, Saga.status(runId))
+      const step = run.steps[0]!
+      const resolved = yield* raw(
+        baseUrl,
+        "POST",
+        `/api/sagas/${encodeURIComponent(runId)}/steps/${encodeURIComponent(step.stepId)}/resolve`,
+        {
+          as: "alice",
+          body: JSON.stringify({ revision: run.revision, digest: run.digest, outcome: "applied" })
+        }
+      )
+      expect(resolved.status).toBe(200)
+      expect((resolved.body as { readonly message: string }).message).toBe(
+        "resolved as applied by alice; the run answers completed"
+      )
+      expect((yield* onDb(db, Saga.status(runId))).status).toBe("completed")
     })
   )
 })

@@ -280,7 +280,7 @@ export const resolve = (
       sagaId,
       stepId,
       resolving,
-      (_, __, after) => `resolved as ${body.outcome} by ${who}; ${afterResolve(after)}`
+      (_, __, after) => `resolved as ${body.outcome} by ${who}; ${afterResolve(after, body.outcome)}`
     )
     return answer
   })
@@ -288,12 +288,15 @@ export const resolve = (
 /**
  * What a saga waits for once a step is resolved, as the end of a sentence: a resume goes on; a saga
  * whose compensation already ran (`compensation_failed`) is compensated again instead, which runs
- * any undo still owed and journals a new report (`effect-saga show` says what is left).
+ * any undo still owed and journals a new report (`effect-saga show` says what is left). An explicit
+ * undo's run is never resumed: the resolution of its undo is its answer, as the CLI says it.
  */
-const afterResolve = (status: Saga.SagaStatus): string =>
-  status.status === "compensation_failed" && !isUndoRun(status.sagaId)
+const afterResolve = (status: Saga.SagaStatus, outcome: "applied" | "not-applied"): string => {
+  if (isUndoRun(status.sagaId)) return `the run answers ${outcome === "applied" ? "completed" : "failed"}`
+  return status.status === "compensation_failed"
     ? `its compensation already ran: compensate the saga again (effect-saga compensate, or POST /api/sagas/${encodeURIComponent(status.sagaId)}/compensate), which runs any undo still owed and journals a new report`
     : "resume the saga to go on"
+}
 
 /**
  * Undoes every executed step of a saga not undone yet.
