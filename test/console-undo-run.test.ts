@@ -7,20 +7,12 @@
  * answer as its undo.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect } from "effect"
+import { Effect } from "effect"
 import { Saga } from "../src/index.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
-import { bookRoom, chargeCard, consoleCookie, freshDb, onDb, raw, serveOn } from "./fixtures/http-saga.js"
-
-/** A clock that reads the epoch, whatever the time: to approve until a time now past. */
-const epochClock: Clock.Clock = {
-  [Clock.ClockTypeId]: Clock.ClockTypeId,
-  unsafeCurrentTimeMillis: () => 0,
-  currentTimeMillis: Effect.succeed(0),
-  unsafeCurrentTimeNanos: () => 0n,
-  currentTimeNanos: Effect.succeed(0n),
-  sleep: () => Effect.void
-}
+import { consolePage, fields, follow, postForm } from "./fixtures/console-forms.js"
+import { epochClock } from "./fixtures/epoch-clock.js"
+import { bookRoom, chargeCard, freshDb, onDb, raw, serveOn } from "./fixtures/http-saga.js"
 
 /** A trip of two nights, each night's undo asked for on its own: both runs await their approval. */
 const world = (name: string) =>
@@ -36,13 +28,12 @@ const world = (name: string) =>
       })
     )
     const baseUrl = yield* serveOn(db)
-    const cookie = yield* Effect.promise(() => consoleCookie(baseUrl))
-    return { db, baseUrl, cookie, steps: effects }
+    return { db, baseUrl, steps: effects }
   })
 
 /** The inbox's form for the run's step, posted as the browser posts it; the notice of the next page. */
 const decide = (
-  world: { readonly db: string; readonly baseUrl: string; readonly cookie: string },
+  world: { readonly db: string; readonly baseUrl: string },
   runId: string,
   verb: "approve" | "reject",
   reason = ""
@@ -56,30 +47,13 @@ const decide = (
       digest: run.digest,
       reason
     }
-    return yield* Effect.promise(async () => {
-      const posted = await fetch(`${world.baseUrl}/console/${verb}`, {
-        method: "POST",
-        redirect: "manual",
-        headers: {
-          cookie: world.cookie,
-          origin: world.baseUrl,
-          "content-type": "application/x-www-form-urlencoded"
-        },
-        body: new URLSearchParams(form).toString()
-      })
-      const notice = posted.headers.getSetCookie().find((set) => set.startsWith("effect_saga_notice="))
-      const next = await fetch(`${world.baseUrl}/console`, {
-        headers: { cookie: `${world.cookie}; ${notice!.split(";")[0]}` }
-      })
-      return /<div class="notice ok" role="status">([^<]*)<\/div>/.exec(await next.text())?.[1]
-    })
+    const posted = yield* postForm(world.baseUrl, `/console/${verb}`, fields(form))
+    return (yield* follow(world.baseUrl, posted)).notice?.text
   })
 
-const pageOf = (baseUrl: string, cookie: string, sagaId: string) =>
-  Effect.promise(async () => {
-    const response = await fetch(`${baseUrl}/console/sagas/${encodeURIComponent(sagaId)}`, { headers: { cookie } })
-    return response.text()
-  })
+/** The console's page of `sagaId`, as alice signed in sees it. */
+const pageOf = (baseUrl: string, sagaId: string) =>
+  Effect.map(consolePage(baseUrl, `/console/sagas/${encodeURIComponent(sagaId)}`), (page) => page.text)
 
 /** The text of the `tag` element with `id` (one that holds no other `tag`), its markup dropped, unescaped. */
 const textOf = (html: string, id: string, tag = "p") => {
@@ -107,7 +81,7 @@ describe("an explicit undo's run on the console", { timeout: 60_000 }, () => {
         expect(notice?.replaceAll("&quot;", '"').replaceAll("&#39;", "'")).toBe(
           `Step ${step.stepId} of saga ${runId}: approved by alice; ${askAgain}, POST ${path} (with the saga's revision and digest), or Saga.compensateEffect("${step.effectId}").`
         )
-        const page = yield* pageOf(trip.baseUrl, trip.cookie, runId)
+        const page = yield* pageOf(trip.baseUrl, runId)
         expect(page).not.toContain("when the saga is resumed")
         expect(textOf(page, "ask-again")).toBe(
           `Step ${step.stepId} is approved: ${askAgain}, or POST ${path} (with the saga's revision and digest), or Saga.compensateEffect("${step.effectId}").`
@@ -120,7 +94,7 @@ describe("an explicit undo's run on the console", { timeout: 60_000 }, () => {
           body: JSON.stringify({ revision: saga.revision, digest: saga.digest })
         })
         expect(asked).toMatchObject({ status: 200, body: { runId, result: "completed" } })
-        const done = yield* pageOf(trip.baseUrl, trip.cookie, runId)
+        const done = yield* pageOf(trip.baseUrl, runId)
         expect(done).toContain('<span class="badge completed">completed</span>')
         expect(done).not.toContain("No undo was asked for.")
         expect(done).not.toContain('id="ask-again"')
@@ -144,7 +118,7 @@ describe("an explicit undo's run on the console", { timeout: 60_000 }, () => {
         const shown = yield* cliInProcess("show", runId, "--db", trip.db)
         expect(shown.stdout).toContain(`next: ${left}`)
 
-        const page = yield* pageOf(trip.baseUrl, trip.cookie, runId)
+        const page = yield* pageOf(trip.baseUrl, runId)
         expect(textOf(page, "run-answer", "div")).toBe(
           `The run's answer The run answered: undo failed (rejected by alice: keep the room). ${left.charAt(0).toUpperCase()}${left.slice(1)}. Its saga: trip-1 .`
         )
@@ -187,7 +161,7 @@ describe("an explicit undo's run whose approval lapsed", { timeout: 60_000 }, ()
         }).pipe(Effect.withClock(epochClock))
       )
       const run = yield* onDb(trip.db, Saga.status(runId))
-      const page = yield* pageOf(trip.baseUrl, trip.cookie, runId)
+      const page = yield* pageOf(trip.baseUrl, runId)
       expect(textOf(page, "ask-again")).toBe(
         `The approval of ${step.stepId} lapsed at 2001-01-01T00:00:00.000Z: asked for again as it is, the run journals EXPIRED and answers failed (the undo never runs, the effect stays live); to run the undo still, renew it first: effect-saga renew-approval ${runId} ${step.stepId} --as WHO --expires-at TIME --revision ${run.revision} --digest ${run.digest}, then ask again: effect-saga compensate-effect ${step.effectId} --register MODULE, or POST /api/sagas/trip-1/steps/${encodeURIComponent(step.stepId)}/compensate-effect (with the saga's revision and digest), or Saga.compensateEffect("${step.effectId}").`
       )

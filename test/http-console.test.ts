@@ -1,10 +1,12 @@
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Clock, Effect, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import * as SagaApi from "../src/SagaApi.js"
+import { answered, consolePage, fields, follow, postForm, signedIn, unescaped } from "./fixtures/console-forms.js"
+import { epochClock } from "./fixtures/epoch-clock.js"
 import {
   awaiting,
   clientAs,
@@ -19,16 +21,6 @@ import {
   tokens
 } from "./fixtures/http-saga.js"
 import { launchChromium } from "./support/chromium.js"
-
-/** A clock that reads the epoch, whatever the time: to approve in the past. */
-const epochClock: Clock.Clock = {
-  [Clock.ClockTypeId]: Clock.ClockTypeId,
-  unsafeCurrentTimeMillis: () => 0,
-  currentTimeMillis: Effect.succeed(0),
-  unsafeCurrentTimeNanos: () => 0n,
-  currentTimeNanos: Effect.succeed(0n),
-  sleep: () => Effect.void
-}
 
 /** Chromium for the scope of a test. */
 const browser = Effect.acquireRelease(
@@ -187,79 +179,6 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
     60_000
   )
 })
-
-/** What the server answered a form: its status, where it sends the person, the cookies it set. */
-interface Answered {
-  readonly status: number
-  readonly location: string | null
-  readonly cookies: ReadonlyArray<string>
-  readonly text: string
-}
-
-const answered = async (response: Response): Promise<Answered> => ({
-  status: response.status,
-  location: response.headers.get("location"),
-  cookies: response.headers.getSetCookie(),
-  text: await response.text()
-})
-
-const sessions = new Map<string, Promise<string>>()
-
-/** Alice's sign-in cookie at `baseUrl`: she signs in once a server, through the sign-in form. */
-const signedIn = (baseUrl: string): Promise<string> => {
-  const cookie = sessions.get(baseUrl) ?? consoleCookie(baseUrl)
-  sessions.set(baseUrl, cookie)
-  return cookie
-}
-
-/** A console page at `path`, as alice signed in sees it. */
-const consolePage = (baseUrl: string, path: string) =>
-  Effect.promise(async () =>
-    fetch(`${baseUrl}${path}`, { headers: { cookie: await signedIn(baseUrl) } }).then(answered)
-  )
-
-/** A form posted as the console's pages post it: from the console's origin, signed in as alice unless told. */
-const postForm = (
-  baseUrl: string,
-  path: string,
-  body: string | ReadableStream<Uint8Array>,
-  options: { readonly cookie?: string; readonly origin?: string; readonly type?: string | null } = {}
-) =>
-  Effect.tryPromise(async () =>
-    fetch(`${baseUrl}${path}`, {
-      method: "POST",
-      redirect: "manual",
-      headers: {
-        ...(options.type === null ? {} : { "content-type": options.type ?? "application/x-www-form-urlencoded" }),
-        origin: options.origin ?? baseUrl,
-        cookie: options.cookie ?? (await signedIn(baseUrl))
-      },
-      body,
-      ...(typeof body === "string" ? {} : { duplex: "half" })
-    }).then(answered)
-  )
-
-const unescaped = (html: string) =>
-  html.replace(/&(quot|#39|lt|gt|amp);/g, (_, name: string) =>
-    name === "quot" ? '"' : name === "#39" ? "'" : name === "lt" ? "<" : name === "gt" ? ">" : "&"
-  )
-
-const fields = (values: Record<string, string>) => new URLSearchParams(values).toString()
-
-/** The page a form's answer leads to, with the cookies the answer set: its notice, and the cookies it set. */
-const follow = (baseUrl: string, answer: Answered) =>
-  Effect.promise(async () => {
-    const flash = answer.cookies.map((cookie) => cookie.split(";")[0]!)
-    const response = await fetch(`${baseUrl}${answer.location}`, {
-      redirect: "manual",
-      headers: { cookie: [await signedIn(baseUrl), ...flash].join("; ") }
-    }).then(answered)
-    const notice = /<div class="notice (\w+)" role="status">([^<]*)<\/div>/.exec(response.text)
-    return {
-      notice: notice === null ? undefined : { kind: notice[1], text: unescaped(notice[2]!) },
-      cookies: response.cookies
-    }
-  })
 
 /** A body of `size` bytes sent in chunks, with no `Content-Length`. */
 const chunked = (prefix: string, size: number) =>
