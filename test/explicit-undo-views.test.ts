@@ -1,7 +1,7 @@
 /**
  * A completed saga's own views after a support agent undid one of its steps explicitly
  * (`compensateEffect`): the undo is a run of its own and the saga's journal is only read (its step
- * stays `executed`, `undo` undefined in `Saga.status`), so `effect-saga show`, `GET /api/sagas/:sagaId`
+ * stays `executed`, `undo` undefined in `Saga.status`), so `effect-saga show` (and `--json`), `GET /api/sagas/:sagaId`
  * and the console's saga page say, beside the step, what came of the run (completed; awaiting its own
  * approval), with its run id or a link to its page. A run whose journal does not verify is said to
  * be so, its status and answer not shown.
@@ -85,6 +85,15 @@ describe("a completed saga with a step undone explicitly, in the saga's own view
       expect(shown.stdout).toContain(
         `${second.stepId}: explicit undo awaiting approval; its run: effect-saga show ${waiting}`
       )
+      expect(shown.code).toBe(0)
+
+      // `--json` carries each step's run as the API does.
+      const json = yield* cliInProcess("show", "trip-1", "--db", trip.db, "--json")
+      const printed = JSON.parse(json.stdout) as { saga: { steps: ReadonlyArray<Record<string, unknown>> } }
+      expect(printed.saga.steps.map((step) => step.explicitUndo)).toEqual([
+        steps[0]!.explicitUndo,
+        steps[1]!.explicitUndo
+      ])
 
       const cookie = yield* Effect.promise(() => consoleCookie(baseUrl))
       const page = yield* pageOf(baseUrl, cookie, "trip-1")
@@ -117,6 +126,16 @@ describe("a completed saga with a step undone explicitly, in the saga's own view
         /explicit undo: its run's journal does not verify at seq \d+ \(row\): nothing of it is a fact; its run: /
       )
       expect(shown.stdout).not.toContain("explicit undo completed")
+      // The saga completed, but what came of its undo is no fact: show exits 1, with or without --json.
+      expect(shown.code).toBe(1)
+      const json = yield* cliInProcess("show", "trip-1", "--db", trip.db, "--json")
+      expect(json.code).toBe(1)
+      const printed = JSON.parse(json.stdout) as { saga: { steps: ReadonlyArray<Record<string, unknown>> } }
+      expect(printed.saga.steps[0]!.explicitUndo).toMatchObject({
+        runId: done,
+        status: null,
+        tampered: { problem: "row" }
+      })
     })
   )
 })

@@ -26,21 +26,24 @@ export const stuckLine = (sagaId: string): string =>
   `saga ${sagaId}: stuck: no worker is driving it, and no Recovery can (it was started with Saga.run): run its program again, or compensate it (effect-saga show ${sagaId})`
 
 /**
- * Ends the command with exit code 1 if any of `sagas` is dirty or stuck (its answer is already
- * printed).
+ * Ends the command with exit code 1 if any of `sagas` is dirty or stuck, or `more` names anything
+ * else wrong (its answer is already printed).
  *
  * @since 0.1.0
  * @category exit codes
  */
 export const exitIfDirty = (
-  sagas: ReadonlyArray<{ readonly sagaId: string; readonly status: SagaStatus; readonly stuck?: boolean | undefined }>
+  sagas: ReadonlyArray<{ readonly sagaId: string; readonly status: SagaStatus; readonly stuck?: boolean | undefined }>,
+  more: ReadonlyArray<string> = []
 ): Effect.Effect<void, SomethingWrong> => {
-  const reasons = sagas.flatMap((saga) =>
-    isDirty(saga.status)
-      ? [`saga ${saga.sagaId} is ${saga.status}`]
-      : saga.stuck === true
-        ? [`saga ${saga.sagaId} is stuck: no worker drives it, and no Recovery can`]
-        : []
-  )
+  const reasons = sagas
+    .flatMap((saga) =>
+      isDirty(saga.status)
+        ? [`saga ${saga.sagaId} is ${saga.status}`]
+        : saga.stuck === true
+          ? [`saga ${saga.sagaId} is stuck: no worker drives it, and no Recovery can`]
+          : []
+    )
+    .concat(more)
   return reasons.length === 0 ? Effect.void : Effect.fail(new SomethingWrong({ reason: reasons.join(", ") }))
 }

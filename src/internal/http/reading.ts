@@ -13,13 +13,12 @@ import * as Saga from "../../Saga.js"
 import * as Timeline from "../../Timeline.js"
 import { asOf } from "../util/asOf.js"
 import { byCodePoints } from "../util/codePoints.js"
-import { type ExplicitUndoRun, explicitUndoRuns } from "../util/explicitUndoRuns.js"
+import { asJson, type ExplicitUndoRun, explicitUndoRuns } from "../util/explicitUndoRuns.js"
 import { RUN_SUFFIX } from "../util/identifier.js"
 import * as Stuck from "../util/stuck.js"
 import * as UndoRunAdvice from "../util/undoRunAdvice.js"
 import { NotFound } from "./errors.js"
 import type {
-  ExplicitUndo,
   InboxParams,
   ListParams,
   PendingApproval,
@@ -164,15 +163,7 @@ const stepOf = (step: Saga.StepStatus, run?: ExplicitUndoRun): Step => ({
   undo: step.undo ?? null,
   ...(step.undoDetail === undefined ? {} : { undoDetail: step.undoDetail }),
   ...(step.changesNothing === true ? { changesNothing: true } : {}),
-  ...(run === undefined ? {} : { explicitUndo: explicitUndoOf(run) })
-})
-
-const explicitUndoOf = (run: ExplicitUndoRun): ExplicitUndo => ({
-  runId: run.runId,
-  status: run.status ?? null,
-  undo: run.undo ?? null,
-  ...(run.undoDetail === undefined ? {} : { undoDetail: run.undoDetail }),
-  tampered: run.tampered ?? null
+  ...(run === undefined ? {} : { explicitUndo: asJson(run) })
 })
 
 /** The steps, each with the run of the explicit undo asked of it, if one was (`explicitUndoRuns`). */

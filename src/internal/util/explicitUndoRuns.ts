@@ -76,6 +76,68 @@ export const explicitUndoRuns = (
         (runs) => runs.flat()
       )
 
+/**
+ * A run as the JSON views print it beside its step (`GET /api/sagas/:sagaId`'s `explicitUndo`,
+ * `effect-saga show --json`): what it does not know is `null`, and `undoDetail` is absent when there
+ * is none.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface ExplicitUndoJson {
+  readonly runId: string
+  readonly status: SagaStatus | null
+  readonly undo: NonNullable<Saga.StepStatus["undo"]> | null
+  readonly undoDetail?: string
+  readonly tampered: Saga.Tamper | null
+}
+
+/**
+ * `run` as the JSON views print it (`ExplicitUndoJson`).
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const asJson = (run: ExplicitUndoRun): ExplicitUndoJson => ({
+  runId: run.runId,
+  status: run.status ?? null,
+  undo: run.undo ?? null,
+  ...(run.undoDetail === undefined ? {} : { undoDetail: run.undoDetail }),
+  tampered: run.tampered ?? null
+})
+
+/**
+ * `saga`'s status with, on each step an explicit undo was asked of, its run as `explicitUndo`
+ * (`asJson`), as `effect-saga show --json` prints it.
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const withRuns = (saga: Saga.SagaStatus, runs: ReadonlyArray<ExplicitUndoRun>) => {
+  const byStep = new Map(runs.map((run) => [run.stepId, run]))
+  return {
+    ...saga,
+    steps: saga.steps.map((step) => {
+      const run = byStep.get(step.stepId)
+      return run === undefined ? step : { ...step, explicitUndo: asJson(run) }
+    })
+  }
+}
+
+/**
+ * Why the saga's views cannot vouch for its explicit undos: each run whose journal does not verify
+ * (`effect-saga show` exits 1 for it, as for a saga that does not verify).
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const unverified = (runs: ReadonlyArray<ExplicitUndoRun>): ReadonlyArray<string> =>
+  runs.flatMap((run) =>
+    run.tampered === undefined
+      ? []
+      : [`the run ${run.runId} of the explicit undo of ${run.stepId} does not verify (${run.tampered.problem})`]
+  )
+
 /** What the saga's views read of an explicit undo's run: `ExplicitUndoRun`, or the API's copy of it. */
 interface Said {
   readonly status: SagaStatus | null | undefined

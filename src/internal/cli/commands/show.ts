@@ -405,25 +405,28 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         // Leases by the store's clock (PostgreSQL's server's), approvals by this host's, as a worker judges each.
         const now = yield* LeaseClock.now
         const hostNow = yield* Clock.currentTimeMillis
-        if (options.json) yield* printJson({ tampered, saga: status, entries: entries.map(withoutReceipt) })
-        else if (options.format === "mermaid")
+        const runs = options.format === "mermaid" ? [] : yield* ExplicitUndoRuns.explicitUndoRuns(status)
+        if (options.json) {
+          const saga = ExplicitUndoRuns.withRuns(status, runs)
+          yield* printJson({ tampered, saga, entries: entries.map(withoutReceipt) })
+        } else if (options.format === "mermaid")
           yield* print(
             Mermaid.diagram(status.sagaId, entries, {
               lease: Lease.notice(status, now),
               inFlight: inFlightOf(status, now)
             })
           )
-        else {
-          const runs = yield* ExplicitUndoRuns.explicitUndoRuns(status)
-          yield* print(render(status, entries, now, hostNow, yield* undoneSaga(status), runs))
-        }
-        yield* exitIfDirty([{ ...status, stuck: Stuck.isStuck(status, Journaled.originOf(entries), now) }])
+        else yield* print(render(status, entries, now, hostNow, yield* undoneSaga(status), runs))
+        yield* exitIfDirty(
+          [{ ...status, stuck: Stuck.isStuck(status, Journaled.originOf(entries), now) }],
+          ExplicitUndoRuns.unverified(runs)
+        )
       }),
       { access: "read" }
     )
   })
 ).pipe(
   Command.withDescription(
-    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome); never a receipt. A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, running or compensating and no worker drives it, or suspended)."
+    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome); never a receipt. A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention, or stuck, or if the run of an explicit undo of one of its steps does not verify (started with Saga.run, running or compensating and no worker drives it, or suspended)."
   )
 )
