@@ -14,6 +14,7 @@ import * as Saga from "../../../Saga.js"
 import * as Timeline from "../../../Timeline.js"
 import * as ApprovalExpiry from "../../util/approvalExpiry.js"
 import { asOf, reaches } from "../../util/asOf.js"
+import * as CompensationLeft from "../../util/compensationLeft.js"
 import * as ExplicitUndoRuns from "../../util/explicitUndoRuns.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import * as Lease from "../../util/lease.js"
@@ -202,35 +203,28 @@ const isResolved = (
 ): boolean =>
   status.status === "needs_attention" && !undoRun && unknown.length === 0 && Lease.liveLease(status, now) === undefined
 
-/** Undos that settled with something left live: effect-saga never runs a settled undo again. */
-const byHand = new Set(["failed", "partial", "unknown"])
-
 /**
- * The next lines of a compensation that failed, once nobody drives the saga: a compensation again
- * runs the undos it could not (an undo `unavailable`, a step resolved applied since) and journals a
- * new report; what an undo left live is undone by hand; with nothing left dirty (a step resolved
- * not applied since the report), a compensation again ends the saga `compensated`.
+ * The next lines of a compensation that failed, once nobody drives the saga (`CompensationLeft`
+ * decides, as it does for the console): a compensation again runs the undos it could not and
+ * journals a new report; what an undo left live is undone by hand; with nothing left dirty, a
+ * compensation again ends the saga `compensated`.
  */
 const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: number): ReadonlyArray<string> => {
-  if (status.status !== "compensation_failed" || Lease.liveLease(status, now) !== undefined) return []
+  const left = CompensationLeft.of(status, status.steps, now)
+  if (left === undefined) return []
   const compensate = `effect-saga compensate ${status.sagaId} --register MODULE --as WHO ${at}`
-  // In the order the compensation runs them: reverse order of execution.
-  const undoable = status.steps
-    .filter((step) => step.state === "executed" && (step.undo === undefined || step.undo === "unavailable"))
-    .reverse()
-  const left = status.steps.filter((step) => step.undo !== undefined && byHand.has(step.undo))
   const lines: Array<string> = []
-  if (undoable.length > 0) {
+  if (left.undoable.length > 0) {
     lines.push(
-      `next: ${compensate}, from a process that has their tools registered (and the receipt keys, if their receipts are sealed): it runs the undo of ${undoable.map((step) => step.stepId).join(", ")} and journals a new report`
+      `next: ${compensate}, from a process that has their tools registered (and the receipt keys, if their receipts are sealed): it runs the undo of ${left.undoable.join(", ")} and journals a new report`
     )
   }
-  if (left.length > 0) {
+  if (left.byHand.length > 0) {
     lines.push(
-      `next: undo by hand, at the provider, what ${left.length === 1 ? "this undo" : "these undos"} left live: ${left.map((step) => `${step.stepId} (undo ${step.undo}, key ${status.sagaId}/${step.stepId}/undo)`).join(", ")}; effect-saga does not run a settled undo again, and the saga stays compensation_failed`
+      `next: undo by hand, at the provider, what ${CompensationLeft.leftLive(status.sagaId, left.byHand)}; effect-saga does not run a settled undo again, and the saga stays compensation_failed`
     )
   }
-  if (lines.length === 0 && !status.steps.some((step) => step.state === "unknown")) {
+  if (left.clean) {
     lines.push(
       `next: nothing is left dirty since the last report: ${compensate} journals a new one, and the saga ends compensated`
     )

@@ -1,0 +1,62 @@
+/**
+ * What is left of a saga whose compensation failed is one decision (`util/compensationLeft.ts`), read
+ * by `effect-saga show`'s `next:` lines and the console's saga page alike: the same steps, whether
+ * a step's `undo` says none as the engine does (`undefined`) or as the HTTP API does (`null`).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as CompensationLeft from "../src/internal/util/compensationLeft.js"
+
+const failed = { status: "compensation_failed", lease: null } as const
+const NOW = Date.parse("2026-01-01T00:00:00Z")
+
+/** The same steps with no undo asked for said as the engine says it, and as the HTTP API does. */
+const bothWays = (steps: ReadonlyArray<{ stepId: string; state: string; undo?: string }>) => [
+  steps.map((step) => ({ ...step, undo: step.undo })),
+  steps.map((step) => ({ ...step, undo: step.undo ?? null }))
+]
+
+describe("what a compensation that failed left", () => {
+  it("the undos a compensation again runs, in the order it runs them, and what is undone by hand", () => {
+    for (const steps of bothWays([
+      { stepId: "reserve", state: "executed" },
+      { stepId: "charge", state: "executed", undo: "failed" },
+      { stepId: "ship", state: "executed", undo: "unavailable" },
+      { stepId: "notify", state: "failed" }
+    ])) {
+      expect(CompensationLeft.of(failed, steps, NOW)).toEqual({
+        undoable: ["ship", "reserve"],
+        byHand: [{ stepId: "charge", undo: "failed" }],
+        clean: false
+      })
+    }
+  })
+
+  it("nothing left dirty once no undo is owed and no step is unknown; not clean while one is", () => {
+    const done = [{ stepId: "reserve", state: "executed", undo: "completed" }]
+    for (const steps of bothWays(done)) {
+      expect(CompensationLeft.of(failed, steps, NOW)).toEqual({ undoable: [], byHand: [], clean: true })
+    }
+    for (const steps of bothWays([...done, { stepId: "charge", state: "unknown" }])) {
+      expect(CompensationLeft.of(failed, steps, NOW)?.clean).toBe(false)
+    }
+  })
+
+  it("no advice for a saga that did not end compensation_failed, or that a live lease's worker holds", () => {
+    const steps = [{ stepId: "reserve", state: "executed", undo: undefined }]
+    expect(CompensationLeft.of({ status: "compensated", lease: null }, steps, NOW)).toBeUndefined()
+    const held = { owner: "w1", expiresAt: "2026-01-01T00:01:00.000Z" }
+    expect(CompensationLeft.of({ ...failed, lease: held }, steps, NOW)).toBeUndefined()
+  })
+
+  it("names what was left live with each undo's key, one or several", () => {
+    expect(CompensationLeft.leftLive("o-1", [{ stepId: "charge", undo: "partial" }])).toBe(
+      "this undo left live: charge (undo partial, key o-1/charge/undo)"
+    )
+    expect(
+      CompensationLeft.leftLive("o-1", [
+        { stepId: "charge", undo: "failed" },
+        { stepId: "ship", undo: "unknown" }
+      ])
+    ).toBe("these undos left live: charge (undo failed, key o-1/charge/undo), ship (undo unknown, key o-1/ship/undo)")
+  })
+})
