@@ -19,6 +19,7 @@ import { svg } from "./diagram.js"
 import { attribute, badge, escape, hidden } from "./html.js"
 import { isPastEnd, type Position, pager } from "./pager.js"
 import { undoRows } from "./report.js"
+import * as ReturnTo from "./returnTo.js"
 
 const sagaLink = (sagaId: string): string =>
   `<a href="/console/sagas/${encodeURIComponent(sagaId)}">${escape(sagaId)}</a>`
@@ -324,12 +325,13 @@ ${
 }
 
 /**
- * The sign-in form: the bearer token, kept in an HTTP-only, same-site cookie.
+ * The sign-in form: the bearer token, kept in an HTTP-only, same-site cookie; `next`, the console
+ * page sign-in leads to (checked by `ReturnTo.pageOf`), carried in the form unless it is the inbox.
  *
  * @since 0.2.0
  * @category views
  */
-export const login = (): string => `<h1>Sign in</h1>
-<form class="card actions" method="post" action="/console/login">
+export const login = (next: string = ReturnTo.HOME): string => `<h1>Sign in</h1>
+<form class="card actions" method="post" action="/console/login">${next === ReturnTo.HOME ? "" : hidden({ next })}
 <label>API token <input type="password" name="token" autocomplete="off" required autofocus></label>
 <button type="submit">Sign in</button></form>`

@@ -40,6 +40,7 @@ import type { Notice } from "./html.js"
 import { escape, page } from "./html.js"
 import { offsetOf } from "./pager.js"
 import * as Pages from "./pages.js"
+import * as ReturnTo from "./returnTo.js"
 import { SESSION_TTL_MILLIS, Sessions } from "./sessions.js"
 
 const COOKIE = "effect_saga_console"
@@ -103,7 +104,8 @@ const view = <E extends EngineError | ApiError, R>(
   Effect.gen(function* () {
     const request = yield* HttpServerRequest.HttpServerRequest
     const principal = yield* principalOf(request)
-    if (principal === undefined) return seeOther("/console/login")
+    // Signed in, the person comes back to the page they asked for.
+    if (principal === undefined) return seeOther(ReturnTo.loginFor(ReturnTo.askedBy(request.url)))
     const notice = Flash.of(request)
     const shown = yield* asApi(draw(principal)).pipe(
       Authority.withPrincipal(principal),
@@ -285,7 +287,10 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
       )
       yield* router.get(
         "/console/login",
-        Effect.succeed(html(page({ title: "Sign in", current: "login", body: Pages.login() })))
+        Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+          const next = ReturnTo.pageOf(new URL(request.url, "http://console").searchParams.get("next"))
+          return html(page({ title: "Sign in", current: "login", body: Pages.login(next) }))
+        })
       )
       yield* router.post(
         "/console/login",
@@ -297,6 +302,7 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
             const read = yield* Effect.either(Forms.read(request, max))
             if (read._tag === "Left") return unread(read.left, "login")
             const token = read.right("token").trim()
+            const next = ReturnTo.pageOf(read.right("next"))
             const authentication = yield* Authentication
             const valid = yield* Effect.option(authentication.bearer(Redacted.make(token)))
             if (Option.isNone(valid)) {
@@ -305,13 +311,13 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
                   title: "Sign in",
                   current: "login",
                   notice: { kind: "forbidden", text: "That token is not valid." },
-                  body: Pages.login()
+                  body: Pages.login(next)
                 }),
                 401
               )
             }
             const id = (yield* ConsoleSessions).signIn(Redacted.make(token), yield* Clock.currentTimeMillis)
-            return HttpServerResponse.unsafeSetCookie(seeOther("/console"), COOKIE, id, {
+            return HttpServerResponse.unsafeSetCookie(seeOther(next), COOKIE, id, {
               ...session,
               maxAge: SESSION_TTL_MILLIS
             })
