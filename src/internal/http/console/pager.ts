@@ -59,14 +59,3 @@ export const pager = (path: string, position: Position, query: Readonly<Record<s
   ].filter((link) => link !== "")
   return links.length === 0 ? "" : `<nav class="actions" aria-label="pages">${links.join(" ")}</nav>`
 }
-
-/**
- * The page a console list's `offset` parameter asks for: a whole number, 0 or more; anything else is 0.
- *
- * @since 0.5.0
- * @category views
- */
-export const offsetOf = (text: string | null): number => {
-  const offset = Number(text ?? "0")
-  return Number.isSafeInteger(offset) && offset > 0 ? offset : 0
-}

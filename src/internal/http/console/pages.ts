@@ -73,23 +73,28 @@ ${
 
 /**
  * The approval inbox. A page past the end (`?offset=301` with 301 sagas waiting) says how many
- * wait, none shown, and links back to the last page; it never says that nothing waits.
+ * wait, none shown, and links back to the last page; it never says that nothing waits. `query`:
+ * what its page links keep (a `limit` given).
  *
  * @since 0.2.0
  * @category views
  */
-export const inbox = (requests: ReadonlyArray<PendingApproval>, position?: Position): string =>
+export const inbox = (
+  requests: ReadonlyArray<PendingApproval>,
+  position?: Position,
+  query: Readonly<Record<string, string>> = {}
+): string =>
   position !== undefined && position.total > 0 && isPastEnd(position)
-    ? pastTheInbox(position)
+    ? pastTheInbox(position, query)
     : `<h1>Approval inbox <span class="muted">(${requests.length} waiting${shownOf(position)})</span></h1>
 ${requests.length === 0 ? '<p class="muted" id="empty">No approval is waiting.</p>' : requests.map(pendingCard).join("\n")}
-${position === undefined ? "" : pager("/console", position)}`
+${position === undefined ? "" : pager("/console", position, query)}`
 
 /** A page of the inbox past its last, as `/console/sagas` says one: how many in all, none shown. */
-const pastTheInbox = (position: Position): string =>
+const pastTheInbox = (position: Position, query: Readonly<Record<string, string>>): string =>
   `<h1>Approval inbox <span class="muted">(${position.total} saga(s) with something waiting, none shown)</span></h1>
 <p class="muted" id="empty">This page is past the last: the ${position.total} saga(s) with something waiting are on the pages before it.</p>
-${pager("/console", position)}`
+${pager("/console", position, query)}`
 
 /** Which of how many a page shows, when it does not show them all (nothing past the end). */
 const shownOf = (position: Position | undefined): string =>
@@ -109,14 +114,18 @@ const statuses: ReadonlyArray<SagaStatus> = [
 ]
 
 /**
- * The sagas, what needs a person first, with a status filter and a search by id.
+ * The sagas, what needs a person first, with a status filter and a search by id; a `limit` given
+ * is kept by the filter and the page links.
  *
  * @since 0.2.0
  * @category views
  */
-export const sagas = (found: SagaPage, filter: { readonly status: string; readonly search: string }): string =>
+export const sagas = (
+  found: SagaPage,
+  filter: { readonly status: string; readonly search: string; readonly limit?: string | undefined }
+): string =>
   `<h1>Sagas</h1>
-<form class="actions" method="get" action="/console/sagas" role="search">
+<form class="actions" method="get" action="/console/sagas" role="search">${filter.limit === undefined || filter.limit === "" ? "" : hidden({ limit: filter.limit })}
 <label>Status <select name="status"><option value="">any</option>${statuses
     .map(
       (status) =>
@@ -134,7 +143,7 @@ ${found.sagas
   )
   .join("\n")}
 </tbody></table></div>
-${pager("/console/sagas", found, filter)}`
+${pager("/console/sagas", found, { status: filter.status, search: filter.search, limit: filter.limit ?? "" })}`
 
 /**
  * The resolve card of a step whose outcome is unknown: why, when the saga journaled it, and the

@@ -31,14 +31,13 @@ import type { EngineError } from "../errorStatus.js"
 import { asApi } from "../errorStatus.js"
 import type { ApiError, TooLarge } from "../errors.js"
 import { Malformed } from "../errors.js"
-import { ListParams } from "../models.js"
+import { InboxParams, ListParams } from "../models.js"
 import * as Reading from "../reading.js"
 import * as Flash from "./flash.js"
 import type { Form } from "./forms.js"
 import * as Forms from "./forms.js"
 import type { Notice } from "./html.js"
 import { escape, page } from "./html.js"
-import { offsetOf } from "./pager.js"
 import * as Pages from "./pages.js"
 import * as ReturnTo from "./returnTo.js"
 import { SESSION_TTL_MILLIS, Sessions } from "./sessions.js"
@@ -63,9 +62,16 @@ const html = (body: string, status = 200) =>
 
 const seeOther = (location: string) => HttpServerResponse.redirect(location, { status: 303, headers })
 
-/** The page a console list asks for by its `offset` parameter. */
-const offsetParam = (request: HttpServerRequest.HttpServerRequest): number =>
-  offsetOf(new URL(request.url, "http://console").searchParams.get("offset"))
+/** The page parameters a console list was sent, as sent: only those given (`offset`, `limit`). */
+const pageQuery = (request: HttpServerRequest.HttpServerRequest): Record<string, string> => {
+  const search = new URL(request.url, "http://console").searchParams
+  return Object.fromEntries(
+    ["offset", "limit"].flatMap((name) => {
+      const value = search.get(name)
+      return value === null ? [] : [[name, value]]
+    })
+  )
+}
 
 /**
  * The principal the token of the request's session names, checked again now. Without a session (none,
@@ -196,15 +202,20 @@ const post = <R>(
   })
 
 /**
- * The sagas page's filter, decoded as `GET /api/sagas` decodes its query: a status that is none
- * (`bogus`) is refused with the API's message; a comma-separated list names several.
+ * A console list's query, decoded as the API decodes its own (`ListParams` for `GET /api/sagas`,
+ * `InboxParams` for `GET /api/approvals`): what the API answers 400 (a status that is none, `bogus`;
+ * an `offset` of `-1` or `abc`, a `limit` of `0` or `-5`) is refused with the API's message, never
+ * read as the first page.
  */
-const filterOf = (query: { readonly status: string; readonly search: string }) =>
-  Schema.decodeUnknown(ListParams)(query.status === "" ? { search: query.search } : query).pipe(
+const queryOf = <A, I>(schema: Schema.Schema<A, I>, query: Readonly<Record<string, string>>) =>
+  Schema.decodeUnknown(schema)(query).pipe(
     Effect.mapError(
       (error) => new Malformed({ message: decodeMessage(ParseResult.ArrayFormatter.formatErrorSync(error)) })
     )
   )
+
+/** The most sagas a page of `/console/sagas` lists when its query gives no `limit`. */
+const SAGAS_PAGE = 500
 
 const sagaPage = (sagaId: string) => `/console/sagas/${encodeURIComponent(sagaId)}`
 
@@ -244,10 +255,17 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
         route(
           Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
             view("inbox", () =>
-              Effect.map(Reading.pendingApprovalsPage({ offset: offsetParam(request) }), (found) => ({
-                title: "Approval inbox",
-                body: Pages.inbox(found.approvals, { total: found.sagas, offset: found.offset, limit: found.limit })
-              }))
+              queryOf(InboxParams, pageQuery(request)).pipe(
+                Effect.flatMap(Reading.pendingApprovalsPage),
+                Effect.map((found) => ({
+                  title: "Approval inbox",
+                  body: Pages.inbox(
+                    found.approvals,
+                    { total: found.sagas, offset: found.offset, limit: found.limit },
+                    { limit: pageQuery(request).limit ?? "" }
+                  )
+                }))
+              )
             )
           )
         )
@@ -259,10 +277,16 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
             const search = new URL(request.url, "http://console").searchParams
             const status = search.get("status") ?? ""
             const text = search.get("search") ?? ""
+            const paging = pageQuery(request)
+            // The form's "any" status sends an empty one.
+            const query = { ...(status === "" ? {} : { status }), search: text, ...paging }
             return view("sagas", () =>
-              filterOf({ status, search: text }).pipe(
-                Effect.flatMap((filter) => Reading.listSagas({ ...filter, offset: offsetParam(request), limit: 500 })),
-                Effect.map((found) => ({ title: "Sagas", body: Pages.sagas(found, { status, search: text }) }))
+              queryOf(ListParams, query).pipe(
+                Effect.flatMap((filter) => Reading.listSagas({ ...filter, limit: filter.limit ?? SAGAS_PAGE })),
+                Effect.map((found) => ({
+                  title: "Sagas",
+                  body: Pages.sagas(found, { status, search: text, limit: paging.limit ?? "" })
+                }))
               )
             )
           })
