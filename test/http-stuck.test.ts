@@ -10,6 +10,7 @@ import { Effect, Schema } from "effect"
 import { Journal, Saga } from "../src/index.js"
 import * as SagaApi from "../src/SagaApi.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
+import { unescaped } from "./fixtures/console-forms.js"
 import { saga, started } from "./fixtures/drafts.js"
 import { clientAs, consoleCookie, freshDb, onDb, payout, serveOn } from "./fixtures/http-saga.js"
 
@@ -141,6 +142,33 @@ describe("a stuck saga on the HTTP API and the console", { timeout: 30_000 }, ()
         const betweenPage = yield* html(baseUrl, "/console/sagas/x-between")
         expect(betweenPage).toContain("no worker is driving it")
         expect(betweenPage).not.toContain("no Recovery can take it")
+      })
+  )
+
+  it.scopedLive(
+    "a stuck saga with a step whose outcome is unknown: its banner says to resolve that step before compensating, and how",
+    () =>
+      Effect.gen(function* () {
+        const { baseUrl } = yield* world("stuck-unknown")
+        const { saga } = yield* Effect.flatMap(clientAs(baseUrl, "alice"), (api) =>
+          api.sagas.get({ path: { sagaId: "x-stuck" } })
+        )
+        const banner = /<p class="banner" role="alert" id="stuck">([^<]*)<\/p>/.exec(
+          yield* html(baseUrl, "/console/sagas/x-stuck")
+        )?.[1]
+        expect(unescaped(banner ?? "")).toBe(
+          `Stuck: no worker is driving it, and no Recovery can take it (it was started with Saga.run): run its program again, or compensate it (effect-saga compensate x-stuck --register MODULE --as WHO, or POST /api/sagas/x-stuck/compensate). Resolve ${intent.stepId} first: its outcome is unknown, and a compensation now cannot undo it and ends the saga compensation failed. Resolve it below ("It was applied" or "It was not applied"), or effect-saga resolve x-stuck ${intent.stepId} --applied --result JSON|--not-applied --as WHO --revision ${saga.revision} --digest ${saga.digest}, or POST /api/sagas/x-stuck/steps/${encodeURIComponent(intent.stepId)}/resolve.`
+        )
+        // As documented: compensated now, the saga ends compensation_failed with that step not undone.
+        const compensated = yield* Effect.flatMap(clientAs(baseUrl, "alice"), (api) =>
+          api.operations.compensate({
+            path: { sagaId: "x-stuck" },
+            payload: { revision: saga.revision, digest: saga.digest }
+          })
+        )
+        expect(compensated.message).toContain("the saga's compensation failed")
+        // With nothing to resolve, the banner says nothing of it.
+        expect(yield* html(baseUrl, "/console/sagas/x-suspended")).not.toContain("first: its outcome is unknown")
       })
   )
 

@@ -73,14 +73,32 @@ export const resolved = (sagaId: string, origin: Origin | undefined, at: string)
   `next: nothing is left to resolve: the saga goes on (or compensates, if one did not happen) when it is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga that needs attention); or effect-saga compensate ${sagaId} --register MODULE --as WHO ${at}`
 
 /**
+ * How to compensate a saga instead, at `at`: once its steps whose outcome is unknown (`unresolved`)
+ * are resolved, as the `next:` lines above say, since a compensation cannot undo such a step and
+ * ends the saga `compensation_failed`.
+ */
+const compensateInstead = (sagaId: string, at: string, unresolved: ReadonlyArray<string>): string => {
+  const compensate = `effect-saga compensate ${sagaId} --register MODULE --as WHO ${at}`
+  if (unresolved.length === 0) return compensate
+  const [it, is] = unresolved.length === 1 ? ["it", "is"] : ["them", "are"]
+  return `once ${unresolved.join(", ")} ${is} resolved (above: a compensation before then cannot undo ${it} and ends the saga compensation_failed), ${compensate}`
+}
+
+/**
  * The `next:` line of a saga left behind (`Stuck.isLeftBehind`): who takes it, or that no `Recovery` can
- * (started with `Saga.run`), and how to compensate it instead.
+ * (started with `Saga.run`), and how to compensate it instead: once the steps whose outcome is
+ * unknown (`unresolved`) are resolved.
  *
  * @since 0.4.0
  * @category resuming
  */
-export const leftBehind = (sagaId: string, origin: Origin | undefined, at: string): string => {
-  const compensate = `effect-saga compensate ${sagaId} --register MODULE --as WHO ${at}`
+export const leftBehind = (
+  sagaId: string,
+  origin: Origin | undefined,
+  at: string,
+  unresolved: ReadonlyArray<string> = []
+): string => {
+  const compensate = compensateInstead(sagaId, at, unresolved)
   switch (origin?._tag) {
     case "Definition":
       return `next: no worker is driving it: a worker whose Recovery was given definition ${origin.name} takes it at its next pass, or ${resumedBy(sagaId, origin)}; or ${compensate}`

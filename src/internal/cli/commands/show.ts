@@ -22,6 +22,7 @@ import * as Journaled from "../../util/origin.js"
 import { printable } from "../../util/printable.js"
 import * as Stuck from "../../util/stuck.js"
 import { table } from "../../util/table.js"
+import * as ToResolve from "../../util/toResolve.js"
 import * as DecisionNext from "../decisionNext.js"
 import { exitIfDirty } from "../dirty.js"
 import { SomethingWrong, UsageError } from "../failure.js"
@@ -61,8 +62,7 @@ const stateOf = (step: Saga.StepStatus, status: Saga.SagaStatus, now: number): s
         : step.state
 
 /** The steps with no outcome journaled that may have changed something: what an operator resolves. */
-const toResolve = (status: Saga.SagaStatus): ReadonlyArray<Saga.StepStatus> =>
-  status.steps.filter((step) => step.state === "unknown" && step.changesNothing !== true)
+const toResolve = (status: Saga.SagaStatus): ReadonlyArray<Saga.StepStatus> => ToResolve.toResolve(status.steps)
 
 const steps = (status: Saga.SagaStatus, now: number): string =>
   table(
@@ -157,9 +157,10 @@ const resolveLine = (
   const lease = Lease.liveLease(status, now)
   if (lease !== undefined) return waitLine(status, stepId, lease)
   const earlier = Timeline.undoneBefore(entries, stepId)
+  const command = `next: ${ToResolve.resolveCommand(status.sagaId, stepId, at, earlier)}`
   return earlier === undefined
-    ? `next: effect-saga resolve ${status.sagaId} ${stepId} --applied --result JSON|--not-applied --as WHO ${at}`
-    : `next: effect-saga resolve ${status.sagaId} ${stepId} --not-applied --as WHO ${at} (if the call did not happen; if it did, undo it by hand: step ${earlier} before it is undone already, --applied is refused)`
+    ? command
+    : `${command} (if the call did not happen; if it did, undo it by hand: step ${earlier} before it is undone already, --applied is refused)`
 }
 
 /**
@@ -271,7 +272,16 @@ const next = (
       (step) =>
         `next: effect-saga resolve ${status.sagaId} ${step.stepId} --applied|--not-applied --as WHO ${at} (ask the provider whether the undo, key ${status.sagaId}, happened)`
     ),
-    ...(Stuck.isLeftBehind(status, now) ? [Resumer.leftBehind(status.sagaId, origin, at)] : []),
+    ...(Stuck.isLeftBehind(status, now)
+      ? [
+          Resumer.leftBehind(
+            status.sagaId,
+            origin,
+            at,
+            unknown.map((step) => step.stepId)
+          )
+        ]
+      : []),
     ...(isResolved(status, unknown, undoRun, now) ? [Resumer.resolved(status.sagaId, origin, at)] : []),
     ...(!status.sagaId.endsWith(RUN_SUFFIX)
       ? compensationFailedLines(status, at, now)

@@ -12,6 +12,7 @@ import * as ApprovalExpiry from "../../util/approvalExpiry.js"
 import * as ExplicitUndoRuns from "../../util/explicitUndoRuns.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import * as Lease from "../../util/lease.js"
+import * as ToResolve from "../../util/toResolve.js"
 import * as UndoRunAdvice from "../../util/undoRunAdvice.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
 import * as CompensationNext from "./compensationNext.js"
@@ -241,10 +242,29 @@ ${detail.steps[0] === undefined ? "" : `<p>Its saga: ${sagaLink(UndoRunAdvice.sa
 
 /**
  * What a stuck saga (`stuck`: started with `Saga.run`, left behind) waits for: no Recovery takes
- * it, as `effect-saga list` and `show` say.
+ * it, as `effect-saga list` and `show` say. A step whose outcome is unknown (`unresolved`) is
+ * resolved before it is compensated: a compensation cannot undo it and ends `compensation_failed`.
  */
-const stuckLine = (sagaId: string): string =>
-  `Stuck: no worker is driving it, and no Recovery can take it (it was started with Saga.run): run its program again, or compensate it (effect-saga compensate ${sagaId} --register MODULE --as WHO, or POST /api/sagas/${encodeURIComponent(sagaId)}/compensate).`
+const stuckLine = (detail: SagaDetail, unresolved: ReadonlyArray<SagaDetail["steps"][number]>): string => {
+  const { sagaId } = detail.saga
+  const path = `/api/sagas/${encodeURIComponent(sagaId)}`
+  return [
+    `Stuck: no worker is driving it, and no Recovery can take it (it was started with Saga.run): run its program again, or compensate it (effect-saga compensate ${sagaId} --register MODULE --as WHO, or POST ${path}/compensate).`,
+    ...unresolved.map((step) => resolveFirst(detail, step.stepId))
+  ].join(" ")
+}
+
+/**
+ * Resolve a step whose outcome is unknown before compensating, and how, as `effect-saga show`'s
+ * `next:` line says it: a compensation now cannot undo it and ends the saga `compensation_failed`.
+ */
+const resolveFirst = (detail: SagaDetail, stepId: string): string => {
+  const { sagaId, revision, digest } = detail.saga
+  const earlier = Timeline.undoneBefore(detail.entries, stepId)
+  const here = earlier === undefined ? '"It was applied" or "It was not applied"' : '"It was not applied"'
+  const command = ToResolve.resolveCommand(sagaId, stepId, `--revision ${revision} --digest ${digest}`, earlier)
+  return `Resolve ${stepId} first: its outcome is unknown, and a compensation now cannot undo it and ends the saga compensation failed. Resolve it below (${here}), or ${command}, or POST /api/sagas/${encodeURIComponent(sagaId)}/steps/${encodeURIComponent(stepId)}/resolve.`
+}
 
 /** What a saga that needs attention with nothing left to resolve waits for. */
 const RESOLVED =
@@ -285,8 +305,7 @@ export const saga = (detail: SagaDetail, now: number, left: ReadonlyArray<string
   const row = detail.saga
   const undone = undoRows(detail)
   // A read's unknown outcome changed nothing: there is nothing to resolve.
-  const unknown =
-    row.tampered === null ? detail.steps.filter((step) => step.state === "unknown" && step.changesNothing !== true) : []
+  const unknown = row.tampered === null ? ToResolve.toResolve(detail.steps) : []
   const waiting = detail.steps.filter((step) => step.state === "awaiting_approval")
   const lease = Lease.liveLease(row, now)
   const approved = row.status === "awaiting_approval" ? detail.steps.filter((step) => step.state === "approved") : []
@@ -298,7 +317,7 @@ ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">$
 <dt>created</dt><dd>${escape(row.createdAt)}</dd><dt>updated</dt><dd>${escape(row.updatedAt)}</dd>
 <dt>lease</dt><dd id="lease">${escape(Lease.describe(row, now))}</dd>
 </dl>
-${row.stuck === true ? `<p class="banner" role="alert" id="stuck">${escape(stuckLine(row.sagaId))}</p>` : ""}
+${row.stuck === true ? `<p class="banner" role="alert" id="stuck">${escape(stuckLine(detail, unknown))}</p>` : ""}
 ${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`}
 ${approved.map((step) => (isRun ? runApprovedLine(detail, step, now) : approvedLine(detail, step.stepId, now))).join("\n")}
 ${isRun && row.status === "compensation_failed" && row.tampered === null ? runAnswerCard(detail, left) : ""}

@@ -1,0 +1,39 @@
+/**
+ * The steps an operator resolves, and the command that does it: one rule for `effect-saga show`'s
+ * `next:` lines and the console's saga page. A step whose outcome is unknown and that may have
+ * changed something stays `unknown` until it is resolved; a compensation before then cannot undo
+ * it (nobody knows whether it happened) and ends the saga `compensation_failed`, so it is resolved
+ * first (docs/compensation.md, "Unknown outcomes and the operator").
+ *
+ * @since 0.5.0
+ */
+
+/** What the rule reads of a step: a `Saga.StepStatus`, or the HTTP API's copy of one. */
+interface Step {
+  readonly stepId: string
+  readonly state: string
+  readonly changesNothing?: boolean | undefined
+}
+
+/**
+ * The steps with no outcome journaled that may have changed something: what an operator resolves
+ * (a read's unknown outcome changed nothing, and a resume runs it again).
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const toResolve = <S extends Step>(steps: ReadonlyArray<S>): ReadonlyArray<S> =>
+  steps.filter((step) => step.state === "unknown" && step.changesNothing !== true)
+
+/**
+ * `effect-saga resolve` for a step, at the position `at` (`--revision N --digest HASH`): as applied
+ * (with its result) or not, or only as not applied once compensation began the undo of `earlier`, a
+ * step that ran before it (`Timeline.undoneBefore`: its undo would come out of reverse order).
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const resolveCommand = (sagaId: string, stepId: string, at: string, earlier: string | undefined): string =>
+  earlier === undefined
+    ? `effect-saga resolve ${sagaId} ${stepId} --applied --result JSON|--not-applied --as WHO ${at}`
+    : `effect-saga resolve ${sagaId} ${stepId} --not-applied --as WHO ${at}`
