@@ -246,7 +246,11 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         payload: { revision: unsettled.saga.revision, digest: unsettled.saga.digest }
       })
       expect(failed.report.status).toBe("compensation_failed")
-      expect(failed.message).toBe("compensation asked by alice: the saga's compensation failed")
+      // It names that step, to resolve first: a compensation again then runs its undo.
+      const toResolve = unsettled.steps.find((step) => step.state === "unknown")!.stepId
+      expect(failed.message).toBe(
+        `compensation asked by alice: the saga's compensation failed: ${toResolve} was not undone, since its outcome is unknown: resolve it first (POST /api/sagas/ship-2/steps/${encodeURIComponent(toResolve)}/resolve, or effect-saga resolve), then compensate the saga again`
+      )
 
       const solo = yield* awaiting(baseUrl, "solo-1")
       const reserve = solo.detail.steps[0]!

@@ -78,9 +78,22 @@ const requireUndos = (
   )
 }
 
-/** Where a compensation left the saga, as the end of a sentence. */
+/**
+ * What a compensation that failed could not undo because a step's outcome is unknown: resolve it
+ * first (a compensation again then runs its undo, or ends the saga compensated if it did not happen).
+ */
+const unresolvedOf = (report: CompensationAnswer["report"]): string => {
+  const unknown = report.notUndone.filter((step) => step.phase === "UNKNOWN")
+  if (unknown.length === 0) return ""
+  const path = (stepId: string) =>
+    `POST /api/sagas/${encodeURIComponent(report.sagaId)}/steps/${encodeURIComponent(stepId)}/resolve`
+  const [its, it] = unknown.length === 1 ? ["its outcome is", "it"] : ["their outcomes are", "them"]
+  return `: ${unknown.map((step) => step.stepId).join(", ")} ${unknown.length === 1 ? "was" : "were"} not undone, since ${its} unknown: resolve ${it} first (${unknown.map((step) => path(step.stepId)).join(", ")}, or effect-saga resolve), then compensate the saga again`
+}
+
+/** Where a compensation left the saga, as the end of a sentence: what to resolve first, if a step's outcome is unknown. */
 const compensationOutcome = (report: CompensationAnswer["report"]): string =>
-  report.status === "compensated" ? "the saga is compensated" : "the saga's compensation failed"
+  report.status === "compensated" ? "the saga is compensated" : `the saga's compensation failed${unresolvedOf(report)}`
 
 /**
  * Carries out `command` and answers with whether it wrote anything itself (not whether the saga
