@@ -470,4 +470,55 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         expect(yield* nextLines("c-3")).toEqual([])
       })
   )
+
+  it.scoped(
+    "a compensation that failed never names a read as an undo to run, and asks the provider about an undo that answered unknown before anything is undone by hand",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        const nextLines = (sagaId: string) =>
+          Effect.map(cli("show", sagaId, "--db", db), (shown) =>
+            shown.stdout.split("\n").filter((line) => line.startsWith("next: "))
+          )
+        const checkStock = Compensable.make({
+          name: "checkStock",
+          input: Schema.String,
+          success: Schema.Number,
+          changesNothing: true,
+          execute: () => Effect.succeed(3)
+        })
+        const refund = (answer: Outcome.Failed | Outcome.Unknown) =>
+          Compensable.make({
+            name: `charge-${answer._tag}`,
+            input: Schema.Number,
+            success: Schema.String,
+            execute: (amount) => Effect.succeed(`ch-${amount}`),
+            compensate: () => Effect.fail(answer)
+          })
+        const checkout = (charge: ReturnType<typeof refund>) =>
+          Effect.gen(function* () {
+            yield* checkStock("A-1")
+            yield* charge(7)
+            return yield* Effect.fail(Outcome.failed("the carrier declined"))
+          })
+
+        // The refund failed: the charge is left live; the read has nothing to undo.
+        const failing = refund(Outcome.failed("the bank refused the refund"))
+        expect((yield* onFile(db, Saga.run("r-1", checkout(failing))))._tag).toBe("CompensationFailed")
+        const charged = (yield* onFile(db, Saga.status("r-1"))).steps.find((step) => step.toolName === failing.name)!
+        expect(yield* nextLines("r-1")).toEqual([
+          `next: undo by hand, at the provider, what this undo left live: ${charged.stepId} (undo failed, key r-1/${charged.stepId}/undo); effect-saga does not run a settled undo again, and the saga stays compensation_failed`
+        ])
+
+        // The refund answered unknown: it may have happened, so the provider is asked first.
+        const unsure = refund(Outcome.unknown("the bank timed out"))
+        expect((yield* onFile(db, Saga.run("r-2", checkout(unsure))))._tag).toBe("CompensationFailed")
+        const unsureStep = (yield* onFile(db, Saga.status("r-2"))).steps.find((step) => step.toolName === unsure.name)!
+        const lines = yield* nextLines("r-2")
+        expect(lines).toEqual([
+          `next: ask the provider whether this undo happened: ${unsureStep.stepId} (undo unknown, key r-2/${unsureStep.stepId}/undo); if it did not, undo its effect by hand (if it did, nothing is left live); effect-saga does not run a settled undo again, and the saga stays compensation_failed`
+        ])
+        expect(lines.join("\n")).not.toContain("checkStock")
+      })
+  )
 })

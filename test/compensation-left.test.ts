@@ -26,6 +26,7 @@ describe("what a compensation that failed left", () => {
       expect(CompensationLeft.of(failed, steps, NOW)).toEqual({
         undoable: ["ship", "reserve"],
         byHand: [{ stepId: "charge", undo: "failed" }],
+        toAsk: [],
         clean: false
       })
     }
@@ -34,7 +35,7 @@ describe("what a compensation that failed left", () => {
   it("nothing left dirty once no undo is owed and no step is unknown; not clean while one is", () => {
     const done = [{ stepId: "reserve", state: "executed", undo: "completed" }]
     for (const steps of bothWays(done)) {
-      expect(CompensationLeft.of(failed, steps, NOW)).toEqual({ undoable: [], byHand: [], clean: true })
+      expect(CompensationLeft.of(failed, steps, NOW)).toEqual({ undoable: [], byHand: [], toAsk: [], clean: true })
     }
     for (const steps of bothWays([...done, { stepId: "charge", state: "unknown" }])) {
       expect(CompensationLeft.of(failed, steps, NOW)?.clean).toBe(false)
@@ -48,6 +49,31 @@ describe("what a compensation that failed left", () => {
     expect(CompensationLeft.of({ ...failed, lease: held }, steps, NOW)).toBeUndefined()
   })
 
+  it("a read is never an undo to run, nor its unknown outcome a step to resolve", () => {
+    for (const steps of bothWays([
+      { stepId: "checkStock", state: "executed" },
+      { stepId: "lookUp", state: "unknown" },
+      { stepId: "reserve", state: "executed", undo: "completed" }
+    ])) {
+      const reads = steps.map((step) => ({ ...step, changesNothing: step.stepId !== "reserve" }))
+      expect(CompensationLeft.of(failed, reads, NOW)).toEqual({ undoable: [], byHand: [], toAsk: [], clean: true })
+    }
+  })
+
+  it("an undo that answered unknown is asked about, not called left live", () => {
+    for (const steps of bothWays([{ stepId: "charge", state: "executed", undo: "unknown" }])) {
+      expect(CompensationLeft.of(failed, steps, NOW)).toEqual({
+        undoable: [],
+        byHand: [],
+        toAsk: [{ stepId: "charge", undo: "unknown" }],
+        clean: false
+      })
+    }
+    expect(CompensationLeft.mayBeLive("o-1", [{ stepId: "charge", undo: "unknown" }])).toBe(
+      "whether this undo happened: charge (undo unknown, key o-1/charge/undo); if it did not, undo its effect by hand (if it did, nothing is left live)"
+    )
+  })
+
   it("names what was left live with each undo's key, one or several", () => {
     expect(CompensationLeft.leftLive("o-1", [{ stepId: "charge", undo: "partial" }])).toBe(
       "this undo left live: charge (undo partial, key o-1/charge/undo)"
@@ -55,8 +81,8 @@ describe("what a compensation that failed left", () => {
     expect(
       CompensationLeft.leftLive("o-1", [
         { stepId: "charge", undo: "failed" },
-        { stepId: "ship", undo: "unknown" }
+        { stepId: "ship", undo: "partial" }
       ])
-    ).toBe("these undos left live: charge (undo failed, key o-1/charge/undo), ship (undo unknown, key o-1/ship/undo)")
+    ).toBe("these undos left live: charge (undo failed, key o-1/charge/undo), ship (undo partial, key o-1/ship/undo)")
   })
 })

@@ -2,15 +2,19 @@
  * What is left of a saga whose compensation failed, once nobody drives it: one decision for
  * `effect-saga show`'s `next:` lines and the console's saga page, each saying it in its own words.
  * Its compensation already ran, so a resume does not go on: a compensation again runs the undos it
- * could not (an undo `unavailable`, a step resolved applied since) and journals a new report; what
- * an undo left live is undone by hand (effect-saga never runs a settled undo again); with neither,
- * and no step whose outcome is unknown (a step resolved not applied since the report), nothing is
- * left dirty: a compensation again journals a new report and the saga ends `compensated`.
+ * could not (an undo `unavailable`, a step resolved applied since; never a read, which has nothing to
+ * undo) and journals a new report; what an undo left live (`failed`, `partial`) is undone by hand
+ * (effect-saga never runs a settled undo again), and an undo that answered `unknown` is asked of the
+ * provider first (it may have happened: undone again by hand, the effect would be undone twice);
+ * with none of these, and no step whose outcome is unknown that may have changed something (a step
+ * resolved not applied since the report), nothing is left dirty: a compensation again journals a
+ * new report and the saga ends `compensated`.
  *
  * @since 0.5.0
  */
 import type { SagaRecord } from "../../Journal.js"
 import * as Lease from "./lease.js"
+import { toResolve } from "./toResolve.js"
 
 /**
  * What the decision reads of a step: a `Saga.StepStatus` (its `undo` `undefined` when none was asked
@@ -23,10 +27,13 @@ export interface Step {
   readonly stepId: string
   readonly state: string
   readonly undo: string | null | undefined
+  /** A read: it has no undo to run, and its `unknown` outcome is nothing to resolve. */
+  readonly changesNothing?: boolean | undefined
 }
 
 /**
- * A step whose undo settled with something left live (`failed`, `partial` or `unknown`).
+ * A step whose undo settled with something left live (`failed`, `partial`) or that may have left it
+ * (`unknown`).
  *
  * @since 0.5.0
  * @category models
@@ -38,8 +45,10 @@ export interface ByHand {
 
 /**
  * What is left: `undoable`, the steps whose undo a compensation again runs, in the order it runs
- * them (reverse order of execution); `byHand`, what an undo left live; `clean`, neither and no step
- * whose outcome is unknown, so a compensation again ends the saga `compensated`.
+ * them (reverse order of execution); `byHand`, what an undo left live (`failed`, `partial`);
+ * `toAsk`, the undos that answered `unknown`, to ask the provider about before anything is done by
+ * hand; `clean`, none of these and no step whose outcome is unknown that may have changed something,
+ * so a compensation again ends the saga `compensated`.
  *
  * @since 0.5.0
  * @category models
@@ -47,11 +56,12 @@ export interface ByHand {
 export interface Left {
   readonly undoable: ReadonlyArray<string>
   readonly byHand: ReadonlyArray<ByHand>
+  readonly toAsk: ReadonlyArray<ByHand>
   readonly clean: boolean
 }
 
 /** Undos that settled with something left live: effect-saga never runs a settled undo again. */
-const settledLive: ReadonlySet<string> = new Set(["failed", "partial", "unknown"])
+const settledLive: ReadonlySet<string> = new Set(["failed", "partial"])
 
 const notAsked = (undo: string | null | undefined): boolean => undo === undefined || undo === null
 
@@ -70,17 +80,29 @@ export const of = (
 ): Left | undefined => {
   if (row.status !== "compensation_failed" || Lease.liveLease(row, now) !== undefined) return undefined
   const undoable = steps
-    .filter((step) => step.state === "executed" && (notAsked(step.undo) || step.undo === "unavailable"))
+    .filter(
+      (step) =>
+        step.state === "executed" &&
+        step.changesNothing !== true &&
+        (notAsked(step.undo) || step.undo === "unavailable")
+    )
     .map((step) => step.stepId)
     .reverse()
-  const byHand = steps.flatMap((step) =>
-    step.undo !== undefined && step.undo !== null && settledLive.has(step.undo)
-      ? [{ stepId: step.stepId, undo: step.undo }]
-      : []
-  )
-  const clean = undoable.length === 0 && byHand.length === 0 && !steps.some((step) => step.state === "unknown")
-  return { undoable, byHand, clean }
+  const undosThat = (settled: (undo: string) => boolean) =>
+    steps.flatMap((step) =>
+      step.undo !== undefined && step.undo !== null && settled(step.undo)
+        ? [{ stepId: step.stepId, undo: step.undo }]
+        : []
+    )
+  const byHand = undosThat((undo) => settledLive.has(undo))
+  const toAsk = undosThat((undo) => undo === "unknown")
+  const clean = undoable.length === 0 && byHand.length === 0 && toAsk.length === 0 && toResolve(steps).length === 0
+  return { undoable, byHand, toAsk, clean }
 }
+
+/** Undos named with their keys: `STEP (undo failed, key SAGA/STEP/undo), …`. */
+const named = (sagaId: string, undos: ReadonlyArray<ByHand>): string =>
+  undos.map((step) => `${step.stepId} (undo ${step.undo}, key ${sagaId}/${step.stepId}/undo)`).join(", ")
 
 /**
  * What the undos left live, as both surfaces name them: `this undo left live: STEP (undo failed, key
@@ -91,6 +113,18 @@ export const of = (
  * @category advice
  */
 export const leftLive = (sagaId: string, byHand: ReadonlyArray<ByHand>): string =>
-  `${byHand.length === 1 ? "this undo" : "these undos"} left live: ${byHand
-    .map((step) => `${step.stepId} (undo ${step.undo}, key ${sagaId}/${step.stepId}/undo)`)
-    .join(", ")}`
+  `${byHand.length === 1 ? "this undo" : "these undos"} left live: ${named(sagaId, byHand)}`
+
+/**
+ * The undos that answered `unknown`, as both surfaces name them, and what to do once the provider
+ * answered: `whether this undo happened: STEP (undo unknown, key SAGA/STEP/undo); if it did not,
+ * undo its effect by hand (if it did, nothing is left live)`, or `whether these undos happened: …`
+ * (the key is the one to ask the provider with).
+ *
+ * @since 0.5.0
+ * @category advice
+ */
+export const mayBeLive = (sagaId: string, toAsk: ReadonlyArray<ByHand>): string =>
+  toAsk.length === 1
+    ? `whether this undo happened: ${named(sagaId, toAsk)}; if it did not, undo its effect by hand (if it did, nothing is left live)`
+    : `whether these undos happened: ${named(sagaId, toAsk)}; undo by hand the effect of each that did not (one that did left nothing live)`

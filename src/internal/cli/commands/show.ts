@@ -225,6 +225,11 @@ const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: numbe
       `next: undo by hand, at the provider, what ${CompensationLeft.leftLive(status.sagaId, left.byHand)}; effect-saga does not run a settled undo again, and the saga stays compensation_failed`
     )
   }
+  if (left.toAsk.length > 0) {
+    lines.push(
+      `next: ask the provider ${CompensationLeft.mayBeLive(status.sagaId, left.toAsk)}; effect-saga does not run a settled undo again, and the saga stays compensation_failed`
+    )
+  }
   if (left.clean) {
     lines.push(
       `next: nothing is left dirty since the last report: ${compensate} journals a new one, and the saga ends compensated`

@@ -33,6 +33,11 @@ export const lines = (detail: SagaDetail, now: number): ReadonlyArray<string> =>
       `Undo by hand, at the provider, what ${CompensationLeft.leftLive(row.sagaId, left.byHand)}; effect-saga does not run a settled undo again, and the saga stays compensation failed.`
     )
   }
+  if (left.toAsk.length > 0) {
+    said.push(
+      `Ask the provider ${CompensationLeft.mayBeLive(row.sagaId, left.toAsk)}; effect-saga does not run a settled undo again, and the saga stays compensation failed.`
+    )
+  }
   if (left.clean) {
     said.push(
       `Nothing is left dirty since the last report: its compensation already ran, so compensate it again (${compensate}): that journals a new report, and the saga ends compensated.`
