@@ -7,8 +7,8 @@
  * be so, its status and answer not shown.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { Saga } from "../src/index.js"
+import { Effect, Schema } from "effect"
+import { Compensable, Outcome, Saga } from "../src/index.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
 import { bookRoom, clientAs, consoleCookie, freshDb, onDb, raw, serveOn } from "./fixtures/http-saga.js"
 import { edit } from "./fixtures/sqlite-raw.js"
@@ -43,7 +43,45 @@ const pageOf = (baseUrl: string, cookie: string, sagaId: string) =>
     return response.text()
   })
 
+/** A refund the bank refuses once, then makes. */
+const refusals = { left: 0 }
+const charge = Compensable.make({
+  name: "charge",
+  input: Schema.Number,
+  success: Schema.String,
+  execute: (amount) => Effect.succeed(`ch-${amount}`),
+  compensate: () => (refusals.left-- > 0 ? Effect.fail(Outcome.failed("the bank refused the refund")) : Effect.void)
+})
+
 describe("a completed saga with a step undone explicitly, in the saga's own views", { timeout: 60_000 }, () => {
+  it.scopedLive(
+    "an explicit undo that failed, then the saga's own compensation that undid the step: both are said",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("explicit-undo-then-saga")
+        refusals.left = 1
+        const { step, report } = yield* onDb(
+          db,
+          Effect.gen(function* () {
+            yield* Saga.run("order-9", charge(7))
+            const [step] = (yield* Saga.status("order-9")).steps
+            expect(yield* Saga.compensateEffect(step!.effectId)).toMatchObject({ _tag: "Settled", outcome: "failed" })
+            return { step: step!, report: yield* Saga.compensate("order-9") }
+          })
+        )
+        expect(report.status).toBe("compensated")
+        const shown = yield* cliInProcess("show", "order-9", "--db", db)
+        expect(shown.stdout).toContain(
+          `${step.stepId}: explicit undo failed (failed (not applied): the bank refused the refund); since then, the saga's own compensation: undo completed; its run: effect-saga show ${step.effectId}/compensate-effect`
+        )
+        const baseUrl = yield* serveOn(db)
+        const cookie = yield* Effect.promise(() => consoleCookie(baseUrl))
+        expect(yield* pageOf(baseUrl, cookie, "order-9")).toContain(
+          "explicit undo failed (failed (not applied): the bank refused the refund); since then, the saga&#39;s own compensation: undo completed"
+        )
+      })
+  )
+
   it.scopedLive("the API, show and the console say what came of each step's run, Saga.status unchanged", () =>
     Effect.gen(function* () {
       const trip = yield* world("explicit-undo-views")

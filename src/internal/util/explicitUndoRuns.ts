@@ -149,15 +149,21 @@ interface Said {
 /**
  * What came of an explicit undo, as the saga's views say it beside its step: `explicit undo
  * completed`, `explicit undo failed (rejected by alice: …)`, `explicit undo awaiting approval`; of a
- * run whose journal does not verify, that it does not (nothing of it is a fact).
+ * run whose journal does not verify, that it does not (nothing of it is a fact). `own` is the
+ * step's own undo in the saga (`Saga.StepStatus`'s `undo`): where the saga's compensation reached
+ * the step after a run that left it live (its answer `failed` or `unavailable`: the compensation
+ * ran the undo itself), what it came to follows, since the run's answer alone would read as if the
+ * effect were still live (`…; since then, the saga's own compensation: undo completed`).
  *
  * @since 0.5.0
  * @category reading
  */
-export const describe = (run: Said): string => {
+export const describe = (run: Said, own?: Saga.StepStatus["undo"] | null): string => {
   if (run.tampered != null) {
     return `explicit undo: its run's journal does not verify${run.tampered.seq === null ? "" : ` at seq ${run.tampered.seq}`} (${run.tampered.problem}): nothing of it is a fact`
   }
   const answer = run.undo ?? run.status?.replaceAll("_", " ") ?? "asked"
-  return `explicit undo ${answer}${run.undoDetail === undefined ? "" : ` (${run.undoDetail})`}`
+  const said = `explicit undo ${answer}${run.undoDetail === undefined ? "" : ` (${run.undoDetail})`}`
+  const leftLive = run.undo === "failed" || run.undo === "unavailable"
+  return leftLive && own != null ? `${said}; since then, the saga's own compensation: undo ${own}` : said
 }

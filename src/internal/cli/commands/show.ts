@@ -300,8 +300,14 @@ const next = (
  * A line under the steps for each step an explicit undo was asked of: the saga's journal is only
  * read by it (the step stays `executed`), its run says what came of it.
  */
-const explicitUndoLines = (runs: ReadonlyArray<ExplicitUndoRuns.ExplicitUndoRun>): ReadonlyArray<string> =>
-  runs.map((run) => `${run.stepId}: ${ExplicitUndoRuns.describe(run)}; its run: effect-saga show ${run.runId}`)
+const explicitUndoLines = (
+  status: Saga.SagaStatus,
+  runs: ReadonlyArray<ExplicitUndoRuns.ExplicitUndoRun>
+): ReadonlyArray<string> =>
+  runs.map((run) => {
+    const own = status.steps.find((step) => step.stepId === run.stepId)?.undo
+    return `${run.stepId}: ${ExplicitUndoRuns.describe(run, own)}; its run: effect-saga show ${run.runId}`
+  })
 
 const render = (
   status: Saga.SagaStatus,
@@ -319,7 +325,7 @@ const render = (
     ...header(status, now).map(printable),
     "",
     status.steps.length === 0 ? "no steps" : steps(status, now),
-    ...explicitUndoLines(runs).map(printable),
+    ...explicitUndoLines(status, runs).map(printable),
     "",
     timeline(entries, (entry, index) => outcomeOf(entry, shown[index]!, saga)),
     ...(then.length === 0 ? [] : ["", ...then.map(printable)])

@@ -292,7 +292,7 @@ const waitsForResume = (
 const explicitUndoCell = (step: SagaDetail["steps"][number]): string =>
   step.explicitUndo === undefined
     ? ""
-    : `<span class="explicit-undo" data-step="${attribute(step.stepId)}">${escape(ExplicitUndoRuns.describe(step.explicitUndo))} (<a href="/console/sagas/${encodeURIComponent(step.explicitUndo.runId)}">its run</a>)</span>`
+    : `<span class="explicit-undo" data-step="${attribute(step.stepId)}">${escape(ExplicitUndoRuns.describe(step.explicitUndo, step.undo))} (<a href="/console/sagas/${encodeURIComponent(step.explicitUndo.runId)}">its run</a>)</span>`
 
 /**
  * One saga, its lease as it stands at `now` (epoch milliseconds); for an explicit undo's run that
