@@ -1,5 +1,5 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Cause, Effect, Layer, Option, Schema } from "effect"
 import { Approval, Authority, Compensable, Journal, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf, payloadOf, phasesOf } from "./fixtures/journal-reads.js"
@@ -459,6 +459,45 @@ describe("operator commands are idempotent", () => {
     }
     expect(verb(new Authority.Unauthorized({ ...fields, action: "reject" }))).toBe("reject")
   })
+})
+
+describe("an Authority the Saga service would never ask", () => {
+  const stores = Layer.mergeAll(Journal.layerMemory, Approval.layerMemory)
+  const denyAll = Authority.layer(() => Effect.succeed(false))
+  const allowedEverything = /Saga\.layer was built without one \(so it allows everyone, Authority\.allowAll\)/
+  const another = /not the one Saga\.layer was built with/
+  const died = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+    Effect.map(Effect.exit(effect), (exit) => {
+      assert(exit._tag === "Failure")
+      const defect = Option.getOrThrow(Cause.dieOption(exit.cause)) as Error
+      expect(defect.message).toMatch(
+        /nothing was read, run or written: provide it to the layer instead: Saga\.layer\.pipe\(Layer\.provide\(YourAuthority\)\)/
+      )
+      return defect.message
+    })
+
+  it.effect("merged beside Saga.layer instead of provided to it: every call dies, and nothing runs or is written", () =>
+    Effect.gen(function* () {
+      const { calls, program } = reserveAndWire()
+      expect(yield* died(Saga.run("order-m", program))).toMatch(allowedEverything)
+      expect(yield* died(Saga.resume("order-m", program))).toMatch(allowedEverything)
+      expect(yield* died(Saga.compensate("order-m"))).toMatch(allowedEverything)
+      expect(yield* died(Saga.approve("order-m", "s", { by: "mallory" }))).toMatch(allowedEverything)
+      expect(yield* died(Saga.compensateEffect("order-m/s"))).toMatch(allowedEverything)
+      expect(calls).toEqual({ reserve: 0, release: 0, wire: 0 })
+      expect(yield* entriesOf("order-m")).toEqual([])
+    }).pipe(Effect.provide(Layer.mergeAll(Saga.layer.pipe(Layer.provideMerge(stores)), denyAll)))
+  )
+
+  it.effect("provided to one call, while the layer was built with another: the call dies", () =>
+    Effect.gen(function* () {
+      const { program } = reserveAndWire()
+      expect(yield* died(Saga.run("order-o", program).pipe(Effect.provide(denyAll)))).toMatch(another)
+      expect(yield* entriesOf("order-o")).toEqual([])
+      // The layer's own, seen again in the call's context (Layer.provideMerge), is no mistake.
+      expect((yield* Saga.run("order-o", program))._tag).toBe("AwaitingApproval")
+    }).pipe(Effect.provide(layerWith(() => Effect.succeed(true))))
+  )
 })
 
 /** `Saga.layer` over in-memory stores and an authority from `decide`, with every service exposed. */

@@ -68,6 +68,7 @@ import type { CurrentSaga } from "./context.js"
 import { insideRunOf, insideUndo, readFirst, undosStopWithCaller } from "./context.js"
 import { describeCause, endRun } from "./ending.js"
 import * as explicit from "./explicitUndo.js"
+import { misplaced as misplacedAuthority } from "./misplacedAuthority.js"
 import * as commands from "./operatorCommands.js"
 import { sagaPages } from "./pages.js"
 import type { Registry } from "./registry.js"
@@ -158,7 +159,13 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   // Where a read costs a round trip, `run` and `start` do not read a new saga first (unreadStart.ts).
   const startsUnread = UnreadStart.allows(journal.append)
   const approval = yield* Approval
-  const authority = Option.getOrElse(yield* Effect.serviceOption(Authority), () => allowAll)
+  const builtAuthority = Option.getOrUndefined(yield* Effect.serviceOption(Authority))
+  const authority = builtAuthority ?? allowAll
+  /** Dies if the caller's context holds an `Authority` the service would never ask (misplacedAuthority.ts). */
+  const authorityInPlace = Effect.contextWithEffect((context: Context.Context<never>) => {
+    const misplaced = misplacedAuthority(builtAuthority, context)
+    return misplaced === undefined ? Effect.void : Effect.dieMessage(misplaced)
+  })
   const registry: Registry = new Map()
   const leftRunning = new LeftRunning()
   const scope = yield* Effect.scope
@@ -347,6 +354,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   ) =>
     inRun(sagaId, runAttributes(sagaId, origin), (span) =>
       Effect.withFiberRuntime((fiber) => {
+        const misplaced = misplacedAuthority(builtAuthority, fiber.currentContext)
+        if (misplaced !== undefined) return Effect.dieMessage(misplaced)
         const refusedId = identifier.sagaIdRefusal(sagaId)
         if (refusedId !== undefined) return Effect.fail(refusedId)
         const undoing = fiber.getFiberRef(insideUndo)
@@ -527,6 +536,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
    */
   const command = <A, E>(sagaId: string, spec: Command<A, E>) =>
     Effect.gen(function* () {
+      yield* authorityInPlace
       yield* outsideOwnRun(sagaId, spec.action, spec.stepId)
       yield* identifier.check("saga id", sagaId, identifier.MAX_JOURNAL_ID_BYTES)
       yield* checkNamed(spec)
@@ -619,6 +629,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
 
   const compensateEffect = (effectId: string) =>
     Effect.gen(function* () {
+      yield* authorityInPlace
       yield* identifier.check("effect id", effectId, identifier.MAX_JOURNAL_ID_BYTES)
       yield* outsideUndo
       const subject = yield* explicit.findSubject(journal, effectId)
