@@ -464,7 +464,7 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         expect(yield* nextLines("c-3")).toEqual([expect.stringMatching(/^next: effect-saga resolve c-3 /)])
         yield* onFile(db, Saga.resolve("c-3", ping.stepId, { outcome: "not-applied", by: "carol" }))
         expect(yield* nextLines("c-3")).toEqual([
-          `next: nothing is left dirty since the last report: effect-saga compensate c-3 --register MODULE --as WHO ${yield* position("c-3")} journals a new one, and the saga ends compensated`
+          `next: nothing is left dirty since the last report: effect-saga compensate c-3 --as WHO ${yield* position("c-3")} (no undo is left to run: no module to register) journals a new one, and the saga ends compensated`
         ])
         expect((yield* onFile(db, Saga.compensate("c-3"))).status).toBe("compensated")
         expect(yield* nextLines("c-3")).toEqual([])

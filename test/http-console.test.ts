@@ -487,7 +487,7 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         })
         const after = (yield* consolePage(baseUrl, "/console/sagas/ship-1")).text
         expect(after).toContain(
-          '<p class="approved compensate">Nothing is left dirty since the last report: its compensation already ran, so compensate it again (effect-saga compensate ship-1 --register MODULE --as WHO, or POST /api/sagas/ship-1/compensate): that journals a new report, and the saga ends compensated.</p>'
+          '<p class="approved compensate">Nothing is left dirty since the last report: its compensation already ran, so compensate it again (effect-saga compensate ship-1 --as WHO, or POST /api/sagas/ship-1/compensate; no undo is left to run, so no module to register): that journals a new report, and the saga ends compensated.</p>'
         )
         expect(after).not.toContain("resumed")
         expect(undos(after)).toContain(notUndone)

@@ -232,7 +232,7 @@ const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: numbe
   }
   if (left.clean) {
     lines.push(
-      `next: nothing is left dirty since the last report: ${compensate} journals a new one, and the saga ends compensated`
+      `next: nothing is left dirty since the last report: effect-saga compensate ${status.sagaId} --as WHO ${at} (no undo is left to run: no module to register) journals a new one, and the saga ends compensated`
     )
   }
   return lines

@@ -8,8 +8,8 @@ import * as CompensationLeft from "../../util/compensationLeft.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import type { SagaDetail } from "../models.js"
 
-const compensateWith = (sagaId: string): string =>
-  `effect-saga compensate ${sagaId} --register MODULE --as WHO, or POST /api/sagas/${encodeURIComponent(sagaId)}/compensate`
+const compensateWith = (sagaId: string, registered = "--register MODULE "): string =>
+  `effect-saga compensate ${sagaId} ${registered}--as WHO, or POST /api/sagas/${encodeURIComponent(sagaId)}/compensate`
 
 /**
  * The lines for a saga `compensation_failed` that nobody drives, judged at `now` (epoch
@@ -40,7 +40,7 @@ export const lines = (detail: SagaDetail, now: number): ReadonlyArray<string> =>
   }
   if (left.clean) {
     said.push(
-      `Nothing is left dirty since the last report: its compensation already ran, so compensate it again (${compensate}): that journals a new report, and the saga ends compensated.`
+      `Nothing is left dirty since the last report: its compensation already ran, so compensate it again (${compensateWith(row.sagaId, "")}; no undo is left to run, so no module to register): that journals a new report, and the saga ends compensated.`
     )
   }
   return said
