@@ -58,7 +58,7 @@ const overtakenByCompensation = (writer: Writer, step: StepView): boolean =>
  * now. Any other is a position the saga moved on from: the command is not a retry, and is refused
  * as a new one is (`ConcurrencyConflict`).
  */
-const seenByRetry = (writer: Writer, seen: Seen, decision: { readonly seq: number }): boolean => {
+export const seenByRetry = (writer: Writer, seen: Seen, decision: { readonly seq: number }): boolean => {
   if (seen.revision === undefined && seen.digest === undefined) return true
   const at = (position: Expected | undefined) =>
     position !== undefined &&

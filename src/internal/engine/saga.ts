@@ -78,6 +78,7 @@ import { SagaRun } from "./run.js"
 import { DEFAULT_MAX_PAYLOAD_BYTES } from "./spec.js"
 import { LeftRunning } from "./takeover.js"
 import * as undoResolution from "./undoResolution.js"
+import * as stepUndo from "./stepUndoResolution.js"
 import { rememberingUnreleased } from "./unreleased.js"
 import { withdrawFrom } from "./withdrawal.js"
 import { checked as checkedOptions } from "./workerOptions.js"
@@ -788,25 +789,32 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         by: resolution.by,
         seen: resolution,
         // The run of an explicit undo answered unknown: resolving its step settles the undo (undoResolution.ts).
+        // A saga's step whose undo its compensation left not undone: resolving it settles that undo (stepUndoResolution.ts).
         replay: {
           prior: (writer) =>
-            explicit.effectIdOf(writer.view) === undefined
-              ? replay.resolution(writer, registered, stepId, resolution, receiptKeys)
-              : undoResolution.prior(writer, stepId, resolution),
+            explicit.effectIdOf(writer.view) !== undefined
+              ? undoResolution.prior(writer, stepId, resolution)
+              : stepUndo.concernsUndo(writer.view, stepId, resolution)
+                ? stepUndo.prior(writer, stepId, resolution)
+                : replay.resolution(writer, registered, stepId, resolution, receiptKeys),
           answer: () => Effect.void
         },
         body: (writer, principal) => {
           const effectId = explicit.effectIdOf(writer.view)
-          return effectId === undefined
-            ? commands.resolve(
-                writer,
-                registered,
-                stepId,
-                { ...resolution, principal: principal.id },
-                receiptKeys,
-                withdraw
-              )
-            : undoResolution.resolve(writer, stepId, resolution, effectId)
+          if (effectId !== undefined) return undoResolution.resolve(writer, stepId, resolution, effectId)
+          if (stepUndo.concernsUndo(writer.view, stepId, resolution)) return stepUndo.resolve(writer, stepId, resolution)
+          const undoTakesNoResult = stepUndo.givenResult(writer.view, stepId)
+          if (undoTakesNoResult !== undefined) {
+            return Effect.fail(new CommandRefused({ sagaId, stepId, reason: undoTakesNoResult }))
+          }
+          return commands.resolve(
+            writer,
+            registered,
+            stepId,
+            { ...resolution, principal: principal.id },
+            receiptKeys,
+            withdraw
+          )
         }
       }).pipe(Effect.withSpan("effect-saga.resolve", commandSpan(sagaId, stepId))),
     status: (sagaId: string) =>

@@ -9,19 +9,17 @@ import * as Effect from "effect/Effect"
 import type { Resolution } from "../../Saga.js"
 import { CommandConflict, CommandRefused } from "../../SagaError.js"
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
+import { isResolvedUndo, resolvedReason } from "../journal/resolvedUndo.js"
 import type { Writer } from "../journal/writer.js"
 import type { Prior } from "./replay.js"
 
-const RESOLVED = "resolved as "
-
 /** The reason a resolved undo journals: which way, and who. */
-const reasonOf = (resolution: Resolution): string =>
-  `${RESOLVED}${resolution.outcome === "applied" ? "undone" : "not undone"} by ${resolution.by}`
+const reasonOf = (resolution: Resolution): string => resolvedReason(resolution.outcome, resolution.by)
 
-/** The reason journaled with the outcome of the run's step, if it has one. */
+/** The reason journaled with the outcome of the run's step, if an operator resolved it. */
 const journaledReason = (writer: Writer, stepId: string): string | undefined => {
-  const payload = writer.view.steps.get(stepId)?.compensation?.payload
-  return payload != null && "reason" in payload ? payload.reason : undefined
+  const outcome = writer.view.steps.get(stepId)?.compensation
+  return outcome !== undefined && isResolvedUndo(outcome) ? outcome.payload?.reason : undefined
 }
 
 /** A resolution of the run's undo replays one made before the same way by the same person; another is a conflict. */
@@ -31,7 +29,7 @@ export const prior = (
   resolution: Resolution
 ): Effect.Effect<Prior, CommandConflict> => {
   const reason = journaledReason(writer, stepId)
-  if (reason === undefined || !reason.startsWith(RESOLVED)) return Effect.succeed("new")
+  if (reason === undefined) return Effect.succeed("new")
   return reason === reasonOf(resolution)
     ? Effect.succeed("replay")
     : Effect.fail(new CommandConflict({ sagaId: writer.sagaId, stepId, answer: reason }))

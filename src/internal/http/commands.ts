@@ -12,6 +12,7 @@ import * as identifier from "../util/identifier.js"
 import { named } from "../util/printable.js"
 import { revisionsOf } from "../util/revisions.js"
 import { undoNeeded } from "../util/undoNeeded.js"
+import { settlesUndo } from "../util/undoToResolve.js"
 import * as UndoRunAdvice from "../util/undoRunAdvice.js"
 import { Conflict, NotFound, Refused } from "./errors.js"
 import type { Answer, CompensationAnswer, EffectUndo, Seen } from "./models.js"
@@ -268,7 +269,9 @@ export const reject = (
   })
 
 /**
- * Settles a step whose outcome is unknown.
+ * Settles a step whose outcome is unknown; in a saga `compensation_failed`, the undo its
+ * compensation left not undone of a step (`settlesUndo`: `applied` with no result says the effect is
+ * undone now).
  *
  * @since 0.2.0
  * @category commands
@@ -279,7 +282,7 @@ export const resolve = (
   body: Seen & ({ readonly outcome: "applied"; readonly result?: unknown } | { readonly outcome: "not-applied" })
 ) =>
   Effect.gen(function* () {
-    yield* stepOf(sagaId, stepId)
+    const { status, step } = yield* stepOf(sagaId, stepId)
     const who = yield* by
     const seen = { revision: body.revision, digest: body.digest }
     const resolving = Saga.resolve(
@@ -289,11 +292,12 @@ export const resolve = (
         ? { outcome: "applied", by: who, result: body.result, ...seen }
         : { outcome: "not-applied", by: who, ...seen }
     )
-    const { answer } = yield* carryOut(
-      sagaId,
-      stepId,
-      resolving,
-      (_, __, after) => `resolved as ${body.outcome} by ${who}; ${afterResolve(after, body.outcome)}`
+    const givesResult = body.outcome === "applied" && body.result !== undefined
+    const undo = !isUndoRun(sagaId) && !givesResult && settlesUndo(status.status, step)
+    const { answer } = yield* carryOut(sagaId, stepId, resolving, (_, __, after) =>
+      undo
+        ? `resolved its undo as ${body.outcome === "applied" ? "undone" : "not undone"} by ${who}; ${afterUndoResolve(after, body.outcome)}`
+        : `resolved as ${body.outcome} by ${who}; ${afterResolve(after, body.outcome)}`
     )
     return answer
   })
@@ -307,9 +311,22 @@ export const resolve = (
 const afterResolve = (status: Saga.SagaStatus, outcome: "applied" | "not-applied"): string => {
   if (isUndoRun(status.sagaId)) return `the run answers ${outcome === "applied" ? "completed" : "failed"}`
   return status.status === "compensation_failed"
-    ? `its compensation already ran: compensate the saga again (effect-saga compensate, or POST /api/sagas/${encodeURIComponent(status.sagaId)}/compensate), which runs any undo still owed and journals a new report`
+    ? `its compensation already ran: compensate the saga again (${compensateCommand(status.sagaId)}), which runs any undo still owed and journals a new report`
     : "resume the saga to go on"
 }
+
+/**
+ * What a saga waits for once the undo of a step is resolved, as the end of a sentence: undone, a
+ * compensation again counts it so without running it again; not undone, it is undone by hand first.
+ */
+const afterUndoResolve = (status: Saga.SagaStatus, outcome: "applied" | "not-applied"): string =>
+  outcome === "applied"
+    ? `its compensation already ran: compensate the saga again (${compensateCommand(status.sagaId)}), which counts this step undone without running its undo again and journals a new report`
+    : "its effect is still in place: undo it by hand, then resolve the step again as applied"
+
+/** How to compensate a saga again: the CLI's command, or the API's. */
+const compensateCommand = (sagaId: string): string =>
+  `effect-saga compensate, or POST /api/sagas/${encodeURIComponent(sagaId)}/compensate`
 
 /**
  * Undoes every executed step of a saga not undone yet.

@@ -5,6 +5,7 @@ import type { Entry, Expected, JournalCorrupted, SagaStatus } from "../../Journa
 import { empty, statusAfter } from "../../Journal.js"
 import type { Recorded, UndoPhase } from "./payloads.js"
 import { decodeEntry, notStartedIn } from "./payloads.js"
+import { isResolvedUndo } from "./resolvedUndo.js"
 
 /** What the journal says about one step. */
 export interface StepView {
@@ -64,7 +65,7 @@ export const isUnsettled = (step: StepView): boolean => isUnknown(step) && !isRe
  */
 export const answersPending = (step: StepView): boolean => step.deferred && !step.ranWhereCalled
 
-/** An entry that decides a step: an approval, a refusal, or an outcome an operator resolved. */
+/** An entry that decides a step: an approval, a refusal, or an outcome (of its call or its undo) an operator resolved. */
 const isDecision = (entry: Recorded): boolean => {
   switch (entry.phase) {
     case "APPROVED":
@@ -74,6 +75,9 @@ const isDecision = (entry: Recorded): boolean => {
     case "EXECUTED":
     case "FAILED":
       return entry.payload.resolvedBy !== undefined
+    case "COMPENSATED":
+    case "COMPENSATION_FAILED":
+      return isResolvedUndo(entry)
     default:
       return false
   }
@@ -199,7 +203,8 @@ export class JournalView {
 
   /**
    * Where the saga stood just before the entry at `seq`, if it is a decision: an `APPROVED`,
-   * `REJECTED` or `EXPIRED`, or an outcome an operator resolved (what a command retried names).
+   * `REJECTED` or `EXPIRED`, or an outcome (of a call or an undo) an operator resolved (what a
+   * command retried names).
    */
   positionBefore(seq: number): Expected | undefined {
     return this.decisionsFrom?.get(seq)

@@ -1,6 +1,8 @@
 /**
  * `effect-saga resolve SAGA STEP --applied --result JSON | --not-applied --as WHO`: settles a step
- * whose outcome is unknown, or (SAGA the run of an explicit undo) an undo whose outcome is unknown.
+ * whose outcome is unknown, or (SAGA the run of an explicit undo) an undo whose outcome is unknown,
+ * or (SAGA `compensation_failed`) the undo its compensation left not undone of a step: `--applied`,
+ * with no `--result`, says the effect is undone now.
  *
  * @since 0.1.0
  */
@@ -11,6 +13,7 @@ import * as Option from "effect/Option"
 import * as Saga from "../../../Saga.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import { printable } from "../../util/printable.js"
+import { settlesUndo } from "../../util/undoToResolve.js"
 import { UsageError } from "../failure.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
@@ -20,11 +23,15 @@ import { as, db, digest, register, revision, saga, step, withStore } from "../ro
 import * as Tools from "../tools.js"
 
 const applied = Options.boolean("applied").pipe(
-  Options.withDescription("The call happened: journaled EXECUTED with --result.")
+  Options.withDescription(
+    "The call happened: journaled EXECUTED with --result. For a step whose undo a failed compensation left not undone: the effect is undone now (journaled COMPENSATED, no --result)."
+  )
 )
 
 const notApplied = Options.boolean("not-applied").pipe(
-  Options.withDescription("The call did not happen: journaled FAILED; the saga compensates when resumed.")
+  Options.withDescription(
+    "The call did not happen: journaled FAILED; the saga compensates when resumed. For a step whose undo answered unknown in a failed compensation: the undo did not happen (journaled COMPENSATION_FAILED)."
+  )
 )
 
 const receipt = Options.text("receipt").pipe(
@@ -50,7 +57,8 @@ const resolutionOf = (options: {
   readonly result: Option.Option<string>
   readonly receipt: Option.Option<string>
   readonly by: string
-  readonly undoRun: boolean
+  /** The resolution settles an undo (an explicit undo's run, or a step's undo): `--applied` takes no result. */
+  readonly undo: boolean
 }) => {
   if (options.applied === options.notApplied) {
     return Effect.fail(new UsageError({ message: "pass exactly one of --applied and --not-applied" }))
@@ -60,11 +68,12 @@ const resolutionOf = (options: {
       ? Effect.fail(new UsageError({ message: "--result and --receipt go with --applied only" }))
       : Effect.succeed({ outcome: "not-applied" as const, by: options.by })
   }
-  if (options.undoRun) {
+  if (options.undo) {
     return Option.isSome(options.result) || Option.isSome(options.receipt)
       ? Effect.fail(
           new UsageError({
-            message: "--result and --receipt do not go with an explicit undo's run: --applied says its undo happened"
+            message:
+              "--result and --receipt do not go with the resolution of an undo (an explicit undo's run, or a step whose undo a failed compensation left not undone): --applied says the effect is undone now"
           })
         )
       : Effect.succeed({ outcome: "applied" as const, by: options.by })
@@ -87,9 +96,12 @@ const resolutionOf = (options: {
   })
 }
 
+/** What a resolution settles: a step's call, the undo of an explicit undo's run, or a step's undo. */
+type Settled = "call" | "undo-run" | "step-undo"
+
 /** What the command says it did. */
 const reportOf = (done: {
-  readonly undoRun: boolean
+  readonly settled: Settled
   readonly wrote: boolean
   readonly applied: boolean
   readonly journaled: string
@@ -99,7 +111,16 @@ const reportOf = (done: {
   readonly compensated: boolean
 }): string => {
   const { by, journaled, saga, stepId } = done
-  if (done.undoRun) {
+  if (done.settled === "step-undo") {
+    const how = done.applied ? "undone" : "not undone"
+    const goOn = done.applied
+      ? `its compensation already ran: compensate the saga again (effect-saga compensate ${saga}), which counts this step undone without running its undo again and journals a new report`
+      : "its effect is still in place: undo it by hand, then resolve the step again with --applied"
+    return done.wrote
+      ? `resolved the undo of step ${stepId} of saga ${saga} as ${how} (${by}): journaled ${journaled}; ${goOn}`
+      : `the undo of step ${stepId} of saga ${saga} was already resolved as ${how} by ${by}: nothing written`
+  }
+  if (done.settled === "undo-run") {
     const how = done.applied ? "undone" : "not undone"
     return done.wrote
       ? `resolved the undo of step ${stepId} in run ${saga} as ${how} (${by}): journaled ${journaled}; the run answers ${done.applied ? "completed" : "failed"}`
@@ -123,15 +144,35 @@ const reportOf = (done: {
  */
 export const resolveOn = (pointed: Pointed, resolution: Saga.Resolution, undoRun: boolean) =>
   Effect.gen(function* () {
-    const { seen, stepId } = yield* target(pointed.saga, pointed.step, pointed)
+    const { seen, status, stepId } = yield* target(pointed.saga, pointed.step, pointed)
+    const settled: Settled = undoRun ? "undo-run" : settlesStepUndo(status, stepId, resolution) ? "step-undo" : "call"
     const { written } = yield* Saga.withWrites(Saga.resolve(pointed.saga, stepId, { ...resolution, ...seen }))
     const applied = resolution.outcome === "applied"
-    const journaled = undoRun ? (applied ? "COMPENSATED" : "COMPENSATION_FAILED") : applied ? "EXECUTED" : "FAILED"
+    const journaled =
+      settled === "call" ? (applied ? "EXECUTED" : "FAILED") : applied ? "COMPENSATED" : "COMPENSATION_FAILED"
     const { by } = resolution
     // A saga whose compensation already ran (`compensation_failed`) does not go on when resumed.
-    const compensated = !undoRun && written > 0 && (yield* Saga.status(pointed.saga)).status === "compensation_failed"
-    return reportOf({ undoRun, wrote: written > 0, applied, journaled, by, stepId, saga: pointed.saga, compensated })
+    const compensated =
+      settled === "call" && written > 0 && (yield* Saga.status(pointed.saga)).status === "compensation_failed"
+    return reportOf({ settled, wrote: written > 0, applied, journaled, by, stepId, saga: pointed.saga, compensated })
   })
+
+/** Whether the resolution settles the undo of step `stepId` of the saga `status` shows (see `settlesUndo`), not its call. */
+const settlesStepUndo = (status: Saga.SagaStatus, stepId: string, resolution: Saga.Resolution): boolean => {
+  const step = status.steps.find((candidate) => candidate.stepId === stepId)
+  const givesResult =
+    resolution.outcome === "applied" && (resolution.result !== undefined || resolution.receipt !== undefined)
+  return step !== undefined && !givesResult && settlesUndo(status.status, step)
+}
+
+/**
+ * Whether `--applied` with neither `--result` nor `--receipt` resolves the undo of the step: read
+ * from the saga, once the store is open (`settlesUndo`).
+ */
+const undoOfStep = (pointed: Pointed) =>
+  Effect.map(target(pointed.saga, pointed.step, pointed), ({ status, stepId }) =>
+    settlesStepUndo(status, stepId, { outcome: "applied", by: "" })
+  )
 
 /**
  * The `resolve` command.
@@ -147,18 +188,22 @@ export const resolve = Command.make(
       const by = yield* Parse.nonBlank("--as", options.as)
       // The run of an explicit undo (`…/compensate-effect`, a name no saga may have): its undo is resolved.
       const undoRun = options.saga.endsWith(RUN_SUFFIX)
-      const resolution = yield* resolutionOf({ ...options, by, undoRun })
+      // --applied alone may resolve a step's undo: whether it does is read from the saga, once it is open.
+      const readsSaga = !undoRun && options.applied && !options.notApplied && Option.isNone(options.result)
+      const resolution = readsSaga ? undefined : yield* resolutionOf({ ...options, by, undo: undoRun })
       yield* withStore(
         options.db,
         Effect.gen(function* () {
           yield* Tools.register(options.register)
-          yield* print(printable(yield* resolveOn(options, resolution, undoRun)))
+          const resolved =
+            resolution ?? (yield* resolutionOf({ ...options, by, undo: yield* undoOfStep(options) }))
+          yield* print(printable(yield* resolveOn(options, resolved, undoRun)))
         }),
         { access: "write", as: by }
       )
     })
 ).pipe(
   Command.withDescription(
-    "Settle a step whose outcome is unknown, as applied (with its result) or not applied; resume the saga afterwards. --applied is refused once compensation undid a step that ran before it. --receipt - (stdin) or env:NAME gives the receipt the undo needs, never on the command line. Given the run of an explicit undo (SAGA ending /compensate-effect) whose undo answered unknown, settles that undo: --applied (it happened, no --result) or --not-applied. Asked again exactly as before (same --as, outcome and result), it says the step was already resolved and writes nothing (exit 0)."
+    "Settle a step whose outcome is unknown, as applied (with its result) or not applied; resume the saga afterwards. --applied is refused once compensation undid a step that ran before it. In a saga compensation_failed, settles a step whose undo failed, was partial, answered unknown or was unavailable: --applied (no --result) says the effect is undone now (the undo happened, or you undid it by hand), --not-applied (an unknown undo only) that it did not; then compensate the saga again, which does not run that undo again. --receipt - (stdin) or env:NAME gives the receipt the undo needs, never on the command line. Given the run of an explicit undo (SAGA ending /compensate-effect) whose undo answered unknown, settles that undo: --applied (it happened, no --result) or --not-applied. Asked again exactly as before (same --as, outcome and result), it says the step was already resolved and writes nothing (exit 0)."
   )
 )

@@ -1,0 +1,21 @@
+/**
+ * An undo an operator resolved (`Saga.resolve`): the undo of a step in the run of an explicit undo
+ * that answered `unknown`, or the undo of a saga's own step that its compensation left not undone.
+ * Journaled as the undo's outcome, `COMPENSATED` (undone) or `COMPENSATION_FAILED` (not undone),
+ * with a reason that says which way and who: `resolved as undone by alice`.
+ */
+import { RESOLVED_UNDO as RESOLVED } from "../util/undoToResolve.js"
+import type { Recorded } from "./payloads.js"
+
+/** Which way an operator resolved an undo: `applied`, it is undone; `not-applied`, it is not. */
+export type ResolvedWay = "applied" | "not-applied"
+
+/** The reason a resolved undo journals: which way, and who. */
+export const resolvedReason = (outcome: ResolvedWay, by: string): string =>
+  `${RESOLVED}${outcome === "applied" ? "undone" : "not undone"} by ${by}`
+
+/** Whether an entry is the outcome of an undo an operator resolved. */
+export const isResolvedUndo = (entry: Recorded): entry is Recorded<"COMPENSATED" | "COMPENSATION_FAILED"> =>
+  (entry.phase === "COMPENSATED" || entry.phase === "COMPENSATION_FAILED") &&
+  entry.payload !== null &&
+  entry.payload.reason.startsWith(RESOLVED)
