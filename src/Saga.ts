@@ -217,6 +217,11 @@ export interface RejectOptions extends Seen {
  * if the undo needs one) or `not-applied`; and the position they saw. A `receipt` is journaled as
  * a tool's own is: sealed under `EFFECT_SAGA_RECEIPT_KEYS` when they are configured (since 0.4.0).
  *
+ * For an undo (an explicit undo's run that answered `unknown`, or, in a saga `compensation_failed`,
+ * the undo of a step that compensation left not undone), `applied` says the effect is undone now
+ * (the undo happened, or someone undid it by hand) and takes no `result` or `receipt`;
+ * `not-applied` says the undo did not happen (since 0.5.0 for a saga's step).
+ *
  * @since 0.1.0
  * @category models
  */
@@ -435,6 +440,10 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
      * Settles a step whose outcome is unknown as applied (journaled `EXECUTED`) or not (`FAILED`).
      * `applied` is refused once compensation undid a step that ran before it. Given the id of an
      * explicit undo's run that answered `unknown`, settles that undo as done (`applied`) or not.
+     * In a saga `compensation_failed`, settles the undo of an executed step that compensation left
+     * `failed`, `partial`, `unknown` or `unavailable`: `applied` (no result) journals `COMPENSATED`
+     * (`resolved as undone by WHO`), `not-applied` (an `unknown` undo only) `COMPENSATION_FAILED`;
+     * the next `compensate` counts it undone without running it.
      */
     readonly resolve: (sagaId: string, stepId: string, resolution: Resolution) => Effect.Effect<void, CommandError>
     /** A saga's status, revision, digest and steps, read from the journal. */
@@ -764,6 +773,17 @@ export const reject = (
  * out of reverse order. Given the id of an explicit undo's run (`${effectId}/compensate-effect`)
  * whose undo answered `unknown`, settles that undo: `applied` (it happened: the run answers
  * `completed`) or `not-applied` (it did not: `failed`).
+ *
+ * In a saga `compensation_failed`, settles the undo of an executed step that the compensation left
+ * not undone (its undo `failed`, `partial`, `unknown`, or `unavailable`), once the operator cleaned
+ * up by hand or found that the undo happened: `applied` (no `result` or `receipt`: the effect is
+ * undone now) journals `COMPENSATED` with the reason `resolved as undone by WHO`; `not-applied`, for
+ * an `unknown` undo only (refused for the others: they are known not undone), journals
+ * `COMPENSATION_FAILED` (`resolved as not undone by WHO`: undo it by hand, then resolve it
+ * `applied`, a new resolution). The saga stays `compensation_failed`, `Saga.status` shows the step's
+ * undo so at once, and the next `compensate` counts it undone without running its undo again,
+ * ending the saga `compensated` when nothing else is dirty. The same resolution again writes
+ * nothing; another is a `CommandConflict`.
  *
  * @since 0.1.0
  * @category commands

@@ -11,8 +11,9 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Schema } from "effect"
-import { Compensable, type Journal, Outcome, Saga } from "../src/index.js"
+import { type Approval, Compensable, type Journal, Outcome, Saga } from "../src/index.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
+import { clientAs, serveOn } from "./fixtures/http-saga.js"
 import { entriesOf, payloadOf } from "./fixtures/journal-reads.js"
 import { reserveAndWire } from "./fixtures/reserve-wire.js"
 import { storesWherePossible } from "./fixtures/three-stores.js"
@@ -29,7 +30,11 @@ const book = Compensable.make({
   input: Schema.Struct({ room: Schema.String }),
   success: Schema.String,
   execute: ({ room }) => Effect.succeed(`booking-${room}`),
-  compensate: () => Effect.suspend(() => (undos.book++, Effect.fail(Outcome.failed("the hotel refused to cancel"))))
+  compensate: () =>
+    Effect.zipRight(
+      Effect.sync(() => undos.book++),
+      Effect.fail(Outcome.failed("the hotel refused to cancel"))
+    )
 })
 
 /** A hold whose release nobody hears about: its undo answers unknown. */
@@ -38,7 +43,11 @@ const hold = Compensable.make({
   input: Schema.Struct({ amount: Schema.Int }),
   success: Schema.String,
   execute: ({ amount }) => Effect.succeed(`hold-${amount}`),
-  compensate: () => Effect.suspend(() => (undos.hold++, Effect.fail(Outcome.unknown("the bank did not answer"))))
+  compensate: () =>
+    Effect.zipRight(
+      Effect.sync(() => undos.hold++),
+      Effect.fail(Outcome.unknown("the bank did not answer"))
+    )
 })
 
 /** A shipment recalled in part: its undo is partial. */
@@ -47,7 +56,11 @@ const ship = Compensable.make({
   input: Schema.Struct({ parcels: Schema.Int }),
   success: Schema.String,
   execute: ({ parcels }) => Effect.succeed(`ship-${parcels}`),
-  compensate: () => Effect.suspend(() => (undos.ship++, Effect.fail(Outcome.partial("1 parcel is on its way"))))
+  compensate: () =>
+    Effect.zipRight(
+      Effect.sync(() => undos.ship++),
+      Effect.fail(Outcome.partial("1 parcel is on its way"))
+    )
 })
 
 /** A call that fails for sure: the saga compensates what ran before it. */
@@ -68,8 +81,7 @@ const charge = Compensable.make({
 })
 
 /** The saga: `step` runs, then a call fails, and its compensation leaves `step`'s undo not undone. */
-const failingAfter = <A, E, R>(step: Effect.Effect<A, E, R>) =>
-  Effect.zipRight(step, decline({ why: "card declined" }))
+const failingAfter = <A, E, R>(step: Effect.Effect<A, E, R>) => Effect.zipRight(step, decline({ why: "card declined" }))
 
 /** The id of the step that called `toolName`. */
 const stepOf = (sagaId: string, toolName: string) =>
@@ -96,48 +108,50 @@ const leftDirty = <A, E, R>(sagaId: string, step: Effect.Effect<A, E, R>, toolNa
 
 for (const [name, store] of stores) {
   describe(`resolving an undo a failed compensation left not undone: ${name}`, () => {
-    const provided = <A, E>(effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal>) =>
+    const provided = <A, E>(effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>) =>
       effect.pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
 
-    it.effect("an undo that always fails: resolved applied, a compensation again ends compensated without running it", () =>
-      provided(
-        Effect.gen(function* () {
-          const sagaId = "failed-undo"
-          const stepId = yield* leftDirty(sagaId, book({ room: "7" }), "book")
-          const attempts = undos.book
-          // As before the change: a compensation again runs nothing, and the saga stays dirty.
-          expect((yield* Saga.compensate(sagaId)).status).toBe("compensation_failed")
-          expect(undos.book).toBe(attempts)
+    it.effect(
+      "an undo that always fails: resolved applied, a compensation again ends compensated without running it",
+      () =>
+        provided(
+          Effect.gen(function* () {
+            const sagaId = "failed-undo"
+            const stepId = yield* leftDirty(sagaId, book({ room: "7" }), "book")
+            const attempts = undos.book
+            // As before the change: a compensation again runs nothing, and the saga stays dirty.
+            expect((yield* Saga.compensate(sagaId)).status).toBe("compensation_failed")
+            expect(undos.book).toBe(attempts)
 
-          expect(yield* writtenBy(Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall" }))).toBe(1)
-          const resolved = (yield* entriesOf(sagaId)).at(-1)!
-          expect([resolved.phase, resolved.stepId, payloadOf(resolved)]).toEqual([
-            "COMPENSATED",
-            stepId,
-            { reason: "resolved as undone by oncall" }
-          ])
-          // Until it is compensated again, the saga stays as its compensation left it; the step reads undone.
-          expect((yield* Saga.status(sagaId)).status).toBe("compensation_failed")
-          expect(yield* undoShown(sagaId, "book")).toEqual(["executed", "completed", "resolved as undone by oncall"])
+            expect(yield* writtenBy(Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall" }))).toBe(1)
+            const resolved = (yield* entriesOf(sagaId)).at(-1)!
+            expect([resolved.phase, resolved.stepId, payloadOf(resolved)]).toEqual([
+              "COMPENSATED",
+              stepId,
+              { reason: "resolved as undone by oncall" }
+            ])
+            // Until it is compensated again, the saga stays as its compensation left it; the step reads undone.
+            expect((yield* Saga.status(sagaId)).status).toBe("compensation_failed")
+            expect(yield* undoShown(sagaId, "book")).toEqual(["executed", "completed", "resolved as undone by oncall"])
 
-          // Asked again: nothing written; asked the other way: a conflict naming the first.
-          expect(yield* writtenBy(Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall" }))).toBe(0)
-          const other = yield* Effect.flip(Saga.resolve(sagaId, stepId, { outcome: "applied", by: "mallory" }))
-          expect(other).toMatchObject({ _tag: "CommandConflict", answer: "resolved as undone by oncall" })
+            // Asked again: nothing written; asked the other way: a conflict naming the first.
+            expect(yield* writtenBy(Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall" }))).toBe(0)
+            const other = yield* Effect.flip(Saga.resolve(sagaId, stepId, { outcome: "applied", by: "mallory" }))
+            expect(other).toMatchObject({ _tag: "CommandConflict", answer: "resolved as undone by oncall" })
 
-          const report = yield* Saga.compensate(sagaId)
-          expect(report.status).toBe("compensated")
-          expect(report.undone).toEqual([
-            { stepId, toolName: "book", outcome: "completed", detail: "resolved as undone by oncall" }
-          ])
-          expect(undos.book).toBe(attempts)
-          const status = yield* Saga.status(sagaId)
-          expect(status.status).toBe("compensated")
-          expect(yield* undoShown(sagaId, "book")).toEqual(["executed", "completed", "resolved as undone by oncall"])
-          // Once compensated, the same resolution is still a replay.
-          expect(yield* writtenBy(Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall" }))).toBe(0)
-        })
-      )
+            const report = yield* Saga.compensate(sagaId)
+            expect(report.status).toBe("compensated")
+            expect(report.undone).toEqual([
+              { stepId, toolName: "book", outcome: "completed", detail: "resolved as undone by oncall" }
+            ])
+            expect(undos.book).toBe(attempts)
+            const status = yield* Saga.status(sagaId)
+            expect(status.status).toBe("compensated")
+            expect(yield* undoShown(sagaId, "book")).toEqual(["executed", "completed", "resolved as undone by oncall"])
+            // Once compensated, the same resolution is still a replay.
+            expect(yield* writtenBy(Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall" }))).toBe(0)
+          })
+        )
     )
 
     it.effect("an undo that answered unknown: resolved applied (it did happen), the saga ends compensated", () =>
@@ -211,75 +225,81 @@ for (const [name, store] of stores) {
       )
     )
 
-    it.effect("an undo unavailable (its tool not registered where it was compensated): applied, and it never runs", () =>
-      provided(
-        Effect.gen(function* () {
-          const sagaId = "unavailable-undo"
-          const { calls, program } = reserveAndWire()
-          expect((yield* Saga.run(sagaId, program))._tag).toBe("AwaitingApproval")
-          // Another Saga service over the same journal, that has never seen the tools: reserve's undo is unavailable.
-          const first = yield* Saga.compensate(sagaId).pipe(Effect.provide(Saga.layer))
-          expect(first.undone.map((step) => step.outcome)).toEqual(["unavailable"])
-          const stepId = first.undone[0]!.stepId
-          const refused = yield* Effect.flip(Saga.resolve(sagaId, stepId, { outcome: "not-applied", by: "oncall" }))
-          expect(refused).toMatchObject({
-            _tag: "CommandRefused",
-            reason:
-              "its undo is known not undone (no undo could run for it: the last report says unavailable), so there is nothing to resolve as not applied: undo it by hand, then resolve it applied"
+    it.effect(
+      "an undo unavailable (its tool not registered where it was compensated): applied, and it never runs",
+      () =>
+        provided(
+          Effect.gen(function* () {
+            const sagaId = "unavailable-undo"
+            const { calls, program } = reserveAndWire()
+            expect((yield* Saga.run(sagaId, program))._tag).toBe("AwaitingApproval")
+            // Another Saga service over the same journal, that has never seen the tools: reserve's undo is unavailable.
+            const first = yield* Saga.compensate(sagaId).pipe(Effect.provide(Saga.layer))
+            expect(first.undone.map((step) => step.outcome)).toEqual(["unavailable"])
+            const stepId = first.undone[0]!.stepId
+            const refused = yield* Effect.flip(Saga.resolve(sagaId, stepId, { outcome: "not-applied", by: "oncall" }))
+            expect(refused).toMatchObject({
+              _tag: "CommandRefused",
+              reason:
+                "its undo is known not undone (no undo could run for it: the last report says unavailable), so there is nothing to resolve as not applied: undo it by hand, then resolve it applied"
+            })
+            yield* Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall" })
+            expect(yield* undoShown(sagaId, "reserve")).toEqual([
+              "executed",
+              "completed",
+              "resolved as undone by oncall"
+            ])
+            // This service has reserve's undo: it counts the step undone and does not run it.
+            const report = yield* Saga.compensate(sagaId)
+            expect(report.status).toBe("compensated")
+            expect(calls.release).toBe(0)
           })
-          yield* Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall" })
-          expect(yield* undoShown(sagaId, "reserve")).toEqual([
-            "executed",
-            "completed",
-            "resolved as undone by oncall"
-          ])
-          // This service has reserve's undo: it counts the step undone and does not run it.
-          const report = yield* Saga.compensate(sagaId)
-          expect(report.status).toBe("compensated")
-          expect(calls.release).toBe(0)
-        })
-      )
+        )
     )
 
-    it.effect("refusals: a result, a step whose undo completed, a stale position; a forward step's unknown outcome as before", () =>
-      provided(
-        Effect.gen(function* () {
-          const sagaId = "refusals"
-          const stepId = yield* leftDirty(sagaId, book({ room: "9" }), "book")
-          const withResult = yield* Effect.flip(
-            Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall", result: "booking-9" })
-          )
-          expect(withResult).toMatchObject({
-            _tag: "CommandRefused",
-            reason:
-              "its outcome is known: it executed (EXECUTED is journaled), and its undo is left failed: the resolution of its undo takes no result or receipt, say whether the effect is undone now"
-          })
-          const declined = yield* stepOf(sagaId, "decline")
-          const failed = yield* Effect.flip(Saga.resolve(sagaId, declined, { outcome: "applied", by: "oncall" }))
-          expect(failed).toMatchObject({
-            _tag: "CommandRefused",
-            reason: "its outcome is known: it failed (FAILED is journaled), so there is nothing to resolve"
-          })
-          const { revision } = yield* Saga.status(sagaId)
-          const stale = yield* Effect.flip(
-            Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall", revision: revision - 1 })
-          )
-          expect(stale._tag).toBe("ConcurrencyConflict")
+    it.effect(
+      "refusals: a result, a step whose undo completed, a stale position; a forward step's unknown outcome as before",
+      () =>
+        provided(
+          Effect.gen(function* () {
+            const sagaId = "refusals"
+            const stepId = yield* leftDirty(sagaId, book({ room: "9" }), "book")
+            const withResult = yield* Effect.flip(
+              Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall", result: "booking-9" })
+            )
+            expect(withResult).toMatchObject({
+              _tag: "CommandRefused",
+              reason:
+                "its outcome is known: it executed (EXECUTED is journaled), and its undo is left failed: the resolution of its undo takes no result or receipt, say whether the effect is undone now"
+            })
+            const declined = yield* stepOf(sagaId, "decline")
+            const failed = yield* Effect.flip(Saga.resolve(sagaId, declined, { outcome: "applied", by: "oncall" }))
+            expect(failed).toMatchObject({
+              _tag: "CommandRefused",
+              reason: "its outcome is known: it failed (FAILED is journaled), so there is nothing to resolve"
+            })
+            const { revision } = yield* Saga.status(sagaId)
+            const stale = yield* Effect.flip(
+              Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall", revision: revision - 1 })
+            )
+            expect(stale._tag).toBe("ConcurrencyConflict")
 
-          // A step whose undo completed, in a saga compensation_failed: nothing to resolve, as before.
-          const mixed = "refusals-mixed"
-          const { calls, program } = reserveAndWire()
-          expect((yield* Saga.run(mixed, Effect.zipRight(book({ room: "3" }), program)))._tag).toBe("AwaitingApproval")
-          expect((yield* Saga.compensate(mixed)).status).toBe("compensation_failed")
-          expect(calls.release).toBe(1)
-          const reserved = yield* stepOf(mixed, "reserve")
-          const completed = yield* Effect.flip(Saga.resolve(mixed, reserved, { outcome: "applied", by: "oncall" }))
-          expect(completed).toMatchObject({
-            _tag: "CommandRefused",
-            reason: "its outcome is known: it executed (EXECUTED is journaled), so there is nothing to resolve"
+            // A step whose undo completed, in a saga compensation_failed: nothing to resolve, as before.
+            const mixed = "refusals-mixed"
+            const { calls, program } = reserveAndWire()
+            expect((yield* Saga.run(mixed, Effect.zipRight(book({ room: "3" }), program)))._tag).toBe(
+              "AwaitingApproval"
+            )
+            expect((yield* Saga.compensate(mixed)).status).toBe("compensation_failed")
+            expect(calls.release).toBe(1)
+            const reserved = yield* stepOf(mixed, "reserve")
+            const completed = yield* Effect.flip(Saga.resolve(mixed, reserved, { outcome: "applied", by: "oncall" }))
+            expect(completed).toMatchObject({
+              _tag: "CommandRefused",
+              reason: "its outcome is known: it executed (EXECUTED is journaled), so there is nothing to resolve"
+            })
           })
-        })
-      )
+        )
     )
 
     it.effect("a forward step's unknown outcome is resolved as before, beside an undo resolved", () =>
@@ -314,36 +334,88 @@ describe("the CLI's resolve of an undo left not undone", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-undo-resolve-cli-"))
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
-  it.scopedLive("--applied without --result resolves it; compensate then ends the saga compensated: list and show exit 0", () =>
+  it.scopedLive(
+    "--applied without --result resolves it; compensate then ends the saga compensated: list and show exit 0",
+    () =>
+      Effect.gen(function* () {
+        const db = path.join(dir, "cli.db")
+        const sagaId = "cli-failed-undo"
+        const stepId = yield* onFile(db, leftDirty(sagaId, book({ room: "11" }), "book"))
+        const attempts = undos.book
+        expect((yield* cliInProcess("list", "--db", db)).code).toBe(1)
+
+        const resolved = yield* cliInProcess("resolve", sagaId, stepId, "--applied", "--as", "oncall", "--db", db)
+        expect(resolved.stderr).toBe("")
+        expect(resolved.code).toBe(0)
+        expect(resolved.stdout).toBe(
+          `resolved the undo of step ${stepId} of saga ${sagaId} as undone (oncall): journaled COMPENSATED; its compensation already ran: compensate the saga again (effect-saga compensate ${sagaId}), which counts this step undone without running its undo again and journals a new report`
+        )
+        const again = yield* cliInProcess("resolve", sagaId, stepId, "--applied", "--as", "oncall", "--db", db)
+        expect([again.code, again.stdout]).toEqual([
+          0,
+          `the undo of step ${stepId} of saga ${sagaId} was already resolved as undone by oncall: nothing written`
+        ])
+        const notApplied = yield* cliInProcess("resolve", sagaId, stepId, "--not-applied", "--as", "oncall", "--db", db)
+        expect(notApplied.code).not.toBe(0)
+        expect(notApplied.stderr).toContain("resolved as undone by oncall")
+
+        const compensated = yield* cliInProcess("compensate", sagaId, "--as", "oncall", "--db", db)
+        expect(compensated.code).toBe(0)
+        expect(undos.book).toBe(attempts)
+        const status = yield* onFile(db, Saga.status(sagaId))
+        assert(status.status === "compensated")
+        expect((yield* cliInProcess("list", "--db", db)).code).toBe(0)
+        expect((yield* cliInProcess("show", sagaId, "--db", db)).code).toBe(0)
+      })
+  )
+})
+
+describe("POST /api/sagas/:sagaId/steps/:stepId/resolve of an undo left not undone", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-undo-resolve-http-"))
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+  it.scopedLive("applied without a result resolves the undo, and the answer says to compensate again", () =>
     Effect.gen(function* () {
-      const db = path.join(dir, "cli.db")
-      const sagaId = "cli-failed-undo"
-      const stepId = yield* onFile(db, leftDirty(sagaId, book({ room: "11" }), "book"))
-      const attempts = undos.book
-      expect((yield* cliInProcess("list", "--db", db)).code).toBe(1)
-
-      const resolved = yield* cliInProcess("resolve", sagaId, stepId, "--applied", "--as", "oncall", "--db", db)
-      expect(resolved.stderr).toBe("")
-      expect(resolved.code).toBe(0)
-      expect(resolved.stdout).toBe(
-        `resolved the undo of step ${stepId} of saga ${sagaId} as undone (oncall): journaled COMPENSATED; its compensation already ran: compensate the saga again (effect-saga compensate ${sagaId}), which counts this step undone without running its undo again and journals a new report`
+      const db = path.join(dir, "http.db")
+      const sagaId = "http-unknown-undo"
+      const stepId = yield* onFile(db, leftDirty(sagaId, hold({ amount: 8 }), "hold"))
+      const api = yield* clientAs(yield* serveOn(db), "alice")
+      const at = () =>
+        Effect.map(api.sagas.get({ path: { sagaId } }), ({ saga }) => ({
+          revision: saga.revision,
+          digest: saga.digest
+        }))
+      const withResult = yield* Effect.flip(
+        api.operations.resolve({
+          path: { sagaId, stepId },
+          payload: { ...(yield* at()), outcome: "applied", result: "x" }
+        })
       )
-      const again = yield* cliInProcess("resolve", sagaId, stepId, "--applied", "--as", "oncall", "--db", db)
-      expect([again.code, again.stdout]).toEqual([
-        0,
-        `the undo of step ${stepId} of saga ${sagaId} was already resolved as undone by oncall: nothing written`
-      ])
-      const notApplied = yield* cliInProcess("resolve", sagaId, stepId, "--not-applied", "--as", "oncall", "--db", db)
-      expect(notApplied.code).not.toBe(0)
-      expect(notApplied.stderr).toContain("resolved as undone by oncall")
-
-      const compensated = yield* cliInProcess("compensate", sagaId, "--as", "oncall", "--db", db)
-      expect(compensated.code).toBe(0)
-      expect(undos.book).toBe(attempts)
-      const status = yield* onFile(db, Saga.status(sagaId))
-      assert(status.status === "compensated")
-      expect((yield* cliInProcess("list", "--db", db)).code).toBe(0)
-      expect((yield* cliInProcess("show", sagaId, "--db", db)).code).toBe(0)
+      expect(withResult).toMatchObject({ _tag: "Refused", message: expect.stringContaining("takes no result") })
+      const notUndone = yield* api.operations.resolve({
+        path: { sagaId, stepId },
+        payload: { ...(yield* at()), outcome: "not-applied" }
+      })
+      expect(notUndone.changed).toBe(true)
+      expect(notUndone.message).toBe(
+        "resolved its undo as not undone by alice; its effect is still in place: undo it by hand, then resolve the step again as applied"
+      )
+      // The same again: its first answer, nothing written.
+      const again = yield* api.operations.resolve({
+        path: { sagaId, stepId },
+        payload: { ...(yield* at()), outcome: "not-applied" }
+      })
+      expect(again.changed).toBe(false)
+      const undone = yield* api.operations.resolve({
+        path: { sagaId, stepId },
+        payload: { ...(yield* at()), outcome: "applied" }
+      })
+      expect(undone.changed).toBe(true)
+      expect(undone.message).toBe(
+        `resolved its undo as undone by alice; its compensation already ran: compensate the saga again (effect-saga compensate, or POST /api/sagas/${sagaId}/compensate), which counts this step undone without running its undo again and journals a new report`
+      )
+      const compensated = yield* api.operations.compensate({ path: { sagaId }, payload: yield* at() })
+      expect(compensated.report.status).toBe("compensated")
     })
   )
 })

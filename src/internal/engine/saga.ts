@@ -76,9 +76,9 @@ import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
 import { SagaRun } from "./run.js"
 import { DEFAULT_MAX_PAYLOAD_BYTES } from "./spec.js"
+import * as stepUndo from "./stepUndoResolution.js"
 import { LeftRunning } from "./takeover.js"
 import * as undoResolution from "./undoResolution.js"
-import * as stepUndo from "./stepUndoResolution.js"
 import { rememberingUnreleased } from "./unreleased.js"
 import { withdrawFrom } from "./withdrawal.js"
 import { checked as checkedOptions } from "./workerOptions.js"
@@ -802,7 +802,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         body: (writer, principal) => {
           const effectId = explicit.effectIdOf(writer.view)
           if (effectId !== undefined) return undoResolution.resolve(writer, stepId, resolution, effectId)
-          if (stepUndo.concernsUndo(writer.view, stepId, resolution)) return stepUndo.resolve(writer, stepId, resolution)
+          if (stepUndo.concernsUndo(writer.view, stepId, resolution))
+            return stepUndo.resolve(writer, stepId, resolution)
           const undoTakesNoResult = stepUndo.givenResult(writer.view, stepId)
           if (undoTakesNoResult !== undefined) {
             return Effect.fail(new CommandRefused({ sagaId, stepId, reason: undoTakesNoResult }))

@@ -79,7 +79,11 @@ export const givenResult = (view: JournalView, stepId: string): string | undefin
  * position a retry names); `applied` after `not-applied` is a new resolution (the effect was undone
  * by hand since); any other is a conflict.
  */
-export const prior = (writer: Writer, stepId: string, resolution: Resolution): Effect.Effect<Prior, CommandConflict> => {
+export const prior = (
+  writer: Writer,
+  stepId: string,
+  resolution: Resolution
+): Effect.Effect<Prior, CommandConflict> => {
   const resolved = resolvedUndo(writer.view.steps.get(stepId)!)
   if (resolved === undefined) return Effect.succeed("new")
   const answer = resolved.payload!.reason

@@ -195,8 +195,7 @@ export const resolve = Command.make(
         options.db,
         Effect.gen(function* () {
           yield* Tools.register(options.register)
-          const resolved =
-            resolution ?? (yield* resolutionOf({ ...options, by, undo: yield* undoOfStep(options) }))
+          const resolved = resolution ?? (yield* resolutionOf({ ...options, by, undo: yield* undoOfStep(options) }))
           yield* print(printable(yield* resolveOn(options, resolved, undoRun)))
         }),
         { access: "write", as: by }
