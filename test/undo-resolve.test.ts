@@ -10,8 +10,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, FastCheck, Layer, Schema } from "effect"
 import { type Approval, Compensable, type Journal, Outcome, Saga } from "../src/index.js"
+import * as Testing from "../src/Testing.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
 import { clientAs, serveOn } from "./fixtures/http-saga.js"
 import { entriesOf, payloadOf } from "./fixtures/journal-reads.js"
@@ -78,6 +79,15 @@ const charge = Compensable.make({
   success: Schema.String,
   execute: () => Effect.fail(Outcome.unknown("the provider did not answer")),
   compensate: () => Effect.void
+})
+
+/** A call whose outcome nobody hears, and whose undo the provider refuses. */
+const wire = Compensable.make({
+  name: "wire",
+  input: Schema.Struct({ amount: Schema.Int }),
+  success: Schema.String,
+  execute: () => Effect.fail(Outcome.unknown("the bank did not answer")),
+  compensate: () => Effect.fail(Outcome.failed("the bank refused the recall"))
 })
 
 /** The saga: `step` runs, then a call fails, and its compensation leaves `step`'s undo not undone. */
@@ -302,6 +312,26 @@ for (const [name, store] of stores) {
         )
     )
 
+    it.effect(
+      "a step resolved applied before: the same resolution (its result) replays it, one with none resolves its undo",
+      () =>
+        provided(
+          Effect.gen(function* () {
+            const sagaId = "call-then-undo"
+            expect((yield* Saga.run(sagaId, wire({ amount: 3 })))._tag).toBe("NeedsAttention")
+            const stepId = yield* stepOf(sagaId, "wire")
+            const call = { outcome: "applied", by: "oncall", result: "wire-3" } as const
+            yield* Saga.resolve(sagaId, stepId, call)
+            expect((yield* Saga.compensate(sagaId)).status).toBe("compensation_failed")
+            // A retry of the call's resolution is still that: nothing written.
+            expect(yield* writtenBy(Saga.resolve(sagaId, stepId, call))).toBe(0)
+            expect((yield* undoShown(sagaId, "wire")).slice(0, 2)).toEqual(["executed", "failed"])
+            expect(yield* writtenBy(Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall" }))).toBe(1)
+            expect((yield* Saga.compensate(sagaId)).status).toBe("compensated")
+          })
+        )
+    )
+
     it.effect("a forward step's unknown outcome is resolved as before, beside an undo resolved", () =>
       provided(
         Effect.gen(function* () {
@@ -417,5 +447,54 @@ describe("POST /api/sagas/:sagaId/steps/:stepId/resolve of an undo left not undo
       const compensated = yield* api.operations.compensate({ path: { sagaId }, payload: yield* at() })
       expect(compensated.report.status).toBe("compensated")
     })
+  )
+})
+
+/** One executed step of a random saga: what its undo answers. */
+const UndoAnswer = FastCheck.constantFrom("completed", "failed", "partial", "unknown")
+
+describe("resolving every undo left not undone, in a random saga", () => {
+  it.effect.prop(
+    "a compensation again ends compensated, and runs no undo a second time",
+    { answers: FastCheck.array(UndoAnswer, { minLength: 1, maxLength: 6 }) },
+    ({ answers }) =>
+      Effect.gen(function* () {
+        const ran: Array<number> = []
+        const tools = answers.map((answer, index) =>
+          Compensable.make({
+            name: `tool${index}`,
+            input: Schema.Null,
+            success: Schema.Null,
+            execute: () => Effect.succeed(null),
+            compensate: () =>
+              Effect.zipRight(
+                Effect.sync(() => ran.push(index)),
+                answer === "completed"
+                  ? Effect.void
+                  : Effect.fail(
+                      answer === "failed"
+                        ? Outcome.failed("no")
+                        : answer === "partial"
+                          ? Outcome.partial("some")
+                          : Outcome.unknown("?")
+                    )
+              )
+          })
+        )
+        yield* Saga.run("random", failingAfter(Effect.forEach(tools, (tool) => tool(null))))
+        const first = yield* Saga.compensate("random")
+        const left = first.undone.filter((step) => step.outcome !== "completed")
+        expect(first.status).toBe(left.length === 0 ? "compensated" : "compensation_failed")
+        const undosBefore = ran.length
+        for (const step of left) yield* Saga.resolve("random", step.stepId, { outcome: "applied", by: "oncall" })
+        const last = yield* Saga.compensate("random")
+        expect(last.status).toBe("compensated")
+        expect(ran).toHaveLength(undosBefore)
+        expect(new Set(ran).size).toBe(ran.length)
+        expect(
+          last.undone.filter((step) => step.detail === "resolved as undone by oncall").map((step) => step.stepId)
+        ).toEqual(left.map((step) => step.stepId))
+      }).pipe(Effect.provide(Testing.layer)),
+    { timeout: 30_000, fastCheck: { numRuns: 50 } }
   )
 })
