@@ -374,6 +374,23 @@ describe("the CLI's resolve of an undo left not undone", () => {
         const attempts = undos.book
         expect((yield* cliInProcess("list", "--db", db)).code).toBe(1)
 
+        const known = yield* cliInProcess("resolve", sagaId, stepId, "--not-applied", "--as", "oncall", "--db", db)
+        expect(known.code).toBe(2)
+        expect(known.stderr).toContain("its undo is known not undone (it failed: COMPENSATION_FAILED is journaled)")
+        const result = yield* cliInProcess(
+          "resolve",
+          sagaId,
+          stepId,
+          "--applied",
+          "--result",
+          '"x"',
+          "--as",
+          "oncall",
+          "--db",
+          db
+        )
+        expect(result.code).toBe(2)
+        expect(result.stderr).toContain("the resolution of its undo takes no result or receipt")
         const resolved = yield* cliInProcess("resolve", sagaId, stepId, "--applied", "--as", "oncall", "--db", db)
         expect(resolved.stderr).toBe("")
         expect(resolved.code).toBe(0)
