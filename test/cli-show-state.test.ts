@@ -446,9 +446,23 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         const failing = Effect.zipRight(stuck("s-1"), ship({ orderId: "c-2-down" }))
         expect((yield* onFile(db, Saga.run("c-2", failing)))._tag).toBe("CompensationFailed")
         const stuckStep = (yield* onFile(db, Saga.status("c-2"))).steps.find((step) => step.toolName === "stuck")!
+        const resolveC2 = `effect-saga resolve c-2 ${stuckStep.stepId} --applied --as WHO ${yield* position("c-2")}`
         expect(yield* nextLines("c-2")).toEqual([
-          `next: undo by hand, at the provider, what this undo left live: ${stuckStep.stepId} (undo failed, key c-2/${stuckStep.stepId}/undo); effect-saga does not run a settled undo again, and the saga stays compensation_failed`
+          `next: undo by hand, at the provider, what this undo left live: ${stuckStep.stepId} (undo failed, key c-2/${stuckStep.stepId}/undo); effect-saga does not run a settled undo again: once the effect is undone, say so (${resolveC2}), then compensate the saga again, which ends it compensated once nothing else is dirty`
         ])
+        // Followed as written, once the refund was made by hand: the saga ends compensated.
+        const said = resolveC2.replace("effect-saga ", "").replace("WHO", "carol").split(" ")
+        expect((yield* cli(...said, "--db", db)).code).toBe(0)
+        const [clean] = yield* nextLines("c-2")
+        expect(clean).toMatch(
+          /^next: nothing is left dirty since the last report: effect-saga compensate c-2 --as WHO /
+        )
+        const compensateC2 = clean!
+          .replace(/^next: nothing is left dirty since the last report: effect-saga /, "")
+          .replace(/ \(no undo.*$/, "")
+        const compensatedC2 = yield* cli(...compensateC2.replace("WHO", "carol").split(" "), "--db", db)
+        expect(compensatedC2.code).toBe(0)
+        expect((yield* onFile(db, Saga.status("c-2"))).status).toBe("compensated")
 
         // A step left unknown, resolved not applied after the report: nothing is dirty any more.
         const unknown = Effect.zipRight(chargeCard({ amount: 7 }), pingCarrier({ orderId: "c-3" }))
@@ -480,6 +494,11 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
           Effect.map(cli("show", sagaId, "--db", db), (shown) =>
             shown.stdout.split("\n").filter((line) => line.startsWith("next: "))
           )
+        const position = (sagaId: string) =>
+          Effect.map(
+            onFile(db, Saga.status(sagaId)),
+            (status) => `--revision ${status.revision} --digest ${status.digest}`
+          )
         const checkStock = Compensable.make({
           name: "checkStock",
           input: Schema.String,
@@ -507,7 +526,7 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         expect((yield* onFile(db, Saga.run("r-1", checkout(failing))))._tag).toBe("CompensationFailed")
         const charged = (yield* onFile(db, Saga.status("r-1"))).steps.find((step) => step.toolName === failing.name)!
         expect(yield* nextLines("r-1")).toEqual([
-          `next: undo by hand, at the provider, what this undo left live: ${charged.stepId} (undo failed, key r-1/${charged.stepId}/undo); effect-saga does not run a settled undo again, and the saga stays compensation_failed`
+          `next: undo by hand, at the provider, what this undo left live: ${charged.stepId} (undo failed, key r-1/${charged.stepId}/undo); effect-saga does not run a settled undo again: once the effect is undone, say so (effect-saga resolve r-1 ${charged.stepId} --applied --as WHO ${yield* position("r-1")}), then compensate the saga again, which ends it compensated once nothing else is dirty`
         ])
 
         // The refund answered unknown: it may have happened, so the provider is asked first.
@@ -516,7 +535,7 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         const unsureStep = (yield* onFile(db, Saga.status("r-2"))).steps.find((step) => step.toolName === unsure.name)!
         const lines = yield* nextLines("r-2")
         expect(lines).toEqual([
-          `next: ask the provider whether this undo happened: ${unsureStep.stepId} (undo unknown, key r-2/${unsureStep.stepId}/undo); if it did not, undo its effect by hand (if it did, nothing is left live); effect-saga does not run a settled undo again, and the saga stays compensation_failed`
+          `next: ask the provider whether this undo happened: ${unsureStep.stepId} (undo unknown, key r-2/${unsureStep.stepId}/undo); if it did not, undo its effect by hand (if it did, nothing is left live); effect-saga does not run a settled undo again: once the effect is undone, say so (effect-saga resolve r-2 ${unsureStep.stepId} --applied --as WHO ${yield* position("r-2")}), then compensate the saga again, which ends it compensated once nothing else is dirty`
         ])
         expect(lines.join("\n")).not.toContain("checkStock")
       })

@@ -74,6 +74,25 @@ describe("what a compensation that failed left", () => {
     )
   })
 
+  it("says how to tell effect-saga an effect is undone: one step at its position, several one at a time", () => {
+    const at = "--revision 9 --digest abc"
+    expect(CompensationLeft.resolveUndone("o-1", [{ stepId: "charge", undo: "failed" }], at)).toBe(
+      "effect-saga resolve o-1 charge --applied --as WHO --revision 9 --digest abc"
+    )
+    expect(
+      CompensationLeft.resolveUndone(
+        "o-1",
+        [
+          { stepId: "charge", undo: "failed" },
+          { stepId: "ship", undo: "unknown" }
+        ],
+        at
+      )
+    ).toBe(
+      "effect-saga resolve o-1 STEP --applied --as WHO for each of charge, ship (each at the position the saga moved to: effect-saga show o-1 prints it)"
+    )
+  })
+
   it("names what was left live with each undo's key, one or several", () => {
     expect(CompensationLeft.leftLive("o-1", [{ stepId: "charge", undo: "partial" }])).toBe(
       "this undo left live: charge (undo partial, key o-1/charge/undo)"

@@ -6,6 +6,7 @@
  * undo) and journals a new report; what an undo left live (`failed`, `partial`) is undone by hand
  * (effect-saga never runs a settled undo again), and an undo that answered `unknown` is asked of the
  * provider first (it may have happened: undone again by hand, the effect would be undone twice);
+ * either, once undone, is resolved as undone (`Saga.resolve` applied) so that the saga can end;
  * with none of these, and no step whose outcome is unknown that may have changed something (a step
  * resolved not applied since the report), nothing is left dirty: a compensation again journals a
  * new report and the saga ends `compensated`.
@@ -99,6 +100,19 @@ export const of = (
   const clean = undoable.length === 0 && byHand.length === 0 && toAsk.length === 0 && toResolve(steps).length === 0
   return { undoable, byHand, toAsk, clean }
 }
+
+/**
+ * `effect-saga resolve` saying that the effect of `steps` is undone now, at the position `at`
+ * (`--revision N --digest HASH`) for one step; for several, one at a time, each at the position the
+ * saga moved to (each resolution moves it).
+ *
+ * @since 0.5.0
+ * @category advice
+ */
+export const resolveUndone = (sagaId: string, steps: ReadonlyArray<ByHand>, at: string): string =>
+  steps.length === 1
+    ? `effect-saga resolve ${sagaId} ${steps[0]!.stepId} --applied --as WHO ${at}`
+    : `effect-saga resolve ${sagaId} STEP --applied --as WHO for each of ${steps.map((step) => step.stepId).join(", ")} (each at the position the saga moved to: effect-saga show ${sagaId} prints it)`
 
 /** Undos named with their keys: `STEP (undo failed, key SAGA/STEP/undo), …`. */
 const named = (sagaId: string, undos: ReadonlyArray<ByHand>): string =>

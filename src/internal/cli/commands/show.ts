@@ -204,6 +204,10 @@ const isResolved = (
 ): boolean =>
   status.status === "needs_attention" && !undoRun && unknown.length === 0 && Lease.liveLease(status, now) === undefined
 
+/** What ends a saga whose undos left something live, once it is undone by hand: its resolution, then a compensation again. */
+const onceUndone = (sagaId: string, steps: ReadonlyArray<CompensationLeft.ByHand>, at: string): string =>
+  `effect-saga does not run a settled undo again: once the effect is undone, say so (${CompensationLeft.resolveUndone(sagaId, steps, at)}), then compensate the saga again, which ends it compensated once nothing else is dirty`
+
 /**
  * The next lines of a compensation that failed, once nobody drives the saga (`CompensationLeft`
  * decides, as it does for the console): a compensation again runs the undos it could not and
@@ -222,12 +226,12 @@ const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: numbe
   }
   if (left.byHand.length > 0) {
     lines.push(
-      `next: undo by hand, at the provider, what ${CompensationLeft.leftLive(status.sagaId, left.byHand)}; effect-saga does not run a settled undo again, and the saga stays compensation_failed`
+      `next: undo by hand, at the provider, what ${CompensationLeft.leftLive(status.sagaId, left.byHand)}; ${onceUndone(status.sagaId, left.byHand, at)}`
     )
   }
   if (left.toAsk.length > 0) {
     lines.push(
-      `next: ask the provider ${CompensationLeft.mayBeLive(status.sagaId, left.toAsk)}; effect-saga does not run a settled undo again, and the saga stays compensation_failed`
+      `next: ask the provider ${CompensationLeft.mayBeLive(status.sagaId, left.toAsk)}; ${onceUndone(status.sagaId, left.toAsk, at)}`
     )
   }
   if (left.clean) {

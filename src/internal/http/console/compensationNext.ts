@@ -11,6 +11,15 @@ import type { SagaDetail } from "../models.js"
 const compensateWith = (sagaId: string, registered = "--register MODULE "): string =>
   `effect-saga compensate ${sagaId} ${registered}--as WHO, or POST /api/sagas/${encodeURIComponent(sagaId)}/compensate`
 
+/** What ends a saga whose undos left something live, once it is undone by hand: its resolution, then a compensation again. */
+const onceUndone = (detail: SagaDetail, steps: ReadonlyArray<CompensationLeft.ByHand>): string => {
+  const { sagaId, revision, digest } = detail.saga
+  const paths = steps.map(
+    (step) => `POST /api/sagas/${encodeURIComponent(sagaId)}/steps/${encodeURIComponent(step.stepId)}/resolve`
+  )
+  return `effect-saga does not run a settled undo again: once the effect is undone, say so (${paths.join(", ")} with {"outcome":"applied"}, or ${CompensationLeft.resolveUndone(sagaId, steps, `--revision ${revision} --digest ${digest}`)}), then compensate it again, which ends it compensated once nothing else is dirty.`
+}
+
 /**
  * The lines for a saga `compensation_failed` that nobody drives, judged at `now` (epoch
  * milliseconds); none for any other saga, a tampered one, or the run of an explicit undo (whose
@@ -30,12 +39,12 @@ export const lines = (detail: SagaDetail, now: number): ReadonlyArray<string> =>
   }
   if (left.byHand.length > 0) {
     said.push(
-      `Undo by hand, at the provider, what ${CompensationLeft.leftLive(row.sagaId, left.byHand)}; effect-saga does not run a settled undo again, and the saga stays compensation failed.`
+      `Undo by hand, at the provider, what ${CompensationLeft.leftLive(row.sagaId, left.byHand)}; ${onceUndone(detail, left.byHand)}`
     )
   }
   if (left.toAsk.length > 0) {
     said.push(
-      `Ask the provider ${CompensationLeft.mayBeLive(row.sagaId, left.toAsk)}; effect-saga does not run a settled undo again, and the saga stays compensation failed.`
+      `Ask the provider ${CompensationLeft.mayBeLive(row.sagaId, left.toAsk)}; ${onceUndone(detail, left.toAsk)}`
     )
   }
   if (left.clean) {
