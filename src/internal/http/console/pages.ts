@@ -21,6 +21,7 @@ import { attribute, badge, escape, hidden } from "./html.js"
 import { isPastEnd, type Position, pager } from "./pager.js"
 import { undoRows } from "./report.js"
 import * as ReturnTo from "./returnTo.js"
+import { undoResolveCards } from "./undoResolveCard.js"
 
 const sagaLink = (sagaId: string): string =>
   `<a href="/console/sagas/${encodeURIComponent(sagaId)}">${escape(sagaId)}</a>`
@@ -337,6 +338,7 @@ ${detail.steps
 ${unknown
   .map((step) => (lease === undefined ? resolveForm(detail, step.stepId) : waitCard(detail, step.stepId, lease)))
   .join("\n")}
+${undoResolveCards(detail, now)}
 <h2>Timeline</h2>
 <div class="diagram">${svg(row.sagaId, detail.entries, row.tampered?.seq)}</div>
 <h2>Undos</h2>
