@@ -32,6 +32,16 @@ const cli = cliInProcess
 
 const lineOf = (text: string, start: string) => text.split("\n").find((line) => line.startsWith(start))
 
+/** What `show` says is next for a saga of `db`, and where the saga stands (`--revision N --digest HASH`). */
+const readsOf = (db: string) => ({
+  nextLines: (sagaId: string) =>
+    Effect.map(cli("show", sagaId, "--db", db), (shown) =>
+      shown.stdout.split("\n").filter((line) => line.startsWith("next: "))
+    ),
+  position: (sagaId: string) =>
+    Effect.map(onFile(db, Saga.status(sagaId)), (status) => `--revision ${status.revision} --digest ${status.digest}`)
+})
+
 describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 }, () => {
   it.scoped("a lease that lapsed says so, and a running saga no worker drives says who could take it", () =>
     Effect.gen(function* () {
@@ -409,15 +419,7 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
     () =>
       Effect.gen(function* () {
         const db = freshFile()
-        const nextLines = (sagaId: string) =>
-          Effect.map(cli("show", sagaId, "--db", db), (shown) =>
-            shown.stdout.split("\n").filter((line) => line.startsWith("next: "))
-          )
-        const position = (sagaId: string) =>
-          Effect.map(
-            onFile(db, Saga.status(sagaId)),
-            (status) => `--revision ${status.revision} --digest ${status.digest}`
-          )
+        const { nextLines, position } = readsOf(db)
 
         // Rejected in a process where its tools are not registered: the undos are unavailable.
         const order = Effect.zipRight(
@@ -490,15 +492,7 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
     () =>
       Effect.gen(function* () {
         const db = freshFile()
-        const nextLines = (sagaId: string) =>
-          Effect.map(cli("show", sagaId, "--db", db), (shown) =>
-            shown.stdout.split("\n").filter((line) => line.startsWith("next: "))
-          )
-        const position = (sagaId: string) =>
-          Effect.map(
-            onFile(db, Saga.status(sagaId)),
-            (status) => `--revision ${status.revision} --digest ${status.digest}`
-          )
+        const { nextLines, position } = readsOf(db)
         const checkStock = Compensable.make({
           name: "checkStock",
           input: Schema.String,
