@@ -477,7 +477,13 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         )
         expect(compensated).toEqual(["NeedsAttention", "compensation_failed"])
         const ping = (yield* onFile(db, Saga.status("c-3"))).steps.find((step) => step.toolName === "pingCarrier")!
-        expect(yield* nextLines("c-3")).toEqual([expect.stringMatching(/^next: effect-saga resolve c-3 /)])
+        expect(yield* nextLines("c-3")).toEqual([
+          expect.stringMatching(
+            new RegExp(
+              `^next: effect-saga resolve c-3 .*; before --not-applied, make sure the call cannot still happen: a worker whose lease lapsed may only be paused \\(its process dead or restarted, or the provider refusing the key c-3/${ping.stepId.replace(/[#:]/g, ".")} from now on\\)$`
+            )
+          )
+        ])
         yield* onFile(db, Saga.resolve("c-3", ping.stepId, { outcome: "not-applied", by: "carol" }))
         expect(yield* nextLines("c-3")).toEqual([
           `next: nothing is left dirty since the last report: effect-saga compensate c-3 --as WHO ${yield* position("c-3")} (no undo is left to run: no module to register) journals a new one, and the saga ends compensated`

@@ -282,6 +282,10 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         '<p id="unknown-reason">Its outcome is unknown (outcome unknown: &lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; no answer): find out whether it happened, then say so.</p>'
       )
       expect(why.text).not.toContain("<script>")
+      // Not applied comes with what to make sure of first: a lapsed lease does not prove the worker gone.
+      expect(unescaped(why.text)).toMatch(
+        /Before "It was not applied", make sure the call cannot still happen: a worker whose lease lapsed may only be paused \(its process dead or restarted, or the provider refusing the key ship-x\/[^ ]+ from now on\)\./
+      )
       // Applied is offered, without a receipt: the CLI takes one.
       expect(why.text).toContain('name="outcome" value="applied"')
       expect(why.text).toContain(

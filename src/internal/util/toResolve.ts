@@ -37,3 +37,13 @@ export const resolveCommand = (sagaId: string, stepId: string, at: string, earli
   earlier === undefined
     ? `effect-saga resolve ${sagaId} ${stepId} --applied --result JSON|--not-applied --as WHO ${at}`
     : `effect-saga resolve ${sagaId} ${stepId} --not-applied --as WHO ${at}`
+
+/**
+ * What to make sure of before resolving a step `not-applied`: a lapsed lease does not prove its
+ * worker is gone (a paused process may still make or finish the call once it wakes, docs/recovery.md).
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const beforeNotApplied = (sagaId: string, stepId: string): string =>
+  `before --not-applied, make sure the call cannot still happen: a worker whose lease lapsed may only be paused (its process dead or restarted, or the provider refusing the key ${sagaId}/${stepId} from now on)`

@@ -158,9 +158,11 @@ const resolveLine = (
   if (lease !== undefined) return waitLine(status, stepId, lease)
   const earlier = Timeline.undoneBefore(entries, stepId)
   const command = `next: ${ToResolve.resolveCommand(status.sagaId, stepId, at, earlier)}`
-  return earlier === undefined
-    ? command
-    : `${command} (if the call did not happen; if it did, undo it by hand: step ${earlier} before it is undone already, --applied is refused)`
+  const said =
+    earlier === undefined
+      ? command
+      : `${command} (if the call did not happen; if it did, undo it by hand: step ${earlier} before it is undone already, --applied is refused)`
+  return `${said}; ${ToResolve.beforeNotApplied(status.sagaId, stepId)}`
 }
 
 /**

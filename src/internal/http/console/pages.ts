@@ -171,7 +171,8 @@ const resolveForm = (detail: SagaDetail, stepId: string): string => {
 <p id="unknown-reason">${escape(`Its outcome is unknown${reason === undefined ? "" : ` (${reason})`}: find out whether it happened, then say so.`)}</p>
 ${applied}
 <form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="not-applied">
-<button type="submit" class="secondary">It was not applied</button></form></div>`
+<button type="submit" class="secondary">It was not applied</button></form>
+<p class="muted not-applied-caution">${escape(`Before "It was not applied", make sure the call cannot still happen: a worker whose lease lapsed may only be paused (its process dead or restarted, or the provider refusing the key ${sagaId}/${stepId} from now on).`)}</p></div>`
 }
 
 /**
