@@ -489,6 +489,13 @@ describe("an Authority the Saga service would never ask", () => {
     }).pipe(Effect.provide(Layer.mergeAll(Saga.layer.pipe(Layer.provideMerge(stores)), denyAll)))
   )
 
+  it.effect("Authority.allowAll beside a layer built without one is the layer's own: no mistake", () =>
+    Effect.gen(function* () {
+      const { program } = reserveAndWire()
+      expect((yield* Saga.run("order-a", program))._tag).toBe("AwaitingApproval")
+    }).pipe(Effect.provide(Layer.mergeAll(Saga.layer.pipe(Layer.provideMerge(stores)), Authority.layerAllowAll)))
+  )
+
   it.effect("provided to one call, while the layer was built with another: the call dies", () =>
     Effect.gen(function* () {
       const { program } = reserveAndWire()

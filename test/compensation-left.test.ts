@@ -91,6 +91,10 @@ describe("what a compensation that failed left", () => {
     ).toBe(
       "effect-saga resolve o-1 STEP --applied --as WHO for each of charge, ship (each at the position the saga moved to: effect-saga show o-1 prints it)"
     )
+    // One step, while another line names another undo: resolving either moves the saga, so no position is printed.
+    expect(CompensationLeft.resolveUndone("o-1", [{ stepId: "charge", undo: "failed" }], at, true)).toBe(
+      "effect-saga resolve o-1 charge --applied --as WHO (at the position the saga moved to: effect-saga show o-1 prints it)"
+    )
   })
 
   it("names what was left live with each undo's key, one or several", () => {

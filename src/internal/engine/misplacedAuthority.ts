@@ -4,10 +4,11 @@
  * `Effect.provide` on the call, or merged beside the layer with `Layer.merge` rather than provided
  * to it) is not seen, and the calls it was meant to guard would be allowed by another. So a call
  * whose context holds an `Authority` other than the layer's dies, before anything is read, run or
- * written, naming the fix. The same `Authority` in both (`Layer.provideMerge`) is no mistake.
+ * written, naming the fix. The same `Authority` in both (`Layer.provideMerge`) is no mistake, nor
+ * `Authority.allowAll` (`Authority.layerAllowAll`) provided to a call of a layer built without one.
  */
 import * as Context from "effect/Context"
-import { Authority } from "../../Authority.js"
+import { Authority, allowAll } from "../../Authority.js"
 
 /** What the call's context holds that the service would not ask, if anything: the defect's message. */
 export const misplaced = (
@@ -15,7 +16,7 @@ export const misplaced = (
   context: Context.Context<never>
 ): string | undefined => {
   const provided = Context.getOption(context, Authority)
-  if (provided._tag === "None" || provided.value === built) return undefined
+  if (provided._tag === "None" || provided.value === (built ?? allowAll)) return undefined
   const fix =
     "provide it to the layer instead: Saga.layer.pipe(Layer.provide(YourAuthority)), or Layer.provideMerge to keep it in the context too (docs/security.md, Who may do what)"
   return built === undefined

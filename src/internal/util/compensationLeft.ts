@@ -103,16 +103,16 @@ export const of = (
 
 /**
  * `effect-saga resolve` saying that the effect of `steps` is undone now, at the position `at`
- * (`--revision N --digest HASH`) for one step; for several, one at a time, each at the position the
- * saga moved to (each resolution moves it).
+ * (`--revision N --digest HASH`) for one step (and no other named elsewhere: `several`); for
+ * several, one at a time, each at the position the saga moved to (each resolution moves it).
  *
  * @since 0.5.0
  * @category advice
  */
-export const resolveUndone = (sagaId: string, steps: ReadonlyArray<ByHand>, at: string): string =>
-  steps.length === 1
+export const resolveUndone = (sagaId: string, steps: ReadonlyArray<ByHand>, at: string, several = false): string =>
+  steps.length === 1 && !several
     ? `effect-saga resolve ${sagaId} ${steps[0]!.stepId} --applied --as WHO ${at}`
-    : `effect-saga resolve ${sagaId} STEP --applied --as WHO for each of ${steps.map((step) => step.stepId).join(", ")} (each at the position the saga moved to: effect-saga show ${sagaId} prints it)`
+    : `effect-saga resolve ${sagaId} ${steps.length === 1 ? `${steps[0]!.stepId} --applied --as WHO` : `STEP --applied --as WHO for each of ${steps.map((step) => step.stepId).join(", ")}`} (${steps.length === 1 ? "at" : "each at"} the position the saga moved to: effect-saga show ${sagaId} prints it)`
 
 /** Undos named with their keys: `STEP (undo failed, key SAGA/STEP/undo), …`. */
 const named = (sagaId: string, undos: ReadonlyArray<ByHand>): string =>

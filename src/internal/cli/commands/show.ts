@@ -206,9 +206,13 @@ const isResolved = (
 ): boolean =>
   status.status === "needs_attention" && !undoRun && unknown.length === 0 && Lease.liveLease(status, now) === undefined
 
-/** What ends a saga whose undos left something live, once it is undone by hand: its resolution, then a compensation again. */
-const onceUndone = (sagaId: string, steps: ReadonlyArray<CompensationLeft.ByHand>, at: string): string =>
-  `effect-saga does not run a settled undo again: once the effect is undone, say so (${CompensationLeft.resolveUndone(sagaId, steps, at)}), then compensate the saga again, which ends it compensated once nothing else is dirty`
+/**
+ * What ends a saga whose undos left something live, once it is undone by hand: its resolution, then
+ * a compensation again. `several`: other undos are named too (another line), so no command can name
+ * the position each will be resolved at.
+ */
+const onceUndone = (sagaId: string, steps: ReadonlyArray<CompensationLeft.ByHand>, at: string, several: boolean) =>
+  `effect-saga does not run a settled undo again: once the effect is undone, say so (${CompensationLeft.resolveUndone(sagaId, steps, at, several)}), then compensate the saga again, which ends it compensated once nothing else is dirty`
 
 /**
  * The next lines of a compensation that failed, once nobody drives the saga (`CompensationLeft`
@@ -220,6 +224,7 @@ const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: numbe
   const left = CompensationLeft.of(status, status.steps, now)
   if (left === undefined) return []
   const compensate = `effect-saga compensate ${status.sagaId} --register MODULE --as WHO ${at}`
+  const several = left.byHand.length + left.toAsk.length > 1
   const lines: Array<string> = []
   if (left.undoable.length > 0) {
     lines.push(
@@ -228,12 +233,12 @@ const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: numbe
   }
   if (left.byHand.length > 0) {
     lines.push(
-      `next: undo by hand, at the provider, what ${CompensationLeft.leftLive(status.sagaId, left.byHand)}; ${onceUndone(status.sagaId, left.byHand, at)}`
+      `next: undo by hand, at the provider, what ${CompensationLeft.leftLive(status.sagaId, left.byHand)}; ${onceUndone(status.sagaId, left.byHand, at, several)}`
     )
   }
   if (left.toAsk.length > 0) {
     lines.push(
-      `next: ask the provider ${CompensationLeft.mayBeLive(status.sagaId, left.toAsk)}; ${onceUndone(status.sagaId, left.toAsk, at)}`
+      `next: ask the provider ${CompensationLeft.mayBeLive(status.sagaId, left.toAsk)}; ${onceUndone(status.sagaId, left.toAsk, at, several)}`
     )
   }
   if (left.clean) {

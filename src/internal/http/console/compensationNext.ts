@@ -12,12 +12,12 @@ const compensateWith = (sagaId: string, registered = "--register MODULE "): stri
   `effect-saga compensate ${sagaId} ${registered}--as WHO, or POST /api/sagas/${encodeURIComponent(sagaId)}/compensate`
 
 /** What ends a saga whose undos left something live, once it is undone by hand: its resolution, then a compensation again. */
-const onceUndone = (detail: SagaDetail, steps: ReadonlyArray<CompensationLeft.ByHand>): string => {
+const onceUndone = (detail: SagaDetail, steps: ReadonlyArray<CompensationLeft.ByHand>, several: boolean): string => {
   const { sagaId, revision, digest } = detail.saga
   const paths = steps.map(
     (step) => `POST /api/sagas/${encodeURIComponent(sagaId)}/steps/${encodeURIComponent(step.stepId)}/resolve`
   )
-  return `effect-saga does not run a settled undo again: once the effect is undone, say so (${paths.join(", ")} with {"outcome":"applied"}, or ${CompensationLeft.resolveUndone(sagaId, steps, `--revision ${revision} --digest ${digest}`)}), then compensate it again, which ends it compensated once nothing else is dirty.`
+  return `effect-saga does not run a settled undo again: once the effect is undone, say so (${paths.join(", ")} with {"outcome":"applied"}, or ${CompensationLeft.resolveUndone(sagaId, steps, `--revision ${revision} --digest ${digest}`, several)}), then compensate it again, which ends it compensated once nothing else is dirty.`
 }
 
 /**
@@ -31,6 +31,7 @@ export const lines = (detail: SagaDetail, now: number): ReadonlyArray<string> =>
     row.tampered === null && !row.sagaId.endsWith(RUN_SUFFIX) ? CompensationLeft.of(row, detail.steps, now) : undefined
   if (left === undefined) return []
   const compensate = compensateWith(row.sagaId)
+  const several = left.byHand.length + left.toAsk.length > 1
   const said: Array<string> = []
   if (left.undoable.length > 0) {
     said.push(
@@ -39,12 +40,12 @@ export const lines = (detail: SagaDetail, now: number): ReadonlyArray<string> =>
   }
   if (left.byHand.length > 0) {
     said.push(
-      `Undo by hand, at the provider, what ${CompensationLeft.leftLive(row.sagaId, left.byHand)}; ${onceUndone(detail, left.byHand)}`
+      `Undo by hand, at the provider, what ${CompensationLeft.leftLive(row.sagaId, left.byHand)}; ${onceUndone(detail, left.byHand, several)}`
     )
   }
   if (left.toAsk.length > 0) {
     said.push(
-      `Ask the provider ${CompensationLeft.mayBeLive(row.sagaId, left.toAsk)}; ${onceUndone(detail, left.toAsk)}`
+      `Ask the provider ${CompensationLeft.mayBeLive(row.sagaId, left.toAsk)}; ${onceUndone(detail, left.toAsk, several)}`
     )
   }
   if (left.clean) {
