@@ -316,8 +316,11 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
     /**
      * Appends `drafts` in one atomic step if the saga is still at `expected` (a new saga is at
      * `empty`) and no other worker holds its lease; returns the entries written. With a `holder`,
-     * the append takes or renews the lease while the saga stays running or compensating, and drops
-     * it when the saga halts or ends; without one, it is refused while anybody holds the lease.
+     * the append takes or renews the lease, and drops it when it sets a status other than running
+     * or compensating (the saga halts, waits or ends); an append that sets no status (no saga-level
+     * phase) keeps it whatever the saga's status, so that an operator's command on a saga that waits,
+     * needs attention or failed to compensate holds it between its writes (since 0.5.0; before, such
+     * an append dropped it). Without a holder, it is refused while anybody holds the lease.
      */
     readonly append: (
       sagaId: string,

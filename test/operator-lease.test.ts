@@ -6,6 +6,8 @@ import type { Context } from "effect"
 import { Context as Ctx, Deferred, Effect, Exit, Fiber, Layer, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
+import * as Postgres from "../src/Postgres.js"
+import { freshDatabase } from "./fixtures/postgres.js"
 
 describe("an operator's command holds the saga's lease for as long as its undos run", () => {
   for (const [name, makeStore] of stores) {
@@ -23,6 +25,25 @@ describe("an operator's command holds the saga's lease for as long as its undos 
         expect(world.undone).toEqual(["charge", "reserve"])
         expect(yield* journal.get("o-1")).toMatchObject({ value: { status: "compensated", lease: null } })
       })
+    )
+
+    it.scoped(
+      `${name}: Saga.compensate again, of a saga whose compensation failed: a Recovery pass and another worker's claim are refused mid-undo`,
+      () =>
+        Effect.gen(function* () {
+          const { world, operator, recovery, bare, journal } = yield* setUp(makeStore)
+          const stepId = yield* world.awaitingOrder("o-9", operator)
+          // Rejected where no tool is registered: every undo is unavailable, the compensation fails.
+          const failed = yield* Effect.provide(Saga.reject("o-9", stepId, { by: "bob", reason: "no" }), bare)
+          expect(failed.status).toBe("compensation_failed")
+          const compensating = yield* Effect.fork(Effect.provide(Saga.compensate("o-9"), operator))
+
+          yield* world.pastSeveralLeases
+          yield* world.otherWorkersAreRefused("o-9", journal, recovery).pipe(world.thenRefund)
+          expect((yield* Fiber.join(compensating)).status).toBe("compensated")
+          expect(world.undone).toEqual(["charge", "reserve"])
+          expect(yield* journal.get("o-9")).toMatchObject({ value: { status: "compensated", lease: null } })
+        })
     )
 
     it.scoped(`${name}: Saga.reject: a Recovery pass and another worker's claim are refused mid-undo`, () =>
@@ -227,8 +248,12 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 type StoreContext = Context.Context<Journal.Journal | Approval.Approval>
 type Store = Layer.Layer<Journal.Journal | Approval.Approval, unknown>
 
+/** PostgreSQL too when `EFFECT_SAGA_PG_URL` gives one: its leases are judged by the server's clock. */
+const pgUrl = process.env.EFFECT_SAGA_PG_URL === undefined ? undefined : await freshDatabase("operator_lease")
+
 const stores: ReadonlyArray<readonly [string, () => Effect.Effect<Store>]> = [
   ["in memory", () => Effect.sync(() => memoryStore(makeMemoryJournal()))],
+  ...(pgUrl === undefined ? [] : [["on PostgreSQL", () => Effect.sync(() => Postgres.layer({ url: pgUrl }))] as const]),
   [
     "on SQLite",
     () =>
@@ -329,5 +354,9 @@ const setUp = (makeStore: () => Effect.Effect<Store>) =>
           expect(compensate).toMatchObject({ _tag: "LeaseHeld", owner: "operator" })
         })
     }
-    return { world, operator, recovery, journal: yield* Effect.provide(Journal.Journal, store) }
+    // A worker that has none of the tools: a compensation there finds every undo unavailable.
+    const bare = yield* Layer.build(
+      Saga.layerWith({ owner: "bare", leaseTtl: "3 seconds" }).pipe(Layer.provideMerge(Layer.succeedContext(store)))
+    )
+    return { world, operator, recovery, bare, journal: yield* Effect.provide(Journal.Journal, store) }
   })

@@ -14,7 +14,7 @@ import { runIdOf, stepKey } from "./ids.js"
 import type { Pruning as PruningOf } from "./pruning.js"
 import * as Pruning from "./pruning.js"
 import * as Signing from "./signing.js"
-import { isActive, isFinished, noneOpen, statusAfter } from "./status.js"
+import { isActive, isFinished, keepsLease, noneOpen, statusAfter } from "./status.js"
 import { appendsAtOnce } from "./synchronous.js"
 
 /**
@@ -119,7 +119,7 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
       digest: last?.hash ?? expected.digest,
       createdAt: stored?.record.createdAt ?? at,
       updatedAt: at,
-      lease: !isActive(status) ? null : holder === undefined ? lease : leaseFrom(holder, millis)
+      lease: !keepsLease(drafts) ? null : holder === undefined ? lease : leaseFrom(holder, millis)
     }
     if (stored === undefined) sagas.set(sagaId, { record, entries: entries.map(keep) })
     else {

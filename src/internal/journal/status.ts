@@ -20,6 +20,17 @@ export const statusAfter = (current: SagaStatus, drafts: ReadonlyArray<Pick<Entr
   return status
 }
 
+/**
+ * Whether an append of `drafts` keeps the saga's lease: unless it sets a status that is not active.
+ * One that sets none keeps it whatever the saga's status: an operator's command on a saga that
+ * waits, needs attention or failed to compensate holds its lease until it releases it.
+ */
+export const keepsLease = (drafts: ReadonlyArray<Pick<Entry, "phase">>): boolean => {
+  let set: SagaStatus | undefined
+  for (const draft of drafts) set = statusOfPhase[draft.phase] ?? set
+  return set === undefined || isActive(set)
+}
+
 /** Whether a status is final: the saga will not move on by itself. */
 export const isFinished = (status: SagaStatus): boolean =>
   status === "completed" || status === "compensated" || status === "compensation_failed"

@@ -5,7 +5,7 @@ import type * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Runtime from "effect/Runtime"
 import type { AppendError, Draft, Entry, Holder, JournalCorrupted, JournalError, Phase } from "../../Journal.js"
-import { ConcurrencyConflict, isActive, LeaseHeld } from "../../Journal.js"
+import { ConcurrencyConflict, LeaseHeld } from "../../Journal.js"
 import { observeAppended } from "../observability/metrics.js"
 import { liveLease } from "../util/lease.js"
 import { Mutex } from "../util/mutex.js"
@@ -13,6 +13,7 @@ import { ownPayloadOf } from "./drafts.js"
 import * as HeldBack from "./heldBack.js"
 import type { Recorded } from "./payloads.js"
 import { decodeOwnEntry } from "./payloads.js"
+import { keepsLease } from "./status.js"
 import { appendsAtOnce } from "./synchronous.js"
 import type { VerifiedJournal } from "./verified.js"
 import { JournalView, viewOf } from "./view.js"
@@ -260,7 +261,8 @@ export class Writer {
     const before = this.view.status
     for (const entry of entries.right) this.view.apply(entry)
     observeAppended(this.view, entries.right, before)
-    this.holdsLease = this.holder !== undefined && isActive(this.view.status)
+    // The store keeps the appender's lease unless the batch set a status that is not active.
+    this.holdsLease = this.holder !== undefined && keepsLease(batch)
     return undefined
   }
 

@@ -196,7 +196,9 @@ export const makeUnmigrated = Effect.gen(function* () {
   // The compare-and-set is the first statement of an append: on any backend it matches only while
   // the saga is still where the writer last saw it and nobody else holds its lease (the holder's
   // name, then the time now). An append keeps a lease (the one it names, else the one there is)
-  // only while the saga stays active: the append that halts or ends the saga drops it.
+  // unless it sets a status that is not active: the append that halts or ends the saga drops it. One
+  // that sets no status keeps it whatever the saga's status (an operator's command on a saga that
+  // waits, needs attention or failed to compensate holds the lease until it releases it).
   const bare = (name: string) => sql.literal(name)
   const ofSagas = (name: string) => sql`${sagas}.${sql.literal(name)}`
   const leaseIsFreeAt = (owner: string | null, millis: number) =>
@@ -205,7 +207,7 @@ export const makeUnmigrated = Effect.gen(function* () {
     sql`(${column("lease_owner")} IS NULL OR ${column("lease_owner")} = ${_} OR ${column("lease_expires_at")} <= ${timeAfter(_)})`
   const activeList = sql.literal(`(${activeStatuses.map((status) => `'${status}'`).join(", ")})`)
   const keptWhileActive = (column: typeof bare, name: string, value: Statement.Fragment) =>
-    sql`CASE WHEN COALESCE(${_}, ${column("status")}) IN ${activeList} THEN COALESCE(${value}, ${column(name)}) END`
+    sql`CASE WHEN COALESCE(${_}, 'running') IN ${activeList} THEN COALESCE(${value}, ${column(name)}) END`
   const compareAndSetNewSql = sql`INSERT INTO ${sagas} (saga_id, status, revision, digest, created_at, updated_at,
   lease_owner, lease_expires_at)
 VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${timeAfter(_)})

@@ -26,9 +26,13 @@ const isoFormat = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`
 const now = `to_char(now() AT TIME ZONE 'UTC', ${isoFormat})`
 const after = (ttl: string) => `to_char((now() + ${ttl} * interval '1 millisecond') AT TIME ZONE 'UTC', ${isoFormat})`
 
-/** An append's lease column while the saga stays active (the one it names, else the one there is). */
-const keptWhileActive = (status: string, value: string, current: string) =>
-  `CASE WHEN COALESCE(request.status, ${status}) IN (${active}) THEN COALESCE(${value}, ${current}) END`
+/**
+ * An append's lease column (the one it names, else the one there is), unless it sets a status that
+ * is not active: one that sets none keeps it whatever the saga's status (an operator's command holds
+ * the lease of a saga that waits, needs attention or failed to compensate until it releases it).
+ */
+const keptWhileActive = (value: string, current: string) =>
+  `CASE WHEN COALESCE(request.status, 'running') IN (${active}) THEN COALESCE(${value}, ${current}) END`
 
 const sagas = `"${sagasTable}"`
 const entryColumns = "saga_id, seq, step_id, tool_name, phase, input, payload, at, hash, mac"
@@ -47,8 +51,8 @@ const text = (unflushed: boolean) => `WITH request AS (
 ), moved AS (
   UPDATE ${sagas} AS saga SET status = COALESCE(request.status, saga.status), revision = request.revision,
     digest = request.digest, updated_at = request.at,
-    lease_owner = ${keptWhileActive("saga.status", "request.owner", "saga.lease_owner")},
-    lease_expires_at = ${keptWhileActive("saga.status", after("request.ttl"), "saga.lease_expires_at")}
+    lease_owner = ${keptWhileActive("request.owner", "saga.lease_owner")},
+    lease_expires_at = ${keptWhileActive(after("request.ttl"), "saga.lease_expires_at")}
   FROM request
   WHERE saga.saga_id = request.saga_id AND saga.revision = request.expected_revision
     AND saga.digest = request.expected_digest
@@ -57,7 +61,7 @@ const text = (unflushed: boolean) => `WITH request AS (
 ), created AS (
   INSERT INTO ${sagas} (saga_id, status, revision, digest, created_at, updated_at, lease_owner, lease_expires_at)
   SELECT saga_id, COALESCE(status, 'running'), revision, digest, at, at,
-    ${keptWhileActive("'running'", "request.owner", "NULL")}, ${keptWhileActive("'running'", after("request.ttl"), "NULL")}
+    ${keptWhileActive("request.owner", "NULL")}, ${keptWhileActive(after("request.ttl"), "NULL")}
   FROM request WHERE expected_revision = 0
   ON CONFLICT (saga_id) DO NOTHING
   RETURNING saga_id
