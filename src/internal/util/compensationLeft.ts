@@ -109,10 +109,14 @@ export const of = (
  * @since 0.5.0
  * @category advice
  */
-export const resolveUndone = (sagaId: string, steps: ReadonlyArray<ByHand>, at: string, several = false): string =>
-  steps.length === 1 && !several
-    ? `effect-saga resolve ${sagaId} ${steps[0]!.stepId} --applied --as WHO ${at}`
-    : `effect-saga resolve ${sagaId} ${steps.length === 1 ? `${steps[0]!.stepId} --applied --as WHO` : `STEP --applied --as WHO for each of ${steps.map((step) => step.stepId).join(", ")}`} (${steps.length === 1 ? "at" : "each at"} the position the saga moved to: effect-saga show ${sagaId} prints it)`
+export const resolveUndone = (sagaId: string, steps: ReadonlyArray<ByHand>, at: string, several = false): string => {
+  const [only] = steps
+  if (steps.length === 1 && !several) return `effect-saga resolve ${sagaId} ${only!.stepId} --applied --as WHO ${at}`
+  const moved = `the position the saga moved to: effect-saga show ${sagaId} prints it`
+  return steps.length === 1
+    ? `effect-saga resolve ${sagaId} ${only!.stepId} --applied --as WHO (at ${moved})`
+    : `effect-saga resolve ${sagaId} STEP --applied --as WHO for each of ${steps.map((step) => step.stepId).join(", ")} (each at ${moved})`
+}
 
 /** Undos named with their keys: `STEP (undo failed, key SAGA/STEP/undo), …`. */
 const named = (sagaId: string, undos: ReadonlyArray<ByHand>): string =>
