@@ -79,7 +79,7 @@ const commands: ReadonlyArray<{
       Effect.gen(function* () {
         yield* Saga.run(sagaId, shipping)
         const pointed = yield* pointedAt(sagaId, "unknown")
-        return resolveOn(pointed, { outcome: "not-applied", by: "alice" }, false)
+        return resolveOn(pointed, () => Effect.succeed({ outcome: "not-applied" as const, by: "alice" }), false)
       })
   }
 ]

@@ -142,9 +142,15 @@ const reportOf = (done: {
  * @since 0.4.0
  * @category commands
  */
-export const resolveOn = (pointed: Pointed, resolution: Saga.Resolution, undoRun: boolean) =>
+export const resolveOn = <E>(
+  pointed: Pointed,
+  resolutionFor: (undoOfStep: boolean) => Effect.Effect<Saga.Resolution, E>,
+  undoRun: boolean
+) =>
   Effect.gen(function* () {
     const { seen, status, stepId } = yield* target(pointed.saga, pointed.step, pointed)
+    // Whether `--applied` alone resolves the step's undo (it takes no `--result` then), read from the saga just read.
+    const resolution = yield* resolutionFor(settlesStepUndo(status, stepId, { outcome: "applied", by: "" }))
     const settled: Settled = undoRun ? "undo-run" : settlesStepUndo(status, stepId, resolution) ? "step-undo" : "call"
     const { written } = yield* Saga.withWrites(Saga.resolve(pointed.saga, stepId, { ...resolution, ...seen }))
     const applied = resolution.outcome === "applied"
@@ -166,15 +172,6 @@ const settlesStepUndo = (status: Saga.SagaStatus, stepId: string, resolution: Sa
 }
 
 /**
- * Whether `--applied` with neither `--result` nor `--receipt` resolves the undo of the step: read
- * from the saga, once the store is open (`settlesUndo`).
- */
-const undoOfStep = (pointed: Pointed) =>
-  Effect.map(target(pointed.saga, pointed.step, pointed), ({ status, stepId }) =>
-    settlesStepUndo(status, stepId, { outcome: "applied", by: "" })
-  )
-
-/**
  * The `resolve` command.
  *
  * @since 0.1.0
@@ -190,13 +187,14 @@ export const resolve = Command.make(
       const undoRun = options.saga.endsWith(RUN_SUFFIX)
       // --applied alone may resolve a step's undo: whether it does is read from the saga, once it is open.
       const readsSaga = !undoRun && options.applied && !options.notApplied && Option.isNone(options.result)
-      const resolution = readsSaga ? undefined : yield* resolutionOf({ ...options, by, undo: undoRun })
+      const early = readsSaga ? undefined : yield* resolutionOf({ ...options, by, undo: undoRun })
+      const resolutionFor = (undoOfStep: boolean) =>
+        early === undefined ? resolutionOf({ ...options, by, undo: undoOfStep }) : Effect.succeed(early)
       yield* withStore(
         options.db,
         Effect.gen(function* () {
           yield* Tools.register(options.register)
-          const resolved = resolution ?? (yield* resolutionOf({ ...options, by, undo: yield* undoOfStep(options) }))
-          yield* print(printable(yield* resolveOn(options, resolved, undoRun)))
+          yield* print(printable(yield* resolveOn(options, resolutionFor, undoRun)))
         }),
         { access: "write", as: by }
       )
