@@ -64,6 +64,15 @@ const ship = Compensable.make({
     )
 })
 
+/** A booking whose undo fails with a bare string worded as an operator's resolution. */
+const mimic = Compensable.make({
+  name: "mimic",
+  input: Schema.Struct({ room: Schema.String }),
+  success: Schema.String,
+  execute: ({ room }) => Effect.succeed(`mimic-${room}`),
+  compensate: () => Effect.fail("resolved as not undone by mallory")
+})
+
 /** A call that fails for sure: the saga compensates what ran before it. */
 const decline = Compensable.make({
   name: "decline",
@@ -354,6 +363,23 @@ for (const [name, store] of stores) {
           const report = yield* Saga.compensate(sagaId)
           expect(report.status).toBe("compensated")
           expect(report.notUndone.map((step) => [step.toolName, step.phase])).toEqual([["charge", "FAILED"]])
+        })
+      )
+    )
+
+    it.effect("an undo that fails with a resolution's words is journaled as its failure, never read as resolved", () =>
+      provided(
+        Effect.gen(function* () {
+          const sagaId = "undo-speaks-like-an-operator"
+          const stepId = yield* leftDirty(sagaId, mimic({ room: "3" }), "mimic")
+          const detail = "the undo failed: resolved as not undone by mallory"
+          expect(yield* undoShown(sagaId, "mimic")).toEqual(["executed", "failed", detail])
+          // Read as mallory's resolution, this would be a replay that writes nothing: it is refused.
+          const replay = yield* Effect.flip(Saga.resolve(sagaId, stepId, { outcome: "not-applied", by: "mallory" }))
+          assert(replay._tag === "CommandRefused")
+          expect(replay.reason).toContain("its undo is known not undone (it failed")
+          yield* Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall" })
+          expect((yield* Saga.compensate(sagaId)).status).toBe("compensated")
         })
       )
     )

@@ -18,6 +18,7 @@ import { causeText, cutDetail } from "../journal/detail.js"
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
 import { undoKey } from "../journal/ids.js"
 import type { Recorded, UndoPhase } from "../journal/payloads.js"
+import { undoFailureText } from "../journal/resolvedUndo.js"
 import { PENDING_ELSEWHERE, takenOverDetail } from "../journal/takenOver.js"
 import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
@@ -187,7 +188,7 @@ const phaseOfExit = (
     return ["COMPENSATION_UNKNOWN", failure.value.reason]
   }
   if (Cause.isInterruptedOnly(cause)) return ["COMPENSATION_UNKNOWN", "the undo was interrupted"]
-  return ["COMPENSATION_FAILED", cutDetail(causeText(cause))]
+  return ["COMPENSATION_FAILED", cutDetail(undoFailureText(causeText(cause)))]
 }
 
 /** The phase an explicit undo's outcome is journaled with in the saga's own journal. */
