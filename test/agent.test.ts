@@ -96,6 +96,60 @@ describe("an agent's tool calls are saga steps", () => {
   )
 
   it.effect(
+    "a failure returned to the model that quotes its call's receipt: the model, the journal and the replay see it masked",
+    () =>
+      Effect.gen(function* () {
+        const receipt = `tok-${crypto.randomUUID()}`
+        const Pay = Tool.make("Pay", {
+          parameters: { amount: Schema.Int },
+          success: Schema.String,
+          failure: CardDeclined,
+          failureMode: "return"
+        })
+        const Send = Tool.make("Send", { parameters: { to: Schema.String }, success: Schema.String })
+        const agent = Agent.make(AiToolkit.make(Pay, Send), {
+          undo: { Pay: () => Effect.void },
+          onToolFailure: "continue"
+        })
+        const handlers = agent.toLayer({
+          Pay: (_, step) =>
+            Effect.zipRight(
+              step.setReceipt(receipt),
+              Effect.fail(new CardDeclined({ reason: `token ${receipt} refused` }))
+            ),
+          Send: ({ to }) => Effect.succeed(`sent to ${to}`)
+        })
+        const model = Scripted.layer(({ turn }) =>
+          turn === 1
+            ? Scripted.calls(Scripted.call("call-1", "Pay", { amount: 5 }))
+            : turn === 2
+              ? Scripted.calls(Scripted.call("call-2", "Send", { to: "alice" }))
+              : Scripted.says("Done.")
+        )
+        const live = Layer.mergeAll(handlers, Agent.layerModel.pipe(Layer.provide(model.layer))).pipe(
+          Layer.provideMerge(Testing.layer)
+        )
+        const program = Agent.loop({ prompt: "Pay, then send.", toolkit: agent.toolkit })
+        const entries = yield* Effect.gen(function* () {
+          // Send has no undo: it awaits approval, and the run after it replays the turns journaled.
+          const first = yield* Saga.run("quoted-receipt", program)
+          assert(first._tag === "AwaitingApproval")
+          yield* Approval.approve(first.request.requestId, { by: "ops", inputDigest: first.request.inputDigest })
+          const second = yield* Saga.run("quoted-receipt", program)
+          assert(second._tag === "Completed", String(second._tag))
+          return yield* journalOf("quoted-receipt")
+        }).pipe(Effect.provide(live))
+
+        expect(model.questions[1]!.results.get("call-1")).toMatchObject({
+          isFailure: true,
+          result: { _tag: "CardDeclined", reason: "token <redacted> refused" }
+        })
+        expect(JSON.stringify(model.questions.map((question) => question.prompt))).not.toContain(receipt)
+        expect(entries.map((entry) => `${entry.input} ${entry.payload}`).join("\n")).not.toContain(receipt)
+      })
+  )
+
+  it.effect(
     "a rejection from another process that has the agent's layers compensates cleanly, the model's turns included",
     () =>
       Effect.gen(function* () {

@@ -461,13 +461,80 @@ describe("a forward call's own error never carries the receipt it set", () => {
         )
         yield* Saga.run("declined-typed", program)
         yield* Saga.run("declined-typed", program)
-        // The first run's program got the error as the tool failed with it; the replay, the journaled one.
-        expect(paths).toEqual([`declined ${secret}`, "declined <redacted>"])
+        // The first run's program gets the error as its replay will: as journaled, masked.
+        expect(paths).toEqual(["declined <redacted>", "declined <redacted>"])
         const entries = yield* journalOf("declined-typed")
         const failed = entries.find((entry) => entry.phase === "FAILED")!
         expect(JSON.parse(failed.payload!).error).toEqual({ _tag: "Declined", ref: "<redacted>" })
         expect(entries.map((entry) => entry.payload ?? "").join("\n")).not.toContain(secret)
       }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "a typed error quoting its receipt that no longer decodes masked reaches the program as its replay does",
+    () =>
+      Effect.gen(function* () {
+        const secret = `rcpt-${Crypto.randomUUID()}`
+        const pay = Compensable.make({
+          name: "pay",
+          input: Schema.String,
+          success: Schema.String,
+          failure: StrictDeclined,
+          execute: (_card, step) =>
+            Effect.zipRight(step.setReceipt(secret), Effect.fail(new StrictDeclined({ ref: secret }))),
+          compensate: () => Effect.void
+        })
+        const seen: Array<string> = []
+        const program = pay("card-1").pipe(Effect.catchAll((error) => Effect.sync(() => seen.push(String(error)))))
+        yield* Saga.run("declined-strict", program)
+        yield* Saga.run("declined-strict", program)
+        expect(seen).toHaveLength(2)
+        expect(seen[0]).toBe(seen[1])
+        expect(seen[0]).toContain("<redacted>")
+        expect(seen[0]).not.toContain(secret)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a program that passes a caught failure's words on to its next call resumes as journaled", () =>
+    Effect.gen(function* () {
+      const secret = `rcpt-${Crypto.randomUUID()}`
+      const pay = Compensable.make({
+        name: "pay",
+        input: Schema.String,
+        success: Schema.String,
+        failure: Declined,
+        execute: (_card, step) =>
+          Effect.zipRight(step.setReceipt(secret), Effect.fail(new Declined({ ref: `token ${secret}` }))),
+        compensate: () => Effect.void
+      })
+      const noted: Array<string> = []
+      const note = Compensable.make({
+        name: "note",
+        input: Schema.String,
+        success: Schema.String,
+        execute: (text) => Effect.sync(() => (noted.push(text), "noted")),
+        compensate: () => Effect.void
+      })
+      const lost = Compensable.make({
+        name: "lost",
+        input: Schema.String,
+        success: Schema.String,
+        execute: () => Effect.fail(Outcome.unknown("the provider did not answer")),
+        compensate: () => Effect.void
+      })
+      const program = pay("card-1").pipe(
+        Effect.catchTag("Declined", (declined) => note(`declined: ${declined.ref}`)),
+        Effect.zipRight(lost("go"))
+      )
+      // Run again, the program replays the failure as journaled: its next call's input is the one journaled.
+      for (const _ of [1, 2]) {
+        const result = yield* Saga.run("declined-noted", program)
+        assert(result._tag === "NeedsAttention", JSON.stringify(result))
+      }
+      expect(noted).toEqual(["declined: token <redacted>"])
+      const journaled = (yield* journalOf("declined-noted")).map((entry) => `${entry.input} ${entry.payload}`)
+      expect(journaled.join("\n")).not.toContain(secret)
+    }).pipe(Effect.provide(Testing.layer))
   )
 
   it.effect("a call that dies or loses its answer quoting its receipt: the reason NeedsAttention gives masks it", () =>
@@ -560,6 +627,11 @@ describe("a receipt is capped by the tool's maxPayloadBytes", () => {
 
 /** A tool that sets `secret` as its receipt, then ends as `ending` says (given the receipt's value). */
 class Declined extends Schema.TaggedError<Declined>()("Declined", { ref: Schema.String }) {}
+
+/** A refusal whose reference is a card token: masked, it is no longer one. */
+class StrictDeclined extends Schema.TaggedError<StrictDeclined>()("StrictDeclined", {
+  ref: Schema.String.pipe(Schema.pattern(/^rcpt-/))
+}) {}
 
 const failingWith = (secret: string, ending: (receipt: string) => Effect.Effect<never, unknown>) =>
   Compensable.make({

@@ -34,7 +34,7 @@ import { causeText, cutDetail, defectLine } from "../journal/detail.js"
 import { executedDraft, intentDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
 import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
-import type { JournaledReceipt } from "../journal/payloads.js"
+import type { JournaledReceipt, PayloadOf } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
 import { answersPending, isNotStarted, isRead, isUnknown, isUnsettled } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
@@ -787,7 +787,15 @@ export class SagaRun {
 
   private replayFailure(spec: StepSpec, step: StepView) {
     observeReplayed(spec.name)
-    const { defect, description, error } = step.failed!.payload
+    return this.asJournaled(spec, step.failed!.payload)
+  }
+
+  /** How a journaled failure reaches the program: its error decoded, or an `Outcome.Failed` saying what it was. */
+  private asJournaled(
+    spec: StepSpec,
+    failed: Pick<PayloadOf<"FAILED">, "defect" | "description" | "error">
+  ): Effect.Effect<never, unknown> {
+    const { defect, description, error } = failed
     // The description is the defect's first line as printed (`Error: boom`): its error prints that prefix again.
     if (defect) return Effect.die(new Error(description.replace(/^Error: /, "")))
     // A read journals its unknown or partial outcome as its failure (see `failed`).
@@ -1131,11 +1139,13 @@ export class SagaRun {
       error: Option.isSome(error) ? this.encodeFailure(spec, error.value, call.receipts) : undefined
     }
     const failedDraft = stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)
+    // A failure that quoted a receipt reaches the program as its replay will: as journaled, masked.
+    const answer = shown === cause ? Effect.failCause(cause) : this.asJournaled(spec, payload)
     return Effect.zipRight(
       Effect.map(payload.taints === false ? this.write(failedDraft) : this.taint(failedDraft, call), () =>
         call.span.attribute("outcome", "failed")
       ),
-      Effect.failCause(cause)
+      answer
     )
   }
 
