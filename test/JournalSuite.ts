@@ -239,6 +239,60 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
         }).pipe(Effect.provide(layer))
     )
 
+    it.effect("a clock past year 9999 writes and claims nothing: a store's times could not order it", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const holder = { owner: "y10k-worker", ttlMillis: 30_000 }
+        yield* TestClock.setTime(Date.UTC(9999, 11, 31, 23, 59, 59, 999))
+        const [last] = yield* appendAll(journal, "y10k-last", [saga("SAGA_STARTED")])
+        expect(last!.at).toBe("9999-12-31T23:59:59.999Z")
+        yield* TestClock.adjust("1 millis")
+        const refused = yield* Effect.flip(journal.append("y10k-new", Journal.empty, [saga("SAGA_STARTED")]))
+        assert(refused._tag === "JournalError")
+        expect(refused.operation).toBe("append")
+        expect(refused.reason).toContain(
+          "the clock reads +010000-01-01T00:00:00.000Z, past 9999-12-31T23:59:59.999Z, the last time a journal can store"
+        )
+        expect(Option.isNone(yield* journal.get("y10k-new"))).toBe(true)
+        const position = { revision: last!.seq, digest: last!.hash }
+        const later = yield* Effect.flip(journal.append("y10k-last", position, [saga("SAGA_COMPLETED")]))
+        expect(later).toMatchObject({ _tag: "JournalError", operation: "append" })
+        expect(yield* Effect.flip(journal.claim("y10k-last", holder))).toMatchObject({
+          _tag: "JournalError",
+          operation: "claim"
+        })
+        expect(yield* Effect.flip(journal.claimLapsed(holder, 10))).toMatchObject({
+          _tag: "JournalError",
+          operation: "claim"
+        })
+        expect(yield* Effect.flip(journal.renew(holder))).toMatchObject({ _tag: "JournalError", operation: "renew" })
+        // Past the last date JavaScript can name too: refused alike, never a defect.
+        yield* TestClock.setTime(8.64e15 - 1_000)
+        const far = yield* Effect.flip(journal.append("y10k-new", Journal.empty, [saga("SAGA_STARTED")]))
+        expect(far).toMatchObject({ _tag: "JournalError", operation: "append" })
+        // What was written before is still read, and ordered, as written.
+        expect(yield* journal.read("y10k-last")).toEqual([last])
+        expect(ids(yield* journal.list({ updatedBefore: "2030-01-01" }), "y10k-")).toEqual([])
+        expect(ids(yield* journal.list({ updatedBefore: new Date(8.64e15).toISOString() }), "y10k-")).toEqual([])
+      }).pipe(Effect.provide(layer))
+    )
+
+    it.effect("a lease that would end past year 9999 ends at its last millisecond, and holds until then", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        yield* TestClock.setTime(Date.UTC(9999, 11, 31, 23, 59, 50))
+        yield* appendAll(journal, "y10k-lease", [saga("SAGA_STARTED")])
+        const claimed = yield* journal.claim("y10k-lease", { owner: "first", ttlMillis: 30_000 })
+        // PostgreSQL takes a lease's times from its server's clock, not Effect's.
+        if (!name.startsWith("Postgres")) {
+          expect(Option.getOrThrow(claimed).lease).toEqual({ owner: "first", expiresAt: "9999-12-31T23:59:59.999Z" })
+          yield* TestClock.adjust("5 seconds")
+          const held = yield* Effect.flip(journal.claim("y10k-lease", { owner: "second", ttlMillis: 30_000 }))
+          expect(held).toMatchObject({ _tag: "LeaseHeld", owner: "first" })
+        }
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect("an unknown saga reads as no entries and gets None", () =>
       Effect.gen(function* () {
         const journal = yield* Journal.Journal

@@ -3,6 +3,7 @@ import type * as Journal from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import { ENTRY_DOMAIN, sign } from "../util/crypto.js"
 import { unstorable } from "../util/identifier.js"
+import { lastMillis } from "../util/isoTime.js"
 import { JournalError } from "./errors.js"
 import { hashEntry } from "./hash.js"
 import { isPhase } from "./payloads.js"
@@ -110,15 +111,19 @@ export const recordOf = (entries: ReadonlyArray<Journal.Entry>): Journal.SagaRec
   }
 }
 
-/** Formats epoch millis as ISO-8601 UTC, sharing one string among the entries of one millisecond. */
+/**
+ * Formats epoch millis as ISO-8601 UTC, sharing one string among the entries of one millisecond; a
+ * time past year 9999 as its last millisecond, the last a store can hold (storedTime.ts: nothing is
+ * written at such a time, but a prune or a lease check may still read the clock).
+ */
 export const isoClock = () => {
-  let lastMillis = Number.NaN
-  let lastText = ""
+  let previous = Number.NaN
+  let previousText = ""
   return (millis: number): string => {
-    if (millis !== lastMillis) {
-      lastMillis = millis
-      lastText = new Date(millis).toISOString()
+    if (millis !== previous) {
+      previous = millis
+      previousText = new Date(Math.min(millis, lastMillis)).toISOString()
     }
-    return lastText
+    return previousText
   }
 }

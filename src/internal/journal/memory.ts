@@ -15,6 +15,7 @@ import type { Pruning as PruningOf } from "./pruning.js"
 import * as Pruning from "./pruning.js"
 import * as Signing from "./signing.js"
 import { isActive, isFinished, keepsLease, noneOpen, statusAfter } from "./status.js"
+import { atStorableTime, leaseEnd, pastStoredTime } from "./storedTime.js"
 import { appendsAtOnce } from "./synchronous.js"
 
 /**
@@ -85,7 +86,7 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
   /** The lease `holder` has from `millis` on. */
   const leaseFrom = (holder: Journal.Holder, millis: number): Journal.Lease => ({
     owner: holder.owner,
-    expiresAt: expiryClock(millis + holder.ttlMillis)
+    expiresAt: expiryClock(leaseEnd(millis, holder.ttlMillis))
   })
 
   /** An append at `millis`, done at once: the entries appended, or why not. */
@@ -96,7 +97,7 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     holder: Journal.Holder | undefined,
     millis: number
   ): Either.Either<Array<Journal.Entry>, Journal.AppendError> => {
-    const unstorable = refuseUnstorable("append", sagaId, drafts)
+    const unstorable = refuseUnstorable("append", sagaId, drafts) ?? pastStoredTime("append", millis)
     if (unstorable !== undefined) return Either.left(unstorable)
     const stored = sagas.get(sagaId)
     const revision = stored?.record.revision ?? 0
@@ -196,7 +197,7 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     })
 
   const claim = (sagaId: string, holder: Journal.Holder) =>
-    Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+    atStorableTime("claim", (millis) => {
       const stored = sagas.get(sagaId)
       if (stored === undefined) return Effect.succeed(Option.none())
       const lease = stored.record.lease
@@ -206,14 +207,16 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
     })
 
   const claimLapsed = (holder: Journal.Holder, limit: number) =>
-    Effect.map(Clock.currentTimeMillis, (millis) => {
-      const now = clock(millis)
-      const lapsed = sorted(Array.from(sagas.values()).filter((stored) => isLapsed(stored.record, now)))
-      return lapsed.slice(0, Math.max(0, limit)).map((stored) => {
-        stored.record = { ...stored.record, lease: leaseFrom(holder, millis) }
-        return stored.record
+    atStorableTime("claim", (millis) =>
+      Effect.sync(() => {
+        const now = clock(millis)
+        const lapsed = sorted(Array.from(sagas.values()).filter((stored) => isLapsed(stored.record, now)))
+        return lapsed.slice(0, Math.max(0, limit)).map((stored) => {
+          stored.record = { ...stored.record, lease: leaseFrom(holder, millis) }
+          return stored.record
+        })
       })
-    })
+    )
 
   const leasesOf = (owner: string, sagaId?: string) => {
     const candidates = sagaId === undefined ? Array.from(sagas.values()) : [sagas.get(sagaId)]
@@ -221,11 +224,13 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
   }
 
   const renew = (holder: Journal.Holder) =>
-    Effect.map(Clock.currentTimeMillis, (millis) => {
-      const held = leasesOf(holder.owner)
-      for (const stored of held) stored.record = { ...stored.record, lease: leaseFrom(holder, millis) }
-      return held.length
-    })
+    atStorableTime("renew", (millis) =>
+      Effect.sync(() => {
+        const held = leasesOf(holder.owner)
+        for (const stored of held) stored.record = { ...stored.record, lease: leaseFrom(holder, millis) }
+        return held.length
+      })
+    )
 
   const release = (owner: string, sagaId?: string) =>
     Effect.sync(() => {

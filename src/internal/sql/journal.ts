@@ -27,6 +27,7 @@ import * as Signing from "../journal/signing.js"
 import { finishingPhases, noneOpen } from "../journal/status.js"
 import * as StoredEntries from "../journal/storedEntries.js"
 import * as StoredRows from "../journal/storedRows.js"
+import { atStorableTime, leaseEnd, pastStoredTime } from "../journal/storedTime.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
 import { readsTogether } from "../journal/together.js"
 import * as UnreadStart from "../journal/unreadStart.js"
@@ -142,7 +143,7 @@ export const makeUnmigrated = Effect.gen(function* () {
       ? sql`to_char((now() + ${arg}::bigint * interval '1 millisecond') AT TIME ZONE 'UTC', ${isoOfPgNow})`
       : sql`${arg}`
   const timeArg = (millis: number, offset: number | null): string | number | null =>
-    offset === null ? null : onPg ? offset : new Date(millis + offset).toISOString()
+    offset === null ? null : onPg ? offset : new Date(leaseEnd(millis, offset)).toISOString()
 
   const recordColumns = sql.literal(
     `saga_id AS "sagaId", status, revision, digest, created_at AS "createdAt", updated_at AS "updatedAt",
@@ -620,7 +621,7 @@ RETURNING seq`)
     holder: Journal.Holder | undefined,
     millis: number
   ): Either.Either<Request, Journal.JournalError> => {
-    const unstorable = refuseUnstorable("append", sagaId, drafts)
+    const unstorable = refuseUnstorable("append", sagaId, drafts) ?? pastStoredTime("append", millis)
     if (unstorable !== undefined) return Either.left(unstorable)
     const at = clock(millis)
     return Either.right({
@@ -1039,7 +1040,7 @@ WHERE ${sql.in("saga_id", sagaIds)} AND ${sql.in("step_id", stepIds)}`,
     sagaId: string,
     holder: Journal.Holder
   ): Effect.Effect<Option.Option<Journal.SagaRecord>, Journal.ClaimError> =>
-    Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+    atStorableTime("claim", (millis) => {
       return Effect.mapError(
         sql`UPDATE ${sagas} SET lease_owner = ${holder.owner}, lease_expires_at = ${expiryOf(holder, millis)}
 WHERE saga_id = ${sagaId} AND ${leaseIsFreeAt(holder.owner, millis)}
@@ -1066,7 +1067,7 @@ RETURNING ${recordColumns}`,
   // for: many workers recover in parallel and never claim the same saga.
   const skipLocked = sql.literal(onPg ? "FOR UPDATE SKIP LOCKED" : "")
   const claimLapsed = (holder: Journal.Holder, limit: number) =>
-    Effect.flatMap(Clock.currentTimeMillis, (millis) => {
+    atStorableTime("claim", (millis) => {
       const left = sql.literal(openSagas)
       return Effect.mapError(
         sql`UPDATE ${sagas} SET lease_owner = ${holder.owner}, lease_expires_at = ${expiryOf(holder, millis)}
@@ -1084,7 +1085,7 @@ RETURNING ${recordColumns}`,
     })
 
   const renew = (holder: Journal.Holder) =>
-    Effect.flatMap(Clock.currentTimeMillis, (millis) =>
+    atStorableTime("renew", (millis) =>
       Effect.mapError(
         sql`UPDATE ${sagas} SET lease_expires_at = ${expiryOf(holder, millis)}
 WHERE lease_owner = ${holder.owner} RETURNING saga_id`,

@@ -13,7 +13,7 @@ const isoTime =
 
 /** The first and last millisecond a store's text can hold: years 0000 and 9999. */
 const firstMillis = new Date(0).setUTCFullYear(0, 0, 1)
-const lastMillis = new Date(0).setUTCFullYear(9999, 11, 31) + 86_400_000 - 1
+export const lastMillis = new Date(0).setUTCFullYear(9999, 11, 31) + 86_400_000 - 1
 
 const isLeap = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0
 
