@@ -365,6 +365,22 @@ describe("tools from a manifest, run by real handler processes", () => {
     })
   )
 
+  it.live("a line that repeats its receipt key has every receipt it gives masked, not only the one JSON keeps", () =>
+    Effect.gen(function* () {
+      const logs = captureLogs()
+      const line = '{"outcome":"applied","result":"ok","receipt":"rcpt-first-31","receipt":"rcpt-second-32"}'
+      const stderr = "receipts rcpt-first-31 and rcpt-second-32"
+      const [result] = yield* Effect.provide(runMisbehaving({ mode: "raw", line, stderr }), logs.layer)
+      assert(result._tag === "NeedsAttention")
+      expect(result.unknown[0]!.reason).toContain("its line repeats the key at $.receipt (JSON keeps only the last)")
+      expect(logs.lines.find((logged) => logged.includes("wrote to stderr"))).toContain(
+        "receipts <redacted> and <redacted>"
+      )
+      const shown = [...logs.lines, JSON.stringify(result)].join("\n")
+      for (const receipt of ["rcpt-first-31", "rcpt-second-32"]) expect(shown).not.toContain(receipt)
+    })
+  )
+
   it.live("a short receipt (t) is masked in what the handler wrote, never in the library's words around it", () =>
     Effect.gen(function* () {
       // A line not trusted (a repeated key) that gives `t` as its receipt: the reason quotes the key's path, masked.

@@ -87,3 +87,34 @@ export const nestingOf = (text: string): number => {
   }
   return deepest
 }
+
+/**
+ * Every string value `key` has at the top level of JSON text (already known to parse), in order:
+ * where the object repeats the key, `JSON.parse` keeps only the last.
+ */
+export const topLevelStrings = (text: string, key: string): ReadonlyArray<string> => {
+  const found: Array<string> = []
+  let depth = 0
+  let atKey = false
+  let lastKey: string | undefined
+  for (let index = 0; index < text.length; index++) {
+    const char = text[index]
+    if (char === '"') {
+      const start = index++
+      while (text[index] !== '"') index += text[index] === "\\" ? 2 : 1
+      const string = JSON.parse(text.slice(start, index + 1)) as string
+      if (depth !== 1) continue
+      if (atKey) lastKey = string
+      else if (lastKey === key) found.push(string)
+      atKey = false
+    } else if (char === "{" || char === "[") {
+      depth++
+      atKey = depth === 1 && char === "{"
+    } else if (char === "}" || char === "]") {
+      depth--
+    } else if (char === "," && depth === 1) {
+      atKey = true
+    }
+  }
+  return found
+}

@@ -16,7 +16,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { noneAfter } from "../util/deadline.js"
 import { masked, maskedCut } from "../util/masking.js"
-import { firstDuplicateKey, nestingOf } from "./duplicateKeys.js"
+import { firstDuplicateKey, nestingOf, topLevelStrings } from "./duplicateKeys.js"
 import type { Environment, Launch } from "./environment.js"
 import { jsonPath } from "./errors.js"
 import { HandlerResponse } from "./format.js"
@@ -42,18 +42,19 @@ export interface Call {
 }
 
 /**
- * How a call ended. `receipt` is the text a `Malformed` or `Unknown` answer's line gave as its
- * receipt, if it gave one: not trusted, but masked all the same.
+ * How a call ended. `receipts` are the texts a `Malformed` or `Unknown` answer's line gave as its
+ * receipt, if it gave any (every one, when its line repeats the key): not trusted, but masked all
+ * the same.
  */
 export type Answer =
   | { readonly _tag: "Answered"; readonly response: HandlerResponse }
   /** The handler exited 0 without one line of the protocol, and its line claims no outcome: nothing the library can trust. */
-  | { readonly _tag: "Malformed"; readonly reason: string; readonly receipt?: string | undefined }
+  | { readonly _tag: "Malformed"; readonly reason: string; readonly receipts?: ReadonlyArray<string> | undefined }
   /**
    * It may or may not have acted: killed past a limit, exited non-zero without an answer, or it
    * named an outcome in a line that does not decode, or wrote a line that repeats a key.
    */
-  | { readonly _tag: "Unknown"; readonly reason: string; readonly receipt?: string | undefined }
+  | { readonly _tag: "Unknown"; readonly reason: string; readonly receipts?: ReadonlyArray<string> | undefined }
   /** No process was started. */
   | { readonly _tag: "NotStarted"; readonly reason: string }
 
@@ -93,9 +94,10 @@ export const run = (call: Call): Effect.Effect<Answer, never, CommandExecutor.Co
  * not trusted): a handler that logs its own receipt does not show it.
  */
 export const answeredMask = (mask: ReadonlyArray<string>, answer: Answer): ReadonlyArray<string> => {
-  const receipt =
-    answer._tag === "Answered" ? answer.response.receipt : answer._tag === "NotStarted" ? undefined : answer.receipt
-  return receipt === undefined ? mask : [...mask, receipt]
+  if (answer._tag === "Answered") {
+    return answer.response.receipt === undefined ? mask : [...mask, answer.response.receipt]
+  }
+  return answer._tag === "NotStarted" || answer.receipts === undefined ? mask : [...mask, ...answer.receipts]
 }
 
 const answerOfCall = (
@@ -221,7 +223,7 @@ const OUTCOMES: ReadonlyArray<unknown> = ["applied", "failed", "unknown", "parti
 interface NotAnAnswer {
   readonly reason: string
   readonly claimed: boolean
-  readonly receipt?: string | undefined
+  readonly receipts?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -236,16 +238,16 @@ const answerOf = (
 ): Answer => {
   const reason = utf8 ? whyNotAnAnswer(text, mask) : notUtf8(text, mask)
   if (Either.isRight(reason)) return { _tag: "Answered", response: reason.right }
-  const { receipt } = reason.left
+  const { receipts } = reason.left
   if (exited !== undefined) {
     return {
       _tag: "Unknown",
       reason:
         text.trim() === "" ? `${exited} and no answer` : `${exited}; its output was no answer (${reason.left.reason})`,
-      receipt
+      receipts
     }
   }
-  return { _tag: reason.left.claimed ? "Unknown" : "Malformed", reason: reason.left.reason, receipt }
+  return { _tag: reason.left.claimed ? "Unknown" : "Malformed", reason: reason.left.reason, receipts }
 }
 
 /**
@@ -264,20 +266,22 @@ const whyNotAnAnswer = (text: string, mask: ReadonlyArray<string>): Either.Eithe
   } catch {
     return malformed("its line is not JSON")
   }
-  const receipt = receiptOf(json)
+  const receipts = receiptsOf(json)
   if (nestingOf(body) > MAX_ANSWER_NESTING) {
     return Either.left({
       reason: `its line nests deeper than ${MAX_ANSWER_NESTING} levels: it is not trusted, whatever it says`,
       claimed: true,
-      receipt
+      receipts
     })
   }
   const repeated = firstDuplicateKey(body)
   if (repeated !== undefined) {
+    // `JSON.parse` kept the last of a repeated receipt: every one the line gives is masked.
+    const given = topLevelStrings(body, "receipt")
     return Either.left({
-      reason: `its line repeats the key at ${shortPath(repeated, receipt === undefined ? mask : [...mask, receipt])} (JSON keeps only the last): it is not trusted, whatever it says`,
+      reason: `its line repeats the key at ${shortPath(repeated, [...mask, ...given])} (JSON keeps only the last): it is not trusted, whatever it says`,
       claimed: true,
-      receipt
+      receipts: given
     })
   }
   const decoded = decodeResponse(json)
@@ -287,7 +291,7 @@ const whyNotAnAnswer = (text: string, mask: ReadonlyArray<string>): Either.Eithe
     return Either.left({
       reason: `it answered ${outcome}, but ${misfitsOf(json as Record<string, unknown>)}: it is not trusted`,
       claimed: true,
-      receipt
+      receipts
     })
   }
   return malformed("its line is not a response of effect-saga-handler-v1")
@@ -304,7 +308,7 @@ const notUtf8 = (text: string, mask: ReadonlyArray<string>): Either.Either<never
   return Either.left({
     reason: `its output is not UTF-8${claimed ? ": it is not trusted, whatever it says" : ""}`,
     claimed,
-    receipt: Either.isRight(read) ? read.right.receipt : read.left.receipt
+    receipts: Either.isRight(read) ? receiptsOf(read.right) : read.left.receipts
   })
 }
 
@@ -320,7 +324,7 @@ const severalLines = (lines: ReadonlyArray<string>): Either.Either<never, NotAnA
       : {
           reason: "it wrote more than one line, one of them naming an outcome: it is not trusted, whatever it says",
           claimed: true,
-          receipt: receiptOf(claiming)
+          receipts: receiptsOf(claiming)
         }
   )
 }
@@ -336,10 +340,10 @@ const parsedOrUndefined = (line: string): unknown => {
 const outcomeOf = (json: unknown): unknown =>
   typeof json === "object" && json !== null ? (json as { outcome?: unknown }).outcome : undefined
 
-/** The receipt a line gives as text, if any. */
-const receiptOf = (json: unknown): string | undefined => {
+/** The receipt a line gives as text, if any (one: `JSON.parse` keeps the last of a repeated key). */
+const receiptsOf = (json: unknown): ReadonlyArray<string> | undefined => {
   const receipt = typeof json === "object" && json !== null ? (json as { receipt?: unknown }).receipt : undefined
-  return typeof receipt === "string" ? receipt : undefined
+  return typeof receipt === "string" ? [receipt] : undefined
 }
 
 /** What of an answer that names an outcome does not fit the protocol: its fields, not their values (a value may be a secret). */
