@@ -7,7 +7,7 @@
  *
  * @since 0.2.0
  */
-import type * as CommandExecutor from "@effect/platform/CommandExecutor"
+import * as CommandExecutor from "@effect/platform/CommandExecutor"
 import type * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -20,7 +20,9 @@ import * as errors from "./internal/manifest/errors.js"
 import type { Binding } from "./internal/manifest/format.js"
 import * as format from "./internal/manifest/format.js"
 import * as loading from "./internal/manifest/load.js"
+import { ManifestProcesses } from "./internal/manifest/processes.js"
 import { toolsOf } from "./internal/manifest/tools.js"
+import type * as Outcome from "./Outcome.js"
 import { Saga } from "./Saga.js"
 import * as Toolkit from "./Toolkit.js"
 
@@ -34,6 +36,7 @@ export {
   PROTOCOL,
   TypeSpec
 } from "./internal/manifest/format.js"
+export { ManifestProcesses } from "./internal/manifest/processes.js"
 
 /**
  * The JSON Schema of `ManifestV1` (draft 07), for editors: a manifest's `"$schema"` may point to a copy.
@@ -89,22 +92,49 @@ export interface ToolkitOptions {
 }
 
 /**
+ * What a call of a manifest's tool fails with. Its outcome when the handler did not apply it:
+ * `Outcome.Failed`, and, from a `read` binding only, `Outcome.Unknown` or `Outcome.Partial` (from any
+ * other, these halt the saga `NeedsAttention`: the call never returns). Or a `Compensable.StepError`,
+ * before anything is journaled or started: `InvalidInput`, `PayloadTooLarge` (an input over
+ * `max_payload_bytes`), `InvalidIdentifier` (a `key` no step can have). `Toolkit.call` adds
+ * `UnknownTool` (and `InvalidInput` for arguments that do not decode).
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export type ManifestToolError = Outcome.Outcome | Compensable.StepError
+
+/**
+ * A binding as a tool: it takes and answers what the binding's `input` and `output` types say
+ * (`unknown` to the type checker: they are known at run time only), fails with a
+ * `ManifestToolError`, and needs `ManifestProcesses` (`Manifest.layer`) to start its process, as its
+ * undo does.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface ManifestTool
+  extends Compensable.Tool<string, unknown, unknown, ManifestToolError, ManifestProcesses, ManifestProcesses> {}
+
+/**
  * The toolkit of a manifest: a `Toolkit` (call its tools with `Toolkit.call`), the manifest, and
- * what makes it unusable (`problem`, reported when its `layer` is built).
+ * what makes it unusable (`problem`, reported when its `layer` is built). Its tools are
+ * `ManifestTool`s (since 0.5.0; `Compensable.Any` before): `Toolkit.call` fails with
+ * `UnknownTool | InvalidInput | ManifestToolError` and needs `CurrentSaga | ManifestProcesses`.
  *
  * @since 0.2.0
  * @category models
  */
-export interface ManifestToolkit extends Toolkit.Toolkit<Record<string, Compensable.Any>> {
+export interface ManifestToolkit extends Toolkit.Toolkit<Record<string, ManifestTool>> {
   readonly manifest: Manifest
   readonly problem: errors.ManifestError | undefined
 }
 
 /**
- * The manifest's bindings as tools, one per binding. A call runs the binding's process (it needs a
- * `CommandExecutor`: `NodeContext.layer`); its inverse, when the contract names one, is one call of
- * the compensating binding's process with `operation: "compensate"`. Nothing is checked yet: `layer`
- * does that.
+ * The manifest's bindings as tools, one per binding. A call runs the binding's process, started with
+ * the `CommandExecutor` that `Manifest.layer` was built with (the call needs `ManifestProcesses`:
+ * provide `layer`); its inverse, when the contract names one, is one call of the compensating
+ * binding's process with `operation: "compensate"`. Nothing is checked yet: `layer` does that.
  *
  * @since 0.2.0
  * @category constructors
@@ -118,7 +148,10 @@ export const toolkit = (manifest: Manifest, options?: ToolkitOptions): ManifestT
         reason: tools.left.reason
       })
     : undefined
-  return { ...Toolkit.make(Either.getOrElse(tools, () => ({}))), manifest, problem }
+  // `toolsOf` makes each with `Compensable.make`: its call and undo fail only with an `Outcome` and
+  // start their process with `ManifestProcesses`' executor (`executorOf`).
+  const made = Either.getOrElse(tools, () => ({})) as Record<string, ManifestTool>
+  return { ...Toolkit.make(made), manifest, problem }
 }
 
 /**
@@ -127,17 +160,25 @@ export const toolkit = (manifest: Manifest, options?: ToolkitOptions): ManifestT
  * executable file and every `cwd` a folder, every secret set (`Config.redacted`), every schema
  * journalable. Fails with a `ManifestError` naming the JSON path of the first problem.
  *
+ * It provides `ManifestProcesses` (since 0.5.0): the `CommandExecutor` it was built with, which the
+ * toolkit's calls (in a program it is provided to, a `Recovery` too) and its undos (a run's own, an
+ * operator's `Saga.compensate` in this process) start their processes with.
+ *
  * @since 0.2.0
  * @category layers
  */
 export const layer = (
   manifestToolkit: ManifestToolkit
-): Layer.Layer<never, errors.ManifestError, Saga | CommandExecutor.CommandExecutor> =>
-  Layer.effectDiscard(
+): Layer.Layer<ManifestProcesses, errors.ManifestError, Saga | CommandExecutor.CommandExecutor> =>
+  Layer.effect(
+    ManifestProcesses,
     Effect.gen(function* () {
       const warnings = yield* check(manifestToolkit)
       for (const warning of warnings) yield* Effect.logWarning(warning)
+      const executor = yield* CommandExecutor.CommandExecutor
       const saga = yield* Saga
-      yield* saga.register(Object.values(manifestToolkit.tools))
+      // Registered with the executor: an undo the registry runs starts its process with it too.
+      yield* Effect.provideService(saga.register(Object.values(manifestToolkit.tools)), ManifestProcesses, executor)
+      return executor
     })
   )

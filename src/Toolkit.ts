@@ -67,8 +67,9 @@ export interface Toolkit<Tools extends Record<string, Compensable.Any>> {
 }
 
 /**
- * What `call` answers over a toolkit's tools: the union of their results. A tool that is only
- * `Compensable.Any` (a manifest's) says nothing of its types: `unknown`.
+ * What `call` answers over a toolkit's tools: the union of their results. A tool whose result is
+ * known at run time only (a manifest's, `Manifest.ManifestTool`), or that is only `Compensable.Any`,
+ * answers `unknown`.
  *
  * @since 0.4.0
  * @category models
@@ -79,8 +80,9 @@ export type CallSuccess<Tools extends Record<string, Compensable.Any>> = {
 
 /**
  * What `call` fails with over a toolkit's tools: `UnknownTool`, `InvalidInput`, and the union of
- * their errors (each tool's own, `Outcome.Failed` and `StepError`). A tool that is only
- * `Compensable.Any` (a manifest's) says nothing of its errors: `unknown`.
+ * their errors (each tool's own, `Outcome.Failed` and `StepError`; a manifest's tool's,
+ * `Manifest.ManifestToolError`). A tool that is only `Compensable.Any` says nothing of its errors:
+ * `unknown`.
  *
  * @since 0.4.0
  * @category models
@@ -93,8 +95,9 @@ export type CallError<Tools extends Record<string, Compensable.Any>> =
     }[keyof Tools]
 
 /**
- * What `call` needs over a toolkit's tools: `CurrentSaga` and the union of what their calls need.
- * A tool that is only `Compensable.Any` (a manifest's) needs nothing more.
+ * What `call` needs over a toolkit's tools: `CurrentSaga` and the union of what their calls need (a
+ * manifest's tool, `Manifest.ManifestProcesses`, which `Manifest.layer` provides). A tool that is
+ * only `Compensable.Any` needs nothing more.
  *
  * @since 0.4.0
  * @category models

@@ -16,6 +16,7 @@ import { environmentOf, launchOf } from "./environment.js"
 import type { Binding, HandlerRequest, HandlerResponse } from "./format.js"
 import { PROTOCOL } from "./format.js"
 import { type Answer, answeredMask, run } from "./process.js"
+import { executorOf } from "./processes.js"
 import { type Registered, schemaOf, type TypeProblem } from "./types.js"
 
 /** A binding's input and output Schemas. */
@@ -147,13 +148,17 @@ const compensate = (manifest: Manifest, tool: Typed, inverse: Typed, ctx: Compen
 
 const labelOf = (tool: Typed, operation: HandlerRequest["operation"]) => `binding ${tool.name} (${operation})`
 
-/** Starts the binding's process with its own environment and sends it the request. */
+/**
+ * Starts the binding's process with its own environment and sends it the request, with the executor
+ * `Manifest.layer` was built with (`executorOf`).
+ */
 const call = (manifest: Manifest, tool: Typed, request: HandlerRequest, alsoMasked: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const label = labelOf(tool, request.operation)
-    const executor = yield* Effect.serviceOption(CommandExecutor.CommandExecutor)
+    const executor = yield* executorOf
     if (Option.isNone(executor)) {
-      return yield* Outcome.failed(`${label}: no CommandExecutor to start it with (provide NodeContext.layer)`)
+      // Only a call made against its type gets here: it needs `ManifestProcesses` (`Manifest.layer`).
+      return yield* Outcome.failed(`${label}: no CommandExecutor to start it with (provide Manifest.layer)`)
     }
     const launch = launchOf(tool.binding, manifest.folder)
     if (Either.isLeft(launch)) return yield* Outcome.failed(`${label}: ${launch.left.reason}`)
