@@ -61,7 +61,8 @@ describe("a receipt is masked in what a tool wrote, not in the library's words",
             const { stepId } = entries.find((entry) => entry.phase === "FAILED")!
             expect(payloadOf("SAGA_COMPENSATING").cause).toBe(`StepFailed: step ${stepId} (pay) failed: ${description}`)
             yield* Saga.run(sagaId, program)
-            expect(paths).toEqual([`declined ${wrote}`, `declined ${shown}`])
+            // The first run's program got it as the replay does: masked, as journaled.
+            expect(paths).toEqual([`declined ${shown}`, `declined ${shown}`])
             break
           }
         }

@@ -129,7 +129,7 @@ const spanExit = (cause: Cause.Cause<unknown>, placed: Placed): Exit.Exit<unknow
   const failure = Cause.failureOption(cause)
   const told = Option.isSome(failure) ? placed.spec.shownInSpan?.(failure.value) : undefined
   if (told !== undefined) return Exit.fail(new Error(receipts === undefined ? told : masked(told, receipts)))
-  return Exit.failCause(maskedCause(cause, receipts))
+  return Exit.failCause(placed.failedWith ?? maskedCause(cause, receipts))
 }
 
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
@@ -151,6 +151,11 @@ class Placed extends Call {
   receipts: Array<string> | undefined = undefined
   /** Answered from the journal: nothing ran, so its span ends OK, a journaled failure too. */
   replayed = false
+  /**
+   * How the call failed, its receipts masked, when the program is answered with its journaled copy
+   * instead (`failed`): what its span ends with, its error's own `cause`s included.
+   */
+  failedWith: Cause.Cause<unknown> | undefined = undefined
   /**
    * The call answered `ApprovalPending` (it defers its approval) or, not run in a saga bound to
    * compensate, `ApprovalRefused` without halting: its span ends as a success.
@@ -1140,6 +1145,7 @@ export class SagaRun {
     }
     const failedDraft = stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)
     // A failure that quoted a receipt reaches the program as its replay will: as journaled, masked.
+    if (shown !== cause) call.failedWith = shown
     const answer = shown === cause ? Effect.failCause(cause) : this.asJournaled(spec, payload)
     return Effect.zipRight(
       Effect.map(payload.taints === false ? this.write(failedDraft) : this.taint(failedDraft, call), () =>
