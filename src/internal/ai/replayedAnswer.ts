@@ -1,8 +1,8 @@
 import type * as Tool from "@effect/ai/Tool"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { withoutValues } from "../util/codec.js"
 import { cut } from "../util/printable.js"
+import { withoutValues } from "../util/withoutValues.js"
 
 /**
  * The most characters of a schema's complaint that a divergence quotes: never the values it found,
@@ -38,7 +38,7 @@ export const replayedAnswer = (
       }
       return (
         refusedCall(answer, tools) ??
-        `the journaled answer does not decode with this toolkit's schemas: ${cut(withoutValues(decoded.left.message), MAX_COMPLAINT)}`
+        `the journaled answer does not decode with this toolkit's schemas: ${cut(withoutValues(decoded.left), MAX_COMPLAINT)}`
       )
     }
   }
@@ -56,7 +56,7 @@ const refusedCall = (answer: unknown, tools: Readonly<Record<string, Tool.Any>>)
     if (Either.isLeft(params)) {
       return (
         `the journaled answer calls ${part.name} (call ${part.id}) with parameters this toolkit's ${part.name} ` +
-        `no longer accepts (its parameters changed since the model called it): ${cut(withoutValues(params.left.message), MAX_COMPLAINT)}`
+        `no longer accepts (its parameters changed since the model called it): ${cut(withoutValues(params.left), MAX_COMPLAINT)}`
       )
     }
   }

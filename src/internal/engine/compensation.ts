@@ -23,7 +23,7 @@ import { PENDING_ELSEWHERE, takenOverDetail } from "../journal/takenOver.js"
 import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { withUndoSpan } from "../observability/spans.js"
-import { decodeJson, decodeValue, withoutValues } from "../util/codec.js"
+import { decodeJournaled, decodeJournaledJson } from "../util/codec.js"
 import { failAfter } from "../util/deadline.js"
 import { withFiberRefsOf } from "../util/fiberRefsOf.js"
 import { composedOfMasked } from "../util/masking.js"
@@ -352,10 +352,10 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
       withUndoSpan(
         attributes,
         undecodable(part)
-      )(settle(writer, step, "COMPENSATION_FAILED", `journaled ${part} does not decode: ${withoutValues(reason)}`))
-    const input = decodeJson(tool.spec.input, step.input)
+      )(settle(writer, step, "COMPENSATION_FAILED", `journaled ${part} does not decode: ${reason}`))
+    const input = decodeJournaledJson(tool.spec.input, step.input)
     if (Either.isLeft(input)) return undecodableAt("input", input.left)
-    const result = decodeValue(tool.spec.success, executed.result ?? null)
+    const result = decodeJournaled(tool.spec.success, executed.result ?? null)
     if (Either.isLeft(result)) return undecodableAt("result", result.left)
     const receipt = Receipts.forUndo(options.receiptKeys, options.sagaId, step.stepId, executed.receipt)
     if (Either.isLeft(receipt)) return inSpan(Effect.succeed(reportOf(step, "unavailable", receipt.left)))

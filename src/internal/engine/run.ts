@@ -41,7 +41,7 @@ import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
 import { entering, withNewSpan } from "../observability/spans.js"
 import { exitInChild } from "../util/child.js"
-import { byteLength, decodeJson, decodeValue, encodeJson, withoutValues } from "../util/codec.js"
+import { byteLength, decodeJournaled, decodeJournaledJson, decodeValue, encodeJson } from "../util/codec.js"
 import { failAfter } from "../util/deadline.js"
 import { fiberRefsNow, sharedFiberRefs } from "../util/fiberRefsOf.js"
 import { stepKeyRefusal } from "../util/identifier.js"
@@ -474,14 +474,14 @@ export class SagaRun {
       return Either.left({ _tag: "NeedsAttention", step: { stepId: step.stepId, toolName: step.toolName, reason } })
     }
     const inputJson = step.input ?? "null"
-    return Either.match(decodeJson(spec.input, inputJson), {
+    return Either.match(decodeJournaledJson(spec.input, inputJson), {
       onLeft: (reason) =>
         Either.left({
           _tag: "Fatal",
           error: new JournalCorrupted({
             sagaId: this.sagaId,
             seq: step.awaiting!.seq,
-            reason: `input of ${step.stepId} does not decode with the tool's schema: ${withoutValues(reason)}`
+            reason: `input of ${step.stepId} does not decode with the tool's schema: ${reason}`
           })
         }),
       onRight: (input) => Either.right(new Call(spec, step.stepId, input, inputJson, sha256(inputJson)))
@@ -769,7 +769,7 @@ export class SagaRun {
   private replayResult(spec: StepSpec, step: StepView) {
     observeReplayed(spec.name)
     const { payload, seq } = step.executed!
-    const decoded = decodeValue(spec.success, payload.result ?? null)
+    const decoded = decodeJournaled(spec.success, payload.result ?? null)
     if (Either.isLeft(decoded)) {
       // An operator's resolution is checked against the schema only where the tool is registered.
       const whose =
@@ -780,7 +780,7 @@ export class SagaRun {
         new JournalCorrupted({
           sagaId: this.sagaId,
           seq,
-          reason: `${whose} does not decode with the tool's schema: ${withoutValues(decoded.left)}`
+          reason: `${whose} does not decode with the tool's schema: ${decoded.left}`
         })
       )
     }

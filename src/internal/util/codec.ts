@@ -1,6 +1,7 @@
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import { withoutQuotes, withoutValues } from "./withoutValues.js"
 
 /**
  * Encodes `value` with `schema` and serializes it, or says why it cannot: also when the JSON would
@@ -13,16 +14,30 @@ export const encodeJson = (schema: Schema.Schema<any, any>, value: unknown): Eit
     (encoded) => (encoded === undefined ? undefinedAsNull(schema) : serialize(encoded))
   )
 
+/** How a schema's failure is put in words: as `TreeFormatter` says it, or without the values it met. */
+interface Wording {
+  readonly issue: (error: ParseResult.ParseError) => string
+  readonly thrown: (line: string) => string
+}
+
+const quoting: Wording = { issue: ParseResult.TreeFormatter.formatErrorSync, thrown: (line) => line }
+
+/** For journaled inputs and results, whose reasons reach reports, logs and spans, where they never go. */
+const masking: Wording = { issue: withoutValues, thrown: withoutQuotes }
+
 /**
  * A schema's answer, its failure formatted; a schema whose own code throws (a `transform`, a
  * `filter`) is a failure too, named by the first line of what it threw: the caller's typed error
  * (`InvalidInput`, `JournalCorrupted`, …), not a defect in the middle of a run or an undo.
  */
-const guarded = <A>(run: () => Either.Either<A, ParseResult.ParseError>): Either.Either<A, string> => {
+const guarded = <A>(
+  run: () => Either.Either<A, ParseResult.ParseError>,
+  wording: Wording = quoting
+): Either.Either<A, string> => {
   try {
-    return Either.mapLeft(run(), (error) => ParseResult.TreeFormatter.formatErrorSync(error))
+    return Either.mapLeft(run(), wording.issue)
   } catch (error) {
-    return Either.left(`its schema threw: ${String(error).split("\n")[0]}`)
+    return Either.left(`its schema threw: ${wording.thrown(String(error).split("\n")[0]!)}`)
   }
 }
 
@@ -83,43 +98,34 @@ export const jsonText = (value: unknown): Either.Either<string, string> => {
   return text === undefined ? Either.left(`cannot serialize as JSON: a ${typeof value}`) : Either.right(text)
 }
 
-/** Decodes an encoded (JSON) value with `schema`, or says why it cannot. */
+/** Decodes an encoded (JSON) value with `schema`, or says why it cannot, quoting what it met. */
 export const decodeValue = <A>(schema: Schema.Schema<A, any>, encoded: unknown): Either.Either<A, string> =>
   guarded(() => Schema.decodeUnknownEither(schema)(encoded))
 
-/**
- * A line of a decoding error whose quotes are the schema's, not values met: a path (`["card"]`,
- * `[0]`), what was expected (`Expected "a" | "b"`, once `actual` is cut), a struct's description.
- */
-const schemaLine = /^[\s│├└─]*(\[.*\]$|Expected |\{ readonly )/
-
-/** A JSON string literal, as a decoding error quotes a value it met. */
-const quoted = /"(?:[^"\\]|\\.)*"/g
+/** Parses JSON text and decodes it with `schema`, or says why it cannot, quoting what it met. */
+export const decodeJson = <A>(schema: Schema.Schema<A, any>, json: string | null): Either.Either<A, string> =>
+  Either.flatMap(parsedJson(json), (parsed) => decodeValue(schema, parsed))
 
 /**
- * A reason `decodeValue` or `decodeJson` gave, without the values it quotes (`Expected number,
- * actual "4111…"` reads `Expected number`; `Unable to decode "4111…" into a number` reads `Unable
- * to decode <value> into a number`; JSON that does not parse reads `not JSON`): for a reason about
- * journaled inputs and results, which reaches reports, logs and spans, where they never go.
+ * Decodes a journaled value (an input, a result) with `schema`, or says why it cannot without the
+ * value: where, and what the schema expected in its own words (`withoutValues`).
  */
-export const withoutValues = (reason: string): string =>
-  reason.startsWith("not JSON: ")
-    ? "not JSON"
-    : reason
-        .replace(/, actual .*$/gm, "")
-        .split("\n")
-        .map((line) => (schemaLine.test(line) ? line : line.replace(quoted, "<value>")))
-        .join("\n")
+export const decodeJournaled = <A>(schema: Schema.Schema<A, any>, encoded: unknown): Either.Either<A, string> =>
+  guarded(() => Schema.decodeUnknownEither(schema)(encoded), masking)
 
-/** Parses JSON text and decodes it with `schema`, or says why it cannot. */
-export const decodeJson = <A>(schema: Schema.Schema<A, any>, json: string | null): Either.Either<A, string> => {
-  let parsed: unknown
+/** `decodeJournaled` of JSON text; text that does not parse reads `not JSON`. */
+export const decodeJournaledJson = <A>(schema: Schema.Schema<A, any>, json: string | null): Either.Either<A, string> =>
+  Either.flatMap(
+    Either.mapLeft(parsedJson(json), () => "not JSON"),
+    (parsed) => decodeJournaled(schema, parsed)
+  )
+
+const parsedJson = (json: string | null): Either.Either<unknown, string> => {
   try {
-    parsed = json === null ? null : JSON.parse(json)
+    return Either.right(json === null ? null : JSON.parse(json))
   } catch (error) {
     return Either.left(`not JSON: ${String(error)}`)
   }
-  return decodeValue(schema, parsed)
 }
 
 /** The UTF-8 size of a string. */
