@@ -21,6 +21,7 @@ import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
 import { byteLength, encodeJson } from "../util/codec.js"
 import { millisOf } from "../util/isoTime.js"
+import { pastExpiry } from "../util/pastExpiry.js"
 import * as boundToUndo from "./boundToUndo.js"
 import type { Lookup } from "./compensation.js"
 import { tooLate, undoneBefore } from "./lateResolution.js"
@@ -79,9 +80,7 @@ const readableExpiry = (writer: Writer, stepId: string, expiresAt: string | unde
   }
   // An approval already expired would only be journaled EXPIRED by the next run: the saga compensates.
   return Effect.flatMap(Clock.currentTimeMillis, (now) =>
-    millis > now
-      ? Effect.void
-      : refused(writer, stepId, `expiresAt ${JSON.stringify(expiresAt)} is already past: the approval would never hold`)
+    millis > now ? Effect.void : refused(writer, stepId, pastExpiry(expiresAt))
   )
 }
 

@@ -5,10 +5,13 @@
  * whether it wrote anything itself and where the saga stands after it.
  */
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Authority from "../../Authority.js"
 import { ConcurrencyConflict, Journal, JournalTampered } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
 import * as identifier from "../util/identifier.js"
+import { cutoff } from "../util/isoTime.js"
+import { quotingAsGiven } from "../util/pastExpiry.js"
 import { named } from "../util/printable.js"
 import { revisionsOf } from "../util/revisions.js"
 import { undoNeeded } from "../util/undoNeeded.js"
@@ -132,6 +135,13 @@ const carryOut = <A, E, R, E2 = never, R2 = never>(
 const by = Effect.map(Authority.currentPrincipal, (principal) => principal.id)
 
 /**
+ * An expiry as sent (the body kept it so, checked), as the journal writes times: what the CLI's
+ * `--expires-at` journals too.
+ */
+const journaledTime = (sent: string | undefined): string | undefined =>
+  sent === undefined ? undefined : Either.getOrElse(cutoff(sent), () => sent)
+
+/**
  * Approves a step for exactly the input it waits with.
  *
  * @since 0.2.0
@@ -141,12 +151,11 @@ export const approve = (sagaId: string, stepId: string, body: Seen & { readonly 
   Effect.gen(function* () {
     yield* stepOf(sagaId, stepId)
     const who = yield* by
-    const approving = Saga.approve(sagaId, stepId, {
-      by: who,
-      expiresAt: body.expiresAt,
-      revision: body.revision,
-      digest: body.digest
-    })
+    const expiresAt = journaledTime(body.expiresAt)
+    const approving = quotingAsGiven(
+      body.expiresAt,
+      expiresAt
+    )(Saga.approve(sagaId, stepId, { by: who, expiresAt, revision: body.revision, digest: body.digest }))
     const { answer } = yield* carryOut(
       sagaId,
       stepId,
@@ -195,13 +204,19 @@ export const renew = (
   Effect.gen(function* () {
     yield* stepOf(sagaId, stepId)
     const who = yield* by
-    const renewing = Saga.renewApproval(sagaId, stepId, {
-      by: who,
-      expiresAt: body.expiresAt,
-      inputDigest: body.inputDigest,
-      revision: body.revision,
-      digest: body.digest
-    })
+    const expiresAt = journaledTime(body.expiresAt)
+    const renewing = quotingAsGiven(
+      body.expiresAt,
+      expiresAt
+    )(
+      Saga.renewApproval(sagaId, stepId, {
+        by: who,
+        expiresAt,
+        inputDigest: body.inputDigest,
+        revision: body.revision,
+        digest: body.digest
+      })
+    )
     const { answer } = yield* carryOut(sagaId, stepId, renewing, () => `approval renewed by ${who}`)
     return answer
   })

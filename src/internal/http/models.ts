@@ -9,6 +9,19 @@ import { CompensationReport, UndoOutcome } from "../../CompensationReport.js"
 import { Entry, SagaRecord, SagaStatus, TamperProblem } from "../../Journal.js"
 import { cutoff } from "../util/isoTime.js"
 
+/** ISO-8601 text, refused unless `cutoff` reads a time in it; decoded as `decoded` says. */
+function isoTime(decoded: (sent: string, time: string) => string) {
+  return Schema.transformOrFail(Schema.String, Schema.String, {
+    strict: true,
+    decode: (text, _, ast) =>
+      Either.match(cutoff(text), {
+        onLeft: (reason) => ParseResult.fail(new ParseResult.Type(ast, text, reason)),
+        onRight: (time) => ParseResult.succeed(decoded(text, time))
+      }),
+    encode: ParseResult.succeed
+  }).annotations({ identifier: "Instant", description: "an ISO-8601 time" })
+}
+
 /**
  * A time as ISO-8601 text, normalized to UTC (`2026-12-01T12:00:00.000Z`): a date (midnight UTC) or
  * a date and time with its zone (`2026-12-01T13:00+01:00`), read as the CLI and `Saga.list` read
@@ -17,15 +30,13 @@ import { cutoff } from "../util/isoTime.js"
  * @since 0.2.0
  * @category models
  */
-export const Instant = Schema.transformOrFail(Schema.String, Schema.String, {
-  strict: true,
-  decode: (text, _, ast) =>
-    Either.match(cutoff(text), {
-      onLeft: (reason) => ParseResult.fail(new ParseResult.Type(ast, text, reason)),
-      onRight: (time) => ParseResult.succeed(time)
-    }),
-  encode: ParseResult.succeed
-}).annotations({ identifier: "Instant", description: "an ISO-8601 time" })
+export const Instant = isoTime((_, time) => time)
+
+/**
+ * An approval's `expiresAt`: refused as `Instant` refuses a time, but kept as it was sent, so that
+ * a refusal quotes it as the caller wrote it; the command journals it as `Instant` reads it.
+ */
+const Expiry = isoTime((sent) => sent)
 
 /**
  * Where a saga's journal breaks (`seq` is `null` for a row of the approvals table no entry backs).
@@ -233,14 +244,15 @@ export const Seen = Schema.Struct({
 export type Seen = typeof Seen.Type
 
 /**
- * `POST …/approve`: optionally until when (ISO-8601 UTC).
+ * `POST …/approve`: optionally until when (ISO-8601, as `Instant` reads it; kept as sent, and
+ * journaled as `Instant` writes it).
  *
  * @since 0.2.0
  * @category models
  */
 export const ApproveBody = Schema.Struct({
   ...Seen.fields,
-  expiresAt: Schema.optional(Instant)
+  expiresAt: Schema.optional(Expiry)
 })
 
 /**
@@ -255,14 +267,14 @@ export const RejectBody = Schema.Struct({
 })
 
 /**
- * `POST …/renew`: the new expiry, and optionally the input digest the caller saw.
+ * `POST …/renew`: the new expiry (as in `ApproveBody`), and optionally the input digest the caller saw.
  *
  * @since 0.2.0
  * @category models
  */
 export const RenewBody = Schema.Struct({
   ...Seen.fields,
-  expiresAt: Schema.optional(Instant),
+  expiresAt: Schema.optional(Expiry),
   inputDigest: Schema.optional(Schema.String)
 })
 

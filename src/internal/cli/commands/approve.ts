@@ -7,9 +7,11 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Option from "effect/Option"
 import type { Recorded } from "../../../Journal.js"
 import { decodeEntry, Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
+import { quotingAsGiven } from "../../util/pastExpiry.js"
 import { printable } from "../../util/printable.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
@@ -76,9 +78,10 @@ export const approve = Command.make("approve", { db, as, expiresAt, revision, di
   Effect.gen(function* () {
     const by = yield* Parse.nonBlank("--as", options.as)
     const expires = yield* Parse.optionalInstant("--expires-at", options.expiresAt)
+    const approving = quotingAsGiven(Option.getOrUndefined(options.expiresAt), expires)(approveOn(options, by, expires))
     yield* withStore(
       options.db,
-      Effect.flatMap(approveOn(options, by, expires), (said) => print(printable(said))),
+      Effect.flatMap(approving, (said) => print(printable(said))),
       { access: "write", as: by }
     )
   })

@@ -8,6 +8,7 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Saga from "../../../Saga.js"
+import { quotingAsGiven } from "../../util/pastExpiry.js"
 import { printable } from "../../util/printable.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
@@ -63,9 +64,13 @@ export const renewApproval = Command.make(
       const by = yield* Parse.nonBlank("--as", options.as)
       const expires = yield* Parse.optionalInstant("--expires-at", options.expiresAt)
       const renewal = { by, expires, inputDigest: Option.getOrUndefined(options.inputDigest) }
+      const renewing = quotingAsGiven(
+        Option.getOrUndefined(options.expiresAt),
+        expires
+      )(renewApprovalOn(options, renewal))
       yield* withStore(
         options.db,
-        Effect.flatMap(renewApprovalOn(options, renewal), (said) => print(printable(said))),
+        Effect.flatMap(renewing, (said) => print(printable(said))),
         { access: "write", as: by }
       )
     })
