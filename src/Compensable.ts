@@ -262,9 +262,10 @@ export interface ToolOptions<In = unknown> {
    *
    * NOTE: whether it ran does not matter, so its outcome is never left for an operator: its `retry`
    * schedule repeats an attempt that ended `Outcome.unknown` or timed out (as with `retryMode:
-   * "idempotency-key"`), a call that still cannot know it once the schedule is spent fails, a resume
-   * runs one a crash left unknown again, and compensation passes over such a one too (journaled
-   * `SKIPPED`, reported `skipped`).
+   * "idempotency-key"`), a call that still cannot know it once the schedule is spent fails with that
+   * outcome, which the program gets (its type says so: `ReadOutcome`), a resume runs one a crash
+   * left unknown again, and compensation passes over such a one too (journaled `SKIPPED`, reported
+   * `skipped`).
    */
   readonly changesNothing?: boolean | undefined
   /**
@@ -312,6 +313,19 @@ export type Undo<I, A, RC> =
 export type BoundedUndo<RC> = [Extract<RC, SagaCurrentSaga | Saga>] extends [never]
   ? unknown
   : { readonly compensate: "DeclarationError: an undo cannot call a compensable tool or start a saga" }
+
+/**
+ * What the call of a read (`changesNothing: true`) fails with besides what a write's call does: an
+ * outcome it could not know (`Outcome.Unknown`, a `timeout` too) or only part of
+ * (`Outcome.Partial`) reaches the program, where a write's halts the saga (`NeedsAttention`) and
+ * never does. `never` for a write (`false`); both for a `boolean`, which may be either.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export type ReadOutcome<ChangesNothing extends boolean | undefined> = true extends ChangesNothing
+  ? Outcome.Unknown | Outcome.Partial
+  : never
 
 export type { StepSpec } from "./internal/engine/spec.js"
 
@@ -363,19 +377,31 @@ export interface Any {
  * Everything `make` needs: schemas for what is journaled, the call, and its undo. Its type
  * parameters are `make`'s (`I, IE` from `input`, `A, AE` from `success`, `E, EE` from `failure`,
  * `R` for `execute`, `RC` for `compensate`, `EX` the errors of `execute` that `failure` does not
- * describe).
+ * describe, `ChangesNothing` from `changesNothing`).
  *
  * @since 0.1.0
  * @category models
  */
-export type MakeOptions<Name extends string, I, IE, A, AE, E, EE, R, RC, EX = never> = ToolOptions<
-  NoInfer<E | EX> | Outcome.Outcome
-> &
+export type MakeOptions<
+  Name extends string,
+  I,
+  IE,
+  A,
+  AE,
+  E,
+  EE,
+  R,
+  RC,
+  EX = never,
+  ChangesNothing extends boolean | undefined = false
+> = ToolOptions<NoInfer<E | EX> | Outcome.Outcome> &
   Undo<I, A, RC> & {
     readonly name: Name
     readonly input: Schema.Schema<I, IE>
     readonly success: Schema.Schema<A, AE>
     readonly failure?: Schema.Schema<E, EE> | undefined
+    /** A read: its call also fails with `ReadOutcome` (see `ToolOptions.changesNothing`). */
+    readonly changesNothing?: ChangesNothing
     /**
      * The call: it gets the decoded input and the step (idempotency key, attempt, `setReceipt`). An
      * error it fails with that `failure` does not describe (`EX`) reaches the program on the run
@@ -429,16 +455,32 @@ const toSpec = (
  * encoded form, from `failure` only (`never` without one); `EX` the errors `execute` fails with
  * that are neither `E` nor an `Outcome` (a call fails with them on the run that made it, a replay
  * with an `Outcome.Failed` carrying their description: declare `failure` for every error the
- * program reacts to); `R` what `execute` needs; `RC` what `compensate` needs. The tool is
- * `Tool<Name, I, A, E | EX, R | RC, RC>`: a call fails with either (or `Outcome.Failed`, or a
- * `StepError`) and needs both, and `Toolkit.layer`, which registers the undo, needs `RC`.
+ * program reacts to); `R` what `execute` needs; `RC` what `compensate` needs; `ChangesNothing`
+ * whether the tool is a read (`changesNothing: true`; `false` without it). The tool is
+ * `Tool<Name, I, A, E | EX | ReadOutcome<ChangesNothing>, R | RC, RC>`: a call fails with any of
+ * them (or `Outcome.Failed`, or a `StepError`) and needs both, and `Toolkit.layer`, which registers
+ * the undo, needs `RC`. An `Outcome` `execute` fails with is never part of `EX`: a write's
+ * `Outcome.Unknown` or `Outcome.Partial` halts the saga (`NeedsAttention`) and never reaches the
+ * program, a read's is its `ReadOutcome`, and an `Outcome.Failed` is the call's anyway.
  *
  * @since 0.1.0
  * @category constructors
  */
-export const make = <Name extends string, I, IE, A, AE, E = never, EE = never, R = never, RC = never, EX = never>(
-  options: MakeOptions<Name, I, IE, A, AE, E, EE, R, RC, EX> & BoundedUndo<RC>
-): Tool<Name, I, A, E | EX, R | RC, RC> => {
+export const make = <
+  Name extends string,
+  I,
+  IE,
+  A,
+  AE,
+  E = never,
+  EE = never,
+  R = never,
+  RC = never,
+  EX = never,
+  ChangesNothing extends boolean | undefined = false
+>(
+  options: MakeOptions<Name, I, IE, A, AE, E, EE, R, RC, EX, ChangesNothing> & BoundedUndo<RC>
+): Tool<Name, I, A, E | Exclude<EX, Outcome.Outcome> | ReadOutcome<ChangesNothing>, R | RC, RC> => {
   const spec = toSpec(options as Parameters<typeof toSpec>[0])
   const tool = (input: I, call?: CallOptions) => callStep(spec, input, call?.key)
   Object.defineProperty(tool, "name", { value: spec.name })
@@ -446,16 +488,19 @@ export const make = <Name extends string, I, IE, A, AE, E = never, EE = never, R
 }
 
 /**
- * What `withCompensation` needs: the step's name, the schema of its result and its undo.
+ * What `withCompensation` needs: the step's name, the schema of its result and its undo
+ * (`ChangesNothing` from `changesNothing`).
  *
  * @since 0.1.0
  * @category models
  */
-export type WithCompensationOptions<A, AE, RC> = ToolOptions & {
+export type WithCompensationOptions<A, AE, RC, ChangesNothing extends boolean | undefined = false> = ToolOptions & {
   readonly name: string
   readonly success: Schema.Schema<A, AE>
   readonly reversibility?: "reversible" | "compensatable" | undefined
   readonly key?: string | undefined
+  /** A read: the step also fails with `ReadOutcome` (see `ToolOptions.changesNothing`). */
+  readonly changesNothing?: ChangesNothing
   /** The undo: it gets the journaled result, and an idempotency key of its own. */
   readonly compensate: (ctx: CompensationContext<null, A>) => Effect.Effect<unknown, unknown, RC>
 }
@@ -466,21 +511,21 @@ export type WithCompensationOptions<A, AE, RC> = ToolOptions & {
  * is journaled and the effect does not run. It has no `failure` schema: the step fails with the
  * effect's error `E` on the run that made it and, on a replay, with the `Outcome.Failed` carrying
  * its description, hence `E | Outcome.Failed | InvalidIdentifier` (a `catchTag` on `E` does not
- * catch it on a replay).
+ * catch it on a replay), and for a read (`changesNothing: true`) its `ReadOutcome` too.
  *
  * @since 0.1.0
  * @category combinators
  */
 export const withCompensation: {
-  <A, AE, RC>(
-    options: WithCompensationOptions<A, AE, RC> & BoundedUndo<RC>
+  <A, AE, RC, ChangesNothing extends boolean | undefined = false>(
+    options: WithCompensationOptions<A, AE, RC, ChangesNothing> & BoundedUndo<RC>
   ): <E, R>(
     self: Effect.Effect<A, E, R>
-  ) => Effect.Effect<A, E | Outcome.Failed | InvalidIdentifier, R | RC | CurrentSaga>
-  <A, E, R, AE, RC>(
+  ) => Effect.Effect<A, E | Outcome.Failed | InvalidIdentifier | ReadOutcome<ChangesNothing>, R | RC | CurrentSaga>
+  <A, E, R, AE, RC, ChangesNothing extends boolean | undefined = false>(
     self: Effect.Effect<A, E, R>,
-    options: WithCompensationOptions<A, AE, RC> & BoundedUndo<RC>
-  ): Effect.Effect<A, E | Outcome.Failed | InvalidIdentifier, R | RC | CurrentSaga>
+    options: WithCompensationOptions<A, AE, RC, ChangesNothing> & BoundedUndo<RC>
+  ): Effect.Effect<A, E | Outcome.Failed | InvalidIdentifier | ReadOutcome<ChangesNothing>, R | RC | CurrentSaga>
 } = dual(
   2,
   <A, E, R, AE, RC>(

@@ -4,7 +4,7 @@
  * says what they answer, fail with and need.
  */
 import { Context, Data, Effect, type Layer, Schema } from "effect"
-import { Compensable, type Outcome, type Saga, type SagaError, Toolkit } from "../../src/index.js"
+import { Compensable, Outcome, type Saga, type SagaError, Toolkit } from "../../src/index.js"
 
 type Equals<X, Y> = (<T>() => T extends X ? 1 : 2) extends <T>() => T extends Y ? 1 : 2 ? true : false
 const assert = <T extends true>(..._: [] | [T]) => undefined
@@ -83,3 +83,56 @@ const nameOf = <I, A, E, R>(tool: Compensable.Tool<string, I, A, E, R>): string 
 nameOf(price)
 const priced: ReadonlyArray<Compensable.Tool<string, number, number, never, Shop>> = [price]
 assert<Equals<(typeof priced)[number]["name"], string>>()
+
+// 6. An `Outcome` `execute` fails with is never part of `EX`: a write's unknown or partial outcome
+// halts the saga, and the program never sees it.
+const outcomesOnly = Compensable.make({
+  name: "outcomesOnly",
+  input: Schema.Null,
+  success: Schema.String,
+  execute: () => Effect.fail(Outcome.unknown("lost")) as Effect.Effect<string, Outcome.Unknown | Outcome.Partial>
+})
+assert<Equals<typeof outcomesOnly, Compensable.Tool<"outcomesOnly", null, string, never, never, never>>>()
+const outcomeBeside = Compensable.make({
+  name: "outcomeBeside",
+  input: Schema.Null,
+  success: Schema.String,
+  failure: Declined,
+  execute: () => Effect.fail(Outcome.partial("half")) as Effect.Effect<string, Declined | Foo | Outcome.Partial>
+})
+assert<Equals<Failure<ReturnType<typeof outcomeBeside>>, Declined | Foo | Outcome.Failed | Compensable.StepError>>()
+
+// 7. A read's call (`changesNothing: true`) also fails with the outcome it could not know
+// (`ReadOutcome`), which reaches the program; a write's, or one that may be either, as said.
+const lookup = Compensable.make({
+  name: "lookup",
+  input: Schema.Null,
+  success: Schema.String,
+  changesNothing: true,
+  timeout: "1 second",
+  execute: () => Effect.succeed("x")
+})
+assert<
+  Equals<Failure<ReturnType<typeof lookup>>, Outcome.Unknown | Outcome.Partial | Outcome.Failed | Compensable.StepError>
+>()
+const written = Compensable.make({
+  name: "written",
+  input: Schema.Null,
+  success: Schema.String,
+  changesNothing: false,
+  execute: () => Effect.succeed("x")
+})
+assert<Equals<Failure<ReturnType<typeof written>>, Outcome.Failed | Compensable.StepError>>()
+assert<Equals<Compensable.ReadOutcome<undefined>, never>>()
+assert<Equals<Compensable.ReadOutcome<boolean>, Outcome.Unknown | Outcome.Partial>>()
+const readStep = Effect.succeed("x").pipe(
+  Compensable.withCompensation({
+    name: "readStep",
+    success: Schema.String,
+    changesNothing: true,
+    compensate: () => Effect.void
+  })
+)
+assert<
+  Equals<Failure<typeof readStep>, Outcome.Unknown | Outcome.Partial | Outcome.Failed | SagaError.InvalidIdentifier>
+>()
