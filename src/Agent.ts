@@ -133,7 +133,9 @@ export type ExactHandlers<Tools extends Record<string, Tool.Any>, H> = H & {
 }
 
 /**
- * The undo of each tool that has one, by tool name: it sees the call's parameters and result.
+ * The undo of each tool that has one, by tool name: it sees the call's parameters and result. It is
+ * one call: `make` refuses, in the types, one that calls a compensable tool or starts a saga
+ * (`BoundedUndos`).
  *
  * @since 0.1.0
  * @category models
@@ -142,6 +144,20 @@ export type Undos<Tools extends Record<string, Tool.Any>, R = never> = {
   readonly [Name in keyof Tools]?: (
     ctx: Compensable.CompensationContext<Tool.Parameters<Tools[Name]>, Tool.Success<Tools[Name]>>
   ) => Effect.Effect<unknown, unknown, R>
+}
+
+/**
+ * What the type checker tells an undo of `Undos` that needs `Saga.CurrentSaga` (it calls a
+ * compensable tool) or the `Saga` service (it starts a saga), as `Compensable.BoundedUndo` tells a
+ * tool's: the inverse of a step is one undo call.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export type BoundedUndos<U> = {
+  readonly [Name in keyof U]: [Extract<Requirements<Pick<U, Name>>, CurrentSaga | Saga>] extends [never]
+    ? unknown
+    : "DeclarationError: an undo cannot call a compensable tool or start a saga"
 }
 
 /**
@@ -188,7 +204,11 @@ export type WithSaga<Tools extends Record<string, Tool.Any>> = {
  * @category models
  */
 export interface MakeOptions<Tools extends Record<string, Tool.Any>, U extends Undos<Tools, any>> {
-  readonly undo?: (U & { readonly [Name in Exclude<keyof U, keyof Tools>]: never }) | undefined
+  // `U` is inferred from the undos alone (`NoInfer` on the checks): checks that took part made a map
+  // mixing undos that take `ctx` with ones that do not fall back to `Undos<Tools, any>`.
+  readonly undo?:
+    | (U & NoInfer<{ readonly [Name in Exclude<keyof U, keyof Tools>]: never } & BoundedUndos<U>>)
+    | undefined
   readonly policy?: Policies<Tools> | undefined
   readonly onToolFailure?: "compensate" | "continue" | undefined
 }

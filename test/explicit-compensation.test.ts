@@ -2,8 +2,11 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import * as AiTool from "@effect/ai/Tool"
+import * as AiToolkit from "@effect/ai/Toolkit"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Deferred, Effect, Fiber, Layer, Option, Redacted, Schema, TestClock } from "effect"
+import * as Agent from "../src/Agent.js"
 import { Approval, Compensable, Journal, Outcome, Saga, SqlStore, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { booking, markerLines, undoMillis } from "./fixtures/explicit-tools.js"
@@ -767,6 +770,29 @@ describe("the inverse is bounded", () => {
         )
       }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect("an agent's undo that starts a saga fails the same way; nothing is started", () => {
+    const inner = counted("inner", () => Effect.void)
+    const Hold = AiTool.make("Hold", { parameters: { seat: Schema.String }, success: Schema.String })
+    const agent = Agent.make(AiToolkit.make(Hold), {
+      // The type checker refuses this undo (test/types/bounded-undo.ts): only a cast gets it this far.
+      undo: { Hold: () => Saga.run("started-from-an-agent-undo", inner.tool("x")) as unknown as Effect.Effect<void> }
+    })
+    const handlers = agent.toLayer({ Hold: ({ seat }) => Effect.succeed(seat) })
+    return Effect.gen(function* () {
+      const program = Effect.zipRight(
+        Effect.flatMap(agent.toolkit, (toolkit) => toolkit.handle("Hold", { seat: "1A" })),
+        Effect.fail("stop")
+      )
+      const result = yield* Saga.run("bounded-agent", program)
+      assert(result._tag === "CompensationFailed")
+      expect(result.report.undone[0]!.detail).toBe(
+        "DeclarationError: tool Hold: an undo cannot start, resume or compensate a saga: the inverse of a step is one undo call"
+      )
+      expect(yield* entriesOf("started-from-an-agent-undo")).toEqual([])
+      expect(inner.calls.execute).toBe(0)
+    }).pipe(Effect.provide(handlers.pipe(Layer.provideMerge(Testing.layer))))
+  })
 })
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-explicit-"))

@@ -42,3 +42,18 @@ Agent.make(AiToolkit.make(HoldSeat), {
   // @ts-expect-error an undo for a tool the toolkit does not have
   undo: { Nope: () => Effect.void }
 })
+
+// The Layer needs what the undos need, whether or not every undo takes its `ctx`, and such a map
+// passes the checks on the undos (`U` is inferred from the undos alone, not `Undos<Tools, any>`).
+const Release = Tool.make("Release", { parameters: { holdId: Schema.String }, success: Schema.Null })
+const Mixed = Agent.make(AiToolkit.make(HoldSeat, Release), {
+  undo: {
+    Release: () => Effect.void,
+    HoldSeat: (ctx) => Effect.flatMap(Seats, (seats) => seats.hold(ctx.result.holdId))
+  }
+})
+const mixedHandlers = Mixed.toLayer({
+  HoldSeat: () => Effect.succeed({ holdId: "h-1" }),
+  Release: () => Effect.succeed(null)
+})
+assert<Equals<LayerNeeds<typeof mixedHandlers>, Seats | Saga.Saga>>()
