@@ -452,8 +452,15 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
     ) => Effect.Effect<SagaStatus, SagaNotFound | JournalError | JournalCorrupted | InvalidIdentifier>
     /** Saga rows matching `filter`, each with its `tampered` mark (every listed saga's chain is verified). */
     readonly list: (filter?: ListFilter) => Effect.Effect<ReadonlyArray<SagaSummary>, JournalError>
-    /** Makes tools' undos available to `compensate` in this process (toolkits do this for you). */
-    readonly register: (tools: Iterable<Compensable.Any>) => Effect.Effect<void>
+    /**
+     * Makes tools' undos available to `compensate` in this process (toolkits do this for you). Each
+     * undo runs in the context `register` ran in, so it needs what the undos need
+     * (`Compensable.UndoRequirements`, since 0.5.0: it needed nothing, and an undo whose service was
+     * missing failed when an operator's compensation ran it), as `Toolkit.layer` does.
+     */
+    readonly register: <Tool extends Compensable.Any>(
+      tools: Iterable<Tool>
+    ) => Effect.Effect<void, never, Compensable.UndoRequirements<Tool>>
   }
 >() {}
 

@@ -3,10 +3,11 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import * as HashMap from "effect/HashMap"
+import * as Layer from "effect/Layer"
 import * as List from "effect/List"
 import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
-import { Compensable, Outcome, Saga } from "../src/index.js"
+import { Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
 describe("what an undo sees", () => {
@@ -109,6 +110,32 @@ describe("what an undo sees", () => {
           logSpans: []
         })
       }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "an undo registered with saga.register runs in the context register ran in (its type asks for what the undo needs)",
+    () =>
+      Effect.gen(function* () {
+        const { charge, seen } = fixture()
+        const stores = Layer.merge(
+          Layer.succeed(Journal.Journal, yield* Journal.Journal),
+          Layer.succeed(Approval.Approval, yield* Approval.Approval)
+        )
+        const worker = () => Saga.layer.pipe(Layer.provide(stores))
+        const program = charge("order-4").pipe(Effect.provideService(Tenant, "acme"))
+        expect((yield* Saga.run("order-4", program).pipe(Effect.provide(worker())))._tag).toBe("Completed")
+        // An operator's process: a `Saga` service of its own, where the tool was never called.
+        const report = yield* Effect.gen(function* () {
+          const saga = yield* Saga.Saga
+          yield* saga.register([charge]).pipe(Effect.provideService(Tenant, "registered"))
+          return yield* Saga.compensate("order-4")
+        }).pipe(Effect.provide(worker()))
+        expect(report.status).toBe("compensated")
+        expect(seen.map(({ at, service }) => [at, service])).toEqual([
+          ["charge", "acme"],
+          ["refund", "registered"]
+        ])
+      }).pipe(Effect.provide(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
   )
 })
 

@@ -1,7 +1,7 @@
 /**
  * Type tests, checked by `tsc` (`npm run typecheck`): what `Toolkit.call`, `Toolkit.layer`,
- * `Compensable.make`, `Compensable.withCompensation` and `Testing.exploreCrashes` are typed with
- * says what they answer, fail with and need.
+ * `Compensable.make`, `Compensable.withCompensation`, `Saga.register` and `Testing.exploreCrashes`
+ * are typed with says what they answer, fail with and need.
  */
 import { Context, Data, Effect, type Layer, Schema } from "effect"
 import { Compensable, Outcome, type Saga, type SagaError, Toolkit } from "../../src/index.js"
@@ -136,3 +136,12 @@ const readStep = Effect.succeed("x").pipe(
 assert<
   Equals<Failure<typeof readStep>, Outcome.Unknown | Outcome.Partial | Outcome.Failed | SagaError.InvalidIdentifier>
 >()
+
+// 8. `Saga.register` needs what the undos need (each runs in the context it ran in), as
+// `Toolkit.layer` does; a tool widened to `Compensable.Any` says nothing of its undo.
+declare const sagaService: Saga.Saga["Type"]
+const registering = sagaService.register([price, charge])
+assert<Equals<Needs<typeof registering>, Payments>>()
+const widened: ReadonlyArray<Compensable.Any> = [price, charge]
+const registeringWidened = sagaService.register(widened)
+assert<Equals<Needs<typeof registeringWidened>, never>>()
