@@ -512,7 +512,11 @@ describe("a forward call's own error never carries the receipt it set", () => {
         name: "note",
         input: Schema.String,
         success: Schema.String,
-        execute: (text) => Effect.sync(() => (noted.push(text), "noted")),
+        execute: (text) =>
+          Effect.sync(() => {
+            noted.push(text)
+            return "noted"
+          }),
         compensate: () => Effect.void
       })
       const lost = Compensable.make({

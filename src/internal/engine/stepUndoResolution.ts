@@ -16,6 +16,7 @@ import { stepDraft } from "../journal/drafts.js"
 import { isResolvedUndo, resolvedReason } from "../journal/resolvedUndo.js"
 import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
+import { leftNotUndone } from "../util/undoToResolve.js"
 import { changedNothing, undoOf } from "./compensation.js"
 import type { Prior } from "./replay.js"
 import { seenByRetry } from "./replay.js"
@@ -23,13 +24,11 @@ import { seenByRetry } from "./replay.js"
 /** What compensation left of an undo an operator may resolve. */
 export type UndoLeft = "failed" | "partial" | "unknown" | "unavailable"
 
-const resolvable: ReadonlySet<string> = new Set<UndoLeft>(["failed", "partial", "unknown", "unavailable"])
-
 /** What the saga's compensation left of the step's undo, if an operator may resolve it: `undefined` otherwise. */
 export const undoLeft = (view: JournalView, step: StepView): UndoLeft | undefined => {
   if (view.status !== "compensation_failed" || step.executed === undefined || changedNothing(step)) return undefined
   const outcome = undoOf(step, view.lastReport)?.outcome
-  return outcome !== undefined && resolvable.has(outcome) ? (outcome as UndoLeft) : undefined
+  return outcome !== undefined && leftNotUndone.has(outcome) ? (outcome as UndoLeft) : undefined
 }
 
 /** The undo outcome an operator journaled for the step, if they resolved it. */

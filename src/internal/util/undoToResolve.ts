@@ -19,7 +19,11 @@ interface Step {
   readonly undoDetail?: string | null | undefined
 }
 
-const leftNotUndone: ReadonlySet<string> = new Set(["failed", "partial", "unknown", "unavailable"])
+/**
+ * The undo outcomes a failed compensation leaves an operator to resolve: the engine's rule
+ * (engine/stepUndoResolution.ts) reads the same set.
+ */
+export const leftNotUndone: ReadonlySet<string> = new Set(["failed", "partial", "unknown", "unavailable"])
 
 /**
  * Whether resolving `step` of a saga with status `sagaStatus` settles its undo: a resolution that
