@@ -163,8 +163,9 @@ export type Lease = typeof Lease.Type
 
 /**
  * A saga's row: its status, `revision` (= last seq), `digest` (= last hash), and the lease of the
- * worker driving it (`null` when none is: a lease is only held while the saga is running or
- * compensating, and is dropped by the append that halts or ends it).
+ * worker driving it (`null` when none is): an append under a holder takes or keeps it unless it
+ * sets a status other than running or compensating (the append that halts or ends the saga drops
+ * it), and `claim` takes it whatever the status (an operator's command on a finished saga).
  *
  * @since 0.1.0
  * @category models
@@ -591,7 +592,8 @@ export const storedEntries = (
  * library's back), in code-point order. `list` lists rows, so it never names them; `verify` of
  * each answers `Broken` at seq 1 with the problem `row`. `effect-saga verify --all` verifies them
  * after the listed sagas. The SQL stores answer with one query over the entries; the memory
- * journal, which never holds entries without a row, with none.
+ * journal, which never holds entries without a row, with none; so does a `Journal` of your own
+ * (the service has no method for it): find such sagas in its storage yourself.
  *
  * @since 0.5.0
  * @category hashing

@@ -339,6 +339,18 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect("an import of no entries fails with a JournalError and writes nothing", () =>
+      Effect.gen(function* () {
+        const journal = yield* Journal.Journal
+        const refused = yield* Effect.flip(journal.importSaga([]))
+        expect(refused).toMatchObject({
+          _tag: "JournalError",
+          operation: "import",
+          reason: "there are no entries to import"
+        })
+      }).pipe(Effect.provide(layer))
+    )
+
     it.effect(
       "every phase's input and payload read back exactly, large ones too: a store keeps what it was given",
       () =>
@@ -903,6 +915,32 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
           yield* journal.append("lease-drop", yield* positionOf(journal, "lease-drop"), [saga("SAGA_COMPLETED")], b)
           expect(yield* leaseOf(journal, "lease-drop")).toBeNull()
         }).pipe(Effect.provide(layer))
+      )
+
+      it.effect(
+        "an append that sets no status keeps the writer's lease whatever the saga's status; one that sets an end drops it",
+        () =>
+          Effect.gen(function* () {
+            const journal = yield* Journal.Journal
+            // A compensation again of a saga whose compensation failed: its step entries set no status.
+            yield* appendAll(journal, "lease-again", [
+              saga("SAGA_STARTED"),
+              step("INTENT", "a"),
+              step("EXECUTED", "a"),
+              saga("SAGA_COMPENSATING"),
+              saga("SAGA_COMPENSATION_FAILED")
+            ])
+            const compensating = step("COMPENSATING", "a")
+            yield* journal.append("lease-again", yield* positionOf(journal, "lease-again"), [compensating], a)
+            expect((yield* leaseOf(journal, "lease-again"))?.owner).toBe("worker-a")
+            expect((yield* Effect.flip(journal.claim("lease-again", b)))._tag).toBe("LeaseHeld")
+            const position = yield* positionOf(journal, "lease-again")
+            expect((yield* Effect.flip(journal.append("lease-again", position, [saga("SAGA_COMPENSATED")])))._tag).toBe(
+              "LeaseHeld"
+            )
+            yield* journal.append("lease-again", position, [step("COMPENSATED", "a"), saga("SAGA_COMPENSATED")], a)
+            expect(yield* leaseOf(journal, "lease-again")).toBeNull()
+          }).pipe(Effect.provide(layer))
       )
 
       it.effect(

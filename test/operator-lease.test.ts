@@ -131,6 +131,12 @@ describe("a command whose write is refused after writes of its own says what it 
     expect(
       new Journal.ConcurrencyConflict({ sagaId: "s", expectedRevision: 4, actualRevision: 5, written: 1 }).message
     ).toBe("saga s is at revision 5, not 4: it moved on after this caller wrote revision 4; its next write was refused")
+    // The same revision under another digest: the saga moved on all the same.
+    expect(
+      new Journal.ConcurrencyConflict({ sagaId: "s", expectedRevision: 2, actualRevision: 2, written: 2 }).message
+    ).toBe(
+      "saga s is at revision 2, with another digest than this caller's: it moved on after this caller wrote revisions 1–2; its next write was refused"
+    )
   })
 })
 

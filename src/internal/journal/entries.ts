@@ -39,6 +39,12 @@ export const refuseUnstorable = (
   return found === undefined ? undefined : new JournalError({ operation, reason: found })
 }
 
+/** The `JournalError` that refuses an import, if it must: no entries at all, or text no store keeps as written. */
+export const refuseImport = (entries: ReadonlyArray<Texts>): JournalError | undefined =>
+  entries.length === 0
+    ? new JournalError({ operation: "import", reason: "there are no entries to import" })
+    : refuseUnstorable("import", undefined, entries)
+
 const unstorableIn = (field: string, text: string | null | undefined): string | undefined => {
   const reason = unstorable(text)
   return reason === undefined ? undefined : `the field ${field}: ${reason}`

@@ -46,7 +46,11 @@ export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>
     if (this.written !== undefined && this.written > 0) {
       const first = this.expectedRevision - this.written + 1
       const wrote = this.written === 1 ? `revision ${first}` : `revisions ${first}–${this.expectedRevision}`
-      return `saga ${this.sagaId} is at revision ${this.actualRevision}, not ${this.expectedRevision}: it moved on after this caller wrote ${wrote}; its next write was refused`
+      const where =
+        this.actualRevision === this.expectedRevision
+          ? `revision ${this.actualRevision}, with another digest than this caller's`
+          : `revision ${this.actualRevision}, not ${this.expectedRevision}`
+      return `saga ${this.sagaId} is at ${where}: it moved on after this caller wrote ${wrote}; its next write was refused`
     }
     if (this.expectedRevision === 0 && this.actualRevision > 0) {
       // An import, a new saga's first append, or a command given revision 0: each expected no saga.

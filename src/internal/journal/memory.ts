@@ -6,7 +6,7 @@ import type * as Journal from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import { byCodePoints } from "../util/codePoints.js"
 import { cutoff } from "./cutoff.js"
-import { buildEntries, isoClock, recordOf, refuseUnstorable } from "./entries.js"
+import { buildEntries, isoClock, recordOf, refuseImport, refuseUnstorable } from "./entries.js"
 import { ConcurrencyConflict, JournalError, LeaseHeld } from "./errors.js"
 import { GENESIS, hashEntry } from "./hash.js"
 import * as HeldBack from "./heldBack.js"
@@ -138,8 +138,8 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
 
   const importSaga = (entries: ReadonlyArray<Journal.Entry>) =>
     Effect.suspend((): Effect.Effect<Journal.SagaRecord, Journal.ConcurrencyConflict | Journal.JournalError> => {
-      const unstorable = refuseUnstorable("import", undefined, entries)
-      if (unstorable !== undefined) return Effect.fail(unstorable)
+      const refused = refuseImport(entries)
+      if (refused !== undefined) return Effect.fail(refused)
       const sagaId = entries[0]!.sagaId
       const existing = sagas.get(sagaId)
       if (existing !== undefined) {

@@ -9,6 +9,7 @@ import { ConcurrencyConflict, LeaseHeld } from "../../Journal.js"
 import { observeAppended } from "../observability/metrics.js"
 import { liveLease } from "../util/lease.js"
 import { Mutex } from "../util/mutex.js"
+import { unlikeAppended } from "./answered.js"
 import { ownPayloadOf } from "./drafts.js"
 import * as HeldBack from "./heldBack.js"
 import type { Recorded } from "./payloads.js"
@@ -91,6 +92,8 @@ export class Writer {
   private readonly holdsBack: boolean
   /** Whether the store may still record this worker's lease on the saga (an append that halts the saga drops it). */
   holdsLease = false
+  /** How the store broke its contract answering an append (`unlikeAppended`): no append follows it. */
+  private brokenContract: string | undefined = undefined
 
   constructor(
     readonly sagaId: string,
@@ -128,6 +131,7 @@ export class Writer {
       const late = lateStep(this.sagaId, drafts)
       if (late !== undefined) return Effect.dieMessage(late)
     }
+    if (this.brokenContract !== undefined) return Effect.dieMessage(this.brokenContract)
     const atOnce = appendsAtOnce.get(this.journal.append)
     if (atOnce === undefined) return this.appendLocked(drafts, refused, next)
     // Nothing can come between the steps of an append done at once: it needs the lock only to wait
@@ -220,6 +224,7 @@ export class Writer {
   ): Effect.Effect<A, E1 | E2> {
     const appended = this.lock.withLockUninterruptible(
       Effect.suspend(() => {
+        if (this.brokenContract !== undefined) return Effect.dieMessage(this.brokenContract)
         const batch = this.batchOf(drafts)
         if (batch.length === 0) return Effect.void
         return Effect.matchEffect(this.journal.append(this.sagaId, this.view.position, batch, this.holder), {
@@ -249,6 +254,12 @@ export class Writer {
 
   /** The view follows the entries just appended for `batch`; or the defect that stops it. */
   private follow(appended: ReadonlyArray<Entry>, batch: ReadonlyArray<Draft>): string | undefined {
+    const unlike = unlikeAppended(this.sagaId, this.view.position, batch.length, appended)
+    if (unlike !== undefined) {
+      this.taken = 0
+      this.brokenContract = `effect-saga: the journal broke its contract: ${unlike}`
+      return this.brokenContract
+    }
     // An entry just drafted that does not decode is a defect of the code that drafted it.
     const entries = decodeAppended(appended, batch)
     if (Either.isLeft(entries)) {

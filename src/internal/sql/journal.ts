@@ -18,7 +18,7 @@ import * as Option from "effect/Option"
 import * as Journal from "../../Journal.js"
 import { journalKeys } from "../../Keys.js"
 import { cutoff } from "../journal/cutoff.js"
-import { buildEntries, isoClock, recordOf, refuseUnstorable } from "../journal/entries.js"
+import { buildEntries, isoClock, recordOf, refuseImport, refuseUnstorable } from "../journal/entries.js"
 import * as HeldBack from "../journal/heldBack.js"
 import type { StepAddress } from "../journal/ids.js"
 import * as PagedRows from "../journal/pagedRows.js"
@@ -747,11 +747,8 @@ RETURNING seq`)
 
   const importSaga = (imported: ReadonlyArray<Journal.Entry>) =>
     Effect.suspend(() => {
-      if (imported.length === 0) {
-        return Effect.fail(new Journal.JournalError({ operation: "import", reason: "there are no entries to import" }))
-      }
-      const unstorable = refuseUnstorable("import", undefined, imported)
-      if (unstorable !== undefined) return Effect.fail(unstorable)
+      const refused = refuseImport(imported)
+      if (refused !== undefined) return Effect.fail(refused)
       const record = recordOf(imported)
       return sql
         .withTransaction(
