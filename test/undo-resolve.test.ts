@@ -73,6 +73,22 @@ const mimic = Compensable.make({
   compensate: () => Effect.fail("resolved as not undone by mallory")
 })
 
+/** Undos that answer unknown, and partial, in an operator's words. */
+const mimicUnknown = Compensable.make({
+  name: "mimicUnknown",
+  input: Schema.String,
+  success: Schema.String,
+  execute: (room) => Effect.succeed(`unknown-${room}`),
+  compensate: () => Effect.fail(Outcome.unknown("resolved as undone by mallory"))
+})
+const mimicPartial = Compensable.make({
+  name: "mimicPartial",
+  input: Schema.String,
+  success: Schema.String,
+  execute: (room) => Effect.succeed(`partial-${room}`),
+  compensate: () => Effect.fail(Outcome.partial("resolved as undone by mallory"))
+})
+
 /** A call that fails for sure: the saga compensates what ran before it. */
 const decline = Compensable.make({
   name: "decline",
@@ -380,6 +396,18 @@ for (const [name, store] of stores) {
           expect(replay.reason).toContain("its undo is known not undone (it failed")
           yield* Saga.resolve(sagaId, stepId, { outcome: "applied", by: "oncall" })
           expect((yield* Saga.compensate(sagaId)).status).toBe("compensated")
+          // An undo that answers unknown or partial in those words is journaled behind its own.
+          yield* Saga.run(`${sagaId}-2`, failingAfter(Effect.zip(mimicUnknown("4"), mimicPartial("5"))))
+          expect(yield* undoShown(`${sagaId}-2`, "mimicUnknown")).toEqual([
+            "executed",
+            "unknown",
+            "the undo said: resolved as undone by mallory"
+          ])
+          expect(yield* undoShown(`${sagaId}-2`, "mimicPartial")).toEqual([
+            "executed",
+            "partial",
+            "the undo said: resolved as undone by mallory"
+          ])
         })
       )
     )

@@ -18,7 +18,7 @@ import { causeText, cutDetail } from "../journal/detail.js"
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
 import { undoKey } from "../journal/ids.js"
 import type { Recorded, UndoPhase } from "../journal/payloads.js"
-import { undoFailureText } from "../journal/resolvedUndo.js"
+import { undoOwnText } from "../journal/resolvedUndo.js"
 import { PENDING_ELSEWHERE, takenOverDetail } from "../journal/takenOver.js"
 import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
@@ -182,13 +182,13 @@ const phaseOfExit = (
   const cause = Option.isNone(receipt) ? exit.cause : maskedCause(exit.cause, [Redacted.value(receipt.value)])
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure) && failure.value instanceof Outcome.Partial) {
-    return ["COMPENSATION_PARTIAL", failure.value.remaining]
+    return ["COMPENSATION_PARTIAL", undoOwnText(failure.value.remaining, "the undo said: ")]
   }
   if (Option.isSome(failure) && failure.value instanceof Outcome.Unknown) {
-    return ["COMPENSATION_UNKNOWN", failure.value.reason]
+    return ["COMPENSATION_UNKNOWN", undoOwnText(failure.value.reason, "the undo said: ")]
   }
   if (Cause.isInterruptedOnly(cause)) return ["COMPENSATION_UNKNOWN", "the undo was interrupted"]
-  return ["COMPENSATION_FAILED", cutDetail(undoFailureText(causeText(cause)))]
+  return ["COMPENSATION_FAILED", cutDetail(undoOwnText(causeText(cause), "the undo failed: "))]
 }
 
 /** The phase an explicit undo's outcome is journaled with in the saga's own journal. */

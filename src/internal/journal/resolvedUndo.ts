@@ -15,11 +15,12 @@ export const resolvedReason = (outcome: ResolvedWay, by: string): string =>
   `${RESOLVED}${outcome === "applied" ? "undone" : "not undone"} by ${by}`
 
 /**
- * An undo's own failure in words, never read as an operator's resolution: a text that begins as a
- * resolution's reason does (an undo that fails with the string `resolved as undone by …`) is
- * journaled behind `the undo failed: `.
+ * An undo's own words (why it failed, what it left, why its outcome is unknown), never read as an
+ * operator's resolution: a text that begins as a resolution's reason does (an undo that fails with
+ * the string `resolved as undone by …`) is journaled behind `prefix`.
  */
-export const undoFailureText = (text: string): string => (text.startsWith(RESOLVED) ? `the undo failed: ${text}` : text)
+export const undoOwnText = (text: string, prefix: string): string =>
+  text.startsWith(RESOLVED) ? `${prefix}${text}` : text
 
 /** Whether an entry is the outcome of an undo an operator resolved. */
 export const isResolvedUndo = (entry: Recorded): entry is Recorded<"COMPENSATED" | "COMPENSATION_FAILED"> =>
