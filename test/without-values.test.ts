@@ -55,6 +55,14 @@ describe("decodeJournaled", () => {
     expect(reasonOf(decodeJournaled(Throwing, SECRET))).toBe("its schema threw: Error: cannot read <value>")
   })
 
+  it("names the fields a struct that refuses excess properties expected, not the key the value brought", () => {
+    const Amount = Schema.Struct({ amount: Schema.Number }).annotations({
+      parseOptions: { onExcessProperty: "error" }
+    })
+    const excess = reasonOf(decodeJournaled(Amount, { amount: 1, [SECRET]: 2 }))
+    expect(excess).toBe('{ readonly amount: number }\n└─ ["<key>"]\n   └─ is unexpected, expected: "amount"')
+  })
+
   it("a message annotation that quotes the issue's value sees the placeholder", () => {
     const Named = Schema.String.annotations({ message: (issue) => `not a name: ${String(issue.actual)}` })
     expect(reasonOf(decodeJournaled(Named, { card: SECRET }))).toBe("not a name: <value>")

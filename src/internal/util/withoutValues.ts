@@ -54,7 +54,8 @@ const masked = (issue: ParseResult.ParseIssue, parent: SchemaAST.AST | undefined
     case "Forbidden":
       return new ParseResult.Forbidden(issue.ast, placeholder, maskedMessage(issue.message))
     case "Unexpected":
-      return new ParseResult.Unexpected(placeholder, maskedMessage(issue.message))
+      // Its message is Effect's, from the schema: `is unexpected, expected: "amount"` (its keys or indexes).
+      return new ParseResult.Unexpected(placeholder, issue.message)
     case "Missing":
       return new ParseResult.Missing(issue.ast, maskedMessage(issue.message))
     case "Pointer":
