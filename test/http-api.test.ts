@@ -1,9 +1,10 @@
+import * as NodeHttp from "node:http"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Context, Effect, Either, Layer, Logger, Redacted, Schema } from "effect"
+import { Config, Context, Effect, Either, Layer, Logger, Redacted, Schema } from "effect"
 import { Compensable, Journal, Saga } from "../src/index.js"
 import * as body from "../src/internal/http/body.js"
 import * as guard from "../src/internal/http/guard.js"
@@ -932,6 +933,33 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
     })
   )
 
+  it.scopedLive(
+    "serve knows layerInsecure however it is composed: a fallback when no tokens are set, a fresh copy",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("insecure-composed")
+        const noTokens = SagaApi.layerTokens(Config.redacted("EFFECT_SAGA_TEST_NO_SUCH_TOKENS"))
+        const composed = [
+          ["Layer.orElse(layerTokens(), () => layerInsecure)", Layer.orElse(noTokens, () => SagaApi.layerInsecure)],
+          ["Layer.fresh(layerInsecure)", Layer.fresh(SagaApi.layerInsecure)]
+        ] as const
+        for (const [name, authentication] of composed) {
+          const refused = yield* Layer.build(
+            SagaApi.serve({ port: 0, host: "0.0.0.0", authentication }).pipe(Layer.provide(services(db)))
+          ).pipe(Effect.flip)
+          expect(SagaApi.isInsecureServer(refused), name).toBe(true)
+          // On a loopback address it serves, and answers only a loopback Host, as insecure: true does.
+          const server = yield* Layer.build(
+            SagaApi.serve({ port: 0, authentication }).pipe(Layer.provide(services(db)))
+          ).pipe(Effect.map((context) => Context.get(context, HttpServer.HttpServer)))
+          assert(server.address._tag === "TcpAddress")
+          const status = (host: string) => statusWithHost(server.address as HttpServer.TcpAddress, host)
+          expect(yield* status("attacker.example"), name).toBe(403)
+          expect(yield* status("localhost"), name).toBe(200)
+        }
+      })
+  )
+
   it.scopedLive("serve and layerWith refuse options they cannot work with when built; tools may be an array", () =>
     Effect.gen(function* () {
       const db = freshDb("options")
@@ -1091,3 +1119,17 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
     })
   )
 })
+
+/** The status of `GET /api/sagas` with `host` as its `Host` header (fetch would not send another). */
+const statusWithHost = (address: HttpServer.TcpAddress, host: string) =>
+  Effect.async<number>((resume) => {
+    const request = NodeHttp.request(
+      { host: "127.0.0.1", port: address.port, path: "/api/sagas", headers: { host } },
+      (response) => {
+        response.resume()
+        resume(Effect.succeed(response.statusCode ?? 0))
+      }
+    )
+    request.on("error", (error) => resume(Effect.die(error)))
+    request.end()
+  })

@@ -6,6 +6,7 @@
 import * as crypto from "node:crypto"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -153,3 +154,12 @@ export const layerInsecure: Layer.Layer<Authentication> = Layer.succeed(
   Authentication,
   Authentication.of({ bearer: () => Effect.succeed(anonymous) })
 )
+
+/** The service `layerInsecure` builds (the one value `Layer.succeed` holds), found by `SagaApi.serve`. */
+const insecureService = Effect.runSync(Effect.provide(Authentication, layerInsecure))
+
+/**
+ * Whether `service` is the one `layerInsecure` builds: given through `Layer.orElse`, `Layer.fresh`
+ * or any other composition, a server runs without authentication all the same.
+ */
+export const isInsecure = (service: Context.Tag.Service<Authentication>): boolean => service === insecureService

@@ -12,14 +12,15 @@ import { ServeError } from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import type { ServeOptions } from "../../SagaApi.js"
 import { given, preview } from "../util/printable.js"
-import type { Authentication } from "./api.js"
-import { layerInsecure } from "./authentication.js"
+import { Authentication } from "./api.js"
+import { isInsecure, layerInsecure } from "./authentication.js"
 import { ErrorTypeId } from "./errors.js"
 import { isApiTarget } from "./target.js"
 
@@ -112,15 +113,14 @@ const notLoopback = (host: string): InsecureServer =>
   new InsecureServer({ host, reason: "insecure serving is allowed on a loopback address only" })
 
 /**
- * The authentication the server runs with, or why it refuses to start. Given `layerInsecure` as its
- * `authentication`, it runs without any, as with `insecure: true`: on a loopback address only (the
- * `Host` check alone does not stop a client on the network, which may send any `Host`).
+ * The authentication the server runs with, or why it refuses to start: none given and not
+ * `insecure: true`, or `insecure: true` on an address that is not loopback. (Given one that builds
+ * `layerInsecure`'s service, `serve` refuses an address that is not loopback once it is built.)
  */
 const authenticationFor = <E, R>(
   host: string,
   options: ServeOptions<E, R>
 ): Effect.Effect<Layer.Layer<Authentication, E, R>, InsecureServer> => {
-  if (options.authentication === layerInsecure && !isLoopback(host)) return Effect.fail(notLoopback(host))
   if (options.authentication !== undefined) return Effect.succeed(options.authentication)
   if (options.insecure !== true) {
     return Effect.fail(
@@ -160,14 +160,21 @@ export const serve = <EA, RA, E, R>(
       })
     )
   }
-  return Layer.unwrapEffect(
-    Effect.map(authenticationFor(host, options), (authentication) =>
-      // Without authentication (chosen here, or given as `layerInsecure`), the Host must be a loopback name.
-      HttpApiBuilder.serve(authentication === layerInsecure ? loopbackOnly : undefined).pipe(
+  return Layer.unwrapScoped(
+    Effect.gen(function* () {
+      // Built first, so that `layerInsecure` is known by the service it builds, however it was
+      // composed (`Layer.orElse(layerTokens(), () => layerInsecure)` with no tokens set builds it).
+      const built = yield* Layer.build(yield* authenticationFor(host, options))
+      const insecure = isInsecure(Context.get(built, Authentication))
+      // Without authentication the server listens on a loopback address only (the `Host` check
+      // alone does not stop a client on the network, which may send any `Host`) ...
+      if (insecure && !isLoopback(host)) return yield* notLoopback(host)
+      // ... and the Host must be a loopback name.
+      return HttpApiBuilder.serve(insecure ? loopbackOnly : undefined).pipe(
         Layer.provide(app),
-        Layer.provide(authentication),
+        Layer.provide(Layer.succeedContext(built)),
         Layer.provideMerge(NodeHttpServer.layer(() => http.createServer(), { host, port }))
       )
-    )
+    })
   ) as Layer.Layer<HttpServer.HttpServer, InsecureServer | ServeError | EA | E, Exclude<RA, Authentication> | R>
 }
