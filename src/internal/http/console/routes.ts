@@ -112,7 +112,7 @@ const view = <E extends EngineError | ApiError, R>(
     const principal = yield* principalOf(request)
     // Signed in, the person comes back to the page they asked for.
     if (principal === undefined) return seeOther(ReturnTo.loginFor(ReturnTo.askedBy(request.url)))
-    const notice = Flash.of(request)
+    const notice = Flash.of(request, request.cookies[COOKIE], yield* Clock.currentTimeMillis)
     const shown = yield* asApi(draw(principal)).pipe(
       Authority.withPrincipal(principal),
       Effect.map(({ title, body }) => html(page({ title, current, notice, principal: principal.id, body }))),
@@ -148,7 +148,9 @@ const noticeFor = (error: ApiError): Notice => {
   }
 }
 
-const back = (to: string, notice: Notice) => Flash.set(seeOther(to), notice)
+/** A redirect to `to` with `notice` for the next page of the request's session. */
+const back = (request: HttpServerRequest.HttpServerRequest, now: number, to: string, notice: Notice) =>
+  Flash.set(seeOther(to), notice, request.cookies[COOKIE], now)
 
 /** Whether a form post comes from this console: browsers say where a request comes from. */
 const sameOrigin = (request: HttpServerRequest.HttpServerRequest): boolean => {
@@ -192,11 +194,12 @@ const post = <R>(
     const read = yield* Effect.either(Forms.read(request, max))
     if (read._tag === "Left") return unread(read.left, "inbox")
     const form = read.right
+    const now = yield* Clock.currentTimeMillis
     return yield* asApi(act(form)).pipe(
       Authority.withPrincipal(principal),
       Effect.match({
-        onSuccess: ({ to, text }) => back(to, { kind: "ok", text }),
-        onFailure: (error) => back(from(form), noticeFor(error))
+        onSuccess: ({ to, text }) => back(request, now, to, { kind: "ok", text }),
+        onFailure: (error) => back(request, now, from(form), noticeFor(error))
       })
     )
   })
