@@ -1,6 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Redacted from "effect/Redacted"
-import { MAX_SESSIONS, SESSION_TTL_MILLIS, Sessions } from "../src/internal/http/console/sessions.js"
+import {
+  MAX_SESSIONS,
+  MAX_SESSIONS_PER_TOKEN,
+  SESSION_TTL_MILLIS,
+  Sessions
+} from "../src/internal/http/console/sessions.js"
 
 const token = Redacted.make("alice-token")
 
@@ -26,11 +31,21 @@ describe("the console's sign-in sessions", () => {
 
   it("each sign-in is a session of its own; past the limit, a sign-in ends the oldest", () => {
     const sessions = new Sessions()
-    const ids = Array.from({ length: MAX_SESSIONS }, () => sessions.signIn(token, 0))
+    const tokens = Array.from({ length: MAX_SESSIONS / MAX_SESSIONS_PER_TOKEN }, (_, i) => Redacted.make(`t-${i}`))
+    const ids = tokens.flatMap((each) => Array.from({ length: MAX_SESSIONS_PER_TOKEN }, () => sessions.signIn(each, 0)))
     expect(new Set(ids).size).toBe(MAX_SESSIONS)
     const newest = sessions.signIn(token, 1)
     expect(sessions.tokenOf(ids[0], 1)).toBeUndefined()
-    expect(sessions.tokenOf(ids[1], 1)).toBe(token)
+    expect(sessions.tokenOf(ids[1], 1)).toBe(tokens[0])
     expect(sessions.tokenOf(newest, 1)).toBe(token)
+  })
+
+  it("one token signing in again and again ends only its own oldest sessions, never another's", () => {
+    const sessions = new Sessions()
+    const bob = sessions.signIn(Redacted.make("bob-token"), 0)
+    const alice = Array.from({ length: MAX_SESSIONS + 5 }, () => sessions.signIn(token, 0))
+    expect(sessions.tokenOf(bob, 0)).toEqual(Redacted.make("bob-token"))
+    const kept = alice.filter((id) => sessions.tokenOf(id, 0) !== undefined)
+    expect(kept).toEqual(alice.slice(-MAX_SESSIONS_PER_TOKEN))
   })
 })

@@ -6,7 +6,7 @@
  * token the `Authentication` layer no longer accepts ends its sessions.
  */
 import { randomBytes } from "node:crypto"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 
 /** How long a session lasts from its sign-in. */
 export const SESSION_TTL_MILLIS = 12 * 60 * 60 * 1000
@@ -17,6 +17,12 @@ export const SESSION_TTL_MILLIS = 12 * 60 * 60 * 1000
  * presented.
  */
 export const MAX_SESSIONS = 10_000
+
+/**
+ * The most sessions one token keeps at once; its sign-in past it ends its own oldest. So one token's
+ * holder, signing in again and again, cannot end the sessions of others by filling `MAX_SESSIONS`.
+ */
+export const MAX_SESSIONS_PER_TOKEN = 20
 
 interface Session {
   readonly token: Redacted.Redacted<string>
@@ -29,7 +35,9 @@ export class Sessions {
 
   /** A new session for `token`, from `now` on: its id, for the cookie. */
   signIn(token: Redacted.Redacted<string>, now: number): string {
-    if (this.open.size >= MAX_SESSIONS) this.open.delete(this.open.keys().next().value!)
+    const own = this.idsOf(token)
+    if (own.length >= MAX_SESSIONS_PER_TOKEN) this.open.delete(own[0]!)
+    else if (this.open.size >= MAX_SESSIONS) this.open.delete(this.open.keys().next().value!)
     const id = randomBytes(32).toString("base64url")
     this.open.set(id, { token, expiresAt: now + SESSION_TTL_MILLIS })
     return id
@@ -43,6 +51,14 @@ export class Sessions {
     if (session.expiresAt > now) return session.token
     this.open.delete(id)
     return undefined
+  }
+
+  /** The sessions of `token`, oldest first (a map keeps the order its keys were set in). */
+  private idsOf(token: Redacted.Redacted<string>): Array<string> {
+    const value = Redacted.value(token)
+    const ids: Array<string> = []
+    for (const [id, session] of this.open) if (Redacted.value(session.token) === value) ids.push(id)
+    return ids
   }
 
   /** Ends the session `id` names, if any. */
