@@ -4,17 +4,13 @@
  * and fails with a typed `JournalError` naming the clock, never a defect.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Schema, TestClock } from "effect"
-import { Compensable, Saga } from "../src/index.js"
+import { Effect, TestClock } from "effect"
+import { Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
+import { recordedReserve } from "./fixtures/recorded-reserve.js"
 
-const reserve = Compensable.make({
-  name: "reserve",
-  input: Schema.String,
-  success: Schema.String,
-  execute: (sku) => Effect.succeed(`res-${sku}`),
-  compensate: () => Effect.void
-})
+/** A reservation whose calls nobody reads. */
+const reserve = recordedReserve([])
 
 describe("a clock past year 9999", () => {
   for (const [label, millis] of [

@@ -4,17 +4,13 @@
  * run there, naming the store's fault, rather than go on from a position the journal does not hold.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Option, Schema } from "effect"
-import { Approval, Compensable, Journal, Saga } from "../src/index.js"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { Approval, Journal, Saga } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
+import { recordedReserve } from "./fixtures/recorded-reserve.js"
 
-const reserve = Compensable.make({
-  name: "reserve",
-  input: Schema.String,
-  success: Schema.String,
-  execute: (sku) => Effect.succeed(`res-${sku}`),
-  compensate: () => Effect.void
-})
+/** A reservation whose calls nobody reads. */
+const reserve = recordedReserve([])
 
 /** The memory journal with its `append` replaced. */
 const withAppend = (

@@ -445,15 +445,7 @@ describe("a forward call's own error never carries the receipt it set", () => {
     () =>
       Effect.gen(function* () {
         const secret = `rcpt-${Crypto.randomUUID()}`
-        const pay = Compensable.make({
-          name: "pay",
-          input: Schema.String,
-          success: Schema.String,
-          failure: Declined,
-          execute: (_card, step) =>
-            Effect.zipRight(step.setReceipt(secret), Effect.fail(new Declined({ ref: secret }))),
-          compensate: () => Effect.void
-        })
+        const pay = declining(secret, Declined, (receipt) => new Declined({ ref: receipt }))
         const paths: Array<string> = []
         const program = pay("card-1").pipe(
           Effect.catchTag("Declined", (declined) => Effect.sync(() => paths.push(`declined ${declined.ref}`))),
@@ -475,15 +467,7 @@ describe("a forward call's own error never carries the receipt it set", () => {
     () =>
       Effect.gen(function* () {
         const secret = `rcpt-${Crypto.randomUUID()}`
-        const pay = Compensable.make({
-          name: "pay",
-          input: Schema.String,
-          success: Schema.String,
-          failure: StrictDeclined,
-          execute: (_card, step) =>
-            Effect.zipRight(step.setReceipt(secret), Effect.fail(new StrictDeclined({ ref: secret }))),
-          compensate: () => Effect.void
-        })
+        const pay = declining(secret, StrictDeclined, (receipt) => new StrictDeclined({ ref: receipt }))
         const seen: Array<string> = []
         const program = pay("card-1").pipe(Effect.catchAll((error) => Effect.sync(() => seen.push(String(error)))))
         yield* Saga.run("declined-strict", program)
@@ -498,15 +482,7 @@ describe("a forward call's own error never carries the receipt it set", () => {
   it.effect("a program that passes a caught failure's words on to its next call resumes as journaled", () =>
     Effect.gen(function* () {
       const secret = `rcpt-${Crypto.randomUUID()}`
-      const pay = Compensable.make({
-        name: "pay",
-        input: Schema.String,
-        success: Schema.String,
-        failure: Declined,
-        execute: (_card, step) =>
-          Effect.zipRight(step.setReceipt(secret), Effect.fail(new Declined({ ref: `token ${secret}` }))),
-        compensate: () => Effect.void
-      })
+      const pay = declining(secret, Declined, (receipt) => new Declined({ ref: `token ${receipt}` }))
       const noted: Array<string> = []
       const note = Compensable.make({
         name: "note",
@@ -636,6 +612,17 @@ class Declined extends Schema.TaggedError<Declined>()("Declined", { ref: Schema.
 class StrictDeclined extends Schema.TaggedError<StrictDeclined>()("StrictDeclined", {
   ref: Schema.String.pipe(Schema.pattern(/^rcpt-/))
 }) {}
+
+/** `pay`, whose call sets `secret` as its receipt, then fails with the typed error `declined` makes of it. */
+const declining = <E, EE>(secret: string, failure: Schema.Schema<E, EE>, declined: (receipt: string) => E) =>
+  Compensable.make({
+    name: "pay",
+    input: Schema.String,
+    success: Schema.String,
+    failure,
+    execute: (_card, step) => Effect.zipRight(step.setReceipt(secret), Effect.fail(declined(secret))),
+    compensate: () => Effect.void
+  })
 
 const failingWith = (secret: string, ending: (receipt: string) => Effect.Effect<never, unknown>) =>
   Compensable.make({
