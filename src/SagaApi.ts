@@ -367,7 +367,8 @@ export const MAX_PATH_PARAMETER_LENGTH: number = target.MAX_PATH_PARAMETER_LENGT
 /**
  * The API with `options`: its handlers over the `Saga`, `Journal` and `Approval` in context, the
  * OpenAPI document at `/api/openapi.json`, its docs page at `/api/docs` (Swagger UI, its assets in
- * the page: nothing from a CDN; `nosniff`, and a CSP that forbids framing), and the console at `/console`. Serve it with
+ * the page: nothing from a CDN; a CSP that forbids framing), and the console at `/console`; every answer under
+ * `/api` carries `nosniff` and `no-store`. Serve it with
  * `HttpApiBuilder.serve()` in your own server, or with `serve`. Options it cannot work with fail it
  * with `InvalidApiOptions` when it is built.
  *

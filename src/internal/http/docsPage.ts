@@ -1,12 +1,14 @@
 /**
- * The headers of the API's docs page (`/api/docs`, Swagger UI with its script, styles and the
- * OpenAPI document inline): no other site may frame it (clickjacking), no browser may sniff it as
- * another type, and the page may run only its own inline script and reach only this server.
+ * The headers of the API's answers. Every answer under `/api` may not be sniffed as another type
+ * nor kept by a cache (a saga's journal, an inbox: what an operator reads must not stay in a proxy's
+ * or a browser's cache). The docs page (`/api/docs`, Swagger UI with its script, styles and the
+ * OpenAPI document inline) also may not be framed by another site (clickjacking), and may run only
+ * its own inline script and reach only this server.
  */
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import { pathOf } from "./target.js"
+import { isApiTarget, pathOf } from "./target.js"
 
 /** Where the docs page is served. */
 export const DOCS_PATH = "/api/docs" as const
@@ -18,14 +20,16 @@ export const DOCS_PATH = "/api/docs" as const
 const CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
-/** Adds the docs page's headers to the answer of a request for it. */
+/** What every answer of the API carries. */
+const API_HEADERS = { "x-content-type-options": "nosniff", "cache-control": "no-store" } as const
+
+/** Adds the API's headers to its answers, and the docs page's own to the answer of a request for it. */
 export const hardened = HttpApp.appendPreResponseHandler((request, response) =>
   Effect.succeed(
     pathOf(request.url) === DOCS_PATH
-      ? HttpServerResponse.setHeaders(response, {
-          "content-security-policy": CONTENT_SECURITY_POLICY,
-          "x-content-type-options": "nosniff"
-        })
-      : response
+      ? HttpServerResponse.setHeaders(response, { ...API_HEADERS, "content-security-policy": CONTENT_SECURITY_POLICY })
+      : isApiTarget(request.url)
+        ? HttpServerResponse.setHeaders(response, API_HEADERS)
+        : response
   )
 )
