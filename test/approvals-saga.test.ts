@@ -443,59 +443,66 @@ describe("approval expiry and renewal", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
-  it.effect("a step that is pending, rejected, refused as expired, compensating or already run cannot be renewed", () =>
-    Effect.gen(function* () {
-      const { log, program } = fixture()
-      const renew = (sagaId: string, stepId: string) =>
-        Effect.flip(Saga.renewApproval(sagaId, stepId, { by: "mallory", expiresAt: iso(hours(24)) }))
+  it.effect(
+    "a step that is pending, rejected, refused as expired, compensating, already run or never asked cannot be renewed",
+    () =>
+      Effect.gen(function* () {
+        const { log, program } = fixture()
+        const renew = (sagaId: string, stepId: string) =>
+          Effect.flip(Saga.renewApproval(sagaId, stepId, { by: "mallory", expiresAt: iso(hours(24)) }))
 
-      const pending = yield* Saga.run("pending", program)
-      assert(pending._tag === "AwaitingApproval")
-      expect(yield* renew("pending", pending.request.stepId)).toMatchObject({
-        _tag: "CommandRefused",
-        reason: "the step is not approved yet"
-      })
+        const pending = yield* Saga.run("pending", program)
+        assert(pending._tag === "AwaitingApproval")
+        expect(yield* renew("pending", pending.request.stepId)).toMatchObject({
+          _tag: "CommandRefused",
+          reason: "the step is not approved yet"
+        })
 
-      const rejected = yield* Saga.run("rejected", program)
-      assert(rejected._tag === "AwaitingApproval")
-      yield* Saga.reject("rejected", rejected.request.stepId, { by: "carol", reason: "wrong IBAN" })
-      expect(yield* renew("rejected", rejected.request.stepId)).toMatchObject({
-        _tag: "CommandRefused",
-        reason: "the step was refused (REJECTED): nothing can revive it"
-      })
+        const rejected = yield* Saga.run("rejected", program)
+        assert(rejected._tag === "AwaitingApproval")
+        yield* Saga.reject("rejected", rejected.request.stepId, { by: "carol", reason: "wrong IBAN" })
+        expect(yield* renew("rejected", rejected.request.stepId)).toMatchObject({
+          _tag: "CommandRefused",
+          reason: "the step was refused (REJECTED): nothing can revive it"
+        })
 
-      const expired = yield* Saga.run("expired", program)
-      assert(expired._tag === "AwaitingApproval")
-      yield* Saga.approve("expired", expired.request.stepId, { by: "alice", expiresAt: iso(minutes(5)) })
-      yield* TestClock.adjust("10 minutes")
-      expect((yield* Saga.run("expired", program))._tag).toBe("Compensated")
-      const before = yield* entriesOf("expired")
-      expect(yield* renew("expired", expired.request.stepId)).toMatchObject({
-        _tag: "CommandRefused",
-        reason: "the step was refused (EXPIRED): nothing can revive it"
-      })
-      expect(yield* entriesOf("expired")).toEqual(before)
-      expect((yield* Saga.run("expired", program))._tag).toBe("Compensated")
+        const expired = yield* Saga.run("expired", program)
+        assert(expired._tag === "AwaitingApproval")
+        yield* Saga.approve("expired", expired.request.stepId, { by: "alice", expiresAt: iso(minutes(5)) })
+        yield* TestClock.adjust("10 minutes")
+        expect((yield* Saga.run("expired", program))._tag).toBe("Compensated")
+        const before = yield* entriesOf("expired")
+        expect(yield* renew("expired", expired.request.stepId)).toMatchObject({
+          _tag: "CommandRefused",
+          reason: "the step was refused (EXPIRED): nothing can revive it"
+        })
+        expect(yield* entriesOf("expired")).toEqual(before)
+        expect((yield* Saga.run("expired", program))._tag).toBe("Compensated")
 
-      const undone = yield* Saga.run("undone", program)
-      assert(undone._tag === "AwaitingApproval")
-      yield* Saga.approve("undone", undone.request.stepId, { by: "alice" })
-      yield* Saga.compensate("undone")
-      expect(yield* renew("undone", undone.request.stepId)).toMatchObject({
-        _tag: "CommandRefused",
-        reason: "the saga has begun to compensate"
-      })
+        const undone = yield* Saga.run("undone", program)
+        assert(undone._tag === "AwaitingApproval")
+        yield* Saga.approve("undone", undone.request.stepId, { by: "alice" })
+        yield* Saga.compensate("undone")
+        expect(yield* renew("undone", undone.request.stepId)).toMatchObject({
+          _tag: "CommandRefused",
+          reason: "the saga has begun to compensate"
+        })
 
-      const ran = yield* Saga.run("ran", program)
-      assert(ran._tag === "AwaitingApproval")
-      yield* Saga.approve("ran", ran.request.stepId, { by: "alice" })
-      yield* Saga.run("ran", program)
-      expect(yield* renew("ran", ran.request.stepId)).toMatchObject({
-        _tag: "CommandRefused",
-        reason: "the step has already run"
-      })
-      expect(log.filter((line) => line.startsWith("wire"))).toEqual(["wire 4200 to DE89"])
-    }).pipe(Effect.provide(Testing.layer))
+        const ran = yield* Saga.run("ran", program)
+        assert(ran._tag === "AwaitingApproval")
+        yield* Saga.approve("ran", ran.request.stepId, { by: "alice" })
+        yield* Saga.run("ran", program)
+        expect(yield* renew("ran", ran.request.stepId)).toMatchObject({
+          _tag: "CommandRefused",
+          reason: "the step has already run"
+        })
+        const reserve = (yield* entriesOf("ran")).find((entry) => entry.toolName === "reserve")!
+        expect(yield* renew("ran", reserve.stepId!)).toMatchObject({
+          _tag: "CommandRefused",
+          reason: "the step never asked for approval"
+        })
+        expect(log.filter((line) => line.startsWith("wire"))).toEqual(["wire 4200 to DE89"])
+      }).pipe(Effect.provide(Testing.layer))
   )
 
   it.effect("a tool's approvalTtl: an approval without expiresAt runs before the TTL, is EXPIRED after it", () =>

@@ -195,8 +195,8 @@ const approvedStep = (writer: Writer, approval: Approval["Type"], stepId: string
     if (step.refused !== undefined) {
       return refused(writer, stepId, `the step was refused (${step.refused.phase}): nothing can revive it`)
     }
-    if (step.intents > 0) return refused(writer, stepId, "the step has already run")
     if (step.awaiting === undefined) return refused(writer, stepId, "the step never asked for approval")
+    if (step.intents > 0) return refused(writer, stepId, "the step has already run")
     if (step.approved === undefined) {
       return Effect.zipRight(
         trustedRow(writer, approval, step),
