@@ -454,6 +454,28 @@ export const suite = (name: string, layer: Layer.Layer<Journal.Journal, unknown>
       }).pipe(Effect.provide(layer))
     )
 
+    it.effect(
+      "a NUL character (which PostgreSQL's text refuses) is refused on append by every store, and nothing is written",
+      () =>
+        Effect.gen(function* () {
+          const journal = yield* Journal.Journal
+          const refusals: ReadonlyArray<readonly [string, string, Journal.Draft]> = [
+            ["sagaId", "nul-saga\0", saga("SAGA_STARTED")],
+            ["stepId", "nul-step", step("INTENT", "a\0")],
+            ["payload", "nul-payload", { ...step("EXECUTED", "a"), payload: '{"result":"a\0b"}' }]
+          ]
+          for (const [field, sagaId, draft] of refusals) {
+            const error = yield* Effect.flip(journal.append(sagaId, Journal.empty, [saga("SAGA_STARTED"), draft]))
+            expect(error).toMatchObject({ _tag: "JournalError", operation: "append" })
+            expect(error.message).toContain(`the field ${field}: `)
+            expect(error.message).toContain("holds a NUL character (U+0000) at index")
+            // (PostgreSQL cannot even be asked for the saga id that holds one: `list` shows it is not there.)
+            if (field !== "sagaId") expect(yield* journal.read(sagaId)).toEqual([])
+          }
+          expect(ids(yield* journal.list(), "nul-")).toEqual([])
+        }).pipe(Effect.provide(layer))
+    )
+
     it.effect("`at` is the Effect Clock's time as ISO-8601 UTC", () =>
       Effect.gen(function* () {
         const journal = yield* Journal.Journal

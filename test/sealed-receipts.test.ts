@@ -318,6 +318,24 @@ describe("receipts sealed at rest (EFFECT_SAGA_RECEIPT_KEYS)", () => {
       })
   )
 
+  it.effect("without a key, a receipt pruned from SQLite is written over in the file, not left in its free pages", () =>
+    Effect.gen(function* () {
+      const filename = path.join(dir, "pruned.db")
+      const secrets = ["a", "b", "c"].map((n) => newSecret(`card-pruned-${n}`))
+      const pruned = yield* Effect.gen(function* () {
+        for (const n of ["a", "b", "c"]) yield* Saga.run(`trip-pruned-${n}`, charge(`card-pruned-${n}`))
+        const journal = yield* Journal.Journal
+        return yield* journal.prune("9999-01-01")
+      }).pipe(onFile(filename, undefined))
+      expect([...pruned].sort()).toEqual(["trip-pruned-a", "trip-pruned-b", "trip-pruned-c"])
+      // Closed, the store checkpointed its -wal into the file and removed it: the file is what is left.
+      const closed = bytesOf(filename)
+      expect(closed.wal.length).toBe(0)
+      expect(closed.db.length).toBeGreaterThan(0)
+      for (const secret of secrets) expect(closed.db.includes(secret)).toBe(false)
+    })
+  )
+
   it.effect(
     "the CLI's compensate reads EFFECT_SAGA_RECEIPT_KEYS from the environment: without it the undo is unavailable naming k1; with it, it runs",
     () =>

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { ConfigProvider, Context, Effect, Layer, Option, Schema } from "effect"
+import { ConfigProvider, Context, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SqlJournal, SqlStore } from "../src/index.js"
 import { latestMigration, openStatusSagas } from "../src/internal/sql/migrations.js"
 import * as Postgres from "../src/Postgres.js"
@@ -301,7 +301,18 @@ describe("SqlJournal on an SQLite file", () => {
           "the PostgreSQL option maxConnections must be a whole number of 1 or more, not 2.5"
         ],
         [{ url, flushEveryEntry: 1 }, "the PostgreSQL option flushEveryEntry must be true or false, not 1"],
-        [{ url: "" }, "the PostgreSQL option url must be a non-empty connection string (or a Redacted one)"]
+        [{ url: "" }, "the PostgreSQL option url must be a non-empty connection string (or a Redacted one)"],
+        // What `Redacted.make(process.env.DATABASE_URL ?? "")` gives with the variable unset: `pg`
+        // would connect to the `PG*` variables' server (or localhost's) and migrate it.
+        [
+          { url: Redacted.make("") },
+          "the PostgreSQL option url must be a non-empty connection string (or a Redacted one)"
+        ],
+        [
+          { url: Redacted.make(undefined) },
+          "the PostgreSQL option url must be a non-empty connection string (or a Redacted one)"
+        ],
+        [{ url: " " }, "the PostgreSQL option url must be a non-empty connection string (or a Redacted one)"]
       ] as const
       for (const [options, reason] of refused) {
         const layer = Postgres.layer(options as unknown as Postgres.Options)

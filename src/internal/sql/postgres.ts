@@ -74,7 +74,10 @@ const sendNamedOn =
 const optionsProblem = (options: Options): string | undefined => {
   if (!Predicate.isRecord(options)) return `the PostgreSQL options must be an object, not ${String(options)}`
   const { flushEveryEntry, maxConnections, url } = options
-  if (!Redacted.isRedacted(url) && (typeof url !== "string" || url === "")) {
+  // An empty URL would not fail: `pg` would connect to the `PG*` variables' server, or localhost's,
+  // and migrate it (`Redacted.make(process.env.DATABASE_URL ?? "")` with the variable unset).
+  const text = Redacted.isRedacted(url) ? Redacted.value(url) : url
+  if (typeof text !== "string" || text.trim() === "") {
     return "the PostgreSQL option url must be a non-empty connection string (or a Redacted one)"
   }
   if (maxConnections !== undefined && !(Number.isSafeInteger(maxConnections) && maxConnections > 0)) {

@@ -280,6 +280,9 @@ export const layerClient = (
         client.unsafe(`PRAGMA synchronous = ${options.synchronous === "normal" ? "NORMAL" : "FULL"}`),
         opened
       )
+      // What `prune` deletes (receipts in plain text, without receipt keys) is written over in the
+      // file, not left in its free pages.
+      if (!readonly) yield* Effect.mapError(client.unsafe("PRAGMA secure_delete = ON"), opened)
       // A file that is not a database fails here, typed, even if opening it did not notice.
       yield* Effect.mapError(client`SELECT count(*) AS n FROM sqlite_master`, opened)
       Object.assign(client, { withTransaction: immediateTransaction(client.reserve) })

@@ -139,9 +139,18 @@ export const check = (kind: IdentifierKind, text: string, maxBytes: number): Eff
     return refused === undefined ? Effect.void : Effect.fail(refused)
   })
 
-/** Why a text field cannot be stored as it is, if it cannot: a lone surrogate, which no store keeps. */
+/**
+ * Why a text field cannot be stored as it is, if it cannot: a lone surrogate, which no store keeps,
+ * or a NUL character, which PostgreSQL's text refuses (every store refuses it: a journal reads the
+ * same on every store, and an export of one imports into another).
+ */
 export const unstorable = (text: string | null | undefined): string | undefined => {
-  if (text === null || text === undefined || isWellFormed.call(text)) return undefined
+  if (text === null || text === undefined) return undefined
+  const nul = text.indexOf("\0")
+  if (nul !== -1) {
+    return `${preview(text)} holds a NUL character (U+0000) at index ${nul}: PostgreSQL cannot store it, so no store does`
+  }
+  if (isWellFormed.call(text)) return undefined
   const found = loneSurrogate.exec(text)
   return found === null
     ? undefined
