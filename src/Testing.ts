@@ -337,6 +337,13 @@ export class CrashFound extends Data.TaggedError("CrashFound")<{
   readonly point: string
   /** The answer given to approval requests in that run. */
   readonly approval: ApprovalAnswer
+  /**
+   * Whether the saga asked for an approval in the run without a crash: when it did not, `approval`
+   * answered nothing, and the message does not name it.
+   *
+   * @since 0.5.0
+   */
+  readonly approvalAsked: boolean
   /** The input, as JSON, when a property generated it. */
   readonly input: string | undefined
   /** Each check that failed, with what was expected. */
@@ -347,9 +354,12 @@ export class CrashFound extends Data.TaggedError("CrashFound")<{
   /** @since 0.2.0 */
   readonly [ExploreErrorTypeId]: ExploreErrorTypeId = ExploreErrorTypeId
   override get message(): string {
-    const input = this.input === undefined ? "" : `, input ${this.input}`
+    const given = [
+      ...(this.approvalAsked ? [`approval answered "${this.approval}"`] : []),
+      ...(this.input === undefined ? [] : [`input ${this.input}`])
+    ]
     return [
-      `${this.point} (approval answered "${this.approval}"${input}) breaks the saga:`,
+      `${this.point}${given.length === 0 ? "" : ` (${given.join(", ")})`} breaks the saga:`,
       ...this.problems.map((problem) => `  - ${problem}`),
       this.timeline
     ].join("\n")
@@ -436,6 +446,7 @@ const exploreOne = <I, A, E, R, W, EW, S, ES>(
         ? new CrashFound({
             point: error.point,
             approval: error.approval,
+            approvalAsked: error.approvalAsked,
             input: undefined,
             problems: error.problems,
             timeline: error.timeline

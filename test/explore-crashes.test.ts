@@ -117,6 +117,71 @@ describe("Testing.exploreCrashes", () => {
   )
 
   it.effect(
+    "a provider that answers a fresh id each run (the world, not the program): the next step's input carries it and every point passes",
+    () =>
+      Effect.gen(function* () {
+        let issued = 0
+        const chargeWithNewId = Compensable.make({
+          name: "charge",
+          input: Schema.Int,
+          success: Schema.Struct({ chargeId: Schema.String }),
+          execute: (amount) =>
+            Effect.map(Bank, (bank) => {
+              bank.charged += amount
+              return { chargeId: `ch_${++issued}` }
+            }),
+          compensate: ({ input }) =>
+            Effect.map(Bank, (bank) => {
+              bank.refunded += input
+            })
+        })
+        const ship = Compensable.make({
+          name: "ship",
+          input: Schema.String,
+          success: Schema.Null,
+          execute: () => Effect.succeed(null),
+          compensate: () => Effect.void
+        })
+        const Shipped = SagaDefinition.make("shipped", {
+          input: Schema.Int,
+          program: (amount) => Effect.flatMap(chargeWithNewId(amount), ({ chargeId }) => ship(chargeId))
+        })
+        const explored = yield* Testing.exploreCrashes(Shipped, 42, { world: BankLive })
+        expect(explored.endings.Completed).toBeGreaterThan(0)
+        expect(issued).toBeGreaterThan(2)
+
+        // Before any answer differs, a program that does not repeat itself is still named.
+        const Shuffled = SagaDefinition.make("shuffled", {
+          input: Schema.Int,
+          program: (amount) => Effect.flatMap(ship(`label-${issued++}`), () => Effect.asVoid(chargeWithNewId(amount)))
+        })
+        const found = yield* Effect.flip(Testing.exploreCrashes(Shuffled, 42, { world: BankLive }))
+        assert(found instanceof Testing.CrashFound)
+        expect(found.problems[0]).toMatch(
+          /^the run did not repeat the uncrashed run \(is the program deterministic\?\): its journal write 1 /
+        )
+        // The saga asks for no approval: the message names no answer to one.
+        expect(found.approvalAsked).toBe(false)
+        expect(found.message).toMatch(/^a crash after journal write \d+ of \d+ \([^)]*\) breaks the saga:\n/)
+        expect(found.message).not.toContain("approval answered")
+      }),
+    60_000
+  )
+
+  it.effect(
+    "an input the definition's schema refuses (which its type lets through) is InvalidExploreOptions, not a crash",
+    () =>
+      Effect.gen(function* () {
+        const IntIn = SagaDefinition.make("int-in", { input: Schema.Int, program: (amount) => charge(amount) })
+        const refused = yield* Effect.flip(Testing.exploreCrashes(IntIn, 1.5, { world: BankLive }))
+        assert(refused._tag === "InvalidExploreOptions")
+        expect(refused.reason).toMatch(
+          /^the input does not fit definition int-in: Int\n.*Expected an integer, actual 1\.5: no saga is started with it, so there is nothing to explore$/s
+        )
+      })
+  )
+
+  it.effect(
     "a user's invariant the saga breaks (an undo that refunds nothing): fails at the first point that compensates",
     () =>
       Effect.gen(function* () {

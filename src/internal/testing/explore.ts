@@ -7,6 +7,7 @@
 import * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -19,6 +20,7 @@ import type * as SagaDefinition from "../../SagaDefinition.js"
 import type { SagaResult } from "../../SagaResult.js"
 import type { ApprovalAnswer, CrashSummary, Ending, ExploreOptions } from "../../Testing.js"
 import * as Timeline from "../../Timeline.js"
+import { encodeJson } from "../util/codec.js"
 import { countProblems, describeError, describeExit, excused, formatReport, hiddenUndos } from "./checks.js"
 import { advancing } from "./clock.js"
 import type { Point } from "./crash.js"
@@ -37,6 +39,7 @@ export class Finding {
   constructor(
     readonly point: string,
     readonly approval: ApprovalAnswer,
+    readonly approvalAsked: boolean,
     readonly problems: ReadonlyArray<string>,
     readonly timeline: string
   ) {}
@@ -59,8 +62,9 @@ interface PointResult {
 
 /**
  * What was asked for that the saga offers nothing of: crashes of a kind it has no point of
- * (`["before-outcome"]` on a saga that calls no tool), or approval answers when it asks for no
- * approval. The exploration would check something else than what was asked.
+ * (`["before-outcome"]` on a saga that calls no tool), approval answers when it asks for no
+ * approval, or an input its definition's schema refuses. The exploration would check something
+ * else than what was asked.
  */
 export class NothingToExplore {
   readonly _tag = "NothingToExplore"
@@ -236,6 +240,14 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
   }
 
   return Effect.gen(function* () {
+    const unfit = encodeJson(definition.input, input)
+    if (Either.isLeft(unfit)) {
+      return yield* Effect.fail(
+        new NothingToExplore(
+          `the input does not fit definition ${definition.name}: ${unfit.left}: no saga is started with it, so there is nothing to explore`
+        )
+      )
+    }
     const directory = options.store === "sqlite" ? yield* temporaryDirectory : ""
     const nextStore = storeFor(directory)
     // The runs log as the caller does, at the caller's time; they keep their own TestClock.
@@ -256,8 +268,8 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
         }
       }
     }
-    const fail = (point: string, approval: ApprovalAnswer, result: PointResult) =>
-      new Finding(point, approval, result.problems, result.timeline)
+    const fail = (point: string, approval: ApprovalAnswer, asked: boolean, result: PointResult) =>
+      new Finding(point, approval, asked, result.problems, result.timeline)
     let seen: CrashSwitch | undefined
     for (const [n, approval] of answers.entries()) {
       let asked = false
@@ -280,7 +292,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       }
       if (n > 0 && !asked) continue
       if (baseline.result.problems.length > 0)
-        return yield* Effect.fail(fail("the run without a crash", approval, baseline.result))
+        return yield* Effect.fail(fail("the run without a crash", approval, asked, baseline.result))
       tally(baseline)
       seen ??= baseline.crash
       const points = pointsOf(baseline.crash, kinds)
@@ -288,7 +300,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       for (const point of yield* choose(points, options.maxPoints ?? 200, options.seed ?? 1)) {
         const run = yield* runPoint(baseline.crash, point, approval, nextStore, () => {}, logging)
         if (run.result.problems.length > 0) {
-          return yield* Effect.fail(fail(describePoint(point, baseline.crash), approval, run.result))
+          return yield* Effect.fail(fail(describePoint(point, baseline.crash), approval, asked, run.result))
         }
         tally(run)
       }

@@ -30,13 +30,31 @@ const shapeOf = (entry: Journal.Entry, show: (input: string) => string = (input)
 const shapesOf = (entries: ReadonlyArray<Journal.Entry>, show?: (input: string) => string) =>
   entries.map((entry) => shapeOf(entry, show)).join(", ")
 
-/** Where the run that was to crash first wrote something else than the uncrashed run, if it did. */
+/** What a tool answered, as an entry journals it: an outcome's payload without its receipt (sealed anew each time). */
+const answerOf = (entry: Journal.Entry): string | undefined => {
+  if ((entry.phase !== "EXECUTED" && entry.phase !== "FAILED") || entry.payload === null) return undefined
+  const payload: unknown = JSON.parse(entry.payload)
+  if (typeof payload !== "object" || payload === null) return entry.payload
+  const { receipt: _receipt, ...answer } = payload as Record<string, unknown>
+  return JSON.stringify(answer)
+}
+
+/** Whether a tool answered otherwise in one write than in the other (a world that issues random ids). */
+const answeredOtherwise = (entries: ReadonlyArray<Journal.Entry>, expected: ReadonlyArray<Journal.Entry>) =>
+  entries.some((entry, i) => answerOf(entry) !== answerOf(expected[i]!))
+
+/**
+ * Where the run that was to crash first wrote something else than the uncrashed run, if it did. Once
+ * a tool answered otherwise than in the uncrashed run (its world is built anew for each run), what
+ * the program wrote next may follow from that answer: the runs are compared up to there only.
+ */
 export const divergence = (baseline: CrashSwitch, run: CrashSwitch): string | undefined => {
   for (const [index, entries] of run.written.entries()) {
     const expected = baseline.written[index] ?? []
     if (shapesOf(entries) !== shapesOf(expected)) {
       return `the run did not repeat the uncrashed run (is the program deterministic?): its journal write ${index + 1} was [${shapesOf(entries, abridged)}] where the uncrashed run wrote [${shapesOf(expected, abridged) || "nothing"}]`
     }
+    if (answeredOtherwise(entries, expected)) return undefined
   }
   return undefined
 }
