@@ -115,7 +115,12 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
         `next: or effect-saga reject ${run} ${step.stepId} --as WHO ${at}: the undo never runs, and the run ends compensation_failed (the effect stays live: the saga's own compensation handles it as if nobody had asked)`
       ])
       // As printed: approved, then asked again (nothing resumes a run: no Recovery.resume), the undo runs.
-      expect((yield* runAsPrinted(db, lines[0]!, AT_END)).code).toBe(0)
+      const approvedNow = yield* runAsPrinted(db, lines[0]!, AT_END)
+      expect(approvedNow.code).toBe(0)
+      // Nothing resumes a run: `approve` says how its undo runs, as `show` does.
+      expect(approvedNow.stdout).toBe(
+        `approved step ${step.stepId} of saga ${run} as oncall: journaled APPROVED; the undo runs when it is asked for again (nothing resumes a run): effect-saga compensate-effect ${step.effectId} --register MODULE`
+      )
       const approved = yield* nextLines(db, run)
       expect(approved).toEqual([
         `next: ${step.stepId} is approved: the undo runs when it is asked for again (nothing resumes a run): effect-saga compensate-effect ${step.effectId} --register MODULE`

@@ -83,7 +83,7 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         "lease w-dead lapsed at 1970-01-01T00:00:01.000Z: no worker is driving it (last written 1970-01-01T00:00:00.000Z)"
       )
       expect(lineOf(lapsed.stdout, "next: no worker")).toMatch(
-        /^next: no worker is driving it, and no Recovery can \(it was started with Saga\.run, not from a definition\): .*Saga\.resume\("u1", program\).*; or once chargeCard:c0ffee#1 is resolved \(above: a compensation before then cannot undo it and ends the saga compensation_failed\), effect-saga compensate u1 --register MODULE --as WHO --revision 2 --digest \w+$/
+        /^next: no worker is driving it, and no Recovery can \(it was started with Saga\.run, not from a definition\): .*Saga\.resume\("u1", program\).*; or once chargeCard:c0ffee#1 is resolved \(above: a compensation before then cannot undo it and ends the saga compensation_failed\), effect-saga compensate u1 --register MODULE --as WHO \(at the position the saga moved to: effect-saga show u1 prints it\)$/
       )
       const listed = yield* cli("list", "--db", db)
       expect(listed.code).toBe(1)

@@ -7,6 +7,7 @@ import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Effect from "effect/Effect"
+import { preview } from "../util/printable.js"
 
 const DECIMAL = /^-?[0-9]+$/
 
@@ -19,12 +20,10 @@ export const decimalInteger = (name: string): Options.Options<number> =>
     Options.withPseudoName("N"),
     Options.mapEffect((text) => {
       const n = Number(text)
-      return DECIMAL.test(text) && Number.isSafeInteger(n)
-        ? Effect.succeed(n)
-        : Effect.fail(
-            ValidationError.invalidValue(
-              HelpDoc.p(`--${name} ${JSON.stringify(text)} is not a whole number in decimal digits`)
-            )
-          )
+      if (DECIMAL.test(text) && Number.isSafeInteger(n)) return Effect.succeed(n)
+      const why = DECIMAL.test(text)
+        ? `is past ${Number.MAX_SAFE_INTEGER}, the largest whole number it can be`
+        : "is not a whole number in decimal digits"
+      return Effect.fail(ValidationError.invalidValue(HelpDoc.p(`--${name} ${preview(text)} ${why}`)))
     })
   )

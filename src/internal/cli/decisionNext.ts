@@ -8,6 +8,7 @@
  */
 import type * as Saga from "../../Saga.js"
 import type { Origin } from "../util/origin.js"
+import { shellWord } from "../util/shellWord.js"
 import { undoNeeded } from "../util/undoNeeded.js"
 import { askAgain } from "../util/undoRunAdvice.js"
 import { resumedBy } from "./resumer.js"
@@ -21,9 +22,9 @@ const names = (steps: ReadonlyArray<Saga.StepStatus>): string => steps.map((step
 /** The lines of a saga's step awaiting approval. */
 const sagaLines = (status: Saga.SagaStatus, stepId: string, origin: Origin | undefined, at: string) => {
   const undos = undosToRun(status)
-  const reject = `effect-saga reject ${status.sagaId} ${stepId}${undos.length === 0 ? "" : " --register MODULE"} --as WHO ${at}`
+  const reject = `effect-saga reject ${shellWord(status.sagaId)} ${shellWord(stepId)}${undos.length === 0 ? "" : " --register MODULE"} --as WHO ${at}`
   return [
-    `next: effect-saga approve ${status.sagaId} ${stepId} --as WHO ${at}, then resume the saga, by ${resumedBy(status.sagaId, origin)}`,
+    `next: effect-saga approve ${shellWord(status.sagaId)} ${shellWord(stepId)} --as WHO ${at}, then resume the saga, by ${resumedBy(status.sagaId, origin)}`,
     undos.length === 0
       ? `next: or ${reject}: the saga compensates now, in that command (no executed step has an undo to run); nothing is left to resume`
       : `next: or ${reject}, MODULE exporting their tools (and the receipt keys set, if their receipts are sealed): the saga compensates now, in that command: it runs the undo of ${names(undos)}; nothing is left to resume`
@@ -32,8 +33,8 @@ const sagaLines = (status: Saga.SagaStatus, stepId: string, origin: Origin | und
 
 /** The lines of an explicit undo's run whose undo awaits its own approval: asked again, it runs the undo, or answers the rejection. */
 const runLines = (status: Saga.SagaStatus, step: Saga.StepStatus, at: string) => [
-  `next: effect-saga approve ${status.sagaId} ${step.stepId} --as WHO ${at}, then ask again: ${askAgain(step.effectId)}`,
-  `next: or effect-saga reject ${status.sagaId} ${step.stepId} --as WHO ${at}: the undo never runs, and the run ends compensation_failed (the effect stays live: the saga's own compensation handles it as if nobody had asked)`
+  `next: effect-saga approve ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --as WHO ${at}, then ask again: ${askAgain(step.effectId)}`,
+  `next: or effect-saga reject ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --as WHO ${at}: the undo never runs, and the run ends compensation_failed (the effect stays live: the saga's own compensation handles it as if nobody had asked)`
 ]
 
 /**

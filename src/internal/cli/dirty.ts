@@ -5,6 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import type { SagaStatus } from "../../Journal.js"
+import { shellWord } from "../util/shellWord.js"
 import { SomethingWrong } from "./failure.js"
 
 /**
@@ -23,7 +24,7 @@ export const isDirty = (status: SagaStatus): boolean => status === "compensation
  * @category models
  */
 export const stuckLine = (sagaId: string): string =>
-  `saga ${sagaId}: stuck: no worker is driving it, and no Recovery can (it was started with Saga.run): run its program again, or compensate it (effect-saga show ${sagaId})`
+  `saga ${sagaId}: stuck: no worker is driving it, and no Recovery can (it was started with Saga.run): run its program again, or compensate it (effect-saga show ${shellWord(sagaId)})`
 
 /**
  * Ends the command with exit code 1 if any of `sagas` is dirty or stuck, or `more` names anything

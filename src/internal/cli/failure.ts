@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import { JournalTampered } from "../../Journal.js"
 import { printable } from "../util/printable.js"
+import { shellWord } from "../util/shellWord.js"
 import { WroteBefore } from "./interruption.js"
 
 /**
@@ -34,7 +35,12 @@ export class UsageError extends Data.TaggedError("UsageError")<{ readonly messag
 export class SomethingWrong extends Data.TaggedError("SomethingWrong")<{
   readonly reason: string
   readonly line?: string | undefined
-}> {}
+}> {
+  /** What is wrong, for a CLI this one is embedded in (`Cause.pretty` shows it). */
+  override get message(): string {
+    return this.line ?? this.reason
+  }
+}
 
 /**
  * What a command's run ended with: the exit code and, for a failure, the one line to print.
@@ -75,7 +81,10 @@ export const endingOf = (cause: Cause.Cause<unknown>): Ending => {
     }
     if (error instanceof SomethingWrong) return error.line === undefined ? { code: 1 } : { code: 1, line: error.line }
     if (error instanceof JournalTampered) {
-      return { code: 1, line: `${lineOf(error)} (effect-saga show ${error.sagaId} shows the journal as stored)` }
+      return {
+        code: 1,
+        line: `${lineOf(error)} (effect-saga show ${shellWord(error.sagaId)} shows the journal as stored)`
+      }
     }
     // @effect/cli has printed its own message (and the usage) for a command line it could not parse.
     if (ValidationError.isValidationError(error)) return { code: 2 }

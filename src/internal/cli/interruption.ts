@@ -19,6 +19,7 @@ import { RUN_SUFFIX } from "../util/identifier.js"
 import { type Origin, originOf } from "../util/origin.js"
 import { printable } from "../util/printable.js"
 import { revisionsOf } from "../util/revisions.js"
+import { shellWord } from "../util/shellWord.js"
 
 /** What the command would say if it were interrupted now. */
 interface Account {
@@ -76,7 +77,7 @@ export class WroteBefore extends Data.TaggedError("WroteBefore")<{
     return Array.from(
       bySaga(this.written),
       ([sagaId, revisions]) =>
-        `${revisionsOf(revisions.map((seq) => ({ seq })))} of saga ${sagaId} (effect-saga show ${sagaId} shows where it stands)`
+        `${revisionsOf(revisions.map((seq) => ({ seq })))} of saga ${sagaId} (effect-saga show ${shellWord(sagaId)} shows where it stands)`
     ).join("; ")
   }
 }
@@ -193,7 +194,7 @@ const goOn = (origin: Origin | undefined): string => {
 /** An explicit undo's run whose undo was interrupted: it is settled by asking again, then resolving it. */
 const interruptedRun = (runId: string, stepId: string): string => {
   const effectId = runId.slice(0, -RUN_SUFFIX.length)
-  return `the undo of step ${stepId} was interrupted and is journaled COMPENSATION_UNKNOWN in run ${runId}: asked again, compensate-effect ${effectId} answers unknown and runs nothing; find out whether the undo (key ${runId}) happened, then effect-saga resolve ${runId} ${stepId} --applied|--not-applied`
+  return `the undo of step ${stepId} was interrupted and is journaled COMPENSATION_UNKNOWN in run ${runId}: asked again, compensate-effect ${shellWord(effectId)} answers unknown and runs nothing; find out whether the undo (key ${runId}) happened, then effect-saga resolve ${shellWord(runId)} ${shellWord(stepId)} --applied|--not-applied`
 }
 
 /** What this command's own entries of `sagaId` (its `revisions` among `all`) say it left. */
@@ -214,5 +215,5 @@ const ofSaga = (sagaId: string, all: ReadonlyArray<Entry>, revisions: ReadonlyAr
   if (leftOpen) {
     return `${journaled} and stopped before its compensation ended; the saga is left compensating, its lease dropped: ${goOn(originOf(all))}`
   }
-  return `${journaled} before it stopped (effect-saga show ${sagaId} shows where it stands)`
+  return `${journaled} before it stopped (effect-saga show ${shellWord(sagaId)} shows where it stands)`
 }

@@ -7,6 +7,7 @@
  */
 import * as ApprovalExpiry from "../util/approvalExpiry.js"
 import type { Origin } from "../util/origin.js"
+import { shellWord } from "../util/shellWord.js"
 
 /**
  * Who can resume the saga at once, by what it was started from.
@@ -21,7 +22,7 @@ export const resumedBy = (sagaId: string, origin: Origin | undefined): string =>
     case "Program":
       return `the program that started it, run again under its id: Saga.resume("${sagaId}", program) or Saga.run`
     case "Effect":
-      return `Recovery.resume("${sagaId}") on any worker, or effect-saga compensate-effect ${origin.effectId} --register MODULE`
+      return `Recovery.resume("${sagaId}") on any worker, or effect-saga compensate-effect ${shellWord(origin.effectId)} --register MODULE`
     case undefined:
       return `the worker that has its program: Recovery.resume("${sagaId}"), or Saga.resume with its program`
   }
@@ -58,7 +59,7 @@ export const approvalLapsed = (
   lapsed: Extract<ApprovalExpiry.Standing, { readonly _tag: "Lapsed" }>,
   at: string
 ): string =>
-  `next: the approval of ${stepId} ${ApprovalExpiry.lapsedText(lapsed)}: resumed as it is, the saga journals EXPIRED and compensates; to run the step still, renew it first: effect-saga renew-approval ${sagaId} ${stepId} --as WHO --expires-at TIME ${at}, then resume the saga, by ${resumedBy(sagaId, origin)}`
+  `next: the approval of ${stepId} ${ApprovalExpiry.lapsedText(lapsed)}: resumed as it is, the saga journals EXPIRED and compensates; to run the step still, renew it first: effect-saga renew-approval ${shellWord(sagaId)} ${shellWord(stepId)} --as WHO --expires-at TIME ${at}, then resume the saga, by ${resumedBy(sagaId, origin)}`
 
 /**
  * The `next:` line of a saga that needs attention with nothing left to resolve (every step it
@@ -70,18 +71,19 @@ export const approvalLapsed = (
  * @category resuming
  */
 export const resolved = (sagaId: string, origin: Origin | undefined, at: string): string =>
-  `next: nothing is left to resolve: the saga goes on (or compensates, if one did not happen) when it is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga that needs attention); or effect-saga compensate ${sagaId} --register MODULE --as WHO ${at}`
+  `next: nothing is left to resolve: the saga goes on (or compensates, if one did not happen) when it is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga that needs attention); or effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO ${at}`
 
 /**
  * How to compensate a saga instead, at `at`: once its steps whose outcome is unknown (`unresolved`)
  * are resolved, as the `next:` lines above say, since a compensation cannot undo such a step and
- * ends the saga `compensation_failed`.
+ * ends the saga `compensation_failed` (then at the position resolving moved it to, not `at`).
  */
 const compensateInstead = (sagaId: string, at: string, unresolved: ReadonlyArray<string>): string => {
-  const compensate = `effect-saga compensate ${sagaId} --register MODULE --as WHO ${at}`
-  if (unresolved.length === 0) return compensate
+  const compensate = `effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO`
+  if (unresolved.length === 0) return `${compensate} ${at}`
   const [it, is] = unresolved.length === 1 ? ["it", "is"] : ["them", "are"]
-  return `once ${unresolved.join(", ")} ${is} resolved (above: a compensation before then cannot undo ${it} and ends the saga compensation_failed), ${compensate}`
+  // Resolving moves the saga on: the position to compensate at is the one it moved to.
+  return `once ${unresolved.join(", ")} ${is} resolved (above: a compensation before then cannot undo ${it} and ends the saga compensation_failed), ${compensate} (at the position the saga moved to: effect-saga show ${shellWord(sagaId)} prints it)`
 }
 
 /**

@@ -3,6 +3,7 @@
  * can do about it: the log line of a recovery pass says both, once.
  */
 import type { RecoveryError } from "../../Recovery.js"
+import { shellWord } from "../util/shellWord.js"
 
 const notFromDefinition = "it was not started from a definition"
 const missingDefinitionPrefix = "this worker was not given definition "
@@ -41,7 +42,8 @@ export const messageWithoutInput = (sagaId: string, error: RecoveryError): strin
   }
 }
 
-const compensate = (sagaId: string): string => `or compensate it (Saga.compensate, or effect-saga compensate ${sagaId})`
+const compensate = (sagaId: string): string =>
+  `or compensate it (Saga.compensate, or effect-saga compensate ${shellWord(sagaId)})`
 
 /** What an operator can do about a saga recovery cannot resume, for `reason`. */
 export const remedyOf = (sagaId: string, reason: string): string => {

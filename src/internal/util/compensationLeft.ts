@@ -15,6 +15,7 @@
  */
 import type { SagaRecord } from "../../Journal.js"
 import * as Lease from "./lease.js"
+import { shellWord } from "./shellWord.js"
 import { toResolve } from "./toResolve.js"
 
 /**
@@ -111,11 +112,12 @@ export const of = (
  */
 export const resolveUndone = (sagaId: string, steps: ReadonlyArray<ByHand>, at: string, several = false): string => {
   const [only] = steps
-  if (steps.length === 1 && !several) return `effect-saga resolve ${sagaId} ${only!.stepId} --applied --as WHO ${at}`
-  const moved = `the position the saga moved to: effect-saga show ${sagaId} prints it`
+  if (steps.length === 1 && !several)
+    return `effect-saga resolve ${shellWord(sagaId)} ${shellWord(only!.stepId)} --applied --as WHO ${at}`
+  const moved = `the position the saga moved to: effect-saga show ${shellWord(sagaId)} prints it`
   return steps.length === 1
-    ? `effect-saga resolve ${sagaId} ${only!.stepId} --applied --as WHO (at ${moved})`
-    : `effect-saga resolve ${sagaId} STEP --applied --as WHO for each of ${steps.map((step) => step.stepId).join(", ")} (each at ${moved})`
+    ? `effect-saga resolve ${shellWord(sagaId)} ${shellWord(only!.stepId)} --applied --as WHO (at ${moved})`
+    : `effect-saga resolve ${shellWord(sagaId)} STEP --applied --as WHO for each of ${steps.map((step) => step.stepId).join(", ")} (each at ${moved})`
 }
 
 /** Undos named with their keys: `STEP (undo failed, key SAGA/STEP/undo), …`. */

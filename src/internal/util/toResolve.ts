@@ -7,6 +7,7 @@
  *
  * @since 0.5.0
  */
+import { shellWord } from "./shellWord.js"
 
 /** What the rule reads of a step: a `Saga.StepStatus`, or the HTTP API's copy of one. */
 interface Step {
@@ -35,8 +36,8 @@ export const toResolve = <S extends Step>(steps: ReadonlyArray<S>): ReadonlyArra
  */
 export const resolveCommand = (sagaId: string, stepId: string, at: string, earlier: string | undefined): string =>
   earlier === undefined
-    ? `effect-saga resolve ${sagaId} ${stepId} --applied --result JSON|--not-applied --as WHO ${at}`
-    : `effect-saga resolve ${sagaId} ${stepId} --not-applied --as WHO ${at}`
+    ? `effect-saga resolve ${shellWord(sagaId)} ${shellWord(stepId)} --applied --result JSON|--not-applied --as WHO ${at}`
+    : `effect-saga resolve ${shellWord(sagaId)} ${shellWord(stepId)} --not-applied --as WHO ${at}`
 
 /**
  * What to make sure of before resolving a step `not-applied`: a lapsed lease does not prove its

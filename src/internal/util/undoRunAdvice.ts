@@ -13,6 +13,7 @@
  */
 import type * as Saga from "../../Saga.js"
 import * as ApprovalExpiry from "./approvalExpiry.js"
+import { shellWord } from "./shellWord.js"
 import { undoNeeded } from "./undoNeeded.js"
 
 /** The step a run undoes, named by its effect id. */
@@ -34,7 +35,8 @@ export const sagaIdOf = (step: Effect): string => step.effectId.slice(0, -(step.
  * @since 0.5.0
  * @category advice
  */
-export const askAgain = (effectId: string): string => `effect-saga compensate-effect ${effectId} --register MODULE`
+export const askAgain = (effectId: string): string =>
+  `effect-saga compensate-effect ${shellWord(effectId)} --register MODULE`
 
 /**
  * What an approved step of a run awaiting approval waits for: `compensate-effect` asked again, before
@@ -53,7 +55,7 @@ export const approved = (runId: string, step: Effect, standing: ApprovalExpiry.S
     case "Holds":
       return `${step.stepId} is approved until ${standing.until}: the undo runs when it is asked for again before then (nothing resumes a run): ${again}`
     case "Lapsed":
-      return `the approval of ${step.stepId} ${ApprovalExpiry.lapsedText(standing)}: asked for again as it is, the run journals EXPIRED and answers failed (the undo never runs, the effect stays live); to run the undo still, renew it first: effect-saga renew-approval ${runId} ${step.stepId} --as WHO --expires-at TIME ${at}, then ask again: ${again}`
+      return `the approval of ${step.stepId} ${ApprovalExpiry.lapsedText(standing)}: asked for again as it is, the run journals EXPIRED and answers failed (the undo never runs, the effect stays live); to run the undo still, renew it first: effect-saga renew-approval ${shellWord(runId)} ${shellWord(step.stepId)} --as WHO --expires-at TIME ${at}, then ask again: ${again}`
   }
 }
 
@@ -64,9 +66,9 @@ const failedAdvice = (step: Saga.StepStatus, saga: Saga.SagaStatus | undefined):
     return `the effect ${step.effectId} is still live: undo it by hand, at the provider; ${FINAL}`
   }
   if (!undoNeeded(own)) {
-    return `the saga's own compensation settled ${step.stepId} since (undo ${own.undo}): effect-saga show ${saga.sagaId} says what is left; ${FINAL}`
+    return `the saga's own compensation settled ${step.stepId} since (undo ${own.undo}): effect-saga show ${shellWord(saga.sagaId)} says what is left; ${FINAL}`
   }
-  return `the effect ${step.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key ${saga.sagaId}/${step.stepId}/undo) and undoes every other executed step too: effect-saga compensate ${saga.sagaId} --register MODULE --as WHO --revision ${saga.revision} --digest ${saga.digest}; ${FINAL}`
+  return `the effect ${step.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key ${saga.sagaId}/${step.stepId}/undo) and undoes every other executed step too: effect-saga compensate ${shellWord(saga.sagaId)} --register MODULE --as WHO --revision ${saga.revision} --digest ${saga.digest}; ${FINAL}`
 }
 
 /**

@@ -11,8 +11,10 @@ import * as Option from "effect/Option"
 import type { Recorded } from "../../../Journal.js"
 import { decodeEntry, Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
+import { RUN_SUFFIX } from "../../util/identifier.js"
 import { quotingAsGiven } from "../../util/pastExpiry.js"
 import { printable } from "../../util/printable.js"
+import { askAgain } from "../../util/undoRunAdvice.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
 import { type Pointed, target } from "../position.js"
@@ -43,6 +45,12 @@ const alreadyApproved = (
   return `step ${stepId} of saga ${sagaId} was already approved by ${by}${at}${ran}: nothing written`
 }
 
+/** When an approved step runs: when its saga is resumed; an explicit undo's, when the undo is asked for again. */
+const whenItRuns = (sagaId: string): string =>
+  sagaId.endsWith(RUN_SUFFIX)
+    ? `the undo runs when it is asked for again (nothing resumes a run): ${askAgain(sagaId.slice(0, -RUN_SUFFIX.length))}`
+    : "the step runs when the saga is resumed"
+
 /**
  * What `approve` does on the store it opened, and what it says it did: whether this call journaled
  * APPROVED (`Saga.withWrites`), never whether the saga moved since it read it (of two sent at once,
@@ -56,7 +64,7 @@ export const approveOn = (pointed: Pointed, by: string, expires: string | undefi
     const { seen, status, stepId } = yield* target(pointed.saga, pointed.step, pointed)
     const { written } = yield* Saga.withWrites(Saga.approve(pointed.saga, stepId, { by, expiresAt: expires, ...seen }))
     if (written > 0) {
-      return `approved step ${stepId} of saga ${pointed.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED; the step runs when the saga is resumed`
+      return `approved step ${stepId} of saga ${pointed.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED; ${whenItRuns(pointed.saga)}`
     }
     const entries = yield* Effect.flatMap(Journal, (journal) => journal.read(pointed.saga))
     const records = yield* Either.all(entries.map(decodeEntry))

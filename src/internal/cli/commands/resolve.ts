@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as Saga from "../../../Saga.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import { printable } from "../../util/printable.js"
+import { shellWord } from "../../util/shellWord.js"
 import { settlesUndo } from "../../util/undoToResolve.js"
 import { UsageError } from "../failure.js"
 import { print } from "../output.js"
@@ -114,7 +115,7 @@ const reportOf = (done: {
   if (done.settled === "step-undo") {
     const how = done.applied ? "undone" : "not undone"
     const goOn = done.applied
-      ? `its compensation already ran: compensate the saga again (effect-saga compensate ${saga}), which counts this step undone without running its undo again and journals a new report`
+      ? `its compensation already ran: compensate the saga again (effect-saga compensate ${shellWord(saga)}), which counts this step undone without running its undo again and journals a new report`
       : "its effect is still in place: undo it by hand, then resolve the step again with --applied"
     return done.wrote
       ? `resolved the undo of step ${stepId} of saga ${saga} as ${how} (${by}): journaled ${journaled}; ${goOn}`
@@ -128,7 +129,7 @@ const reportOf = (done: {
   }
   const outcome = done.applied ? "applied" : "not-applied"
   const goOn = done.compensated
-    ? `its compensation already ran: compensate the saga again (effect-saga compensate ${saga}), which runs any undo still owed and journals a new report`
+    ? `its compensation already ran: compensate the saga again (effect-saga compensate ${shellWord(saga)}), which runs any undo still owed and journals a new report`
     : "resume the saga to go on"
   return done.wrote
     ? `resolved step ${stepId} of saga ${saga} as ${outcome} (${by}): journaled ${journaled}; ${goOn}`

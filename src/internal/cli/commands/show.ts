@@ -20,6 +20,7 @@ import { RUN_SUFFIX } from "../../util/identifier.js"
 import * as Lease from "../../util/lease.js"
 import * as Journaled from "../../util/origin.js"
 import { printable } from "../../util/printable.js"
+import { shellWord } from "../../util/shellWord.js"
 import * as Stuck from "../../util/stuck.js"
 import { table } from "../../util/table.js"
 import * as ToResolve from "../../util/toResolve.js"
@@ -143,8 +144,8 @@ const inFlightOf = (status: Saga.SagaStatus, now: number): string | undefined =>
  */
 const waitLine = (status: Saga.SagaStatus, stepId: string, lease: NonNullable<Saga.SagaStatus["lease"]>): string =>
   status.status === "running"
-    ? `next: wait: ${stepId} is ${Lease.inFlight(lease)}; its worker journals the outcome when the call answers. Only if that lease lapses with no outcome journaled is it unknown, to resolve (effect-saga show ${status.sagaId} then says how)`
-    : `next: wait: ${lease.owner} holds the saga's lease until ${lease.expiresAt} (resolving ${stepId} is refused while it does); once it is dropped or lapsed, effect-saga show ${status.sagaId} says how to resolve it`
+    ? `next: wait: ${stepId} is ${Lease.inFlight(lease)}; its worker journals the outcome when the call answers. Only if that lease lapses with no outcome journaled is it unknown, to resolve (effect-saga show ${shellWord(status.sagaId)} then says how)`
+    : `next: wait: ${lease.owner} holds the saga's lease until ${lease.expiresAt} (resolving ${stepId} is refused while it does); once it is dropped or lapsed, effect-saga show ${shellWord(status.sagaId)} says how to resolve it`
 
 /** The next line for a step with no outcome journaled: resolve it, or wait while a worker drives the saga. */
 const resolveLine = (
@@ -223,7 +224,7 @@ const onceUndone = (sagaId: string, steps: ReadonlyArray<CompensationLeft.ByHand
 const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: number): ReadonlyArray<string> => {
   const left = CompensationLeft.of(status, status.steps, now)
   if (left === undefined) return []
-  const compensate = `effect-saga compensate ${status.sagaId} --register MODULE --as WHO ${at}`
+  const compensate = `effect-saga compensate ${shellWord(status.sagaId)} --register MODULE --as WHO ${at}`
   const several = left.byHand.length + left.toAsk.length > 1
   const lines: Array<string> = []
   if (left.undoable.length > 0) {
@@ -243,7 +244,7 @@ const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: numbe
   }
   if (left.clean) {
     lines.push(
-      `next: nothing is left dirty since the last report: effect-saga compensate ${status.sagaId} --as WHO ${at} (no undo is left to run: no module to register) journals a new one, and the saga ends compensated`
+      `next: nothing is left dirty since the last report: effect-saga compensate ${shellWord(status.sagaId)} --as WHO ${at} (no undo is left to run: no module to register) journals a new one, and the saga ends compensated`
     )
   }
   return lines
@@ -286,7 +287,7 @@ const next = (
     ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
     ...unknownUndos.map(
       (step) =>
-        `next: effect-saga resolve ${status.sagaId} ${step.stepId} --applied|--not-applied --as WHO ${at} (ask the provider whether the undo, key ${status.sagaId}, happened)`
+        `next: effect-saga resolve ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --applied|--not-applied --as WHO ${at} (ask the provider whether the undo, key ${status.sagaId}, happened)`
     ),
     ...(Stuck.isLeftBehind(status, now)
       ? [
@@ -317,7 +318,7 @@ const explicitUndoLines = (
 ): ReadonlyArray<string> =>
   runs.map((run) => {
     const own = status.steps.find((step) => step.stepId === run.stepId)?.undo
-    return `${run.stepId}: ${ExplicitUndoRuns.describe(run, own)}; its run: effect-saga show ${run.runId}`
+    return `${run.stepId}: ${ExplicitUndoRuns.describe(run, own)}; its run: effect-saga show ${shellWord(run.runId)}`
   })
 
 const render = (

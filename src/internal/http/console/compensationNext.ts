@@ -6,10 +6,11 @@
  */
 import * as CompensationLeft from "../../util/compensationLeft.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
+import { shellWord } from "../../util/shellWord.js"
 import type { SagaDetail } from "../models.js"
 
 const compensateWith = (sagaId: string, registered = "--register MODULE "): string =>
-  `effect-saga compensate ${sagaId} ${registered}--as WHO, or POST /api/sagas/${encodeURIComponent(sagaId)}/compensate`
+  `effect-saga compensate ${shellWord(sagaId)} ${registered}--as WHO, or POST /api/sagas/${encodeURIComponent(sagaId)}/compensate`
 
 /** What ends a saga whose undos left something live, once it is undone by hand: its resolution, then a compensation again. */
 const onceUndone = (detail: SagaDetail, steps: ReadonlyArray<CompensationLeft.ByHand>, several: boolean): string => {

@@ -12,6 +12,7 @@ import * as ApprovalExpiry from "../../util/approvalExpiry.js"
 import * as ExplicitUndoRuns from "../../util/explicitUndoRuns.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import * as Lease from "../../util/lease.js"
+import { shellWord } from "../../util/shellWord.js"
 import * as ToResolve from "../../util/toResolve.js"
 import * as UndoRunAdvice from "../../util/undoRunAdvice.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
@@ -251,7 +252,7 @@ const stuckLine = (detail: SagaDetail, unresolved: ReadonlyArray<SagaDetail["ste
   const { sagaId } = detail.saga
   const path = `/api/sagas/${encodeURIComponent(sagaId)}`
   return [
-    `Stuck: no worker is driving it, and no Recovery can take it (it was started with Saga.run): run its program again, or compensate it (effect-saga compensate ${sagaId} --register MODULE --as WHO, or POST ${path}/compensate).`,
+    `Stuck: no worker is driving it, and no Recovery can take it (it was started with Saga.run): run its program again, or compensate it (effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO, or POST ${path}/compensate).`,
     ...unresolved.map((step) => resolveFirst(detail, step.stepId))
   ].join(" ")
 }
