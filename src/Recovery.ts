@@ -284,7 +284,9 @@ const build = <const Definitions extends ReadonlyArray<SagaDefinition.Any>>(opti
     // A pass claims batch after batch until nothing new is left behind. A saga it could not resume
     // keeps this worker's lease until the pass ends (so that it is not claimed again), and is
     // then released for a worker that can. A saga this pass resumed that is left behind again (it
-    // suspended once more) waits for the next pass: its claim is given back. A saga an earlier
+    // suspended once more) waits for the next pass: claimed again, it is held the same way and
+    // given back when the pass ends (released at once, it would be claimed first again, being the
+    // least recently updated, and a batch of them would hide the sagas behind). A saga an earlier
     // pass found Unrecoverable, diverging (NonDeterminism) or tampered, whose journal has not moved
     // since, is held and given back the same way, without being tried or reported again. However
     // the pass ends (interrupted, failed), every claim it holds is given back: one it had not
@@ -295,6 +297,7 @@ const build = <const Definitions extends ReadonlyArray<SagaDefinition.Any>>(opti
         // The sagas this pass claimed and did not hand to a run that ended (a run gives its lease back itself).
         const holding = new Set<string>()
         const seen = new Set<string>()
+        const reclaimed = new Set<string>()
         const giveBack = Effect.suspend(() =>
           Effect.forEach(holding, (sagaId) => Effect.ignore(journal.release(holder.owner, sagaId)), { discard: true })
         )
@@ -315,13 +318,15 @@ const build = <const Definitions extends ReadonlyArray<SagaDefinition.Any>>(opti
                 })
               )
             )
+            // One this pass tried is claimed again (it was left behind once more): it stays held until the
+            // pass ends, so that the next claim reaches the sagas behind it instead of claiming it again.
+            // (Only one whose lease lapsed meanwhile could come a third time: then nothing new is left.)
             const fresh = claimed.filter((record) => !seen.has(record.sagaId))
-            for (const record of claimed) {
-              if (!seen.has(record.sagaId)) continue
-              yield* Effect.ignore(journal.release(holder.owner, record.sagaId))
-              holding.delete(record.sagaId)
+            if (fresh.length === 0) {
+              if (claimed.length === 0 || claimed.every((record) => reclaimed.has(record.sagaId))) return
+              for (const record of claimed) reclaimed.add(record.sagaId)
+              continue
             }
-            if (fresh.length === 0) return
             for (const record of fresh) seen.add(record.sagaId)
             const toTry = fresh.filter((record) => !unresumable.knows(record))
             // Counted as claimed now: a pass may run a long saga for hours before it ends.

@@ -40,6 +40,36 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
     )
   }
 
+  for (const [name, makeStore] of stores) {
+    it.scoped(
+      `${name}: sagas that suspend again on every resume do not hide the sagas behind them, batch after batch`,
+      () =>
+        Effect.gen(function* () {
+          const store = yield* Layer.build(makeStore())
+          const first = yield* Layer.build(workerOn(store, "w1"))
+          stoppedOnce = false
+          // Left behind first (least recently updated): two sagas whose program stops every time.
+          for (const sagaId of ["a-stops-0", "a-stops-1"])
+            yield* Effect.provide(Saga.start(Stops, sagaId, sagaId), first)
+          yield* TestClock.adjust("1 second")
+          yield* Effect.provide(Saga.start(StopsOnce, "b-goes-on", "b-goes-on"), first)
+          const worker = yield* Layer.build(workerOn(store, "w2"))
+          const recovery = yield* Effect.provide(
+            Recovery.make({ definitions: [Stops, StopsOnce], batchSize: 2 }),
+            worker
+          )
+
+          const report = yield* recovery.recoverAll
+          expect(report.sagas.map((saga) => saga.sagaId)).toEqual(["a-stops-0", "a-stops-1", "b-goes-on"])
+          expect((yield* recordOf(store, "b-goes-on")).status).toBe("completed")
+          // The two that stopped again were held to the end of the pass, then given back for the next.
+          for (const sagaId of ["a-stops-0", "a-stops-1"]) {
+            expect(yield* recordOf(store, sagaId)).toMatchObject({ status: "suspended", lease: null })
+          }
+        })
+    )
+  }
+
   it.scoped("failed part-way (a journal error on a later batch), the saga it could not resume is free", () =>
     Effect.gen(function* () {
       const inner = makeMemoryJournal()
@@ -111,6 +141,21 @@ const noted = Compensable.make({
 const slowly = (id: string) => Effect.zipRight(noted(id), Effect.sleep("1 second"))
 
 const Slow = SagaDefinition.make("slow", { input: Schema.String, program: slowly })
+
+/** A saga whose program stops (is interrupted) on every run: left suspended each time, nothing written. */
+const Stops = SagaDefinition.make("stops", { input: Schema.String, program: () => Effect.interrupt })
+
+let stoppedOnce = false
+/** A saga whose program stops the first time only. */
+const StopsOnce = SagaDefinition.make("stops-once", {
+  input: Schema.String,
+  program: (id) =>
+    Effect.suspend(() => {
+      if (stoppedOnce) return Effect.asVoid(noted(id))
+      stoppedOnce = true
+      return Effect.interrupt
+    })
+})
 
 /** Starts each saga on a first worker and interrupts it half-way: each is left suspended, its lease dropped. */
 const leftSuspended = (store: StoreContext, ids: ReadonlyArray<string>) =>
