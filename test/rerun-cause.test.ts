@@ -47,6 +47,37 @@ describe("the cause a run of a compensated saga answers", () => {
       expect(Cause.pretty(again.cause)).toContain("the saga was compensated before: an operator asked for compensation")
     }).pipe(Effect.provide(Testing.layer))
   )
+
+  it.effect(
+    "a saga an operator compensated, run again with a program that now fails, answers the defect, not that failure",
+    () =>
+      Effect.gen(function* () {
+        const stopped = yield* Saga.run("operated-then-failing", Effect.zipRight(hold("room"), Effect.interrupt))
+        expect(stopped._tag).toBe("Suspended")
+        yield* Saga.compensate("operated-then-failing")
+        const again = yield* Saga.run("operated-then-failing", Effect.zipRight(hold("room"), Effect.fail("anything")))
+        expect(again._tag).toBe("Compensated")
+        if (again._tag !== "Compensated") return
+        expect(Option.isNone(Cause.failureOption(again.cause))).toBe(true)
+        expect(Cause.pretty(again.cause)).toContain(
+          "the saga was compensated before: an operator asked for compensation"
+        )
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "a saga whose program failed one way, run again failing another way, answers the defect naming the first",
+    () =>
+      Effect.gen(function* () {
+        const first = yield* Saga.run("failed-otherwise", Effect.zipRight(hold("room"), Effect.fail("x")))
+        expect(failureOf(first)).toBe("x")
+        const again = yield* Saga.run("failed-otherwise", Effect.zipRight(hold("room"), Effect.fail("y")))
+        expect(again._tag).toBe("Compensated")
+        if (again._tag !== "Compensated") return
+        expect(Option.isNone(Cause.failureOption(again.cause))).toBe(true)
+        expect(Cause.pretty(again.cause)).toContain("the saga was compensated before: Error: x")
+      }).pipe(Effect.provide(Testing.layer))
+  )
 })
 
 const failureOf = (result: SagaResult.SagaResult<unknown, unknown>) =>

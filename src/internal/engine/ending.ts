@@ -81,6 +81,8 @@ export interface RunEnd<E> {
   ) => Effect.Effect<SagaResult<never, E>, any>
   /** Drops a withdrawn approval request from the `Approval` service. */
   readonly withdraw: (requestId: string, reason: string) => Effect.Effect<void>
+  /** A cause as `SAGA_COMPENSATING` journals it (`describeCause`, masking the run's receipts). */
+  readonly describe: (cause: Cause.Cause<unknown>) => string
 }
 
 /**
@@ -262,7 +264,9 @@ const replayOfCompleted = <A, E>(
 /**
  * The replay of a compensated saga, or of one whose compensation failed, writes nothing (unless an
  * undo that could not run before runs now: see `compensate`): however its program ends now, it
- * answers the report of its compensation. Interrupted from outside, the run is interrupted.
+ * answers the report of its compensation, with the program's failure as its cause when that is the
+ * failure journaled as the compensation's cause (not after an operator's `compensate`, nor another
+ * failure). Interrupted from outside, the run is interrupted.
  */
 const replayOfUndone = <A, E>(
   end: RunEnd<E>,
@@ -274,5 +278,8 @@ const replayOfUndone = <A, E>(
   if (passesOn(halt)) return Effect.fail(halt.error)
   if (halt?._tag === "Refused") return end.compensate(Cause.fail(halt.error), [])
   const exit = ran.value
-  return end.compensate(halt === undefined && Exit.isFailure(exit) ? exit.cause : compensatedBefore(), [])
+  // The program's failure is the answer only when it is the one that began the compensation.
+  const again =
+    halt === undefined && Exit.isFailure(exit) && end.describe(exit.cause) === end.writer.view.compensationCause
+  return end.compensate(again ? exit.cause : compensatedBefore(), [])
 }

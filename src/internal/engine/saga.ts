@@ -449,7 +449,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         onInterrupt: options?.onInterrupt,
         notStarted: sagaRun.notStarted,
         compensate: compensateWith,
-        withdraw
+        withdraw,
+        describe: (cause: Cause.Cause<unknown>) => describeCause(cause, sagaRun.receipts)
       }
       const left = Effect.sync(() => {
         leftRunning.leave(writer)
