@@ -1,10 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as TestClock from "effect/TestClock"
-import { Compensable, Journal, Saga } from "../src/index.js"
+import { Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
 describe("concurrent branches", () => {
@@ -67,6 +68,36 @@ describe("concurrent branches", () => {
         expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "NeedsAttention" })
       }
     }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "a call in flight that ends unknown after another branch halted keeps its own reason, in the result and the journal",
+    () =>
+      Effect.gen(function* () {
+        const unsure = (name: string, after: Duration.DurationInput, reason: string) =>
+          Compensable.make({
+            name,
+            input: Schema.Number,
+            success: Schema.String,
+            execute: () => Effect.zipRight(Effect.sleep(after), Effect.fail(Outcome.unknown(reason))),
+            compensate: () => Effect.void
+          })
+        const slow = unsure("slow", "1 second", "the bank timed out on slow")
+        const quick = unsure("quick", "10 millis", "quick's provider hung up")
+        const run = yield* Effect.fork(Saga.run("two-unknown", Effect.all([slow(1), quick(1)], { concurrency: 2 })))
+        yield* TestClock.adjust("2 seconds")
+        const result = yield* Fiber.join(run)
+        expect(result._tag).toBe("NeedsAttention")
+        if (result._tag !== "NeedsAttention") return
+        const reasons = Object.fromEntries(result.unknown.map((step) => [step.toolName, step.reason]))
+        expect(reasons).toEqual({
+          slow: "outcome unknown: the bank timed out on slow",
+          quick: "outcome unknown: quick's provider hung up"
+        })
+        const entries = yield* Effect.flatMap(Journal.Journal, (journal) => journal.read("two-unknown"))
+        const journaled = JSON.parse(entries.find((entry) => entry.phase === "SAGA_NEEDS_ATTENTION")!.payload!)
+        expect(journaled.unknown).toEqual(result.unknown)
+      }).pipe(Effect.provide(Testing.layer))
   )
 
   it.effect("concurrent branches are undone in reverse completion order, not reverse start order", () =>

@@ -26,13 +26,16 @@ export const describeCause = (cause: Cause.Cause<unknown>, receipts: ReadonlyArr
 const unknownOf = (
   view: JournalView,
   extra: UnknownStep | undefined,
-  notStarted: ReadonlyArray<string>
+  notStarted: ReadonlyArray<string>,
+  reasons: ReadonlyMap<string, string>
 ): ReadonlyArray<UnknownStep> => {
   const steps = unknownBut(view, notStarted).map((step) => ({
     stepId: step.stepId,
     toolName: step.toolName,
     reason:
-      step.stepId === extra?.stepId ? extra.reason : "INTENT was journaled but no outcome: it may or may not have run"
+      step.stepId === extra?.stepId
+        ? extra.reason
+        : (reasons.get(step.stepId) ?? "INTENT was journaled but no outcome: it may or may not have run")
   }))
   return extra === undefined || steps.some((step) => step.stepId === extra.stepId) ? steps : [...steps, extra]
 }
@@ -81,6 +84,8 @@ export interface RunEnd<E> {
   ) => Effect.Effect<SagaResult<never, E>, any>
   /** Drops a withdrawn approval request from the `Approval` service. */
   readonly withdraw: (requestId: string, reason: string) => Effect.Effect<void>
+  /** Why steps the run halted on could not know their outcome (calls in flight with the first halt's too). */
+  readonly unknownReasons: ReadonlyMap<string, string>
   /** A cause as `SAGA_COMPENSATING` journals it (`describeCause`, masking the run's receipts). */
   readonly describe: (cause: Cause.Cause<unknown>) => string
 }
@@ -128,7 +133,7 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
     view.status === statusAfter(view.status, [{ phase }]) ? Effect.void : writer.append([sagaDraft(phase, payload)])
 
   const needsAttention = (extra: UnknownStep | undefined) => {
-    const unknown = unknownOf(view, extra, notStarted)
+    const unknown = unknownOf(view, extra, notStarted, end.unknownReasons)
     const payload = notStarted.length === 0 ? { unknown } : { unknown, notStarted }
     return Effect.as(endWith("SAGA_NEEDS_ATTENTION", payload), {
       _tag: "NeedsAttention" as const,

@@ -61,6 +61,9 @@ import type { RegisteredTool, Registry, UndoneStep } from "./registry.js"
 import type { StepSpec } from "./spec.js"
 import { isWithdrawn } from "./withdrawal.js"
 
+/** No step's reason for an unknown outcome: what a run has until a call halts on one. */
+const noReasons: ReadonlyMap<string, string> = new Map()
+
 /** Why a run stopped before its program ended. */
 export type Halt =
   | { readonly _tag: "AwaitingApproval"; readonly request: ApprovalRequest }
@@ -244,6 +247,8 @@ type Mode = "halt" | "defer" | "settle"
 export class SagaRun {
   /** Why the run halted, once a step decided it. */
   haltedWith: Halt | undefined
+  /** Why each step the run halted on could not know its outcome, by step id: the first halt's, and those of calls in flight with it. */
+  unknownReasons: ReadonlyMap<string, string> = noReasons
   /** This run, as the fibers of its program know it (`enclosingRuns`): `ended` clears it. */
   private readonly enclosing: EnclosingRun
   private inflight = 0
@@ -608,6 +613,10 @@ export class SagaRun {
       return Effect.dieMessage(
         `effect-saga: a step of saga ${this.sagaId} halted (${halt._tag}) after the saga's run had ended (in a fiber that outlived the saga's program): nothing more was journaled`
       )
+    }
+    // A concurrent call that halts after the first keeps its own reason for its unknown outcome.
+    if (halt._tag === "NeedsAttention") {
+      this.unknownReasons = new Map(this.unknownReasons).set(halt.step.stepId, halt.step.reason)
     }
     this.haltedWith ??= halt
     this.interruptIfDrained()

@@ -450,7 +450,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         notStarted: sagaRun.notStarted,
         compensate: compensateWith,
         withdraw,
-        describe: (cause: Cause.Cause<unknown>) => describeCause(cause, sagaRun.receipts)
+        describe: (cause: Cause.Cause<unknown>) => describeCause(cause, sagaRun.receipts),
+        unknownReasons: sagaRun.unknownReasons
       }
       const left = Effect.sync(() => {
         leftRunning.leave(writer)
