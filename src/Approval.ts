@@ -31,7 +31,7 @@ import { nowIso } from "./internal/util/clock.js"
 import { liveLease } from "./internal/util/lease.js"
 import type { Entry, JournalError } from "./Journal.js"
 import * as Journal from "./Journal.js"
-import type { KeyError } from "./Keys.js"
+import type { KeyError, KeyRing } from "./Keys.js"
 
 /**
  * What a saga asks a human to approve. `requestId` is `sagaId/stepId`: one request per step.
@@ -597,67 +597,110 @@ export const inboxPage = (
     const waiting = waitingSagas(listed, awaiting)
     const sagaIds = waiting.slice(query.offset, query.offset + query.limit)
     const listedOf = groupBySaga(listed)
-    // Each journal is verified against its row: a forged entry is no answer, nor a request.
-    const read = (sagaId: string) => inspect(journal, sagaId, keys)
-    const judge = (request: PendingRequest, inspected: Inspected) =>
-      Effect.flatMap(
-        approval.get(request.requestId),
-        (held): Effect.Effect<PendingRequest | undefined, JournalError | ApprovalTampered> => {
-          const { entries } = inspected
-          const answer = answeredRequest(entries, request.stepId)
-          const waits = answer === undefined
-          // The store no longer holds the record listed (deleted, or replaced since): the journal's request is the one waiting.
-          if (Option.isNone(held) || !holdsRequest(held.value.request, request))
-            return Effect.succeed(waits ? asJournaled(entries, request) : undefined)
-          const { decision } = held.value
-          if (decision._tag === "Pending") {
-            if (!waits) return Effect.succeed({ ...held.value.request, tampered: behindTheJournal(answer) })
-            return Effect.map(Clock.currentTimeMillis, (now) => copyOf(held.value.request, inspected, now))
-          }
-          const reason = waits ? distrust(approval, keys, request, decision) : undefined
-          if (reason === undefined) return Effect.succeed(undefined)
-          // Decided without the journal: a command may be between its two writes. Read the journal again.
-          return Effect.flatMap(read(request.sagaId), (again) =>
-            Effect.map(Clock.currentTimeMillis, (now) => {
-              const broken = tamperOf(again.verification)
-              if (broken !== undefined) return { ...request, tampered: journalBroken(broken) }
-              if (answeredRequest(again.entries, request.stepId) !== undefined) return undefined
-              // Still unanswered while the saga's lease is held: the command holds it between its writes.
-              return leased(again, now) ? request : { ...request, tampered: reason }
-            })
-          )
-        }
-      ).pipe(Effect.catchTag("ApprovalTampered", (error) => Effect.succeed({ ...request, tampered: error.message })))
-    const ofSaga = (sagaId: string) =>
-      Effect.flatMap(read(sagaId), (inspected) => {
-        const broken = tamperOf(inspected.verification)
-        const { entries } = inspected
-        const listedHere = listedOf.get(sagaId) ?? []
-        const listedIds = new Set(listedHere.map((request) => request.requestId))
-        const candidates: ReadonlyArray<PendingRequest> = [
-          ...listedHere,
-          ...awaitedRequests(entries).filter((request) => !listedIds.has(request.requestId))
-        ]
-        // Past a break, entries are no evidence either way: each request they or the store name is listed, marked.
-        if (broken !== undefined) {
-          return Effect.succeed(candidates.map((request) => ({ ...request, tampered: journalBroken(broken) })))
-        }
-        return Effect.forEach(candidates, (request) => {
-          // A request the store marked is listed as it holds it (readers show the mark).
-          if (request.tampered !== undefined) return Effect.succeed(request)
-          // No entry asked for it, or its entry does not decode: nothing to judge it on. (A run journals
-          // its AWAITING_APPROVAL before it registers the request, and the store is read first: a run's
-          // request is never found without its entry.)
-          const unbacked = unbackedBy(request, entries)
-          return unbacked === undefined ? judge(request, inspected) : Effect.succeed({ ...request, tampered: unbacked })
-        })
-      })
+    const judged = { approval, journal, keys }
+    const ofSaga = (sagaId: string) => judgeSaga(judged, sagaId, listedOf.get(sagaId) ?? [])
     const found = (yield* Effect.forEach(sagaIds, ofSaga)).flat()
     const requests = found
       .filter((request): request is PendingRequest => request !== undefined)
       .sort((a, b) => byCodePoints(a.requestedAt, b.requestedAt))
     return { requests, sagas: waiting.length }
   })
+
+/**
+ * The requests one saga waits on for a person, as `inbox` lists and judges them (the store's
+ * pending ones for the saga and those its journal waits on, each checked against a journal that
+ * verifies; `tampered` set on any the approvals table holds otherwise than the journal), oldest
+ * first. Reads only this saga's journal: what a saga's page (`effect-saga show`, the console) needs
+ * before it offers to decide.
+ *
+ * @since 0.5.0
+ * @category accessors
+ */
+export const inboxOf = (
+  sagaId: string
+): Effect.Effect<ReadonlyArray<PendingRequest>, JournalError | KeyError, Approval | Journal.Journal> =>
+  Effect.gen(function* () {
+    const approval = yield* Approval
+    const journal = yield* Journal.Journal
+    const keys = yield* Signing.keysOf(journal)
+    const listed = (yield* approval.pending).filter((request) => request.sagaId === sagaId)
+    const found = yield* judgeSaga({ approval, journal, keys }, sagaId, listed)
+    return found
+      .filter((request): request is PendingRequest => request !== undefined)
+      .sort((a, b) => byCodePoints(a.requestedAt, b.requestedAt))
+  })
+
+/** What judging a saga's requests reads: the approval store, the journal, and the journal keys it was built with. */
+interface Judging {
+  readonly approval: Approval["Type"]
+  readonly journal: Journal.Journal["Type"]
+  readonly keys: KeyRing | undefined
+}
+
+/**
+ * The requests one saga waits on, as `inbox` judges them: those the store lists as pending for it
+ * (`listedHere`) and those its journal waits on, each checked against the journal (`undefined`:
+ * one a trusted decision answers, not waiting).
+ */
+const judgeSaga = (
+  { approval, journal, keys }: Judging,
+  sagaId: string,
+  listedHere: ReadonlyArray<PendingRequest>
+): Effect.Effect<ReadonlyArray<PendingRequest | undefined>, JournalError> => {
+  // Each journal is verified against its row: a forged entry is no answer, nor a request.
+  const read = (id: string) => inspect(journal, id, keys)
+  const judge = (request: PendingRequest, inspected: Inspected) =>
+    Effect.flatMap(
+      approval.get(request.requestId),
+      (held): Effect.Effect<PendingRequest | undefined, JournalError | ApprovalTampered> => {
+        const { entries } = inspected
+        const answer = answeredRequest(entries, request.stepId)
+        const waits = answer === undefined
+        // The store no longer holds the record listed (deleted, or replaced since): the journal's request is the one waiting.
+        if (Option.isNone(held) || !holdsRequest(held.value.request, request))
+          return Effect.succeed(waits ? asJournaled(entries, request) : undefined)
+        const { decision } = held.value
+        if (decision._tag === "Pending") {
+          if (!waits) return Effect.succeed({ ...held.value.request, tampered: behindTheJournal(answer) })
+          return Effect.map(Clock.currentTimeMillis, (now) => copyOf(held.value.request, inspected, now))
+        }
+        const reason = waits ? distrust(approval, keys, request, decision) : undefined
+        if (reason === undefined) return Effect.succeed(undefined)
+        // Decided without the journal: a command may be between its two writes. Read the journal again.
+        return Effect.flatMap(read(request.sagaId), (again) =>
+          Effect.map(Clock.currentTimeMillis, (now) => {
+            const broken = tamperOf(again.verification)
+            if (broken !== undefined) return { ...request, tampered: journalBroken(broken) }
+            if (answeredRequest(again.entries, request.stepId) !== undefined) return undefined
+            // Still unanswered while the saga's lease is held: the command holds it between its writes.
+            return leased(again, now) ? request : { ...request, tampered: reason }
+          })
+        )
+      }
+    ).pipe(Effect.catchTag("ApprovalTampered", (error) => Effect.succeed({ ...request, tampered: error.message })))
+  return Effect.flatMap(read(sagaId), (inspected) => {
+    const broken = tamperOf(inspected.verification)
+    const { entries } = inspected
+    const listedIds = new Set(listedHere.map((request) => request.requestId))
+    const candidates: ReadonlyArray<PendingRequest> = [
+      ...listedHere,
+      ...awaitedRequests(entries).filter((request) => !listedIds.has(request.requestId))
+    ]
+    // Past a break, entries are no evidence either way: each request they or the store name is listed, marked.
+    if (broken !== undefined) {
+      return Effect.succeed(candidates.map((request) => ({ ...request, tampered: journalBroken(broken) })))
+    }
+    return Effect.forEach(candidates, (request) => {
+      // A request the store marked is listed as it holds it (readers show the mark).
+      if (request.tampered !== undefined) return Effect.succeed(request)
+      // No entry asked for it, or its entry does not decode: nothing to judge it on. (A run journals
+      // its AWAITING_APPROVAL before it registers the request, and the store is read first: a run's
+      // request is never found without its entry.)
+      const unbacked = unbackedBy(request, entries)
+      return unbacked === undefined ? judge(request, inspected) : Effect.succeed({ ...request, tampered: unbacked })
+    })
+  })
+}
 
 const byCodePoints = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 

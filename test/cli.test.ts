@@ -1273,6 +1273,17 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
         })
         expect(bySaga.get("order-5")?.tampered).toMatchObject({ seq: 2, problem: "hash" })
         expect(bySaga.get("payout-1")?.tampered).toBeNull()
+
+        // `show` marks it the same way and offers no decision on it (`approve` would refuse it).
+        const shown = yield* cli("show", "order-1", "--db", db)
+        expect(shown.code).toBe(1)
+        expect(shown.stdout).toMatch(
+          /^saga order-1: TAMPERED: the approvals table's copy of the input is not the one the journal holds at seq \d+ \(shown\): the table was edited$/m
+        )
+        expect(shown.stdout).not.toContain("next: effect-saga approve")
+        const shownJson = JSON.parse((yield* cli("show", "order-1", "--json", "--db", db)).stdout)
+        expect(shownJson.tampered).toMatchObject({ problem: "approval" })
+        expect((yield* cli("show", "payout-1", "--db", db)).stdout).toContain("next: effect-saga approve payout-1 ")
       })
   )
 

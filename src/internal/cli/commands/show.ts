@@ -8,6 +8,7 @@ import * as Options from "@effect/cli/Options"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Approval from "../../../Approval.js"
 import type { Entry } from "../../../Journal.js"
 import * as Journal from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
@@ -404,6 +405,22 @@ const showTampered = (
   )
 
 /**
+ * A request of this saga awaiting approval that the approvals table holds otherwise than the
+ * journal (judged as `approvals` judges it), as a mark: `show` offers no decision on it, as
+ * `approve` would refuse it.
+ */
+const doubtedRequest = (status: Saga.SagaStatus, inspection: Trust.Inspection) =>
+  Effect.gen(function* () {
+    if (!status.steps.some((step) => step.state === "awaiting_approval")) return undefined
+    const marked = (yield* Approval.inboxOf(status.sagaId)).find((request) => request.tampered !== undefined)
+    if (marked === undefined) return undefined
+    const asked = inspection.entries.find(
+      (entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === marked.stepId
+    )
+    return { seq: asked?.seq ?? null, problem: "approval", reason: marked.tampered! } satisfies Trust.Tampered
+  })
+
+/**
  * The `show` command.
  *
  * @since 0.1.0
@@ -421,6 +438,8 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         const tampered = Trust.tamperedOf(inspection.verification)
         if (tampered !== null) return yield* showTampered(inspection, tampered, options)
         const status = yield* Saga.status(options.saga)
+        const doubted = yield* doubtedRequest(status, inspection)
+        if (doubted !== undefined) return yield* showTampered(inspection, doubted, options)
         // The row, its steps and the entries as one state: entries read before the row stop short of a
         // saga that moved on in between, and are read again.
         const entries = asOf(

@@ -32,14 +32,19 @@ interface Session {
 /** The sessions of one console: signed in, looked up, signed out. */
 export class Sessions {
   private readonly open = new Map<string, Session>()
+  /** Each token's sessions, oldest first, by the token's text: a sign-in counts them without a scan. */
+  private readonly byToken = new Map<string, Array<string>>()
 
   /** A new session for `token`, from `now` on: its id, for the cookie. */
   signIn(token: Redacted.Redacted<string>, now: number): string {
-    const own = this.idsOf(token)
-    if (own.length >= MAX_SESSIONS_PER_TOKEN) this.open.delete(own[0]!)
-    else if (this.open.size >= MAX_SESSIONS) this.open.delete(this.open.keys().next().value!)
+    const own = this.byToken.get(Redacted.value(token)) ?? []
+    if (own.length >= MAX_SESSIONS_PER_TOKEN) this.signOut(own[0])
+    else if (this.open.size >= MAX_SESSIONS) this.signOut(this.open.keys().next().value)
     const id = randomBytes(32).toString("base64url")
     this.open.set(id, { token, expiresAt: now + SESSION_TTL_MILLIS })
+    const ids = this.byToken.get(Redacted.value(token))
+    if (ids === undefined) this.byToken.set(Redacted.value(token), [id])
+    else ids.push(id)
     return id
   }
 
@@ -49,20 +54,19 @@ export class Sessions {
     const session = this.open.get(id)
     if (session === undefined) return undefined
     if (session.expiresAt > now) return session.token
-    this.open.delete(id)
+    this.signOut(id)
     return undefined
-  }
-
-  /** The sessions of `token`, oldest first (a map keeps the order its keys were set in). */
-  private idsOf(token: Redacted.Redacted<string>): Array<string> {
-    const value = Redacted.value(token)
-    const ids: Array<string> = []
-    for (const [id, session] of this.open) if (Redacted.value(session.token) === value) ids.push(id)
-    return ids
   }
 
   /** Ends the session `id` names, if any. */
   signOut(id: string | undefined): void {
-    if (id !== undefined) this.open.delete(id)
+    if (id === undefined) return
+    const session = this.open.get(id)
+    if (session === undefined) return
+    this.open.delete(id)
+    const value = Redacted.value(session.token)
+    const ids = this.byToken.get(value)!
+    ids.splice(ids.indexOf(id), 1)
+    if (ids.length === 0) this.byToken.delete(value)
   }
 }
