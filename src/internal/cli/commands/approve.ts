@@ -41,7 +41,10 @@ const alreadyApproved = (
   )?.payload
   const by = first?.by ?? "someone"
   const at = first === undefined ? "" : ` at ${first.at}`
-  const ran = step === undefined || step.state === "approved" ? "" : `, and the step has run since (${step.state})`
+  const ran =
+    step === undefined || step.state === "approved" || step.state === "awaiting_approval"
+      ? ""
+      : `, and the step has run since (${step.state})`
   return `step ${stepId} of saga ${sagaId} was already approved by ${by}${at}${ran}: nothing written`
 }
 
@@ -61,16 +64,18 @@ const whenItRuns = (sagaId: string): string =>
  */
 export const approveOn = (pointed: Pointed, by: string, expires: string | undefined) =>
   Effect.gen(function* () {
-    const { seen, status, stepId } = yield* target(pointed.saga, pointed.step, pointed)
+    const { seen, stepId } = yield* target(pointed.saga, pointed.step, pointed)
     const { written } = yield* Saga.withWrites(Saga.approve(pointed.saga, stepId, { by, expiresAt: expires, ...seen }))
     if (written > 0) {
       return `approved step ${stepId} of saga ${pointed.saga} as ${by}${expires === undefined ? "" : ` until ${expires}`}: journaled APPROVED; ${whenItRuns(pointed.saga)}`
     }
     const entries = yield* Effect.flatMap(Journal, (journal) => journal.read(pointed.saga))
     const records = yield* Either.all(entries.map(decodeEntry))
+    // Read again: the status read before approving may predate the approval another command wrote.
+    const now = yield* Saga.status(pointed.saga)
     return alreadyApproved(
       records,
-      status.steps.find((step) => step.stepId === stepId),
+      now.steps.find((step) => step.stepId === stepId),
       pointed.saga,
       stepId
     )
