@@ -59,6 +59,12 @@ const statusSetBy = (drafts: ReadonlyArray<Pick<Journal.Entry, "phase">>): Journ
 }
 
 /**
+ * Whether `text` holds a NUL character: no store holds one (every append refuses it), and
+ * PostgreSQL fails a statement that names one, so a read or lease naming such a saga finds nothing.
+ */
+const holdsNul = (text: string): boolean => text.includes("\0")
+
+/**
  * `rows` cut into runs of 256, 128, … 1: few multi-row `INSERT`s for a batch, few distinct
  * statements for the driver to prepare, and far below any backend's limit on bound parameters.
  */
@@ -799,22 +805,26 @@ RETURNING saga_id`,
   const selectEntries = text(sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${_} ORDER BY seq`)
   const selectRecord = text(sql`SELECT ${recordColumns} FROM ${sagas} WHERE saga_id = ${_}`)
 
-  const read = (sagaId: string) =>
-    Effect.flatMap(
-      Effect.mapError(
-        SqliteDriver.runWhenIdle(
-          direct,
-          selectEntries,
-          [sagaId],
-          grouped(
-            sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${sagaId} ORDER BY seq`,
-            readEntries(sagaId)
-          )
-        ),
-        journalError("read")
-      ),
-      (rows) => decodeEntries(sagaId, rows as ReadonlyArray<Record<string, unknown>>)
-    )
+  const read = (
+    sagaId: string
+  ): Effect.Effect<ReadonlyArray<Journal.Entry>, Journal.JournalError | Journal.JournalCorrupted> =>
+    holdsNul(sagaId)
+      ? Effect.succeed([])
+      : Effect.flatMap(
+          Effect.mapError(
+            SqliteDriver.runWhenIdle(
+              direct,
+              selectEntries,
+              [sagaId],
+              grouped(
+                sql`SELECT ${entryColumns} FROM ${entries} WHERE saga_id = ${sagaId} ORDER BY seq`,
+                readEntries(sagaId)
+              )
+            ),
+            journalError("read")
+          ),
+          (rows) => decodeEntries(sagaId, rows as ReadonlyArray<Record<string, unknown>>)
+        )
 
   // PostgreSQL: a load's two reads as one statement (pgLoad.ts), which `inspect` finds by `read`.
   const loadRows = GroupRead.groupRead(
@@ -825,10 +835,12 @@ RETURNING saga_id`,
     PgLoad.oneSaga
   )
   const readTogether = (sagaId: string) =>
-    Effect.flatMap(
-      Effect.mapError(grouped(sql.unsafe(PgLoad.oneSaga.text, [sagaId]), loadRows(sagaId)), journalError("read")),
-      (rows) => PgLoad.decode(sagaId, rows)
-    )
+    holdsNul(sagaId)
+      ? PgLoad.decode(sagaId, [])
+      : Effect.flatMap(
+          Effect.mapError(grouped(sql.unsafe(PgLoad.oneSaga.text, [sagaId]), loadRows(sagaId)), journalError("read")),
+          (rows) => PgLoad.decode(sagaId, rows)
+        )
   if (onPg) readsTogether.set(read, readTogether)
   // For forensics: the entries undecoded, when one no longer decodes (storedEntries.ts).
   StoredEntries.entryReads.set(read, (sagaId) =>
@@ -851,11 +863,13 @@ RETURNING saga_id`,
       journalError("get")
     )
 
-  const get = (sagaId: string) =>
-    selectRow(sagaId).pipe(
-      Effect.flatMap(toRecords("get")),
-      Effect.map((records) => Option.fromNullable(records[0]))
-    )
+  const get = (sagaId: string): Effect.Effect<Option.Option<Journal.SagaRecord>, Journal.JournalError> =>
+    holdsNul(sagaId)
+      ? Effect.succeed(Option.none())
+      : selectRow(sagaId).pipe(
+          Effect.flatMap(toRecords("get")),
+          Effect.map((records) => Option.fromNullable(records[0]))
+        )
   StoredRows.rowReads.set(get, (sagaId) => Effect.map(selectRow(sagaId), storedRow))
 
   // Least recently updated first, then created first, then the id in code-point order (PostgreSQL's
@@ -1038,6 +1052,7 @@ WHERE ${sql.in("saga_id", sagaIds)} AND ${sql.in("step_id", stepIds)}`,
     holder: Journal.Holder
   ): Effect.Effect<Option.Option<Journal.SagaRecord>, Journal.ClaimError> =>
     atStorableTime("claim", (millis) => {
+      if (holdsNul(sagaId)) return Effect.succeed(Option.none())
       return Effect.mapError(
         sql`UPDATE ${sagas} SET lease_owner = ${holder.owner}, lease_expires_at = ${expiryOf(holder, millis)}
 WHERE saga_id = ${sagaId} AND ${leaseIsFreeAt(holder.owner, millis)}
@@ -1091,11 +1106,13 @@ WHERE lease_owner = ${holder.owner} RETURNING saga_id`,
     ).pipe(Effect.map((rows) => rows.length))
 
   const release = (owner: string, sagaId?: string) =>
-    Effect.mapError(
-      sql`UPDATE ${sagas} SET lease_owner = NULL, lease_expires_at = NULL
+    holdsNul(owner) || (sagaId !== undefined && holdsNul(sagaId))
+      ? Effect.void
+      : Effect.mapError(
+          sql`UPDATE ${sagas} SET lease_owner = NULL, lease_expires_at = NULL
 WHERE lease_owner = ${owner}${sagaId === undefined ? sql.literal("") : sql` AND saga_id = ${sagaId}`}`,
-      journalError("release")
-    ).pipe(Effect.asVoid)
+          journalError("release")
+        ).pipe(Effect.asVoid)
 
   const appendOnStore = onPg && sendNamed !== undefined ? appendOnPg(sendNamed) : append
   if (HeldBack.allowsOn(client)) HeldBack.allow(appendOnStore)
