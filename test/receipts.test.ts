@@ -462,6 +462,34 @@ describe("a forward call's own error never carries the receipt it set", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect.each([
+    ["base64", EncodedDeclined64, (ref: string) => new EncodedDeclined64({ ref })],
+    ["hex", EncodedDeclinedHex, (ref: string) => new EncodedDeclinedHex({ ref })]
+  ] as const)(
+    "a typed error whose schema encodes its receipt otherwise (%s) is journaled with the receipt masked before encoding, and the program gets it masked",
+    ([encoding, schema, declined]) =>
+      Effect.gen(function* () {
+        const secret = `rcpt-${Crypto.randomUUID()}`
+        const pay = declining(secret, schema as Schema.Schema<unknown, unknown>, declined)
+        const refs: Array<string> = []
+        const program = pay("card-1").pipe(
+          Effect.catchAll((error) => Effect.sync(() => refs.push((error as { readonly ref: string }).ref)))
+        )
+        const sagaId = `declined-${encoding}`
+        yield* Saga.run(sagaId, program)
+        yield* Saga.run(sagaId, program)
+        // The same error on the first run as on the replay, its reference masked: never the receipt.
+        expect(refs).toEqual(["<redacted>", "<redacted>"])
+        const entries = yield* journalOf(sagaId)
+        const error = JSON.parse(entries.find((entry) => entry.phase === "FAILED")!.payload!).error
+        expect(error._tag).toBe("EncodedDeclined")
+        const stored = entries.map((entry) => entry.payload ?? "").join("\n")
+        expect(stored).not.toContain(secret)
+        expect(stored).not.toContain(Buffer.from(secret).toString("base64"))
+        expect(stored).not.toContain(Buffer.from(secret).toString("hex"))
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect(
     "a typed error quoting its receipt that no longer decodes masked reaches the program as its replay does",
     () =>
@@ -607,6 +635,14 @@ describe("a receipt is capped by the tool's maxPayloadBytes", () => {
 
 /** A tool that sets `secret` as its receipt, then ends as `ending` says (given the receipt's value). */
 class Declined extends Schema.TaggedError<Declined>()("Declined", { ref: Schema.String }) {}
+
+/** A refusal whose reference is journaled in base64, or in hex: a mask of the encoded text would not find the receipt. */
+class EncodedDeclined64 extends Schema.TaggedError<EncodedDeclined64>()("EncodedDeclined", {
+  ref: Schema.StringFromBase64
+}) {}
+class EncodedDeclinedHex extends Schema.TaggedError<EncodedDeclinedHex>()("EncodedDeclined", {
+  ref: Schema.StringFromHex
+}) {}
 
 /** A refusal whose reference is a card token: masked, it is no longer one. */
 class StrictDeclined extends Schema.TaggedError<StrictDeclined>()("StrictDeclined", {

@@ -46,6 +46,7 @@ import { failAfter } from "../util/deadline.js"
 import { fiberRefsNow, sharedFiberRefs } from "../util/fiberRefsOf.js"
 import { stepKeyRefusal } from "../util/identifier.js"
 import { maskedEncoded } from "../util/maskedEncoded.js"
+import { maskedValue } from "../util/maskedValue.js"
 import { composedOfMasked, masked } from "../util/masking.js"
 import * as boundToUndo from "./boundToUndo.js"
 import { isBoundToUndo, notRunBecause, refusal } from "./boundToUndo.js"
@@ -1150,7 +1151,7 @@ export class SagaRun {
       description: cutDetail(causeText(shown)),
       defect: Option.isNone(failure),
       taints: spec.taintsOnFailure === false ? false : undefined,
-      error: Option.isSome(error) ? this.encodeFailure(spec, error.value, call.receipts) : undefined
+      error: Option.isSome(error) ? this.encodeFailure(spec, error.value, failure, call.receipts) : undefined
     }
     const failedDraft = stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)
     // A failure that quoted a receipt reaches the program as its replay will: as journaled, masked.
@@ -1184,18 +1185,28 @@ export class SagaRun {
    * The error as journaled, for its replay: none when it does not encode or is over the tool's
    * `maxPayloadBytes` encoded (the replay then fails with `Outcome.Failed` and the description). An
    * outcome is encoded as its own kind. An error that holds a receipt the call set is journaled
-   * with its data masked and its schema's own words kept (`maskedEncoded`: its `_tag`, its field
-   * names, its literals), so that its replay is the same error and the program takes the same
-   * path; if the masked error no longer decodes, none.
+   * with its data masked: the error as the program is shown it (`shownError`, its texts masked) is
+   * encoded, then the encoded data masked, its schema's own words kept (`maskedEncoded`: its `_tag`,
+   * its field names, its literals), so that its replay is the same error and the program takes the
+   * same path. None if that no longer decodes, or decodes to an error that still holds a receipt.
    */
-  private encodeFailure(spec: StepSpec, error: unknown, receipts: ReadonlyArray<string> | undefined): unknown {
+  private encodeFailure(
+    spec: StepSpec,
+    error: unknown,
+    shownError: Option.Option<unknown>,
+    receipts: ReadonlyArray<string> | undefined
+  ): unknown {
     const schema = Outcome.isOutcome(error) || spec.failure === undefined ? outcomeSchemaOf(error) : spec.failure
-    const encoded = encodeJson(schema, error)
+    const own = receipts === undefined || isOwnError(error)
+    const encoded = encodeJson(schema, own ? error : Option.getOrElse(shownError, () => error))
     if (Either.isLeft(encoded) || byteLength(encoded.right) > spec.maxPayloadBytes) return undefined
     const value = JSON.parse(encoded.right)
-    if (receipts === undefined || isOwnError(error)) return value
-    const shown = maskedEncoded(schema, value, (text) => masked(text, receipts))
-    if (JSON.stringify(shown) === encoded.right) return value
-    return Either.isRight(decodeValue(schema, shown)) ? shown : undefined
+    if (own) return value
+    const mask = (text: string) => masked(text, receipts)
+    const shown = maskedEncoded(schema, value, mask)
+    // A field the schema transforms (base64, hex) hides a receipt from a mask of the encoded text:
+    // what is journaled must not decode back to it.
+    const decoded = decodeValue(schema, shown)
+    return Either.isRight(decoded) && maskedValue(decoded.right, mask) === decoded.right ? shown : undefined
   }
 }
