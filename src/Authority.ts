@@ -229,7 +229,8 @@ export const check = (
 ): Effect.Effect<Principal, Unauthorized> =>
   Effect.flatMap(currentPrincipal, (principal) =>
     Effect.flatMap(ask(authority, principal, action, sagaId, stepId), (allowed) =>
-      allowed
+      // Only `true` allows: an answer that is not a boolean (the text "false" an untyped store read) denies.
+      allowed === true
         ? Effect.succeed(principal)
         : Effect.fail(new Unauthorized({ principal: principal.id, action, sagaId, stepId: stepId ?? null }))
     )

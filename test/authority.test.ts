@@ -132,6 +132,23 @@ describe("Authority", () => {
     }).pipe(Effect.provide(layerWith((principal) => Effect.succeed(principal.id !== "mallory"))))
   )
 
+  it.effect.each([
+    ["the text false", "false"],
+    ["1", 1],
+    ["undefined", undefined],
+    ["an object", {}]
+  ] as const)(
+    "an answer that is not a boolean (%s, as an untyped store's row gives) is a denial: no tool runs, nothing is journaled",
+    ([, answer]) =>
+      Effect.gen(function* () {
+        const { program, calls } = reserveAndWire()
+        const error = yield* Effect.flip(Saga.run("untyped-answer", program))
+        expect(error).toMatchObject({ _tag: "Unauthorized", action: "start", sagaId: "untyped-answer" })
+        expect(calls).toEqual({ reserve: 0, release: 0, wire: 0 })
+        expect(yield* entriesOf("untyped-answer")).toEqual([])
+      }).pipe(Effect.provide(layerWith(() => Effect.succeed(answer as unknown as boolean))))
+  )
+
   it.effect(
     "a permission revoked mid-run stops the saga before its next step: the run fails with Unauthorized, the saga is suspended, and an allowed principal finishes it",
     () => {
