@@ -456,7 +456,9 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
      * Makes tools' undos available to `compensate` in this process (toolkits do this for you). Each
      * undo runs in the context `register` ran in, so it needs what the undos need
      * (`Compensable.UndoRequirements`, since 0.5.0: it needed nothing, and an undo whose service was
-     * missing failed when an operator's compensation ran it), as `Toolkit.layer` does.
+     * missing failed when an operator's compensation ran it), as `Toolkit.layer` does. A different
+     * tool under a name already registered marks the name shared (a warning is logged): an operator's
+     * compensation reports a step under it `unavailable`, since the journal cannot tell whose it is.
      */
     readonly register: <Tool extends Compensable.Any>(
       tools: Iterable<Tool>

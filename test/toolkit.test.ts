@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Effect, Layer, Logger, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, Toolkit } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 
@@ -39,6 +39,64 @@ describe("toolkits", () => {
         expect(report.undone).toEqual([expect.objectContaining({ outcome: "completed" })])
         expect(report.status).toBe("compensated")
         expect(released).toEqual(["res-A-1"])
+      })
+  )
+
+  it.effect(
+    "two toolkits that bind one name to different tools: an operator's compensation runs neither's undo, reports the steps unavailable saying why, and a warning says so when the second registers",
+    () =>
+      Effect.gen(function* () {
+        const undone: Array<string> = []
+        const creating = (provider: string) =>
+          Compensable.make({
+            name: "create",
+            input: Schema.String,
+            success: Schema.String,
+            execute: (x) => Effect.succeed(`${provider}-${x}`),
+            compensate: (ctx) => Effect.sync(() => undone.push(`${provider} undid ${ctx.result}`))
+          })
+        const a = creating("a")
+        const b = creating("b")
+        const journal = makeMemoryJournal()
+        const store = Layer.merge(
+          Layer.succeed(Journal.Journal, journal),
+          Layer.succeed(Approval.Approval, Approval.makeMemory())
+        )
+        const service = Saga.layer.pipe(Layer.provide(store))
+        // The run undoes its own steps by their own calls; a compensation from the journal alone cannot tell them apart.
+        const completed = yield* Effect.provide(Saga.run("two-providers", Effect.zip(a("x"), b("y"))), service)
+        expect(completed._tag).toBe("Completed")
+
+        const warnings: Array<string> = []
+        const logger = Logger.make(({ logLevel, message }) => {
+          if (logLevel._tag === "Warning") warnings.push(String(Array.isArray(message) ? message[0] : message))
+        })
+        const both = Layer.provideMerge(
+          Layer.merge(Toolkit.layer(Toolkit.make({ a })), Toolkit.layer(Toolkit.make({ b }))),
+          service
+        )
+        const report = yield* Effect.provide(Saga.compensate("two-providers"), both).pipe(
+          Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        )
+        const why =
+          "two different tools named create are registered in this process (two manifests, toolkits or agents bind that name): a step journaled under that name cannot be told to be either's, so neither undoes it here"
+        expect(report.status).toBe("compensation_failed")
+        expect(report.undone.map((step) => [step.outcome, step.detail])).toEqual([
+          ["unavailable", why],
+          ["unavailable", why]
+        ])
+        expect(undone).toEqual([])
+        expect(warnings).toEqual([`effect-saga: ${why}`])
+
+        // The same toolkit registered twice is one tool: its undo runs.
+        const once = Layer.provideMerge(
+          Layer.merge(Toolkit.layer(Toolkit.make({ a })), Toolkit.layer(Toolkit.make({ a }))),
+          service
+        )
+        yield* Effect.provide(Saga.run("one-provider", a("z")), service)
+        const undoneOnce = yield* Effect.provide(Saga.compensate("one-provider"), once)
+        expect(undoneOnce.status).toBe("compensated")
+        expect(undone).toEqual(["a undid a-z"])
       })
   )
 

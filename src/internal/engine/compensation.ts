@@ -49,6 +49,8 @@ export interface ExplicitUndo {
 /** What compensation needs besides the journal: tools, the authority, and explicit undos already made. */
 export interface UndoEnv {
   readonly lookup: Lookup
+  /** Why `lookup` finds no tool of that name (`Registry.absence`). */
+  readonly absence: (toolName: string) => string
   /** Asked before each undo starts: a denied permission stops the compensation there. */
   readonly beforeUndo: (step: StepView) => Effect.Effect<void, Unauthorized>
   /** The explicit undo of the step's effect, if `compensateEffect` was asked for it. */
@@ -276,9 +278,7 @@ const undoStep = (
   }
   const tool = env.lookup(step)
   if (tool === undefined) {
-    return inSpan(
-      Effect.succeed(reportOf(step, "unavailable", `tool ${step.toolName} is not registered in this process`))
-    )
+    return inSpan(Effect.succeed(reportOf(step, "unavailable", env.absence(step.toolName))))
   }
   return Effect.zipRight(
     env.beforeUndo(step),

@@ -96,6 +96,8 @@ export interface Context {
   readonly journal: VerifiedJournal
   readonly approval: Approval["Type"]
   readonly lookup: Lookup
+  /** Why `lookup` finds no tool of that name (`Registry.absence`). */
+  readonly absence: (toolName: string) => string
   readonly holder: Holder
   readonly approvalTtl: Duration.Duration | undefined
   /** The journal key ring: what an approval store's decisions are signed with. */
@@ -157,7 +159,7 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
     const tool = ctx.lookup(step)
     // Nothing is journaled for a tool not registered, or a receipt that does not open here (asked
     // before any approval): a process that has the tool and the key can still undo the effect.
-    if (tool === undefined) return yield* notHere(`tool ${step.toolName} is not registered in this process`)
+    if (tool === undefined) return yield* notHere(ctx.absence(step.toolName))
     const receipt = Receipts.forUndo(ctx.receiptKeys, subject.sagaId, step.stepId, step.executed!.payload.receipt)
     if (tool.spec.compensate !== undefined && Either.isLeft(receipt)) return yield* notHere(receipt.left)
     // An undo that cannot run here is answered before anyone is asked to approve it.

@@ -19,5 +19,44 @@ export interface UndoneStep {
   readonly toolName: string
 }
 
-/** Tools by name: registered by toolkits and by every call made through a saga. */
-export type Registry = Map<string, RegisteredTool>
+/**
+ * Tools by name: registered by toolkits, manifests and agents (`Saga.register`), and remembered
+ * from every call made through a saga. A name two different tools were registered under is known to
+ * be shared: a step journaled under it cannot be told to be either's, so neither undoes it here.
+ */
+export class Registry {
+  private readonly tools = new Map<string, RegisteredTool>()
+  private readonly shared = new Set<string>()
+
+  /** The tool registered under `name`: none if there is none, or if two different ones share it. */
+  get(name: string): RegisteredTool | undefined {
+    return this.shared.has(name) ? undefined : this.tools.get(name)
+  }
+
+  /**
+   * Registers `tool` under `name` (`Saga.register`): the same tool again takes the newer context; a
+   * different one marks the name shared (two manifests, toolkits or agents that bind one name).
+   */
+  register(name: string, tool: RegisteredTool): "shared" | "registered" {
+    const known = this.tools.get(name)
+    this.tools.set(name, tool)
+    if (known === undefined || known.spec === tool.spec) return "registered"
+    this.shared.add(name)
+    return "shared"
+  }
+
+  /**
+   * Remembers the tool of a call a run made, unless one is known by its name: a program may make
+   * its tools anew in each run (`Compensable.make` inside it), and the first stands for them all.
+   */
+  remember(name: string, tool: RegisteredTool): void {
+    if (!this.tools.has(name)) this.tools.set(name, tool)
+  }
+
+  /** Why `get(name)` finds no tool: what an undo that cannot run here reports. */
+  absence(name: string): string {
+    return this.shared.has(name)
+      ? `two different tools named ${name} are registered in this process (two manifests, toolkits or agents bind that name): a step journaled under that name cannot be told to be either's, so neither undoes it here`
+      : `tool ${name} is not registered in this process`
+  }
+}

@@ -509,7 +509,7 @@ export class SagaRun {
       const problem = problemOf(spec)
       if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
       this.tools.set(spec.name, spec)
-      if (!this.registry.has(spec.name)) this.registry.set(spec.name, { spec, context: undoContextOf(context) })
+      this.registry.remember(spec.name, { spec, context: undoContextOf(context) })
     }
     const faults = Context.getOption(context, Faults)
     // The span is made inside the mask: an interruption cannot come between its start and its end.

@@ -71,7 +71,7 @@ import * as explicit from "./explicitUndo.js"
 import { misplaced as misplacedAuthority } from "./misplacedAuthority.js"
 import * as commands from "./operatorCommands.js"
 import { sagaPages } from "./pages.js"
-import type { Registry } from "./registry.js"
+import { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
 import { SagaRun } from "./run.js"
@@ -167,7 +167,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     const misplaced = misplacedAuthority(builtAuthority, context)
     return misplaced === undefined ? Effect.void : Effect.dieMessage(misplaced)
   })
-  const registry: Registry = new Map()
+  const registry = new Registry()
   const leftRunning = new LeftRunning()
   const scope = yield* Effect.scope
   const holder: Holder = { owner, ttlMillis: Duration.toMillis(leaseTtl) }
@@ -321,6 +321,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
 
   const undoEnv = (sagaId: string, lookup: Lookup) => ({
     lookup,
+    absence: (toolName: string) => registry.absence(toolName),
     receiptKeys,
     beforeUndo: (step: StepView) => Effect.asVoid(check(authority, "compensate", sagaId, step.stepId)),
     explicitUndo: explicit.explicitUndoOf(journal),
@@ -649,6 +650,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         journal,
         approval,
         lookup: registered,
+        absence: (toolName: string) => registry.absence(toolName),
         holder,
         approvalTtl,
         journalKeys: keys,
@@ -843,9 +845,16 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       }),
     list,
     register: (tools: Iterable<Compensable.Any>) =>
-      Effect.contextWith((context: Context.Context<never>) => {
-        for (const tool of tools) registry.set(tool.name, { spec: tool.spec, context })
-      })
+      Effect.flatMap(Effect.context<never>(), (context) =>
+        Effect.forEach(
+          tools,
+          (tool) =>
+            registry.register(tool.name, { spec: tool.spec, context }) === "shared"
+              ? Effect.logWarning(`effect-saga: ${registry.absence(tool.name)}`)
+              : Effect.void,
+          { discard: true }
+        )
+      )
   }
 })
 
