@@ -40,7 +40,9 @@ export class Registry {
   register(name: string, tool: RegisteredTool): "shared" | "registered" {
     const known = this.tools.get(name)
     this.tools.set(name, tool)
-    if (known === undefined || known.spec === tool.spec) return "registered"
+    // Reads (a model's turn) are never undone: which of two a step was changes nothing.
+    const readsBoth = known?.spec.changesNothing === true && tool.spec.changesNothing === true
+    if (known === undefined || known.spec === tool.spec || readsBoth) return "registered"
     this.shared.add(name)
     return "shared"
   }
