@@ -46,16 +46,19 @@ describe("journal payloads", () => {
       attempt: Schema.Int,
       deferred: Schema.Boolean,
       capabilities: Schema.UndefinedOr(Capabilities),
-      changesNothing: Schema.Boolean
+      changesNothing: Schema.Boolean,
+      undo: Schema.Boolean
     },
-    ({ attempt, capabilities, changesNothing, deferred, key }) => {
-      const draft = intentDraft(step, { idempotencyKey: key, attempt, deferred, capabilities, changesNothing }, "{}")
+    ({ attempt, capabilities, changesNothing, deferred, key, undo }) => {
+      const fields = { idempotencyKey: key, attempt, deferred, capabilities, changesNothing, undo }
+      const draft = intentDraft(step, fields, "{}")
       const payload = {
         idempotencyKey: key,
         attempt,
         deferred: deferred ? true : undefined,
         capabilities,
-        changesNothing: changesNothing ? true : undefined
+        changesNothing: changesNothing ? true : undefined,
+        undo: undo ? true : undefined
       }
       expect(draft.payload).toBe(encodePayload("INTENT", payload))
       expect(ownPayloadOf(draft)).toStrictEqual(Either.getOrThrow(decodePayload("INTENT", draft.payload)))

@@ -100,6 +100,51 @@ describe("toolkits", () => {
       })
   )
 
+  const reserveDeclaration = {
+    name: "reserve",
+    input: Schema.String,
+    success: Schema.String,
+    execute: (sku: string) => Effect.succeed(`res-${sku}`)
+  }
+
+  it.effect.each([
+    ["declares no undo any more", () => Compensable.make(reserveDeclaration)],
+    ["became irreversible", () => Compensable.make({ ...reserveDeclaration, reversibility: "irreversible" })]
+  ] as const)(
+    "a step run while its tool declared an undo, compensated where the tool registered %s: unavailable, nothing journaled, and undone where the undo is back",
+    ([, edited]) =>
+      Effect.gen(function* () {
+        const released: Array<string> = []
+        const reserve = Compensable.make({
+          ...reserveDeclaration,
+          compensate: (ctx) => Effect.sync(() => released.push(ctx.result))
+        })
+        const journal = makeMemoryJournal()
+        const store = Layer.merge(
+          Layer.succeed(Journal.Journal, journal),
+          Layer.succeed(Approval.Approval, Approval.makeMemory())
+        )
+        const service = Saga.layer.pipe(Layer.provide(store))
+        expect((yield* Effect.provide(Saga.run("drifted", reserve("A-1")), service))._tag).toBe("Completed")
+
+        const registered = (tool: Compensable.Any) => Layer.provideMerge(Toolkit.layer(Toolkit.make({ tool })), service)
+        const report = yield* Effect.provide(Saga.compensate("drifted"), registered(edited()))
+        expect(report.status).toBe("compensation_failed")
+        expect(report.undone.map((step) => [step.outcome, step.detail])).toEqual([
+          [
+            "unavailable",
+            "the step ran when tool reserve declared an undo, and the tool registered here declares none (its declaration changed since): undo the effect where the tool still declares its undo, or by hand, then resolve the undo as applied"
+          ]
+        ])
+        const phases = (yield* journal.read("drifted")).map((entry) => entry.phase)
+        expect(phases).not.toContain("SKIPPED")
+
+        const undone = yield* Effect.provide(Saga.compensate("drifted"), registered(reserve))
+        expect(undone.status).toBe("compensated")
+        expect(released).toEqual(["res-A-1"])
+      })
+  )
+
   it.effect("Toolkit.call decodes the encoded input and runs the named tool as a step", () =>
     Effect.gen(function* () {
       const book = Compensable.make({

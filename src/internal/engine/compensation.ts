@@ -280,6 +280,8 @@ const undoStep = (
   if (tool === undefined) {
     return inSpan(Effect.succeed(reportOf(step, "unavailable", env.absence(step.toolName))))
   }
+  const dropped = undoDropped(tool, step)
+  if (dropped !== undefined) return inSpan(Effect.succeed(reportOf(step, "unavailable", dropped)))
   return Effect.zipRight(
     env.beforeUndo(step),
     runUndo(writer, tool, step, {
@@ -290,6 +292,17 @@ const undoStep = (
     })
   )
 }
+
+/**
+ * Why the tool registered here cannot stand for the one a step ran with, if it cannot: the step's
+ * `INTENT` says its tool declared an undo, and this one declares none (its code or manifest changed
+ * since). Nothing is journaled for it, as for a tool not registered: where the tool still has its
+ * undo, it can undo the effect.
+ */
+export const undoDropped = (tool: RegisteredTool, step: StepView): string | undefined =>
+  tool.spec.compensate === undefined && step.intent?.payload?.undo === true
+    ? `the step ran when tool ${step.toolName} declared an undo, and the tool registered here declares none (its declaration changed since): undo the effect where the tool still declares its undo, or by hand, then resolve the undo as applied`
+    : undefined
 
 /** Why a tool's undo cannot run for a step, as a journaled phase and reason; `undefined` if it can. */
 export const unavailability = (

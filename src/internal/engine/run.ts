@@ -1017,7 +1017,8 @@ export class SagaRun {
       attempt,
       deferred,
       capabilities: spec.capabilities,
-      changesNothing: spec.changesNothing === true
+      changesNothing: spec.changesNothing === true,
+      undo: spec.compensate !== undefined
     }
     return intentDraft({ stepId, toolName: spec.name }, intent, inputJson)
   }

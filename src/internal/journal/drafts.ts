@@ -66,6 +66,8 @@ export interface IntentFields {
   readonly capabilities: ReadonlyArray<string> | undefined
   /** The tool is a read: written only then, so that every other `INTENT` is the text it always was. */
   readonly changesNothing: boolean
+  /** The tool declares an undo (written only then). */
+  readonly undo: boolean
 }
 
 /**
@@ -81,6 +83,7 @@ export const intentDraft = (step: StepRef, fields: IntentFields, input: string):
   if (fields.deferred) payload.deferred = true
   if (fields.capabilities !== undefined) payload.capabilities = fields.capabilities
   if (fields.changesNothing) payload.changesNothing = true
+  if (fields.undo) payload.undo = true
   return new OwnDraft(step.stepId, step.toolName, "INTENT", input, JSON.stringify(payload), payload)
 }
 

@@ -33,14 +33,16 @@ const Receipt = Schema.Union(Schema.String, SealedReceipt)
  * `INTENT`: the forward call's idempotency key and attempt; `deferred` where the program settled it;
  * the `capabilities` the call was granted (a manifest binding's grants), where it declares any;
  * `changesNothing` where the tool is a read (an `INTENT` without it, as every one written before it
- * was, is a call that may have changed something).
+ * was, is a call that may have changed something); `undo` where the tool declared an undo when it
+ * was called (since 0.5.0: a tool registered later without one cannot pass the step as needing none).
  */
 const Intent = Schema.Struct({
   idempotencyKey: Schema.String,
   attempt: Schema.Int,
   deferred: Schema.optional(Schema.Boolean),
   capabilities: Schema.optional(Schema.Array(Schema.String)),
-  changesNothing: Schema.optional(Schema.Boolean)
+  changesNothing: Schema.optional(Schema.Boolean),
+  undo: Schema.optional(Schema.Boolean)
 })
 
 /** `EXECUTED`: the encoded result, the receipt, `changesNothing`, or who resolved an unknown outcome. */
