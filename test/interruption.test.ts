@@ -109,8 +109,8 @@ describe("interruption", () => {
         (e) => e.phase === "INTENT" && e.input === JSON.stringify({ seat: "1B" })
       )
       expect(intents.map((e) => JSON.parse(e.payload!))).toEqual([
-        { idempotencyKey: keys[1]![1], attempt: 1 },
-        { idempotencyKey: keys[1]![1], attempt: 2 }
+        { idempotencyKey: keys[1]![1], attempt: 1, undo: true },
+        { idempotencyKey: keys[1]![1], attempt: 2, undo: true }
       ])
     }).pipe(Effect.provide(Testing.layer))
   )

@@ -5,8 +5,10 @@ import * as Testing from "../src/Testing.js"
 
 // Every payload text below was recorded from these same runs on the main of before the payloads had
 // schemas (commit 8c59a11): the hash chain covers the text, so a key moved or an omission changed
-// shows here. One change since, on purpose: a read's INTENT says `"changesNothing":true` (written
-// only for reads, so that its unknown outcome needs no operator; every other INTENT is as it was).
+// shows here. Two changes since, on purpose: a read's INTENT says `"changesNothing":true` (written
+// only for reads, so that its unknown outcome needs no operator), and the INTENT of a tool that
+// declares an undo says `"undo":true` (so that a compensation where it declares none is not taken
+// for one that needs none); every other INTENT is as it was.
 
 describe("the payloads a saga journals", () => {
   it.effect("approved, renewed, run and compensated: every payload is the text it always was", () =>
@@ -25,7 +27,7 @@ describe("the payloads a saga journals", () => {
       expect((yield* Saga.compensate("trip")).status).toBe("compensated")
       expect(yield* journalOf("trip")).toEqual([
         "SAGA_STARTED null",
-        'INTENT {"idempotencyKey":"trip/reserve:8589efab68c9a803#1","attempt":1}',
+        'INTENT {"idempotencyKey":"trip/reserve:8589efab68c9a803#1","attempt":1,"undo":true}',
         'EXECUTED {"result":"res-A-1","receipt":"ref-A-1"}',
         'INTENT {"idempotencyKey":"trip/stock:8589efab68c9a803#1","attempt":1,"changesNothing":true}',
         'EXECUTED {"result":3,"changesNothing":true}',
@@ -56,7 +58,7 @@ describe("the payloads a saga journals", () => {
       yield* Saga.reject("rejected", waiting.request.stepId, { by: "dave", reason: "wrong IBAN" })
       expect(yield* journalOf("rejected")).toEqual([
         "SAGA_STARTED null",
-        'INTENT {"idempotencyKey":"rejected/reserve:8589efab68c9a803#1","attempt":1}',
+        'INTENT {"idempotencyKey":"rejected/reserve:8589efab68c9a803#1","attempt":1,"undo":true}',
         'EXECUTED {"result":"res-A-1","receipt":"ref-A-1"}',
         'INTENT {"idempotencyKey":"rejected/stock:8589efab68c9a803#1","attempt":1,"changesNothing":true}',
         'EXECUTED {"result":3,"changesNothing":true}',
@@ -88,13 +90,13 @@ describe("the payloads a saga journals", () => {
       }
       expect([...(yield* journalOf("applied")), ...(yield* journalOf("not-applied"))]).toEqual([
         "SAGA_STARTED null",
-        'INTENT {"idempotencyKey":"applied/reserve:8589efab68c9a803#1","attempt":1}',
+        'INTENT {"idempotencyKey":"applied/reserve:8589efab68c9a803#1","attempt":1,"undo":true}',
         'SAGA_NEEDS_ATTENTION {"unknown":[{"stepId":"reserve:8589efab68c9a803#1","toolName":"reserve","reason":"outcome unknown: injected fault: reserve execute lost its answer"}]}',
         'EXECUTED {"result":"res-found","resolvedBy":"erin","principal":"anonymous"}',
         "SAGA_RESUMED null",
         "SAGA_COMPLETED null",
         "SAGA_STARTED null",
-        'INTENT {"idempotencyKey":"not-applied/reserve:8589efab68c9a803#1","attempt":1}',
+        'INTENT {"idempotencyKey":"not-applied/reserve:8589efab68c9a803#1","attempt":1,"undo":true}',
         'SAGA_NEEDS_ATTENTION {"unknown":[{"stepId":"reserve:8589efab68c9a803#1","toolName":"reserve","reason":"outcome unknown: injected fault: reserve execute lost its answer"}]}',
         'FAILED {"description":"failed (not applied): resolved as not applied by erin","defect":false,"error":{"_tag":"OutcomeFailed","reason":"resolved as not applied by erin"},"resolvedBy":"erin","principal":"anonymous"}',
         "SAGA_RESUMED null",
@@ -114,9 +116,9 @@ describe("the payloads a saga journals", () => {
       expect((yield* Saga.run("failing", program))._tag).toBe("CompensationFailed")
       expect(yield* journalOf("failing")).toEqual([
         "SAGA_STARTED null",
-        'INTENT {"idempotencyKey":"failing/partial:2bfd14f43d17fc7c#1","attempt":1}',
+        'INTENT {"idempotencyKey":"failing/partial:2bfd14f43d17fc7c#1","attempt":1,"undo":true}',
         'EXECUTED {"result":null}',
-        'INTENT {"idempotencyKey":"failing/broken:363379742f80b51b#1","attempt":1}',
+        'INTENT {"idempotencyKey":"failing/broken:363379742f80b51b#1","attempt":1,"undo":true}',
         'EXECUTED {"result":null}',
         'INTENT {"idempotencyKey":"failing/declined:215ddd5567ca2590#1","attempt":1}',
         'FAILED {"description":"Declined: { \\"reason\\": \\"insufficient funds\\" }","defect":false,"error":{"reason":"insufficient funds","_tag":"Declined"}}',
@@ -157,7 +159,7 @@ describe("the payloads a saga journals", () => {
         Effect.provide(Effect.zipRight(Saga.run(sagaId, program), journalOf(sagaId)), layer)
       expect(yield* decided("auto", Testing.layerWith(Approval.layerAutoApprove))).toEqual([
         "SAGA_STARTED null",
-        'INTENT {"idempotencyKey":"auto/reserve:8589efab68c9a803#1","attempt":1}',
+        'INTENT {"idempotencyKey":"auto/reserve:8589efab68c9a803#1","attempt":1,"undo":true}',
         'EXECUTED {"result":"res-A-1","receipt":"ref-A-1"}',
         'INTENT {"idempotencyKey":"auto/stock:8589efab68c9a803#1","attempt":1,"changesNothing":true}',
         'EXECUTED {"result":3,"changesNothing":true}',
@@ -169,7 +171,7 @@ describe("the payloads a saga journals", () => {
       ])
       expect(yield* decided("refused", Testing.layerWith(Approval.layerRejectAll))).toEqual([
         "SAGA_STARTED null",
-        'INTENT {"idempotencyKey":"refused/reserve:8589efab68c9a803#1","attempt":1}',
+        'INTENT {"idempotencyKey":"refused/reserve:8589efab68c9a803#1","attempt":1,"undo":true}',
         'EXECUTED {"result":"res-A-1","receipt":"ref-A-1"}',
         'INTENT {"idempotencyKey":"refused/stock:8589efab68c9a803#1","attempt":1,"changesNothing":true}',
         'EXECUTED {"result":3,"changesNothing":true}',
@@ -200,7 +202,7 @@ describe("the payloads a saga journals", () => {
       expect((yield* Saga.run("deferred", deferring(Effect.void)))._tag).toBe("Completed")
       expect(yield* journalOf("deferred")).toEqual([
         "SAGA_STARTED null",
-        'INTENT {"idempotencyKey":"deferred/reserve:8589efab68c9a803#1","attempt":1}',
+        'INTENT {"idempotencyKey":"deferred/reserve:8589efab68c9a803#1","attempt":1,"undo":true}',
         'EXECUTED {"result":"res-A-1","receipt":"ref-A-1"}',
         'AWAITING_APPROVAL {"inputDigest":"4dbb8d1ebbf102718155680c11f6ebc1ffac11b44724681bff9c4a5cd4160a7d","deferred":true}',
         'SAGA_AWAITING_APPROVAL {"stepId":"sendWire:wire#1","requestId":"deferred/sendWire:wire#1"}',
@@ -214,7 +216,7 @@ describe("the payloads a saga journals", () => {
       expect((yield* Saga.run("withdrawn", deferring(Effect.fail("out of stock"))))._tag).toBe("Compensated")
       expect(yield* journalOf("withdrawn")).toEqual([
         "SAGA_STARTED null",
-        'INTENT {"idempotencyKey":"withdrawn/reserve:8589efab68c9a803#1","attempt":1}',
+        'INTENT {"idempotencyKey":"withdrawn/reserve:8589efab68c9a803#1","attempt":1,"undo":true}',
         'EXECUTED {"result":"res-A-1","receipt":"ref-A-1"}',
         'AWAITING_APPROVAL {"inputDigest":"4dbb8d1ebbf102718155680c11f6ebc1ffac11b44724681bff9c4a5cd4160a7d","deferred":true}',
         'SAGA_COMPENSATING {"cause":"Error: out of stock"}',
@@ -232,7 +234,7 @@ describe("the payloads a saga journals", () => {
       expect((yield* Saga.run("expired", program))._tag).toBe("Compensated")
       expect(yield* journalOf("expired")).toEqual([
         "SAGA_STARTED null",
-        'INTENT {"idempotencyKey":"expired/reserve:8589efab68c9a803#1","attempt":1}',
+        'INTENT {"idempotencyKey":"expired/reserve:8589efab68c9a803#1","attempt":1,"undo":true}',
         'EXECUTED {"result":"res-A-1","receipt":"ref-A-1"}',
         'INTENT {"idempotencyKey":"expired/stock:8589efab68c9a803#1","attempt":1,"changesNothing":true}',
         'EXECUTED {"result":3,"changesNothing":true}',

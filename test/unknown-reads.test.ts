@@ -51,9 +51,13 @@ for (const [name, store] of stores) {
           ],
           ["SKIPPED", JSON.stringify({ reason: SKIPPED_READ })]
         ])
-        // A call that may change something says nothing more than it always did.
+        // A call that may change something is not a read; its tool declares an undo, and its INTENT says so.
         const written = entries.find((entry) => entry.phase === "INTENT" && entry.toolName === "book")!
-        expect(JSON.parse(written.payload!)).toEqual({ idempotencyKey: "s1/book:31324e5d14174d79#1", attempt: 1 })
+        expect(JSON.parse(written.payload!)).toEqual({
+          idempotencyKey: "s1/book:31324e5d14174d79#1",
+          attempt: 1,
+          undo: true
+        })
         expect(yield* Journal.verify("s1")).toMatchObject({ _tag: "Intact" })
       }).pipe(Effect.provide(store()))
     )

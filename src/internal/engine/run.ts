@@ -46,7 +46,6 @@ import { failAfter } from "../util/deadline.js"
 import { fiberRefsNow, sharedFiberRefs } from "../util/fiberRefsOf.js"
 import { stepKeyRefusal } from "../util/identifier.js"
 import { maskedEncoded } from "../util/maskedEncoded.js"
-import { maskedValue } from "../util/maskedValue.js"
 import { composedOfMasked, masked } from "../util/masking.js"
 import * as boundToUndo from "./boundToUndo.js"
 import { isBoundToUndo, notRunBecause, refusal } from "./boundToUndo.js"
@@ -1189,7 +1188,8 @@ export class SagaRun {
    * with its data masked: the error as the program is shown it (`shownError`, its texts masked) is
    * encoded, then the encoded data masked, its schema's own words kept (`maskedEncoded`: its `_tag`,
    * its field names, its literals), so that its replay is the same error and the program takes the
-   * same path. None if that no longer decodes, or decodes to an error that still holds a receipt.
+   * same path (a field the schema transforms, base64 or hex, holds the masked text encoded). None
+   * if that no longer decodes.
    */
   private encodeFailure(
     spec: StepSpec,
@@ -1203,11 +1203,7 @@ export class SagaRun {
     if (Either.isLeft(encoded) || byteLength(encoded.right) > spec.maxPayloadBytes) return undefined
     const value = JSON.parse(encoded.right)
     if (own) return value
-    const mask = (text: string) => masked(text, receipts)
-    const shown = maskedEncoded(schema, value, mask)
-    // A field the schema transforms (base64, hex) hides a receipt from a mask of the encoded text:
-    // what is journaled must not decode back to it.
-    const decoded = decodeValue(schema, shown)
-    return Either.isRight(decoded) && maskedValue(decoded.right, mask) === decoded.right ? shown : undefined
+    const shown = maskedEncoded(schema, value, (text) => masked(text, receipts))
+    return Either.isRight(decodeValue(schema, shown)) ? shown : undefined
   }
 }
