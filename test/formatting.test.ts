@@ -2,15 +2,25 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { Compensable, CompensationReport, Journal, Saga, SagaError, Timeline } from "../src/index.js"
 import * as Mermaid from "../src/internal/cli/mermaid.js"
+import { printable } from "../src/internal/util/printable.js"
 import * as Testing from "../src/Testing.js"
 
 /** What a terminal acts on instead of showing, a line break included. */
-const raw = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069]/u
+const raw = /[\p{Cc}\p{Bidi_Control}\u2028\u2029]/u
 
 /** A reason sent from outside that would set the terminal's title and forge a timeline line. */
 const forged = "ok\u001b]0;pwned\u0007\n2  00:00:00.000  FORGED\u202e\u2028"
 
 describe("what a person reads", () => {
+  it("every bidi control is escaped, the marks (U+061C, U+200E, U+200F) as the overrides and isolates", () => {
+    const controls = Array.from({ length: 0x3000 }, (_, code) => String.fromCharCode(code)).filter((char) =>
+      /\p{Bidi_Control}/u.test(char)
+    )
+    expect(controls.length).toBe(12)
+    for (const char of controls)
+      expect(printable(`a${char}b`)).toBe(`a\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}b`)
+  })
+
   it.effect("the timeline has one aligned line per entry, shows results and reasons, and never the receipt", () =>
     Effect.gen(function* () {
       const book = Compensable.make({

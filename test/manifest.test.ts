@@ -1116,6 +1116,49 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
       })
   )
 
+  it.effect(
+    "a command that names no executable says why: not on the PATH, no file there, or a file without its execute bit",
+    () =>
+      Effect.gen(function* () {
+        const reasonFor = (command: string, prepare?: (dir: string) => void) =>
+          Effect.gen(function* () {
+            const dir = freshDir()
+            const bindings = base()
+            ;(bindings.createReservation as any).handler.command = command
+            const file = writeManifest(dir, bindings)
+            prepare?.(dir)
+            const toolkit = yield* loadToolkit(file)
+            const error = yield* Effect.flip(Layer.build(memoryServices(toolkit)).pipe(Effect.scoped))
+            assert(Manifest.isManifestError(error))
+            expect(error.path).toBe("$.bindings.createReservation.handler.command")
+            return [dir, error.reason] as const
+          })
+        const [, bare] = yield* reasonFor("effect-saga-no-such-command")
+        expect(bare).toBe('"effect-saga-no-such-command" is not an executable file on the PATH of this process')
+        const [dir, missing] = yield* reasonFor("./nope.sh")
+        expect(missing).toBe(`"./nope.sh" is not an executable file (relative to ${dir})`)
+        const [plainDir, plain] = yield* reasonFor("./plain.sh", (at) =>
+          fs.writeFileSync(path.join(at, "plain.sh"), "#!/bin/sh\n")
+        )
+        expect(plain).toBe(`"./plain.sh" (${path.join(plainDir, "plain.sh")}) is not executable: chmod +x it`)
+      })
+  )
+
+  it.effect("a manifest file that is not UTF-8 (an edit saved as Latin-1) is refused, not read with U+FFFD", () =>
+    Effect.gen(function* () {
+      const dir = freshDir()
+      const file = writeManifest(dir, base())
+      const text = fs.readFileSync(file, "utf8").replace('"createReservation"', '"cr\u00e9ateReservation"')
+      fs.writeFileSync(file, Buffer.from(text, "latin1"))
+      const error = yield* Effect.flip(Manifest.load(file).pipe(Effect.provide(NodeContext.layer)))
+      assert(Manifest.isManifestError(error))
+      expect([error.path, error.reason]).toEqual([
+        "$",
+        "it is not UTF-8 text (saved in another encoding, such as Latin-1?): save it as UTF-8"
+      ])
+    })
+  )
+
   it.effect("a Schema given to Manifest.toolkit answers its reference", () =>
     Effect.gen(function* () {
       const bindings = base()

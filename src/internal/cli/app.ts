@@ -10,6 +10,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Inspectable from "effect/Inspectable"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
@@ -45,10 +46,13 @@ export const command = root.pipe(
 
 const cli = Command.run(command, { name: "effect-saga", version })
 
-const textOf = (message: unknown): string =>
-  (Array.isArray(message) ? message : [message])
-    .map((part) => (typeof part === "string" ? part : String(part)))
-    .join(" ")
+const textOf = (message: unknown): string => (Array.isArray(message) ? message : [message]).map(partText).join(" ")
+
+/** A part of a log line as text: an object as JSON (a `Redacted` as `<redacted>`), not `[object Object]`. */
+const partText = (part: unknown): string =>
+  typeof part === "object" && part !== null && !(part instanceof Error)
+    ? Inspectable.toStringUnknown(part, 0)
+    : String(part)
 
 /**
  * Log lines go to stderr, one line each, so that stdout stays what the command prints. The

@@ -50,15 +50,21 @@ const executableOf = (command: string, folder: string): string | undefined => {
   return undefined
 }
 
+/** Why `command` names no executable file: none there, or one without its execute bit. */
+const notExecutable = (command: string, folder: string): string => {
+  if (!command.includes("/")) return `${JSON.stringify(command)} is not an executable file on the PATH of this process`
+  const file = path.resolve(folder, command)
+  return fs.statSync(file, { throwIfNoEntry: false })?.isFile() === true
+    ? `${JSON.stringify(command)} (${file}) is not executable: chmod +x it`
+    : `${JSON.stringify(command)} is not an executable file (relative to ${folder})`
+}
+
 /** The executable, arguments and working folder of a binding, relative paths resolved against `folder`. */
 export const launchOf = (binding: Binding, folder: string): Either.Either<Launch, LaunchProblem> => {
-  const executable = executableOf(binding.handler.command, folder)
-  if (executable === undefined) {
-    return Either.left({
-      path: ["handler", "command"],
-      reason: `${JSON.stringify(binding.handler.command)} is not an executable file (relative to ${folder}, or on the PATH)`
-    })
-  }
+  const { command } = binding.handler
+  const executable = executableOf(command, folder)
+  if (executable === undefined)
+    return Either.left({ path: ["handler", "command"], reason: notExecutable(command, folder) })
   const cwd = path.resolve(folder, binding.handler.cwd ?? ".")
   if (!fs.statSync(cwd, { throwIfNoEntry: false })?.isDirectory()) {
     return Either.left({ path: ["handler", "cwd"], reason: `${cwd} is not a folder` })

@@ -24,12 +24,26 @@ export const load = (file: string): Effect.Effect<Manifest, ManifestError, FileS
   Effect.gen(function* () {
     const absolute = path.resolve(file)
     const fs = yield* FileSystem.FileSystem
-    const text = yield* Effect.mapError(
-      fs.readFileString(absolute),
+    const bytes = yield* Effect.mapError(
+      fs.readFile(absolute),
       (error) => new ManifestError({ file: absolute, path: "$", reason: `cannot be read: ${error.message}` })
     )
+    const text = utf8Text(bytes)
+    if (text === undefined) {
+      const reason = "it is not UTF-8 text (saved in another encoding, such as Latin-1?): save it as UTF-8"
+      return yield* new ManifestError({ file: absolute, path: "$", reason })
+    }
     return yield* parse(text, { file: absolute, folder: path.dirname(absolute) })
   })
+
+/** `bytes` as text, if they are UTF-8: a name read otherwise (`r\xE9serve` as `r\uFFFDserve`) would name another tool. */
+const utf8Text = (bytes: Uint8Array): string | undefined => {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes)
+  } catch {
+    return undefined
+  }
+}
 
 /** What a JSON document that is no object is, in words: `an array`, `a string`, `null`. */
 const typeOf = (json: unknown): string => (Array.isArray(json) ? "an array" : typeName(json))

@@ -2,11 +2,11 @@
 
 /**
  * What a terminal would act on instead of showing: a control character (C0, DEL, C1: a newline, a
- * tab, an escape sequence's ESC), a line or paragraph separator (U+2028, U+2029), a bidi embedding,
- * override or isolate (U+202A–U+202E, U+2066–U+2069, which reorder what follows), and a lone
- * surrogate (which no terminal can show).
+ * tab, an escape sequence's ESC), a line or paragraph separator (U+2028, U+2029), a bidi control
+ * (the marks U+061C, U+200E, U+200F; the embeddings, overrides and isolates U+202A–U+202E and
+ * U+2066–U+2069, which reorder what follows), and a lone surrogate (which no terminal can show).
  */
-const unprintable = /[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069\p{Cs}]/gu
+const unprintable = /[\p{Cc}\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\p{Cs}]/gu
 
 const short: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" }
 
