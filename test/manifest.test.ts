@@ -1144,6 +1144,25 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
       })
   )
 
+  it.effect("a secret set when the layer was built and gone when the call runs: the call fails naming it", () =>
+    Effect.gen(function* () {
+      const bindings = base()
+      ;(bindings.createReservation as any).secrets = ["EFFECT_SAGA_TEST_GONE_SECRET"]
+      const toolkit = yield* loadToolkit(writeManifest(freshDir(), bindings))
+      const config = (entries: ReadonlyArray<readonly [string, string]>) => ConfigProvider.fromMap(new Map(entries))
+      // Built where the secret is set; the call made where it is gone.
+      const call = Toolkit.call(toolkit, "createReservation", { sku: "A-1", quantity: 1 })
+      const result = yield* Effect.provide(
+        Saga.run("gone-secret", call.pipe(Effect.withConfigProvider(config([])))),
+        memoryServices(toolkit)
+      ).pipe(Effect.withConfigProvider(config([["EFFECT_SAGA_TEST_GONE_SECRET", "s"]])))
+      assert(result._tag === "Compensated")
+      expect(String(result.cause)).toContain(
+        "binding createReservation (execute): the secret EFFECT_SAGA_TEST_GONE_SECRET it names is not set"
+      )
+    })
+  )
+
   it.effect("a manifest file that is not UTF-8 (an edit saved as Latin-1) is refused, not read with U+FFFD", () =>
     Effect.gen(function* () {
       const dir = freshDir()

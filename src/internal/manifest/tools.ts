@@ -12,7 +12,7 @@ import * as Compensable from "../../Compensable.js"
 import type { Manifest } from "../../Manifest.js"
 import * as Outcome from "../../Outcome.js"
 import { composedOfMasked, masked } from "../util/masking.js"
-import { environmentOf, launchOf } from "./environment.js"
+import { environmentOf, launchOf, missingSecret } from "./environment.js"
 import type { Binding, HandlerRequest, HandlerResponse } from "./format.js"
 import { PROTOCOL } from "./format.js"
 import { type Answer, answeredMask, run } from "./process.js"
@@ -162,8 +162,12 @@ const call = (manifest: Manifest, tool: Typed, request: HandlerRequest, alsoMask
     }
     const launch = launchOf(tool.binding, manifest.folder)
     if (Either.isLeft(launch)) return yield* Outcome.failed(`${label}: ${launch.left.reason}`)
-    const environment = yield* Effect.mapError(environmentOf(tool.binding), () =>
-      Outcome.failed(`${label}: a secret it names is not set`)
+    const environment = yield* Effect.catchAll(environmentOf(tool.binding), () =>
+      Effect.flatMap(missingSecret(tool.binding), (missing) =>
+        Outcome.failed(
+          `${label}: ${Option.match(missing, { onNone: () => "a secret it names", onSome: ([, name]) => `the secret ${name} it names` })} is not set`
+        )
+      )
     )
     const secrets = [...environment.secrets, ...alsoMasked]
     const answer = yield* run({
