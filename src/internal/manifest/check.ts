@@ -31,9 +31,19 @@ export const check = (manifestToolkit: ManifestToolkit): Effect.Effect<ReadonlyA
         return yield* fail(["bindings", name, "secrets", index], `the secret ${secret} is not set`)
       }
     }
-    return yield* Effect.mapError(
-      Toolkit.validate(manifestToolkit),
-      (error) =>
-        new ManifestError({ file: manifest.file, path: jsonPath(["bindings", error.toolName]), reason: error.reason })
-    )
+    return yield* Effect.mapError(Toolkit.validate(manifestToolkit), (error) => {
+      const { field, reason } = inManifestWords(error.reason)
+      return new ManifestError({ file: manifest.file, path: jsonPath(["bindings", error.toolName, ...field]), reason })
+    })
   })
+
+/** A tool's schema, in the words of a manifest: its `input` and its `output`. */
+const schemaProblem = /^its (input|success) schema cannot be journaled: /
+
+/** A declaration's problem as a manifest names it: at the binding's `input` or `output`, if it is a schema's. */
+const inManifestWords = (reason: string): { readonly field: ReadonlyArray<string>; readonly reason: string } => {
+  const found = schemaProblem.exec(reason)
+  if (found === null) return { field: [], reason }
+  const field = found[1] === "input" ? "input" : "output"
+  return { field: [field], reason: `its ${field} type cannot be journaled: ${reason.slice(found[0].length)}` }
+}
