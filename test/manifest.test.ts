@@ -947,6 +947,36 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
     '"string", "number", "integer", "boolean", "null", "json", "object", "array", or the type is { "ref": "Name" }'
   const saidPlainly: ReadonlyArray<readonly [string, (bindings: any) => unknown, string, string]> = [
     [
+      "bindings that are an array",
+      () => JSON.stringify({ manifest_version: Manifest.MANIFEST_VERSION, bindings: [] }),
+      "$.bindings",
+      "bindings is an object of bindings by tool name (got an array)"
+    ],
+    [
+      "no bindings",
+      () => JSON.stringify({ manifest_version: Manifest.MANIFEST_VERSION }),
+      "$.bindings",
+      "bindings is missing: it is an object of bindings by tool name"
+    ],
+    [
+      "a timeout of 0",
+      (bindings) => {
+        bindings.createReservation.timeout_ms = 0
+        return bindings
+      },
+      "$.bindings.createReservation.timeout_ms",
+      "timeout_ms must be a positive integer (got 0)"
+    ],
+    [
+      "a limit given as text",
+      (bindings) => {
+        bindings.createReservation.max_payload_bytes = "4096"
+        return bindings
+      },
+      "$.bindings.createReservation.max_payload_bytes",
+      'max_payload_bytes must be a positive integer (got "4096")'
+    ],
+    [
       "no version",
       (bindings) => JSON.stringify({ bindings }),
       "$.manifest_version",

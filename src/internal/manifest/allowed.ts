@@ -12,7 +12,7 @@ import { given, preview } from "../util/printable.js"
 const listed = (values: ReadonlyArray<string>): string => values.map((value) => JSON.stringify(value)).join(", ")
 
 /** What a value is, as a message quotes it: text quoted and escaped, a number as written, else its kind. */
-const got = (actual: unknown): string => (Array.isArray(actual) ? "an array" : given(actual))
+export const got = (actual: unknown): string => (Array.isArray(actual) ? "an array" : given(actual))
 
 /**
  * A struct field that takes one of `values`: a `Schema.Literal` whose failure names them all, and
@@ -24,6 +24,16 @@ export const oneOf = <const Values extends readonly [string, ...Array<string>]>(
     message: (issue) => ({ message: `${field} ${allowed} (got ${got(issue.actual)})`, override: true })
   })
   return Schema.propertySignature(literal).annotations({ missingMessage: () => `${field} is missing: it ${allowed}` })
+}
+
+/** A struct field that takes a positive integer: its failure says so, and what it got. */
+export const positiveInteger = (field: string) => {
+  const integer = Schema.Int.pipe(Schema.positive()).annotations({
+    message: (issue) => ({ message: `${field} must be a positive integer (got ${got(issue.actual)})`, override: true })
+  })
+  return Schema.propertySignature(integer).annotations({
+    missingMessage: () => `${field} is missing: it must be a positive integer`
+  })
 }
 
 /** The `type` names a `TypeSpec` may have. */

@@ -5,7 +5,7 @@
  */
 import * as Schema from "effect/Schema"
 import { preview } from "../util/printable.js"
-import { oneOf, typeSpecProblem } from "./allowed.js"
+import { got, oneOf, positiveInteger, typeSpecProblem } from "./allowed.js"
 
 /**
  * The version a manifest names in `manifest_version`.
@@ -98,8 +98,6 @@ export const TypeSpec: Schema.Schema<TypeSpec> = Schema.Union(
   }
 })
 
-const PositiveInt = Schema.Int.pipe(Schema.positive())
-
 /** How a binding's handler runs: a process, its arguments and its working folder. */
 const ProcessHandler = Schema.Struct({
   kind: oneOf("kind", "process"),
@@ -123,8 +121,8 @@ const BindingFields = Schema.Struct({
   handler: ProcessHandler,
   input: TypeSpec,
   output: TypeSpec,
-  timeout_ms: PositiveInt,
-  max_payload_bytes: PositiveInt,
+  timeout_ms: positiveInteger("timeout_ms"),
+  max_payload_bytes: positiveInteger("max_payload_bytes"),
   secrets: Schema.optionalWith(
     withoutRepeats("secrets", EnvName, (name) => `the secret ${name} is listed twice`),
     { default: () => [] }
@@ -153,7 +151,14 @@ export const Binding: Schema.Schema<Binding, typeof BindingFields.Encoded> = Bin
 const ManifestFields = Schema.Struct({
   $schema: Schema.optional(Schema.String),
   manifest_version: Schema.Literal(MANIFEST_VERSION),
-  bindings: Schema.Record({ key: Schema.String, value: BindingFields })
+  bindings: Schema.propertySignature(
+    Schema.Record({ key: Schema.String, value: BindingFields }).annotations({
+      message: (issue) =>
+        typeof issue.actual === "object" && issue.actual !== null && !Array.isArray(issue.actual)
+          ? { message: "", override: false }
+          : { message: `bindings is an object of bindings by tool name (got ${got(issue.actual)})`, override: true }
+    })
+  ).annotations({ missingMessage: () => "bindings is missing: it is an object of bindings by tool name" })
 }).annotations({ identifier: "ManifestV1", title: "effect-saga manifest, version 1" })
 
 /**
