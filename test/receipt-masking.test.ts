@@ -166,7 +166,10 @@ describe("maskedValue: a copy of what a tool failed with, its texts masked, its 
       map: new Map([["<redacted>", "<redacted>"]]),
       "se<redacted>": new Set(["<redacted>"])
     })
-    expect(copy.secret).toBe(error.secret)
+    // A Redacted holds a text its holder can unwrap: a new Redacted of it masked.
+    expect(Redacted.isRedacted(copy.secret)).toBe(true)
+    expect(Redacted.value(copy.secret)).toBe("<redacted>")
+    expect(Redacted.value(error.secret)).toBe("t")
     expect(error.ref).toBe("ref-t")
   })
 

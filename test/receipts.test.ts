@@ -464,7 +464,9 @@ describe("a forward call's own error never carries the receipt it set", () => {
 
   it.effect.each([
     ["base64", EncodedDeclined64, (ref: string) => new EncodedDeclined64({ ref })],
-    ["hex", EncodedDeclinedHex, (ref: string) => new EncodedDeclinedHex({ ref })]
+    ["hex", EncodedDeclinedHex, (ref: string) => new EncodedDeclinedHex({ ref })],
+    ["Redacted", RedactedDeclined, (ref: string) => new RedactedDeclined({ ref: Redacted.make(ref) })],
+    ["Redacted base64", RedactedDeclined64, (ref: string) => new RedactedDeclined64({ ref: Redacted.make(ref) })]
   ] as const)(
     "a typed error whose schema encodes its receipt otherwise (%s) is journaled with the receipt masked before encoding, and the program gets it masked",
     ([encoding, schema, declined]) =>
@@ -473,7 +475,12 @@ describe("a forward call's own error never carries the receipt it set", () => {
         const pay = declining(secret, schema as Schema.Schema<unknown, unknown>, declined)
         const refs: Array<string> = []
         const program = pay("card-1").pipe(
-          Effect.catchAll((error) => Effect.sync(() => refs.push((error as { readonly ref: string }).ref)))
+          Effect.catchAll((error) =>
+            Effect.sync(() => {
+              const { ref } = error as { readonly ref: string | Redacted.Redacted<string> }
+              refs.push(Redacted.isRedacted(ref) ? Redacted.value(ref) : ref)
+            })
+          )
         )
         const sagaId = `declined-${encoding}`
         yield* Saga.run(sagaId, program)
@@ -642,6 +649,14 @@ class EncodedDeclined64 extends Schema.TaggedError<EncodedDeclined64>()("Encoded
 }) {}
 class EncodedDeclinedHex extends Schema.TaggedError<EncodedDeclinedHex>()("EncodedDeclined", {
   ref: Schema.StringFromHex
+}) {}
+
+/** A refusal whose reference is typed secret: the program unwraps it, so it holds the masked text too. */
+class RedactedDeclined extends Schema.TaggedError<RedactedDeclined>()("EncodedDeclined", {
+  ref: Schema.Redacted(Schema.String)
+}) {}
+class RedactedDeclined64 extends Schema.TaggedError<RedactedDeclined64>()("EncodedDeclined", {
+  ref: Schema.Redacted(Schema.StringFromBase64)
 }) {}
 
 /** A refusal whose reference is a card token: masked, it is no longer one. */

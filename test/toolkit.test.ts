@@ -100,6 +100,56 @@ describe("toolkits", () => {
       })
   )
 
+  it.effect(
+    "a run's call of another tool than the one registered under its name marks the name shared: an operator's compensation runs neither's undo",
+    () =>
+      Effect.gen(function* () {
+        const undone: Array<string> = []
+        const creating = (
+          provider: string,
+          undo = (ctx: { readonly result: string }) => Effect.sync(() => undone.push(`${provider} undid ${ctx.result}`))
+        ) =>
+          Compensable.make({
+            name: "create",
+            input: Schema.String,
+            success: Schema.String,
+            execute: (x) => Effect.succeed(`${provider}-${x}`),
+            compensate: undo
+          })
+        const journal = makeMemoryJournal()
+        const store = Layer.merge(
+          Layer.succeed(Journal.Journal, journal),
+          Layer.succeed(Approval.Approval, Approval.makeMemory())
+        )
+        const registered = Layer.provideMerge(
+          Toolkit.layer(Toolkit.make({ a: creating("a") })),
+          Saga.layer.pipe(Layer.provide(store))
+        )
+        const report = yield* Effect.gen(function* () {
+          expect((yield* Saga.run("called-b", creating("b")("x")))._tag).toBe("Completed")
+          return yield* Saga.compensate("called-b")
+        }).pipe(Effect.provide(registered))
+        expect(report.undone.map((step) => step.outcome)).toEqual(["unavailable"])
+        expect(undone).toEqual([])
+
+        // Two tools made with one undo (a manifest's tool and the agent's handler made of it) undo alike: not shared.
+        const undo = (ctx: { readonly result: string }) => Effect.sync(() => undone.push(`shared undid ${ctx.result}`))
+        const alike = Layer.provideMerge(
+          Layer.merge(
+            Toolkit.layer(Toolkit.make({ one: creating("c", undo) })),
+            Toolkit.layer(Toolkit.make({ two: creating("c", undo) }))
+          ),
+          Saga.layer.pipe(Layer.provide(store))
+        )
+        const alikeReport = yield* Effect.gen(function* () {
+          expect((yield* Saga.run("alike", creating("c", undo)("y")))._tag).toBe("Completed")
+          return yield* Saga.compensate("alike")
+        }).pipe(Effect.provide(alike))
+        expect(alikeReport.status).toBe("compensated")
+        expect(undone).toEqual(["shared undid c-y"])
+      })
+  )
+
   const reserveDeclaration = {
     name: "reserve",
     input: Schema.String,

@@ -26,6 +26,8 @@ export interface UndoneStep {
  */
 export class Registry {
   private readonly tools = new Map<string, RegisteredTool>()
+  /** The names `Saga.register` registered a tool under: a call of another tool under one is not taken for it. */
+  private readonly registered = new Set<string>()
   private readonly shared = new Set<string>()
 
   /** The tool registered under `name`: none if there is none, or if two different ones share it. */
@@ -40,9 +42,8 @@ export class Registry {
   register(name: string, tool: RegisteredTool): "shared" | "registered" {
     const known = this.tools.get(name)
     this.tools.set(name, tool)
-    // Reads (a model's turn) are never undone: which of two a step was changes nothing.
-    const readsBoth = known?.spec.changesNothing === true && tool.spec.changesNothing === true
-    if (known === undefined || known.spec === tool.spec || readsBoth) return "registered"
+    this.registered.add(name)
+    if (known === undefined || sameUndo(known, tool)) return "registered"
     this.shared.add(name)
     return "shared"
   }
@@ -50,9 +51,12 @@ export class Registry {
   /**
    * Remembers the tool of a call a run made, unless one is known by its name: a program may make
    * its tools anew in each run (`Compensable.make` inside it), and the first stands for them all.
+   * A call of another tool than the one registered under its name marks the name shared.
    */
   remember(name: string, tool: RegisteredTool): void {
-    if (!this.tools.has(name)) this.tools.set(name, tool)
+    const known = this.tools.get(name)
+    if (known === undefined) this.tools.set(name, tool)
+    else if (this.registered.has(name) && !sameUndo(known, tool)) this.shared.add(name)
   }
 
   /** Why `get(name)` finds no tool: what an undo that cannot run here reports. */
@@ -62,3 +66,12 @@ export class Registry {
       : `tool ${name} is not registered in this process`
   }
 }
+
+/**
+ * Whether two tools under one name undo a step alike: the same tool; two that share their undo (a
+ * manifest's tool and the agent's handler made of it); two reads, which are never undone.
+ */
+const sameUndo = (known: RegisteredTool, tool: RegisteredTool): boolean =>
+  known.spec === tool.spec ||
+  (known.spec.compensate !== undefined && known.spec.compensate === tool.spec.compensate) ||
+  (known.spec.changesNothing === true && tool.spec.changesNothing === true)

@@ -1147,16 +1147,19 @@ export class SagaRun {
       return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason } })
     }
     const error = Cause.failureOption(cause)
+    const journaled = Option.isSome(error) ? this.encodeFailure(spec, error.value, failure, call.receipts) : undefined
     const payload = {
       description: cutDetail(causeText(shown)),
       defect: Option.isNone(failure),
       taints: spec.taintsOnFailure === false ? false : undefined,
-      error: Option.isSome(error) ? this.encodeFailure(spec, error.value, failure, call.receipts) : undefined
+      error: journaled?.error
     }
     const failedDraft = stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)
-    // A failure that quoted a receipt reaches the program as its replay will: as journaled, masked.
+    // A failure that quoted a receipt reaches the program as its replay will: as journaled, masked
+    // (a receipt only its encoded form shows, too).
     if (shown !== cause) call.failedWith = shown
-    const answer = shown === cause ? Effect.failCause(cause) : this.asJournaled(spec, payload)
+    const asIs = shown === cause && journaled?.masked !== true
+    const answer = asIs ? Effect.failCause(cause) : this.asJournaled(spec, payload)
     return Effect.zipRight(
       Effect.map(payload.taints === false ? this.write(failedDraft) : this.taint(failedDraft, call), () =>
         call.span.attribute("outcome", "failed")
@@ -1189,21 +1192,24 @@ export class SagaRun {
    * encoded, then the encoded data masked, its schema's own words kept (`maskedEncoded`: its `_tag`,
    * its field names, its literals), so that its replay is the same error and the program takes the
    * same path (a field the schema transforms, base64 or hex, holds the masked text encoded). None
-   * if that no longer decodes.
+   * if that no longer decodes. `masked`: whether the encoded data held a receipt.
    */
   private encodeFailure(
     spec: StepSpec,
     error: unknown,
     shownError: Option.Option<unknown>,
     receipts: ReadonlyArray<string> | undefined
-  ): unknown {
+  ): { readonly error: unknown; readonly masked: boolean } {
     const schema = Outcome.isOutcome(error) || spec.failure === undefined ? outcomeSchemaOf(error) : spec.failure
     const own = receipts === undefined || isOwnError(error)
     const encoded = encodeJson(schema, own ? error : Option.getOrElse(shownError, () => error))
-    if (Either.isLeft(encoded) || byteLength(encoded.right) > spec.maxPayloadBytes) return undefined
+    if (Either.isLeft(encoded) || byteLength(encoded.right) > spec.maxPayloadBytes) {
+      return { error: undefined, masked: false }
+    }
     const value = JSON.parse(encoded.right)
-    if (own) return value
+    if (own) return { error: value, masked: false }
     const shown = maskedEncoded(schema, value, (text) => masked(text, receipts))
-    return Either.isRight(decodeValue(schema, shown)) ? shown : undefined
+    const changed = JSON.stringify(shown) !== encoded.right
+    return { error: Either.isRight(decodeValue(schema, shown)) ? shown : undefined, masked: changed }
   }
 }

@@ -19,8 +19,9 @@ export const MAX_MASKED_DEPTH = 64
 /**
  * `value` with every text in it masked: a string; the fields of an error or of another class's
  * instance (their names kept), its message and its `cause`; the keys and values of a plain object
- * or a `Map` (a `_tag` kept); the items of an array or a `Set`. A `Redacted`, and what holds no text
- * (a `Date`, bytes, a function), are kept. The value itself when no text changes.
+ * or a `Map` (a `_tag` kept); the items of an array or a `Set`; the value a `Redacted` holds (a new
+ * `Redacted` of it masked). What holds no text (a `Date`, bytes, a function) is kept. The value
+ * itself when no text changes.
  *
  * NOTE: an error whose copy cannot say its message (a getter that reads a private `#field`, which
  * a copy does not have) becomes a plain `Error` of the same name (and `_tag`) whose message is the
@@ -41,6 +42,7 @@ class Masking {
 
   of(value: unknown): unknown {
     if (typeof value === "string") return this.text(value)
+    if (Redacted.isRedacted(value)) return this.redacted(value)
     if (typeof value !== "object" || value === null || keptAsItIs(value)) return value
     const copied = this.copies.get(value)
     if (copied !== undefined) return copied
@@ -76,6 +78,13 @@ class Masking {
       this.fields(value, copy)
     )
     return value instanceof Error ? this.error(value, copy as Error) : copy
+  }
+
+  /** A `Redacted` whose value holds a receipt, as a new one of the masked value: what its holder unwraps is masked too. */
+  private redacted(value: Redacted.Redacted<unknown>): unknown {
+    const inner = Redacted.value(value)
+    const shown = this.of(inner)
+    return shown === inner ? value : Redacted.make(shown)
   }
 
   private text(text: string): string {
@@ -137,9 +146,8 @@ class Masking {
   }
 }
 
-/** Values that hold no text of their own to mask, or must stay as they are (a `Redacted` shows `<redacted>`). */
+/** Values that hold no text of their own to mask, or must stay as they are. */
 const keptAsItIs = (value: object): boolean =>
-  Redacted.isRedacted(value) ||
   value instanceof Date ||
   value instanceof RegExp ||
   value instanceof Promise ||
