@@ -3,6 +3,16 @@ import { Effect, Layer, Logger, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, Toolkit } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 
+/** One in-memory journal and approval store, and a Saga service on them: a process and an operator's share them. */
+const sharedStore = () => {
+  const journal = makeMemoryJournal()
+  const store = Layer.merge(
+    Layer.succeed(Journal.Journal, journal),
+    Layer.succeed(Approval.Approval, Approval.makeMemory())
+  )
+  return { journal, service: Saga.layer.pipe(Layer.provide(store)) }
+}
+
 describe("toolkits", () => {
   it.effect(
     "an operator's process without the toolkit reports undos unavailable and journals nothing; with it, undoes them",
@@ -16,12 +26,7 @@ describe("toolkits", () => {
           execute: (sku) => Effect.succeed(`res-${sku}`),
           compensate: (ctx) => Effect.sync(() => released.push(ctx.result))
         })
-        const journal = makeMemoryJournal()
-        const store = Layer.merge(
-          Layer.succeed(Journal.Journal, journal),
-          Layer.succeed(Approval.Approval, Approval.makeMemory())
-        )
-        const service = Saga.layer.pipe(Layer.provide(store))
+        const { journal, service } = sharedStore()
 
         const completed = yield* Effect.provide(Saga.run("order", reserve("A-1")), service)
         expect(completed._tag).toBe("Completed")
@@ -57,12 +62,7 @@ describe("toolkits", () => {
           })
         const a = creating("a")
         const b = creating("b")
-        const journal = makeMemoryJournal()
-        const store = Layer.merge(
-          Layer.succeed(Journal.Journal, journal),
-          Layer.succeed(Approval.Approval, Approval.makeMemory())
-        )
-        const service = Saga.layer.pipe(Layer.provide(store))
+        const { service } = sharedStore()
         // The run undoes its own steps by their own calls; a compensation from the journal alone cannot tell them apart.
         const completed = yield* Effect.provide(Saga.run("two-providers", Effect.zip(a("x"), b("y"))), service)
         expect(completed._tag).toBe("Completed")
@@ -116,15 +116,8 @@ describe("toolkits", () => {
             execute: (x) => Effect.succeed(`${provider}-${x}`),
             compensate: undo
           })
-        const journal = makeMemoryJournal()
-        const store = Layer.merge(
-          Layer.succeed(Journal.Journal, journal),
-          Layer.succeed(Approval.Approval, Approval.makeMemory())
-        )
-        const registered = Layer.provideMerge(
-          Toolkit.layer(Toolkit.make({ a: creating("a") })),
-          Saga.layer.pipe(Layer.provide(store))
-        )
+        const { service } = sharedStore()
+        const registered = Layer.provideMerge(Toolkit.layer(Toolkit.make({ a: creating("a") })), service)
         const report = yield* Effect.gen(function* () {
           expect((yield* Saga.run("called-b", creating("b")("x")))._tag).toBe("Completed")
           return yield* Saga.compensate("called-b")
@@ -139,7 +132,7 @@ describe("toolkits", () => {
             Toolkit.layer(Toolkit.make({ one: creating("c", undo) })),
             Toolkit.layer(Toolkit.make({ two: creating("c", undo) }))
           ),
-          Saga.layer.pipe(Layer.provide(store))
+          service
         )
         const alikeReport = yield* Effect.gen(function* () {
           expect((yield* Saga.run("alike", creating("c", undo)("y")))._tag).toBe("Completed")
@@ -169,12 +162,7 @@ describe("toolkits", () => {
           ...reserveDeclaration,
           compensate: (ctx) => Effect.sync(() => released.push(ctx.result))
         })
-        const journal = makeMemoryJournal()
-        const store = Layer.merge(
-          Layer.succeed(Journal.Journal, journal),
-          Layer.succeed(Approval.Approval, Approval.makeMemory())
-        )
-        const service = Saga.layer.pipe(Layer.provide(store))
+        const { journal, service } = sharedStore()
         expect((yield* Effect.provide(Saga.run("drifted", reserve("A-1")), service))._tag).toBe("Completed")
 
         const registered = (tool: Compensable.Any) => Layer.provideMerge(Toolkit.layer(Toolkit.make({ tool })), service)
