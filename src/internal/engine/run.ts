@@ -1209,7 +1209,7 @@ export class SagaRun {
     const value = JSON.parse(encoded.right)
     if (own) return { error: value, masked: false }
     const shown = maskedEncoded(schema, value, (text) => masked(text, receipts))
-    const changed = JSON.stringify(shown) !== encoded.right
-    return { error: Either.isRight(decodeValue(schema, shown)) ? shown : undefined, masked: changed }
+    if (JSON.stringify(shown) === encoded.right) return { error: value, masked: false }
+    return { error: Either.isRight(decodeValue(schema, shown)) ? shown : undefined, masked: true }
   }
 }
