@@ -79,7 +79,7 @@ describe("toolkits", () => {
           Effect.provide(Logger.replace(Logger.defaultLogger, logger))
         )
         const why =
-          "two different tools named create are registered in this process (two manifests, toolkits or agents bind that name): a step journaled under that name cannot be told to be either's, so neither undoes it here"
+          "two different tools named create are known in this process (two manifests, toolkits or agents bind that name, or a program called another tool than the one registered): a step journaled under that name cannot be told to be either's, so neither undoes it here"
         expect(report.status).toBe("compensation_failed")
         expect(report.undone.map((step) => [step.outcome, step.detail])).toEqual([
           ["unavailable", why],
@@ -118,11 +118,20 @@ describe("toolkits", () => {
           })
         const { service } = sharedStore()
         const registered = Layer.provideMerge(Toolkit.layer(Toolkit.make({ a: creating("a") })), service)
+        const warnings: Array<string> = []
+        const logger = Logger.make(({ logLevel, message }) => {
+          if (logLevel._tag === "Warning") warnings.push(String(Array.isArray(message) ? message[0] : message))
+        })
         const report = yield* Effect.gen(function* () {
           expect((yield* Saga.run("called-b", creating("b")("x")))._tag).toBe("Completed")
+          // Said at the call, not first at the compensation.
+          expect(warnings).toEqual([
+            "effect-saga: two different tools named create are known in this process (two manifests, toolkits or agents bind that name, or a program called another tool than the one registered): a step journaled under that name cannot be told to be either's, so neither undoes it here"
+          ])
           return yield* Saga.compensate("called-b")
-        }).pipe(Effect.provide(registered))
+        }).pipe(Effect.provide(registered), Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
         expect(report.undone.map((step) => step.outcome)).toEqual(["unavailable"])
+        expect(warnings).toHaveLength(1)
         expect(undone).toEqual([])
 
         // Two tools made with one undo (a manifest's tool and the agent's handler made of it) undo alike: not shared.

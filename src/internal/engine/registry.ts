@@ -51,18 +51,23 @@ export class Registry {
   /**
    * Remembers the tool of a call a run made, unless one is known by its name: a program may make
    * its tools anew in each run (`Compensable.make` inside it), and the first stands for them all.
-   * A call of another tool than the one registered under its name marks the name shared.
+   * A call of another tool than the one registered under its name marks the name shared: `"shared"`
+   * the first time.
    */
-  remember(name: string, tool: RegisteredTool): void {
+  remember(name: string, tool: RegisteredTool): "shared" | "remembered" {
     const known = this.tools.get(name)
     if (known === undefined) this.tools.set(name, tool)
-    else if (this.registered.has(name) && !sameUndo(known, tool)) this.shared.add(name)
+    else if (this.registered.has(name) && !this.shared.has(name) && !sameUndo(known, tool)) {
+      this.shared.add(name)
+      return "shared"
+    }
+    return "remembered"
   }
 
   /** Why `get(name)` finds no tool: what an undo that cannot run here reports. */
   absence(name: string): string {
     return this.shared.has(name)
-      ? `two different tools named ${name} are registered in this process (two manifests, toolkits or agents bind that name): a step journaled under that name cannot be told to be either's, so neither undoes it here`
+      ? `two different tools named ${name} are known in this process (two manifests, toolkits or agents bind that name, or a program called another tool than the one registered): a step journaled under that name cannot be told to be either's, so neither undoes it here`
       : `tool ${name} is not registered in this process`
   }
 }

@@ -508,7 +508,10 @@ export class SagaRun {
       const problem = problemOf(spec)
       if (problem !== undefined) return Effect.die(new DeclarationError({ toolName: spec.name, reason: problem }))
       this.tools.set(spec.name, spec)
-      this.registry.remember(spec.name, { spec, context: undoContextOf(context) })
+      if (this.registry.remember(spec.name, { spec, context: undoContextOf(context) }) === "shared") {
+        const warning = Effect.logWarning(`effect-saga: ${this.registry.absence(spec.name)}`)
+        return Effect.zipRight(warning, this.progress(call, context, advance, spanEnded))
+      }
     }
     const faults = Context.getOption(context, Faults)
     // The span is made inside the mask: an interruption cannot come between its start and its end.
