@@ -13,6 +13,21 @@ const sharedStore = () => {
   return { journal, service: Saga.layer.pipe(Layer.provide(store)) }
 }
 
+/** A tool named `create` of `provider`, whose undo (by default) notes what it undid in `undone`. */
+const creatingInto =
+  (undone: Array<string>) =>
+  (
+    provider: string,
+    undo = (ctx: { readonly result: string }) => Effect.sync(() => undone.push(`${provider} undid ${ctx.result}`))
+  ) =>
+    Compensable.make({
+      name: "create",
+      input: Schema.String,
+      success: Schema.String,
+      execute: (x) => Effect.succeed(`${provider}-${x}`),
+      compensate: undo
+    })
+
 describe("toolkits", () => {
   it.effect(
     "an operator's process without the toolkit reports undos unavailable and journals nothing; with it, undoes them",
@@ -52,14 +67,7 @@ describe("toolkits", () => {
     () =>
       Effect.gen(function* () {
         const undone: Array<string> = []
-        const creating = (provider: string) =>
-          Compensable.make({
-            name: "create",
-            input: Schema.String,
-            success: Schema.String,
-            execute: (x) => Effect.succeed(`${provider}-${x}`),
-            compensate: (ctx) => Effect.sync(() => undone.push(`${provider} undid ${ctx.result}`))
-          })
+        const creating = creatingInto(undone)
         const a = creating("a")
         const b = creating("b")
         const { service } = sharedStore()
@@ -105,17 +113,7 @@ describe("toolkits", () => {
     () =>
       Effect.gen(function* () {
         const undone: Array<string> = []
-        const creating = (
-          provider: string,
-          undo = (ctx: { readonly result: string }) => Effect.sync(() => undone.push(`${provider} undid ${ctx.result}`))
-        ) =>
-          Compensable.make({
-            name: "create",
-            input: Schema.String,
-            success: Schema.String,
-            execute: (x) => Effect.succeed(`${provider}-${x}`),
-            compensate: undo
-          })
+        const creating = creatingInto(undone)
         const { service } = sharedStore()
         const registered = Layer.provideMerge(Toolkit.layer(Toolkit.make({ a: creating("a") })), service)
         const warnings: Array<string> = []
