@@ -276,12 +276,8 @@ const undoStep = (
     const detail = explicit.outcome === "pending" ? PENDING_ELSEWHERE : takenOverDetail(explicit.detail)
     return inSpan(settle(writer, step, phaseOfExplicit[explicit.outcome], detail))
   }
-  const tool = env.lookup(step)
-  if (tool === undefined) {
-    return inSpan(Effect.succeed(reportOf(step, "unavailable", env.absence(step.toolName))))
-  }
-  const dropped = undoDropped(tool, step)
-  if (dropped !== undefined) return inSpan(Effect.succeed(reportOf(step, "unavailable", dropped)))
+  const tool = undoToolOf(env, step)
+  if (typeof tool === "string") return inSpan(Effect.succeed(reportOf(step, "unavailable", tool)))
   return Effect.zipRight(
     env.beforeUndo(step),
     runUndo(writer, tool, step, {
@@ -294,15 +290,18 @@ const undoStep = (
 }
 
 /**
- * Why the tool registered here cannot stand for the one a step ran with, if it cannot: the step's
- * `INTENT` says its tool declared an undo, and this one declares none (its code or manifest changed
- * since). Nothing is journaled for it, as for a tool not registered: where the tool still has its
+ * The tool that undoes `step` in this process, or why none can: none registered under its name, two
+ * different ones, or one that declares no undo where the step's `INTENT` says its tool did (its code
+ * or manifest changed since). Nothing is journaled for any of these: where the tool is, with its
  * undo, it can undo the effect.
  */
-export const undoDropped = (tool: RegisteredTool, step: StepView): string | undefined =>
-  tool.spec.compensate === undefined && step.intent?.payload?.undo === true
+export const undoToolOf = (env: Pick<UndoEnv, "lookup" | "absence">, step: StepView): RegisteredTool | string => {
+  const tool = env.lookup(step)
+  if (tool === undefined) return env.absence(step.toolName)
+  return tool.spec.compensate === undefined && step.intent?.payload?.undo === true
     ? `the step ran when tool ${step.toolName} declared an undo, and the tool registered here declares none (its declaration changed since): undo the effect where the tool still declares its undo, or by hand, then resolve the undo as applied`
-    : undefined
+    : tool
+}
 
 /** Why a tool's undo cannot run for a step, as a journaled phase and reason; `undefined` if it can. */
 export const unavailability = (

@@ -19,7 +19,7 @@ import { isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad } from "../journal/writer.js"
 import type { ExplicitUndo, Lookup } from "./compensation.js"
-import { changedNothing, outcomeOfPhase, runUndo, unavailability, undoDropped } from "./compensation.js"
+import { changedNothing, outcomeOfPhase, runUndo, unavailability, undoToolOf } from "./compensation.js"
 import type { Expiring } from "./expiry.js"
 import { expiredAt, expiredReason } from "./expiry.js"
 import * as Receipts from "./receipts.js"
@@ -156,12 +156,10 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
     // A read leaves nothing to undo, whatever this process holds: nothing is journaled, as the
     // saga's own compensation passes over it.
     if (changedNothing(step)) return yield* notHere(NOTHING_TO_UNDO)
-    const tool = ctx.lookup(step)
-    // Nothing is journaled for a tool not registered, or a receipt that does not open here (asked
-    // before any approval): a process that has the tool and the key can still undo the effect.
-    if (tool === undefined) return yield* notHere(ctx.absence(step.toolName))
-    const dropped = undoDropped(tool, step)
-    if (dropped !== undefined) return yield* notHere(dropped)
+    const tool = undoToolOf(ctx, step)
+    // Nothing is journaled for a tool not here (`undoToolOf`), or a receipt that does not open here
+    // (asked before any approval): a process that has the tool and the key can still undo the effect.
+    if (typeof tool === "string") return yield* notHere(tool)
     const receipt = Receipts.forUndo(ctx.receiptKeys, subject.sagaId, step.stepId, step.executed!.payload.receipt)
     if (tool.spec.compensate !== undefined && Either.isLeft(receipt)) return yield* notHere(receipt.left)
     // An undo that cannot run here is answered before anyone is asked to approve it.
