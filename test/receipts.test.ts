@@ -498,6 +498,25 @@ describe("a forward call's own error never carries the receipt it set", () => {
   )
 
   it.effect(
+    "a typed error whose encoded form alone shows the receipt (its parts do not hold it, joined they do) reaches the program as journaled",
+    () =>
+      Effect.gen(function* () {
+        const secret = `rcpt-${Crypto.randomUUID()},tail`
+        const pay = declining(secret, SplitDeclined, (receipt) => new SplitDeclined({ parts: receipt.split(",") }))
+        const seen: Array<ReadonlyArray<string>> = []
+        const program = pay("card-1").pipe(Effect.catchAll((error) => Effect.sync(() => seen.push(error.parts))))
+        yield* Saga.run("declined-split", program)
+        yield* Saga.run("declined-split", program)
+        // Each part alone is no receipt, so the error as thrown was not masked: its journaled copy was.
+        expect(seen).toEqual([["<redacted>"], ["<redacted>"]])
+        const entries = yield* journalOf("declined-split")
+        const failed = entries.find((entry) => entry.phase === "FAILED")!
+        expect(JSON.parse(failed.payload!).error).toEqual({ _tag: "SplitDeclined", parts: "<redacted>" })
+        expect(entries.map((entry) => entry.payload ?? "").join("\n")).not.toContain(secret)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
     "a typed error quoting its receipt that no longer decodes masked reaches the program as its replay does",
     () =>
       Effect.gen(function* () {
@@ -657,6 +676,11 @@ class RedactedDeclined extends Schema.TaggedError<RedactedDeclined>()("EncodedDe
 }) {}
 class RedactedDeclined64 extends Schema.TaggedError<RedactedDeclined64>()("EncodedDeclined", {
   ref: Schema.Redacted(Schema.StringFromBase64)
+}) {}
+
+/** A refusal whose reference is journaled joined by commas: a receipt holding a comma shows only joined. */
+class SplitDeclined extends Schema.TaggedError<SplitDeclined>()("SplitDeclined", {
+  parts: Schema.split(",")
 }) {}
 
 /** A refusal whose reference is a card token: masked, it is no longer one. */
