@@ -504,7 +504,9 @@ describe("a forward call's own error never carries the receipt it set", () => {
         const secret = `rcpt-${Crypto.randomUUID()},tail`
         const pay = declining(secret, SplitDeclined, (receipt) => new SplitDeclined({ parts: receipt.split(",") }))
         const seen: Array<ReadonlyArray<string>> = []
-        const program = pay("card-1").pipe(Effect.catchAll((error) => Effect.sync(() => seen.push(error.parts))))
+        const program = pay("card-1").pipe(
+          Effect.catchTag("SplitDeclined", (error) => Effect.sync(() => seen.push(error.parts)))
+        )
         yield* Saga.run("declined-split", program)
         yield* Saga.run("declined-split", program)
         // Each part alone is no receipt, so the error as thrown was not masked: its journaled copy was.
