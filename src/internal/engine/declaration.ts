@@ -51,17 +51,42 @@ export const carriesNothing = (schema: Schema.Schema<any, any>): boolean => {
   return ast._tag === "VoidKeyword" || ast._tag === "UndefinedKeyword" || ast._tag === "Literal"
 }
 
-const checked = new WeakMap<StepSpec, string | undefined>()
+/** Why a declaration cannot work; `schema`: the schema at fault and why, when the problem is a schema's. */
+export interface Problem {
+  readonly reason: string
+  readonly schema?: { readonly role: "input" | "success" | "failure"; readonly cause: string }
+}
 
-/** The first reason a declaration cannot work, if any (checked once per declaration). */
-export const problemOf = (spec: StepSpec): string | undefined => {
+const checked = new WeakMap<StepSpec, Problem | undefined>()
+
+/** The first problem of a declaration, if any (checked once per declaration). */
+export const declarationProblem = (spec: StepSpec): Problem | undefined => {
   if (checked.has(spec)) return checked.get(spec)
   const problem = findProblem(spec)
   checked.set(spec, problem)
   return problem
 }
 
-const findProblem = (spec: StepSpec): string | undefined => {
+/** The first reason a declaration cannot work, if any. */
+export const problemOf = (spec: StepSpec): string | undefined => declarationProblem(spec)?.reason
+
+const findProblem = (spec: StepSpec): Problem | undefined => {
+  const reason = optionsProblem(spec)
+  if (reason !== undefined) return { reason }
+  const schemas = [
+    ["input", spec.input],
+    ["success", spec.success],
+    ["failure", spec.failure]
+  ] as const
+  for (const [role, schema] of schemas) {
+    const cause = schema === undefined ? undefined : notJson(schema)
+    if (cause !== undefined)
+      return { reason: `its ${role} schema cannot be journaled: ${cause}`, schema: { role, cause } }
+  }
+  return undefined
+}
+
+const optionsProblem = (spec: StepSpec): string | undefined => {
   const badName = toolNameProblem(spec.name)
   if (badName !== undefined) return `its name cannot be journaled: ${badName}`
   if (spec.optionProblem !== undefined) return spec.optionProblem
@@ -70,15 +95,6 @@ const findProblem = (spec: StepSpec): string | undefined => {
   }
   if (!Number.isInteger(spec.maxPayloadBytes) || spec.maxPayloadBytes <= 0) {
     return `maxPayloadBytes must be a positive integer, got ${spec.maxPayloadBytes}`
-  }
-  const schemas = [
-    ["input", spec.input],
-    ["success", spec.success],
-    ["failure", spec.failure]
-  ] as const
-  for (const [role, schema] of schemas) {
-    const reason = schema === undefined ? undefined : notJson(schema)
-    if (reason !== undefined) return `its ${role} schema cannot be journaled: ${reason}`
   }
   return undefined
 }

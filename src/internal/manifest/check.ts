@@ -7,6 +7,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { ManifestToolkit } from "../../Manifest.js"
 import * as Toolkit from "../../Toolkit.js"
+import { declarationProblem } from "../engine/declaration.js"
 import { launchOf, missingSecret } from "./environment.js"
 import { jsonPath, ManifestError } from "./errors.js"
 
@@ -31,19 +32,17 @@ export const check = (manifestToolkit: ManifestToolkit): Effect.Effect<ReadonlyA
         return yield* fail(["bindings", name, "secrets", index], `the secret ${secret} is not set`)
       }
     }
-    return yield* Effect.mapError(Toolkit.validate(manifestToolkit), (error) => {
-      const { field, reason } = inManifestWords(error.reason)
-      return new ManifestError({ file: manifest.file, path: jsonPath(["bindings", error.toolName, ...field]), reason })
-    })
+    // A schema that cannot be journaled is the binding's `input` or `output` type, in the manifest's words.
+    for (const tool of Object.values(manifestToolkit.tools)) {
+      const schema = declarationProblem(tool.spec)?.schema
+      if (schema !== undefined && schema.role !== "failure") {
+        const field = schema.role === "input" ? "input" : "output"
+        return yield* fail(["bindings", tool.name, field], `its ${field} type cannot be journaled: ${schema.cause}`)
+      }
+    }
+    return yield* Effect.mapError(
+      Toolkit.validate(manifestToolkit),
+      (error) =>
+        new ManifestError({ file: manifest.file, path: jsonPath(["bindings", error.toolName]), reason: error.reason })
+    )
   })
-
-/** A tool's schema, in the words of a manifest: its `input` and its `output`. */
-const schemaProblem = /^its (input|success) schema cannot be journaled: /
-
-/** A declaration's problem as a manifest names it: at the binding's `input` or `output`, if it is a schema's. */
-const inManifestWords = (reason: string): { readonly field: ReadonlyArray<string>; readonly reason: string } => {
-  const found = schemaProblem.exec(reason)
-  if (found === null) return { field: [], reason }
-  const field = found[1] === "input" ? "input" : "output"
-  return { field: [field], reason: `its ${field} type cannot be journaled: ${reason.slice(found[0].length)}` }
-}
