@@ -190,6 +190,28 @@ describe("toolkits", () => {
       })
   )
 
+  it.effect(
+    "a step run while its tool declared no undo, compensated where the tool now declares one: that undo runs",
+    () =>
+      Effect.gen(function* () {
+        const released: Array<string> = []
+        const { journal, service } = sharedStore()
+        expect(
+          (yield* Effect.provide(Saga.run("gained", Compensable.make(reserveDeclaration)("B-2")), service))._tag
+        ).toBe("Completed")
+        const withUndo = Compensable.make({
+          ...reserveDeclaration,
+          compensate: (ctx) => Effect.sync(() => released.push(ctx.result))
+        })
+        const registered = Layer.provideMerge(Toolkit.layer(Toolkit.make({ withUndo })), service)
+        const report = yield* Effect.provide(Saga.compensate("gained"), registered)
+        expect(report.status).toBe("compensated")
+        expect(report.undone.map((step) => step.outcome)).toEqual(["completed"])
+        expect(released).toEqual(["res-B-2"])
+        expect((yield* journal.read("gained")).map((entry) => entry.phase)).toContain("COMPENSATED")
+      })
+  )
+
   it.effect("Toolkit.call decodes the encoded input and runs the named tool as a step", () =>
     Effect.gen(function* () {
       const book = Compensable.make({
