@@ -242,6 +242,28 @@ describe("a resumed program that no longer makes an executed step's call does no
     }).pipe(Effect.provide(SagaLive))
   )
 
+  it.effect(
+    "a call whose input changed since it ran: NonDeterminism saying so, naming the journaled step, nothing written",
+    () =>
+      Effect.gen(function* () {
+        made.length = 0
+        const journal = yield* Journal.Journal
+        const fiber = yield* Effect.fork(Saga.run("o3", Effect.zipRight(reserve({ n: 1 }), Effect.never)))
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(fiber)
+        const stepId = (yield* Saga.status("o3")).steps[0]!.stepId
+        const before = (yield* journal.read("o3")).length
+
+        const error = yield* Effect.flip(Saga.resume("o3", reserve({ n: 9 })))
+        expect(error).toBeInstanceOf(SagaError.NonDeterminism)
+        expect((error as SagaError.NonDeterminism).reason).toBe(
+          `the program called reserve with an input the journal holds no call of, before replaying the journal's call of reserve at ${stepId}: the input changed since that call ran (the program's code or data, or the tool's input type), or the calls come in another order`
+        )
+        expect(made).toEqual(["reserve 1"])
+        expect((yield* journal.read("o3")).length).toBe(before)
+      }).pipe(Effect.provide(SagaLive))
+  )
+
   it.effect("a saga a failure binds to compensate still compensates when a replayed failure cuts a branch short", () =>
     Effect.gen(function* () {
       made.length = 0

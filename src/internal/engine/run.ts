@@ -699,9 +699,7 @@ export class SagaRun {
         if (pending.awaiting !== undefined && pending.intents === 0) {
           return this.refuse(pending, "resumed with a different input than the one that awaits approval")
         }
-        return fatal(
-          this.divergence(stepId, `the journal's call of ${spec.name} at ${pending.stepId} was not replayed first`)
-        )
+        return fatal(this.divergence(stepId, notReplayedFirst(spec.name, pending.stepId)))
       }
     }
     if (this.closed) return this.refuseToRun(stepId)
@@ -1216,3 +1214,7 @@ export class SagaRun {
     return { error: Either.isRight(decodeValue(schema, shown)) ? shown : undefined, masked: true }
   }
 }
+
+/** Why an unkeyed call whose input the journal does not hold diverges: the journal's own call of that tool comes first. */
+const notReplayedFirst = (toolName: string, journaledStepId: string) =>
+  `the program called ${toolName} with an input the journal holds no call of, before replaying the journal's call of ${toolName} at ${journaledStepId}: the input changed since that call ran (the program's code or data, or the tool's input type), or the calls come in another order`
