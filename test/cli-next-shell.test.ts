@@ -55,4 +55,26 @@ describe("effect-saga show: a next line pasted into a shell", { timeout: 60_000 
         expect(step.state).toBe("approved")
       })
   )
+
+  it.scoped(
+    "an id that begins with -: refused with a line that says why (options first, ids after --), and the -- form approves",
+    () =>
+      Effect.gen(function* () {
+        const db = path.join(dir, "dash.db")
+        const sagaId = "-x y"
+        assert(
+          (yield* onFile(db, Saga.run(sagaId, sendWireTransfer({ amount: 5, to: "acme" }))))._tag === "AwaitingApproval"
+        )
+        const stepId = (yield* onFile(db, Saga.status(sagaId))).steps[0]!.stepId
+        const refused = yield* cli("approve", sagaId, stepId, "--as", "oncall", "--db", db)
+        expect(refused.code).toBe(2)
+        expect(refused.stderr).toContain(
+          "effect-saga: the command line could not be read: an argument that begins with - is read as options; give the options first, then -- and the ids"
+        )
+        expect((yield* onFile(db, Saga.status(sagaId))).steps[0]!.state).toBe("awaiting_approval")
+        const approved = yield* cli("approve", "--as", "oncall", "--db", db, "--", sagaId, stepId)
+        expect(approved.code, approved.stderr).toBe(0)
+        expect((yield* onFile(db, Saga.status(sagaId))).steps[0]!.state).toBe("approved")
+      })
+  )
 })

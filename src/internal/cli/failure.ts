@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as ValidationError from "@effect/cli/ValidationError"
 import * as Cause from "effect/Cause"
 import * as Data from "effect/Data"
@@ -86,8 +87,11 @@ export const endingOf = (cause: Cause.Cause<unknown>): Ending => {
         line: `${lineOf(error)} (effect-saga show ${shellWord(error.sagaId)} shows the journal as stored)`
       }
     }
-    // @effect/cli has printed its own message (and the usage) for a command line it could not parse.
-    if (ValidationError.isValidationError(error)) return { code: 2 }
+    // @effect/cli has printed its own message (and the usage) for a command line it could not parse,
+    // unless it had none to print.
+    if (ValidationError.isValidationError(error)) {
+      return HelpDoc.isEmpty(error.error) ? { code: 2, line: unreadable } : { code: 2 }
+    }
     return { code: 2, line: lineOf(error) }
   }
   const defect = Cause.dieOption(cause)
@@ -95,3 +99,10 @@ export const endingOf = (cause: Cause.Cause<unknown>): Ending => {
   // The command said what its interruption left (`Interruption.told`).
   return { code: 130 }
 }
+
+/**
+ * What a command line `@effect/cli` refused without a word means: most likely an argument that
+ * begins with `-` (an id such as `-x y`) read as options.
+ */
+const unreadable =
+  "the command line could not be read: an argument that begins with - is read as options; give the options first, then -- and the ids (effect-saga approve --as WHO --revision N --digest H -- '-x y' STEP)"
