@@ -546,6 +546,48 @@ describe("Saga.compensateEffect", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect.each(["applied", "not-applied"] as const)(
+    "an unknown explicit undo the saga's compensation took over, then resolved %s on its run: the saga's next compensation follows the run",
+    (outcome) =>
+      Effect.gen(function* () {
+        let attempts = 0
+        const book = counted("book", () =>
+          ++attempts === 1 ? Effect.fail(Outcome.unknown("the provider timed out")) : Effect.void
+        )
+        const sagaId = `trip-taken-${outcome}`
+        yield* Saga.run(sagaId, book.tool("room-16"))
+        const effectId = yield* effectIdOf(sagaId, "book")
+        expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ outcome: "unknown" })
+        const first = yield* Saga.compensate(sagaId)
+        expect(first.status).toBe("compensation_failed")
+        expect(first.undone.map((step) => step.outcome)).toEqual(["unknown"])
+
+        const runId = `${effectId}/compensate-effect`
+        const stepId = (yield* Saga.status(sagaId)).steps[0]!.stepId
+        yield* Saga.resolve(runId, stepId, { outcome, by: "oncall" })
+        const report = yield* Saga.compensate(sagaId)
+
+        expect(report.status).toBe("compensated")
+        const expected =
+          outcome === "applied"
+            ? { outcome: "completed", detail: "by compensateEffect: resolved as undone by oncall" }
+            : { outcome: "completed", detail: undefined }
+        expect(report.undone.map(({ detail, outcome }) => ({ outcome, detail }))).toEqual([expected])
+        // The undo ran once more only where the run says it was not applied.
+        expect(book.calls.undo).toBe(outcome === "applied" ? 1 : 2)
+        const phases = yield* phasesOf(sagaId, stepId)
+        expect(phases).toEqual(
+          outcome === "applied"
+            ? ["INTENT", "EXECUTED", "COMPENSATION_UNKNOWN", "COMPENSATED"]
+            : ["INTENT", "EXECUTED", "COMPENSATION_UNKNOWN", "COMPENSATING", "COMPENSATED"]
+        )
+        // Asked again, the journal's report stands: nothing is written or run.
+        const again = yield* Saga.compensate(sagaId)
+        expect(again).toEqual(report)
+        expect(yield* phasesOf(sagaId, stepId)).toEqual(phases)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect(
     "after compensateEffect failed, the saga's own compensation still tries the undo (it was not applied)",
     () =>

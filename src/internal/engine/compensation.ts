@@ -19,7 +19,7 @@ import { sagaDraft, stepDraft } from "../journal/drafts.js"
 import { undoKey } from "../journal/ids.js"
 import type { Recorded, UndoPhase } from "../journal/payloads.js"
 import { undoOwnText } from "../journal/resolvedUndo.js"
-import { PENDING_ELSEWHERE, takenOverDetail } from "../journal/takenOver.js"
+import { isTakenOver, PENDING_ELSEWHERE, takenOverDetail } from "../journal/takenOver.js"
 import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { withUndoSpan } from "../observability/spans.js"
@@ -247,11 +247,35 @@ export const explicitUndos = (
 ): Effect.Effect<ExplicitUndos, JournalError | JournalCorrupted | JournalTampered> =>
   Effect.map(
     Effect.forEach(
-      toUndo(view).filter((step) => step.compensation === undefined && step.compensating === undefined),
+      toUndo(view).filter(
+        (step) => (step.compensation === undefined && step.compensating === undefined) || awaitsItsRun(step)
+      ),
       (step) => Effect.map(env.explicitUndo(sagaId, step), (explicit) => [step.stepId, explicit] as const)
     ),
     (found) => new Map(found)
   )
+
+/**
+ * Whether a step's undo is an explicit undo's taken over while it had no outcome (`unknown`, or
+ * still running): its run is asked again each compensation, for an outcome got since (the undo
+ * ended, an operator resolved it).
+ */
+const awaitsItsRun = (step: StepView): boolean =>
+  step.compensation?.phase === "COMPENSATION_UNKNOWN" && isTakenOver(detailOf(step.compensation))
+
+/**
+ * Whether the explicit undo's answer moved since `journaled` took it over: it failed or is
+ * unavailable (the effect is live: the undo runs here), or it says another outcome or detail.
+ */
+const movedSince = (journaled: Recorded<UndoPhase>, explicit: ExplicitUndo | undefined): boolean => {
+  if (explicit === undefined) return false
+  if (explicit.outcome === "failed" || explicit.outcome === "unavailable") return true
+  return phaseOfExplicit[explicit.outcome] !== journaled.phase || takenOverEntryDetail(explicit) !== detailOf(journaled)
+}
+
+/** The detail the saga's journal gives an explicit undo's answer it takes over. */
+const takenOverEntryDetail = (explicit: ExplicitUndo): string =>
+  explicit.outcome === "pending" ? PENDING_ELSEWHERE : takenOverDetail(explicit.detail)
 
 /**
  * Runs, or reports from the journal, the undo of one executed step (`explicit`: its explicit undo,
@@ -264,7 +288,7 @@ const undoStep = (
   step: StepView,
   explicit: ExplicitUndo | undefined
 ): Effect.Effect<Report.StepReport, CompensationError> => {
-  if (step.compensation !== undefined) {
+  if (step.compensation !== undefined && !(awaitsItsRun(step) && movedSince(step.compensation, explicit))) {
     return Effect.succeed(reportOf(step, outcomeOfPhase[step.compensation.phase], detailOf(step.compensation)))
   }
   const inSpan = withUndoSpan(undoAttributes(writer.sagaId, step))
@@ -273,8 +297,7 @@ const undoStep = (
   }
   // An effect undone on request (compensateEffect) is not undone again: its outcome is taken over.
   if (explicit !== undefined && explicit.outcome !== "failed" && explicit.outcome !== "unavailable") {
-    const detail = explicit.outcome === "pending" ? PENDING_ELSEWHERE : takenOverDetail(explicit.detail)
-    return inSpan(settle(writer, step, phaseOfExplicit[explicit.outcome], detail))
+    return inSpan(settle(writer, step, phaseOfExplicit[explicit.outcome], takenOverEntryDetail(explicit)))
   }
   const tool = undoToolOf(env, step)
   if (typeof tool === "string") return inSpan(Effect.succeed(reportOf(step, "unavailable", tool)))
