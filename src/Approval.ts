@@ -141,19 +141,24 @@ export class ApprovalNotFound extends Schema.TaggedError<ApprovalNotFound>("effe
 }
 
 /**
- * The request was already decided; a decision is never overwritten.
+ * The request was already decided; a decision is never overwritten. `detail`, from an operator's
+ * command (`Saga.approve`, `Saga.reject`): who made the decision the store holds, that the journal
+ * does not hold it, and whether a run will act on it.
  *
  * @since 0.1.0
  * @category errors
  */
 export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("effect-saga/AlreadyDecided")("AlreadyDecided", {
   requestId: Schema.String,
-  decision: Schema.String
+  decision: Schema.String,
+  /** @since 0.5.0 */
+  detail: Schema.optional(Schema.String)
 }) {
   /** @since 0.2.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
-    return `approval request ${this.requestId} was already ${this.decision}`
+    const said = `approval request ${this.requestId} was already ${this.decision}`
+    return this.detail === undefined ? said : `${said}: ${this.detail}`
   }
 }
 

@@ -4,11 +4,15 @@
  * the same command again finishes it, on every store; another decision is still `AlreadyDecided`.
  * The half-written state is made here as the first write makes it: through the store's own service.
  */
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
-import { Approval, type Journal, Saga } from "../src/index.js"
+import { ConfigProvider, Effect, Layer } from "effect"
+import { Approval, type Journal, Saga, SqlStore } from "../src/index.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 import { reserveAndWire } from "./fixtures/reserve-wire.js"
+import { edit } from "./fixtures/sqlite-raw.js"
 import { threeStores } from "./fixtures/three-stores.js"
 
 const stores = await threeStores("effect-saga-half-decided")
@@ -80,3 +84,51 @@ for (const [name, store] of stores) {
     )
   })
 }
+
+describe("a decision the store holds that no command made (SQLite, its table edited)", () => {
+  const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-saga-half-forged-"))
+  const key = `k1:${Buffer.alloc(32, 7).toString("base64")}`
+  const onFile = (filename: string) =>
+    Effect.provide(Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename }))))
+  const withKey = Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["EFFECT_SAGA_JOURNAL_KEYS", key]])))
+  /** The wire approved by `by` at `at` in the approvals table alone, as an edit of it writes it. */
+  const forged = (filename: string, requestId: string, inputDigest: string, by: string, at: string) =>
+    edit(
+      filename,
+      "UPDATE effect_saga_approvals SET status = 'approved', decision = ?, decided_at = ? WHERE request_id = ?",
+      JSON.stringify({ _tag: "Approved", by, at, inputDigest }),
+      at,
+      requestId
+    )
+
+  it.effect.each([
+    ["dated after now, no journal key", "2099-01-01T00:00:00.000Z", false, "which is not between the request"],
+    ["dated before the request, no journal key", "1960-01-01T00:00:00.000Z", false, "which is not between the request"],
+    ["unsigned under a journal key", "1970-01-01T00:00:00.000Z", true, "carries no MAC under the journal key"]
+  ] as const)(
+    "%s: the same approve again is refused as tampering, nothing journaled, and another approver is told whose it is",
+    ([, at, keyed, said]) =>
+      Effect.gen(function* () {
+        const filename = Path.join(dir, `${Math.random()}.db`)
+        const sagaId = "forged-decision"
+        const outcome = yield* Effect.gen(function* () {
+          const world = reserveAndWire()
+          const waiting = yield* Saga.run(sagaId, world.program)
+          assert(waiting._tag === "AwaitingApproval")
+          forged(filename, waiting.request.requestId, waiting.request.inputDigest, "alice", at)
+          const before = (yield* entriesOf(sagaId)).length
+          const same = yield* Effect.flip(Saga.approve(sagaId, waiting.request.stepId, { by: "alice" }))
+          expect(same).toMatchObject({ _tag: "JournalTampered", problem: "approval" })
+          expect(same.message).toContain(said)
+          const other = yield* Effect.flip(Saga.approve(sagaId, waiting.request.stepId, { by: "bob" }))
+          expect(other._tag).toBe("AlreadyDecided")
+          expect(other.message).toContain(
+            `the approval store says step ${waiting.request.stepId} was approved by alice`
+          )
+          expect((yield* entriesOf(sagaId)).length).toBe(before)
+          return world.calls
+        }).pipe(onFile(filename), keyed ? withKey : (effect) => effect)
+        expect(outcome.wire).toBe(0)
+      })
+  )
+})

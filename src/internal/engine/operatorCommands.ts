@@ -2,8 +2,8 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type { AlreadyDecided, Approval, Decision } from "../../Approval.js"
-import { holdsRequest } from "../../Approval.js"
+import type { Approval, ApprovalRequest, Decision } from "../../Approval.js"
+import { AlreadyDecided, holdsRequest } from "../../Approval.js"
 import type { Draft } from "../../Journal.js"
 import { ConcurrencyConflict, JournalTampered } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
@@ -11,7 +11,7 @@ import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
 import { copyDeparture } from "../journal/approvalCopy.js"
-import { requestOf, tamperedAt } from "../journal/decisions.js"
+import { distrust, requestOf, tamperedAt } from "../journal/decisions.js"
 import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
 import { executed } from "../journal/payloads.js"
@@ -91,6 +91,7 @@ const readableExpiry = (writer: Writer, stepId: string, expiresAt: string | unde
 export const approve = (
   writer: Writer,
   approval: Approval["Type"],
+  keys: KeyRing | undefined,
   stepId: string,
   options: { readonly by: string; readonly expiresAt?: string | undefined; readonly principal?: string | undefined }
 ) =>
@@ -99,7 +100,7 @@ export const approve = (
     yield* readableExpiry(writer, stepId, options.expiresAt)
     const { inputDigest } = step.awaiting!.payload
     const { by, expiresAt, principal } = options
-    const at = yield* decide(writer, approval, step, {
+    const at = yield* decide(writer, approval, keys, step, {
       checkCopy: true,
       record: (requestId) => approval.approve(requestId, { by, inputDigest, expiresAt }),
       isThisCommands: (decision) =>
@@ -149,6 +150,7 @@ const heldRequest = (writer: Writer, approval: Approval["Type"], step: StepView,
 const decide = (
   writer: Writer,
   approval: Approval["Type"],
+  keys: KeyRing | undefined,
   step: StepView,
   command: {
     readonly checkCopy: boolean
@@ -160,7 +162,7 @@ const decide = (
   return heldRequest(writer, approval, step, command.checkCopy).pipe(
     Effect.zipRight(command.record(requestId)),
     Effect.zipRight(nowIso),
-    Effect.catchTag("AlreadyDecided", unjournaled(approval, requestId, command.isThisCommands)),
+    Effect.catchTag("AlreadyDecided", unjournaled(writer, approval, keys, step, command.isThisCommands)),
     Effect.mapError(tamperedAt(writer.sagaId, step.awaiting!.seq))
   )
 }
@@ -168,16 +170,60 @@ const decide = (
 /**
  * The time of a decision the store holds and the journal lacks, when it is exactly the one this
  * command makes: the same command stopped between its two writes (a crash, a journal write that
- * failed), and is retried to finish. Another decision stays `AlreadyDecided`.
+ * failed), and is retried to finish. Such a decision is one this command could have made: signed
+ * under the journal key when there is one, and made between the request and now; another is
+ * tampering (`JournalTampered`). Another decision stays `AlreadyDecided`, saying whose it is and
+ * whether a run will act on it.
  */
 const unjournaled =
-  (approval: Approval["Type"], requestId: string, isThisCommands: (decision: Decision) => boolean) =>
+  (
+    writer: Writer,
+    approval: Approval["Type"],
+    keys: KeyRing | undefined,
+    step: StepView,
+    isThisCommands: (decision: Decision) => boolean
+  ) =>
   (error: AlreadyDecided) =>
-    Effect.flatMap(approval.get(requestId), (found) =>
-      Option.isSome(found) && found.value.decision._tag !== "Pending" && isThisCommands(found.value.decision)
-        ? Effect.succeed(found.value.decision.at)
-        : Effect.fail(error)
+    Effect.flatMap(
+      Effect.zip(approval.get(error.requestId), Clock.currentTimeMillis),
+      ([found, now]): Effect.Effect<string, AlreadyDecided | JournalTampered> => {
+        if (Option.isNone(found) || found.value.decision._tag === "Pending") return Effect.fail(error)
+        const decision = found.value.decision
+        const request = requestOf(writer.sagaId, step)
+        const distrusted = distrust(approval, keys, request, decision)
+        if (!isThisCommands(decision)) {
+          const detail =
+            distrusted ??
+            `${heldBy(request, decision)}, and the journal does not hold it yet: the saga's next run journals it`
+          return Effect.fail(new AlreadyDecided({ requestId: error.requestId, decision: error.decision, detail }))
+        }
+        const reason = keys === undefined ? outOfTime(request, decision, now) : distrusted
+        return reason === undefined
+          ? Effect.succeed(decision.at)
+          : Effect.fail(
+              new JournalTampered({ sagaId: writer.sagaId, seq: step.awaiting!.seq, problem: "approval", reason })
+            )
+      }
     )
+
+/** Who the store says decided the request, and which way. */
+const heldBy = (request: ApprovalRequest, decision: Exclude<Decision, { _tag: "Pending" }>) =>
+  `the approval store says step ${request.stepId} was ${decision._tag.toLowerCase()} by ${decision.by}`
+
+/**
+ * Why a decision the store holds cannot be this command's, stopped between its writes: it is
+ * dated before the request or after now (a time an edit of the table chose).
+ */
+const outOfTime = (
+  request: ApprovalRequest,
+  decision: Exclude<Decision, { _tag: "Pending" }>,
+  now: number
+): string | undefined => {
+  const at = millisOf(decision.at)
+  const requested = millisOf(request.requestedAt)
+  if (at !== undefined && at <= now && (requested === undefined || at >= requested)) return undefined
+  return `${heldBy(request, decision)} at ${JSON.stringify(decision.at)}, which is not between the request (${request.requestedAt}) and now: no command made it, the approvals table was edited`
+}
 
 /**
  * Reads the store's record of a step's request, for its row only: a row edited so that it names no
@@ -262,6 +308,7 @@ export const renew = (writer: Writer, approval: Approval["Type"], stepId: string
 export const reject = (
   writer: Writer,
   approval: Approval["Type"],
+  keys: KeyRing | undefined,
   stepId: string,
   options: { readonly by: string; readonly reason: string; readonly principal?: string | undefined },
   closing: Draft
@@ -269,7 +316,7 @@ export const reject = (
   Effect.gen(function* () {
     const step = yield* awaitingStep(writer, stepId)
     const { by, principal, reason } = options
-    const at = yield* decide(writer, approval, step, {
+    const at = yield* decide(writer, approval, keys, step, {
       checkCopy: false,
       record: (requestId) => approval.reject(requestId, { by, reason }),
       isThisCommands: (decision) => decision._tag === "Rejected" && decision.by === by && decision.reason === reason

@@ -738,7 +738,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         by: options.by,
         seen: options,
         replay: { prior: (writer) => replay.approval(writer, stepId, options), answer: () => Effect.void },
-        body: (writer, principal) => commands.approve(writer, approval, stepId, { ...options, principal: principal.id })
+        body: (writer, principal) =>
+          commands.approve(writer, approval, keys, stepId, { ...options, principal: principal.id })
       }).pipe(Effect.withSpan("effect-saga.approve", commandSpan(sagaId, stepId))),
     renewApproval: (sagaId: string, stepId: string, options: RenewApprovalOptions) =>
       command(sagaId, {
@@ -772,6 +773,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           const rejecting = commands.reject(
             writer,
             approval,
+            keys,
             stepId,
             { ...options, principal: principal.id },
             rejectionEntry(writer)
