@@ -3,7 +3,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
-import { Cause, Effect, Either, FastCheck as fc, Layer, Option, Schema } from "effect"
+import { Cause, Effect, Either, Fiber, FastCheck as fc, Layer, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Saga, SagaDefinition, SagaError, SqlJournal, Toolkit } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 
@@ -255,6 +255,62 @@ describe("identifiers", () => {
         expect(runs).toEqual([])
         expect(yield* Saga.run("keyed-colon", tool("A-1", { key: "b:x#1" }))).toMatchObject({ _tag: "Completed" })
       }).pipe(Effect.provide(Testing.layer))
+    )
+
+    it.effect(
+      "a tool named with : and a key holding : never share a step id: concurrent calls replay in any order",
+      () =>
+        Effect.gen(function* () {
+          const payCard = counted("pay:card")
+          const pay = counted("pay")
+          // `pay:card` keyed `x` and `pay` keyed `card:x` would both be `pay:card:x` with the name as it is.
+          const program = (cardFirst: boolean) =>
+            Effect.all(
+              [
+                Effect.zipRight(Effect.sleep(cardFirst ? "1 millis" : "20 millis"), payCard.tool("A", { key: "x" })),
+                Effect.zipRight(Effect.sleep(cardFirst ? "20 millis" : "1 millis"), pay.tool("B", { key: "card:x" }))
+              ],
+              { concurrency: "unbounded" }
+            )
+          const first = yield* Effect.fork(Saga.run("colons", program(true)))
+          yield* TestClock.adjust("1 second")
+          expect((yield* Fiber.join(first))._tag).toBe("Completed")
+          const replay = yield* Effect.fork(Saga.run("colons", program(false)))
+          yield* TestClock.adjust("1 second")
+          expect(yield* Fiber.join(replay)).toMatchObject({ _tag: "Completed", value: ["r-A", "r-B"] })
+          expect((yield* Saga.status("colons")).steps.map((step) => [step.toolName, step.stepId])).toEqual([
+            ["pay:card", "pay%3Acard:x#1"],
+            ["pay", "pay:card:x#1"]
+          ])
+          expect([payCard.runs, pay.runs]).toEqual([["A"], ["B"]])
+        }).pipe(Effect.provide(Testing.layer))
+    )
+
+    it.effect(
+      "a step of a tool named with : journaled under its name as it is (before 0.5.0) replays under that id",
+      () =>
+        Effect.gen(function* () {
+          const charge = counted("stripe:charge")
+          const journal = yield* Journal.Journal
+          // What an earlier version journaled: the step id with the tool's name unescaped.
+          const stepId = "stripe:charge:k1#1"
+          const entry = (phase: "INTENT" | "EXECUTED", payload: object): Journal.Draft => ({
+            stepId,
+            toolName: "stripe:charge",
+            phase,
+            input: JSON.stringify("A"),
+            payload: JSON.stringify(payload)
+          })
+          yield* journal.append("legacy-colon", Journal.empty, [
+            { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
+            entry("INTENT", { attempt: 1, idempotencyKey: `legacy-colon/${stepId}` }),
+            entry("EXECUTED", { result: "r-A" })
+          ])
+          const result = yield* Saga.run("legacy-colon", charge.tool("A", { key: "k1" }))
+          expect(result).toMatchObject({ _tag: "Completed", value: "r-A" })
+          expect(charge.runs).toEqual([])
+          expect((yield* Saga.status("legacy-colon")).steps.map((step) => step.stepId)).toEqual([stepId])
+        }).pipe(Effect.provide(Testing.layer))
     )
 
     it.effect("Compensable.isStepError recognizes a refused key", () =>

@@ -16,9 +16,9 @@ describe("an import of what the engine journaled", () => {
       Effect.gen(function* () {
         yield* Saga.run("trip/1", Effect.zipRight(book("room-12", { key: "a:b#c" }), book("room-14")))
         const step = (yield* Saga.status("trip/1")).steps[0]!
-        expect(step.stepId).toBe("ns:book:a:b#c#1")
+        expect(step.stepId).toBe("ns%3Abook:a:b#c#1")
         const undo = yield* Saga.compensateEffect(step.effectId)
-        expect(undo).toMatchObject({ outcome: "completed", runId: "trip/1/ns:book:a:b#c#1/compensate-effect" })
+        expect(undo).toMatchObject({ outcome: "completed", runId: "trip/1/ns%3Abook:a:b#c#1/compensate-effect" })
         const exports = yield* Effect.forEach(["trip/1", undo.runId], Journal.exportNdjson)
         const imported = yield* Effect.forEach(exports, (text) =>
           Effect.provide(Journal.importNdjson(text), Journal.layerMemory)

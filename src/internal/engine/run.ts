@@ -33,7 +33,15 @@ import { distrust, requestOf, tamperedAt, withoutMac } from "../journal/decision
 import { causeText, cutDetail, defectLine } from "../journal/detail.js"
 import { executedDraft, intentDraft, stepDraft } from "../journal/drafts.js"
 import { sha256 } from "../journal/hash.js"
-import { callIdOf, inputKey, isOccurrenceOf, stepIdOf, stepKey } from "../journal/ids.js"
+import {
+  callIdOf,
+  inputKey,
+  isEscapedInIds,
+  isOccurrenceOf,
+  legacyCallIdOf,
+  stepIdOf,
+  stepKey
+} from "../journal/ids.js"
 import type { JournaledReceipt, PayloadOf } from "../journal/payloads.js"
 import type { StepView } from "../journal/view.js"
 import { answersPending, isNotStarted, isRead, isUnknown, isUnsettled } from "../journal/view.js"
@@ -417,7 +425,7 @@ export class SagaRun {
       return Effect.fail(new PayloadTooLarge({ toolName: spec.name, bytes, maxBytes: spec.maxPayloadBytes }))
     }
     const digest = sha256(inputJson)
-    const stepId = this.allocate(callIdOf(spec.name, key ?? inputKey(digest)))
+    const stepId = this.allocate(spec.name, key ?? inputKey(digest))
     const call = new Call(spec, stepId, input, inputJson, digest)
     const mode = options?.deferApproval === true ? "defer" : "halt"
     return this.progress(
@@ -626,12 +634,27 @@ export class SagaRun {
     return untilInterrupted
   }
 
-  private allocate(callId: string): string {
+  private allocate(toolName: string, key: string): string {
+    const callId = callIdOf(toolName, key)
     const occurrence = (this.occurrences.get(callId) ?? 0) + 1
     this.occurrences.set(callId, occurrence)
-    const stepId = stepIdOf(callId, occurrence)
+    const stepId = this.journaledAs(toolName, stepIdOf(callId, occurrence), () =>
+      stepIdOf(legacyCallIdOf(toolName, key), occurrence)
+    )
     this.unreplayed?.delete(stepId)
     return stepId
+  }
+
+  /**
+   * The id the journal holds a step under: a step of a tool whose name holds `:` or `%` journaled
+   * before 0.5.0 has its name as it is in its id (`legacy`), and keeps it.
+   */
+  private journaledAs(toolName: string, stepId: string, legacy: () => string): string {
+    if (!isEscapedInIds(toolName)) return stepId
+    const { steps } = this.writer.view
+    if (steps.has(stepId)) return stepId
+    const old = legacy()
+    return steps.get(old)?.toolName === toolName ? old : stepId
   }
 
   private advance(call: Placed, keyed: boolean, mode: Mode) {
@@ -766,8 +789,10 @@ export class SagaRun {
   /** A journaled, unkeyed call of `toolName` that this replay has not reached. */
   private unreplayedOf(unreplayed: Map<string, StepView>, toolName: string): StepView | undefined {
     for (const step of unreplayed.values()) {
-      const callId = callIdOf(toolName, inputKey(sha256(step.input ?? "null")))
-      if (step.toolName === toolName && isOccurrenceOf(step.stepId, callId)) return step
+      if (step.toolName !== toolName) continue
+      const key = inputKey(sha256(step.input ?? "null"))
+      const occurs = (callId: string) => isOccurrenceOf(step.stepId, callId)
+      if (occurs(callIdOf(toolName, key)) || occurs(legacyCallIdOf(toolName, key))) return step
     }
     return undefined
   }

@@ -6,9 +6,23 @@ import { RUN_SUFFIX } from "../util/identifier.js"
 
 /**
  * A call of a tool: `${toolName}:${key}`, the key the caller's own or taken from the input (`inputKey`).
+ * A tool name that holds `:` or `%` has them written `%3A` and `%25` (`stripe%3Acharge:x`): a key
+ * may hold `:`, and `pay:card` keyed `x` would otherwise be `pay` keyed `card:x`.
  * Joined, as `stepIdOf` is (see its NOTE): a run keeps each call's id while its saga is in flight.
  */
-export const callIdOf = (toolName: string, key: string): string => [toolName, ":", key].join("")
+export const callIdOf = (toolName: string, key: string): string => [toolPart(toolName), ":", key].join("")
+
+/**
+ * A call's id as journaled before 0.5.0, its tool name as it is: what a saga journaled then still
+ * names its steps of a tool whose name holds `:` or `%` by.
+ */
+export const legacyCallIdOf = (toolName: string, key: string): string => [toolName, ":", key].join("")
+
+/** Whether a tool's name is written otherwise in its calls' ids than as it is. */
+export const isEscapedInIds = (toolName: string): boolean => toolName.includes(":") || toolName.includes("%")
+
+const toolPart = (toolName: string): string =>
+  isEscapedInIds(toolName) ? toolName.replaceAll("%", "%25").replaceAll(":", "%3A") : toolName
 
 /** The key of a call made without one: the first 16 hex digits of its encoded input's SHA-256. */
 export const inputKey = (inputDigest: string): string => inputDigest.slice(0, 16)

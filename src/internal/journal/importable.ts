@@ -6,7 +6,7 @@
 import type { Entry } from "../../Journal.js"
 import * as identifier from "../util/identifier.js"
 import { JournalCorrupted } from "./errors.js"
-import { effectIdOfRun } from "./ids.js"
+import { callIdOf, effectIdOfRun, legacyCallIdOf } from "./ids.js"
 
 /** The occurrence that ends a step id: `#1`, `#2`, … */
 const occurrencePattern = /#([1-9]\d*)$/
@@ -16,8 +16,9 @@ const occurrencePattern = /#([1-9]\d*)$/
  * (the key a call's own, as `Saga.run` accepts one, or taken from its input), if it is not.
  */
 const stepOfToolProblem = (stepId: string, toolName: string): string | undefined => {
-  const prefix = `${toolName}:`
-  if (!stepId.startsWith(prefix)) {
+  // A tool name with `:` or `%` is escaped in step ids since 0.5.0, as it is before.
+  const prefix = [callIdOf(toolName, ""), legacyCallIdOf(toolName, "")].find((start) => stepId.startsWith(start))
+  if (prefix === undefined) {
     return `it is not a step of the entry's tool ${identifier.preview(toolName)}: a step id is <tool name>:<key>#<occurrence>`
   }
   const occurrence = occurrencePattern.exec(stepId)
