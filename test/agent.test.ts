@@ -3,6 +3,8 @@ import * as Chat from "@effect/ai/Chat"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import * as McpSchema from "@effect/ai/McpSchema"
 import * as McpServer from "@effect/ai/McpServer"
+import * as Prompt from "@effect/ai/Prompt"
+import type * as Response from "@effect/ai/Response"
 import * as Tool from "@effect/ai/Tool"
 import * as AiToolkit from "@effect/ai/Toolkit"
 import { assert, describe, expect, it } from "@effect/vitest"
@@ -535,6 +537,58 @@ describe("model turns are journaled", () => {
           expect(model.turnsAsked()).toEqual({ 1: 1 })
         }).pipe(Effect.provide(live))
       })
+  )
+
+  it.effect.each([
+    ["a tool call's parameters", Scripted.calls(Scripted.call("call-1", "Note", { data: nested(5000) }))],
+    [
+      "a text part's provider metadata",
+      [{ type: "text", text: "hi", metadata: { provider: { data: nested(5000) } } }, ...Scripted.says("")]
+    ]
+  ] as const)(
+    "an answer nested too deeply to journal (%s) is a failed turn (MalformedOutput) the program handles",
+    ([, answer]) =>
+      Effect.gen(function* () {
+        const Note = Tool.make("Note", { parameters: { data: Schema.Unknown }, success: Schema.Boolean }).annotate(
+          Tool.Readonly,
+          true
+        )
+        const agent = Agent.make(AiToolkit.make(Note))
+        const model = Scripted.layer(() => answer as ReadonlyArray<Response.PartEncoded>)
+        const live = Layer.mergeAll(
+          agent.toLayer({ Note: () => Effect.succeed(true) }),
+          Agent.layerModel.pipe(Layer.provide(model.layer))
+        ).pipe(Layer.provideMerge(Testing.layer))
+        const ask = LanguageModel.generateText({ prompt: "Note it.", toolkit: agent.toolkit }).pipe(Effect.flip)
+        yield* Effect.gen(function* () {
+          const result = yield* Saga.run("deep-answer", ask)
+          assert(result._tag === "Completed", "cause" in result ? Cause.pretty(result.cause) : result._tag)
+          expect(result.value).toMatchObject({ _tag: "MalformedOutput", module: "effect-saga/ai" })
+          expect(result.value.description).toBe(
+            "the model's answer is nested too deeply to serialize as JSON: it cannot be journaled"
+          )
+          // The replay answers from the journal: the model is not asked again.
+          expect((yield* Saga.run("deep-answer", ask))._tag).toBe("Completed")
+          expect(model.turnsAsked()).toEqual({ 1: 1 })
+        }).pipe(Effect.provide(live))
+      })
+  )
+
+  it.effect("a prompt nested too deeply to journal is a failed turn (MalformedInput): the model is not asked", () =>
+    Effect.gen(function* () {
+      const model = Scripted.layer(() => Scripted.says("hi"))
+      const live = Agent.layerModel.pipe(Layer.provide(model.layer), Layer.provideMerge(Testing.layer))
+      const prompt = Prompt.make([{ role: "user", content: "hi", options: { provider: { data: nested(5000) } } }])
+      const result = yield* Saga.run("deep-prompt", LanguageModel.generateText({ prompt }).pipe(Effect.flip)).pipe(
+        Effect.provide(live)
+      )
+      assert(result._tag === "Completed", "cause" in result ? Cause.pretty(result.cause) : result._tag)
+      expect(result.value).toMatchObject({ _tag: "MalformedInput", module: "effect-saga/ai" })
+      expect(result.value.description).toBe(
+        "the turn's prompt is nested too deeply to serialize as JSON: it cannot be journaled, and the model was not asked"
+      )
+      expect(model.questions).toEqual([])
+    })
   )
 
   it.effect("another prompt at a journaled turn fails the run with NonDeterminism, and nothing runs", () =>
@@ -1113,6 +1167,13 @@ const makeClient = Effect.gen(function* () {
     Effect.zipRight(send({ jsonrpc: "2.0", id, method, params }), Deferred.await(answer(id)))
   return { requests, stdout, send, ask }
 })
+
+/** `1` inside `depth` arrays: JSON that parses, too deep for `JSON.stringify`'s stack. */
+const nested = (depth: number): unknown => {
+  let value: unknown = 1
+  for (let i = 0; i < depth; i++) value = [value]
+  return value
+}
 
 const journalOf = (sagaId: string) => Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
 

@@ -30,13 +30,24 @@ type Method = "generateText" | "generateObject" | "streamText"
 
 type Saga = CurrentSaga["Type"]
 
-/** Bytes (file parts of a prompt) as JSON: base64 in an object of their own. */
+/**
+ * Bytes (file parts of a prompt) as JSON: base64 in an object of their own. Throws what
+ * `JSON.stringify` throws (see `unserializable`).
+ */
 const jsonSafe = (value: unknown): unknown =>
   JSON.parse(
     JSON.stringify(value, (_key, inner) =>
       inner instanceof Uint8Array ? { $bytes: Buffer.from(inner).toString("base64") } : inner
     ) ?? "null"
   )
+
+/**
+ * Why a prompt or an answer has no JSON, from what `JSON.stringify` threw: a `RangeError` is the
+ * stack running out on JSON nested thousands deep (which `JSON.parse` accepts from a provider);
+ * anything else (a `BigInt` in provider metadata) is quoted.
+ */
+const unserializable = (error: unknown): string =>
+  error instanceof RangeError ? "nested too deeply to serialize as JSON" : `not serializable as JSON (${String(error)})`
 
 const malformed = (method: Method, description: string) => (error: ParseResult.ParseError) =>
   AiError.MalformedOutput.fromParseError({ module: MODULE, method, description, error })
@@ -123,23 +134,32 @@ export const checkedTurn = (options: ModelOptions): Effect.Effect<Compensable.An
   })
 
 /**
- * The model's answer, if it fits `maxBytes` encoded; else a `MalformedOutput` the program handles
- * (journaled `FAILED`): a turn changes nothing in the world, so an answer too large to journal is
- * a failed turn, not one an operator must settle.
+ * The model's encoded answer as JSON, if it has JSON and fits `maxBytes`; else a `MalformedOutput`
+ * the program handles (journaled `FAILED`): a turn changes nothing in the world, so an answer that
+ * cannot be journaled is a failed turn, not one an operator must settle.
  */
-const withinCap =
+const journalable =
   (method: Method, maxBytes: number) =>
-  (answer: unknown): Effect.Effect<unknown, AiError.AiError> => {
-    const bytes = byteLength(JSON.stringify(answer))
+  (encoded: unknown): Effect.Effect<unknown, AiError.AiError> => {
+    const refused = (why: string) =>
+      Effect.fail(
+        new AiError.MalformedOutput({
+          module: MODULE,
+          method,
+          description: `the model's answer is ${why}: it cannot be journaled`
+        })
+      )
+    let answer: unknown
+    let bytes: number
+    try {
+      answer = jsonSafe(encoded)
+      bytes = byteLength(JSON.stringify(answer))
+    } catch (error) {
+      return refused(unserializable(error))
+    }
     return bytes <= maxBytes
       ? Effect.succeed(answer)
-      : Effect.fail(
-          new AiError.MalformedOutput({
-            module: MODULE,
-            method,
-            description: `the model's answer is ${bytes} bytes encoded, over the turn's maxPayloadBytes of ${maxBytes}: it cannot be journaled`
-          })
-        )
+      : refused(`${bytes} bytes encoded, over the turn's maxPayloadBytes of ${maxBytes}`)
   }
 
 /**
@@ -153,7 +173,7 @@ const describeTurn = (
   toolkit: AnyToolkit | undefined,
   options: any
 ) =>
-  Effect.map(
+  Effect.flatMap(
     Effect.mapError(
       Schema.encode(Prompt.Prompt)(prompt),
       (cause) =>
@@ -165,15 +185,25 @@ const describeTurn = (
         })
     ),
     (encoded) =>
-      jsonSafe({
-        method,
-        prompt: promptLogOf(saga).describe(jsonSafe(encoded.content) as ReadonlyArray<unknown>),
-        tools:
-          toolkit === undefined
-            ? []
-            : Object.values(toolkit.tools as Record<string, Tool.Any>).map((tool) => tool.name),
-        toolChoice: options.toolChoice ?? null,
-        ...(method === "generateObject" ? { objectName: options.objectName ?? null } : {})
+      Effect.try({
+        try: () =>
+          jsonSafe({
+            method,
+            prompt: promptLogOf(saga).describe(jsonSafe(encoded.content) as ReadonlyArray<unknown>),
+            tools:
+              toolkit === undefined
+                ? []
+                : Object.values(toolkit.tools as Record<string, Tool.Any>).map((tool) => tool.name),
+            toolChoice: options.toolChoice ?? null,
+            ...(method === "generateObject" ? { objectName: options.objectName ?? null } : {})
+          }),
+        catch: (cause) =>
+          new AiError.MalformedInput({
+            module: MODULE,
+            method,
+            description: `the turn's prompt is ${unserializable(cause)}: it cannot be journaled, and the model was not asked`,
+            cause
+          })
       })
   )
 
@@ -319,8 +349,7 @@ const journaledTurn = (
           Effect.flatMap((content) =>
             Effect.mapError(Schema.encode(schema as Schema.Schema<any, any>)(content), malformed(method, "encode"))
           ),
-          Effect.map(jsonSafe),
-          Effect.flatMap(withinCap(method, spec.maxPayloadBytes))
+          Effect.flatMap(journalable(method, spec.maxPayloadBytes))
         ),
       replay.unfollowable
     )
