@@ -43,6 +43,37 @@ describe("Authority", () => {
     )
   )
 
+  it.effect(
+    "a principal who may reject but not compensate: reject is refused before anything is written, the request still waits",
+    () =>
+      Effect.gen(function* () {
+        const { calls, program } = reserveAndWire()
+        const waiting = yield* Saga.run("order-r", program)
+        assert(waiting._tag === "AwaitingApproval")
+        const reserve = (yield* Saga.status("order-r")).steps.find((step) => step.toolName === "reserve")!
+        const before = yield* entriesOf("order-r")
+        const denied = yield* Effect.flip(
+          Saga.reject("order-r", waiting.request.stepId, { by: "Bob B.", reason: "wrong IBAN" }).pipe(
+            Authority.withPrincipal(bob)
+          )
+        )
+        expect(denied).toMatchObject({ _tag: "Unauthorized", action: "compensate", stepId: reserve.stepId })
+        expect(yield* entriesOf("order-r")).toEqual(before)
+        expect((yield* Approval.pending).map((request) => request.stepId)).toEqual([waiting.request.stepId])
+        expect(calls.release).toBe(0)
+        // One who may compensate rejects it, and the saga is undone.
+        const report = yield* Saga.reject("order-r", waiting.request.stepId, {
+          by: "Alice",
+          reason: "wrong IBAN"
+        }).pipe(Authority.withPrincipal(alice))
+        expect(report.status).toBe("compensated")
+      }).pipe(
+        Effect.provide(
+          layerWith((principal, action) => Effect.succeed(action !== "compensate" || principal.id !== "bob"))
+        )
+      )
+  )
+
   it.effect("an approval records the principal who gave it; the saga then runs the step", () =>
     Effect.gen(function* () {
       const { calls, program } = reserveAndWire()

@@ -232,6 +232,10 @@ const toUndo = (view: JournalView): Array<StepView> =>
     .map((stepId) => view.steps.get(stepId)!)
     .filter((step) => !changedNothing(step))
 
+/** The steps compensation would still run or ask an undo for: those whose undo has no outcome it keeps. */
+export const stillToUndo = (view: JournalView): Array<StepView> =>
+  toUndo(view).filter((step) => step.compensation === undefined || awaitsItsRun(step))
+
 /** The explicit undo (`compensateEffect`) of each step compensation would undo, by step id. */
 export type ExplicitUndos = ReadonlyMap<string, ExplicitUndo | undefined>
 
@@ -247,9 +251,7 @@ export const explicitUndos = (
 ): Effect.Effect<ExplicitUndos, JournalError | JournalCorrupted | JournalTampered> =>
   Effect.map(
     Effect.forEach(
-      toUndo(view).filter(
-        (step) => (step.compensation === undefined && step.compensating === undefined) || awaitsItsRun(step)
-      ),
+      stillToUndo(view).filter((step) => step.compensating === undefined || awaitsItsRun(step)),
       (step) => Effect.map(env.explicitUndo(sagaId, step), (explicit) => [step.stepId, explicit] as const)
     ),
     (found) => new Map(found)
