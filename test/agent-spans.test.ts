@@ -5,7 +5,7 @@ import { assert, describe, expect, it } from "@effect/vitest"
 import { SpanStatusCode } from "@opentelemetry/api"
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-base"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
-import { Cause, Effect, Layer, Schema } from "effect"
+import { Cause, Effect, Layer, Schema, Tracer } from "effect"
 import * as Agent from "../src/Agent.js"
 import { Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
@@ -107,7 +107,85 @@ describe("an agent's spans", () => {
         ])
       })
   )
+
+  it.effect(
+    "every span ends once, with a tracer whose spans do not mark themselves ended: execute_tool, step, turn and run",
+    () =>
+      Effect.gen(function* () {
+        const script: Scripted.Script = ({ turn }) =>
+          turn === 1
+            ? Scripted.calls(
+                Scripted.call("call-1", "Pay", { card: "c", amount: 1 }),
+                Scripted.call("call-2", "Pay", { card: "c", amount: 2 })
+              )
+            : Scripted.says("Paid twice.")
+        const model = Scripted.layer(script)
+        const agent = Agent.make(Payments, {})
+        const live = Layer.mergeAll(
+          agent.toLayer({
+            Pay: () => Effect.succeed({ paid: true }),
+            Refund: () => Effect.succeed({ refunded: true }),
+            Charge: () => Effect.succeed({ charged: true })
+          }),
+          Agent.layerModel.pipe(Layer.provide(model.layer))
+        ).pipe(Layer.provideMerge(Testing.layer))
+        const { ended, tracer } = endingTracer()
+        const result = yield* Saga.run("ended-once", Agent.loop({ prompt: "Pay 1, then 2.", toolkit: Payments })).pipe(
+          Effect.withTracer(tracer),
+          Effect.provide(live)
+        )
+        expect(result._tag).toBe("Completed")
+        const calls = ended.filter((span) => span.name === "execute_tool Pay")
+        expect(calls.map((span) => [span.attributes.get("gen_ai.tool.call.id"), span.exit])).toEqual([
+          ["call-1", "Success"],
+          ["call-2", "Success"]
+        ])
+        expect(ended.filter((span) => span.name === "effect-saga.step").length).toBe(4)
+        expect(ended.filter((span) => span.name === "effect-saga.run").length).toBe(1)
+        const ids = ended.map((span) => span.spanId)
+        expect(ids.filter((id, index) => ids.indexOf(id) !== index)).toEqual([])
+      })
+  )
 })
+
+/**
+ * A tracer whose spans record every `end` and leave their `status` as it started, as a tracer may
+ * (the `Span` interface does not ask it to change): each `end` is in `ended`, once per call.
+ */
+const endingTracer = () => {
+  const ended: Array<{ name: string; spanId: string; attributes: Map<string, unknown>; exit: string }> = []
+  let ids = 0
+  const tracer = Tracer.make({
+    span: (name, parent, context, links, startTime, kind) => {
+      const attributes = new Map<string, unknown>()
+      const spanId = `span-${++ids}`
+      const span: Tracer.Span = {
+        _tag: "Span",
+        name,
+        spanId,
+        traceId: "trace",
+        parent,
+        context,
+        status: { _tag: "Started", startTime },
+        attributes,
+        links,
+        sampled: true,
+        kind,
+        end: (_, exit) => {
+          ended.push({ name, spanId, attributes, exit: exit._tag })
+        },
+        attribute: (key, value) => {
+          attributes.set(key, value)
+        },
+        event: () => {},
+        addLinks: () => {}
+      }
+      return span
+    },
+    context: (f) => f()
+  })
+  return { ended, tracer }
+}
 
 // --- fixtures --------------------------------------------------------------------------------
 

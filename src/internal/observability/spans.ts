@@ -101,20 +101,20 @@ class EnteredSpan implements Entered {
   }
 }
 
-/** Ends `span` with `exit` at the fiber's clock, unless it has ended. */
+/** Ends `span` with `exit` at the fiber's clock. */
 const endWith = (span: Tracer.Span, exit: Exit.Exit<unknown, unknown>): Effect.Effect<void> =>
   Effect.clockWith((clock) =>
     Effect.flatMap(FiberRef.get(FiberRef.currentTracerTimingEnabled), (timed) =>
-      Effect.sync(() => {
-        if (span.status._tag !== "Ended") span.end(timed ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
-      })
+      Effect.sync(() => span.end(timed ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit))
     )
   )
 
 /**
  * `effect` in span `name`, as `Effect.withSpan` runs it, but the span ends with `shown(exit)` where
  * `effect` ends with `exit` (what a failure may show in a span: masked, without an input). The
- * caller gets `effect`'s own exit.
+ * caller gets `effect`'s own exit. The span ends once (`Effect.useSpan` would end it again unless
+ * its `status` says it ended, which a tracer's span need not update); `captureStackTrace` adds no
+ * `code.stacktrace` to it, and its callers turn it off.
  */
 export const withSpanShowing =
   (
@@ -123,8 +123,10 @@ export const withSpanShowing =
     shown: (exit: Exit.Exit<unknown, unknown>) => Exit.Exit<unknown, unknown>
   ) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-    Effect.useSpan(name, options, (span) =>
-      Effect.onExit(Effect.withParentSpan(effect, span), (exit) => endWith(span, shown(exit)))
+    Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(Effect.makeSpan(name, options), (span) =>
+        Effect.onExit(restore(Effect.withParentSpan(effect, span)), (exit) => endWith(span, shown(exit)))
+      )
     )
 
 /** `context` without its span: services captured to be provided later, that must not set the parent of spans made then. */
