@@ -142,6 +142,17 @@ describe("a completed saga with a step undone explicitly, in the saga's own view
         `explicit undo awaiting approval (<a href="/console/sagas/${encodeURIComponent(waiting)}">its run</a>)`
       )
       expect(page).not.toContain("No undo was asked for.")
+
+      // Its undo approved and not yet asked for again: said so, not "awaiting approval".
+      yield* onDb(trip.db, Saga.approve(waiting, second.stepId, { by: "alice" }))
+      const approvedSaid = "explicit undo approved: it runs when it is asked for again (compensateEffect)"
+      const again = yield* cliInProcess("show", "trip-1", "--db", trip.db)
+      expect(again.stdout).toContain(`${second.stepId}: ${approvedSaid}; its run: effect-saga show ${waiting}`)
+      const approvedDetail = yield* raw(baseUrl, "GET", "/api/sagas/trip-1", { as: "alice" })
+      expect((approvedDetail.body as { steps: ReadonlyArray<Record<string, unknown>> }).steps[1]).toMatchObject({
+        explicitUndo: { runId: waiting, status: "awaiting_approval", undo: null, approved: true }
+      })
+      expect(yield* pageOf(baseUrl, cookie, "trip-1")).toContain(approvedSaid)
     })
   )
 

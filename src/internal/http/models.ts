@@ -109,7 +109,8 @@ export type SagaPage = typeof SagaPage.Type
 /**
  * The run of an explicit undo asked of a saga's step (`compensateEffect`, journal id `runId`): the
  * saga's own journal is only read (its step stays `executed`, its `undo` `null`), so the run says what
- * came of it. `status` is the run's (`awaiting_approval` while its undo waits for its own approval);
+ * came of it. `status` is the run's (`awaiting_approval` while its undo waits for its own approval,
+ * and after it, until the undo is asked for again: `approved` then says so);
  * `undo` its answer as its step shows it (`null` while it has none); both `null`, and never taken as
  * a fact, when the run's journal does not verify (`tampered`).
  *
@@ -121,6 +122,8 @@ export const ExplicitUndo = Schema.Struct({
   status: Schema.NullOr(SagaStatus),
   undo: Schema.NullOr(Schema.Union(UndoOutcome, Schema.Literal("started"))),
   undoDetail: Schema.optional(Schema.String),
+  /** `true` when the undo's own approval is journaled and it has not run: it runs when asked for again. */
+  approved: Schema.optional(Schema.Literal(true)),
   tampered: Schema.NullOr(Tamper)
 })
 

@@ -26,6 +26,8 @@ export interface ExplicitUndoRun {
   readonly status: SagaStatus | undefined
   readonly undo: Saga.StepStatus["undo"]
   readonly undoDetail: string | undefined
+  /** Whether the undo's approval is journaled and it has not run: it runs when it is asked for again. */
+  readonly approved: boolean
   readonly tampered: Saga.Tamper | undefined
 }
 
@@ -38,13 +40,15 @@ const runOf = (step: Saga.StepStatus) => {
     status: run.status,
     undo: run.undo,
     undoDetail: run.undoDetail,
+    approved: run.approved === true,
     tampered: run.tampered
   })
   return Saga.status(runId).pipe(
     Effect.map((run) => {
       if (run.tampered !== undefined) return [of({ tampered: run.tampered })]
       const undone = run.steps.find((candidate) => candidate.stepId === step.stepId)
-      return [of({ status: run.status, undo: undone?.undo, undoDetail: undone?.undoDetail })]
+      const approved = undone?.state === "approved" && undone.undo === undefined
+      return [of({ status: run.status, undo: undone?.undo, undoDetail: undone?.undoDetail, approved })]
     }),
     Effect.catchTags({
       SagaNotFound: () => Effect.succeed([]),
@@ -89,6 +93,7 @@ export interface ExplicitUndoJson {
   readonly status: SagaStatus | null
   readonly undo: NonNullable<Saga.StepStatus["undo"]> | null
   readonly undoDetail?: string
+  readonly approved?: true
   readonly tampered: Saga.Tamper | null
 }
 
@@ -103,6 +108,7 @@ export const asJson = (run: ExplicitUndoRun): ExplicitUndoJson => ({
   status: run.status ?? null,
   undo: run.undo ?? null,
   ...(run.undoDetail === undefined ? {} : { undoDetail: run.undoDetail }),
+  ...(run.approved ? { approved: true as const } : {}),
   tampered: run.tampered ?? null
 })
 
@@ -143,12 +149,14 @@ interface Said {
   readonly status: SagaStatus | null | undefined
   readonly undo: Saga.StepStatus["undo"] | null
   readonly undoDetail?: string | undefined
+  readonly approved?: boolean | undefined
   readonly tampered: { readonly seq: number | null; readonly problem: string } | null | undefined
 }
 
 /**
  * What came of an explicit undo, as the saga's views say it beside its step: `explicit undo
- * completed`, `explicit undo failed (rejected by alice: …)`, `explicit undo awaiting approval`; of a
+ * completed`, `explicit undo failed (rejected by alice: …)`, `explicit undo awaiting approval`,
+ * `explicit undo approved: it runs when it is asked for again (compensateEffect)`; of a
  * run whose journal does not verify, that it does not (nothing of it is a fact). `own` is the
  * step's own undo in the saga (`Saga.StepStatus`'s `undo`): where the saga's compensation reached
  * the step after a run that left it live (its answer `failed` or `unavailable`: the compensation
@@ -161,6 +169,9 @@ interface Said {
 export const describe = (run: Said, own?: Saga.StepStatus["undo"] | null): string => {
   if (run.tampered != null) {
     return `explicit undo: its run's journal does not verify${run.tampered.seq === null ? "" : ` at seq ${run.tampered.seq}`} (${run.tampered.problem}): nothing of it is a fact`
+  }
+  if (run.approved === true && run.undo == null) {
+    return "explicit undo approved: it runs when it is asked for again (compensateEffect)"
   }
   const answer = run.undo ?? run.status?.replaceAll("_", " ") ?? "asked"
   const said = `explicit undo ${answer}${run.undoDetail === undefined ? "" : ` (${run.undoDetail})`}`
