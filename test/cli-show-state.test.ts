@@ -322,6 +322,23 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
     })
   )
 
+  it.scoped("an approved step of a saga compensated before it ran: show says it never runs", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      yield* onFile(db, Saga.start(Checkout, "o-c", { orderId: "o-c", amount: 4200 }))
+      const waiting = yield* onFile(db, Saga.status("o-c"))
+      const wire = waiting.steps.find((step) => step.state === "awaiting_approval")!
+      yield* onFile(db, Saga.approve("o-c", wire.stepId, { by: "bob" }))
+      yield* onFile(db, Saga.compensate("o-c"))
+
+      const shown = yield* cli("show", "o-c", "--db", db)
+      // (compensation_failed: this process registers none of the saga's tools, so no undo runs)
+      expect(shown.stdout.split("\n")[0]).toMatch(/^saga o-c: compensat/)
+      const row = lineOf(shown.stdout, wire.stepId)!
+      expect(row).toContain("approved, never run (the saga began to compensate)")
+    })
+  )
+
   it.scoped("an approval's expiry is shown; once it passed, show says a resume compensates unless it is renewed", () =>
     Effect.gen(function* () {
       const db = freshFile()

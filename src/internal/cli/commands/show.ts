@@ -53,15 +53,24 @@ const header = (status: Saga.SagaStatus, now: number): ReadonlyArray<string> => 
 /**
  * A step's state; one with no outcome while a live lease drives its running saga is in flight
  * (`Lease.isInFlight`), not unknown; a read's unknown outcome says it is one: nothing to resolve.
+ * An approved step of a saga that began to compensate never runs: its state says so.
  */
 const stateOf = (step: Saga.StepStatus, status: Saga.SagaStatus, now: number): string =>
   step.state !== "unknown"
-    ? step.state
+    ? step.state === "approved" && compensating.has(status.status)
+      ? "approved, never run (the saga began to compensate)"
+      : step.state
     : Lease.isInFlight(status, now)
       ? "in flight"
       : step.changesNothing === true
         ? "unknown (a read)"
         : step.state
+
+const compensating: ReadonlySet<Saga.SagaStatus["status"]> = new Set([
+  "compensating",
+  "compensated",
+  "compensation_failed"
+])
 
 /** The steps with no outcome journaled that may have changed something: what an operator resolves. */
 const toResolve = (status: Saga.SagaStatus): ReadonlyArray<Saga.StepStatus> => ToResolve.toResolve(status.steps)
