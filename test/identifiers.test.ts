@@ -287,29 +287,40 @@ describe("identifiers", () => {
     )
 
     it.effect(
-      "a step of a tool named with : journaled under its name as it is (before 0.5.0) replays under that id",
+      "a saga journaled before 0.5.0 with steps of a tool named with : replays under its ids, those of a colliding key too",
       () =>
         Effect.gen(function* () {
-          const charge = counted("stripe:charge")
+          const payCard = counted("pay:card")
+          const pay = counted("pay")
           const journal = yield* Journal.Journal
-          // What an earlier version journaled: the step id with the tool's name unescaped.
-          const stepId = "stripe:charge:k1#1"
-          const entry = (phase: "INTENT" | "EXECUTED", payload: object): Journal.Draft => ({
-            stepId,
-            toolName: "stripe:charge",
-            phase,
-            input: JSON.stringify("A"),
-            payload: JSON.stringify(payload)
-          })
+          // What an earlier version journaled: names as they are, one id numbered by arrival for both.
+          const step = (stepId: string, toolName: string, input: string) =>
+            (["INTENT", "EXECUTED"] as const).map(
+              (phase): Journal.Draft => ({
+                stepId,
+                toolName,
+                phase,
+                input: JSON.stringify(input),
+                payload: JSON.stringify(
+                  phase === "INTENT"
+                    ? { attempt: 1, idempotencyKey: `legacy-colon/${stepId}` }
+                    : { result: `r-${input}` }
+                )
+              })
+            )
           yield* journal.append("legacy-colon", Journal.empty, [
             { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
-            entry("INTENT", { attempt: 1, idempotencyKey: `legacy-colon/${stepId}` }),
-            entry("EXECUTED", { result: "r-A" })
+            ...step("pay:card:x#1", "pay", "B"),
+            ...step("pay:card:x#2", "pay:card", "A")
           ])
-          const result = yield* Saga.run("legacy-colon", charge.tool("A", { key: "k1" }))
-          expect(result).toMatchObject({ _tag: "Completed", value: "r-A" })
-          expect(charge.runs).toEqual([])
-          expect((yield* Saga.status("legacy-colon")).steps.map((step) => step.stepId)).toEqual([stepId])
+          const program = Effect.zip(pay.tool("B", { key: "card:x" }), payCard.tool("A", { key: "x" }))
+          const result = yield* Saga.run("legacy-colon", program)
+          expect(result).toMatchObject({ _tag: "Completed", value: ["r-B", "r-A"] })
+          expect([pay.runs, payCard.runs]).toEqual([[], []])
+          expect((yield* Saga.status("legacy-colon")).steps.map((step) => step.stepId)).toEqual([
+            "pay:card:x#1",
+            "pay:card:x#2"
+          ])
         }).pipe(Effect.provide(Testing.layer))
     )
 

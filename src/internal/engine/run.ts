@@ -43,7 +43,7 @@ import {
   stepKey
 } from "../journal/ids.js"
 import type { JournaledReceipt, PayloadOf } from "../journal/payloads.js"
-import type { StepView } from "../journal/view.js"
+import type { JournalView, StepView } from "../journal/view.js"
 import { answersPending, isNotStarted, isRead, isUnknown, isUnsettled } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { observeReplayed } from "../observability/metrics.js"
@@ -262,6 +262,8 @@ export class SagaRun {
   private inflight = 0
   private programFiber: Fiber.RuntimeFiber<unknown, unknown> | undefined
   private readonly occurrences = new Map<string, number>()
+  /** Whether this saga's steps are named as before 0.5.0 (see `callIdOf` below), read once. */
+  private legacyIds: boolean | undefined
   /** The specs of the tools this run called, by name. */
   private readonly tools = new Map<string, StepSpec>()
   /** This run's calls by step id, with the context and FiberRef values each one's undo runs with. */
@@ -635,26 +637,22 @@ export class SagaRun {
   }
 
   private allocate(toolName: string, key: string): string {
-    const callId = callIdOf(toolName, key)
+    const callId = this.callIdOf(toolName, key)
     const occurrence = (this.occurrences.get(callId) ?? 0) + 1
     this.occurrences.set(callId, occurrence)
-    const stepId = this.journaledAs(toolName, stepIdOf(callId, occurrence), () =>
-      stepIdOf(legacyCallIdOf(toolName, key), occurrence)
-    )
+    const stepId = stepIdOf(callId, occurrence)
     this.unreplayed?.delete(stepId)
     return stepId
   }
 
   /**
-   * The id the journal holds a step under: a step of a tool whose name holds `:` or `%` journaled
-   * before 0.5.0 has its name as it is in its id (`legacy`), and keeps it.
+   * A call's id in this saga: as `callIdOf` makes it, or, in a saga journaled before 0.5.0 with a
+   * step of a tool whose name holds `:` or `%` under the name as it is, as ids were made then
+   * (`legacyCallIdOf`), every call alike, so that its steps replay under the ids they have.
    */
-  private journaledAs(toolName: string, stepId: string, legacy: () => string): string {
-    if (!isEscapedInIds(toolName)) return stepId
-    const { steps } = this.writer.view
-    if (steps.has(stepId)) return stepId
-    const old = legacy()
-    return steps.get(old)?.toolName === toolName ? old : stepId
+  private callIdOf(toolName: string, key: string): string {
+    this.legacyIds ??= holdsLegacyIds(this.writer.view)
+    return this.legacyIds ? legacyCallIdOf(toolName, key) : callIdOf(toolName, key)
   }
 
   private advance(call: Placed, keyed: boolean, mode: Mode) {
@@ -789,10 +787,8 @@ export class SagaRun {
   /** A journaled, unkeyed call of `toolName` that this replay has not reached. */
   private unreplayedOf(unreplayed: Map<string, StepView>, toolName: string): StepView | undefined {
     for (const step of unreplayed.values()) {
-      if (step.toolName !== toolName) continue
-      const key = inputKey(sha256(step.input ?? "null"))
-      const occurs = (callId: string) => isOccurrenceOf(step.stepId, callId)
-      if (occurs(callIdOf(toolName, key)) || occurs(legacyCallIdOf(toolName, key))) return step
+      const callId = this.callIdOf(toolName, inputKey(sha256(step.input ?? "null")))
+      if (step.toolName === toolName && isOccurrenceOf(step.stepId, callId)) return step
     }
     return undefined
   }
@@ -1243,3 +1239,11 @@ export class SagaRun {
 /** Why an unkeyed call whose input the journal does not hold diverges: the journal's own call of that tool comes first. */
 const notReplayedFirst = (toolName: string, journaledStepId: string) =>
   `the program called ${toolName} with an input the journal holds no call of, before replaying the journal's call of ${toolName} at ${journaledStepId}: the input changed since that call ran (the program's code or data, or the tool's input type), or the calls come in another order`
+
+/** Whether a journal names a step of a tool whose name holds `:` or `%` as before 0.5.0: unescaped. */
+const holdsLegacyIds = (view: JournalView): boolean => {
+  for (const step of view.steps.values()) {
+    if (isEscapedInIds(step.toolName) && !step.stepId.startsWith(callIdOf(step.toolName, ""))) return true
+  }
+  return false
+}
