@@ -175,7 +175,12 @@ describe("identifiers", () => {
         "t".repeat(Compensable.MAX_TOOL_NAME_BYTES + 1),
         /129 UTF-8 bytes, over the limit of 128/
       ],
-      ["holding a /", "billing/charge", /holds "\/" at index 7, which ends the saga id in effect ids/]
+      ["holding a /", "billing/charge", /holds "\/" at index 7, which ends the saga id in effect ids/],
+      [
+        "over MAX_TOOL_NAME_BYTES as step ids write it",
+        ":".repeat(43),
+        /129 UTF-8 bytes as step ids write it \(each : and % as %3A, %25\), over the limit of 128/
+      ]
     ] as const)("a tool whose name is %s is refused when its toolkit is built", ([, name, reason]) =>
       Effect.gen(function* () {
         const { runs, tool } = counted(name)

@@ -73,9 +73,21 @@ const slashProblem = (text: string): string | undefined => {
   return at === -1 ? undefined : `it holds "/" at index ${at}, which ends the saga id in effect ids`
 }
 
-/** Why `name` cannot be a tool's name, if it cannot: as an identifier, or for a `/` it holds. */
+/**
+ * Why `name` cannot be a tool's name, if it cannot: as an identifier, for a `/` it holds, or for
+ * its length in step ids, which write each `:` and `%` of it in three bytes (`%3A`, `%25`).
+ */
 export const toolNameProblem = (name: string): string | undefined =>
-  identifierProblem(name, MAX_TOOL_NAME_BYTES) ?? slashProblem(name)
+  identifierProblem(name, MAX_TOOL_NAME_BYTES) ?? slashProblem(name) ?? escapedLengthProblem(name)
+
+const escapedLengthProblem = (name: string): string | undefined => {
+  const escapes = name.length - name.replaceAll(":", "").replaceAll("%", "").length
+  if (escapes === 0) return undefined
+  const bytes = Buffer.byteLength(name, "utf8") + 2 * escapes
+  return bytes > MAX_TOOL_NAME_BYTES
+    ? `it is ${bytes} UTF-8 bytes as step ids write it (each : and % as %3A, %25), over the limit of ${MAX_TOOL_NAME_BYTES}`
+    : undefined
+}
 
 /**
  * Why `sagaId` cannot be a saga's id in a URL, if it cannot: every URL parser takes `.` and `..` as
