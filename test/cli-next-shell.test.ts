@@ -69,7 +69,7 @@ describe("effect-saga show: a next line pasted into a shell", { timeout: 60_000 
         const refused = yield* cli("approve", sagaId, stepId, "--as", "oncall", "--db", db)
         expect(refused.code).toBe(2)
         expect(refused.stderr).toContain(
-          "effect-saga: the command line could not be read: an argument that begins with - is read as options; give the options first, then -- and the ids"
+          "effect-saga: the command line could not be read: an argument that begins with - is read as options; give the options first, then -- and the ids (effect-saga COMMAND --option … -- SAGA STEP)"
         )
         expect((yield* onFile(db, Saga.status(sagaId))).steps[0]!.state).toBe("awaiting_approval")
         const approved = yield* cli("approve", "--as", "oncall", "--db", db, "--", sagaId, stepId)

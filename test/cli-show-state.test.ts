@@ -322,6 +322,20 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
     })
   )
 
+  it.scoped("the Recovery.resume call a next line prints names the very saga when pasted into a program", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      const sagaId = 'o"q\\x'
+      yield* onFile(db, Saga.start(Checkout, sagaId, { orderId: "o-q", amount: 4200 }))
+      const waiting = yield* onFile(db, Saga.status(sagaId))
+      const wire = waiting.steps.find((step) => step.state === "awaiting_approval")!.stepId
+      yield* onFile(db, Saga.approve(sagaId, wire, { by: "bob" }))
+      const next = lineOf((yield* cli("show", "--db", db, "--", sagaId)).stdout, "next: ")!
+      const literal = /Recovery\.resume\(("(?:[^"\\]|\\.)*")\)/.exec(next)![1]!
+      expect(JSON.parse(literal)).toBe(sagaId)
+    })
+  )
+
   it.scoped("an approved step of a saga compensated before it ran: show says it never runs", () =>
     Effect.gen(function* () {
       const db = freshFile()

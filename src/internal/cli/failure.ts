@@ -105,4 +105,4 @@ export const endingOf = (cause: Cause.Cause<unknown>): Ending => {
  * begins with `-` (an id such as `-x y`) read as options.
  */
 const unreadable =
-  "the command line could not be read: an argument that begins with - is read as options; give the options first, then -- and the ids (effect-saga approve --as WHO --revision N --digest H -- '-x y' STEP)"
+  "the command line could not be read: an argument that begins with - is read as options; give the options first, then -- and the ids (effect-saga COMMAND --option … -- SAGA STEP)"

@@ -10,6 +10,16 @@ import type { Origin } from "../util/origin.js"
 import { shellWord } from "../util/shellWord.js"
 
 /**
+ * `text` as a JavaScript string literal to paste into a program: quotes and backslashes escaped,
+ * and what a terminal acts on or hides (C1 controls, bidi marks, line separators) as `\u` escapes.
+ */
+const jsString = (text: string): string =>
+  JSON.stringify(text).replace(
+    /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
+  )
+
+/**
  * Who can resume the saga at once, by what it was started from.
  *
  * @since 0.5.0
@@ -18,13 +28,13 @@ import { shellWord } from "../util/shellWord.js"
 export const resumedBy = (sagaId: string, origin: Origin | undefined): string => {
   switch (origin?._tag) {
     case "Definition":
-      return `a worker given definition ${origin.name}: Recovery.resume("${sagaId}"), or Saga.start with ${origin.name}`
+      return `a worker given definition ${origin.name}: Recovery.resume(${jsString(sagaId)}), or Saga.start with ${origin.name}`
     case "Program":
       return `the program that started it, run again under its id: Saga.resume("${sagaId}", program) or Saga.run`
     case "Effect":
-      return `Recovery.resume("${sagaId}") on any worker, or effect-saga compensate-effect ${shellWord(origin.effectId)} --register MODULE`
+      return `Recovery.resume(${jsString(sagaId)}) on any worker, or effect-saga compensate-effect ${shellWord(origin.effectId)} --register MODULE`
     case undefined:
-      return `the worker that has its program: Recovery.resume("${sagaId}"), or Saga.resume with its program`
+      return `the worker that has its program: Recovery.resume(${jsString(sagaId)}), or Saga.resume with its program`
   }
 }
 
