@@ -1281,6 +1281,11 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
           /^saga order-1: TAMPERED: the approvals table's copy of the input is not the one the journal holds at seq \d+ \(shown\): the table was edited$/m
         )
         expect(shown.stdout).not.toContain("next: effect-saga approve")
+        // Only the request is not decided: the journal verifies, and the saga can still be ended.
+        expect(shown.stdout).not.toContain("refuses to act on this saga")
+        expect(shown.stdout).toContain(
+          "next: restore the approvals table from a backup, or end the saga (reject the step, or effect-saga compensate order-1 --register MODULE --as WHO)"
+        )
         const shownJson = JSON.parse((yield* cli("show", "order-1", "--json", "--db", db)).stdout)
         expect(shownJson.tampered).toMatchObject({ problem: "approval" })
         expect((yield* cli("show", "payout-1", "--db", db)).stdout).toContain("next: effect-saga approve payout-1 ")

@@ -390,12 +390,20 @@ const journalOf = (inspection: Trust.Inspection, tampered: Trust.Tampered) =>
  * for the record; never its status or steps, which the journal would decide.
  */
 const renderTampered = (inspection: Trust.Inspection, tampered: Trust.Tampered, journal: string): string =>
-  [
-    Trust.line(inspection.sagaId, tampered),
-    "effect-saga refuses to act on this saga. The journal as stored, not to be trusted:",
-    "",
-    journal
-  ].join("\n")
+  [Trust.line(inspection.sagaId, tampered), ...refusal(inspection.sagaId, tampered), "", journal].join("\n")
+
+/**
+ * What effect-saga still does with a tampered saga: nothing, when its journal does not verify; when
+ * only the approvals table's copy of a request was edited, the journal is intact and only that
+ * request is not decided: the saga can be rejected or compensated (approvals.md).
+ */
+const refusal = (sagaId: string, tampered: Trust.Tampered): ReadonlyArray<string> =>
+  tampered.problem === "approval"
+    ? [
+        "effect-saga does not decide this request (approve refuses it); the journal verifies, as below.",
+        `next: restore the approvals table from a backup, or end the saga (reject the step, or effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO)`
+      ]
+    : ["effect-saga refuses to act on this saga. The journal as stored, not to be trusted:"]
 
 const showTampered = (
   inspection: Trust.Inspection,
