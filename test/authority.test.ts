@@ -74,6 +74,34 @@ describe("Authority", () => {
       )
   )
 
+  it.effect(
+    "reject asks compensate only of the undos its compensation runs: not of a step undone by compensateEffect",
+    () =>
+      Effect.gen(function* () {
+        const { calls, program } = reserveAndWire()
+        const waiting = yield* Saga.run("order-x", program)
+        assert(waiting._tag === "AwaitingApproval")
+        const reserve = (yield* Saga.status("order-x")).steps.find((step) => step.toolName === "reserve")!
+        // Alice may not undo the reservation herself; it was undone on request (by someone who may).
+        yield* Saga.compensateEffect(reserve.effectId)
+        expect(calls.release).toBe(1)
+        const report = yield* Saga.reject("order-x", waiting.request.stepId, { by: "Alice", reason: "no" }).pipe(
+          Authority.withPrincipal(alice)
+        )
+        expect(report.status).toBe("compensated")
+        expect(report.undone.map((step) => [step.toolName, step.outcome, step.detail])).toEqual([
+          ["reserve", "completed", "by compensateEffect"]
+        ])
+        expect(calls.release).toBe(1)
+      }).pipe(
+        Effect.provide(
+          layerWith((principal, action, _sagaId, stepId) =>
+            Effect.succeed(!(principal.id === "alice" && action === "compensate" && stepId?.startsWith("reserve:")))
+          )
+        )
+      )
+  )
+
   it.effect("an approval records the principal who gave it; the saga then runs the step", () =>
     Effect.gen(function* () {
       const { calls, program } = reserveAndWire()

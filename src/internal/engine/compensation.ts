@@ -236,6 +236,19 @@ const toUndo = (view: JournalView): Array<StepView> =>
 export const stillToUndo = (view: JournalView): Array<StepView> =>
   toUndo(view).filter((step) => step.compensation === undefined || awaitsItsRun(step))
 
+/** Whether an explicit undo's answer is taken over, not the undo run again: unless it left the effect live. */
+const takesOver = (
+  explicit: ExplicitUndo | undefined
+): explicit is ExplicitUndo & { readonly outcome: Exclude<ExplicitUndo["outcome"], "failed" | "unavailable"> } =>
+  explicit !== undefined && explicit.outcome !== "failed" && explicit.outcome !== "unavailable"
+
+/**
+ * The steps whose undo compensation would ask the authority about (`beforeUndo`), given their
+ * explicit undos: not one settled, nor one whose undo started before, nor one taken over.
+ */
+export const undosToAsk = (view: JournalView, explicit: ExplicitUndos): Array<StepView> =>
+  stillToUndo(view).filter((step) => step.compensating === undefined && !takesOver(explicit.get(step.stepId)))
+
 /** The explicit undo (`compensateEffect`) of each step compensation would undo, by step id. */
 export type ExplicitUndos = ReadonlyMap<string, ExplicitUndo | undefined>
 
@@ -298,7 +311,7 @@ const undoStep = (
     return inSpan(settle(writer, step, "COMPENSATION_UNKNOWN", "an undo started but its outcome was never journaled"))
   }
   // An effect undone on request (compensateEffect) is not undone again: its outcome is taken over.
-  if (explicit !== undefined && explicit.outcome !== "failed" && explicit.outcome !== "unavailable") {
+  if (takesOver(explicit)) {
     return inSpan(settle(writer, step, phaseOfExplicit[explicit.outcome], takenOverEntryDetail(explicit)))
   }
   const tool = undoToolOf(env, step)

@@ -63,7 +63,7 @@ import { byteLength, encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
 import type { ExplicitUndos, Lookup, UndoState } from "./compensation.js"
-import { compensate, explicitUndos, stillToUndo, undoOf } from "./compensation.js"
+import { compensate, explicitUndos, undoOf, undosToAsk } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
 import { insideRunOf, insideUndo, readFirst, undosStopWithCaller } from "./context.js"
 import { describeCause, endRun } from "./ending.js"
@@ -782,16 +782,15 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           // A rejection compensates: the principal must be allowed each undo it starts, and the
           // explicit undos are read, before the rejection is written (a denial, or a run that does
           // not verify, refuses the command while nothing is decided, journaled or undone).
-          const allowed = Effect.forEach(
-            stillToUndo(writer.view),
-            (step) => check(authority, "compensate", sagaId, step.stepId),
-            { discard: true }
-          )
-          return Effect.zipRight(
-            allowed,
-            Effect.flatMap(explicitUndos(writer.sagaId, writer.view, undoEnv(writer.sagaId, registered)), (found) =>
-              Effect.zipRight(rejecting, compensateSaga(writer, cause, found))
+          const allowed = (found: ExplicitUndos) =>
+            Effect.forEach(
+              undosToAsk(writer.view, found),
+              (step) => check(authority, "compensate", sagaId, step.stepId),
+              { discard: true }
             )
+          return Effect.flatMap(
+            explicitUndos(writer.sagaId, writer.view, undoEnv(writer.sagaId, registered)),
+            (found) => Effect.zipRight(allowed(found), Effect.zipRight(rejecting, compensateSaga(writer, cause, found)))
           )
         }
       }).pipe(Effect.withSpan("effect-saga.reject", commandSpan(sagaId, stepId)))
