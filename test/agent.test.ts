@@ -565,7 +565,7 @@ describe("model turns are journaled", () => {
           assert(result._tag === "Completed", "cause" in result ? Cause.pretty(result.cause) : result._tag)
           expect(result.value).toMatchObject({ _tag: "MalformedOutput", module: "effect-saga/ai" })
           expect(result.value.description).toBe(
-            "the model's answer is nested too deeply to serialize as JSON: it cannot be journaled"
+            "the model's answer is nested more than 1000 levels deep: it cannot be journaled"
           )
           // The replay answers from the journal: the model is not asked again.
           expect((yield* Saga.run("deep-answer", ask))._tag).toBe("Completed")
@@ -585,7 +585,7 @@ describe("model turns are journaled", () => {
       assert(result._tag === "Completed", "cause" in result ? Cause.pretty(result.cause) : result._tag)
       expect(result.value).toMatchObject({ _tag: "MalformedInput", module: "effect-saga/ai" })
       expect(result.value.description).toBe(
-        "the turn's prompt is nested too deeply to serialize as JSON: it cannot be journaled, and the model was not asked"
+        "the turn's prompt is nested more than 1000 levels deep: it cannot be journaled, and the model was not asked"
       )
       expect(model.questions).toEqual([])
     })

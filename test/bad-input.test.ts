@@ -5,6 +5,34 @@ import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 
 describe("bad input and bad declarations", () => {
+  it.effect(
+    "an input nested more than 1000 levels deep is refused, whatever the stack could take; 1000 are journaled",
+    () =>
+      Effect.gen(function* () {
+        const nested = (depth: number): unknown => {
+          let value: unknown = 1
+          for (let level = 0; level < depth; level++) value = [value]
+          return value
+        }
+        const runs: Array<unknown> = []
+        const note = Compensable.make({
+          name: "note",
+          input: Schema.Unknown,
+          success: Schema.Unknown,
+          execute: (input) => Effect.sync(() => runs.push(input)).pipe(Effect.as(input)),
+          compensate: () => Effect.void
+        })
+        expect((yield* Saga.run("deep-ok", note(nested(1000))))._tag).toBe("Completed")
+        const result = yield* Saga.run("deep-refused", Effect.flip(note(nested(1001))))
+        assert(result._tag === "Completed")
+        expect(result.value).toMatchObject({
+          _tag: "InvalidInput",
+          reason: "it is nested more than 1000 levels deep: it cannot be journaled"
+        })
+        expect(runs).toHaveLength(1)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("an input that fails its schema fails with InvalidInput and journals nothing for that step", () =>
     Effect.gen(function* () {
       const { count, runs } = counted("reserve", Schema.Struct({ quantity: Schema.Int }))

@@ -20,7 +20,7 @@ import { CurrentSaga } from "../../Saga.js"
 import type { ApprovalPending, ApprovalRefused } from "../../SagaError.js"
 import { checkTool } from "../../Toolkit.js"
 import type { StepSpec } from "../engine/spec.js"
-import { byteLength } from "../util/codec.js"
+import { byteLength, NESTED_TOO_DEEP, nestsTooDeep } from "../util/codec.js"
 import { promptLogOf } from "./promptLog.js"
 import { replayedAnswer } from "./replayedAnswer.js"
 import { MODULE, turnFailureInSpan, withModelCallSpanMasked } from "./spans.js"
@@ -30,24 +30,32 @@ type Method = "generateText" | "generateObject" | "streamText"
 
 type Saga = CurrentSaga["Type"]
 
+/** Thrown for a prompt or an answer nested deeper than the journal takes (`MAX_JSON_DEPTH`). */
+class NestedTooDeep extends Error {}
+
 /**
- * Bytes (file parts of a prompt) as JSON: base64 in an object of their own. Throws what
- * `JSON.stringify` throws (see `unserializable`).
+ * Bytes (file parts of a prompt) as JSON: base64 in an object of their own. Throws `NestedTooDeep`
+ * for a value nested deeper than the journal takes (which `JSON.parse` accepts from a provider; a
+ * fixed depth, so that a turn is refused alike at any depth of the stack, its replay's too), and
+ * what `JSON.stringify` throws (see `unserializable`).
  */
-const jsonSafe = (value: unknown): unknown =>
-  JSON.parse(
+const jsonSafe = (value: unknown): unknown => {
+  if (nestsTooDeep(value)) throw new NestedTooDeep()
+  return JSON.parse(
     JSON.stringify(value, (_key, inner) =>
       inner instanceof Uint8Array ? { $bytes: Buffer.from(inner).toString("base64") } : inner
     ) ?? "null"
   )
+}
 
 /**
- * Why a prompt or an answer has no JSON, from what `JSON.stringify` threw: a `RangeError` is the
- * stack running out on JSON nested thousands deep (which `JSON.parse` accepts from a provider);
- * anything else (a `BigInt` in provider metadata) is quoted.
+ * Why a prompt or an answer has no JSON: nested too deep (also a `RangeError`, the stack running out
+ * under it), or what else `JSON.stringify` threw, quoted (a `BigInt` in provider metadata).
  */
 const unserializable = (error: unknown): string =>
-  error instanceof RangeError ? "nested too deeply to serialize as JSON" : `not serializable as JSON (${String(error)})`
+  error instanceof NestedTooDeep || error instanceof RangeError
+    ? NESTED_TOO_DEEP
+    : `not serializable as JSON (${String(error)})`
 
 const malformed = (method: Method, description: string) => (error: ParseResult.ParseError) =>
   AiError.MalformedOutput.fromParseError({ module: MODULE, method, description, error })

@@ -50,37 +50,57 @@ const undefinedAsNull = (schema: Schema.Schema<any, any>): Either.Either<string,
     : Either.left(lostAsNull("undefined"))
 
 /**
- * What of `value` JSON would read back as `null`, if anything: a number that is not finite, or
- * `undefined` in an array. A walk of its own keeps `JSON.stringify` on V8's fast path (a replacer
- * would leave it).
+ * How deep a journaled value may nest: far less than the stack `JSON.stringify` needs, so that a
+ * value is journaled, or refused, alike at any depth of its caller's stack (a replay's too).
  */
-const lostIn = (value: unknown): string | undefined => {
-  if (typeof value === "number") return Number.isFinite(value) ? undefined : String(value)
+export const MAX_JSON_DEPTH = 1000
+
+/** What a value nested deeper than `MAX_JSON_DEPTH` is. */
+export const NESTED_TOO_DEEP = `nested more than ${MAX_JSON_DEPTH} levels deep`
+
+/**
+ * Why `value` cannot be journaled as it is, if it cannot: nested deeper than `MAX_JSON_DEPTH`, or
+ * something JSON would read back as `null` (a number that is not finite, `undefined` in an array).
+ * A walk of its own keeps `JSON.stringify` on V8's fast path (a replacer would leave it).
+ */
+const problemIn = (value: unknown, depth: number): string | undefined => {
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : lostAsNull(String(value))
   if (typeof value !== "object" || value === null) return undefined
+  if (depth === MAX_JSON_DEPTH) return `it is ${NESTED_TOO_DEEP}: it cannot be journaled`
   if (Array.isArray(value)) {
     for (const item of value) {
-      const lost = item === undefined ? "undefined in an array" : lostIn(item)
-      if (lost !== undefined) return lost
+      const problem = item === undefined ? lostAsNull("undefined in an array") : problemIn(item, depth + 1)
+      if (problem !== undefined) return problem
     }
     return undefined
   }
   for (const key in value) {
-    const lost = lostIn((value as Record<string, unknown>)[key])
-    if (lost !== undefined) return lost
+    const problem = problemIn((value as Record<string, unknown>)[key], depth + 1)
+    if (problem !== undefined) return problem
   }
   return undefined
 }
 
+/** Whether `value` (its objects and arrays; not the bytes of a typed array) nests deeper than `MAX_JSON_DEPTH`. */
+export const nestsTooDeep = (value: unknown, depth = 0): boolean => {
+  if (typeof value !== "object" || value === null || ArrayBuffer.isView(value)) return false
+  if (depth === MAX_JSON_DEPTH) return true
+  for (const key in value) {
+    if (nestsTooDeep((value as Record<string, unknown>)[key], depth + 1)) return true
+  }
+  return false
+}
+
 const serialize = (encoded: unknown): Either.Either<string, string> => {
-  let lost: string | undefined
+  let problem: string | undefined
   let text: string | undefined
   try {
-    lost = lostIn(encoded)
-    text = lost === undefined ? JSON.stringify(encoded) : undefined
+    problem = problemIn(encoded, 0)
+    text = problem === undefined ? JSON.stringify(encoded) : undefined
   } catch (error) {
     return Either.left(`cannot serialize as JSON: ${String(error)}`)
   }
-  if (lost !== undefined) return Either.left(lostAsNull(lost))
+  if (problem !== undefined) return Either.left(problem)
   return text === undefined ? Either.left(lostAsNull("the value")) : Either.right(text)
 }
 
