@@ -1034,6 +1034,24 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     })
   )
 
+  it.effect("prune deletes nothing while a saga it would delete does not verify: it names it, exit 1", () =>
+    Effect.gen(function* () {
+      const db = fresh("prune-tampered")
+      const tomorrow = new Date(Date.now() + 86_400_000).toISOString()
+      tamper(db, "order-2", 2)
+      const unchanged = snapshot(db)
+      for (const dry of [["--dry-run"], []]) {
+        const refused = yield* cli("prune", "--finished-before", tomorrow, ...dry, "--db", db)
+        expect(refused.code).toBe(1)
+        expect(refused.stdout).toMatch(/^saga order-2: TAMPERED: its journal does not verify at seq 2 \(hash\)/)
+        expect(refused.stderr).toBe(
+          "effect-saga: prune would delete 1 saga(s) whose journal does not verify: nothing was deleted; keep them for a person to look at (effect-saga show SAGA), restore them from a backup, or give an earlier --finished-before\n"
+        )
+      }
+      expect(snapshot(db)).toEqual(unchanged)
+    })
+  )
+
   it.effect("bad input exits 2 with one line on stderr, no stack trace, and writes nothing", () =>
     Effect.gen(function* () {
       const db = fresh("bad")

@@ -8,9 +8,11 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Journal from "../../../Journal.js"
 import { printable } from "../../util/printable.js"
+import { SomethingWrong } from "../failure.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
 import { db, json, withStore } from "../root.js"
+import * as Trust from "../trust.js"
 
 const finishedBefore = Options.text("finished-before").pipe(
   Options.withPseudoName("DATE"),
@@ -20,6 +22,15 @@ const finishedBefore = Options.text("finished-before").pipe(
 )
 
 const dryRun = Options.boolean("dry-run").pipe(Options.withDescription("Only list what would be deleted."))
+
+/** Those of `sagaIds` whose journal does not verify, with the break. */
+const untrusted = (sagaIds: ReadonlyArray<string>) =>
+  Effect.map(
+    Effect.forEach(sagaIds, (sagaId) =>
+      Effect.map(Trust.inspect(sagaId), (inspection) => ({ sagaId, mark: Trust.tamperedOf(inspection.verification) }))
+    ),
+    (verdicts) => verdicts.flatMap(({ sagaId, mark }) => (mark === null ? [] : [{ sagaId, mark }]))
+  )
 
 /**
  * The `prune` command.
@@ -32,6 +43,15 @@ export const prune = Command.make("prune", { db, finishedBefore, dryRun, json },
     withStore(
       options.db,
       Effect.gen(function* () {
+        // A journal that does not verify is evidence: prune deletes none of it (nor anything else).
+        const tampered = yield* untrusted(yield* Journal.prunable(before))
+        if (tampered.length > 0) {
+          yield* print(tampered.map(({ sagaId, mark }) => Trust.line(sagaId, mark)).join("\n"))
+          return yield* new SomethingWrong({
+            reason: "prune found sagas whose journal does not verify",
+            line: `prune would delete ${tampered.length} saga(s) whose journal does not verify: nothing was deleted; keep them for a person to look at (effect-saga show SAGA), restore them from a backup, or give an earlier --finished-before`
+          })
+        }
         const sagaIds = options.dryRun
           ? yield* Journal.prunable(before)
           : yield* Effect.flatMap(Journal.Journal, (journal) => journal.prune(before))
