@@ -104,6 +104,12 @@ describe("a decision the store holds that no command made (SQLite, its table edi
   it.effect.each([
     ["dated after now, no journal key", "2099-01-01T00:00:00.000Z", false, "which is not between the request"],
     ["dated before the request, no journal key", "1960-01-01T00:00:00.000Z", false, "which is not between the request"],
+    [
+      "dated in a form no command writes, no journal key",
+      "1970-01-01T01:00:00.000+01:00",
+      false,
+      "which is no time a command writes"
+    ],
     ["unsigned under a journal key", "1970-01-01T00:00:00.000Z", true, "carries no MAC under the journal key"]
   ] as const)(
     "%s: the same approve again is refused as tampering, nothing journaled, and another approver is told whose it is",

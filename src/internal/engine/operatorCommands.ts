@@ -212,7 +212,8 @@ const heldBy = (request: ApprovalRequest, decision: Exclude<Decision, { _tag: "P
 
 /**
  * Why a decision the store holds cannot be this command's, stopped between its writes: it is
- * dated before the request or after now (a time an edit of the table chose).
+ * dated before the request or after now, or in a form no command writes (a time an edit of the
+ * table chose).
  */
 const outOfTime = (
   request: ApprovalRequest,
@@ -220,9 +221,14 @@ const outOfTime = (
   now: number
 ): string | undefined => {
   const at = millisOf(decision.at)
+  const held = `${heldBy(request, decision)} at ${JSON.stringify(decision.at)}`
+  // A command writes its time as `toISOString` does: UTC, to the millisecond.
+  if (at === undefined || new Date(at).toISOString() !== decision.at) {
+    return `${held}, which is no time a command writes (ISO-8601 in UTC, to the millisecond): no command made it, the approvals table was edited`
+  }
   const requested = millisOf(request.requestedAt)
-  if (at !== undefined && at <= now && (requested === undefined || at >= requested)) return undefined
-  return `${heldBy(request, decision)} at ${JSON.stringify(decision.at)}, which is not between the request (${request.requestedAt}) and now: no command made it, the approvals table was edited`
+  if (at <= now && (requested === undefined || at >= requested)) return undefined
+  return `${held}, which is not between the request (${request.requestedAt}) and now: no command made it, the approvals table was edited`
 }
 
 /**
