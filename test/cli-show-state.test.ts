@@ -19,6 +19,7 @@ import {
   ship,
   Tracking
 } from "./fixtures/cli-tools.js"
+import { gatedRelease } from "./fixtures/cli-undo-tools.js"
 import { onFile } from "./fixtures/worker-on-file.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-state-"))
@@ -333,6 +334,36 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       const next = lineOf((yield* cli("show", "--db", db, "--", sagaId)).stdout, "next: ")!
       const literal = /Recovery\.resume\(("(?:[^"\\]|\\.)*")\)/.exec(next)![1]!
       expect(JSON.parse(literal)).toBe(sagaId)
+    })
+  )
+
+  it.scoped("an explicit undo approved, then its approval lapsed: the saga's show says it lapsed, not approved", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      const step = yield* onFile(
+        db,
+        Effect.gen(function* () {
+          yield* Saga.run("g-1", gatedRelease("A"))
+          const [step] = (yield* Saga.status("g-1")).steps
+          expect((yield* Saga.compensateEffect(step!.effectId))._tag).toBe("AwaitingApproval")
+          return step!
+        })
+      )
+      const until = "1970-01-01T00:01:00.000Z"
+      yield* onFile(
+        db,
+        Saga.approve(`${step.effectId}/compensate-effect`, step.stepId, { by: "alice", expiresAt: until })
+      )
+      expect((yield* cli("show", "g-1", "--db", db)).stdout).toContain(
+        `${step.stepId}: explicit undo approved: it runs when it is asked for again (compensateEffect)`
+      )
+      yield* TestClock.adjust("2 minutes")
+      expect((yield* cli("show", "g-1", "--db", db)).stdout).toContain(
+        `${step.stepId}: explicit undo approved, and the approval lapsed at ${until}: asked for again, its run journals EXPIRED and answers failed`
+      )
+      const shown = JSON.parse((yield* cli("show", "g-1", "--db", db, "--json")).stdout)
+      expect(shown.saga.steps[0].explicitUndo).toMatchObject({ status: "awaiting_approval", approvalLapsedAt: until })
+      expect(shown.saga.steps[0].explicitUndo.approved).toBeUndefined()
     })
   )
 

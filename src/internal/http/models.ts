@@ -124,6 +124,8 @@ export const ExplicitUndo = Schema.Struct({
   undoDetail: Schema.optional(Schema.String),
   /** `true` when the undo's own approval is journaled and it has not run: it runs when asked for again. */
   approved: Schema.optional(Schema.Literal(true)),
+  /** The expiry of that approval, once it has lapsed (then `approved` is absent): asked for again, the run answers `failed`. */
+  approvalLapsedAt: Schema.optional(Schema.String),
   tampered: Schema.NullOr(Tamper)
 })
 

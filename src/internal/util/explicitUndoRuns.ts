@@ -8,9 +8,13 @@
  *
  * @since 0.5.0
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type { JournalError, SagaStatus } from "../../Journal.js"
+import * as Journal from "../../Journal.js"
 import * as Saga from "../../Saga.js"
+import * as Timeline from "../../Timeline.js"
+import * as ApprovalExpiry from "./approvalExpiry.js"
 import { RUN_SUFFIX } from "./identifier.js"
 
 /**
@@ -28,6 +32,8 @@ export interface ExplicitUndoRun {
   readonly undoDetail: string | undefined
   /** Whether the undo's approval is journaled and it has not run: it runs when it is asked for again. */
   readonly approved: boolean
+  /** The expiry of that approval, once it has lapsed: asked for again, the run journals `EXPIRED`. */
+  readonly approvalLapsedAt: string | undefined
   readonly tampered: Saga.Tamper | undefined
 }
 
@@ -41,14 +47,18 @@ const runOf = (step: Saga.StepStatus) => {
     undo: run.undo,
     undoDetail: run.undoDetail,
     approved: run.approved === true,
+    approvalLapsedAt: run.approvalLapsedAt,
     tampered: run.tampered
   })
   return Saga.status(runId).pipe(
-    Effect.map((run) => {
-      if (run.tampered !== undefined) return [of({ tampered: run.tampered })]
+    Effect.flatMap((run) => {
+      if (run.tampered !== undefined) return Effect.succeed([of({ tampered: run.tampered })])
       const undone = run.steps.find((candidate) => candidate.stepId === step.stepId)
-      const approved = undone?.state === "approved" && undone.undo === undefined
-      return [of({ status: run.status, undo: undone?.undo, undoDetail: undone?.undoDetail, approved })]
+      const said = { status: run.status, undo: undone?.undo, undoDetail: undone?.undoDetail }
+      if (undone?.state !== "approved" || undone.undo !== undefined) return Effect.succeed([of(said)])
+      return Effect.map(lapsedAt(runId, step.stepId), (lapsed) => [
+        of({ ...said, approved: lapsed === undefined, approvalLapsedAt: lapsed })
+      ])
     }),
     Effect.catchTags({
       SagaNotFound: () => Effect.succeed([]),
@@ -60,6 +70,15 @@ const runOf = (step: Saga.StepStatus) => {
   )
 }
 
+/** When the journaled approval of a run's undo lapsed, if it has (by this host's clock, as a worker judges it). */
+const lapsedAt = (runId: string, stepId: string) =>
+  Effect.flatMap(Journal.Journal, (journal) =>
+    Effect.zipWith(journal.read(runId), Clock.currentTimeMillis, (entries, now) => {
+      const standing = ApprovalExpiry.standing(Timeline.approvedUntil(entries, stepId), now)
+      return standing._tag === "Lapsed" ? standing.until : undefined
+    })
+  )
+
 /**
  * The explicit undos asked of `saga`'s executed steps, in the order of its steps: none for a saga
  * whose journal does not verify (its steps are not shown), or for the run of an explicit undo.
@@ -69,7 +88,7 @@ const runOf = (step: Saga.StepStatus) => {
  */
 export const explicitUndoRuns = (
   saga: Saga.SagaStatus
-): Effect.Effect<ReadonlyArray<ExplicitUndoRun>, JournalError, Saga.Saga> =>
+): Effect.Effect<ReadonlyArray<ExplicitUndoRun>, JournalError, Saga.Saga | Journal.Journal> =>
   saga.tampered !== undefined || saga.sagaId.endsWith(RUN_SUFFIX)
     ? Effect.succeed([])
     : Effect.map(
@@ -94,6 +113,7 @@ export interface ExplicitUndoJson {
   readonly undo: NonNullable<Saga.StepStatus["undo"]> | null
   readonly undoDetail?: string
   readonly approved?: true
+  readonly approvalLapsedAt?: string
   readonly tampered: Saga.Tamper | null
 }
 
@@ -109,6 +129,7 @@ export const asJson = (run: ExplicitUndoRun): ExplicitUndoJson => ({
   undo: run.undo ?? null,
   ...(run.undoDetail === undefined ? {} : { undoDetail: run.undoDetail }),
   ...(run.approved ? { approved: true as const } : {}),
+  ...(run.approvalLapsedAt === undefined ? {} : { approvalLapsedAt: run.approvalLapsedAt }),
   tampered: run.tampered ?? null
 })
 
@@ -150,6 +171,7 @@ interface Said {
   readonly undo: Saga.StepStatus["undo"] | null
   readonly undoDetail?: string | undefined
   readonly approved?: boolean | undefined
+  readonly approvalLapsedAt?: string | undefined
   readonly tampered: { readonly seq: number | null; readonly problem: string } | null | undefined
 }
 
@@ -172,6 +194,9 @@ export const describe = (run: Said, own?: Saga.StepStatus["undo"] | null): strin
   }
   if (run.approved === true && run.undo == null) {
     return "explicit undo approved: it runs when it is asked for again (compensateEffect)"
+  }
+  if (run.approvalLapsedAt !== undefined && run.undo == null) {
+    return `explicit undo approved, and the approval lapsed at ${run.approvalLapsedAt}: asked for again, its run journals EXPIRED and answers failed`
   }
   const answer = run.undo ?? run.status?.replaceAll("_", " ") ?? "asked"
   const said = `explicit undo ${answer}${run.undoDetail === undefined ? "" : ` (${run.undoDetail})`}`
