@@ -284,7 +284,7 @@ const awaitsItsRun = (step: StepView): boolean =>
  */
 const movedSince = (journaled: Recorded<UndoPhase>, explicit: ExplicitUndo | undefined): boolean => {
   if (explicit === undefined) return false
-  if (explicit.outcome === "failed" || explicit.outcome === "unavailable") return true
+  if (!takesOver(explicit)) return true
   return phaseOfExplicit[explicit.outcome] !== journaled.phase || takenOverEntryDetail(explicit) !== detailOf(journaled)
 }
 
