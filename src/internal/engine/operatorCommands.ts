@@ -11,7 +11,7 @@ import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
 import { copyDeparture } from "../journal/approvalCopy.js"
-import { distrust, requestOf, tamperedAt } from "../journal/decisions.js"
+import { distrust, heldBy, requestOf, tamperedAt } from "../journal/decisions.js"
 import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
 import { executed } from "../journal/payloads.js"
@@ -205,10 +205,6 @@ const unjournaled =
             )
       }
     )
-
-/** Who the store says decided the request, and which way. */
-const heldBy = (request: ApprovalRequest, decision: Exclude<Decision, { _tag: "Pending" }>) =>
-  `the approval store says step ${request.stepId} was ${decision._tag.toLowerCase()} by ${decision.by}`
 
 /**
  * Why a decision the store holds cannot be this command's, stopped between its writes: it is

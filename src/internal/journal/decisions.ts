@@ -81,6 +81,10 @@ export const withoutMac = <D extends Decision>(decision: D): Unsigned<D> => {
   return rest as Unsigned<D>
 }
 
+/** Who the approval store says decided the request, and which way. */
+export const heldBy = (request: Pick<ApprovalRequest, "stepId">, decision: Exclude<Decision, { _tag: "Pending" }>) =>
+  `the approval store says step ${request.stepId} was ${decision._tag.toLowerCase()} by ${decision.by}`
+
 /**
  * Why a decision the journal does not hold yet must not be acted on, or `undefined` when it may:
  * it lives in this process (the memory layers), or it carries a valid MAC under the journal key
@@ -93,7 +97,7 @@ export const distrust = (
   decision: Decision
 ): string | undefined => {
   if (decision._tag === "Pending" || approval.inProcess === true) return undefined
-  const said = `the approval store says step ${request.stepId} was ${decision._tag.toLowerCase()} by ${decision.by}`
+  const said = heldBy(request, decision)
   const check = keys === undefined ? "no-key" : checkDecision(keys, request, decision)
   switch (check) {
     case "ok":
