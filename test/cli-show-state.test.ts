@@ -334,6 +334,15 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       const next = lineOf((yield* cli("show", "--db", db, "--", sagaId)).stdout, "next: ")!
       const literal = /Recovery\.resume\(("(?:[^"\\]|\\.)*")\)/.exec(next)![1]!
       expect(JSON.parse(literal)).toBe(sagaId)
+
+      // Started with Saga.run: the Saga.resume call, likewise.
+      const byRun = 'r"q\\x'
+      yield* onFile(db, Saga.run(byRun, sendWireTransfer({ amount: 5, to: "acme" })))
+      const wireOfRun = (yield* onFile(db, Saga.status(byRun))).steps[0]!.stepId
+      yield* onFile(db, Saga.approve(byRun, wireOfRun, { by: "bob" }))
+      const nextOfRun = lineOf((yield* cli("show", "--db", db, "--", byRun)).stdout, "next: ")!
+      const resumed = /Saga\.resume\(("(?:[^"\\]|\\.)*"), program\)/.exec(nextOfRun)![1]!
+      expect(JSON.parse(resumed)).toBe(byRun)
     })
   )
 

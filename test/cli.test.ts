@@ -1048,6 +1048,9 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
           "effect-saga: prune would delete 1 saga(s) whose journal does not verify: nothing was deleted; keep them for a person to look at (effect-saga show SAGA), restore them from a backup, or give an earlier --finished-before\n"
         )
       }
+      const json = yield* cli("prune", "--finished-before", tomorrow, "--json", "--db", db)
+      expect(json.code).toBe(1)
+      expect(JSON.parse(json.stdout)).toMatchObject({ tampered: [{ sagaId: "order-2", seq: 2, problem: "hash" }] })
       expect(snapshot(db)).toEqual(unchanged)
     })
   )

@@ -30,7 +30,7 @@ export const resumedBy = (sagaId: string, origin: Origin | undefined): string =>
     case "Definition":
       return `a worker given definition ${origin.name}: Recovery.resume(${jsString(sagaId)}), or Saga.start with ${origin.name}`
     case "Program":
-      return `the program that started it, run again under its id: Saga.resume("${sagaId}", program) or Saga.run`
+      return `the program that started it, run again under its id: Saga.resume(${jsString(sagaId)}, program) or Saga.run`
     case "Effect":
       return `Recovery.resume(${jsString(sagaId)}) on any worker, or effect-saga compensate-effect ${shellWord(origin.effectId)} --register MODULE`
     case undefined:

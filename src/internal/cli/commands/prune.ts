@@ -46,7 +46,9 @@ export const prune = Command.make("prune", { db, finishedBefore, dryRun, json },
         // A journal that does not verify is evidence: prune deletes none of it (nor anything else).
         const tampered = yield* untrusted(yield* Journal.prunable(before))
         if (tampered.length > 0) {
-          yield* print(tampered.map(({ sagaId, mark }) => Trust.line(sagaId, mark)).join("\n"))
+          yield* options.json
+            ? printJson({ tampered: tampered.map(({ sagaId, mark }) => ({ sagaId, ...mark })) })
+            : print(tampered.map(({ sagaId, mark }) => Trust.line(sagaId, mark)).join("\n"))
           return yield* new SomethingWrong({
             reason: "prune found sagas whose journal does not verify",
             line: `prune would delete ${tampered.length} saga(s) whose journal does not verify: nothing was deleted; keep them for a person to look at (effect-saga show SAGA), restore them from a backup, or give an earlier --finished-before`
