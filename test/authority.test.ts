@@ -1,6 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Layer, Option, Schema } from "effect"
 import { Approval, Authority, Compensable, Journal, Saga } from "../src/index.js"
+import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf, payloadOf, phasesOf } from "./fixtures/journal-reads.js"
 import { reserveAndWire } from "./fixtures/reserve-wire.js"
@@ -100,6 +101,37 @@ describe("Authority", () => {
           )
         )
       )
+  )
+
+  it.effect(
+    "reject does not ask compensate of an undo no tool here can run (reported unavailable, as its compensation does)",
+    () =>
+      Effect.gen(function* () {
+        const store = Layer.mergeAll(
+          Layer.succeed(Journal.Journal, makeMemoryJournal()),
+          Layer.succeed(Approval.Approval, Approval.makeMemory())
+        )
+        const { program } = reserveAndWire()
+        const waiting = yield* Effect.provide(Saga.run("order-u", program), Saga.layer.pipe(Layer.provide(store)))
+        assert(waiting._tag === "AwaitingApproval")
+        // Another process, where `reserve` is not registered, and Alice may not undo it.
+        const elsewhere = Saga.layer.pipe(
+          Layer.provideMerge(
+            Layer.merge(
+              store,
+              Authority.layer((principal, action, _sagaId, stepId) =>
+                Effect.succeed(!(principal.id === "alice" && action === "compensate" && stepId?.startsWith("reserve:")))
+              )
+            )
+          )
+        )
+        const report = yield* Saga.reject("order-u", waiting.request.stepId, { by: "Alice", reason: "no" }).pipe(
+          Authority.withPrincipal(alice),
+          Effect.provide(elsewhere)
+        )
+        expect(report.status).toBe("compensation_failed")
+        expect(report.undone.map((step) => [step.toolName, step.outcome])).toEqual([["reserve", "unavailable"]])
+      })
   )
 
   it.effect("an approval records the principal who gave it; the saga then runs the step", () =>

@@ -244,10 +244,20 @@ const takesOver = (
 
 /**
  * The steps whose undo compensation would ask the authority about (`beforeUndo`), given their
- * explicit undos: not one settled, nor one whose undo started before, nor one taken over.
+ * explicit undos: not one settled, nor one whose undo started before, nor one taken over, nor one
+ * no tool here can undo (reported `unavailable`).
  */
-export const undosToAsk = (view: JournalView, explicit: ExplicitUndos): Array<StepView> =>
-  stillToUndo(view).filter((step) => step.compensating === undefined && !takesOver(explicit.get(step.stepId)))
+export const undosToAsk = (
+  view: JournalView,
+  explicit: ExplicitUndos,
+  env: Pick<UndoEnv, "lookup" | "absence">
+): Array<StepView> =>
+  stillToUndo(view).filter(
+    (step) =>
+      step.compensating === undefined &&
+      !takesOver(explicit.get(step.stepId)) &&
+      typeof undoToolOf(env, step) !== "string"
+  )
 
 /** The explicit undo (`compensateEffect`) of each step compensation would undo, by step id. */
 export type ExplicitUndos = ReadonlyMap<string, ExplicitUndo | undefined>

@@ -782,15 +782,15 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           // A rejection compensates: the principal must be allowed each undo it starts, and the
           // explicit undos are read, before the rejection is written (a denial, or a run that does
           // not verify, refuses the command while nothing is decided, journaled or undone).
+          const env = undoEnv(writer.sagaId, registered)
           const allowed = (found: ExplicitUndos) =>
             Effect.forEach(
-              undosToAsk(writer.view, found),
+              undosToAsk(writer.view, found, env),
               (step) => check(authority, "compensate", sagaId, step.stepId),
               { discard: true }
             )
-          return Effect.flatMap(
-            explicitUndos(writer.sagaId, writer.view, undoEnv(writer.sagaId, registered)),
-            (found) => Effect.zipRight(allowed(found), Effect.zipRight(rejecting, compensateSaga(writer, cause, found)))
+          return Effect.flatMap(explicitUndos(writer.sagaId, writer.view, env), (found) =>
+            Effect.zipRight(allowed(found), Effect.zipRight(rejecting, compensateSaga(writer, cause, found)))
           )
         }
       }).pipe(Effect.withSpan("effect-saga.reject", commandSpan(sagaId, stepId)))
