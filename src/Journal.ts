@@ -384,7 +384,7 @@ export const layerMemory: Layer.Layer<Journal, KeyError> = Layer.effect(
 
 /**
  * The hash of an entry given the previous entry's hash: SHA-256 over it and the entry's
- * length-prefixed fields.
+ * length-prefixed fields. A saga's first entry chains from `empty.digest` (64 zeros).
  *
  * @since 0.1.0
  * @category hashing

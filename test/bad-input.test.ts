@@ -6,6 +6,31 @@ import { entriesOf } from "./fixtures/journal-reads.js"
 
 describe("bad input and bad declarations", () => {
   it.effect(
+    "a typed error its failure describes that cannot be journaled (too deep) reaches the program as its replay does: Outcome.Failed",
+    () =>
+      Effect.gen(function* () {
+        class Declined extends Schema.TaggedError<Declined>()("Declined", { detail: Schema.Unknown }) {}
+        let deep: unknown = 1
+        for (let level = 0; level < 1000; level++) deep = [deep]
+        const pay = Compensable.make({
+          name: "pay",
+          input: Schema.String,
+          success: Schema.String,
+          failure: Declined,
+          execute: (card) =>
+            Effect.fail(card === "deep" ? new Declined({ detail: deep }) : new Declined({ detail: 1 })),
+          compensate: () => Effect.void
+        })
+        const seen: Array<string> = []
+        const program = (card: string) =>
+          pay(card).pipe(Effect.catchAll((error) => Effect.sync(() => seen.push(error._tag))))
+        for (let run = 0; run < 2; run++) yield* Saga.run("deep-error", program("deep"))
+        for (let run = 0; run < 2; run++) yield* Saga.run("shallow-error", program("shallow"))
+        expect(seen).toEqual(["OutcomeFailed", "OutcomeFailed", "Declined", "Declined"])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
     "an input nested more than 1000 levels deep is refused, whatever the stack could take; 1000 are journaled",
     () =>
       Effect.gen(function* () {
@@ -27,7 +52,7 @@ describe("bad input and bad declarations", () => {
         assert(result._tag === "Completed")
         expect(result.value).toMatchObject({
           _tag: "InvalidInput",
-          reason: "it is nested more than 1000 levels deep: it cannot be journaled"
+          reason: "it is nested more than 1000 levels deep"
         })
         expect(runs).toHaveLength(1)
       }).pipe(Effect.provide(Testing.layer))

@@ -1178,9 +1178,11 @@ export class SagaRun {
     }
     const failedDraft = stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)
     // A failure that quoted a receipt reaches the program as its replay will: as journaled, masked
-    // (a receipt only its encoded form shows, too).
+    // (a receipt only its encoded form shows, too); so does an error `failure` describes that could
+    // not be journaled (too deep, too large): its replay is an `Outcome.Failed` with the description.
     if (shown !== cause) call.failedWith = shown
-    const asIs = shown === cause && journaled?.masked !== true
+    const lost = journaled?.error === undefined && Option.isSome(error) && describes(spec, error.value)
+    const asIs = shown === cause && journaled?.masked !== true && !lost
     const answer = asIs ? Effect.failCause(cause) : this.asJournaled(spec, payload)
     return Effect.zipRight(
       Effect.map(payload.taints === false ? this.write(failedDraft) : this.taint(failedDraft, call), () =>
@@ -1247,3 +1249,7 @@ const holdsLegacyIds = (view: JournalView): boolean => {
   }
   return false
 }
+
+/** Whether `error` is one the tool's `failure` (or the outcomes) describes: its replay decodes as it. */
+const describes = (spec: StepSpec, error: unknown): boolean =>
+  Outcome.isOutcome(error) || (spec.failure !== undefined && Schema.is(spec.failure)(error))

@@ -66,7 +66,7 @@ export const NESTED_TOO_DEEP = `nested more than ${MAX_JSON_DEPTH} levels deep`
 const problemIn = (value: unknown, depth: number): string | undefined => {
   if (typeof value === "number") return Number.isFinite(value) ? undefined : lostAsNull(String(value))
   if (typeof value !== "object" || value === null) return undefined
-  if (depth === MAX_JSON_DEPTH) return `it is ${NESTED_TOO_DEEP}: it cannot be journaled`
+  if (depth === MAX_JSON_DEPTH) return `it is ${NESTED_TOO_DEEP}`
   if (Array.isArray(value)) {
     for (const item of value) {
       const problem = item === undefined ? lostAsNull("undefined in an array") : problemIn(item, depth + 1)
