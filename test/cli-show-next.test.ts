@@ -112,7 +112,7 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
       const lines = yield* nextLines(db, run)
       expect(lines).toEqual([
         `next: effect-saga approve ${run} ${step.stepId} --as WHO ${at}, then ask again: effect-saga compensate-effect ${step.effectId} --register MODULE`,
-        `next: or effect-saga reject ${run} ${step.stepId} --as WHO ${at}: the undo never runs, and the run ends compensation_failed (the effect stays live: the saga's own compensation handles it as if nobody had asked)`
+        `next: or effect-saga reject ${run} ${step.stepId} --as WHO ${at} (the undo never runs, and the run ends compensation_failed: the effect stays live, and the saga's own compensation handles it as if nobody had asked)`
       ])
       // As printed: approved, then asked again (nothing resumes a run: no Recovery.resume), the undo runs.
       const approvedNow = yield* runAsPrinted(db, lines[0]!, AT_END)

@@ -34,7 +34,7 @@ const sagaLines = (status: Saga.SagaStatus, stepId: string, origin: Origin | und
 /** The lines of an explicit undo's run whose undo awaits its own approval: asked again, it runs the undo, or answers the rejection. */
 const runLines = (status: Saga.SagaStatus, step: Saga.StepStatus, at: string) => [
   `next: effect-saga approve ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --as WHO ${at}, then ask again: ${askAgain(step.effectId)}`,
-  `next: or effect-saga reject ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --as WHO ${at}: the undo never runs, and the run ends compensation_failed (the effect stays live: the saga's own compensation handles it as if nobody had asked)`
+  `next: or effect-saga reject ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --as WHO ${at} (the undo never runs, and the run ends compensation_failed: the effect stays live, and the saga's own compensation handles it as if nobody had asked)`
 ]
 
 /**
