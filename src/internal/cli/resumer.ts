@@ -7,17 +7,14 @@
  */
 import * as ApprovalExpiry from "../util/approvalExpiry.js"
 import type { Origin } from "../util/origin.js"
+import { printable } from "../util/printable.js"
 import { shellWord } from "../util/shellWord.js"
 
 /**
- * `text` as a JavaScript string literal to paste into a program: quotes and backslashes escaped,
- * and what a terminal acts on or hides (C1 controls, bidi marks, line separators) as `\u` escapes.
+ * `text` as a JavaScript string literal to paste into a program: quotes and backslashes escaped
+ * (`JSON.stringify`), and what a terminal acts on or hides as `\u` escapes (`printable`).
  */
-const jsString = (text: string): string =>
-  JSON.stringify(text).replace(
-    /[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
-    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
-  )
+const jsString = (text: string): string => printable(JSON.stringify(text))
 
 /**
  * Who can resume the saga at once, by what it was started from.
