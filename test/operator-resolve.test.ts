@@ -76,30 +76,33 @@ const unknownExplicitUndo = (sagaId: string) =>
   })
 
 describe("Saga.resolve of an explicit undo that answered unknown", () => {
-  it.effect("not undone: the run answers failed, and the saga's own compensation undoes the effect", () =>
-    Effect.gen(function* () {
-      const { charge, runId, undone } = yield* unknownExplicitUndo("x-not")
-      const refusedResult = yield* Effect.flip(
-        Saga.resolve(runId, charge.stepId, { outcome: "applied", by: "carol", result: "x" })
-      )
-      expect(refusedResult._tag).toBe("CommandRefused")
-      yield* Saga.resolve(runId, charge.stepId, { outcome: "not-applied", by: "carol" })
-      expect((yield* Saga.status(runId)).status).toBe("compensation_failed")
-      const revision = (yield* Saga.status(runId)).revision
-      // The same resolution again is a pure read; another one is a conflict.
-      yield* Saga.resolve(runId, charge.stepId, { outcome: "not-applied", by: "carol" })
-      const other = yield* Effect.flip(Saga.resolve(runId, charge.stepId, { outcome: "applied", by: "dave" }))
-      expect(other).toMatchObject({ _tag: "CommandConflict", answer: "resolved as not undone by carol" })
-      expect((yield* Saga.status(runId)).revision).toBe(revision)
-      expect(yield* Saga.compensateEffect(charge.effectId)).toMatchObject({
-        _tag: "Settled",
-        outcome: "failed",
-        detail: "resolved as not undone by carol"
-      })
-      const report = yield* Saga.compensate("x-not")
-      expect(report.status).toBe("compensated")
-      expect(undone).toEqual(["charge", "charge", "reserve"])
-    }).pipe(Effect.provide(Testing.layer))
+  it.effect(
+    "not undone: the run answers failed and is completed, and the saga's own compensation undoes the effect",
+    () =>
+      Effect.gen(function* () {
+        const { charge, runId, undone } = yield* unknownExplicitUndo("x-not")
+        const refusedResult = yield* Effect.flip(
+          Saga.resolve(runId, charge.stepId, { outcome: "applied", by: "carol", result: "x" })
+        )
+        expect(refusedResult._tag).toBe("CommandRefused")
+        yield* Saga.resolve(runId, charge.stepId, { outcome: "not-applied", by: "carol" })
+        // An operator answered it: nothing is left to do with the run (its answer says the effect stays).
+        expect((yield* Saga.status(runId)).status).toBe("completed")
+        const revision = (yield* Saga.status(runId)).revision
+        // The same resolution again is a pure read; another one is a conflict.
+        yield* Saga.resolve(runId, charge.stepId, { outcome: "not-applied", by: "carol" })
+        const other = yield* Effect.flip(Saga.resolve(runId, charge.stepId, { outcome: "not-applied", by: "dave" }))
+        expect(other).toMatchObject({ _tag: "CommandConflict", answer: "resolved as not undone by carol" })
+        expect((yield* Saga.status(runId)).revision).toBe(revision)
+        expect(yield* Saga.compensateEffect(charge.effectId)).toMatchObject({
+          _tag: "Settled",
+          outcome: "failed",
+          detail: "resolved as not undone by carol"
+        })
+        const report = yield* Saga.compensate("x-not")
+        expect(report.status).toBe("compensated")
+        expect(undone).toEqual(["charge", "charge", "reserve"])
+      }).pipe(Effect.provide(Testing.layer))
   )
 
   it.effect("undone: the run answers completed, the saga takes it over, and both can be pruned", () =>

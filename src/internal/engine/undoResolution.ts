@@ -1,65 +1,108 @@
 /**
- * Settling an explicit undo whose answer is `unknown` (its run `needs_attention`): the operator asks
- * the provider, then resolves the run's step as undone (`applied`: the run answers `completed`) or
- * not undone (`not-applied`: it answers `failed`, and the effect is still in place: the saga's own
- * compensation undoes it, if it has not settled the step yet). Until then the run is never finished:
- * nothing else settles it, and neither it nor its saga is pruned.
+ * An operator's answer to an explicit undo's run: it settles the undo, and ends the run `completed`
+ * (nothing is left to do with the run; its answer says what came of the undo).
+ *
+ * - A run that `needs_attention` (its undo answered `unknown`): the operator asks the provider, then
+ *   resolves the run's step as undone (`applied`: the run answers `completed`) or not undone
+ *   (`not-applied`: it answers `failed`, and the effect is still in place: the saga's own
+ *   compensation undoes it, if it has not settled the step yet).
+ * - A run that ended `compensation_failed` (its undo `failed`, was rejected or expired, was `partial`,
+ *   or `unavailable`): the operator closes it once the effect is undone (`applied`: by hand, or by the
+ *   saga's own compensation since), or keeps the effect as it is (`not-applied`: a rejected undo kept
+ *   as decided; refused for a `partial` undo, which undid part of it). A run closed `not-applied` is
+ *   closed again `applied` once the effect is undone by hand.
+ *
+ * Until then the run is never finished: nothing else settles it.
  */
 import * as Effect from "effect/Effect"
+import type { Draft } from "../../Journal.js"
 import type { Resolution } from "../../Saga.js"
 import { CommandConflict, CommandRefused } from "../../SagaError.js"
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
-import { isResolvedUndo, resolvedReason } from "../journal/resolvedUndo.js"
+import { resolvedReason } from "../journal/resolvedUndo.js"
+import type { JournalView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
+import { RESOLVED_UNDO } from "../util/undoToResolve.js"
+import { answerOf } from "./explicitUndo.js"
 import type { Prior } from "./replay.js"
 
 /** The reason a resolved undo journals: which way, and who. */
 const reasonOf = (resolution: Resolution): string => resolvedReason(resolution.outcome, resolution.by)
 
-/** The reason journaled with the outcome of the run's step, if an operator resolved it. */
-const journaledReason = (writer: Writer, stepId: string): string | undefined => {
-  const outcome = writer.view.steps.get(stepId)?.compensation
-  return outcome !== undefined && isResolvedUndo(outcome) ? outcome.payload?.reason : undefined
+/** How the answer of a run an operator closed as not undone says so, before the answer it had. */
+const keptReason = (reason: string, before: string | undefined): string =>
+  before === undefined || before === reason ? reason : `${reason} (its answer was: ${before})`
+
+/** The answer's detail of a run an operator's resolution ended (`completed`), if one did. */
+const resolvedAnswer = (view: JournalView): string | undefined => {
+  const last = view.last
+  if (last?.phase !== "SAGA_COMPLETED") return undefined
+  const detail = last.payload !== null && "outcome" in last.payload ? last.payload.detail : undefined
+  return detail?.startsWith(RESOLVED_UNDO) === true ? detail : undefined
 }
 
-/** A resolution of the run's undo replays one made before the same way by the same person; another is a conflict. */
+/**
+ * A resolution of the run's undo replays one made before the same way by the same person; `applied`
+ * after `not-applied` is a new one (the effect was undone by hand since); another is a conflict.
+ */
 export const prior = (
   writer: Writer,
   stepId: string,
   resolution: Resolution
 ): Effect.Effect<Prior, CommandConflict> => {
-  const reason = journaledReason(writer, stepId)
-  if (reason === undefined) return Effect.succeed("new")
-  return reason === reasonOf(resolution)
-    ? Effect.succeed("replay")
-    : Effect.fail(new CommandConflict({ sagaId: writer.sagaId, stepId, answer: reason }))
+  const answer = resolvedAnswer(writer.view)
+  if (answer === undefined) return Effect.succeed("new")
+  const reason = reasonOf(resolution)
+  if (answer === reason || answer.startsWith(`${reason} (`)) return Effect.succeed("replay")
+  if (resolution.outcome === "applied" && answer.startsWith(`${RESOLVED_UNDO}not undone by `)) {
+    return Effect.succeed("new")
+  }
+  return Effect.fail(new CommandConflict({ sagaId: writer.sagaId, stepId, answer }))
 }
 
+/** Why a run in `status` has no undo to resolve. */
+const nothingToResolve = (view: JournalView): string =>
+  view.status === "completed"
+    ? "the undo completed (the run is completed): there is nothing to resolve"
+    : `the run has no answer to resolve yet (it is ${view.status})`
+
 /**
- * Journals the operator's answer to the run's unknown undo: the step's outcome and the run's last
- * entry, in one append. Refused unless the run needs attention for that step's undo.
+ * Journals the operator's answer to the run's undo: the step's outcome (where the run journaled the
+ * step) and the run's last entry, `SAGA_COMPLETED`, in one append.
  */
 export const resolve = (writer: Writer, stepId: string, resolution: Resolution, effectId: string) =>
   Effect.gen(function* () {
     const refused = (reason: string) => new CommandRefused({ sagaId: writer.sagaId, stepId, reason })
-    const undo = writer.view.steps.get(stepId)
-    if (undo === undefined) return yield* refused("the run has no such step")
-    if (writer.view.status !== "needs_attention" || undo.compensation?.phase !== "COMPENSATION_UNKNOWN") {
-      return yield* refused(`the outcome of the undo is not unknown (the run is ${writer.view.status})`)
+    const { view } = writer
+    if (!effectId.endsWith(`/${stepId}`)) return yield* refused("the run has no such step")
+    if (resolution.outcome === "applied" && (resolution.result !== undefined || resolution.receipt !== undefined)) {
+      return yield* refused("the resolution of an undo takes no result or receipt: say whether the undo happened")
     }
-    if (resolution.outcome === "applied" && resolution.result !== undefined) {
-      return yield* refused("the resolution of an undo takes no result: say whether the undo happened")
-    }
+    const undo = view.steps.get(stepId)
     const reason = reasonOf(resolution)
-    yield* writer.append(
-      resolution.outcome === "applied"
-        ? [
-            stepDraft(undo, "COMPENSATED", { reason }),
-            sagaDraft("SAGA_COMPLETED", { effectId, outcome: "completed", detail: reason })
-          ]
-        : [
-            stepDraft(undo, "COMPENSATION_FAILED", { reason }),
-            sagaDraft("SAGA_COMPENSATION_FAILED", { effectId, outcome: "failed", detail: reason })
-          ]
-    )
+    const ending = (outcome: "completed" | "failed" | "unavailable", detail: string): Draft =>
+      sagaDraft("SAGA_COMPLETED", { effectId, outcome, detail })
+    if (view.status === "needs_attention" && undo?.compensation?.phase === "COMPENSATION_UNKNOWN") {
+      const phase = resolution.outcome === "applied" ? "COMPENSATED" : "COMPENSATION_FAILED"
+      return yield* writer.append([
+        stepDraft(undo, phase, { reason }),
+        ending(resolution.outcome === "applied" ? "completed" : "failed", reason)
+      ])
+    }
+    const answer = answerOf(effectId, view)
+    const closedKept = view.status === "completed" && resolvedAnswer(view) !== undefined
+    if (answer?._tag !== "Settled" || answer.outcome === "completed" || answer.outcome === "unknown") {
+      return yield* refused(nothingToResolve(view))
+    }
+    if (view.status !== "compensation_failed" && !closedKept) return yield* refused(nothingToResolve(view))
+    if (resolution.outcome === "applied") {
+      const undone = undo === undefined ? [] : [stepDraft(undo, "COMPENSATED", { reason })]
+      return yield* writer.append([...undone, ending("completed", reason)])
+    }
+    if (answer.outcome === "partial") {
+      return yield* refused(
+        "its undo was partial (part of the effect is undone): undo the rest by hand, then resolve it applied"
+      )
+    }
+    yield* writer.append([ending(answer.outcome, keptReason(reason, answer.detail))])
   })

@@ -1,0 +1,242 @@
+/**
+ * Closing the run of an explicit undo that ended `compensation_failed` (its undo failed, was
+ * rejected, was partial, or could not run): `Saga.resolve(runId, stepId, …)` says the effect is
+ * undone now (`applied`: the run answers `completed`) or stays as it is, knowingly (`not-applied`:
+ * the run keeps its answer). Either way the run ends `completed`: it no longer counts as open, and
+ * the saga's own compensation takes its answer over as before. On every store the tests can reach.
+ */
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Schema } from "effect"
+import { type Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
+import { entriesOf } from "./fixtures/journal-reads.js"
+import { storesWherePossible } from "./fixtures/three-stores.js"
+
+const stores = await storesWherePossible("effect-saga-undo-run-close")
+
+/** The undos that ran, in order. */
+const undone: Array<string> = []
+/** How many more times the refund's undo fails before it works. */
+let refundFailures = 0
+
+/** A room whose cancellation needs a human's approval. */
+const room = Compensable.make({
+  name: "room",
+  input: Schema.String,
+  success: Schema.String,
+  approveExplicitUndo: true,
+  execute: (name) => Effect.succeed(`room-${name}`),
+  compensate: () => Effect.sync(() => undone.push("room"))
+})
+
+/** A payment whose refund the bank refuses while `refundFailures` lasts. */
+const refund = Compensable.make({
+  name: "pay",
+  input: Schema.Int,
+  success: Schema.String,
+  execute: (amount) => Effect.succeed(`pay-${amount}`),
+  compensate: () =>
+    refundFailures-- > 0
+      ? Effect.fail(Outcome.failed("the bank refused the refund"))
+      : Effect.sync(() => undone.push("pay"))
+})
+
+/** Seats released in part. */
+const seats = Compensable.make({
+  name: "seats",
+  input: Schema.Int,
+  success: Schema.String,
+  execute: (count) => Effect.succeed(`seats-${count}`),
+  compensate: () => Effect.fail(Outcome.partial("2 of 3 seats still held"))
+})
+
+/** A letter sent: no undo. */
+const mail = Compensable.make({
+  name: "mail",
+  input: Schema.String,
+  success: Schema.String,
+  execute: (to) => Effect.succeed(`mail-${to}`)
+})
+
+/** A completed saga of one step, and that step's effect id and run. */
+const completed = <A, E>(sagaId: string, step: Effect.Effect<A, E, never>) =>
+  Effect.gen(function* () {
+    expect((yield* Saga.run(sagaId, step))._tag).toBe("Completed")
+    const only = (yield* Saga.status(sagaId)).steps[0]!
+    return { stepId: only.stepId, effectId: only.effectId, runId: `${only.effectId}/compensate-effect` }
+  })
+
+/** How many sagas and runs are open `compensation_failed`. */
+const dirtyCount = Effect.map(
+  Effect.flatMap(Journal.Journal, (journal) => journal.countOpen()),
+  (counts) => counts.compensation_failed
+)
+
+for (const [name, store] of stores) {
+  describe(`closing an explicit undo's run that ended compensation_failed: ${name}`, () => {
+    const provided = <A, E>(effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>) =>
+      effect.pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
+
+    it.effect("a rejected undo kept as decided: not-applied closes the run, the effect stays", () =>
+      provided(
+        Effect.gen(function* () {
+          undone.length = 0
+          const { effectId, runId, stepId } = yield* completed("trip", room("sea view"))
+          expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ _tag: "AwaitingApproval" })
+          yield* Saga.reject(runId, stepId, { by: "alice", reason: "keep the room" })
+          expect((yield* Saga.status(runId)).status).toBe("compensation_failed")
+          expect(yield* dirtyCount).toBe(1)
+
+          const { written } = yield* Saga.withWrites(Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob" }))
+          expect(written).toBe(1)
+          const detail = "resolved as not undone by bob (its answer was: rejected by alice: keep the room)"
+          const run = yield* Saga.status(runId)
+          expect(run.status).toBe("completed")
+          expect(run.steps[0]).toMatchObject({ undo: "failed", undoDetail: detail })
+          expect(yield* dirtyCount).toBe(0)
+          expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ _tag: "Settled", outcome: "failed", detail })
+          expect(undone).toEqual([])
+
+          // The same resolution again writes nothing; another person's is a conflict.
+          const again = yield* Saga.withWrites(Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob" }))
+          expect(again.written).toBe(0)
+          const other = yield* Effect.flip(Saga.resolve(runId, stepId, { outcome: "not-applied", by: "carol" }))
+          expect(other).toMatchObject({ _tag: "CommandConflict", answer: detail })
+          // The saga itself is untouched: it completed, and its step stays executed.
+          expect((yield* Saga.status("trip")).status).toBe("completed")
+        })
+      )
+    )
+
+    it.effect("not-applied, then applied once the effect was undone by hand: the saga takes that over", () =>
+      provided(
+        Effect.gen(function* () {
+          undone.length = 0
+          const { effectId, runId, stepId } = yield* completed("trip-2", room("garden"))
+          yield* Saga.compensateEffect(effectId)
+          yield* Saga.reject(runId, stepId, { by: "alice", reason: "keep it" })
+          yield* Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob" })
+          yield* Saga.resolve(runId, stepId, { outcome: "applied", by: "bob" })
+          const run = yield* Saga.status(runId)
+          expect(run.status).toBe("completed")
+          expect(run.steps[0]).toMatchObject({ undo: "completed", undoDetail: "resolved as undone by bob" })
+          expect((yield* entriesOf(runId)).slice(-2).map((entry) => entry.phase)).toEqual([
+            "COMPENSATED",
+            "SAGA_COMPLETED"
+          ])
+          // Undone now: not-applied again says otherwise, a conflict.
+          const back = yield* Effect.flip(Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob" }))
+          expect(back).toMatchObject({ _tag: "CommandConflict", answer: "resolved as undone by bob" })
+          const report = yield* Saga.compensate("trip-2")
+          expect(report.status).toBe("compensated")
+          expect(report.undone).toMatchObject([
+            { outcome: "completed", detail: "by compensateEffect: resolved as undone by bob" }
+          ])
+          expect(undone).toEqual([])
+        })
+      )
+    )
+
+    it.effect("an undo that failed: applied closes it; a result or a receipt is refused, nothing written", () =>
+      provided(
+        Effect.gen(function* () {
+          refundFailures = 1
+          const { effectId, runId, stepId } = yield* completed("pay-1", refund(40))
+          expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ outcome: "failed" })
+          const before = yield* entriesOf(runId)
+          const withResult = yield* Effect.flip(
+            Saga.resolve(runId, stepId, { outcome: "applied", by: "bob", result: "x" })
+          )
+          assert(withResult._tag === "CommandRefused")
+          expect(withResult.reason).toContain("takes no result or receipt")
+          expect(yield* entriesOf(runId)).toEqual(before)
+          const wrong = yield* Effect.flip(Saga.resolve(runId, "nope", { outcome: "applied", by: "bob" }))
+          expect(wrong).toMatchObject({ _tag: "CommandRefused", reason: "the run has no such step" })
+          yield* Saga.resolve(runId, stepId, { outcome: "applied", by: "bob" })
+          expect((yield* Saga.status(runId)).status).toBe("completed")
+          expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ outcome: "completed" })
+        })
+      )
+    )
+
+    it.effect("an undo that failed, kept: the saga's own compensation still undoes the effect itself", () =>
+      provided(
+        Effect.gen(function* () {
+          undone.length = 0
+          refundFailures = 1
+          const { effectId, runId, stepId } = yield* completed("pay-2", refund(41))
+          yield* Saga.compensateEffect(effectId)
+          yield* Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob" })
+          expect((yield* Saga.status(runId)).steps[0]).toMatchObject({
+            undo: "failed",
+            undoDetail: "failed (not applied): the bank refused the refund"
+          })
+          expect((yield* Saga.compensateEffect(effectId)) as unknown).toMatchObject({
+            outcome: "failed",
+            detail: "resolved as not undone by bob (its answer was: failed (not applied): the bank refused the refund)"
+          })
+          expect((yield* Saga.compensate("pay-2")).status).toBe("compensated")
+          expect(undone).toEqual(["pay"])
+        })
+      )
+    )
+
+    it.effect("a partial undo: not-applied is refused (part of it is undone), applied closes it", () =>
+      provided(
+        Effect.gen(function* () {
+          const { effectId, runId, stepId } = yield* completed("seats-1", seats(3))
+          expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ outcome: "partial" })
+          const refused = yield* Effect.flip(Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob" }))
+          assert(refused._tag === "CommandRefused")
+          expect(refused.reason).toContain("undo the rest by hand, then resolve it applied")
+          expect((yield* Saga.status(runId)).status).toBe("compensation_failed")
+          yield* Saga.resolve(runId, stepId, { outcome: "applied", by: "bob" })
+          expect((yield* Saga.status(runId)).status).toBe("completed")
+        })
+      )
+    )
+
+    it.effect("no undo declared (unavailable, no step journaled in the run): either way closes it", () =>
+      provided(
+        Effect.gen(function* () {
+          const { effectId, runId, stepId } = yield* completed("mail-1", mail("a@example.com"))
+          expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ outcome: "unavailable" })
+          expect((yield* entriesOf(runId)).map((entry) => entry.phase)).toEqual([
+            "SAGA_STARTED",
+            "SAGA_COMPENSATION_FAILED"
+          ])
+          yield* Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob" })
+          const run = yield* Saga.status(runId)
+          expect(run.status).toBe("completed")
+          expect(run.steps[0]).toMatchObject({ stepId, undo: "unavailable" })
+          expect(run.steps[0]!.undoDetail).toMatch(/^resolved as not undone by bob \(its answer was: /)
+        })
+      )
+    )
+
+    it.effect("a run with nothing to resolve is refused: its undo completed, or it awaits approval", () =>
+      provided(
+        Effect.gen(function* () {
+          refundFailures = 0
+          const done = yield* completed("pay-3", refund(42))
+          expect(yield* Saga.compensateEffect(done.effectId)).toMatchObject({ outcome: "completed" })
+          const finished = yield* Effect.flip(
+            Saga.resolve(done.runId, done.stepId, { outcome: "not-applied", by: "bob" })
+          )
+          expect(finished).toMatchObject({
+            _tag: "CommandRefused",
+            reason: "the undo completed (the run is completed): there is nothing to resolve"
+          })
+          const waiting = yield* completed("trip-3", room("attic"))
+          yield* Saga.compensateEffect(waiting.effectId)
+          const early = yield* Effect.flip(
+            Saga.resolve(waiting.runId, waiting.stepId, { outcome: "applied", by: "bob" })
+          )
+          expect(early).toMatchObject({
+            _tag: "CommandRefused",
+            reason: "the run has no answer to resolve yet (it is awaiting_approval)"
+          })
+        })
+      )
+    )
+  })
+}
