@@ -39,6 +39,13 @@ const runAsPrinted = (db: string, line: string, end: RegExp) => {
   return cli(...args, "--db", db)
 }
 const AT_END = /(?<=--digest \w+)(?!\w)/
+
+/** How a `next:` line of a run that ended compensation_failed says to close it (at the run's position `at`). */
+const closing = (run: string, stepId: string, at: string, keep: boolean) =>
+  `asking again runs nothing, and the run stays compensation_failed until it is closed: once the effect is undone, effect-saga resolve ${run} ${stepId} --applied --as WHO ${at}${keep ? `; to keep the effect as it is (as decided), close it so: effect-saga resolve ${run} ${stepId} --not-applied --as WHO ${at}` : ""}`
+
+/** The printed line from `words` on, to run the command that follows them. */
+const from = (line: string, words: string) => line.slice(line.indexOf(words))
 const ORDER = (sagaId: string, db: string) =>
   Effect.map(
     onFile(
@@ -130,7 +137,7 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
       expect(again.code).toBe(0)
       expect(yield* nextLines(db, run)).toEqual([])
 
-      // Rejected as printed: the run is compensation_failed, for good.
+      // Rejected as printed: the run is compensation_failed until an operator closes it.
       const other = (yield* onFile(db, Saga.status("g-2"))).steps[0]!
       yield* cli("compensate-effect", other.effectId, "--register", tools, "--as", "oncall", "--db", db)
       const otherRun = `${other.effectId}/compensate-effect`
@@ -139,9 +146,19 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
       expect((yield* onFile(db, Saga.status(otherRun))).status).toBe("compensation_failed")
       // The run's answer is the step's undo: the table shows it.
       expect((yield* cli("show", otherRun, "--db", db)).stdout).toMatch(/ refused {2}failed\n/)
-      expect(yield* nextLines(db, otherRun)).toEqual([
-        `next: the effect ${other.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key g-2/${other.stepId}/undo) and undoes every other executed step too: effect-saga compensate g-2 --register MODULE --as WHO ${yield* position(db, "g-2")}; the run stays compensation_failed (its answer is final: asking again runs nothing)`
+      const left = yield* nextLines(db, otherRun)
+      expect(left).toEqual([
+        `next: the effect ${other.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key g-2/${other.stepId}/undo) and undoes every other executed step too: effect-saga compensate g-2 --register MODULE --as WHO ${yield* position(db, "g-2")}; ${closing(otherRun, other.stepId, yield* position(db, otherRun), true)}`
       ])
+      // Kept as decided, as printed: the run is closed (completed), and show has nothing left to say.
+      const kept = yield* runAsPrinted(db, from(left[0]!, "close it so: "), AT_END)
+      expect(kept.code, kept.stderr).toBe(0)
+      expect(kept.stdout).toBe(
+        `resolved the undo of step ${other.stepId} in run ${otherRun} as not undone (oncall); the run answers failed and is closed: the effect stays in place (the saga's own compensation undoes it, should it run)`
+      )
+      expect((yield* onFile(db, Saga.status(otherRun))).status).toBe("completed")
+      expect((yield* cli("show", otherRun, "--db", db)).code).toBe(0)
+      expect(yield* nextLines(db, otherRun)).toEqual([])
     })
   )
 
@@ -169,7 +186,7 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
         expect(shown.code).toBe(1)
         const lines = yield* nextLines(db, run)
         expect(lines).toEqual([
-          `next: the effect ${refund!.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key f-1/${refund!.stepId}/undo) and undoes every other executed step too: effect-saga compensate f-1 --register MODULE --as WHO ${yield* position(db, "f-1")}; the run stays compensation_failed (its answer is final: asking again runs nothing)`
+          `next: the effect ${refund!.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key f-1/${refund!.stepId}/undo) and undoes every other executed step too: effect-saga compensate f-1 --register MODULE --as WHO ${yield* position(db, "f-1")}; ${closing(run, refund!.stepId, yield* position(db, run), true)}`
         ])
         // As printed: the saga's compensation runs the undo with its own key (refused again here) and releases the reservation.
         const compensated = yield* runAsPrinted(db, lines[0]!, AT_END)
@@ -178,7 +195,7 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
         const saga = yield* onFile(db, Saga.status("f-1"))
         expect(saga.steps.map((step) => step.undo)).toEqual(["completed", "failed"])
         expect(yield* nextLines(db, run)).toEqual([
-          `next: the saga's own compensation settled ${refund!.stepId} since (undo failed): effect-saga show f-1 says what is left; the run stays compensation_failed (its answer is final: asking again runs nothing)`
+          `next: the saga's own compensation settled ${refund!.stepId} since (undo failed): effect-saga show f-1 says what is left; ${closing(run, refund!.stepId, yield* position(db, run), true)}`
         ])
       })
   )
@@ -191,9 +208,17 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
         assert((yield* onFile(db, Saga.run("h-1", partialRelease("h-1"))))._tag === "Completed")
         const step = (yield* onFile(db, Saga.status("h-1"))).steps[0]!
         yield* cli("compensate-effect", step.effectId, "--register", tools, "--db", db)
-        expect(yield* nextLines(db, `${step.effectId}/compensate-effect`)).toEqual([
-          `next: undo by hand, at the provider, what the undo left live: 2 of 3 seats still held (effect ${step.effectId}); the saga's own compensation takes this answer over and does not run the undo again, and the run stays compensation_failed (its answer is final: asking again runs nothing)`
+        const run = `${step.effectId}/compensate-effect`
+        const lines = yield* nextLines(db, run)
+        expect(lines).toEqual([
+          `next: undo by hand, at the provider, what the undo left live: 2 of 3 seats still held (effect ${step.effectId}); the saga's own compensation takes this answer over and does not run the undo again; ${closing(run, step.stepId, yield* position(db, run), false)}`
         ])
+        // Undone by hand, then closed as printed.
+        const closed = yield* runAsPrinted(db, from(lines[0]!, "once the effect is undone, "), AT_END)
+        expect(closed.stdout).toBe(
+          `resolved the undo of step ${step.stepId} in run ${run} as undone (oncall); the run answers completed`
+        )
+        expect((yield* onFile(db, Saga.status(run))).status).toBe("completed")
       })
   )
 

@@ -111,7 +111,9 @@ describe("an explicit undo's run on the console", { timeout: 60_000 }, () => {
         const notice = yield* decide(trip, runId, "reject", "keep the room")
 
         const saga = yield* onDb(trip.db, Saga.status("trip-1"))
-        const left = `the effect ${step.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key trip-1/${step.stepId}/undo) and undoes every other executed step too: effect-saga compensate trip-1 --register MODULE --as WHO --revision ${saga.revision} --digest ${saga.digest}; the run stays compensation_failed (its answer is final: asking again runs nothing)`
+        const run0 = yield* onDb(trip.db, Saga.status(runId))
+        const at = `--as WHO --revision ${run0.revision} --digest ${run0.digest}`
+        const left = `the effect ${step.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key trip-1/${step.stepId}/undo) and undoes every other executed step too: effect-saga compensate trip-1 --register MODULE --as WHO --revision ${saga.revision} --digest ${saga.digest}; asking again runs nothing, and the run stays compensation_failed until it is closed: once the effect is undone, effect-saga resolve ${runId} ${step.stepId} --applied ${at}; to keep the effect as it is (as decided), close it so: effect-saga resolve ${runId} ${step.stepId} --not-applied ${at}`
         expect(notice?.replaceAll("&#39;", "'")).toBe(
           `Step ${step.stepId} of saga ${runId}: rejected by alice; the undo never runs: the run answered undo failed (rejected by alice: keep the room); ${left}.`
         )
@@ -120,7 +122,7 @@ describe("an explicit undo's run on the console", { timeout: 60_000 }, () => {
 
         const page = yield* pageOf(trip.baseUrl, runId)
         expect(textOf(page, "run-answer", "div")).toBe(
-          `The run's answer The run answered: undo failed (rejected by alice: keep the room). ${left.charAt(0).toUpperCase()}${left.slice(1)}. Its saga: trip-1 .`
+          `The run's answer The run answered: undo failed (rejected by alice: keep the room). ${left.charAt(0).toUpperCase()}${left.slice(1)}. Its saga: trip-1 . Its effect is undone now: close the run Keep the effect as it is: close the run`
         )
         expect(page).not.toContain("No undo was asked for.")
         expect(page).toContain(
@@ -139,6 +141,17 @@ describe("an explicit undo's run on the console", { timeout: 60_000 }, () => {
             undoDetail: "rejected by alice: keep the room"
           }
         ])
+
+        // Kept as decided: the card's second button closes the run, which leaves the dirty ones.
+        const kept = { sagaId: runId, stepId: step.stepId, revision: `${run.revision}`, digest: run.digest }
+        const posted = yield* postForm(trip.baseUrl, "/console/resolve", fields({ ...kept, outcome: "not-applied" }))
+        const closed = yield* follow(trip.baseUrl, posted)
+        expect(closed.notice?.kind).toBe("ok")
+        expect(closed.notice?.text).toContain(
+          "the run answers failed and is closed: the effect stays in place (the saga's own compensation undoes it, should it run)"
+        )
+        expect((yield* onDb(trip.db, Saga.status(runId))).status).toBe("completed")
+        expect(yield* pageOf(trip.baseUrl, runId)).not.toContain('id="run-answer"')
       })
   )
 })

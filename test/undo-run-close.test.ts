@@ -58,7 +58,7 @@ const mail = Compensable.make({
 })
 
 /** A completed saga of one step, and that step's effect id and run. */
-const completed = <A, E>(sagaId: string, step: Effect.Effect<A, E, never>) =>
+const completed = <A, E>(sagaId: string, step: Effect.Effect<A, E, Saga.CurrentSaga>) =>
   Effect.gen(function* () {
     expect((yield* Saga.run(sagaId, step))._tag).toBe("Completed")
     const only = (yield* Saga.status(sagaId)).steps[0]!

@@ -324,7 +324,8 @@ export const resolve = (
  * undo's run is never resumed: the resolution of its undo is its answer, as the CLI says it.
  */
 const afterResolve = (status: Saga.SagaStatus, outcome: "applied" | "not-applied"): string => {
-  if (isUndoRun(status.sagaId)) return `the run answers ${outcome === "applied" ? "completed" : "failed"}`
+  if (isUndoRun(status.sagaId))
+    return UndoRunAdvice.closed(status.steps[0]?.undo ?? (outcome === "applied" ? "completed" : "failed"))
   return status.status === "compensation_failed"
     ? `its compensation already ran: compensate the saga again (${compensateCommand(status.sagaId)}), which runs any undo still owed and journals a new report`
     : "resume the saga to go on"

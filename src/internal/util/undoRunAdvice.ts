@@ -3,11 +3,12 @@
  * `next:` lines and the console's run page both say it. Nothing resumes a run: once its undo's
  * approval is approved, the undo runs when `compensate-effect` is asked again. A run that ended
  * `compensation_failed` has a final answer (asking again runs nothing), so what is left is done to
- * the effect, not the run: an answer of `failed` (the undo failed, was rejected, its approval
- * expired, or it was resolved not applied) leaves the effect live, and the saga's own compensation
- * handles the step as if nobody had asked (it runs the undo with its own key); a `partial` answer
- * is taken over by the saga's compensation as it is, and an `unavailable` one has no undo that can
- * run: what is left live of those is undone by hand.
+ * the effect: an answer of `failed` (the undo failed, was rejected, or its approval expired) leaves
+ * the effect live, and the saga's own compensation handles the step as if nobody had asked (it runs
+ * the undo with its own key); a `partial` answer is taken over by the saga's compensation as it is,
+ * and an `unavailable` one has no undo that can run: what is left live of those is undone by hand.
+ * Then an operator closes the run (`resolve`): `--applied` once the effect is undone, or
+ * `--not-applied` to keep it as it is (a rejected undo, kept as decided; not for a `partial` one).
  *
  * @since 0.5.0
  */
@@ -18,8 +19,6 @@ import { undoNeeded } from "./undoNeeded.js"
 
 /** The step a run undoes, named by its effect id. */
 type Effect = Pick<Saga.StepStatus, "stepId" | "effectId">
-
-const FINAL = "the run stays compensation_failed (its answer is final: asking again runs nothing)"
 
 /**
  * The saga an effect id names, with its step: `<sagaId>/<stepId>` (a step id holds no `/`).
@@ -59,16 +58,27 @@ export const approved = (runId: string, step: Effect, standing: ApprovalExpiry.S
   }
 }
 
+/**
+ * How the run is closed (`resolve`), at its position: `--applied` once the effect is undone; with
+ * `keep`, also `--not-applied`, which keeps the effect as it is.
+ */
+const closing = (run: Saga.SagaStatus, step: Effect, keep: boolean): string => {
+  const resolve = (way: "applied" | "not-applied") =>
+    `effect-saga resolve ${shellWord(run.sagaId)} ${shellWord(step.stepId)} --${way} --as WHO --revision ${run.revision} --digest ${run.digest}`
+  const kept = keep ? `; to keep the effect as it is (as decided), close it so: ${resolve("not-applied")}` : ""
+  return `asking again runs nothing, and the run stays compensation_failed until it is closed: once the effect is undone, ${resolve("applied")}${kept}`
+}
+
 /** What is left of a `failed` answer: by hand, or the saga's compensation, at the saga's own position. */
-const failedAdvice = (step: Saga.StepStatus, saga: Saga.SagaStatus | undefined): string => {
+const failedAdvice = (run: Saga.SagaStatus, step: Saga.StepStatus, saga: Saga.SagaStatus | undefined): string => {
   const own = saga?.steps.find((candidate) => candidate.stepId === step.stepId)
   if (saga === undefined || own === undefined) {
-    return `the effect ${step.effectId} is still live: undo it by hand, at the provider; ${FINAL}`
+    return `the effect ${step.effectId} is still live: undo it by hand, at the provider; ${closing(run, step, true)}`
   }
   if (!undoNeeded(own)) {
-    return `the saga's own compensation settled ${step.stepId} since (undo ${own.undo}): effect-saga show ${shellWord(saga.sagaId)} says what is left; ${FINAL}`
+    return `the saga's own compensation settled ${step.stepId} since (undo ${own.undo}): effect-saga show ${shellWord(saga.sagaId)} says what is left; ${closing(run, step, own.undo !== "completed")}`
   }
-  return `the effect ${step.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key ${saga.sagaId}/${step.stepId}/undo) and undoes every other executed step too: effect-saga compensate ${shellWord(saga.sagaId)} --register MODULE --as WHO --revision ${saga.revision} --digest ${saga.digest}; ${FINAL}`
+  return `the effect ${step.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key ${saga.sagaId}/${step.stepId}/undo) and undoes every other executed step too: effect-saga compensate ${shellWord(saga.sagaId)} --register MODULE --as WHO --revision ${saga.revision} --digest ${saga.digest}; ${closing(run, step, true)}`
 }
 
 /**
@@ -84,10 +94,22 @@ export const compensationFailed = (run: Saga.SagaStatus, saga: Saga.SagaStatus |
     const detail = step.undoDetail === undefined ? "" : `: ${step.undoDetail}`
     switch (step.undo) {
       case "partial":
-        return `undo by hand, at the provider, what the undo left live${detail} (effect ${step.effectId}); the saga's own compensation takes this answer over and does not run the undo again, and ${FINAL}`
+        return `undo by hand, at the provider, what the undo left live${detail} (effect ${step.effectId}); the saga's own compensation takes this answer over and does not run the undo again; ${closing(run, step, false)}`
       case "unavailable":
-        return `the effect ${step.effectId} is still live and has no undo that can run${detail}: undo it by hand, at the provider; ${FINAL}`
+        return `the effect ${step.effectId} is still live and has no undo that can run${detail}: undo it by hand, at the provider; ${closing(run, step, true)}`
       default:
-        return failedAdvice(step, saga)
+        return failedAdvice(run, step, saga)
     }
   })
+
+/**
+ * What a run resolved by an operator answers, as the end of a sentence: nothing is left to do with
+ * it (it is `completed`); an effect not undone stays in place, for the saga's own compensation.
+ *
+ * @since 0.5.0
+ * @category advice
+ */
+export const closed = (answer: string): string =>
+  answer === "completed"
+    ? "the run answers completed"
+    : `the run answers ${answer} and is closed: the effect stays in place (the saga's own compensation undoes it, should it run)`

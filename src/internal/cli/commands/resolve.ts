@@ -14,6 +14,7 @@ import * as Saga from "../../../Saga.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import { printable } from "../../util/printable.js"
 import { shellWord } from "../../util/shellWord.js"
+import * as UndoRunAdvice from "../../util/undoRunAdvice.js"
 import { settlesUndo } from "../../util/undoToResolve.js"
 import { UsageError } from "../failure.js"
 import { print } from "../output.js"
@@ -110,6 +111,8 @@ const reportOf = (done: {
   readonly stepId: string
   readonly saga: string
   readonly compensated: boolean
+  /** What an explicit undo's run answers once resolved. */
+  readonly answer?: string | undefined
 }): string => {
   const { by, journaled, saga, stepId } = done
   if (done.settled === "step-undo") {
@@ -124,7 +127,7 @@ const reportOf = (done: {
   if (done.settled === "undo-run") {
     const how = done.applied ? "undone" : "not undone"
     return done.wrote
-      ? `resolved the undo of step ${stepId} in run ${saga} as ${how} (${by}): journaled ${journaled}; the run answers ${done.applied ? "completed" : "failed"}`
+      ? `resolved the undo of step ${stepId} in run ${saga} as ${how} (${by}); ${UndoRunAdvice.closed(done.answer ?? (done.applied ? "completed" : "failed"))}`
       : `the undo of step ${stepId} in run ${saga} was already resolved as ${how} by ${by}: nothing written`
   }
   const outcome = done.applied ? "applied" : "not-applied"
@@ -159,9 +162,20 @@ export const resolveOn = <E>(
       settled === "call" ? (applied ? "EXECUTED" : "FAILED") : applied ? "COMPENSATED" : "COMPENSATION_FAILED"
     const { by } = resolution
     // A saga whose compensation already ran (`compensation_failed`) does not go on when resumed.
-    const compensated =
-      settled === "call" && written > 0 && (yield* Saga.status(pointed.saga)).status === "compensation_failed"
-    return reportOf({ settled, wrote: written > 0, applied, journaled, by, stepId, saga: pointed.saga, compensated })
+    const after = written > 0 && settled !== "step-undo" ? yield* Saga.status(pointed.saga) : undefined
+    const compensated = settled === "call" && after?.status === "compensation_failed"
+    const answer = after?.steps.find((step) => step.stepId === stepId)?.undo ?? undefined
+    return reportOf({
+      settled,
+      wrote: written > 0,
+      applied,
+      journaled,
+      by,
+      stepId,
+      saga: pointed.saga,
+      compensated,
+      answer
+    })
   })
 
 /** Whether the resolution settles the undo of step `stepId` of the saga `status` shows (see `settlesUndo`), not its call. */
@@ -202,6 +216,6 @@ export const resolve = Command.make(
     })
 ).pipe(
   Command.withDescription(
-    "Settle a step whose outcome is unknown, as applied (with its result) or not applied; resume the saga afterwards. --applied is refused once compensation undid a step that ran before it. In a saga compensation_failed, settles a step whose undo failed, was partial, answered unknown or was unavailable: --applied (no --result) says the effect is undone now (the undo happened, or you undid it by hand), --not-applied (an unknown undo only) that it did not; then compensate the saga again, which does not run that undo again. --receipt - (stdin) or env:NAME gives the receipt the undo needs, never on the command line. Given the run of an explicit undo (SAGA ending /compensate-effect) whose undo answered unknown, settles that undo: --applied (it happened, no --result) or --not-applied. Asked again exactly as before (same --as, outcome and result), it says the step was already resolved and writes nothing (exit 0)."
+    "Settle a step whose outcome is unknown, as applied (with its result) or not applied; resume the saga afterwards. --applied is refused once compensation undid a step that ran before it. In a saga compensation_failed, settles a step whose undo failed, was partial, answered unknown or was unavailable: --applied (no --result) says the effect is undone now (the undo happened, or you undid it by hand), --not-applied (an unknown undo only) that it did not; then compensate the saga again, which does not run that undo again. --receipt - (stdin) or env:NAME gives the receipt the undo needs, never on the command line. Given the run of an explicit undo (SAGA ending /compensate-effect) whose undo answered unknown, settles that undo: --applied (it happened, no --result) or --not-applied; given one that ended compensation_failed (its undo failed, was rejected, partial or unavailable), closes it: --applied once the effect is undone (by hand, or by the saga's compensation), --not-applied to keep the effect as it is (refused for a partial undo). Either way the run ends completed. Asked again exactly as before (same --as, outcome and result), it says the step was already resolved and writes nothing (exit 0)."
   )
 )

@@ -22,7 +22,7 @@ import { attribute, badge, escape, hidden } from "./html.js"
 import { isPastEnd, type Position, pager } from "./pager.js"
 import { undoRows } from "./report.js"
 import * as ReturnTo from "./returnTo.js"
-import { undoResolveCards } from "./undoResolveCard.js"
+import { undoResolveCards, undoResolveForm } from "./undoResolveCard.js"
 
 const sagaLink = (sagaId: string): string =>
   `<a href="/console/sagas/${encodeURIComponent(sagaId)}">${escape(sagaId)}</a>`
@@ -240,8 +240,17 @@ const runAnswerCard = (detail: SagaDetail, left: ReadonlyArray<string>): string 
   return `<div class="card" id="run-answer"><h2>The run's answer</h2>
 <p>${escape(answered.length === 0 ? "The run answered with no undo." : `The run answered: ${answered.join(", ")}.`)}</p>
 ${left.map((said) => `<p class="still-live">${escape(`${capitalized(said)}.`)}</p>`).join("\n")}
-${detail.steps[0] === undefined ? "" : `<p>Its saga: ${sagaLink(UndoRunAdvice.sagaIdOf(detail.steps[0]))}.</p>`}</div>`
+${detail.steps[0] === undefined ? "" : `<p>Its saga: ${sagaLink(UndoRunAdvice.sagaIdOf(detail.steps[0]))}.</p>`}
+${detail.steps.map((step) => closeForms(detail, step)).join("\n")}</div>`
 }
+
+/**
+ * The buttons that close an explicit undo's run (`resolve`, as `show`'s `next:` line says): its
+ * effect undone now, or kept as it is (not for a partial undo, which undid part of it).
+ */
+const closeForms = (detail: SagaDetail, step: SagaDetail["steps"][number]): string =>
+  `${undoResolveForm(detail, step.stepId, "applied", "Its effect is undone now: close the run")}
+${step.undo === "partial" ? "" : undoResolveForm(detail, step.stepId, "not-applied", "Keep the effect as it is: close the run", true)}`
 
 /**
  * What a stuck saga (`stuck`: started with `Saga.run`, left behind) waits for: no Recovery takes

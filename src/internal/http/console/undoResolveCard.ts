@@ -19,7 +19,14 @@ const said: Record<string, string> = {
   unknown: "Its undo answered unknown: it may or may not have happened."
 }
 
-const form = (
+/**
+ * A button that resolves the undo of `stepId` (`POST /console/resolve`) at the saga's position: the
+ * undo cards' forms, and the ones that close an explicit undo's run.
+ *
+ * @since 0.5.0
+ * @category views
+ */
+export const undoResolveForm = (
   detail: SagaDetail,
   stepId: string,
   outcome: "applied" | "not-applied",
@@ -37,8 +44,8 @@ const card = (detail: SagaDetail, undo: CompensationLeft.ByHand): string => {
   const key = `${detail.saga.sagaId}/${undo.stepId}/undo`
   return `<div class="card undo-left" data-step="${attribute(undo.stepId)}"><h2>Undo of <code>${escape(undo.stepId)}</code></h2>
 <p>${escape(`${said[undo.undo] ?? ""}${why} effect-saga does not run a settled undo again. ${undo.undo === "unknown" ? `Ask the provider (key ${key}); if it did not happen, undo the effect by hand.` : `Undo it by hand, at the provider (key ${key}).`} Once the effect is undone, say so; then compensate the saga again, which counts it undone without running its undo.`)}</p>
-${form(detail, undo.stepId, "applied", "Its effect is undone now")}
-${undo.undo === "unknown" ? form(detail, undo.stepId, "not-applied", "The undo did not happen", true) : ""}</div>`
+${undoResolveForm(detail, undo.stepId, "applied", "Its effect is undone now")}
+${undo.undo === "unknown" ? undoResolveForm(detail, undo.stepId, "not-applied", "The undo did not happen", true) : ""}</div>`
 }
 
 /**
