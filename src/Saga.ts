@@ -781,7 +781,11 @@ export const reject = (
  * refused (`CommandRefused`) once compensation undid a step that ran before it: its undo would come
  * out of reverse order. Given the id of an explicit undo's run (`${effectId}/compensate-effect`)
  * whose undo answered `unknown`, settles that undo: `applied` (it happened: the run answers
- * `completed`) or `not-applied` (it did not: `failed`).
+ * `completed`) or `not-applied` (it did not: `failed`). Given one that ended `compensation_failed`
+ * (its undo failed, was rejected or expired, `partial` or `unavailable`), closes it: `applied` once
+ * the effect is undone (by hand, or by the saga's compensation since: the run answers `completed`),
+ * `not-applied` to keep the effect as it is (the run keeps its answer; refused for `partial`). Either
+ * way the run ends `completed`.
  *
  * In a saga `compensation_failed`, settles the undo of an executed step that the compensation left
  * not undone (its undo `failed`, `partial`, `unknown`, or `unavailable`), once the operator cleaned
