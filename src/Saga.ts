@@ -231,6 +231,13 @@ export type Resolution = (
       readonly by: string
       readonly result?: unknown
       readonly receipt?: Redacted.Redacted<string> | undefined
+      /**
+       * The call happened, and its effect was undone by hand since: journals `EXECUTED` and, at once,
+       * `COMPENSATED` (`resolved as undone by WHO`), so that a compensation counts the step undone and
+       * never runs its undo. Only once the saga began to compensate (a step compensation passed over
+       * as unknown, found applied later); refused (`CommandRefused`) before then (since 0.5.0).
+       */
+      readonly undone?: boolean | undefined
     }
   | { readonly outcome: "not-applied"; readonly by: string }
 ) &
@@ -779,7 +786,8 @@ export const reject = (
 /**
  * Settles a step whose outcome is unknown; resume the saga to go on or compensate. As `applied`,
  * refused (`CommandRefused`) once compensation undid a step that ran before it: its undo would come
- * out of reverse order. Given the id of an explicit undo's run (`${effectId}/compensate-effect`)
+ * out of reverse order; undo the effect by hand, then resolve it `applied` with `undone: true`
+ * (`EXECUTED` and `COMPENSATED` at once: a compensation counts it undone). Given the id of an explicit undo's run (`${effectId}/compensate-effect`)
  * whose undo answered `unknown`, settles that undo: `applied` (it happened: the run answers
  * `completed`) or `not-applied` (it did not: `failed`). Given one that ended `compensation_failed`
  * (its undo failed, was rejected or expired, `partial` or `unavailable`), closes it: `applied` once

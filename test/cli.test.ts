@@ -558,16 +558,19 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
   )
 
   it.effect(
-    "after compensation undid the step before it, show offers --not-applied only and resolve --applied is refused",
+    "after compensation undid the step before it, show offers --applied --undone or --not-applied, and resolve --applied alone is refused",
     () =>
       Effect.gen(function* () {
         const db = fresh("resolve-late")
         const compensated = yield* cli("compensate", "order-3", "--register", toolsBundle, "--db", db)
         expect(compensated.code, compensated.stderr).toBe(1)
         const shown = yield* cli("show", "order-3", "--db", db)
-        expect(shown.stdout).toMatch(/next: effect-saga resolve order-3 pingCarrier:\S+ --not-applied --as WHO /)
-        expect(shown.stdout).toContain("--applied is refused")
-        expect(shown.stdout).not.toContain("--result JSON")
+        expect(shown.stdout).toMatch(
+          /next: effect-saga resolve order-3 pingCarrier:\S+ --applied --undone --result JSON\|--not-applied --as WHO /
+        )
+        expect(shown.stdout).toContain(
+          "(if the call happened, undo it by hand first, then --applied --undone: step reserveInventory:"
+        )
         const unchanged = snapshot(db)
         const applied = yield* cli(
           "resolve",
@@ -584,17 +587,26 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         expect(applied.code).toBe(2)
         expect(applied.stderr).toContain("out of reverse order")
         expect(snapshot(db)).toEqual(unchanged)
-        const notApplied = yield* cli(
+        const undone = yield* cli(
           "resolve",
           "order-3",
           "pingCarrier",
-          "--not-applied",
+          "--applied",
+          "--undone",
+          "--result",
+          '"t"',
           "--as",
           "oncall",
           "--db",
           db
         )
-        expect(notApplied.code, notApplied.stderr).toBe(0)
+        expect(undone.code, undone.stderr).toBe(0)
+        expect(undone.stdout).toMatch(
+          /^resolved step pingCarrier:\S+ of saga order-3 as applied and undone by hand \(oncall\): journaled EXECUTED and COMPENSATED; its compensation already ran: compensate the saga again \(effect-saga compensate order-3\), which counts it undone without running its undo and journals a new report\n$/
+        )
+        const again = yield* cli("compensate", "order-3", "--register", toolsBundle, "--db", db)
+        expect(again.code, again.stdout + again.stderr).toBe(0)
+        expect((yield* onFile(db, Saga.status("order-3"))).status).toBe("compensated")
       })
   )
 

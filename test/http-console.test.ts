@@ -413,7 +413,7 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
   )
 
   it.scopedLive(
-    "once compensation undid an earlier step, the saga page offers only not-applied, and an applied form posted anyway shows the API's refusal",
+    "once compensation undid an earlier step, the saga page offers applied-and-undone or not-applied; applied alone, posted anyway, shows the API's refusal; applied and undone is taken",
     () =>
       Effect.gen(function* () {
         const db = freshDb("console-late-resolve")
@@ -424,8 +424,12 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         const shown = yield* consolePage(baseUrl, `/console/sagas/ship-1`)
         expect(shown.status).toBe(200)
         expect(shown.text).toContain('name="outcome" value="not-applied"')
-        expect(shown.text).not.toContain('name="outcome" value="applied"')
-        expect(shown.text).not.toContain("It was applied")
+        // The only applied form says the effect was undone by hand since.
+        expect(shown.text.split('name="outcome" value="applied"').length).toBe(2)
+        expect(shown.text).toContain(
+          '<input type="hidden" name="outcome" value="applied"><input type="hidden" name="undone" value="true">'
+        )
+        expect(shown.text).toContain("It was applied, and I undid it by hand")
         expect(unescaped(shown.text)).toContain("Compensation already began the undo of step reserveFunds")
         const seen = { revision: detail.saga.revision, digest: detail.saga.digest }
         const api = yield* raw(baseUrl, "POST", `/api/sagas/ship-1/steps/${encodeURIComponent(stepId)}/resolve`, {
@@ -450,6 +454,26 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         expect(notice).toEqual({ kind: "error", text: `Refused: ${(api.body as { message: string }).message}` })
         expect(notice?.text).not.toMatch(/resolved as applied/)
         expect(snapshot(db)).toBe(before)
+
+        // As the card's form posts it: applied, undone by hand; a compensation again counts it undone.
+        const undone = yield* postForm(
+          baseUrl,
+          "/console/resolve",
+          fields({
+            sagaId: "ship-1",
+            stepId,
+            revision: String(seen.revision),
+            digest: seen.digest,
+            outcome: "applied",
+            undone: "true",
+            result: '"parcel-17"'
+          })
+        )
+        const taken = yield* follow(baseUrl, undone)
+        expect(taken.notice?.kind).toBe("ok")
+        expect(taken.notice?.text).toContain("resolved as applied and undone by hand by alice")
+        const step = (yield* onDb(db, Saga.status("ship-1"))).steps.find((candidate) => candidate.stepId === stepId)
+        expect(step).toMatchObject({ state: "executed", undo: "completed", undoDetail: "resolved as undone by alice" })
       })
   )
 

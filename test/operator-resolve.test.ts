@@ -36,6 +36,66 @@ describe("Saga.resolve after compensation began", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("applied and undone by hand: journaled so at once, and a compensation again never runs its undo", () =>
+    Effect.gen(function* () {
+      const { reserveThenCharge, undone } = checkout()
+      const first = yield* Saga.run("late-2", reserveThenCharge).pipe(Effect.provide(chargeUnknown))
+      assert(first._tag === "NeedsAttention")
+      const stepId = first.unknown[0]!.stepId
+      expect((yield* Saga.compensate("late-2")).status).toBe("compensation_failed")
+      const badResult = yield* Effect.flip(
+        Saga.resolve("late-2", stepId, { outcome: "applied", by: "carol", result: 12, undone: true })
+      )
+      expect(badResult.message).toContain("does not fit the tool's success schema")
+      const before = (yield* entriesOf("late-2")).length
+      const { written } = yield* Saga.withWrites(
+        Saga.resolve("late-2", stepId, { outcome: "applied", by: "carol", result: "ch-4200", undone: true })
+      )
+      expect(written).toBe(2)
+      const journaled = (yield* entriesOf("late-2")).slice(before)
+      expect(journaled.map((entry) => [entry.stepId, entry.phase, Timeline.detailOf(entry)])).toEqual([
+        [stepId, "EXECUTED", 'result "ch-4200"; resolved as applied by carol'],
+        [stepId, "COMPENSATED", "resolved as undone by carol"]
+      ])
+      expect((yield* Saga.status("late-2")).steps.find((step) => step.stepId === stepId)).toMatchObject({
+        state: "executed",
+        undo: "completed",
+        undoDetail: "resolved as undone by carol"
+      })
+      // The same resolution again writes nothing; the same without `undone` says otherwise: a conflict.
+      const again = yield* Saga.withWrites(
+        Saga.resolve("late-2", stepId, { outcome: "applied", by: "carol", result: "ch-4200", undone: true })
+      )
+      expect(again.written).toBe(0)
+      const plain = yield* Effect.flip(
+        Saga.resolve("late-2", stepId, { outcome: "applied", by: "carol", result: "ch-4200" })
+      )
+      expect(plain).toMatchObject({
+        _tag: "CommandConflict",
+        answer: "resolved as applied and undone by hand by carol"
+      })
+      const report = yield* Saga.compensate("late-2")
+      expect(report.status).toBe("compensated")
+      expect(undone).toEqual(["reserve"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("undone before the saga began to compensate is refused, nothing written", () =>
+    Effect.gen(function* () {
+      const { reserveThenCharge } = checkout()
+      const first = yield* Saga.run("early-2", reserveThenCharge).pipe(Effect.provide(chargeUnknown))
+      assert(first._tag === "NeedsAttention")
+      const stepId = first.unknown[0]!.stepId
+      const before = yield* entriesOf("early-2")
+      const refused = yield* Effect.flip(
+        Saga.resolve("early-2", stepId, { outcome: "applied", by: "carol", result: "ch-4200", undone: true })
+      )
+      assert(refused._tag === "CommandRefused")
+      expect(refused.reason).toContain("the saga has not begun to compensate")
+      expect(yield* entriesOf("early-2")).toEqual(before)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect(
     "takes --applied while nothing before the unknown step was undone (a step with no undo is passed over)",
     () =>

@@ -23,4 +23,5 @@ export const undoneBefore = (view: JournalView, step: StepView): StepView | unde
 export const tooLate = (sagaId: string, step: StepView, earlier: StepView): string =>
   `compensation already began the undo of step ${earlier.stepId} (${earlier.toolName}), which ran before this one: ` +
   `an undo of this step now would come after it, out of reverse order. If the call happened, undo its effect ` +
-  `by hand (idempotency key ${sagaId}/${step.stepId}); resolve it as not applied only if it did not happen`
+  `by hand (idempotency key ${sagaId}/${step.stepId}), then resolve it as applied and undone (undone: true; ` +
+  `effect-saga resolve --applied --undone); resolve it as not applied only if it did not happen`

@@ -15,6 +15,7 @@ import { distrust, heldBy, requestOf, tamperedAt } from "../journal/decisions.js
 import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
 import { executed } from "../journal/payloads.js"
+import { resolvedReason } from "../journal/resolvedUndo.js"
 import type { StepView } from "../journal/view.js"
 import { isNotStarted, isRead, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
@@ -400,7 +401,12 @@ export const resolve = (
         discard: true
       })
     }
-    const earlier = undoneBefore(writer.view, step)
+    const undoneByHand = resolution.undone === true
+    if (undoneByHand && !writer.view.compensationStarted) {
+      return yield* refused(writer, stepId, NOT_COMPENSATING)
+    }
+    // Undone by hand, nothing is left to undo: no undo can come out of reverse order.
+    const earlier = undoneByHand ? undefined : undoneBefore(writer.view, step)
     if (earlier !== undefined) return yield* refused(writer, stepId, tooLate(writer.sagaId, step, earlier))
     const tool = lookup(step)
     const result =
@@ -415,7 +421,7 @@ export const resolve = (
     if (bytes > cap.bytes)
       return yield* refused(writer, stepId, `the result is ${bytes} bytes encoded, over ${cap.named}`)
     const given = resolution.receipt
-    if (given === undefined && tool?.spec.receiptRequired === true) {
+    if (given === undefined && tool?.spec.receiptRequired === true && !undoneByHand) {
       yield* Effect.logWarning(
         `effect-saga: step ${stepId} of saga ${writer.sagaId} was resolved as applied without a receipt, but tool ${step.toolName} declares receiptRequired: its effect can never be undone by effect-saga`
       )
@@ -430,5 +436,13 @@ export const resolve = (
     // A read stays one once resolved: compensation passes over it as over any read that executed.
     const changesNothing = isRead(step) ? true : undefined
     const payload = executed({ result: JSON.parse(result.right), receipt, changesNothing, resolvedBy, principal })
-    yield* writer.append([stepDraft(step, "EXECUTED", payload)])
+    const undone =
+      undoneByHand && changesNothing !== true
+        ? [stepDraft(step, "COMPENSATED", { reason: resolvedReason("applied", resolvedBy) })]
+        : []
+    yield* writer.append([stepDraft(step, "EXECUTED", payload), ...undone])
   })
+
+/** Why `undone` is refused before the saga began to compensate: its undo is still to come, in order. */
+const NOT_COMPENSATING =
+  "the saga has not begun to compensate: undone applies only once it has (a call it passed over, undone by hand); resolve it applied without undone, and its undo runs in order when the saga compensates"

@@ -6,6 +6,7 @@ import type { Expected } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandConflict } from "../../SagaError.js"
+import { isResolvedUndo } from "../journal/resolvedUndo.js"
 import type { StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { encodeJson } from "../util/codec.js"
@@ -144,8 +145,12 @@ export const resolution = (
   const by = resolved?.payload.resolvedBy
   if (step === undefined || resolved === undefined || by === undefined) return Effect.succeed("new")
   const outcome = step.executed !== undefined ? "applied" : "not-applied"
-  const answer = `resolved as ${outcome} by ${by}`
+  const undone = outcome === "applied" && undoneWithIt(step)
+  const answer = `resolved as ${outcome}${undone ? " and undone by hand" : ""} by ${by}`
   if (resolution.outcome !== outcome || resolution.by !== by) return conflict(writer, stepId, answer)
+  if (resolution.outcome === "applied" && (resolution.undone === true) !== undone) {
+    return conflict(writer, stepId, answer)
+  }
   if (!seenByRetry(writer, resolution, resolved)) return Effect.succeed("new")
   if (resolution.outcome === "not-applied") return Effect.succeed("replay")
   const tool = lookup(step)
@@ -166,6 +171,16 @@ export const resolution = (
   }
   return receipt ? Effect.succeed("replay") : conflict(writer, stepId, answer)
 }
+
+/**
+ * Whether the step's resolution as applied journaled its undo with it (`undone`: undone by hand):
+ * the resolved undo is the next entry, in the same append (the same time).
+ */
+const undoneWithIt = (step: StepView): boolean =>
+  step.compensation !== undefined &&
+  step.compensation.seq === step.executed!.seq + 1 &&
+  step.compensation.at === step.executed!.at &&
+  isResolvedUndo(step.compensation)
 
 /**
  * Whether a resolution gives the receipt the step's resolution journaled (none, or the same text),

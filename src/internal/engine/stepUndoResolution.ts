@@ -37,7 +37,10 @@ const resolvedUndo = (step: StepView) =>
 
 /** Whether the resolution speaks of the step's call: it gives a result or a receipt, or names the position a retry of its resolution names. */
 const speaksOfCall = (view: JournalView, step: StepView, resolution: Resolution): boolean => {
-  if (resolution.outcome === "applied" && (resolution.result !== undefined || resolution.receipt !== undefined)) {
+  if (
+    resolution.outcome === "applied" &&
+    (resolution.result !== undefined || resolution.receipt !== undefined || resolution.undone === true)
+  ) {
     return true
   }
   const resolved = step.executed?.payload.resolvedBy === undefined ? undefined : step.executed

@@ -75,7 +75,10 @@ export const resolve = (writer: Writer, stepId: string, resolution: Resolution, 
     const refused = (reason: string) => new CommandRefused({ sagaId: writer.sagaId, stepId, reason })
     const { view } = writer
     if (!effectId.endsWith(`/${stepId}`)) return yield* refused("the run has no such step")
-    if (resolution.outcome === "applied" && (resolution.result !== undefined || resolution.receipt !== undefined)) {
+    const speaksOfCall =
+      resolution.outcome === "applied" &&
+      (resolution.result !== undefined || resolution.receipt !== undefined || resolution.undone === true)
+    if (speaksOfCall) {
       return yield* refused("the resolution of an undo takes no result or receipt: say whether the undo happened")
     }
     const undo = view.steps.get(stepId)

@@ -294,7 +294,11 @@ export const reject = (
 export const resolve = (
   sagaId: string,
   stepId: string,
-  body: Seen & ({ readonly outcome: "applied"; readonly result?: unknown } | { readonly outcome: "not-applied" })
+  body: Seen &
+    (
+      | { readonly outcome: "applied"; readonly result?: unknown; readonly undone?: boolean | undefined }
+      | { readonly outcome: "not-applied" }
+    )
 ) =>
   Effect.gen(function* () {
     const { status, step } = yield* stepOf(sagaId, stepId)
@@ -304,15 +308,17 @@ export const resolve = (
       sagaId,
       stepId,
       body.outcome === "applied"
-        ? { outcome: "applied", by: who, result: body.result, ...seen }
+        ? { outcome: "applied", by: who, result: body.result, undone: body.undone, ...seen }
         : { outcome: "not-applied", by: who, ...seen }
     )
-    const givesResult = body.outcome === "applied" && body.result !== undefined
+    const undoneByHand = body.outcome === "applied" && body.undone === true
+    const givesResult = body.outcome === "applied" && (body.result !== undefined || undoneByHand)
     const undo = !isUndoRun(sagaId) && !givesResult && settlesUndo(status.status, step)
+    const how = undoneByHand ? "applied and undone by hand" : body.outcome
     const { answer } = yield* carryOut(sagaId, stepId, resolving, (_, __, after) =>
       undo
         ? `resolved its undo as ${body.outcome === "applied" ? "undone" : "not undone"} by ${who}; ${afterUndoResolve(after, body.outcome)}`
-        : `resolved as ${body.outcome} by ${who}; ${afterResolve(after, body.outcome)}`
+        : `resolved as ${how} by ${who}; ${afterResolve(after, body.outcome)}`
     )
     return answer
   })

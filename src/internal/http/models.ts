@@ -285,14 +285,20 @@ export const RenewBody = Schema.Struct({
 
 /**
  * `POST …/resolve`: the step was `applied` (with its result as the tool's success schema encodes
- * it) or `not-applied`, which carries no result (one sent with it is refused, as the CLI refuses
- * `--result` with `--not-applied`: it would be dropped).
+ * it; `undone: true` once the saga began to compensate: it happened and its effect was undone by hand
+ * since, `Saga.Resolution`'s `undone`) or `not-applied`, which carries no result (one sent with it is
+ * refused, as the CLI refuses `--result` with `--not-applied`: it would be dropped).
  *
  * @since 0.2.0
  * @category models
  */
 export const ResolveBody = Schema.Union(
-  Schema.Struct({ ...Seen.fields, outcome: Schema.Literal("applied"), result: Schema.optional(Schema.Unknown) }),
+  Schema.Struct({
+    ...Seen.fields,
+    outcome: Schema.Literal("applied"),
+    result: Schema.optional(Schema.Unknown),
+    undone: Schema.optional(Schema.Boolean)
+  }),
   Schema.Struct({
     ...Seen.fields,
     outcome: Schema.Literal("not-applied"),

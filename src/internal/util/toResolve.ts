@@ -28,8 +28,9 @@ export const toResolve = <S extends Step>(steps: ReadonlyArray<S>): ReadonlyArra
 
 /**
  * `effect-saga resolve` for a step, at the position `at` (`--revision N --digest HASH`): as applied
- * (with its result) or not, or only as not applied once compensation began the undo of `earlier`, a
- * step that ran before it (`Timeline.undoneBefore`: its undo would come out of reverse order).
+ * (with its result) or not; once compensation began the undo of `earlier`, a step that ran before it
+ * (`Timeline.undoneBefore`: its undo would come out of reverse order), as applied and undone by hand
+ * (`--undone`) or not applied.
  *
  * @since 0.5.0
  * @category resolving
@@ -37,7 +38,7 @@ export const toResolve = <S extends Step>(steps: ReadonlyArray<S>): ReadonlyArra
 export const resolveCommand = (sagaId: string, stepId: string, at: string, earlier: string | undefined): string =>
   earlier === undefined
     ? `effect-saga resolve ${shellWord(sagaId)} ${shellWord(stepId)} --applied --result JSON|--not-applied --as WHO ${at}`
-    : `effect-saga resolve ${shellWord(sagaId)} ${shellWord(stepId)} --not-applied --as WHO ${at}`
+    : `effect-saga resolve ${shellWord(sagaId)} ${shellWord(stepId)} --applied --undone --result JSON|--not-applied --as WHO ${at}`
 
 /**
  * What to make sure of before resolving a step `not-applied`: a lapsed lease does not prove its

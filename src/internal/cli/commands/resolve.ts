@@ -36,6 +36,12 @@ const notApplied = Options.boolean("not-applied").pipe(
   )
 )
 
+const undone = Options.boolean("undone").pipe(
+  Options.withDescription(
+    "With --applied and --result, once the saga began to compensate: the call happened and you undid its effect by hand since (journaled EXECUTED and COMPENSATED, resolved as undone by WHO): a compensation again counts it undone and never runs its undo. For a step compensation passed over as unknown, which --applied alone may not settle (its undo would come out of reverse order)."
+  )
+)
+
 const receipt = Options.text("receipt").pipe(
   Options.withPseudoName("SOURCE"),
   Options.withDescription(
@@ -58,6 +64,7 @@ const resolutionOf = (options: {
   readonly notApplied: boolean
   readonly result: Option.Option<string>
   readonly receipt: Option.Option<string>
+  readonly undone: boolean
   readonly by: string
   /** The resolution settles an undo (an explicit undo's run, or a step's undo): `--applied` takes no result. */
   readonly undo: boolean
@@ -66,9 +73,17 @@ const resolutionOf = (options: {
     return Effect.fail(new UsageError({ message: "pass exactly one of --applied and --not-applied" }))
   }
   if (options.notApplied) {
-    return Option.isSome(options.result) || Option.isSome(options.receipt)
-      ? Effect.fail(new UsageError({ message: "--result and --receipt go with --applied only" }))
+    return Option.isSome(options.result) || Option.isSome(options.receipt) || options.undone
+      ? Effect.fail(new UsageError({ message: "--result, --receipt and --undone go with --applied only" }))
       : Effect.succeed({ outcome: "not-applied" as const, by: options.by })
+  }
+  if (options.undo && options.undone) {
+    return Effect.fail(
+      new UsageError({
+        message:
+          "--undone does not go with the resolution of an undo (an explicit undo's run, or a step whose undo a failed compensation left not undone): --applied alone says the effect is undone now"
+      })
+    )
   }
   if (options.undo) {
     return Option.isSome(options.result) || Option.isSome(options.receipt)
@@ -93,7 +108,13 @@ const resolutionOf = (options: {
           onSome: ReceiptSource.read
         })
       }).pipe(
-        Effect.map(({ receipt, result }) => ({ outcome: "applied" as const, by: options.by, result: result, receipt }))
+        Effect.map(({ receipt, result }) => ({
+          outcome: "applied" as const,
+          by: options.by,
+          result,
+          receipt,
+          ...(options.undone ? { undone: true } : {})
+        }))
       )
   })
 }
@@ -111,6 +132,8 @@ const reportOf = (done: {
   readonly stepId: string
   readonly saga: string
   readonly compensated: boolean
+  /** The call happened and its effect was undone by hand (`--undone`). */
+  readonly undone?: boolean | undefined
   /** What an explicit undo's run answers once resolved. */
   readonly answer?: string | undefined
 }): string => {
@@ -130,9 +153,10 @@ const reportOf = (done: {
       ? `resolved the undo of step ${stepId} in run ${saga} as ${how} (${by}); ${UndoRunAdvice.closed(done.answer ?? (done.applied ? "completed" : "failed"))}`
       : `the undo of step ${stepId} in run ${saga} was already resolved as ${how} by ${by}: nothing written`
   }
-  const outcome = done.applied ? "applied" : "not-applied"
+  const outcome = done.undone ? "applied and undone by hand" : done.applied ? "applied" : "not-applied"
+  const owed = done.undone ? "which counts it undone without running its undo" : "which runs any undo still owed"
   const goOn = done.compensated
-    ? `its compensation already ran: compensate the saga again (effect-saga compensate ${shellWord(saga)}), which runs any undo still owed and journals a new report`
+    ? `its compensation already ran: compensate the saga again (effect-saga compensate ${shellWord(saga)}), ${owed} and journals a new report`
     : "resume the saga to go on"
   return done.wrote
     ? `resolved step ${stepId} of saga ${saga} as ${outcome} (${by}): journaled ${journaled}; ${goOn}`
@@ -158,8 +182,15 @@ export const resolveOn = <E>(
     const settled: Settled = undoRun ? "undo-run" : settlesStepUndo(status, stepId, resolution) ? "step-undo" : "call"
     const { written } = yield* Saga.withWrites(Saga.resolve(pointed.saga, stepId, { ...resolution, ...seen }))
     const applied = resolution.outcome === "applied"
+    const undone = resolution.outcome === "applied" && resolution.undone === true
     const journaled =
-      settled === "call" ? (applied ? "EXECUTED" : "FAILED") : applied ? "COMPENSATED" : "COMPENSATION_FAILED"
+      settled === "call"
+        ? applied
+          ? `EXECUTED${undone ? " and COMPENSATED" : ""}`
+          : "FAILED"
+        : applied
+          ? "COMPENSATED"
+          : "COMPENSATION_FAILED"
     const { by } = resolution
     // A saga whose compensation already ran (`compensation_failed`) does not go on when resumed.
     const after = written > 0 && settled !== "step-undo" ? yield* Saga.status(pointed.saga) : undefined
@@ -174,6 +205,7 @@ export const resolveOn = <E>(
       stepId,
       saga: pointed.saga,
       compensated,
+      undone,
       answer
     })
   })
@@ -182,7 +214,8 @@ export const resolveOn = <E>(
 const settlesStepUndo = (status: Saga.SagaStatus, stepId: string, resolution: Saga.Resolution): boolean => {
   const step = status.steps.find((candidate) => candidate.stepId === stepId)
   const givesResult =
-    resolution.outcome === "applied" && (resolution.result !== undefined || resolution.receipt !== undefined)
+    resolution.outcome === "applied" &&
+    (resolution.result !== undefined || resolution.receipt !== undefined || resolution.undone === true)
   return step !== undefined && !givesResult && settlesUndo(status.status, step)
 }
 
@@ -194,7 +227,7 @@ const settlesStepUndo = (status: Saga.SagaStatus, stepId: string, resolution: Sa
  */
 export const resolve = Command.make(
   "resolve",
-  { db, as, applied, notApplied, result, receipt, register, revision, digest, saga, step },
+  { db, as, applied, notApplied, undone, result, receipt, register, revision, digest, saga, step },
   (options) =>
     Effect.gen(function* () {
       const by = yield* Parse.nonBlank("--as", options.as)

@@ -172,7 +172,7 @@ const resolveLine = (
   const said =
     earlier === undefined
       ? command
-      : `${command} (if the call did not happen; if it did, undo it by hand: step ${earlier} before it is undone already, --applied is refused)`
+      : `${command} (if the call happened, undo it by hand first, then --applied --undone: step ${earlier} before it is undone already, so its undo cannot run in order)`
   return `${said}; ${ToResolve.beforeNotApplied(status.sagaId, stepId)}`
 }
 

@@ -97,12 +97,14 @@ export const resolve = (form: Form): Effect.Effect<typeof ResolveBody.Type, Malf
   Effect.gen(function* () {
     const outcome = form("outcome")
     const result = form("result")
+    // A hidden field of the form that says the effect was undone by hand since.
+    const undone = form("undone") === "true" ? { undone: true } : {}
     if (outcome !== "applied" && outcome !== "not-applied") {
       return yield* new Malformed({
         message: `the outcome is ${JSON.stringify(outcome)}, neither "applied" nor "not-applied"; nothing was written`
       })
     }
-    if (result.trim() === "") return yield* decode(ResolveBody, { ...seen(form), outcome })
+    if (result.trim() === "") return yield* decode(ResolveBody, { ...seen(form), outcome, ...undone })
     if (outcome === "not-applied") {
       return yield* new Malformed({
         message: "a result is given only with the outcome applied; nothing was written"
@@ -120,5 +122,5 @@ export const resolve = (form: Form): Effect.Effect<typeof ResolveBody.Type, Malf
           message: 'the result is not JSON (text is written in quotes: "parcel-17"); nothing was written'
         })
     })
-    return yield* decode(ResolveBody, { ...seen(form), outcome, result: parsed })
+    return yield* decode(ResolveBody, { ...seen(form), outcome, result: parsed, ...undone })
   })

@@ -151,7 +151,8 @@ ${pager("/console/sagas", found, { status: filter.status, search: filter.search,
 /**
  * The resolve card of a step whose outcome is unknown: why, when the saga journaled it, and the
  * outcomes it may still be resolved as. Once compensation began the undo of a step that ran before
- * it, "applied" is refused (its undo would come out of reverse order): only "not applied" is offered.
+ * it, "applied" is refused (its undo would come out of reverse order): "applied, and undone by hand"
+ * and "not applied" are offered.
  * The console takes no receipt (the API's resolve takes none): the CLI's `resolve --receipt` does.
  */
 const resolveForm = (detail: SagaDetail, stepId: string): string => {
@@ -166,8 +167,11 @@ const resolveForm = (detail: SagaDetail, stepId: string): string => {
 <button type="submit">It was applied</button></form>
 <p class="muted">The console takes no receipt: if its undo needs the provider's receipt, resolve it with <code>effect-saga resolve --receipt</code>.</p>`
       : `<p id="applied-refused">${escape(
-          `Compensation already began the undo of step ${earlier}, which ran before this one: it cannot be resolved as applied (its undo would come out of reverse order). If the call happened, undo its effect by hand (idempotency key ${sagaId}/${stepId}); say it was not applied only if it did not happen.`
-        )}</p>`
+          `Compensation already began the undo of step ${earlier}, which ran before this one: it cannot be resolved as applied (its undo would come out of reverse order). If the call happened, undo its effect by hand (idempotency key ${sagaId}/${stepId}), then say so here; say it was not applied only if it did not happen.`
+        )}</p>
+<form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="applied"><input type="hidden" name="undone" value="true">
+<input type="text" name="result" aria-label="Result as JSON" placeholder='Its result, as JSON ("parcel-17")'>
+<button type="submit">It was applied, and I undid it by hand</button></form>`
   return `<div class="card"><h2>Resolve <code>${escape(stepId)}</code></h2>
 <p id="unknown-reason">${escape(`Its outcome is unknown${reason === undefined ? "" : ` (${reason})`}: find out whether it happened, then say so.`)}</p>
 ${applied}
@@ -273,7 +277,10 @@ const stuckLine = (detail: SagaDetail, unresolved: ReadonlyArray<SagaDetail["ste
 const resolveFirst = (detail: SagaDetail, stepId: string): string => {
   const { sagaId, revision, digest } = detail.saga
   const earlier = Timeline.undoneBefore(detail.entries, stepId)
-  const here = earlier === undefined ? '"It was applied" or "It was not applied"' : '"It was not applied"'
+  const here =
+    earlier === undefined
+      ? '"It was applied" or "It was not applied"'
+      : '"It was applied, and I undid it by hand" or "It was not applied"'
   const command = ToResolve.resolveCommand(sagaId, stepId, `--revision ${revision} --digest ${digest}`, earlier)
   return `Resolve ${stepId} first: its outcome is unknown, and a compensation now cannot undo it and ends the saga compensation failed. Resolve it below (${here}), or ${command}, or POST /api/sagas/${encodeURIComponent(sagaId)}/steps/${encodeURIComponent(stepId)}/resolve.`
 }
