@@ -211,6 +211,45 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
     })
   )
 
+  it.scoped("a saga compensating under a live lease: wait for it, or for the lease to lapse if its worker died", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      yield* onFile(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) =>
+          journal.append(
+            "c2",
+            Journal.empty,
+            [
+              { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
+              { stepId: "chargeCard:c0ffee#1", toolName: "chargeCard", phase: "INTENT", input: "1", payload: null },
+              {
+                stepId: "chargeCard:c0ffee#1",
+                toolName: "chargeCard",
+                phase: "EXECUTED",
+                input: null,
+                payload: JSON.stringify({ result: "ch-1" })
+              },
+              {
+                stepId: null,
+                toolName: null,
+                phase: "SAGA_COMPENSATING",
+                input: null,
+                payload: JSON.stringify({ cause: "the operator asked" })
+              }
+            ],
+            { owner: "cli-oncall", ttlMillis: 1000 }
+          )
+        )
+      )
+      const shown = yield* cli("show", "c2", "--db", db)
+      expect(shown.stdout.split("\n")[0]).toBe("saga c2: compensating")
+      expect(shown.stdout.split("\n").filter((line) => line.startsWith("next: "))).toEqual([
+        "next: wait: cli-oncall holds the saga's lease until 1970-01-01T00:00:01.000Z while it compensates (compensate and resolve are refused while it does); if that worker died, the lease lapses then, and effect-saga show c2 says how to go on"
+      ])
+    })
+  )
+
   it.scoped("a saga started from a definition whose worker died is between workers, not stuck: exit 0", () =>
     Effect.gen(function* () {
       const db = freshFile()

@@ -157,6 +157,13 @@ const waitLine = (status: Saga.SagaStatus, stepId: string, lease: NonNullable<Sa
     ? `next: wait: ${stepId} is ${Lease.inFlight(lease)}; its worker journals the outcome when the call answers. Only if that lease lapses with no outcome journaled is it unknown, to resolve (effect-saga show ${shellWord(status.sagaId)} then says how)`
     : `next: wait: ${lease.owner} holds the saga's lease until ${lease.expiresAt} (resolving ${stepId} is refused while it does); once it is dropped or lapsed, effect-saga show ${shellWord(status.sagaId)} says how to resolve it`
 
+/**
+ * The next line of a saga compensating under a live lease: its worker undoes it, or, if that worker
+ * died (a CLI killed mid-compensation), nothing can until the lease lapses.
+ */
+const compensatingLine = (status: Saga.SagaStatus, lease: NonNullable<Saga.SagaStatus["lease"]>): string =>
+  `next: wait: ${lease.owner} holds the saga's lease until ${lease.expiresAt} while it compensates (compensate and resolve are refused while it does); if that worker died, the lease lapses then, and effect-saga show ${shellWord(status.sagaId)} says how to go on`
+
 /** The next line for a step with no outcome journaled: resolve it, or wait while a worker drives the saga. */
 const resolveLine = (
   status: Saga.SagaStatus,
@@ -291,10 +298,14 @@ const next = (
   // The run of an explicit undo that answered unknown: its undo is resolved, as done or not.
   const undoRun = status.status === "needs_attention" && status.sagaId.endsWith(RUN_SUFFIX)
   const unknownUndos = undoRun ? status.steps.filter((step) => step.undo === "unknown") : []
+  const held = Lease.liveLease(status, now)
   return [
     ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at)),
     ...approved.map((step) => approvedLine(status, step, entries, origin, at, hostNow)),
     ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
+    ...(status.status === "compensating" && unknown.length === 0 && held !== undefined
+      ? [compensatingLine(status, held)]
+      : []),
     ...unknownUndos.map(
       (step) =>
         `next: effect-saga resolve ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --applied|--not-applied --as WHO ${at} (ask the provider whether the undo, key ${status.sagaId}, happened)`
