@@ -104,7 +104,7 @@ export const distrust = (
       return undefined
     case "no-key":
       return decision.mac === undefined
-        ? `${said}, but the journal holds no such decision and no journal key signs it: it was forged, made through the Approval service alone, or by a Saga.approve or Saga.reject that stopped before journaling it (the same command again finishes it)`
+        ? `${said}, but the journal holds no such decision and no journal key signs it: it was forged, made through the Approval service alone, or by a Saga.approve or Saga.reject that stopped before journaling it (that command, asked again, finishes it)`
         : `${said}, but the journal holds no such decision, and its MAC cannot be checked here: this process has no journal key (EFFECT_SAGA_JOURNAL_KEYS)`
     case "unsigned":
       return `${said}, but the decision carries no MAC under the journal key: it was forged, or made before the key was configured`
