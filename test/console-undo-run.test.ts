@@ -220,4 +220,26 @@ describe("an explicit undo's run whose undo answered unknown", { timeout: 60_000
       expect((yield* onDb(db, Saga.status(runId))).status).toBe("completed")
     })
   )
+
+  it.scopedLive(
+    "once the saga's own compensation undid the effect, the run's page offers to close it as undone only",
+    () =>
+      Effect.gen(function* () {
+        const trip = yield* world("undo-run-saga-undid")
+        const step = trip.steps[0]!
+        const runId = `${step.effectId}/compensate-effect`
+        yield* decide(trip, runId, "reject", "keep the room")
+        const before = yield* pageOf(trip.baseUrl, runId)
+        expect(before).toContain("Keep the effect as it is: close the run")
+        // The saga's own compensation runs the undo as if nobody had asked.
+        expect((yield* onDb(trip.db, Saga.compensate("trip-1"))).status).toBe("compensated")
+        const after = yield* pageOf(trip.baseUrl, runId)
+        expect(after).toContain(`The saga&#39;s own compensation settled ${step.stepId} since (undo completed)`)
+        expect(after).toContain("Its effect is undone now: close the run")
+        expect(after).not.toContain("Keep the effect as it is")
+        const shown = yield* cliInProcess("show", runId, "--db", trip.db)
+        expect(shown.stdout).toContain("once the effect is undone, effect-saga resolve")
+        expect(shown.stdout).not.toContain("--not-applied")
+      })
+  )
 })

@@ -455,6 +455,28 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         expect(notice?.text).not.toMatch(/resolved as applied/)
         expect(snapshot(db)).toBe(before)
 
+        // undone with not-applied is refused, not dropped: by the API (400) and the console's form.
+        const notApplied = yield* raw(
+          baseUrl,
+          "POST",
+          `/api/sagas/ship-1/steps/${encodeURIComponent(stepId)}/resolve`,
+          { as: "alice", body: JSON.stringify({ ...seen, outcome: "not-applied", undone: true }) }
+        )
+        expect(notApplied.status).toBe(400)
+        const notAppliedForm = yield* postForm(
+          baseUrl,
+          "/console/resolve",
+          fields({
+            sagaId: "ship-1",
+            stepId,
+            revision: String(seen.revision),
+            digest: seen.digest,
+            outcome: "not-applied",
+            undone: "true"
+          })
+        )
+        expect((yield* follow(baseUrl, notAppliedForm)).notice).toMatchObject({ kind: "error" })
+        expect(snapshot(db)).toBe(before)
         // As the card's form posts it: applied, undone by hand; a compensation again counts it undone.
         const undone = yield* postForm(
           baseUrl,

@@ -92,6 +92,10 @@ describe("Saga.resolve after compensation began", () => {
       )
       assert(refused._tag === "CommandRefused")
       expect(refused.reason).toContain("the saga has not begun to compensate")
+      // `undone` with not-applied is in no type; sent all the same, it is refused, not dropped.
+      const untyped = { outcome: "not-applied", by: "carol", undone: true } as unknown as Saga.Resolution
+      const notApplied = yield* Effect.flip(Saga.resolve("early-2", stepId, untyped))
+      expect(notApplied).toMatchObject({ _tag: "CommandRefused" })
       expect(yield* entriesOf("early-2")).toEqual(before)
     }).pipe(Effect.provide(Testing.layer))
   )

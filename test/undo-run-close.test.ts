@@ -180,6 +180,50 @@ for (const [name, store] of stores) {
       )
     )
 
+    it.effect("once the saga's own compensation undid the effect, not-applied is refused: applied closes it", () =>
+      provided(
+        Effect.gen(function* () {
+          undone.length = 0
+          refundFailures = 1
+          const { effectId, runId, stepId } = yield* completed("pay-4", refund(43))
+          expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ outcome: "failed" })
+          expect((yield* Saga.compensate("pay-4")).status).toBe("compensated")
+          expect(undone).toEqual(["pay"])
+          const before = yield* entriesOf(runId)
+          const kept = yield* Effect.flip(Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob" }))
+          assert(kept._tag === "CommandRefused")
+          expect(kept.reason).toBe(
+            "the saga's own compensation has undone the effect since (COMPENSATED): it is not in place; close the run applied"
+          )
+          expect(yield* entriesOf(runId)).toEqual(before)
+          yield* Saga.resolve(runId, stepId, { outcome: "applied", by: "bob" })
+          expect((yield* Saga.status(runId)).status).toBe("completed")
+          expect(undone).toEqual(["pay"])
+        })
+      )
+    )
+
+    it.effect("undone (a call's resolution) is refused on a run, whichever the outcome, nothing written", () =>
+      provided(
+        Effect.gen(function* () {
+          refundFailures = 1
+          const { effectId, runId, stepId } = yield* completed("pay-5", refund(44))
+          yield* Saga.compensateEffect(effectId)
+          const before = yield* entriesOf(runId)
+          const withUndone = yield* Effect.flip(
+            Saga.resolve(runId, stepId, { outcome: "applied", by: "bob", undone: true })
+          )
+          expect(withUndone).toMatchObject({
+            _tag: "CommandRefused",
+            reason: "undone does not go with the resolution of an undo: applied alone says the effect is undone now"
+          })
+          const untyped = { outcome: "not-applied", by: "bob", undone: true } as unknown as Saga.Resolution
+          expect(yield* Effect.flip(Saga.resolve(runId, stepId, untyped))).toMatchObject({ _tag: "CommandRefused" })
+          expect(yield* entriesOf(runId)).toEqual(before)
+        })
+      )
+    )
+
     it.effect("a partial undo: not-applied is refused (part of it is undone), applied closes it", () =>
       provided(
         Effect.gen(function* () {

@@ -382,6 +382,10 @@ export const resolve = (
     const step = yield* stepOf(writer, stepId)
     if (!isUnknown(step)) return yield* refused(writer, stepId, knownOutcome(step))
     const { by: resolvedBy, principal } = resolution
+    // Not in the type: a caller without types (or with a cast) could still say so.
+    if (resolution.outcome === "not-applied" && (resolution as { readonly undone?: unknown }).undone === true) {
+      return yield* refused(writer, stepId, "undone goes with applied only: the call happened, and was undone by hand")
+    }
     if (resolution.outcome === "not-applied") {
       const error = Outcome.failed(`resolved as not applied by ${resolvedBy}`)
       // The failure binds the saga to compensate: a request still waiting could never matter now.

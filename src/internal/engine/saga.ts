@@ -814,7 +814,14 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         },
         body: (writer, principal) => {
           const effectId = explicit.effectIdOf(writer.view)
-          if (effectId !== undefined) return undoResolution.resolve(writer, stepId, resolution, effectId)
+          if (effectId !== undefined) {
+            const subject = Effect.catchTag(
+              explicit.findSubject(journal, effectId),
+              "EffectNotFound",
+              () => new CommandRefused({ sagaId, stepId, reason: `the saga of effect ${effectId} is not found` })
+            )
+            return Effect.flatMap(subject, (found) => undoResolution.resolve(writer, stepId, resolution, found))
+          }
           if (stepUndo.concernsUndo(writer.view, stepId, resolution))
             return stepUndo.resolve(writer, stepId, resolution)
           const undoTakesNoResult = stepUndo.givenResult(writer.view, stepId)

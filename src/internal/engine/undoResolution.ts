@@ -23,6 +23,7 @@ import { resolvedReason } from "../journal/resolvedUndo.js"
 import type { JournalView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { RESOLVED_UNDO } from "../util/undoToResolve.js"
+import type { Subject } from "./explicitUndo.js"
 import { answerOf } from "./explicitUndo.js"
 import type { Prior } from "./replay.js"
 
@@ -66,21 +67,39 @@ const nothingToResolve = (view: JournalView): string =>
     ? "the undo completed (the run is completed): there is nothing to resolve"
     : `the run has no answer to resolve yet (it is ${view.status})`
 
+/** Why the saga's own step says the effect is not in place, if it does: its compensation undid it since. */
+const undoneBySaga = ({ step }: Subject): string | undefined =>
+  step.compensation?.phase === "COMPENSATED"
+    ? `the saga's own compensation has undone the effect since (COMPENSATED${step.compensation.payload === null ? "" : `: ${step.compensation.payload.reason}`}): it is not in place; close the run applied`
+    : undefined
+
+/** Why a resolution that speaks of a call is no resolution of an undo, if it is one. */
+const ofCall = (resolution: Resolution): string | undefined => {
+  // `undone` is not in the type of `not-applied`: a caller without types could still send it.
+  if ((resolution as { readonly undone?: unknown }).undone === true) {
+    return "undone does not go with the resolution of an undo: applied alone says the effect is undone now"
+  }
+  if (resolution.outcome !== "applied") return undefined
+  return resolution.result !== undefined || resolution.receipt !== undefined
+    ? "the resolution of an undo takes no result or receipt: say whether the undo happened"
+    : undefined
+}
+
 /**
  * Journals the operator's answer to the run's undo: the step's outcome (where the run journaled the
- * step) and the run's last entry, `SAGA_COMPLETED`, in one append.
+ * step) and the run's last entry, `SAGA_COMPLETED`, in one append. `subject`: the saga's step the
+ * run undoes, as the saga's journal has it now.
  */
-export const resolve = (writer: Writer, stepId: string, resolution: Resolution, effectId: string) =>
+export const resolve = (writer: Writer, stepId: string, resolution: Resolution, subject: Subject) =>
   Effect.gen(function* () {
     const refused = (reason: string) => new CommandRefused({ sagaId: writer.sagaId, stepId, reason })
     const { view } = writer
-    if (!effectId.endsWith(`/${stepId}`)) return yield* refused("the run has no such step")
-    const speaksOfCall =
-      resolution.outcome === "applied" &&
-      (resolution.result !== undefined || resolution.receipt !== undefined || resolution.undone === true)
-    if (speaksOfCall) {
-      return yield* refused("the resolution of an undo takes no result or receipt: say whether the undo happened")
-    }
+    const { effectId } = subject
+    if (subject.step.stepId !== stepId) return yield* refused("the run has no such step")
+    const notAnUndo = ofCall(resolution)
+    if (notAnUndo !== undefined) return yield* refused(notAnUndo)
+    const undoneSince = resolution.outcome === "not-applied" ? undoneBySaga(subject) : undefined
+    if (undoneSince !== undefined) return yield* refused(undoneSince)
     const undo = view.steps.get(stepId)
     const reason = reasonOf(resolution)
     const ending = (outcome: "completed" | "failed" | "unavailable", detail: string): Draft =>

@@ -247,7 +247,7 @@ const runLeft = (run: Saga.SagaStatus) =>
       step?.undo === undefined
         ? ""
         : `: the run answered undo ${step.undo}${step.undoDetail === undefined ? "" : ` (${step.undoDetail})`}`
-    return [`the undo never runs${answered}`, ...left].join("; ")
+    return [`the undo never runs${answered}`, ...left.map(({ said }) => said)].join("; ")
   })
 
 /**

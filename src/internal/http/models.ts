@@ -307,6 +307,13 @@ export const ResolveBody = Schema.Union(
         message: () => "a step resolved not-applied has no result: send outcome applied with its result, or no result",
         description: "absent: a step that did not take effect has no result"
       })
+    ),
+    undone: Schema.optional(
+      Schema.Never.annotations({
+        message: () =>
+          "undone goes with the outcome applied only (the call happened, and its effect was undone by hand since)",
+        description: "absent: a step that did not take effect was not undone"
+      })
     )
   })
 )

@@ -217,8 +217,15 @@ export const leftOfRun = (run: Saga.SagaStatus) =>
     const step = run.steps[0]
     if (!run.sagaId.endsWith(RUN_SUFFIX) || run.status !== "compensation_failed" || step === undefined) return []
     if (run.tampered !== undefined) return []
-    const saga = yield* Effect.option(statusOf(UndoRunAdvice.sagaIdOf(step)))
-    return UndoRunAdvice.compensationFailed(run, Option.getOrUndefined(saga))
+    const saga = Option.getOrUndefined(yield* Effect.option(statusOf(UndoRunAdvice.sagaIdOf(step))))
+    const said = UndoRunAdvice.compensationFailed(run, saga)
+    return run.steps.map(
+      (undone, index): UndoRunAdvice.RunLeft => ({
+        stepId: undone.stepId,
+        said: said[index]!,
+        keep: UndoRunAdvice.keepOffered(undone, saga)
+      })
+    )
   })
 
 /**

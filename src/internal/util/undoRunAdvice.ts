@@ -17,6 +17,19 @@ import * as ApprovalExpiry from "./approvalExpiry.js"
 import { shellWord } from "./shellWord.js"
 import { undoNeeded } from "./undoNeeded.js"
 
+/**
+ * What is left to do with the effect a run's step undoes (`said`, one `compensationFailed` sentence),
+ * and whether closing the run as kept (`not-applied`) is offered (`keepOffered`).
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export interface RunLeft {
+  readonly stepId: string
+  readonly said: string
+  readonly keep: boolean
+}
+
 /** The step a run undoes, named by its effect id. */
 type Effect = Pick<Saga.StepStatus, "stepId" | "effectId">
 
@@ -69,16 +82,27 @@ const closing = (run: Saga.SagaStatus, step: Effect, keep: boolean): string => {
   return `asking again runs nothing, and the run stays compensation_failed until it is closed: once the effect is undone, ${resolve("applied")}${kept}`
 }
 
+/**
+ * Whether closing the run `--not-applied` (the effect kept as it is) is offered: not for a `partial`
+ * answer (part of it is undone), nor once the saga's own compensation has undone the effect.
+ *
+ * @since 0.5.0
+ * @category advice
+ */
+export const keepOffered = (step: Saga.StepStatus, saga: Saga.SagaStatus | undefined): boolean =>
+  step.undo !== "partial" && saga?.steps.find((candidate) => candidate.stepId === step.stepId)?.undo !== "completed"
+
 /** What is left of a `failed` answer: by hand, or the saga's compensation, at the saga's own position. */
 const failedAdvice = (run: Saga.SagaStatus, step: Saga.StepStatus, saga: Saga.SagaStatus | undefined): string => {
   const own = saga?.steps.find((candidate) => candidate.stepId === step.stepId)
+  const close = closing(run, step, keepOffered(step, saga))
   if (saga === undefined || own === undefined) {
-    return `the effect ${step.effectId} is still live: undo it by hand, at the provider; ${closing(run, step, true)}`
+    return `the effect ${step.effectId} is still live: undo it by hand, at the provider; ${close}`
   }
   if (!undoNeeded(own)) {
-    return `the saga's own compensation settled ${step.stepId} since (undo ${own.undo}): effect-saga show ${shellWord(saga.sagaId)} says what is left; ${closing(run, step, own.undo !== "completed")}`
+    return `the saga's own compensation settled ${step.stepId} since (undo ${own.undo}): effect-saga show ${shellWord(saga.sagaId)} says what is left; ${close}`
   }
-  return `the effect ${step.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key ${saga.sagaId}/${step.stepId}/undo) and undoes every other executed step too: effect-saga compensate ${shellWord(saga.sagaId)} --register MODULE --as WHO --revision ${saga.revision} --digest ${saga.digest}; ${closing(run, step, true)}`
+  return `the effect ${step.effectId} is still live: undo it by hand, at the provider, or compensate the saga, which runs its undo as if nobody had asked (key ${saga.sagaId}/${step.stepId}/undo) and undoes every other executed step too: effect-saga compensate ${shellWord(saga.sagaId)} --register MODULE --as WHO --revision ${saga.revision} --digest ${saga.digest}; ${close}`
 }
 
 /**
@@ -96,7 +120,7 @@ export const compensationFailed = (run: Saga.SagaStatus, saga: Saga.SagaStatus |
       case "partial":
         return `undo by hand, at the provider, what the undo left live${detail} (effect ${step.effectId}); the saga's own compensation takes this answer over and does not run the undo again; ${closing(run, step, false)}`
       case "unavailable":
-        return `the effect ${step.effectId} is still live and has no undo that can run${detail}: undo it by hand, at the provider; ${closing(run, step, true)}`
+        return `the effect ${step.effectId} is still live and has no undo that can run${detail}: undo it by hand, at the provider; ${closing(run, step, keepOffered(step, saga))}`
       default:
         return failedAdvice(run, step, saga)
     }

@@ -104,6 +104,9 @@ export const resolve = (form: Form): Effect.Effect<typeof ResolveBody.Type, Malf
         message: `the outcome is ${JSON.stringify(outcome)}, neither "applied" nor "not-applied"; nothing was written`
       })
     }
+    if (outcome === "not-applied" && form("undone") !== "") {
+      return yield* new Malformed({ message: "undone goes with the outcome applied only; nothing was written" })
+    }
     if (result.trim() === "") return yield* decode(ResolveBody, { ...seen(form), outcome, ...undone })
     if (outcome === "not-applied") {
       return yield* new Malformed({

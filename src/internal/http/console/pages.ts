@@ -237,24 +237,25 @@ const capitalized = (said: string): string => `${said.charAt(0).toUpperCase()}${
  * What an explicit undo's run that ended `compensation_failed` answered, and what is left to do with
  * the effect (`left`, as `effect-saga show` says it): its answer is final, the effect may be live.
  */
-const runAnswerCard = (detail: SagaDetail, left: ReadonlyArray<string>): string => {
+const runAnswerCard = (detail: SagaDetail, left: ReadonlyArray<UndoRunAdvice.RunLeft>): string => {
   const answered = detail.steps
     .filter((step) => step.undo !== null)
     .map((step) => `undo ${step.undo}${step.undoDetail === undefined ? "" : ` (${step.undoDetail})`}`)
   return `<div class="card" id="run-answer"><h2>The run's answer</h2>
 <p>${escape(answered.length === 0 ? "The run answered with no undo." : `The run answered: ${answered.join(", ")}.`)}</p>
-${left.map((said) => `<p class="still-live">${escape(`${capitalized(said)}.`)}</p>`).join("\n")}
+${left.map(({ said }) => `<p class="still-live">${escape(`${capitalized(said)}.`)}</p>`).join("\n")}
 ${detail.steps[0] === undefined ? "" : `<p>Its saga: ${sagaLink(UndoRunAdvice.sagaIdOf(detail.steps[0]))}.</p>`}
-${detail.steps.map((step) => closeForms(detail, step)).join("\n")}</div>`
+${left.map((step) => closeForms(detail, step)).join("\n")}</div>`
 }
 
 /**
  * The buttons that close an explicit undo's run (`resolve`, as `show`'s `next:` line says): its
- * effect undone now, or kept as it is (not for a partial undo, which undid part of it).
+ * effect undone now, or kept as it is (`keep`: not for a partial undo, nor once the saga's own
+ * compensation has undone the effect).
  */
-const closeForms = (detail: SagaDetail, step: SagaDetail["steps"][number]): string =>
-  `${undoResolveForm(detail, step.stepId, "applied", "Its effect is undone now: close the run")}
-${step.undo === "partial" ? "" : undoResolveForm(detail, step.stepId, "not-applied", "Keep the effect as it is: close the run", true)}`
+const closeForms = (detail: SagaDetail, { keep, stepId }: UndoRunAdvice.RunLeft): string =>
+  `${undoResolveForm(detail, stepId, "applied", "Its effect is undone now: close the run")}
+${keep ? undoResolveForm(detail, stepId, "not-applied", "Keep the effect as it is: close the run", true) : ""}`
 
 /**
  * What a stuck saga (`stuck`: started with `Saga.run`, left behind) waits for: no Recovery takes
@@ -320,7 +321,7 @@ const explicitUndoCell = (step: SagaDetail["steps"][number]): string =>
  * @since 0.2.0
  * @category views
  */
-export const saga = (detail: SagaDetail, now: number, left: ReadonlyArray<string> = []): string => {
+export const saga = (detail: SagaDetail, now: number, left: ReadonlyArray<UndoRunAdvice.RunLeft> = []): string => {
   const row = detail.saga
   const undone = undoRows(detail)
   // A read's unknown outcome changed nothing: there is nothing to resolve.
