@@ -166,9 +166,11 @@ for (const [name, store] of stores) {
           const { effectId, runId, stepId } = yield* completed("pay-2", refund(41))
           yield* Saga.compensateEffect(effectId)
           yield* Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob" })
+          // The run's step says what its answer says: closed, and what the undo answered.
           expect((yield* Saga.status(runId)).steps[0]).toMatchObject({
             undo: "failed",
-            undoDetail: "failed (not applied): the bank refused the refund"
+            undoDetail:
+              "resolved as not undone by bob (its answer was: failed (not applied): the bank refused the refund)"
           })
           expect((yield* Saga.compensateEffect(effectId)) as unknown).toMatchObject({
             outcome: "failed",

@@ -850,8 +850,10 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         // Only what verifies is shown as a fact: the steps come from the entries before the break.
         const view = yield* viewOf(trustedPrefix(inspected))
         const answer = runAnswer(sagaId, view)
+        // A run an operator closed as not undone: its answer (who closed it, and what it was) is the step's.
+        const closedKept = view.status === "completed" && answer !== undefined && answer.outcome !== "completed"
         const steps = Array.from(view.steps.values(), (step) =>
-          stepStatus(sagaId, step, undoOf(step, view.lastReport) ?? answer)
+          stepStatus(sagaId, step, closedKept ? answer : (undoOf(step, view.lastReport) ?? answer))
         )
         return {
           ...record,
