@@ -154,7 +154,7 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
       const kept = yield* runAsPrinted(db, from(left[0]!, "close it so: "), AT_END)
       expect(kept.code, kept.stderr).toBe(0)
       expect(kept.stdout).toBe(
-        `resolved the undo of step ${other.stepId} in run ${otherRun} as not undone (oncall); the run answers failed and is closed: the effect stays in place (the saga's own compensation undoes it, should it run)`
+        `resolved the undo of step ${other.stepId} in run ${otherRun} as not undone (oncall); the run answers failed and is closed: the effect stays in place (the saga's own compensation runs its undo, unless it settled the step already)`
       )
       expect((yield* onFile(db, Saga.status(otherRun))).status).toBe("completed")
       expect((yield* cli("show", otherRun, "--db", db)).code).toBe(0)

@@ -148,7 +148,7 @@ describe("an explicit undo's run on the console", { timeout: 60_000 }, () => {
         const closed = yield* follow(trip.baseUrl, posted)
         expect(closed.notice?.kind).toBe("ok")
         expect(closed.notice?.text).toContain(
-          "the run answers failed and is closed: the effect stays in place (the saga's own compensation undoes it, should it run)"
+          "the run answers failed and is closed: the effect stays in place (the saga's own compensation runs its undo, unless it settled the step already)"
         )
         expect((yield* onDb(trip.db, Saga.status(runId))).status).toBe("completed")
         expect(yield* pageOf(trip.baseUrl, runId)).not.toContain('id="run-answer"')

@@ -136,4 +136,4 @@ export const compensationFailed = (run: Saga.SagaStatus, saga: Saga.SagaStatus |
 export const closed = (answer: string): string =>
   answer === "completed"
     ? "the run answers completed"
-    : `the run answers ${answer} and is closed: the effect stays in place (the saga's own compensation undoes it, should it run)`
+    : `the run answers ${answer} and is closed: the effect stays in place (the saga's own compensation runs its undo, unless it settled the step already)`
