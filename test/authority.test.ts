@@ -76,6 +76,41 @@ describe("Authority", () => {
   )
 
   it.effect(
+    "reject whose compensate answer changes after its check: REJECTED stays, the undo does not start, the saga is left compensating",
+    () =>
+      Effect.gen(function* () {
+        const { calls, program } = reserveAndWire()
+        const waiting = yield* Saga.run("order-c", program)
+        assert(waiting._tag === "AwaitingApproval")
+        const reserve = (yield* Saga.status("order-c")).steps.find((step) => step.toolName === "reserve")!
+        const denied = yield* Effect.flip(
+          Saga.reject("order-c", waiting.request.stepId, { by: "Bob B.", reason: "wrong IBAN" }).pipe(
+            Authority.withPrincipal(bob)
+          )
+        )
+        expect(denied).toMatchObject({ _tag: "Unauthorized", action: "compensate", stepId: reserve.stepId })
+        expect(calls.release).toBe(0)
+        const phases = (yield* entriesOf("order-c")).map((entry) => entry.phase)
+        expect(phases.slice(-2)).toEqual(["REJECTED", "SAGA_COMPENSATING"])
+        expect((yield* Saga.status("order-c")).status).toBe("compensating")
+        // One who may compensate finishes it: the undo runs once.
+        const report = yield* Saga.compensate("order-c").pipe(Authority.withPrincipal(alice))
+        expect(report.status).toBe("compensated")
+        expect(calls.release).toBe(1)
+      }).pipe(
+        Effect.provide(
+          // Bob's first compensate check (reject's, before it writes) is allowed; the next (the undo's) is not.
+          (() => {
+            let asked = 0
+            return layerWith((principal, action) =>
+              Effect.sync(() => action !== "compensate" || principal.id !== "bob" || asked++ === 0)
+            )
+          })()
+        )
+      )
+  )
+
+  it.effect(
     "reject asks compensate only of the undos its compensation runs: not of a step undone by compensateEffect",
     () =>
       Effect.gen(function* () {
