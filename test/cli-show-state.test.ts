@@ -250,6 +250,85 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
     })
   )
 
+  it.scoped("an explicit undo running under a live lease: its run and its saga say to wait, until when", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      const lease = { owner: "cli-oncall", ttlMillis: 1000 }
+      const step = { stepId: "s:1#1", toolName: "s" }
+      const saga = { stepId: null, toolName: null, input: null }
+      yield* onFile(
+        db,
+        Effect.flatMap(Journal.Journal, (journal) =>
+          Effect.zipRight(
+            journal
+              .append(
+                "x1",
+                Journal.empty,
+                [
+                  { ...saga, phase: "SAGA_STARTED", payload: null },
+                  { ...step, phase: "INTENT", input: "1", payload: null },
+                  { ...step, phase: "EXECUTED", input: null, payload: JSON.stringify({ result: "r" }) },
+                  { ...saga, phase: "SAGA_COMPLETED", payload: null }
+                ],
+                lease
+              )
+              .pipe(Effect.zipRight(journal.claim("x1", lease))),
+            journal.append(
+              "x1/s:1#1/compensate-effect",
+              Journal.empty,
+              [
+                { ...saga, phase: "SAGA_STARTED", payload: JSON.stringify({ effectId: "x1/s:1#1" }) },
+                {
+                  ...step,
+                  phase: "COMPENSATING",
+                  input: null,
+                  payload: JSON.stringify({ idempotencyKey: "x1/s:1#1/compensate-effect" })
+                }
+              ],
+              lease
+            )
+          )
+        )
+      )
+      const nextOf = (text: string) => text.split("\n").filter((line) => line.startsWith("next: "))
+      expect(nextOf((yield* cli("show", "x1/s:1#1/compensate-effect", "--db", db)).stdout)).toEqual([
+        "next: wait: cli-oncall holds the run's lease until 1970-01-01T00:00:01.000Z while its undo runs (asking for it again, and the saga's own compensation, wait or are refused while it does); if that worker died, the lease lapses then, and effect-saga show x1/s:1#1/compensate-effect says how to go on"
+      ])
+      expect(nextOf((yield* cli("show", "x1", "--db", db)).stdout)).toEqual([
+        "next: wait: cli-oncall holds the saga's lease until 1970-01-01T00:00:01.000Z (a command, or an explicit undo of one of its steps, runs on it: compensate and resolve are refused while it does); if that worker died, the lease lapses then, and effect-saga show x1 says how to go on"
+      ])
+    })
+  )
+
+  it.scoped("a run that answered with the saga's own unknown undo: resolve it in the saga first, then the run", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      const unheard = Compensable.make({
+        name: "unheard",
+        input: Schema.String,
+        success: Schema.String,
+        execute: (to) => Effect.succeed(`sent-${to}`),
+        compensate: () => Effect.fail(Outcome.unknown("the carrier did not answer"))
+      })
+      const step = yield* onFile(
+        db,
+        Effect.gen(function* () {
+          yield* Saga.run("u9", unheard("acme"))
+          yield* Saga.compensate("u9")
+          const only = (yield* Saga.status("u9")).steps[0]!
+          expect(yield* Saga.compensateEffect(only.effectId)).toMatchObject({ outcome: "unknown" })
+          return only
+        })
+      )
+      const runId = `${step.effectId}/compensate-effect`
+      const run = yield* onFile(db, Saga.status(runId))
+      const shown = yield* cli("show", runId, "--db", db)
+      expect(shown.stdout.split("\n").filter((line) => line.startsWith("next: "))).toEqual([
+        `next: this run answers with the saga's own undo of ${step.stepId} (key u9/${step.stepId}/undo), unknown: resolve it in the saga first (effect-saga show u9 says how), then close this run the same way: effect-saga resolve ${runId} ${step.stepId} --applied|--not-applied --as WHO --revision ${run.revision} --digest ${run.digest}`
+      ])
+    })
+  )
+
   it.scoped("a saga started from a definition whose worker died is between workers, not stuck: exit 0", () =>
     Effect.gen(function* () {
       const db = freshFile()

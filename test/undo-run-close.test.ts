@@ -6,7 +6,7 @@
  * the saga's own compensation takes its answer over as before. On every store the tests can reach.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Schema } from "effect"
+import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
 import { type Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 import { storesWherePossible } from "./fixtures/three-stores.js"
@@ -47,6 +47,29 @@ const seats = Compensable.make({
   success: Schema.String,
   execute: (count) => Effect.succeed(`seats-${count}`),
   compensate: () => Effect.fail(Outcome.partial("2 of 3 seats still held"))
+})
+
+/** A hold released by the saga's compensation only once `released` is done (an explicit undo of it fails). */
+let released: Deferred.Deferred<void> | undefined
+let holdUndos = 0
+const hold = Compensable.make({
+  name: "hold",
+  input: Schema.Int,
+  success: Schema.String,
+  execute: (amount) => Effect.succeed(`hold-${amount}`),
+  compensate: () =>
+    holdUndos++ === 0
+      ? Effect.fail(Outcome.failed("the bank refused"))
+      : Effect.andThen(Deferred.await(released!), () => undone.push("hold"))
+})
+
+/** A ping whose undo never hears back: unknown. */
+const ping = Compensable.make({
+  name: "ping",
+  input: Schema.String,
+  success: Schema.String,
+  execute: (to) => Effect.succeed(`ping-${to}`),
+  compensate: () => Effect.fail(Outcome.unknown("the carrier did not answer"))
 })
 
 /** A letter sent: no undo. */
@@ -201,6 +224,81 @@ for (const [name, store] of stores) {
           yield* Saga.resolve(runId, stepId, { outcome: "applied", by: "bob" })
           expect((yield* Saga.status(runId)).status).toBe("completed")
           expect(undone).toEqual(["pay"])
+        })
+      )
+    )
+
+    it.effect("while the saga's own compensation undoes the effect, not-applied is refused; applied closes it", () =>
+      provided(
+        Effect.gen(function* () {
+          undone.length = 0
+          holdUndos = 0
+          released = yield* Deferred.make<void>()
+          const { effectId, runId, stepId } = yield* completed("hold-1", hold(5))
+          expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ outcome: "failed" })
+          const compensating = yield* Effect.fork(Saga.compensate("hold-1"))
+          // Until the saga journals its undo's COMPENSATING.
+          while ((yield* Saga.status("hold-1")).steps[0]!.undo !== "started") yield* Effect.yieldNow()
+          const during = yield* Effect.flip(Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob" }))
+          assert(during._tag === "CommandRefused")
+          expect(during.reason).toBe(
+            "the saga's own compensation began to undo the effect and its outcome is not journaled yet (it may still run): it may not be in place; once the saga says how its undo ended (effect-saga show), close the run"
+          )
+          yield* Deferred.succeed(released, undefined)
+          expect((yield* Fiber.join(compensating)).status).toBe("compensated")
+          expect(undone).toEqual(["hold"])
+          yield* Saga.resolve(runId, stepId, { outcome: "applied", by: "bob" })
+          expect((yield* Saga.status(runId)).status).toBe("completed")
+        })
+      )
+    )
+
+    it.effect("a run that answered the saga's own unknown undo: refused kept until the saga says, then closed", () =>
+      provided(
+        Effect.gen(function* () {
+          const { effectId, runId, stepId } = yield* completed("ping-1", ping("acme"))
+          expect((yield* Saga.compensate("ping-1")).status).toBe("compensation_failed")
+          expect(yield* Saga.compensateEffect(effectId)).toMatchObject({
+            outcome: "unknown",
+            detail: "settled by the saga's compensation"
+          })
+          expect((yield* Saga.status(runId)).status).toBe("needs_attention")
+          const unknownYet = yield* Effect.flip(Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob" }))
+          expect(unknownYet).toMatchObject({ _tag: "CommandRefused" })
+          expect((unknownYet as { reason: string }).reason).toContain("its outcome is unknown")
+          // The saga's step resolved first (undone by hand), then the run the same way.
+          yield* Saga.resolve("ping-1", stepId, { outcome: "applied", by: "bob" })
+          yield* Saga.resolve(runId, stepId, { outcome: "applied", by: "bob" })
+          expect((yield* Saga.status(runId)).status).toBe("completed")
+          expect((yield* Saga.compensate("ping-1")).status).toBe("compensated")
+          const open = yield* Effect.flatMap(Journal.Journal, (journal) => journal.countOpen())
+          expect(open).toMatchObject({ needs_attention: 0, compensation_failed: 0 })
+        })
+      )
+    )
+
+    it.effect("the same close from a position the run never held is ConcurrencyConflict, not a replay", () =>
+      provided(
+        Effect.gen(function* () {
+          refundFailures = 1
+          const { effectId, runId, stepId } = yield* completed("pay-6", refund(45))
+          yield* Saga.compensateEffect(effectId)
+          const before = yield* Saga.status(runId)
+          const seen = { revision: before.revision, digest: before.digest }
+          yield* Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob", ...seen })
+          const after = yield* Saga.status(runId)
+          // From where it was first sent, from where the run is now, or from none: a replay.
+          for (const at of [seen, { revision: after.revision, digest: after.digest }, {}]) {
+            const again = yield* Saga.withWrites(
+              Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob", ...at })
+            )
+            expect(again.written).toBe(0)
+          }
+          const elsewhere = yield* Effect.flip(
+            Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob", revision: 999, digest: seen.digest })
+          )
+          expect(elsewhere._tag).toBe("ConcurrencyConflict")
+          expect((yield* Saga.status(runId)).revision).toBe(after.revision)
         })
       )
     )

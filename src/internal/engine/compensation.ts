@@ -285,7 +285,7 @@ export const explicitUndos = (
  * still running): its run is asked again each compensation, for an outcome got since (the undo
  * ended, an operator resolved it).
  */
-const awaitsItsRun = (step: StepView): boolean =>
+export const awaitsItsRun = (step: StepView): boolean =>
   step.compensation?.phase === "COMPENSATION_UNKNOWN" && isTakenOver(detailOf(step.compensation))
 
 /**

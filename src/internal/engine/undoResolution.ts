@@ -2,30 +2,33 @@
  * An operator's answer to an explicit undo's run: it settles the undo, and ends the run `completed`
  * (nothing is left to do with the run; its answer says what came of the undo).
  *
- * - A run that `needs_attention` (its undo answered `unknown`): the operator asks the provider, then
- *   resolves the run's step as undone (`applied`: the run answers `completed`) or not undone
- *   (`not-applied`: it answers `failed`, and the effect is still in place: the saga's own
- *   compensation undoes it, if it has not settled the step yet).
+ * - A run that `needs_attention` (its undo answered `unknown`, or it answered the saga's own undo's
+ *   `unknown`): the operator asks the provider, then resolves the run's step as undone (`applied`:
+ *   the run answers `completed`) or not undone (`not-applied`: it answers `failed`, and the effect
+ *   is still in place: the saga's own compensation undoes it, if it has not settled the step yet).
  * - A run that ended `compensation_failed` (its undo `failed`, was rejected or expired, was `partial`,
  *   or `unavailable`): the operator closes it once the effect is undone (`applied`: by hand, or by the
  *   saga's own compensation since), or keeps the effect as it is (`not-applied`: a rejected undo kept
  *   as decided; refused for a `partial` undo, which undid part of it). A run closed `not-applied` is
  *   closed again `applied` once the effect is undone by hand.
  *
- * Until then the run is never finished: nothing else settles it.
+ * `not-applied` is refused while the saga's own step says the effect may be undone (its undo
+ * completed, runs, or is unknown). Until then the run is never finished: nothing else settles it.
  */
 import * as Effect from "effect/Effect"
 import type { Draft } from "../../Journal.js"
 import type { Resolution } from "../../Saga.js"
 import { CommandConflict, CommandRefused } from "../../SagaError.js"
 import { sagaDraft, stepDraft } from "../journal/drafts.js"
-import { resolvedReason } from "../journal/resolvedUndo.js"
+import { isResolvedUndo, resolvedAnswerOf, resolvedReason } from "../journal/resolvedUndo.js"
 import type { JournalView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { RESOLVED_UNDO } from "../util/undoToResolve.js"
+import { awaitsItsRun } from "./compensation.js"
 import type { Subject } from "./explicitUndo.js"
 import { answerOf } from "./explicitUndo.js"
 import type { Prior } from "./replay.js"
+import { seenByRetry } from "./replay.js"
 
 /** The reason a resolved undo journals: which way, and who. */
 const reasonOf = (resolution: Resolution): string => resolvedReason(resolution.outcome, resolution.by)
@@ -35,12 +38,8 @@ const keptReason = (reason: string, before: string | undefined): string =>
   before === undefined || before === reason ? reason : `${reason} (its answer was: ${before})`
 
 /** The answer's detail of a run an operator's resolution ended (`completed`), if one did. */
-const resolvedAnswer = (view: JournalView): string | undefined => {
-  const last = view.last
-  if (last?.phase !== "SAGA_COMPLETED") return undefined
-  const detail = last.payload !== null && "outcome" in last.payload ? last.payload.detail : undefined
-  return detail?.startsWith(RESOLVED_UNDO) === true ? detail : undefined
-}
+const resolvedAnswer = (view: JournalView): string | undefined =>
+  view.last === undefined ? undefined : resolvedAnswerOf(view.last)
 
 /**
  * A resolution of the run's undo replays one made before the same way by the same person; `applied`
@@ -54,11 +53,21 @@ export const prior = (
   const answer = resolvedAnswer(writer.view)
   if (answer === undefined) return Effect.succeed("new")
   const reason = reasonOf(resolution)
-  if (answer === reason || answer.startsWith(`${reason} (`)) return Effect.succeed("replay")
+  if (answer === reason || answer.startsWith(`${reason} (`)) {
+    // From a position the run never held, or left by something else, it is new: refused as moved on.
+    return Effect.succeed(seenByRetry(writer, resolution, firstOfResolution(writer, stepId)) ? "replay" : "new")
+  }
   if (resolution.outcome === "applied" && answer.startsWith(`${RESOLVED_UNDO}not undone by `)) {
     return Effect.succeed("new")
   }
   return Effect.fail(new CommandConflict({ sagaId: writer.sagaId, stepId, answer }))
+}
+
+/** The first entry the resolution that ended the run appended: the step's outcome, if it journaled one. */
+const firstOfResolution = (writer: Writer, stepId: string): { readonly seq: number } => {
+  const last = writer.view.last!
+  const own = writer.view.steps.get(stepId)?.compensation
+  return own !== undefined && own.seq === last.seq - 1 && isResolvedUndo(own) ? own : last
 }
 
 /** Why a run in `status` has no undo to resolve. */
@@ -67,11 +76,22 @@ const nothingToResolve = (view: JournalView): string =>
     ? "the undo completed (the run is completed): there is nothing to resolve"
     : `the run has no answer to resolve yet (it is ${view.status})`
 
-/** Why the saga's own step says the effect is not in place, if it does: its compensation undid it since. */
-const undoneBySaga = ({ step }: Subject): string | undefined =>
-  step.compensation?.phase === "COMPENSATED"
-    ? `the saga's own compensation has undone the effect since (COMPENSATED${step.compensation.payload === null ? "" : `: ${step.compensation.payload.reason}`}): it is not in place; close the run applied`
-    : undefined
+/**
+ * Why the saga's own step says the effect may not be in place, if it does: its compensation undid
+ * it since, or began to undo it and has no outcome (still running, or unknown). An `unknown` it took
+ * over from this very run is the run's own, which the resolution settles.
+ */
+const undoneBySaga = ({ step }: Subject): string | undefined => {
+  if (awaitsItsRun(step)) return undefined
+  const outcome = step.compensation
+  if (outcome?.phase === "COMPENSATED") {
+    return `the saga's own compensation has undone the effect since (COMPENSATED${outcome.payload === null ? "" : `: ${outcome.payload.reason}`}): it is not in place; close the run applied`
+  }
+  if (outcome?.phase === "COMPENSATION_UNKNOWN" || (step.compensating !== undefined && outcome === undefined)) {
+    return `the saga's own compensation began to undo the effect and its outcome is ${outcome === undefined ? "not journaled yet (it may still run)" : "unknown"}: it may not be in place; once the saga says how its undo ended (effect-saga show), close the run`
+  }
+  return undefined
+}
 
 /** Why a resolution that speaks of a call is no resolution of an undo, if it is one. */
 const ofCall = (resolution: Resolution): string | undefined => {
@@ -112,6 +132,11 @@ export const resolve = (writer: Writer, stepId: string, resolution: Resolution, 
       ])
     }
     const answer = answerOf(effectId, view)
+    const borrowedUnknown = answer?._tag === "Settled" && answer.outcome === "unknown" && undo === undefined
+    if (view.status === "needs_attention" && borrowedUnknown) {
+      // Its answer is the saga's own undo's (the run journaled no undo of its own): the operator's word settles it here.
+      return yield* writer.append([ending(resolution.outcome === "applied" ? "completed" : "failed", reason)])
+    }
     const closedKept = view.status === "completed" && resolvedAnswer(view) !== undefined
     if (answer?._tag !== "Settled" || answer.outcome === "completed" || answer.outcome === "unknown") {
       return yield* refused(nothingToResolve(view))

@@ -27,3 +27,13 @@ export const isResolvedUndo = (entry: Recorded): entry is Recorded<"COMPENSATED"
   (entry.phase === "COMPENSATED" || entry.phase === "COMPENSATION_FAILED") &&
   entry.payload !== null &&
   entry.payload.reason.startsWith(RESOLVED)
+
+/**
+ * The detail of an explicit undo's run's last entry an operator's resolution wrote (`SAGA_COMPLETED`,
+ * its answer `resolved as … by …`), if the entry is one.
+ */
+export const resolvedAnswerOf = (entry: Recorded): string | undefined => {
+  if (entry.phase !== "SAGA_COMPLETED" || entry.payload === null || !("outcome" in entry.payload)) return undefined
+  const { detail } = entry.payload
+  return detail?.startsWith(RESOLVED) === true ? detail : undefined
+}

@@ -5,7 +5,7 @@ import type { Entry, Expected, JournalCorrupted, SagaStatus } from "../../Journa
 import { empty, statusAfter } from "../../Journal.js"
 import type { Recorded, UndoPhase } from "./payloads.js"
 import { decodeEntry, notStartedIn } from "./payloads.js"
-import { isResolvedUndo } from "./resolvedUndo.js"
+import { isResolvedUndo, resolvedAnswerOf } from "./resolvedUndo.js"
 
 /** What the journal says about one step. */
 export interface StepView {
@@ -78,6 +78,8 @@ const isDecision = (entry: Recorded): boolean => {
     case "COMPENSATED":
     case "COMPENSATION_FAILED":
       return isResolvedUndo(entry)
+    case "SAGA_COMPLETED":
+      return resolvedAnswerOf(entry) !== undefined
     default:
       return false
   }

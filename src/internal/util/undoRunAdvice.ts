@@ -82,15 +82,19 @@ const closing = (run: Saga.SagaStatus, step: Effect, keep: boolean): string => {
   return `asking again runs nothing, and the run stays compensation_failed until it is closed: once the effect is undone, ${resolve("applied")}${kept}`
 }
 
+/** The saga's own undo of a step that says the effect may not be in place: done, running, or unknown. */
+const mayBeUndone: ReadonlySet<Saga.StepStatus["undo"]> = new Set(["completed", "started", "unknown"])
+
 /**
  * Whether closing the run `--not-applied` (the effect kept as it is) is offered: not for a `partial`
- * answer (part of it is undone), nor once the saga's own compensation has undone the effect.
+ * answer (part of it is undone), nor while the saga's own compensation says the effect may be undone
+ * (its undo completed, runs, or is unknown), as the engine refuses it then.
  *
  * @since 0.5.0
  * @category advice
  */
 export const keepOffered = (step: Saga.StepStatus, saga: Saga.SagaStatus | undefined): boolean =>
-  step.undo !== "partial" && saga?.steps.find((candidate) => candidate.stepId === step.stepId)?.undo !== "completed"
+  step.undo !== "partial" && !mayBeUndone.has(saga?.steps.find((candidate) => candidate.stepId === step.stepId)?.undo)
 
 /** What is left of a `failed` answer: by hand, or the saga's compensation, at the saga's own position. */
 const failedAdvice = (run: Saga.SagaStatus, step: Saga.StepStatus, saga: Saga.SagaStatus | undefined): string => {
@@ -98,6 +102,9 @@ const failedAdvice = (run: Saga.SagaStatus, step: Saga.StepStatus, saga: Saga.Sa
   const close = closing(run, step, keepOffered(step, saga))
   if (saga === undefined || own === undefined) {
     return `the effect ${step.effectId} is still live: undo it by hand, at the provider; ${close}`
+  }
+  if (own.undo === "started") {
+    return `the saga's own compensation is undoing ${step.stepId} (undo started, no outcome journaled yet): effect-saga show ${shellWord(saga.sagaId)} says how it stands; ${close}`
   }
   if (!undoNeeded(own)) {
     return `the saga's own compensation settled ${step.stepId} since (undo ${own.undo}): effect-saga show ${shellWord(saga.sagaId)} says what is left; ${close}`

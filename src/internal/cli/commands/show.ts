@@ -158,11 +158,21 @@ const waitLine = (status: Saga.SagaStatus, stepId: string, lease: NonNullable<Sa
     : `next: wait: ${lease.owner} holds the saga's lease until ${lease.expiresAt} (resolving ${stepId} is refused while it does); once it is dropped or lapsed, effect-saga show ${shellWord(status.sagaId)} says how to resolve it`
 
 /**
- * The next line of a saga compensating under a live lease: its worker undoes it, or, if that worker
- * died (a CLI killed mid-compensation), nothing can until the lease lapses.
+ * The next line of a saga a live lease holds when nothing else is to be done (not one `running`,
+ * which its worker drives): its worker compensates it, runs its explicit undo (a run `running`), or
+ * runs a command or an explicit undo on it; if that worker died (a CLI killed mid-way), nothing can
+ * go on until the lease lapses.
  */
-const compensatingLine = (status: Saga.SagaStatus, lease: NonNullable<Saga.SagaStatus["lease"]>): string =>
-  `next: wait: ${lease.owner} holds the saga's lease until ${lease.expiresAt} while it compensates (compensate and resolve are refused while it does); if that worker died, the lease lapses then, and effect-saga show ${shellWord(status.sagaId)} says how to go on`
+const heldLine = (status: Saga.SagaStatus, lease: NonNullable<Saga.SagaStatus["lease"]>): string => {
+  const holds = `next: wait: ${lease.owner} holds the ${status.sagaId.endsWith(RUN_SUFFIX) ? "run" : "saga"}'s lease until ${lease.expiresAt}`
+  const why =
+    status.status === "compensating"
+      ? "while it compensates (compensate and resolve are refused while it does)"
+      : status.status === "running" && status.sagaId.endsWith(RUN_SUFFIX)
+        ? "while its undo runs (asking for it again, and the saga's own compensation, wait or are refused while it does)"
+        : "(a command, or an explicit undo of one of its steps, runs on it: compensate and resolve are refused while it does)"
+  return `${holds} ${why}; if that worker died, the lease lapses then, and effect-saga show ${shellWord(status.sagaId)} says how to go on`
+}
 
 /** The next line for a step with no outcome journaled: resolve it, or wait while a worker drives the saga. */
 const resolveLine = (
@@ -298,18 +308,11 @@ const next = (
   // The run of an explicit undo that answered unknown: its undo is resolved, as done or not.
   const undoRun = status.status === "needs_attention" && status.sagaId.endsWith(RUN_SUFFIX)
   const unknownUndos = undoRun ? status.steps.filter((step) => step.undo === "unknown") : []
-  const held = Lease.liveLease(status, now)
-  return [
+  const lines = [
     ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at)),
     ...approved.map((step) => approvedLine(status, step, entries, origin, at, hostNow)),
     ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
-    ...(status.status === "compensating" && unknown.length === 0 && held !== undefined
-      ? [compensatingLine(status, held)]
-      : []),
-    ...unknownUndos.map(
-      (step) =>
-        `next: effect-saga resolve ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --applied|--not-applied --as WHO ${at} (ask the provider whether the undo, key ${status.sagaId}, happened)`
-    ),
+    ...unknownUndos.map((step) => unknownUndoLine(status, step, entries, at)),
     ...(Stuck.isLeftBehind(status, now)
       ? [
           Resumer.leftBehind(
@@ -327,6 +330,29 @@ const next = (
         ? UndoRunNext.compensationFailed(status, undone)
         : [])
   ]
+  const held = Lease.liveLease(status, now)
+  // A running saga under its lease is driven as it should be: nothing to say.
+  const driven = status.status === "running" && !status.sagaId.endsWith(RUN_SUFFIX)
+  return lines.length === 0 && held !== undefined && !driven ? [heldLine(status, held)] : lines
+}
+
+/**
+ * The next line of an explicit undo's run whose undo answered unknown: ask the provider whether that
+ * undo happened, then resolve it. The run's own undo has the run's id as its key; a run that
+ * answered with the saga's own undo (it journaled no undo of its own) is resolved in the saga first.
+ */
+const unknownUndoLine = (
+  status: Saga.SagaStatus,
+  step: Saga.StepStatus,
+  entries: ReadonlyArray<Entry>,
+  at: string
+): string => {
+  const command = `effect-saga resolve ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --applied|--not-applied --as WHO ${at}`
+  if (entries.some((entry) => entry.stepId === step.stepId)) {
+    return `next: ${command} (ask the provider whether the undo, key ${status.sagaId}, happened)`
+  }
+  const sagaId = UndoRunNext.sagaIdOf(step)
+  return `next: this run answers with the saga's own undo of ${step.stepId} (key ${sagaId}/${step.stepId}/undo), unknown: resolve it in the saga first (effect-saga show ${shellWord(sagaId)} says how), then close this run the same way: ${command}`
 }
 
 /**
