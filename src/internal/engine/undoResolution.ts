@@ -124,19 +124,16 @@ export const resolve = (writer: Writer, stepId: string, resolution: Resolution, 
     const reason = reasonOf(resolution)
     const ending = (outcome: "completed" | "failed" | "unavailable", detail: string): Draft =>
       sagaDraft("SAGA_COMPLETED", { effectId, outcome, detail })
+    // An unknown undo settled: the answer is the operator's.
+    const settled = ending(resolution.outcome === "applied" ? "completed" : "failed", reason)
     if (view.status === "needs_attention" && undo?.compensation?.phase === "COMPENSATION_UNKNOWN") {
       const phase = resolution.outcome === "applied" ? "COMPENSATED" : "COMPENSATION_FAILED"
-      return yield* writer.append([
-        stepDraft(undo, phase, { reason }),
-        ending(resolution.outcome === "applied" ? "completed" : "failed", reason)
-      ])
+      return yield* writer.append([stepDraft(undo, phase, { reason }), settled])
     }
     const answer = answerOf(effectId, view)
+    // Its answer is the saga's own undo's `unknown` (the run journaled no undo of its own).
     const borrowedUnknown = answer?._tag === "Settled" && answer.outcome === "unknown" && undo === undefined
-    if (view.status === "needs_attention" && borrowedUnknown) {
-      // Its answer is the saga's own undo's (the run journaled no undo of its own): the operator's word settles it here.
-      return yield* writer.append([ending(resolution.outcome === "applied" ? "completed" : "failed", reason)])
-    }
+    if (view.status === "needs_attention" && borrowedUnknown) return yield* writer.append([settled])
     const closedKept = view.status === "completed" && resolvedAnswer(view) !== undefined
     if (answer?._tag !== "Settled" || answer.outcome === "completed" || answer.outcome === "unknown") {
       return yield* refused(nothingToResolve(view))
