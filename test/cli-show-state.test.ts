@@ -323,9 +323,20 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       const runId = `${step.effectId}/compensate-effect`
       const run = yield* onFile(db, Saga.status(runId))
       const shown = yield* cli("show", runId, "--db", db)
-      expect(shown.stdout.split("\n").filter((line) => line.startsWith("next: "))).toEqual([
-        `next: this run answers with the saga's own undo of ${step.stepId} (key u9/${step.stepId}/undo), unknown: resolve it in the saga first (effect-saga show u9 says how), then close this run the same way: effect-saga resolve ${runId} ${step.stepId} --applied|--not-applied --as WHO --revision ${run.revision} --digest ${run.digest}`
+      const nextOf = (text: string) => text.split("\n").filter((line) => line.startsWith("next: "))
+      expect(nextOf(shown.stdout)).toEqual([
+        `next: this run answers with the saga's own undo of ${step.stepId} (key u9/${step.stepId}/undo), unknown: resolve it in the saga first (effect-saga show u9 says how); then effect-saga show ${runId} says how to close this run`
       ])
+      // Once the saga's step is resolved, the run's line offers the same resolution, which closes it as printed.
+      yield* onFile(db, Saga.resolve("u9", step.stepId, { outcome: "applied", by: "oncall" }))
+      const line = nextOf((yield* cli("show", runId, "--db", db)).stdout)
+      expect(line).toEqual([
+        `next: this run answers with the saga's own undo of ${step.stepId} (key u9/${step.stepId}/undo), which the saga says is undone now: effect-saga resolve ${runId} ${step.stepId} --applied --as WHO --revision ${run.revision} --digest ${run.digest}`
+      ])
+      const printed = line[0]!.slice(line[0]!.indexOf("effect-saga resolve ") + "effect-saga ".length)
+      const closed = yield* cli(...printed.split(" ").map((word) => (word === "WHO" ? "oncall" : word)), "--db", db)
+      expect(closed.code, closed.stderr).toBe(0)
+      expect((yield* onFile(db, Saga.status(runId))).status).toBe("completed")
     })
   )
 

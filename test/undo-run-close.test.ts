@@ -266,6 +266,12 @@ for (const [name, store] of stores) {
           const unknownYet = yield* Effect.flip(Saga.resolve(runId, stepId, { outcome: "not-applied", by: "bob" }))
           expect(unknownYet).toMatchObject({ _tag: "CommandRefused" })
           expect((unknownYet as { reason: string }).reason).toContain("its outcome is unknown")
+          // Nor applied: the saga's step says how its undo ended first, and the run then says the same.
+          const appliedYet = yield* Effect.flip(Saga.resolve(runId, stepId, { outcome: "applied", by: "bob" }))
+          expect(appliedYet).toMatchObject({
+            _tag: "CommandRefused",
+            reason: `this run answers with the saga's own undo of ${stepId}, which the saga's journal does not say is undone: resolve it in the saga first (effect-saga show ping-1 says how), then close this run the same way`
+          })
           // The saga's step resolved first (undone by hand), then the run the same way.
           yield* Saga.resolve("ping-1", stepId, { outcome: "applied", by: "bob" })
           yield* Saga.resolve(runId, stepId, { outcome: "applied", by: "bob" })

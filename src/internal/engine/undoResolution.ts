@@ -93,6 +93,10 @@ const undoneBySaga = ({ step }: Subject): string | undefined => {
   return undefined
 }
 
+/** Why a run that answers with the saga's own undo is not resolved `applied` before the saga's step is. */
+const sagaFirst = ({ sagaId, step }: Subject): string =>
+  `this run answers with the saga's own undo of ${step.stepId}, which the saga's journal does not say is undone: resolve it in the saga first (effect-saga show ${sagaId} says how), then close this run the same way`
+
 /** Why a resolution that speaks of a call is no resolution of an undo, if it is one. */
 const ofCall = (resolution: Resolution): string | undefined => {
   // `undone` is not in the type of `not-applied`: a caller without types could still send it.
@@ -133,7 +137,13 @@ export const resolve = (writer: Writer, stepId: string, resolution: Resolution, 
     const answer = answerOf(effectId, view)
     // Its answer is the saga's own undo's `unknown` (the run journaled no undo of its own).
     const borrowedUnknown = answer?._tag === "Settled" && answer.outcome === "unknown" && undo === undefined
-    if (view.status === "needs_attention" && borrowedUnknown) return yield* writer.append([settled])
+    if (view.status === "needs_attention" && borrowedUnknown) {
+      // The saga's step is resolved first; the run then says the same (not-applied is guarded above).
+      if (resolution.outcome === "applied" && subject.step.compensation?.phase !== "COMPENSATED") {
+        return yield* refused(sagaFirst(subject))
+      }
+      return yield* writer.append([settled])
+    }
     const closedKept = view.status === "completed" && resolvedAnswer(view) !== undefined
     if (answer?._tag !== "Settled" || answer.outcome === "completed" || answer.outcome === "unknown") {
       return yield* refused(nothingToResolve(view))

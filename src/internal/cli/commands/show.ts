@@ -279,12 +279,13 @@ const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: numbe
 
 /**
  * The saga whose effect a failed explicit undo's run left live, as it stands now: its own
- * compensation is what may still undo the effect (`undefined` for any other saga, or if it cannot
- * be read).
+ * compensation is what may still undo the effect; or whose own undo a run that needs attention
+ * answers with (`undefined` for any other saga, or if it cannot be read).
  */
 const undoneSaga = (status: Saga.SagaStatus) => {
   const step = status.steps[0]
-  return status.sagaId.endsWith(RUN_SUFFIX) && status.status === "compensation_failed" && step !== undefined
+  const ended = status.status === "compensation_failed" || status.status === "needs_attention"
+  return status.sagaId.endsWith(RUN_SUFFIX) && ended && step !== undefined
     ? Effect.map(Effect.option(Saga.status(UndoRunNext.sagaIdOf(step))), Option.getOrUndefined)
     : Effect.succeed(undefined)
 }
@@ -312,7 +313,7 @@ const next = (
     ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at)),
     ...approved.map((step) => approvedLine(status, step, entries, origin, at, hostNow)),
     ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
-    ...unknownUndos.map((step) => unknownUndoLine(status, step, entries, at)),
+    ...unknownUndos.map((step) => unknownUndoLine(status, step, entries, at, undone)),
     ...(Stuck.isLeftBehind(status, now)
       ? [
           Resumer.leftBehind(
@@ -345,14 +346,20 @@ const unknownUndoLine = (
   status: Saga.SagaStatus,
   step: Saga.StepStatus,
   entries: ReadonlyArray<Entry>,
-  at: string
+  at: string,
+  saga: Saga.SagaStatus | undefined
 ): string => {
-  const command = `effect-saga resolve ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --applied|--not-applied --as WHO ${at}`
+  const command = (way: string) =>
+    `effect-saga resolve ${shellWord(status.sagaId)} ${shellWord(step.stepId)} ${way} --as WHO ${at}`
   if (entries.some((entry) => entry.stepId === step.stepId)) {
-    return `next: ${command} (ask the provider whether the undo, key ${status.sagaId}, happened)`
+    return `next: ${command("--applied|--not-applied")} (ask the provider whether the undo, key ${status.sagaId}, happened)`
   }
   const sagaId = UndoRunNext.sagaIdOf(step)
-  return `next: this run answers with the saga's own undo of ${step.stepId} (key ${sagaId}/${step.stepId}/undo), unknown: resolve it in the saga first (effect-saga show ${shellWord(sagaId)} says how), then close this run the same way: ${command}`
+  const own = saga?.steps.find((candidate) => candidate.stepId === step.stepId)?.undo
+  const answers = `this run answers with the saga's own undo of ${step.stepId} (key ${sagaId}/${step.stepId}/undo)`
+  if (own === "completed") return `next: ${answers}, which the saga says is undone now: ${command("--applied")}`
+  if (own === "failed") return `next: ${answers}, which the saga says did not undo it: ${command("--not-applied")}`
+  return `next: ${answers}, ${own ?? "unknown"}: resolve it in the saga first (effect-saga show ${shellWord(sagaId)} says how); then effect-saga show ${shellWord(status.sagaId)} says how to close this run`
 }
 
 /**
