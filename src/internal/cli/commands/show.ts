@@ -159,7 +159,7 @@ const waitLine = (status: Saga.SagaStatus, stepId: string, lease: NonNullable<Sa
 
 /**
  * The next line of a saga a live lease holds when nothing else is to be done (not one `running`,
- * which its worker drives): its worker compensates it, runs its explicit undo (a run `running`), or
+ * which its worker drives, nor `suspended`): its worker compensates it, runs its explicit undo (a run `running`), or
  * runs a command or an explicit undo on it; if that worker died (a CLI killed mid-way), nothing can
  * go on until the lease lapses.
  */
@@ -332,8 +332,8 @@ const next = (
         : [])
   ]
   const held = Lease.liveLease(status, now)
-  // A running saga under its lease is driven as it should be: nothing to say.
-  const driven = status.status === "running" && !status.sagaId.endsWith(RUN_SUFFIX)
+  // A running saga under its lease is driven as it should be (a suspended one, handed back): nothing to say.
+  const driven = (status.status === "running" && !status.sagaId.endsWith(RUN_SUFFIX)) || status.status === "suspended"
   return lines.length === 0 && held !== undefined && !driven ? [heldLine(status, held)] : lines
 }
 
