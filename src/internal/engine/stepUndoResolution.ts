@@ -16,7 +16,7 @@ import { stepDraft } from "../journal/drafts.js"
 import { isResolvedUndo, resolvedReason } from "../journal/resolvedUndo.js"
 import type { JournalView, StepView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
-import { leftNotUndone } from "../util/undoToResolve.js"
+import { speaksOfCall as givesCall, leftNotUndone } from "../util/undoToResolve.js"
 import { changedNothing, undoOf } from "./compensation.js"
 import type { Prior } from "./replay.js"
 import { seenByRetry } from "./replay.js"
@@ -37,12 +37,7 @@ const resolvedUndo = (step: StepView) =>
 
 /** Whether the resolution speaks of the step's call: it gives a result or a receipt, or names the position a retry of its resolution names. */
 const speaksOfCall = (view: JournalView, step: StepView, resolution: Resolution): boolean => {
-  if (
-    resolution.outcome === "applied" &&
-    (resolution.result !== undefined || resolution.receipt !== undefined || resolution.undone === true)
-  ) {
-    return true
-  }
+  if (givesCall(resolution)) return true
   const resolved = step.executed?.payload.resolvedBy === undefined ? undefined : step.executed
   if (resolved === undefined || (resolution.revision === undefined && resolution.digest === undefined)) return false
   const before = view.positionBefore(resolved.seq)

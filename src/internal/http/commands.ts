@@ -16,7 +16,7 @@ import { named } from "../util/printable.js"
 import { revisionsOf } from "../util/revisions.js"
 import { undoNeeded } from "../util/undoNeeded.js"
 import * as UndoRunAdvice from "../util/undoRunAdvice.js"
-import { settlesUndo } from "../util/undoToResolve.js"
+import { settlesUndo, speaksOfCall } from "../util/undoToResolve.js"
 import { Conflict, NotFound, Refused } from "./errors.js"
 import type { Answer, CompensationAnswer, EffectUndo, Seen } from "./models.js"
 import { leftOfRun, statusOf } from "./reading.js"
@@ -312,8 +312,7 @@ export const resolve = (
         : { outcome: "not-applied", by: who, ...seen }
     )
     const undoneByHand = body.outcome === "applied" && body.undone === true
-    const givesResult = body.outcome === "applied" && (body.result !== undefined || undoneByHand)
-    const undo = !isUndoRun(sagaId) && !givesResult && settlesUndo(status.status, step)
+    const undo = !isUndoRun(sagaId) && !speaksOfCall(body) && settlesUndo(status.status, step)
     const how = undoneByHand ? "applied and undone by hand" : body.outcome
     const { answer } = yield* carryOut(sagaId, stepId, resolving, (_, __, after) =>
       undo

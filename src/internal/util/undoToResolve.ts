@@ -37,3 +37,20 @@ export const settlesUndo = (sagaStatus: string, step: Step): boolean => {
   if (step.undoDetail?.startsWith(RESOLVED_UNDO) === true) return true
   return sagaStatus === "compensation_failed" && step.undo != null && leftNotUndone.has(step.undo)
 }
+
+/**
+ * Whether a resolution speaks of a step's call rather than its undo: `applied` with a result, a
+ * receipt, or `undone` (the call happened, and was undone by hand). The engine, the CLI and the HTTP
+ * API read the same rule.
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const speaksOfCall = (resolution: {
+  readonly outcome: string
+  readonly result?: unknown
+  readonly receipt?: unknown
+  readonly undone?: boolean | undefined
+}): boolean =>
+  resolution.outcome === "applied" &&
+  (resolution.result !== undefined || resolution.receipt !== undefined || resolution.undone === true)

@@ -15,7 +15,7 @@ import { RUN_SUFFIX } from "../../util/identifier.js"
 import { printable } from "../../util/printable.js"
 import { shellWord } from "../../util/shellWord.js"
 import * as UndoRunAdvice from "../../util/undoRunAdvice.js"
-import { settlesUndo } from "../../util/undoToResolve.js"
+import { settlesUndo, speaksOfCall } from "../../util/undoToResolve.js"
 import { UsageError } from "../failure.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
@@ -213,10 +213,7 @@ export const resolveOn = <E>(
 /** Whether the resolution settles the undo of step `stepId` of the saga `status` shows (see `settlesUndo`), not its call. */
 const settlesStepUndo = (status: Saga.SagaStatus, stepId: string, resolution: Saga.Resolution): boolean => {
   const step = status.steps.find((candidate) => candidate.stepId === stepId)
-  const givesResult =
-    resolution.outcome === "applied" &&
-    (resolution.result !== undefined || resolution.receipt !== undefined || resolution.undone === true)
-  return step !== undefined && !givesResult && settlesUndo(status.status, step)
+  return step !== undefined && !speaksOfCall(resolution) && settlesUndo(status.status, step)
 }
 
 /**
