@@ -535,6 +535,46 @@ describe("SqlJournal on an SQLite file", () => {
       }).pipe(Effect.scoped)
   )
 
+  it.effect(
+    "a row whose times are not times as the store writes them does not decode: a lease ending at `garbage` would never lapse",
+    () =>
+      Effect.gen(function* () {
+        const filename = fileFor("row-times")
+        const { log, program } = fixture(Schema.String)
+        yield* Effect.forEach(["leased", "updated", "healthy"], (sagaId) => Saga.run(sagaId, program)).pipe(
+          Effect.provide(store(filename))
+        )
+        const db = yield* raw(filename)
+        db.prepare(
+          "UPDATE effect_saga_sagas SET lease_owner = 'w9', lease_expires_at = 'garbage' WHERE saga_id = 'leased'"
+        ).run()
+        db.prepare("UPDATE effect_saga_sagas SET updated_at = '2025-01-31 12:00' WHERE saga_id = 'updated'").run()
+        const read = yield* Effect.gen(function* () {
+          return {
+            listed: yield* Saga.list(),
+            leased: yield* Saga.status("leased"),
+            updated: yield* Journal.verify("updated"),
+            run: yield* Effect.flip(Saga.run("leased", program))
+          }
+        }).pipe(Effect.provide(store(filename)))
+        const leaseReason =
+          'the stored row of saga leased does not decode: lease\'s expiresAt "garbage" is not a time as the store writes one (2025-01-31T12:00:00.000Z): the row was edited'
+        expect(read.leased).toMatchObject({ lease: null, tampered: { seq: 1, problem: "row", reason: leaseReason } })
+        expect(read.updated).toEqual({
+          _tag: "Broken",
+          seq: 1,
+          problem: "row",
+          reason:
+            'the stored row of saga updated does not decode: updatedAt "2025-01-31 12:00" is not a time as the store writes one (2025-01-31T12:00:00.000Z): the row was edited'
+        })
+        const tampered = Object.fromEntries(read.listed.map(({ sagaId, tampered }) => [sagaId, tampered?.problem]))
+        expect(tampered).toEqual({ healthy: undefined, leased: "row", updated: "row" })
+        // Refused as the break it is, not waited on as a lease held by w9 until `garbage`.
+        expect(read.run).toMatchObject({ _tag: "JournalTampered", sagaId: "leased", seq: 1, problem: "row" })
+        expect(log).toEqual(["reserve A-1", "reserve A-1", "reserve A-1"])
+      }).pipe(Effect.scoped)
+  )
+
   it.effect("a saga awaiting approval is approved through another connection and completes when resumed", () =>
     Effect.gen(function* () {
       const filename = fileFor("approved")

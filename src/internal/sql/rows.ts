@@ -6,6 +6,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Journal from "../../Journal.js"
 import type { StoredRow, UndecodableRow } from "../journal/storedRows.js"
+import { isStoredTime } from "../util/isoTime.js"
 import { cut, typeName } from "../util/printable.js"
 
 const decodeEntry = Schema.decodeUnknownEither(Journal.Entry)
@@ -106,15 +107,33 @@ export const decodeEntries = (sagaId: string, rows: ReadonlyArray<Record<string,
   return Effect.succeed(decoded as ReadonlyArray<Journal.Entry>)
 }
 
+/**
+ * Why a decoded row's times are not times as the stores write them, if one is not: the stores
+ * compare them as text, so a lease that ends at `garbage` would never lapse.
+ */
+const misshapenTime = ({ createdAt, lease, updatedAt }: Journal.SagaRecord): string | undefined => {
+  const times = { createdAt, updatedAt, "lease's expiresAt": lease?.expiresAt }
+  for (const [column, time] of Object.entries(times)) {
+    if (time !== undefined && !isStoredTime(time)) {
+      return `${column} ${oneLine(JSON.stringify(time), 60)} is not a time as the store writes one (2025-01-31T12:00:00.000Z)`
+    }
+  }
+  return undefined
+}
+
 /** A saga row as `recordColumns` selects it, or one line saying why it does not decode. */
 const decodeRow = (row: RecordRow): Either.Either<Journal.SagaRecord, string> => {
   const { leaseExpiresAt, leaseOwner, ...columns } = row
   const lease = leaseOwner === null ? null : { owner: leaseOwner, expiresAt: leaseExpiresAt }
   const stored = { ...columns, lease }
-  return Either.mapLeft(
-    decodeRecord(stored),
-    (error) =>
-      `the stored row of saga ${String((row as { readonly sagaId?: unknown }).sagaId)} does not decode: ${describeUndecodable(stored, error)}`
+  const undecodable = (why: string) =>
+    `the stored row of saga ${String((row as { readonly sagaId?: unknown }).sagaId)} does not decode: ${why}`
+  return Either.flatMap(
+    Either.mapLeft(decodeRecord(stored), (error) => undecodable(describeUndecodable(stored, error))),
+    (record) => {
+      const misshapen = misshapenTime(record)
+      return misshapen === undefined ? Either.right(record) : Either.left(undecodable(misshapen))
+    }
   )
 }
 

@@ -61,6 +61,15 @@ export const millisOf = (text: string): number | undefined => {
 }
 
 /**
+ * Whether `text` is a time exactly as the stores write one (`2025-01-31T12:00:00.000Z`): what a
+ * stored row's times must be, since the stores compare them as text.
+ */
+export const isStoredTime = (text: string): boolean => {
+  const millis = millisOf(text)
+  return millis !== undefined && new Date(millis).toISOString() === text
+}
+
+/**
  * `before` as the stores write times (`2025-01-31T12:00:00.000Z`), or why it is not a time. It must
  * be ISO-8601: a date (midnight UTC), or a date and time with its zone; a time past year 9999 cuts
  * at that year's end, one before year 0 at its start (no stored time is outside them).
