@@ -1370,6 +1370,22 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
           /^effect-saga: journal of saga order-1 does not verify at seq \d+ \(approval\): approval request order-1\/\S+ cannot be trusted: the approvals table's row was edited: its status column says "weird", not pending, approved or rejected; nothing was run or written/
         )
         expect(snapshot(db)).toEqual(before)
+        // reject refuses such a row too, and says so before it asks for the tools it would undo with.
+        const rejected = yield* cli("reject", "order-1", stepOf("order-1"), "--as", "carol", "--db", db)
+        expect(rejected).toMatchObject({ code: 1, stdout: "" })
+        expect(rejected.stderr).toMatch(
+          /^effect-saga: journal of saga order-1 does not verify at seq \d+ \(approval\): approval request order-1\/\S+ cannot be trusted: the approvals table's row was edited: its status column says "weird"/
+        )
+        expect(snapshot(db)).toEqual(before)
+        // So show offers no reject for it: compensate ends the saga.
+        const shown = (yield* cli("show", "order-1", "--db", db)).stdout
+        expect(shown).toContain(
+          "effect-saga does not decide this request (approve and reject refuse it: its row in the approvals table was edited, or holds a decision the journal lacks); the journal verifies, as below."
+        )
+        expect(shown).toContain(
+          "next: restore the approvals table from a backup, or end the saga: effect-saga compensate order-1 --register MODULE --as WHO"
+        )
+        expect(shown).not.toContain("reject the step")
       })
   )
 
@@ -1398,6 +1414,12 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
           sagaId: string
         }>
         expect(json.map((request) => request.sagaId).sort()).toEqual(["order-1", "order-5", "payout-1"])
+        // A decision the journal lacks is refused by reject as well (AlreadyDecided): show offers compensate alone.
+        const shown = (yield* cli("show", "order-1", "--db", db)).stdout
+        expect(shown).toContain(
+          "next: restore the approvals table from a backup, or end the saga: effect-saga compensate order-1"
+        )
+        expect(shown).not.toContain("reject the step")
       })
   )
 

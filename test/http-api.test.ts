@@ -832,6 +832,26 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
     })
   )
 
+  it.scopedLive("rejecting on an edited approvals row is refused as the tampering, before any tool is asked for", () =>
+    Effect.gen(function* () {
+      const { db, baseUrl } = yield* awaitingPayout("tools-row-edited", { tools: new Set(["sendWireTransfer"]) })
+      const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      edit(db, "UPDATE effect_saga_approvals SET status = 'weird' WHERE saga_id = 'payout-1'")
+      const before = snapshot(db)
+      const response = yield* raw(baseUrl, "POST", `/api/sagas/payout-1/steps/${encoded(stepId)}/reject`, {
+        as: "alice",
+        body: JSON.stringify({ revision, digest, reason: "no" })
+      })
+      expect(response.status).toBe(422)
+      const { message } = response.body as { message: string }
+      expect(message).toMatch(
+        /^journal of saga payout-1 does not verify at seq \d+ \(approval\): approval request payout-1\/\S+ cannot be trusted: the approvals table's row was edited: its status column says "weird"/
+      )
+      expect(message).not.toContain("reserveFunds")
+      expect(snapshot(db)).toBe(before)
+    })
+  )
+
   it.scopedLive(
     "a step that changes nothing (a read, a model turn) needs no tool: rejecting its saga is not refused",
     () =>

@@ -9,6 +9,7 @@ import * as Either from "effect/Either"
 import * as Authority from "../../Authority.js"
 import { ConcurrencyConflict, Journal, JournalTampered } from "../../Journal.js"
 import * as Saga from "../../Saga.js"
+import { tamperedRecord } from "../util/approvalRecord.js"
 import * as identifier from "../util/identifier.js"
 import { cutoff } from "../util/isoTime.js"
 import { quotingAsGiven } from "../util/pastExpiry.js"
@@ -264,6 +265,9 @@ export const reject = (
 ) =>
   Effect.gen(function* () {
     const { status } = yield* stepOf(sagaId, stepId)
+    // An edited approvals row is refused whatever tools this server holds: said first.
+    const tampered = yield* tamperedRecord(sagaId, stepId)
+    if (tampered !== undefined) return yield* new Refused({ message: tampered.message })
     yield* requireUndos(options, "rejecting", status.steps)
     const who = yield* by
     const rejecting = Saga.reject(sagaId, stepId, {

@@ -9,6 +9,7 @@ import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import { type Entry, Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
+import { tamperedRecord } from "../../util/approvalRecord.js"
 import * as Parse from "../parse.js"
 import { type Pointed, revisionsOf, target } from "../position.js"
 import { printReport } from "../report.js"
@@ -51,6 +52,9 @@ export const rejectOn = (
   Effect.gen(function* () {
     const { by, reason } = rejection
     const { seen, status, stepId } = yield* target(pointed.saga, pointed.step, pointed)
+    // An edited approvals row is refused whatever tools are registered: said first.
+    const tampered = yield* tamperedRecord(pointed.saga, stepId)
+    if (tampered !== undefined) return yield* tampered
     yield* Tools.requireUndos("reject", status, rejection.registered)
     const { revisions, value: report } = yield* Saga.withWrittenRevisions(
       Saga.withInterruptibleUndos(Saga.reject(pointed.saga, stepId, { by, reason, ...seen }))

@@ -14,6 +14,7 @@ import * as Journal from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Timeline from "../../../Timeline.js"
 import * as ApprovalExpiry from "../../util/approvalExpiry.js"
+import { rejectTakes } from "../../util/approvalRecord.js"
 import { asOf, reaches } from "../../util/asOf.js"
 import * as CompensationLeft from "../../util/compensationLeft.js"
 import * as ExplicitUndoRuns from "../../util/explicitUndoRuns.js"
@@ -433,26 +434,37 @@ const journalOf = (inspection: Trust.Inspection, tampered: Trust.Tampered) =>
  * A saga whose journal does not verify: the break first, then (as a table) the entries as stored,
  * for the record; never its status or steps, which the journal would decide.
  */
-const renderTampered = (inspection: Trust.Inspection, tampered: Trust.Tampered, journal: string): string =>
-  [Trust.line(inspection.sagaId, tampered), ...refusal(inspection.sagaId, tampered), "", journal].join("\n")
+const renderTampered = (inspection: Trust.Inspection, tampered: Trust.Tampered, journal: string, rejectable: boolean) =>
+  [Trust.line(inspection.sagaId, tampered), ...refusal(inspection.sagaId, tampered, rejectable), "", journal].join("\n")
 
 /**
  * What effect-saga still does with a tampered saga: nothing, when its journal does not verify; when
- * only the approvals table's copy of a request was edited, the journal is intact and only that
- * request is not decided: the saga can be rejected or compensated (approvals.md).
+ * only the approvals table's record of a request departs from the journal, the journal is intact
+ * and only that request is not decided: the saga can be compensated, and rejected too where
+ * `reject` takes the request (`rejectable`: its row pending, only its copy of the request edited;
+ * approvals.md).
  */
-const refusal = (sagaId: string, tampered: Trust.Tampered): ReadonlyArray<string> =>
-  tampered.problem === "approval"
+const refusal = (sagaId: string, tampered: Trust.Tampered, rejectable: boolean): ReadonlyArray<string> => {
+  if (tampered.problem !== "approval") {
+    return ["effect-saga refuses to act on this saga. The journal as stored, not to be trusted:"]
+  }
+  const compensate = `effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO`
+  return rejectable
     ? [
         "effect-saga does not decide this request (approve refuses it); the journal verifies, as below.",
-        `next: restore the approvals table from a backup, or end the saga (reject the step, or effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO)`
+        `next: restore the approvals table from a backup, or end the saga (reject the step, or ${compensate})`
       ]
-    : ["effect-saga refuses to act on this saga. The journal as stored, not to be trusted:"]
+    : [
+        "effect-saga does not decide this request (approve and reject refuse it: its row in the approvals table was edited, or holds a decision the journal lacks); the journal verifies, as below.",
+        `next: restore the approvals table from a backup, or end the saga: ${compensate}`
+      ]
+}
 
 const showTampered = (
   inspection: Trust.Inspection,
   tampered: Trust.Tampered,
-  options: { readonly json: boolean; readonly format: "table" | "mermaid" }
+  options: { readonly json: boolean; readonly format: "table" | "mermaid" },
+  rejectable = false
 ) =>
   Effect.zipRight(
     !options.json && options.format === "mermaid"
@@ -460,7 +472,7 @@ const showTampered = (
       : Effect.flatMap(journalOf(inspection, tampered), (journal) =>
           options.json
             ? printJson({ tampered, saga: inspection.record ?? null, entries: journal.json })
-            : print(renderTampered(inspection, tampered, journal.text))
+            : print(renderTampered(inspection, tampered, journal.text, rejectable))
         ),
     Effect.fail(new SomethingWrong({ reason: `saga ${inspection.sagaId} is tampered` }))
   )
@@ -478,7 +490,8 @@ const doubtedRequest = (status: Saga.SagaStatus, inspection: Trust.Inspection) =
     const asked = inspection.entries.find(
       (entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === marked.stepId
     )
-    return { seq: asked?.seq ?? null, problem: "approval", reason: marked.tampered! } satisfies Trust.Tampered
+    const mark = { seq: asked?.seq ?? null, problem: "approval", reason: marked.tampered! } satisfies Trust.Tampered
+    return { mark, rejectable: yield* rejectTakes(status.sagaId, marked.stepId) }
   })
 
 /**
@@ -500,7 +513,7 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         if (tampered !== null) return yield* showTampered(inspection, tampered, options)
         const status = yield* Saga.status(options.saga)
         const doubted = yield* doubtedRequest(status, inspection)
-        if (doubted !== undefined) return yield* showTampered(inspection, doubted, options)
+        if (doubted !== undefined) return yield* showTampered(inspection, doubted.mark, options, doubted.rejectable)
         // The row, its steps and the entries as one state: entries read before the row stop short of a
         // saga that moved on in between, and are read again.
         const entries = asOf(
