@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import { Journal, Saga } from "../src/index.js"
 import { cliInProcess as cli } from "./fixtures/cli-in-process.js"
 import { chargeCard, Payout, reserveInventory, sendWireTransfer } from "./fixtures/cli-tools.js"
-import { gatedRelease, partialRelease, refusedRefund } from "./fixtures/cli-undo-tools.js"
+import { gatedRelease, partialRelease, refusedRefund, silentRelease } from "./fixtures/cli-undo-tools.js"
 import { onFile } from "./fixtures/worker-on-file.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-next-"))
@@ -160,6 +160,41 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
       expect((yield* cli("show", otherRun, "--db", db)).code).toBe(0)
       expect(yield* nextLines(db, otherRun)).toEqual([])
     })
+  )
+
+  it.scoped(
+    "a compensation that took over an explicit undo's unknown answer: its run first, then compensate again, which follows it (never the provider asked about the saga's key)",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        assert((yield* onFile(db, Saga.run("u-1", silentRelease("u-1"))))._tag === "Completed")
+        const step = (yield* onFile(db, Saga.status("u-1"))).steps[0]!
+        const run = `${step.effectId}/compensate-effect`
+        yield* cli("compensate-effect", step.effectId, "--register", tools, "--as", "oncall", "--db", db)
+        const at = (yield* position(db, "u-1")).split(" ")
+        yield* cli("compensate", "u-1", "--register", tools, "--as", "oncall", ...at, "--db", db)
+        const taken = (yield* onFile(db, Saga.status("u-1"))).steps[0]!
+        expect(taken).toMatchObject({ undo: "unknown", undoDetail: "by compensateEffect: the carrier did not answer" })
+        const follow = (position: string) => [
+          `next: the undo of ${step.stepId} ran as an explicit undo, whose unknown answer the saga's compensation took over: where the run still needs attention, resolve it there first (effect-saga show ${run} says how); then compensate the saga again, which follows its run: an undo completed it takes over, one that failed or was closed as not undone it runs itself (key u-1/${step.stepId}/undo): effect-saga compensate u-1 --register MODULE --as WHO ${position}`
+        ]
+        expect(yield* nextLines(db, "u-1")).toEqual(follow(yield* position(db, "u-1")))
+        // Closed as not undone in its run: the same line, and compensating as printed runs the undo itself.
+        const closed = yield* cli("resolve", run, step.stepId, "--not-applied", "--as", "oncall", "--db", db)
+        expect(closed.code, closed.stderr).toBe(0)
+        const lines = yield* nextLines(db, "u-1")
+        expect(lines).toEqual(follow(yield* position(db, "u-1")))
+        const compensated = yield* runAsPrinted(db, from(lines[0]!, "effect-saga compensate"), AT_END)
+        expect(compensated.code, compensated.stderr).toBe(1)
+        const own = (yield* onFile(db, Saga.status("u-1"))).steps[0]!
+        expect(own).toMatchObject({ undo: "unknown", undoDetail: "the carrier did not answer" })
+        // Now the saga's own undo is unknown: the provider is asked about the saga's key.
+        expect((yield* nextLines(db, "u-1"))[0]).toMatch(
+          new RegExp(
+            `^next: ask the provider whether this undo happened: ${step.stepId.replace(/[#:]/g, ".")} \\(undo unknown, key u-1/`
+          )
+        )
+      })
   )
 
   it.scoped(

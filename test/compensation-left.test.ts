@@ -27,6 +27,7 @@ describe("what a compensation that failed left", () => {
         undoable: ["ship", "reserve"],
         byHand: [{ stepId: "charge", undo: "failed" }],
         toAsk: [],
+        ofRuns: [],
         clean: false
       })
     }
@@ -35,7 +36,13 @@ describe("what a compensation that failed left", () => {
   it("nothing left dirty once no undo is owed and no step is unknown; not clean while one is", () => {
     const done = [{ stepId: "reserve", state: "executed", undo: "completed" }]
     for (const steps of bothWays(done)) {
-      expect(CompensationLeft.of(failed, steps, NOW)).toEqual({ undoable: [], byHand: [], toAsk: [], clean: true })
+      expect(CompensationLeft.of(failed, steps, NOW)).toEqual({
+        undoable: [],
+        byHand: [],
+        toAsk: [],
+        ofRuns: [],
+        clean: true
+      })
     }
     for (const steps of bothWays([...done, { stepId: "charge", state: "unknown" }])) {
       expect(CompensationLeft.of(failed, steps, NOW)?.clean).toBe(false)
@@ -56,7 +63,13 @@ describe("what a compensation that failed left", () => {
       { stepId: "reserve", state: "executed", undo: "completed" }
     ])) {
       const reads = steps.map((step) => ({ ...step, changesNothing: step.stepId !== "reserve" }))
-      expect(CompensationLeft.of(failed, reads, NOW)).toEqual({ undoable: [], byHand: [], toAsk: [], clean: true })
+      expect(CompensationLeft.of(failed, reads, NOW)).toEqual({
+        undoable: [],
+        byHand: [],
+        toAsk: [],
+        ofRuns: [],
+        clean: true
+      })
     }
   })
 
@@ -66,11 +79,31 @@ describe("what a compensation that failed left", () => {
         undoable: [],
         byHand: [],
         toAsk: [{ stepId: "charge", undo: "unknown" }],
+        ofRuns: [],
         clean: false
       })
     }
     expect(CompensationLeft.mayBeLive("o-1", [{ stepId: "charge", undo: "unknown" }])).toBe(
       "whether this undo happened: charge (undo unknown, key o-1/charge/undo); if it did not, undo its effect by hand (if it did, nothing is left live)"
+    )
+  })
+
+  it("an unknown taken over from an explicit undo is its run's to settle, not the provider's to be asked about", () => {
+    for (const undoDetail of [
+      "by compensateEffect: no answer",
+      "an explicit compensation of this effect has no outcome yet"
+    ]) {
+      const steps = [{ stepId: "charge", state: "executed", undo: "unknown", undoDetail }]
+      expect(CompensationLeft.of(failed, steps, NOW)).toEqual({
+        undoable: [],
+        byHand: [],
+        toAsk: [],
+        ofRuns: ["charge"],
+        clean: false
+      })
+    }
+    expect(CompensationLeft.followRuns("o-1", ["charge"])).toBe(
+      "the undo of charge ran as an explicit undo, whose unknown answer the saga's compensation took over: where the run still needs attention, resolve it there first (effect-saga show o-1/charge/compensate-effect says how); then compensate the saga again, which follows its run: an undo completed it takes over, one that failed or was closed as not undone it runs itself (key o-1/charge/undo)"
     )
   })
 

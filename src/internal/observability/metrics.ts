@@ -25,9 +25,9 @@ import * as HeldBack from "../journal/heldBack.js"
 import type { Recorded } from "../journal/payloads.js"
 import { statusAfter } from "../journal/status.js"
 import { appendsAtOnce } from "../journal/synchronous.js"
-import { isTakenOver } from "../journal/takenOver.js"
 import * as UnreadStart from "../journal/unreadStart.js"
 import type { JournalView } from "../journal/view.js"
+import { isTakenOver } from "../util/takenOver.js"
 
 /**
  * Whether the library records its metrics. Only the benchmark turns it off, to measure what

@@ -14,8 +14,10 @@
  * @since 0.5.0
  */
 import type { SagaRecord } from "../../Journal.js"
+import { RUN_SUFFIX } from "./identifier.js"
 import * as Lease from "./lease.js"
 import { shellWord } from "./shellWord.js"
+import { isTakenOver } from "./takenOver.js"
 import { toResolve } from "./toResolve.js"
 
 /**
@@ -29,6 +31,8 @@ export interface Step {
   readonly stepId: string
   readonly state: string
   readonly undo: string | null | undefined
+  /** What its undo came to, in words: says whether the outcome was taken over from an explicit undo. */
+  readonly undoDetail?: string | null | undefined
   /** A read: it has no undo to run, and its `unknown` outcome is nothing to resolve. */
   readonly changesNothing?: boolean | undefined
 }
@@ -49,8 +53,10 @@ export interface ByHand {
  * What is left: `undoable`, the steps whose undo a compensation again runs, in the order it runs
  * them (reverse order of execution); `byHand`, what an undo left live (`failed`, `partial`);
  * `toAsk`, the undos that answered `unknown`, to ask the provider about before anything is done by
- * hand; `clean`, none of these and no step whose outcome is unknown that may have changed something,
- * so a compensation again ends the saga `compensated`.
+ * hand; `ofRuns`, the steps whose `unknown` is an explicit undo's answer the compensation took over
+ * (its run says how it ended, and a compensation again follows it); `clean`, none of these and no
+ * step whose outcome is unknown that may have changed something, so a compensation again ends the
+ * saga `compensated`.
  *
  * @since 0.5.0
  * @category models
@@ -59,6 +65,7 @@ export interface Left {
   readonly undoable: ReadonlyArray<string>
   readonly byHand: ReadonlyArray<ByHand>
   readonly toAsk: ReadonlyArray<ByHand>
+  readonly ofRuns: ReadonlyArray<string>
   readonly clean: boolean
 }
 
@@ -97,9 +104,31 @@ export const of = (
         : []
     )
   const byHand = undosThat((undo) => settledLive.has(undo))
-  const toAsk = undosThat((undo) => undo === "unknown")
-  const clean = undoable.length === 0 && byHand.length === 0 && toAsk.length === 0 && toResolve(steps).length === 0
-  return { undoable, byHand, toAsk, clean }
+  const unknown = steps.filter((step) => step.undo === "unknown")
+  const ofRun = (step: Step) => isTakenOver(step.undoDetail ?? undefined)
+  const toAsk = unknown.filter((step) => !ofRun(step)).map(({ stepId }) => ({ stepId, undo: "unknown" }))
+  const ofRuns = unknown.filter(ofRun).map((step) => step.stepId)
+  const clean = undoable.length === 0 && byHand.length === 0 && unknown.length === 0 && toResolve(steps).length === 0
+  return { undoable, byHand, toAsk, ofRuns, clean }
+}
+
+/**
+ * What ends a saga whose compensation took over the `unknown` answer of explicit undos (`ofRuns`):
+ * each run says how its undo ended (resolved there when it still needs attention), and a compensation
+ * again follows it: an undo completed it takes over, one that failed or was closed as not undone it
+ * runs itself, under the saga's own key. Never the provider asked about the saga's key, which no
+ * undo used yet.
+ *
+ * @since 0.5.0
+ * @category advice
+ */
+export const followRuns = (sagaId: string, ofRuns: ReadonlyArray<string>): string => {
+  const runs = ofRuns.map((stepId) => `effect-saga show ${shellWord(`${sagaId}/${stepId}${RUN_SUFFIX}`)}`)
+  const [its, them, key] =
+    ofRuns.length === 1
+      ? ["the undo of", "its run", `key ${sagaId}/${ofRuns[0]}/undo`]
+      : ["the undos of", "their runs", `key ${sagaId}/STEP/undo for each`]
+  return `${its} ${ofRuns.join(", ")} ran as an explicit undo, whose unknown answer the saga's compensation took over: where the run still needs attention, resolve it there first (${runs.join(", ")} says how); then compensate the saga again, which follows ${them}: an undo completed it takes over, one that failed or was closed as not undone it runs itself (${key})`
 }
 
 /**

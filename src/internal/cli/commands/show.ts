@@ -270,6 +270,9 @@ const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: numbe
       `next: ask the provider ${CompensationLeft.mayBeLive(status.sagaId, left.toAsk)}; ${onceUndone(status.sagaId, left.toAsk, at, several)}`
     )
   }
+  if (left.ofRuns.length > 0) {
+    lines.push(`next: ${CompensationLeft.followRuns(status.sagaId, left.ofRuns)}: ${compensate}`)
+  }
   if (left.clean) {
     lines.push(
       `next: nothing is left dirty since the last report: effect-saga compensate ${shellWord(status.sagaId)} --as WHO ${at} (no undo is left to run: no module to register) journals a new one, and the saga ends compensated`

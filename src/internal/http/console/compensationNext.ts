@@ -49,6 +49,10 @@ export const lines = (detail: SagaDetail, now: number): ReadonlyArray<string> =>
       `Ask the provider ${CompensationLeft.mayBeLive(row.sagaId, left.toAsk)}; ${onceUndone(detail, left.toAsk, several)}`
     )
   }
+  if (left.ofRuns.length > 0) {
+    const follow = CompensationLeft.followRuns(row.sagaId, left.ofRuns)
+    said.push(`${follow[0]!.toUpperCase()}${follow.slice(1)} (${compensate}).`)
+  }
   if (left.clean) {
     said.push(
       `Nothing is left dirty since the last report: its compensation already ran, so compensate it again (${compensateWith(row.sagaId, "")}; no undo is left to run, so no module to register): that journals a new report, and the saga ends compensated.`
