@@ -163,6 +163,49 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
   )
 
   it.scoped(
+    "an explicit undo awaiting approval whose effect the saga's compensation undid since: nothing to approve; asked again, the run answers and withdraws its request",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        assert((yield* onFile(db, Saga.run("w-1", gatedRelease("w-1"))))._tag === "Completed")
+        const step = (yield* onFile(db, Saga.status("w-1"))).steps[0]!
+        const run = `${step.effectId}/compensate-effect`
+        yield* cli("compensate-effect", step.effectId, "--register", tools, "--as", "oncall", "--db", db)
+        const at = (yield* position(db, "w-1")).split(" ")
+        const compensated = yield* cli("compensate", "w-1", "--register", tools, "--as", "oncall", ...at, "--db", db)
+        expect(compensated.code, compensated.stderr).toBe(0)
+        const lines = yield* nextLines(db, run)
+        expect(lines).toEqual([
+          `next: the saga's own compensation has reached ${step.stepId} since (undo completed): nothing is left to approve; asked again, the run answers that and withdraws this request: effect-saga compensate-effect ${step.effectId} --register MODULE`
+        ])
+        const again = yield* runAsPrinted(db, lines[0]!, /$/)
+        expect(again.stdout).toBe(
+          `${step.effectId}: completed (settled by the saga's compensation); journaled as ${run}`
+        )
+        expect(yield* nextLines(db, run)).toEqual([])
+        expect((yield* cli("approvals", "--db", db)).stdout).toBe("no approvals pending")
+        const runStatus = yield* onFile(db, Saga.status(run))
+        const approve = yield* cli(
+          "approve",
+          run,
+          step.stepId,
+          "--as",
+          "alice",
+          "--revision",
+          String(runStatus.revision),
+          "--digest",
+          runStatus.digest,
+          "--db",
+          db
+        )
+        expect(approve.code).toBe(2)
+        expect(approve.stderr).toContain(
+          "was already withdrawn: the saga's own compensation settled this effect before its undo was approved"
+        )
+      })
+  )
+
+  it.scoped(
     "a compensation that took over an explicit undo's unknown answer: its run first, then compensate again, which follows it (never the provider asked about the saga's key)",
     () =>
       Effect.gen(function* () {

@@ -7,7 +7,7 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Schema } from "effect"
-import { type Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
+import { Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
 import { storesWherePossible } from "./fixtures/three-stores.js"
 
@@ -361,6 +361,39 @@ for (const [name, store] of stores) {
           expect(run.steps[0]!.undoDetail).toMatch(/^resolved as not undone by bob \(its answer was: /)
         })
       )
+    )
+
+    it.effect(
+      "a run awaiting approval whose effect the saga's compensation undid since answers so and withdraws its request",
+      () =>
+        provided(
+          Effect.gen(function* () {
+            undone.length = 0
+            const { effectId, runId, stepId } = yield* completed("trip-w", room("garden"))
+            expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ _tag: "AwaitingApproval" })
+            const waiting = (pending: ReadonlyArray<{ readonly sagaId: string }>) =>
+              pending.filter((request) => request.sagaId === runId).length
+            expect(waiting(yield* Approval.pending)).toBe(1)
+            expect((yield* Saga.compensate("trip-w")).status).toBe("compensated")
+            expect(undone).toEqual(["room"])
+
+            const answer = yield* Saga.compensateEffect(effectId)
+            expect(answer).toMatchObject({
+              _tag: "Settled",
+              outcome: "completed",
+              detail: "settled by the saga's compensation"
+            })
+            const reason = "withdrawn: the saga's own compensation settled this effect before its undo was approved"
+            const phases = (yield* entriesOf(runId)).map((entry) => entry.phase)
+            expect(phases.slice(-2)).toEqual(["REJECTED", "SAGA_COMPLETED"])
+            expect(waiting(yield* Approval.pending)).toBe(0)
+            const approving = yield* Effect.flip(Saga.approve(runId, stepId, { by: "alice" }))
+            expect(approving).toMatchObject({ _tag: "CommandConflict", answer: reason })
+            // Asked again, a pure read: nothing more is written, and the undo ran once.
+            expect((yield* Saga.withWrites(Saga.compensateEffect(effectId))).written).toBe(0)
+            expect(undone).toEqual(["room"])
+          })
+        )
     )
 
     it.effect("a run with nothing to resolve is refused: its undo completed, or it awaits approval", () =>

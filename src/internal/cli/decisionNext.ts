@@ -31,15 +31,32 @@ const sagaLines = (status: Saga.SagaStatus, stepId: string, origin: Origin | und
   ]
 }
 
-/** The lines of an explicit undo's run whose undo awaits its own approval: asked again, it runs the undo, or answers the rejection. */
-const runLines = (status: Saga.SagaStatus, step: Saga.StepStatus, at: string) => [
+/**
+ * The lines of an explicit undo's run whose undo awaits its own approval: asked again, it runs the
+ * undo, or answers the rejection; once the saga's own compensation settled the step (`saga`, as it
+ * stands), nothing is left to approve: asked again, the run answers what the saga's did and
+ * withdraws the request.
+ */
+const runLines = (status: Saga.SagaStatus, step: Saga.StepStatus, at: string, saga: Saga.SagaStatus | undefined) => {
+  const own = saga?.steps.find((candidate) => candidate.stepId === step.stepId)?.undo
+  // An undo the saga reported unavailable journaled nothing: the run's own undo is still to decide.
+  if (own !== undefined && own !== "unavailable") {
+    return [
+      `next: the saga's own compensation has reached ${step.stepId} since (undo ${own}): nothing is left to approve; asked again, the run answers that and withdraws this request: ${askAgain(step.effectId)}`
+    ]
+  }
+  return decisionLines(status, step, at)
+}
+
+const decisionLines = (status: Saga.SagaStatus, step: Saga.StepStatus, at: string) => [
   `next: effect-saga approve ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --as WHO ${at}, then ask again: ${askAgain(step.effectId)}`,
   `next: or effect-saga reject ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --as WHO ${at} (the undo never runs, and the run ends compensation_failed: the effect stays live, and the saga's own compensation handles it as if nobody had asked)`
 ]
 
 /**
  * The `next:` lines of a step awaiting approval, with the position shown (`at`): approve it (then
- * resume the saga, or ask `compensate-effect` again for an explicit undo's run), or reject it.
+ * resume the saga, or ask `compensate-effect` again for an explicit undo's run), or reject it; for
+ * a run, `saga` is the saga whose effect it undoes, as it stands.
  *
  * @since 0.5.0
  * @category next lines
@@ -48,6 +65,7 @@ export const awaitingApproval = (
   status: Saga.SagaStatus,
   step: Saga.StepStatus,
   origin: Origin | undefined,
-  at: string
+  at: string,
+  saga?: Saga.SagaStatus | undefined
 ): ReadonlyArray<string> =>
-  origin?._tag === "Effect" ? runLines(status, step, at) : sagaLines(status, step.stepId, origin, at)
+  origin?._tag === "Effect" ? runLines(status, step, at, saga) : sagaLines(status, step.stepId, origin, at)

@@ -23,6 +23,7 @@ import { changedNothing, outcomeOfPhase, runUndo, unavailability, undoToolOf } f
 import type { Expiring } from "./expiry.js"
 import { expiredAt, expiredReason } from "./expiry.js"
 import * as Receipts from "./receipts.js"
+import { undecided, withdrawals, withdrawFrom, withdrawnBecause } from "./withdrawal.js"
 
 /** What an explicit undo of one effect came to. */
 export type EffectOutcome = ExplicitOutcome
@@ -117,14 +118,22 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
   Effect.gen(function* () {
     const { effectId, step } = subject
     const runId = runIdOf(effectId)
-    const settle = (outcome: EffectOutcome, detail: string | undefined, drafts: ReadonlyArray<Draft> = []) =>
-      Effect.as(run.append([...drafts, sagaDraft(finalPhase[outcome], { effectId, outcome, detail })]), {
-        _tag: "Settled" as const,
-        effectId,
-        runId,
-        outcome,
-        detail
-      })
+    // A run that answers without running its undo (the saga settled the step since) withdraws the
+    // request its undo still waits on, as a saga does: nobody is left to approve an answered run.
+    const settle = (outcome: EffectOutcome, detail: string | undefined, drafts: ReadonlyArray<Draft> = []) => {
+      const waiting = undecided(run.view)
+      const withdrawn = withdrawals(run.view, withdrawnBecause.settled)
+      return run
+        .append([...drafts, ...withdrawn, sagaDraft(finalPhase[outcome], { effectId, outcome, detail })])
+        .pipe(
+          Effect.zipRight(
+            Effect.forEach(waiting, (undo) =>
+              withdrawFrom(ctx.approval)(stepKey(runId, undo.stepId), withdrawnBecause.settled)
+            )
+          ),
+          Effect.as({ _tag: "Settled" as const, effectId, runId, outcome, detail })
+        )
+    }
     // The marker travels with the call's first write, as a saga's resume does: a run awaiting its
     // approval is `running` again before its undo starts, so each append keeps the run's lease.
     if (!run.view.exists) run.prepend([sagaDraft("SAGA_STARTED", { effectId })])

@@ -16,7 +16,8 @@ export const WITHDRAWN_BY = "effect-saga"
 /** Why a request was withdrawn, as journaled and as `Saga.approve`'s `CommandConflict` says. */
 export const withdrawnBecause = {
   compensating: "withdrawn: the saga began to compensate before this call was approved",
-  completed: "withdrawn: the saga completed without making this call"
+  completed: "withdrawn: the saga completed without making this call",
+  settled: "withdrawn: the saga's own compensation settled this effect before its undo was approved"
 } as const
 
 /** Whether a step's approval request was withdrawn by its saga. */

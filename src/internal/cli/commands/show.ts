@@ -284,12 +284,16 @@ const compensationFailedLines = (status: Saga.SagaStatus, at: string, now: numbe
 /**
  * The saga whose effect a failed explicit undo's run left live, as it stands now: its own
  * compensation is what may still undo the effect; or whose own undo a run that needs attention
- * answers with (`undefined` for any other saga, or if it cannot be read).
+ * answers with; or that may have settled the effect a run's undo awaits approval for (`undefined`
+ * for any other saga, or if it cannot be read).
  */
 const undoneSaga = (status: Saga.SagaStatus) => {
   const step = status.steps[0]
-  const ended = status.status === "compensation_failed" || status.status === "needs_attention"
-  return status.sagaId.endsWith(RUN_SUFFIX) && ended && step !== undefined
+  const open =
+    status.status === "compensation_failed" ||
+    status.status === "needs_attention" ||
+    status.status === "awaiting_approval"
+  return status.sagaId.endsWith(RUN_SUFFIX) && open && step !== undefined
     ? Effect.map(Effect.option(Saga.status(UndoRunNext.sagaIdOf(step))), Option.getOrUndefined)
     : Effect.succeed(undefined)
 }
@@ -314,7 +318,7 @@ const next = (
   const undoRun = status.status === "needs_attention" && status.sagaId.endsWith(RUN_SUFFIX)
   const unknownUndos = undoRun ? status.steps.filter((step) => step.undo === "unknown") : []
   const lines = [
-    ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at)),
+    ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at, undone)),
     ...approved.map((step) => approvedLine(status, step, entries, origin, at, hostNow)),
     ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
     ...unknownUndos.map((step) => unknownUndoLine(status, step, entries, at, undone)),
