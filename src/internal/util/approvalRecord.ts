@@ -25,14 +25,12 @@ export const tamperedRecord = (
   sagaId: string,
   stepId: string
 ): Effect.Effect<JournalTampered | undefined, JournalError | JournalCorrupted, Approval | Journal> =>
-  Effect.flatMap(Approval, (approval) =>
-    approval.get(`${sagaId}/${stepId}`).pipe(
-      Effect.as(undefined),
-      Effect.catchTag("ApprovalTampered", (error) =>
-        Effect.map(
-          awaitingSeq(sagaId, stepId),
-          (seq) => new JournalTampered({ sagaId, seq, problem: "approval", reason: error.message })
-        )
+  storedRecord(sagaId, stepId).pipe(
+    Effect.as(undefined),
+    Effect.catchTag("ApprovalTampered", (error) =>
+      Effect.map(
+        awaitingSeq(sagaId, stepId),
+        (seq) => new JournalTampered({ sagaId, seq, problem: "approval", reason: error.message })
       )
     )
   )
@@ -46,12 +44,14 @@ export const tamperedRecord = (
  * @category reading
  */
 export const rejectTakes = (sagaId: string, stepId: string): Effect.Effect<boolean, JournalError, Approval> =>
-  Effect.flatMap(Approval, (approval) =>
-    approval.get(`${sagaId}/${stepId}`).pipe(
-      Effect.map((held) => Option.isNone(held) || held.value.decision._tag === "Pending"),
-      Effect.catchTag("ApprovalTampered", () => Effect.succeed(false))
-    )
+  storedRecord(sagaId, stepId).pipe(
+    Effect.map((held) => Option.isNone(held) || held.value.decision._tag === "Pending"),
+    Effect.catchTag("ApprovalTampered", () => Effect.succeed(false))
   )
+
+/** The approval store's record of step `stepId`'s request (its id is `${sagaId}/${stepId}`). */
+const storedRecord = (sagaId: string, stepId: string) =>
+  Effect.flatMap(Approval, (approval) => approval.get(`${sagaId}/${stepId}`))
 
 /** The seq of the step's last `AWAITING_APPROVAL` entry (1 if the journal holds none). */
 const awaitingSeq = (sagaId: string, stepId: string) =>
