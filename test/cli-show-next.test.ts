@@ -178,6 +178,14 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
         expect(lines).toEqual([
           `next: the saga's own compensation has reached ${step.stepId} since (undo completed): nothing is left to approve; asked again, the run answers that and withdraws this request: effect-saga compensate-effect ${step.effectId} --register MODULE`
         ])
+        // The inbox says it too, under its table, and in its JSON (`settled`).
+        const inbox = yield* cli("approvals", "--db", db)
+        expect(inbox.code).toBe(0)
+        expect(inbox.stdout.split("\n").at(-1)).toBe(`${run} ${step.stepId}: ${lines[0]!.slice("next: ".length)}`)
+        const listed = JSON.parse((yield* cli("approvals", "--json", "--db", db)).stdout)
+        expect(listed.map((request: { settled: string | null }) => request.settled)).toEqual([
+          lines[0]!.slice("next: ".length)
+        ])
         const again = yield* runAsPrinted(db, lines[0]!, /$/)
         expect(again.stdout).toBe(
           `${step.effectId}: completed (settled by the saga's compensation); journaled as ${run}`
@@ -202,6 +210,32 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
         expect(approve.stderr).toContain(
           "was already withdrawn: the saga's own compensation settled this effect before its undo was approved"
         )
+      })
+  )
+
+  it.scoped(
+    "an explicit undo approved, then overtaken by the saga's compensation: show says the approved undo will not run; asked again, the run answers the saga's",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        assert((yield* onFile(db, Saga.run("w-2", gatedRelease("w-2"))))._tag === "Completed")
+        const step = (yield* onFile(db, Saga.status("w-2"))).steps[0]!
+        const run = `${step.effectId}/compensate-effect`
+        yield* cli("compensate-effect", step.effectId, "--register", tools, "--as", "oncall", "--db", db)
+        const approved = yield* runAsPrinted(db, (yield* nextLines(db, run))[0]!, AT_END)
+        expect(approved.code, approved.stderr).toBe(0)
+        const at = (yield* position(db, "w-2")).split(" ")
+        const compensated = yield* cli("compensate", "w-2", "--register", tools, "--as", "oncall", ...at, "--db", db)
+        expect(compensated.code, compensated.stderr).toBe(0)
+        const lines = yield* nextLines(db, run)
+        expect(lines).toEqual([
+          `next: the saga's own compensation has reached ${step.stepId} since (undo completed): the approved undo will not run; asked again, the run answers that: effect-saga compensate-effect ${step.effectId} --register MODULE`
+        ])
+        const again = yield* runAsPrinted(db, lines[0]!, /$/)
+        expect(again.stdout).toBe(
+          `${step.effectId}: completed (settled by the saga's compensation); journaled as ${run}`
+        )
+        expect(yield* nextLines(db, run)).toEqual([])
       })
   )
 

@@ -243,3 +243,66 @@ describe("an explicit undo's run whose undo answered unknown", { timeout: 60_000
       })
   )
 })
+
+describe("explicit undos' runs awaiting approval that the saga's own compensation overtook", {
+  timeout: 60_000
+}, () => {
+  it.scopedLive(
+    "the inbox, the API and the runs' pages offer no decision and say why; asked again as said, the run answers the saga's and withdraws its request",
+    () =>
+      Effect.gen(function* () {
+        const trip = yield* world("undo-run-overtaken")
+        const [first, second] = trip.steps
+        const waitingRun = `${first!.effectId}/compensate-effect`
+        const approvedRun = `${second!.effectId}/compensate-effect`
+        expect(yield* decide(trip, approvedRun, "approve")).toContain("approved by alice")
+        const inboxBefore = (yield* consolePage(trip.baseUrl, "/console")).text
+        expect(inboxBefore).toContain('action="/console/approve"')
+        // The saga's own compensation undoes both nights, as if nobody had asked.
+        expect((yield* onDb(trip.db, Saga.compensate("trip-1"))).status).toBe("compensated")
+
+        const said = (step: typeof first, rest: string) =>
+          `the saga's own compensation has reached ${step!.stepId} since (undo completed): ${rest}: effect-saga compensate-effect ${step!.effectId} --register MODULE`
+        const elsewhere = (step: typeof first) =>
+          `, or POST /api/sagas/trip-1/steps/${encodeURIComponent(step!.stepId)}/compensate-effect (with the saga's revision and digest), or Saga.compensateEffect("${step!.effectId}").`
+        const waitingSaid = said(
+          first,
+          "nothing is left to approve; asked again, the run answers that and withdraws this request"
+        )
+        const approvedSaid = said(second, "the approved undo will not run; asked again, the run answers that")
+        const capital = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`
+
+        const inbox = (yield* consolePage(trip.baseUrl, "/console")).text
+        expect(inbox).not.toContain('action="/console/approve"')
+        expect(inbox).not.toContain('action="/console/reject"')
+        expect(textOf(inbox, `settled-${first!.stepId}`)).toBe(`${capital(waitingSaid)}${elsewhere(first)}`)
+        const api = yield* raw(trip.baseUrl, "GET", "/api/approvals", { as: "alice" })
+        expect(api.status).toBe(200)
+        expect(api.body).toMatchObject([{ sagaId: waitingRun, stepId: first!.stepId, settled: waitingSaid }])
+
+        const waitingPage = yield* pageOf(trip.baseUrl, waitingRun)
+        expect(waitingPage).not.toContain("await approval: decide in the")
+        expect(textOf(waitingPage, `settled-${first!.stepId}`)).toBe(`${capital(waitingSaid)}${elsewhere(first)}`)
+        const approvedPage = yield* pageOf(trip.baseUrl, approvedRun)
+        expect(approvedPage).not.toContain('id="ask-again"')
+        expect(textOf(approvedPage, `settled-${second!.stepId}`)).toBe(`${capital(approvedSaid)}${elsewhere(second)}`)
+
+        // Asked again as said (through the API): each run answers what the saga's compensation did.
+        const saga = yield* onDb(trip.db, Saga.status("trip-1"))
+        for (const step of [first, second]) {
+          const asked = yield* raw(
+            trip.baseUrl,
+            "POST",
+            `/api/sagas/trip-1/steps/${encodeURIComponent(step!.stepId)}/compensate-effect`,
+            { as: "alice", body: JSON.stringify({ revision: saga.revision, digest: saga.digest }) }
+          )
+          expect(asked).toMatchObject({ status: 200, body: { result: "completed" } })
+        }
+        expect(yield* raw(trip.baseUrl, "GET", "/api/approvals", { as: "alice" })).toMatchObject({
+          status: 200,
+          body: []
+        })
+        expect((yield* onDb(trip.db, Saga.status(waitingRun))).status).toBe("completed")
+      })
+  )
+})

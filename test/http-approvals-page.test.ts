@@ -209,7 +209,8 @@ describe("the console shows what would reorder or hide text as its escape, as th
     requestedAt: "2026-12-04T10:00:00.000Z",
     revision: 3,
     digest: "f".repeat(64),
-    tampered: null
+    tampered: null,
+    settled: null
   }
 
   it("the inbox: the payee's IBAN and the saga id are shown escaped; the forms still send the exact saga id", () => {

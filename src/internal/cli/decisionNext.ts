@@ -10,7 +10,7 @@ import type * as Saga from "../../Saga.js"
 import type { Origin } from "../util/origin.js"
 import { shellWord } from "../util/shellWord.js"
 import { undoNeeded } from "../util/undoNeeded.js"
-import { askAgain } from "../util/undoRunAdvice.js"
+import * as UndoRunAdvice from "../util/undoRunAdvice.js"
 import { resumedBy } from "./resumer.js"
 
 /** The steps whose undo compensating the saga would run, in the order it runs them (reverse order of execution). */
@@ -38,18 +38,14 @@ const sagaLines = (status: Saga.SagaStatus, stepId: string, origin: Origin | und
  * withdraws the request.
  */
 const runLines = (status: Saga.SagaStatus, step: Saga.StepStatus, at: string, saga: Saga.SagaStatus | undefined) => {
-  const own = saga?.steps.find((candidate) => candidate.stepId === step.stepId)?.undo
-  // An undo the saga reported unavailable journaled nothing: the run's own undo is still to decide.
-  if (own !== undefined && own !== "unavailable") {
-    return [
-      `next: the saga's own compensation has reached ${step.stepId} since (undo ${own}): nothing is left to approve; asked again, the run answers that and withdraws this request: ${askAgain(step.effectId)}`
-    ]
-  }
-  return decisionLines(status, step, at)
+  const own = UndoRunAdvice.sagaUndoSince(step, saga)
+  return own === undefined
+    ? decisionLines(status, step, at)
+    : [`next: ${UndoRunAdvice.reachedBySaga(step, own, false)}`]
 }
 
 const decisionLines = (status: Saga.SagaStatus, step: Saga.StepStatus, at: string) => [
-  `next: effect-saga approve ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --as WHO ${at}, then ask again: ${askAgain(step.effectId)}`,
+  `next: effect-saga approve ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --as WHO ${at}, then ask again: ${UndoRunAdvice.askAgain(step.effectId)}`,
   `next: or effect-saga reject ${shellWord(status.sagaId)} ${shellWord(step.stepId)} --as WHO ${at} (the undo never runs, and the run ends compensation_failed: the effect stays live, and the saga's own compensation handles it as if nobody had asked)`
 ]
 

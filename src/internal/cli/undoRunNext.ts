@@ -12,7 +12,8 @@ import * as UndoRunAdvice from "../util/undoRunAdvice.js"
 export const sagaIdOf = UndoRunAdvice.sagaIdOf
 
 /**
- * The `next:` line of an approved step of a run awaiting approval: ask `compensate-effect` again.
+ * The `next:` line of an approved step of a run awaiting approval: ask `compensate-effect` again
+ * (which runs the undo, unless `saga`'s own compensation has reached the step since).
  *
  * @since 0.5.0
  * @category next lines
@@ -21,8 +22,12 @@ export const approved = (
   run: Saga.SagaStatus,
   step: Saga.StepStatus,
   standing: ApprovalExpiry.Standing,
-  at: string
-): string => `next: ${UndoRunAdvice.approved(run.sagaId, step, standing, at)}`
+  at: string,
+  saga: Saga.SagaStatus | undefined
+): string => {
+  const own = UndoRunAdvice.sagaUndoSince(step, saga)
+  return `next: ${own === undefined ? UndoRunAdvice.approved(run.sagaId, step, standing, at) : UndoRunAdvice.reachedBySaga(step, own, true)}`
+}
 
 /**
  * The `next:` lines of an explicit undo's run that ended `compensation_failed`, `saga` the saga

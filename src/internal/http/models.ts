@@ -206,7 +206,10 @@ export type Verification = typeof Verification.Type
 
 /**
  * An approval request waiting for a decision: the exact input the step will send and its SHA-256
- * as the saga's journal holds them, and the saga's `revision`/`digest` to decide on.
+ * as the saga's journal holds them, and the saga's `revision`/`digest` to decide on. `settled`
+ * (since 0.5.0): for a request of an explicit undo's run, why nothing is left to decide on it (the
+ * saga's own compensation has reached the step since the run asked: asked again, the run answers
+ * what the saga's did and withdraws the request), else `null`.
  *
  * @since 0.2.0
  * @category models
@@ -221,7 +224,8 @@ export const PendingApproval = Schema.Struct({
   requestedAt: Schema.String,
   revision: Schema.Int,
   digest: Schema.String,
-  tampered: Schema.NullOr(Tamper)
+  tampered: Schema.NullOr(Tamper),
+  settled: Schema.NullOr(Schema.String)
 })
 
 /**

@@ -15,6 +15,7 @@ import { asOf } from "../util/asOf.js"
 import { byCodePoints } from "../util/codePoints.js"
 import { asJson, type ExplicitUndoRun, explicitUndoRuns } from "../util/explicitUndoRuns.js"
 import { RUN_SUFFIX } from "../util/identifier.js"
+import { settledRequests } from "../util/settledRequests.js"
 import * as Stuck from "../util/stuck.js"
 import * as UndoRunAdvice from "../util/undoRunAdvice.js"
 import { NotFound } from "./errors.js"
@@ -238,15 +239,42 @@ export const leftOfRun = (run: Saga.SagaStatus) =>
 export const getSaga = (sagaId: string) => Effect.flatMap(statusOf(sagaId), detailOf)
 
 /**
- * One saga as the console's page shows it: its detail, and for an explicit undo's run that ended
- * `compensation_failed`, what is left to do with the effect (`leftOfRun`).
+ * For an explicit undo's run awaiting approval, its steps (awaiting approval, or approved and not
+ * run) that the saga's own compensation has reached since, by step id, each with what is left
+ * (`UndoRunAdvice.reachedBySaga`): nothing to decide or run; asked again, the run answers what the
+ * saga's did. Empty for a saga, or a run in another state.
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const reachedOfRun = (run: Saga.SagaStatus) =>
+  Effect.gen(function* () {
+    const step = run.steps[0]
+    const reached = new Map<string, string>()
+    if (!run.sagaId.endsWith(RUN_SUFFIX) || run.status !== "awaiting_approval" || step === undefined) return reached
+    if (run.tampered !== undefined) return reached
+    const saga = Option.getOrUndefined(yield* Effect.option(statusOf(UndoRunAdvice.sagaIdOf(step))))
+    for (const undone of run.steps) {
+      const own = UndoRunAdvice.sagaUndoSince(undone, saga)
+      const open = undone.state === "awaiting_approval" || undone.state === "approved"
+      if (open && own !== undefined) {
+        reached.set(undone.stepId, UndoRunAdvice.reachedBySaga(undone, own, undone.state === "approved"))
+      }
+    }
+    return reached
+  })
+
+/**
+ * One saga as the console's page shows it: its detail; for an explicit undo's run that ended
+ * `compensation_failed`, what is left to do with the effect (`leftOfRun`); for one awaiting
+ * approval, the steps the saga's own compensation has reached since (`reachedOfRun`).
  *
  * @since 0.5.0
  * @category reading
  */
 export const sagaPage = (sagaId: string) =>
   Effect.flatMap(statusOf(sagaId), (status) =>
-    Effect.zipWith(detailOf(status), leftOfRun(status), (detail, left) => ({ detail, left }))
+    Effect.all({ detail: detailOf(status), left: leftOfRun(status), reached: reachedOfRun(status) })
   )
 
 const detailOf = (status: Saga.SagaStatus) =>
@@ -272,7 +300,8 @@ const orphan: Tamper = {
 const pendingOf = (
   request: Approval.PendingRequest,
   status: Saga.SagaStatus | undefined,
-  entries: ReadonlyArray<Entry>
+  entries: ReadonlyArray<Entry>,
+  settled: string | undefined
 ): PendingApproval => {
   const journaled = Approval.journaledRequest(request, entries)
   return {
@@ -285,7 +314,8 @@ const pendingOf = (
     requestedAt: request.requestedAt,
     revision: status?.revision ?? 0,
     digest: status?.digest ?? "",
-    tampered: status === undefined ? orphan : (status.tampered ?? journaled.problem)
+    tampered: status === undefined ? orphan : (status.tampered ?? journaled.problem),
+    settled: settled ?? null
   }
 }
 
@@ -293,7 +323,8 @@ const pendingOf = (
  * A page of the approval requests waiting for a decision (`Approval.inboxPage`: `offset` and
  * `limit`, default 50, count sagas with something waiting), oldest first, each with the input and
  * digest its saga's journal holds and the saga's position; only the page's sagas are read, each
- * once. `sagas` counts every saga with something waiting.
+ * once (and, for a request of an explicit undo's run, the saga whose effect it undoes: `settled`).
+ * `sagas` counts every saga with something waiting.
  *
  * @since 0.5.0
  * @category reading
@@ -315,9 +346,10 @@ export const pendingApprovalsPage = (params: InboxParams) =>
         ]).pipe(Effect.map(([status, entries]) => [sagaId, { status, entries }] as const))
       )
     )
+    const settled = yield* settledRequests(requests)
     const approvals = requests.map((request) => {
       const saga = sagas.get(request.sagaId)!
-      return pendingOf(request, saga.status, saga.entries)
+      return pendingOf(request, saga.status, saga.entries, settled.get(request.requestId))
     })
     return { approvals, sagas: page.sagas, offset, limit }
   })

@@ -14,6 +14,7 @@
  */
 import type * as Saga from "../../Saga.js"
 import * as ApprovalExpiry from "./approvalExpiry.js"
+import { RUN_SUFFIX } from "./identifier.js"
 import { shellWord } from "./shellWord.js"
 import { undoNeeded } from "./undoNeeded.js"
 
@@ -49,6 +50,52 @@ export const sagaIdOf = (step: Effect): string => step.effectId.slice(0, -(step.
  */
 export const askAgain = (effectId: string): string =>
   `effect-saga compensate-effect ${shellWord(effectId)} --register MODULE`
+
+/**
+ * The undo the saga's own compensation journaled of the step a run's undo waits on, if it has reached
+ * the step since the run asked (`started` while it runs): asked again, the run then answers what the
+ * saga's did without running its own undo, and withdraws a request still undecided. Not an undo the
+ * saga reported `unavailable` (it journaled nothing: the run's own undo is still to decide), nor one
+ * read from a saga whose journal does not verify.
+ *
+ * @since 0.5.0
+ * @category advice
+ */
+export const sagaUndoSince = (
+  step: Pick<Saga.StepStatus, "stepId">,
+  saga: Saga.SagaStatus | undefined
+): Saga.StepStatus["undo"] => {
+  if (saga === undefined || saga.tampered !== undefined) return undefined
+  const own = saga.steps.find((candidate) => candidate.stepId === step.stepId)?.undo
+  return own === "unavailable" ? undefined : own
+}
+
+/**
+ * What is left of a run's step whose undo awaits its approval (`approved`: or was approved, and has
+ * not run) once the saga's own compensation has reached the step (`own`, `sagaUndoSince`): nothing
+ * to decide, nor to run; asked again, the run answers what the saga's compensation did.
+ *
+ * @since 0.5.0
+ * @category advice
+ */
+export const reachedBySaga = (step: Effect, own: string, approved: boolean): string =>
+  `the saga's own compensation has reached ${step.stepId} since (undo ${own}): ${
+    approved
+      ? "the approved undo will not run; asked again, the run answers that"
+      : "nothing is left to approve; asked again, the run answers that and withdraws this request"
+  }: ${askAgain(step.effectId)}`
+
+/**
+ * The step a run's approval request names, by its effect id (a run's journal id is
+ * `<effect id>/compensate-effect`); `undefined` for a saga's own request.
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const runStepOf = (request: { readonly sagaId: string; readonly stepId: string }): Effect | undefined =>
+  request.sagaId.endsWith(RUN_SUFFIX)
+    ? { stepId: request.stepId, effectId: request.sagaId.slice(0, -RUN_SUFFIX.length) }
+    : undefined
 
 /**
  * What an approved step of a run awaiting approval waits for: `compensate-effect` asked again, before

@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import type { ApprovalRequest } from "../../../Approval.js"
 import * as Approval from "../../../Approval.js"
 import { printable } from "../../util/printable.js"
+import { settledRequests } from "../../util/settledRequests.js"
 import { table } from "../../util/table.js"
 import { print, printJson } from "../output.js"
 import { db, json, limit, offset, pageLine, pageOf, withStore } from "../root.js"
@@ -16,8 +17,10 @@ import * as Trust from "../trust.js"
 
 /**
  * A pending request as `approvals` prints it: the approvals table's row, with the input and its
- * digest taken from the saga's `AWAITING_APPROVAL` entry (`null` when the journal has none), and a
- * mark when the saga is tampered or the table's copy is not the journal's.
+ * digest taken from the saga's `AWAITING_APPROVAL` entry (`null` when the journal has none), a
+ * mark when the saga is tampered or the table's copy is not the journal's, and for a request of an
+ * explicit undo's run that the saga's own compensation has overtaken, why nothing is left to decide
+ * on it (`settled`, since 0.5.0; else `null`).
  *
  * @since 0.2.0
  * @category models
@@ -26,15 +29,21 @@ export interface Pending extends Omit<ApprovalRequest, "input" | "inputDigest"> 
   readonly input: string | null
   readonly inputDigest: string | null
   readonly tampered: Trust.Tampered | null
+  readonly settled: string | null
 }
 
-const pendingOf = (request: Approval.PendingRequest, inspection: Trust.Inspection): Pending => {
+const pendingOf = (
+  request: Approval.PendingRequest,
+  inspection: Trust.Inspection,
+  settled: string | undefined
+): Pending => {
   const journaled = Approval.journaledRequest(request, inspection.entries)
   return {
     ...request,
     input: journaled.input,
     inputDigest: journaled.inputDigest,
-    tampered: Trust.tamperedOf(inspection.verification) ?? journaled.problem
+    tampered: Trust.tamperedOf(inspection.verification) ?? journaled.problem,
+    settled: settled ?? null
   }
 }
 
@@ -50,8 +59,11 @@ const pendingRequests = (page: { readonly offset: number; readonly limit: number
     const inspections = new Map(
       (yield* Effect.forEach(sagaIds, Trust.inspect)).map((inspection) => [inspection.sagaId, inspection])
     )
+    const settled = yield* settledRequests(requests)
     return {
-      pending: requests.map((request) => pendingOf(request, inspections.get(request.sagaId)!)),
+      pending: requests.map((request) =>
+        pendingOf(request, inspections.get(request.sagaId)!, settled.get(request.requestId))
+      ),
       sagas: found?.sagas
     }
   })
@@ -73,9 +85,11 @@ const render = (requests: ReadonlyArray<Pending>): string =>
           ])
         ),
         ...requests.flatMap((request) =>
-          request.tampered === null
-            ? []
-            : [printable(`${Trust.line(request.sagaId, request.tampered)}: do not decide on step ${request.stepId}`)]
+          request.tampered !== null
+            ? [printable(`${Trust.line(request.sagaId, request.tampered)}: do not decide on step ${request.stepId}`)]
+            : request.settled !== null
+              ? [printable(`${request.sagaId} ${request.stepId}: ${request.settled}`)]
+              : []
         )
       ].join("\n")
 

@@ -206,12 +206,13 @@ const approvedLine = (
   entries: ReadonlyArray<Entry>,
   origin: Journaled.Origin | undefined,
   at: string,
-  now: number
+  now: number,
+  undone: Saga.SagaStatus | undefined
 ): string => {
   const { stepId } = step
   const standing = ApprovalExpiry.standing(Timeline.approvedUntil(entries, stepId), now)
   // Nothing resumes an explicit undo's run: it goes on when compensate-effect is asked again.
-  if (origin?._tag === "Effect") return UndoRunNext.approved(status, step, standing, at)
+  if (origin?._tag === "Effect") return UndoRunNext.approved(status, step, standing, at, undone)
   switch (standing._tag) {
     case "Open":
       return Resumer.approved(status.sagaId, stepId, origin)
@@ -319,7 +320,7 @@ const next = (
   const unknownUndos = undoRun ? status.steps.filter((step) => step.undo === "unknown") : []
   const lines = [
     ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at, undone)),
-    ...approved.map((step) => approvedLine(status, step, entries, origin, at, hostNow)),
+    ...approved.map((step) => approvedLine(status, step, entries, origin, at, hostNow, undone)),
     ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
     ...unknownUndos.map((step) => unknownUndoLine(status, step, entries, at, undone)),
     ...(Stuck.isLeftBehind(status, now)

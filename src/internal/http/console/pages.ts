@@ -65,7 +65,9 @@ ${request.tampered === null ? "" : `<div class="banner" role="alert">${escape(ta
 ${
   request.tampered !== null
     ? ""
-    : `<form class="actions" method="post" action="/console/approve">${position(request)}
+    : request.settled !== null
+      ? settledLine(request, request.settled)
+      : `<form class="actions" method="post" action="/console/approve">${position(request)}
 <label>Approval expires at (ISO-8601, optional) <input type="text" name="expiresAt" placeholder="2026-12-31T23:59:00Z"></label>
 <button type="submit">Approve</button></form>
 <form class="actions" method="post" action="/console/reject">${position(request)}
@@ -225,10 +227,24 @@ const runApprovedLine = (detail: SagaDetail, step: SagaDetail["steps"][number], 
   const standing = ApprovalExpiry.standing(Timeline.approvedUntil(detail.entries, step.stepId), now)
   const { sagaId, revision, digest } = detail.saga
   const said = UndoRunAdvice.approved(sagaId, step, standing, `--revision ${revision} --digest ${digest}`)
-  const sagaOf = UndoRunAdvice.sagaIdOf(step)
-  const path = `/api/sagas/${encodeURIComponent(sagaOf)}/steps/${encodeURIComponent(step.stepId)}/compensate-effect`
   const sentence = standing._tag === "Lapsed" ? capitalized(said) : `Step ${said}`
-  return `<p class="approved" id="ask-again">${escape(`${sentence}, or POST ${path} (with the saga's revision and digest), or Saga.compensateEffect("${step.effectId}").`)}</p>`
+  return `<p class="approved" id="ask-again">${escape(`${sentence}${askedHere(step)}`)}</p>`
+}
+
+/** The other ways to ask an explicit undo again than the CLI's, ending a sentence that gives the CLI's. */
+const askedHere = (step: { readonly stepId: string; readonly effectId: string }): string => {
+  const path = `/api/sagas/${encodeURIComponent(UndoRunAdvice.sagaIdOf(step))}/steps/${encodeURIComponent(step.stepId)}/compensate-effect`
+  return `, or POST ${path} (with the saga's revision and digest), or Saga.compensateEffect("${step.effectId}").`
+}
+
+/**
+ * A step of an explicit undo's run awaiting approval (`said`: `UndoRunAdvice.reachedBySaga`), or a
+ * request of it in the inbox, that the saga's own compensation has reached since: nothing is left to
+ * decide, so no decision is offered.
+ */
+const settledLine = (request: { readonly sagaId: string; readonly stepId: string }, said: string): string => {
+  const step = UndoRunAdvice.runStepOf(request)
+  return `<p class="approved settled" id="settled-${attribute(request.stepId)}">${escape(`${capitalized(said)}${step === undefined ? "." : askedHere(step)}`)}</p>`
 }
 
 const capitalized = (said: string): string => `${said.charAt(0).toUpperCase()}${said.slice(1)}`
@@ -316,19 +332,27 @@ const explicitUndoCell = (step: SagaDetail["steps"][number]): string =>
 
 /**
  * One saga, its lease as it stands at `now` (epoch milliseconds); for an explicit undo's run that
- * ended `compensation_failed`, its answer and what is left to do with the effect (`left`).
+ * ended `compensation_failed`, its answer and what is left to do with the effect (`left`); for one
+ * awaiting approval, its steps the saga's own compensation has reached since, with what is left
+ * (`reached`, by step id): no decision is offered for those.
  *
  * @since 0.2.0
  * @category views
  */
-export const saga = (detail: SagaDetail, now: number, left: ReadonlyArray<UndoRunAdvice.RunLeft> = []): string => {
+export const saga = (
+  detail: SagaDetail,
+  now: number,
+  left: ReadonlyArray<UndoRunAdvice.RunLeft> = [],
+  reached: ReadonlyMap<string, string> = new Map()
+): string => {
   const row = detail.saga
   const undone = undoRows(detail)
   // A read's unknown outcome changed nothing: there is nothing to resolve.
   const unknown = row.tampered === null ? ToResolve.toResolve(detail.steps) : []
-  const waiting = detail.steps.filter((step) => step.state === "awaiting_approval")
+  const open = detail.steps.filter((step) => !reached.has(step.stepId))
+  const waiting = open.filter((step) => step.state === "awaiting_approval")
   const lease = Lease.liveLease(row, now)
-  const approved = row.status === "awaiting_approval" ? detail.steps.filter((step) => step.state === "approved") : []
+  const approved = row.status === "awaiting_approval" ? open.filter((step) => step.state === "approved") : []
   const isRun = row.sagaId.endsWith(RUN_SUFFIX)
   return `<h1>Saga ${escape(row.sagaId)} ${badge(row.tampered === null ? row.status : "tampered")}</h1>
 ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">${escape(tamperLine(row.sagaId, row.tampered))}</div>`}
@@ -340,6 +364,7 @@ ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">$
 ${row.stuck === true ? `<p class="banner" role="alert" id="stuck">${escape(stuckLine(detail, unknown))}</p>` : ""}
 ${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`}
 ${approved.map((step) => (isRun ? runApprovedLine(detail, step, now) : approvedLine(detail, step.stepId, now))).join("\n")}
+${Array.from(reached, ([stepId, said]) => settledLine({ sagaId: row.sagaId, stepId }, said)).join("\n")}
 ${isRun && row.status === "compensation_failed" && row.tampered === null ? runAnswerCard(detail, left) : ""}
 ${waitsForResume(detail, unknown, lease) ? `<p class="approved" id="resume">${escape(RESOLVED)}</p>` : ""}
 ${CompensationNext.lines(detail, now)

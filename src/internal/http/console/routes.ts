@@ -303,9 +303,9 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
               Effect.zipWith(
                 Reading.sagaPage(params.sagaId ?? ""),
                 Clock.currentTimeMillis,
-                ({ detail, left }, now) => ({
+                ({ detail, left, reached }, now) => ({
                   title: `Saga ${detail.saga.sagaId}`,
-                  body: Pages.saga(detail, now, left)
+                  body: Pages.saga(detail, now, left, reached)
                 })
               )
             )
