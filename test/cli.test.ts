@@ -135,7 +135,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       )
       const json = yield* cli("approvals", "--db", db, "--json")
       expect(JSON.parse(json.stdout)).toEqual(
-        (yield* onFile(db, Approval.pending)).map((request) => ({ ...request, tampered: null }))
+        (yield* onFile(db, Approval.pending)).map((request) => ({ ...request, tampered: null, settled: null }))
       )
       expect(JSON.parse(json.stdout).map((request: { sagaId: string }) => request.sagaId)).toEqual([
         "order-1",
