@@ -396,6 +396,46 @@ for (const [name, store] of stores) {
         )
     )
 
+    it.effect(
+      "a crash between a run's withdrawal and the approval store: asked again, the run drops its request there",
+      () => {
+        // The approval store is cut off while the run withdraws, as a crash between the two would leave it.
+        let cutOff = true
+        const flaky = Layer.effect(
+          Approval.Approval,
+          Effect.map(Approval.Approval, (approval) =>
+            Approval.Approval.of({
+              ...approval,
+              reject: (requestId, decision) =>
+                cutOff
+                  ? Effect.fail(new Journal.JournalError({ operation: "reject", reason: "the host died" }))
+                  : approval.reject(requestId, decision)
+            })
+          )
+        )
+        const layer = Saga.layer.pipe(Layer.provideMerge(flaky.pipe(Layer.provideMerge(store()))))
+        return Effect.gen(function* () {
+          const { effectId, runId } = yield* completed("trip-c", room("loft"))
+          expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ _tag: "AwaitingApproval" })
+          expect((yield* Saga.compensate("trip-c")).status).toBe("compensated")
+          expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ _tag: "Settled", outcome: "completed" })
+          const waiting = Effect.map(
+            Approval.pending,
+            (pending) => pending.filter((request) => request.sagaId === runId).length
+          )
+          // Journaled REJECTED, but still pending in the store.
+          expect((yield* entriesOf(runId)).map((entry) => entry.phase).slice(-2)).toEqual([
+            "REJECTED",
+            "SAGA_COMPLETED"
+          ])
+          expect(yield* waiting).toBe(1)
+          cutOff = false
+          expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ _tag: "Settled", outcome: "completed" })
+          expect(yield* waiting).toBe(0)
+        }).pipe(Effect.provide(layer))
+      }
+    )
+
     it.effect("a run with nothing to resolve is refused: its undo completed, or it awaits approval", () =>
       provided(
         Effect.gen(function* () {

@@ -80,7 +80,7 @@ import * as stepUndo from "./stepUndoResolution.js"
 import { LeftRunning } from "./takeover.js"
 import * as undoResolution from "./undoResolution.js"
 import { rememberingUnreleased } from "./unreleased.js"
-import { withdrawFrom } from "./withdrawal.js"
+import { dropWithdrawnOf, withdrawFrom } from "./withdrawal.js"
 import { checked as checkedOptions } from "./workerOptions.js"
 import { namingWrites, ownWrites, wroteBefore } from "./written.js"
 
@@ -643,8 +643,11 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       // judged once the saga's lease is this worker's (LeaseHeld meanwhile, retried below).
       const refused = explicit.notApplied(subject)
       if (refused !== undefined && !isUnknown(subject.step)) return yield* refused
-      const answered = explicit.finishedAnswer(effectId, yield* viewOf(yield* journal.read(runIdOf(effectId))))
-      if (answered !== undefined) return answered
+      const runView = yield* viewOf(yield* journal.read(runIdOf(effectId)))
+      const answered = explicit.finishedAnswer(effectId, runView)
+      // Asked again, a run that withdrew its request drops it again, should a crash have come between.
+      if (answered !== undefined)
+        return yield* Effect.as(dropWithdrawnOf(runIdOf(effectId), runView, withdraw), answered)
       const stopsWithCaller = yield* FiberRef.get(undosStopWithCaller)
       const ctx = {
         journal,

@@ -62,11 +62,19 @@ export const withdrawFrom =
 export const dropWithdrawn = (
   writer: Writer,
   withdraw: (requestId: string, reason: string) => Effect.Effect<void>
+): Effect.Effect<void> => Effect.suspend(() => dropWithdrawnOf(writer.sagaId, writer.view, withdraw))
+
+/**
+ * The same, from a journal as read (`sagaId`'s `view`): what asking a finished explicit undo's run
+ * again does, should a crash have come between its withdrawal and the service.
+ */
+export const dropWithdrawnOf = (
+  sagaId: string,
+  view: Writer["view"],
+  withdraw: (requestId: string, reason: string) => Effect.Effect<void>
 ): Effect.Effect<void> =>
-  Effect.suspend(() =>
-    Effect.forEach(
-      Array.from(writer.view.steps.values()).filter(isWithdrawn),
-      (step) => withdraw(stepKey(writer.sagaId, step.stepId), step.refused!.payload.reason),
-      { discard: true }
-    )
+  Effect.forEach(
+    Array.from(view.steps.values()).filter(isWithdrawn),
+    (step) => withdraw(stepKey(sagaId, step.stepId), step.refused!.payload.reason),
+    { discard: true }
   )
