@@ -143,6 +143,32 @@ describe("compensation", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("an undo's huge partial or unknown answer is journaled and reported cut at 1000 characters", () =>
+    Effect.gen(function* () {
+      const huge = "R".repeat(2 * 1024 * 1024)
+      const answers = [
+        ["partial", Outcome.partial(huge), "COMPENSATION_PARTIAL", "remaining"],
+        ["unknown", Outcome.unknown(huge), "COMPENSATION_UNKNOWN", "reason"]
+      ] as const
+      for (const [sagaId, answer, phase, field] of answers) {
+        const book = Compensable.make({
+          name: "book",
+          input: Schema.String,
+          success: Schema.String,
+          execute: (room) => Effect.succeed(room),
+          compensate: () => Effect.fail(answer)
+        })
+        const result = yield* Saga.run(sagaId, Effect.zipRight(book("room-1"), Effect.fail("stop")))
+        const detail = `${"R".repeat(999)}…`
+        expect(result._tag === "CompensationFailed" && result.report.undone).toEqual([
+          { stepId: expect.any(String), toolName: "book", outcome: sagaId, detail }
+        ])
+        const entry = (yield* entriesOf(sagaId)).find((candidate) => candidate.phase === phase)!
+        expect(JSON.parse(entry.payload!)[field]).toBe(detail)
+      }
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect(
     "an undo whose own code throws before it makes its Effect is COMPENSATION_FAILED, and the next undo runs",
     () =>

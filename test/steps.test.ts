@@ -342,6 +342,34 @@ describe("steps", () => {
   )
 
   it.effect(
+    "a huge unknown or partial outcome's reason is journaled cut at 1000 characters, as it reaches the program",
+    () =>
+      Effect.gen(function* () {
+        const huge = "K".repeat(2 * 1024 * 1024)
+        const outcomes = [
+          ["unknown", Outcome.unknown(huge), `outcome unknown: ${"K".repeat(982)}…`],
+          ["partial", Outcome.partial(huge), `partially applied; remaining: ${"K".repeat(969)}…`]
+        ] as const
+        for (const [sagaId, outcome, reason] of outcomes) {
+          const ship = Compensable.make({
+            name: "ship",
+            input: Schema.String,
+            success: Schema.String,
+            maxPayloadBytes: 1000,
+            execute: () => Effect.fail(outcome),
+            compensate: () => Effect.void
+          })
+          const result = yield* Saga.run(sagaId, ship("parcel"))
+          expect(result).toMatchObject({ _tag: "NeedsAttention", unknown: [{ toolName: "ship", reason }] })
+          const entries = yield* Journal.Journal.pipe(Effect.flatMap((journal) => journal.read(sagaId)))
+          const needs = entries.find((entry) => entry.phase === "SAGA_NEEDS_ATTENTION")!
+          expect(JSON.parse(needs.payload!).unknown[0].reason).toBe(reason)
+          expect(Math.max(...entries.map((entry) => entry.payload?.length ?? 0))).toBeLessThan(1200)
+        }
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
     "a huge failure is journaled cut: its message at 1000 characters, its encoding only within maxPayloadBytes",
     () =>
       Effect.gen(function* () {

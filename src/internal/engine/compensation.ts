@@ -184,10 +184,10 @@ const phaseOfExit = (
   const cause = Option.isNone(receipt) ? exit.cause : maskedCause(exit.cause, [Redacted.value(receipt.value)])
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure) && failure.value instanceof Outcome.Partial) {
-    return ["COMPENSATION_PARTIAL", undoOwnText(failure.value.remaining, "the undo said: ")]
+    return ["COMPENSATION_PARTIAL", cutDetail(undoOwnText(failure.value.remaining, "the undo said: "))]
   }
   if (Option.isSome(failure) && failure.value instanceof Outcome.Unknown) {
-    return ["COMPENSATION_UNKNOWN", undoOwnText(failure.value.reason, "the undo said: ")]
+    return ["COMPENSATION_UNKNOWN", cutDetail(undoOwnText(failure.value.reason, "the undo said: "))]
   }
   if (Cause.isInterruptedOnly(cause)) return ["COMPENSATION_UNKNOWN", "the undo was interrupted"]
   return ["COMPENSATION_FAILED", cutDetail(undoOwnText(causeText(cause), "the undo failed: "))]

@@ -1160,7 +1160,7 @@ export class SagaRun {
       Option.isSome(failure) &&
       (failure.value instanceof Outcome.Unknown || failure.value instanceof Outcome.Partial)
     ) {
-      const reason = failure.value.message
+      const reason = cutDetail(failure.value.message)
       return haltOn({ _tag: "NeedsAttention", step: { stepId, toolName: spec.name, reason } })
     }
     if (Option.isNone(failure) && !read) {
