@@ -12,7 +12,7 @@ import type * as Compensable from "./Compensable.js"
 import { DeclarationError, InvalidInput } from "./Compensable.js"
 import { type CurrentSaga, callStep } from "./internal/engine/context.js"
 import { problemOf, warningOf } from "./internal/engine/declaration.js"
-import { decodeJson, jsonText } from "./internal/util/codec.js"
+import { decodeJson, holdsProtoKey, jsonText, PROTO_KEY } from "./internal/util/codec.js"
 import { Saga } from "./Saga.js"
 
 /**
@@ -212,7 +212,13 @@ export const call = <Tools extends Record<string, Compensable.Any>>(
     const tool = toolkit.byName.get(name)
     if (tool === undefined)
       return Effect.fail(new UnknownTool({ toolName: name, known: Array.from(toolkit.byName.keys()) }))
-    const decoded = Either.flatMap(jsonText(input ?? null), (text) => decodeJson(tool.spec.input, text))
+    // Parsed from JSON, a key named `__proto__` is a key; decoded, it would be the input's prototype.
+    const text = Either.filterOrLeft(
+      jsonText(input ?? null),
+      () => !holdsProtoKey(input),
+      () => PROTO_KEY
+    )
+    const decoded = Either.flatMap(text, (json) => decodeJson(tool.spec.input, json))
     if (Either.isLeft(decoded)) return Effect.fail(new InvalidInput({ toolName: name, reason: decoded.left }))
     return callStep(tool.spec, decoded.right, options?.key) as Effect.Effect<
       CallSuccess<Tools>,

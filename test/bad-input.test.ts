@@ -125,6 +125,69 @@ describe("bad input and bad declarations", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "a key named __proto__ in an input is refused with InvalidInput, by Toolkit.call and by a call, before anything runs or is journaled",
+    () =>
+      Effect.gen(function* () {
+        const sent: Array<unknown> = []
+        const send = Compensable.make({
+          name: "send",
+          input: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+          success: Schema.String,
+          reversibility: "irreversible",
+          execute: (message) =>
+            Effect.sync(() => {
+              sent.push((message as { isAdmin?: unknown }).isAdmin)
+              return "sent"
+            })
+        })
+        const note = Compensable.make({
+          name: "note",
+          input: Schema.Struct({
+            to: Schema.String,
+            extra: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+          }),
+          success: Schema.String,
+          execute: () => Effect.succeed("noted"),
+          compensate: () => Effect.void
+        })
+        // As a model's tool call arrives: JSON, where `__proto__` is a key like any other.
+        const args = JSON.parse('{"__proto__": {"isAdmin": true}, "to": "bob"}')
+        const nested = JSON.parse('{"to": "bob", "extra": {"__proto__": {"isAdmin": 1}}}')
+        const reason = `it holds a key named "__proto__", which decoding may make the object's prototype (Schema.Record does): the tool could read properties the journal does not hold`
+        const calls = [
+          Toolkit.call(Toolkit.make({ send }), "send", args),
+          send(args),
+          Toolkit.call(Toolkit.make({ note }), "note", nested),
+          note(nested)
+        ]
+        for (const [index, call] of calls.entries()) {
+          const result = yield* Saga.run(`proto-${index}`, call)
+          expect(result).toMatchObject({ _tag: "Compensated", cause: { error: { _tag: "InvalidInput", reason } } })
+          expect((yield* entriesOf(`proto-${index}`)).map((entry) => entry.phase)).not.toContain("INTENT")
+        }
+        expect(sent).toEqual([])
+        // What a schema makes of a class or an option is no such key.
+        class Card extends Schema.Class<Card>("Card")({ last4: Schema.String }) {
+          get masked() {
+            return `**** ${this.last4}`
+          }
+        }
+        const charge = Compensable.make({
+          name: "charge",
+          input: Schema.Struct({ card: Card, tip: Schema.Option(Schema.Number) }),
+          success: Schema.String,
+          execute: ({ card }) => Effect.succeed(card.masked),
+          compensate: () => Effect.void
+        })
+        const charged = yield* Saga.run(
+          "proto-free",
+          charge({ card: new Card({ last4: "4242" }), tip: Option.some(2) })
+        )
+        expect(charged).toMatchObject({ _tag: "Completed", value: "**** 4242" })
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("Toolkit.layer fails with DeclarationError when two tools share a name, before anything runs", () =>
     Effect.gen(function* () {
       const first = counted("reserve", Schema.String)

@@ -59,9 +59,43 @@ export const MAX_JSON_DEPTH = 1000
 export const NESTED_TOO_DEEP = `nested more than ${MAX_JSON_DEPTH} levels deep`
 
 /**
- * Why `value` cannot be journaled as it is, if it cannot: nested deeper than `MAX_JSON_DEPTH`, or
- * something JSON would read back as `null` (a number that is not finite, `undefined` in an array).
- * A walk of its own keeps `JSON.stringify` on V8's fast path (a replacer would leave it).
+ * What a key named `__proto__` is refused as, in an input, a result or an error: parsed from JSON it
+ * is a key, but a schema that decodes or encodes it into a new object (`Schema.Record`) makes its
+ * value the object's prototype, whose properties the tool reads and JSON never writes.
+ */
+export const PROTO_KEY =
+  'it holds a key named "__proto__", which decoding may make the object\'s prototype (Schema.Record does): the tool could read properties the journal does not hold'
+
+/**
+ * Whether `value` holds a key named `__proto__`, or inherits data through one: a prototype that is
+ * a plain object with keys of its own (a class's prototype has none: its methods are not enumerable).
+ */
+const smugglesProto = (value: object): boolean => {
+  if (Object.hasOwn(value, "__proto__")) return true
+  const proto: unknown = Object.getPrototypeOf(value)
+  return (
+    proto !== null &&
+    proto !== Object.prototype &&
+    Object.getPrototypeOf(proto) === Object.prototype &&
+    Object.keys(proto as object).length > 0
+  )
+}
+
+/** Whether `value` or an object in it holds a key named `__proto__` (`value`: acyclic, as JSON read it). */
+export const holdsProtoKey = (value: unknown, depth = 0): boolean => {
+  if (typeof value !== "object" || value === null || depth > MAX_JSON_DEPTH) return false
+  if (!Array.isArray(value) && smugglesProto(value)) return true
+  for (const key in value) {
+    if (holdsProtoKey((value as Record<string, unknown>)[key], depth + 1)) return true
+  }
+  return false
+}
+
+/**
+ * Why `value` cannot be journaled as it is, if it cannot: nested deeper than `MAX_JSON_DEPTH`,
+ * something JSON would read back as `null` (a number that is not finite, `undefined` in an array),
+ * or a key named `__proto__` (`PROTO_KEY`). A walk of its own keeps `JSON.stringify` on V8's fast
+ * path (a replacer would leave it).
  */
 const problemIn = (value: unknown, depth: number): string | undefined => {
   if (typeof value === "number") return Number.isFinite(value) ? undefined : lostAsNull(String(value))
@@ -74,6 +108,7 @@ const problemIn = (value: unknown, depth: number): string | undefined => {
     }
     return undefined
   }
+  if (smugglesProto(value)) return PROTO_KEY
   for (const key in value) {
     const problem = problemIn((value as Record<string, unknown>)[key], depth + 1)
     if (problem !== undefined) return problem
