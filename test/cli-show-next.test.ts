@@ -9,8 +9,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
-import { Journal, Saga } from "../src/index.js"
+import { ConfigProvider, Effect } from "effect"
+import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import { cliInProcess as cli } from "./fixtures/cli-in-process.js"
 import { chargeCard, Payout, reserveInventory, sendWireTransfer } from "./fixtures/cli-tools.js"
 import { gatedRelease, partialRelease, refusedRefund, silentRelease } from "./fixtures/cli-undo-tools.js"
@@ -350,4 +350,96 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
       expect(yield* ORDER("u-1", db)).toEqual([charge, reserve])
     })
   )
+
+  describe("a decision the approvals table holds and the journal lacks (a command stopped between its writes, or a forgery)", () => {
+    /** Approves `sagaId`'s waiting request in the approval store alone, as an approve stopped between its two writes leaves it. */
+    const storeOnly = (
+      db: string,
+      sagaId: string,
+      config: ConfigProvider.ConfigProvider = ConfigProvider.fromMap(new Map())
+    ) =>
+      Effect.gen(function* () {
+        const [request] = (yield* Approval.inboxOf(sagaId)).filter((waiting) => waiting.sagaId === sagaId)
+        yield* Approval.approve(request!.requestId, { by: "alice", inputDigest: request!.inputDigest })
+        return request!
+      }).pipe(Effect.provide(SqlStore.layerSqlite({ filename: db })), Effect.scoped, Effect.withConfigProvider(config))
+
+    /** An explicit undo's run awaiting approval, approved in the store alone: its id and step. */
+    const halfApprovedRun = (db: string, sagaId: string) =>
+      Effect.gen(function* () {
+        assert((yield* onFile(db, Saga.run(sagaId, gatedRelease(sagaId))))._tag === "Completed")
+        const step = (yield* onFile(db, Saga.status(sagaId))).steps[0]!
+        const run = `${step.effectId}/compensate-effect`
+        yield* cli("compensate-effect", step.effectId, "--register", tools, "--as", "oncall", "--db", db)
+        yield* storeOnly(db, run)
+        return { run, step }
+      })
+
+    it.scoped("an explicit undo's run: the same approve again finishes it, and the undo runs when asked again", () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        const { run, step } = yield* halfApprovedRun(db, "h-1")
+        const lines = yield* nextLines(db, run)
+        expect(lines).toEqual([
+          `next: if alice's approve stopped before journaling it (a crash, a journal write that failed), the same command again finishes it: effect-saga approve ${run} ${step.stepId} --as alice`,
+          `next: if alice made no such decision, it was forged: restore the approvals table from a backup, or leave the effect to the saga's own compensation, which runs this undo as if nobody had asked and undoes every other executed step of h-1 too: effect-saga compensate h-1 --register MODULE --as WHO`
+        ])
+        const approved = yield* runAsPrinted(db, lines[0]!, /$/)
+        expect(approved.code, approved.stderr).toBe(0)
+        const again = yield* runAsPrinted(db, (yield* nextLines(db, run))[0]!, /$/)
+        expect(again.stdout).toBe(`${step.effectId}: completed; journaled as ${run}`)
+      })
+    )
+
+    it.scoped(
+      "an explicit undo's run, forged: never compensate the run; the saga's own compensation undoes the effect",
+      () =>
+        Effect.gen(function* () {
+          const db = freshFile()
+          const { run, step } = yield* halfApprovedRun(db, "h-2")
+          const forged = (yield* nextLines(db, run))[1]!
+          expect(forged).not.toContain(`compensate ${run}`)
+          const compensated = yield* runAsPrinted(db, forged, /$/)
+          expect(compensated.code, compensated.stderr).toBe(0)
+          expect((yield* onFile(db, Saga.status("h-2"))).status).toBe("compensated")
+          const settled = yield* cli(
+            "compensate-effect",
+            step.effectId,
+            "--register",
+            tools,
+            "--as",
+            "oncall",
+            "--db",
+            db
+          )
+          expect(settled.stdout).toBe(
+            `${step.effectId}: completed (settled by the saga's compensation); journaled as ${run}`
+          )
+        })
+    )
+
+    it.scoped("with a journal key, an unsigned decision is no stopped command's: show offers no approve again", () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        const keyed = ConfigProvider.fromMap(
+          new Map([["EFFECT_SAGA_JOURNAL_KEYS", `k1:${Buffer.alloc(32, 9).toString("base64")}`]])
+        )
+        const withKey = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.withConfigProvider(effect, keyed)
+        const waiting = yield* withKey(onFile(db, Saga.run("h-3", order)))
+        assert(waiting._tag === "AwaitingApproval")
+        // Made where no key is configured: the decision carries no MAC.
+        yield* Approval.approve(waiting.request.requestId, {
+          by: "alice",
+          inputDigest: waiting.request.inputDigest
+        }).pipe(Effect.provide(SqlStore.layerSqlite({ filename: db })), Effect.scoped)
+        const lines = yield* withKey(nextLines(db, "h-3"))
+        expect(lines).toEqual([
+          "next: restore the approvals table from a backup, or end the saga: effect-saga compensate h-3 --register MODULE --as WHO"
+        ])
+        const refused = yield* withKey(cli("approve", "h-3", waiting.request.stepId, "--as", "alice", "--db", db))
+        expect(refused.code).toBe(1)
+        expect(refused.stderr).toContain("carries no MAC under the journal key")
+      })
+    )
+  })
 })

@@ -1412,14 +1412,25 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
         )
         const json = JSON.parse((yield* cli("approvals", "--db", db, "--json")).stdout) as ReadonlyArray<{
           sagaId: string
+          stepId: string
         }>
         expect(json.map((request) => request.sagaId).sort()).toEqual(["order-1", "order-5", "payout-1"])
-        // A decision the journal lacks is refused by reject as well (AlreadyDecided): show offers compensate alone.
+        // A decision the journal lacks, in time, with no journal key: a stopped approve's, or a forgery.
         const shown = (yield* cli("show", "order-1", "--db", db)).stdout
-        expect(shown).toContain(
-          "next: restore the approvals table from a backup, or end the saga: effect-saga compensate order-1"
-        )
+        const stepId = json.find((request) => request.sagaId === "order-1")!.stepId
+        expect(shown.split("\n").slice(1, 4)).toEqual([
+          "effect-saga does not act on this decision until the journal holds it; the journal verifies, as below.",
+          `next: if mallory's approve stopped before journaling it (a crash, a journal write that failed), the same command again finishes it: effect-saga approve order-1 ${stepId} --as mallory`,
+          "next: if mallory made no such decision, it was forged: restore the approvals table from a backup, or end the saga: effect-saga compensate order-1 --register MODULE --as WHO"
+        ])
         expect(shown).not.toContain("reject the step")
+        // Followed as printed, the approval is journaled: the saga is intact, its step approved.
+        const finished = yield* cli("approve", "order-1", stepId, "--as", "mallory", "--db", db)
+        expect(finished.code, finished.stderr).toBe(0)
+        expect((yield* onFile(db, Saga.status("order-1"))).steps.find((step) => step.stepId === stepId)?.state).toBe(
+          "approved"
+        )
+        expect((yield* cli("show", "order-1", "--db", db)).code).toBe(0)
       })
   )
 

@@ -2,7 +2,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import type { Approval, ApprovalRequest, Decision } from "../../Approval.js"
+import type { Approval, Decision } from "../../Approval.js"
 import { AlreadyDecided, holdsRequest } from "../../Approval.js"
 import type { Draft } from "../../Journal.js"
 import { ConcurrencyConflict, JournalTampered } from "../../Journal.js"
@@ -11,7 +11,7 @@ import * as Outcome from "../../Outcome.js"
 import type { Resolution, Seen } from "../../Saga.js"
 import { CommandRefused } from "../../SagaError.js"
 import { copyDeparture } from "../journal/approvalCopy.js"
-import { distrust, heldBy, requestOf, tamperedAt } from "../journal/decisions.js"
+import { distrust, heldBy, outOfTime, requestOf, tamperedAt } from "../journal/decisions.js"
 import { stepDraft } from "../journal/drafts.js"
 import { stepKey } from "../journal/ids.js"
 import { executed } from "../journal/payloads.js"
@@ -206,27 +206,6 @@ const unjournaled =
             )
       }
     )
-
-/**
- * Why a decision the store holds cannot be this command's, stopped between its writes: it is
- * dated before the request or after now, or in a form no command writes (a time an edit of the
- * table chose).
- */
-const outOfTime = (
-  request: ApprovalRequest,
-  decision: Exclude<Decision, { _tag: "Pending" }>,
-  now: number
-): string | undefined => {
-  const at = millisOf(decision.at)
-  const held = `${heldBy(request, decision)} at ${JSON.stringify(decision.at)}`
-  // A command writes its time as `toISOString` does: UTC, to the millisecond.
-  if (at === undefined || new Date(at).toISOString() !== decision.at) {
-    return `${held}, which is no time a command writes (ISO-8601 in UTC, to the millisecond): no command made it, the approvals table was edited`
-  }
-  const requested = millisOf(request.requestedAt)
-  if (at <= now && (requested === undefined || at >= requested)) return undefined
-  return `${held}, which is not between the request (${request.requestedAt}) and now: no command made it, the approvals table was edited`
-}
 
 /**
  * Reads the store's record of a step's request, for its row only: a row edited so that it names no

@@ -4,6 +4,7 @@ import type { Approval, ApprovalRequest, ApprovalTampered, Decision } from "../.
 import type { KeyRing } from "../../Keys.js"
 import type { Check } from "../util/crypto.js"
 import { DECISION_DOMAIN, namedKey, sign, verifyMac } from "../util/crypto.js"
+import { millisOf } from "../util/isoTime.js"
 import { JournalTampered } from "./errors.js"
 import { stepKey } from "./ids.js"
 import type { StepView } from "./view.js"
@@ -126,3 +127,24 @@ export const tamperedAt =
     Predicate.isTagged(error, "ApprovalTampered")
       ? new JournalTampered({ sagaId, seq, problem: "approval", reason: error.message })
       : (error as Exclude<E, ApprovalTampered>)
+
+/**
+ * Why a decision the store holds cannot be this command's, stopped between its writes: it is
+ * dated before the request or after now, or in a form no command writes (a time an edit of the
+ * table chose).
+ */
+export const outOfTime = (
+  request: ApprovalRequest,
+  decision: Exclude<Decision, { _tag: "Pending" }>,
+  now: number
+): string | undefined => {
+  const at = millisOf(decision.at)
+  const held = `${heldBy(request, decision)} at ${JSON.stringify(decision.at)}`
+  // A command writes its time as `toISOString` does: UTC, to the millisecond.
+  if (at === undefined || new Date(at).toISOString() !== decision.at) {
+    return `${held}, which is no time a command writes (ISO-8601 in UTC, to the millisecond): no command made it, the approvals table was edited`
+  }
+  const requested = millisOf(request.requestedAt)
+  if (at <= now && (requested === undefined || at >= requested)) return undefined
+  return `${held}, which is not between the request (${request.requestedAt}) and now: no command made it, the approvals table was edited`
+}

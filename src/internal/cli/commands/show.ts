@@ -14,7 +14,7 @@ import * as Journal from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import * as Timeline from "../../../Timeline.js"
 import * as ApprovalExpiry from "../../util/approvalExpiry.js"
-import { rejectTakes } from "../../util/approvalRecord.js"
+import { rejectTakes, unfinishedDecision } from "../../util/approvalRecord.js"
 import { asOf, reaches } from "../../util/asOf.js"
 import * as CompensationLeft from "../../util/compensationLeft.js"
 import * as ExplicitUndoRuns from "../../util/explicitUndoRuns.js"
@@ -26,8 +26,10 @@ import { shellWord } from "../../util/shellWord.js"
 import * as Stuck from "../../util/stuck.js"
 import { table } from "../../util/table.js"
 import * as ToResolve from "../../util/toResolve.js"
+import { undoNeeded } from "../../util/undoNeeded.js"
 import * as DecisionNext from "../decisionNext.js"
 import { exitIfDirty } from "../dirty.js"
+import * as DoubtedNext from "../doubtedNext.js"
 import { SomethingWrong, UsageError } from "../failure.js"
 import * as LeaseClock from "../leaseClock.js"
 import * as Mermaid from "../mermaid.js"
@@ -442,37 +444,25 @@ const journalOf = (inspection: Trust.Inspection, tampered: Trust.Tampered) =>
  * A saga whose journal does not verify: the break first, then (as a table) the entries as stored,
  * for the record; never its status or steps, which the journal would decide.
  */
-const renderTampered = (inspection: Trust.Inspection, tampered: Trust.Tampered, journal: string, rejectable: boolean) =>
-  [Trust.line(inspection.sagaId, tampered), ...refusal(inspection.sagaId, tampered, rejectable), "", journal].join("\n")
-
 /**
- * What effect-saga still does with a tampered saga: nothing, when its journal does not verify; when
- * only the approvals table's record of a request departs from the journal, the journal is intact
- * and only that request is not decided: the saga can be compensated, and rejected too where
- * `reject` takes the request (`rejectable`: its row pending, only its copy of the request edited;
- * approvals.md).
+ * A tampered saga: the break, what effect-saga still does with it (`refusal`: nothing, when its
+ * journal does not verify; for a request the approvals table holds otherwise than the journal,
+ * `DoubtedNext`'s lines), then its journal.
  */
-const refusal = (sagaId: string, tampered: Trust.Tampered, rejectable: boolean): ReadonlyArray<string> => {
-  if (tampered.problem !== "approval") {
-    return ["effect-saga refuses to act on this saga. The journal as stored, not to be trusted:"]
-  }
-  const compensate = `effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO`
-  return rejectable
-    ? [
-        "effect-saga does not decide this request (approve refuses it); the journal verifies, as below.",
-        `next: restore the approvals table from a backup, or end the saga (reject the step, or ${compensate})`
-      ]
-    : [
-        "effect-saga does not decide this request (approve and reject refuse it: its row in the approvals table was edited, or holds a decision the journal lacks); the journal verifies, as below.",
-        `next: restore the approvals table from a backup, or end the saga: ${compensate}`
-      ]
-}
+const renderTampered = (
+  inspection: Trust.Inspection,
+  tampered: Trust.Tampered,
+  journal: string,
+  refusal: ReadonlyArray<string>
+) => [Trust.line(inspection.sagaId, tampered), ...refusal, "", journal].join("\n")
+
+const REFUSED = ["effect-saga refuses to act on this saga. The journal as stored, not to be trusted:"]
 
 const showTampered = (
   inspection: Trust.Inspection,
   tampered: Trust.Tampered,
   options: { readonly json: boolean; readonly format: "table" | "mermaid" },
-  rejectable = false
+  refusal: ReadonlyArray<string> = REFUSED
 ) =>
   Effect.zipRight(
     !options.json && options.format === "mermaid"
@@ -480,7 +470,7 @@ const showTampered = (
       : Effect.flatMap(journalOf(inspection, tampered), (journal) =>
           options.json
             ? printJson({ tampered, saga: inspection.record ?? null, entries: journal.json })
-            : print(renderTampered(inspection, tampered, journal.text, rejectable))
+            : print(renderTampered(inspection, tampered, journal.text, refusal))
         ),
     Effect.fail(new SomethingWrong({ reason: `saga ${inspection.sagaId} is tampered` }))
   )
@@ -488,7 +478,7 @@ const showTampered = (
 /**
  * A request of this saga awaiting approval that the approvals table holds otherwise than the
  * journal (judged as `approvals` judges it), as a mark: `show` offers no decision on it, as
- * `approve` would refuse it.
+ * `approve` would refuse it, but the commands that still take it (`DoubtedNext`).
  */
 const doubtedRequest = (status: Saga.SagaStatus, inspection: Trust.Inspection) =>
   Effect.gen(function* () {
@@ -499,7 +489,21 @@ const doubtedRequest = (status: Saga.SagaStatus, inspection: Trust.Inspection) =
       (entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === marked.stepId
     )
     const mark = { seq: asked?.seq ?? null, problem: "approval", reason: marked.tampered! } satisfies Trust.Tampered
-    return { mark, rejectable: yield* rejectTakes(status.sagaId, marked.stepId) }
+    const journaled = Approval.journaledRequest(marked, inspection.entries)
+    const unfinished =
+      journaled.inputDigest === null
+        ? undefined
+        : yield* unfinishedDecision({ ...marked, inputDigest: journaled.inputDigest })
+    const doubted = {
+      sagaId: status.sagaId,
+      stepId: marked.stepId,
+      undos: status.steps.some(undoNeeded),
+      origin: Journaled.originOf(inspection.entries)
+    }
+    return {
+      mark,
+      lines: DoubtedNext.doubtedLines(doubted, yield* rejectTakes(status.sagaId, marked.stepId), unfinished)
+    }
   })
 
 /**
@@ -521,7 +525,7 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
         if (tampered !== null) return yield* showTampered(inspection, tampered, options)
         const status = yield* Saga.status(options.saga)
         const doubted = yield* doubtedRequest(status, inspection)
-        if (doubted !== undefined) return yield* showTampered(inspection, doubted.mark, options, doubted.rejectable)
+        if (doubted !== undefined) return yield* showTampered(inspection, doubted.mark, options, doubted.lines)
         // The row, its steps and the entries as one state: entries read before the row stop short of a
         // saga that moved on in between, and are read again.
         const entries = asOf(
