@@ -441,13 +441,10 @@ const journalOf = (inspection: Trust.Inspection, tampered: Trust.Tampered) =>
       })
 
 /**
- * A saga whose journal does not verify: the break first, then (as a table) the entries as stored,
- * for the record; never its status or steps, which the journal would decide.
- */
-/**
- * A tampered saga: the break, what effect-saga still does with it (`refusal`: nothing, when its
- * journal does not verify; for a request the approvals table holds otherwise than the journal,
- * `DoubtedNext`'s lines), then its journal.
+ * A tampered saga: the break first, what effect-saga still does with it (`refusal`: nothing, when
+ * its journal does not verify; for a request the approvals table holds otherwise than the journal,
+ * `DoubtedNext`'s lines), then (as a table) the entries as stored, for the record; never its status
+ * or steps, which the journal would decide.
  */
 const renderTampered = (
   inspection: Trust.Inspection,
