@@ -188,6 +188,38 @@ describe("bad input and bad declarations", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "an irreversible step is given its input as journaled and approved: a property its schema does not declare never reaches it",
+    () =>
+      Effect.gen(function* () {
+        class Payee extends Schema.Class<Payee>("Payee")({ iban: Schema.String }) {
+          get country() {
+            return this.iban.slice(0, 2)
+          }
+        }
+        const sent: Array<string> = []
+        const wire = Compensable.make({
+          name: "wire",
+          input: Schema.Struct({ payee: Payee, amount: Schema.Int }),
+          success: Schema.String,
+          reversibility: "irreversible",
+          execute: (order) =>
+            Effect.sync(() => {
+              sent.push(`${JSON.stringify(order)} ${order.payee.country}`)
+              return "sent"
+            })
+        })
+        // As a request body passed on with a cast: a field the schema does not declare rides along.
+        const body = { payee: new Payee({ iban: "DE89 3704" }), amount: 42, fee: 9_000 }
+        const waiting = yield* Saga.run("extra-field", wire(body))
+        assert(waiting._tag === "AwaitingApproval")
+        expect(waiting.request.input).toBe('{"payee":{"iban":"DE89 3704"},"amount":42}')
+        yield* Saga.approve("extra-field", waiting.request.stepId, { by: "alice" })
+        expect((yield* Saga.run("extra-field", wire(body)))._tag).toBe("Completed")
+        expect(sent).toEqual(['{"payee":{"iban":"DE89 3704"},"amount":42} DE'])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("Toolkit.layer fails with DeclarationError when two tools share a name, before anything runs", () =>
     Effect.gen(function* () {
       const first = counted("reserve", Schema.String)

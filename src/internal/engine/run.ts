@@ -148,7 +148,8 @@ class Call {
   constructor(
     readonly spec: StepSpec,
     readonly stepId: string,
-    readonly input: unknown,
+    /** What the tool is given: the caller's value; for an irreversible step, the journal's once approved (`gate`). */
+    public input: unknown,
     readonly inputJson: string,
     readonly digest: string
   ) {}
@@ -883,6 +884,14 @@ export class SagaRun {
       } else {
         yield* this.verify(spec, journaled, journaled.approved.payload, digest)
       }
+      // What was approved is the journaled input, byte for byte: the tool is given that, decoded,
+      // not the caller's value (a property its schema does not declare never reaches it).
+      const approved = decodeJournaledJson(spec.input, inputJson)
+      if (Either.isLeft(approved)) {
+        const reason = `its input, as journaled and approved, does not decode with its schema: ${approved.left}`
+        return yield* Effect.fail(new InvalidInput({ toolName: spec.name, reason }))
+      }
+      call.input = approved.right
       return yield* this.execute(call, attempt, mode === "settle")
     })
   }
