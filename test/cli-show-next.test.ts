@@ -351,6 +351,30 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
     })
   )
 
+  it.scoped(
+    "a step awaiting approval while a command holds the saga's lease: wait first; the decisions are refused until then",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        assert((yield* onFile(db, Saga.run("held-1", order)))._tag === "AwaitingApproval")
+        const claimed = yield* onFile(
+          db,
+          Effect.flatMap(Journal.Journal, (journal) =>
+            journal.claim("held-1", { owner: "cli-approve", ttlMillis: 60_000 })
+          )
+        )
+        assert(claimed._tag === "Some" && claimed.value.lease !== null)
+        const lines = yield* nextLines(db, "held-1")
+        expect(lines[0]).toBe(
+          `next: wait: cli-approve holds the saga's lease until ${claimed.value.lease.expiresAt} (a command, or an explicit undo of one of its steps, runs on it: the commands below are refused with LeaseHeld while it does); if that worker died, the lease lapses then, and effect-saga show held-1 says how to go on`
+        )
+        expect(lines[1]).toMatch(/^next: effect-saga approve held-1 /)
+        const approving = yield* runAsPrinted(db, lines[1]!, AT_END)
+        expect(approving.code).toBe(2)
+        expect(approving.stderr).toContain("cli-approve")
+      })
+  )
+
   describe("a decision the approvals table holds and the journal lacks (a command stopped between its writes, or a forgery)", () => {
     /** Approves `sagaId`'s waiting request in the approval store alone, as an approve stopped between its two writes leaves it. */
     const storeOnly = (

@@ -173,7 +173,9 @@ const heldLine = (status: Saga.SagaStatus, lease: NonNullable<Saga.SagaStatus["l
       ? "while it compensates (compensate and resolve are refused while it does)"
       : status.status === "running" && status.sagaId.endsWith(RUN_SUFFIX)
         ? "while its undo runs (asking for it again, and the saga's own compensation, wait or are refused while it does)"
-        : "(a command, or an explicit undo of one of its steps, runs on it: compensate and resolve are refused while it does)"
+        : status.status === "awaiting_approval"
+          ? "(a command, or an explicit undo of one of its steps, runs on it: the commands below are refused with LeaseHeld while it does)"
+          : "(a command, or an explicit undo of one of its steps, runs on it: compensate and resolve are refused while it does)"
   return `${holds} ${why}; if that worker died, the lease lapses then, and effect-saga show ${shellWord(status.sagaId)} says how to go on`
 }
 
@@ -345,7 +347,10 @@ const next = (
   const held = Lease.liveLease(status, now)
   // A running saga under its lease is driven as it should be (a suspended one, handed back): nothing to say.
   const driven = (status.status === "running" && !status.sagaId.endsWith(RUN_SUFFIX)) || status.status === "suspended"
-  return lines.length === 0 && held !== undefined && !driven ? [heldLine(status, held)] : lines
+  if (held === undefined || driven) return lines
+  // A saga awaiting approval is held by a command (or one that died): its decisions wait for the lease.
+  if (lines.length === 0 || status.status === "awaiting_approval") return [heldLine(status, held), ...lines]
+  return lines
 }
 
 /**
