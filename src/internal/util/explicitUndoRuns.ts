@@ -183,7 +183,8 @@ interface Said {
  * step's own undo in the saga (`Saga.StepStatus`'s `undo`): where the saga's compensation reached
  * the step after a run that left it live (its answer `failed` or `unavailable`: the compensation
  * ran the undo itself), what it came to follows, since the run's answer alone would read as if the
- * effect were still live (`…; since then, the saga's own compensation: undo completed`).
+ * effect were still live (`…; the saga's own compensation: undo completed`; not "since then": an
+ * operator may have resolved the run after the compensation reached the step).
  *
  * @since 0.5.0
  * @category reading
@@ -201,5 +202,5 @@ export const describe = (run: Said, own?: Saga.StepStatus["undo"] | null): strin
   const answer = run.undo ?? run.status?.replaceAll("_", " ") ?? "asked"
   const said = `explicit undo ${answer}${run.undoDetail === undefined ? "" : ` (${run.undoDetail})`}`
   const leftLive = run.undo === "failed" || run.undo === "unavailable"
-  return leftLive && own != null ? `${said}; since then, the saga's own compensation: undo ${own}` : said
+  return leftLive && own != null ? `${said}; the saga's own compensation: undo ${own}` : said
 }
