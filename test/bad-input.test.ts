@@ -1,5 +1,5 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { type Duration, Effect, Layer, Logger, Option, Schema } from "effect"
+import { Duration, Effect, Layer, List, Logger, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SagaError, Toolkit } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
@@ -185,6 +185,16 @@ describe("bad input and bad declarations", () => {
           charge({ card: new Card({ last4: "4242" }), tip: Option.some(2) })
         )
         expect(charged).toMatchObject({ _tag: "Completed", value: "**** 4242" })
+        // Nor Effect's own values, whose prototypes have methods: a result of them is journaled as before.
+        const measure = Compensable.make({
+          name: "measure",
+          input: Schema.String,
+          success: Schema.Unknown,
+          execute: () => Effect.succeed({ took: Duration.seconds(2), tags: List.make("a") }),
+          compensate: () => Effect.void
+        })
+        const measured = yield* Saga.run("proto-effect-values", measure("job"))
+        expect(measured, JSON.stringify(measured)).toMatchObject({ _tag: "Completed" })
       }).pipe(Effect.provide(Testing.layer))
   )
 

@@ -68,17 +68,15 @@ export const PROTO_KEY =
 
 /**
  * Whether `value` holds a key named `__proto__`, or inherits data through one: a prototype that is
- * a plain object with keys of its own (a class's prototype has none: its methods are not enumerable).
+ * a plain object of data, keys of its own and no method, as JSON makes one (a class's prototype has
+ * no enumerable key; Effect's `Chunk`, `Duration` or `List` prototypes have methods).
  */
 const smugglesProto = (value: object): boolean => {
   if (Object.hasOwn(value, "__proto__")) return true
   const proto: unknown = Object.getPrototypeOf(value)
-  return (
-    proto !== null &&
-    proto !== Object.prototype &&
-    Object.getPrototypeOf(proto) === Object.prototype &&
-    Object.keys(proto as object).length > 0
-  )
+  if (proto === null || proto === Object.prototype || Object.getPrototypeOf(proto) !== Object.prototype) return false
+  const values = Object.values(proto as object)
+  return values.length > 0 && values.every((inherited) => typeof inherited !== "function")
 }
 
 /** Whether `value` or an object in it holds a key named `__proto__` (`value`: acyclic, as JSON read it). */
