@@ -62,6 +62,21 @@ const order = Effect.gen(function* () {
   yield* sendWireTransfer({ amount: 5, to: "acme" })
 })
 
+/** A one-step saga of `tool`, completed, whose step's explicit undo was asked for by the CLI: the step and the run's id. */
+const undoAsked = (db: string, sagaId: string, tool: typeof gatedRelease | typeof silentRelease) =>
+  Effect.gen(function* () {
+    assert((yield* onFile(db, Saga.run(sagaId, tool(sagaId))))._tag === "Completed")
+    const step = (yield* onFile(db, Saga.status(sagaId))).steps[0]!
+    yield* cli("compensate-effect", step.effectId, "--register", tools, "--as", "oncall", "--db", db)
+    return { step, run: `${step.effectId}/compensate-effect` }
+  })
+
+/** The CLI's `compensate` of `sagaId`, with the tools, at its position now. */
+const compensateNow = (db: string, sagaId: string) =>
+  Effect.flatMap(position(db, sagaId), (at) =>
+    cli("compensate", sagaId, "--register", tools, "--as", "oncall", ...at.split(" "), "--db", db)
+  )
+
 describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }, () => {
   it.scoped("a step awaiting approval: approve, then resume; or reject with the tools, which compensates now", () =>
     Effect.gen(function* () {
@@ -167,12 +182,8 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
     () =>
       Effect.gen(function* () {
         const db = freshFile()
-        assert((yield* onFile(db, Saga.run("w-1", gatedRelease("w-1"))))._tag === "Completed")
-        const step = (yield* onFile(db, Saga.status("w-1"))).steps[0]!
-        const run = `${step.effectId}/compensate-effect`
-        yield* cli("compensate-effect", step.effectId, "--register", tools, "--as", "oncall", "--db", db)
-        const at = (yield* position(db, "w-1")).split(" ")
-        const compensated = yield* cli("compensate", "w-1", "--register", tools, "--as", "oncall", ...at, "--db", db)
+        const { step, run } = yield* undoAsked(db, "w-1", gatedRelease)
+        const compensated = yield* compensateNow(db, "w-1")
         expect(compensated.code, compensated.stderr).toBe(0)
         const lines = yield* nextLines(db, run)
         expect(lines).toEqual([
@@ -218,14 +229,10 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
     () =>
       Effect.gen(function* () {
         const db = freshFile()
-        assert((yield* onFile(db, Saga.run("w-2", gatedRelease("w-2"))))._tag === "Completed")
-        const step = (yield* onFile(db, Saga.status("w-2"))).steps[0]!
-        const run = `${step.effectId}/compensate-effect`
-        yield* cli("compensate-effect", step.effectId, "--register", tools, "--as", "oncall", "--db", db)
+        const { step, run } = yield* undoAsked(db, "w-2", gatedRelease)
         const approved = yield* runAsPrinted(db, (yield* nextLines(db, run))[0]!, AT_END)
         expect(approved.code, approved.stderr).toBe(0)
-        const at = (yield* position(db, "w-2")).split(" ")
-        const compensated = yield* cli("compensate", "w-2", "--register", tools, "--as", "oncall", ...at, "--db", db)
+        const compensated = yield* compensateNow(db, "w-2")
         expect(compensated.code, compensated.stderr).toBe(0)
         const lines = yield* nextLines(db, run)
         expect(lines).toEqual([
@@ -244,12 +251,8 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
     () =>
       Effect.gen(function* () {
         const db = freshFile()
-        assert((yield* onFile(db, Saga.run("u-1", silentRelease("u-1"))))._tag === "Completed")
-        const step = (yield* onFile(db, Saga.status("u-1"))).steps[0]!
-        const run = `${step.effectId}/compensate-effect`
-        yield* cli("compensate-effect", step.effectId, "--register", tools, "--as", "oncall", "--db", db)
-        const at = (yield* position(db, "u-1")).split(" ")
-        yield* cli("compensate", "u-1", "--register", tools, "--as", "oncall", ...at, "--db", db)
+        const { step, run } = yield* undoAsked(db, "u-1", silentRelease)
+        yield* compensateNow(db, "u-1")
         const taken = (yield* onFile(db, Saga.status("u-1"))).steps[0]!
         expect(taken).toMatchObject({ undo: "unknown", undoDetail: "by compensateEffect: the carrier did not answer" })
         const follow = (position: string) => [
@@ -391,10 +394,7 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
     /** An explicit undo's run awaiting approval, approved in the store alone: its id and step. */
     const halfApprovedRun = (db: string, sagaId: string) =>
       Effect.gen(function* () {
-        assert((yield* onFile(db, Saga.run(sagaId, gatedRelease(sagaId))))._tag === "Completed")
-        const step = (yield* onFile(db, Saga.status(sagaId))).steps[0]!
-        const run = `${step.effectId}/compensate-effect`
-        yield* cli("compensate-effect", step.effectId, "--register", tools, "--as", "oncall", "--db", db)
+        const { step, run } = yield* undoAsked(db, sagaId, gatedRelease)
         yield* storeOnly(db, run)
         return { run, step }
       })
