@@ -13,8 +13,8 @@
  * @since 0.5.0
  */
 import type * as Saga from "../../Saga.js"
+import { effectIdOfRun } from "../journal/ids.js"
 import * as ApprovalExpiry from "./approvalExpiry.js"
-import { RUN_SUFFIX } from "./identifier.js"
 import { shellWord } from "./shellWord.js"
 import { undoNeeded } from "./undoNeeded.js"
 
@@ -92,10 +92,10 @@ export const reachedBySaga = (step: Effect, own: string, approved: boolean): str
  * @since 0.5.0
  * @category reading
  */
-export const runStepOf = (request: { readonly sagaId: string; readonly stepId: string }): Effect | undefined =>
-  request.sagaId.endsWith(RUN_SUFFIX)
-    ? { stepId: request.stepId, effectId: request.sagaId.slice(0, -RUN_SUFFIX.length) }
-    : undefined
+export const runStepOf = (request: { readonly sagaId: string; readonly stepId: string }): Effect | undefined => {
+  const effectId = effectIdOfRun(request.sagaId)
+  return effectId === undefined ? undefined : { stepId: request.stepId, effectId }
+}
 
 /**
  * What an approved step of a run awaiting approval waits for: `compensate-effect` asked again, before
