@@ -1,5 +1,5 @@
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, List, Logger, Option, Schema } from "effect"
+import { Chunk, Duration, Effect, Layer, List, Logger, Option, Schema } from "effect"
 import { Approval, Compensable, Journal, Saga, SagaError, Toolkit } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
@@ -195,6 +195,38 @@ describe("bad input and bad declarations", () => {
         })
         const measured = yield* Saga.run("proto-effect-values", measure("job"))
         expect(measured, JSON.stringify(measured)).toMatchObject({ _tag: "Completed" })
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "a result with a toJSON (Effect's Chunk, whose own structure refers to itself) is journaled as JSON.stringify writes it, not refused as nested too deep",
+    () =>
+      Effect.gen(function* () {
+        const results: Record<string, unknown> = {
+          chunk: Chunk.make(1, 2),
+          "empty-chunk": Chunk.empty(),
+          "nested-chunk": { batch: Chunk.make({ sku: "A-1" }) }
+        }
+        const gather = Compensable.make({
+          name: "gather",
+          input: Schema.String,
+          success: Schema.Unknown,
+          execute: (name) => Effect.succeed(results[name]),
+          compensate: () => Effect.void
+        })
+        for (const name of Object.keys(results)) {
+          const gathered = yield* Saga.run(`to-json-${name}`, gather(name))
+          expect(gathered, JSON.stringify(gathered)).toMatchObject({ _tag: "Completed" })
+          const executed = (yield* entriesOf(`to-json-${name}`)).find((entry) => entry.phase === "EXECUTED")
+          expect(JSON.parse(executed?.payload ?? "null")).toMatchObject({
+            result: JSON.parse(JSON.stringify(results[name]))
+          })
+        }
+        // What a toJSON returns is checked as any value is: a number JSON would write as null is refused.
+        results.nan = { count: { toJSON: () => Number.NaN } }
+        const refused = yield* Saga.run("to-json-nan", gather("nan"))
+        assert(refused._tag === "NeedsAttention")
+        expect(refused.unknown[0]!.reason).toContain("NaN cannot be journaled: JSON would read it back as null")
       }).pipe(Effect.provide(Testing.layer))
   )
 

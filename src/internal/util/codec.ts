@@ -93,9 +93,23 @@ export const holdsProtoKey = (value: unknown, depth = 0): boolean => {
  * Why `value` cannot be journaled as it is, if it cannot: nested deeper than `MAX_JSON_DEPTH`,
  * something JSON would read back as `null` (a number that is not finite, `undefined` in an array),
  * or a key named `__proto__` (`PROTO_KEY`). A walk of its own keeps `JSON.stringify` on V8's fast
- * path (a replacer would leave it).
+ * path (a replacer would leave it). A value with a `toJSON` (a `Date`, Effect's `Chunk`) is walked
+ * as what its `toJSON` returns, which is what `JSON.stringify` writes: a `Chunk`'s own structure
+ * refers to itself.
  */
 const problemIn = (value: unknown, depth: number): string | undefined => {
+  if (typeof value === "object" && value !== null && typeof (value as Partial<Shown>).toJSON === "function") {
+    return problemInShown((value as Shown).toJSON(), depth)
+  }
+  return problemInShown(value, depth)
+}
+
+interface Shown {
+  readonly toJSON: () => unknown
+}
+
+/** `problemIn` of a value as `JSON.stringify` writes it, its own `toJSON` already applied. */
+const problemInShown = (value: unknown, depth: number): string | undefined => {
   if (typeof value === "number") return Number.isFinite(value) ? undefined : lostAsNull(String(value))
   if (typeof value !== "object" || value === null) return undefined
   if (depth === MAX_JSON_DEPTH) return `it is ${NESTED_TOO_DEEP}`
