@@ -1291,7 +1291,7 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
         expect(table.stdout).toMatch(/^order-5\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+TAMPERED at seq 2\s/m)
         expect(table.stdout).toMatch(/^payout-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+intact\s/m)
         expect(table.stdout).toMatch(
-          /^saga order-1: TAMPERED: the approvals table's copy of the input is not the one the journal holds at seq \d+ \(shown\): the table was edited: do not decide on step sendWireTransfer:\S+$/m
+          /^saga order-1: TAMPERED: the approvals table's copy of the input is not the one the journal holds at seq \d+ \(shown\): the table was edited: make no new decision on step sendWireTransfer:\S+; next: effect-saga show order-1 says what to do$/m
         )
         expect(table.stdout).toMatch(
           /^saga order-5: TAMPERED: its journal does not verify at seq 2 \(hash\): .*: do not decide on step sendWireTransfer:\S+$/m
@@ -1344,10 +1344,10 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
         }
         expect(table.stdout).toMatch(/^payout-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+intact\s/m)
         expect(table.stdout).toMatch(
-          /^saga order-1: TAMPERED: the approvals table's row was edited: its status column says "weird", not pending, approved or rejected: do not decide on step sendWireTransfer:\S+$/m
+          /^saga order-1: TAMPERED: the approvals table's row was edited: its status column says "weird", not pending, approved or rejected: make no new decision on step sendWireTransfer:\S+; next: effect-saga show order-1 says what to do$/m
         )
         expect(table.stdout).toMatch(
-          /^saga order-5: TAMPERED: the approvals table's row was edited: its decision column does not decode: do not decide on step sendWireTransfer:\S+$/m
+          /^saga order-5: TAMPERED: the approvals table's row was edited: its decision column does not decode: make no new decision on step sendWireTransfer:\S+; next: effect-saga show order-5 says what to do$/m
         )
 
         const before = snapshot(db)
@@ -1408,7 +1408,7 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
           /^order-1\s+sendWireTransfer:\S+\s+sendWireTransfer\s+\S+\s+TAMPERED \(approvals table\)\s/m
         )
         expect(table.stdout).toMatch(
-          /^saga order-1: TAMPERED: the approval store says step sendWireTransfer:\S+ was approved by mallory, but the journal holds no such decision .*: do not decide on step sendWireTransfer:\S+$/m
+          /^saga order-1: TAMPERED: the approval store says step sendWireTransfer:\S+ was approved by mallory, but the journal holds no such decision .*: make no new decision on step sendWireTransfer:\S+; next: effect-saga show order-1 says what to do$/m
         )
         const json = JSON.parse((yield* cli("approvals", "--db", db, "--json")).stdout) as ReadonlyArray<{
           sagaId: string

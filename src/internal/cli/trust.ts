@@ -10,6 +10,7 @@ import * as Option from "effect/Option"
 import type { Entry, SagaRecord, TamperProblem, Verification } from "../../Journal.js"
 import * as Journal from "../../Journal.js"
 import { printable } from "../util/printable.js"
+import { onlyTheTable } from "../util/tamperMark.js"
 import { SomethingWrong } from "./failure.js"
 
 /**
@@ -78,9 +79,7 @@ export const tamperedOf = (verification: Verification): Tampered | null =>
  */
 export const cell = (tampered: Tampered | null): string => {
   if (tampered === null) return "intact"
-  return tampered.problem === "approval" || tampered.seq === null
-    ? "TAMPERED (approvals table)"
-    : `TAMPERED at seq ${tampered.seq}`
+  return onlyTheTable(tampered) ? "TAMPERED (approvals table)" : `TAMPERED at seq ${tampered.seq}`
 }
 
 /**
@@ -91,7 +90,7 @@ export const cell = (tampered: Tampered | null): string => {
  */
 export const line = (sagaId: string, tampered: Tampered): string =>
   printable(
-    tampered.problem === "approval" || tampered.seq === null
+    onlyTheTable(tampered)
       ? `saga ${sagaId}: TAMPERED: ${tampered.reason}`
       : `saga ${sagaId}: TAMPERED: its journal does not verify at seq ${tampered.seq} (${tampered.problem}): ${tampered.reason}`
   )

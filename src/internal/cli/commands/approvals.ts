@@ -10,7 +10,9 @@ import type { ApprovalRequest } from "../../../Approval.js"
 import * as Approval from "../../../Approval.js"
 import { printable } from "../../util/printable.js"
 import { settledRequests } from "../../util/settledRequests.js"
+import { shellWord } from "../../util/shellWord.js"
 import { table } from "../../util/table.js"
+import { onlyTheTable } from "../../util/tamperMark.js"
 import { print, printJson } from "../output.js"
 import { db, json, limit, offset, pageLine, pageOf, withStore } from "../root.js"
 import * as Trust from "../trust.js"
@@ -68,6 +70,16 @@ const pendingRequests = (page: { readonly offset: number; readonly limit: number
     }
   })
 
+/**
+ * What to do about a marked request: nothing, where its journal does not verify; where only the
+ * approvals table disagrees with it, no new decision, and `show` says what to do (the same command
+ * again, where one stopped between its writes; a backup; the saga ended).
+ */
+const doNotDecide = (request: Pending, tampered: Trust.Tampered): string =>
+  onlyTheTable(tampered)
+    ? `make no new decision on step ${request.stepId}; next: effect-saga show ${shellWord(request.sagaId)} says what to do`
+    : `do not decide on step ${request.stepId}`
+
 const render = (requests: ReadonlyArray<Pending>): string =>
   requests.length === 0
     ? "no approvals pending"
@@ -86,7 +98,7 @@ const render = (requests: ReadonlyArray<Pending>): string =>
         ),
         ...requests.flatMap((request) =>
           request.tampered !== null
-            ? [printable(`${Trust.line(request.sagaId, request.tampered)}: do not decide on step ${request.stepId}`)]
+            ? [printable(`${Trust.line(request.sagaId, request.tampered)}: ${doNotDecide(request, request.tampered)}`)]
             : request.settled !== null
               ? [printable(`${request.sagaId} ${request.stepId}: ${request.settled}`)]
               : []

@@ -13,6 +13,7 @@ import * as ExplicitUndoRuns from "../../util/explicitUndoRuns.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import * as Lease from "../../util/lease.js"
 import { shellWord } from "../../util/shellWord.js"
+import { onlyTheTable } from "../../util/tamperMark.js"
 import * as ToResolve from "../../util/toResolve.js"
 import * as UndoRunAdvice from "../../util/undoRunAdvice.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
@@ -38,8 +39,8 @@ const pretty = (input: string | null): string => {
 }
 
 const tamperLine = (sagaId: string, tampered: Tamper): string =>
-  tampered.seq === null
-    ? `Saga ${sagaId} is TAMPERED: ${tampered.reason}. Do not decide on it.`
+  onlyTheTable(tampered)
+    ? `Saga ${sagaId} is TAMPERED: ${tampered.reason}. Make no new decision on it; effect-saga show ${shellWord(sagaId)} says what to do.`
     : `Saga ${sagaId} is TAMPERED: its journal does not verify at seq ${tampered.seq} (${tampered.problem}): ${tampered.reason}. Nothing past it is a fact; effect-saga refuses to act on it.`
 
 const position = (request: {
