@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
@@ -194,6 +194,48 @@ describe("a halt inside a finalizer of the program", () => {
         const result = yield* Saga.run("f1", Effect.ensuring(Effect.fail("boom"), Effect.ignore(ping("x"))))
         expect(result).toMatchObject({ _tag: "NeedsAttention", unknown: [{ toolName: "ping" }] })
         expect((yield* phases("f1")).at(-1)).toBe("SAGA_NEEDS_ATTENTION")
+      }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
+describe("a call a failing Effect.all sibling cut", () => {
+  it.effect(
+    "is cut again on resume, even when its tool retries by key; resolved, the saga compensates (docs/recovery.md)",
+    () =>
+      Effect.gen(function* () {
+        const world: Array<string> = []
+        let holdAttempts = 0
+        // A slow provider that dedupes by key, and a sibling that is declined at once.
+        const hold = Compensable.make({
+          name: "hold",
+          input: Schema.String,
+          success: Schema.String,
+          retryMode: "idempotency-key",
+          execute: (seat) =>
+            Effect.sync(() => holdAttempts++).pipe(Effect.zipRight(Effect.sleep("150 millis")), Effect.as(`h-${seat}`)),
+          compensate: (ctx) => Effect.sync(() => world.push(`release ${ctx.result}`))
+        })
+        const check = Compensable.make({
+          name: "check",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.fail(Outcome.failed("declined")),
+          compensate: () => Effect.void
+        })
+        const program = Effect.all([hold("A"), check("card")], { concurrency: "unbounded" })
+        const first = yield* Saga.run("cut", program)
+        assert(first._tag === "NeedsAttention")
+        expect(first.unknown.map((step) => step.toolName)).toEqual(["hold"])
+        // The replay answers the sibling's failure at once, while the retried call is in flight.
+        const again = yield* Saga.run("cut", program)
+        expect(again).toMatchObject({ _tag: "NeedsAttention", unknown: [{ toolName: "hold" }] })
+        expect(holdAttempts).toBe(2)
+        // Resolved from the provider's record of that key, the saga compensates: the hold is released.
+        yield* Saga.resolve("cut", first.unknown[0]!.stepId, { outcome: "applied", result: "h-A", by: "oncall" })
+        const resumed = yield* Saga.run("cut", program)
+        expect(resumed._tag).toBe("Compensated")
+        expect(world).toEqual(["release h-A"])
+        expect(holdAttempts).toBe(2)
       }).pipe(Effect.provide(Testing.layer))
   )
 })
