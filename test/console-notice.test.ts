@@ -21,7 +21,27 @@ const cookieOf = (session: string | undefined, now: number): string => {
 const requestWith = (cookie: string) =>
   HttpServerRequest.fromWeb(new Request("http://localhost/console", { headers: { cookie } }))
 
+/** The `Set-Cookie` header a redirect with `notice` carries. */
+const setCookieOf = (text: string): string => {
+  const response = Flash.set(HttpServerResponse.empty({ status: 303 }), { kind: "conflict", text }, "session-a", 1_000)
+  return Cookies.toSetCookieHeaders(response.cookies)[0]!
+}
+
 describe("a console notice", () => {
+  it("stays under a browser's 4 KB cookie, however its text escapes in JSON: a longer text is cut with …", () => {
+    for (const char of ['"', "\\", "\u0001", "é", "😀", "a"]) {
+      const text = `The run's answer: rejected: ${char.repeat(3000)}`
+      const header = setCookieOf(text)
+      expect([char, Buffer.byteLength(header, "utf8") < 3584]).toEqual([char, true])
+      const shown = Flash.of(requestWith(header.split(";")[0]!), "session-a", 1_000)
+      expect(shown?.text.startsWith("The run's answer: rejected: ")).toBe(true)
+      expect(shown?.text.endsWith("…")).toBe(true)
+    }
+    // A short one is carried whole.
+    const whole = `rejected: ${'"'.repeat(500)}`
+    expect(Flash.of(requestWith(setCookieOf(whole).split(";")[0]!), "session-a", 1_000)?.text).toBe(whole)
+  })
+
   it("is shown in the session it was set in, until a minute after its command", () => {
     const cookie = cookieOf("session-a", 1_000)
     expect(Flash.of(requestWith(cookie), "session-a", 1_000)).toEqual(approved)

@@ -15,14 +15,23 @@ const COOKIE = "effect_saga_notice"
 
 const kinds: ReadonlyArray<string> = ["ok", "conflict", "forbidden", "error"]
 
-/** A cookie holds about 4 KB: a longer notice (ids near their limit) is cut. */
+/**
+ * A browser drops a cookie over about 4 KB: a notice whose text takes more than this in the
+ * cookie's JSON (ids near their limit, a reason of quotes, each escaped) is cut, so that the
+ * cookie, its text in base64url beside its end, session and MAC, stays under 3.5 KB.
+ */
 const MAX_TEXT_BYTES = 2400
 
+/** The UTF-8 bytes `text` takes inside a JSON string: a quote, backslash or control takes two or six. */
+const jsonBytes = (text: string): number => Buffer.byteLength(JSON.stringify(text), "utf8") - 2
+
 const clip = (text: string): string => {
-  if (Buffer.byteLength(text, "utf8") <= MAX_TEXT_BYTES) return text
+  if (jsonBytes(text) <= MAX_TEXT_BYTES) return text
   let kept = ""
+  let bytes = 0
   for (const char of text) {
-    if (Buffer.byteLength(kept + char, "utf8") > MAX_TEXT_BYTES - 3) break
+    bytes += jsonBytes(char)
+    if (bytes > MAX_TEXT_BYTES - 3) break
     kept += char
   }
   return `${kept}…`
