@@ -76,9 +76,12 @@ describe("a completed saga with a step undone explicitly, in the saga's own view
         )
         const baseUrl = yield* serveOn(db)
         const cookie = yield* Effect.promise(() => consoleCookie(baseUrl))
-        expect(yield* pageOf(baseUrl, cookie, "order-9")).toContain(
+        const page = yield* pageOf(baseUrl, cookie, "order-9")
+        expect(page).toContain(
           "explicit undo failed (failed (not applied): the bank refused the refund); the saga&#39;s own compensation: undo completed"
         )
+        // The step's own undo and its explicit undo are two lines of the cell, as show prints two.
+        expect(page).toContain(`<td>completed<br><span class="explicit-undo" data-step="${step.stepId}">`)
       })
   )
 

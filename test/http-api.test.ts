@@ -1,3 +1,4 @@
+import * as fs from "node:fs"
 import * as NodeHttp from "node:http"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -1111,6 +1112,8 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       const document = (yield* raw(baseUrl, "GET", "/api/openapi.json")).body as OpenApi.OpenAPISpec
       expect(document).toEqual(JSON.parse(JSON.stringify(OpenApi.fromApi(SagaApi.Api))))
       expect(document.openapi).toBe("3.1.0")
+      // The version it describes is the package's, as the CLI's --version says.
+      expect(document.info.version).toBe(JSON.parse(fs.readFileSync("package.json", "utf8")).version)
       const operations = Object.entries(document.paths).flatMap(([path, item]) =>
         Object.entries(item as Record<string, OpenApi.OpenAPISpecOperation>).map(([method, op]) => ({
           path,

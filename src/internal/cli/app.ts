@@ -14,6 +14,7 @@ import * as Inspectable from "effect/Inspectable"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
+import { packageVersion } from "../util/packageVersion.js"
 import { printable } from "../util/printable.js"
 import { commands } from "./commandTable.js"
 import type { Ending } from "./failure.js"
@@ -29,7 +30,7 @@ import { root } from "./root.js"
  * @since 0.1.0
  * @category constants
  */
-export const version = "0.5.0"
+export const version = packageVersion
 
 /**
  * The root command and every subcommand.

@@ -10,6 +10,7 @@ import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import * as OpenApi from "@effect/platform/OpenApi"
 import * as Schema from "effect/Schema"
 import { CurrentPrincipal } from "../../Authority.js"
+import { packageVersion } from "../util/packageVersion.js"
 import {
   Conflict,
   Forbidden,
@@ -218,6 +219,7 @@ export class Api extends HttpApi.make("effect-saga")
   .addError(Unavailable)
   .addError(Internal)
   .annotate(OpenApi.Title, "effect-saga")
+  .annotate(OpenApi.Version, packageVersion)
   .annotate(
     OpenApi.Description,
     "Operate sagas from outside: list and inspect them, decide approvals, resolve unknown outcomes, compensate. Every command carries the revision and digest the caller saw."

@@ -376,7 +376,7 @@ ${CompensationNext.lines(detail, now)
 ${detail.steps
   .map(
     (step) =>
-      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${stateBadge(detail, step.state, now)}</td><td>${escape(step.undo ?? "")}${explicitUndoCell(step)}</td></tr>`
+      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${stateBadge(detail, step.state, now)}</td><td>${[escape(step.undo ?? ""), explicitUndoCell(step)].filter((part) => part !== "").join("<br>")}</td></tr>`
   )
   .join("\n")}
 </tbody></table></div>
