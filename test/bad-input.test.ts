@@ -155,11 +155,16 @@ describe("bad input and bad declarations", () => {
         const args = JSON.parse('{"__proto__": {"isAdmin": true}, "to": "bob"}')
         const nested = JSON.parse('{"to": "bob", "extra": {"__proto__": {"isAdmin": 1}}}')
         const reason = `it holds a key named "__proto__", which decoding may make the object's prototype (Schema.Record does): the tool could read properties the journal does not hold`
+        // As a server decodes it before the call (an MCP server, a request handler): the record's
+        // decoding made `{ isAdmin: 1 }` the prototype of `extra`, which encoding drops.
+        const decoded = Schema.decodeUnknownSync(note.spec.input)(nested)
+        expect((decoded.extra as { isAdmin?: unknown }).isAdmin).toBe(1)
         const calls = [
           Toolkit.call(Toolkit.make({ send }), "send", args),
           send(args),
           Toolkit.call(Toolkit.make({ note }), "note", nested),
-          note(nested)
+          note(nested),
+          note(decoded)
         ]
         for (const [index, call] of calls.entries()) {
           const result = yield* Saga.run(`proto-${index}`, call)

@@ -6,12 +6,18 @@ import { withoutQuotes, withoutValues } from "./withoutValues.js"
 /**
  * Encodes `value` with `schema` and serializes it, or says why it cannot: also when the JSON would
  * not read back as what was encoded (`NaN`, an infinity, `undefined` in an array or alone, which
- * `JSON.stringify` writes as `null`), since a replay or an undo would then find what it cannot decode.
+ * `JSON.stringify` writes as `null`), since a replay or an undo would then find what it cannot decode;
+ * and when `value` inherits data its encoding drops (`inheritsDataAlong`: `PROTO_KEY`).
  */
 export const encodeJson = (schema: Schema.Schema<any, any>, value: unknown): Either.Either<string, string> =>
-  Either.flatMap(
-    guarded(() => Schema.encodeUnknownEither(schema)(value)),
-    (encoded) => (encoded === undefined ? undefinedAsNull(schema) : serialize(encoded))
+  Either.flatMap(guarded(() => Schema.encodeUnknownEither(schema)(value)), (encoded) =>
+    encoded === undefined
+      ? undefinedAsNull(schema)
+      : Either.filterOrLeft(
+          serialize(encoded),
+          () => !inheritsDataAlong(value, encoded, 0),
+          () => PROTO_KEY
+        )
   )
 
 /** How a schema's failure is put in words: as `TreeFormatter` says it, or without the values it met. */
@@ -77,6 +83,30 @@ const smugglesProto = (value: object): boolean => {
   if (proto === null || proto === Object.prototype || Object.getPrototypeOf(proto) !== Object.prototype) return false
   const values = Object.values(proto as object)
   return values.length > 0 && values.every((inherited) => typeof inherited !== "function")
+}
+
+/**
+ * Whether `value` (a caller's, before encoding) or an object in it inherits data through its
+ * prototype, walked along `encoded`, what its schema made of it: a `Schema.Record` that decoded a
+ * key named `__proto__` (from a model's or a request's JSON) made its value the object's prototype,
+ * which the tool reads and the encoding, copying own keys only, drops. Walked only where `encoded`
+ * goes as JSON (`encoded` serialized already), so what its schema does not declare is never
+ * followed; an object the encoding kept as it is (`Schema.Unknown`) is `problemIn`'s to judge, and
+ * one with a `toJSON` (a `Chunk`, whose structure refers to itself) is JSON's own.
+ */
+const inheritsDataAlong = (value: unknown, encoded: unknown, depth: number): boolean => {
+  if (typeof value !== "object" || value === null || typeof encoded !== "object" || encoded === null) return false
+  if (value === encoded || depth > MAX_JSON_DEPTH || typeof (encoded as Partial<Shown>).toJSON === "function") {
+    return false
+  }
+  if (!Array.isArray(value) && smugglesProto(value)) return true
+  for (const key in encoded) {
+    const inner = (encoded as Record<string, unknown>)[key]
+    if (typeof inner === "object" && inheritsDataAlong((value as Record<string, unknown>)[key], inner, depth + 1)) {
+      return true
+    }
+  }
+  return false
 }
 
 /** Whether `value` or an object in it holds a key named `__proto__` (`value`: acyclic, as JSON read it). */
