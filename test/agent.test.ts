@@ -971,6 +971,45 @@ describe("serving the toolkit over MCP", () => {
       })
   )
 
+  it.live(
+    "the handlers' layer provided to each run, the Saga service built once: the approved call runs on resume, no tool taken for two",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const handlers = Agent.make(ShopToolkit, { undo: undosOf(world) }).toLayer(handlersOf(world))
+        const client = yield* makeClient
+        const transport = McpServer.layerStdio({
+          name: "shop",
+          version: "1.0.0",
+          stdin: Stream.fromQueue(client.requests),
+          stdout: client.stdout
+        })
+        const session = Agent.mcpSession(Shop, transport)
+        const warnings: Array<string> = []
+        const logger = Logger.make(({ logLevel, message }) => {
+          if (logLevel._tag === "Warning") warnings.push(String(message))
+        })
+        yield* Effect.gen(function* () {
+          const running = yield* Effect.fork(Saga.run("mcp-stdio-3", session.pipe(Effect.provide(handlers))))
+          yield* client.ask(1, "initialize", {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "test-client", version: "1.0.0" }
+          })
+          yield* client.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+          yield* client.ask(2, "tools/call", { name: "Wire", arguments: { amount: 4200, to: "DE89" } })
+          yield* Queue.shutdown(client.requests)
+          const waiting = yield* Fiber.join(running)
+          assert(waiting._tag === "AwaitingApproval")
+          yield* Saga.approve("mcp-stdio-3", waiting.request.stepId, { by: "alice" })
+          const done = yield* Saga.resume("mcp-stdio-3", session.pipe(Effect.provide(handlers)))
+          expect(done).toMatchObject({ _tag: "Completed" })
+          expect(world.log).toEqual(["wire 4200 to DE89"])
+          expect(warnings.filter((warning) => warning.includes("two different tools"))).toEqual([])
+        }).pipe(Effect.provide(Testing.layer), Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      })
+  )
+
   it.effect("the MCP tool list: read-only, destructive and idempotent hints from the policy", () =>
     Effect.gen(function* () {
       const { live } = shop(makeWorld(), bookingScript)

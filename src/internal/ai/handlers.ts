@@ -74,7 +74,11 @@ export const specOf = (
   } as any)
   // A failure the model is told about does not taint the saga when the agent says so.
   const fedToModel = tool.failureMode === "return"
-  return { ...made.spec, taintsOnFailure: !(fedToModel && declarations.onToolFailure === "continue") }
+  return {
+    ...made.spec,
+    taintsOnFailure: !(fedToModel && declarations.onToolFailure === "continue"),
+    declaredBy: declarations
+  }
 }
 
 /** The OpenTelemetry GenAI `execute_tool` span of a model's or MCP client's call (only an MCP call has no id). */

@@ -73,10 +73,12 @@ export class Registry {
 }
 
 /**
- * Whether two tools under one name undo a step alike: the same tool; two that share their undo (a
- * manifest's tool and the agent's handler made of it); two reads, which are never undone.
+ * Whether two tools under one name undo a step alike: the same tool; one declaration built again
+ * (an agent's handlers' layer, provided to each run); two that share their undo (a manifest's tool
+ * and the agent's handler made of it); two reads, which are never undone.
  */
 const sameUndo = (known: RegisteredTool, tool: RegisteredTool): boolean =>
   known.spec === tool.spec ||
+  (known.spec.declaredBy !== undefined && known.spec.declaredBy === tool.spec.declaredBy) ||
   (known.spec.compensate !== undefined && known.spec.compensate === tool.spec.compensate) ||
   (known.spec.changesNothing === true && tool.spec.changesNothing === true)

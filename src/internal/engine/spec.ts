@@ -61,6 +61,12 @@ export interface StepSpec {
    * written or undone). A model turn's: its answer no longer decodes with the toolkit's schemas.
    */
   readonly unfollowable?: ((result: unknown) => string | undefined) | undefined
+  /**
+   * What declared this step's tool, when a layer builds it anew from one declaration (an agent's
+   * handlers, `toLayer`, built once a run): two specs of one name and one declaration are one tool
+   * to the registry, not two tools sharing a name.
+   */
+  readonly declaredBy?: object | undefined
 }
 
 /** One MiB: the default cap for a step's encoded input and result. */
