@@ -714,12 +714,24 @@ export const mcpSession = <Tools extends Record<string, Tool.Any>, RC, E, R>(
   E,
   R | Tool.HandlersFor<WithSaga<Tools>> | CurrentSaga | Tool.Requirements<Tools[keyof Tools]>
 > =>
-  Effect.flatMap(mcp.opensSession, (opens) =>
-    opens
-      ? Effect.flatMap(Effect.fork(Layer.launch(layerMcp(agent).pipe(Layer.provide(transport)))), (server) =>
-          Effect.flatMap(Fiber.await(server), (exit) =>
-            Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause) ? Effect.failCause(exit.cause) : Effect.void
-          )
-        )
-      : Effect.void
-  )
+  Effect.flatMap(mcp.opensSession, (opens) => {
+    if (!opens) return Effect.void
+    // The first call that died (an input over its cap, a handler's defect): the session's saga fails
+    // with it when the session ends, and compensates, as an agent's loop does at once.
+    let died: Cause.Cause<never> | undefined
+    const served = Layer.effectDiscard(
+      mcp.register(agent.toolkit, agent.policies as Record<string, Policy>, (cause) => {
+        // A cause with no failure in it (`register` reports only those): its defect.
+        died ??= cause as Cause.Cause<never>
+      })
+    ).pipe(Layer.provide(McpServer.McpServer.layer), Layer.provide(transport))
+    return Effect.flatMap(Effect.fork(Layer.launch(served)), (server) =>
+      Effect.flatMap(Fiber.await(server), (exit) =>
+        Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
+          ? Effect.failCause(exit.cause)
+          : died === undefined
+            ? Effect.void
+            : Effect.failCause(died)
+      )
+    )
+  })

@@ -1010,6 +1010,87 @@ describe("serving the toolkit over MCP", () => {
       })
   )
 
+  it.live(
+    "a call that dies over MCP (an input over maxPayloadBytes) is told it failed; the session goes on, and its saga compensates at its end",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const agent = Agent.make(ShopToolkit, { undo: undosOf(world), policy: { Reserve: { maxPayloadBytes: 64 } } })
+        const client = yield* makeClient
+        const transport = McpServer.layerStdio({
+          name: "shop",
+          version: "1.0.0",
+          stdin: Stream.fromQueue(client.requests),
+          stdout: client.stdout
+        })
+        const session = yield* Effect.fork(
+          Saga.run(
+            "mcp-stdio-died",
+            Agent.mcpSession(agent, transport).pipe(Effect.provide(agent.toLayer(handlersOf(world))))
+          )
+        )
+        yield* client.ask(1, "initialize", {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "test-client", version: "1.0.0" }
+        })
+        yield* client.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+        const held = yield* client.ask(2, "tools/call", { name: "Reserve", arguments: { sku: "A-1", quantity: 1 } })
+        const tooLarge = yield* client.ask(3, "tools/call", {
+          name: "Reserve",
+          arguments: { sku: "B".repeat(200), quantity: 1 }
+        })
+        const stock = yield* client.ask(4, "tools/call", { name: "Lookup", arguments: { sku: "A-1" } })
+        expect(held.result).toMatchObject({ isError: false, structuredContent: { reservationId: "res-1" } })
+        expect(tooLarge.result).toMatchObject({
+          isError: true,
+          structuredContent: { status: "failed", reason: expect.stringContaining("over its limit of 64") }
+        })
+        expect(stock.result).toMatchObject({ isError: false })
+        yield* Queue.shutdown(client.requests)
+        const result = yield* Fiber.join(session)
+        expect(result._tag).toBe("Compensated")
+        expect(world.log).toEqual(["reserve A-1 x1", "release res-1"])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.live("an array result over MCP is the answer's text, not its structuredContent (an object in MCP)", () =>
+    Effect.gen(function* () {
+      const Flights = Tool.make("Flights", { parameters: {}, success: Schema.Array(Schema.String) }).annotate(
+        Tool.Readonly,
+        true
+      )
+      const agent = Agent.make(AiToolkit.make(Flights))
+      const client = yield* makeClient
+      const transport = McpServer.layerStdio({
+        name: "flights",
+        version: "1.0.0",
+        stdin: Stream.fromQueue(client.requests),
+        stdout: client.stdout
+      })
+      const session = yield* Effect.fork(
+        Saga.run(
+          "mcp-stdio-array",
+          Agent.mcpSession(agent, transport).pipe(
+            Effect.provide(agent.toLayer({ Flights: () => Effect.succeed(["GVA-LIS 1", "GVA-LIS 2"]) }))
+          )
+        )
+      )
+      yield* client.ask(1, "initialize", {
+        protocolVersion: "2025-06-18",
+        capabilities: {},
+        clientInfo: { name: "test-client", version: "1.0.0" }
+      })
+      yield* client.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      const found = yield* client.ask(2, "tools/call", { name: "Flights", arguments: {} })
+      expect(found.result.isError).toBe(false)
+      expect(found.result.structuredContent).toBeUndefined()
+      expect(found.result.content).toEqual([{ type: "text", text: '["GVA-LIS 1","GVA-LIS 2"]' }])
+      yield* Queue.shutdown(client.requests)
+      expect((yield* Fiber.join(session))._tag).toBe("Completed")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("the MCP tool list: read-only, destructive and idempotent hints from the policy", () =>
     Effect.gen(function* () {
       const { live } = shop(makeWorld(), bookingScript)

@@ -2,6 +2,7 @@ import * as McpSchema from "@effect/ai/McpSchema"
 import * as McpServer from "@effect/ai/McpServer"
 import * as Tool from "@effect/ai/Tool"
 import type * as Toolkit from "@effect/ai/Toolkit"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -24,12 +25,26 @@ export const hintsOf = (tool: Tool.Any, policy: Policy): McpSchema.ToolAnnotatio
     openWorldHint: Context.get(tool.annotations, Tool.OpenWorld)
   })
 
+/**
+ * A call's answer: its value as text, and as `structuredContent` where it is a JSON object (MCP's
+ * `structuredContent` is an object: an array or a scalar is the text alone).
+ */
 const callResult = (isError: boolean, value: unknown) =>
   new McpSchema.CallToolResult({
     isError,
-    structuredContent: typeof value === "object" && value !== null ? value : undefined,
+    structuredContent: typeof value === "object" && value !== null && !Array.isArray(value) ? value : undefined,
     content: [{ type: "text", text: JSON.stringify(value) ?? "null" }]
   })
+
+/**
+ * What the client is told of a call that died (an input over `maxPayloadBytes`, one that does not
+ * encode, a handler's defect): that it failed, in the defect's first line, cut at 1000 characters.
+ */
+const diedResult = (cause: Cause.Cause<unknown>) => {
+  const squashed = Cause.squash(cause)
+  const line = (squashed instanceof Error ? squashed.message : String(squashed)).split("\n")[0]!
+  return callResult(true, { status: "failed", reason: line.length > 1000 ? `${line.slice(0, 999)}…` : line })
+}
 
 /** What the client is told in place of a handler's result. */
 interface AnsweredInstead {
@@ -45,11 +60,14 @@ const awaitingApprovalResult: AnsweredInstead = { isFailure: false, encodedResul
  * step of the saga in the registering context), without `Toolkit.handle`'s span; a failure the model would be fed
  * (`failureMode: "return"`) is reported with `isError: true`, like one in the error channel; a call
  * that awaits approval is told so (not an error), and the session goes on; one the saga refused to
- * run (it was bound to compensate) is told so and why, with `isError: true`.
+ * run (it was bound to compensate) is told so and why, with `isError: true`; one that died is told
+ * it failed (`isError: true`, the defect's first line) and reported to `died`, so that a session
+ * can fail its saga with it when it ends.
  */
 export const register = (
   toolkit: Toolkit.Toolkit<any>,
-  policies: Readonly<Record<string, Policy>>
+  policies: Readonly<Record<string, Policy>>,
+  died: (cause: Cause.Cause<unknown>) => void = () => {}
 ): Effect.Effect<void, never, any> =>
   Effect.gen(function* () {
     const server = yield* McpServer.McpServer
@@ -76,9 +94,20 @@ export const register = (
                     ? Effect.succeed({ isFailure: true, encodedResult: notRun(call.refused) })
                     : Effect.failCause(cause)
             ),
-            Effect.match({
-              onFailure: (error) => callResult(true, error),
-              onSuccess: (result) => callResult(result.isFailure, result.encodedResult)
+            Effect.matchCauseEffect({
+              onFailure: (cause) =>
+                Option.match(Cause.failureOption(cause), {
+                  onSome: (error) => Effect.succeed(callResult(true, error)),
+                  // A halt (an unknown outcome) ends the session, as it ends any run.
+                  onNone: () =>
+                    Cause.isInterruptedOnly(cause)
+                      ? Effect.failCause(cause)
+                      : Effect.sync(() => {
+                          died(cause)
+                          return diedResult(cause)
+                        })
+                }),
+              onSuccess: (result) => Effect.succeed(callResult(result.isFailure, result.encodedResult))
             })
           ) as Effect.Effect<McpSchema.CallToolResult>
         }
