@@ -695,7 +695,8 @@ export const layerMcp = <Tools extends Record<string, Tool.Any>, RC>(
  * One MCP session as a saga program: serves the agent's toolkit over `transport` (say,
  * `McpServer.layerStdio(...)`) until the client goes away, every call a step of the saga it runs
  * in. `Saga.run(sessionId, Agent.mcpSession(agent, transport))` then completes, or compensates if
- * a call failed. An irreversible call is answered that it awaits approval and the session goes on;
+ * a call failed or died (its client was told `isError: true`; the saga fails with the first such
+ * defect when the session ends). An irreversible call is answered that it awaits approval and the session goes on;
  * when it ends, the saga returns `AwaitingApproval`. After the approval, `Saga.resume` with the same
  * program runs the call and ends the saga: a resumed session does not serve again (its client is
  * gone), and the client is not told the result (the journal has it).
