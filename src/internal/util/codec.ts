@@ -10,14 +10,16 @@ import { withoutQuotes, withoutValues } from "./withoutValues.js"
  * and when `value` inherits data its encoding drops (`inheritsDataAlong`: `PROTO_KEY`).
  */
 export const encodeJson = (schema: Schema.Schema<any, any>, value: unknown): Either.Either<string, string> =>
-  Either.flatMap(guarded(() => Schema.encodeUnknownEither(schema)(value)), (encoded) =>
-    encoded === undefined
-      ? undefinedAsNull(schema)
-      : Either.filterOrLeft(
-          serialize(encoded),
-          () => !inheritsDataAlong(value, encoded, 0),
-          () => PROTO_KEY
-        )
+  Either.flatMap(
+    guarded(() => Schema.encodeUnknownEither(schema)(value)),
+    (encoded) =>
+      encoded === undefined
+        ? undefinedAsNull(schema)
+        : Either.filterOrLeft(
+            serialize(encoded),
+            () => !inheritsDataAlong(value, encoded, 0),
+            () => PROTO_KEY
+          )
   )
 
 /** How a schema's failure is put in words: as `TreeFormatter` says it, or without the values it met. */
