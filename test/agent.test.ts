@@ -868,20 +868,10 @@ describe("serving the toolkit over MCP", () => {
         const world = makeWorld({ declineCards: true })
         const { live } = shop(world, bookingScript)
         const client = yield* makeClient
-        const transport = McpServer.layerStdio({
-          name: "shop",
-          version: "1.0.0",
-          stdin: Stream.fromQueue(client.requests),
-          stdout: client.stdout
-        })
+        const transport = client.transport
         yield* Effect.gen(function* () {
           const session = yield* Effect.fork(Saga.run("mcp-stdio-1", Agent.mcpSession(Shop, transport)))
-          yield* client.ask(1, "initialize", {
-            protocolVersion: "2025-06-18",
-            capabilities: {},
-            clientInfo: { name: "test-client", version: "1.0.0" }
-          })
-          yield* client.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+          yield* client.initialize
           const list = yield* client.ask(2, "tools/list", {})
           const reserved = yield* client.ask(3, "tools/call", {
             name: "Reserve",
@@ -939,12 +929,7 @@ describe("serving the toolkit over MCP", () => {
         const session = Agent.mcpSession(Shop, transport)
         yield* Effect.gen(function* () {
           const running = yield* Effect.fork(Saga.run("mcp-stdio-2", session))
-          yield* client.ask(1, "initialize", {
-            protocolVersion: "2025-06-18",
-            capabilities: {},
-            clientInfo: { name: "test-client", version: "1.0.0" }
-          })
-          yield* client.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+          yield* client.initialize
           const wire = yield* client.ask(2, "tools/call", { name: "Wire", arguments: { amount: 4200, to: "DE89" } })
           const reserved = yield* client.ask(3, "tools/call", {
             name: "Reserve",
@@ -978,12 +963,7 @@ describe("serving the toolkit over MCP", () => {
         const world = makeWorld()
         const handlers = Agent.make(ShopToolkit, { undo: undosOf(world) }).toLayer(handlersOf(world))
         const client = yield* makeClient
-        const transport = McpServer.layerStdio({
-          name: "shop",
-          version: "1.0.0",
-          stdin: Stream.fromQueue(client.requests),
-          stdout: client.stdout
-        })
+        const transport = client.transport
         const session = Agent.mcpSession(Shop, transport)
         const warnings: Array<string> = []
         const logger = Logger.make(({ logLevel, message }) => {
@@ -991,12 +971,7 @@ describe("serving the toolkit over MCP", () => {
         })
         yield* Effect.gen(function* () {
           const running = yield* Effect.fork(Saga.run("mcp-stdio-3", session.pipe(Effect.provide(handlers))))
-          yield* client.ask(1, "initialize", {
-            protocolVersion: "2025-06-18",
-            capabilities: {},
-            clientInfo: { name: "test-client", version: "1.0.0" }
-          })
-          yield* client.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+          yield* client.initialize
           yield* client.ask(2, "tools/call", { name: "Wire", arguments: { amount: 4200, to: "DE89" } })
           yield* Queue.shutdown(client.requests)
           const waiting = yield* Fiber.join(running)
@@ -1017,24 +992,14 @@ describe("serving the toolkit over MCP", () => {
         const world = makeWorld()
         const agent = Agent.make(ShopToolkit, { undo: undosOf(world), policy: { Reserve: { maxPayloadBytes: 64 } } })
         const client = yield* makeClient
-        const transport = McpServer.layerStdio({
-          name: "shop",
-          version: "1.0.0",
-          stdin: Stream.fromQueue(client.requests),
-          stdout: client.stdout
-        })
+        const transport = client.transport
         const session = yield* Effect.fork(
           Saga.run(
             "mcp-stdio-died",
             Agent.mcpSession(agent, transport).pipe(Effect.provide(agent.toLayer(handlersOf(world))))
           )
         )
-        yield* client.ask(1, "initialize", {
-          protocolVersion: "2025-06-18",
-          capabilities: {},
-          clientInfo: { name: "test-client", version: "1.0.0" }
-        })
-        yield* client.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+        yield* client.initialize
         const held = yield* client.ask(2, "tools/call", { name: "Reserve", arguments: { sku: "A-1", quantity: 1 } })
         const tooLarge = yield* client.ask(3, "tools/call", {
           name: "Reserve",
@@ -1062,12 +1027,7 @@ describe("serving the toolkit over MCP", () => {
       )
       const agent = Agent.make(AiToolkit.make(Flights))
       const client = yield* makeClient
-      const transport = McpServer.layerStdio({
-        name: "flights",
-        version: "1.0.0",
-        stdin: Stream.fromQueue(client.requests),
-        stdout: client.stdout
-      })
+      const transport = client.transport
       const session = yield* Effect.fork(
         Saga.run(
           "mcp-stdio-array",
@@ -1076,12 +1036,7 @@ describe("serving the toolkit over MCP", () => {
           )
         )
       )
-      yield* client.ask(1, "initialize", {
-        protocolVersion: "2025-06-18",
-        capabilities: {},
-        clientInfo: { name: "test-client", version: "1.0.0" }
-      })
-      yield* client.send({ jsonrpc: "2.0", method: "notifications/initialized" })
+      yield* client.initialize
       const found = yield* client.ask(2, "tools/call", { name: "Flights", arguments: {} })
       expect(found.result.isError).toBe(false)
       expect(found.result.structuredContent).toBeUndefined()
@@ -1285,7 +1240,23 @@ const makeClient = Effect.gen(function* () {
   const send = (message: object) => Queue.offer(requests, new TextEncoder().encode(`${JSON.stringify(message)}\n`))
   const ask = (id: number, method: string, params: object) =>
     Effect.zipRight(send({ jsonrpc: "2.0", id, method, params }), Deferred.await(answer(id)))
-  return { requests, stdout, send, ask }
+  /** The MCP handshake, as request 1. */
+  const initialize = Effect.zipRight(
+    ask(1, "initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "test-client", version: "1.0.0" }
+    }),
+    send({ jsonrpc: "2.0", method: "notifications/initialized" })
+  )
+  /** A stdio transport that reads this client's requests and writes its answers. */
+  const transport = McpServer.layerStdio({
+    name: "test-server",
+    version: "1.0.0",
+    stdin: Stream.fromQueue(requests),
+    stdout
+  })
+  return { requests, stdout, send, ask, initialize, transport }
 })
 
 /** `1` inside `depth` arrays: JSON that parses, too deep for `JSON.stringify`'s stack. */
