@@ -190,6 +190,21 @@ describe("bad input and bad declarations", () => {
           charge({ card: new Card({ last4: "4242" }), tip: Option.some(2) })
         )
         expect(charged).toMatchObject({ _tag: "Completed", value: "**** 4242" })
+        // Nor a struct's fields inherited from defaults: they are encoded, and journaled.
+        const pay = Compensable.make({
+          name: "pay",
+          input: Schema.Struct({ amount: Schema.Int, currency: Schema.String }),
+          success: Schema.String,
+          execute: ({ amount, currency }) => Effect.succeed(`${amount} ${currency}`),
+          compensate: () => Effect.void
+        })
+        const withDefaults = Object.assign(Object.create({ currency: "EUR" }), { amount: 5 })
+        expect(yield* Saga.run("proto-defaults", pay(withDefaults))).toMatchObject({
+          _tag: "Completed",
+          value: "5 EUR"
+        })
+        const intent = (yield* entriesOf("proto-defaults")).find((entry) => entry.phase === "INTENT")
+        expect(JSON.parse(intent?.input ?? "null")).toEqual({ amount: 5, currency: "EUR" })
         // Nor Effect's own values, whose prototypes have methods: a result of them is journaled as before.
         const measure = Compensable.make({
           name: "measure",

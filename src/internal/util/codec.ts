@@ -79,19 +79,26 @@ export const PROTO_KEY =
  * a plain object of data, keys of its own and no method, as JSON makes one (a class's prototype has
  * no enumerable key; Effect's `Chunk`, `Duration` or `List` prototypes have methods).
  */
-const smugglesProto = (value: object): boolean => {
-  if (Object.hasOwn(value, "__proto__")) return true
+const smugglesProto = (value: object): boolean =>
+  Object.hasOwn(value, "__proto__") || dataPrototypeOf(value) !== undefined
+
+/** `value`'s prototype, if it is a plain object of data (keys of its own and no method), as JSON makes one. */
+const dataPrototypeOf = (value: object): object | undefined => {
   const proto: unknown = Object.getPrototypeOf(value)
-  if (proto === null || proto === Object.prototype || Object.getPrototypeOf(proto) !== Object.prototype) return false
+  if (proto === null || proto === Object.prototype || Object.getPrototypeOf(proto) !== Object.prototype)
+    return undefined
   const values = Object.values(proto as object)
   return values.length > 0 && values.every((inherited) => typeof inherited !== "function")
+    ? (proto as object)
+    : undefined
 }
 
 /**
  * Whether `value` (a caller's, before encoding) or an object in it inherits data through its
- * prototype, walked along `encoded`, what its schema made of it: a `Schema.Record` that decoded a
- * key named `__proto__` (from a model's or a request's JSON) made its value the object's prototype,
- * which the tool reads and the encoding, copying own keys only, drops. Walked only where `encoded`
+ * prototype that `encoded`, what its schema made of it, does not hold: a `Schema.Record` that
+ * decoded a key named `__proto__` (from a model's or a request's JSON) made its value the object's
+ * prototype, which the tool reads and the encoding, copying own keys only, drops (a struct's
+ * defaults inherited by its fields are encoded, and pass). Walked only where `encoded`
  * goes as JSON (`encoded` serialized already), so what its schema does not declare is never
  * followed; an object the encoding kept as it is (`Schema.Unknown`) is `problemIn`'s to judge, and
  * one with a `toJSON` (a `Chunk`, whose structure refers to itself) is JSON's own.
@@ -101,7 +108,8 @@ const inheritsDataAlong = (value: unknown, encoded: unknown, depth: number): boo
   if (value === encoded || depth > MAX_JSON_DEPTH || typeof (encoded as Partial<Shown>).toJSON === "function") {
     return false
   }
-  if (!Array.isArray(value) && smugglesProto(value)) return true
+  const proto = Array.isArray(value) ? undefined : dataPrototypeOf(value)
+  if (proto !== undefined && Object.keys(proto).some((key) => !(key in encoded))) return true
   for (const key in encoded) {
     const inner = (encoded as Record<string, unknown>)[key]
     if (typeof inner === "object" && inheritsDataAlong((value as Record<string, unknown>)[key], inner, depth + 1)) {
