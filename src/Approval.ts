@@ -654,6 +654,8 @@ const judgeSaga = (
 ): Effect.Effect<ReadonlyArray<PendingRequest | undefined>, JournalError> => {
   // Each journal is verified against its row: a forged entry is no answer, nor a request.
   const read = (id: string) => inspect(journal, id, keys)
+  // Leases as the store judges them (PostgreSQL's clock), not this host's.
+  const leaseNow = journal.leaseNow ?? Clock.currentTimeMillis
   const judge = (request: PendingRequest, inspected: Inspected) =>
     Effect.flatMap(
       approval.get(request.requestId),
@@ -667,13 +669,13 @@ const judgeSaga = (
         const { decision } = held.value
         if (decision._tag === "Pending") {
           if (!waits) return Effect.succeed({ ...held.value.request, tampered: behindTheJournal(answer) })
-          return Effect.map(Clock.currentTimeMillis, (now) => copyOf(held.value.request, inspected, now))
+          return Effect.map(leaseNow, (now) => copyOf(held.value.request, inspected, now))
         }
         const reason = waits ? distrust(approval, keys, request, decision) : undefined
         if (reason === undefined) return Effect.succeed(undefined)
         // Decided without the journal: a command may be between its two writes. Read the journal again.
         return Effect.flatMap(read(request.sagaId), (again) =>
-          Effect.map(Clock.currentTimeMillis, (now) => {
+          Effect.map(leaseNow, (now) => {
             const broken = tamperOf(again.verification)
             if (broken !== undefined) return { ...request, tampered: journalBroken(broken) }
             if (answeredRequest(again.entries, request.stepId) !== undefined) return undefined

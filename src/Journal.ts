@@ -364,6 +364,14 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
     readonly prunable?: ((before: string) => Effect.Effect<ReadonlyArray<string>, JournalError>) | undefined
     /** How many sagas are under each open status, counted from an index of open sagas only (never a scan of all). */
     readonly countOpen: () => Effect.Effect<OpenCounts, JournalError>
+    /**
+     * "Now", in epoch milliseconds, as this store judges a lease: PostgreSQL's `now()`, so that a
+     * reader whose clock is off judges leases as the workers do (`Approval.inbox` reads it). Absent
+     * (SQLite, memory, a journal of your own): the process's `Clock`, which writes the leases there.
+     *
+     * @since 0.5.0
+     */
+    readonly leaseNow?: Effect.Effect<number, JournalError> | undefined
   }
 >() {}
 

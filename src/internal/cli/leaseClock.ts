@@ -7,12 +7,11 @@
  *
  * @since 0.4.0
  */
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { JournalError } from "../../Journal.js"
+import { Journal, type JournalError } from "../../Journal.js"
 
 /**
  * "Now", in epoch milliseconds, as the store judges a lease.
@@ -25,31 +24,16 @@ export class LeaseClock extends Context.Tag("effect-saga/cli/LeaseClock")<
   { readonly now: Effect.Effect<number, JournalError> }
 >() {}
 
-/** The server's `now()`, in whole epoch milliseconds (as lease times are written: to the millisecond). */
-const serverNow = (sql: SqlClient.SqlClient): Effect.Effect<number, JournalError> =>
-  sql<{ readonly millis: number | string }>`SELECT floor(extract(epoch FROM now()) * 1000)::float8 AS millis`.pipe(
-    Effect.map((rows) => Number(rows[0]?.millis)),
-    Effect.filterOrFail(Number.isFinite, () => "the server's now() answered no time"),
-    Effect.mapError(
-      (error) =>
-        new JournalError({
-          operation: "read the server's clock",
-          reason: typeof error === "string" ? error : error.message
-        })
-    )
-  )
-
 /**
- * The lease clock of the store on the `SqlClient` in context.
+ * The lease clock of the journal in context: its `leaseNow` (PostgreSQL's `now()`), else the
+ * process's `Clock`.
  *
  * @since 0.4.0
  * @category layers
  */
-export const layer: Layer.Layer<LeaseClock, never, SqlClient.SqlClient> = Layer.effect(
+export const layer: Layer.Layer<LeaseClock, never, Journal> = Layer.effect(
   LeaseClock,
-  Effect.map(SqlClient.SqlClient, (sql) =>
-    LeaseClock.of({ now: sql.onDialectOrElse({ pg: () => serverNow(sql), orElse: () => Clock.currentTimeMillis }) })
-  )
+  Effect.map(Journal, (journal) => LeaseClock.of({ now: journal.leaseNow ?? Clock.currentTimeMillis }))
 )
 
 /**

@@ -170,7 +170,7 @@ const servicesOn = (
   Layer.unwrapEffect(
     Effect.as(
       checkJournal(where, access),
-      Layer.merge(Saga.layer.pipe(Layer.provideMerge(storeOn(access))), LeaseClock.layer)
+      LeaseClock.layer.pipe(Layer.provideMerge(Saga.layer.pipe(Layer.provideMerge(storeOn(access)))))
     )
   )
 

@@ -1131,9 +1131,24 @@ WHERE lease_owner = ${owner}${sagaId === undefined ? sql.literal("") : sql` AND 
     list,
     prune,
     prunable,
-    countOpen
+    countOpen,
+    ...(onPg ? { leaseNow: serverNow(sql) } : {})
   })
 })
+
+/** The server's `now()` in whole epoch milliseconds, as lease times are written: to the millisecond. */
+const serverNow = (sql: SqlClient.SqlClient): Effect.Effect<number, Journal.JournalError> =>
+  sql<{ readonly millis: number | string }>`SELECT floor(extract(epoch FROM now()) * 1000)::float8 AS millis`.pipe(
+    Effect.map((rows) => Number(rows[0]?.millis)),
+    Effect.filterOrFail(Number.isFinite, () => "the server's now() answered no time"),
+    Effect.mapError(
+      (error) =>
+        new Journal.JournalError({
+          operation: "read the server's clock",
+          reason: typeof error === "string" ? error : error.message
+        })
+    )
+  )
 
 /** The `Journal` service on the `SqlClient` in context; runs the store's migrations first. */
 export const make = Effect.zipRight(migrate, makeUnmigrated)
