@@ -1019,6 +1019,44 @@ describe("serving the toolkit over MCP", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.live(
+    "a client that goes away while its call runs leaves the call unknown: NeedsAttention, named as such, not run again on resume",
+    () =>
+      Effect.gen(function* () {
+        const Hold = Tool.make("Hold", { parameters: { seat: Schema.String }, success: Schema.String }).annotate(
+          Tool.Idempotent,
+          true
+        )
+        const agent = Agent.make(AiToolkit.make(Hold), { undo: { Hold: () => Effect.void } })
+        const started = yield* Deferred.make<void>()
+        let calls = 0
+        const handlers = agent.toLayer({
+          Hold: () =>
+            Effect.zipRight(
+              Deferred.succeed(started, undefined),
+              Effect.sync(() => calls++)
+            ).pipe(Effect.zipRight(Effect.never))
+        })
+        const client = yield* makeClient
+        const session = Agent.mcpSession(agent, client.transport).pipe(Effect.provide(handlers))
+        const running = yield* Effect.fork(Saga.run("mcp-stdio-gone", session))
+        yield* client.initialize
+        yield* client.send({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "Hold", arguments: { seat: "1A" } }
+        })
+        yield* Deferred.await(started)
+        yield* Queue.shutdown(client.requests)
+        const result = yield* Fiber.join(running)
+        assert(result._tag === "NeedsAttention")
+        expect(result.unknown[0]!.reason).toContain("an MCP client that went away")
+        expect((yield* Saga.resume("mcp-stdio-gone", session))._tag).toBe("NeedsAttention")
+        expect(calls).toBe(1)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.live("an array result over MCP is the answer's text, not its structuredContent (an object in MCP)", () =>
     Effect.gen(function* () {
       const Flights = Tool.make("Flights", { parameters: {}, success: Schema.Array(Schema.String) }).annotate(

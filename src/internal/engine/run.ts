@@ -603,7 +603,7 @@ export class SagaRun {
     const step = this.writer.view.steps.get(call.stepId)
     const known = step === undefined || !isUnsettled(step) || this.writer.holds(call.stepId)
     if (this.abandoned !== undefined || this.stoppedFromOutside || known || this.notStarted.has(call.stepId)) return
-    const reason = `the program interrupted the call (Effect.timeout, a race, a failing sibling) after its INTENT was journaled: it may or may not have run`
+    const reason = `the program interrupted the call (Effect.timeout, a race, a failing sibling, an MCP client that went away) after its INTENT was journaled: it may or may not have run`
     this.abandoned = { stepId: call.stepId, toolName: call.spec.name, reason }
   }
 
