@@ -10,6 +10,7 @@ import * as Schema from "effect/Schema"
 import type { Policy } from "../../Agent.js"
 import * as Compensable from "../../Compensable.js"
 import { withoutSpan } from "../observability/spans.js"
+import { cut } from "../util/printable.js"
 import { awaitingApproval, handleUntraced, notRun, toolCall } from "./toolCall.js"
 
 /** The MCP hints of a tool, as its saga policy says. */
@@ -38,13 +39,11 @@ const callResult = (isError: boolean, value: unknown) =>
 
 /**
  * What the client is told of a call that died (an input over `maxPayloadBytes`, one that does not
- * encode, a handler's defect): that it failed, in the defect's first line, cut at 1000 characters.
+ * encode, a handler's defect): that it failed, in the defect's first line, cut at 1000 characters
+ * (as a journaled defect's reason is: `journal/detail.ts`, which this module may not import).
  */
-const diedResult = (cause: Cause.Cause<unknown>) => {
-  const squashed = Cause.squash(cause)
-  const line = (squashed instanceof Error ? squashed.message : String(squashed)).split("\n")[0]!
-  return callResult(true, { status: "failed", reason: line.length > 1000 ? `${line.slice(0, 999)}…` : line })
-}
+const diedResult = (cause: Cause.Cause<unknown>) =>
+  callResult(true, { status: "failed", reason: cut(Cause.pretty(cause).split("\n")[0]!, 1000) })
 
 /** What the client is told in place of a handler's result. */
 interface AnsweredInstead {
