@@ -669,7 +669,7 @@ const judgeSaga = (
         const { decision } = held.value
         if (decision._tag === "Pending") {
           if (!waits) return Effect.succeed({ ...held.value.request, tampered: behindTheJournal(answer) })
-          return Effect.map(leaseNow, (now) => copyOf(held.value.request, inspected, now))
+          return copyOf(held.value.request, inspected, leaseNow)
         }
         const reason = waits ? distrust(approval, keys, request, decision) : undefined
         if (reason === undefined) return Effect.succeed(undefined)
@@ -730,19 +730,25 @@ const asJournaled = (entries: ReadonlyArray<Entry>, request: PendingRequest): Pe
  * held when it agrees; when it does not, marked (`Approval.journaledRequest`'s reason) and carrying
  * the journal's input and digest, the ones a run would act on. A copy requested at another time
  * while someone holds the saga's lease is a run's, about to replace an earlier saga's record (a run
- * journals its request, then registers it): the journal's request is listed, unmarked.
+ * journals its request, then registers it): the journal's request is listed, unmarked. `leaseNow`
+ * is read only then (on PostgreSQL, a round trip).
  */
-const copyOf = (copy: ApprovalRequest, inspected: Inspected, now: number): PendingRequest => {
+const copyOf = (
+  copy: ApprovalRequest,
+  inspected: Inspected,
+  leaseNow: Effect.Effect<number, JournalError>
+): Effect.Effect<PendingRequest, JournalError> => {
   const journaled = journaledRequest(copy, inspected.entries)
-  if (journaled.problem === null) return copy
+  if (journaled.problem === null) return Effect.succeed(copy)
   const made = asJournaled(inspected.entries, copy)
-  if (made.requestedAt !== copy.requestedAt && leased(inspected, now)) return made
-  return {
+  const marked: PendingRequest = {
     ...copy,
     input: journaled.input ?? copy.input,
     inputDigest: journaled.inputDigest ?? copy.inputDigest,
     tampered: journaled.problem.reason
   }
+  if (made.requestedAt === copy.requestedAt) return Effect.succeed(marked)
+  return Effect.map(leaseNow, (now) => (leased(inspected, now) ? made : marked))
 }
 
 const groupBySaga = (requests: ReadonlyArray<PendingRequest>): ReadonlyMap<string, ReadonlyArray<PendingRequest>> => {
