@@ -148,8 +148,8 @@ class Call {
   constructor(
     readonly spec: StepSpec,
     readonly stepId: string,
-    /** What the tool is given: the caller's value; for an irreversible step, the journal's once approved (`gate`). */
-    public input: unknown,
+    /** The caller's value (an irreversible step's tool is given the journal's instead, once approved: `gate`). */
+    readonly input: unknown,
     readonly inputJson: string,
     readonly digest: string
   ) {}
@@ -707,7 +707,7 @@ export class SagaRun {
           }
         })
       }
-      return this.execute(call, journaled.intents + 1, mode === "settle")
+      return this.execute(call, call.input, journaled.intents + 1, mode === "settle")
     }
     return this.gate(call, journaled, mode)
   }
@@ -853,7 +853,7 @@ export class SagaRun {
     const { spec, stepId, inputJson, digest } = call
     // A step journaled as not started runs as its next attempt.
     const attempt = (journaled?.intents ?? 0) + 1
-    if (spec.reversibility !== "irreversible") return this.execute(call, attempt, false)
+    if (spec.reversibility !== "irreversible") return this.execute(call, call.input, attempt, false)
     return Effect.gen(this, function* () {
       if (journaled?.refused !== undefined) return yield* this.refusedBefore(journaled)
       const taint = this.writer.view.firstTaint()
@@ -891,8 +891,7 @@ export class SagaRun {
         const reason = `its input, as journaled and approved, does not decode with its schema: ${approved.left}`
         return yield* Effect.fail(new InvalidInput({ toolName: spec.name, reason }))
       }
-      call.input = approved.right
-      return yield* this.execute(call, attempt, mode === "settle")
+      return yield* this.execute(call, approved.right, attempt, mode === "settle")
     })
   }
 
@@ -997,9 +996,9 @@ export class SagaRun {
 
   /**
    * Journals `INTENT` (saying whether the call runs `deferred`, where the program settled it), runs
-   * the tool (retrying as it declares), journals its outcome.
+   * the tool on `input` (retrying as it declares), journals its outcome.
    */
-  private execute(call: Placed, firstAttempt: number, deferred: boolean) {
+  private execute(call: Placed, input: unknown, firstAttempt: number, deferred: boolean) {
     const { spec, stepId } = call
     const idempotencyKey = stepKey(this.sagaId, stepId)
     const state = new Attempts(firstAttempt - 1)
@@ -1030,7 +1029,7 @@ export class SagaRun {
     // inside the mask: a variable of this scope would be kept with it while the call runs.
     return Effect.uninterruptibleMask((restore) =>
       this.writer.appendThen(Array.of(this.intentOf(call, firstAttempt, deferred, idempotencyKey)), fatal, () =>
-        Effect.matchCauseEffect(restore(this.call(call, nextContext, state)), {
+        Effect.matchCauseEffect(restore(this.call(call, input, nextContext, state)), {
           onSuccess: (value) => this.executed(call, value, state.receipt),
           onFailure: (cause) =>
             Cause.isInterruptedOnly(cause) ? this.interrupted(call, state, cause) : this.failed(call, cause)
@@ -1107,8 +1106,8 @@ export class SagaRun {
       : Effect.flatMap(Receipts.journaled(this.receiptKeys, this.sagaId, stepId, receipt as string), journal)
   }
 
-  private call(call: Placed, nextContext: () => StepContext, state: Attempts) {
-    const { faults, input, spec, stepId } = call
+  private call(call: Placed, input: unknown, nextContext: () => StepContext, state: Attempts) {
+    const { faults, spec, stepId } = call
     // An attempt has started once the tool (or the faults around it, which stand in for it) has it:
     // an interruption met as the call is entered comes before this.
     let run: Effect.Effect<unknown, unknown>
