@@ -10,7 +10,7 @@ import * as Schema from "effect/Schema"
 import type { Policy } from "../../Agent.js"
 import * as Compensable from "../../Compensable.js"
 import { withoutSpan } from "../observability/spans.js"
-import { cut } from "../util/printable.js"
+import { cutDetail, defectLine } from "../util/detail.js"
 import { awaitingApproval, handleUntraced, notRun, toolCall } from "./toolCall.js"
 
 /** The MCP hints of a tool, as its saga policy says. */
@@ -39,11 +39,11 @@ const callResult = (isError: boolean, value: unknown) =>
 
 /**
  * What the client is told of a call that died (an input over `maxPayloadBytes`, one that does not
- * encode, a handler's defect): that it failed, in the defect's first line, cut at 1000 characters
- * (as a journaled defect's reason is: `journal/detail.ts`, which this module may not import).
+ * encode, a handler's defect): that it failed, in the defect's first line, cut as a journaled
+ * defect's reason is.
  */
 const diedResult = (cause: Cause.Cause<unknown>) =>
-  callResult(true, { status: "failed", reason: cut(Cause.pretty(cause).split("\n")[0]!, 1000) })
+  callResult(true, { status: "failed", reason: cutDetail(defectLine(cause)) })
 
 /** What the client is told in place of a handler's result. */
 interface AnsweredInstead {

@@ -8,8 +8,8 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Outcome from "../../Outcome.js"
-import { jsonText } from "../util/codec.js"
-import { cut } from "../util/printable.js"
+import { jsonText } from "./codec.js"
+import { cut } from "./printable.js"
 
 /** The most characters of an error's text that are journaled. */
 export const MAX_DETAIL = 1000
