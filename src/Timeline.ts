@@ -224,6 +224,24 @@ export const approvedUntil = (entries: ReadonlyArray<Entry>, stepId: string): st
   return decoded?.phase === "APPROVED" ? decoded.payload.expiresAt : undefined
 }
 
+/**
+ * The step whose journaled failure binds the saga to compensate, if any: the first `FAILED` its
+ * program did not handle (`taints: false` marks one it did), a step resolved as not applied among
+ * them. A resume of the saga then compensates it rather than go on: the replay answers that failure.
+ * What `effect-saga show` and the console read to say which a resume does.
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const failureToUndo = (entries: ReadonlyArray<Entry>): string | undefined => {
+  for (const entry of entries) {
+    if (entry.phase !== "FAILED" || entry.stepId === null) continue
+    const decoded = recorded(entry)
+    if (decoded?.phase === "FAILED" && decoded.payload.taints !== false) return entry.stepId
+  }
+  return undefined
+}
+
 /** Undo phases that mean an undo began or settled (`SKIPPED` undid nothing). */
 const undoPhases: ReadonlySet<Entry["phase"]> = new Set([
   "COMPENSATING",

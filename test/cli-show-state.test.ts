@@ -402,6 +402,59 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
   )
 
   it.scoped(
+    "a call a failing sibling cut: show says the provider may still act and a resume may not settle it; resolved, that a resume compensates",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        const { nextLines, position } = readsOf(db)
+        const world: Array<string> = []
+        // A slow provider that dedupes by key, cut by a sibling that is declined at once.
+        const hold = Compensable.make({
+          name: "hold",
+          input: Schema.String,
+          success: Schema.String,
+          retryMode: "idempotency-key",
+          execute: (seat) => Effect.as(Effect.sleep("150 millis"), `h-${seat}`),
+          compensate: (ctx) => Effect.sync(() => world.push(`release ${ctx.result}`))
+        })
+        const check = Compensable.make({
+          name: "check",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.fail(Outcome.failed("declined")),
+          compensate: () => Effect.void
+        })
+        const program = Effect.all([hold("A"), check("card")], { concurrency: "unbounded" })
+        const first = yield* onFile(db, Saga.run("cut-1", program))
+        assert(first._tag === "NeedsAttention")
+        const held = first.unknown[0]!.stepId
+        const [resolveLine] = yield* nextLines("cut-1")
+        expect(resolveLine).toContain(
+          `; before --not-applied, make sure the call cannot still happen: the program cut the call while it ran, and the provider may still act on what it received (ask it about the key cut-1/${held}); a resume may not settle it: it stops at the step again or, for a tool that retries by key, may cut the call again`
+        )
+        expect(resolveLine).not.toContain("may only be paused")
+        // Resolved from the provider's record of that key: the sibling's failure binds the saga to compensate.
+        const at = yield* position("cut-1")
+        const resolved = yield* cli(
+          ...["resolve", "cut-1", held, "--applied", "--result", '"h-A"', "--as", "oncall", ...at.split(" ")],
+          "--db",
+          db
+        )
+        expect(resolved.code).toBe(0)
+        const failed = (yield* onFile(db, Saga.status("cut-1"))).steps.find((step) => step.toolName === "check")!
+        expect(yield* nextLines("cut-1")).toEqual([
+          expect.stringMatching(
+            new RegExp(
+              `^next: nothing is left to resolve: the saga compensates \\(step ${failed.stepId.replace(/[#:]/g, ".")} failed, which binds it to\\) when it is resumed, by `
+            )
+          )
+        ])
+        expect(yield* onFile(db, Saga.run("cut-1", program))).toMatchObject({ _tag: "Compensated" })
+        expect(world).toEqual(["release h-A"])
+      })
+  )
+
+  it.scoped(
     "the diagram escapes a reason as the rest of it: no line break, no control character, # ; < > as codes",
     () =>
       Effect.gen(function* () {

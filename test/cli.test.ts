@@ -549,7 +549,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const next = shown.stdout.split("\n").filter((line) => line.startsWith("next:"))
       expect(next).toEqual([
         expect.stringMatching(
-          /^next: nothing is left to resolve: the saga goes on \(or compensates, if one did not happen\) when it is resumed, by a worker given definition tracking: Recovery\.resume\("order-3"\), or Saga\.start with tracking \(a Recovery pass does not take a saga that needs attention\); or effect-saga compensate order-3 --register MODULE --as WHO --revision \d+ --digest [0-9a-f]{64}$/
+          /^next: nothing is left to resolve: the saga goes on when it is resumed, by a worker given definition tracking: Recovery\.resume\("order-3"\), or Saga\.start with tracking \(a Recovery pass does not take a saga that needs attention\); or effect-saga compensate order-3 --register MODULE --as WHO --revision \d+ --digest [0-9a-f]{64}$/
         )
       ])
       const result = yield* onFile(db, Saga.start(Tracking, "order-3", { orderId: "order-3" }))

@@ -1,5 +1,5 @@
 import * as path from "node:path"
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Effect, Schema } from "effect"
 import type { Browser, Page } from "playwright-core"
@@ -240,12 +240,49 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       expect(status.status).toBe("needs_attention")
       const page = yield* consolePage(baseUrl, `/console/sagas/ship-1`)
       expect(page.text).toContain(
-        '<p class="approved" id="resume">Nothing is left to resolve: the saga goes on (or compensates, if a step did not happen) when it is resumed, by a worker that has its program (a Recovery pass does not take a saga that needs attention).</p>'
+        '<p class="approved" id="resume">Nothing is left to resolve: the saga goes on when it is resumed, by a worker that has its program (a Recovery pass does not take a saga that needs attention).</p>'
       )
       expect(page.text).not.toContain('action="/console/resolve"')
       // The diagram says who resolved it, as the CLI's timeline does.
       expect(page.text).toContain("executed: result &quot;parcel-17&quot;; resolved as applied by alice")
     })
+  )
+
+  it.scopedLive(
+    "a call a failing sibling cut: the page says the provider may still act; resolved, that a resume compensates",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("console-cut")
+        const hold = Compensable.make({
+          name: "hold",
+          input: Schema.String,
+          success: Schema.String,
+          retryMode: "idempotency-key",
+          execute: (seat) => Effect.as(Effect.sleep("1 second"), `h-${seat}`),
+          compensate: () => Effect.void
+        })
+        const check = Compensable.make({
+          name: "check",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.fail(Outcome.failed("declined"))
+        })
+        const program = Effect.all([hold("A"), check("card")], { concurrency: "unbounded" })
+        const first = yield* onDb(db, Saga.run("cut-1", program))
+        assert(first._tag === "NeedsAttention")
+        const held = first.unknown[0]!.stepId
+        const baseUrl = yield* serveOn(db)
+        const cut = unescaped((yield* consolePage(baseUrl, "/console/sagas/cut-1")).text)
+        expect(cut).toContain(
+          `Before "It was not applied", make sure the call cannot still happen: the program cut the call while it ran, and the provider may still act on what it received (ask it about the key cut-1/${held}); a resume may not settle it: it stops at the step again or, for a tool that retries by key, may cut the call again.`
+        )
+        yield* onDb(db, Saga.resolve("cut-1", held, { outcome: "applied", result: "h-A", by: "oncall" }))
+        const failed = (yield* onDb(db, Saga.status("cut-1"))).steps.find((step) => step.toolName === "check")!
+        const resolved = unescaped((yield* consolePage(baseUrl, "/console/sagas/cut-1")).text)
+        expect(resolved).toContain(
+          `Nothing is left to resolve: the saga compensates (step ${failed.stepId} failed, which binds it to) when it is resumed, by a worker that has its program`
+        )
+      })
   )
 
   it.scopedLive("the saga page says why a step's outcome is unknown and that a lease lapsed, escaped as HTML", () =>

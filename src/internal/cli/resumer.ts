@@ -71,14 +71,14 @@ export const approvalLapsed = (
 /**
  * The `next:` line of a saga that needs attention with nothing left to resolve (every step it
  * stopped on resolved, or only a read unknown, which a resume runs again): it goes on only when
- * resumed (a Recovery pass does not take a saga that needs attention), and a step resolved as not
- * applied makes the resume compensate.
+ * resumed (a Recovery pass does not take a saga that needs attention), or compensates then when a
+ * journaled failure binds it to (`failed`: `Timeline.failureToUndo`, a step resolved not applied too).
  *
  * @since 0.5.0
  * @category resuming
  */
-export const resolved = (sagaId: string, origin: Origin | undefined, at: string): string =>
-  `next: nothing is left to resolve: the saga goes on (or compensates, if one did not happen) when it is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga that needs attention); or effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO ${at}`
+export const resolved = (sagaId: string, origin: Origin | undefined, at: string, failed: string | undefined): string =>
+  `next: nothing is left to resolve: the saga ${failed === undefined ? "goes on" : `compensates (step ${failed} failed, which binds it to)`} when it is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga that needs attention); or effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO ${at}`
 
 /**
  * How to compensate a saga instead, at `at`: once its steps whose outcome is unknown (`unresolved`)

@@ -55,6 +55,7 @@ import { fiberRefsNow, sharedFiberRefs } from "../util/fiberRefsOf.js"
 import { stepKeyRefusal } from "../util/identifier.js"
 import { maskedEncoded } from "../util/maskedEncoded.js"
 import { composedOfMasked, masked } from "../util/masking.js"
+import { PROGRAM_CUT } from "../util/toResolve.js"
 import * as boundToUndo from "./boundToUndo.js"
 import { isBoundToUndo, notRunBecause, refusal } from "./boundToUndo.js"
 import type { StepOptions } from "./context.js"
@@ -603,7 +604,7 @@ export class SagaRun {
     const step = this.writer.view.steps.get(call.stepId)
     const known = step === undefined || !isUnsettled(step) || this.writer.holds(call.stepId)
     if (this.abandoned !== undefined || this.stoppedFromOutside || known || this.notStarted.has(call.stepId)) return
-    const reason = `the program interrupted the call (Effect.timeout, a race, a failing sibling, an MCP client that went away) after its INTENT was journaled: it may or may not have run`
+    const reason = `${PROGRAM_CUT} (Effect.timeout, a race, a failing sibling, an MCP client that went away) after its INTENT was journaled: it may or may not have run`
     this.abandoned = { stepId: call.stepId, toolName: call.spec.name, reason }
   }
 

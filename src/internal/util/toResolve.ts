@@ -41,11 +41,35 @@ export const resolveCommand = (sagaId: string, stepId: string, at: string, earli
     : `effect-saga resolve ${shellWord(sagaId)} ${shellWord(stepId)} --applied --undone --result JSON|--not-applied --as WHO ${at}`
 
 /**
- * What to make sure of before resolving a step `not-applied`: a lapsed lease does not prove its
- * worker is gone (a paused process may still make or finish the call once it wakes, docs/recovery.md).
+ * The start of the reason a run journals for a call its program cut once it had started (a
+ * timeout, a race, a failing sibling, an MCP client gone): the engine writes it, `show` and the
+ * console read it.
  *
  * @since 0.5.0
  * @category resolving
  */
-export const beforeNotApplied = (sagaId: string, stepId: string): string =>
-  `before --not-applied, make sure the call cannot still happen: a worker whose lease lapsed may only be paused (its process dead or restarted, or the provider refusing the key ${sagaId}/${stepId} from now on)`
+export const PROGRAM_CUT = "the program interrupted the call"
+
+/**
+ * Why the call of a step may still happen, which resolving it `not-applied` must rule out, given
+ * the reason it is unknown (`Timeline.unknownReasons`). A call the program cut reached its provider,
+ * which may still act on it, and a resume may cut it again as the program did (docs/recovery.md);
+ * otherwise a lapsed lease does not prove its worker is gone (a paused process may still make or
+ * finish the call once it wakes).
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const stillPossible = (sagaId: string, stepId: string, reason: string | undefined): string =>
+  reason?.startsWith(PROGRAM_CUT) === true
+    ? `the program cut the call while it ran, and the provider may still act on what it received (ask it about the key ${sagaId}/${stepId}); a resume may not settle it: it stops at the step again or, for a tool that retries by key, may cut the call again`
+    : `a worker whose lease lapsed may only be paused (its process dead or restarted, or the provider refusing the key ${sagaId}/${stepId} from now on)`
+
+/**
+ * What to make sure of before resolving a step `not-applied` (`stillPossible`), as `show` says it.
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const beforeNotApplied = (sagaId: string, stepId: string, reason: string | undefined): string =>
+  `before --not-applied, make sure the call cannot still happen: ${stillPossible(sagaId, stepId, reason)}`

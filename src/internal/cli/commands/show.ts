@@ -195,7 +195,7 @@ const resolveLine = (
     earlier === undefined
       ? command
       : `${command} (if the call happened, undo it by hand first, then --applied --undone: step ${earlier} before it is undone already, so its undo cannot run in order)`
-  return `${said}; ${ToResolve.beforeNotApplied(status.sagaId, stepId)}`
+  return `${said}; ${ToResolve.beforeNotApplied(status.sagaId, stepId, Timeline.unknownReasons(entries).get(stepId))}`
 }
 
 /**
@@ -337,7 +337,9 @@ const next = (
           )
         ]
       : []),
-    ...(isResolved(status, unknown, undoRun, now) ? [Resumer.resolved(status.sagaId, origin, at)] : []),
+    ...(isResolved(status, unknown, undoRun, now)
+      ? [Resumer.resolved(status.sagaId, origin, at, Timeline.failureToUndo(entries))]
+      : []),
     ...(!status.sagaId.endsWith(RUN_SUFFIX)
       ? compensationFailedLines(status, at, now)
       : status.status === "compensation_failed"

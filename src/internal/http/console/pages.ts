@@ -180,7 +180,7 @@ const resolveForm = (detail: SagaDetail, stepId: string): string => {
 ${applied}
 <form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="not-applied">
 <button type="submit" class="secondary">It was not applied</button></form>
-<p class="muted not-applied-caution">${escape(`Before "It was not applied", make sure the call cannot still happen: a worker whose lease lapsed may only be paused (its process dead or restarted, or the provider refusing the key ${sagaId}/${stepId} from now on).`)}</p></div>`
+<p class="muted not-applied-caution">${escape(`Before "It was not applied", make sure the call cannot still happen: ${ToResolve.stillPossible(sagaId, stepId, reason)}.`)}</p></div>`
 }
 
 /**
@@ -303,9 +303,15 @@ const resolveFirst = (detail: SagaDetail, stepId: string): string => {
   return `Resolve ${stepId} first: its outcome is unknown, and a compensation now cannot undo it and ends the saga compensation failed. Resolve it below (${here}), or ${command}, or POST /api/sagas/${encodeURIComponent(sagaId)}/steps/${encodeURIComponent(stepId)}/resolve.`
 }
 
-/** What a saga that needs attention with nothing left to resolve waits for. */
-const RESOLVED =
-  "Nothing is left to resolve: the saga goes on (or compensates, if a step did not happen) when it is resumed, by a worker that has its program (a Recovery pass does not take a saga that needs attention)."
+/**
+ * What a saga that needs attention with nothing left to resolve waits for: a resume, which goes on,
+ * or compensates when a journaled failure binds it to (`Timeline.failureToUndo`).
+ */
+const resumeLine = (detail: SagaDetail): string => {
+  const failed = Timeline.failureToUndo(detail.entries)
+  const does = failed === undefined ? "goes on" : `compensates (step ${failed} failed, which binds it to)`
+  return `Nothing is left to resolve: the saga ${does} when it is resumed, by a worker that has its program (a Recovery pass does not take a saga that needs attention).`
+}
 
 /**
  * A saga that needs attention with nothing left to resolve (every step it stopped on resolved, or
@@ -367,7 +373,7 @@ ${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: deci
 ${approved.map((step) => (isRun ? runApprovedLine(detail, step, now) : approvedLine(detail, step.stepId, now))).join("\n")}
 ${Array.from(reached, ([stepId, said]) => settledLine({ sagaId: row.sagaId, stepId }, said)).join("\n")}
 ${isRun && row.status === "compensation_failed" && row.tampered === null ? runAnswerCard(detail, left) : ""}
-${waitsForResume(detail, unknown, lease) ? `<p class="approved" id="resume">${escape(RESOLVED)}</p>` : ""}
+${waitsForResume(detail, unknown, lease) ? `<p class="approved" id="resume">${escape(resumeLine(detail))}</p>` : ""}
 ${CompensationNext.lines(detail, now)
   .map((line) => `<p class="approved compensate">${escape(line)}</p>`)
   .join("\n")}
