@@ -428,6 +428,19 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         const first = yield* onFile(db, Saga.run("cut-1", program))
         assert(first._tag === "NeedsAttention")
         const held = first.unknown[0]!.stepId
+        // Resumed, the call is asked again by its key and cut again: the first attempt says so.
+        expect((yield* onFile(db, Saga.run("cut-1", program)))._tag).toBe("NeedsAttention")
+        const intents = (yield* onFile(db, Journal.Journal.pipe(Effect.flatMap((journal) => journal.read("cut-1")))))
+          .filter((entry) => entry.stepId === held && entry.phase === "INTENT")
+          .map((entry) => entry.seq)
+        expect(intents).toHaveLength(2)
+        const timeline = (yield* cli("show", "cut-1", "--db", db)).stdout.split("\n")
+        expect(timeline.find((line) => line.startsWith(`${intents[0]} `))).toMatch(
+          new RegExp(`INTENT\\s+no outcome journaled: run again at seq ${intents[1]}$`)
+        )
+        expect(timeline.find((line) => line.startsWith(`${intents[1]} `))).toMatch(
+          /INTENT\s+no outcome journaled: unknown \(the program interrupted the call /
+        )
         const [resolveLine] = yield* nextLines("cut-1")
         expect(resolveLine).toContain(
           `; before --not-applied, make sure the call cannot still happen: the program cut the call while it ran, and the provider may still act on what it received (ask it about the key cut-1/${held}); a resume may not settle it: it stops at the step again or, for a tool that retries by key, may cut the call again`

@@ -98,6 +98,8 @@ interface Outcomes {
   readonly status: Saga.SagaStatus
   readonly steps: ReadonlyMap<string, Saga.StepStatus>
   readonly lastIntent: ReadonlyMap<string | null, number>
+  /** An `INTENT` with no outcome journaled after it, by seq: the seq of the `INTENT` that ran its step again. */
+  readonly rerunAt: ReadonlyMap<number, number>
   readonly reasons: ReadonlyMap<string, string>
   readonly now: number
 }
@@ -106,10 +108,19 @@ const outcomesOf = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now:
   const steps = new Map<string, Saga.StepStatus>()
   for (const step of status.steps) if (!steps.has(step.stepId)) steps.set(step.stepId, step)
   const lastIntent = new Map<string | null, number>()
+  const rerunAt = new Map<number, number>()
+  // Each step's INTENT with no outcome journaled after it yet.
+  const open = new Map<string | null, number>()
   for (const entry of entries) {
-    if (entry.phase === "INTENT") lastIntent.set(entry.stepId, Math.max(entry.seq, lastIntent.get(entry.stepId) ?? -1))
+    if (entry.phase === "INTENT") {
+      lastIntent.set(entry.stepId, Math.max(entry.seq, lastIntent.get(entry.stepId) ?? -1))
+      const earlier = open.get(entry.stepId)
+      if (earlier !== undefined) rerunAt.set(earlier, entry.seq)
+      open.set(entry.stepId, entry.seq)
+    }
+    if (entry.phase === "EXECUTED" || entry.phase === "FAILED") open.delete(entry.stepId)
   }
-  return { status, steps, lastIntent, reasons: Timeline.unknownReasons(entries), now }
+  return { status, steps, lastIntent, rerunAt, reasons: Timeline.unknownReasons(entries), now }
 }
 
 /**
@@ -120,6 +131,8 @@ const outcomeOf = (entry: Entry, detail: string, saga: Outcomes): string => {
   if (entry.phase === "APPROVED") return withExpiry(entry, detail)
   if (entry.phase !== "INTENT") return detail
   const step = entry.stepId === null ? undefined : saga.steps.get(entry.stepId)
+  const rerun = saga.rerunAt.get(entry.seq)
+  if (rerun !== undefined) return [detail, `no outcome journaled: run again at seq ${rerun}`].filter(Boolean).join("; ")
   const later = (saga.lastIntent.get(entry.stepId) ?? -1) > entry.seq
   if (later) return detail
   if (step?.state === "not_started") return "no outcome journaled: interrupted before it started (it did not run)"
