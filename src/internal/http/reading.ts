@@ -67,6 +67,12 @@ const stuckOf = (sagas: ReadonlyArray<Saga.SagaSummary>, now: number) =>
     now
   )
 
+/**
+ * "Now" as the store judges a lease: the journal's `leaseNow` (PostgreSQL's `now()`, the clock
+ * leases are written by on several hosts), else this process's clock.
+ */
+const leaseNow = Effect.flatMap(Journal, (journal) => journal.leaseNow ?? Clock.currentTimeMillis)
+
 /** The statuses every status filter given allows (`undefined`: any). */
 const allowedStatuses = (params: ListParams): ReadonlyArray<SagaStatus> | undefined =>
   [
@@ -96,7 +102,7 @@ export const listSagas = (params: ListParams) =>
   Effect.gen(function* () {
     const offset = params.offset ?? 0
     const limit = params.limit ?? DEFAULT_LIMIT
-    const now = yield* Clock.currentTimeMillis
+    const now = yield* leaseNow
     const listed = yield* Saga.listPage({
       status: allowedStatuses(params),
       updatedBefore: params.finishedBefore,
@@ -236,7 +242,8 @@ export const leftOfRun = (run: Saga.SagaStatus) =>
  * @since 0.2.0
  * @category reading
  */
-export const getSaga = (sagaId: string) => Effect.flatMap(statusOf(sagaId), detailOf)
+export const getSaga = (sagaId: string) =>
+  Effect.flatMap(Effect.zip(statusOf(sagaId), leaseNow), ([status, now]) => detailOf(status, now))
 
 /**
  * For an explicit undo's run awaiting approval, its steps (awaiting approval, or approved and not
@@ -273,14 +280,19 @@ export const reachedOfRun = (run: Saga.SagaStatus) =>
  * @category reading
  */
 export const sagaPage = (sagaId: string) =>
-  Effect.flatMap(statusOf(sagaId), (status) =>
-    Effect.all({ detail: detailOf(status), left: leftOfRun(status), reached: reachedOfRun(status) })
+  Effect.flatMap(Effect.zip(statusOf(sagaId), leaseNow), ([status, now]) =>
+    Effect.all({
+      detail: detailOf(status, now),
+      left: leftOfRun(status),
+      reached: reachedOfRun(status),
+      now: Effect.succeed(now)
+    })
   )
 
-const detailOf = (status: Saga.SagaStatus) =>
+const detailOf = (status: Saga.SagaStatus, now: number) =>
   Effect.gen(function* () {
     const { sagaId } = status
-    const stuck = yield* stuckOf([status], yield* Clock.currentTimeMillis)
+    const stuck = yield* stuckOf([status], now)
     // Read after the row: cut to its revision, so that the row, its steps and the entries are one state.
     const entries = yield* entriesOf(sagaId)
     const detail: SagaDetail = {

@@ -300,14 +300,10 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
         route(
           Effect.flatMap(HttpRouter.params, (params) =>
             view("saga", () =>
-              Effect.zipWith(
-                Reading.sagaPage(params.sagaId ?? ""),
-                Clock.currentTimeMillis,
-                ({ detail, left, reached }, now) => ({
-                  title: `Saga ${detail.saga.sagaId}`,
-                  body: Pages.saga(detail, now, left, reached)
-                })
-              )
+              Effect.map(Reading.sagaPage(params.sagaId ?? ""), ({ detail, left, reached, now }) => ({
+                title: `Saga ${detail.saga.sagaId}`,
+                body: Pages.saga(detail, now, left, reached)
+              }))
             )
           )
         )
