@@ -14,7 +14,9 @@
 import { readdirSync, readFileSync } from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
 import ts from "typescript"
+import { Manifest } from "../src/index.js"
 
 const root = path.resolve(import.meta.dirname, "..")
 const pages = [
@@ -136,4 +138,20 @@ describe("the docs' TypeScript", () => {
     expect(modules.length).toBeGreaterThan(20)
     expect(errorsOf(modules)).toEqual([])
   }, 120_000)
+
+  it.effect("every ```json block of docs/*.md that is a manifest loads with Manifest.parse", () =>
+    Effect.gen(function* () {
+      const manifests = pages.flatMap((page) =>
+        [...readFileSync(path.join(root, page), "utf8").matchAll(/^```json\n([\s\S]*?)^```$/gm)]
+          .map((match) => match[1]!)
+          .filter((json) => json.includes('"manifest_version"'))
+          .map((json) => ({ page, json }))
+      )
+      expect(manifests.length).toBeGreaterThan(0)
+      for (const { page, json } of manifests) {
+        const parsed = yield* Effect.either(Manifest.parse(json, { folder: path.join(root, "examples", "manifest") }))
+        expect(parsed._tag, `${page}: ${parsed._tag === "Left" ? parsed.left.message : ""}`).toBe("Right")
+      }
+    })
+  )
 })

@@ -1063,7 +1063,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       })
       expect(large).toEqual({
         status: 413,
-        body: { _tag: "TooLarge", message: "the body is over the limit of 4096 bytes" }
+        body: { _tag: "TooLarge", message: "the body is over the limit of 4096 bytes; nothing was written" }
       })
       expect(snapshot(db)).toBe(before)
     })

@@ -77,7 +77,7 @@ describe("what the server checks before an endpoint's handler", { timeout: 30_00
           expect([target, over.status, over.body]).toEqual([
             target,
             413,
-            { _tag: "TooLarge", message: "the body is over the limit of 200 bytes" }
+            { _tag: "TooLarge", message: "the body is over the limit of 200 bytes; nothing was written" }
           ])
           const text = yield* send(baseUrl, {
             target,

@@ -36,7 +36,8 @@ const overLimit = (error: unknown): boolean =>
   Predicate.hasProperty(error.cause, "message") &&
   error.cause.message === "maxBytes exceeded"
 
-const tooLarge = (max: number) => new TooLarge({ message: `the body is over the limit of ${max} bytes` })
+const tooLarge = (max: number) =>
+  new TooLarge({ message: `the body is over the limit of ${max} bytes; nothing was written` })
 
 /**
  * A request's body as text, at most `max` bytes: a `Content-Length` over it is `TooLarge` before
