@@ -12,7 +12,7 @@ import type * as Compensable from "./Compensable.js"
 import { DeclarationError, InvalidInput } from "./Compensable.js"
 import { type CurrentSaga, callStep } from "./internal/engine/context.js"
 import { problemOf, warningOf } from "./internal/engine/declaration.js"
-import { decodeJson, holdsProtoKey, jsonText, PROTO_KEY } from "./internal/util/codec.js"
+import { decodeJson, jsonText, problemIn } from "./internal/util/codec.js"
 import { Saga } from "./Saga.js"
 
 /**
@@ -212,12 +212,12 @@ export const call = <Tools extends Record<string, Compensable.Any>>(
     const tool = toolkit.byName.get(name)
     if (tool === undefined)
       return Effect.fail(new UnknownTool({ toolName: name, known: Array.from(toolkit.byName.keys()) }))
-    // Parsed from JSON, a key named `__proto__` is a key; decoded, it would be the input's prototype.
-    const text = Either.filterOrLeft(
-      jsonText(input ?? null),
-      () => !holdsProtoKey(input),
-      () => PROTO_KEY
-    )
+    // What JSON would not hold as it is (a Map, NaN, a key named `__proto__`, which decoding would
+    // make the input's prototype) is refused, as a call's input is: the tool is given what the JSON holds.
+    const text = Either.flatMap(jsonText(input ?? null), (json) => {
+      const problem = problemIn(input ?? null)
+      return problem === undefined ? Either.right(json) : Either.left(problem)
+    })
     const decoded = Either.flatMap(text, (json) => decodeJson(tool.spec.input, json))
     if (Either.isLeft(decoded)) return Effect.fail(new InvalidInput({ toolName: name, reason: decoded.left }))
     return callStep(tool.spec, decoded.right, options?.key) as Effect.Effect<

@@ -126,6 +126,52 @@ describe("bad input and bad declarations", () => {
   )
 
   it.effect(
+    "an input or a result JSON would not hold as it is (a Map, a Set, a typed array, an invalid Date, a function) is refused, nothing run or journaled",
+    () =>
+      Effect.gen(function* () {
+        const { count, runs } = counted("tag", Schema.Struct({ tags: Schema.Unknown }))
+        const toolkit = Toolkit.make({ count })
+        for (const [tags, reason] of [
+          [new Map([["env", "prod"]]), "a Map cannot be journaled: JSON would read it back as a plain object"],
+          [new Set(["prod"]), "a Set cannot be journaled: JSON would read it back as a plain object"],
+          [new Uint8Array([1, 2]), "a Uint8Array cannot be journaled: JSON would read it back as a plain object"],
+          [[/prod/], "a RegExp cannot be journaled: JSON would read it back as a plain object"],
+          [new Date(Number.NaN), "an invalid Date cannot be journaled: JSON would read it back as null"],
+          [{ pick: () => "prod" }, "a function cannot be journaled: JSON has no text for it"],
+          [[Symbol("prod")], "a symbol cannot be journaled: JSON has no text for it"]
+        ] as const) {
+          const called = yield* Saga.run(`lossy-call-${reason}`, Effect.flip(Toolkit.call(toolkit, "tag", { tags })))
+          expect(called).toMatchObject({
+            _tag: "Completed",
+            value: { _tag: "InvalidInput", toolName: "tag", reason: expect.stringContaining(reason) }
+          })
+          const direct = yield* Saga.run(`lossy-direct-${reason}`, Effect.flip(count({ tags })))
+          expect(direct).toMatchObject({
+            _tag: "Completed",
+            value: { _tag: "InvalidInput", reason: expect.stringContaining(reason) }
+          })
+          expect(stepEntries(yield* entriesOf(`lossy-call-${reason}`))).toEqual([])
+          expect(stepEntries(yield* entriesOf(`lossy-direct-${reason}`))).toEqual([])
+        }
+        expect(runs).toEqual([])
+        // A valid Date, a plain object and an object without a prototype are journaled as JSON writes them.
+        const fine = yield* Saga.run("fine", count({ tags: { at: new Date(0), bare: Object.create(null) } }))
+        expect(fine._tag).toBe("Completed")
+        // A result the tool answers with is checked alike: the step's outcome is unknown, not journaled as {}.
+        const lookup = Compensable.make({
+          name: "lookup",
+          input: Schema.String,
+          success: Schema.Unknown,
+          execute: () => Effect.succeed(new Map([["env", "prod"]])),
+          compensate: () => Effect.void
+        })
+        const looked = yield* Saga.run("lossy-result", lookup("env"))
+        assert(looked._tag === "NeedsAttention")
+        expect(looked.unknown[0]!.reason).toContain("a Map cannot be journaled")
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
     "a key named __proto__ in an input is refused with InvalidInput, by Toolkit.call and by a call, before anything runs or is journaled",
     () =>
       Effect.gen(function* () {

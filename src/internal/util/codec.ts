@@ -119,29 +119,44 @@ const inheritsDataAlong = (value: unknown, encoded: unknown, depth: number): boo
   return false
 }
 
-/** Whether `value` or an object in it holds a key named `__proto__` (`value`: acyclic, as JSON read it). */
-export const holdsProtoKey = (value: unknown, depth = 0): boolean => {
-  if (typeof value !== "object" || value === null || depth > MAX_JSON_DEPTH) return false
-  if (!Array.isArray(value) && smugglesProto(value)) return true
-  for (const key in value) {
-    if (holdsProtoKey((value as Record<string, unknown>)[key], depth + 1)) return true
-  }
-  return false
-}
-
 /**
  * Why `value` cannot be journaled as it is, if it cannot: nested deeper than `MAX_JSON_DEPTH`,
- * something JSON would read back as `null` (a number that is not finite, `undefined` in an array),
- * or a key named `__proto__` (`PROTO_KEY`). A walk of its own keeps `JSON.stringify` on V8's fast
+ * something JSON would read back as `null` (a number that is not finite, `undefined` in an array,
+ * an invalid `Date`), a function or a symbol (which JSON drops), an object whose content is not its
+ * own keys (`lostShape`: a `Map`, a `Set`), or a key named `__proto__` (`PROTO_KEY`). A walk of its own keeps `JSON.stringify` on V8's fast
  * path (a replacer would leave it). A value with a `toJSON` (a `Date`, Effect's `Chunk`) is walked
  * as what its `toJSON` returns, which is what `JSON.stringify` writes: a `Chunk`'s own structure
  * refers to itself.
  */
-const problemIn = (value: unknown, depth: number): string | undefined => {
+export const problemIn = (value: unknown, depth = 0): string | undefined => {
   if (typeof value === "object" && value !== null && typeof (value as Partial<Shown>).toJSON === "function") {
-    return problemInShown((value as Shown).toJSON(), depth)
+    const shown = (value as Shown).toJSON()
+    // An invalid `Date` says `null`, while the tool would be given the date.
+    return shown === null && value instanceof Date ? lostAsNull("an invalid Date") : problemInShown(shown, depth)
   }
   return problemInShown(value, depth)
+}
+
+/**
+ * Why JSON cannot hold an object whose content is not its own keys, if so: a `Map`, a `Set`, a
+ * typed array, a `RegExp`… (which `JSON.stringify` writes as `{}` or an object of indices, while
+ * the tool is given the object itself). A plain object passes at once.
+ */
+const lostShape = (value: object): string | undefined => {
+  const proto: unknown = Object.getPrototypeOf(value)
+  if (proto === Object.prototype || proto === null) return undefined
+  const opaque =
+    value instanceof Map ||
+    value instanceof Set ||
+    value instanceof WeakMap ||
+    value instanceof WeakSet ||
+    value instanceof RegExp ||
+    value instanceof Promise ||
+    value instanceof ArrayBuffer ||
+    ArrayBuffer.isView(value)
+  if (!opaque) return undefined
+  const kind = Object.prototype.toString.call(value).slice(8, -1)
+  return `a ${kind} cannot be journaled: JSON would read it back as a plain object (make it an object or an array first)`
 }
 
 interface Shown {
@@ -151,6 +166,9 @@ interface Shown {
 /** `problemIn` of a value as `JSON.stringify` writes it, its own `toJSON` already applied. */
 const problemInShown = (value: unknown, depth: number): string | undefined => {
   if (typeof value === "number") return Number.isFinite(value) ? undefined : lostAsNull(String(value))
+  if (typeof value === "function" || typeof value === "symbol") {
+    return `a ${typeof value} cannot be journaled: JSON has no text for it`
+  }
   if (typeof value !== "object" || value === null) return undefined
   if (depth === MAX_JSON_DEPTH) return `it is ${NESTED_TOO_DEEP}`
   if (Array.isArray(value)) {
@@ -160,6 +178,8 @@ const problemInShown = (value: unknown, depth: number): string | undefined => {
     }
     return undefined
   }
+  const lost = lostShape(value)
+  if (lost !== undefined) return lost
   if (smugglesProto(value)) return PROTO_KEY
   for (const key in value) {
     const problem = problemIn((value as Record<string, unknown>)[key], depth + 1)
@@ -182,7 +202,7 @@ const serialize = (encoded: unknown): Either.Either<string, string> => {
   let problem: string | undefined
   let text: string | undefined
   try {
-    problem = problemIn(encoded, 0)
+    problem = problemIn(encoded)
     text = problem === undefined ? JSON.stringify(encoded) : undefined
   } catch (error) {
     return Either.left(`cannot serialize as JSON: ${String(error)}`)
