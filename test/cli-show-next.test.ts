@@ -14,6 +14,7 @@ import { Approval, Journal, Saga, SqlStore } from "../src/index.js"
 import { cliInProcess as cli } from "./fixtures/cli-in-process.js"
 import { chargeCard, Payout, reserveInventory, sendWireTransfer } from "./fixtures/cli-tools.js"
 import { gatedRelease, partialRelease, refusedRefund, silentRelease } from "./fixtures/cli-undo-tools.js"
+import { edit } from "./fixtures/sqlite-raw.js"
 import { onFile } from "./fixtures/worker-on-file.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-next-"))
@@ -464,6 +465,40 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
         expect(refused.code).toBe(1)
         expect(refused.stderr).toContain("carries no MAC under the journal key")
       })
+    )
+
+    it.scoped(
+      "a row the approvals table lists as pending for a step its saga no longer waits on: approvals points to show, show says how to remove it, and once removed both are clean",
+      () =>
+        Effect.gen(function* () {
+          const db = freshFile()
+          const waiting = yield* onFile(db, Saga.run("h-4", order))
+          assert(waiting._tag === "AwaitingApproval")
+          expect((yield* cli("compensate", "h-4", "--register", tools, "--as", "oncall", "--db", db)).code).toBe(0)
+          // Someone sets the withdrawn request's row back to pending behind the library's back.
+          edit(
+            db,
+            `update effect_saga_approvals set status = 'pending', decision = '{"_tag":"Pending"}', decided_at = null where saga_id = 'h-4'`
+          )
+          const listed = yield* cli("approvals", "--db", db)
+          expect(listed.code).toBe(1)
+          expect(listed.stdout).toContain("next: effect-saga show h-4 says what to do")
+          const shown = yield* cli("show", "h-4", "--db", db)
+          expect(shown.code).toBe(1)
+          expect(shown.stdout).toContain(
+            `effect-saga does not act on this row: the saga does not wait for a decision on step ${waiting.request.stepId} (its journal answered the step, or never asked); the journal verifies, as below.`
+          )
+          const next = shown.stdout.split("\n").filter((line) => line.startsWith("next: "))
+          expect(next).toEqual([
+            `next: once you know who wrote the row, delete it (it stays listed, marked, until then): DELETE FROM effect_saga_approvals WHERE request_id = '${waiting.request.requestId}'; or restore the approvals table from a backup`
+          ])
+          // Followed as printed: the row is gone, and neither command marks anything.
+          edit(db, next[0]!.slice(next[0]!.indexOf("DELETE"), next[0]!.indexOf("; or restore")))
+          expect(yield* cli("approvals", "--db", db)).toMatchObject({ code: 0, stdout: "no approvals pending" })
+          const clean = yield* cli("show", "h-4", "--db", db)
+          expect(clean.code).toBe(0)
+          expect(clean.stdout).toMatch(/^saga h-4: compensated\n/)
+        })
     )
   })
 })

@@ -71,3 +71,19 @@ export const doubtedLines = (
         `next: restore the approvals table from a backup, or ${run ?? `end the saga: ${compensate}`}`
       ]
 }
+
+/** `text` as an SQL string literal. */
+const sqlText = (text: string): string => `'${text.replaceAll("'", "''")}'`
+
+/**
+ * The lines `show` prints under the mark of a request the approvals table lists as pending for a
+ * step its saga does not wait on (the journal answered it, or never asked): nothing acts on the row,
+ * and it stays listed, marked, until someone who can write the database deletes it.
+ *
+ * @since 0.5.0
+ * @category next lines
+ */
+export const strayLines = (request: { readonly requestId: string; readonly stepId: string }): ReadonlyArray<string> => [
+  `effect-saga does not act on this row: the saga does not wait for a decision on step ${request.stepId} (its journal answered the step, or never asked); the journal verifies, as below.`,
+  `next: once you know who wrote the row, delete it (it stays listed, marked, until then): DELETE FROM effect_saga_approvals WHERE request_id = ${sqlText(request.requestId)}; or restore the approvals table from a backup`
+]

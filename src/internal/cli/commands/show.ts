@@ -493,19 +493,21 @@ const showTampered = (
   )
 
 /**
- * A request of this saga awaiting approval that the approvals table holds otherwise than the
- * journal (judged as `approvals` judges it), as a mark: `show` offers no decision on it, as
- * `approve` would refuse it, but the commands that still take it (`DoubtedNext`).
+ * A request of this saga that the approvals table holds otherwise than the journal (judged as
+ * `approvals` judges it), as a mark: `show` offers no decision on it, as `approve` would refuse it,
+ * but the commands that still take it (`DoubtedNext`); for a row pending on a step the saga does
+ * not wait on, that nothing acts on it, and how to remove it.
  */
 const doubtedRequest = (status: Saga.SagaStatus, inspection: Trust.Inspection) =>
   Effect.gen(function* () {
-    if (!status.steps.some((step) => step.state === "awaiting_approval")) return undefined
     const marked = (yield* Approval.inboxOf(status.sagaId)).find((request) => request.tampered !== undefined)
     if (marked === undefined) return undefined
     const asked = inspection.entries.find(
       (entry) => entry.phase === "AWAITING_APPROVAL" && entry.stepId === marked.stepId
     )
     const mark = { seq: asked?.seq ?? null, problem: "approval", reason: marked.tampered! } satisfies Trust.Tampered
+    const waits = status.steps.some((step) => step.stepId === marked.stepId && step.state === "awaiting_approval")
+    if (!waits) return { mark, lines: DoubtedNext.strayLines(marked) }
     const journaled = Approval.journaledRequest(marked, inspection.entries)
     const unfinished =
       journaled.inputDigest === null
