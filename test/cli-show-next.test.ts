@@ -500,5 +500,31 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
           expect(clean.stdout).toMatch(/^saga h-4: compensated\n/)
         })
     )
+
+    it.scoped(
+      "a decision forged for another input: approve is refused without saying that asking again finishes it",
+      () =>
+        Effect.gen(function* () {
+          const db = freshFile()
+          const waiting = yield* onFile(db, Saga.run("h-5", order))
+          assert(waiting._tag === "AwaitingApproval")
+          const forged = { _tag: "Approved", by: "alice", at: new Date().toISOString(), inputDigest: "b".repeat(64) }
+          edit(
+            db,
+            "update effect_saga_approvals set status = 'approved', decision = ?, decided_at = ? where saga_id = 'h-5'",
+            JSON.stringify(forged),
+            forged.at
+          )
+          const refused = yield* cli("approve", "h-5", waiting.request.stepId, "--as", "alice", "--db", db)
+          expect(refused.code).not.toBe(0)
+          expect(refused.stderr).toContain(
+            `was approved by alice, of another input than the one the journal asked about (its digest bbbbbbbbbbbb…, not ${waiting.request.inputDigest.slice(0, 12)}…), and no journal key signs it: no command made it, it was forged or made through the Approval service alone`
+          )
+          expect(refused.stderr).not.toContain("asked again, finishes it")
+          expect(yield* nextLines(db, "h-5")).toEqual([
+            "next: restore the approvals table from a backup, or end the saga: effect-saga compensate h-5 --register MODULE --as WHO"
+          ])
+        })
+    )
   })
 })

@@ -104,9 +104,13 @@ export const distrust = (
     case "ok":
       return undefined
     case "no-key":
-      return decision.mac === undefined
-        ? `${said}, but the journal holds no such decision and no journal key signs it: it was forged, made through the Approval service alone, or by a Saga.approve or Saga.reject that stopped before journaling it (that command, asked again, finishes it)`
-        : `${said}, but the journal holds no such decision, and its MAC cannot be checked here: this process has no journal key (EFFECT_SAGA_JOURNAL_KEYS)`
+      if (decision.mac !== undefined) {
+        return `${said}, but the journal holds no such decision, and its MAC cannot be checked here: this process has no journal key (EFFECT_SAGA_JOURNAL_KEYS)`
+      }
+      // A command approves the input the journal asked about, and renews only what the journal holds.
+      return decision._tag === "Approved" && decision.inputDigest !== request.inputDigest
+        ? `${said}, of another input than the one the journal asked about (its digest ${String(decision.inputDigest).slice(0, 12)}…, not ${request.inputDigest.slice(0, 12)}…), and no journal key signs it: no command made it, it was forged or made through the Approval service alone`
+        : `${said}, but the journal holds no such decision and no journal key signs it: it was forged, made through the Approval service alone, or by a Saga.approve or Saga.reject that stopped before journaling it (that command, asked again, finishes it)`
     case "unsigned":
       return `${said}, but the decision carries no MAC under the journal key: it was forged, or made before the key was configured`
     case "unknown-key":
