@@ -423,6 +423,26 @@ const matrix = (name: string, backend: () => Backend) =>
       }
     }
 
+    it.effect("a seq out of order names a gap as removed, a repeated one as copied", () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        yield* Saga.run("seq-order", world.completed)
+        const entries = yield* Effect.flatMap(Journal.Journal, (journal) => journal.read("seq-order"))
+        expect(Journal.verifyEntries([entries[0]!, entries[2]!, ...entries.slice(3)])).toMatchObject({
+          _tag: "Broken",
+          seq: 3,
+          problem: "sequence",
+          reason: "expected seq 2, found 3: an entry was removed or moved"
+        })
+        expect(Journal.verifyEntries([...entries.slice(0, 3), entries[2]!, ...entries.slice(3)])).toMatchObject({
+          _tag: "Broken",
+          seq: 3,
+          problem: "sequence",
+          reason: "expected seq 4, found 3: an entry was copied or moved"
+        })
+      }).pipe(Effect.provide(backend().layer))
+    )
+
     it.effect("the break names what is wrong: hash, sequence, truncation, the row", () => {
       const store = backend()
       const world = makeWorld()

@@ -68,7 +68,9 @@ export const verifyEntries = (entries: ReadonlyArray<Entry>, keys?: KeyRing | un
   for (let i = 0; i < entries.length; i++) {
     const entry = entries[i]!
     if (entry.seq !== i + 1) {
-      return broken(entry.seq, "sequence", `expected seq ${i + 1}, found ${entry.seq}: an entry was removed or moved`)
+      // A seq past the expected one follows a gap; one before it repeats an earlier entry's.
+      const how = entry.seq > i + 1 ? "an entry was removed or moved" : "an entry was copied or moved"
+      return broken(entry.seq, "sequence", `expected seq ${i + 1}, found ${entry.seq}: ${how}`)
     }
     if (hashEntry(previous, entry) !== entry.hash) {
       return broken(entry.seq, "hash", "hash does not match the entry's content and its predecessor")
