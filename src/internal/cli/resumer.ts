@@ -9,6 +9,7 @@ import * as ApprovalExpiry from "../util/approvalExpiry.js"
 import type { Origin } from "../util/origin.js"
 import { printable } from "../util/printable.js"
 import { shellWord } from "../util/shellWord.js"
+import * as ToResolve from "../util/toResolve.js"
 
 /**
  * `text` as a JavaScript string literal to paste into a program: quotes and backslashes escaped
@@ -78,7 +79,7 @@ export const approvalLapsed = (
  * @category resuming
  */
 export const resolved = (sagaId: string, origin: Origin | undefined, at: string, failed: string | undefined): string =>
-  `next: nothing is left to resolve: the saga ${failed === undefined ? "goes on" : `compensates (step ${failed} failed, which binds it to)`} when it is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga that needs attention); or effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO ${at}`
+  `next: nothing is left to resolve: the saga ${ToResolve.resumeDoes(failed)} when it is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga that needs attention); or effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO ${at}`
 
 /**
  * How to compensate a saga instead, at `at`: once its steps whose outcome is unknown (`unresolved`)

@@ -73,3 +73,13 @@ export const stillPossible = (sagaId: string, stepId: string, reason: string | u
  */
 export const beforeNotApplied = (sagaId: string, stepId: string, reason: string | undefined): string =>
   `before --not-applied, make sure the call cannot still happen: ${stillPossible(sagaId, stepId, reason)}`
+
+/**
+ * What a resume of a saga with nothing left to resolve does: it goes on, or compensates where a
+ * journaled failure binds it to (`failed`: `Timeline.failureToUndo`).
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const resumeDoes = (failed: string | undefined): string =>
+  failed === undefined ? "goes on" : `compensates (step ${failed} failed, which binds it to)`

@@ -308,8 +308,7 @@ const resolveFirst = (detail: SagaDetail, stepId: string): string => {
  * or compensates when a journaled failure binds it to (`Timeline.failureToUndo`).
  */
 const resumeLine = (detail: SagaDetail): string => {
-  const failed = Timeline.failureToUndo(detail.entries)
-  const does = failed === undefined ? "goes on" : `compensates (step ${failed} failed, which binds it to)`
+  const does = ToResolve.resumeDoes(Timeline.failureToUndo(detail.entries))
   return `Nothing is left to resolve: the saga ${does} when it is resumed, by a worker that has its program (a Recovery pass does not take a saga that needs attention).`
 }
 
