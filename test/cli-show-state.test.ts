@@ -297,6 +297,12 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       expect(nextOf((yield* cli("show", "x1", "--db", db)).stdout)).toEqual([
         "next: wait: cli-oncall holds the saga's lease until 1970-01-01T00:00:01.000Z (a command, or an explicit undo of one of its steps, runs on it: compensate and resolve are refused while it does); if that worker died, the lease lapses then, and effect-saga show x1 says how to go on"
       ])
+      // Its worker died: the run is left behind, and a Recovery pass asks again, which runs no started undo twice.
+      yield* TestClock.adjust("2 seconds")
+      const [leftBehind] = nextOf((yield* cli("show", "x1/s:1#1/compensate-effect", "--db", db)).stdout)
+      expect(leftBehind).toMatch(
+        /^next: no worker is driving it: any worker's Recovery asks for the effect again at its next pass \(an undo that started and has no outcome is answered unknown, never run again\), or /
+      )
     })
   )
 

@@ -852,7 +852,9 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         const unregistered = yield* cli("compensate-effect", charge.effectId, "--db", db)
         expect(unregistered.code).toBe(1)
         expect(unregistered.stdout).toMatch(
-          new RegExp(`^${charge.effectId.replace(/[#:]/g, ".")}: unavailable \\(.*\\); nothing journaled\n$`)
+          new RegExp(
+            `^${charge.effectId.replace(/[#:]/g, ".")}: unavailable \\(tool chargeCard is not registered in this process\\); nothing journaled: ask again with --register MODULE, a module that registers the tool\n$`
+          )
         )
         expect(snapshot(db)).toEqual(untouched)
         const first = yield* cli("compensate-effect", charge.effectId, "--register", toolsBundle, "--json", "--db", db)
@@ -885,7 +887,9 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       const runId = `${charge.effectId}/compensate-effect`
       const waiting = yield* cli("compensate-effect", charge.effectId, "--register", approvedUndoBundle, "--db", db)
       expect(waiting.code).toBe(1)
-      expect(waiting.stdout).toContain(`the undo awaits an approval of its own (approve ${runId} ${charge.stepId})`)
+      expect(waiting.stdout).toContain(
+        `the undo awaits an approval of its own (next: effect-saga approve ${runId} ${charge.stepId} --as WHO)`
+      )
       const json = yield* cli(
         "compensate-effect",
         charge.effectId,
@@ -917,7 +921,13 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
           expect(ran.code).toBe(130)
           // One line says what the interruption left, and what to do about it.
           expect(ran.stderr).toBe(
-            `effect-saga: interrupted: the undo of step ${charge.stepId} was interrupted and is journaled COMPENSATION_UNKNOWN in run ${runId}: asked again, compensate-effect ${charge.effectId} answers unknown and runs nothing; find out whether the undo (key ${runId}) happened, then effect-saga resolve ${runId} ${charge.stepId} --applied|--not-applied\n`
+            `effect-saga: interrupted: the undo of step ${charge.stepId} was interrupted and is journaled COMPENSATION_UNKNOWN in run ${runId}: first ask again, effect-saga compensate-effect ${charge.effectId}, which answers unknown and runs nothing (resolve refuses the run until then); find out whether the undo (key ${runId}) happened, then effect-saga resolve ${runId} ${charge.stepId} --applied|--not-applied\n`
+          )
+          // Resolved before asking again, the run is refused, and told to ask first.
+          const early = yield* cli("resolve", runId, charge.stepId, "--not-applied", "--as", "oncall", "--db", db)
+          expect(early.code).toBe(2)
+          expect(early.stderr).toContain(
+            `the run has no answer to resolve yet (it is running): if its worker stopped, ask for the effect again first (effect-saga compensate-effect ${charge.effectId}, or Saga.compensateEffect)`
           )
           const stored = yield* onFile(
             db,

@@ -115,7 +115,7 @@ export const leftBehind = (
     case "Program":
       return `next: no worker is driving it, and no Recovery can (it was started with Saga.run, not from a definition): ${resumedBy(sagaId, origin)}; or ${compensate}`
     case "Effect":
-      return `next: no worker is driving it: any worker's Recovery finishes this undo at its next pass, or ${resumedBy(sagaId, origin)}`
+      return `next: no worker is driving it: any worker's Recovery asks for the effect again at its next pass (an undo that started and has no outcome is answered unknown, never run again), or ${resumedBy(sagaId, origin)}`
     case undefined:
       return `next: no worker is driving it: ${resumedBy(sagaId, origin)}; or ${compensate}`
   }

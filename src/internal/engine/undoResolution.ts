@@ -23,6 +23,7 @@ import { sagaDraft, stepDraft } from "../journal/drafts.js"
 import { isResolvedUndo, resolvedAnswerOf, resolvedReason } from "../journal/resolvedUndo.js"
 import type { JournalView } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
+import { shellWord } from "../util/shellWord.js"
 import { RESOLVED_UNDO } from "../util/undoToResolve.js"
 import { awaitsItsRun } from "./compensation.js"
 import type { Subject } from "./explicitUndo.js"
@@ -70,11 +71,17 @@ const firstOfResolution = (writer: Writer, stepId: string): { readonly seq: numb
   return own !== undefined && own.seq === last.seq - 1 && isResolvedUndo(own) ? own : last
 }
 
-/** Why a run in `status` has no undo to resolve. */
-const nothingToResolve = (view: JournalView): string =>
+/**
+ * Why a run in `status` has no undo to resolve. A run still `running` whose worker stopped (a
+ * crash, an interruption) gets its answer when the effect is asked for again: an undo that started
+ * and has no outcome, or was journaled unknown, is answered `unknown` and not run again.
+ */
+const nothingToResolve = (view: JournalView, effectId: string): string =>
   view.status === "completed"
     ? "the undo completed (the run is completed): there is nothing to resolve"
-    : `the run has no answer to resolve yet (it is ${view.status})`
+    : view.status === "running"
+      ? `the run has no answer to resolve yet (it is running): if its worker stopped, ask for the effect again first (effect-saga compensate-effect ${shellWord(effectId)}, or Saga.compensateEffect), which answers an undo left without an outcome unknown and runs nothing; then resolve it`
+      : `the run has no answer to resolve yet (it is ${view.status})`
 
 /**
  * Why the saga's own step says the effect may not be in place, if it does: its compensation undid
@@ -146,9 +153,9 @@ export const resolve = (writer: Writer, stepId: string, resolution: Resolution, 
     }
     const closedKept = view.status === "completed" && resolvedAnswer(view) !== undefined
     if (answer?._tag !== "Settled" || answer.outcome === "completed" || answer.outcome === "unknown") {
-      return yield* refused(nothingToResolve(view))
+      return yield* refused(nothingToResolve(view, effectId))
     }
-    if (view.status !== "compensation_failed" && !closedKept) return yield* refused(nothingToResolve(view))
+    if (view.status !== "compensation_failed" && !closedKept) return yield* refused(nothingToResolve(view, effectId))
     if (resolution.outcome === "applied") {
       const undone = undo === undefined ? [] : [stepDraft(undo, "COMPENSATED", { reason })]
       return yield* writer.append([...undone, ending("completed", reason)])

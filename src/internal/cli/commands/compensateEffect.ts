@@ -12,6 +12,7 @@ import * as Option from "effect/Option"
 import { Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import { printable } from "../../util/printable.js"
+import { shellWord } from "../../util/shellWord.js"
 import { SomethingWrong } from "../failure.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
@@ -30,9 +31,15 @@ const effect = Args.text({ name: "EFFECT" }).pipe(
 const render = (answer: Saga.EffectCompensation, journaled: boolean): string =>
   printable(
     answer._tag === "AwaitingApproval"
-      ? `${answer.effectId}: the undo awaits an approval of its own (approve ${answer.runId} ${answer.request.stepId})`
-      : `${answer.effectId}: ${answer.outcome}${answer.detail === undefined ? "" : ` (${answer.detail})`}; ${journaled ? `journaled as ${answer.runId}` : "nothing journaled"}`
+      ? `${answer.effectId}: the undo awaits an approval of its own (next: effect-saga approve ${shellWord(answer.runId)} ${shellWord(answer.request.stepId)} --as WHO)`
+      : `${answer.effectId}: ${answer.outcome}${answer.detail === undefined ? "" : ` (${answer.detail})`}; ${journaled ? `journaled as ${answer.runId}` : `nothing journaled${notHere(answer.detail)}`}`
   )
+
+/** What to give an answer the undo's tool was missing for (`registry.ts`): the module that registers it. */
+const notHere = (detail: string | undefined): string =>
+  detail?.endsWith("is not registered in this process") === true
+    ? ": ask again with --register MODULE, a module that registers the tool"
+    : ""
 
 /** Whether the undo's run was journaled: an answer given without one writes nothing. */
 const hasRun = (runId: string) =>
