@@ -1146,6 +1146,24 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       expect(negative.stderr).toMatch(
         /^--revision -1 is not a revision: give the one show printed \(a whole number, 0 or more\)\n/
       )
+      // So is a --digest no hash can be (mistyped, cut short).
+      const cut = yield* cli(
+        "approve",
+        "order-1",
+        "sendWire",
+        "--as",
+        "alice",
+        "--revision",
+        "7",
+        "--digest",
+        "abc",
+        "--db",
+        db
+      )
+      expect(cut).toMatchObject({ code: 2, stdout: "" })
+      expect(cut.stderr).toMatch(
+        /^--digest "abc" is not a digest: give the one show printed \(64 hex digits, 0-9 a-f\)\n/
+      )
       const fraction = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--revision", "1.5", "--db", db)
       expect(fraction).toMatchObject({ code: 2, stdout: "" })
       expect(fraction.stderr).toMatch(/^--revision "1\.5" is not a whole number in decimal digits\n/)

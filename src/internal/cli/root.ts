@@ -103,6 +103,18 @@ export const revision = decimalInteger("revision").pipe(
 export const digest = Options.text("digest").pipe(
   Options.withPseudoName("HASH"),
   Options.withDescription("The saga's digest you saw (show prints it): refused if the saga moved on since."),
+  // Text that is no SHA-256 in hex is no saga's position: a mistyped or cut hash, not a saga that moved on.
+  Options.mapEffect((text) =>
+    /^[0-9a-f]{64}$/.test(text)
+      ? Effect.succeed(text)
+      : Effect.fail(
+          ValidationError.invalidValue(
+            HelpDoc.p(
+              `--digest ${JSON.stringify(text)} is not a digest: give the one show printed (64 hex digits, 0-9 a-f)`
+            )
+          )
+        )
+  ),
   Options.optional
 )
 
