@@ -41,7 +41,7 @@ const expected = `seq  time                      step                           
 1    1970-01-01T00:00:00.000Z                                                         SAGA_STARTED
 2    1970-01-01T00:00:00.000Z  reserveInventory:be53a4d2deafda9b#1  reserveInventory  INTENT
 3    1970-01-01T00:00:00.000Z  reserveInventory:be53a4d2deafda9b#1  reserveInventory  EXECUTED                result "res-A-1"
-4    1970-01-01T00:00:00.000Z  notify:0a50500b2a3435fe#1            notify            INTENT
+4    1970-01-01T00:00:00.000Z  notify:0a50500b2a3435fe#1            notify            INTENT                  no outcome journaled: run again at seq 7
 5    1970-01-01T00:00:00.000Z                                                         SAGA_NEEDS_ATTENTION
 6    1970-01-01T00:00:00.000Z                                                         SAGA_RESUMED
 7    1970-01-01T00:00:00.000Z  notify:0a50500b2a3435fe#1            notify            INTENT
@@ -68,7 +68,7 @@ const expected = `seq  time                      step                           
 28   1970-01-01T00:00:01.000Z                                                         SAGA_COMPENSATED`
 
 describe("effect-saga show's journal table", { timeout: 60_000 }, () => {
-  it.scoped("reads every entry with the saga's steps and entries once: the outcome column as before", () =>
+  it.scoped("reads every entry with the saga's steps and entries once: the outcome column as before (an earlier INTENT run again says so since 0.5.0)", () =>
     Effect.gen(function* () {
       const db = path.join(dir, "m.db")
       expect((yield* onFile(db, Saga.run("m-1", order)))._tag).toBe("NeedsAttention")
