@@ -123,10 +123,10 @@ const inheritsDataAlong = (value: unknown, encoded: unknown, depth: number): boo
  * Why `value` cannot be journaled as it is, if it cannot: nested deeper than `MAX_JSON_DEPTH`,
  * something JSON would read back as `null` (a number that is not finite, `undefined` in an array,
  * an invalid `Date`), a function or a symbol (which JSON drops), an object whose content is not its
- * own keys (`lostShape`: a `Map`, a `Set`), or a key named `__proto__` (`PROTO_KEY`). A walk of its own keeps `JSON.stringify` on V8's fast
- * path (a replacer would leave it). A value with a `toJSON` (a `Date`, Effect's `Chunk`) is walked
- * as what its `toJSON` returns, which is what `JSON.stringify` writes: a `Chunk`'s own structure
- * refers to itself.
+ * own keys (`lostShape`: a `Map`, a `Set`), or a key named `__proto__` (`PROTO_KEY`). A walk of its
+ * own keeps `JSON.stringify` on V8's fast path (a replacer would leave it). A value with a `toJSON`
+ * (a `Date`, Effect's `Chunk`) is walked as what its `toJSON` returns, which is what
+ * `JSON.stringify` writes: a `Chunk`'s own structure refers to itself.
  */
 export const problemIn = (value: unknown, depth = 0): string | undefined => {
   if (typeof value === "object" && value !== null && typeof (value as Partial<Shown>).toJSON === "function") {
