@@ -20,6 +20,7 @@ import {
   Tracking
 } from "./fixtures/cli-tools.js"
 import { gatedRelease } from "./fixtures/cli-undo-tools.js"
+import { siblingCut } from "./fixtures/sibling-cut.js"
 import { onFile } from "./fixtures/worker-on-file.js"
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-state-"))
@@ -413,24 +414,7 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       Effect.gen(function* () {
         const db = freshFile()
         const { nextLines, position } = readsOf(db)
-        const world: Array<string> = []
-        // A slow provider that dedupes by key, cut by a sibling that is declined at once.
-        const hold = Compensable.make({
-          name: "hold",
-          input: Schema.String,
-          success: Schema.String,
-          retryMode: "idempotency-key",
-          execute: (seat) => Effect.as(Effect.sleep("150 millis"), `h-${seat}`),
-          compensate: (ctx) => Effect.sync(() => world.push(`release ${ctx.result}`))
-        })
-        const check = Compensable.make({
-          name: "check",
-          input: Schema.String,
-          success: Schema.String,
-          execute: () => Effect.fail(Outcome.failed("declined")),
-          compensate: () => Effect.void
-        })
-        const program = Effect.all([hold("A"), check("card")], { concurrency: "unbounded" })
+        const { world, program } = siblingCut()
         const first = yield* onFile(db, Saga.run("cut-1", program))
         assert(first._tag === "NeedsAttention")
         const held = first.unknown[0]!.stepId

@@ -68,20 +68,25 @@ const expected = `seq  time                      step                           
 28   1970-01-01T00:00:01.000Z                                                         SAGA_COMPENSATED`
 
 describe("effect-saga show's journal table", { timeout: 60_000 }, () => {
-  it.scoped("reads every entry with the saga's steps and entries once: the outcome column as before (an earlier INTENT run again says so since 0.5.0)", () =>
-    Effect.gen(function* () {
-      const db = path.join(dir, "m.db")
-      expect((yield* onFile(db, Saga.run("m-1", order)))._tag).toBe("NeedsAttention")
-      // Called again with the same key (its tool says it may be): a second INTENT of the step.
-      expect((yield* onFile(db, Saga.resume("m-1", order)))._tag).toBe("AwaitingApproval")
-      const wire = (yield* onFile(db, Saga.status("m-1"))).steps.find((step) => step.state === "awaiting_approval")!
-      yield* onFile(db, Saga.approve("m-1", wire.stepId, { by: "bob", expiresAt: "1970-01-01T00:01:00.000Z" }))
-      yield* TestClock.adjust("1 second")
-      yield* onFile(db, Saga.renewApproval("m-1", wire.stepId, { by: "alice", expiresAt: "1970-01-01T01:00:00.000Z" }))
-      // The wire runs; shipping fails; the saga compensates.
-      expect((yield* onFile(db, Saga.resume("m-1", order)))._tag).toBe("Compensated")
-      const shown = yield* cliInProcess("show", "m-1", "--db", db)
-      expect(shown.stdout.slice(shown.stdout.indexOf("\nseq ") + 1).trimEnd()).toBe(expected)
-    })
+  it.scoped(
+    "reads every entry with the saga's steps and entries once: the outcome column as before (an earlier INTENT run again says so since 0.5.0)",
+    () =>
+      Effect.gen(function* () {
+        const db = path.join(dir, "m.db")
+        expect((yield* onFile(db, Saga.run("m-1", order)))._tag).toBe("NeedsAttention")
+        // Called again with the same key (its tool says it may be): a second INTENT of the step.
+        expect((yield* onFile(db, Saga.resume("m-1", order)))._tag).toBe("AwaitingApproval")
+        const wire = (yield* onFile(db, Saga.status("m-1"))).steps.find((step) => step.state === "awaiting_approval")!
+        yield* onFile(db, Saga.approve("m-1", wire.stepId, { by: "bob", expiresAt: "1970-01-01T00:01:00.000Z" }))
+        yield* TestClock.adjust("1 second")
+        yield* onFile(
+          db,
+          Saga.renewApproval("m-1", wire.stepId, { by: "alice", expiresAt: "1970-01-01T01:00:00.000Z" })
+        )
+        // The wire runs; shipping fails; the saga compensates.
+        expect((yield* onFile(db, Saga.resume("m-1", order)))._tag).toBe("Compensated")
+        const shown = yield* cliInProcess("show", "m-1", "--db", db)
+        expect(shown.stdout.slice(shown.stdout.indexOf("\nseq ") + 1).trimEnd()).toBe(expected)
+      })
   )
 })

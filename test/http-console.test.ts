@@ -20,6 +20,7 @@ import {
   snapshot,
   tokens
 } from "./fixtures/http-saga.js"
+import { siblingCut } from "./fixtures/sibling-cut.js"
 import { launchChromium } from "./support/chromium.js"
 
 /** Chromium for the scope of a test. */
@@ -253,21 +254,7 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
     () =>
       Effect.gen(function* () {
         const db = freshDb("console-cut")
-        const hold = Compensable.make({
-          name: "hold",
-          input: Schema.String,
-          success: Schema.String,
-          retryMode: "idempotency-key",
-          execute: (seat) => Effect.as(Effect.sleep("1 second"), `h-${seat}`),
-          compensate: () => Effect.void
-        })
-        const check = Compensable.make({
-          name: "check",
-          input: Schema.String,
-          success: Schema.String,
-          execute: () => Effect.fail(Outcome.failed("declined"))
-        })
-        const program = Effect.all([hold("A"), check("card")], { concurrency: "unbounded" })
+        const { program } = siblingCut()
         const first = yield* onDb(db, Saga.run("cut-1", program))
         assert(first._tag === "NeedsAttention")
         const held = first.unknown[0]!.stepId

@@ -6,6 +6,7 @@ import * as TestClock from "effect/TestClock"
 import { Approval, Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { recordedReserve } from "./fixtures/recorded-reserve.js"
+import { siblingCut } from "./fixtures/sibling-cut.js"
 
 /** A program that times out one of its own calls (`Effect.timeout`), catches that, and goes on. */
 const fixture = Effect.sync(() => {
@@ -203,39 +204,20 @@ describe("a call a failing Effect.all sibling cut", () => {
     "is cut again on resume, even when its tool retries by key; resolved, the saga compensates (docs/recovery.md)",
     () =>
       Effect.gen(function* () {
-        const world: Array<string> = []
-        let holdAttempts = 0
-        // A slow provider that dedupes by key, and a sibling that is declined at once.
-        const hold = Compensable.make({
-          name: "hold",
-          input: Schema.String,
-          success: Schema.String,
-          retryMode: "idempotency-key",
-          execute: (seat) =>
-            Effect.sync(() => holdAttempts++).pipe(Effect.zipRight(Effect.sleep("150 millis")), Effect.as(`h-${seat}`)),
-          compensate: (ctx) => Effect.sync(() => world.push(`release ${ctx.result}`))
-        })
-        const check = Compensable.make({
-          name: "check",
-          input: Schema.String,
-          success: Schema.String,
-          execute: () => Effect.fail(Outcome.failed("declined")),
-          compensate: () => Effect.void
-        })
-        const program = Effect.all([hold("A"), check("card")], { concurrency: "unbounded" })
+        const { world, attempts, program } = siblingCut()
         const first = yield* Saga.run("cut", program)
         assert(first._tag === "NeedsAttention")
         expect(first.unknown.map((step) => step.toolName)).toEqual(["hold"])
         // The replay answers the sibling's failure at once, while the retried call is in flight.
         const again = yield* Saga.run("cut", program)
         expect(again).toMatchObject({ _tag: "NeedsAttention", unknown: [{ toolName: "hold" }] })
-        expect(holdAttempts).toBe(2)
+        expect(attempts.hold).toBe(2)
         // Resolved from the provider's record of that key, the saga compensates: the hold is released.
         yield* Saga.resolve("cut", first.unknown[0]!.stepId, { outcome: "applied", result: "h-A", by: "oncall" })
         const resumed = yield* Saga.run("cut", program)
         expect(resumed._tag).toBe("Compensated")
         expect(world).toEqual(["release h-A"])
-        expect(holdAttempts).toBe(2)
+        expect(attempts.hold).toBe(2)
       }).pipe(Effect.provide(Testing.layer))
   )
 })
