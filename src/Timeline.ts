@@ -225,10 +225,12 @@ export const approvedUntil = (entries: ReadonlyArray<Entry>, stepId: string): st
 }
 
 /**
- * The step whose journaled failure binds the saga to compensate, if any: the first `FAILED` its
- * program did not handle (`taints: false` marks one it did), a step resolved as not applied among
- * them. A resume of the saga then compensates it rather than go on: the replay answers that failure.
- * What `effect-saga show` and the console read to say which a resume does.
+ * The step whose journaled failure binds the saga to compensate, if any: the first `FAILED` not
+ * journaled `taints: false` (the mark of a failure an agent's loop answers the model with), a
+ * failure the program caught and a step resolved as not applied among them (see
+ * docs/compensation.md). A resume of the saga then compensates it rather than go on: the replay
+ * answers that failure. What `effect-saga show`, `resolve` and the console read to say which a
+ * resume does.
  *
  * @since 0.5.0
  * @category reading

@@ -445,10 +445,13 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         )
         expect(resolved.code).toBe(0)
         const failed = (yield* onFile(db, Saga.status("cut-1"))).steps.find((step) => step.toolName === "check")!
+        expect(resolved.stdout).toContain(
+          `; resume the saga: it compensates (step ${failed.stepId} failed, which binds it to compensate)`
+        )
         expect(yield* nextLines("cut-1")).toEqual([
           expect.stringMatching(
             new RegExp(
-              `^next: nothing is left to resolve: the saga compensates \\(step ${failed.stepId.replace(/[#:]/g, ".")} failed, which binds it to\\) when it is resumed, by `
+              `^next: nothing is left to resolve: the saga compensates \\(step ${failed.stepId.replace(/[#:]/g, ".")} failed, which binds it to compensate\\) when it is resumed, by `
             )
           )
         ])

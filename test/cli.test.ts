@@ -921,7 +921,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
           expect(ran.code).toBe(130)
           // One line says what the interruption left, and what to do about it.
           expect(ran.stderr).toBe(
-            `effect-saga: interrupted: the undo of step ${charge.stepId} was interrupted and is journaled COMPENSATION_UNKNOWN in run ${runId}: first ask again, effect-saga compensate-effect ${charge.effectId}, which answers unknown and runs nothing (resolve refuses the run until then); find out whether the undo (key ${runId}) happened, then effect-saga resolve ${runId} ${charge.stepId} --applied|--not-applied\n`
+            `effect-saga: interrupted: the undo of step ${charge.stepId} was interrupted and is journaled COMPENSATION_UNKNOWN in run ${runId}: first ask again, effect-saga compensate-effect ${charge.effectId}, which answers unknown and runs nothing (resolve refuses the run until then); find out whether the undo (key ${runId}) happened, then effect-saga resolve ${runId} ${charge.stepId} --applied|--not-applied --as WHO\n`
           )
           // Resolved before asking again, the run is refused, and told to ask first.
           const early = yield* cli("resolve", runId, charge.stepId, "--not-applied", "--as", "oncall", "--db", db)

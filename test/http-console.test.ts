@@ -263,11 +263,22 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         expect(cut).toContain(
           `Before "It was not applied", make sure the call cannot still happen: the program cut the call while it ran, and the provider may still act on what it received (ask it about the key cut-1/${held}); a resume may not settle it: it stops at the step again or, for a tool that retries by key, may cut the call again.`
         )
-        yield* onDb(db, Saga.resolve("cut-1", held, { outcome: "applied", result: "h-A", by: "oncall" }))
-        const failed = (yield* onDb(db, Saga.status("cut-1"))).steps.find((step) => step.toolName === "check")!
+        const at = yield* onDb(db, Saga.status("cut-1"))
+        const seen = { sagaId: "cut-1", stepId: held, revision: String(at.revision), digest: at.digest }
+        const applied = yield* postForm(
+          baseUrl,
+          "/console/resolve",
+          fields({ ...seen, outcome: "applied", result: '"h-A"' })
+        )
+        const failed = at.steps.find((step) => step.toolName === "check")!
+        // The notice says what a resume does, as show's next line does.
+        expect((yield* follow(baseUrl, applied)).notice).toMatchObject({
+          kind: "ok",
+          text: `Step ${held}: resolved as applied by alice; resume the saga: it compensates (step ${failed.stepId} failed, which binds it to compensate).`
+        })
         const resolved = unescaped((yield* consolePage(baseUrl, "/console/sagas/cut-1")).text)
         expect(resolved).toContain(
-          `Nothing is left to resolve: the saga compensates (step ${failed.stepId} failed, which binds it to) when it is resumed, by a worker that has its program`
+          `Nothing is left to resolve: the saga compensates (step ${failed.stepId} failed, which binds it to compensate) when it is resumed, by a worker that has its program`
         )
       })
   )

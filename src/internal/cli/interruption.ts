@@ -194,7 +194,7 @@ const goOn = (origin: Origin | undefined): string => {
 /** An explicit undo's run whose undo was interrupted: it is settled by asking again, then resolving it. */
 const interruptedRun = (runId: string, stepId: string): string => {
   const effectId = runId.slice(0, -RUN_SUFFIX.length)
-  return `the undo of step ${stepId} was interrupted and is journaled COMPENSATION_UNKNOWN in run ${runId}: first ask again, effect-saga compensate-effect ${shellWord(effectId)}, which answers unknown and runs nothing (resolve refuses the run until then); find out whether the undo (key ${runId}) happened, then effect-saga resolve ${shellWord(runId)} ${shellWord(stepId)} --applied|--not-applied`
+  return `the undo of step ${stepId} was interrupted and is journaled COMPENSATION_UNKNOWN in run ${runId}: first ask again, effect-saga compensate-effect ${shellWord(effectId)}, which answers unknown and runs nothing (resolve refuses the run until then); find out whether the undo (key ${runId}) happened, then effect-saga resolve ${shellWord(runId)} ${shellWord(stepId)} --applied|--not-applied --as WHO`
 }
 
 /** What this command's own entries of `sagaId` (its `revisions` among `all`) say it left. */

@@ -7,14 +7,22 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Authority from "../../Authority.js"
-import { ConcurrencyConflict, Journal, JournalTampered } from "../../Journal.js"
+import {
+  ConcurrencyConflict,
+  Journal,
+  type JournalCorrupted,
+  type JournalError,
+  JournalTampered
+} from "../../Journal.js"
 import * as Saga from "../../Saga.js"
+import * as Timeline from "../../Timeline.js"
 import { tamperedRecord } from "../util/approvalRecord.js"
 import * as identifier from "../util/identifier.js"
 import { cutoff } from "../util/isoTime.js"
 import { quotingAsGiven } from "../util/pastExpiry.js"
 import { named } from "../util/printable.js"
 import { revisionsOf } from "../util/revisions.js"
+import * as ToResolve from "../util/toResolve.js"
 import { undoNeeded } from "../util/undoNeeded.js"
 import * as UndoRunAdvice from "../util/undoRunAdvice.js"
 import { settlesUndo, speaksOfCall } from "../util/undoToResolve.js"
@@ -321,7 +329,7 @@ export const resolve = (
     const { answer } = yield* carryOut(sagaId, stepId, resolving, (_, __, after) =>
       undo
         ? `resolved its undo as ${body.outcome === "applied" ? "undone" : "not undone"} by ${who}; ${afterUndoResolve(after, body.outcome)}`
-        : `resolved as ${how} by ${who}; ${afterResolve(after, body.outcome)}`
+        : Effect.map(afterResolve(after, body.outcome), (next) => `resolved as ${how} by ${who}; ${next}`)
     )
     return answer
   })
@@ -332,12 +340,22 @@ export const resolve = (
  * any undo still owed and journals a new report (`effect-saga show` says what is left). An explicit
  * undo's run is never resumed: the resolution of its undo is its answer, as the CLI says it.
  */
-const afterResolve = (status: Saga.SagaStatus, outcome: "applied" | "not-applied"): string => {
+const afterResolve = (
+  status: Saga.SagaStatus,
+  outcome: "applied" | "not-applied"
+): Effect.Effect<string, JournalError | JournalCorrupted, Journal> => {
   if (isUndoRun(status.sagaId))
-    return UndoRunAdvice.closed(status.steps[0]?.undo ?? (outcome === "applied" ? "completed" : "failed"))
+    return Effect.succeed(
+      UndoRunAdvice.closed(status.steps[0]?.undo ?? (outcome === "applied" ? "completed" : "failed"))
+    )
   return status.status === "compensation_failed"
-    ? `its compensation already ran: compensate the saga again (${compensateCommand(status.sagaId)}), which runs any undo still owed and journals a new report`
-    : "resume the saga to go on"
+    ? Effect.succeed(
+        `its compensation already ran: compensate the saga again (${compensateCommand(status.sagaId)}), which runs any undo still owed and journals a new report`
+      )
+    : Effect.map(
+        Effect.flatMap(Journal, (journal) => journal.read(status.sagaId)),
+        (entries) => ToResolve.resumeAfterResolve(Timeline.failureToUndo(entries))
+      )
 }
 
 /**

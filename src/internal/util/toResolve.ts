@@ -82,4 +82,15 @@ export const beforeNotApplied = (sagaId: string, stepId: string, reason: string 
  * @category resolving
  */
 export const resumeDoes = (failed: string | undefined): string =>
-  failed === undefined ? "goes on" : `compensates (step ${failed} failed, which binds it to)`
+  failed === undefined ? "goes on" : `compensates (step ${failed} failed, which binds it to compensate)`
+
+/**
+ * What to do once a step is resolved, as the end of a sentence: resume the saga, which goes on, or
+ * compensates where a journaled failure binds it to (`failed`: `Timeline.failureToUndo`, read after
+ * the resolution: a step resolved not applied binds it).
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const resumeAfterResolve = (failed: string | undefined): string =>
+  failed === undefined ? "resume the saga to go on" : `resume the saga: it ${resumeDoes(failed)}`

@@ -10,10 +10,13 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
+import * as Timeline from "../../../Timeline.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import { printable } from "../../util/printable.js"
 import { shellWord } from "../../util/shellWord.js"
+import * as ToResolve from "../../util/toResolve.js"
 import * as UndoRunAdvice from "../../util/undoRunAdvice.js"
 import { settlesUndo, speaksOfCall } from "../../util/undoToResolve.js"
 import { UsageError } from "../failure.js"
@@ -132,6 +135,8 @@ const reportOf = (done: {
   readonly stepId: string
   readonly saga: string
   readonly compensated: boolean
+  /** The step whose journaled failure binds the saga to compensate once resolved (`Timeline.failureToUndo`). */
+  readonly failed?: string | undefined
   /** The call happened and its effect was undone by hand (`--undone`). */
   readonly undone?: boolean | undefined
   /** What an explicit undo's run answers once resolved. */
@@ -157,7 +162,7 @@ const reportOf = (done: {
   const owed = done.undone ? "which counts it undone without running its undo" : "which runs any undo still owed"
   const goOn = done.compensated
     ? `its compensation already ran: compensate the saga again (effect-saga compensate ${shellWord(saga)}), ${owed} and journals a new report`
-    : "resume the saga to go on"
+    : ToResolve.resumeAfterResolve(done.failed)
   return done.wrote
     ? `resolved step ${stepId} of saga ${saga} as ${outcome} (${by}): journaled ${journaled}; ${goOn}`
     : `step ${stepId} of saga ${saga} was already resolved as ${outcome} by ${by}: nothing written`
@@ -196,7 +201,13 @@ export const resolveOn = <E>(
     const after = written > 0 && settled !== "step-undo" ? yield* Saga.status(pointed.saga) : undefined
     const compensated = settled === "call" && after?.status === "compensation_failed"
     const answer = after?.steps.find((step) => step.stepId === stepId)?.undo ?? undefined
+    // Whether a resume goes on or compensates, as the journal now says.
+    const entries =
+      settled === "call" && after !== undefined
+        ? yield* Effect.flatMap(Journal, (journal) => journal.read(pointed.saga))
+        : []
     return reportOf({
+      failed: Timeline.failureToUndo(entries),
       settled,
       wrote: written > 0,
       applied,
