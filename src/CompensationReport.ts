@@ -127,7 +127,7 @@ export const format = (report: CompensationReport): string => {
   const lines = [`saga ${printable(report.sagaId)}: ${report.status}`]
   for (const step of report.undone) lines.push(`  ${step.outcome.padEnd(11)} ${stepText(step)}`)
   for (const step of report.notUndone) {
-    const why = step.phase === "FAILED" ? "not undone: it failed" : "not undone: outcome unknown"
+    const why = step.phase === "FAILED" ? "not undone (its call failed)" : "not undone: outcome unknown"
     lines.push(`  ${why} ${stepText(step)}`)
   }
   return lines.join("\n")

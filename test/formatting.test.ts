@@ -117,7 +117,7 @@ describe("what a person reads", () => {
       "saga order-9: compensation_failed",
       "  failed      charge (charge#1) card network down",
       "  completed   reserve (reserve#1)",
-      "  not undone: it failed ship (ship#1)"
+      "  not undone (its call failed) ship (ship#1)"
     ])
   })
 })
