@@ -117,15 +117,30 @@ const stepText = (step: StepReport | NotUndone): string =>
   `${printable(step.toolName)} (${printable(step.stepId)})${step.detail ? ` ${printable(step.detail)}` : ""}`
 
 /**
- * The report as lines a person can read at 3 a.m. An undo's detail comes from outside (a provider's
- * error), so control characters in it are escaped (`\n`, `\u001b`): each step stays on its line.
+ * An undo's outcome as its line begins: one that left the step's effect live, or may have, says
+ * it was the undo (`undo failed charge`, not `failed charge`, which reads as the charge failing).
+ */
+const undoLabel: Record<UndoOutcome, string> = {
+  completed: "completed",
+  partial: "undo partial",
+  unavailable: "unavailable",
+  failed: "undo failed",
+  unknown: "undo unknown",
+  skipped: "skipped"
+}
+
+/**
+ * The report as lines a person can read at 3 a.m.: `completed`, `skipped` and `unavailable` as the
+ * outcome is named, `undo failed`, `undo partial` and `undo unknown` for an undo that left the
+ * step's effect live (or may have). An undo's detail comes from outside (a provider's error), so
+ * control characters in it are escaped (`\n`, `\u001b`): each step stays on its line.
  *
  * @since 0.1.0
  * @category formatting
  */
 export const format = (report: CompensationReport): string => {
   const lines = [`saga ${printable(report.sagaId)}: ${report.status}`]
-  for (const step of report.undone) lines.push(`  ${step.outcome.padEnd(11)} ${stepText(step)}`)
+  for (const step of report.undone) lines.push(`  ${undoLabel[step.outcome].padEnd(12)} ${stepText(step)}`)
   for (const step of report.notUndone) {
     const why = step.phase === "FAILED" ? "not undone (its call failed)" : "not undone: outcome unknown"
     lines.push(`  ${why} ${stepText(step)}`)

@@ -98,7 +98,7 @@ describe("what a person reads", () => {
     )
     expect(CompensationReport.format(report).split("\n")).toEqual([
       "saga order-9: compensation_failed",
-      "  failed      charge (charge#1) card\\u001b[2J\\n  completed   refund"
+      "  undo failed  charge (charge#1) card\\u001b[2J\\n  completed   refund"
     ])
   })
 
@@ -115,9 +115,30 @@ describe("what a person reads", () => {
     expect(CompensationReport.dirty(report).map((step) => step.stepId)).toEqual(["charge#1"])
     expect(CompensationReport.format(report).split("\n")).toEqual([
       "saga order-9: compensation_failed",
-      "  failed      charge (charge#1) card network down",
-      "  completed   reserve (reserve#1)",
+      "  undo failed  charge (charge#1) card network down",
+      "  completed    reserve (reserve#1)",
       "  not undone (its call failed) ship (ship#1)"
+    ])
+  })
+
+  it("the compensation report says it was the undo that left a step's effect live, whatever the outcome", () => {
+    const report = CompensationReport.make(
+      "order-9",
+      [
+        { stepId: "refund#1", toolName: "refund", outcome: "partial", detail: "3 of 5 items" },
+        { stepId: "release#1", toolName: "release", outcome: "unknown", detail: "timed out" },
+        { stepId: "notify#1", toolName: "notify", outcome: "unavailable" },
+        { stepId: "audit#1", toolName: "audit", outcome: "skipped" }
+      ],
+      [{ stepId: "ship#1", toolName: "ship", phase: "UNKNOWN" }]
+    )
+    expect(CompensationReport.format(report).split("\n")).toEqual([
+      "saga order-9: compensation_failed",
+      "  undo partial refund (refund#1) 3 of 5 items",
+      "  undo unknown release (release#1) timed out",
+      "  unavailable  notify (notify#1)",
+      "  skipped      audit (audit#1)",
+      "  not undone: outcome unknown ship (ship#1)"
     ])
   })
 })
