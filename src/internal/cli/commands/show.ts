@@ -198,6 +198,7 @@ const resolveLine = (
   stepId: string,
   at: string,
   entries: ReadonlyArray<Entry>,
+  reasons: ReadonlyMap<string, string>,
   now: number
 ): string => {
   const lease = Lease.liveLease(status, now)
@@ -208,7 +209,7 @@ const resolveLine = (
     earlier === undefined
       ? command
       : `${command} (if the call happened, undo it by hand first, then --applied --undone: step ${earlier} before it is undone already, so its undo cannot run in order)`
-  return `${said}; ${ToResolve.beforeNotApplied(status.sagaId, stepId, Timeline.unknownReasons(entries).get(stepId))}`
+  return `${said}; ${ToResolve.beforeNotApplied(status.sagaId, stepId, reasons.get(stepId))}`
 }
 
 /**
@@ -318,11 +319,13 @@ const undoneSaga = (status: Saga.SagaStatus) => {
 
 /**
  * What the operator may do next, with the position they saw: leases judged at `now` (the store's
- * clock), approvals at `hostNow` (this host's, as the worker that resumes the saga judges them by its own).
+ * clock), approvals at `hostNow` (this host's, as the worker that resumes the saga judges them by its own);
+ * `reasons`: why each unknown step is unknown, as the outcome column read them.
  */
 const next = (
   status: Saga.SagaStatus,
   entries: ReadonlyArray<Entry>,
+  reasons: ReadonlyMap<string, string>,
   now: number,
   hostNow: number,
   undone: Saga.SagaStatus | undefined
@@ -338,7 +341,7 @@ const next = (
   const lines = [
     ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at, undone)),
     ...approved.map((step) => approvedLine(status, step, entries, origin, at, hostNow, undone)),
-    ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, now)),
+    ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, reasons, now)),
     ...unknownUndos.map((step) => unknownUndoLine(status, step, entries, at, undone)),
     ...(Stuck.isLeftBehind(status, now)
       ? [
@@ -415,7 +418,7 @@ const render = (
   runs: ReadonlyArray<ExplicitUndoRuns.ExplicitUndoRun>
 ): string => {
   const saga = outcomesOf(status, entries, now)
-  const then = next(status, entries, now, hostNow, undone)
+  const then = next(status, entries, saga.reasons, now, hostNow, undone)
   // Each entry's detail read with the others: what an approval asked without halting came to.
   const shown = Timeline.details(entries)
   return [
