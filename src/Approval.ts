@@ -143,7 +143,8 @@ export class ApprovalNotFound extends Schema.TaggedError<ApprovalNotFound>("effe
 /**
  * The request was already decided; a decision is never overwritten. `detail`, from an operator's
  * command (`Saga.approve`, `Saga.reject`): who made the decision the store holds, that the journal
- * does not hold it, and whether a run will act on it.
+ * does not hold it, and whether a run will act on it; the message then reads `approval request …
+ * holds a decision already: the approval store says …` (the store's word, which may be forged).
  *
  * @since 0.1.0
  * @category errors
@@ -157,8 +158,10 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("effect-s
   /** @since 0.2.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
-    const said = `approval request ${this.requestId} was already ${this.decision}`
-    return this.detail === undefined ? said : `${said}: ${this.detail}`
+    // The detail says whose the decision is and whether it can be trusted: not stated as fact before it.
+    return this.detail === undefined
+      ? `approval request ${this.requestId} was already ${this.decision}`
+      : `approval request ${this.requestId} holds a decision already: ${this.detail}`
   }
 }
 

@@ -43,6 +43,12 @@ for (const [name, store] of stores) {
           )
           const other = yield* Effect.flip(Saga.approve("approve-half", stepId, { by: "bob" }))
           expect(other).toMatchObject({ _tag: "AlreadyDecided", decision: "approved" })
+          // Not stated as a fact first: the store's word, whose the decision is, and whether a run acts on it.
+          expect(other.message).toMatch(
+            new RegExp(
+              `^approval request approve-half/${stepId} holds a decision already: the approval store says step ${stepId} was approved by alice`
+            )
+          )
           const noExpiry = yield* Effect.flip(Saga.approve("approve-half", stepId, { by: "alice" }))
           expect(noExpiry._tag).toBe("AlreadyDecided")
           expect((yield* entriesOf("approve-half")).map((entry) => entry.phase)).not.toContain("APPROVED")
