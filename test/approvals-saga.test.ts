@@ -333,6 +333,46 @@ describe("approvals in a saga", () => {
       expect(first.request.requestedAt).toBe(awaiting.at)
     }).pipe(Effect.provide(Testing.layer), Effect.withClock(tickingClock()))
   )
+
+  it.effect(
+    "a call in a concurrent branch that dies while the run stops for an approval: the saga needs attention, saying why, and the request stays pending",
+    () =>
+      Effect.gen(function* () {
+        const { log } = fixture()
+        const charge = Compensable.make({
+          name: "charge",
+          input: Schema.Struct({ amount: Schema.Int }),
+          success: Schema.String,
+          // It dies once the other branch has asked for its approval.
+          execute: () => Effect.zipRight(Effect.repeatN(Effect.yieldNow(), 50), Effect.dieMessage("lost connection")),
+          compensate: () => Effect.void
+        })
+        const sendWire = Compensable.make({
+          name: "sendWire",
+          input: Schema.Struct({ amount: Schema.Int, to: Schema.String }),
+          success: Schema.String,
+          reversibility: "irreversible",
+          execute: () => Effect.sync(() => String(log.push("wire")))
+        })
+        const program = Effect.all([charge({ amount: 1 }, { key: "card" }), sendWire(wireInput)], {
+          concurrency: "unbounded"
+        })
+        const result = yield* Saga.run("died-in-flight", program)
+        assert(result._tag === "NeedsAttention")
+        expect(result.unknown).toEqual([
+          expect.objectContaining({
+            toolName: "charge",
+            reason: expect.stringContaining("the call died (a defect: RuntimeException: lost connection)")
+          })
+        ])
+        expect(yield* statusOf("died-in-flight")).toBe("needs_attention")
+        const phases = (yield* entriesOf("died-in-flight")).map((entry) => entry.phase)
+        expect(phases).toEqual(["SAGA_STARTED", "INTENT", "AWAITING_APPROVAL", "SAGA_NEEDS_ATTENTION"])
+        // The request is still asked: nothing withdrew it, and the wire never ran.
+        expect((yield* Approval.pending).map((request) => request.toolName)).toEqual(["sendWire"])
+        expect(log).toEqual([])
+      }).pipe(Effect.provide(Testing.layer))
+  )
 })
 
 /** A clock that moves on by a millisecond at every read: two reads never agree. */

@@ -192,6 +192,9 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
             Cause.fail(new ApprovalRefused({ stepId, toolName, reason: withdrawn.refused.payload.reason }))
           )
         }
+        // A call in flight with the request that died, or was cut, left its outcome unknown: that
+        // needs a human first (saying why), and the request stays pending, asked as it was.
+        if (leftUnknown()) return needsAttention(undefined)
         return Effect.as(
           endWith("SAGA_AWAITING_APPROVAL", { stepId: halt.request.stepId, requestId: halt.request.requestId }),
           { _tag: "AwaitingApproval" as const, sagaId, request: halt.request }
