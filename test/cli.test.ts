@@ -1636,6 +1636,13 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
       const someoneElse = yield* cli("approve", "order-1", "sendWire", "--as", "bob", "--db", db)
       expect(someoneElse).toMatchObject({ code: 2, stdout: "" })
       expect(someoneElse.stderr).toMatch(/^effect-saga: [^\n]*already approved by alice[^\n]*\n$/)
+      // A reject of the approved step is refused as a conflict, whatever tools are registered: it
+      // is not sent to find a --register first, which would only be refused next.
+      const rejected = yield* cli("reject", "order-1", "sendWire", "--as", "bob", "--reason", "no", "--db", db)
+      expect(rejected).toMatchObject({ code: 2, stdout: "" })
+      expect(rejected.stderr).toMatch(
+        /^effect-saga: step sendWireTransfer:\S+ of saga order-1 was already approved by alice: a different command is refused\n$/
+      )
       expect(snapshot(db)).toEqual(unchanged)
     })
   )

@@ -833,6 +833,32 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
     })
   )
 
+  it.scopedLive("rejecting a step already approved is refused as the conflict, before any tool is asked for", () =>
+    Effect.gen(function* () {
+      const { db, baseUrl } = yield* awaitingPayout("tools-approved", { tools: new Set(["sendWireTransfer"]) })
+      const { stepId, revision, digest } = yield* awaiting(baseUrl, "payout-1")
+      const path = `/api/sagas/payout-1/steps/${encoded(stepId)}`
+      const approved = yield* raw(baseUrl, "POST", `${path}/approve`, {
+        as: "alice",
+        body: JSON.stringify({ revision, digest })
+      })
+      expect(approved.status).toBe(200)
+      const before = snapshot(db)
+      const { saga } = (yield* raw(baseUrl, "GET", "/api/sagas/payout-1", { as: "bob" })).body as {
+        saga: { revision: number; digest: string }
+      }
+      const response = yield* raw(baseUrl, "POST", `${path}/reject`, {
+        as: "bob",
+        body: JSON.stringify({ revision: saga.revision, digest: saga.digest, reason: "no" })
+      })
+      expect(response.status).toBe(409)
+      const { message } = response.body as { message: string }
+      expect(message).toContain("was already approved by alice: a different command is refused")
+      expect(message).not.toContain("reserveFunds")
+      expect(snapshot(db)).toBe(before)
+    })
+  )
+
   it.scopedLive("rejecting on an edited approvals row is refused as the tampering, before any tool is asked for", () =>
     Effect.gen(function* () {
       const { db, baseUrl } = yield* awaitingPayout("tools-row-edited", { tools: new Set(["sendWireTransfer"]) })

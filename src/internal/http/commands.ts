@@ -23,7 +23,7 @@ import { quotingAsGiven } from "../util/pastExpiry.js"
 import { named } from "../util/printable.js"
 import { revisionsOf } from "../util/revisions.js"
 import * as ToResolve from "../util/toResolve.js"
-import { undoNeeded } from "../util/undoNeeded.js"
+import { rejectMayUndo, undoNeeded } from "../util/undoNeeded.js"
 import * as UndoRunAdvice from "../util/undoRunAdvice.js"
 import { settlesUndo, speaksOfCall } from "../util/undoToResolve.js"
 import { Conflict, NotFound, Refused } from "./errors.js"
@@ -272,11 +272,11 @@ export const reject = (
   body: Seen & { readonly reason: string }
 ) =>
   Effect.gen(function* () {
-    const { status } = yield* stepOf(sagaId, stepId)
+    const { status, step } = yield* stepOf(sagaId, stepId)
     // An edited approvals row is refused whatever tools this server holds: said first.
     const tampered = yield* tamperedRecord(sagaId, stepId)
     if (tampered !== undefined) return yield* new Refused({ message: tampered.message })
-    yield* requireUndos(options, "rejecting", status.steps)
+    if (rejectMayUndo(step)) yield* requireUndos(options, "rejecting", status.steps)
     const who = yield* by
     const rejecting = Saga.reject(sagaId, stepId, {
       by: who,

@@ -13,3 +13,12 @@ import type { StepStatus } from "../../Saga.js"
  */
 export const undoNeeded = (step: StepStatus): boolean =>
   step.state === "executed" && (step.undo === undefined || step.undo === "unavailable") && step.changesNothing !== true
+
+/**
+ * Whether a `reject` of this step may undo its saga: the step awaits approval (a new rejection), or
+ * it was refused (the same rejection again finishes the compensation it started). On a step in any
+ * other state (approved, run, unknown) a `reject` is refused whatever tools are at hand: a missing
+ * tool is not what an operator must be told first.
+ */
+export const rejectMayUndo = (step: StepStatus): boolean =>
+  step.state === "awaiting_approval" || step.state === "refused"

@@ -10,6 +10,7 @@ import * as Effect from "effect/Effect"
 import { type Entry, Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import { tamperedRecord } from "../../util/approvalRecord.js"
+import { rejectMayUndo } from "../../util/undoNeeded.js"
 import * as Parse from "../parse.js"
 import { type Pointed, revisionsOf, target } from "../position.js"
 import { printReport } from "../report.js"
@@ -55,7 +56,9 @@ export const rejectOn = (
     // An edited approvals row is refused whatever tools are registered: said first.
     const tampered = yield* tamperedRecord(pointed.saga, stepId)
     if (tampered !== undefined) return yield* tampered
-    yield* Tools.requireUndos("reject", status, rejection.registered)
+    const rejected = status.steps.find((known) => known.stepId === stepId)
+    if (rejected === undefined || rejectMayUndo(rejected))
+      yield* Tools.requireUndos("reject", status, rejection.registered)
     const { revisions, value: report } = yield* Saga.withWrittenRevisions(
       Saga.withInterruptibleUndos(Saga.reject(pointed.saga, stepId, { by, reason, ...seen }))
     )
