@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Schema } from "effect"
+import { Duration, Effect, Either, Option, Schema } from "effect"
 import * as Parse from "../src/internal/cli/parse.js"
 import { Instant } from "../src/internal/http/models.js"
 import { cutoff } from "../src/internal/util/isoTime.js"
@@ -49,8 +49,14 @@ describe("the CLI reads durations and times as the library does", () => {
           expect(Either.getOrUndefined(http)).toBe(time)
           expect(Either.getOrUndefined(library)).toBe(time)
           if (time === undefined) {
+            // The CLI says why as the library does, after the flag's name.
             expect(Either.isLeft(cli) && cli.left.message).toBe(
-              `--finished-before: "${text}" is not an ISO-8601 date or time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)`
+              `--finished-before: ${Either.getLeft(library).pipe(Option.getOrThrow)}`
+            )
+            expect(Either.getLeft(library).pipe(Option.getOrThrow)).toBe(
+              text === "2025-01-31T12:00:00"
+                ? `"${text}" names no zone: add one (2025-01-31T12:00:00Z for UTC, 2025-01-31T13:00+01:00): without it, each host would read it in its own local time`
+                : `"${text}" is not an ISO-8601 time: a date (2025-01-31) or a date and time with its zone (2025-01-31T12:00:00Z, 2025-01-31T13:00+01:00)`
             )
           }
         })

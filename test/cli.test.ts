@@ -1101,7 +1101,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         ],
         [
           ["prune", "--finished-before", "31/12/2024", "--db", db],
-          /^effect-saga: --finished-before: "31\/12\/2024" is not an ISO-8601 date/
+          /^effect-saga: --finished-before: "31\/12\/2024" is not an ISO-8601 time: a date/
         ],
         [
           ["prune", "--finished-before", "2025-02-30", "--db", db],

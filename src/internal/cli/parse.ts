@@ -63,12 +63,7 @@ export const duration = (flag: string, text: string): Effect.Effect<Duration.Dur
  */
 export const instant = (flag: string, text: string): Effect.Effect<string, UsageError> =>
   Either.match(cutoff(text.trim()), {
-    onLeft: () =>
-      Effect.fail(
-        new UsageError({
-          message: `${flag}: "${text}" is not an ISO-8601 date or time (e.g. 2025-01-31 or 2025-01-31T12:00:00Z)`
-        })
-      ),
+    onLeft: (reason) => Effect.fail(new UsageError({ message: `${flag}: ${reason}` })),
     onRight: Effect.succeed
   })
 

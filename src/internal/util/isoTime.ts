@@ -78,7 +78,15 @@ export const cutoff = (before: unknown): Either.Either<string, string> => {
   const millis = typeof before === "string" ? millisOf(before) : undefined
   if (millis !== undefined) return Either.right(new Date(millis).toISOString())
   const shown = typeof before === "string" ? preview(before) : typeName(before)
+  if (typeof before === "string" && namesNoZone(before)) {
+    return Either.left(
+      `${shown} names no zone: add one (2025-01-31T12:00:00Z for UTC, 2025-01-31T13:00+01:00): without it, each host would read it in its own local time`
+    )
+  }
   return Either.left(
     `${shown} is not an ISO-8601 time: a date (2025-01-31) or a date and time with its zone (2025-01-31T12:00:00Z, 2025-01-31T13:00+01:00)`
   )
 }
+
+/** Whether `text` is an ISO-8601 date and time that would be one with a zone after it. */
+const namesNoZone = (text: string): boolean => millisOf(`${text.trim()}Z`) !== undefined
