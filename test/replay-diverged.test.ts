@@ -199,7 +199,7 @@ describe("a resumed program that no longer makes an executed step's call does no
           made.push(`${name} ${n}`)
           return `${name}-${n}`
         }),
-      compensate: () => Effect.void
+      compensate: ({ input }) => Effect.sync(() => made.push(`undo ${name} ${input.n}`))
     })
   const [reserve, reserveV2, charge] = [tool("reserve"), tool("reserveV2"), tool("charge")]
   const SagaLive = Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
@@ -216,12 +216,32 @@ describe("a resumed program that no longer makes an executed step's call does no
       const stepId = (yield* Saga.status("o1")).steps.find((step) => step.toolName === "reserve")!.stepId
 
       // A new release renamed the first step's tool: the same call, under another name.
-      const error = yield* Effect.flip(Saga.resume("o1", Effect.zipRight(reserveV2({ n: 1 }), charge({ n: 2 }))))
+      const renamed = Effect.zipRight(reserveV2({ n: 1 }), charge({ n: 2 }))
+      const error = yield* Effect.flip(Saga.resume("o1", renamed))
       expect(error).toBeInstanceOf(SagaError.NonDeterminism)
       expect(error).toMatchObject({ stepId, reason: expect.stringContaining(`${stepId} (reserve)`) })
       const phases = (yield* journal.read("o1")).map((entry) => entry.phase)
       expect(phases).not.toContain("SAGA_COMPLETED")
       expect(phases.at(-1)).toBe("EXECUTED")
+
+      // The same changed program again (a worker's next pass, a restarted worker) makes no new call:
+      // it replays the renamed call, and still does not complete with the old step never replayed.
+      const again = yield* Effect.flip(Saga.resume("o1", renamed))
+      expect(again).toBeInstanceOf(SagaError.NonDeterminism)
+      expect(again).toMatchObject({ stepId, reason: expect.stringContaining(`${stepId} (reserve)`) })
+      expect((yield* journal.read("o1")).map((entry) => entry.phase)).toEqual(phases)
+      expect(made).toEqual(["reserve 1", "charge 2", "reserveV2 1"])
+      // Nor does the program as it was journaled: it would leave the renamed call's effect live.
+      const old = yield* Effect.flip(Saga.resume("o1", Effect.zipRight(reserve({ n: 1 }), charge({ n: 2 }))))
+      expect(old).toBeInstanceOf(SagaError.NonDeterminism)
+      expect(old).toMatchObject({
+        reason: expect.stringContaining("(reserveV2): it replayed calls another run journaled")
+      })
+      expect((yield* journal.read("o1")).map((entry) => entry.phase)).toEqual(phases)
+      // Compensating the saga undoes both, in reverse order.
+      const report = yield* Saga.compensate("o1")
+      expect(report.status).toBe("compensated")
+      expect(made.slice(3)).toEqual(["undo reserveV2 1", "undo charge 2", "undo reserve 1"])
     }).pipe(Effect.provide(SagaLive))
   )
 
