@@ -351,8 +351,9 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
       entries: ReadonlyArray<Entry>
     ) => Effect.Effect<SagaRecord, ConcurrencyConflict | JournalError>
     /**
-     * Deletes finished sagas (completed, compensated, compensation failed) last updated before
-     * `before`: an ISO-8601 date, or date and time with its zone (anything else: `JournalError`).
+     * Deletes finished sagas with nothing left live (completed, compensated; not compensation
+     * failed, which may have left an effect live: it stays until an operator settles it) last
+     * updated before `before`: an ISO-8601 date, or date and time with its zone (anything else: `JournalError`).
      * An explicit undo's run goes only with its saga (finished too, whatever its update time), and
      * a saga whose run is not finished stays. Returns the ids deleted, runs included.
      */
@@ -453,9 +454,10 @@ export const isActive: (status: SagaStatus) => boolean = status.isActive
 
 /**
  * What `journal.prune(before)` would delete now, deleting nothing: the ids by the store's own rule
- * (finished by its row and by its journal, last updated before `before`; an explicit undo's run only
- * with its saga), as `prune` would return them. The CLI's `prune --dry-run`. A journal of your own,
- * which has no such listing, answers with its rows that say they finished before `before`.
+ * (`completed` or `compensated` by its row and by its journal, last updated before `before`; an
+ * explicit undo's run only with its saga), as `prune` would return them. The CLI's `prune
+ * --dry-run`. A journal of your own, which has no such listing, answers with its rows that say they
+ * completed or compensated before `before`.
  *
  * @since 0.4.0
  * @category retention
@@ -463,8 +465,8 @@ export const isActive: (status: SagaStatus) => boolean = status.isActive
 export const prunable = (before: string): Effect.Effect<ReadonlyArray<string>, JournalError, Journal> =>
   Effect.flatMap(Journal, (journal) => {
     if (journal.prunable !== undefined) return journal.prunable(before)
-    const finished = SagaStatus.literals.filter(status.isFinished)
-    return Effect.map(journal.list({ status: finished, updatedBefore: before }), (rows) =>
+    const prunable = SagaStatus.literals.filter(status.isPrunable)
+    return Effect.map(journal.list({ status: prunable, updatedBefore: before }), (rows) =>
       rows.map((row) => row.sagaId)
     )
   })

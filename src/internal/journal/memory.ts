@@ -14,7 +14,7 @@ import { runIdOf, stepKey } from "./ids.js"
 import type { Pruning as PruningOf } from "./pruning.js"
 import * as Pruning from "./pruning.js"
 import * as Signing from "./signing.js"
-import { isActive, isFinished, keepsLease, noneOpen, statusAfter } from "./status.js"
+import { isActive, isFinished, isPrunable, keepsLease, noneOpen, statusAfter } from "./status.js"
 import { atStorableTime, leaseEnd, pastStoredTime } from "./storedTime.js"
 import { appendsAtOnce } from "./synchronous.js"
 
@@ -156,12 +156,17 @@ export const makeMemoryJournal = (keys?: KeyRing | undefined) => {
   const isDone = (stored: Stored): boolean =>
     isFinished(stored.record.status) && isFinished(statusAfter("running", stored.entries))
 
+  /** Whether `prune` may delete a saga: by its row and by its journal, not `compensation_failed` (an effect may be live). */
+  const isPrunableNow = (stored: Stored): boolean =>
+    isPrunable(stored.record.status) && isPrunable(statusAfter("running", stored.entries))
+
   /** What `prune` reads and deletes here, for the cutoff `at` at the time `now` (a saga whose lease is held is not prunable). */
   const pruningAt = (at: string, now: string): PruningOf<never> => ({
     finishedBefore: Effect.sync(() =>
       Array.from(sagas)
         .filter(
-          ([, stored]) => isDone(stored) && stored.record.updatedAt < at && !blocks(stored.record.lease, undefined, now)
+          ([, stored]) =>
+            isPrunableNow(stored) && stored.record.updatedAt < at && !blocks(stored.record.lease, undefined, now)
         )
         .map(([sagaId]) => sagaId)
     ),

@@ -35,6 +35,13 @@ export const keepsLease = (drafts: ReadonlyArray<Pick<Entry, "phase">>): boolean
 export const isFinished = (status: SagaStatus): boolean =>
   status === "completed" || status === "compensated" || status === "compensation_failed"
 
+/**
+ * Whether `prune` may delete a saga of this status: finished with nothing left live.
+ * `compensation_failed` is final, but an effect may still be live: its saga stays, the record of
+ * what to undo by hand, until an operator settles it and a compensation again ends it `compensated`.
+ */
+export const isPrunable = (status: SagaStatus): boolean => status === "completed" || status === "compensated"
+
 /** The saga-level phases that set a final status. */
 export const finishingPhases: ReadonlyArray<Phase> = (Object.keys(statusOfPhase) as Array<Phase>).filter((phase) =>
   isFinished(statusOfPhase[phase]!)
@@ -52,3 +59,6 @@ export const noneOpen: OpenCounts = {
   needs_attention: 0,
   compensation_failed: 0
 }
+
+/** The saga-level phases that set a status `prune` may delete. */
+export const prunablePhases: ReadonlyArray<Phase> = finishingPhases.filter((phase) => isPrunable(statusOfPhase[phase]!))

@@ -24,7 +24,7 @@ import type { StepAddress } from "../journal/ids.js"
 import * as PagedRows from "../journal/pagedRows.js"
 import * as Pruning from "../journal/pruning.js"
 import * as Signing from "../journal/signing.js"
-import { finishingPhases, noneOpen } from "../journal/status.js"
+import { finishingPhases, isPrunable, noneOpen, prunablePhases } from "../journal/status.js"
 import * as StoredEntries from "../journal/storedEntries.js"
 import * as StoredRows from "../journal/storedRows.js"
 import { atStorableTime, leaseEnd, pastStoredTime } from "../journal/storedTime.js"
@@ -46,6 +46,7 @@ import * as SqliteDriver from "./sqliteDriver.js"
 import * as Unflushed from "./unflushed.js"
 
 const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
+const prunableStatuses = Journal.SagaStatus.literals.filter(isPrunable)
 /** How many sagas one statement of `prune` reads or deletes. */
 const PRUNE_SLICE = 500
 
@@ -957,6 +958,9 @@ WHERE last_entry.saga_id = ${row}.saga_id AND last_entry.step_id IS NULL ORDER B
   // The row's status, and the journal's own: a row edited to a finished status is not finished.
   const isDone = (row: TableRef) =>
     sql`${row}.status IN ${sql.in(finished)} AND ${endedInJournal(row)} IN ${sql.in(finishingPhases)}`
+  // As `isDone`, for a status `prune` may delete: not `compensation_failed`, which may have left an effect live.
+  const isPrunableRow = (row: TableRef) =>
+    sql`${row}.status IN ${sql.in(prunableStatuses)} AND ${endedInJournal(row)} IN ${sql.in(prunablePhases)}`
   const runRow = sql.literal("run")
   const runIdOfStep = sql.literal(`owned.saga_id || '/' || owned.step_id || '${RUN_SUFFIX}'`)
 
@@ -979,7 +983,7 @@ WHERE last_entry.saga_id = ${row}.saga_id AND last_entry.step_id IS NULL ORDER B
   const pruningAt = (at: string, millis: number, toDelete: boolean): Pruning.Pruning<SqlError> => ({
     finishedBefore: Effect.map(
       sql<{ readonly sagaId: string }>`SELECT saga_id AS "sagaId" FROM ${sagas}
-WHERE ${isDone(sagas)} AND updated_at < ${at} AND ${leaseIsFreeAt(null, millis)}${sql.literal(toDelete && onPg ? " FOR UPDATE" : "")}`,
+WHERE ${isPrunableRow(sagas)} AND updated_at < ${at} AND ${leaseIsFreeAt(null, millis)}${sql.literal(toDelete && onPg ? " FOR UPDATE" : "")}`,
       (rows) => rows.map((row) => row.sagaId)
     ),
     runsOf: (sagaIds) =>
