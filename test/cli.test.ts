@@ -647,6 +647,24 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     })
   )
 
+  it.effect("resolve --result - reads the result from stdin: one larger than a command-line argument may be", () =>
+    Effect.gen(function* () {
+      const db = fresh("resolve-result-stdin")
+      // 300 KB: over the 128 KiB Linux allows one argument, under the default maxPayloadBytes.
+      const tracking = `track-${"x".repeat(300_000)}`
+      const args = ["resolve", "order-3", "pingCarrier", "--applied", "--result", "-", "--as", "oncall", "--db", db]
+      const both = yield* run([...args, "--receipt", "-"], { stdin: (stdin) => stdin.end("{}") })
+      expect(both).toMatchObject({ code: 2 })
+      expect(both.stderr).toContain("--result - and --receipt - both read stdin: give the receipt as env:NAME")
+      const piped = yield* run(args, { stdin: (stdin) => stdin.end(`${JSON.stringify(tracking)}\n`) })
+      expect(piped.code, piped.stderr).toBe(0)
+      const executed = (yield* onFile(db, readJournal("order-3"))).find(
+        (entry) => entry.phase === "EXECUTED" && entry.stepId?.startsWith("pingCarrier")
+      )
+      expect(JSON.parse(executed!.payload!).result).toBe(tracking)
+    })
+  )
+
   it.effect("an explicit undo that answered unknown: show offers resolve of its run, which settles it", () =>
     Effect.gen(function* () {
       const db = fresh("resolve-undo-run")

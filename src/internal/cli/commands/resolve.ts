@@ -25,6 +25,7 @@ import * as Parse from "../parse.js"
 import { type Pointed, target } from "../position.js"
 import * as ReceiptSource from "../receiptSource.js"
 import { as, db, digest, register, revision, saga, step, withStore } from "../root.js"
+import { readStdin } from "../stdin.js"
 import * as Tools from "../tools.js"
 
 const applied = Options.boolean("applied").pipe(
@@ -56,7 +57,7 @@ const receipt = Options.text("receipt").pipe(
 const result = Options.text("result").pipe(
   Options.withPseudoName("JSON"),
   Options.withDescription(
-    "With --applied: the tool's result as JSON, encoded as its success schema encodes it (null if it returns nothing). Checked against the schema when --register loads the tool."
+    "With --applied: the tool's result as JSON, encoded as its success schema encodes it (null if it returns nothing); - reads it from stdin (a result larger than a command line holds). Checked against the schema when --register loads the tool."
   ),
   Options.optional
 )
@@ -105,7 +106,7 @@ const resolutionOf = (options: {
       ),
     onSome: (text) =>
       Effect.all({
-        result: Parse.json("--result", text),
+        result: Effect.flatMap(resultText(text, options.receipt), (json) => Parse.json("--result", json)),
         receipt: Option.match(options.receipt, {
           onNone: () => Effect.succeed(undefined),
           onSome: ReceiptSource.read
@@ -120,6 +121,24 @@ const resolutionOf = (options: {
         }))
       )
   })
+}
+
+/**
+ * The result's JSON as `--result` gives it: itself, or, for `-`, stdin to its end (a result larger
+ * than one command-line argument may be, 128 KiB on Linux). Stdin is read once: not for both
+ * `--result -` and `--receipt -`.
+ */
+const resultText = (text: string, receipt: Option.Option<string>): Effect.Effect<string, UsageError> => {
+  if (text !== "-") return Effect.succeed(text)
+  if (Option.getOrUndefined(receipt) === "-") {
+    return Effect.fail(
+      new UsageError({ message: "--result - and --receipt - both read stdin: give the receipt as env:NAME" })
+    )
+  }
+  return Effect.mapError(
+    readStdin(),
+    (error) => new UsageError({ message: `--result: stdin could not be read (${error.message})` })
+  )
 }
 
 /** What a resolution settles: a step's call, the undo of an explicit undo's run, or a step's undo. */
