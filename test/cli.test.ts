@@ -381,7 +381,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
 
       const second = yield* cli("compensate", "order-5", "--register", toolsBundle, "--db", db)
       expect(second.code).toBe(0)
-      expect(second.stdout).toMatch(/^saga order-5: compensated\n {2}completed {3}ship /)
+      expect(second.stdout).toMatch(/^saga order-5: compensated\n {2}completed {4}ship /)
       expect(worldLines().length).toBe(before.length + 3)
     })
   )
@@ -470,7 +470,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       expect(ran.code).toBe(1)
       expect(ran.stderr).toBe("")
       expect(ran.stdout).toMatch(
-        /^saga order-3: compensation_failed\n {2}completed {3}reserveInventory \(\S+\)\n {2}not undone: outcome unknown pingCarrier /
+        /^saga order-3: compensation_failed\n {2}completed {4}reserveInventory \(\S+\)\n {2}not undone: outcome unknown pingCarrier /
       )
     })
   )
