@@ -339,6 +339,31 @@ describe("SqlJournal on an SQLite file", () => {
     })
   )
 
+  it.effect("a journal whose record of migrations was emptied is refused as edited when the layer is built", () =>
+    Effect.gen(function* () {
+      const filename = fileFor("emptied-migrations")
+      yield* Effect.scoped(
+        Effect.flatMap(open(SqlJournal.layerSqlite({ filename })), (journal) =>
+          appendAll(journal, "kept", [saga("SAGA_STARTED")])
+        )
+      )
+      yield* Effect.scoped(Effect.map(raw(filename), (db) => db.prepare("DELETE FROM effect_saga_migrations").run()))
+      const error = yield* Effect.flip(Effect.scoped(open(SqlJournal.layerSqlite({ filename }))))
+      expect(error).toMatchObject({ _tag: "JournalError", operation: "migrate" })
+      // Not "table effect_saga_sagas already exists", which reads as another application's table.
+      expect(error.message).toContain(
+        "the journal records no migration (its effect_saga_migrations table is empty) while its tables exist: the record was edited; restore it from a backup (nothing was written)"
+      )
+      const db = new Database(filename, { readonly: true })
+      try {
+        expect(db.prepare("SELECT count(*) AS n FROM effect_saga_entries").get()).toEqual({ n: 1 })
+        expect(db.prepare("SELECT count(*) AS n FROM effect_saga_migrations").get()).toEqual({ n: 0 })
+      } finally {
+        db.close()
+      }
+    })
+  )
+
   it.effect("a journal a newer effect-saga migrated is refused when the layer is built: nothing is written", () =>
     Effect.gen(function* () {
       const filename = fileFor("newer-schema")

@@ -217,14 +217,41 @@ WHERE type = 'table' AND name = ${migrationsTable}`
   return { applied: Number(rows[0]?.version ?? 0), latest: latestMigration }
 })
 
+/** Whether the store holds the sagas table. */
+const holdsSagas = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(
+    sql.onDialectOrElse({
+      pg: () => sql<{ readonly present: unknown }>`SELECT to_regclass(${sagasTable}) IS NOT NULL AS present`,
+      orElse: () =>
+        sql<{ readonly present: unknown }>`SELECT count(*) > 0 AS present FROM sqlite_master
+WHERE type = 'table' AND name = ${sagasTable}`
+    }),
+    (rows) => Boolean(rows[0]?.present)
+  )
+)
+
 /**
  * Refuses tables a newer effect-saga migrated: this code would write rows in a shape the newer one
- * may not read (an old worker left running through a rolling upgrade). Nothing is written.
+ * may not read (an old worker left running through a rolling upgrade). Refuses too the tables of a
+ * journal whose record of migrations was emptied: migrating them again would fail on a table that
+ * exists, in words that read as another application's. Nothing is written.
  */
 const refuseNewer = Effect.flatMap(
   schemaVersion,
-  ({ applied }): Effect.Effect<void, Migrator.MigrationError> =>
-    applied === undefined || applied <= latestMigration
+  ({ applied }): Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient.SqlClient> => {
+    if (applied === 0) {
+      return Effect.flatMap(holdsSagas, (edited) =>
+        edited
+          ? Effect.fail(
+              new Migrator.MigrationError({
+                reason: "bad-state",
+                message: `the journal records no migration (its ${migrationsTable} table is empty) while its tables exist: the record was edited; restore it from a backup (nothing was written)`
+              })
+            )
+          : Effect.void
+      )
+    }
+    return applied === undefined || applied <= latestMigration
       ? Effect.void
       : Effect.fail(
           new Migrator.MigrationError({
@@ -232,4 +259,5 @@ const refuseNewer = Effect.flatMap(
             message: `the journal has schema version ${applied}, newer than this effect-saga's ${latestMigration}: upgrade effect-saga (nothing was written)`
           })
         )
+  }
 )
