@@ -37,6 +37,7 @@ import * as Signing from "./internal/journal/signing.js"
 import * as status from "./internal/journal/status.js"
 import { readStored, type StoredEntry } from "./internal/journal/storedEntries.js"
 import { listRowless } from "./internal/journal/storedRows.js"
+import { describeUndecodable } from "./internal/journal/undecodable.js"
 import type { Verification } from "./internal/journal/verification.js"
 import * as verification from "./internal/journal/verification.js"
 import * as identifier from "./internal/util/identifier.js"
@@ -658,6 +659,23 @@ const exportRefusal = (
 const decodeLine = Schema.decodeUnknownEither(Schema.parseJson(Entry))
 
 /**
+ * Why a line of JSON holding an object is no entry, after a colon, as a stored row's is said
+ * (`: phase "HACKED" is not a known phase`); nothing for a line that is no such JSON, whose parser's
+ * words could quote it (a receipt).
+ */
+const whyNotAnEntry = (line: string): string => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(line)
+  } catch {
+    return ""
+  }
+  if (!Predicate.isRecord(parsed)) return ""
+  const decoded = Schema.decodeUnknownEither(Entry)(parsed)
+  return Either.isLeft(decoded) ? `: ${describeUndecodable(parsed, decoded.left)}` : ""
+}
+
+/**
  * The first identifier or time of an export that the engine would not have journaled (a saga id,
  * step id, tool name or time out of shape: see `importable.ts`): a saga imported with it could be
  * listed but never commanded.
@@ -706,7 +724,7 @@ export const importNdjson = (
           seq: index + 1,
           reason:
             end === undefined
-              ? `line ${index + 1} is not a journal entry`
+              ? `line ${index + 1} is not a journal entry${whyNotAnEntry(line)}`
               : `line ${index + 1} is the export's end line, yet lines follow it`
         })
       }

@@ -49,6 +49,25 @@ describe("an import of what the engine journaled", () => {
   )
 
   it.effect(
+    "a line that is no entry says which field and why, never a value that may be a secret, nor a line's text",
+    () =>
+      Effect.gen(function* () {
+        yield* Saga.run("hacked", book("room-12"))
+        const [first, ...rest] = (yield* Journal.exportNdjson("hacked")).split("\n")
+        const entry = JSON.parse(first!)
+        const importing = (line: string) =>
+          Effect.flip(Effect.provide(Journal.importNdjson([line, ...rest].join("\n")), Journal.layerMemory))
+        expect((yield* importing(JSON.stringify({ ...entry, phase: "HACKED" }))).reason).toBe(
+          'line 1 is not a journal entry: phase "HACKED" is not a known phase'
+        )
+        const secret = yield* importing(JSON.stringify({ ...entry, payload: { receipt: "rcpt-secret-9" } }))
+        expect(secret.reason).toBe("line 1 is not a journal entry: payload (an object) is not text or null")
+        const notJson = yield* importing('{"receipt":"rcpt-secret-9"')
+        expect(notJson.reason).toBe("line 1 is not a journal entry")
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
     "a saga whose entries' times go back (its writer's clock stepped back) imports: times are not its order",
     () =>
       Effect.gen(function* () {

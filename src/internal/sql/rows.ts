@@ -2,62 +2,14 @@
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Journal from "../../Journal.js"
 import type { StoredRow, UndecodableRow } from "../journal/storedRows.js"
+import { describeUndecodable, oneLine } from "../journal/undecodable.js"
 import { isStoredTime } from "../util/isoTime.js"
-import { cut, typeName } from "../util/printable.js"
 
 const decodeEntry = Schema.decodeUnknownEither(Journal.Entry)
 const decodeRecord = Schema.decodeUnknownEither(Journal.SagaRecord)
-
-/** What each stored column must hold, as `describeUndecodable` says it. */
-const columnKinds: Record<string, string> = {
-  phase: "a known phase",
-  status: "a known status",
-  seq: "a positive integer",
-  revision: "an integer",
-  stepId: "text or null",
-  toolName: "text or null",
-  input: "text or null",
-  payload: "text or null",
-  lease: "a lease or none",
-  sagaId: "text",
-  at: "text",
-  hash: "text",
-  mac: "text",
-  digest: "text",
-  createdAt: "text",
-  updatedAt: "text"
-}
-
-/** At most `max` characters of `text`, on one line. */
-const oneLine = (text: string, max: number): string => cut(text.replace(/\s+/g, " ").trim(), max)
-
-/**
- * Which stored column does not decode and why, in one short line (`phase "HACKED" is not a known
- * phase`), never the schema's whole tree.
- */
-const describeUndecodable = (row: unknown, error: ParseResult.ParseError): string => {
-  const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
-  const column = issue?.path[0]
-  if (typeof column !== "string" || columnKinds[column] === undefined) return oneLine(issue?.message ?? "", 120)
-  const value = (row as Record<string, unknown>)[column]
-  if (value === undefined) return `${column} is missing`
-  const bytes = value instanceof Uint8Array
-  // What an input or a payload holds may be a secret (a receipt): only its kind is named. Other
-  // bytes are shown in hex, as the CLI prints a stored column.
-  const shown = mayHoldSecrets.has(column)
-    ? `(${bytes ? "bytes" : typeName(value)})`
-    : bytes
-      ? `(bytes ${oneLine(Buffer.from(value).toString("hex"), 60)})`
-      : oneLine(JSON.stringify(value) ?? String(value), 60)
-  return `${column} ${shown} is not ${columnKinds[column]}`
-}
-
-/** The columns whose values a message never shows. */
-const mayHoldSecrets: ReadonlySet<string> = new Set(["input", "payload", "mac", "hash", "digest"])
 
 /** A stored entry as the SQL columns hold it: no MAC is `NULL` there, an absent field here. */
 const fromRow = (row: { readonly mac?: unknown }): unknown => {
