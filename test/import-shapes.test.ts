@@ -57,13 +57,15 @@ describe("an import of what the engine journaled", () => {
         const entry = JSON.parse(first!)
         const importing = (line: string) =>
           Effect.flip(Effect.provide(Journal.importNdjson([line, ...rest].join("\n")), Journal.layerMemory))
-        expect((yield* importing(JSON.stringify({ ...entry, phase: "HACKED" }))).reason).toBe(
-          'line 1 is not a journal entry: phase "HACKED" is not a known phase'
-        )
+        expect(yield* importing(JSON.stringify({ ...entry, phase: "HACKED" }))).toMatchObject({
+          reason: 'line 1 is not a journal entry: phase "HACKED" is not a known phase'
+        })
         const secret = yield* importing(JSON.stringify({ ...entry, payload: { receipt: "rcpt-secret-9" } }))
-        expect(secret.reason).toBe("line 1 is not a journal entry: payload (an object) is not text or null")
+        expect(secret).toMatchObject({
+          reason: "line 1 is not a journal entry: payload (an object) is not text or null"
+        })
         const notJson = yield* importing('{"receipt":"rcpt-secret-9"')
-        expect(notJson.reason).toBe("line 1 is not a journal entry")
+        expect(notJson).toMatchObject({ reason: "line 1 is not a journal entry" })
       }).pipe(Effect.provide(Testing.layer))
   )
 

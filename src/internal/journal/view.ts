@@ -33,11 +33,6 @@ export interface StepView {
    * calls in flight (`notStarted`: it never started, or every attempt failed): it did not run.
    */
   notStarted: boolean
-  /**
-   * The run its first entry was journaled in, counted by the saga's `SAGA_STARTED` and
-   * `SAGA_RESUMED` entries before it (a run that wrote neither counts as the one before it).
-   */
-  readonly firstRun: number
 }
 
 /** A step whose last `INTENT` has no outcome after it and was journaled as not started: it did not run. */
@@ -108,8 +103,7 @@ class UnseenStep implements StepView {
   constructor(
     readonly stepId: string,
     readonly toolName: string,
-    public input: string | null,
-    readonly firstRun: number
+    public input: string | null
   ) {}
 }
 
@@ -127,8 +121,6 @@ export class JournalView {
   last: Recorded | undefined = undefined
   /** The saga's `SAGA_STARTED` entry. */
   started: Recorded<"SAGA_STARTED"> | undefined = undefined
-  /** The runs journaled so far: its `SAGA_STARTED` and `SAGA_RESUMED` entries. */
-  runs = 0
   /** Why compensation started, as journaled. */
   compensationCause = ""
   /** Where the saga stood when compensation started: the position just before `SAGA_COMPENSATING`. */
@@ -150,7 +142,6 @@ export class JournalView {
     this.position = { revision: entry.seq, digest: entry.hash }
     this.status = statusAfter(this.status, [entry])
     if (entry.phase === "SAGA_STARTED") this.started = entry
-    if (entry.phase === "SAGA_STARTED" || entry.phase === "SAGA_RESUMED") this.runs++
     if (entry.phase === "SAGA_COMPENSATING") {
       this.compensationStarted = true
       this.compensationCause = entry.payload.cause
@@ -232,7 +223,7 @@ export class JournalView {
   private stepOf(entry: Recorded): StepView {
     let step = this.steps.get(entry.stepId!)
     if (step === undefined) {
-      step = new UnseenStep(entry.stepId!, entry.toolName ?? "", entry.input, this.runs)
+      step = new UnseenStep(entry.stepId!, entry.toolName ?? "", entry.input)
       this.steps.set(entry.stepId!, step)
     }
     return step
