@@ -235,7 +235,7 @@ describe("a resumed program that no longer makes an executed step's call does no
       const old = yield* Effect.flip(Saga.resume("o1", Effect.zipRight(reserve({ n: 1 }), charge({ n: 2 }))))
       expect(old).toBeInstanceOf(SagaError.NonDeterminism)
       expect(old).toMatchObject({
-        reason: expect.stringContaining("(reserveV2): it replayed calls another run journaled")
+        reason: expect.stringContaining("(reserveV2): it replayed the journal's other calls without it")
       })
       expect((yield* journal.read("o1")).map((entry) => entry.phase)).toEqual(phases)
       // Compensating the saga undoes both, in reverse order.
@@ -243,6 +243,31 @@ describe("a resumed program that no longer makes an executed step's call does no
       expect(report.status).toBe("compensated")
       expect(made.slice(3)).toEqual(["undo reserveV2 1", "undo charge 2", "undo reserve 1"])
     }).pipe(Effect.provide(SagaLive))
+  )
+
+  it.effect(
+    "a program that no longer makes one of two executed calls: NonDeterminism, though it calls nothing new",
+    () =>
+      Effect.gen(function* () {
+        made.length = 0
+        const journal = yield* Journal.Journal
+        const both = Effect.zipRight(Effect.all([charge({ n: 1 }), charge({ n: 2 })]), Effect.never)
+        const fiber = yield* Effect.fork(Saga.run("o-skip", both))
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(fiber)
+        const before = (yield* journal.read("o-skip")).map((entry) => entry.phase)
+        const second = (yield* Saga.status("o-skip")).steps[1]!.stepId
+
+        // A release made the second call conditional: the program replays the first and ends.
+        const error = yield* Effect.flip(Saga.resume("o-skip", charge({ n: 1 })))
+        expect(error).toBeInstanceOf(SagaError.NonDeterminism)
+        expect(error).toMatchObject({
+          stepId: second,
+          reason: `the program ended without replaying the journal's executed step ${second} (charge): it replayed the journal's other calls without it (a step removed, made conditional, or renamed in an earlier run)`
+        })
+        expect((yield* journal.read("o-skip")).map((entry) => entry.phase)).toEqual(before)
+        expect(made).toEqual(["charge 1", "charge 2"])
+      }).pipe(Effect.provide(SagaLive))
   )
 
   it.effect("a step replaced by another tool's: the same, and nothing but the new call is written", () =>

@@ -770,41 +770,34 @@ export class SagaRun {
   }
 
   /**
-   * A program that succeeded having made a new call (not a read) instead of replaying steps the
-   * journal holds executed did not follow the journal (a tool renamed, a step replaced): it does
-   * not complete. Nor does one that skipped a call (not a read) one run journaled while it reached
-   * a call another run journaled (`acrossRuns`): the changed program run again, which replays its
-   * new call and skips the old one, or the old program run again, which skips the new one; either
-   * would complete with an effect live that no program replays. Only here, at its end: while it
-   * runs, a concurrent branch may still reach them. Skipping journaled steps without calling
-   * anything new is no divergence: a resumed MCP session serves nothing again and only settles the
-   * calls that awaited approval (all of its own first run).
+   * A program that succeeded without replaying a call (not a read) the journal holds executed did
+   * not follow the journal if it made a new call instead (a tool renamed, a step replaced) or
+   * replayed any other call (not a read): a step removed, made conditional, or renamed in an earlier
+   * run (which replays its new call now). It does not complete: it would leave that call's effect
+   * live, never undone. Only here, at its end: while it runs, a concurrent branch may still reach
+   * them. A program that skips journaled steps reaching no call at all is no divergence: a resumed
+   * MCP session serves nothing again and only settles the calls that awaited approval.
    */
   private notReplayed(): Halt | undefined {
     if (this.unreplayed === undefined) return undefined
     const skipped = Array.from(this.unreplayed.values()).filter((step) => step.executed !== undefined)
     if (skipped.length === 0) return undefined
     const fresh = this.madeFresh
-    if (!fresh && !this.acrossRuns(skipped)) return undefined
+    if (!fresh && !this.replayedOthers(skipped)) return undefined
     const one = skipped.length === 1
     const named = skipped.map((step) => `${step.stepId} (${step.toolName})`).join(", ")
     const instead = fresh
       ? "it made a new call instead (a tool renamed, a step replaced)"
-      : "it replayed calls another run journaled (a tool renamed, a step replaced: one version of the program made them, another these)"
+      : "it replayed the journal's other calls without it (a step removed, made conditional, or renamed in an earlier run)"
     const reason = `the program ended without replaying the journal's executed ${one ? "step" : "steps"} ${named}: ${instead}`
     return { _tag: "Fatal", error: this.divergence(skipped[0]!.stepId, reason) }
   }
 
-  /**
-   * Whether calls (not reads) this run skipped and calls it reached were journaled by different
-   * runs: one version of the program made some, another the others.
-   */
-  private acrossRuns(skipped: ReadonlyArray<StepView>): boolean {
-    const skippedRuns = new Set<number>()
-    for (const step of skipped) if (!isRead(step)) skippedRuns.add(step.firstRun)
+  /** Whether this run skipped a call (not a read) of `skipped` while it replayed another call (not a read). */
+  private replayedOthers(skipped: ReadonlyArray<StepView>): boolean {
+    if (skipped.every(isRead)) return false
     for (const step of this.writer.view.steps.values()) {
-      if (this.unreplayed!.has(step.stepId) || isRead(step)) continue
-      for (const run of skippedRuns) if (run !== step.firstRun) return true
+      if (!this.unreplayed!.has(step.stepId) && !isRead(step)) return true
     }
     return false
   }
