@@ -212,6 +212,31 @@ describe("Testing.exploreCrashes", () => {
     60_000
   )
 
+  it.effect(
+    "Testing.faults in the world or the services strike inside the exploration, which still crashes at every point",
+    () =>
+      Effect.gen(function* () {
+        const Order = orderWith(charge)
+        const options = { invariants: [refundedUnlessCompleted, refundedAtMostOnce] }
+        const plain = yield* Testing.exploreCrashes(Order, 42, { world: BankLive, ...options })
+        expect(plain.endings.Completed).toBeGreaterThan(0)
+        // Every charge refused: the order never completes, whether the faults come with the world
+        // (kept across a crash) or with the services (built again by each process).
+        const refused = Array.from({ length: 20 }, (_, i) => ({ tool: "charge", at: i + 1, fault: "fail" as const }))
+        for (const placed of [
+          { world: Layer.merge(BankLive, Testing.faults(...refused)) },
+          { world: BankLive, services: Testing.faults(...refused) }
+        ]) {
+          const faulted = yield* Testing.exploreCrashes(Order, 42, { ...placed, ...options })
+          expect(faulted.endings.Completed).toBeUndefined()
+          expect(faulted.endings.Compensated).toBeGreaterThan(0)
+          // The crash points are still explored: the explorer's own faults wrap the test's.
+          expect(faulted.points).toBeGreaterThan(1)
+        }
+      }),
+    120_000
+  )
+
   it.effect("an invariant that throws does not hold, with the reason it threw", () =>
     Effect.gen(function* () {
       // A table of checks by ending that forgot Compensated: a TypeError once an order is compensated.

@@ -163,16 +163,22 @@ export class Ledger {
     return calls
   }
 
-  /** The `Faults` a process runs its tools with: counted here, cut by `crash`. */
-  faults(crash: CrashSwitch): Context.Context<Faults> {
+  /**
+   * The `Faults` a process runs its tools with: counted here, cut by `crash`, and struck by the
+   * test's own `Faults` (`Testing.faults` in the world or the services), if it gives one.
+   */
+  faults(crash: CrashSwitch, own: Option.Option<Faults["Type"]> = Option.none()): Context.Context<Faults> {
+    const planned = <A, E, R>(toolName: string, site: FaultSite, call: Effect.Effect<A, E, R>, step: FaultStep) =>
+      Option.isSome(own) ? own.value.around(toolName, site, call, step) : call
     return Context.make(
       Faults,
       Faults.of({
-        around: (toolName, site, call, step) =>
+        around: (toolName, site, given, step) =>
           crash.call(
             { toolName, site, stepId: step.stepId },
             Effect.suspend(() => {
               const calls = this.of(step)
+              const call = planned(toolName, site, given, step)
               if (site === "compensate") {
                 calls.undos++
                 return call

@@ -10,12 +10,14 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Approval from "../../Approval.js"
 import * as Journal from "../../Journal.js"
 import type { KeyError } from "../../Keys.js"
 import * as Saga from "../../Saga.js"
 import * as SqlStore from "../../SqlStore.js"
+import { Faults } from "../engine/faults.js"
 import { horizon } from "./clock.js"
 import type { CrashSwitch, Ledger } from "./crash.js"
 import { storeThrough } from "./crash.js"
@@ -75,11 +77,18 @@ export const live = <X, EX, W>(
       const seen = storeThrough(crash, Context.get(raw, Journal.Journal), Context.get(raw, Approval.Approval))
       const store = Context.make(Journal.Journal, seen.journal).pipe(Context.add(Approval.Approval, seen.approval))
       const saga = yield* Effect.provide(Layer.build(Saga.layerWith({ owner, leaseTtl })), store)
-      const process = Context.merge(Context.merge(world, store), Context.merge(saga, ledger.faults(crash)))
+      // The test's own faults (`Testing.faults` in the world, kept across a crash, or in the
+      // services, built again by each process) strike inside the explorer's, which counts and cuts.
+      const faults = ledger.faults(crash, Context.getOption(world, Faults))
+      const process = Context.merge(Context.merge(world, store), Context.merge(saga, faults))
       const built = yield* Effect.provide(Layer.build(services), process).pipe(
         Effect.mapError((error) => new ServicesFailed(error))
       )
-      return yield* Effect.provide(body, Context.merge(process, built))
+      const own = Context.getOption(built, Faults)
+      const counted = Option.isSome(own)
+        ? Context.add(built, Faults, Context.get(ledger.faults(crash, own), Faults))
+        : built
+      return yield* Effect.provide(body, Context.merge(process, counted))
     })
   )
 
