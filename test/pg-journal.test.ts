@@ -72,6 +72,23 @@ describe("PostgreSQL", () => {
       })
   )
 
+  it.live("a journal whose record of migrations was emptied is refused as edited, its tables left as they were", () =>
+    Effect.gen(function* () {
+      const url = yield* fresh("emptied_migrations")
+      yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
+      yield* Effect.promise(() => queryOn(url, "DELETE FROM effect_saga_migrations"))
+      const error = yield* Effect.flip(Effect.scoped(Layer.build(Postgres.layer({ url }))))
+      expect(error).toMatchObject({ _tag: "JournalError", operation: "migrate" })
+      expect(error.message).toContain(
+        "the journal records no migration (its effect_saga_migrations table is empty) while its tables exist: the record was edited"
+      )
+      expect(yield* Effect.provide(SqlJournal.schemaVersion, Postgres.layerClient({ url }))).toEqual({
+        applied: 0,
+        latest: latestMigration
+      })
+    })
+  )
+
   it.live("countOpen on 10,000 finished and 100 open sagas is answered from the open-status index", () =>
     Effect.gen(function* () {
       const fresh = yield* Effect.promise(() => freshDatabase("effect_saga_open_counts"))
