@@ -123,18 +123,39 @@ const inheritsDataAlong = (value: unknown, encoded: unknown, depth: number): boo
  * Why `value` cannot be journaled as it is, if it cannot: nested deeper than `MAX_JSON_DEPTH`,
  * something JSON would read back as `null` (a number that is not finite, `undefined` in an array,
  * an invalid `Date`), a function or a symbol (which JSON drops), an object whose content is not its
- * own keys (`lostShape`: a `Map`, a `Set`), or a key named `__proto__` (`PROTO_KEY`). A walk of its
- * own keeps `JSON.stringify` on V8's fast path (a replacer would leave it). A value with a `toJSON`
- * (a `Date`, Effect's `Chunk`) is walked as what its `toJSON` returns, which is what
- * `JSON.stringify` writes: a `Chunk`'s own structure refers to itself.
+ * own keys (`lostShape`: a `Map`, a `Set`), a key named `__proto__` (`PROTO_KEY`), or an object with
+ * a `toJSON` (a `Date`, Effect's `Chunk`: `readsBackAs`). A walk of its own keeps `JSON.stringify`
+ * on V8's fast path (a replacer would leave it).
  */
 export const problemIn = (value: unknown, depth = 0): string | undefined => {
   if (typeof value === "object" && value !== null && typeof (value as Partial<Shown>).toJSON === "function") {
-    const shown = (value as Shown).toJSON()
-    // An invalid `Date` says `null`, while the tool would be given the date.
-    return shown === null && value instanceof Date ? lostAsNull("an invalid Date") : problemInShown(shown, depth)
+    return readsBackAs(value as Shown)
   }
   return problemInShown(value, depth)
+}
+
+/**
+ * Why an object with a `toJSON` cannot be journaled as it is: JSON holds what its `toJSON` returns,
+ * and reads that back, never the object (a `Date` comes back as text, a `Chunk` as a plain object),
+ * so the tool or the program would be given what a replay, an undo and an approver never see.
+ */
+const readsBackAs = (value: Shown): string => {
+  if (value instanceof Date) {
+    return Number.isNaN(value.getTime())
+      ? lostAsNull("an invalid Date")
+      : "a Date cannot be journaled as it is: JSON would read it back as text (declare it with Schema.Date, which journals its ISO text and gives back a Date, or give the text)"
+  }
+  return `${kindOf(value)} with a toJSON cannot be journaled as it is: JSON would read back what its toJSON returns, not it (declare it with its schema, or give plain data)`
+}
+
+/** An object with a `toJSON`, named: by the `_id` Effect's data types write (`a Chunk`), or its class. */
+const kindOf = (value: Shown): string => {
+  let id: unknown
+  try {
+    id = (value.toJSON() as { readonly _id?: unknown } | null)?._id
+  } catch {}
+  const name = typeof id === "string" ? id : (value as object).constructor?.name
+  return name === undefined || name === "Object" || name === "" ? "an object" : `a ${name}`
 }
 
 /**
@@ -163,7 +184,7 @@ interface Shown {
   readonly toJSON: () => unknown
 }
 
-/** `problemIn` of a value as `JSON.stringify` writes it, its own `toJSON` already applied. */
+/** `problemIn` of a value with no `toJSON`: as `JSON.stringify` writes it. */
 const problemInShown = (value: unknown, depth: number): string | undefined => {
   if (typeof value === "number") return Number.isFinite(value) ? undefined : lostAsNull(String(value))
   if (typeof value === "function" || typeof value === "symbol") {
