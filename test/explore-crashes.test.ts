@@ -326,6 +326,8 @@ describe("Testing.exploreCrashes", () => {
         )
         assert(Testing.isExploreError(refused) && refused._tag === "CrashFound")
         expect(refused.problems[0]).toMatch(/^the saga ended CompensationFailed; expected Completed or Compensated/)
+        // The step that made it fail is named: its outcome unknown, not undone.
+        expect(refused.problems[0]).toMatch(/\n {4}not undone: outcome unknown \w+ \(/)
         const summary = yield* Testing.exploreCrashes(orderWith(charge), 42, {
           world: BankLive,
           resolve: "compensate",

@@ -45,14 +45,20 @@ export const excused = (result: SagaResult<unknown, unknown>, hidden: Set<string
   ) &&
   result.report.notUndone.every((step) => step.phase === "FAILED")
 
+/** A compensation report under a problem, a line a step: each undo, then what was not undone and why. */
 export const formatReport = (result: SagaResult<unknown, unknown>): string =>
   "report" in result
-    ? result.report.undone
-        .map(
+    ? [
+        ...result.report.undone.map(
           (step) =>
             `    ${step.outcome} ${step.toolName} (${step.stepId})${step.detail === undefined ? "" : `: ${step.detail}`}`
+        ),
+        // What was not undone says why a compensation failed as often as an undo does: an unknown outcome.
+        ...result.report.notUndone.map(
+          (step) =>
+            `    not undone: ${step.phase === "UNKNOWN" ? "outcome unknown" : "its call failed"} ${step.toolName} (${step.stepId})`
         )
-        .join("\n")
+      ].join("\n")
     : ""
 
 /**
