@@ -271,7 +271,10 @@ describe("approvals in a saga", () => {
         ["2026-12-02T12:00:00Z", "is already past: the approval would never hold"],
         ["2030-02-30T00:00:00Z", "is not a time (ISO-8601 with its zone, such as 2026-12-31T18:00:00Z)"],
         // Without a zone, each worker would read it in its own local time.
-        ["2030-01-01T12:01:00", "is not a time (ISO-8601 with its zone, such as 2026-12-31T18:00:00Z)"],
+        [
+          "2030-01-01T12:01:00",
+          "names no zone: add one (2025-01-31T12:00:00Z for UTC, 2025-01-31T13:00+01:00): without it, each host would read it in its own local time"
+        ],
         ["January 1, 2030 12:01:00", "is not a time (ISO-8601 with its zone, such as 2026-12-31T18:00:00Z)"]
       ] as const) {
         const refused = yield* Effect.flip(Saga.approve("past", stepId, { by: "alice", expiresAt }))

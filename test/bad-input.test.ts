@@ -282,7 +282,8 @@ describe("bad input and bad declarations", () => {
           date: [{ createdAt: new Date(0) }, "a Date cannot be journaled as it is: JSON would read it back as text"],
           chunk: [Chunk.make(1, 2), "a Chunk with a toJSON cannot be journaled as it is"],
           "nested-chunk": [{ batch: Chunk.make({ sku: "A-1" }) }, "a Chunk with a toJSON cannot be journaled as it is"],
-          own: [{ count: { toJSON: () => 3 } }, "an object with a toJSON cannot be journaled as it is"]
+          own: [{ count: { toJSON: () => 3 } }, "an object with a toJSON cannot be journaled as it is"],
+          option: [{ picked: Option.some(1) }, "an Option with a toJSON cannot be journaled as it is"]
         }
         const gather = Compensable.make({
           name: "gather",

@@ -1661,6 +1661,10 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
       expect(rejected.stderr).toMatch(
         /^effect-saga: step sendWireTransfer:\S+ of saga order-1 was already approved by alice: a different command is refused\n$/
       )
+      // Nor is a step the saga does not have: the reject refuses it as such.
+      const nosuch = yield* cli("reject", "order-1", "nosuch:1#1", "--as", "bob", "--reason", "no", "--db", db)
+      expect(nosuch).toMatchObject({ code: 2, stdout: "" })
+      expect(nosuch.stderr).not.toContain("--register")
       expect(snapshot(db)).toEqual(unchanged)
     })
   )

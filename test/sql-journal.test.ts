@@ -361,6 +361,12 @@ describe("SqlJournal on an SQLite file", () => {
       } finally {
         db.close()
       }
+      // Dropped, it is refused alike.
+      yield* Effect.scoped(Effect.map(raw(filename), (db) => db.prepare("DROP TABLE effect_saga_migrations").run()))
+      const dropped = yield* Effect.flip(Effect.scoped(open(SqlJournal.layerSqlite({ filename }))))
+      expect(dropped.message).toContain(
+        "the journal records no migration (its effect_saga_migrations table is missing) while its tables exist: the record was edited"
+      )
     })
   )
 

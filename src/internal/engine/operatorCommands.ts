@@ -21,7 +21,7 @@ import { isNotStarted, isRead, isUnknown } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
 import { byteLength, encodeJson } from "../util/codec.js"
-import { millisOf } from "../util/isoTime.js"
+import { millisOf, NO_ZONE, namesNoZone } from "../util/isoTime.js"
 import { pastExpiry } from "../util/pastExpiry.js"
 import * as boundToUndo from "./boundToUndo.js"
 import type { Lookup } from "./compensation.js"
@@ -76,7 +76,9 @@ const readableExpiry = (writer: Writer, stepId: string, expiresAt: string | unde
     return refused(
       writer,
       stepId,
-      `expiresAt ${JSON.stringify(expiresAt)} is not a time (ISO-8601 with its zone, such as 2026-12-31T18:00:00Z)`
+      namesNoZone(expiresAt)
+        ? `expiresAt ${JSON.stringify(expiresAt)} ${NO_ZONE}`
+        : `expiresAt ${JSON.stringify(expiresAt)} is not a time (ISO-8601 with its zone, such as 2026-12-31T18:00:00Z)`
     )
   }
   // An approval already expired would only be journaled EXPIRED by the next run: the saga compensates.

@@ -233,19 +233,20 @@ WHERE type = 'table' AND name = ${sagasTable}`
 /**
  * Refuses tables a newer effect-saga migrated: this code would write rows in a shape the newer one
  * may not read (an old worker left running through a rolling upgrade). Refuses too the tables of a
- * journal whose record of migrations was emptied: migrating them again would fail on a table that
- * exists, in words that read as another application's. Nothing is written.
+ * journal whose record of migrations was emptied or dropped: migrating them again would fail on a
+ * table that exists, in words that read as another application's. Nothing is written.
  */
 const refuseNewer = Effect.flatMap(
   schemaVersion,
   ({ applied }): Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient.SqlClient> => {
-    if (applied === 0) {
+    if (applied === 0 || applied === undefined) {
+      const record = applied === 0 ? "is empty" : "is missing"
       return Effect.flatMap(holdsSagas, (edited) =>
         edited
           ? Effect.fail(
               new Migrator.MigrationError({
                 reason: "bad-state",
-                message: `the journal records no migration (its ${migrationsTable} table is empty) while its tables exist: the record was edited; restore it from a backup (nothing was written)`
+                message: `the journal records no migration (its ${migrationsTable} table ${record}) while its tables exist: the record was edited; restore it from a backup (nothing was written)`
               })
             )
           : Effect.void

@@ -155,7 +155,8 @@ const kindOf = (value: Shown): string => {
     id = (value.toJSON() as { readonly _id?: unknown } | null)?._id
   } catch {}
   const name = typeof id === "string" ? id : (value as object).constructor?.name
-  return name === undefined || name === "Object" || name === "" ? "an object" : `a ${name}`
+  if (name === undefined || name === "Object" || name === "") return "an object"
+  return /^[AEIOU]/.test(name) ? `an ${name}` : `a ${name}`
 }
 
 /**

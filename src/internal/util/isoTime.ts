@@ -79,9 +79,7 @@ export const cutoff = (before: unknown): Either.Either<string, string> => {
   if (millis !== undefined) return Either.right(new Date(millis).toISOString())
   const shown = typeof before === "string" ? preview(before) : typeName(before)
   if (typeof before === "string" && namesNoZone(before)) {
-    return Either.left(
-      `${shown} names no zone: add one (2025-01-31T12:00:00Z for UTC, 2025-01-31T13:00+01:00): without it, each host would read it in its own local time`
-    )
+    return Either.left(`${shown} ${NO_ZONE}`)
   }
   return Either.left(
     `${shown} is not an ISO-8601 time: a date (2025-01-31) or a date and time with its zone (2025-01-31T12:00:00Z, 2025-01-31T13:00+01:00)`
@@ -89,4 +87,8 @@ export const cutoff = (before: unknown): Either.Either<string, string> => {
 }
 
 /** Whether `text` is an ISO-8601 date and time that would be one with a zone after it. */
-const namesNoZone = (text: string): boolean => millisOf(`${text.trim()}Z`) !== undefined
+export const namesNoZone = (text: string): boolean => millisOf(`${text.trim()}Z`) !== undefined
+
+/** What a time with no zone is told: to add one. */
+export const NO_ZONE =
+  "names no zone: add one (2025-01-31T12:00:00Z for UTC, 2025-01-31T13:00+01:00): without it, each host would read it in its own local time"

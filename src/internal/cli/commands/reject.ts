@@ -57,7 +57,8 @@ export const rejectOn = (
     const tampered = yield* tamperedRecord(pointed.saga, stepId)
     if (tampered !== undefined) return yield* tampered
     const rejected = status.steps.find((known) => known.stepId === stepId)
-    if (rejected === undefined || rejectMayUndo(rejected))
+    // A step the saga does not have is refused by the reject itself, as one that cannot undo it is.
+    if (rejected !== undefined && rejectMayUndo(rejected))
       yield* Tools.requireUndos("reject", status, rejection.registered)
     const { revisions, value: report } = yield* Saga.withWrittenRevisions(
       Saga.withInterruptibleUndos(Saga.reject(pointed.saga, stepId, { by, reason, ...seen }))
