@@ -129,7 +129,7 @@ const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClien
   // Creates nothing: it records that the journal may hold entries in the format of 0.5.0, which an
   // earlier effect-saga misreads (`notStarted` on the saga entries that end a run, `changesNothing`
   // on INTENT, `boundToUndo` on REJECTED). An earlier version knows 6 at most, so it refuses the
-  // store at start (`refuseNewer`) instead of reading those entries and writing after them.
+  // store at start (`refuseUnreadable`) instead of reading those entries and writing after them.
   "7_entries_of_0_5_0": Effect.void
 }
 
@@ -167,7 +167,7 @@ export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, Sq
   created_at timestamp with time zone not null default now(),
   name text not null
 )`),
-            Effect.zipRight(Effect.suspend(() => refuseNewer)),
+            Effect.zipRight(Effect.suspend(() => refuseUnreadable)),
             Effect.zipRight(runMigrations),
             Effect.asVoid
           )
@@ -177,7 +177,7 @@ export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, Sq
           .withTransaction(
             Effect.asVoid(
               Effect.zipRight(
-                Effect.suspend(() => refuseNewer),
+                Effect.suspend(() => refuseUnreadable),
                 runMigrations
               )
             )
@@ -204,31 +204,26 @@ export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, Sq
  */
 export const schemaVersion = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const present = yield* sql.onDialectOrElse({
-    pg: () => sql<{ readonly present: unknown }>`SELECT to_regclass(${migrationsTable}) IS NOT NULL AS present`,
-    orElse: () =>
-      sql<{ readonly present: unknown }>`SELECT count(*) > 0 AS present FROM sqlite_master
-WHERE type = 'table' AND name = ${migrationsTable}`
-  })
-  if (!present[0]?.present) return { applied: undefined, latest: latestMigration }
+  if (!(yield* holdsTable(migrationsTable))) return { applied: undefined, latest: latestMigration }
   const rows = yield* sql<{
     readonly version: unknown
   }>`SELECT MAX(migration_id) AS version FROM ${sql(migrationsTable)}`
   return { applied: Number(rows[0]?.version ?? 0), latest: latestMigration }
 })
 
-/** Whether the store holds the sagas table. */
-const holdsSagas = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.map(
-    sql.onDialectOrElse({
-      pg: () => sql<{ readonly present: unknown }>`SELECT to_regclass(${sagasTable}) IS NOT NULL AS present`,
-      orElse: () =>
-        sql<{ readonly present: unknown }>`SELECT count(*) > 0 AS present FROM sqlite_master
-WHERE type = 'table' AND name = ${sagasTable}`
-    }),
-    (rows) => Boolean(rows[0]?.present)
+/** Whether the store holds the table `name`. */
+const holdsTable = (name: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql.onDialectOrElse({
+        pg: () => sql<{ readonly present: unknown }>`SELECT to_regclass(${name}) IS NOT NULL AS present`,
+        orElse: () =>
+          sql<{ readonly present: unknown }>`SELECT count(*) > 0 AS present FROM sqlite_master
+WHERE type = 'table' AND name = ${name}`
+      }),
+      (rows) => Boolean(rows[0]?.present)
+    )
   )
-)
 
 /**
  * Refuses tables a newer effect-saga migrated: this code would write rows in a shape the newer one
@@ -236,12 +231,12 @@ WHERE type = 'table' AND name = ${sagasTable}`
  * journal whose record of migrations was emptied or dropped: migrating them again would fail on a
  * table that exists, in words that read as another application's. Nothing is written.
  */
-const refuseNewer = Effect.flatMap(
+const refuseUnreadable = Effect.flatMap(
   schemaVersion,
   ({ applied }): Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient.SqlClient> => {
     if (applied === 0 || applied === undefined) {
       const record = applied === 0 ? "is empty" : "is missing"
-      return Effect.flatMap(holdsSagas, (edited) =>
+      return Effect.flatMap(holdsTable(sagasTable), (edited) =>
         edited
           ? Effect.fail(
               new Migrator.MigrationError({
@@ -252,7 +247,7 @@ const refuseNewer = Effect.flatMap(
           : Effect.void
       )
     }
-    return applied === undefined || applied <= latestMigration
+    return applied <= latestMigration
       ? Effect.void
       : Effect.fail(
           new Migrator.MigrationError({
