@@ -270,6 +270,40 @@ describe("a resumed program that no longer makes an executed step's call does no
       }).pipe(Effect.provide(SagaLive))
   )
 
+  it.effect("a program that replays only a read and skips an executed write: NonDeterminism, nothing written", () =>
+    Effect.gen(function* () {
+      made.length = 0
+      const journal = yield* Journal.Journal
+      const lookup = Compensable.make({
+        name: "lookup",
+        input: Schema.Struct({ n: Schema.Int }),
+        success: Schema.String,
+        changesNothing: true,
+        execute: ({ n }) => Effect.succeed(`found ${n}`)
+      })
+      // The first release read, then wrote, then halted (an approval, a crash).
+      const fiber = yield* Effect.fork(
+        Saga.run("o-read", Effect.zipRight(lookup({ n: 1 }), Effect.zipRight(reserve({ n: 1 }), Effect.never)))
+      )
+      yield* Effect.yieldNow()
+      yield* Fiber.interrupt(fiber)
+      const before = (yield* journal.read("o-read")).map((entry) => entry.phase)
+      const write = (yield* Saga.status("o-read")).steps.find((step) => step.toolName === "reserve")!.stepId
+
+      // The next release only reads: the write's effect would stay live, never undone.
+      const error = yield* Effect.flip(Saga.resume("o-read", lookup({ n: 1 })))
+      expect(error).toBeInstanceOf(SagaError.NonDeterminism)
+      expect(error).toMatchObject({
+        stepId: write,
+        reason: `the program ended without replaying the journal's executed step ${write} (reserve): it called nothing but reads, or nothing at all (a step removed, made conditional, or renamed in an earlier run)`
+      })
+      // Nor does a program that calls nothing at all complete it.
+      expect(yield* Effect.flip(Saga.resume("o-read", Effect.void))).toBeInstanceOf(SagaError.NonDeterminism)
+      expect((yield* journal.read("o-read")).map((entry) => entry.phase)).toEqual(before)
+      expect(made).toEqual(["reserve 1"])
+    }).pipe(Effect.provide(SagaLive))
+  )
+
   it.effect("a step replaced by another tool's: the same, and nothing but the new call is written", () =>
     Effect.gen(function* () {
       made.length = 0

@@ -9,6 +9,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type { Policy } from "../../Agent.js"
 import * as Compensable from "../../Compensable.js"
+import { CurrentSaga } from "../engine/context.js"
 import { withoutSpan } from "../observability/spans.js"
 import { cutDetail, defectLine } from "../util/detail.js"
 import { awaitingApproval, handleUntraced, notRun, toolCall } from "./toolCall.js"
@@ -135,5 +136,12 @@ export const opensSession = Effect.suspend(() => {
       })
   })
   // A null input cannot be refused: any failure here is a defect.
-  return Effect.map(Effect.orDie(marker(null, { key: "opened" })), () => opened)
+  return Effect.flatMap(Effect.orDie(marker(null, { key: "opened" })), () =>
+    opened
+      ? Effect.succeed(true)
+      : Effect.as(
+          Effect.flatMap(CurrentSaga, (saga) => saga.servesNothingAgain()),
+          false
+        )
+  )
 })

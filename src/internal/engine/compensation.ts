@@ -100,7 +100,8 @@ const boundedSaga = CurrentSaga.of({
   step: (spec) => refusedInsideUndo(spec.name),
   stepOn: (_fiber, spec) => refusedInsideUndo(spec.name),
   // A deferred call settled from inside an undo: the undo's own tool is the one at hand to name.
-  settle: () => Effect.flatMap(FiberRef.get(insideUndo), (toolName) => refusedInsideUndo(toolName ?? "(an undo)"))
+  settle: () => Effect.flatMap(FiberRef.get(insideUndo), (toolName) => refusedInsideUndo(toolName ?? "(an undo)")),
+  servesNothingAgain: () => Effect.void
 })
 
 /** The undo outcome each journaled compensation phase records. */

@@ -65,6 +65,13 @@ export class CurrentSaga extends Context.Tag("effect-saga/CurrentSaga")<
      * @internal the engine's: the agents settle their deferred calls with it
      */
     readonly settle: (stepId: string) => Effect.Effect<unknown, unknown>
+    /**
+     * Says the program serves nothing again (a resumed MCP session, whose client is gone): the
+     * journal's calls it does not replay are no divergence, and it completes without them.
+     *
+     * @internal the engine's: the MCP session marks its resumes with it
+     */
+    readonly servesNothingAgain: () => Effect.Effect<void>
   }
 >() {}
 

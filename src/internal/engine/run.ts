@@ -275,7 +275,7 @@ export class SagaRun {
   /** The FiberRef values of the run's last call (`fiberRefsOf`). */
   private lastFiberRefs: FiberRefs.FiberRefs | undefined
   /** Journaled steps this run has not called yet (none for a new saga: see the NOTE on lazy state below). */
-  private readonly unreplayed: Map<string, StepView> | undefined
+  private unreplayed: Map<string, StepView> | undefined
   /**
    * A call the program interrupted itself once it had started (`Effect.timeout`, a race, a failing
    * sibling in `Effect.all`): its outcome is unknown, so no further step that may change something starts.
@@ -771,35 +771,44 @@ export class SagaRun {
 
   /**
    * A program that succeeded without replaying a call (not a read) the journal holds executed did
-   * not follow the journal if it made a new call instead (a tool renamed, a step replaced) or
-   * replayed any other call (not a read): a step removed, made conditional, or renamed in an earlier
-   * run (which replays its new call now). It does not complete: it would leave that call's effect
-   * live, never undone. Only here, at its end: while it runs, a concurrent branch may still reach
-   * them. A program that skips journaled steps reaching no call at all is no divergence: a resumed
-   * MCP session serves nothing again and only settles the calls that awaited approval.
+   * not follow the journal: a step removed, made conditional, or renamed (a new call made instead, or
+   * in an earlier run). It does not complete: it would leave that call's effect live, never undone.
+   * Nor does one that skipped a read and made a new call (a read renamed). Only here, at its end:
+   * while it runs, a concurrent branch may still reach them. A resumed MCP session skips the calls
+   * it served, and says so (`servesNothingAgain`): it only settles the calls that awaited approval.
    */
   private notReplayed(): Halt | undefined {
     if (this.unreplayed === undefined) return undefined
     const skipped = Array.from(this.unreplayed.values()).filter((step) => step.executed !== undefined)
-    if (skipped.length === 0) return undefined
     const fresh = this.madeFresh
-    if (!fresh && !this.replayedOthers(skipped)) return undefined
+    if (skipped.length === 0 || (!fresh && skipped.every(isRead))) return undefined
     const one = skipped.length === 1
     const named = skipped.map((step) => `${step.stepId} (${step.toolName})`).join(", ")
-    const instead = fresh
-      ? "it made a new call instead (a tool renamed, a step replaced)"
-      : "it replayed the journal's other calls without it (a step removed, made conditional, or renamed in an earlier run)"
-    const reason = `the program ended without replaying the journal's executed ${one ? "step" : "steps"} ${named}: ${instead}`
+    const reason = `the program ended without replaying the journal's executed ${one ? "step" : "steps"} ${named}: ${this.insteadOf(fresh)}`
     return { _tag: "Fatal", error: this.divergence(skipped[0]!.stepId, reason) }
   }
 
-  /** Whether this run skipped a call (not a read) of `skipped` while it replayed another call (not a read). */
-  private replayedOthers(skipped: ReadonlyArray<StepView>): boolean {
-    if (skipped.every(isRead)) return false
+  /** What a program that skipped the journal's executed calls did instead. */
+  private insteadOf(fresh: boolean): string {
+    if (fresh) return "it made a new call instead (a tool renamed, a step replaced)"
+    const why = "(a step removed, made conditional, or renamed in an earlier run)"
+    return this.replayedOthers()
+      ? `it replayed the journal's other calls without it ${why}`
+      : `it called nothing but reads, or nothing at all ${why}`
+  }
+
+  /** Whether this run replayed a call (not a read) of the journal. */
+  private replayedOthers(): boolean {
     for (const step of this.writer.view.steps.values()) {
       if (!this.unreplayed!.has(step.stepId) && !isRead(step)) return true
     }
     return false
+  }
+
+  servesNothingAgain(): Effect.Effect<void> {
+    return Effect.sync(() => {
+      this.unreplayed = undefined
+    })
   }
 
   /** A journaled, unkeyed call of `toolName` that this replay has not reached. */
