@@ -153,6 +153,25 @@ describe("steps", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("a resume that stops on a step again says why it is unknown as the journal did, and journals it so", () =>
+    Effect.gen(function* () {
+      const send = Compensable.make({
+        name: "send",
+        input: Schema.Null,
+        success: Schema.String,
+        execute: () => Effect.die(new Error("the client crashed"))
+      })
+      const reason = "the call died (a defect: Error: the client crashed): it may or may not have run"
+      const first = yield* Saga.run("send-twice", send(null))
+      expect(first).toMatchObject({ _tag: "NeedsAttention", unknown: [{ reason }] })
+      // Not the generic words of a step whose worker died: the journal knows why.
+      const resumed = yield* Saga.resume("send-twice", send(null))
+      expect(resumed).toMatchObject({ _tag: "NeedsAttention", unknown: [{ reason }] })
+      const entries = yield* journalOf("send-twice")
+      expect(Array.from(Timeline.unknownReasons(entries).values())).toEqual([reason])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("a read that dies changed nothing: it is journaled FAILED (a defect) and the program fails", () =>
     Effect.gen(function* () {
       const lookup = Compensable.make({

@@ -704,7 +704,9 @@ export class SagaRun {
           step: {
             stepId,
             toolName: spec.name,
-            reason: "INTENT was journaled but no outcome: it may or may not have run"
+            reason:
+              this.writer.view.unknownReason(stepId) ??
+              "INTENT was journaled but no outcome: it may or may not have run"
           }
         })
       }

@@ -129,6 +129,8 @@ export class JournalView {
   lastReport: CompensationReport | undefined = undefined
   /** Where the saga stood just before each decision entry (`positionBefore`), by its seq: made for the first. */
   private decisionsFrom: Map<number, Expected> | undefined = undefined
+  /** Why a step is unknown, as the last `SAGA_NEEDS_ATTENTION` after its `INTENT` says: made for the first. */
+  private unknownBecause: Map<string, string> | undefined = undefined
 
   constructor(entries: ReadonlyArray<Recorded> = []) {
     for (const entry of entries) this.apply(entry)
@@ -155,11 +157,13 @@ export class JournalView {
       }
       const notStarted = notStartedIn(entry)
       if (notStarted !== undefined) this.markNotStarted(notStarted)
+      if (entry.phase === "SAGA_NEEDS_ATTENTION" && "unknown" in entry.payload) this.unknownFor(entry.payload.unknown)
       return
     }
     const step = this.stepOf(entry)
     switch (entry.phase) {
       case "INTENT":
+        this.unknownBecause?.delete(entry.stepId)
         step.intents++
         step.notStarted = false
         step.intent = entry
@@ -210,6 +214,19 @@ export class JournalView {
    */
   positionBefore(seq: number): Expected | undefined {
     return this.decisionsFrom?.get(seq)
+  }
+
+  private unknownFor(steps: ReadonlyArray<{ readonly stepId: string; readonly reason: string }>): void {
+    this.unknownBecause ??= new Map()
+    for (const step of steps) this.unknownBecause.set(step.stepId, step.reason)
+  }
+
+  /**
+   * Why the step's outcome is unknown, as the saga journaled when it stopped on it (a timeout, a
+   * defect, `Outcome.unknown`'s words): none if the saga has not stopped on it (its worker died).
+   */
+  unknownReason(stepId: string): string | undefined {
+    return this.unknownBecause?.get(stepId)
   }
 
   /** Steps a saga-level entry journals as not started: only a last `INTENT` with no outcome is. */
