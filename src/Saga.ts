@@ -335,6 +335,19 @@ export interface StepStatus {
    * (a resume runs it again, compensation passes over it). Absent otherwise (since 0.4.0).
    */
   readonly changesNothing?: boolean | undefined
+  /**
+   * Why its outcome is `"unknown"`, as the saga journaled when it stopped on it (`the call died (a
+   * defect: …)`, `timed out after …`, `Outcome.unknown`'s words; `Timeline.unknownReasons` reads
+   * the same). Absent for any other state, and for a step the saga never stopped on (its worker
+   * died) (since 0.5.0).
+   */
+  readonly unknownReason?: string | undefined
+  /**
+   * `true` when its tool declared `receiptRequired` when it was called: resolved as applied, the
+   * step needs the provider's receipt (`Resolution`'s `receipt`), or its undo can never run. Absent
+   * otherwise (since 0.5.0).
+   */
+  readonly receiptRequired?: boolean | undefined
 }
 
 /**

@@ -647,6 +647,43 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     })
   )
 
+  it.effect(
+    "a step whose undo needs a receipt: show says to give it, and resolve without one warns (no --register)",
+    () =>
+      Effect.gen(function* () {
+        const db = path.join(dir, "receipt-required.db")
+        const refund = Compensable.make({
+          name: "refund",
+          input: Schema.Int,
+          success: Schema.String,
+          receiptRequired: true,
+          execute: () => Effect.fail(Outcome.unknown("the bank did not answer")),
+          compensate: () => Effect.void
+        })
+        const result = yield* onFile(db, Saga.run("rc-1", refund(10)))
+        assert(result._tag === "NeedsAttention")
+        const stepId = result.unknown[0]!.stepId
+        const shown = yield* cli("show", "rc-1", "--db", db)
+        expect(shown.stdout).toContain(
+          "its undo needs the provider's receipt: resolved as applied without it (add --receipt - to read it from stdin, or --receipt env:NAME), effect-saga can never undo the call's effect"
+        )
+        const resolved = yield* cli(
+          "resolve",
+          "rc-1",
+          stepId,
+          "--applied",
+          "--result",
+          '"r-1"',
+          "--as",
+          "oncall",
+          "--db",
+          db
+        )
+        expect(resolved.code, resolved.stderr).toBe(0)
+        expect(resolved.stderr).toContain("declares receiptRequired: its effect can never be undone by effect-saga")
+      })
+  )
+
   it.effect("resolve --result - reads the result from stdin: one larger than a command-line argument may be", () =>
     Effect.gen(function* () {
       const db = fresh("resolve-result-stdin")

@@ -6,7 +6,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Config, Context, Effect, Either, Layer, Logger, Redacted, Schema } from "effect"
-import { Compensable, Journal, Saga } from "../src/index.js"
+import { Compensable, Journal, Outcome, Saga } from "../src/index.js"
 import * as body from "../src/internal/http/body.js"
 import * as guard from "../src/internal/http/guard.js"
 import * as handlers from "../src/internal/http/handlers.js"
@@ -583,6 +583,51 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
       })
       expect(snapshot(db)).toBe(before)
     })
+  )
+
+  it.scopedLive(
+    "resolve applied takes the receipt an undo needs, and says so when none is sent; never sends it back",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("resolve-receipt")
+        const refund = Compensable.make({
+          name: "refund",
+          input: Schema.Int,
+          success: Schema.String,
+          receiptRequired: true,
+          execute: () => Effect.fail(Outcome.unknown("the bank did not answer")),
+          compensate: () => Effect.void
+        })
+        yield* onDb(db, Effect.all([Saga.run("rc-1", refund(1)), Saga.run("rc-2", refund(2))]))
+        const baseUrl = yield* serveOn(db)
+        const api = yield* clientAs(baseUrl, "alice")
+        const resolve = (sagaId: string, extra: object) =>
+          Effect.gen(function* () {
+            const detail = yield* api.sagas.get({ path: { sagaId } })
+            const step = detail.steps[0]!
+            expect(step).toMatchObject({ state: "unknown", receiptRequired: true, unknownReason: expect.any(String) })
+            const body = { revision: detail.saga.revision, digest: detail.saga.digest, outcome: "applied", result: "r" }
+            return yield* raw(baseUrl, "POST", `/api/sagas/${sagaId}/steps/${encoded(step.stepId)}/resolve`, {
+              as: "alice",
+              body: JSON.stringify({ ...body, ...extra })
+            })
+          })
+        const secret = "rcpt-from-the-bank-41"
+        const given = yield* resolve("rc-1", { receipt: secret })
+        expect(given.status).toBe(200)
+        expect(JSON.stringify(given.body)).not.toContain(secret)
+        expect(JSON.stringify(given.body)).not.toContain("given no receipt")
+        const executed = (yield* onDb(
+          db,
+          Effect.flatMap(Journal.Journal, (journal) => journal.read("rc-1"))
+        )).at(-1)!
+        expect(JSON.parse(executed.payload!).receipt).toBe(secret)
+        const none = yield* resolve("rc-2", {})
+        expect(none.status).toBe(200)
+        expect(JSON.stringify(none.body)).toContain(
+          "resolved as applied by alice; given no receipt, though its undo needs the provider's receipt: resolved as applied without it (send it as receipt), effect-saga can never undo the call's effect"
+        )
+      })
   )
 
   it.scopedLive("compensate-effect at the revision seen with another digest says the digest differs (409)", () =>

@@ -308,6 +308,37 @@ describe("Saga.resolve as applied with the provider's receipt", () => {
       expect(warnings.join("\n")).toContain("declares receiptRequired: its effect can never be undone")
     }).pipe(Effect.provide(Testing.layer), withKeys(K1))
   )
+
+  it.effect("a process that never saw the tool reads from the journal that its undo needs a receipt, and warns", () =>
+    Effect.gen(function* () {
+      const filename = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "effect-saga-resolve-")), "sagas.db")
+      const process = () => Saga.layer.pipe(Layer.provideMerge(SqlStore.layerSqlite({ filename })))
+      const { program } = withReceipt()
+      const first = yield* Saga.run("no-rcpt-2", program).pipe(Effect.provide(Layer.merge(process(), chargeUnknown)))
+      assert(first._tag === "NeedsAttention")
+      const stepId = first.unknown[0]!.stepId
+      // An operator's process: the tool is not registered here.
+      const warnings: Array<string> = []
+      const status = yield* Effect.gen(function* () {
+        const seen = (yield* Saga.status("no-rcpt-2")).steps.find((step) => step.stepId === stepId)!
+        yield* Saga.resolve("no-rcpt-2", stepId, { outcome: "applied", by: "carol", result: "ch-4200" })
+        return seen
+      }).pipe(
+        Effect.provide(process()),
+        Effect.provide(
+          Logger.add(
+            Logger.make(({ logLevel, message }) => {
+              if (logLevel._tag === "Warning") warnings.push(String(message))
+            })
+          )
+        )
+      )
+      expect(status).toMatchObject({ state: "unknown", receiptRequired: true, unknownReason: first.unknown[0]!.reason })
+      expect(warnings.join("\n")).toContain("declares receiptRequired: its effect can never be undone")
+      const reserve = (yield* Saga.status("no-rcpt-2").pipe(Effect.provide(process()))).steps[0]!
+      expect(reserve.receiptRequired).toBeUndefined()
+    })
+  )
 })
 
 describe("Saga.resolve of a step whose outcome the journal knows", () => {

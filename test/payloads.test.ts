@@ -47,10 +47,11 @@ describe("journal payloads", () => {
       deferred: Schema.Boolean,
       capabilities: Schema.UndefinedOr(Capabilities),
       changesNothing: Schema.Boolean,
-      undo: Schema.Boolean
+      undo: Schema.Boolean,
+      receiptRequired: Schema.Boolean
     },
-    ({ attempt, capabilities, changesNothing, deferred, key, undo }) => {
-      const fields = { idempotencyKey: key, attempt, deferred, capabilities, changesNothing, undo }
+    ({ attempt, capabilities, changesNothing, deferred, key, receiptRequired, undo }) => {
+      const fields = { idempotencyKey: key, attempt, deferred, capabilities, changesNothing, undo, receiptRequired }
       const draft = intentDraft(step, fields, "{}")
       const payload = {
         idempotencyKey: key,
@@ -58,7 +59,8 @@ describe("journal payloads", () => {
         deferred: deferred ? true : undefined,
         capabilities,
         changesNothing: changesNothing ? true : undefined,
-        undo: undo ? true : undefined
+        undo: undo ? true : undefined,
+        receiptRequired: receiptRequired ? true : undefined
       }
       expect(draft.payload).toBe(encodePayload("INTENT", payload))
       expect(ownPayloadOf(draft)).toStrictEqual(Either.getOrThrow(decodePayload("INTENT", draft.payload)))

@@ -17,7 +17,7 @@ import { stepKey } from "../journal/ids.js"
 import { executed } from "../journal/payloads.js"
 import { resolvedReason } from "../journal/resolvedUndo.js"
 import type { StepView } from "../journal/view.js"
-import { isNotStarted, isRead, isUnknown } from "../journal/view.js"
+import { isNotStarted, isRead, isUnknown, needsReceipt } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
 import { byteLength, encodeJson } from "../util/codec.js"
@@ -406,7 +406,7 @@ export const resolve = (
     if (bytes > cap.bytes)
       return yield* refused(writer, stepId, `the result is ${bytes} bytes encoded, over ${cap.named}`)
     const given = resolution.receipt
-    if (given === undefined && tool?.spec.receiptRequired === true && !undoneByHand) {
+    if (given === undefined && (tool?.spec.receiptRequired === true || needsReceipt(step)) && !undoneByHand) {
       yield* Effect.logWarning(
         `effect-saga: step ${stepId} of saga ${writer.sagaId} was resolved as applied without a receipt, but tool ${step.toolName} declares receiptRequired: its effect can never be undone by effect-saga`
       )

@@ -1075,7 +1075,8 @@ export class SagaRun {
       deferred,
       capabilities: spec.capabilities,
       changesNothing: spec.changesNothing === true,
-      undo: spec.compensate !== undefined
+      undo: spec.compensate !== undefined,
+      receiptRequired: spec.receiptRequired
     }
     return intentDraft({ stepId, toolName: spec.name }, intent, inputJson)
   }

@@ -54,7 +54,7 @@ import { listRows } from "../journal/storedRows.js"
 import * as UnreadStart from "../journal/unreadStart.js"
 import { holdsNothing, inspect, tamperOf, trustedPrefix, verifying } from "../journal/verified.js"
 import type { JournalView, StepView } from "../journal/view.js"
-import { isNotStarted, isRead, isUnknown, viewOf } from "../journal/view.js"
+import { isNotStarted, isRead, isUnknown, needsReceipt, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad as loadClaimed, loadForRun, unread } from "../journal/writer.js"
 import { metered } from "../observability/metrics.js"
@@ -494,7 +494,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     const answer = effectId === undefined ? undefined : explicit.answerOf(effectId, view)
     if (effectId === undefined || answer?._tag !== "Settled") return Effect.succeed([])
     return explicit.findSubject(journal, effectId).pipe(
-      Effect.map((subject) => [stepStatus(runId, subject.step, answer)]),
+      Effect.map((subject) => [stepStatus(runId, subject.step, answer, view)]),
       Effect.catchIf(
         (error) => error._tag !== "JournalError",
         () => Effect.succeed([])
@@ -856,7 +856,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         // A run an operator closed as not undone: its answer (who closed it, and what it was) is the step's.
         const closedKept = view.status === "completed" && answer !== undefined && answer.outcome !== "completed"
         const steps = Array.from(view.steps.values(), (step) =>
-          stepStatus(sagaId, step, closedKept ? answer : (undoOf(step, view.lastReport) ?? answer))
+          stepStatus(sagaId, step, closedKept ? answer : (undoOf(step, view.lastReport) ?? answer), view)
         )
         return {
           ...record,
@@ -948,10 +948,13 @@ interface Command<A, E> {
  * A step as `Saga.status` lists it. In an explicit undo's run (`compensateEffect`) the step is the
  * effect being undone: it was applied (`executed`) unless its undo awaits an approval, and its
  * effect id is the one the run undoes. A read says so (`changesNothing`): its unknown outcome is
- * nothing to settle. `undo`: what its undo came to (`undoOf`), or the run's answer.
+ * nothing to settle. `undo`: what its undo came to (`undoOf`), or the run's answer. An unknown step
+ * says why, as the saga journaled when it stopped on it (`view`).
  */
-const stepStatus = (sagaId: string, step: StepView, undo: UndoState | undefined): StepStatus => ({
+const stepStatus = (sagaId: string, step: StepView, undo: UndoState | undefined, view: JournalView): StepStatus => ({
   ...(isRead(step) ? { changesNothing: true } : {}),
+  ...(needsReceipt(step) ? { receiptRequired: true } : {}),
+  ...unknownReasonOf(step, view),
   stepId: step.stepId,
   toolName: step.toolName,
   effectId: effectIdOfRun(sagaId) ?? stepKey(sagaId, step.stepId),
@@ -973,3 +976,8 @@ const stepStatus = (sagaId: string, step: StepView, undo: UndoState | undefined)
   undo: undo?.outcome,
   ...(undo?.detail === undefined ? {} : { undoDetail: undo.detail })
 })
+
+const unknownReasonOf = (step: StepView, view: JournalView): { readonly unknownReason?: string } => {
+  const reason = isUnknown(step) ? view.unknownReason(step.stepId) : undefined
+  return reason === undefined ? {} : { unknownReason: reason }
+}

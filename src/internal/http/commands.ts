@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Redacted from "effect/Redacted"
 import * as Authority from "../../Authority.js"
 import {
   ConcurrencyConflict,
@@ -308,7 +309,12 @@ export const resolve = (
   stepId: string,
   body: Seen &
     (
-      | { readonly outcome: "applied"; readonly result?: unknown; readonly undone?: boolean | undefined }
+      | {
+          readonly outcome: "applied"
+          readonly result?: unknown
+          readonly undone?: boolean | undefined
+          readonly receipt?: string | undefined
+        }
       | { readonly outcome: "not-applied" }
     )
 ) =>
@@ -320,16 +326,27 @@ export const resolve = (
       sagaId,
       stepId,
       body.outcome === "applied"
-        ? { outcome: "applied", by: who, result: body.result, undone: body.undone, ...seen }
+        ? {
+            outcome: "applied",
+            by: who,
+            result: body.result,
+            undone: body.undone,
+            receipt: body.receipt === undefined ? undefined : Redacted.make(body.receipt),
+            ...seen
+          }
         : { outcome: "not-applied", by: who, ...seen }
     )
     const undoneByHand = body.outcome === "applied" && body.undone === true
+    const noReceipt =
+      body.outcome === "applied" && !undoneByHand && body.receipt === undefined && step.receiptRequired === true
+        ? `; given no receipt, though ${ToResolve.receiptNeeded("send it as receipt")}`
+        : ""
     const undo = !isUndoRun(sagaId) && !speaksOfCall(body) && settlesUndo(status.status, step)
     const how = undoneByHand ? "applied and undone by hand" : body.outcome
     const { answer } = yield* carryOut(sagaId, stepId, resolving, (_, __, after) =>
       undo
         ? `resolved its undo as ${body.outcome === "applied" ? "undone" : "not undone"} by ${who}; ${afterUndoResolve(after, body.outcome)}`
-        : Effect.map(afterResolve(after, body.outcome), (next) => `resolved as ${how} by ${who}; ${next}`)
+        : Effect.map(afterResolve(after, body.outcome), (next) => `resolved as ${how} by ${who}${noReceipt}; ${next}`)
     )
     return answer
   })

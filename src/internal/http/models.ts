@@ -151,6 +151,10 @@ export const Step = Schema.Struct({
   undoDetail: Schema.optional(Schema.String),
   /** A read: its `unknown` state is nothing to resolve (since 0.4.0). */
   changesNothing: Schema.optional(Schema.Boolean),
+  /** Why its outcome is `unknown`, as the saga journaled when it stopped on it (since 0.5.0). */
+  unknownReason: Schema.optional(Schema.String),
+  /** Its tool's undo needs the provider's receipt: resolved as applied, give it (`receipt`) (since 0.5.0). */
+  receiptRequired: Schema.optional(Schema.Boolean),
   /**
    * The run of the explicit undo asked of this step, if one was: only `GET /api/sagas/:sagaId` reads
    * it (since 0.5.0; a server before that sends none, which the typed client decodes as absent).
@@ -301,7 +305,12 @@ export const ResolveBody = Schema.Union(
     ...Seen.fields,
     outcome: Schema.Literal("applied"),
     result: Schema.optional(Schema.Unknown),
-    undone: Schema.optional(Schema.Boolean)
+    undone: Schema.optional(Schema.Boolean),
+    /**
+     * The receipt the provider gave for the call, which its tool's undo needs (`receiptRequired`):
+     * journaled as a tool's own receipt is, never sent back (since 0.5.0).
+     */
+    receipt: Schema.optional(Schema.String)
   }),
   Schema.Struct({
     ...Seen.fields,
@@ -317,6 +326,12 @@ export const ResolveBody = Schema.Union(
         message: () =>
           "undone goes with the outcome applied only (the call happened, and its effect was undone by hand since)",
         description: "absent: a step that did not take effect was not undone"
+      })
+    ),
+    receipt: Schema.optional(
+      Schema.Never.annotations({
+        message: () => "receipt goes with the outcome applied only (a call that did not take effect has no receipt)",
+        description: "absent: a step that did not take effect has no receipt"
       })
     )
   })

@@ -170,6 +170,8 @@ const stepOf = (step: Saga.StepStatus, run?: ExplicitUndoRun): Step => ({
   undo: step.undo ?? null,
   ...(step.undoDetail === undefined ? {} : { undoDetail: step.undoDetail }),
   ...(step.changesNothing === true ? { changesNothing: true } : {}),
+  ...(step.unknownReason === undefined ? {} : { unknownReason: step.unknownReason }),
+  ...(step.receiptRequired === true ? { receiptRequired: true } : {}),
   ...(run === undefined ? {} : { explicitUndo: asJson(run) })
 })
 

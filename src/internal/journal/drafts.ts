@@ -68,6 +68,8 @@ export interface IntentFields {
   readonly changesNothing: boolean
   /** The tool declares an undo (written only then). */
   readonly undo: boolean
+  /** The tool's undo needs the provider's receipt (written only then). */
+  readonly receiptRequired: boolean
 }
 
 /**
@@ -84,6 +86,7 @@ export const intentDraft = (step: StepRef, fields: IntentFields, input: string):
   if (fields.capabilities !== undefined) payload.capabilities = fields.capabilities
   if (fields.changesNothing) payload.changesNothing = true
   if (fields.undo) payload.undo = true
+  if (fields.receiptRequired) payload.receiptRequired = true
   return new OwnDraft(step.stepId, step.toolName, "INTENT", input, JSON.stringify(payload), payload)
 }
 

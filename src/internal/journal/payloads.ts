@@ -34,7 +34,9 @@ const Receipt = Schema.Union(Schema.String, SealedReceipt)
  * the `capabilities` the call was granted (a manifest binding's grants), where it declares any;
  * `changesNothing` where the tool is a read (an `INTENT` without it, as every one written before it
  * was, is a call that may have changed something); `undo` where the tool declared an undo when it
- * was called (since 0.5.0: a tool registered later without one cannot pass the step as needing none).
+ * was called (since 0.5.0: a tool registered later without one cannot pass the step as needing none);
+ * `receiptRequired` where its undo needs the provider's receipt (since 0.5.0: an operator resolving
+ * the step as applied is told to give it, whether or not the tool is registered).
  */
 const Intent = Schema.Struct({
   idempotencyKey: Schema.String,
@@ -42,7 +44,8 @@ const Intent = Schema.Struct({
   deferred: Schema.optional(Schema.Boolean),
   capabilities: Schema.optional(Schema.Array(Schema.String)),
   changesNothing: Schema.optional(Schema.Boolean),
-  undo: Schema.optional(Schema.Boolean)
+  undo: Schema.optional(Schema.Boolean),
+  receiptRequired: Schema.optional(Schema.Boolean)
 })
 
 /** `EXECUTED`: the encoded result, the receipt, `changesNothing`, or who resolved an unknown outcome. */

@@ -50,6 +50,9 @@ export const isUnknown = (step: StepView): boolean =>
 export const isRead = (step: StepView): boolean =>
   step.intent?.payload?.changesNothing === true || step.executed?.payload.changesNothing === true
 
+/** A step whose tool's undo needs the provider's receipt, as its last `INTENT` says (since 0.5.0). */
+export const needsReceipt = (step: StepView): boolean => step.intent?.payload?.receiptRequired === true
+
 /**
  * A read whose outcome is unknown: it changed nothing whether it ran or not, so it holds nothing
  * up. Compensation passes over it (journaled `SKIPPED`) and a resume runs it again.

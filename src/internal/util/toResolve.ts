@@ -41,6 +41,16 @@ export const resolveCommand = (sagaId: string, stepId: string, at: string, earli
     : `effect-saga resolve ${shellWord(sagaId)} ${shellWord(stepId)} --applied --undone --result JSON|--not-applied --as WHO ${at}`
 
 /**
+ * What an operator resolving a step as applied must give when its tool's undo needs the provider's
+ * receipt (`receiptRequired`, as its `INTENT` says), as the end of a sentence.
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const receiptNeeded = (how: string): string =>
+  `its undo needs the provider's receipt: resolved as applied without it (${how}), effect-saga can never undo the call's effect`
+
+/**
  * The start of the reason a run journals for a call its program cut once it had started (a
  * timeout, a race, a failing sibling, an MCP client gone): the engine writes it, `show` and the
  * console read it.

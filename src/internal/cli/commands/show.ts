@@ -192,10 +192,13 @@ const heldLine = (status: Saga.SagaStatus, lease: NonNullable<Saga.SagaStatus["l
   return `${holds} ${why}; if that worker died, the lease lapses then, and effect-saga show ${shellWord(status.sagaId)} says how to go on`
 }
 
+/** How `resolve` is given a receipt. */
+const RECEIPT_FLAGS = "add --receipt - to read it from stdin, or --receipt env:NAME"
+
 /** The next line for a step with no outcome journaled: resolve it, or wait while a worker drives the saga. */
 const resolveLine = (
   status: Saga.SagaStatus,
-  stepId: string,
+  { receiptRequired, stepId }: Saga.StepStatus,
   at: string,
   entries: ReadonlyArray<Entry>,
   reasons: ReadonlyMap<string, string>,
@@ -209,7 +212,8 @@ const resolveLine = (
     earlier === undefined
       ? command
       : `${command} (if the call happened, undo it by hand first, then --applied --undone: step ${earlier} before it is undone already, so its undo cannot run in order)`
-  return `${said}; ${ToResolve.beforeNotApplied(status.sagaId, stepId, reasons.get(stepId))}`
+  const receipt = receiptRequired === true ? `; ${ToResolve.receiptNeeded(RECEIPT_FLAGS)}` : ""
+  return `${said}${receipt}; ${ToResolve.beforeNotApplied(status.sagaId, stepId, reasons.get(stepId))}`
 }
 
 /**
@@ -341,7 +345,7 @@ const next = (
   const lines = [
     ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at, undone)),
     ...approved.map((step) => approvedLine(status, step, entries, origin, at, hostNow, undone)),
-    ...unknown.map((step) => resolveLine(status, step.stepId, at, entries, reasons, now)),
+    ...unknown.map((step) => resolveLine(status, step, at, entries, reasons, now)),
     ...unknownUndos.map((step) => unknownUndoLine(status, step, entries, at, undone)),
     ...(Stuck.isLeftBehind(status, now)
       ? [

@@ -284,7 +284,7 @@ const stuckLine = (detail: SagaDetail, unresolved: ReadonlyArray<SagaDetail["ste
   const path = `/api/sagas/${encodeURIComponent(sagaId)}`
   return [
     `Stuck: no worker is driving it, and no Recovery can take it (it was started with Saga.run): run its program again, or compensate it (effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO, or POST ${path}/compensate).`,
-    ...unresolved.map((step) => resolveFirst(detail, step.stepId))
+    ...unresolved.map((step) => resolveFirst(detail, step))
   ].join(" ")
 }
 
@@ -292,7 +292,7 @@ const stuckLine = (detail: SagaDetail, unresolved: ReadonlyArray<SagaDetail["ste
  * Resolve a step whose outcome is unknown before compensating, and how, as `effect-saga show`'s
  * `next:` line says it: a compensation now cannot undo it and ends the saga `compensation_failed`.
  */
-const resolveFirst = (detail: SagaDetail, stepId: string): string => {
+const resolveFirst = (detail: SagaDetail, { receiptRequired, stepId }: SagaDetail["steps"][number]): string => {
   const { sagaId, revision, digest } = detail.saga
   const earlier = Timeline.undoneBefore(detail.entries, stepId)
   const here =
@@ -300,7 +300,11 @@ const resolveFirst = (detail: SagaDetail, stepId: string): string => {
       ? '"It was applied" or "It was not applied"'
       : '"It was applied, and I undid it by hand" or "It was not applied"'
   const command = ToResolve.resolveCommand(sagaId, stepId, `--revision ${revision} --digest ${digest}`, earlier)
-  return `Resolve ${stepId} first: its outcome is unknown, and a compensation now cannot undo it and ends the saga compensation failed. Resolve it below (${here}), or ${command}, or POST /api/sagas/${encodeURIComponent(sagaId)}/steps/${encodeURIComponent(stepId)}/resolve.`
+  const receipt =
+    receiptRequired === true
+      ? ` ${capitalized(ToResolve.receiptNeeded("the form below takes none: use effect-saga resolve with --receipt, or the API with receipt"))}.`
+      : ""
+  return `Resolve ${stepId} first: its outcome is unknown, and a compensation now cannot undo it and ends the saga compensation failed. Resolve it below (${here}), or ${command}, or POST /api/sagas/${encodeURIComponent(sagaId)}/steps/${encodeURIComponent(stepId)}/resolve.${receipt}`
 }
 
 /**
