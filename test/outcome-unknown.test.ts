@@ -4,7 +4,7 @@
  */
 import { SqlError } from "@effect/sql/SqlError"
 import { describe, expect, it } from "@effect/vitest"
-import { leavesOutcomeUnknown } from "../src/internal/sql/sqlite.js"
+import { leavesOutcomeUnknown, neverReachedServer } from "../src/internal/sql/sqlite.js"
 
 /** A driver's error as `@effect/sql` wraps it. */
 const failed = (message: string, code?: string) =>
@@ -28,5 +28,16 @@ describe("a write's failure that leaves its outcome unknown", () => {
     expect(leavesOutcomeUnknown(failed("disk I/O error", "SQLITE_IOERR"))).toBe(false)
     expect(leavesOutcomeUnknown(failed("connect ECONNREFUSED 127.0.0.1:5432", "ECONNREFUSED"))).toBe(false)
     expect(leavesOutcomeUnknown(failed("timeout exceeded when trying to connect"))).toBe(false)
+  })
+
+  it("a connection never made is told apart: the write sent nothing (its JournalError says it was not written)", () => {
+    expect(neverReachedServer(failed("connect ECONNREFUSED 127.0.0.1:5432", "ECONNREFUSED"))).toBe(true)
+    expect(neverReachedServer(failed("getaddrinfo ENOTFOUND db.internal", "ENOTFOUND"))).toBe(true)
+    expect(neverReachedServer(failed("the database system is shutting down", "57P03"))).toBe(true)
+    expect(neverReachedServer(failed("timeout exceeded when trying to connect"))).toBe(true)
+    expect(neverReachedServer(failed("Connection terminated unexpectedly"))).toBe(false)
+    expect(neverReachedServer(failed("read ECONNRESET", "ECONNRESET"))).toBe(false)
+    expect(neverReachedServer(failed("could not serialize access", "40001"))).toBe(false)
+    expect(neverReachedServer(failed("disk I/O error", "SQLITE_IOERR"))).toBe(false)
   })
 })

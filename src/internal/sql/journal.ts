@@ -40,7 +40,14 @@ import * as PgBatch from "./pgBatch.js"
 import * as PgLoad from "./pgLoad.js"
 import * as Prepared from "./prepared.js"
 import { decodeClaimed, decodeEntries, decodeRecords, storedRow, storedRows } from "./rows.js"
-import { describeFailure, isLocked, isUniqueViolation, journalError, leavesOutcomeUnknown } from "./sqlite.js"
+import {
+  describeFailure,
+  isLocked,
+  isUniqueViolation,
+  journalError,
+  leavesOutcomeUnknown,
+  neverReachedServer
+} from "./sqlite.js"
 import * as SqliteAppend from "./sqliteAppend.js"
 import * as SqliteDriver from "./sqliteDriver.js"
 import * as Unflushed from "./unflushed.js"
@@ -175,6 +182,13 @@ export const makeUnmigrated = Effect.gen(function* () {
       discard: true
     })
 
+  /** A write whose connection was never made: it sent nothing, and says so. */
+  const notSent = (operation: string, error: SqlError) =>
+    new Journal.JournalError({
+      operation,
+      reason: `${describeFailure(error)}; it was not written: no connection to the database could be made`
+    })
+
   /**
    * A unique-key violation on the entries means another writer got there first without the saga
    * row saying so: the primary key is the last line of defence, and the loser gets a conflict.
@@ -194,7 +208,7 @@ export const makeUnmigrated = Effect.gen(function* () {
             (actualRevision) =>
               Effect.fail(new Journal.ConcurrencyConflict({ sagaId, expectedRevision, actualRevision }))
           )
-        : Effect.fail(journalError(operation)(error))
+        : Effect.fail(neverReachedServer(error) ? notSent(operation, error) : journalError(operation)(error))
 
   // The append path runs its statements straight on the transaction's connection: compiled once
   // for the client's dialect with placeholder arguments (`_`), then given their arguments in

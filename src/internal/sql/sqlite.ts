@@ -90,6 +90,13 @@ export const leavesOutcomeUnknown = (error: unknown): boolean => {
   return !(code.startsWith("SQLITE_") || isServerCode(code) || neverConnected.has(code))
 }
 
+/** Whether a store failure is a connection that was never made: the operation sent nothing. */
+export const neverReachedServer = (error: unknown): boolean => {
+  const cause = rootCause(error)
+  const code = codeOf(cause)
+  return code === undefined ? /trying to connect|connection timeout/i.test(messageOf(cause)) : neverConnected.has(code)
+}
+
 /** Says in words why a store operation failed, naming the driver's code where there is one. */
 export const describeFailure = (error: unknown): string => {
   const cause = rootCause(error)
