@@ -93,7 +93,7 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         /^u1\s+running\s.*\sw-dead lapsed at 1970-01-01T00:00:01\.000Z: no worker is driving it$/m
       )
       expect(listed.stdout.split("\n").at(-1)).toBe(
-        "saga u1: stuck: no worker is driving it, and no Recovery can (it was started with Saga.run): run its program again, or compensate it (effect-saga show u1)"
+        "saga u1: stuck: no worker is driving it, and no Recovery can (it was started with Saga.run): run its program again, or compensate it once any step whose outcome is unknown is resolved (effect-saga show u1 says which, and how)"
       )
       const json = yield* cli("list", "--db", db, "--json")
       expect(json.code).toBe(1)

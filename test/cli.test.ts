@@ -90,6 +90,17 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       ])
       const old = yield* run(["list", "--older-than", "1h"], { env: { EFFECT_SAGA_DB: db } })
       expect(old).toMatchObject({ code: 0, stdout: "no sagas\n" })
+      // `stuck` is the mark list prints, not a status: the refusal says where such sagas are.
+      const stuck = yield* cli("--db", db, "list", "--status", "stuck")
+      expect(stuck.code).toBe(2)
+      expect(plain(stuck.stderr)).toContain(
+        "--status stuck: stuck is no status but a mark list adds to a saga running, compensating or suspended that no worker drives and no Recovery can: --status running --status compensating --status suspended lists them, each stuck one marked"
+      )
+      const other = yield* cli("--db", db, "list", "--status", "done")
+      expect(other.code).toBe(2)
+      expect(plain(other.stderr)).toContain(
+        '--status "done" is not a status: give one of running, awaiting_approval, needs_attention, suspended, compensating, completed, compensated, compensation_failed'
+      )
     })
   )
 
@@ -1724,7 +1735,7 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
         }
         const [root, , list, reject] = pages
         expect(root!.stdout).toContain("or a postgres:// URL")
-        expect(list!.stdout).toContain("$ list [--db FILE] [--json] [--status running | ")
+        expect(list!.stdout).toContain("$ list [--db FILE] [--json] [--status STATUS...]")
         expect(reject!.stdout).toContain("[--register MODULE...]")
       })
   )

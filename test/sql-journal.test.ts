@@ -25,6 +25,25 @@ suite(
 
 describe("SqlJournal on an SQLite file", () => {
   it.effect(
+    "a file another connection holds locked: the layer says it could not open it, not that a migration failed",
+    () =>
+      Effect.gen(function* () {
+        const filename = fileFor("locked-at-open")
+        yield* Effect.scoped(Layer.build(SqlStore.layerSqlite({ filename })))
+        const error = yield* Effect.scoped(
+          Effect.flatMap(raw(filename), (db) => {
+            db.exec("BEGIN EXCLUSIVE")
+            return Effect.flip(Effect.scoped(Layer.build(SqlStore.layerSqlite({ filename, busyTimeout: 0 }))))
+          })
+        )
+        expect(error).toMatchObject({ _tag: "JournalError", operation: "open" })
+        expect(error.message).toMatch(
+          /^journal open failed: the database is locked: another connection held it longer than the busy timeout \(SQLITE_BUSY[^)]*\): its schema is checked \(and migrated if need be\) before anything is read or written; nothing was written$/
+        )
+      })
+  )
+
+  it.effect(
     "reopening the file in a new process returns exactly what was written",
     () =>
       Effect.gen(function* () {

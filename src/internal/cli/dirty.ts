@@ -24,7 +24,7 @@ export const isDirty = (status: SagaStatus): boolean => status === "compensation
  * @category models
  */
 export const stuckLine = (sagaId: string): string =>
-  `saga ${sagaId}: stuck: no worker is driving it, and no Recovery can (it was started with Saga.run): run its program again, or compensate it (effect-saga show ${shellWord(sagaId)})`
+  `saga ${sagaId}: stuck: no worker is driving it, and no Recovery can (it was started with Saga.run): run its program again, or compensate it once any step whose outcome is unknown is resolved (effect-saga show ${shellWord(sagaId)} says which, and how)`
 
 /**
  * Ends the command with exit code 1 if any of `sagas` is dirty or stuck, or `more` names anything

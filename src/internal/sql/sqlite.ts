@@ -125,7 +125,22 @@ export const journalError =
 export const layerError =
   (operation: string) =>
   (error: unknown): JournalError | KeyError =>
-    isKeyError(error) ? error : journalError(operation)(error)
+    isKeyError(error)
+      ? error
+      : operation === "migrate" && isLocked(error)
+        ? lockedAtOpen(error)
+        : journalError(operation)(error)
+
+/**
+ * A store that another connection held locked while a layer opened it: the layer checks (and
+ * migrates if need be) its schema before anything else, which is what waited, not a migration the
+ * caller asked for.
+ */
+const lockedAtOpen = (error: unknown) =>
+  new JournalError({
+    operation: "open",
+    reason: `${describeFailure(error)}: its schema is checked (and migrated if need be) before anything is read or written; nothing was written`
+  })
 
 const isNoTransaction = (error: SqlError) => /no transaction is active/i.test(messageOf(rootCause(error)))
 

@@ -5,7 +5,9 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -24,10 +26,27 @@ import * as Parse from "../parse.js"
 import { db, json, limit, offset, optionalList, pageLine, pageOf, withStore } from "../root.js"
 import * as Trust from "../trust.js"
 
-const status = Options.choice("status", SagaStatus.literals).pipe(
+const STATUSES = SagaStatus.literals.join(", ")
+
+/**
+ * A status `--status` names, or why the text is none: `stuck` is a mark `list` adds to some
+ * sagas, not a status, and says where those sagas are.
+ */
+const statusOf = (text: string) => {
+  const known = SagaStatus.literals.find((literal) => literal === text)
+  if (known !== undefined) return Effect.succeed(known)
+  const message =
+    text === "stuck"
+      ? "--status stuck: stuck is no status but a mark list adds to a saga running, compensating or suspended that no worker drives and no Recovery can: --status running --status compensating --status suspended lists them, each stuck one marked"
+      : `--status ${JSON.stringify(text)} is not a status: give one of ${STATUSES}`
+  return Effect.fail(ValidationError.invalidValue(HelpDoc.p(message)))
+}
+
+const status = Options.text("status").pipe(
   Options.withPseudoName("STATUS"),
-  Options.withDescription("Only sagas with this status. Repeatable: any of them."),
+  Options.withDescription(`Only sagas with this status (${STATUSES}). Repeatable: any of them.`),
   Options.repeated,
+  Options.mapEffect((texts) => Effect.forEach(texts, statusOf)),
   optionalList
 )
 
