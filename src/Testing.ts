@@ -117,9 +117,7 @@ export const faults = (...plans: ReadonlyArray<FaultPlan>): Layer.Layer<Faults> 
       for (const [index, plan] of plans.entries()) {
         const problem = planProblem(plan)
         if (problem !== undefined) {
-          return Effect.dieMessage(
-            `Testing.faults cannot use fault plan ${index + 1} (${JSON.stringify(plan) ?? String(plan)}): ${problem}`
-          )
+          return Effect.dieMessage(`Testing.faults cannot use fault plan ${index + 1} (${show(plan)}): ${problem}`)
         }
       }
       return Effect.sync(() => injecting(plans))

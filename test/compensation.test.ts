@@ -405,6 +405,10 @@ describe("Testing.faults", () => {
           '{"tool":"step","at":0,"fault":"fail"}): at must be a whole number of at least 1, not 0'
         ],
         [{ tool: "step", at: "1", fault: "fail" }, 'at must be a whole number of at least 1, not "1"'],
+        [
+          { tool: "step", at: Number.NaN, fault: "fail" },
+          '{"tool":"step","at":NaN,"fault":"fail"}): at must be a whole number of at least 1, not NaN'
+        ],
         [{ tool: "step", on: "undo", fault: "fail" }, 'on must be "execute" or "compensate", not "undo"'],
         [{ tool: "step", fault: "bogus" }, 'fault must be "fail", "unknown" or "interrupt", not "bogus"'],
         [{ tool: "step", site: "compensate", fault: "fail" }, '"site" is none of tool, on, at, fault'],

@@ -483,7 +483,8 @@ describe("Testing.exploreCrashes", () => {
         [{ store: "pg" }, 'store must be one of "memory", "sqlite", not "pg"'],
         [{ invariants: [{ name: "paid" }] }, "invariants[0] must be { name: string, holds: (ending) => Effect }"],
         [{ sagaId: "" }, 'sagaId "" cannot be a saga id: it is empty'],
-        [{ services: {} }, "services must be a Layer, not [object Object]"],
+        [{ services: {} }, "services must be a Layer, not {}"],
+        [{ world: () => Layer.empty }, "world must be a Layer, not a function"],
         [{ world: undefined }, "world must be a Layer, not undefined"],
         [
           { approval: ["reject"] },

@@ -20,9 +20,30 @@ const endings: ReadonlyArray<Ending> = [
   "Suspended"
 ]
 
-/** A value as a reason shows it: strings quoted, anything else as JavaScript would print it. */
-/** A value as a message names it: text quoted, anything else as `String` prints it. */
-export const show = (value: unknown): string => (typeof value === "string" ? JSON.stringify(value) : String(value))
+/**
+ * A value as a message names it: text quoted, an object or array as JSON (a number JSON cannot
+ * hold, `NaN` or `Infinity`, as JavaScript writes it), a function as such, anything else as
+ * `String` prints it.
+ */
+export const show = (value: unknown): string => {
+  if (typeof value === "string") return JSON.stringify(value)
+  if (typeof value === "function") return "a function"
+  if (typeof value !== "object" || value === null) return String(value)
+  return asJson(value) ?? String(value)
+}
+
+/** JSON of `value` with its non-finite numbers written as JavaScript writes them; none for a cycle. */
+const asJson = (value: object): string | undefined => {
+  const marker = "\u0000number:"
+  try {
+    const text = JSON.stringify(value, (_key, inner) =>
+      typeof inner === "number" && !Number.isFinite(inner) ? `${marker}${inner}` : inner
+    )
+    return text?.replace(/"\\u0000number:([^"]*)"/g, "$1")
+  } catch {
+    return undefined
+  }
+}
 
 const oneOf = (known: ReadonlyArray<string>) => known.map((value) => JSON.stringify(value)).join(", ")
 
