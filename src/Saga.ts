@@ -337,9 +337,9 @@ export interface StepStatus {
   readonly changesNothing?: boolean | undefined
   /**
    * Why its outcome is `"unknown"`, as the saga journaled when it stopped on it (`the call died (a
-   * defect: …)`, `timed out after …`, `Outcome.unknown`'s words; `Timeline.unknownReasons` reads
-   * the same). Absent for any other state, and for a step the saga never stopped on (its worker
-   * died) (since 0.5.0).
+   * defect: …)`, a timeout's `outcome unknown: the call started but timed out before it answered`,
+   * `Outcome.unknown`'s words; `Timeline.unknownReasons` reads the same). Absent for any other
+   * state, and for a step the saga never stopped on (its worker died) (since 0.5.0).
    */
   readonly unknownReason?: string | undefined
   /**

@@ -171,7 +171,10 @@ const recorded = (entry: Entry): Recorded | undefined =>
 export const unknownReasons = (entries: ReadonlyArray<Entry>): ReadonlyMap<string, string> => {
   const reasons = new Map<string, string>()
   for (const entry of entries) {
-    if (entry.phase === "INTENT" && entry.stepId !== null) reasons.delete(entry.stepId)
+    // A new attempt, or an outcome (the call's, or an operator's resolution): no longer unknown for that reason.
+    if (entry.stepId !== null && (entry.phase === "INTENT" || entry.phase === "EXECUTED" || entry.phase === "FAILED")) {
+      reasons.delete(entry.stepId)
+    }
     if (entry.phase !== "SAGA_NEEDS_ATTENTION") continue
     const decoded = recorded(entry)
     if (decoded?.phase !== "SAGA_NEEDS_ATTENTION" || !("unknown" in decoded.payload)) continue

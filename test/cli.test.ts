@@ -96,6 +96,12 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       expect(plain(stuck.stderr)).toContain(
         "--status stuck: stuck is no status but a mark list adds to a saga running, compensating or suspended that no worker drives and no Recovery can: --status running --status compensating --status suspended lists them, each stuck one marked"
       )
+      // An empty value (an unset variable) is refused, never read as no filter.
+      const empty = yield* cli("--db", db, "list", "--status", "")
+      expect(empty.code).toBe(2)
+      expect(plain(empty.stderr)).toBe(
+        "effect-saga: --status was given an empty value: give one, or leave the flag out\n"
+      )
       const other = yield* cli("--db", db, "list", "--status", "done")
       expect(other.code).toBe(2)
       expect(plain(other.stderr)).toContain(

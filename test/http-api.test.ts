@@ -625,7 +625,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
         const none = yield* resolve("rc-2", {})
         expect(none.status).toBe(200)
         expect(JSON.stringify(none.body)).toContain(
-          "resolved as applied by alice; given no receipt, though its undo needs the provider's receipt: resolved as applied without it (send it as receipt), effect-saga can never undo the call's effect"
+          "resolved as applied by alice; given no receipt, though its undo needs the provider's receipt: resolved as applied without it (the API's receipt, or effect-saga resolve --receipt), effect-saga can never undo the call's effect"
         )
       })
   )

@@ -266,6 +266,27 @@ describe("Saga.resolve as applied with the provider's receipt", () => {
     })
   )
 
+  it.effect("an empty receipt is refused: an undo could not use it", () =>
+    Effect.gen(function* () {
+      const { program } = withReceipt()
+      const first = yield* Saga.run("empty-rcpt", program).pipe(Effect.provide(chargeUnknown))
+      assert(first._tag === "NeedsAttention")
+      const refused = yield* Effect.flip(
+        Saga.resolve("empty-rcpt", first.unknown[0]!.stepId, {
+          outcome: "applied",
+          by: "carol",
+          result: "ch-4200",
+          receipt: Redacted.make("")
+        })
+      )
+      expect(refused).toMatchObject({
+        _tag: "CommandRefused",
+        reason: "the receipt is empty: give the provider's receipt, or none"
+      })
+      expect((yield* entriesOf("empty-rcpt")).at(-1)!.phase).toBe("SAGA_NEEDS_ATTENTION")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("a receipt over the tool's maxPayloadBytes is refused, and never repeated", () =>
     Effect.gen(function* () {
       const { program } = withReceipt()

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import { Cause, Data, Effect, Fiber, Option, Redacted, Schedule, Schema, TestClock } from "effect"
 import type { Compensable as C } from "../src/index.js"
 import { Compensable, Journal, Outcome, Saga, SagaResult, Timeline } from "../src/index.js"
@@ -169,6 +169,33 @@ describe("steps", () => {
       expect(resumed).toMatchObject({ _tag: "NeedsAttention", unknown: [{ reason }] })
       const entries = yield* journalOf("send-twice")
       expect(Array.from(Timeline.unknownReasons(entries).values())).toEqual([reason])
+      // Resolved, it is unknown no more: no reason is left for it.
+      yield* Saga.resolve("send-twice", resumed._tag === "NeedsAttention" ? resumed.unknown[0]!.stepId : "", {
+        outcome: "applied",
+        by: "carol",
+        result: "sent"
+      })
+      expect(Timeline.unknownReasons(yield* journalOf("send-twice")).size).toBe(0)
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("a resume that stops on several unknown steps again says why for each, as the journal did", () =>
+    Effect.gen(function* () {
+      const unknown = (name: string) =>
+        Compensable.make({
+          name,
+          input: Schema.Null,
+          success: Schema.String,
+          execute: () => Effect.zipRight(Effect.yieldNow(), Effect.fail(Outcome.unknown(`${name} did not answer`)))
+        })
+      const program = Effect.all([unknown("a")(null), unknown("b")(null)], { concurrency: "unbounded" })
+      const reasons = ["outcome unknown: a did not answer", "outcome unknown: b did not answer"]
+      const first = yield* Saga.run("two-unknown", program)
+      assert(first._tag === "NeedsAttention")
+      expect(first.unknown.map((step) => step.reason)).toEqual(reasons)
+      const resumed = yield* Saga.resume("two-unknown", program)
+      assert(resumed._tag === "NeedsAttention")
+      expect(resumed.unknown.map((step) => step.reason)).toEqual(reasons)
     }).pipe(Effect.provide(Testing.layer))
   )
 

@@ -18,7 +18,7 @@ import { packageVersion } from "../util/packageVersion.js"
 import { printable } from "../util/printable.js"
 import { commands } from "./commandTable.js"
 import type { Ending } from "./failure.js"
-import { endingOf } from "./failure.js"
+import { endingOf, UsageError } from "./failure.js"
 import { helpConsole } from "./help.js"
 import * as Interruption from "./interruption.js"
 import { answers } from "./output.js"
@@ -74,6 +74,19 @@ const withPlainHelp = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A
   )
 
 /**
+ * `@effect/cli` drops a flag's empty value as if the flag were not given: `list --status "$S"` with
+ * `S` unset would list every saga. An empty value is refused instead, naming its flag.
+ */
+const refuseEmptyValues = (args: ReadonlyArray<string>): Effect.Effect<void, UsageError> => {
+  const at = args.findIndex((arg, index) => arg === "" && args[index - 1]?.startsWith("--") === true)
+  return at === -1
+    ? Effect.void
+    : Effect.fail(
+        new UsageError({ message: `${args[at - 1]} was given an empty value: give one, or leave the flag out` })
+      )
+}
+
+/**
  * Runs the command line `args` (without the runtime and script) and returns its exit code; a
  * failure prints one line on stderr, and so does an interruption (`Interruption.told`: what the
  * command knows it left), whether the command stopped itself or its fiber was interrupted.
@@ -82,7 +95,7 @@ const withPlainHelp = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A
  * @category running
  */
 export const run = (args: ReadonlyArray<string>): Effect.Effect<Ending["code"], never, CliApp.CliApp.Environment> =>
-  cli(["node", "effect-saga", ...args]).pipe(
+  Effect.zipRight(refuseEmptyValues(args), cli(["node", "effect-saga", ...args])).pipe(
     withPlainHelp,
     Interruption.told,
     Effect.exit,

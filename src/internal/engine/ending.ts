@@ -35,7 +35,9 @@ const unknownOf = (
     reason:
       step.stepId === extra?.stepId
         ? extra.reason
-        : (reasons.get(step.stepId) ?? "INTENT was journaled but no outcome: it may or may not have run")
+        : (reasons.get(step.stepId) ??
+          view.unknownReason(step.stepId) ??
+          "INTENT was journaled but no outcome: it may or may not have run")
   }))
   return extra === undefined || steps.some((step) => step.stepId === extra.stepId) ? steps : [...steps, extra]
 }

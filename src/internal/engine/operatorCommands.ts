@@ -412,6 +412,9 @@ export const resolve = (
       )
     }
     const receiptText = given === undefined ? undefined : Receipts.textOf(given)
+    if (receiptText === "") {
+      return yield* refused(writer, stepId, "the receipt is empty: give the provider's receipt, or none")
+    }
     // Capped as a tool's own receipt is, measured as given (never repeated in the reason).
     if (receiptText !== undefined && byteLength(receiptText) > cap.bytes) {
       return yield* refused(writer, stepId, `the receipt is ${byteLength(receiptText)} bytes, over ${cap.named}`)

@@ -339,7 +339,7 @@ export const resolve = (
     const undoneByHand = body.outcome === "applied" && body.undone === true
     const noReceipt =
       body.outcome === "applied" && !undoneByHand && body.receipt === undefined && step.receiptRequired === true
-        ? `; given no receipt, though ${ToResolve.receiptNeeded("send it as receipt")}`
+        ? `; given no receipt, though ${ToResolve.receiptNeeded("the API's receipt, or effect-saga resolve --receipt")}`
         : ""
     const undo = !isUndoRun(sagaId) && !speaksOfCall(body) && settlesUndo(status.status, step)
     const how = undoneByHand ? "applied and undone by hand" : body.outcome

@@ -156,7 +156,7 @@ ${pager("/console/sagas", found, { status: filter.status, search: filter.search,
  * outcomes it may still be resolved as. Once compensation began the undo of a step that ran before
  * it, "applied" is refused (its undo would come out of reverse order): "applied, and undone by hand"
  * and "not applied" are offered.
- * The console takes no receipt (the API's resolve takes none): the CLI's `resolve --receipt` does.
+ * The console takes no receipt: the API's resolve (`receipt`) and the CLI's `resolve --receipt` do.
  */
 const resolveForm = (detail: SagaDetail, stepId: string): string => {
   const { sagaId } = detail.saga
@@ -168,7 +168,7 @@ const resolveForm = (detail: SagaDetail, stepId: string): string => {
       ? `<form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="applied">
 <input type="text" name="result" aria-label="Result as JSON" placeholder='Its result, as JSON ("parcel-17")'>
 <button type="submit">It was applied</button></form>
-<p class="muted">The console takes no receipt: if its undo needs the provider's receipt, resolve it with <code>effect-saga resolve --receipt</code>.</p>`
+<p class="muted">The console takes no receipt: if its undo needs the provider's receipt, resolve it with <code>effect-saga resolve --receipt</code>, or the API's resolve with <code>receipt</code>.</p>`
       : `<p id="applied-refused">${escape(
           `Compensation already began the undo of step ${earlier}, which ran before this one: it cannot be resolved as applied (its undo would come out of reverse order). If the call happened, undo its effect by hand (idempotency key ${sagaId}/${stepId}), then say so here; say it was not applied only if it did not happen.`
         )}</p>
