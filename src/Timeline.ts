@@ -26,6 +26,17 @@ const notStartedNote = (entry: Recorded): string => {
 }
 
 /**
+ * The steps a run stopped on and why, as its `SAGA_NEEDS_ATTENTION` says: `stopped on chargeCard
+ * (chargeCard:…#1): outcome unknown: the bank did not answer`; empty for an explicit undo's answer.
+ */
+const stoppedOnNote = (
+  steps: ReadonlyArray<{ readonly stepId: string; readonly toolName: string; readonly reason: string }>
+): string =>
+  steps.length === 0
+    ? ""
+    : `stopped on ${steps.map((step) => `${step.toolName} (${step.stepId}): ${step.reason}`).join("; ")}`
+
+/**
  * What an explicit undo's run (`Saga.compensateEffect`) came to, as its last entry says: `undo
  * failed: the card provider is down`; empty for any other saga's entry.
  */
@@ -95,8 +106,11 @@ const detailOfRecorded = (entry: Recorded, ran: RanWhere = undefined): string =>
     case "SAGA_SUSPENDED":
       return notStartedNote(entry)
     case "SAGA_COMPLETED":
-    case "SAGA_NEEDS_ATTENTION":
       return explicitNote(entry.payload) || notStartedNote(entry)
+    case "SAGA_NEEDS_ATTENTION": {
+      const stopped = "unknown" in entry.payload ? stoppedOnNote(entry.payload.unknown) : explicitNote(entry.payload)
+      return [stopped, notStartedNote(entry)].filter((note) => note !== "").join("; ")
+    }
     default:
       return ""
   }

@@ -986,6 +986,39 @@ describe("serving the toolkit over MCP", () => {
   )
 
   it.live(
+    "an approved call whose agent was made again, apart, in the same process: NeedsAttention naming both tools, nothing run",
+    () =>
+      Effect.gen(function* () {
+        const world = makeWorld()
+        const made = () => Agent.make(ShopToolkit, { undo: undosOf(world) })
+        const first = made()
+        const client = yield* makeClient
+        const running = yield* Effect.fork(
+          Saga.run(
+            "mcp-stdio-twice",
+            Agent.mcpSession(Shop, client.transport).pipe(Effect.provide(first.toLayer(handlersOf(world))))
+          )
+        )
+        yield* client.initialize
+        yield* client.ask(2, "tools/call", { name: "Wire", arguments: { amount: 4200, to: "DE89" } })
+        yield* Queue.shutdown(client.requests)
+        const waiting = yield* Fiber.join(running)
+        assert(waiting._tag === "AwaitingApproval")
+        yield* Saga.approve("mcp-stdio-twice", waiting.request.stepId, { by: "alice" })
+        const again = made()
+        const resumed = yield* Saga.resume(
+          "mcp-stdio-twice",
+          Agent.mcpSession(again, client.transport).pipe(Effect.provide(again.toLayer(handlersOf(world))))
+        )
+        assert(resumed._tag === "NeedsAttention")
+        expect(resumed.unknown[0]!.reason).toBe(
+          "it awaits approval, but two different tools named Wire are known in this process (two manifests, toolkits or agents bind that name): the journal cannot tell which one it is, so it cannot run here"
+        )
+        expect(world.log).toEqual([])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.live(
     "a call that dies over MCP (an input over maxPayloadBytes) is told it failed; the session goes on, and its saga compensates at its end",
     () =>
       Effect.gen(function* () {

@@ -42,7 +42,7 @@ const expected = `seq  time                      step                           
 2    1970-01-01T00:00:00.000Z  reserveInventory:be53a4d2deafda9b#1  reserveInventory  INTENT
 3    1970-01-01T00:00:00.000Z  reserveInventory:be53a4d2deafda9b#1  reserveInventory  EXECUTED                result "res-A-1"
 4    1970-01-01T00:00:00.000Z  notify:0a50500b2a3435fe#1            notify            INTENT                  no outcome journaled: run again at seq 7
-5    1970-01-01T00:00:00.000Z                                                         SAGA_NEEDS_ATTENTION
+5    1970-01-01T00:00:00.000Z                                                         SAGA_NEEDS_ATTENTION    stopped on notify (notify:0a50500b2a3435fe#1): outcome unknown: the mailer did not answer
 6    1970-01-01T00:00:00.000Z                                                         SAGA_RESUMED
 7    1970-01-01T00:00:00.000Z  notify:0a50500b2a3435fe#1            notify            INTENT
 8    1970-01-01T00:00:00.000Z  notify:0a50500b2a3435fe#1            notify            EXECUTED                result "alice"

@@ -324,7 +324,7 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       // Applied is offered, without a receipt: the CLI takes one.
       expect(why.text).toContain('name="outcome" value="applied"')
       expect(why.text).toContain(
-        "The console takes no receipt: if its undo needs the provider's receipt, resolve it with <code>effect-saga resolve --receipt</code>."
+        "The console takes no receipt: if its undo needs the provider's receipt, resolve it with <code>effect-saga resolve --receipt</code>, or the API's resolve with <code>receipt</code>."
       )
       expect(why.text).toContain('<dd id="lease">none</dd>')
       const dead = yield* page("dead-1")

@@ -64,6 +64,11 @@ export class Registry {
     return "remembered"
   }
 
+  /** Whether two different tools are known by `name`: `get(name)` finds neither. */
+  isShared(name: string): boolean {
+    return this.shared.has(name)
+  }
+
   /** Why `get(name)` finds no tool: what an undo that cannot run here reports. */
   absence(name: string): string {
     return this.shared.has(name)

@@ -487,7 +487,9 @@ export class SagaRun {
   private callFromJournal(step: StepView): Either.Either<Call, Halt> {
     const spec = this.tools.get(step.toolName) ?? this.registry.get(step.toolName)?.spec
     if (spec === undefined) {
-      const reason = "it awaits approval, but its tool is not registered in this process, so it cannot run here"
+      const reason = this.registry.isShared(step.toolName)
+        ? `it awaits approval, but two different tools named ${step.toolName} are known in this process (two manifests, toolkits or agents bind that name): the journal cannot tell which one it is, so it cannot run here`
+        : "it awaits approval, but its tool is not registered in this process, so it cannot run here"
       return Either.left({ _tag: "NeedsAttention", step: { stepId: step.stepId, toolName: step.toolName, reason } })
     }
     const inputJson = step.input ?? "null"
