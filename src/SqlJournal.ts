@@ -104,7 +104,9 @@ export const layerUnmigrated: Layer.Layer<Journal, KeyError, SqlClient.SqlClient
 
 /**
  * The schema version of a store: the last migration `applied` (`undefined` when the database has
- * no effect-saga tables), and the `latest` this version of effect-saga knows.
+ * no effect-saga tables; 0 when its record of migrations is empty, or dropped while the journal's
+ * tables exist: an edited record, which a layer refuses), and the `latest` this version of
+ * effect-saga knows.
  *
  * @since 0.2.0
  * @category models

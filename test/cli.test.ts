@@ -1535,20 +1535,14 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
   )
 
   it.effect(
-    "a journal whose record of migrations was emptied is named as such, not as no journal; nothing is written",
+    "a journal whose record of migrations was emptied or dropped is named as such, not as no journal; nothing is written",
     () =>
       Effect.gen(function* () {
-        const db = fresh("migrations-emptied")
-        edit(db, "DELETE FROM effect_saga_migrations")
-        const before = fs.readFileSync(db)
-        for (const args of [["list"], ["approvals"], ["approve", "order-1", "sendWire", "--as", "alice"]]) {
-          const ran = yield* cli(...args, "--db", db)
-          expect(ran, args.join(" ")).toMatchObject({ code: 2, stdout: "" })
-          expect(ran.stderr, args.join(" ")).toBe(
-            `effect-saga: the journal at ${db} records no migration (its effect_saga_migrations table is empty): the record was edited; restore it from a backup (nothing was written)\n`
-          )
-        }
-        expect(fs.readFileSync(db).equals(before)).toBe(true)
+        const emptied = fresh("migrations-emptied")
+        edit(emptied, "DELETE FROM effect_saga_migrations")
+        const dropped = fresh("migrations-dropped")
+        edit(dropped, "DROP TABLE effect_saga_migrations")
+        for (const db of [emptied, dropped]) yield* refusedAsEdited(db)
       })
   )
 
@@ -1950,6 +1944,20 @@ const onFileKilledAtCompensated = <A, E>(
   const store = SqlStore.layerSqlite({ filename: file })
   return Effect.provide(effect, Saga.layer.pipe(Layer.provideMerge(Layer.merge(store, Layer.provide(killed, store)))))
 }
+
+/** Every kind of command on `db` is refused naming its record of migrations edited, and writes nothing. */
+const refusedAsEdited = (db: string) =>
+  Effect.gen(function* () {
+    const before = fs.readFileSync(db)
+    for (const args of [["list"], ["approvals"], ["approve", "order-1", "sendWire", "--as", "alice"]]) {
+      const ran = yield* cli(...args, "--db", db)
+      expect(ran, args.join(" ")).toMatchObject({ code: 2, stdout: "" })
+      expect(ran.stderr, args.join(" ")).toBe(
+        `effect-saga: the journal at ${db} records no migration (its effect_saga_migrations table is empty or missing): the record was edited; restore it from a backup (nothing was written)\n`
+      )
+    }
+    expect(fs.readFileSync(db).equals(before)).toBe(true)
+  })
 
 /** Runs `effect` on the services of `file`, as a service of the shop would. */
 const onFile = <A, E>(file: string, effect: Effect.Effect<A, E, Saga.Saga | Journal.Journal | Approval.Approval>) =>

@@ -105,7 +105,7 @@ const checkJournal = (where: string, access: Access) =>
     if (version === 0 && access !== "create") {
       return Effect.fail(
         new UsageError({
-          message: `the journal at ${where} records no migration (its effect_saga_migrations table is empty): the record was edited; restore it from a backup (nothing was written)`
+          message: `the journal at ${where} records no migration (its effect_saga_migrations table is empty or missing): the record was edited; restore it from a backup (nothing was written)`
         })
       )
     }

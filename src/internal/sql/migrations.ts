@@ -199,12 +199,15 @@ export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, Sq
 )
 
 /**
- * The schema version the store's migrations table records (`undefined` when there is no such
- * table: not an effect-saga journal), next to the latest this code knows.
+ * The schema version the store's migrations table records, next to the latest this code knows:
+ * `undefined` when there is no such table and no journal's (not an effect-saga journal), 0 when it
+ * records none (the table emptied, or dropped while the journal's tables exist: an edited record).
  */
 export const schemaVersion = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  if (!(yield* holdsTable(migrationsTable))) return { applied: undefined, latest: latestMigration }
+  if (!(yield* holdsTable(migrationsTable))) {
+    return { applied: (yield* holdsTable(sagasTable)) ? 0 : undefined, latest: latestMigration }
+  }
   const rows = yield* sql<{
     readonly version: unknown
   }>`SELECT MAX(migration_id) AS version FROM ${sql(migrationsTable)}`
@@ -235,14 +238,15 @@ const refuseUnreadable = Effect.flatMap(
   schemaVersion,
   ({ applied }): Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient.SqlClient> => {
     if (applied === 0 || applied === undefined) {
-      const record = applied === 0 ? "is empty" : "is missing"
       return Effect.flatMap(holdsTable(sagasTable), (edited) =>
         edited
-          ? Effect.fail(
-              new Migrator.MigrationError({
-                reason: "bad-state",
-                message: `the journal records no migration (its ${migrationsTable} table ${record}) while its tables exist: the record was edited; restore it from a backup (nothing was written)`
-              })
+          ? Effect.flatMap(holdsTable(migrationsTable), (present) =>
+              Effect.fail(
+                new Migrator.MigrationError({
+                  reason: "bad-state",
+                  message: `the journal records no migration (its ${migrationsTable} table ${present ? "is empty" : "is missing"}) while its tables exist: the record was edited; restore it from a backup (nothing was written)`
+                })
+              )
             )
           : Effect.void
       )
