@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto"
 import { assert, describe, expect, it } from "@effect/vitest"
 import type { Duration } from "effect"
-import { Cause, Clock, Effect, Layer, Option, Schema, TestClock } from "effect"
+import { Cause, Clock, Effect, Layer, Logger, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Saga, SagaError, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
@@ -411,6 +411,33 @@ describe("approval expiry and renewal", () => {
         expect(wirePhases(yield* entriesOf("expiry"))).toEqual(["AWAITING_APPROVAL", "APPROVED", "EXPIRED"])
         expect(log).toEqual(["reserve A-1", "release res-A-1"])
       }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect("an approval this host's clock dates before the request warns that the clocks disagree", () =>
+    Effect.gen(function* () {
+      const warnings: Array<string> = []
+      const { program } = fixture({ approvalTtl: "30 minutes" })
+      // The worker asked at t + 1 h; the operator's host reads an hour less.
+      yield* TestClock.setTime(t + hours(1))
+      const waiting = yield* Saga.run("behind", program)
+      assert(waiting._tag === "AwaitingApproval")
+      yield* TestClock.setTime(t)
+      yield* Saga.approve("behind", waiting.request.stepId, { by: "alice" }).pipe(
+        Effect.provide(
+          Logger.add(
+            Logger.make(({ logLevel, message }) => {
+              if (logLevel._tag === "Warning") warnings.push(String(message))
+            })
+          )
+        )
+      )
+      expect(warnings).toEqual([
+        `effect-saga: this host's clock reads ${iso(t)}, before step ${waiting.request.stepId} of saga behind asked for approval at ${iso(t + hours(1))} (its worker's clock): the clocks disagree, and an approval's TTL counts from ${iso(t)}, so it may have expired when the saga resumes; keep the hosts' clocks synchronised`
+      ])
+      // It has: the TTL counted from the decision ended before the worker's clock reads now.
+      yield* TestClock.setTime(t + hours(1))
+      expect(yield* Saga.run("behind", program)).toMatchObject({ _tag: "Compensated" })
+    }).pipe(Effect.provide(Testing.layer))
   )
 
   it.effect("renew → runs: an expired approval renewed to a later expiry runs the step exactly once", () =>

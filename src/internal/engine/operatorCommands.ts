@@ -114,7 +114,21 @@ export const approve = (
         decision.renewedBy === undefined
     })
     yield* writer.append([stepDraft(step, "APPROVED", { _tag: "Approved", by, at, inputDigest, expiresAt, principal })])
+    yield* warnIfBehind(writer.sagaId, step, at)
   })
+
+/**
+ * A decision this host's clock dates before the request it answers: the clocks disagree, and an
+ * approval's TTL counts from the decision's time, so it may have expired when the saga resumes.
+ */
+const warnIfBehind = (sagaId: string, step: StepView, at: string): Effect.Effect<void> => {
+  const asked = step.awaiting!.at
+  return Date.parse(at) < Date.parse(asked)
+    ? Effect.logWarning(
+        `effect-saga: this host's clock reads ${at}, before step ${step.stepId} of saga ${sagaId} asked for approval at ${asked} (its worker's clock): the clocks disagree, and an approval's TTL counts from ${at}, so it may have expired when the saga resumes; keep the hosts' clocks synchronised`
+      )
+    : Effect.void
+}
 
 /**
  * The store's record of the step's request, checked against the journal. A request the store does
