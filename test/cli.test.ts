@@ -15,6 +15,7 @@ import * as Help from "../src/internal/cli/help.js"
 import { Checkout, chargeCard, reserveInventory, ship, Tracking } from "./fixtures/cli-tools.js"
 import { freshDatabase } from "./fixtures/postgres.js"
 import { edit } from "./fixtures/sqlite-raw.js"
+import { unansweredRefund } from "./fixtures/unanswered-refund.js"
 
 const root = fileURLToPath(new URL("..", import.meta.url))
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-cli-"))
@@ -669,14 +670,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
     () =>
       Effect.gen(function* () {
         const db = path.join(dir, "receipt-required.db")
-        const refund = Compensable.make({
-          name: "refund",
-          input: Schema.Int,
-          success: Schema.String,
-          receiptRequired: true,
-          execute: () => Effect.fail(Outcome.unknown("the bank did not answer")),
-          compensate: () => Effect.void
-        })
+        const refund = unansweredRefund
         const result = yield* onFile(db, Saga.run("rc-1", refund(10)))
         assert(result._tag === "NeedsAttention")
         const stepId = result.unknown[0]!.stepId

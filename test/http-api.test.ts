@@ -6,7 +6,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import { Config, Context, Effect, Either, Layer, Logger, Redacted, Schema } from "effect"
-import { Compensable, Journal, Outcome, Saga } from "../src/index.js"
+import { Compensable, Journal, Saga } from "../src/index.js"
 import * as body from "../src/internal/http/body.js"
 import * as guard from "../src/internal/http/guard.js"
 import * as handlers from "../src/internal/http/handlers.js"
@@ -28,6 +28,7 @@ import {
   tokens
 } from "./fixtures/http-saga.js"
 import { edit } from "./fixtures/sqlite-raw.js"
+import { unansweredRefund } from "./fixtures/unanswered-refund.js"
 
 /** A saga `sagaId` awaiting approval of its wire transfer in a fresh file, served; the URL and file. */
 const awaitingPayout = (name: string, options: Partial<SagaApi.ServeOptions> = {}) =>
@@ -590,14 +591,7 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
     () =>
       Effect.gen(function* () {
         const db = freshDb("resolve-receipt")
-        const refund = Compensable.make({
-          name: "refund",
-          input: Schema.Int,
-          success: Schema.String,
-          receiptRequired: true,
-          execute: () => Effect.fail(Outcome.unknown("the bank did not answer")),
-          compensate: () => Effect.void
-        })
+        const refund = unansweredRefund
         yield* onDb(db, Effect.all([Saga.run("rc-1", refund(1)), Saga.run("rc-2", refund(2))]))
         const baseUrl = yield* serveOn(db)
         const api = yield* clientAs(baseUrl, "alice")
