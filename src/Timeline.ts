@@ -8,6 +8,7 @@ import * as Either from "effect/Either"
 import * as CompensationReport from "./CompensationReport.js"
 import type { JournaledReceipt, Recorded } from "./internal/journal/payloads.js"
 import { decodeEntry, encodePayload, notStartedIn } from "./internal/journal/payloads.js"
+import { JournalView } from "./internal/journal/view.js"
 import { table } from "./internal/util/table.js"
 import type { Entry } from "./Journal.js"
 
@@ -183,16 +184,12 @@ const recorded = (entry: Entry): Recorded | undefined =>
  * @category reading
  */
 export const unknownReasons = (entries: ReadonlyArray<Entry>): ReadonlyMap<string, string> => {
+  // The run's own reading of the journal: what a resume, `Saga.status` and this say agree.
+  const view = new JournalView(entries.flatMap((entry) => recorded(entry) ?? []))
   const reasons = new Map<string, string>()
-  for (const entry of entries) {
-    // A new attempt, or an outcome (the call's, or an operator's resolution): no longer unknown for that reason.
-    if (entry.stepId !== null && (entry.phase === "INTENT" || entry.phase === "EXECUTED" || entry.phase === "FAILED")) {
-      reasons.delete(entry.stepId)
-    }
-    if (entry.phase !== "SAGA_NEEDS_ATTENTION") continue
-    const decoded = recorded(entry)
-    if (decoded?.phase !== "SAGA_NEEDS_ATTENTION" || !("unknown" in decoded.payload)) continue
-    for (const step of decoded.payload.unknown) reasons.set(step.stepId, step.reason)
+  for (const step of view.steps.values()) {
+    const reason = view.unknownReason(step.stepId)
+    if (reason !== undefined) reasons.set(step.stepId, reason)
   }
   return reasons
 }

@@ -978,6 +978,6 @@ const stepStatus = (sagaId: string, step: StepView, undo: UndoState | undefined,
 })
 
 const unknownReasonOf = (step: StepView, view: JournalView): { readonly unknownReason?: string } => {
-  const reason = isUnknown(step) ? view.unknownReason(step.stepId) : undefined
+  const reason = view.unknownReason(step.stepId)
   return reason === undefined ? {} : { unknownReason: reason }
 }

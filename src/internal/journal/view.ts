@@ -226,10 +226,12 @@ export class JournalView {
 
   /**
    * Why the step's outcome is unknown, as the saga journaled when it stopped on it (a timeout, a
-   * defect, `Outcome.unknown`'s words): none if the saga has not stopped on it (its worker died).
+   * defect, `Outcome.unknown`'s words): none if it is not unknown (it has an outcome, or did not
+   * start) or the saga has not stopped on it (its worker died).
    */
   unknownReason(stepId: string): string | undefined {
-    return this.unknownBecause?.get(stepId)
+    const step = this.steps.get(stepId)
+    return step !== undefined && isUnknown(step) ? this.unknownBecause?.get(stepId) : undefined
   }
 
   /** Steps a saga-level entry journals as not started: only a last `INTENT` with no outcome is. */

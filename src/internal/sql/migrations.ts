@@ -199,20 +199,30 @@ export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, Sq
 )
 
 /**
+ * What the store's record of migrations holds: the last migration `applied` (`undefined` with no
+ * table, 0 with an empty one), whether the table is there (`kept`), and whether it was `edited`:
+ * emptied or dropped while the journal's tables exist.
+ */
+const recordOfMigrations = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const kept = yield* holdsTable(migrationsTable)
+  const rows = kept
+    ? yield* sql<{ readonly version: unknown }>`SELECT MAX(migration_id) AS version FROM ${sql(migrationsTable)}`
+    : []
+  const applied = kept ? Number(rows[0]?.version ?? 0) : undefined
+  const edited = (applied === undefined || applied === 0) && (yield* holdsTable(sagasTable))
+  return { applied, kept, edited }
+})
+
+/**
  * The schema version the store's migrations table records, next to the latest this code knows:
  * `undefined` when there is no such table and no journal's (not an effect-saga journal), 0 when it
  * records none (the table emptied, or dropped while the journal's tables exist: an edited record).
  */
-export const schemaVersion = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  if (!(yield* holdsTable(migrationsTable))) {
-    return { applied: (yield* holdsTable(sagasTable)) ? 0 : undefined, latest: latestMigration }
-  }
-  const rows = yield* sql<{
-    readonly version: unknown
-  }>`SELECT MAX(migration_id) AS version FROM ${sql(migrationsTable)}`
-  return { applied: Number(rows[0]?.version ?? 0), latest: latestMigration }
-})
+export const schemaVersion = Effect.map(recordOfMigrations, ({ applied, edited }) => ({
+  applied: edited ? 0 : applied,
+  latest: latestMigration
+}))
 
 /** Whether the store holds the table `name`. */
 const holdsTable = (name: string) =>
@@ -235,23 +245,17 @@ WHERE type = 'table' AND name = ${name}`
  * table that exists, in words that read as another application's. Nothing is written.
  */
 const refuseUnreadable = Effect.flatMap(
-  schemaVersion,
-  ({ applied }): Effect.Effect<void, Migrator.MigrationError | SqlError, SqlClient.SqlClient> => {
-    if (applied === 0 || applied === undefined) {
-      return Effect.flatMap(holdsTable(sagasTable), (edited) =>
-        edited
-          ? Effect.flatMap(holdsTable(migrationsTable), (present) =>
-              Effect.fail(
-                new Migrator.MigrationError({
-                  reason: "bad-state",
-                  message: `the journal records no migration (its ${migrationsTable} table ${present ? "is empty" : "is missing"}) while its tables exist: the record was edited; restore it from a backup (nothing was written)`
-                })
-              )
-            )
-          : Effect.void
+  recordOfMigrations,
+  ({ applied, edited, kept }): Effect.Effect<void, Migrator.MigrationError> => {
+    if (edited) {
+      return Effect.fail(
+        new Migrator.MigrationError({
+          reason: "bad-state",
+          message: `the journal records no migration (its ${migrationsTable} table ${kept ? "is empty" : "is missing"}) while its tables exist: the record was edited; restore it from a backup (nothing was written)`
+        })
       )
     }
-    return applied <= latestMigration
+    return applied === undefined || applied <= latestMigration
       ? Effect.void
       : Effect.fail(
           new Migrator.MigrationError({

@@ -83,11 +83,10 @@ const isServerCode = (code: string) => /^[0-9A-Z]{5}$/.test(code)
  * local, and a failed `COMMIT` rolls back), nor for a connection that was never made.
  */
 export const leavesOutcomeUnknown = (error: unknown): boolean => {
-  const cause = rootCause(error)
-  const code = codeOf(cause)
-  if (code === undefined) return !/trying to connect|connection timeout/i.test(messageOf(cause))
-  if (connectionBroke.has(code)) return true
-  return !(code.startsWith("SQLITE_") || isServerCode(code) || neverConnected.has(code))
+  if (neverReachedServer(error)) return false
+  const code = codeOf(rootCause(error))
+  if (code === undefined || connectionBroke.has(code)) return true
+  return !(code.startsWith("SQLITE_") || isServerCode(code))
 }
 
 /** Whether a store failure is a connection that was never made: the operation sent nothing. */
