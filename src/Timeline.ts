@@ -175,10 +175,10 @@ const recorded = (entry: Entry): Recorded | undefined =>
   Either.getOrUndefined(Either.map(decodeEntry(entry), (decoded): Recorded => decoded))
 
 /**
- * Why each step whose last `INTENT` has no outcome is unknown, by step id: the reason the last
- * `SAGA_NEEDS_ATTENTION` after that `INTENT` journaled (a timeout, a defect, `Outcome.unknown`'s
- * words), as journaled (escape it for a terminal or a page). A step the saga has not stopped on
- * yet (its worker died) has none.
+ * Why each unknown step is unknown, by step id: the reason the saga journaled when it stopped on
+ * the step (a timeout, a defect, `Outcome.unknown`'s words), as journaled (escape it for a terminal
+ * or a page). A step with an outcome, one that did not start, and one the saga has not stopped on
+ * yet (its worker died) have none. The same reading as `Saga.status`'s `unknownReason`.
  *
  * @since 0.4.0
  * @category reading
