@@ -668,9 +668,10 @@ const whyNotAnEntry = (line: string): string => {
   try {
     parsed = JSON.parse(line)
   } catch {
-    return ""
+    return ": it is not JSON"
   }
-  if (!Predicate.isRecord(parsed)) return ""
+  if (!Predicate.isRecord(parsed))
+    return `: it is ${Array.isArray(parsed) ? "an array" : typeName(parsed)}, not an object`
   const decoded = Schema.decodeUnknownEither(Entry)(parsed)
   return Either.isLeft(decoded) ? `: ${describeUndecodable(parsed, decoded.left)}` : ""
 }

@@ -884,7 +884,10 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
           `${one}${other}`,
           /^effect-saga: journal of saga order-2 is corrupted at seq \d+: line \d+ is the export's end line, yet lines follow it\n$/
         ],
-        ["not json\n", /^effect-saga: an imported journal is corrupted at seq 1: line 1 is not a journal entry\n$/],
+        [
+          "not json\n",
+          /^effect-saga: an imported journal is corrupted at seq 1: line 1 is not a journal entry: it is not JSON\n$/
+        ],
         [
           `${one.split("\n").slice(0, 3).join("\n")}\n`,
           /^effect-saga: journal of saga order-2 is corrupted at seq 4: the export has no end line after its 3 entries: it was cut short\n$/

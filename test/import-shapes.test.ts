@@ -65,7 +65,17 @@ describe("an import of what the engine journaled", () => {
           reason: "line 1 is not a journal entry: payload (an object) is not text or null"
         })
         const notJson = yield* importing('{"receipt":"rcpt-secret-9"')
-        expect(notJson).toMatchObject({ reason: "line 1 is not a journal entry" })
+        expect(notJson).toMatchObject({ reason: "line 1 is not a journal entry: it is not JSON" })
+        for (const [line, kind] of [
+          ["[]", "an array"],
+          ["42", "a number"],
+          ["null", "null"],
+          ['"rcpt-secret-9"', "a string"]
+        ] as const) {
+          expect(yield* importing(line)).toMatchObject({
+            reason: `line 1 is not a journal entry: it is ${kind}, not an object`
+          })
+        }
       }).pipe(Effect.provide(Testing.layer))
   )
 

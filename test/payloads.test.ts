@@ -20,6 +20,17 @@ describe("journal payloads", () => {
     }
   })
 
+  it("a payload out of shape is told where and what was expected, in words, never the value found", () => {
+    const why = (phase: Journal.Phase, text: string) =>
+      Either.getLeft(decodePayload(phase, text)).pipe(Option.getOrThrow)
+    expect(why("EXECUTED", "[1,2]")).toBe("the payload: is not an object")
+    expect(why("EXECUTED", "42")).toBe("the payload: is not an object")
+    expect(why("EXECUTED", '{"result":1,"receipt":12345}')).toBe("receipt: is neither text nor a sealed receipt")
+    expect(why("EXECUTED", '{"result":1,"receipt":{"sealed":"aes-256-gcm"}}')).toBe("receipt.kid: is missing")
+    expect(why("INTENT", '{"idempotencyKey":"k","attempt":"2"}')).toBe("attempt: Expected number")
+    expect(why("EXECUTED", "{")).toBe("it is not JSON")
+  })
+
   for (const phase of Journal.Phase.literals) {
     it.prop(
       `${phase}: a generated payload decodes to itself, and its text survives a decode`,
@@ -133,7 +144,8 @@ describe("journal payloads", () => {
         expect(status.tampered).toEqual({
           seq: before,
           problem: "undecodable",
-          reason: expect.stringMatching(/^its EXECUTED payload does not decode: receipt: Expected \{ readonly sealed: /)
+          // Neither text nor sealed: not told that a receipt must be sealed.
+          reason: "its EXECUTED payload does not decode: receipt: is neither text nor a sealed receipt"
         })
         expect(status.tampered?.reason).not.toContain("actual")
         expect(yield* Journal.verify("odd")).toMatchObject({ _tag: "Broken", seq: before, problem: "undecodable" })

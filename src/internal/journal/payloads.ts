@@ -17,14 +17,18 @@ import { JournalCorrupted } from "./errors.js"
 /** A JSON value the engine encoded with a tool's or a definition's schema: a result, an input, an error. */
 const Json = Schema.Unknown.annotations({ identifier: "Json", arbitrary: () => (fc) => fc.jsonValue() })
 
-/** A receipt sealed under a receipt key (AES-256-GCM); one without its `tag` never opens. */
+/**
+ * A receipt sealed under a receipt key (AES-256-GCM); one without its `tag` never opens. A receipt
+ * that is neither text nor an object is told so (the union's last member would be blamed alone,
+ * as if a receipt had to be sealed).
+ */
 const SealedReceipt = Schema.Struct({
   sealed: Schema.Literal("aes-256-gcm"),
   kid: Schema.String,
   iv: Schema.String,
   data: Schema.String,
   tag: Schema.optional(Schema.String)
-})
+}).annotations({ message: () => "is neither text nor a sealed receipt" })
 
 /** A step's receipt at rest: the plain text, or sealed. */
 const Receipt = Schema.Union(Schema.String, SealedReceipt)
@@ -263,8 +267,16 @@ const withoutValues = (error: ParseResult.ParseError): string => {
   const issue = ParseResult.ArrayFormatter.formatErrorSync(error)[0]
   if (issue === undefined) return "it does not fit its schema"
   const where = issue.path.length === 0 ? "the payload" : issue.path.map(String).join(".")
-  const expected = issue._tag === "Missing" ? "is missing" : issue.message.replace(/,? actual[\s\S]*$/, "")
-  return `${where}: ${expected}`
+  return `${where}: ${issue._tag === "Missing" ? "is missing" : expectedOf(issue.message)}`
+}
+
+/**
+ * What a type issue's message expected, without the value found; a value that is no object where
+ * an object's shape was expected is told so, not shown the whole shape.
+ */
+const expectedOf = (message: string): string => {
+  const expected = message.replace(/,? actual[\s\S]*$/, "")
+  return expected.startsWith("Expected {") && !/, actual \{/.test(message) ? "is not an object" : expected
 }
 
 /** An entry whose payload is decoded with its phase's schema. */
