@@ -312,9 +312,20 @@ export interface StepStatus {
    * `"unknown"`: its `INTENT` has no outcome, it may or may not have run. `"not_started"`: its
    * `INTENT` has no outcome because the run was interrupted with none of its calls in flight (it
    * never started, or every attempt failed and it was waiting to retry): it did not run, a resume
-   * runs it (since 0.5.0).
+   * runs it (since 0.5.0). `"in_flight"`: its `INTENT` has no outcome while the saga is running
+   * under a live lease (judged by the store's clock): its worker is running the call and journals
+   * its outcome when it answers; nothing to resolve (since 0.5.0; before, `"unknown"`). Only once
+   * that lease lapses with no outcome is it `"unknown"`.
    */
-  readonly state: "executed" | "failed" | "unknown" | "not_started" | "awaiting_approval" | "approved" | "refused"
+  readonly state:
+    | "executed"
+    | "failed"
+    | "unknown"
+    | "in_flight"
+    | "not_started"
+    | "awaiting_approval"
+    | "approved"
+    | "refused"
   /**
    * What its undo came to, `"started"` while it runs, `undefined` when none was asked for. A step
    * whose undo journaled nothing of its own (`unavailable`: its tool not registered, its receipt's

@@ -442,6 +442,9 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         `<p id="in-flight">It is in flight: running now, by w-live, lease until ${expiresAt}. Its worker journals the outcome when the call answers: wait. Only if that lease lapses with no outcome journaled is its outcome unknown, to resolve here.</p>`
       )
       expect(page.text).toContain('<span class="badge in_flight">in flight</span>')
+      // The API's step says so too (a dashboard reading its state finds nothing unknown).
+      const detail = yield* (yield* clientAs(baseUrl, "alice")).sagas.get({ path: { sagaId: "live-1" } })
+      expect(detail.steps).toMatchObject([{ stepId: "reserveFunds:1", state: "in_flight" }])
       expect(page.text).not.toContain('action="/console/resolve"')
       expect(page.text).not.toContain('id="unknown-reason"')
     })

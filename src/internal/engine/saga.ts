@@ -6,6 +6,7 @@
 import * as Crypto from "node:crypto"
 import * as Os from "node:os"
 import type * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -62,6 +63,7 @@ import { entering, withNewSpan } from "../observability/spans.js"
 import { byteLength, encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
 import { makeKeyedLock } from "../util/keyedLock.js"
+import * as Lease from "../util/lease.js"
 import type { ExplicitUndos, Lookup, UndoState } from "./compensation.js"
 import { compensate, explicitUndos, undoOf, undosToAsk } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
@@ -855,8 +857,9 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         const answer = runAnswer(sagaId, view)
         // A run an operator closed as not undone: its answer (who closed it, and what it was) is the step's.
         const closedKept = view.status === "completed" && answer !== undefined && answer.outcome !== "completed"
+        const driven = yield* isDriven(store, record)
         const steps = Array.from(view.steps.values(), (step) =>
-          stepStatus(sagaId, step, closedKept ? answer : (undoOf(step, view.lastReport) ?? answer), view)
+          stepStatus(sagaId, step, closedKept ? answer : (undoOf(step, view.lastReport) ?? answer), view, driven)
         )
         return {
           ...record,
@@ -951,10 +954,16 @@ interface Command<A, E> {
  * nothing to settle. `undo`: what its undo came to (`undoOf`), or the run's answer. An unknown step
  * says why, as the saga journaled when it stopped on it (`view`).
  */
-const stepStatus = (sagaId: string, step: StepView, undo: UndoState | undefined, view: JournalView): StepStatus => ({
+const stepStatus = (
+  sagaId: string,
+  step: StepView,
+  undo: UndoState | undefined,
+  view: JournalView,
+  driven = false
+): StepStatus => ({
   ...(isRead(step) ? { changesNothing: true } : {}),
   ...(needsReceipt(step) ? { receiptRequired: true } : {}),
-  ...unknownReasonOf(step, view),
+  ...(driven ? {} : unknownReasonOf(step, view)),
   stepId: step.stepId,
   toolName: step.toolName,
   effectId: effectIdOfRun(sagaId) ?? stepKey(sagaId, step.stepId),
@@ -963,7 +972,9 @@ const stepStatus = (sagaId: string, step: StepView, undo: UndoState | undefined,
     : step.failed
       ? "failed"
       : isUnknown(step)
-        ? "unknown"
+        ? driven
+          ? "in_flight"
+          : "unknown"
         : isNotStarted(step)
           ? "not_started"
           : step.refused
@@ -976,6 +987,15 @@ const stepStatus = (sagaId: string, step: StepView, undo: UndoState | undefined,
   undo: undo?.outcome,
   ...(undo?.detail === undefined ? {} : { undoDetail: undo.detail })
 })
+
+/**
+ * Whether a worker drives the saga now: it is running under a live lease, judged by the store's
+ * clock (PostgreSQL's `now()`, as leases are), so a step with no outcome is its call, running.
+ */
+const isDriven = (journal: Journal["Type"], record: SagaRecord): Effect.Effect<boolean, JournalError> =>
+  record.status !== "running" || record.lease === null
+    ? Effect.succeed(false)
+    : Effect.map(journal.leaseNow ?? Clock.currentTimeMillis, (now) => Lease.isInFlight(record, now))
 
 const unknownReasonOf = (step: StepView, view: JournalView): { readonly unknownReason?: string } => {
   const reason = view.unknownReason(step.stepId)

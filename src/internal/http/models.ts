@@ -145,7 +145,16 @@ export const Step = Schema.Struct({
   stepId: Schema.String,
   toolName: Schema.String,
   effectId: Schema.String,
-  state: Schema.Literal("executed", "failed", "unknown", "not_started", "awaiting_approval", "approved", "refused"),
+  state: Schema.Literal(
+    "executed",
+    "failed",
+    "unknown",
+    "in_flight",
+    "not_started",
+    "awaiting_approval",
+    "approved",
+    "refused"
+  ),
   undo: Schema.NullOr(Schema.Union(UndoOutcome, Schema.Literal("started"))),
   /** What its undo left: a partial undo's `remaining`, why one failed or was unavailable (since 0.5.0). */
   undoDetail: Schema.optional(Schema.String),

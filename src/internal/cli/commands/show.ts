@@ -54,19 +54,17 @@ const header = (status: Saga.SagaStatus, now: number): ReadonlyArray<string> => 
 ]
 
 /**
- * A step's state; one with no outcome while a live lease drives its running saga is in flight
- * (`Lease.isInFlight`), not unknown; a read's unknown outcome says it is one: nothing to resolve.
- * An approved step of a saga that began to compensate never runs: its state says so.
+ * A step's state: one with no outcome while a live lease drives its running saga is in flight
+ * (`Saga.status` says so); a read's unknown outcome says it is one: nothing to resolve. An approved
+ * step of a saga that began to compensate never runs: its state says so.
  */
-const stateOf = (step: Saga.StepStatus, status: Saga.SagaStatus, now: number): string =>
-  step.state !== "unknown"
-    ? step.state === "approved" && compensating.has(status.status)
-      ? "approved, never run (the saga began to compensate)"
-      : step.state
-    : Lease.isInFlight(status, now)
-      ? "in flight"
-      : step.changesNothing === true
-        ? "unknown (a read)"
+const stateOf = (step: Saga.StepStatus, status: Saga.SagaStatus): string =>
+  step.state === "in_flight"
+    ? "in flight"
+    : step.state === "unknown" && step.changesNothing === true
+      ? "unknown (a read)"
+      : step.state === "approved" && compensating.has(status.status)
+        ? "approved, never run (the saga began to compensate)"
         : step.state
 
 const compensating: ReadonlySet<Saga.SagaStatus["status"]> = new Set([
@@ -78,10 +76,10 @@ const compensating: ReadonlySet<Saga.SagaStatus["status"]> = new Set([
 /** The steps with no outcome journaled that may have changed something: what an operator resolves. */
 const toResolve = (status: Saga.SagaStatus): ReadonlyArray<Saga.StepStatus> => ToResolve.toResolve(status.steps)
 
-const steps = (status: Saga.SagaStatus, now: number): string =>
+const steps = (status: Saga.SagaStatus): string =>
   table(
     ["step", "tool", "state", "undo"],
-    status.steps.map((step) => [step.stepId, step.toolName, stateOf(step, status, now), step.undo ?? ""])
+    status.steps.map((step) => [step.stepId, step.toolName, stateOf(step, status), step.undo ?? ""])
   )
 
 /**
@@ -136,9 +134,11 @@ const outcomeOf = (entry: Entry, detail: string, saga: Outcomes): string => {
   const later = (saga.lastIntent.get(entry.stepId) ?? -1) > entry.seq
   if (later) return detail
   if (step?.state === "not_started") return "no outcome journaled: interrupted before it started (it did not run)"
+  if (step?.state === "in_flight") {
+    const inFlight = inFlightOf(saga.status, saga.now)
+    return `no outcome journaled yet: in flight${inFlight === undefined ? "" : ` (${inFlight})`}`
+  }
   if (step?.state !== "unknown") return detail
-  const inFlight = inFlightOf(saga.status, saga.now)
-  if (inFlight !== undefined) return `no outcome journaled yet: in flight (${inFlight})`
   if (step.changesNothing === true) return "no outcome journaled: unknown (a read: it changed nothing)"
   const reason = saga.reasons.get(step.stepId)
   return reason === undefined ? "no outcome journaled: unknown" : `no outcome journaled: unknown (${reason})`
@@ -190,6 +190,14 @@ const heldLine = (status: Saga.SagaStatus, lease: NonNullable<Saga.SagaStatus["l
           ? "(a command, or an explicit undo of one of its steps, runs on it: the commands below are refused with LeaseHeld while it does)"
           : "(a command, or an explicit undo of one of its steps, runs on it: compensate and resolve are refused while it does)"
   return `${holds} ${why}; if that worker died, the lease lapses then, and effect-saga show ${shellWord(status.sagaId)} says how to go on`
+}
+
+/** The next line for a step in flight: wait (its lease may have lapsed since `Saga.status` read it: read again). */
+const inFlightLine = (status: Saga.SagaStatus, stepId: string, now: number): string => {
+  const lease = Lease.liveLease(status, now)
+  return lease !== undefined
+    ? waitLine(status, stepId, lease)
+    : `next: ${stepId} was in flight when the saga was read, and its lease has lapsed since: effect-saga show ${shellWord(status.sagaId)} again says whether it is unknown, and how to resolve it`
 }
 
 /** How `resolve` is given a receipt. */
@@ -338,6 +346,7 @@ const next = (
   const waiting = status.steps.filter((step) => step.state === "awaiting_approval")
   const approved = status.status === "awaiting_approval" ? status.steps.filter((step) => step.state === "approved") : []
   const unknown = toResolve(status)
+  const inFlight = status.steps.filter((step) => step.state === "in_flight" && step.changesNothing !== true)
   const origin = Journaled.originOf(entries)
   // The run of an explicit undo that answered unknown: its undo is resolved, as done or not.
   const undoRun = status.status === "needs_attention" && status.sagaId.endsWith(RUN_SUFFIX)
@@ -345,6 +354,7 @@ const next = (
   const lines = [
     ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at, undone)),
     ...approved.map((step) => approvedLine(status, step, entries, origin, at, hostNow, undone)),
+    ...inFlight.map((step) => inFlightLine(status, step.stepId, now)),
     ...unknown.map((step) => resolveLine(status, step, at, entries, reasons, now)),
     ...unknownUndos.map((step) => unknownUndoLine(status, step, entries, at, undone)),
     ...(Stuck.isLeftBehind(status, now)
@@ -428,7 +438,7 @@ const render = (
   return [
     ...header(status, now).map(printable),
     "",
-    status.steps.length === 0 ? "no steps" : steps(status, now),
+    status.steps.length === 0 ? "no steps" : steps(status),
     ...explicitUndoLines(status, runs).map(printable),
     "",
     timeline(entries, (entry, index) => outcomeOf(entry, shown[index]!, saga)),

@@ -197,10 +197,6 @@ const waitCard = (detail: SagaDetail, stepId: string, lease: NonNullable<SagaDet
 <p id="in-flight">${escape(said)}</p></div>`
 }
 
-/** A step's state as a badge: one with no outcome while a live lease drives its running saga is in flight. */
-const stateBadge = (detail: SagaDetail, state: string, now: number): string =>
-  badge(state === "unknown" && Lease.isInFlight(detail.saga, now) ? "in_flight" : state)
-
 /**
  * What an approved step of a saga awaiting approval waits for: a resume, before its approval's
  * journaled expiry if it names one; once that passed (`now`, epoch milliseconds), a resume journals
@@ -359,6 +355,7 @@ export const saga = (
   const undone = undoRows(detail)
   // A read's unknown outcome changed nothing: there is nothing to resolve.
   const unknown = row.tampered === null ? ToResolve.toResolve(detail.steps) : []
+  const inFlight = detail.steps.filter((step) => step.state === "in_flight" && step.changesNothing !== true)
   const open = detail.steps.filter((step) => !reached.has(step.stepId))
   const waiting = open.filter((step) => step.state === "awaiting_approval")
   const lease = Lease.liveLease(row, now)
@@ -385,10 +382,11 @@ ${CompensationNext.lines(detail, now)
 ${detail.steps
   .map(
     (step) =>
-      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${stateBadge(detail, step.state, now)}</td><td>${[escape(step.undo ?? ""), explicitUndoCell(step)].filter((part) => part !== "").join("<br>")}</td></tr>`
+      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${badge(step.state)}</td><td>${[escape(step.undo ?? ""), explicitUndoCell(step)].filter((part) => part !== "").join("<br>")}</td></tr>`
   )
   .join("\n")}
 </tbody></table></div>
+${inFlight.map((step) => (lease === undefined ? "" : waitCard(detail, step.stepId, lease))).join("\n")}
 ${unknown
   .map((step) => (lease === undefined ? resolveForm(detail, step.stepId) : waitCard(detail, step.stepId, lease)))
   .join("\n")}
