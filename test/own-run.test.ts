@@ -62,6 +62,59 @@ describe("a saga run or commanded from inside its own run", () => {
   )
 
   it.effect(
+    "two runs that each run the other's saga inside their own: the second to wait dies at once naming both; nothing hangs",
+    () =>
+      Effect.gen(function* () {
+        const { reserve, world } = yield* fixture
+        const inA = yield* Deferred.make<void>()
+        const inB = yield* Deferred.make<void>()
+        // Each holds its own saga's lock, then runs the other's, once both are inside their runs.
+        const programOf = (own: string, other: string, here: Deferred.Deferred<void>, there: Deferred.Deferred<void>) =>
+          Effect.gen(function* () {
+            yield* reserve(own)
+            yield* Deferred.succeed(here, undefined)
+            yield* Deferred.await(there)
+            return yield* Effect.exit(Saga.run(`x-${other}`, reserve(`${own} in ${other}`)))
+          })
+        const [a, b] = yield* Effect.all(
+          [Saga.run("x-a", programOf("a", "b", inA, inB)), Saga.run("x-b", programOf("b", "a", inB, inA))],
+          { concurrency: 2 }
+        )
+        // The run of x-b inside x-a waited first; the run of x-a inside x-b closed the cycle: refused.
+        expect(b._tag).toBe("Completed")
+        const refused = b._tag === "Completed" ? b.value : Exit.void
+        expect(defectOf(refused)).toBe(
+          "RuntimeException: effect-saga: saga x-a was run from inside the run of saga x-b, while a run inside saga x-a's run waits for saga x-b: the runs would wait for each other to end, for good (a deadlock). Nothing ran and nothing was journaled"
+        )
+        // Once x-b ended, the run of x-b inside x-a went on: a run of the saga x-b completed with
+        // another program (it does not replay its journal).
+        expect(a._tag).toBe("Completed")
+        const inner: Exit.Exit<unknown, unknown> = a._tag === "Completed" ? a.value : Exit.void
+        expect(inner).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "NonDeterminism", sagaId: "x-b" } } })
+        expect(world).toEqual(["reserve a", "reserve b"])
+      }).pipe(Effect.provide(Testing.layer)),
+    HANG
+  )
+
+  it.effect(
+    "runs nested one way only (a then b, c then b) wait for each other as they should: no refusal",
+    () =>
+      Effect.gen(function* () {
+        const { reserve, world } = yield* fixture
+        const [a, c] = yield* Effect.all(
+          [
+            Saga.run("x-a", Effect.zipRight(reserve("a"), Saga.run("x-b", reserve("b")))),
+            Saga.run("x-c", Effect.zipRight(reserve("c"), Saga.run("x-b", reserve("b"))))
+          ],
+          { concurrency: 2 }
+        )
+        expect([a._tag, c._tag]).toEqual(["Completed", "Completed"])
+        expect(world.filter((line) => line === "reserve b")).toHaveLength(1)
+      }).pipe(Effect.provide(Testing.layer)),
+    HANG
+  )
+
+  it.effect(
     "a fiber the program left behind may run the saga again once its run has ended, as a re-run of it",
     () =>
       Effect.gen(function* () {

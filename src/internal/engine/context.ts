@@ -129,6 +129,14 @@ export const enclosingRuns: FiberRef.FiberRef<ReadonlyArray<EnclosingRun>> = Fib
   ReadonlyArray<EnclosingRun>
 >([])
 
+const NONE: ReadonlyArray<string> = []
+
+/** The sagas whose runs `fiber` belongs to and that are still in progress: whose locks they hold. */
+export const heldBy = (fiber: Fiber.RuntimeFiber<any, any>): ReadonlyArray<string> => {
+  const runs = fiber.getFiberRef(enclosingRuns)
+  return runs.length === 0 ? NONE : runs.flatMap((run) => (run.inProgress ? [run.sagaId] : []))
+}
+
 /** Whether `fiber` belongs to a run of `sagaId` still in progress (its program, what that calls, forks or runs). */
 export const insideRunOf = (fiber: Fiber.RuntimeFiber<any, any>, sagaId: string): boolean =>
   fiber.getFiberRef(enclosingRuns).some((run) => run.inProgress && run.sagaId === sagaId)

@@ -67,7 +67,7 @@ import * as Lease from "../util/lease.js"
 import type { ExplicitUndos, Lookup, UndoState } from "./compensation.js"
 import { compensate, explicitUndos, undoOf, undosToAsk } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
-import { insideRunOf, insideUndo, readFirst, undosStopWithCaller } from "./context.js"
+import { heldBy, insideRunOf, insideUndo, readFirst, undosStopWithCaller } from "./context.js"
 import { describeCause, endRun } from "./ending.js"
 import * as explicit from "./explicitUndo.js"
 import { misplaced as misplacedAuthority } from "./misplacedAuthority.js"
@@ -77,6 +77,7 @@ import { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
 import { SagaRun } from "./run.js"
+import { RunWaits } from "./runWaits.js"
 import { DEFAULT_MAX_PAYLOAD_BYTES } from "./spec.js"
 import * as stepUndo from "./stepUndoResolution.js"
 import { LeftRunning } from "./takeover.js"
@@ -246,14 +247,24 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     attributes: Record<string, string>,
     body: (span: Tracer.Span) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E, R> =>
-    Effect.withFiberRuntime((caller) =>
-      insideRunOf(caller, sagaId) ? ownRunRefused(sagaId) : frame(sagaId, attributes, body)
-    )
+    Effect.withFiberRuntime((caller) => {
+      if (insideRunOf(caller, sagaId)) return ownRunRefused(sagaId)
+      const held = heldBy(caller)
+      if (held.length === 0) return frame(sagaId, attributes, body)
+      const cycle = runWaits.cycle(held, sagaId)
+      return cycle !== undefined
+        ? crossRunRefused(sagaId, cycle)
+        : frame(sagaId, attributes, body, runWaits.waiting(held, sagaId))
+    })
+
+  /** A nested run's wait for its saga's lock, while its enclosing runs hold theirs (`RunWaits`). */
+  const runWaits = new RunWaits()
 
   const frame = <A, E, R>(
     sagaId: string,
     attributes: Record<string, string>,
-    body: (span: Tracer.Span) => Effect.Effect<A, E, R>
+    body: (span: Tracer.Span) => Effect.Effect<A, E, R>,
+    waited?: () => void
   ): Effect.Effect<A, E, R> =>
     Effect.uninterruptibleMask((restore) =>
       withNewSpan("effect-saga.run", attributes, (span, fiber) => {
@@ -262,6 +273,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         running.add(run)
         const end = <X>(exit: Exit.Exit<X, E>) =>
           Effect.flatMap(entered.leave, () => {
+            waited?.()
             running.delete(run)
             renewal.release()
             entered.end(exit)
@@ -270,6 +282,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         // Waiting for the saga's lock is as interruptible as the caller (`restore`): a second run of
         // the same saga waits for the first, and its caller's timeout or interruption ends the wait.
         const driven = Effect.suspend(() => {
+          waited?.()
           run.driving = sagaId
           return body(span)
         })
@@ -289,6 +302,18 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     Effect.dieMessage(
       `effect-saga: saga ${sagaId} was run from inside its own run (its program, a tool it called, or a saga it ran): that run would wait for itself to end, for good. Nothing ran and nothing was journaled`
     )
+  /**
+   * A run of a saga from inside another's run, while a run inside that saga's run waits for the
+   * other (`cycle`: the sagas the waits lead through, from `sagaId` back to a saga the caller's runs
+   * hold): each would wait for the other to end, for good. Refused, as a defect, as a run inside its own.
+   */
+  const crossRunRefused = (sagaId: string, cycle: ReadonlyArray<string>) => {
+    const waits = cycle.slice(1).map((saga, index) => `a run inside saga ${cycle[index]}'s run waits for saga ${saga}`)
+    return Effect.dieMessage(
+      `effect-saga: saga ${sagaId} was run from inside the run of saga ${cycle.at(-1)}, while ${waits.join(", and ")}: the runs would wait for each other to end, for good (a deadlock). Nothing ran and nothing was journaled`
+    )
+  }
+
   /**
    * An operator's command on a saga from inside its own run: refused, as the run drives the saga
    * until it ends (`compensateEffect` would wait for it, which waits for the command).
