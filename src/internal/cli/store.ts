@@ -6,7 +6,9 @@
  * @since 0.1.0
  */
 
+import * as crypto from "node:crypto"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -162,6 +164,21 @@ const storeOn = (access: Access): Layer.Layer<Journal | Approval, JournalError |
       )
     : SqlStore.layer
 
+/**
+ * Who the CLI is in the leases it takes: a worker named as a command of the CLI, new at each
+ * invocation, so that a worker or another operator refused with `LeaseHeld` reads that a command
+ * holds the saga (to retry once it ends), not a service.
+ */
+const cliOwner = (): string =>
+  `effect-saga-cli/${os.hostname()}/${process.pid}/${crypto.randomBytes(3).toString("hex")}`
+
+/** The saga service as the CLI's worker, named anew each time it is built (its owner is always valid). */
+const cliSaga = Layer.suspend(() =>
+  Layer.catchAll(Saga.layerWith({ owner: cliOwner() }), (error) =>
+    error._tag === "InvalidWorkerOptions" ? Layer.die(error) : Layer.fail(error)
+  )
+)
+
 /** The saga service on the store in context, once `checkJournal` let it through. */
 const servicesOn = (
   where: string,
@@ -170,7 +187,7 @@ const servicesOn = (
   Layer.unwrapEffect(
     Effect.as(
       checkJournal(where, access),
-      LeaseClock.layer.pipe(Layer.provideMerge(Saga.layer.pipe(Layer.provideMerge(storeOn(access)))))
+      LeaseClock.layer.pipe(Layer.provideMerge(cliSaga.pipe(Layer.provideMerge(storeOn(access)))))
     )
   )
 
