@@ -676,6 +676,11 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         .get("payout-1") as { payload: string }
       reasons.close()
       expect(row.payload).toContain('"reason":"rejected by alice: unknown payee"')
+      // The saga's page says why under the step's state, whole (the diagram's label cuts it).
+      const page = yield* consolePage(baseUrl, "/console/sagas/payout-1")
+      expect(page.text).toContain(
+        '<span class="badge refused">refused</span><br><span class="refusal">rejected by alice: unknown payee</span>'
+      )
     })
   )
 

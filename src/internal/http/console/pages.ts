@@ -337,6 +337,18 @@ const explicitUndoCell = (step: SagaDetail["steps"][number]): string =>
     : `<span class="explicit-undo" data-step="${attribute(step.stepId)}">${escape(ExplicitUndoRuns.describe(step.explicitUndo, step.undo))} (<a href="/console/sagas/${encodeURIComponent(step.explicitUndo.runId)}">its run</a>)</span>`
 
 /**
+ * Why a refused step was refused, under its state: its last `REJECTED` or `EXPIRED` entry's reason
+ * (the diagram's label cuts it), so that nobody has to hover over the timeline to read it.
+ */
+const refusalCell = (detail: SagaDetail, step: SagaDetail["steps"][number]): string => {
+  if (step.state !== "refused") return ""
+  const entry = detail.entries
+    .filter((entry) => entry.stepId === step.stepId && (entry.phase === "REJECTED" || entry.phase === "EXPIRED"))
+    .at(-1)
+  return entry === undefined ? "" : `<br><span class="refusal">${escape(Timeline.detailOf(entry))}</span>`
+}
+
+/**
  * One saga, its lease as it stands at `now` (epoch milliseconds); for an explicit undo's run that
  * ended `compensation_failed`, its answer and what is left to do with the effect (`left`); for one
  * awaiting approval, its steps the saga's own compensation has reached since, with what is left
@@ -382,7 +394,7 @@ ${CompensationNext.lines(detail, now)
 ${detail.steps
   .map(
     (step) =>
-      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${badge(step.state)}</td><td>${[escape(step.undo ?? ""), explicitUndoCell(step)].filter((part) => part !== "").join("<br>")}</td></tr>`
+      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${badge(step.state)}${refusalCell(detail, step)}</td><td>${[escape(step.undo ?? ""), explicitUndoCell(step)].filter((part) => part !== "").join("<br>")}</td></tr>`
   )
   .join("\n")}
 </tbody></table></div>
