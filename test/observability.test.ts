@@ -87,6 +87,37 @@ describe("observability", () => {
   )
 
   it.effect(
+    "a step that stops the saga on an unknown outcome says so on its span: outcome unknown, and why (as journaled)",
+    () =>
+      Effect.gen(function* () {
+        const { spans, tracer } = yield* recording
+        const lost = Compensable.make({
+          name: "lost",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.fail(Outcome.unknown("the provider timed out")),
+          compensate: () => Effect.void
+        })
+        const dying = Compensable.make({
+          name: "dying",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.dieMessage("socket hang up"),
+          compensate: () => Effect.void
+        })
+        for (const [sagaId, tool, reason] of [
+          ["lost-1", lost, "outcome unknown: the provider timed out"],
+          ["dying-1", dying, "the call died (a defect: RuntimeException: socket hang up): it may or may not have run"]
+        ] as const) {
+          expect((yield* Saga.run(sagaId, tool("x")).pipe(Effect.withTracer(tracer)))._tag).toBe("NeedsAttention")
+          const step = spans.find((span) => span.name === "effect-saga.step" && attributes(span)["saga.id"] === sagaId)!
+          expect(attributes(step)).toMatchObject({ outcome: "unknown", "outcome.reason": reason })
+          expect((yield* Saga.status(sagaId)).steps[0]).toMatchObject({ state: "unknown", unknownReason: reason })
+        }
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
     "a step's span is a child of the span current where it is called (a span the program opened, else the run's); an undo's, of the run's",
     () =>
       Effect.gen(function* () {

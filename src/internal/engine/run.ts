@@ -554,10 +554,14 @@ export class SagaRun {
             left(() => {
               const failure = Cause.failureOption(cause)
               if (Option.isSome(failure) && failure.value instanceof HaltSignal) {
+                const halt = failure.value.halt
+                // The trace says why the saga needs attention, as the journal does: the step is unknown.
+                if (halt._tag === "NeedsAttention" && halt.step.stepId === stepId) {
+                  span.attribute("outcome", "unknown")
+                  span.attribute("outcome.reason", halt.step.reason)
+                }
                 // The step blocks until the halt interrupts the program: its span ends then.
-                return Effect.onExit(restore(this.stop(failure.value.halt)), (exit) =>
-                  Effect.sync(() => entered.end(exit))
-                )
+                return Effect.onExit(restore(this.stop(halt)), (exit) => Effect.sync(() => entered.end(exit)))
               }
               if (Cause.isInterruptedOnly(cause)) this.abandon(call)
               const shown = spanExit(cause, placed)
