@@ -257,7 +257,7 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
         const taken = (yield* onFile(db, Saga.status("u-1"))).steps[0]!
         expect(taken).toMatchObject({ undo: "unknown", undoDetail: "by compensateEffect: the carrier did not answer" })
         const follow = (position: string) => [
-          `next: the undo of ${step.stepId} ran as an explicit undo, whose unknown answer the saga's compensation took over: where the run still needs attention, resolve it there first (effect-saga show ${run} says how); then compensate the saga again, which follows its run: an undo completed it takes over, one that failed or was closed as not undone it runs itself (key u-1/${step.stepId}/undo): effect-saga compensate u-1 --register MODULE --as WHO ${position}`
+          `next: the undo of ${step.stepId} ran as an explicit undo, whose unknown or partial answer the saga's compensation took over: where the run still needs attention, or was partial (undo what it left live by hand), resolve it there first (effect-saga show ${run} says how); then compensate the saga again, which follows its run: an undo completed it takes over, one that failed or was closed as not undone it runs itself (key u-1/${step.stepId}/undo): effect-saga compensate u-1 --register MODULE --as WHO ${position}`
         ]
         expect(yield* nextLines(db, "u-1")).toEqual(follow(yield* position(db, "u-1")))
         // Closed as not undone in its run: the same line, and compensating as printed runs the undo itself.

@@ -102,8 +102,20 @@ describe("what a compensation that failed left", () => {
         clean: false
       })
     }
+    // A partial taken over too: its run is closed once the rest is undone by hand; never the saga's key.
+    const partial = [
+      { stepId: "charge", state: "executed", undo: "partial", undoDetail: "by compensateEffect: 1 of 2 left" },
+      { stepId: "book", state: "executed", undo: "partial", undoDetail: "2 of 3 nights released" }
+    ]
+    expect(CompensationLeft.of(failed, partial, NOW)).toEqual({
+      undoable: [],
+      byHand: [{ stepId: "book", undo: "partial" }],
+      toAsk: [],
+      ofRuns: ["charge"],
+      clean: false
+    })
     expect(CompensationLeft.followRuns("o-1", ["charge"])).toBe(
-      "the undo of charge ran as an explicit undo, whose unknown answer the saga's compensation took over: where the run still needs attention, resolve it there first (effect-saga show o-1/charge/compensate-effect says how); then compensate the saga again, which follows its run: an undo completed it takes over, one that failed or was closed as not undone it runs itself (key o-1/charge/undo)"
+      "the undo of charge ran as an explicit undo, whose unknown or partial answer the saga's compensation took over: where the run still needs attention, or was partial (undo what it left live by hand), resolve it there first (effect-saga show o-1/charge/compensate-effect says how); then compensate the saga again, which follows its run: an undo completed it takes over, one that failed or was closed as not undone it runs itself (key o-1/charge/undo)"
     )
   })
 

@@ -589,6 +589,40 @@ describe("Saga.compensateEffect", () => {
   )
 
   it.effect(
+    "a partial explicit undo the saga's compensation took over, then closed applied on its run: the saga's next compensation follows the run",
+    () =>
+      Effect.gen(function* () {
+        const book = counted("book", () => Effect.fail(Outcome.partial("1 of 2 nights still booked")))
+        yield* Saga.run("trip-partial-taken", book.tool("room-17"))
+        const effectId = yield* effectIdOf("trip-partial-taken", "book")
+        expect(yield* Saga.compensateEffect(effectId)).toMatchObject({ outcome: "partial" })
+        const first = yield* Saga.compensate("trip-partial-taken")
+        expect(first.status).toBe("compensation_failed")
+        expect(first.undone.map(({ detail, outcome }) => ({ outcome, detail }))).toEqual([
+          { outcome: "partial", detail: "by compensateEffect: 1 of 2 nights still booked" }
+        ])
+        // Asked again before the run is closed, the saga's report stands.
+        expect(yield* Saga.compensate("trip-partial-taken")).toEqual(first)
+
+        // The rest undone by hand, the run is closed applied (as its own next: line says): once.
+        const stepId = (yield* Saga.status("trip-partial-taken")).steps[0]!.stepId
+        yield* Saga.resolve(`${effectId}/compensate-effect`, stepId, { outcome: "applied", by: "oncall" })
+        const report = yield* Saga.compensate("trip-partial-taken")
+        expect(report.status).toBe("compensated")
+        expect(report.undone.map(({ detail, outcome }) => ({ outcome, detail }))).toEqual([
+          { outcome: "completed", detail: "by compensateEffect: resolved as undone by oncall" }
+        ])
+        expect(book.calls.undo).toBe(1)
+        expect(yield* phasesOf("trip-partial-taken", stepId)).toEqual([
+          "INTENT",
+          "EXECUTED",
+          "COMPENSATION_PARTIAL",
+          "COMPENSATED"
+        ])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
     "after compensateEffect failed, the saga's own compensation still tries the undo (it was not applied)",
     () =>
       Effect.gen(function* () {

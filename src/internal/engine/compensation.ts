@@ -282,12 +282,14 @@ export const explicitUndos = (
   )
 
 /**
- * Whether a step's undo is an explicit undo's taken over while it had no outcome (`unknown`, or
- * still running): its run is asked again each compensation, for an outcome got since (the undo
- * ended, an operator resolved it).
+ * Whether a step's undo is an explicit undo's taken over while its run could still settle it: it
+ * had no outcome (`unknown`, or still running), or left part of the effect live (`partial`, which an
+ * operator closes in the run once the rest is undone by hand): its run is asked again each
+ * compensation, for an outcome got since (the undo ended, an operator resolved it).
  */
 export const awaitsItsRun = (step: StepView): boolean =>
-  step.compensation?.phase === "COMPENSATION_UNKNOWN" && isTakenOver(detailOf(step.compensation))
+  (step.compensation?.phase === "COMPENSATION_UNKNOWN" || step.compensation?.phase === "COMPENSATION_PARTIAL") &&
+  isTakenOver(detailOf(step.compensation))
 
 /**
  * Whether the explicit undo's answer moved since `journaled` took it over: it failed or is

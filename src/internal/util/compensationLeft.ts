@@ -53,7 +53,7 @@ export interface ByHand {
  * What is left: `undoable`, the steps whose undo a compensation again runs, in the order it runs
  * them (reverse order of execution); `byHand`, what an undo left live (`failed`, `partial`);
  * `toAsk`, the undos that answered `unknown`, to ask the provider about before anything is done by
- * hand; `ofRuns`, the steps whose `unknown` is an explicit undo's answer the compensation took over
+ * hand; `ofRuns`, the steps whose `unknown` or `partial` is an explicit undo's answer the compensation took over
  * (its run says how it ended, and a compensation again follows it); `clean`, none of these and no
  * step whose outcome is unknown that may have changed something, so a compensation again ends the
  * saga `compensated`.
@@ -103,21 +103,29 @@ export const of = (
         ? [{ stepId: step.stepId, undo: step.undo }]
         : []
     )
-  const byHand = undosThat((undo) => settledLive.has(undo))
+  const ofRun = (step: Step) =>
+    (step.undo === "unknown" || step.undo === "partial") && isTakenOver(step.undoDetail ?? undefined)
+  const byHand = undosThat((undo) => settledLive.has(undo)).filter(
+    ({ stepId }) => !steps.some((step) => step.stepId === stepId && ofRun(step))
+  )
   const unknown = steps.filter((step) => step.undo === "unknown")
-  const ofRun = (step: Step) => isTakenOver(step.undoDetail ?? undefined)
   const toAsk = unknown.filter((step) => !ofRun(step)).map(({ stepId }) => ({ stepId, undo: "unknown" }))
-  const ofRuns = unknown.filter(ofRun).map((step) => step.stepId)
-  const clean = undoable.length === 0 && byHand.length === 0 && unknown.length === 0 && toResolve(steps).length === 0
+  const ofRuns = steps.filter(ofRun).map((step) => step.stepId)
+  const clean =
+    undoable.length === 0 &&
+    byHand.length === 0 &&
+    unknown.length === 0 &&
+    ofRuns.length === 0 &&
+    toResolve(steps).length === 0
   return { undoable, byHand, toAsk, ofRuns, clean }
 }
 
 /**
- * What ends a saga whose compensation took over the `unknown` answer of explicit undos (`ofRuns`):
- * each run says how its undo ended (resolved there when it still needs attention), and a compensation
- * again follows it: an undo completed it takes over, one that failed or was closed as not undone it
- * runs itself, under the saga's own key. Never the provider asked about the saga's key, which no
- * undo used yet.
+ * What ends a saga whose compensation took over the `unknown` or `partial` answer of explicit undos
+ * (`ofRuns`): each run says how its undo ended (resolved there when it still needs attention, closed
+ * there once what a partial undo left is undone by hand), and a compensation again follows it: an
+ * undo completed it takes over, one that failed or was closed as not undone it runs itself, under
+ * the saga's own key. Never the provider asked about the saga's key, which no undo used yet.
  *
  * @since 0.5.0
  * @category advice
@@ -128,7 +136,7 @@ export const followRuns = (sagaId: string, ofRuns: ReadonlyArray<string>): strin
     ofRuns.length === 1
       ? ["the undo of", "its run", `key ${sagaId}/${ofRuns[0]}/undo`]
       : ["the undos of", "their runs", `key ${sagaId}/STEP/undo for each`]
-  return `${its} ${ofRuns.join(", ")} ran as an explicit undo, whose unknown answer the saga's compensation took over: where the run still needs attention, resolve it there first (${runs.join(", ")} says how); then compensate the saga again, which follows ${them}: an undo completed it takes over, one that failed or was closed as not undone it runs itself (${key})`
+  return `${its} ${ofRuns.join(", ")} ran as an explicit undo, whose unknown or partial answer the saga's compensation took over: where the run still needs attention, or was partial (undo what it left live by hand), resolve it there first (${runs.join(", ")} says how); then compensate the saga again, which follows ${them}: an undo completed it takes over, one that failed or was closed as not undone it runs itself (${key})`
 }
 
 /**
