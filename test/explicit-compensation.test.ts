@@ -471,7 +471,8 @@ describe("Saga.compensateEffect", () => {
       const refused = yield* Effect.flip(Saga.compensate(runId))
       expect(refused).toMatchObject({
         _tag: "CommandRefused",
-        reason: expect.stringContaining("run of an explicit undo")
+        reason:
+          "this is the run of an explicit undo (compensateEffect): it cannot be compensated itself; ask for its effect again (compensateEffect) for its answer, and close a run that needs attention or ended compensation_failed with resolve of its step (effect-saga show of the run says how)"
       })
       expect(yield* entriesOf(runId)).toEqual(run)
       expect(book.calls.undo).toBe(1)

@@ -632,7 +632,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
             sagaId: writer.sagaId,
             stepId: "SAGA_STARTED",
             reason:
-              "this is the run of an explicit undo (compensateEffect): it cannot be compensated itself (an undo that answered unknown is settled with resolve of its step)"
+              "this is the run of an explicit undo (compensateEffect): it cannot be compensated itself; ask for its effect again (compensateEffect) for its answer, and close a run that needs attention or ended compensation_failed with resolve of its step (effect-saga show of the run says how)"
           })
         )
 
