@@ -273,6 +273,12 @@ export interface ToolOptions<In = unknown> {
    * journaled with its `INTENT` before it runs, so that the audit trail says so (since 0.3.0).
    */
   readonly capabilities?: ReadonlyArray<string> | undefined
+  /**
+   * What the undo is allowed besides what it is given (a manifest inverse binding's grants),
+   * journaled with its `COMPENSATING` before it runs, as `capabilities` are with the `INTENT`
+   * (since 0.5.0).
+   */
+  readonly undoCapabilities?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -410,6 +416,10 @@ export type MakeOptions<
     readonly execute: (input: I, step: StepContext) => Effect.Effect<A, NoInfer<E> | Outcome.Outcome | EX, R>
   }
 
+/** A list of capabilities, or `undefined` where none is declared (an empty list journals nothing). */
+const nonEmpty = (list: ReadonlyArray<string> | undefined): ReadonlyArray<string> | undefined =>
+  list !== undefined && list.length > 0 ? list : undefined
+
 const toSpec = (
   options: ToolOptions & {
     readonly name: string
@@ -438,8 +448,8 @@ const toSpec = (
     receiptRequired: options.receiptRequired ?? false,
     approveExplicitUndo: options.approveExplicitUndo ?? false,
     changesNothing: options.changesNothing ?? false,
-    capabilities:
-      options.capabilities !== undefined && options.capabilities.length > 0 ? options.capabilities : undefined,
+    capabilities: nonEmpty(options.capabilities),
+    undoCapabilities: nonEmpty(options.undoCapabilities),
     approvalTtl: approvalTtl.duration,
     optionProblem: timeout.problem ?? approvalTtl.problem
   }

@@ -64,6 +64,38 @@ describe("compensation", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("an undo's declared capabilities are journaled with its COMPENSATING, before it runs; none, none", () =>
+    Effect.gen(function* () {
+      const make = (name: string, undoCapabilities?: ReadonlyArray<string>) =>
+        Compensable.make({
+          name,
+          input: Schema.String,
+          success: Schema.String,
+          ...(undoCapabilities === undefined ? {} : { undoCapabilities }),
+          execute: (id) => Effect.succeed(`${name}-${id}`),
+          compensate: () => Effect.void
+        })
+      const granted = make("granted", ["network", "env:REFUND_URL"])
+      const plain = make("plain", [])
+      const result = yield* Saga.run(
+        "caps",
+        Effect.zipRight(Effect.zipRight(granted("a"), plain("b")), Effect.fail("no"))
+      )
+      expect(result._tag).toBe("Compensated")
+      const compensating = (yield* entriesOf("caps")).filter((entry) => entry.phase === "COMPENSATING")
+      expect(compensating.map((entry) => [entry.toolName, JSON.parse(entry.payload!)])).toEqual([
+        ["plain", { idempotencyKey: expect.stringMatching(/^caps\/plain:.*\/undo$/) }],
+        [
+          "granted",
+          {
+            idempotencyKey: expect.stringMatching(/^caps\/granted:.*\/undo$/),
+            capabilities: ["network", "env:REFUND_URL"]
+          }
+        ]
+      ])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("an operator's compensation does not undo a step whose outcome is unknown and lists it as UNKNOWN", () =>
     Effect.gen(function* () {
       const { step, undone } = fixture()

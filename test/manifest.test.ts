@@ -82,7 +82,13 @@ describe("tools from a manifest, run by real handler processes", () => {
       Effect.gen(function* () {
         const dir = freshDir()
         const world = path.join(dir, "world.ndjson")
-        const toolkit = yield* loadToolkit(writeManifest(dir, reservationBindings(world)))
+        const bindings = reservationBindings(world)
+        const toolkit = yield* loadToolkit(
+          writeManifest(dir, {
+            ...bindings,
+            releaseReservation: { ...bindings.releaseReservation, grants: ["network"] }
+          })
+        )
         const logs = captureLogs()
         const program = Effect.zipRight(
           Toolkit.call(toolkit, "createReservation", { sku: "A-1", quantity: 2 }),
@@ -119,6 +125,12 @@ describe("tools from a manifest, run by real handler processes", () => {
         // The grant is journaled with the step's INTENT, before the process ran.
         const intent = entries.find((entry) => entry.phase === "INTENT" && entry.toolName === "createReservation")
         expect(JSON.parse(intent!.payload!)).toMatchObject({ capabilities: ["network"] })
+        // And the inverse's with the undo's COMPENSATING, before its process ran.
+        const compensating = entries.find((entry) => entry.phase === "COMPENSATING")
+        expect(JSON.parse(compensating!.payload!)).toEqual({
+          idempotencyKey: `${JSON.parse(intent!.payload!).idempotencyKey}/undo`,
+          capabilities: ["network"]
+        })
       })
   )
 

@@ -460,7 +460,7 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
     // Interrupted before the undo starts, the caller starts none: nothing is journaled for it.
     const beforeStart = options.stopsWithCaller === true ? Effect.interruptible(Effect.void) : Effect.void
     return beforeStart.pipe(
-      Effect.zipRight(writer.append([stepDraft(step, "COMPENSATING", { idempotencyKey })])),
+      Effect.zipRight(writer.append([stepDraft(step, "COMPENSATING", compensatingOf(idempotencyKey, tool.spec))])),
       Effect.zipRight(Effect.exit(Effect.flatten(isolated) as Effect.Effect<unknown, unknown>)),
       Effect.flatMap((exit) => {
         const [phase, detail] = phaseOfExit(exit, receipt.right)
@@ -470,6 +470,13 @@ export const runUndo = (writer: Writer, tool: RegisteredTool, step: StepView, op
       inSpan
     )
   })
+
+/** The `COMPENSATING` payload: the undo's key, and what it is allowed where its tool declares it. */
+const compensatingOf = (
+  idempotencyKey: string,
+  spec: { readonly undoCapabilities?: ReadonlyArray<string> | undefined }
+) =>
+  spec.undoCapabilities === undefined ? { idempotencyKey } : { idempotencyKey, capabilities: spec.undoCapabilities }
 
 /**
  * Undoes every executed step not undone yet, in reverse execution order, journaling each undo

@@ -50,6 +50,11 @@ export interface StepSpec {
    */
   readonly capabilities?: ReadonlyArray<string> | undefined
   /**
+   * What the undo is allowed besides what it is given (a manifest inverse binding's grants),
+   * journaled with its `COMPENSATING` before it runs. Absent: nothing is journaled for it.
+   */
+  readonly undoCapabilities?: ReadonlyArray<string> | undefined
+  /**
    * How a failure of this step reads in its span's status, when not as Effect's tracer shows it
    * (a model turn's error may quote the model's answer). Absent, or `undefined` for an error: as
    * Effect's tracer shows it.

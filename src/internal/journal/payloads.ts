@@ -111,8 +111,11 @@ const Rejected = Schema.Struct({
 /** `EXPIRED`: when the approval lapsed. */
 const Expired = Schema.Struct({ reason: Schema.String })
 
-/** `COMPENSATING`: the undo's idempotency key. */
-const Compensating = Schema.Struct({ idempotencyKey: Schema.String })
+/** `COMPENSATING`: the undo's idempotency key; `capabilities` what it was allowed, where its tool declares it (since 0.5.0). */
+const Compensating = Schema.Struct({
+  idempotencyKey: Schema.String,
+  capabilities: Schema.optional(Schema.Array(Schema.String))
+})
 
 /** An undo's outcome: why, when there is more to say than the phase. */
 const UndoReason = Schema.NullOr(Schema.Struct({ reason: Schema.String }))

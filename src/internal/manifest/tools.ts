@@ -76,6 +76,8 @@ const toolOf = (manifest: Manifest, tool: Typed, inverse: Typed | undefined): Co
     maxPayloadBytes: tool.binding.max_payload_bytes,
     // Journaled with the step's `INTENT`: what the process was allowed, before it starts.
     capabilities: tool.binding.grants,
+    // And the inverse's with the undo's `COMPENSATING`: the audit trail says what the undo was allowed.
+    undoCapabilities: inverse?.binding.grants,
     // Its outcomes say what the handler wrote masked already (`shown`, `process.ts`): the engine
     // does not mask them again, so the words around that stay readable.
     execute: (input: unknown, step: Compensable.StepContext) =>
