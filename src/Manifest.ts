@@ -39,12 +39,15 @@ export {
 export { ManifestProcesses } from "./internal/manifest/processes.js"
 
 /**
- * The JSON Schema of `ManifestV1` (draft 07), for editors: a manifest's `"$schema"` may point to a copy.
+ * The JSON Schema of `ManifestV1` (draft 2020-12: it uses `$defs`, and keywords beside a `$ref`,
+ * which draft 07 would ignore), for editors: a manifest's `"$schema"` may point to a copy.
  *
  * @since 0.2.0
  * @category format
  */
-export const jsonSchema: JSONSchema.JsonSchema7Root = JSONSchema.make(format.ManifestV1)
+export const jsonSchema: JSONSchema.JsonSchema7Root = JSONSchema.make(format.ManifestV1, {
+  target: "jsonSchema2020-12"
+})
 
 /**
  * A manifest that decoded and whose bindings agree with each other: its `file`, the `folder` its

@@ -1235,7 +1235,8 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
 
   it("the JSON Schema of the format is exported for editors", () => {
     const schema = Manifest.jsonSchema as any
-    expect(schema.$schema).toBe("http://json-schema.org/draft-07/schema#")
+    // 2020-12: the draft whose `$defs`, and keywords beside a `$ref` (a timeout's `exclusiveMinimum`), it uses.
+    expect(schema.$schema).toBe("https://json-schema.org/draft/2020-12/schema")
     const root = schema.$defs.ManifestV1
     expect(root.properties.manifest_version.enum).toEqual([Manifest.MANIFEST_VERSION])
     expect(root.required).toEqual(["manifest_version", "bindings"])
