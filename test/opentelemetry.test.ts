@@ -317,7 +317,7 @@ describe("what the spans' statuses and exception events say", () => {
         const status = {
           code: SpanStatusCode.ERROR,
           message:
-            "saga paid cannot be recovered here: its input no longer decodes with its definition's input schema (the report's error says why)"
+            "saga paid cannot be recovered here: its input no longer decodes with its definition's input schema (Recovery.resume of the saga, or recoverAll's report, fails with the error that says why)"
         }
         expect(recovers.map((span) => [span.attributes["saga.id"], span.status])).toEqual([
           ["paid", status],

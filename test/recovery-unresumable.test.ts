@@ -136,7 +136,7 @@ describe("a saga recovery cannot resume", () => {
         )
         yield* Effect.repeat(Effect.yieldNow(), { until: () => lines.length >= 2, times: 1000 })
         expect(lines.find((line) => line.startsWith("WARN"))).toMatch(
-          /^WARN effect-saga: recovery did not resume saga c-1: Unrecoverable: saga c-1 cannot be recovered here: its input no longer decodes with its definition's input schema \(the report's error says why\)\. /
+          /^WARN effect-saga: recovery did not resume saga c-1: Unrecoverable: saga c-1 cannot be recovered here: its input no longer decodes with its definition's input schema \(Recovery\.resume of the saga, or recoverAll's report, fails with the error that says why\)\. /
         )
         expect(lines.join("\n")).not.toContain("SECRET-INPUT-42")
         // The report's error has the detail.

@@ -24,7 +24,7 @@ export const undecodableInput = (detail: string): string => `${undecodableInputP
  */
 export const loggable = (reason: string): string =>
   reason.startsWith(undecodableInputPrefix)
-    ? `${undecodableInputPrefix} with its definition's input schema (the report's error says why)`
+    ? `${undecodableInputPrefix} with its definition's input schema (Recovery.resume of the saga, or recoverAll's report, fails with the error that says why)`
     : reason
 
 /**
