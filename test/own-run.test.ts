@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
+import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { Saga } from "../src/index.js"
@@ -92,6 +93,62 @@ describe("a saga run or commanded from inside its own run", () => {
         const inner: Exit.Exit<unknown, unknown> = a._tag === "Completed" ? a.value : Exit.void
         expect(inner).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "NonDeterminism", sagaId: "x-b" } } })
         expect(world).toEqual(["reserve a", "reserve b"])
+      }).pipe(Effect.provide(Testing.layer)),
+    HANG
+  )
+
+  it.effect(
+    "compensateEffect across two runs (each undoing an effect of the other's saga), and a run against one: refused where the cycle closes; nothing hangs",
+    () =>
+      Effect.gen(function* () {
+        const { reserve, world } = yield* fixture
+        const effectOf = (sagaId: string) => Effect.map(Saga.status(sagaId), (status) => status.steps[0]!.effectId)
+        // Each saga's first step, and a moment where both are inside their runs.
+        const inBoth = (own: string, here: Deferred.Deferred<void>, there: Deferred.Deferred<void>) =>
+          Effect.zipRight(reserve(own), Effect.zipRight(Deferred.succeed(here, undefined), Deferred.await(there)))
+        const [inA, inB] = [yield* Deferred.make<void>(), yield* Deferred.make<void>()]
+        const undoOther = (own: string, other: string, here: Deferred.Deferred<void>, there: Deferred.Deferred<void>) =>
+          Effect.zipRight(
+            inBoth(own, here, there),
+            Effect.either(Effect.flatMap(effectOf(`y-${other}`), (effectId) => Saga.compensateEffect(effectId)))
+          )
+        const [a, b] = yield* Effect.all(
+          [Saga.run("y-a", undoOther("a", "b", inA, inB)), Saga.run("y-b", undoOther("b", "a", inB, inA))],
+          { concurrency: 2 }
+        )
+        // The undo of y-a's effect, asked inside y-b, closed the cycle: refused, typed.
+        const refused = b._tag === "Completed" ? b.value : undefined
+        expect(refused).toMatchObject({
+          _tag: "Left",
+          left: {
+            _tag: "CommandRefused",
+            sagaId: "y-a",
+            reason:
+              "compensateEffect was asked from inside the run of saga y-b, while a run inside saga y-a's run waits for saga y-b: each would wait for the other to end, for good (a deadlock); nothing was journaled: ask for it once one of the runs has ended"
+          }
+        })
+        // The one asked first waited for y-b's run to end, then undid its effect.
+        expect(a._tag === "Completed" ? a.value : undefined).toMatchObject({ _tag: "Right", right: { outcome: "completed" } })
+        expect(world).toEqual(["reserve a", "reserve b", "release res-b"])
+
+        // A run against an undo: y-c runs y-d inside it, y-d asks for the undo of y-c's effect.
+        const [inC, inD] = [yield* Deferred.make<void>(), yield* Deferred.make<void>()]
+        const [c, d] = yield* Effect.all(
+          [
+            Saga.run("y-c", Effect.zipRight(inBoth("c", inC, inD), Effect.exit(Saga.run("y-d", reserve("d again"))))),
+            Saga.run("y-d", undoOther("d", "c", inD, inC))
+          ],
+          { concurrency: 2 }
+        )
+        const sides = [c._tag === "Completed" ? c.value : undefined, d._tag === "Completed" ? d.value : undefined]
+        // Whichever waited second was refused; neither hung.
+        expect(
+          sides.some(
+            (side) =>
+              (Exit.isExit(side) && Exit.isFailure(side) && defectOf(side).includes("(a deadlock)")) ||
+              (Either.isEither(side) && Either.isLeft(side) && side.left._tag === "CommandRefused")
+          )
+        ).toBe(true)
       }).pipe(Effect.provide(Testing.layer)),
     HANG
   )

@@ -247,24 +247,59 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     attributes: Record<string, string>,
     body: (span: Tracer.Span) => Effect.Effect<A, E, R>
   ): Effect.Effect<A, E, R> =>
-    Effect.withFiberRuntime((caller) => {
-      if (insideRunOf(caller, sagaId)) return ownRunRefused(sagaId)
-      const held = heldBy(caller)
-      if (held.length === 0) return frame(sagaId, attributes, body)
-      const cycle = runWaits.cycle(held, sagaId)
-      return cycle !== undefined
-        ? crossRunRefused(sagaId, cycle)
-        : frame(sagaId, attributes, body, runWaits.waiting(held, sagaId))
-    })
+    Effect.withFiberRuntime((caller) =>
+      insideRunOf(caller, sagaId)
+        ? ownRunRefused(sagaId)
+        : waitingFor(
+            caller,
+            sagaId,
+            (cycle) => crossRunRefused(sagaId, cycle),
+            (acquired) => frame(sagaId, attributes, body, acquired)
+          )
+    )
 
-  /** A nested run's wait for its saga's lock, while its enclosing runs hold theirs (`RunWaits`). */
+  /** The waits of runs' fibers in this worker for sagas' locks, while their enclosing runs hold theirs. */
   const runWaits = new RunWaits()
+
+  /**
+   * `wait` (which waits for `sagaId`'s lock and calls `acquired` once it holds it) as a wait of the
+   * runs `fiber` belongs to (`RunWaits`): one that would close a cycle with other runs' waits, so
+   * that it would wait for good, is `refused` instead. Outside any run it is `wait` alone.
+   */
+  const waitingFor = <A, E, R, E2>(
+    fiber: Fiber.RuntimeFiber<any, any>,
+    sagaId: string,
+    refused: (cycle: ReadonlyArray<string>) => Effect.Effect<never, E2>,
+    wait: (acquired?: () => void) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E | E2, R> => {
+    const held = heldBy(fiber)
+    if (held.length === 0) return wait()
+    const cycle = runWaits.cycle(held, sagaId)
+    if (cycle !== undefined) return refused(cycle)
+    const acquired = runWaits.waiting(held, sagaId)
+    return Effect.ensuring(wait(acquired), Effect.sync(acquired))
+  }
+
+  /** `waitingFor` the fiber that runs it. */
+  const waitingHere = <A, E, R, E2>(
+    sagaId: string,
+    refused: (cycle: ReadonlyArray<string>) => Effect.Effect<never, E2>,
+    wait: (acquired?: () => void) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E | E2, R> =>
+    Effect.withFiberRuntime<A, E | E2, R>((fiber) => waitingFor(fiber, sagaId, refused, wait))
+
+  /** What waits for what in a cycle of runs' waits (`RunWaits.cycle`), in words. */
+  const cycleOf = (cycle: ReadonlyArray<string>): string =>
+    cycle
+      .slice(1)
+      .map((saga, index) => `a run inside saga ${cycle[index]}'s run waits for saga ${saga}`)
+      .join(", and ")
 
   const frame = <A, E, R>(
     sagaId: string,
     attributes: Record<string, string>,
     body: (span: Tracer.Span) => Effect.Effect<A, E, R>,
-    waited?: () => void
+    acquired?: () => void
   ): Effect.Effect<A, E, R> =>
     Effect.uninterruptibleMask((restore) =>
       withNewSpan("effect-saga.run", attributes, (span, fiber) => {
@@ -273,7 +308,6 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         running.add(run)
         const end = <X>(exit: Exit.Exit<X, E>) =>
           Effect.flatMap(entered.leave, () => {
-            waited?.()
             running.delete(run)
             renewal.release()
             entered.end(exit)
@@ -282,7 +316,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         // Waiting for the saga's lock is as interruptible as the caller (`restore`): a second run of
         // the same saga waits for the first, and its caller's timeout or interruption ends the wait.
         const driven = Effect.suspend(() => {
-          waited?.()
+          acquired?.()
           run.driving = sagaId
           return body(span)
         })
@@ -307,25 +341,23 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
    * other (`cycle`: the sagas the waits lead through, from `sagaId` back to a saga the caller's runs
    * hold): each would wait for the other to end, for good. Refused, as a defect, as a run inside its own.
    */
-  const crossRunRefused = (sagaId: string, cycle: ReadonlyArray<string>) => {
-    const waits = cycle.slice(1).map((saga, index) => `a run inside saga ${cycle[index]}'s run waits for saga ${saga}`)
-    return Effect.dieMessage(
-      `effect-saga: saga ${sagaId} was run from inside the run of saga ${cycle.at(-1)}, while ${waits.join(", and ")}: the runs would wait for each other to end, for good (a deadlock). Nothing ran and nothing was journaled`
+  const crossRunRefused = (sagaId: string, cycle: ReadonlyArray<string>) =>
+    Effect.dieMessage(
+      `effect-saga: saga ${sagaId} was run from inside the run of saga ${cycle.at(-1)}, while ${cycleOf(cycle)}: the runs would wait for each other to end, for good (a deadlock). Nothing ran and nothing was journaled`
     )
-  }
 
   /**
    * An operator's command on a saga from inside its own run: refused, as the run drives the saga
    * until it ends (`compensateEffect` would wait for it, which waits for the command).
    */
-  const outsideOwnRun = (sagaId: string, action: Action, stepId?: string | undefined) =>
+  const outsideOwnRun = (sagaId: string, asked: Action | "compensateEffect", stepId?: string | undefined) =>
     Effect.withFiberRuntime<void, CommandRefused>((fiber) =>
       insideRunOf(fiber, sagaId)
         ? Effect.fail(
             new CommandRefused({
               sagaId,
               stepId: stepId ?? "SAGA_STARTED",
-              reason: `${action} was asked from inside the saga's own run (its program, a tool it called, or a saga it ran): a command acts on the saga only once that run has ended`
+              reason: `${asked} was asked from inside the saga's own run (its program, a tool it called, or a saga it ran): a command acts on the saga only once that run has ended`
             })
           )
         : Effect.void
@@ -665,7 +697,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       yield* outsideUndo
       const subject = yield* explicit.findSubject(journal, effectId)
       yield* check(authority, "compensate", subject.sagaId, subject.step.stepId)
-      yield* outsideOwnRun(subject.sagaId, "compensate", subject.step.stepId)
+      yield* outsideOwnRun(subject.sagaId, "compensateEffect", subject.step.stepId)
       // A step whose outcome is unknown may still be in flight on the worker driving the saga: it is
       // judged once the saga's lease is this worker's (LeaseHeld meanwhile, retried below).
       const refused = explicit.notApplied(subject)
@@ -703,19 +735,36 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           Effect.zipRight(run.release(), Effect.ignore(journal.release(owner, subject.sagaId)))
         )
       })
-      return yield* locks
-        .withLock(
-          runIdOf(effectId),
-          locks.withLock(subject.sagaId, Effect.uninterruptible(unlessClosing(tracked(renewal.renewing(attempt)))))
-        )
-        .pipe(
-          Effect.retry({
-            // Another caller first: wait for it. A write refused after this call's own is not retried.
-            while: (error) =>
-              (error._tag === "LeaseHeld" || error._tag === "ConcurrencyConflict") && !wroteBefore(error),
-            schedule: contention
-          })
-        )
+      // From inside a run, waiting for the saga's lock may close a cycle with the runs of this worker.
+      const locked = waitingHere(
+        subject.sagaId,
+        (cycle) =>
+          Effect.fail(
+            new CommandRefused({
+              sagaId: subject.sagaId,
+              stepId: subject.step.stepId,
+              reason: `compensateEffect was asked from inside the run of saga ${cycle.at(-1)}, while ${cycleOf(cycle)}: each would wait for the other to end, for good (a deadlock); nothing was journaled: ask for it once one of the runs has ended`
+            })
+          ),
+        (acquired) =>
+          locks.withLock(
+            runIdOf(effectId),
+            locks.withLock(
+              subject.sagaId,
+              Effect.zipRight(
+                Effect.sync(() => acquired?.()),
+                Effect.uninterruptible(unlessClosing(tracked(renewal.renewing(attempt))))
+              )
+            )
+          )
+      )
+      return yield* locked.pipe(
+        Effect.retry({
+          // Another caller first: wait for it. A write refused after this call's own is not retried.
+          while: (error) => (error._tag === "LeaseHeld" || error._tag === "ConcurrencyConflict") && !wroteBefore(error),
+          schedule: contention
+        })
+      )
     }).pipe(
       Effect.withSpan("effect-saga.compensate-effect", {
         attributes: { "effect.id": effectId },
