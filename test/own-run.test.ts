@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
-import * as Either from "effect/Either"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import { Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
@@ -128,7 +128,10 @@ describe("a saga run or commanded from inside its own run", () => {
           }
         })
         // The one asked first waited for y-b's run to end, then undid its effect.
-        expect(a._tag === "Completed" ? a.value : undefined).toMatchObject({ _tag: "Right", right: { outcome: "completed" } })
+        expect(a._tag === "Completed" ? a.value : undefined).toMatchObject({
+          _tag: "Right",
+          right: { outcome: "completed" }
+        })
         expect(world).toEqual(["reserve a", "reserve b", "release res-b"])
 
         // A run against an undo: y-c runs y-d inside it, y-d asks for the undo of y-c's effect.
