@@ -314,8 +314,10 @@ export interface StepStatus {
    * never started, or every attempt failed and it was waiting to retry): it did not run, a resume
    * runs it (since 0.5.0). `"in_flight"`: its `INTENT` has no outcome while the saga is running
    * under a live lease (judged by the store's clock): its worker is running the call and journals
-   * its outcome when it answers; nothing to resolve (since 0.5.0; before, `"unknown"`). Only once
-   * that lease lapses with no outcome is it `"unknown"`.
+   * its outcome when it answers, or journals why it has none when its run stops (a call that timed
+   * out while other branches still run; an unknown step a resuming worker has not reached yet, which
+   * it stops on): wait, nothing to resolve yet (since 0.5.0; before, `"unknown"`). Once that lease
+   * lapses with no outcome, or the saga stops on the step, it is `"unknown"`.
    */
   readonly state:
     | "executed"
