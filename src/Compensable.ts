@@ -276,7 +276,7 @@ export interface ToolOptions<In = unknown> {
   /**
    * What the undo is allowed besides what it is given (a manifest inverse binding's grants),
    * journaled with its `COMPENSATING` before it runs, as `capabilities` are with the `INTENT`
-   * (since 0.5.0).
+   * (since 0.5.0). On a tool with no undo it is a `DeclarationError`.
    */
   readonly undoCapabilities?: ReadonlyArray<string> | undefined
 }

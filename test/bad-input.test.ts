@@ -362,6 +362,24 @@ describe("bad input and bad declarations", () => {
     })
   )
 
+  it.effect("Toolkit.layer fails with DeclarationError for undoCapabilities on a tool with no undo", () =>
+    Effect.gen(function* () {
+      const wire = Compensable.make({
+        name: "sendWire",
+        input: Schema.Number,
+        success: Schema.String,
+        reversibility: "irreversible",
+        undoCapabilities: ["network"],
+        execute: () => Effect.succeed("w-1")
+      })
+      const error = yield* Effect.flip(Layer.build(withToolkit(Toolkit.make({ wire }))).pipe(Effect.scoped))
+      expect(error).toMatchObject({ _tag: "DeclarationError", toolName: "sendWire" })
+      expect(error.message).toContain(
+        "it declares undoCapabilities but no undo: nothing would run with them (declare compensate, or drop undoCapabilities)"
+      )
+    })
+  )
+
   it.effect.each([
     ["Schema.instanceOf", Schema.instanceOf(Money)],
     ["Schema.BigIntFromSelf", Schema.BigIntFromSelf]

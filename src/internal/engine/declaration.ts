@@ -93,6 +93,9 @@ const optionsProblem = (spec: StepSpec): string | undefined => {
   if (spec.reversibility === "irreversible" && spec.compensate !== undefined) {
     return 'an irreversible tool cannot declare an undo (use reversibility "compensatable", or drop the undo)'
   }
+  if (spec.undoCapabilities !== undefined && spec.compensate === undefined) {
+    return "it declares undoCapabilities but no undo: nothing would run with them (declare compensate, or drop undoCapabilities)"
+  }
   if (!Number.isInteger(spec.maxPayloadBytes) || spec.maxPayloadBytes <= 0) {
     return `maxPayloadBytes must be a positive integer, got ${spec.maxPayloadBytes}`
   }
