@@ -7,7 +7,7 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace-base"
 import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Cause, Effect, Layer, Schema, Tracer } from "effect"
 import * as Agent from "../src/Agent.js"
-import { Saga } from "../src/index.js"
+import { Journal, Saga } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import * as Scripted from "./fixtures/agent-scripted.js"
 
@@ -54,7 +54,7 @@ describe("an agent's spans", () => {
       Effect.gen(function* () {
         const script: Scripted.Script = () =>
           Scripted.calls(Scripted.call("call-1", "Pay", { card: "c", amount: CARD }))
-        const { result, spans } = yield* twice("malformed", script)
+        const { result, spans, entries } = yield* twice("malformed", script)
         assert(result._tag === "Compensated")
         expect(Cause.pretty(result.cause)).toContain(CARD_NUMBER)
         expect(shown(spans)).not.toContain(CARD_NUMBER)
@@ -66,6 +66,11 @@ describe("an agent's spans", () => {
         })
         const [call] = named(spans, "LanguageModel.generateText")
         expect(call!.status.code).toBe(SpanStatusCode.ERROR)
+        // The journal says which call and which parameter, at once: not the union of every part first.
+        const failed = entries.find((entry) => entry.phase === "FAILED" && entry.toolName === "LanguageModel")
+        expect(JSON.parse(failed!.payload!).description).toBe(
+          `MalformedOutput in LanguageModel.generateText: the call call-1 of Pay, at params.amount: Expected number, actual "${CARD}"`
+        )
       })
   )
 
@@ -240,7 +245,8 @@ const twice = (sagaId: string, script: Scripted.Script, options: { readonly buil
   return Effect.gen(function* () {
     const result = yield* Saga.run(sagaId, loop)
     const replayed = yield* Saga.run(sagaId, loop)
-    return { result, replayed, spans: exporter.getFinishedSpans() }
+    const entries = yield* Effect.flatMap(Journal.Journal, (journal) => journal.read(sagaId))
+    return { result, replayed, spans: exporter.getFinishedSpans(), entries }
   }).pipe(Effect.provide(Layer.merge(live, telemetry)))
 }
 

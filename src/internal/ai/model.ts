@@ -23,7 +23,7 @@ import type { StepSpec } from "../engine/spec.js"
 import { byteLength, NESTED_TOO_DEEP, nestsTooDeep } from "../util/codec.js"
 import { promptLogOf } from "./promptLog.js"
 import { replayedAnswer } from "./replayedAnswer.js"
-import { MODULE, turnFailureInSpan, withModelCallSpanMasked } from "./spans.js"
+import { MODULE, turnFailureDescription, turnFailureInSpan, withModelCallSpanMasked } from "./spans.js"
 import { awaitingApproval, handleUntraced, notRun, pendingCalls, toolCall } from "./toolCall.js"
 
 type Method = "generateText" | "generateObject" | "streamText"
@@ -113,7 +113,13 @@ const turnSpec = (
     execute,
     changesNothing: true
   })
-  return { ...made.spec, taintsOnFailure: false, shownInSpan: turnFailureInSpan, unfollowable }
+  return {
+    ...made.spec,
+    taintsOnFailure: false,
+    shownInSpan: turnFailureInSpan,
+    describedAs: turnFailureDescription,
+    unfollowable
+  }
 }
 
 /**

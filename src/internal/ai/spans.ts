@@ -8,6 +8,7 @@ import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
 import * as Tracer from "effect/Tracer"
 
 /** The `module` of the `AiError`s this library makes. */
@@ -28,6 +29,43 @@ export const turnFailureInSpan = (error: unknown): string | undefined => {
   ].filter((part) => part !== undefined)
   const said = error.module === MODULE && error.description !== undefined ? `: ${error.description}` : ""
   return `${where}${why.length === 0 ? "" : ` (${why.join(", ")})`}${said}`
+}
+
+/**
+ * How a failed model turn is described in its journaled `FAILED`: a `MalformedOutput` whose cause is
+ * a `ParseError` (a tool call whose parameters do not decode) as its tag, where it arose, the call
+ * (its id and tool, when the issue is in one) and the schema's deepest issue, its path and what was
+ * expected (quoting the value, as the journal may): the one in the part the model meant (the others
+ * are the union's other members, tried first). `@effect/ai`'s own message lists the whole union of a
+ * response's parts first, which a description cut at its limit never got past. `undefined` for any
+ * other error: described as its message.
+ */
+export const turnFailureDescription = (error: unknown): string | undefined => {
+  if (!AiError.isAiError(error) || error._tag !== "MalformedOutput" || !ParseResult.isParseError(error.cause)) {
+    return undefined
+  }
+  const issues = ParseResult.ArrayFormatter.formatErrorSync(error.cause)
+  const deepest = issues.reduce<ParseResult.ArrayFormatterIssue | undefined>(
+    (found, issue) => (found === undefined || issue.path.length > found.path.length ? issue : found),
+    undefined
+  )
+  if (deepest === undefined) return undefined
+  const [index, ...rest] = deepest.path
+  const call = typeof index === "number" ? callAt(error.cause.issue.actual, index) : undefined
+  const path = call === undefined ? deepest.path : rest
+  const at = path
+    .map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`))
+    .join("")
+    .replace(/^\./, "")
+  return `MalformedOutput in ${error.module}.${error.method}: ${call ?? "the answer"}${at === "" ? "" : `, at ${at}`}: ${deepest.message}`
+}
+
+/** The tool call at `index` of a response's parts, as `the call ID of TOOL`, if that part is one. */
+const callAt = (parts: unknown, index: number): string | undefined => {
+  const part: unknown = Array.isArray(parts) ? parts[index] : undefined
+  if (typeof part !== "object" || part === null) return undefined
+  const { id, name } = part as { readonly id?: unknown; readonly name?: unknown }
+  return typeof id === "string" && typeof name === "string" ? `the call ${id} of ${name}` : undefined
 }
 
 /** `exit`, its failure (if an `AiError`) shown as `turnFailureInSpan` says. */

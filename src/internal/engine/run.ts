@@ -1214,7 +1214,9 @@ export class SagaRun {
     const error = Cause.failureOption(cause)
     const journaled = Option.isSome(error) ? this.encodeFailure(spec, error.value, failure, call.receipts) : undefined
     const payload = {
-      description: cutDetail(causeText(shown)),
+      description: cutDetail(
+        (Option.isSome(failure) ? spec.describedAs?.(failure.value) : undefined) ?? causeText(shown)
+      ),
       defect: Option.isNone(failure),
       taints: spec.taintsOnFailure === false ? false : undefined,
       error: journaled?.error

@@ -61,6 +61,12 @@ export interface StepSpec {
    */
   readonly shownInSpan?: ((error: unknown) => string | undefined) | undefined
   /**
+   * How a failure of this step is described in its journaled `FAILED`, when not as its message
+   * (a model turn's tool call that does not decode: the schema's first issue, not the whole union
+   * of parts `@effect/ai` lists first). Absent, or `undefined` for an error: as its message.
+   */
+  readonly describedAs?: ((error: unknown) => string | undefined) | undefined
+  /**
    * Why the program cannot follow this step's journaled result, if it cannot. Asked on replay, once
    * the result decodes with `success`: a reason fails the run with `NonDeterminism` (nothing is
    * written or undone). A model turn's: its answer no longer decodes with the toolkit's schemas.
