@@ -27,6 +27,16 @@ export const toResolve = <S extends Step>(steps: ReadonlyArray<S>): ReadonlyArra
   steps.filter((step) => step.state === "unknown" && step.changesNothing !== true)
 
 /**
+ * The steps with no outcome journaled yet that may change something, while a live lease drives
+ * their saga (`in_flight`): what an operator waits for, not resolves (not yet).
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const toWaitFor = <S extends Step>(steps: ReadonlyArray<S>): ReadonlyArray<S> =>
+  steps.filter((step) => step.state === "in_flight" && step.changesNothing !== true)
+
+/**
  * `effect-saga resolve` for a step, at the position `at` (`--revision N --digest HASH`): as applied
  * (with its result) or not; once compensation began the undo of `earlier`, a step that ran before it
  * (`Timeline.undoneBefore`: its undo would come out of reverse order), as applied and undone by hand

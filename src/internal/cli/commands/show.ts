@@ -346,7 +346,7 @@ const next = (
   const waiting = status.steps.filter((step) => step.state === "awaiting_approval")
   const approved = status.status === "awaiting_approval" ? status.steps.filter((step) => step.state === "approved") : []
   const unknown = toResolve(status)
-  const inFlight = status.steps.filter((step) => step.state === "in_flight" && step.changesNothing !== true)
+  const inFlight = ToResolve.toWaitFor(status.steps)
   const origin = Journaled.originOf(entries)
   // The run of an explicit undo that answered unknown: its undo is resolved, as done or not.
   const undoRun = status.status === "needs_attention" && status.sagaId.endsWith(RUN_SUFFIX)

@@ -367,7 +367,7 @@ export const saga = (
   const undone = undoRows(detail)
   // A read's unknown outcome changed nothing: there is nothing to resolve.
   const unknown = row.tampered === null ? ToResolve.toResolve(detail.steps) : []
-  const inFlight = detail.steps.filter((step) => step.state === "in_flight" && step.changesNothing !== true)
+  const inFlight = ToResolve.toWaitFor(detail.steps)
   const open = detail.steps.filter((step) => !reached.has(step.stepId))
   const waiting = open.filter((step) => step.state === "awaiting_approval")
   const lease = Lease.liveLease(row, now)
