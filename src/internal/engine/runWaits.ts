@@ -1,3 +1,7 @@
+import * as Effect from "effect/Effect"
+import type * as Fiber from "effect/Fiber"
+import { heldBy } from "./context.js"
+
 /**
  * Which sagas' locks the nested runs of one worker wait for, by the sagas their enclosing runs hold:
  * so that a wait that would close a cycle (run `a` runs `b` inside it while run `b` runs `a` inside
@@ -27,6 +31,34 @@ export class RunWaits {
       }
     }
     return undefined
+  }
+
+  /**
+   * `wait` (which waits for `sagaId`'s lock and calls `acquired` once it holds it) as a wait of the
+   * runs `fiber` belongs to: one that would close a cycle with other runs' waits, so that it would
+   * wait for good, is `refused` instead. Outside any run it is `wait` alone.
+   */
+  around<A, E, R, E2>(
+    fiber: Fiber.RuntimeFiber<any, any>,
+    sagaId: string,
+    refused: (cycle: ReadonlyArray<string>) => Effect.Effect<never, E2>,
+    wait: (acquired?: () => void) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E | E2, R> {
+    const held = heldBy(fiber)
+    if (held.length === 0) return wait()
+    const cycle = this.cycle(held, sagaId)
+    if (cycle !== undefined) return refused(cycle)
+    const acquired = this.waiting(held, sagaId)
+    return Effect.ensuring(wait(acquired), Effect.sync(acquired))
+  }
+
+  /** `around` the fiber that runs it. */
+  here<A, E, R, E2>(
+    sagaId: string,
+    refused: (cycle: ReadonlyArray<string>) => Effect.Effect<never, E2>,
+    wait: (acquired?: () => void) => Effect.Effect<A, E, R>
+  ): Effect.Effect<A, E | E2, R> {
+    return Effect.withFiberRuntime<A, E | E2, R>((fiber) => this.around(fiber, sagaId, refused, wait))
   }
 
   /** Records that a run inside the runs of `held` waits for `wanted`; the function returned ends the wait (once). */
@@ -59,3 +91,10 @@ const pathTo = (found: string, wanted: string, via: ReadonlyMap<string, string>)
   for (let saga = found; saga !== wanted; saga = via.get(saga)!) path.unshift(via.get(saga)!)
   return path
 }
+
+/** What waits for what in a cycle of runs' waits (`RunWaits.cycle`), in words. */
+export const cycleInWords = (cycle: ReadonlyArray<string>): string =>
+  cycle
+    .slice(1)
+    .map((saga, index) => `a run inside saga ${cycle[index]}'s run waits for saga ${saga}`)
+    .join(", and ")

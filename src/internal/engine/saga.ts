@@ -67,7 +67,7 @@ import * as Lease from "../util/lease.js"
 import type { ExplicitUndos, Lookup, UndoState } from "./compensation.js"
 import { compensate, explicitUndos, undoOf, undosToAsk } from "./compensation.js"
 import type { CurrentSaga } from "./context.js"
-import { heldBy, insideRunOf, insideUndo, readFirst, undosStopWithCaller } from "./context.js"
+import { insideRunOf, insideUndo, readFirst, undosStopWithCaller } from "./context.js"
 import { describeCause, endRun } from "./ending.js"
 import * as explicit from "./explicitUndo.js"
 import { misplaced as misplacedAuthority } from "./misplacedAuthority.js"
@@ -77,7 +77,7 @@ import { Registry } from "./registry.js"
 import { makeRenewal } from "./renewal.js"
 import * as replay from "./replay.js"
 import { SagaRun } from "./run.js"
-import { RunWaits } from "./runWaits.js"
+import { cycleInWords, RunWaits } from "./runWaits.js"
 import { DEFAULT_MAX_PAYLOAD_BYTES } from "./spec.js"
 import * as stepUndo from "./stepUndoResolution.js"
 import { LeftRunning } from "./takeover.js"
@@ -250,7 +250,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     Effect.withFiberRuntime((caller) =>
       insideRunOf(caller, sagaId)
         ? ownRunRefused(sagaId)
-        : waitingFor(
+        : runWaits.around(
             caller,
             sagaId,
             (cycle) => crossRunRefused(sagaId, cycle),
@@ -260,40 +260,6 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
 
   /** The waits of runs' fibers in this worker for sagas' locks, while their enclosing runs hold theirs. */
   const runWaits = new RunWaits()
-
-  /**
-   * `wait` (which waits for `sagaId`'s lock and calls `acquired` once it holds it) as a wait of the
-   * runs `fiber` belongs to (`RunWaits`): one that would close a cycle with other runs' waits, so
-   * that it would wait for good, is `refused` instead. Outside any run it is `wait` alone.
-   */
-  const waitingFor = <A, E, R, E2>(
-    fiber: Fiber.RuntimeFiber<any, any>,
-    sagaId: string,
-    refused: (cycle: ReadonlyArray<string>) => Effect.Effect<never, E2>,
-    wait: (acquired?: () => void) => Effect.Effect<A, E, R>
-  ): Effect.Effect<A, E | E2, R> => {
-    const held = heldBy(fiber)
-    if (held.length === 0) return wait()
-    const cycle = runWaits.cycle(held, sagaId)
-    if (cycle !== undefined) return refused(cycle)
-    const acquired = runWaits.waiting(held, sagaId)
-    return Effect.ensuring(wait(acquired), Effect.sync(acquired))
-  }
-
-  /** `waitingFor` the fiber that runs it. */
-  const waitingHere = <A, E, R, E2>(
-    sagaId: string,
-    refused: (cycle: ReadonlyArray<string>) => Effect.Effect<never, E2>,
-    wait: (acquired?: () => void) => Effect.Effect<A, E, R>
-  ): Effect.Effect<A, E | E2, R> =>
-    Effect.withFiberRuntime<A, E | E2, R>((fiber) => waitingFor(fiber, sagaId, refused, wait))
-
-  /** What waits for what in a cycle of runs' waits (`RunWaits.cycle`), in words. */
-  const cycleOf = (cycle: ReadonlyArray<string>): string =>
-    cycle
-      .slice(1)
-      .map((saga, index) => `a run inside saga ${cycle[index]}'s run waits for saga ${saga}`)
-      .join(", and ")
 
   const frame = <A, E, R>(
     sagaId: string,
@@ -343,7 +309,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
    */
   const crossRunRefused = (sagaId: string, cycle: ReadonlyArray<string>) =>
     Effect.dieMessage(
-      `effect-saga: saga ${sagaId} was run from inside the run of saga ${cycle.at(-1)}, while ${cycleOf(cycle)}: the runs would wait for each other to end, for good (a deadlock). Nothing ran and nothing was journaled`
+      `effect-saga: saga ${sagaId} was run from inside the run of saga ${cycle.at(-1)}, while ${cycleInWords(cycle)}: the runs would wait for each other to end, for good (a deadlock). Nothing ran and nothing was journaled`
     )
 
   /**
@@ -736,14 +702,14 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         )
       })
       // From inside a run, waiting for the saga's lock may close a cycle with the runs of this worker.
-      const locked = waitingHere(
+      const locked = runWaits.here(
         subject.sagaId,
         (cycle) =>
           Effect.fail(
             new CommandRefused({
               sagaId: subject.sagaId,
               stepId: subject.step.stepId,
-              reason: `compensateEffect was asked from inside the run of saga ${cycle.at(-1)}, while ${cycleOf(cycle)}: each would wait for the other to end, for good (a deadlock); nothing was journaled: ask for it once one of the runs has ended`
+              reason: `compensateEffect was asked from inside the run of saga ${cycle.at(-1)}, while ${cycleInWords(cycle)}: each would wait for the other to end, for good (a deadlock); nothing was journaled: ask for it once one of the runs has ended`
             })
           ),
         (acquired) =>
