@@ -5,6 +5,7 @@
  */
 import * as Schema from "effect/Schema"
 import { printable } from "./internal/util/printable.js"
+import { undoDetailSaid } from "./internal/util/undoSaid.js"
 
 /**
  * What one undo achieved:
@@ -113,8 +114,8 @@ export const make = (
 }
 
 /** A step's line after its outcome: tool, step id and detail, each `printable`. */
-const stepText = (step: StepReport | NotUndone): string =>
-  `${printable(step.toolName)} (${printable(step.stepId)})${step.detail ? ` ${printable(step.detail)}` : ""}`
+const stepText = (step: StepReport | NotUndone, detail = step.detail): string =>
+  `${printable(step.toolName)} (${printable(step.stepId)})${detail ? ` ${printable(detail)}` : ""}`
 
 /**
  * An undo's outcome as its line begins: one that left the step's effect live, or may have, says
@@ -140,7 +141,10 @@ const undoLabel: Record<UndoOutcome, string> = {
  */
 export const format = (report: CompensationReport): string => {
   const lines = [`saga ${printable(report.sagaId)}: ${report.status}`]
-  for (const step of report.undone) lines.push(`  ${undoLabel[step.outcome].padEnd(12)} ${stepText(step)}`)
+  for (const step of report.undone) {
+    const detail = step.detail === undefined ? undefined : undoDetailSaid(step.outcome, step.detail)
+    lines.push(`  ${undoLabel[step.outcome].padEnd(12)} ${stepText(step, detail)}`)
+  }
   for (const step of report.notUndone) {
     const why = step.phase === "FAILED" ? "not undone (its call failed)" : "not undone: outcome unknown"
     lines.push(`  ${why} ${stepText(step)}`)

@@ -72,13 +72,13 @@ describe("a completed saga with a step undone explicitly, in the saga's own view
         expect(report.status).toBe("compensated")
         const shown = yield* cliInProcess("show", "order-9", "--db", db)
         expect(shown.stdout).toContain(
-          `${step.stepId}: explicit undo failed (failed (not applied): the bank refused the refund); the saga's own compensation: undo completed; its run: effect-saga show ${step.effectId}/compensate-effect`
+          `${step.stepId}: explicit undo failed (not applied: the bank refused the refund); the saga's own compensation: undo completed; its run: effect-saga show ${step.effectId}/compensate-effect`
         )
         const baseUrl = yield* serveOn(db)
         const cookie = yield* Effect.promise(() => consoleCookie(baseUrl))
         const page = yield* pageOf(baseUrl, cookie, "order-9")
         expect(page).toContain(
-          "explicit undo failed (failed (not applied): the bank refused the refund); the saga&#39;s own compensation: undo completed"
+          "explicit undo failed (not applied: the bank refused the refund); the saga&#39;s own compensation: undo completed"
         )
         // The step's own undo and its explicit undo are two lines of the cell, as show prints two.
         expect(page).toContain(`<td>completed<br><span class="explicit-undo" data-step="${step.stepId}">`)

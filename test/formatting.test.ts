@@ -141,4 +141,21 @@ describe("what a person reads", () => {
       "  not undone: outcome unknown ship (ship#1)"
     ])
   })
+
+  it("the compensation report does not repeat the words of an undo's outcome after its answer", () => {
+    const report = CompensationReport.make(
+      "order-9",
+      [
+        { stepId: "refund#1", toolName: "refund", outcome: "failed", detail: "failed (not applied): the bank refused" },
+        { stepId: "release#1", toolName: "release", outcome: "unknown", detail: "outcome unknown: no answer in 30s" }
+      ],
+      []
+    )
+    expect(CompensationReport.format(report).split("\n")).toEqual([
+      "saga order-9: compensation_failed",
+      "  undo failed  refund (refund#1) not applied: the bank refused",
+      "  undo unknown release (release#1) no answer in 30s"
+    ])
+    expect(report.undone[0]?.detail).toBe("failed (not applied): the bank refused")
+  })
 })

@@ -26,6 +26,7 @@ import { revisionsOf } from "../util/revisions.js"
 import * as ToResolve from "../util/toResolve.js"
 import { rejectMayUndo, undoNeeded } from "../util/undoNeeded.js"
 import * as UndoRunAdvice from "../util/undoRunAdvice.js"
+import { undoSaid } from "../util/undoSaid.js"
 import { settlesUndo, speaksOfCall } from "../util/undoToResolve.js"
 import { Conflict, NotFound, Refused } from "./errors.js"
 import type { Answer, CompensationAnswer, EffectUndo, Seen } from "./models.js"
@@ -253,10 +254,7 @@ const rejectionSaid = (sagaId: string, stepId: string, who: string, written: Rea
 const runLeft = (run: Saga.SagaStatus) =>
   Effect.map(leftOfRun(run), (left) => {
     const step = run.steps[0]
-    const answered =
-      step?.undo === undefined
-        ? ""
-        : `: the run answered undo ${step.undo}${step.undoDetail === undefined ? "" : ` (${step.undoDetail})`}`
+    const answered = step?.undo === undefined ? "" : `: the run answered ${undoSaid(step.undo, step.undoDetail)}`
     return [`the undo never runs${answered}`, ...left.map(({ said }) => said)].join("; ")
   })
 

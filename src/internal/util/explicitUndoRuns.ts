@@ -16,6 +16,7 @@ import * as Saga from "../../Saga.js"
 import * as Timeline from "../../Timeline.js"
 import * as ApprovalExpiry from "./approvalExpiry.js"
 import { RUN_SUFFIX } from "./identifier.js"
+import { undoDetailSaid } from "./undoSaid.js"
 
 /**
  * The run of an explicit undo of one step. `status` and `undo` are the run's (its answer, the undo
@@ -200,7 +201,7 @@ export const describe = (run: Said, own?: Saga.StepStatus["undo"] | null): strin
     return `explicit undo approved, and the approval lapsed at ${run.approvalLapsedAt}: asked for again, its run journals EXPIRED and answers failed`
   }
   const answer = run.undo ?? run.status?.replaceAll("_", " ") ?? "asked"
-  const said = `explicit undo ${answer}${run.undoDetail === undefined ? "" : ` (${run.undoDetail})`}`
+  const said = `explicit undo ${answer}${run.undoDetail === undefined ? "" : ` (${undoDetailSaid(answer, run.undoDetail)})`}`
   const leftLive = run.undo === "failed" || run.undo === "unavailable"
   return leftLive && own != null ? `${said}; the saga's own compensation: undo ${own}` : said
 }

@@ -17,6 +17,7 @@ import { effectIdOfRun } from "../journal/ids.js"
 import * as ApprovalExpiry from "./approvalExpiry.js"
 import { shellWord } from "./shellWord.js"
 import { undoNeeded } from "./undoNeeded.js"
+import { undoDetailSaid } from "./undoSaid.js"
 
 /**
  * What is left to do with the effect a run's step undoes (`said`, one `compensationFailed` sentence),
@@ -169,7 +170,7 @@ const failedAdvice = (run: Saga.SagaStatus, step: Saga.StepStatus, saga: Saga.Sa
  */
 export const compensationFailed = (run: Saga.SagaStatus, saga: Saga.SagaStatus | undefined): ReadonlyArray<string> =>
   run.steps.map((step) => {
-    const detail = step.undoDetail === undefined ? "" : `: ${step.undoDetail}`
+    const detail = step.undoDetail === undefined ? "" : `: ${undoDetailSaid(step.undo ?? "", step.undoDetail)}`
     switch (step.undo) {
       case "partial":
         return `undo by hand, at the provider, what the undo left live${detail} (effect ${step.effectId}); the saga's own compensation takes this answer over and does not run the undo again; ${closing(run, step, false)}`

@@ -16,6 +16,7 @@ import { shellWord } from "../../util/shellWord.js"
 import { onlyTheTable } from "../../util/tamperMark.js"
 import * as ToResolve from "../../util/toResolve.js"
 import * as UndoRunAdvice from "../../util/undoRunAdvice.js"
+import { undoSaid } from "../../util/undoSaid.js"
 import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
 import * as CompensationNext from "./compensationNext.js"
 import { svg } from "./diagram.js"
@@ -253,7 +254,7 @@ const capitalized = (said: string): string => `${said.charAt(0).toUpperCase()}${
 const runAnswerCard = (detail: SagaDetail, left: ReadonlyArray<UndoRunAdvice.RunLeft>): string => {
   const answered = detail.steps
     .filter((step) => step.undo !== null)
-    .map((step) => `undo ${step.undo}${step.undoDetail === undefined ? "" : ` (${step.undoDetail})`}`)
+    .map((step) => undoSaid(step.undo!, step.undoDetail))
   return `<div class="card" id="run-answer"><h2>The run's answer</h2>
 <p>${escape(answered.length === 0 ? "The run answered with no undo." : `The run answered: ${answered.join(", ")}.`)}</p>
 ${left.map(({ said }) => `<p class="still-live">${escape(`${capitalized(said)}.`)}</p>`).join("\n")}

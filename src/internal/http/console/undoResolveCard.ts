@@ -9,6 +9,7 @@
  */
 import * as CompensationLeft from "../../util/compensationLeft.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
+import { undoDetailSaid } from "../../util/undoSaid.js"
 import type { SagaDetail } from "../models.js"
 import { attribute, escape, hidden } from "./html.js"
 
@@ -40,7 +41,7 @@ export const undoResolveForm = (
 
 const card = (detail: SagaDetail, undo: CompensationLeft.ByHand): string => {
   const step = detail.steps.find((candidate) => candidate.stepId === undo.stepId)
-  const why = step?.undoDetail === undefined ? "" : ` (${step.undoDetail})`
+  const why = step?.undoDetail === undefined ? "" : ` (${undoDetailSaid(undo.undo, step.undoDetail)})`
   const key = `${detail.saga.sagaId}/${undo.stepId}/undo`
   return `<div class="card undo-left" data-step="${attribute(undo.stepId)}"><h2>Undo of <code>${escape(undo.stepId)}</code></h2>
 <p>${escape(`${said[undo.undo] ?? ""}${why} effect-saga does not run a settled undo again. ${undo.undo === "unknown" ? `Ask the provider (key ${key}); if it did not happen, undo the effect by hand.` : `Undo it by hand, at the provider (key ${key}).`} Once the effect is undone, say so; then compensate the saga again, which counts it undone without running its undo.`)}</p>
