@@ -26,6 +26,7 @@ describe("journal payloads", () => {
     expect(why("EXECUTED", "[1,2]")).toBe("the payload: is not an object")
     expect(why("EXECUTED", "42")).toBe("the payload: is not an object")
     expect(why("EXECUTED", '{"result":1,"receipt":12345}')).toBe("receipt: is neither text nor a sealed receipt")
+    expect(why("EXECUTED", '{"result":1,"receipt":["a"]}')).toBe("receipt: is neither text nor a sealed receipt")
     expect(why("EXECUTED", '{"result":1,"receipt":{"sealed":"aes-256-gcm"}}')).toBe("receipt.kid: is missing")
     expect(why("INTENT", '{"idempotencyKey":"k","attempt":"2"}')).toBe("attempt: Expected number")
     expect(why("EXECUTED", "{")).toBe("it is not JSON")

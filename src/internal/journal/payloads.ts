@@ -28,7 +28,10 @@ const SealedReceipt = Schema.Struct({
   iv: Schema.String,
   data: Schema.String,
   tag: Schema.optional(Schema.String)
-}).annotations({ message: () => "is neither text nor a sealed receipt" })
+}).annotations({
+  // An array passes as an object: it is told so too, not that it lacks `sealed`.
+  message: (issue) => ({ message: "is neither text nor a sealed receipt", override: Array.isArray(issue.actual) })
+})
 
 /** A step's receipt at rest: the plain text, or sealed. */
 const Receipt = Schema.Union(Schema.String, SealedReceipt)
