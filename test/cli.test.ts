@@ -1950,7 +1950,7 @@ const refusedAsEdited = (db: string) =>
       const ran = yield* cli(...args, "--db", db)
       expect(ran, args.join(" ")).toMatchObject({ code: 2, stdout: "" })
       expect(ran.stderr, args.join(" ")).toBe(
-        `effect-saga: the journal at ${db} records no migration (its effect_saga_migrations table is empty or missing): the record was edited; restore it from a backup (nothing was written)\n`
+        `effect-saga: the journal at ${db} records no migration (its effect_saga_migrations table is empty or missing) while its tables exist: the record was edited; restore it from a backup (nothing was written)\n`
       )
     }
     expect(fs.readFileSync(db).equals(before)).toBe(true)

@@ -20,6 +20,7 @@ import * as Saga from "../../Saga.js"
 import * as SqlApproval from "../../SqlApproval.js"
 import * as SqlJournal from "../../SqlJournal.js"
 import * as SqlStore from "../../SqlStore.js"
+import { editedMigrationsRecord } from "../util/editedMigrations.js"
 import { withoutSecrets } from "../util/secretUrl.js"
 import { UsageError } from "./failure.js"
 import * as LeaseClock from "./leaseClock.js"
@@ -107,7 +108,7 @@ const checkJournal = (where: string, access: Access) =>
     if (version === 0 && access !== "create") {
       return Effect.fail(
         new UsageError({
-          message: `the journal at ${where} records no migration (its effect_saga_migrations table is empty or missing): the record was edited; restore it from a backup (nothing was written)`
+          message: editedMigrationsRecord(where, "is empty or missing")
         })
       )
     }

@@ -5,6 +5,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import { editedMigrationsRecord } from "../util/editedMigrations.js"
 import * as SqliteDriver from "./sqliteDriver.js"
 
 /** The table the migrator records applied migrations in. */
@@ -251,7 +252,7 @@ const refuseUnreadable = Effect.flatMap(
       return Effect.fail(
         new Migrator.MigrationError({
           reason: "bad-state",
-          message: `the journal records no migration (its ${migrationsTable} table ${kept ? "is empty" : "is missing"}) while its tables exist: the record was edited; restore it from a backup (nothing was written)`
+          message: editedMigrationsRecord(undefined, kept ? "is empty" : "is missing")
         })
       )
     }
