@@ -374,4 +374,77 @@ describe("a resumed program that no longer makes an executed step's call does no
       expect((yield* Saga.status("o3")).status).toBe("compensated")
     }).pipe(Effect.provide(SagaLive))
   )
+
+  it.effect(
+    "a renamed tool past a step whose outcome is unknown: NeedsAttention on that step, saying the program ended without reaching it and which calls it ran",
+    () =>
+      Effect.gen(function* () {
+        made.length = 0
+        const hanging = (name: string) =>
+          Compensable.make({
+            name,
+            input: Schema.Struct({ n: Schema.Int }),
+            success: Schema.String,
+            execute: ({ n }) =>
+              Effect.zipRight(
+                Effect.sync(() => made.push(`${name} ${n}`)),
+                Effect.never
+              ),
+            compensate: () => Effect.void
+          })
+        // The first release's worker stopped while the payment was in flight: its outcome is unknown.
+        const fiber = yield* Effect.fork(
+          Saga.run("o-unknown", Effect.zipRight(reserve({ n: 1 }), hanging("pay")({ n: 2 })))
+        )
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(fiber)
+        const pay = (yield* Saga.status("o-unknown")).steps.find((step) => step.toolName === "pay")!
+        expect(pay.state).toBe("unknown")
+
+        // The next release renamed the payment's tool: the same call under a new name, then one more step.
+        const result = yield* Saga.resume(
+          "o-unknown",
+          Effect.all([reserve({ n: 1 }), tool("payV2")({ n: 2 }), charge({ n: 3 })])
+        )
+        expect(made).toEqual(["reserve 1", "pay 2", "payV2 2", "charge 3"])
+        if (result._tag !== "NeedsAttention") return expect.fail(`expected NeedsAttention, got ${result._tag}`)
+        const ran = (yield* Saga.status("o-unknown")).steps.filter(
+          (step) => step.toolName !== "reserve" && step.toolName !== "pay"
+        )
+        expect(result.unknown).toEqual([
+          {
+            stepId: pay.stepId,
+            toolName: "pay",
+            reason: `INTENT was journaled but no outcome: it may or may not have run; this run's program ended without reaching it: it made a new call instead (it ran ${ran.map((step) => step.stepId).join(", ")}: a tool renamed, or a step replaced, removed or made conditional)`
+          }
+        ])
+        expect((yield* Saga.status("o-unknown")).status).toBe("needs_attention")
+      }).pipe(Effect.provide(SagaLive))
+  )
+
+  it.effect("a step removed before a call that awaited approval: NonDeterminism naming the approved call it ran", () =>
+    Effect.gen(function* () {
+      made.length = 0
+      const wire = Compensable.make({
+        name: "wire",
+        input: Schema.Struct({ n: Schema.Int }),
+        success: Schema.String,
+        reversibility: "irreversible",
+        execute: ({ n }) => Effect.sync(() => `wire-${made.push(`wire ${n}`)}`)
+      })
+      const first = yield* Saga.run("o-approved", Effect.all([reserve({ n: 1 }), charge({ n: 2 }), wire({ n: 3 })]))
+      if (first._tag !== "AwaitingApproval") return expect.fail(`expected AwaitingApproval, got ${first._tag}`)
+      yield* Saga.approve("o-approved", first.request.stepId, { by: "alice" })
+      const chargeStep = (yield* Saga.status("o-approved")).steps.find((step) => step.toolName === "charge")!
+
+      // The next release removed the charge: the approved wire runs (it is the journal's call), then the run ends.
+      const error = yield* Effect.flip(Saga.resume("o-approved", Effect.all([reserve({ n: 1 }), wire({ n: 3 })])))
+      expect(made).toEqual(["reserve 1", "charge 2", "wire 3"])
+      expect(error).toBeInstanceOf(SagaError.NonDeterminism)
+      expect(error).toMatchObject({
+        stepId: chargeStep.stepId,
+        reason: `the program ended without replaying the journal's executed step ${chargeStep.stepId} (charge): it replayed the journal's other calls without it, and ran ${first.request.stepId}, which the journal held without an outcome (a call approved, or retried by its key) (a step removed, made conditional, or renamed in an earlier run)`
+      })
+    }).pipe(Effect.provide(SagaLive))
+  )
 })

@@ -288,6 +288,8 @@ export class SagaRun {
   private stoppedFromOutside = false
   /** Whether this run made a call the journal had never seen that may change something. */
   private madeFresh = false
+  /** On a replay, the calls that may change something this run ran, the journal's and new ones (made at the first). */
+  private ranHere: Array<string> | undefined
   /** Calls that answered `ApprovalPending` in this run, by step id (made at the first). */
   private deferred: Map<string, Call> | undefined
   /** The receipts calls set in this run: what is masked in the cause compensation journals. */
@@ -383,7 +385,10 @@ export class SagaRun {
       }
       // A saga a failure binds to compensate does not complete: it compensates from its journal.
       const completes = Exit.isSuccess(exit) && !this.closed && this.writer.view.firstTaint() === undefined
-      if (completes) this.haltedWith ??= this.notReplayed()
+      if (completes) {
+        this.haltedWith ??= this.notReplayed()
+        this.notReached()
+      }
       this.writer.programEnd()
       return exit
     })
@@ -796,13 +801,45 @@ export class SagaRun {
     return { _tag: "Fatal", error: this.divergence(skipped[0]!.stepId, reason) }
   }
 
-  /** What a program that skipped the journal's executed calls did instead. */
+  /**
+   * A program that succeeded without reaching a step of the journal whose outcome is unknown (not a
+   * read) stops on it as on any unknown step (`NeedsAttention`), saying why this run did not reach
+   * it: the same program would have, and stopped there before anything after it ran.
+   */
+  private notReached(): void {
+    if (this.unreplayed === undefined) return
+    const unreached = Array.from(this.unreplayed.values()).filter((step) => isUnknown(step) && !isRead(step))
+    if (unreached.length === 0) return
+    const reasons = new Map(this.unknownReasons)
+    for (const step of unreached) {
+      const why =
+        this.writer.view.unknownReason(step.stepId) ?? "INTENT was journaled but no outcome: it may or may not have run"
+      reasons.set(
+        step.stepId,
+        `${why}; this run's program ended without reaching it: ${this.insteadOf(this.madeFresh)}`
+      )
+    }
+    this.unknownReasons = reasons
+  }
+
+  /** What a program that skipped the journal's calls did instead. */
   private insteadOf(fresh: boolean): string {
-    if (fresh) return "it made a new call instead (a tool renamed, a step replaced)"
+    const ran = this.ranHereSaid()
+    if (fresh) {
+      return `it made a new call instead (${ran === "" ? "" : `it ran ${ran}: `}a tool renamed, or a step replaced, removed or made conditional)`
+    }
     const why = "(a step removed, made conditional, or renamed in an earlier run)"
-    return this.replayedOthers()
+    if (!this.replayedOthers()) return `it called nothing but reads, or nothing at all ${why}`
+    return ran === ""
       ? `it replayed the journal's other calls without it ${why}`
-      : `it called nothing but reads, or nothing at all ${why}`
+      : `it replayed the journal's other calls without it, and ran ${ran}, which the journal held without an outcome (a call approved, or retried by its key) ${why}`
+  }
+
+  /** The first calls this replay ran (`ranHere`), by step id; "" for none. */
+  private ranHereSaid(): string {
+    const ran = this.ranHere ?? []
+    const more = ran.length > 3 ? `, and ${ran.length - 3} more` : ""
+    return ran.slice(0, 3).join(", ") + more
   }
 
   /** Whether this run replayed a call (not a read) of the journal. */
@@ -1034,6 +1071,7 @@ export class SagaRun {
    */
   private execute(call: Placed, input: unknown, firstAttempt: number, deferred: boolean) {
     const { spec, stepId } = call
+    if (this.unreplayed !== undefined && spec.changesNothing !== true) (this.ranHere ??= []).push(stepId)
     const idempotencyKey = stepKey(this.sagaId, stepId)
     const state = new Attempts(firstAttempt - 1)
     const nextContext = (): StepContext => {
