@@ -1071,7 +1071,7 @@ export class SagaRun {
    */
   private execute(call: Placed, input: unknown, firstAttempt: number, deferred: boolean) {
     const { spec, stepId } = call
-    if (this.unreplayed !== undefined && spec.changesNothing !== true) (this.ranHere ??= []).push(stepId)
+    if (this.unreplayed !== undefined && spec.changesNothing !== true) this.ranHere = [...(this.ranHere ?? []), stepId]
     const idempotencyKey = stepKey(this.sagaId, stepId)
     const state = new Attempts(firstAttempt - 1)
     const nextContext = (): StepContext => {
