@@ -1071,7 +1071,10 @@ export class SagaRun {
    */
   private execute(call: Placed, input: unknown, firstAttempt: number, deferred: boolean) {
     const { spec, stepId } = call
-    if (this.unreplayed !== undefined && spec.changesNothing !== true) this.ranHere = [...(this.ranHere ?? []), stepId]
+    if (this.unreplayed !== undefined && spec.changesNothing !== true) {
+      this.ranHere ??= []
+      this.ranHere.push(stepId)
+    }
     const idempotencyKey = stepKey(this.sagaId, stepId)
     const state = new Attempts(firstAttempt - 1)
     const nextContext = (): StepContext => {
