@@ -161,14 +161,17 @@ export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, Sq
       pg: () =>
         sql.withTransaction(
           sql`SELECT pg_advisory_xact_lock(${migrationLock})`.pipe(
+            Effect.zipRight(holdsTable(migrationsTable)),
             // The Migrator's own table, as it would create it: its probe for the table fails
             // (and so aborts this transaction) when the table is missing.
-            Effect.zipRight(sql`CREATE TABLE IF NOT EXISTS ${sql(migrationsTable)} (
+            Effect.tap(
+              () => sql`CREATE TABLE IF NOT EXISTS ${sql(migrationsTable)} (
   migration_id integer primary key,
   created_at timestamp with time zone not null default now(),
   name text not null
-)`),
-            Effect.zipRight(Effect.suspend(() => refuseUnreadable)),
+)`
+            ),
+            Effect.flatMap((keptBefore) => refuseUnreadable(keptBefore)),
             Effect.zipRight(runMigrations),
             Effect.asVoid
           )
@@ -178,7 +181,7 @@ export const migrate: Effect.Effect<void, SqlError | Migrator.MigrationError, Sq
           .withTransaction(
             Effect.asVoid(
               Effect.zipRight(
-                Effect.suspend(() => refuseUnreadable),
+                Effect.suspend(() => refuseUnreadable()),
                 runMigrations
               )
             )
@@ -243,16 +246,17 @@ WHERE type = 'table' AND name = ${name}`
  * Refuses tables a newer effect-saga migrated: this code would write rows in a shape the newer one
  * may not read (an old worker left running through a rolling upgrade). Refuses too the tables of a
  * journal whose record of migrations was emptied or dropped: migrating them again would fail on a
- * table that exists, in words that read as another application's. Nothing is written.
+ * table that exists, in words that read as another application's. Nothing is written. `keptBefore`:
+ * whether the record's table was there before this transaction created it (PostgreSQL's, as the
+ * Migrator would), so that a dropped record is said to be missing, not empty.
  */
-const refuseUnreadable = Effect.flatMap(
-  recordOfMigrations,
-  ({ applied, edited, kept }): Effect.Effect<void, Migrator.MigrationError> => {
+const refuseUnreadable = (keptBefore?: boolean) =>
+  Effect.flatMap(recordOfMigrations, ({ applied, edited, kept }): Effect.Effect<void, Migrator.MigrationError> => {
     if (edited) {
       return Effect.fail(
         new Migrator.MigrationError({
           reason: "bad-state",
-          message: editedMigrationsRecord(undefined, kept ? "is empty" : "is missing")
+          message: editedMigrationsRecord(undefined, (keptBefore ?? kept) ? "is empty" : "is missing")
         })
       )
     }
@@ -264,5 +268,4 @@ const refuseUnreadable = Effect.flatMap(
             message: `the journal has schema version ${applied}, newer than this effect-saga's ${latestMigration}: upgrade effect-saga (nothing was written)`
           })
         )
-  }
-)
+  })
