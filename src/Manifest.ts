@@ -19,6 +19,7 @@ import { check } from "./internal/manifest/check.js"
 import * as errors from "./internal/manifest/errors.js"
 import type { Binding } from "./internal/manifest/format.js"
 import * as format from "./internal/manifest/format.js"
+import { withToolNames } from "./internal/manifest/jsonSchema.js"
 import * as loading from "./internal/manifest/load.js"
 import { ManifestProcesses } from "./internal/manifest/processes.js"
 import { toolsOf } from "./internal/manifest/tools.js"
@@ -40,14 +41,18 @@ export { ManifestProcesses } from "./internal/manifest/processes.js"
 
 /**
  * The JSON Schema of `ManifestV1` (draft 2020-12: it uses `$defs`, and keywords beside a `$ref`,
- * which draft 07 would ignore), for editors: a manifest's `"$schema"` may point to a copy.
+ * which draft 07 would ignore), for editors: a manifest's `"$schema"` may point to a copy. A
+ * binding's name is held to a tool name's rules as far as JSON Schema can say them
+ * (`propertyNames`: not empty, no `/` or control character, not `__proto__`, at most 128
+ * characters): the loader counts 128 UTF-8 bytes, and refuses a lone surrogate, which a schema
+ * cannot. Nor can it say that a type's `required` names are among its `properties`; the loader does.
  *
  * @since 0.2.0
  * @category format
  */
-export const jsonSchema: JSONSchema.JsonSchema7Root = JSONSchema.make(format.ManifestV1, {
-  target: "jsonSchema2020-12"
-})
+export const jsonSchema: JSONSchema.JsonSchema7Root = withToolNames(
+  JSONSchema.make(format.ManifestV1, { target: "jsonSchema2020-12" })
+)
 
 /**
  * A manifest that decoded and whose bindings agree with each other: its `file`, the `folder` its

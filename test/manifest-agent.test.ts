@@ -28,7 +28,8 @@ describe("a manifest's tools given to an agent", () => {
       expect(agent.policies.createReservation).toMatchObject({
         reversibility: "compensatable",
         retryMode: "idempotency-key",
-        undo: true
+        undo: true,
+        reason: `set by the manifest binding's effect_contract (kind "external_write", compensated by releaseReservation)`
       })
       const script: Scripted.Script = (question) =>
         question.turn === 1

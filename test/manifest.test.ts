@@ -980,6 +980,28 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
       "timeout_ms must be a positive integer (got 0)"
     ],
     [
+      "a timeout beyond what a number holds exactly",
+      (bindings) => {
+        bindings.createReservation.timeout_ms = 1e300
+        return bindings
+      },
+      "$.bindings.createReservation.timeout_ms",
+      `timeout_ms must be a positive integer, at most ${Number.MAX_SAFE_INTEGER} (got 1e+300)`
+    ],
+    [
+      "a required property that is not among the properties",
+      (bindings) => {
+        bindings.createReservation.input = {
+          type: "object",
+          properties: { room: { type: "string" } },
+          required: ["rom"]
+        }
+        return bindings
+      },
+      "$.bindings.createReservation.input",
+      '"rom" is required but not among the properties'
+    ],
+    [
       "a limit given as text",
       (bindings) => {
         bindings.createReservation.max_payload_bytes = "4096"
@@ -1241,5 +1263,19 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
     expect(root.properties.manifest_version.enum).toEqual([Manifest.MANIFEST_VERSION])
     expect(root.required).toEqual(["manifest_version", "bindings"])
     expect(Object.keys(schema.$defs)).toContain("TypeSpec")
+  })
+
+  it("the JSON Schema holds bindings' names and limits to what the loader accepts, where JSON Schema can say it", () => {
+    const bindings = (Manifest.jsonSchema as any).$defs.ManifestV1.properties.bindings
+    const names = bindings.propertyNames
+    const pattern = new RegExp(names.pattern)
+    const fits = (name: string) =>
+      name.length >= names.minLength && name.length <= names.maxLength && pattern.test(name) && name !== names.not.const
+    expect(["createReservation", "stripe:charge", "réserver"].filter(fits)).toHaveLength(3)
+    expect(["", "a/b", "a\u0007", "a\u007f", "a\u0085", "__proto__", "x".repeat(129)].filter(fits)).toEqual([])
+    const limits = bindings.additionalProperties.properties
+    for (const field of ["timeout_ms", "max_payload_bytes"]) {
+      expect(JSON.stringify(limits[field])).toContain(`"maximum":${Number.MAX_SAFE_INTEGER}`)
+    }
   })
 })

@@ -89,21 +89,23 @@ describe("PostgreSQL", () => {
     })
   )
 
-  it.live("a journal whose record of migrations was dropped is refused as edited, said missing, and not made again", () =>
-    Effect.gen(function* () {
-      const url = yield* fresh("dropped_migrations")
-      yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
-      yield* Effect.promise(() => queryOn(url, "DROP TABLE effect_saga_migrations"))
-      const error = yield* Effect.flip(Effect.scoped(Layer.build(Postgres.layer({ url }))))
-      expect(error).toMatchObject({ _tag: "JournalError", operation: "migrate" })
-      expect(error.message).toContain(
-        "the journal records no migration (its effect_saga_migrations table is missing) while its tables exist: the record was edited"
-      )
-      const tables = yield* Effect.promise(() =>
-        queryOn(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")
-      )
-      expect(tables).not.toContainEqual({ tablename: "effect_saga_migrations" })
-    })
+  it.live(
+    "a journal whose record of migrations was dropped is refused as edited, said missing, and not made again",
+    () =>
+      Effect.gen(function* () {
+        const url = yield* fresh("dropped_migrations")
+        yield* Effect.scoped(Layer.build(Postgres.layer({ url })))
+        yield* Effect.promise(() => queryOn(url, "DROP TABLE effect_saga_migrations"))
+        const error = yield* Effect.flip(Effect.scoped(Layer.build(Postgres.layer({ url }))))
+        expect(error).toMatchObject({ _tag: "JournalError", operation: "migrate" })
+        expect(error.message).toContain(
+          "the journal records no migration (its effect_saga_migrations table is missing) while its tables exist: the record was edited"
+        )
+        const tables = yield* Effect.promise(() =>
+          queryOn(url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename")
+        )
+        expect(tables).not.toContainEqual({ tablename: "effect_saga_migrations" })
+      })
   )
 
   it.live("countOpen on 10,000 finished and 100 open sagas is answered from the open-status index", () =>

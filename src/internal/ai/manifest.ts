@@ -70,8 +70,11 @@ export const declare = (manifestToolkit: Manifest.ManifestToolkit): Effect.Effec
           .annotate(Tool.Idempotent, spec.retryMode === "idempotency-key")
       )
       if (spec.compensate !== undefined) declared.undo[name] = spec.compensate
+      const compensation = binding.effect_contract.compensation
+      const compensated = compensation === undefined ? "" : `, compensated by ${compensation.tool}`
       declared.policy[name] = {
         reversibility: spec.reversibility,
+        reason: `set by the manifest binding's effect_contract (kind "${kind}"${compensated})`,
         readonly: kind === "read",
         retryMode: spec.retryMode,
         maxPayloadBytes: spec.maxPayloadBytes,

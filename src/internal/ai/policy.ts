@@ -3,6 +3,9 @@ import * as Context from "effect/Context"
 import type { Policy, PolicyOverride } from "../../Agent.js"
 import type { Reversibility } from "../../Compensable.js"
 
+/** An override made by effect-saga itself (a manifest's binding), saying where its reversibility comes from. */
+type OverrideFrom = PolicyOverride & { readonly reason?: string }
+
 /** A tool's policy: its annotations, then whether it has an undo, then the override. */
 export const resolve = (tool: Tool.Any, hasUndo: boolean, override: PolicyOverride | undefined): Policy => {
   const readonly = override?.readonly ?? Context.get(tool.annotations, Tool.Readonly)
@@ -10,7 +13,7 @@ export const resolve = (tool: Tool.Any, hasUndo: boolean, override: PolicyOverri
   const idempotent = Context.get(tool.annotations, Tool.Idempotent)
   const [reversibility, reason]: readonly [Reversibility, string] =
     override?.reversibility !== undefined
-      ? [override.reversibility, "set by the tool's policy override"]
+      ? [override.reversibility, (override as OverrideFrom).reason ?? "set by the tool's policy override"]
       : readonly
         ? ["reversible", "Tool.Readonly: it changes nothing, so there is nothing to undo"]
         : hasUndo

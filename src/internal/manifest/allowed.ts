@@ -26,10 +26,17 @@ export const oneOf = <const Values extends readonly [string, ...Array<string>]>(
   return Schema.propertySignature(literal).annotations({ missingMessage: () => `${field} is missing: it ${allowed}` })
 }
 
-/** A struct field that takes a positive integer: its failure says so, and what it got. */
+/**
+ * A struct field that takes a positive integer, at most `Number.MAX_SAFE_INTEGER` (beyond it a
+ * number is no longer exact): its failure says so, and what it got (the bound only to a number beyond it).
+ */
 export const positiveInteger = (field: string) => {
-  const integer = Schema.Int.pipe(Schema.positive()).annotations({
-    message: (issue) => ({ message: `${field} must be a positive integer (got ${got(issue.actual)})`, override: true })
+  const integer = Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER)).annotations({
+    message: (issue) => {
+      const beyond = typeof issue.actual === "number" && issue.actual > Number.MAX_SAFE_INTEGER
+      const rule = beyond ? `a positive integer, at most ${Number.MAX_SAFE_INTEGER}` : "a positive integer"
+      return { message: `${field} must be ${rule} (got ${got(issue.actual)})`, override: true }
+    }
   })
   return Schema.propertySignature(integer).annotations({
     missingMessage: () => `${field} is missing: it must be a positive integer`
@@ -81,6 +88,8 @@ export const typeSpecProblem = (actual: unknown): string | undefined => {
     if (required !== undefined && !(Array.isArray(required) && required.every(Predicate.isString))) {
       return `required must be an array of property names (got ${got(required)})`
     }
+    const missing = required?.find((name: string) => !Object.hasOwn(actual.properties as object, name))
+    if (missing !== undefined) return `${JSON.stringify(missing)} is required but not among the properties`
   }
   return undefined
 }

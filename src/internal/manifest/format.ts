@@ -85,7 +85,10 @@ export const TypeSpec: Schema.Schema<TypeSpec> = Schema.Union(
     type: Schema.Literal("object"),
     properties: Schema.Record({ key: Schema.String, value: Schema.suspend((): Schema.Schema<TypeSpec> => TypeSpec) }),
     required: Schema.optional(withoutRepeats("required", Schema.String, (name) => `${preview(name)} is required twice`))
-  }),
+  }).pipe(
+    // Said by the union's message (`typeSpecProblem`), as the other problems of a type's own level.
+    Schema.filter(({ properties, required }) => (required ?? []).every((name) => Object.hasOwn(properties, name)))
+  ),
   Schema.Struct({ type: Schema.Literal("array"), items: Schema.suspend((): Schema.Schema<TypeSpec> => TypeSpec) }),
   Schema.Struct({ ref: Schema.String.annotations({ description: "the name of a Schema given to Manifest.toolkit" }) })
 ).annotations({
