@@ -107,7 +107,8 @@ export const run: (args: ReadonlyArray<string>) => Effect.Effect<ExitCode, never
 /**
  * Runs the process's command line (or `args`) as `bin/effect-saga.js` does: SIGINT and SIGTERM
  * interrupt the command, which then prints one line on stderr (`effect-saga: interrupted: …`, what
- * it left), and `process.exitCode` is set when it ends.
+ * it left), and `process.exitCode` is set when it ends. Interrupted, the process exits (130) once
+ * that line is written, whatever the command cut off still holds open (an undo's timer or socket).
  *
  * @since 0.1.0
  * @category running

@@ -1857,7 +1857,8 @@ export const chargeCard = Compensable.make({
         }
       },
       {
-        // chargeCard again, its undo never returning once it said so; the checkout's other tools as they are.
+        // chargeCard again, its undo never returning once it said so, and holding a timer its interruption
+        // leaves behind (as a hung request leaves its socket); the checkout's other tools as they are.
         stdin: {
           contents: `import * as fs from "node:fs"
 import { Effect, Schema } from "effect"
@@ -1871,7 +1872,9 @@ export const chargeCard = Compensable.make({
   compensate: ({ result }) =>
     Effect.zipRight(
       Effect.sync(() => fs.appendFileSync(process.env.EFFECT_SAGA_TEST_WORLD ?? "/dev/null", \`refund \${result} hangs\\n\`)),
-      Effect.never
+      Effect.async(() => {
+        setTimeout(() => {}, 600_000)
+      })
     )
 })
 `,

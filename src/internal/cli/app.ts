@@ -113,9 +113,10 @@ export const run = (args: ReadonlyArray<string>): Effect.Effect<Ending["code"], 
 
 /**
  * Runs `args` (default: the process's) as a Node process: SIGINT and SIGTERM interrupt the
- * command (exit code 130), and the exit code is set without cutting stdout short. A second signal,
- * while the command still finishes what the first let run (`serve`'s requests in flight), exits
- * at once (130), with one line on stderr.
+ * command (exit code 130), and the exit code is set without cutting stdout short. Interrupted, the
+ * process exits once its output is written, whatever the command cut off still holds open (an
+ * undo's timer or socket). A second signal, while the command still finishes what the first let
+ * run (`serve`'s requests in flight), exits at once (130), with one line on stderr.
  *
  * @since 0.1.0
  * @category running
@@ -152,8 +153,16 @@ export const main = (args: ReadonlyArray<string> = process.argv.slice(2)): void 
     clearInterval(keepAlive)
     listening(interrupt, false)
     listening(giveUp, false)
-    process.exitCode = Exit.isSuccess(exit) ? exit.value : 130
+    const code = Exit.isSuccess(exit) ? exit.value : 130
+    process.exitCode = code
+    // Interrupted, what the command cut off (an undo's timer or socket) must not keep the process alive.
+    if (code === 130) exitOnceWritten(code)
   })
+}
+
+/** Exits with `code` once what was written to stdout and stderr is out. */
+const exitOnceWritten = (code: number): void => {
+  process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
 }
 
 /** What a second SIGINT or SIGTERM says as it stops the process at once. */
