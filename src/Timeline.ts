@@ -59,6 +59,13 @@ const dirtyNote = (report: CompensationReport.CompensationReport): string => {
   return dirty.length === 0 ? "" : `may still be live: ${dirty.join("; ")}`
 }
 
+/** What a call or an undo was granted (the `capabilities` of its `INTENT` or `COMPENSATING`): `granted network, env:API_HOST`. */
+const grantedNote = (capabilities: ReadonlyArray<string> | undefined): string =>
+  capabilities === undefined || capabilities.length === 0 ? "" : `granted ${capabilities.join(", ")}`
+
+/** The notes that say something, one after the other. */
+const joined = (...notes: ReadonlyArray<string>): string => notes.filter((note) => note !== "").join("; ")
+
 /** What an entry whose payload decoded says, by phase; `ran`: where its call ran, when known. */
 const detailOfRecorded = (entry: Recorded, ran: RanWhere = undefined): string => {
   switch (entry.phase) {
@@ -76,12 +83,17 @@ const detailOfRecorded = (entry: Recorded, ran: RanWhere = undefined): string =>
           ? `${digest} (deferred: the program went on)`
           : `${digest} (asked without halting: the program goes on while it is pending)`
     }
-    case "INTENT":
-      return entry.payload?.deferred === true
-        ? "deferred call, run once approved"
-        : ran === "made"
-          ? "ran where the program made it: approved on the spot"
-          : ""
+    case "INTENT": {
+      const how =
+        entry.payload?.deferred === true
+          ? "deferred call, run once approved"
+          : ran === "made"
+            ? "ran where the program made it: approved on the spot"
+            : ""
+      return joined(how, grantedNote(entry.payload?.capabilities))
+    }
+    case "COMPENSATING":
+      return grantedNote(entry.payload?.capabilities)
     case "APPROVED":
       return entry.payload.renewedBy === undefined ? `by ${entry.payload.by}` : `renewed by ${entry.payload.renewedBy}`
     case "REJECTED":
@@ -110,7 +122,7 @@ const detailOfRecorded = (entry: Recorded, ran: RanWhere = undefined): string =>
       return explicitNote(entry.payload) || notStartedNote(entry)
     case "SAGA_NEEDS_ATTENTION": {
       const stopped = "unknown" in entry.payload ? stoppedOnNote(entry.payload.unknown) : explicitNote(entry.payload)
-      return [stopped, notStartedNote(entry)].filter((note) => note !== "").join("; ")
+      return joined(stopped, notStartedNote(entry))
     }
     default:
       return ""

@@ -6,7 +6,7 @@ import * as path from "node:path"
 import { NodeContext } from "@effect/platform-node"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Exit, Layer, Logger, LogLevel, Schema } from "effect"
-import { Journal, Manifest, Saga, Toolkit } from "../src/index.js"
+import { Journal, Manifest, Saga, Timeline, Toolkit } from "../src/index.js"
 import { masked, maskedCut } from "../src/internal/util/masking.js"
 import { printable } from "../src/internal/util/printable.js"
 import {
@@ -131,6 +131,9 @@ describe("tools from a manifest, run by real handler processes", () => {
           idempotencyKey: `${JSON.parse(intent!.payload!).idempotencyKey}/undo`,
           capabilities: ["network"]
         })
+        // The timeline an operator reads says both.
+        expect(Timeline.detailOf(intent!)).toBe("granted network")
+        expect(Timeline.detailOf(compensating!)).toBe("granted network")
       })
   )
 

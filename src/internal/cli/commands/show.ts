@@ -128,17 +128,23 @@ const outcomesOf = (status: Saga.SagaStatus, entries: ReadonlyArray<Entry>, now:
 const outcomeOf = (entry: Entry, detail: string, saga: Outcomes): string => {
   if (entry.phase === "APPROVED") return withExpiry(entry, detail)
   if (entry.phase !== "INTENT") return detail
+  // What the INTENT says (how the call ran, what it was granted), then whether an outcome followed.
+  return [detail, noOutcomeOf(entry, saga)].filter(Boolean).join("; ")
+}
+
+/** Of an `INTENT` no outcome followed, that none did, and why; "" for one an outcome followed. */
+const noOutcomeOf = (entry: Entry, saga: Outcomes): string => {
   const step = entry.stepId === null ? undefined : saga.steps.get(entry.stepId)
   const rerun = saga.rerunAt.get(entry.seq)
-  if (rerun !== undefined) return [detail, `no outcome journaled: run again at seq ${rerun}`].filter(Boolean).join("; ")
+  if (rerun !== undefined) return `no outcome journaled: run again at seq ${rerun}`
   const later = (saga.lastIntent.get(entry.stepId) ?? -1) > entry.seq
-  if (later) return detail
+  if (later) return ""
   if (step?.state === "not_started") return "no outcome journaled: interrupted before it started (it did not run)"
   if (step?.state === "in_flight") {
     const inFlight = inFlightOf(saga.status, saga.now)
     return `no outcome journaled yet: in flight${inFlight === undefined ? "" : ` (${inFlight})`}`
   }
-  if (step?.state !== "unknown") return detail
+  if (step?.state !== "unknown") return ""
   if (step.changesNothing === true) return "no outcome journaled: unknown (a read: it changed nothing)"
   const reason = saga.reasons.get(step.stepId)
   return reason === undefined ? "no outcome journaled: unknown" : `no outcome journaled: unknown (${reason})`
