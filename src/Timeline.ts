@@ -10,6 +10,7 @@ import type { JournaledReceipt, Recorded } from "./internal/journal/payloads.js"
 import { decodeEntry, encodePayload, notStartedIn } from "./internal/journal/payloads.js"
 import { JournalView } from "./internal/journal/view.js"
 import { table } from "./internal/util/table.js"
+import { undoDetailSaid } from "./internal/util/undoSaid.js"
 import type { Entry } from "./Journal.js"
 
 /**
@@ -43,7 +44,7 @@ const stoppedOnNote = (
  */
 const explicitNote = (payload: object | null): string =>
   payload !== null && "outcome" in payload
-    ? `undo ${payload.outcome}${"detail" in payload && payload.detail !== undefined ? `: ${payload.detail}` : ""}`
+    ? `undo ${payload.outcome}${"detail" in payload && typeof payload.detail === "string" ? `: ${undoDetailSaid(String(payload.outcome), payload.detail)}` : ""}`
     : ""
 
 /**

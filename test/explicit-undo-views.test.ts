@@ -74,6 +74,10 @@ describe("a completed saga with a step undone explicitly, in the saga's own view
         expect(shown.stdout).toContain(
           `${step.stepId}: explicit undo failed (not applied: the bank refused the refund); the saga's own compensation: undo completed; its run: effect-saga show ${step.effectId}/compensate-effect`
         )
+        // The run's own timeline, and a second explicit undo's answer line, leave out the repeated words too.
+        const run = yield* cliInProcess("show", `${step.effectId}/compensate-effect`, "--db", db)
+        expect(run.stdout).toContain("undo failed: not applied: the bank refused the refund")
+        expect(run.stdout).not.toContain("undo failed: failed (not applied)")
         const baseUrl = yield* serveOn(db)
         const cookie = yield* Effect.promise(() => consoleCookie(baseUrl))
         const page = yield* pageOf(baseUrl, cookie, "order-9")

@@ -142,12 +142,12 @@ describe("what a person reads", () => {
     ])
   })
 
-  it("the compensation report does not repeat the words of an undo's outcome after its answer", () => {
+  it("the compensation report does not repeat the words of a failed undo's outcome after its answer", () => {
     const report = CompensationReport.make(
       "order-9",
       [
         { stepId: "refund#1", toolName: "refund", outcome: "failed", detail: "failed (not applied): the bank refused" },
-        { stepId: "release#1", toolName: "release", outcome: "unknown", detail: "outcome unknown: no answer in 30s" }
+        { stepId: "release#1", toolName: "release", outcome: "unknown", detail: "no answer in 30s" }
       ],
       []
     )

@@ -334,7 +334,7 @@ describe("effect-saga serve, signalled again while an undo never returns", { tim
       child.kill("SIGTERM")
       expect(yield* closed).toBe(130)
       expect(stderr).toBe(
-        "effect-saga: interrupted again: stopped at once, without waiting for what was under way: an undo still running was cut off with no outcome journaled (its step stays started, its saga compensating under this process's lease until the lease lapses; effect-saga show SAGA says where it stands)\n"
+        "effect-saga: interrupted again: stopped at once, without waiting for what was under way: an undo still running was cut off with no outcome journaled (its step stays started, its saga compensating under this process's lease until the lease lapses; effect-saga list --status compensating lists it, and effect-saga show with its id says where it stands)\n"
       )
       expect((yield* phases).at(-1)).toBe("COMPENSATING")
     })

@@ -419,6 +419,52 @@ describe("a resumed program that no longer makes an executed step's call does no
           }
         ])
         expect((yield* Saga.status("o-unknown")).status).toBe("needs_attention")
+
+        // The same release again replays its new calls: the run answers the reason journaled, unchanged.
+        const again = yield* Saga.resume(
+          "o-unknown",
+          Effect.all([reserve({ n: 1 }), tool("payV2")({ n: 2 }), charge({ n: 3 })])
+        )
+        expect(again).toMatchObject({ _tag: "NeedsAttention", unknown: result.unknown })
+        const journaled = (yield* Saga.status("o-unknown")).steps.find((step) => step.stepId === pay.stepId)
+        expect(journaled?.unknownReason).toBe(result.unknown[0]!.reason)
+        expect(made).toEqual(["reserve 1", "pay 2", "payV2 2", "charge 3"])
+      }).pipe(Effect.provide(SagaLive))
+  )
+
+  it.effect(
+    "a renamed tool past a step whose outcome is unknown, then a failure: NeedsAttention on that step, saying the program ended without reaching it",
+    () =>
+      Effect.gen(function* () {
+        made.length = 0
+        const hanging = Compensable.make({
+          name: "pay",
+          input: Schema.Struct({ n: Schema.Int }),
+          success: Schema.String,
+          execute: ({ n }) =>
+            Effect.zipRight(
+              Effect.sync(() => made.push(`pay ${n}`)),
+              Effect.never
+            ),
+          compensate: () => Effect.void
+        })
+        const fiber = yield* Effect.fork(
+          Saga.run("o-unknown-fails", Effect.zipRight(reserve({ n: 1 }), hanging({ n: 2 })))
+        )
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(fiber)
+
+        // The next release renamed the payment's tool, and its program fails after the new call.
+        const result = yield* Saga.resume(
+          "o-unknown-fails",
+          Effect.zipRight(Effect.all([reserve({ n: 1 }), tool("payV2")({ n: 2 })]), Effect.fail("out of stock"))
+        )
+        expect(made).toEqual(["reserve 1", "pay 2", "payV2 2"])
+        if (result._tag !== "NeedsAttention") return expect.fail(`expected NeedsAttention, got ${result._tag}`)
+        expect(result.unknown).toHaveLength(1)
+        expect(result.unknown[0]!.reason).toMatch(
+          /^INTENT was journaled but no outcome: it may or may not have run; this run's program ended without reaching it: it made a new call instead \(it ran payV2:/
+        )
       }).pipe(Effect.provide(SagaLive))
   )
 

@@ -167,4 +167,4 @@ const exitOnceWritten = (code: number): void => {
 
 /** What a second SIGINT or SIGTERM says as it stops the process at once. */
 const FORCED =
-  "interrupted again: stopped at once, without waiting for what was under way: an undo still running was cut off with no outcome journaled (its step stays started, its saga compensating under this process's lease until the lease lapses; effect-saga show SAGA says where it stands)"
+  "interrupted again: stopped at once, without waiting for what was under way: an undo still running was cut off with no outcome journaled (its step stays started, its saga compensating under this process's lease until the lease lapses; effect-saga list --status compensating lists it, and effect-saga show with its id says where it stands)"

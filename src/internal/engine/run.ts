@@ -253,6 +253,9 @@ class CalledTool implements RegisteredTool {
  */
 type Mode = "halt" | "defer" | "settle"
 
+/** How the reason of an unknown step a resumed program did not reach goes on, after why it is unknown. */
+const NOT_REACHED = "; this run's program ended without reaching it: "
+
 /** One run of one saga's program: the `CurrentSaga` its steps call. */
 export class SagaRun {
   /** Why the run halted, once a step decided it. */
@@ -385,10 +388,8 @@ export class SagaRun {
       }
       // A saga a failure binds to compensate does not complete: it compensates from its journal.
       const completes = Exit.isSuccess(exit) && !this.closed && this.writer.view.firstTaint() === undefined
-      if (completes) {
-        this.haltedWith ??= this.notReplayed()
-        this.notReached()
-      }
+      if (completes) this.haltedWith ??= this.notReplayed()
+      if (ownEnd && !this.closed) this.notReached()
       this.writer.programEnd()
       return exit
     })
@@ -802,9 +803,11 @@ export class SagaRun {
   }
 
   /**
-   * A program that succeeded without reaching a step of the journal whose outcome is unknown (not a
-   * read) stops on it as on any unknown step (`NeedsAttention`), saying why this run did not reach
-   * it: the same program would have, and stopped there before anything after it ran.
+   * A program that ended on its own (succeeded or failed) without reaching a step of the journal
+   * whose outcome is unknown (not a read) stops on it as on any unknown step (`NeedsAttention`),
+   * saying why this run did not reach it: the same program would have, and stopped there before
+   * anything after it ran. A reason that says so already (journaled by an earlier run) is kept as it
+   * is: the saga's next entry journals the same words the run answers.
    */
   private notReached(): void {
     if (this.unreplayed === undefined) return
@@ -814,10 +817,8 @@ export class SagaRun {
     for (const step of unreached) {
       const why =
         this.writer.view.unknownReason(step.stepId) ?? "INTENT was journaled but no outcome: it may or may not have run"
-      reasons.set(
-        step.stepId,
-        `${why}; this run's program ended without reaching it: ${this.insteadOf(this.madeFresh)}`
-      )
+      if (why.includes(NOT_REACHED)) continue
+      reasons.set(step.stepId, `${why}${NOT_REACHED}${this.insteadOf(this.madeFresh)}`)
     }
     this.unknownReasons = reasons
   }

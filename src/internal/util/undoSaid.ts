@@ -1,21 +1,17 @@
 /**
- * An undo's detail beside its answer. The detail of an undo that answered with an outcome is the
- * outcome's message, which begins with what the answer says already (`Outcome.failed("…")` is
- * journaled `failed (not applied): …`): beside `undo failed` only what it adds is said, so a line
- * reads `undo failed (not applied: the bank refused)`, not `undo failed (failed (not applied): …)`.
+ * An undo's detail beside its answer. The detail of an undo that answered `Outcome.failed("…")` is
+ * the outcome's message, which begins with what the answer says already (`failed (not applied):
+ * …`): beside `undo failed` only what it adds is said, so a line reads `undo failed (not applied:
+ * the bank refused)`, not `undo failed (failed (not applied): …)`. (An `Outcome.unknown`'s detail
+ * is journaled as its reason alone: nothing to leave out.)
  */
 
-/** The words an outcome's message begins with, by the undo answer they repeat, and what stays of them. */
-const repeated: Readonly<Record<string, readonly [string, string]>> = {
-  failed: ["failed (not applied): ", "not applied: "],
-  unknown: ["outcome unknown: ", ""]
-}
+/** How a failed undo's detail begins when the undo answered `Outcome.failed`. */
+const FAILED_WORDS = "failed (not applied): "
 
 /** `detail` without the words of `undo` it repeats. */
-export const undoDetailSaid = (undo: string, detail: string): string => {
-  const words = repeated[undo]
-  return words !== undefined && detail.startsWith(words[0]) ? `${words[1]}${detail.slice(words[0].length)}` : detail
-}
+export const undoDetailSaid = (undo: string, detail: string): string =>
+  undo === "failed" && detail.startsWith(FAILED_WORDS) ? `not applied: ${detail.slice(FAILED_WORDS.length)}` : detail
 
 /** `undo ANSWER (DETAIL)`, as the views say an undo's answer. */
 export const undoSaid = (undo: string, detail: string | undefined): string =>

@@ -13,6 +13,7 @@ import { Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import { printable } from "../../util/printable.js"
 import { shellWord } from "../../util/shellWord.js"
+import { undoDetailSaid } from "../../util/undoSaid.js"
 import { SomethingWrong } from "../failure.js"
 import { print, printJson } from "../output.js"
 import * as Parse from "../parse.js"
@@ -32,7 +33,7 @@ const render = (answer: Saga.EffectCompensation, journaled: boolean): string =>
   printable(
     answer._tag === "AwaitingApproval"
       ? `${answer.effectId}: the undo awaits an approval of its own (next: effect-saga approve ${shellWord(answer.runId)} ${shellWord(answer.request.stepId)} --as WHO)`
-      : `${answer.effectId}: ${answer.outcome}${answer.detail === undefined ? "" : ` (${answer.detail})`}; ${journaled ? `journaled as ${answer.runId}` : `nothing journaled${notHere(answer.detail)}`}`
+      : `${answer.effectId}: ${answer.outcome}${answer.detail === undefined ? "" : ` (${undoDetailSaid(answer.outcome, answer.detail)})`}; ${journaled ? `journaled as ${answer.runId}` : `nothing journaled${notHere(answer.detail)}`}`
   )
 
 /** What to give an answer the undo's tool was missing for (`registry.ts`): the module that registers it. */
