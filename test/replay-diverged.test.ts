@@ -202,6 +202,19 @@ describe("a resumed program that no longer makes an executed step's call does no
       compensate: ({ input }) => Effect.sync(() => made.push(`undo ${name} ${input.n}`))
     })
   const [reserve, reserveV2, charge] = [tool("reserve"), tool("reserveV2"), tool("charge")]
+  /** A tool whose call never answers: a worker stopped while it was in flight leaves its outcome unknown. */
+  const hanging = (name: string) =>
+    Compensable.make({
+      name,
+      input: Schema.Struct({ n: Schema.Int }),
+      success: Schema.String,
+      execute: ({ n }) =>
+        Effect.zipRight(
+          Effect.sync(() => made.push(`${name} ${n}`)),
+          Effect.never
+        ),
+      compensate: () => Effect.void
+    })
   const SagaLive = Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
 
   it.effect("a renamed tool: NonDeterminism naming the step never replayed, no SAGA_COMPLETED", () =>
@@ -380,18 +393,6 @@ describe("a resumed program that no longer makes an executed step's call does no
     () =>
       Effect.gen(function* () {
         made.length = 0
-        const hanging = (name: string) =>
-          Compensable.make({
-            name,
-            input: Schema.Struct({ n: Schema.Int }),
-            success: Schema.String,
-            execute: ({ n }) =>
-              Effect.zipRight(
-                Effect.sync(() => made.push(`${name} ${n}`)),
-                Effect.never
-              ),
-            compensate: () => Effect.void
-          })
         // The first release's worker stopped while the payment was in flight: its outcome is unknown.
         const fiber = yield* Effect.fork(
           Saga.run("o-unknown", Effect.zipRight(reserve({ n: 1 }), hanging("pay")({ n: 2 })))
@@ -437,19 +438,8 @@ describe("a resumed program that no longer makes an executed step's call does no
     () =>
       Effect.gen(function* () {
         made.length = 0
-        const hanging = Compensable.make({
-          name: "pay",
-          input: Schema.Struct({ n: Schema.Int }),
-          success: Schema.String,
-          execute: ({ n }) =>
-            Effect.zipRight(
-              Effect.sync(() => made.push(`pay ${n}`)),
-              Effect.never
-            ),
-          compensate: () => Effect.void
-        })
         const fiber = yield* Effect.fork(
-          Saga.run("o-unknown-fails", Effect.zipRight(reserve({ n: 1 }), hanging({ n: 2 })))
+          Saga.run("o-unknown-fails", Effect.zipRight(reserve({ n: 1 }), hanging("pay")({ n: 2 })))
         )
         yield* Effect.yieldNow()
         yield* Fiber.interrupt(fiber)
