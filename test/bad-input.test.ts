@@ -346,16 +346,18 @@ describe("bad input and bad declarations", () => {
     })
   )
 
+  /** An irreversible wire transfer, declared as each test below changes it. */
+  const sendWire = {
+    name: "sendWire",
+    input: Schema.Number,
+    success: Schema.String,
+    reversibility: "irreversible",
+    execute: () => Effect.succeed("w-1")
+  } as const
+
   it.effect("Toolkit.layer fails with DeclarationError for an irreversible tool that declares an undo", () =>
     Effect.gen(function* () {
-      const wire = Compensable.make({
-        name: "sendWire",
-        input: Schema.Number,
-        success: Schema.String,
-        reversibility: "irreversible",
-        execute: () => Effect.succeed("w-1"),
-        compensate: () => Effect.void
-      } as any)
+      const wire = Compensable.make({ ...sendWire, compensate: () => Effect.void } as any)
       const error = yield* Effect.flip(Layer.build(withToolkit(Toolkit.make({ wire }))).pipe(Effect.scoped))
       expect(error).toMatchObject({ _tag: "DeclarationError", toolName: "sendWire" })
       expect(error.message).toContain("irreversible")
@@ -364,14 +366,7 @@ describe("bad input and bad declarations", () => {
 
   it.effect("Toolkit.layer fails with DeclarationError for undoCapabilities on a tool with no undo", () =>
     Effect.gen(function* () {
-      const wire = Compensable.make({
-        name: "sendWire",
-        input: Schema.Number,
-        success: Schema.String,
-        reversibility: "irreversible",
-        undoCapabilities: ["network"],
-        execute: () => Effect.succeed("w-1")
-      })
+      const wire = Compensable.make({ ...sendWire, undoCapabilities: ["network"] })
       const error = yield* Effect.flip(Layer.build(withToolkit(Toolkit.make({ wire }))).pipe(Effect.scoped))
       expect(error).toMatchObject({ _tag: "DeclarationError", toolName: "sendWire" })
       expect(error.message).toContain(

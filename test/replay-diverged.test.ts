@@ -215,6 +215,13 @@ describe("a resumed program that no longer makes an executed step's call does no
         ),
       compensate: () => Effect.void
     })
+  /** A first release's run of `sagaId` whose worker stopped while the payment was in flight: its outcome is unknown. */
+  const stoppedInPay = (sagaId: string) =>
+    Effect.gen(function* () {
+      const fiber = yield* Effect.fork(Saga.run(sagaId, Effect.zipRight(reserve({ n: 1 }), hanging("pay")({ n: 2 }))))
+      yield* Effect.yieldNow()
+      yield* Fiber.interrupt(fiber)
+    })
   const SagaLive = Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
 
   it.effect("a renamed tool: NonDeterminism naming the step never replayed, no SAGA_COMPLETED", () =>
@@ -393,20 +400,13 @@ describe("a resumed program that no longer makes an executed step's call does no
     () =>
       Effect.gen(function* () {
         made.length = 0
-        // The first release's worker stopped while the payment was in flight: its outcome is unknown.
-        const fiber = yield* Effect.fork(
-          Saga.run("o-unknown", Effect.zipRight(reserve({ n: 1 }), hanging("pay")({ n: 2 })))
-        )
-        yield* Effect.yieldNow()
-        yield* Fiber.interrupt(fiber)
+        yield* stoppedInPay("o-unknown")
         const pay = (yield* Saga.status("o-unknown")).steps.find((step) => step.toolName === "pay")!
         expect(pay.state).toBe("unknown")
 
         // The next release renamed the payment's tool: the same call under a new name, then one more step.
-        const result = yield* Saga.resume(
-          "o-unknown",
-          Effect.all([reserve({ n: 1 }), tool("payV2")({ n: 2 }), charge({ n: 3 })])
-        )
+        const renamed = Effect.all([reserve({ n: 1 }), tool("payV2")({ n: 2 }), charge({ n: 3 })])
+        const result = yield* Saga.resume("o-unknown", renamed)
         expect(made).toEqual(["reserve 1", "pay 2", "payV2 2", "charge 3"])
         if (result._tag !== "NeedsAttention") return expect.fail(`expected NeedsAttention, got ${result._tag}`)
         const ran = (yield* Saga.status("o-unknown")).steps.filter(
@@ -422,10 +422,7 @@ describe("a resumed program that no longer makes an executed step's call does no
         expect((yield* Saga.status("o-unknown")).status).toBe("needs_attention")
 
         // The same release again replays its new calls: the run answers the reason journaled, unchanged.
-        const again = yield* Saga.resume(
-          "o-unknown",
-          Effect.all([reserve({ n: 1 }), tool("payV2")({ n: 2 }), charge({ n: 3 })])
-        )
+        const again = yield* Saga.resume("o-unknown", renamed)
         expect(again).toMatchObject({ _tag: "NeedsAttention", unknown: result.unknown })
         const journaled = (yield* Saga.status("o-unknown")).steps.find((step) => step.stepId === pay.stepId)
         expect(journaled?.unknownReason).toBe(result.unknown[0]!.reason)
@@ -438,11 +435,7 @@ describe("a resumed program that no longer makes an executed step's call does no
     () =>
       Effect.gen(function* () {
         made.length = 0
-        const fiber = yield* Effect.fork(
-          Saga.run("o-unknown-fails", Effect.zipRight(reserve({ n: 1 }), hanging("pay")({ n: 2 })))
-        )
-        yield* Effect.yieldNow()
-        yield* Fiber.interrupt(fiber)
+        yield* stoppedInPay("o-unknown-fails")
 
         // The next release renamed the payment's tool, and its program fails after the new call.
         const result = yield* Saga.resume(
