@@ -10,6 +10,7 @@
 
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
+import { FAILED_WORDS } from "./internal/util/failedWords.js"
 
 /**
  * The type id the three outcomes carry: `isOutcome` checks it, never a `_tag` that a plain
@@ -38,7 +39,7 @@ export class Failed extends Schema.TaggedError<Failed>("effect-saga/Outcome/Fail
   /** @since 0.2.0 */
   readonly [TypeId]: TypeId = TypeId
   override get message(): string {
-    return `failed (not applied): ${this.reason}`
+    return `${FAILED_WORDS}${this.reason}`
   }
 }
 

@@ -5,9 +5,7 @@
  * the bank refused)`, not `undo failed (failed (not applied): …)`. (An `Outcome.unknown`'s detail
  * is journaled as its reason alone: nothing to leave out.)
  */
-
-/** How a failed undo's detail begins when the undo answered `Outcome.failed`. */
-const FAILED_WORDS = "failed (not applied): "
+import { FAILED_WORDS } from "./failedWords.js"
 
 /** `detail` without the words of `undo` it repeats. */
 export const undoDetailSaid = (undo: string, detail: string): string =>
