@@ -252,6 +252,21 @@ export const approvedUntil = (entries: ReadonlyArray<Entry>, stepId: string): st
 }
 
 /**
+ * The steps a resume of the saga's program cannot replay: the program's last run ended without
+ * reaching them while their outcome was unknown (a changed program: a tool renamed, a step removed
+ * or made conditional; its `SAGA_NEEDS_ATTENTION` journals them `unreached`), and they are executed
+ * since (resolved as applied, `Saga.resolve`). That program, resumed, fails with `NonDeterminism`
+ * at its end, writing nothing: compensate the saga instead (or resume it with a release that makes
+ * their calls). What `effect-saga show`, `resolve`, the HTTP API and the console read to offer
+ * compensation, not a resume. Empty for a journal that never journaled `unreached`.
+ *
+ * @since 0.5.0
+ * @category reading
+ */
+export const notReplayable = (entries: ReadonlyArray<Entry>): ReadonlyArray<string> =>
+  new JournalView(entries.flatMap((entry) => recorded(entry) ?? [])).notReplayable()
+
+/**
  * The step whose journaled failure binds the saga to compensate, if any: the first `FAILED` not
  * journaled `taints: false` (the mark of a failure an agent's loop answers the model with), a
  * failure the program caught and a step resolved as not applied among them (see

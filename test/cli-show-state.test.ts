@@ -8,7 +8,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Schema, TestClock } from "effect"
-import { Compensable, Journal, Outcome, Recovery, Saga } from "../src/index.js"
+import { Compensable, Journal, Outcome, Recovery, Saga, SagaError } from "../src/index.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
 import {
   Checkout,
@@ -20,6 +20,7 @@ import {
   Tracking
 } from "./fixtures/cli-tools.js"
 import { gatedRelease } from "./fixtures/cli-undo-tools.js"
+import { renamedPastUnknown } from "./fixtures/renamed-past-unknown.js"
 import { siblingCut } from "./fixtures/sibling-cut.js"
 import { onFile } from "./fixtures/worker-on-file.js"
 
@@ -802,5 +803,73 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         ])
         expect(lines.join("\n")).not.toContain("checkStock")
       })
+  )
+
+  it.scoped(
+    "a step a changed program did not reach, resolved as applied: show and resolve say to compensate, not resume, which fails",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        const { nextLines, position } = readsOf(db)
+        const { made, renamed, stoppedInPay, tools } = renamedPastUnknown()
+        // The first release's worker stopped while the payment was in flight: its outcome is unknown.
+        yield* onFile(db, stoppedInPay("moved-1"))
+        // The next release renamed the payment's tool: its program ends without reaching the old step.
+        const stopped = yield* onFile(db, Saga.resume("moved-1", renamed))
+        assert(stopped._tag === "NeedsAttention")
+        const pay = stopped.unknown[0]!.stepId
+        expect(stopped.unknown[0]!.reason).toContain("this run's program ended without reaching it")
+        const at = yield* position("moved-1")
+        const resolved = yield* cli(
+          ...["resolve", "moved-1", pay, "--applied", "--result", '"pay-2"', "--as", "oncall", ...at.split(" ")],
+          "--db",
+          db
+        )
+        expect(resolved.code).toBe(0)
+        const compensateNotResume = `do not resume the saga: its program's last run ended without reaching step ${pay} (a changed program), executed now, so a resume of that program fails with NonDeterminism at its end, writing nothing (only a release that makes it again could go on); compensate it instead`
+        expect(resolved.stdout).toContain(
+          `; ${compensateNotResume} (effect-saga compensate moved-1 --register MODULE --as WHO)`
+        )
+        expect(yield* nextLines("moved-1")).toEqual([
+          `next: nothing is left to resolve, but ${compensateNotResume}: effect-saga compensate moved-1 --register MODULE --as WHO ${yield* position("moved-1")}`
+        ])
+        // What it says holds: the changed program, resumed, fails and writes nothing; a compensation undoes every call.
+        const before = yield* position("moved-1")
+        const resumed = yield* Effect.flip(onFile(db, Saga.resume("moved-1", renamed)))
+        expect(resumed).toBeInstanceOf(SagaError.NonDeterminism)
+        expect(yield* position("moved-1")).toBe(before)
+        const compensate = Effect.zipRight(
+          Effect.flatMap(Saga.Saga, (saga) => saga.register(tools)),
+          Saga.compensate("moved-1")
+        )
+        expect((yield* onFile(db, compensate)).status).toBe("compensated")
+        // In the reverse order of their EXECUTED entries: the payment's is the resolution's, the last.
+        expect(made.slice(-4)).toEqual(["undo pay 2", "undo charge 3", "undo payV2 2", "undo reserve 1"])
+      })
+  )
+
+  it.scoped("resolved as not applied instead, the same saga compensates when resumed, as show says", () =>
+    Effect.gen(function* () {
+      const db = freshFile()
+      const { nextLines, position } = readsOf(db)
+      const { made, renamed, stoppedInPay } = renamedPastUnknown()
+      yield* onFile(db, stoppedInPay("moved-2"))
+      const stopped = yield* onFile(db, Saga.resume("moved-2", renamed))
+      assert(stopped._tag === "NeedsAttention")
+      const pay = stopped.unknown[0]!.stepId
+      const at = yield* position("moved-2")
+      const resolved = yield* cli(
+        ...["resolve", "moved-2", pay, "--not-applied", "--as", "oncall", ...at.split(" ")],
+        "--db",
+        db
+      )
+      expect(resolved.code).toBe(0)
+      expect(resolved.stdout).toContain(`; resume the saga: it compensates (step ${pay} failed`)
+      expect(yield* nextLines("moved-2")).toEqual([
+        expect.stringMatching(/^next: nothing is left to resolve: the saga compensates \(step /)
+      ])
+      expect(yield* onFile(db, Saga.resume("moved-2", renamed))).toMatchObject({ _tag: "Compensated" })
+      expect(made.slice(-3)).toEqual(["undo charge 3", "undo payV2 2", "undo reserve 1"])
+    })
   )
 })

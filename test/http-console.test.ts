@@ -20,6 +20,7 @@ import {
   snapshot,
   tokens
 } from "./fixtures/http-saga.js"
+import { renamedPastUnknown } from "./fixtures/renamed-past-unknown.js"
 import { siblingCut } from "./fixtures/sibling-cut.js"
 import { launchChromium } from "./support/chromium.js"
 
@@ -279,6 +280,35 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         const resolved = unescaped((yield* consolePage(baseUrl, "/console/sagas/cut-1")).text)
         expect(resolved).toContain(
           `Nothing is left to resolve: the saga compensates (step ${failed.stepId} failed, which binds it to compensate) when it is resumed, by a worker that has its program`
+        )
+      })
+  )
+
+  it.scopedLive(
+    "a step a changed program did not reach, resolved as applied: the notice and the page say to compensate, not resume",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("console-moved")
+        const { renamed, stoppedInPay } = renamedPastUnknown()
+        yield* onDb(db, stoppedInPay("moved-1"))
+        const stopped = yield* onDb(db, Saga.resume("moved-1", renamed))
+        assert(stopped._tag === "NeedsAttention")
+        const pay = stopped.unknown[0]!.stepId
+        const baseUrl = yield* serveOn(db)
+        const at = yield* onDb(db, Saga.status("moved-1"))
+        const seen = { sagaId: "moved-1", stepId: pay, revision: String(at.revision), digest: at.digest }
+        const applied = yield* postForm(
+          baseUrl,
+          "/console/resolve",
+          fields({ ...seen, outcome: "applied", result: '"pay-2"' })
+        )
+        const compensateNotResume = `do not resume the saga: its program's last run ended without reaching step ${pay} (a changed program), executed now, so a resume of that program fails with NonDeterminism at its end, writing nothing (only a release that makes it again could go on); compensate it instead`
+        expect((yield* follow(baseUrl, applied)).notice).toMatchObject({
+          kind: "ok",
+          text: `Step ${pay}: resolved as applied by alice; ${compensateNotResume} (effect-saga compensate, or POST /api/sagas/moved-1/compensate).`
+        })
+        expect(unescaped((yield* consolePage(baseUrl, "/console/sagas/moved-1")).text)).toContain(
+          `Nothing is left to resolve, but ${compensateNotResume} (effect-saga compensate moved-1 --register MODULE --as WHO, or POST /api/sagas/moved-1/compensate).`
         )
       })
   )

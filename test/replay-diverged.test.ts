@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber, Layer, Option, Ref, Schema, TestClock } from "effect"
-import { Approval, Compensable, Journal, Outcome, Saga, SagaError } from "../src/index.js"
+import { Approval, Compensable, Journal, Outcome, Saga, SagaError, Timeline } from "../src/index.js"
 import { threeStores } from "./fixtures/three-stores.js"
 
 const stores = await threeStores("effect-saga-diverged")
@@ -427,6 +427,20 @@ describe("a resumed program that no longer makes an executed step's call does no
         const journaled = (yield* Saga.status("o-unknown")).steps.find((step) => step.stepId === pay.stepId)
         expect(journaled?.unknownReason).toBe(result.unknown[0]!.reason)
         expect(made).toEqual(["reserve 1", "pay 2", "payV2 2", "charge 3"])
+
+        // The run's SAGA_NEEDS_ATTENTION journals the step unreached (the second run wrote nothing); resolved
+        // as applied, that program cannot replay it (Timeline.notReplayable), and resumed, fails writing nothing.
+        const journal = yield* Journal.Journal
+        const stops = (yield* journal.read("o-unknown")).filter((entry) => entry.phase === "SAGA_NEEDS_ATTENTION")
+        expect(stops.map((entry) => JSON.parse(entry.payload as string))).toEqual([
+          { unknown: [{ ...result.unknown[0], unreached: true }] }
+        ])
+        expect(Timeline.notReplayable(yield* journal.read("o-unknown"))).toEqual([])
+        yield* Saga.resolve("o-unknown", pay.stepId, { outcome: "applied", by: "oncall", result: "pay-2" })
+        const resolved = yield* journal.read("o-unknown")
+        expect(Timeline.notReplayable(resolved)).toEqual([pay.stepId])
+        expect(yield* Effect.flip(Saga.resume("o-unknown", renamed))).toBeInstanceOf(SagaError.NonDeterminism)
+        expect(yield* journal.read("o-unknown")).toEqual(resolved)
       }).pipe(Effect.provide(SagaLive))
   )
 

@@ -73,13 +73,26 @@ export const approvalLapsed = (
  * The `next:` line of a saga that needs attention with nothing left to resolve (every step it
  * stopped on resolved, or only a read unknown, which a resume runs again): it goes on only when
  * resumed (a Recovery pass does not take a saga that needs attention), or compensates then when a
- * journaled failure binds it to (`failed`: `Timeline.failureToUndo`, a step resolved not applied too).
+ * journaled failure binds it to (`failed`: `Timeline.failureToUndo`, a step resolved not applied too);
+ * or only by a compensation, when its program cannot replay a step (`notReplayable`:
+ * `Timeline.notReplayable`).
  *
  * @since 0.5.0
  * @category resuming
  */
-export const resolved = (sagaId: string, origin: Origin | undefined, at: string, failed: string | undefined): string =>
-  `next: nothing is left to resolve: the saga ${ToResolve.resumeDoes(failed)} when it is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga that needs attention); or effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO ${at}`
+export const resolved = (
+  sagaId: string,
+  origin: Origin | undefined,
+  at: string,
+  failed: string | undefined,
+  notReplayable: ReadonlyArray<string>
+): string => {
+  const compensate = `effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO ${at}`
+  if (notReplayable.length > 0) {
+    return `next: nothing is left to resolve, but ${ToResolve.compensateNotResume(notReplayable)}: ${compensate}`
+  }
+  return `next: nothing is left to resolve: the saga ${ToResolve.resumeDoes(failed)} when it is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga that needs attention); or ${compensate}`
+}
 
 /**
  * How to compensate a saga instead, at `at`: once its steps whose outcome is unknown (`unresolved`)

@@ -88,6 +88,8 @@ export interface RunEnd<E> {
   readonly withdraw: (requestId: string, reason: string) => Effect.Effect<void>
   /** Why steps the run halted on could not know their outcome (calls in flight with the first halt's too). */
   readonly unknownReasons: ReadonlyMap<string, string>
+  /** The unknown steps the run's program ended without reaching: journaled `unreached`. */
+  readonly unreached: ReadonlySet<string>
   /** A cause as `SAGA_COMPENSATING` journals it (`describeCause`, masking the run's receipts). */
   readonly describe: (cause: Cause.Cause<unknown>) => string
 }
@@ -136,7 +138,10 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
 
   const needsAttention = (extra: UnknownStep | undefined) => {
     const unknown = unknownOf(view, extra, notStarted, end.unknownReasons)
-    const payload = notStarted.length === 0 ? { unknown } : { unknown, notStarted }
+    const journaled = unknown.map((step) =>
+      end.unreached.has(step.stepId) ? { ...step, unreached: true as const } : step
+    )
+    const payload = notStarted.length === 0 ? { unknown: journaled } : { unknown: journaled, notStarted }
     return Effect.as(endWith("SAGA_NEEDS_ATTENTION", payload), {
       _tag: "NeedsAttention" as const,
       sagaId,

@@ -262,6 +262,8 @@ export class SagaRun {
   haltedWith: Halt | undefined
   /** Why each step the run halted on could not know its outcome, by step id: the first halt's, and those of calls in flight with it. */
   unknownReasons: ReadonlyMap<string, string> = noReasons
+  /** The unknown steps of the journal this run's program ended without reaching (`notReached`). */
+  unreached: ReadonlySet<string> = new Set()
   /** This run, as the fibers of its program know it (`enclosingRuns`): `ended` clears it. */
   private readonly enclosing: EnclosingRun
   private inflight = 0
@@ -815,12 +817,13 @@ export class SagaRun {
     if (unreached.length === 0) return
     const reasons = new Map(this.unknownReasons)
     for (const step of unreached) {
+      if (this.writer.view.unreached(step.stepId)) continue
       const why =
         this.writer.view.unknownReason(step.stepId) ?? "INTENT was journaled but no outcome: it may or may not have run"
-      if (why.includes(NOT_REACHED)) continue
       reasons.set(step.stepId, `${why}${NOT_REACHED}${this.insteadOf(this.madeFresh)}`)
     }
     this.unknownReasons = reasons
+    this.unreached = new Set(unreached.map((step) => step.stepId))
   }
 
   /** What a program that skipped the journal's calls did instead. */

@@ -477,7 +477,8 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         compensate: compensateWith,
         withdraw,
         describe: (cause: Cause.Cause<unknown>) => describeCause(cause, sagaRun.receipts),
-        unknownReasons: sagaRun.unknownReasons
+        unknownReasons: sagaRun.unknownReasons,
+        unreached: sagaRun.unreached
       }
       const left = Effect.sync(() => {
         leftRunning.leave(writer)

@@ -369,7 +369,12 @@ const afterResolve = (
       )
     : Effect.map(
         Effect.flatMap(Journal, (journal) => journal.read(status.sagaId)),
-        (entries) => ToResolve.resumeAfterResolve(Timeline.failureToUndo(entries))
+        (entries) =>
+          ToResolve.resumeAfterResolve(
+            Timeline.failureToUndo(entries),
+            Timeline.notReplayable(entries),
+            compensateCommand(status.sagaId)
+          )
       )
 }
 

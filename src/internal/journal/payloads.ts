@@ -149,9 +149,20 @@ const ExplicitAnswer = Schema.Struct({
   detail: Schema.optional(Schema.String)
 })
 
-/** `SAGA_NEEDS_ATTENTION`: the steps whose outcome is unknown. */
+/**
+ * `SAGA_NEEDS_ATTENTION`: the steps whose outcome is unknown; `unreached` marks one the run's
+ * program ended without reaching (a changed program: it cannot replay the step once it has an
+ * outcome). A journal that never holds it reads as before.
+ */
 const NeedsAttention = Schema.Struct({
-  unknown: Schema.Array(Schema.Struct({ stepId: Schema.String, toolName: Schema.String, reason: Schema.String })),
+  unknown: Schema.Array(
+    Schema.Struct({
+      stepId: Schema.String,
+      toolName: Schema.String,
+      reason: Schema.String,
+      unreached: Schema.optional(Schema.Literal(true))
+    })
+  ),
   notStarted: Schema.optional(NotStarted)
 })
 

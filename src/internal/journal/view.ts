@@ -134,6 +134,8 @@ export class JournalView {
   private decisionsFrom: Map<number, Expected> | undefined = undefined
   /** Why a step is unknown, as the last `SAGA_NEEDS_ATTENTION` after its `INTENT` says: made for the first. */
   private unknownBecause: Map<string, string> | undefined = undefined
+  /** The steps the last `SAGA_NEEDS_ATTENTION` after their `INTENT` journals `unreached`: made for the first. */
+  private unreachedSteps: Set<string> | undefined = undefined
 
   constructor(entries: ReadonlyArray<Recorded> = []) {
     for (const entry of entries) this.apply(entry)
@@ -167,6 +169,7 @@ export class JournalView {
     switch (entry.phase) {
       case "INTENT":
         this.unknownBecause?.delete(entry.stepId)
+        this.unreachedSteps?.delete(entry.stepId)
         step.intents++
         step.notStarted = false
         step.intent = entry
@@ -219,9 +222,37 @@ export class JournalView {
     return this.decisionsFrom?.get(seq)
   }
 
-  private unknownFor(steps: ReadonlyArray<{ readonly stepId: string; readonly reason: string }>): void {
+  private unknownFor(
+    steps: ReadonlyArray<{ readonly stepId: string; readonly reason: string; readonly unreached?: true | undefined }>
+  ): void {
     this.unknownBecause ??= new Map()
-    for (const step of steps) this.unknownBecause.set(step.stepId, step.reason)
+    for (const step of steps) {
+      this.unknownBecause.set(step.stepId, step.reason)
+      if (step.unreached !== true) this.unreachedSteps?.delete(step.stepId)
+      else {
+        this.unreachedSteps ??= new Set()
+        this.unreachedSteps.add(step.stepId)
+      }
+    }
+  }
+
+  /**
+   * Whether the run that last stopped on the step (`SAGA_NEEDS_ATTENTION`, since its last `INTENT`)
+   * journaled that its program ended without reaching it, whatever the step's outcome since (an
+   * operator's resolution writes none of its own `INTENT`s).
+   */
+  unreached(stepId: string): boolean {
+    return this.unreachedSteps?.has(stepId) === true
+  }
+
+  /**
+   * The steps the program's last run ended without reaching (`unreached`) that are now executed
+   * (resolved as applied): that program cannot replay them, so a resume of it fails with
+   * `NonDeterminism` at its end.
+   */
+  notReplayable(): ReadonlyArray<string> {
+    if (this.unreachedSteps === undefined) return []
+    return Array.from(this.unreachedSteps).filter((stepId) => this.steps.get(stepId)?.executed !== undefined)
   }
 
   /**

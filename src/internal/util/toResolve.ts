@@ -105,12 +105,31 @@ export const resumeDoes = (failed: string | undefined): string =>
   failed === undefined ? "goes on" : `compensates (step ${failed} failed, which binds it to compensate)`
 
 /**
- * What to do once a step is resolved, as the end of a sentence: resume the saga, which goes on, or
- * compensates where a journaled failure binds it to (`failed`: `Timeline.failureToUndo`, read after
- * the resolution: a step resolved not applied binds it).
+ * Why a saga whose program cannot replay some of its executed steps (`Timeline.notReplayable`) is
+ * compensated, not resumed, as the start of a sentence that goes on with how to compensate it.
  *
  * @since 0.5.0
  * @category resolving
  */
-export const resumeAfterResolve = (failed: string | undefined): string =>
-  failed === undefined ? "resume the saga to go on" : `resume the saga: it ${resumeDoes(failed)}`
+export const compensateNotResume = (notReplayable: ReadonlyArray<string>): string => {
+  const [steps, them] = notReplayable.length === 1 ? ["step", "it"] : ["steps", "them"]
+  return `do not resume the saga: its program's last run ended without reaching ${steps} ${notReplayable.join(", ")} (a changed program), executed now, so a resume of that program fails with NonDeterminism at its end, writing nothing (only a release that makes ${them} again could go on); compensate it instead`
+}
+
+/**
+ * What to do once a step is resolved, as the end of a sentence: resume the saga, which goes on, or
+ * compensates where a journaled failure binds it to (`failed`: `Timeline.failureToUndo`, read after
+ * the resolution: a step resolved not applied binds it); or compensate it, when its program cannot
+ * replay a step (`notReplayable`: `Timeline.notReplayable`), followed by `how` to.
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const resumeAfterResolve = (
+  failed: string | undefined,
+  notReplayable: ReadonlyArray<string>,
+  how: string
+): string => {
+  if (notReplayable.length > 0) return `${compensateNotResume(notReplayable)} (${how})`
+  return failed === undefined ? "resume the saga to go on" : `resume the saga: it ${resumeDoes(failed)}`
+}

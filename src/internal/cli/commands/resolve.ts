@@ -156,6 +156,8 @@ const reportOf = (done: {
   readonly compensated: boolean
   /** The step whose journaled failure binds the saga to compensate once resolved (`Timeline.failureToUndo`). */
   readonly failed?: string | undefined
+  /** The steps the saga's program cannot replay once resolved (`Timeline.notReplayable`). */
+  readonly notReplayable?: ReadonlyArray<string> | undefined
   /** The call happened and its effect was undone by hand (`--undone`). */
   readonly undone?: boolean | undefined
   /** What an explicit undo's run answers once resolved. */
@@ -181,7 +183,11 @@ const reportOf = (done: {
   const owed = done.undone ? "which counts it undone without running its undo" : "which runs any undo still owed"
   const goOn = done.compensated
     ? `its compensation already ran: compensate the saga again (effect-saga compensate ${shellWord(saga)}), ${owed} and journals a new report`
-    : ToResolve.resumeAfterResolve(done.failed)
+    : ToResolve.resumeAfterResolve(
+        done.failed,
+        done.notReplayable ?? [],
+        `effect-saga compensate ${shellWord(saga)} --register MODULE --as WHO`
+      )
   return done.wrote
     ? `resolved step ${stepId} of saga ${saga} as ${outcome} (${by}): journaled ${journaled}; ${goOn}`
     : `step ${stepId} of saga ${saga} was already resolved as ${outcome} by ${by}: nothing written`
@@ -227,6 +233,7 @@ export const resolveOn = <E>(
         : []
     return reportOf({
       failed: Timeline.failureToUndo(entries),
+      notReplayable: Timeline.notReplayable(entries),
       settled,
       wrote: written > 0,
       applied,

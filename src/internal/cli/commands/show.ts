@@ -374,7 +374,7 @@ const next = (
         ]
       : []),
     ...(isResolved(status, unknown, undoRun, now)
-      ? [Resumer.resolved(status.sagaId, origin, at, Timeline.failureToUndo(entries))]
+      ? [Resumer.resolved(status.sagaId, origin, at, Timeline.failureToUndo(entries), Timeline.notReplayable(entries))]
       : []),
     ...(!status.sagaId.endsWith(RUN_SUFFIX)
       ? compensationFailedLines(status, at, now)

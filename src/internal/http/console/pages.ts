@@ -306,9 +306,15 @@ const resolveFirst = (detail: SagaDetail, { receiptRequired, stepId }: SagaDetai
 
 /**
  * What a saga that needs attention with nothing left to resolve waits for: a resume, which goes on,
- * or compensates when a journaled failure binds it to (`Timeline.failureToUndo`).
+ * or compensates when a journaled failure binds it to (`Timeline.failureToUndo`); or a compensation,
+ * when its program cannot replay a step (`Timeline.notReplayable`).
  */
 const resumeLine = (detail: SagaDetail): string => {
+  const notReplayable = Timeline.notReplayable(detail.entries)
+  if (notReplayable.length > 0) {
+    const sagaId = detail.saga.sagaId
+    return `Nothing is left to resolve, but ${ToResolve.compensateNotResume(notReplayable)} (effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO, or POST /api/sagas/${encodeURIComponent(sagaId)}/compensate).`
+  }
   const does = ToResolve.resumeDoes(Timeline.failureToUndo(detail.entries))
   return `Nothing is left to resolve: the saga ${does} when it is resumed, by a worker that has its program (a Recovery pass does not take a saga that needs attention).`
 }
