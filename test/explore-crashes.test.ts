@@ -28,6 +28,60 @@ describe("Testing.exploreCrashes", () => {
   )
 
   it.effect(
+    "a fault unknown in the world runs the call: resolved truthfully, as applied with what it returned, a correct saga passes",
+    () =>
+      Effect.gen(function* () {
+        const summary = yield* Testing.exploreCrashes(
+          Trip,
+          { city: "Lisbon", nights: 3 },
+          { ...travel, world: Layer.merge(ProvidersLive, Testing.faults({ tool: "payTrip", fault: "unknown" })) }
+        )
+        // Completed where the charge ran (unknown, resolved as applied); compensated where a crash came before it ran.
+        expect(summary.endings.Completed).toBeGreaterThan(0)
+      }),
+    120_000
+  )
+
+  it.effect(
+    "calls at once that end in another order in each run: the failure says so, not that the program is not deterministic",
+    () =>
+      Effect.gen(function* () {
+        // Each world built answers in another order: the first one built (the uncrashed run's) a, b, c; the others c, b, a.
+        let worlds = 0
+        const Delays = Context.GenericTag<{ readonly of: (who: string) => number }>("Delays")
+        const DelaysLive = Layer.sync(Delays, () => {
+          const reversed = worlds++ > 0
+          return { of: (who) => ({ a: 10, b: 20, c: 30 })[who as "a"] * (reversed ? -1 : 1) + 40 }
+        })
+        const notify = Compensable.make({
+          name: "notify",
+          input: Schema.String,
+          success: Schema.String,
+          retryMode: "idempotency-key",
+          execute: (who) => Effect.flatMap(Delays, (delays) => Effect.as(Effect.sleep(delays.of(who)), `sent-${who}`)),
+          compensate: () => Effect.void
+        })
+        const Notify = SagaDefinition.make("notify-all", {
+          input: Schema.Null,
+          program: () =>
+            Effect.zipRight(
+              Effect.all([notify("a", { key: "a" }), notify("b", { key: "b" }), notify("c", { key: "c" })], {
+                concurrency: "unbounded"
+              }),
+              notify("d", { key: "d" })
+            )
+        })
+        const found = yield* Effect.flip(Testing.exploreCrashes(Notify, null, { world: DelaysLive }))
+        assert(found instanceof Testing.CrashFound)
+        expect(found.message).toContain(
+          "calls that run at once ended in another order: a world whose delays differ between runs reorders them"
+        )
+        expect(found.message).not.toContain("is the program deterministic?")
+      }),
+    60_000
+  )
+
+  it.effect(
     "a tool that declares retryMode idempotency-key but charges again on retry: the invariant fails after its call",
     () =>
       Effect.gen(function* () {

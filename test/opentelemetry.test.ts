@@ -394,7 +394,8 @@ describe("what the spans' statuses and exception events say", () => {
             "unknown",
             {
               code: SpanStatusCode.ERROR,
-              message: "the undo of reserve ended unknown: an undo started but its outcome was never journaled"
+              message:
+                "the undo of reserve ended unknown: COMPENSATING was journaled but no outcome: the undo may or may not have run"
             }
           ],
           // The explicit undo's own, then the saga's compensation taking it over.

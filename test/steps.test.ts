@@ -257,6 +257,25 @@ describe("steps", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("an attempt an injected fault stands in for counts: the tool's first call after two sees attempt 3", () =>
+    Effect.gen(function* () {
+      const attempts: Array<number> = []
+      const flaky = Compensable.make({
+        name: "struck",
+        input: Schema.Null,
+        success: Schema.Number,
+        retry: Schedule.recurs(3),
+        execute: (_, step) => Effect.sync(() => attempts.push(step.attempt))
+      })
+      const faults = Testing.faults({ tool: "struck", at: 1, fault: "fail" }, { tool: "struck", at: 2, fault: "fail" })
+      const result = yield* Saga.run("struck", flaky(null).pipe(Effect.provide(faults)))
+      expect(result).toMatchObject({ _tag: "Completed" })
+      expect(attempts).toEqual([3])
+      const intents = (yield* journalOf("struck")).filter((entry) => entry.phase === "INTENT")
+      expect(intents.map((entry) => JSON.parse(entry.payload!).attempt)).toEqual([1])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect(
     "the retry schedule is fed each failed attempt's error: the declared failure, an Outcome, a timeout's Unknown",
     () =>

@@ -321,7 +321,14 @@ const undoStep = (
   }
   const inSpan = withUndoSpan(undoAttributes(writer.sagaId, step))
   if (step.compensating !== undefined) {
-    return inSpan(settle(writer, step, "COMPENSATION_UNKNOWN", "an undo started but its outcome was never journaled"))
+    return inSpan(
+      settle(
+        writer,
+        step,
+        "COMPENSATION_UNKNOWN",
+        "COMPENSATING was journaled but no outcome: the undo may or may not have run"
+      )
+    )
   }
   // An effect undone on request (compensateEffect) is not undone again: its outcome is taken over.
   if (takesOver(explicit)) {

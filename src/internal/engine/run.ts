@@ -1197,11 +1197,13 @@ export class SagaRun {
         return spec.execute(input, nextContext()) as Effect.Effect<unknown, unknown>
       })
     } else {
-      const attempt = Effect.suspend(() => spec.execute(input, nextContext()) as Effect.Effect<unknown, unknown>)
-      const around = faults.value.around(spec.name, "execute", attempt, { stepId, spec })
+      const around = faults.value
       run = Effect.suspend(() => {
         state.mayHaveRun = true
-        return around
+        // An attempt the faults stand in for is an attempt too: the next one the tool sees counts it.
+        const context = nextContext()
+        const attempt = Effect.suspend(() => spec.execute(input, context) as Effect.Effect<unknown, unknown>)
+        return around.around(spec.name, "execute", attempt, { stepId, spec })
       })
     }
     if (spec.timeout !== undefined) {

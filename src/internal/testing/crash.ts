@@ -178,16 +178,20 @@ export class Ledger {
             { toolName, site, stepId: step.stepId },
             Effect.suspend(() => {
               const calls = this.of(step)
-              const call = planned(toolName, site, given, step)
               if (site === "compensate") {
                 calls.undos++
-                return call
+                return planned(toolName, site, given, step)
               }
               calls.forward++
-              return Effect.onExit(call, (exit) =>
+              // What the tool returned, even where the test's own fault answers otherwise (`unknown` runs the call).
+              const seen = Effect.tap(given, (value) =>
+                Effect.sync(() => {
+                  calls.returned = Option.some(value)
+                })
+              )
+              return Effect.onExit(planned(toolName, site, seen, step), (exit) =>
                 Effect.sync(() => {
                   if (mayHaveApplied(exit)) calls.mayHaveApplied++
-                  if (Exit.isSuccess(exit)) calls.returned = Option.some(exit.value)
                 })
               )
             })

@@ -52,11 +52,60 @@ export const divergence = (baseline: CrashSwitch, run: CrashSwitch): string | un
   for (const [index, entries] of run.written.entries()) {
     const expected = baseline.written[index] ?? []
     if (shapesOf(entries) !== shapesOf(expected)) {
-      return `the run did not repeat the uncrashed run (is the program deterministic?): its journal write ${index + 1} was [${shapesOf(entries, abridged)}] where the uncrashed run wrote [${shapesOf(expected, abridged) || "nothing"}]`
+      const written = `its journal write ${index + 1} was [${shapesOf(entries, abridged)}] where the uncrashed run wrote [${shapesOf(expected, abridged) || "nothing"}]`
+      return reordered(entries, expected, baseline)
+        ? `the run did not repeat the uncrashed run: ${written}, an entry it wrote elsewhere (calls that run at once ended in another order: a world whose delays differ between runs reorders them, and crash points are counted in the uncrashed run's order; give its fakes fixed delays)`
+        : `the run did not repeat the uncrashed run (is the program deterministic?): ${written}`
     }
     if (answeredOtherwise(entries, expected)) return undefined
   }
   return undefined
+}
+
+/** An entry as `shapeOf` says it, but for where it fell (its seq). */
+const placeless = (entry: Journal.Entry) => shapeOf({ ...entry, seq: 0 })
+
+/** Where each step's call was in flight in a run: from its first `INTENT` to its first outcome. */
+const inFlight = (entries: ReadonlyArray<Journal.Entry>): Map<string, { from: number; to: number }> => {
+  const spans = new Map<string, { from: number; to: number }>()
+  entries.forEach((entry, index) => {
+    if (entry.stepId === null) return
+    if (entry.phase === "INTENT" && !spans.has(entry.stepId)) spans.set(entry.stepId, { from: index, to: Infinity })
+    const span = spans.get(entry.stepId)
+    if ((entry.phase === "EXECUTED" || entry.phase === "FAILED") && span !== undefined && span.to === Infinity) {
+      span.to = index
+    }
+  })
+  return spans
+}
+
+/**
+ * Whether a write that differs from the uncrashed run's holds only entries that run wrote too,
+ * elsewhere, and one of its steps was in flight there at once with a step the uncrashed run wrote
+ * at this write: calls that ran at once and ended in another order, not a program that changed.
+ */
+const reordered = (
+  entries: ReadonlyArray<Journal.Entry>,
+  expected: ReadonlyArray<Journal.Entry>,
+  baseline: CrashSwitch
+): boolean => {
+  const all = baseline.written.flat()
+  const written = new Set(all.map(placeless))
+  if (!entries.every((entry) => written.has(placeless(entry)))) return false
+  const spans = inFlight(all)
+  const together = (one: string, other: string) => {
+    const [a, b] = [spans.get(one), spans.get(other)]
+    return a !== undefined && b !== undefined && a.from < b.to && b.from < a.to
+  }
+  return entries.some((entry) =>
+    expected.some(
+      (other) =>
+        entry.stepId !== null &&
+        other.stepId !== null &&
+        entry.stepId !== other.stepId &&
+        together(entry.stepId, other.stepId)
+    )
+  )
 }
 
 /** A crash point in words, from what the uncrashed run did there. */
