@@ -4,6 +4,7 @@
  * approve it and one to reject it; an explicit undo's run gets its own; undos are named in the
  * order they run. The CLI runs in this process, on an SQLite file, at the test's clock.
  */
+import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -353,6 +354,48 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
       expect((yield* runAsPrinted(db, lines[0]!, AT_END)).code).toBe(0)
       expect(yield* ORDER("u-1", db)).toEqual([charge, reserve])
     })
+  )
+
+  it.scoped(
+    "an agent's call that asked for approval without halting, its run still going on: wait first; the decisions are refused until it halts",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        // The journal of a conversation under way: its call of wire awaits approval, deferred, and its
+        // worker goes on (the model's next turn) under a live lease.
+        const input = '{"amount":5000}'
+        const digest = createHash("sha256").update(input).digest("hex")
+        yield* onFile(
+          db,
+          Effect.flatMap(Journal.Journal, (journal) =>
+            journal.append(
+              "talk-1",
+              Journal.empty,
+              [
+                { stepId: null, toolName: null, phase: "SAGA_STARTED", input: null, payload: null },
+                {
+                  stepId: "sendWireTransfer:c3#1",
+                  toolName: "sendWireTransfer",
+                  phase: "AWAITING_APPROVAL",
+                  input,
+                  payload: JSON.stringify({ inputDigest: digest, deferred: true })
+                }
+              ],
+              { owner: "agent-worker", ttlMillis: 60_000 }
+            )
+          )
+        )
+        const status = yield* onFile(db, Saga.status("talk-1"))
+        expect(status.status).toBe("running")
+        const lines = yield* nextLines(db, "talk-1")
+        expect(lines[0]).toBe(
+          `next: wait: agent-worker holds the saga's lease until ${status.lease!.expiresAt} while its program goes on (an agent's call that asked for approval without halting): the approve and reject below are refused with LeaseHeld until the run halts awaiting approval, before the model's final answer; if that worker died, the lease lapses then, and effect-saga show talk-1 says how to go on`
+        )
+        expect(lines[1]).toMatch(/^next: effect-saga approve talk-1 /)
+        const approving = yield* runAsPrinted(db, lines[1]!, AT_END)
+        expect(approving.code).toBe(2)
+        expect(approving.stderr).toContain("agent-worker")
+      })
   )
 
   it.scoped(

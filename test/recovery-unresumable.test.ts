@@ -107,12 +107,12 @@ describe("a saga recovery cannot resume", () => {
           const about = (sagaId: string) => lines.filter((line) => line.includes(`saga ${sagaId}:`))
           expect(about("plain")).toEqual([
             expect.stringMatching(
-              /^WARN effect-saga: recovery did not resume saga plain: Unrecoverable: saga plain cannot be recovered here: it was not started from a definition\. .*Saga\.resume.*effect-saga compensate plain/
+              /^WARN effect-saga: recovery did not resume saga plain: Unrecoverable: saga plain cannot be recovered here: it was not started from a definition; .*Saga\.resume.*effect-saga compensate plain/
             )
           ])
           expect(about("lost-1")).toEqual([
             expect.stringMatching(
-              /^WARN effect-saga: recovery did not resume saga lost-1: Unrecoverable: saga lost-1 cannot be recovered here: this worker was not given definition lost\. give definition lost to a worker's Recovery/
+              /^WARN effect-saga: recovery did not resume saga lost-1: Unrecoverable: saga lost-1 cannot be recovered here: this worker was not given definition lost; give definition lost to a worker's Recovery/
             )
           ])
           expect(about("edited-1")).toEqual([
@@ -136,7 +136,7 @@ describe("a saga recovery cannot resume", () => {
         )
         yield* Effect.repeat(Effect.yieldNow(), { until: () => lines.length >= 2, times: 1000 })
         expect(lines.find((line) => line.startsWith("WARN"))).toMatch(
-          /^WARN effect-saga: recovery did not resume saga c-1: Unrecoverable: saga c-1 cannot be recovered here: its input no longer decodes with its definition's input schema \(Recovery\.resume of the saga, or recoverAll's report, fails with the error that says why\)\. /
+          /^WARN effect-saga: recovery did not resume saga c-1: Unrecoverable: saga c-1 cannot be recovered here: its input no longer decodes with its definition's input schema \(Recovery\.resume of the saga, or recoverAll's report, fails with the error that says why\); a worker whose definition decodes its input/
         )
         expect(lines.join("\n")).not.toContain("SECRET-INPUT-42")
         // The report's error has the detail.

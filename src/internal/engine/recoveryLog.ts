@@ -18,7 +18,7 @@ const messageOf = (failed: Failed): string => {
   const error = failed.error
   switch (error._tag) {
     case "Unrecoverable":
-      return `${Unrecoverable.messageWithoutInput(failed.sagaId, error)}. ${Unrecoverable.remedyOf(failed.sagaId, error.reason)}; ${notAgain}`
+      return `${Unrecoverable.messageWithoutInput(failed.sagaId, error)}; ${Unrecoverable.remedyOf(failed.sagaId, error.reason)}; ${notAgain}`
     case "InvalidSagaInput":
       return Unrecoverable.messageWithoutInput(failed.sagaId, error)
     default:

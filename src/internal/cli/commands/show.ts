@@ -194,7 +194,9 @@ const heldLine = (status: Saga.SagaStatus, lease: NonNullable<Saga.SagaStatus["l
         ? "while its undo runs (asking for it again, and the saga's own compensation, wait or are refused while it does)"
         : status.status === "awaiting_approval"
           ? "(a command, or an explicit undo of one of its steps, runs on it: the commands below are refused with LeaseHeld while it does)"
-          : "(a command, or an explicit undo of one of its steps, runs on it: compensate and resolve are refused while it does)"
+          : status.status === "running" && status.steps.some((step) => step.state === "awaiting_approval")
+            ? "while its program goes on (an agent's call that asked for approval without halting): the approve and reject below are refused with LeaseHeld until the run halts awaiting approval, before the model's final answer"
+            : "(a command, or an explicit undo of one of its steps, runs on it: compensate and resolve are refused while it does)"
   return `${holds} ${why}; if that worker died, the lease lapses then, and effect-saga show ${shellWord(status.sagaId)} says how to go on`
 }
 
@@ -383,11 +385,14 @@ const next = (
         : [])
   ]
   const held = Lease.liveLease(status, now)
-  // A running saga under its lease is driven as it should be (a suspended one, handed back): nothing to say.
+  // A running saga under its lease is driven as it should be (a suspended one, handed back): nothing to say,
+  // but that a call it asked approval for without halting is decided once the run halts.
   const driven = (status.status === "running" && !status.sagaId.endsWith(RUN_SUFFIX)) || status.status === "suspended"
-  if (held === undefined || driven) return lines
+  if (held === undefined || (driven && waiting.length === 0)) return lines
   // A saga awaiting approval is held by a command (or one that died): its decisions wait for the lease.
-  if (lines.length === 0 || status.status === "awaiting_approval") return [heldLine(status, held), ...lines]
+  if (lines.length === 0 || waiting.length > 0 || status.status === "awaiting_approval") {
+    return [heldLine(status, held), ...lines]
+  }
   return lines
 }
 
