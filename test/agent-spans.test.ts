@@ -74,6 +74,19 @@ describe("an agent's spans", () => {
       })
   )
 
+  it.effect("a call of a tool the toolkit does not have: the journal names the call and says so", () =>
+    Effect.gen(function* () {
+      const script: Scripted.Script = () =>
+        Scripted.calls(Scripted.call("call-1", "ApproveEverything", { stepId: "Refund:call-2#1" }))
+      const { result, entries } = yield* twice("unknown-tool", script)
+      assert(result._tag === "Compensated")
+      const failed = entries.find((entry) => entry.phase === "FAILED" && entry.toolName === "LanguageModel")
+      expect(JSON.parse(failed!.payload!).description).toBe(
+        'MalformedOutput in LanguageModel.generateText: the call call-1 of ApproveEverything, at name: the toolkit has no tool of that name (expected "Refund" | "Charge" | "Pay", actual "ApproveEverything")'
+      )
+    })
+  )
+
   it.effect(
     "a call that awaits approval ends its execute_tool and step spans OK: the step's outcome says it waits",
     () =>

@@ -45,19 +45,42 @@ export const turnFailureDescription = (error: unknown): string | undefined => {
     return undefined
   }
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error.cause)
-  const deepest = issues.reduce<ParseResult.ArrayFormatterIssue | undefined>(
-    (found, issue) => (found === undefined || issue.path.length > found.path.length ? issue : found),
-    undefined
-  )
-  if (deepest === undefined) return undefined
-  const [index, ...rest] = deepest.path
+  const first = deepestOf(issues)
+  if (first === undefined) return undefined
+  const [index, ...rest] = first.path
   const call = typeof index === "number" ? callAt(error.cause.issue.actual, index) : undefined
-  const path = call === undefined ? deepest.path : rest
+  // In a tool call, the issues of the call's own fields: not those of the union's other parts, tried first.
+  const own = call === undefined ? [] : issues.filter((issue) => issue.path[0] === index && isCallField(issue.path[1]))
+  const named = own.length > 0 && own.every((issue) => issue.path.length === 2 && issue.path[1] === "name")
+  const deepest = deepestOf(own) ?? first
+  const path = call === undefined ? first.path : deepest === first ? rest : deepest.path.slice(1)
   const at = path
     .map((key) => (typeof key === "number" ? `[${key}]` : `.${String(key)}`))
     .join("")
     .replace(/^\./, "")
-  return `MalformedOutput in ${error.module}.${error.method}: ${call ?? "the answer"}${at === "" ? "" : `, at ${at}`}: ${deepest.message}`
+  const why = named ? noSuchTool(own) : deepest.message
+  return `MalformedOutput in ${error.module}.${error.method}: ${call ?? "the answer"}${at === "" ? "" : `, at ${at}`}: ${why}`
+}
+
+/** The issue of the longest path, the first of those. */
+const deepestOf = (issues: ReadonlyArray<ParseResult.ArrayFormatterIssue>) =>
+  issues.reduce<ParseResult.ArrayFormatterIssue | undefined>(
+    (found, issue) => (found === undefined || issue.path.length > found.path.length ? issue : found),
+    undefined
+  )
+
+/** A tool call part's own fields, as `@effect/ai` decodes it. */
+const isCallField = (key: PropertyKey | undefined): boolean => key === "name" || key === "params"
+
+/**
+ * A call whose tool name no member of the union takes (each tried its own names): the toolkit has
+ * no tool of that name, and the names it has, from each member's `Expected "A" | "B", actual "X"`.
+ */
+const noSuchTool = (issues: ReadonlyArray<ParseResult.ArrayFormatterIssue>): string => {
+  const said = issues.map((issue) => /^Expected (.*), actual (.*)$/s.exec(issue.message))
+  if (said.some((match) => match === null)) return issues.map((issue) => issue.message).join("; ")
+  const names = said.map((match) => match![1]).join(" | ")
+  return `the toolkit has no tool of that name (expected ${names}, actual ${said[0]![2]})`
 }
 
 /** The tool call at `index` of a response's parts, as `the call ID of TOOL`, if that part is one. */
