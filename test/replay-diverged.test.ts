@@ -356,7 +356,7 @@ describe("a resumed program that no longer makes an executed step's call does no
         const error = yield* Effect.flip(Saga.resume("o3", reserve({ n: 9 })))
         expect(error).toBeInstanceOf(SagaError.NonDeterminism)
         expect((error as SagaError.NonDeterminism).reason).toBe(
-          `the program called reserve with an input the journal holds no call of, before replaying the journal's call of reserve at ${stepId}: the input changed since that call ran (the program's code or data, or the tool's input type), or the calls come in another order`
+          `the program called reserve with an input the journal holds no call of, before replaying the journal's call of reserve at ${stepId}: the input changed since that call ran (the program's code or data, or the tool's input type; for a model's turn, its prompt or the tools offered to it), or the calls come in another order`
         )
         expect(made).toEqual(["reserve 1"])
         expect((yield* journal.read("o3")).length).toBe(before)

@@ -1332,7 +1332,7 @@ export class SagaRun {
 
 /** Why an unkeyed call whose input the journal does not hold diverges: the journal's own call of that tool comes first. */
 const notReplayedFirst = (toolName: string, journaledStepId: string) =>
-  `the program called ${toolName} with an input the journal holds no call of, before replaying the journal's call of ${toolName} at ${journaledStepId}: the input changed since that call ran (the program's code or data, or the tool's input type), or the calls come in another order`
+  `the program called ${toolName} with an input the journal holds no call of, before replaying the journal's call of ${toolName} at ${journaledStepId}: the input changed since that call ran (the program's code or data, or the tool's input type; for a model's turn, its prompt or the tools offered to it), or the calls come in another order`
 
 /** Whether a journal names a step of a tool whose name holds `:` or `%` as before 0.5.0: unescaped. */
 const holdsLegacyIds = (view: JournalView): boolean => {
