@@ -486,7 +486,7 @@ describe("a resumed program that no longer makes an executed step's call does no
       expect(error).toBeInstanceOf(SagaError.NonDeterminism)
       expect(error).toMatchObject({
         stepId: chargeStep.stepId,
-        reason: `the program ended without replaying the journal's executed step ${chargeStep.stepId} (charge): it replayed the journal's other calls without it, and ran ${first.request.stepId}, which the journal held without an outcome (a call approved, or retried by its key) (a step removed, made conditional, or renamed in an earlier run)`
+        reason: `the program ended without replaying the journal's executed step ${chargeStep.stepId} (charge): it replayed the journal's other calls without it (a step removed, made conditional, or renamed in an earlier run), and ran ${first.request.stepId}, which the journal held without an outcome: a call approved, or retried by its key`
       })
     }).pipe(Effect.provide(SagaLive))
   )

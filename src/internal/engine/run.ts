@@ -836,7 +836,7 @@ export class SagaRun {
     if (!this.replayedOthers()) return `it called nothing but reads, or nothing at all ${why}`
     return ran === ""
       ? `it replayed the journal's other calls without it ${why}`
-      : `it replayed the journal's other calls without it, and ran ${ran}, which the journal held without an outcome (a call approved, or retried by its key) ${why}`
+      : `it replayed the journal's other calls without it ${why}, and ran ${ran}, which the journal held without an outcome: a call approved, or retried by its key`
   }
 
   /** The first calls this replay ran (`ranHere`), by step id; "" for none. */
