@@ -109,6 +109,22 @@ describe("a manifest's tools given to an agent", () => {
     })
   )
 
+  it.effect("bindings that undo one another are refused: the agent would be offered none of them", () =>
+    Effect.gen(function* () {
+      const bindings = reservationBindings(path.join(dir, "unused.ndjson"))
+      ;(bindings.releaseReservation as any).output = bindings.createReservation.input
+      ;(bindings.releaseReservation.effect_contract as any).compensation = { tool: "createReservation" }
+      ;(bindings.createReservation as any).output = bindings.releaseReservation.input
+      const toolkit = yield* loadToolkit(writeManifest(path.join(dir, "ring"), bindings))
+      const error = yield* Effect.flip(Agent.fromManifest(toolkit))
+      assert(Manifest.isManifestError(error))
+      expect(error.path).toBe("$.bindings.createReservation.effect_contract.compensation.tool")
+      expect(error.reason).toBe(
+        "createReservation, releaseReservation undo one another (createReservation → releaseReservation → createReservation): an agent is offered no binding that is another's inverse, so it would be offered none of them; give it a binding that no other undoes (a manifest of its own for the agent, say)"
+      )
+    })
+  )
+
   it.effect("an inverse is none of the agent's tools: the model is not offered it, and it is no gap", () =>
     Effect.gen(function* () {
       const bindings = reservationBindings(path.join(dir, "unused.ndjson"))

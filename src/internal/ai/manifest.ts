@@ -40,10 +40,39 @@ const inversesOf = (manifest: Manifest.Manifest): ReadonlySet<string> =>
     })
   )
 
+/**
+ * The bindings that undo one another in a ring, from `name` (`a` undoes `b`, `b` undoes `a`), if
+ * its inverses lead back to it: each is another's inverse, so an agent would offer none of them.
+ */
+const ringFrom = (manifest: Manifest.Manifest, name: string): ReadonlyArray<string> | undefined => {
+  const ring = [name]
+  for (let next = inverseOf(manifest, name); next !== undefined; next = inverseOf(manifest, next)) {
+    if (next === name) return ring
+    if (ring.includes(next)) return undefined
+    ring.push(next)
+  }
+  return undefined
+}
+
+const inverseOf = (manifest: Manifest.Manifest, name: string): string | undefined =>
+  manifest.bindings[name]?.effect_contract.compensation?.tool
+
+/** A ring of inverses, refused: the agent would silently offer none of its bindings. */
+const ringRefused = (manifest: Manifest.Manifest, ring: ReadonlyArray<string>) =>
+  new Manifest.ManifestError({
+    file: manifest.file,
+    path: jsonPath(["bindings", ring[0]!, "effect_contract", "compensation", "tool"]),
+    reason: `${ring.join(", ")} undo one another (${[...ring, ring[0]].join(" → ")}): an agent is offered no binding that is another's inverse, so it would be offered none of them; give it a binding that no other undoes (a manifest of its own for the agent, say)`
+  })
+
 export const declare = (manifestToolkit: Manifest.ManifestToolkit): Effect.Effect<Declared, Manifest.ManifestError> =>
   Effect.gen(function* () {
     if (manifestToolkit.problem !== undefined) return yield* manifestToolkit.problem
     const { manifest } = manifestToolkit
+    for (const name of Object.keys(manifest.bindings)) {
+      const ring = ringFrom(manifest, name)
+      if (ring !== undefined) return yield* ringRefused(manifest, ring)
+    }
     const inverses = inversesOf(manifest)
     const tools: Array<Tool.Any> = []
     const declared = {
