@@ -109,6 +109,21 @@ describe("a manifest's tools given to an agent", () => {
     })
   )
 
+  it.effect("an external write with no compensation is a gap, and its policy's reason says it has none", () =>
+    Effect.gen(function* () {
+      const bindings = reservationBindings(path.join(dir, "unused.ndjson"))
+      ;(bindings.createReservation.effect_contract as any).compensation = undefined
+      const toolkit = yield* loadToolkit(writeManifest(path.join(dir, "no-undo"), bindings))
+      const { agent } = yield* Agent.fromManifest(toolkit)
+      expect(agent.policies.createReservation).toMatchObject({
+        gap: true,
+        undo: false,
+        reason:
+          'set by the manifest binding\'s effect_contract (kind "external_write", no compensation: compensation skips it)'
+      })
+    })
+  )
+
   it.effect("bindings that undo one another are refused: the agent would be offered none of them", () =>
     Effect.gen(function* () {
       const bindings = reservationBindings(path.join(dir, "unused.ndjson"))

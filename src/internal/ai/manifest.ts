@@ -100,7 +100,12 @@ export const declare = (manifestToolkit: Manifest.ManifestToolkit): Effect.Effec
       )
       if (spec.compensate !== undefined) declared.undo[name] = spec.compensate
       const compensation = binding.effect_contract.compensation
-      const compensated = compensation === undefined ? "" : `, compensated by ${compensation.tool}`
+      const compensated =
+        compensation !== undefined
+          ? `, compensated by ${compensation.tool}`
+          : kind === "external_write"
+            ? ", no compensation: compensation skips it"
+            : ""
       declared.policy[name] = {
         reversibility: spec.reversibility,
         reason: `set by the manifest binding's effect_contract (kind "${kind}"${compensated})`,
