@@ -175,7 +175,7 @@ describe("tools from a manifest, run by real handler processes", () => {
 
   for (const [mode, outcome, detail, line] of [
     ["failed", "failed", "binding undo (compensate): the provider refused"],
-    ["half-undone", "partial", "one night is still booked"],
+    ["half-undone", "partial", "binding undo (compensate): one night is still booked"],
     ["unknown", "unknown", "binding undo (compensate): the provider timed out"],
     // No line of the protocol says nothing of whether it undid: unknown, not failed.
     ["garbage", "unknown", "binding undo (compensate): its output is not one JSON line of effect-saga-handler-v1"],

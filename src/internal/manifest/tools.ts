@@ -112,7 +112,7 @@ const execute = (manifest: Manifest, tool: Typed, input: unknown, step: Compensa
         return result.right
       }
       case "partial":
-        return yield* Outcome.partial(shown(response, mask, "applied in part"))
+        return yield* Outcome.partial(`${label}: ${shown(response, mask, "applied in part")}`)
       default:
         return yield* outcomeOf(label, response, mask)
     }
@@ -143,7 +143,7 @@ const compensate = (manifest: Manifest, tool: Typed, inverse: Typed, ctx: Compen
     const response = yield* responseOf(inverse, "compensate", answer)
     if (response.outcome === "applied" && response.compensation !== "partial") return response.result ?? null
     if (response.outcome === "applied" || response.outcome === "partial") {
-      return yield* Outcome.partial(shown(response, mask, "compensated in part"))
+      return yield* Outcome.partial(`${label}: ${shown(response, mask, "compensated in part")}`)
     }
     return yield* outcomeOf(label, response, mask)
   })
