@@ -270,7 +270,9 @@ export interface ToolOptions<In = unknown> {
   readonly changesNothing?: boolean | undefined
   /**
    * What the call is allowed besides its input (a manifest binding's grants: `network`, `env:NAME`),
-   * journaled with its `INTENT` before it runs, so that the audit trail says so (since 0.3.0).
+   * journaled with its `INTENT` before it runs, so that the audit trail says so (since 0.3.0). Each
+   * is one word of at most 200 letters, digits and `_ . : / @ = + -`; any other is a
+   * `DeclarationError` (the timeline prints them among its own words).
    */
   readonly capabilities?: ReadonlyArray<string> | undefined
   /**

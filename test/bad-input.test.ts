@@ -375,6 +375,29 @@ describe("bad input and bad declarations", () => {
     })
   )
 
+  it.effect("Toolkit.layer fails with DeclarationError for a capability that is not one word", () =>
+    Effect.gen(function* () {
+      for (const [options, word] of [
+        [{ capabilities: ["network; no outcome journaled"] }, "network; no outcome journaled"],
+        [{ capabilities: ["network", ""] }, ""],
+        [{ capabilities: ["env:A\nB"] }, "env:A\nB"],
+        [{ undoCapabilities: ["x".repeat(201)], compensate: () => Effect.void }, "x".repeat(201)]
+      ] as const) {
+        const tool = Compensable.make({ ...sendWire, reversibility: "compensatable", ...options })
+        const error = yield* Effect.flip(Layer.build(withToolkit(Toolkit.make({ tool }))).pipe(Effect.scoped))
+        expect(error).toMatchObject({ _tag: "DeclarationError", toolName: "sendWire" })
+        expect(error.message).toContain(
+          `capability ${JSON.stringify(word)} is not one word of at most 200 letters, digits and _ . : / @ = + - (as network, env:API_HOST)`
+        )
+      }
+      const fine = Compensable.make({
+        ...sendWire,
+        capabilities: ["network", "env:API_HOST", "fs:/tmp/out", "db=orders"]
+      })
+      yield* Layer.build(withToolkit(Toolkit.make({ fine }))).pipe(Effect.scoped)
+    })
+  )
+
   it.effect.each([
     ["Schema.instanceOf", Schema.instanceOf(Money)],
     ["Schema.BigIntFromSelf", Schema.BigIntFromSelf]

@@ -86,6 +86,9 @@ const findProblem = (spec: StepSpec): Problem | undefined => {
   return undefined
 }
 
+/** A capability as the journal and the timeline carry it: one word (`network`, `env:API_HOST`). */
+const CAPABILITY = /^[A-Za-z0-9][A-Za-z0-9_.:/@=+-]{0,199}$/
+
 const optionsProblem = (spec: StepSpec): string | undefined => {
   const badName = toolNameProblem(spec.name)
   if (badName !== undefined) return `its name cannot be journaled: ${badName}`
@@ -95,6 +98,12 @@ const optionsProblem = (spec: StepSpec): string | undefined => {
   }
   if (spec.undoCapabilities !== undefined && spec.compensate === undefined) {
     return "it declares undoCapabilities but no undo: nothing would run with them (declare compensate, or drop undoCapabilities)"
+  }
+  const capability = [...(spec.capabilities ?? []), ...(spec.undoCapabilities ?? [])].find(
+    (word) => !CAPABILITY.test(word)
+  )
+  if (capability !== undefined) {
+    return `capability ${JSON.stringify(capability)} is not one word of at most 200 letters, digits and _ . : / @ = + - (as network, env:API_HOST): the timeline prints it among its own words`
   }
   if (!Number.isInteger(spec.maxPayloadBytes) || spec.maxPayloadBytes <= 0) {
     return `maxPayloadBytes must be a positive integer, got ${spec.maxPayloadBytes}`
