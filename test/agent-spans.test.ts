@@ -82,7 +82,7 @@ describe("an agent's spans", () => {
       assert(result._tag === "Compensated")
       const failed = entries.find((entry) => entry.phase === "FAILED" && entry.toolName === "LanguageModel")
       expect(JSON.parse(failed!.payload!).description).toBe(
-        'MalformedOutput in LanguageModel.generateText: the call call-1 of ApproveEverything, at name: the toolkit has no tool of that name (expected "Refund" | "Charge" | "Pay", actual "ApproveEverything")'
+        'MalformedOutput in LanguageModel.generateText: the call call-1 of ApproveEverything, at name: the toolkit has no tool of that name (expected "Charge" | "Pay" | "Refund", actual "ApproveEverything")'
       )
     })
   )

@@ -828,7 +828,7 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         expect(resolved.code).toBe(0)
         const compensateNotResume = `do not resume the saga: its program's last run ended without reaching step ${pay} (a changed program), executed now, so a resume of that program fails with NonDeterminism at its end, writing nothing (only a release that makes it again could go on); compensate it instead`
         expect(resolved.stdout).toContain(
-          `; ${compensateNotResume} (effect-saga compensate moved-1 --register MODULE --as WHO)`
+          `; ${compensateNotResume} (effect-saga compensate moved-1 --register MODULE --as WHO ${yield* position("moved-1")})`
         )
         expect(yield* nextLines("moved-1")).toEqual([
           `next: nothing is left to resolve, but ${compensateNotResume}: effect-saga compensate moved-1 --register MODULE --as WHO ${yield* position("moved-1")}`
@@ -845,6 +845,33 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
         expect((yield* onFile(db, compensate)).status).toBe("compensated")
         // In the reverse order of their EXECUTED entries: the payment's is the resolution's, the last.
         expect(made.slice(-4)).toEqual(["undo pay 2", "undo charge 3", "undo payV2 2", "undo reserve 1"])
+      })
+  )
+
+  it.scoped(
+    "two steps the changed program did not reach: resolving the first says to resolve the second before compensating",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        const { position } = readsOf(db)
+        const { renamed, stoppedInPay } = renamedPastUnknown(true)
+        yield* onFile(db, stoppedInPay("moved-3"))
+        const stopped = yield* onFile(db, Saga.resume("moved-3", renamed))
+        assert(stopped._tag === "NeedsAttention")
+        const [pay, ship] = [...stopped.unknown]
+          .sort((a, b) => a.toolName.localeCompare(b.toolName))
+          .map((step) => step.stepId)
+        const resolved = yield* cli(
+          ...["resolve", "moved-3", pay!, "--applied", "--result", '"pay-2"', "--as", "oncall"],
+          ...(yield* position("moved-3")).split(" "),
+          "--db",
+          db
+        )
+        expect(resolved.code).toBe(0)
+        expect(resolved.stdout).toContain(
+          `; resolve ${ship} too: it is unknown, and a compensation before then cannot undo it; then do not resume the saga: its program's last run ended without reaching step ${pay} (a changed program)`
+        )
+        expect(resolved.stdout).toContain("(effect-saga compensate moved-3 --register MODULE --as WHO)")
       })
   )
 

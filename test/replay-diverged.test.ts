@@ -445,6 +445,30 @@ describe("a resumed program that no longer makes an executed step's call does no
   )
 
   it.effect(
+    "a step removed past a step whose outcome is unknown, no new call made: its run journals the step unreached all the same",
+    () =>
+      Effect.gen(function* () {
+        made.length = 0
+        yield* stoppedInPay("o-removed")
+        const journal = yield* Journal.Journal
+        const pay = (yield* Saga.status("o-removed")).steps.find((step) => step.toolName === "pay")!
+        // The next release removed the payment: its program replays the reservation and makes no call.
+        const result = yield* Saga.resume("o-removed", reserve({ n: 1 }))
+        if (result._tag !== "NeedsAttention") return expect.fail(`expected NeedsAttention, got ${result._tag}`)
+        expect(result.unknown[0]!.reason).toContain("this run's program ended without reaching it")
+        const stops = (yield* journal.read("o-removed")).filter((entry) => entry.phase === "SAGA_NEEDS_ATTENTION")
+        expect(JSON.parse(stops.at(-1)!.payload!)).toEqual({ unknown: [{ ...result.unknown[0], unreached: true }] })
+        // Again, it writes nothing: the mark is journaled already.
+        const before = yield* journal.read("o-removed")
+        expect((yield* Saga.resume("o-removed", reserve({ n: 1 })))._tag).toBe("NeedsAttention")
+        expect(yield* journal.read("o-removed")).toEqual(before)
+        yield* Saga.resolve("o-removed", pay.stepId, { outcome: "applied", by: "oncall", result: "pay-2" })
+        expect(Timeline.notReplayable(yield* journal.read("o-removed"))).toEqual([pay.stepId])
+        expect(made).toEqual(["reserve 1", "pay 2"])
+      }).pipe(Effect.provide(SagaLive))
+  )
+
+  it.effect(
     "a renamed tool past a step whose outcome is unknown, then a failure: NeedsAttention on that step, saying the program ended without reaching it",
     () =>
       Effect.gen(function* () {
@@ -462,6 +486,19 @@ describe("a resumed program that no longer makes an executed step's call does no
         expect(result.unknown[0]!.reason).toMatch(
           /^INTENT was journaled but no outcome: it may or may not have run; this run's program ended without reaching it: it made a new call instead \(it ran payV2:/
         )
+        // Not marked unreached: resolved as applied, a resume of the failing program compensates, as any does.
+        const journal = yield* Journal.Journal
+        const entries = yield* journal.read("o-unknown-fails")
+        const stop = entries.filter((entry) => entry.phase === "SAGA_NEEDS_ATTENTION").at(-1)!
+        expect(JSON.parse(stop.payload!).unknown[0].unreached).toBeUndefined()
+        const pay = result.unknown[0]!.stepId
+        yield* Saga.resolve("o-unknown-fails", pay, { outcome: "applied", by: "oncall", result: "pay-2" })
+        expect(Timeline.notReplayable(yield* journal.read("o-unknown-fails"))).toEqual([])
+        const resumed = yield* Saga.resume(
+          "o-unknown-fails",
+          Effect.zipRight(Effect.all([reserve({ n: 1 }), tool("payV2")({ n: 2 })]), Effect.fail("out of stock"))
+        )
+        expect(resumed._tag).toBe("Compensated")
       }).pipe(Effect.provide(SagaLive))
   )
 

@@ -74,12 +74,12 @@ const isCallField = (key: PropertyKey | undefined): boolean => key === "name" ||
 
 /**
  * A call whose tool name no member of the union takes (each tried its own names): the toolkit has
- * no tool of that name, and the names it has, from each member's `Expected "A" | "B", actual "X"`.
+ * no tool of that name, and the names it has (in order), from each member's `Expected "A" | "B", actual "X"`.
  */
 const noSuchTool = (issues: ReadonlyArray<ParseResult.ArrayFormatterIssue>): string => {
   const said = issues.map((issue) => /^Expected (.*), actual (.*)$/s.exec(issue.message))
   if (said.some((match) => match === null)) return issues.map((issue) => issue.message).join("; ")
-  const names = said.map((match) => match![1]).join(" | ")
+  const names = [...new Set(said.flatMap((match) => match![1]!.split(" | ")))].sort().join(" | ")
   return `the toolkit has no tool of that name (expected ${names}, actual ${said[0]![2]})`
 }
 

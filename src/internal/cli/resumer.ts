@@ -88,7 +88,7 @@ export const resolved = (
   notReplayable: ReadonlyArray<string>
 ): string => {
   const compensate = `effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO ${at}`
-  if (notReplayable.length > 0) {
+  if (ToResolve.cannotResume(failed, notReplayable)) {
     return `next: nothing is left to resolve, but ${ToResolve.compensateNotResume(notReplayable)}: ${compensate}`
   }
   return `next: nothing is left to resolve: the saga ${ToResolve.resumeDoes(failed)} when it is resumed, by ${resumedBy(sagaId, origin)} (a Recovery pass does not take a saga that needs attention); or ${compensate}`

@@ -88,7 +88,7 @@ export interface RunEnd<E> {
   readonly withdraw: (requestId: string, reason: string) => Effect.Effect<void>
   /** Why steps the run halted on could not know their outcome (calls in flight with the first halt's too). */
   readonly unknownReasons: ReadonlyMap<string, string>
-  /** The unknown steps the run's program ended without reaching: journaled `unreached`. */
+  /** The unknown steps the run's program succeeded without reaching: journaled `unreached`. */
   readonly unreached: ReadonlySet<string>
   /** A cause as `SAGA_COMPENSATING` journals it (`describeCause`, masking the run's receipts). */
   readonly describe: (cause: Cause.Cause<unknown>) => string
@@ -142,7 +142,12 @@ const decide = <A, E>(end: RunEnd<E>, ran: Exit.Exit<Exit.Exit<A, E>>): Effect.E
       end.unreached.has(step.stepId) ? { ...step, unreached: true as const } : step
     )
     const payload = notStarted.length === 0 ? { unknown: journaled } : { unknown: journaled, notStarted }
-    return Effect.as(endWith("SAGA_NEEDS_ATTENTION", payload), {
+    // A step newly found unreached is journaled so even by a run that wrote nothing else (a step removed).
+    const marks = [...end.unreached].some((stepId) => !view.unreached(stepId))
+    const write = marks
+      ? writer.append([sagaDraft("SAGA_NEEDS_ATTENTION", payload)])
+      : endWith("SAGA_NEEDS_ATTENTION", payload)
+    return Effect.as(write, {
       _tag: "NeedsAttention" as const,
       sagaId,
       unknown

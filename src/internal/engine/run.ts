@@ -391,7 +391,7 @@ export class SagaRun {
       // A saga a failure binds to compensate does not complete: it compensates from its journal.
       const completes = Exit.isSuccess(exit) && !this.closed && this.writer.view.firstTaint() === undefined
       if (completes) this.haltedWith ??= this.notReplayed()
-      if (ownEnd && !this.closed) this.notReached()
+      if (ownEnd && !this.closed) this.notReached(completes)
       this.writer.programEnd()
       return exit
     })
@@ -811,7 +811,7 @@ export class SagaRun {
    * anything after it ran. A reason that says so already (journaled by an earlier run) is kept as it
    * is: the saga's next entry journals the same words the run answers.
    */
-  private notReached(): void {
+  private notReached(succeeded: boolean): void {
     if (this.unreplayed === undefined) return
     const unreached = Array.from(this.unreplayed.values()).filter((step) => isUnknown(step) && !isRead(step))
     if (unreached.length === 0) return
@@ -823,7 +823,9 @@ export class SagaRun {
       reasons.set(step.stepId, `${why}${NOT_REACHED}${this.insteadOf(this.madeFresh)}`)
     }
     this.unknownReasons = reasons
-    this.unreached = new Set(unreached.map((step) => step.stepId))
+    // Marked unreached where a resume of this program, once the step is settled, would fail at its end
+    // (`NonDeterminism`): a program that failed compensates instead.
+    if (succeeded) this.unreached = new Set(unreached.map((step) => step.stepId))
   }
 
   /** What a program that skipped the journal's calls did instead. */

@@ -373,7 +373,8 @@ const afterResolve = (
           ToResolve.resumeAfterResolve(
             Timeline.failureToUndo(entries),
             Timeline.notReplayable(entries),
-            compensateCommand(status.sagaId)
+            compensateCommand(status.sagaId),
+            ToResolve.toResolve(status.steps).map((step) => step.stepId)
           )
       )
 }

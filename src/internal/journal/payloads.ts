@@ -151,7 +151,7 @@ const ExplicitAnswer = Schema.Struct({
 
 /**
  * `SAGA_NEEDS_ATTENTION`: the steps whose outcome is unknown; `unreached` marks one the run's
- * program ended without reaching (a changed program: it cannot replay the step once it has an
+ * program succeeded without reaching (a changed program: it cannot replay the step once it has an
  * outcome). A journal that never holds it reads as before.
  */
 const NeedsAttention = Schema.Struct({

@@ -117,10 +117,22 @@ export const compensateNotResume = (notReplayable: ReadonlyArray<string>): strin
 }
 
 /**
+ * Whether a resume of the saga fails, its program unable to replay a step (`notReplayable`:
+ * `Timeline.notReplayable`), rather than compensates, which a journaled failure binds it to
+ * (`failed`: `Timeline.failureToUndo`): the replay answers that failure before its end.
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const cannotResume = (failed: string | undefined, notReplayable: ReadonlyArray<string>): boolean =>
+  failed === undefined && notReplayable.length > 0
+
+/**
  * What to do once a step is resolved, as the end of a sentence: resume the saga, which goes on, or
  * compensates where a journaled failure binds it to (`failed`: `Timeline.failureToUndo`, read after
  * the resolution: a step resolved not applied binds it); or compensate it, when its program cannot
- * replay a step (`notReplayable`: `Timeline.notReplayable`), followed by `how` to.
+ * replay a step (`cannotResume`), followed by `how` to, once the steps still unknown
+ * (`unresolved`) are resolved too: a compensation cannot undo them.
  *
  * @since 0.5.0
  * @category resolving
@@ -128,8 +140,14 @@ export const compensateNotResume = (notReplayable: ReadonlyArray<string>): strin
 export const resumeAfterResolve = (
   failed: string | undefined,
   notReplayable: ReadonlyArray<string>,
-  how: string
+  how: string,
+  unresolved: ReadonlyArray<string> = []
 ): string => {
-  if (notReplayable.length > 0) return `${compensateNotResume(notReplayable)} (${how})`
+  if (cannotResume(failed, notReplayable)) {
+    const compensate = `${compensateNotResume(notReplayable)} (${how})`
+    if (unresolved.length === 0) return compensate
+    const [it, is] = unresolved.length === 1 ? ["it", "is"] : ["them", "are"]
+    return `resolve ${unresolved.join(", ")} too: ${it} ${is} unknown, and a compensation before then cannot undo ${it}; then ${compensate}`
+  }
   return failed === undefined ? "resume the saga to go on" : `resume the saga: it ${resumeDoes(failed)}`
 }

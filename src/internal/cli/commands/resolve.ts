@@ -158,6 +158,9 @@ const reportOf = (done: {
   readonly failed?: string | undefined
   /** The steps the saga's program cannot replay once resolved (`Timeline.notReplayable`). */
   readonly notReplayable?: ReadonlyArray<string> | undefined
+  /** The steps still unknown once resolved, and where the saga stands then (`--revision N --digest H`). */
+  readonly unresolved?: ReadonlyArray<string> | undefined
+  readonly at?: string | undefined
   /** The call happened and its effect was undone by hand (`--undone`). */
   readonly undone?: boolean | undefined
   /** What an explicit undo's run answers once resolved. */
@@ -186,7 +189,8 @@ const reportOf = (done: {
     : ToResolve.resumeAfterResolve(
         done.failed,
         done.notReplayable ?? [],
-        `effect-saga compensate ${shellWord(saga)} --register MODULE --as WHO`
+        `effect-saga compensate ${shellWord(saga)} --register MODULE --as WHO${done.unresolved?.length === 0 && done.at !== undefined ? ` ${done.at}` : ""}`,
+        done.unresolved
       )
   return done.wrote
     ? `resolved step ${stepId} of saga ${saga} as ${outcome} (${by}): journaled ${journaled}; ${goOn}`
@@ -234,6 +238,8 @@ export const resolveOn = <E>(
     return reportOf({
       failed: Timeline.failureToUndo(entries),
       notReplayable: Timeline.notReplayable(entries),
+      unresolved: after === undefined ? undefined : ToResolve.toResolve(after.steps).map((step) => step.stepId),
+      at: after === undefined ? undefined : `--revision ${after.revision} --digest ${after.digest}`,
       settled,
       wrote: written > 0,
       applied,

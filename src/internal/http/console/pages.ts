@@ -310,12 +310,13 @@ const resolveFirst = (detail: SagaDetail, { receiptRequired, stepId }: SagaDetai
  * when its program cannot replay a step (`Timeline.notReplayable`).
  */
 const resumeLine = (detail: SagaDetail): string => {
+  const failed = Timeline.failureToUndo(detail.entries)
   const notReplayable = Timeline.notReplayable(detail.entries)
-  if (notReplayable.length > 0) {
+  if (ToResolve.cannotResume(failed, notReplayable)) {
     const sagaId = detail.saga.sagaId
     return `Nothing is left to resolve, but ${ToResolve.compensateNotResume(notReplayable)} (effect-saga compensate ${shellWord(sagaId)} --register MODULE --as WHO, or POST /api/sagas/${encodeURIComponent(sagaId)}/compensate).`
   }
-  const does = ToResolve.resumeDoes(Timeline.failureToUndo(detail.entries))
+  const does = ToResolve.resumeDoes(failed)
   return `Nothing is left to resolve: the saga ${does} when it is resumed, by a worker that has its program (a Recovery pass does not take a saga that needs attention).`
 }
 
