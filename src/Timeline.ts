@@ -252,7 +252,7 @@ export const approvedUntil = (entries: ReadonlyArray<Entry>, stepId: string): st
 }
 
 /**
- * The steps a resume of the saga's program cannot replay: the program's last run ended without
+ * The steps a resume of the saga's program cannot replay: the program's last run succeeded without
  * reaching them while their outcome was unknown (a changed program: a tool renamed, a step removed
  * or made conditional; its `SAGA_NEEDS_ATTENTION` journals them `unreached`), and they are executed
  * since (resolved as applied, `Saga.resolve`). That program, resumed, fails with `NonDeterminism`

@@ -73,6 +73,9 @@ import { isWithdrawn } from "./withdrawal.js"
 /** No step's reason for an unknown outcome: what a run has until a call halts on one. */
 const noReasons: ReadonlyMap<string, string> = new Map()
 
+/** No step ids: what a run that found none shares. */
+const noSteps: ReadonlySet<string> = new Set()
+
 /** Why a run stopped before its program ended. */
 export type Halt =
   | { readonly _tag: "AwaitingApproval"; readonly request: ApprovalRequest }
@@ -262,8 +265,8 @@ export class SagaRun {
   haltedWith: Halt | undefined
   /** Why each step the run halted on could not know its outcome, by step id: the first halt's, and those of calls in flight with it. */
   unknownReasons: ReadonlyMap<string, string> = noReasons
-  /** The unknown steps of the journal this run's program ended without reaching (`notReached`). */
-  unreached: ReadonlySet<string> = new Set()
+  /** The unknown steps of the journal this run's program succeeded without reaching (`notReached`). */
+  unreached: ReadonlySet<string> = noSteps
   /** This run, as the fibers of its program know it (`enclosingRuns`): `ended` clears it. */
   private readonly enclosing: EnclosingRun
   private inflight = 0

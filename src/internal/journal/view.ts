@@ -238,7 +238,7 @@ export class JournalView {
 
   /**
    * Whether the run that last stopped on the step (`SAGA_NEEDS_ATTENTION`, since its last `INTENT`)
-   * journaled that its program ended without reaching it, whatever the step's outcome since (an
+   * journaled that its program succeeded without reaching it, whatever the step's outcome since (an
    * operator's resolution writes none of its own `INTENT`s).
    */
   unreached(stepId: string): boolean {
@@ -246,7 +246,7 @@ export class JournalView {
   }
 
   /**
-   * The steps the program's last run ended without reaching (`unreached`) that are now executed
+   * The steps the program's last run succeeded without reaching (`unreached`) that are now executed
    * (resolved as applied): that program cannot replay them, so a resume of it fails with
    * `NonDeterminism` at its end.
    */
