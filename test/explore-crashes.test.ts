@@ -119,6 +119,37 @@ describe("Testing.exploreCrashes", () => {
   )
 
   it.effect(
+    "a point found among others chosen by the seed says so: the same maxPoints and seed explore it again",
+    () =>
+      Effect.gen(function* () {
+        const chargeIgnoringKey = Compensable.make({
+          name: "charge",
+          input: Schema.Int,
+          success: Schema.String,
+          retryMode: "idempotency-key",
+          execute: (amount) =>
+            Effect.map(Bank, (bank) => {
+              bank.charged += amount
+              return "charge-1"
+            }),
+          compensate: ({ input }) =>
+            Effect.map(Bank, (bank) => {
+              bank.refunded += input
+            })
+        })
+        const options = { world: BankLive, invariants: [chargedOnce], maxPoints: 12, seed: 3 }
+        const found = yield* Effect.flip(Testing.exploreCrashes(orderWith(chargeIgnoringKey), 42, options))
+        assert(found instanceof Testing.CrashFound)
+        expect(found.point).toMatch(
+          /^a crash after tool call 2 of 4 ended \(charge call of step charge:\w+#1\), before its outcome was journaled \(one of 12 of the 16 points, chosen with seed 3\)$/
+        )
+        const again = yield* Effect.flip(Testing.exploreCrashes(orderWith(chargeIgnoringKey), 42, options))
+        expect(again).toMatchObject({ point: found.point })
+      }),
+    60_000
+  )
+
+  it.effect(
     "a program whose step order depends on Math.random: the first crashed run does not repeat the first run",
     () =>
       Effect.gen(function* () {

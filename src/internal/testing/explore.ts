@@ -297,10 +297,19 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       seen ??= baseline.crash
       const points = pointsOf(baseline.crash, kinds)
       summary.found += points.length
-      for (const point of yield* choose(points, options.maxPoints ?? 200, options.seed ?? 1)) {
+      const seed = options.seed ?? 1
+      const chosen = yield* choose(points, options.maxPoints ?? 200, seed)
+      // A point among others chosen by the seed says so: the same seed and maxPoints explore it again.
+      const sampled =
+        chosen.length < points.length
+          ? ` (one of ${chosen.length} of the ${points.length} points, chosen with seed ${seed})`
+          : ""
+      for (const point of chosen) {
         const run = yield* runPoint(baseline.crash, point, approval, nextStore, () => {}, logging)
         if (run.result.problems.length > 0) {
-          return yield* Effect.fail(fail(describePoint(point, baseline.crash), approval, asked, run.result))
+          return yield* Effect.fail(
+            fail(`${describePoint(point, baseline.crash)}${sampled}`, approval, asked, run.result)
+          )
         }
         tally(run)
       }
