@@ -85,21 +85,6 @@ describe("Testing.exploreCrashes", () => {
     "a tool that declares retryMode idempotency-key but charges again on retry: the invariant fails after its call",
     () =>
       Effect.gen(function* () {
-        const chargeIgnoringKey = Compensable.make({
-          name: "charge",
-          input: Schema.Int,
-          success: Schema.String,
-          retryMode: "idempotency-key", // declared, but the key is ignored below
-          execute: (amount) =>
-            Effect.map(Bank, (bank) => {
-              bank.charged += amount
-              return "charge-1"
-            }),
-          compensate: ({ input }) =>
-            Effect.map(Bank, (bank) => {
-              bank.refunded += input
-            })
-        })
         const Order = orderWith(chargeIgnoringKey)
         const found = yield* Effect.flip(
           Testing.exploreCrashes(Order, 42, { world: BankLive, invariants: [chargedOnce] })
@@ -122,21 +107,6 @@ describe("Testing.exploreCrashes", () => {
     "a point found among others chosen by the seed says so: the same maxPoints and seed explore it again",
     () =>
       Effect.gen(function* () {
-        const chargeIgnoringKey = Compensable.make({
-          name: "charge",
-          input: Schema.Int,
-          success: Schema.String,
-          retryMode: "idempotency-key",
-          execute: (amount) =>
-            Effect.map(Bank, (bank) => {
-              bank.charged += amount
-              return "charge-1"
-            }),
-          compensate: ({ input }) =>
-            Effect.map(Bank, (bank) => {
-              bank.refunded += input
-            })
-        })
         const options = { world: BankLive, invariants: [chargedOnce], maxPoints: 12, seed: 3 }
         const found = yield* Effect.flip(Testing.exploreCrashes(orderWith(chargeIgnoringKey), 42, options))
         assert(found instanceof Testing.CrashFound)
@@ -823,6 +793,23 @@ const charge = Compensable.make({
   name: "charge",
   input: Schema.Int,
   success: Schema.String,
+  execute: (amount) =>
+    Effect.map(Bank, (bank) => {
+      bank.charged += amount
+      return "charge-1"
+    }),
+  compensate: ({ input }) =>
+    Effect.map(Bank, (bank) => {
+      bank.refunded += input
+    })
+})
+
+/** A charge that declares retryMode idempotency-key, but ignores its key: it charges again on retry. */
+const chargeIgnoringKey = Compensable.make({
+  name: "charge",
+  input: Schema.Int,
+  success: Schema.String,
+  retryMode: "idempotency-key",
   execute: (amount) =>
     Effect.map(Bank, (bank) => {
       bank.charged += amount
