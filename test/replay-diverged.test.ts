@@ -449,7 +449,20 @@ describe("a resumed program that no longer makes an executed step's call does no
     () =>
       Effect.gen(function* () {
         made.length = 0
-        yield* stoppedInPay("o-removed")
+        // The first release's run stopped on the payment, whose bank did not answer: needs_attention already.
+        const unanswered = Compensable.make({
+          name: "pay",
+          input: Schema.Struct({ n: Schema.Int }),
+          success: Schema.String,
+          execute: ({ n }) =>
+            Effect.zipRight(
+              Effect.sync(() => made.push(`pay ${n}`)),
+              Effect.fail(Outcome.unknown("the bank did not answer"))
+            ),
+          compensate: () => Effect.void
+        })
+        const first = yield* Saga.run("o-removed", Effect.zipRight(reserve({ n: 1 }), unanswered({ n: 2 })))
+        expect(first._tag).toBe("NeedsAttention")
         const journal = yield* Journal.Journal
         const pay = (yield* Saga.status("o-removed")).steps.find((step) => step.toolName === "pay")!
         // The next release removed the payment: its program replays the reservation and makes no call.
