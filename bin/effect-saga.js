@@ -28,5 +28,17 @@ const compiledCli = () =>
     process.exit(2)
   })
 
+// A SIGINT or SIGTERM while the CLI's modules load (a second or so) finds nothing opened yet: it
+// says so and exits 130, as an interrupted command does. cli.main() takes the signals over.
+let interrupted = false
+const interruptedWhileLoading = () => {
+  interrupted = true
+  process.stderr.write("effect-saga: interrupted: nothing was written\n", () => process.exit(130))
+}
+const whileLoading = (listen) => {
+  for (const signal of ["SIGINT", "SIGTERM"]) process[listen](signal, interruptedWhileLoading)
+}
+whileLoading("on")
 const cli = existsSync(compiled) ? await compiledCli() : await fromSource()
-cli.main()
+whileLoading("removeListener")
+if (!interrupted) cli.main()

@@ -1,0 +1,82 @@
+/**
+ * A SIGINT or SIGTERM that reaches `bin/effect-saga.js` while the CLI's modules still load (before
+ * any command runs) says so on stderr and exits 130, as an interrupted command does; it used to
+ * kill the process by the signal, with no line. A module hook holds the CLI's module back until
+ * the test has sent the signal, so the signal lands in that window every time.
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { pathToFileURL } from "node:url"
+import { afterAll, describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+
+const root = path.resolve(import.meta.dirname, "..")
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-early-signal-"))
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
+
+// Loading the CLI's own module (dist/Cli.js, or src/Cli.ts without a build) marks a file and waits.
+const hooks = path.join(dir, "hold-cli.mjs")
+fs.writeFileSync(
+  hooks,
+  `import { writeFileSync } from "node:fs"
+export async function load(url, context, next) {
+  if (/\\/(dist\\/Cli\\.js|src\\/Cli\\.ts)$/.test(url)) {
+    writeFileSync(process.env.HELD_MARK, url)
+    await new Promise((resolve) => setTimeout(resolve, 60_000))
+  }
+  return next(url, context)
+}
+`
+)
+const registrar = path.join(dir, "register.mjs")
+fs.writeFileSync(
+  registrar,
+  `import { register } from "node:module"\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`
+)
+
+interface Ended {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stderr: string
+}
+
+/** Runs `effect-saga list` with the CLI's module held back, and sends `signal` once it is. */
+const interruptedWhileLoading = (signal: NodeJS.Signals) =>
+  Effect.async<Ended>((resume) => {
+    const mark = path.join(dir, `held-${signal}`)
+    const child = spawn(
+      process.execPath,
+      ["--import", registrar, path.join(root, "bin", "effect-saga.js"), "list", "--db", path.join(dir, "none.db")],
+      { env: { ...process.env, HELD_MARK: mark }, stdio: ["ignore", "pipe", "pipe"] }
+    )
+    let stderr = ""
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+      stderr += chunk
+    })
+    const watch = setInterval(() => {
+      if (!fs.existsSync(mark)) return
+      clearInterval(watch)
+      child.kill(signal)
+    }, 20)
+    child.on("close", (code, ended) => {
+      clearInterval(watch)
+      resume(Effect.succeed({ code, signal: ended, stderr }))
+    })
+    return Effect.sync(() => {
+      clearInterval(watch)
+      child.kill("SIGKILL")
+    })
+  })
+
+describe("effect-saga interrupted while its modules load", { timeout: 60_000 }, () => {
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    it.effect(`${signal} says nothing was written and exits 130`, () =>
+      Effect.gen(function* () {
+        const ended = yield* interruptedWhileLoading(signal)
+        expect(ended).toEqual({ code: 130, signal: null, stderr: "effect-saga: interrupted: nothing was written\n" })
+      })
+    )
+  }
+})
