@@ -81,9 +81,12 @@ describe("an agent's spans", () => {
       const { result, entries } = yield* twice("unknown-tool", script)
       assert(result._tag === "Compensated")
       const failed = entries.find((entry) => entry.phase === "FAILED" && entry.toolName === "LanguageModel")
-      expect(JSON.parse(failed!.payload!).description).toBe(
+      const description =
         'MalformedOutput in LanguageModel.generateText: the call call-1 of ApproveEverything, at name: the toolkit has no tool of that name (expected "Charge" | "Pay" | "Refund", actual "ApproveEverything")'
-      )
+      expect(JSON.parse(failed!.payload!).description).toBe(description)
+      // The compensation's cause is that failure, in the same words: not @effect/ai's own message.
+      const compensating = entries.find((entry) => entry.phase === "SAGA_COMPENSATING")
+      expect(JSON.parse(compensating!.payload!)).toEqual({ cause: description })
     })
   )
 

@@ -1,6 +1,8 @@
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import { isObject } from "effect/Predicate"
 import { isActive, statusAfter } from "../../Journal.js"
 import type { CompensationCause } from "../../SagaError.js"
 import { ApprovalRefused, NonDeterminism, StepFailed } from "../../SagaError.js"
@@ -18,10 +20,17 @@ import { dropWithdrawn, withdrawals, withdrawnBecause } from "./withdrawal.js"
 /**
  * The first line of a cause, as journaled and reported: written from the cause with its errors'
  * texts masked (`maskedCause`; `receipts`: those the run's calls set, which a tool's error may
- * quote), then cut.
+ * quote), then cut. A failure its tool described (`described`: a model turn's) reads as its `FAILED` does.
  */
-export const describeCause = (cause: Cause.Cause<unknown>, receipts: ReadonlyArray<string> = []): string =>
-  Cause.pretty(maskedCause(cause, receipts)).split("\n")[0]!.slice(0, 500)
+export const describeCause = (
+  cause: Cause.Cause<unknown>,
+  receipts: ReadonlyArray<string> = [],
+  described?: WeakMap<object, string>
+): string => {
+  const failure = described === undefined ? Option.none() : Cause.failureOption(cause)
+  const said = Option.isSome(failure) && isObject(failure.value) ? described?.get(failure.value) : undefined
+  return said ?? Cause.pretty(maskedCause(cause, receipts)).split("\n")[0]!.slice(0, 500)
+}
 
 const unknownOf = (
   view: JournalView,

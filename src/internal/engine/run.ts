@@ -15,6 +15,7 @@ import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import type * as FiberRefs from "effect/FiberRefs"
 import * as Option from "effect/Option"
+import { isObject } from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import type * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
@@ -302,6 +303,8 @@ export class SagaRun {
   private deferred: Map<string, Call> | undefined
   /** The receipts calls set in this run: what is masked in the cause compensation journals. */
   readonly receipts: Array<string> = Array.of()
+  /** The errors of this run's calls that their tool describes (`describedAs`), as `FAILED` says them (made at the first). */
+  described: WeakMap<object, string> | undefined
   /** `notStarted`'s steps, made at the first. */
   private notStartedSteps: Map<string, number> | undefined
 
@@ -1265,15 +1268,18 @@ export class SagaRun {
     }
     const error = Cause.failureOption(cause)
     const journaled = Option.isSome(error) ? this.encodeFailure(spec, error.value, failure, call.receipts) : undefined
+    const described = Option.isSome(failure) ? spec.describedAs?.(failure.value) : undefined
     const payload = {
-      description: cutDetail(
-        (Option.isSome(failure) ? spec.describedAs?.(failure.value) : undefined) ?? causeText(shown)
-      ),
+      description: cutDetail(described ?? causeText(shown)),
       defect: Option.isNone(failure),
       taints: spec.taintsOnFailure === false ? false : undefined,
       error: journaled?.error
     }
     const failedDraft = stepDraft({ stepId, toolName: spec.name }, "FAILED", payload)
+    if (described !== undefined && Option.isSome(error) && isObject(error.value)) {
+      this.described ??= new WeakMap()
+      this.described.set(error.value, payload.description)
+    }
     // A failure that quoted a receipt reaches the program as its replay will: as journaled, masked
     // (a receipt only its encoded form shows, too); so does an error `failure` describes that could
     // not be journaled (too deep, too large): its replay is an `Outcome.Failed` with the description.

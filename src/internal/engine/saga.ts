@@ -462,7 +462,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
           compensate(
             writer,
             undoEnv(sagaId, (step) => sagaRun.undoToolOf(step)),
-            describeCause(cause, sagaRun.receipts),
+            describeCause(cause, sagaRun.receipts, sagaRun.described),
             undefined,
             notStarted
           ),
@@ -476,7 +476,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         notStarted: sagaRun.notStarted,
         compensate: compensateWith,
         withdraw,
-        describe: (cause: Cause.Cause<unknown>) => describeCause(cause, sagaRun.receipts),
+        describe: (cause: Cause.Cause<unknown>) => describeCause(cause, sagaRun.receipts, sagaRun.described),
         unknownReasons: sagaRun.unknownReasons,
         unreached: sagaRun.unreached
       }
