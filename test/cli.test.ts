@@ -13,7 +13,7 @@ import { commands } from "../src/internal/cli/commandTable.js"
 import { endingOf } from "../src/internal/cli/failure.js"
 import * as Help from "../src/internal/cli/help.js"
 import { Checkout, chargeCard, reserveInventory, ship, Tracking } from "./fixtures/cli-tools.js"
-import { freshDatabase } from "./fixtures/postgres.js"
+import { freshDatabase, queryOn } from "./fixtures/postgres.js"
 import { edit } from "./fixtures/sqlite-raw.js"
 import { unansweredRefund } from "./fixtures/unanswered-refund.js"
 
@@ -1098,6 +1098,13 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         )
         const verified = yield* cli("verify", "--all", "--db", url)
         expect(verified.code, verified.stderr).toBe(0)
+        // Its record of migrations dropped, an import is refused in the words every other command uses.
+        yield* Effect.promise(() => queryOn(url, "DROP TABLE effect_saga_migrations"))
+        const edited = `effect-saga: the journal at ${url} records no migration (its effect_saga_migrations table is empty or missing) while its tables exist: the record was edited; restore it from a backup (nothing was written)\n`
+        for (const args of [["list"], ["import", file]]) {
+          const refused = yield* cli(...args, "--db", url)
+          expect(refused, args[0]).toEqual({ code: 2, stdout: "", stderr: edited })
+        }
       })
     )
   })

@@ -100,19 +100,21 @@ const checkFile = (filename: string, access: Access): Effect.Effect<"exists" | "
   })
 
 /**
- * Refuses a store that is not an effect-saga journal (unless `create`), one that a newer
- * effect-saga migrated, and, to read it, one an older version left behind: reads never migrate.
+ * Refuses a store that is not an effect-saga journal (unless `create`), one whose record of
+ * migrations was edited (even to create: an import would be refused by the migrations, in other
+ * words), one that a newer effect-saga migrated, and, to read it, one an older version left
+ * behind: reads never migrate.
  */
 const checkJournal = (where: string, access: Access) =>
   Effect.flatMap(SqlJournal.schemaVersion, ({ applied: version, latest: latestMigration }) => {
-    if (version === 0 && access !== "create") {
+    if (version === 0) {
       return Effect.fail(
         new UsageError({
           message: editedMigrationsRecord(where, "is empty or missing")
         })
       )
     }
-    if (version === undefined || version === 0) {
+    if (version === undefined) {
       return access === "create"
         ? Effect.void
         : Effect.fail(
