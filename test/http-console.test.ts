@@ -182,6 +182,50 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
   )
 })
 
+describe("a saga's page in headless Chromium", { timeout: 60_000 }, () => {
+  it.scopedLive(
+    "offers the decisions its steps await, as the inbox does, and leads back to itself: the inbox's first page need not list it",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("console-saga-decides")
+        yield* onDb(db, Effect.all([Saga.run("payout-1", payout), Saga.run("payout-2", payout)]))
+        const baseUrl = yield* serveOn(db)
+        const { page, elsewhere } = yield* openPage(yield* browser, baseUrl)
+        yield* signIn(page, baseUrl)
+        const sagaUrl = `${baseUrl}/console/sagas/payout-2`
+        yield* step(() => page.goto(sagaUrl))
+        const decide = page.locator("#decide")
+        expect(yield* step(() => decide.locator("p").first().textContent())).toBe(
+          "1 step(s) await approval: decide here (the inbox lists every saga's requests)."
+        )
+        const card = decide.locator("article")
+        expect(yield* step(() => card.count())).toBe(1)
+        expect(yield* step(() => card.locator("pre").textContent())).toContain('"to": "DE89 3704 0044 0532 0130 00"')
+        yield* step(async () => {
+          await card.getByRole("button", { name: "Approve" }).click()
+          await page.getByRole("status").filter({ hasText: "approved by alice" }).waitFor()
+        })
+        expect(page.url()).toBe(sagaUrl)
+        expect(yield* step(() => page.locator("#decide").count())).toBe(0)
+        const approved = yield* onDb(db, Saga.status("payout-2"))
+        expect(approved.steps.find((step) => step.toolName === "sendWireTransfer")?.state).toBe("approved")
+        // The inbox no longer lists it; the other saga's page rejects, and leads back to that page.
+        yield* step(() => page.goto(`${baseUrl}/console`))
+        expect(yield* step(() => page.locator("article").filter({ hasText: "payout-2" }).count())).toBe(0)
+        yield* step(async () => {
+          await page.goto(`${baseUrl}/console/sagas/payout-1`)
+          await page.getByRole("textbox", { name: "Reason for rejecting" }).fill("unknown payee")
+          await page.getByRole("button", { name: "Reject" }).click()
+          await page.getByRole("status").filter({ hasText: "rejected by alice" }).waitFor()
+        })
+        expect(page.url()).toBe(`${baseUrl}/console/sagas/payout-1`)
+        expect(yield* step(() => page.locator("h1").textContent())).toContain("compensated")
+        expect(elsewhere).toEqual([])
+      }),
+    60_000
+  )
+})
+
 /** A body of `size` bytes sent in chunks, with no `Content-Length`. */
 const chunked = (prefix: string, size: number) =>
   new ReadableStream<Uint8Array>({

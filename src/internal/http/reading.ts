@@ -287,9 +287,28 @@ export const sagaPage = (sagaId: string) =>
       detail: detailOf(status, now),
       left: leftOfRun(status),
       reached: reachedOfRun(status),
+      waiting: waitingOn(status),
       now: Effect.succeed(now)
     })
   )
+
+/**
+ * The requests a saga awaiting approval waits on, as the inbox shows them (`Approval.inboxOf`), so
+ * that its page offers the same decisions: an operator sent to the saga need not find it among the
+ * inbox's pages. None for a saga with no step awaiting approval.
+ */
+const waitingOn = (status: Saga.SagaStatus) =>
+  Effect.gen(function* () {
+    if (!status.steps.some((step) => step.state === "awaiting_approval")) return []
+    // The Saga layer of this server read the same keys when it was built: a bad key list stopped it there.
+    const requests = yield* Approval.inboxOf(status.sagaId).pipe(Effect.catchTag("KeyError", Effect.die))
+    if (requests.length === 0) return []
+    const entries = yield* Effect.flatMap(Journal, (journal) => journal.read(status.sagaId)).pipe(
+      Effect.orElseSucceed((): ReadonlyArray<Entry> => [])
+    )
+    const settled = yield* settledRequests(requests)
+    return requests.map((request) => pendingOf(request, status, entries, settled.get(request.requestId)))
+  })
 
 const detailOf = (status: Saga.SagaStatus, now: number) =>
   Effect.gen(function* () {

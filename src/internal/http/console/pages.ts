@@ -51,8 +51,13 @@ const position = (request: {
   readonly digest: string
 }) => hidden({ sagaId: request.sagaId, stepId: request.stepId, revision: request.revision, digest: request.digest })
 
+/** The field that makes a decision's form lead back to the saga's page, not the inbox. */
+const backTo = (onSagaPage: boolean): string => (onSagaPage ? hidden({ back: "saga" }) : "")
+
+/** A request waiting for a decision, with its forms; `onSagaPage`: its forms lead back to the saga's page. */
 const pendingCard = (
-  request: PendingApproval
+  request: PendingApproval,
+  onSagaPage = false
 ): string => `<article class="card" aria-labelledby="req-${escape(request.requestId)}">
 <h2 id="req-${escape(request.requestId)}">${escape(request.toolName)} <span class="muted">in</span> ${sagaLink(request.sagaId)}</h2>
 ${request.tampered === null ? "" : `<div class="banner" role="alert">${escape(tamperLine(request.sagaId, request.tampered))}</div>`}
@@ -69,10 +74,10 @@ ${
     ? ""
     : request.settled !== null
       ? settledLine(request, request.settled)
-      : `<form class="actions" method="post" action="/console/approve">${position(request)}
+      : `<form class="actions" method="post" action="/console/approve">${position(request)}${backTo(onSagaPage)}
 <label>Approval expires at (ISO-8601, optional) <input type="text" name="expiresAt" placeholder="2026-12-31T23:59:00Z"></label>
 <button type="submit">Approve</button></form>
-<form class="actions" method="post" action="/console/reject">${position(request)}
+<form class="actions" method="post" action="/console/reject">${position(request)}${backTo(onSagaPage)}
 <input type="text" name="reason" required aria-label="Reason for rejecting" placeholder="Why you reject it (required)">
 <button type="submit" class="secondary">Reject</button></form>`
 }
@@ -94,7 +99,7 @@ export const inbox = (
   position !== undefined && position.total > 0 && isPastEnd(position)
     ? pastTheInbox(position, query)
     : `<h1>Approval inbox <span class="muted">(${requests.length} waiting${shownOf(position)})</span></h1>
-${requests.length === 0 ? '<p class="muted" id="empty">No approval is waiting.</p>' : requests.map(pendingCard).join("\n")}
+${requests.length === 0 ? '<p class="muted" id="empty">No approval is waiting.</p>' : requests.map((request) => pendingCard(request)).join("\n")}
 ${position === undefined ? "" : pager("/console", position, query)}`
 
 /** A page of the inbox past its last, as `/console/sagas` says one: how many in all, none shown. */
@@ -357,6 +362,16 @@ const refusalCell = (detail: SagaDetail, step: SagaDetail["steps"][number]): str
 }
 
 /**
+ * What a saga's page says of its steps awaiting approval, with the inbox's cards of their requests:
+ * an operator sent to the saga decides there, without finding it among the inbox's pages.
+ */
+const decideHere = (steps: number, requests: ReadonlyArray<PendingApproval>): string =>
+  requests.length === 0
+    ? `<p>${steps} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`
+    : `<section id="decide"><p>${steps} step(s) await approval: decide here (the <a href="/console">inbox</a> lists every saga's requests).</p>
+${requests.map((request) => pendingCard(request, true)).join("\n")}</section>`
+
+/**
  * One saga, its lease as it stands at `now` (epoch milliseconds); for an explicit undo's run that
  * ended `compensation_failed`, its answer and what is left to do with the effect (`left`); for one
  * awaiting approval, its steps the saga's own compensation has reached since, with what is left
@@ -369,7 +384,8 @@ export const saga = (
   detail: SagaDetail,
   now: number,
   left: ReadonlyArray<UndoRunAdvice.RunLeft> = [],
-  reached: ReadonlyMap<string, string> = new Map()
+  reached: ReadonlyMap<string, string> = new Map(),
+  pending: ReadonlyArray<PendingApproval> = []
 ): string => {
   const row = detail.saga
   const undone = undoRows(detail)
@@ -389,7 +405,14 @@ ${row.tampered === null ? "" : `<div class="banner" role="alert" id="tampered">$
 <dt>lease</dt><dd id="lease">${escape(Lease.describe(row, now))}</dd>
 </dl>
 ${row.stuck === true ? `<p class="banner" role="alert" id="stuck">${escape(stuckLine(detail, unknown))}</p>` : ""}
-${waiting.length === 0 ? "" : `<p>${waiting.length} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`}
+${
+  waiting.length === 0
+    ? ""
+    : decideHere(
+        waiting.length,
+        pending.filter((request) => !reached.has(request.stepId))
+      )
+}
 ${approved.map((step) => (isRun ? runApprovedLine(detail, step, now) : approvedLine(detail, step.stepId, now))).join("\n")}
 ${Array.from(reached, ([stepId, said]) => settledLine({ sagaId: row.sagaId, stepId }, said)).join("\n")}
 ${isRun && row.status === "compensation_failed" && row.tampered === null ? runAnswerCard(detail, left) : ""}

@@ -222,10 +222,14 @@ const SAGAS_PAGE = 500
 
 const sagaPage = (sagaId: string) => `/console/sagas/${encodeURIComponent(sagaId)}`
 
-const decided = (answer: { readonly sagaId: string; readonly stepId: string | null; readonly message: string }) => ({
-  to: "/console",
-  text: `Step ${answer.stepId} of saga ${answer.sagaId}: ${answer.message}.`
-})
+/** Where a decision's form leads: back to the saga's page it was made on, else the inbox. */
+const decisionPage = (form: Form): string => (form("back") === "saga" ? sagaPage(form("sagaId")) : "/console")
+
+const decided =
+  (form: Form) => (answer: { readonly sagaId: string; readonly stepId: string | null; readonly message: string }) => ({
+    to: decisionPage(form),
+    text: `Step ${answer.stepId} of saga ${answer.sagaId}: ${answer.message}.`
+  })
 
 /**
  * The console's routes: `/console` (the inbox), `/console/sagas`, `/console/sagas/:sagaId`,
@@ -300,9 +304,9 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
         route(
           Effect.flatMap(HttpRouter.params, (params) =>
             view("saga", () =>
-              Effect.map(Reading.sagaPage(params.sagaId ?? ""), ({ detail, left, reached, now }) => ({
+              Effect.map(Reading.sagaPage(params.sagaId ?? ""), ({ detail, left, reached, waiting, now }) => ({
                 title: `Saga ${detail.saga.sagaId}`,
-                body: Pages.saga(detail, now, left, reached)
+                body: Pages.saga(detail, now, left, reached, waiting)
               }))
             )
           )
@@ -371,9 +375,9 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
             max,
             (form) =>
               Effect.flatMap(Forms.approve(form), (body) =>
-                Effect.map(Commands.approve(form("sagaId"), form("stepId"), body), decided)
+                Effect.map(Commands.approve(form("sagaId"), form("stepId"), body), decided(form))
               ),
-            () => "/console"
+            decisionPage
           )
         )
       )
@@ -384,9 +388,9 @@ export const layer = (options: CommandOptions & { readonly maxBodyBytes?: number
             max,
             (form) =>
               Effect.flatMap(Forms.reject(form), (body) =>
-                Effect.map(Commands.reject(options, form("sagaId"), form("stepId"), body), decided)
+                Effect.map(Commands.reject(options, form("sagaId"), form("stepId"), body), decided(form))
               ),
-            () => "/console"
+            decisionPage
           )
         )
       )
