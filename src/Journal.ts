@@ -26,7 +26,7 @@ import {
   type LeaseHeld,
   SagaNotFound
 } from "./internal/journal/errors.js"
-import { type ExportEnd, endLineOf, endOf, endProblem } from "./internal/journal/exportEnd.js"
+import { type ExportEnd, endLineOf, endOf, endProblem, isEndWithMore } from "./internal/journal/exportEnd.js"
 import * as hash from "./internal/journal/hash.js"
 import { refusedImport } from "./internal/journal/importable.js"
 import type { Inspected } from "./internal/journal/inspect.js"
@@ -656,7 +656,8 @@ const exportRefusal = (
     ? new JournalCorrupted({ sagaId, seq: broken.seq, reason: broken.reason })
     : new JournalTampered({ sagaId, seq: broken.seq, problem: broken.problem, reason: broken.reason })
 
-const decodeLine = Schema.decodeUnknownEither(Schema.parseJson(Entry))
+// A field no entry has is refused, not dropped: the import would not be the file it was given.
+const decodeLine = Schema.decodeUnknownEither(Schema.parseJson(Entry), { onExcessProperty: "error" })
 
 /**
  * Why a line of JSON holding an object is no entry, after a colon, as a stored row's is said
@@ -673,7 +674,12 @@ const whyNotAnEntry = (line: string): string => {
   if (!Predicate.isRecord(parsed))
     return `: it is ${Array.isArray(parsed) ? "an array" : typeName(parsed)}, not an object`
   const decoded = Schema.decodeUnknownEither(Entry)(parsed)
-  return Either.isLeft(decoded) ? `: ${describeUndecodable(parsed, decoded.left)}` : ""
+  if (Either.isLeft(decoded)) return `: ${describeUndecodable(parsed, decoded.left)}`
+  const extra = Object.keys(parsed).find((field) => !(field in Entry.fields))
+  // Refused, not dropped: what was imported would not be the file given (an export of a later version, an edited file).
+  return extra === undefined
+    ? ""
+    : `: it has a field no entry has, ${JSON.stringify(extra.slice(0, 60))}, which an import would not keep`
 }
 
 /**
@@ -692,7 +698,8 @@ const unstorableIdentifier = (entry: Entry) =>
   identifier.unstorable(entry.at)
 
 /**
- * Imports one saga's NDJSON export. Every line must decode, belong to one saga, name a saga, its
+ * Imports one saga's NDJSON export. Every line must decode (with no field an entry, or the end
+ * line, does not have: an import would drop it), belong to one saga, name a saga, its
  * steps and tools as the engine would (`InvalidIdentifier`'s rules), the hash chain must verify (and
  * every entry's MAC, under the journal keys the receiving store was built with, as `inspect` reads
  * them: with none, a signed export is refused, as a signed journal would not verify there),
@@ -724,9 +731,11 @@ export const importNdjson = (
           sagaId,
           seq: index + 1,
           reason:
-            end === undefined
-              ? `line ${index + 1} is not a journal entry${whyNotAnEntry(line)}`
-              : `line ${index + 1} is the export's end line, yet lines follow it`
+            end !== undefined
+              ? `line ${index + 1} is the export's end line, yet lines follow it`
+              : isEndWithMore(line)
+                ? `line ${index + 1} is the export's end line with a field an end line does not have, which an import would not keep`
+                : `line ${index + 1} is not a journal entry${whyNotAnEntry(line)}`
         })
       }
       if (entries.length > 0 && decoded.right.sagaId !== sagaId) {

@@ -80,6 +80,46 @@ describe("an import of what the engine journaled", () => {
   )
 
   it.effect(
+    "a field no entry or end line has is refused with its line, not dropped: the import would not be the file given",
+    () =>
+      Effect.gen(function* () {
+        yield* Saga.run("extra", book("room-12"))
+        const lines = (yield* Journal.exportNdjson("extra")).trimEnd().split("\n")
+        const importing = (at: number, line: string) =>
+          Effect.flip(
+            Effect.provide(
+              Journal.importNdjson(lines.map((each, index) => (index === at ? line : each)).join("\n")),
+              Journal.layerMemory
+            )
+          )
+        const entry = JSON.parse(lines[1]!)
+        expect(yield* importing(1, JSON.stringify({ ...entry, extra: "injected" }))).toMatchObject({
+          _tag: "JournalCorrupted",
+          seq: 2,
+          reason: 'line 2 is not a journal entry: it has a field no entry has, "extra", which an import would not keep'
+        })
+        const last = lines.length - 1
+        const end = JSON.parse(lines[last]!)
+        for (const edited of [{ ...end, note: "x" }, { exportEnd: { ...end.exportEnd, extra: 1 } }]) {
+          expect(yield* importing(last, JSON.stringify(edited))).toMatchObject({
+            _tag: "JournalCorrupted",
+            seq: last + 1,
+            reason: `line ${last + 1} is the export's end line with a field an end line does not have, which an import would not keep`
+          })
+        }
+        // The file as exported imports.
+        const imported = yield* Effect.provide(
+          Effect.zip(
+            Journal.importNdjson(lines.join("\n")),
+            Journal.Journal.pipe(Effect.flatMap((journal) => journal.list()))
+          ),
+          Journal.layerMemory
+        )
+        expect(imported[1].map((record) => record.sagaId)).toEqual(["extra"])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
     "a saga whose entries' times go back (its writer's clock stepped back) imports: times are not its order",
     () =>
       Effect.gen(function* () {

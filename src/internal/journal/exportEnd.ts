@@ -19,7 +19,9 @@ const ExportEnd = Schema.Struct({
 /** What an export's end line says. */
 export type ExportEnd = typeof ExportEnd.Type
 
-const decodeEnd = Schema.decodeUnknownEither(Schema.parseJson(ExportEnd))
+const decodeEnd = Schema.decodeUnknownEither(Schema.parseJson(ExportEnd), { onExcessProperty: "error" })
+
+const decodeLooseEnd = Schema.decodeUnknownEither(Schema.parseJson(ExportEnd))
 
 /** The end line of an export of `entries` (one saga's, in `seq` order, at least one). */
 export const endLineOf = (entries: ReadonlyArray<Entry>): string =>
@@ -29,11 +31,15 @@ export const endLineOf = (entries: ReadonlyArray<Entry>): string =>
     })
   )
 
-/** The end a line holds, if it is an end line. */
+/** The end a line holds, if it is an end line (with no field an end line does not have). */
 export const endOf = (line: string): ExportEnd["exportEnd"] | undefined => {
   const decoded = decodeEnd(line)
   return Either.isRight(decoded) ? decoded.right.exportEnd : undefined
 }
+
+/** Whether a line is an end line but for fields an end line does not have: an import would not keep them. */
+export const isEndWithMore = (line: string): boolean =>
+  endOf(line) === undefined && Either.isRight(decodeLooseEnd(line))
 
 /**
  * Why `entries` are not the whole export that `end` describes (`undefined` when they are): the end
