@@ -449,7 +449,7 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
         const { run, step } = yield* halfApprovedRun(db, "h-1")
         const lines = yield* nextLines(db, run)
         expect(lines).toEqual([
-          `next: if alice's approve stopped before journaling it (a crash, a journal write that failed; ask them: without a journal key, a forged row reads the same), the same command again finishes it: effect-saga approve ${run} ${step.stepId} --as alice`,
+          `next: ask alice first whether they made this decision (without a journal key, a forged row reads the same): if their approve stopped before journaling it (a crash, a journal write that failed), the same command again finishes it: effect-saga approve ${run} ${step.stepId} --as alice`,
           `next: if alice made no such decision, it was forged: restore the approvals table from a backup, or leave the effect to the saga's own compensation, which runs this undo as if nobody had asked and undoes every other executed step of h-1 too: effect-saga compensate h-1 --register MODULE --as WHO`
         ])
         const approved = yield* runAsPrinted(db, lines[0]!, /$/)

@@ -1524,7 +1524,7 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
         const stepId = json.find((request) => request.sagaId === "order-1")!.stepId
         expect(shown.split("\n").slice(1, 4)).toEqual([
           "effect-saga does not act on this decision until the journal holds it; the journal verifies, as below.",
-          `next: if mallory's approve stopped before journaling it (a crash, a journal write that failed; ask them: without a journal key, a forged row reads the same), the same command again finishes it: effect-saga approve order-1 ${stepId} --as mallory`,
+          `next: ask mallory first whether they made this decision (without a journal key, a forged row reads the same): if their approve stopped before journaling it (a crash, a journal write that failed), the same command again finishes it: effect-saga approve order-1 ${stepId} --as mallory`,
           "next: if mallory made no such decision, it was forged: restore the approvals table from a backup, or end the saga: effect-saga compensate order-1 --register MODULE --as WHO"
         ])
         expect(shown).not.toContain("reject the step")

@@ -57,7 +57,7 @@ export const doubtedLines = (
     const verb = unfinished._tag === "Approved" ? "approve" : "reject"
     return [
       "effect-saga does not act on this decision until the journal holds it; the journal verifies, as below.",
-      `next: if ${unfinished.by}'s ${verb} stopped before journaling it (a crash, a journal write that failed; ask them: without a journal key, a forged row reads the same), the same command again finishes it: ${sameCommand(doubted, unfinished)}`,
+      `next: ask ${unfinished.by} first whether they made this decision (without a journal key, a forged row reads the same): if their ${verb} stopped before journaling it (a crash, a journal write that failed), the same command again finishes it: ${sameCommand(doubted, unfinished)}`,
       `next: if ${unfinished.by} made no such decision, it was forged: restore the approvals table from a backup, or ${run ?? `end the saga: ${compensate}`}`
     ]
   }
