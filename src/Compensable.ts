@@ -281,6 +281,16 @@ export interface ToolOptions<In = unknown> {
    * (since 0.5.0). On a tool with no undo it is a `DeclarationError`.
    */
   readonly undoCapabilities?: ReadonlyArray<string> | undefined
+  /**
+   * What a failed call of this tool does to the saga (since 0.5.0). `"compensate"` (the default):
+   * it taints the saga, which compensates when its program ends, even one that caught the failure
+   * and went on. `"continue"`: the failure is the program's to handle (a fallback to another
+   * provider, `Effect.catchTag`): it is still journaled `FAILED` (with `taints: false`), and the
+   * saga compensates only if its program fails. Only a failure is the program's: a call whose
+   * outcome is unknown, partial or a defect still stops the saga for a person. Any other value is
+   * a `DeclarationError`.
+   */
+  readonly onFailure?: "compensate" | "continue" | undefined
 }
 
 /**
@@ -453,9 +463,16 @@ const toSpec = (
     capabilities: nonEmpty(options.capabilities),
     undoCapabilities: nonEmpty(options.undoCapabilities),
     approvalTtl: approvalTtl.duration,
-    optionProblem: timeout.problem ?? approvalTtl.problem
+    optionProblem: timeout.problem ?? approvalTtl.problem ?? onFailureProblem(options.onFailure),
+    ...(options.onFailure === "continue" ? { taintsOnFailure: false } : {})
   }
 }
+
+/** Why an `onFailure` option cannot work, if it cannot: only `"compensate"` and `"continue"` are. */
+const onFailureProblem = (onFailure: unknown): string | undefined =>
+  onFailure === undefined || onFailure === "compensate" || onFailure === "continue"
+    ? undefined
+    : `onFailure must be "compensate" or "continue", not ${typeof onFailure === "string" ? JSON.stringify(onFailure.slice(0, 60)) : typeof onFailure}`
 
 /**
  * Declares a tool. The call journals `INTENT`, runs `execute`, then journals `EXECUTED` with the
