@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Schema, TestClock } from "effect"
+import { Deferred, Effect, Fiber, Schema, TestClock } from "effect"
 import { Compensable, Journal, Outcome, Recovery, Saga, SagaError } from "../src/index.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
 import {
@@ -411,6 +411,34 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
       )
       expect(diagram.stdout).not.toContain("lease")
     })
+  )
+
+  it.scoped(
+    "a call a shutdown cut under onInterrupt compensate: show says the interruption cut it, not that a worker may be paused",
+    () =>
+      Effect.gen(function* () {
+        const db = freshFile()
+        const { nextLines } = readsOf(db)
+        const started = yield* Deferred.make<void>()
+        const hangs = Compensable.make({
+          name: "hangs",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never),
+          compensate: () => Effect.void
+        })
+        const fiber = yield* Effect.fork(onFile(db, Saga.run("shut-1", hangs("a"), { onInterrupt: "compensate" })))
+        yield* Deferred.await(started)
+        yield* Fiber.interrupt(fiber)
+        const status = yield* onFile(db, Saga.status("shut-1"))
+        expect(status.status).toBe("needs_attention")
+        const stepId = status.steps[0]!.stepId
+        const [resolveLine] = yield* nextLines("shut-1")
+        expect(resolveLine).toContain(
+          `; before --not-applied, make sure the call cannot still happen: the run's interruption cut the call while it ran, and the provider may still act on what it received (ask it about the key shut-1/${stepId})`
+        )
+        expect(resolveLine).not.toContain("may only be paused")
+      })
   )
 
   it.scoped(

@@ -3,8 +3,9 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Schema from "effect/Schema"
-import { Approval, Compensable, Journal, Saga } from "../src/index.js"
+import { Approval, Compensable, Journal, Saga, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
+import { entriesOf } from "./fixtures/journal-reads.js"
 
 describe("interruption", () => {
   it.effect("an interrupted saga is left Suspended and nothing is undone", () =>
@@ -60,6 +61,11 @@ describe("interruption", () => {
       const written = yield* phases("s1")
       expect(written).not.toContain("SAGA_COMPENSATING")
       expect(written.at(-1)).toBe("SAGA_NEEDS_ATTENTION")
+      // It says the interruption cut the call, not that a worker died: the run knows.
+      expect(Object.fromEntries(Timeline.unknownReasons(yield* entriesOf("s1")))).toEqual({
+        [status.steps[1]!.stepId]:
+          "the run was interrupted (a shutdown, or its caller) while the call ran, after its INTENT was journaled: it may or may not have run"
+      })
     }).pipe(Effect.provide(Testing.layer))
   )
 

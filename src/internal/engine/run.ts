@@ -56,7 +56,7 @@ import { fiberRefsNow, sharedFiberRefs } from "../util/fiberRefsOf.js"
 import { stepKeyRefusal } from "../util/identifier.js"
 import { maskedEncoded } from "../util/maskedEncoded.js"
 import { composedOfMasked, masked } from "../util/masking.js"
-import { PROGRAM_CUT } from "../util/toResolve.js"
+import { PROGRAM_CUT, RUN_CUT } from "../util/toResolve.js"
 import * as boundToUndo from "./boundToUndo.js"
 import { isBoundToUndo, notRunBecause, refusal } from "./boundToUndo.js"
 import type { StepOptions } from "./context.js"
@@ -618,12 +618,19 @@ export class SagaRun {
   /**
    * Remembers an interrupted call whose `INTENT` was journaled and has no outcome, unless it is a
    * read. Acted on only where the next step starts (or the run ends with it unknown), which an
-   * interruption of the run itself never reaches: that one suspends the saga as before.
+   * interruption of the run itself never reaches: that one suspends the saga as before, or, with
+   * `onInterrupt: "compensate"`, needs attention saying the interruption cut the call (`RUN_CUT`).
    */
   private abandon(call: Call): void {
     const step = this.writer.view.steps.get(call.stepId)
     const known = step === undefined || !isUnsettled(step) || this.writer.holds(call.stepId)
-    if (this.abandoned !== undefined || this.stoppedFromOutside || known || this.notStarted.has(call.stepId)) return
+    if (known || this.notStarted.has(call.stepId)) return
+    if (this.stoppedFromOutside) {
+      const reason = `${RUN_CUT}, after its INTENT was journaled: it may or may not have run`
+      this.unknownReasons = new Map(this.unknownReasons).set(call.stepId, reason)
+      return
+    }
+    if (this.abandoned !== undefined) return
     const reason = `${PROGRAM_CUT} (Effect.timeout, a race, a failing sibling, an MCP client that went away) after its INTENT was journaled: it may or may not have run`
     this.abandoned = { stepId: call.stepId, toolName: call.spec.name, reason }
   }

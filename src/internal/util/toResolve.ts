@@ -71,6 +71,16 @@ export const receiptNeeded = (how: string): string =>
 export const PROGRAM_CUT = "the program interrupted the call"
 
 /**
+ * The start of the reason a run journals for a call cut by the run's own interruption (a shutdown,
+ * or its caller interrupting it) once it had started, when it then needs attention
+ * (`onInterrupt: "compensate"`): the engine writes it, `show` and the console read it.
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const RUN_CUT = "the run was interrupted (a shutdown, or its caller) while the call ran"
+
+/**
  * Why the call of a step may still happen, which resolving it `not-applied` must rule out, given
  * the reason it is unknown (`Timeline.unknownReasons`). A call the program cut reached its provider,
  * which may still act on it, and a resume may cut it again as the program did (docs/recovery.md);
@@ -83,7 +93,9 @@ export const PROGRAM_CUT = "the program interrupted the call"
 export const stillPossible = (sagaId: string, stepId: string, reason: string | undefined): string =>
   reason?.startsWith(PROGRAM_CUT) === true
     ? `the program cut the call while it ran, and the provider may still act on what it received (ask it about the key ${sagaId}/${stepId}); a resume may not settle it: it stops at the step again or, for a tool that retries by key, may cut the call again`
-    : `a worker whose lease lapsed may only be paused (its process dead or restarted, or the provider refusing the key ${sagaId}/${stepId} from now on)`
+    : reason?.startsWith(RUN_CUT) === true
+      ? `the run's interruption cut the call while it ran, and the provider may still act on what it received (ask it about the key ${sagaId}/${stepId})`
+      : `a worker whose lease lapsed may only be paused (its process dead or restarted, or the provider refusing the key ${sagaId}/${stepId} from now on)`
 
 /**
  * What to make sure of before resolving a step `not-applied` (`stillPossible`), as `show` says it.
