@@ -676,6 +676,31 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       })
   )
 
+  it.scopedLive(
+    "a tampered saga's step with entries past the break has no state on its page: the journal's unknown there is no fact",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("console-tampered-steps")
+        yield* onDb(db, Saga.run("payout-t", payout))
+        const file = new Database(db)
+        const executed = file
+          .prepare("SELECT seq FROM effect_saga_entries WHERE saga_id = ? AND phase = 'EXECUTED' ORDER BY seq")
+          .get("payout-t") as { seq: number }
+        file
+          .prepare("UPDATE effect_saga_entries SET payload = ? WHERE saga_id = ? AND seq = ?")
+          .run('{"result":"hold-666"}', "payout-t", executed.seq)
+        file.close()
+        const baseUrl = yield* serveOn(db)
+        const page = (yield* consolePage(baseUrl, "/console/sagas/payout-t")).text
+        const steps = page.slice(page.indexOf("<h2>Steps</h2>"), page.indexOf("<h2>Timeline</h2>"))
+        expect(steps).toContain(
+          `<span class="badge tampered">tampered</span> <span class="muted">its entries from seq ${executed.seq} on do not verify: no state is a fact</span>`
+        )
+        expect(steps).not.toContain('class="badge unknown"')
+        expect(page).not.toContain("It was not applied")
+      })
+  )
+
   it.scopedLive("the browser's ask for /favicon.ico is answered 204, with the console's headers", () =>
     Effect.gen(function* () {
       const baseUrl = yield* serveOn(freshDb("console-favicon"))

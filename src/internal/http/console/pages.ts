@@ -17,7 +17,7 @@ import { onlyTheTable } from "../../util/tamperMark.js"
 import * as ToResolve from "../../util/toResolve.js"
 import * as UndoRunAdvice from "../../util/undoRunAdvice.js"
 import { undoSaid } from "../../util/undoSaid.js"
-import type { PendingApproval, SagaDetail, SagaPage, Tamper } from "../models.js"
+import type { PendingApproval, SagaDetail, SagaPage, Step, Tamper } from "../models.js"
 import * as CompensationNext from "./compensationNext.js"
 import { svg } from "./diagram.js"
 import { attribute, badge, escape, hidden } from "./html.js"
@@ -362,6 +362,21 @@ const refusalCell = (detail: SagaDetail, step: SagaDetail["steps"][number]): str
 }
 
 /**
+ * A step's state, as its page shows it: for a tampered saga, a step with entries at or past the
+ * break is not given a state (the journal's `unknown` there would read as one to resolve): what
+ * follows the break is no fact.
+ */
+const stateCell = (detail: SagaDetail, step: Step): string => {
+  const breaksAt = detail.saga.tampered?.seq
+  const pastBreak =
+    typeof breaksAt === "number" &&
+    detail.entries.some((entry) => entry.stepId === step.stepId && entry.seq >= breaksAt)
+  return pastBreak
+    ? `${badge("tampered")} <span class="muted">its entries from seq ${breaksAt} on do not verify: no state is a fact</span>`
+    : `${badge(step.state)}${refusalCell(detail, step)}`
+}
+
+/**
  * What a saga's page says of its steps awaiting approval, with the inbox's cards of their requests:
  * an operator sent to the saga decides there, without finding it among the inbox's pages.
  */
@@ -425,7 +440,7 @@ ${CompensationNext.lines(detail, now)
 ${detail.steps
   .map(
     (step) =>
-      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${badge(step.state)}${refusalCell(detail, step)}</td><td>${[escape(step.undo ?? ""), explicitUndoCell(step)].filter((part) => part !== "").join("<br>")}</td></tr>`
+      `<tr><td><code>${escape(step.stepId)}</code></td><td>${escape(step.toolName)}</td><td>${stateCell(detail, step)}</td><td>${[escape(step.undo ?? ""), explicitUndoCell(step)].filter((part) => part !== "").join("<br>")}</td></tr>`
   )
   .join("\n")}
 </tbody></table></div>
