@@ -313,13 +313,24 @@ export interface CallOptions {
 export type Undo<I, A, RC> =
   | {
       readonly reversibility: "irreversible"
-      readonly compensate?: never
+      /** None: what the type checker says to a declaration that gives one. */
+      readonly compensate?: IrreversibleHasNoUndo
     }
   | {
       readonly reversibility?: "reversible" | "compensatable" | undefined
       /** The undo: it gets the journaled input and result, and an idempotency key of its own. */
       readonly compensate?: ((ctx: CompensationContext<I, A>) => Effect.Effect<unknown, unknown, RC>) | undefined
     }
+
+/**
+ * What the type checker says to an irreversible tool declared with an undo (it is a
+ * `DeclarationError` at run time too): its effect waits for an approval instead of being undone.
+ *
+ * @since 0.5.0
+ * @category models
+ */
+export type IrreversibleHasNoUndo =
+  'DeclarationError: an irreversible tool cannot declare an undo (use reversibility "compensatable", or drop the undo)'
 
 /**
  * What a declaration whose undo needs `CurrentSaga` (it calls a compensable tool) or the `Saga`
