@@ -287,8 +287,10 @@ export interface ToolOptions<In = unknown> {
    * and went on. `"continue"`: the failure is the program's to handle (a fallback to another
    * provider, `Effect.catchTag`): it is still journaled `FAILED` (with `taints: false`), and the
    * saga compensates only if its program fails. Only a failure is the program's: a call whose
-   * outcome is unknown, partial or a defect still stops the saga for a person. Any other value is
-   * a `DeclarationError`.
+   * outcome is unknown, partial or a defect still stops the saga for a person. It needs `failure`
+   * (declare every error the program handles there: only those replay as themselves), so
+   * `withCompensation` cannot take it. Any other value, or `"continue"` without `failure`, is a
+   * `DeclarationError`.
    */
   readonly onFailure?: "compensate" | "continue" | undefined
 }
@@ -474,16 +476,25 @@ const toSpec = (
     capabilities: nonEmpty(options.capabilities),
     undoCapabilities: nonEmpty(options.undoCapabilities),
     approvalTtl: approvalTtl.duration,
-    optionProblem: timeout.problem ?? approvalTtl.problem ?? onFailureProblem(options.onFailure),
+    optionProblem: timeout.problem ?? approvalTtl.problem ?? onFailureProblem(options.onFailure, options.failure),
     ...(options.onFailure === "continue" ? { taintsOnFailure: false } : {})
   }
 }
 
-/** Why an `onFailure` option cannot work, if it cannot: only `"compensate"` and `"continue"` are. */
-const onFailureProblem = (onFailure: unknown): string | undefined =>
-  onFailure === undefined || onFailure === "compensate" || onFailure === "continue"
+/**
+ * Why an `onFailure` option cannot work, if it cannot: only `"compensate"` and `"continue"` are,
+ * and `"continue"` needs the `failure` the program handles, which alone replays as itself.
+ */
+const onFailureProblem = (onFailure: unknown, failure: unknown): string | undefined => {
+  if (onFailure === "continue") {
+    return failure === undefined
+      ? `onFailure "continue" needs a failure schema: a failure it does not describe replays as an Outcome.Failed, which a handler of the error the first run caught does not catch, so a resume would take another path`
+      : undefined
+  }
+  return onFailure === undefined || onFailure === "compensate"
     ? undefined
     : `onFailure must be "compensate" or "continue", not ${typeof onFailure === "string" ? JSON.stringify(onFailure.slice(0, 60)) : typeof onFailure}`
+}
 
 /**
  * Declares a tool. The call journals `INTENT`, runs `execute`, then journals `EXECUTED` with the

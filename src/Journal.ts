@@ -26,7 +26,7 @@ import {
   type LeaseHeld,
   SagaNotFound
 } from "./internal/journal/errors.js"
-import { type ExportEnd, endLineOf, endOf, endProblem, isEndWithMore } from "./internal/journal/exportEnd.js"
+import { type ExportEnd, endFieldUnkept, endLineOf, endOf, endProblem } from "./internal/journal/exportEnd.js"
 import * as hash from "./internal/journal/hash.js"
 import { refusedImport } from "./internal/journal/importable.js"
 import type { Inspected } from "./internal/journal/inspect.js"
@@ -727,14 +727,15 @@ export const importNdjson = (
       if (Either.isLeft(decoded)) {
         end = endOf(line)
         if (end !== undefined && index === lines.length - 1) break
+        const unkept = end === undefined ? endFieldUnkept(line) : undefined
         return yield* new JournalCorrupted({
           sagaId,
           seq: index + 1,
           reason:
             end !== undefined
               ? `line ${index + 1} is the export's end line, yet lines follow it`
-              : isEndWithMore(line)
-                ? `line ${index + 1} is the export's end line with a field an end line does not have, which an import would not keep`
+              : unkept !== undefined
+                ? `line ${index + 1} is the export's end line with a field an end line does not have, ${JSON.stringify(unkept.slice(0, 60))}, which an import would not keep`
                 : `line ${index + 1} is not a journal entry${whyNotAnEntry(line)}`
         })
       }

@@ -100,11 +100,14 @@ describe("an import of what the engine journaled", () => {
         })
         const last = lines.length - 1
         const end = JSON.parse(lines[last]!)
-        for (const edited of [{ ...end, note: "x" }, { exportEnd: { ...end.exportEnd, extra: 1 } }]) {
+        for (const [edited, field] of [
+          [{ ...end, note: "x" }, "note"],
+          [{ exportEnd: { ...end.exportEnd, extra: 1 } }, "extra"]
+        ] as const) {
           expect(yield* importing(last, JSON.stringify(edited))).toMatchObject({
             _tag: "JournalCorrupted",
             seq: last + 1,
-            reason: `line ${last + 1} is the export's end line with a field an end line does not have, which an import would not keep`
+            reason: `line ${last + 1} is the export's end line with a field an end line does not have, "${field}", which an import would not keep`
           })
         }
         // The file as exported imports.

@@ -94,6 +94,7 @@ describe('a tool declared onFailure: "continue"', () => {
         name: "unsure",
         input: Schema.Number,
         success: Schema.String,
+        failure: Declined,
         onFailure: "continue",
         execute: () => Effect.fail(Outcome.unknown("the provider did not answer")),
         compensate: () => Effect.void
@@ -119,5 +120,37 @@ describe('a tool declared onFailure: "continue"', () => {
       expect(String(result.cause)).toContain('onFailure must be "compensate" or "continue", not "ignore"')
       expect(world).toEqual([])
     }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    '"continue" without a failure schema is a DeclarationError: its failure would replay as another error',
+    () =>
+      Effect.gen(function* () {
+        world.length = 0
+        const undeclared = Compensable.make({
+          name: "undeclared",
+          input: Schema.Number,
+          success: Schema.String,
+          onFailure: "continue",
+          execute: () => Effect.sync(() => world.push("undeclared ran")).pipe(Effect.as("x")),
+          compensate: () => Effect.void
+        })
+        const step = Effect.succeed("x").pipe(
+          Compensable.withCompensation({
+            name: "wrapped",
+            success: Schema.String,
+            onFailure: "continue",
+            compensate: () => Effect.void
+          })
+        )
+        for (const call of [undeclared(1), step]) {
+          const result = yield* Saga.run(`undeclared-${world.length}-${call === step}`, call)
+          assert(result._tag === "Compensated")
+          expect(String(result.cause)).toContain(
+            'onFailure "continue" needs a failure schema: a failure it does not describe replays as an Outcome.Failed'
+          )
+        }
+        expect(world).toEqual([])
+      }).pipe(Effect.provide(Testing.layer))
   )
 })

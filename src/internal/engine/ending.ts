@@ -29,7 +29,7 @@ export const describeCause = (
 ): string => {
   const failure = described === undefined ? Option.none() : Cause.failureOption(cause)
   const said = Option.isSome(failure) && isObject(failure.value) ? described?.get(failure.value) : undefined
-  return said ?? Cause.pretty(maskedCause(cause, receipts)).split("\n")[0]!.slice(0, 500)
+  return (said ?? Cause.pretty(maskedCause(cause, receipts)).split("\n")[0]!).slice(0, 500)
 }
 
 const unknownOf = (

@@ -37,9 +37,16 @@ export const endOf = (line: string): ExportEnd["exportEnd"] | undefined => {
   return Either.isRight(decoded) ? decoded.right.exportEnd : undefined
 }
 
-/** Whether a line is an end line but for fields an end line does not have: an import would not keep them. */
-export const isEndWithMore = (line: string): boolean =>
-  endOf(line) === undefined && Either.isRight(decodeLooseEnd(line))
+/**
+ * The first field an end line does not have, if the line is an end line but for it (and any other):
+ * an import would not keep it.
+ */
+export const endFieldUnkept = (line: string): string | undefined => {
+  if (endOf(line) !== undefined || Either.isLeft(decodeLooseEnd(line))) return undefined
+  const { exportEnd, ...others } = JSON.parse(line) as { readonly exportEnd: Record<string, unknown> }
+  const known = new Set(Object.keys(ExportEnd.fields.exportEnd.fields))
+  return Object.keys(others)[0] ?? Object.keys(exportEnd).find((field) => !known.has(field))
+}
 
 /**
  * Why `entries` are not the whole export that `end` describes (`undefined` when they are): the end
