@@ -701,6 +701,25 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
       })
   )
 
+  it.scopedLive(
+    "a saga whose only request is marked tampered says no decision is offered on its page, not to decide there",
+    () =>
+      Effect.gen(function* () {
+        const db = freshDb("console-forged-row")
+        yield* onDb(db, Saga.run("payout-f", payout))
+        const file = new Database(db)
+        file
+          .prepare("UPDATE effect_saga_approvals SET input = ? WHERE saga_id = ?")
+          .run('{"to":"GB00 MALLORY","amount":1}', "payout-f")
+        file.close()
+        const baseUrl = yield* serveOn(db)
+        const page = (yield* consolePage(baseUrl, "/console/sagas/payout-f")).text
+        expect(page).toContain("1 step(s) await approval: no decision is offered on them: each card below says why.")
+        expect(page).not.toContain("decide here")
+        expect(page).not.toContain('action="/console/approve"')
+      })
+  )
+
   it.scopedLive("the browser's ask for /favicon.ico is answered 204, with the console's headers", () =>
     Effect.gen(function* () {
       const baseUrl = yield* serveOn(freshDb("console-favicon"))

@@ -380,11 +380,17 @@ const stateCell = (detail: SagaDetail, step: Step): string => {
  * What a saga's page says of its steps awaiting approval, with the inbox's cards of their requests:
  * an operator sent to the saga decides there, without finding it among the inbox's pages.
  */
-const decideHere = (steps: number, requests: ReadonlyArray<PendingApproval>): string =>
-  requests.length === 0
-    ? `<p>${steps} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`
-    : `<section id="decide"><p>${steps} step(s) await approval: decide here (the <a href="/console">inbox</a> lists every saga's requests).</p>
+const decideHere = (steps: number, requests: ReadonlyArray<PendingApproval>): string => {
+  if (requests.length === 0)
+    return `<p>${steps} step(s) await approval: decide in the <a href="/console">inbox</a>.</p>`
+  // A tampered or settled request offers no decision: the page says so, as its card does.
+  const decidable = requests.some((request) => request.tampered === null && request.settled === null)
+  const said = decidable
+    ? `decide here (the <a href="/console">inbox</a> lists every saga's requests)`
+    : "no decision is offered on them: each card below says why"
+  return `<section id="decide"><p>${steps} step(s) await approval: ${said}.</p>
 ${requests.map((request) => pendingCard(request, true)).join("\n")}</section>`
+}
 
 /**
  * One saga, its lease as it stands at `now` (epoch milliseconds); for an explicit undo's run that
