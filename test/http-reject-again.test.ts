@@ -43,9 +43,14 @@ describe("the HTTP API's reject sent again", () => {
           Commands.reject({}, "payout-again", stepId, { ...seen, reason: "unknown payee" }),
           { id: "alice" }
         )
-        expect((yield* Effect.exit(reject))._tag).toBe("Failure")
+        const failed = yield* Effect.flip(reject)
         const stopped = yield* Saga.status("payout-again")
         expect(stopped.status).toBe("compensating")
+        // A 503, and what the request journaled before the store failed: not "nothing was written".
+        expect(failed).toMatchObject({
+          _tag: "Unavailable",
+          message: `the store could not be used (append); before that, this request journaled revisions ${waiting.revision + 1}–${stopped.revision} of saga payout-again (GET /api/sagas/payout-again shows where it stands)`
+        })
 
         killed.value = false
         const again = yield* reject

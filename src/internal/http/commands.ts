@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Predicate from "effect/Predicate"
 import * as Redacted from "effect/Redacted"
 import * as Authority from "../../Authority.js"
 import {
@@ -28,9 +29,10 @@ import { rejectMayUndo, undoNeeded } from "../util/undoNeeded.js"
 import * as UndoRunAdvice from "../util/undoRunAdvice.js"
 import { undoSaid } from "../util/undoSaid.js"
 import { settlesUndo, speaksOfCall } from "../util/undoToResolve.js"
-import { Conflict, NotFound, Refused } from "./errors.js"
+import { Conflict, NotFound, Refused, Unavailable } from "./errors.js"
 import type { Answer, CompensationAnswer, EffectUndo, Seen } from "./models.js"
 import { leftOfRun, statusOf } from "./reading.js"
+import { logAnswer } from "./serverLog.js"
 
 /**
  * How the server runs commands: `tools`, when given, names the tools whose undos this process
@@ -127,7 +129,7 @@ const carryOut = <A, E, R, E2 = never, R2 = never>(
   ) => string | Effect.Effect<string, E2, R2>
 ) =>
   Effect.gen(function* () {
-    const { revisions, value } = yield* Saga.withWrittenRevisions(command)
+    const { revisions, value } = yield* withOwnWrites(command)
     const after = yield* statusOf(sagaId)
     const said = message(value, revisions, after)
     const text = typeof said === "string" ? said : yield* said
@@ -142,6 +144,48 @@ const carryOut = <A, E, R, E2 = never, R2 = never>(
     }
     return { value, answer }
   })
+
+/**
+ * Runs `command` and answers its value with the revisions of the entries it journaled itself. One
+ * whose store failed after it journaled some (between two of its writes) is answered 503 saying
+ * what it wrote, as the CLI's line does: not as if nothing were written.
+ */
+const withOwnWrites = <A, E, R>(command: Effect.Effect<A, E, R>) =>
+  Effect.suspend(() => {
+    let written: ReadonlyArray<Saga.WrittenEntry> = []
+    return Saga.onWritten(command, (entries) =>
+      Effect.sync(() => {
+        written = entries
+      })
+    ).pipe(
+      Effect.map((value) => ({ value, revisions: written.map((entry) => entry.revision) })),
+      Effect.catchAll(
+        (error): Effect.Effect<never, E | Unavailable> =>
+          written.length > 0 && isJournalError(error) ? wroteBefore(error, written) : Effect.fail(error)
+      )
+    )
+  })
+
+const isJournalError = (error: unknown): error is JournalError => Predicate.isTagged(error, "JournalError")
+
+/** A 503 for a store that failed after the request journaled `written`, logged as `asApi` logs one. */
+const wroteBefore = (error: JournalError, written: ReadonlyArray<Saga.WrittenEntry>) => {
+  const bySaga = new Map<string, Array<{ readonly seq: number }>>()
+  for (const entry of written) bySaga.set(entry.sagaId, [...(bySaga.get(entry.sagaId) ?? []), { seq: entry.revision }])
+  const journaled = Array.from(
+    bySaga,
+    ([sagaId, revisions]) =>
+      `${revisionsOf(revisions)} of saga ${sagaId} (GET /api/sagas/${encodeURIComponent(sagaId)} shows where it stands)`
+  ).join("; ")
+  return Effect.zipRight(
+    logAnswer(503, `${error.message}; before that, this request journaled ${journaled}`),
+    Effect.fail(
+      new Unavailable({
+        message: `the store could not be used (${error.operation}); before that, this request journaled ${journaled}`
+      })
+    )
+  )
+}
 
 const by = Effect.map(Authority.currentPrincipal, (principal) => principal.id)
 
