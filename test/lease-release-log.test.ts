@@ -58,7 +58,7 @@ describe("a lease the journal could not release", () => {
     return Effect.gen(function* () {
       yield* Effect.exit(Saga.run("closing", closes({})))
       expect(lines).toContain(
-        "WARN effect-saga: the lease of saga closing was not released; the worker's next renewal drops it: journal release failed: the store is closed"
+        "WARN effect-saga: the lease of saga closing was not released; the worker's next renewal drops it (a process that ends first, as a CLI command does, leaves it to lapse when it expires): journal release failed: the store is closed"
       )
     }).pipe(
       Effect.provide(Saga.layer.pipe(Layer.provideMerge(Layer.merge(closing(closed), Approval.layerMemory)))),

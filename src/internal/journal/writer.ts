@@ -311,7 +311,7 @@ export class Writer {
         ? Effect.void
         : Effect.catchAll(this.journal.release(this.holder.owner, this.sagaId), (error) =>
             Effect.logWarning(
-              `effect-saga: the lease of saga ${this.sagaId} was not released; the worker's next renewal drops it: ${error.message}`
+              `effect-saga: the lease of saga ${this.sagaId} was not released; the worker's next renewal drops it (a process that ends first, as a CLI command does, leaves it to lapse when it expires): ${error.message}`
             )
           )
     )

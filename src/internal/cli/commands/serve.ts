@@ -122,7 +122,7 @@ export const serve = Command.make("serve", { db, host, port, register, insecure 
       {
         access: "write",
         interrupted:
-          "stopped serving: the requests in flight were answered, and their undos journaled, before the store closed"
+          "stopped serving: the requests in flight were answered before the store closed, each saying what it journaled"
       }
     )
   )
