@@ -104,6 +104,36 @@ describe('a tool declared onFailure: "continue"', () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect(
+    "resolved as not applied by an operator, its unknown call binds nothing either: the program falls back",
+    () =>
+      Effect.gen(function* () {
+        world.length = 0
+        const unanswered = Compensable.make({
+          name: "stripeCharge",
+          input: Schema.Number,
+          success: Schema.String,
+          failure: Declined,
+          onFailure: "continue",
+          execute: () => Effect.fail(Outcome.unknown("the provider did not answer")),
+          compensate: () => Effect.void
+        })
+        const program = unanswered(100).pipe(Effect.catchAll(() => fallback(100)))
+        const stopped = yield* Saga.run("resolved-fallback", program)
+        assert(stopped._tag === "NeedsAttention")
+        const stepId = stopped.unknown[0]!.stepId
+        const intent = (yield* entriesOf("resolved-fallback")).find((entry) => entry.phase === "INTENT")!
+        expect(JSON.parse(intent.payload!)).toMatchObject({ onFailure: "continue" })
+        yield* Saga.resolve("resolved-fallback", stepId, { outcome: "not-applied", by: "carol" })
+        const failed = (yield* entriesOf("resolved-fallback")).find((entry) => entry.phase === "FAILED")!
+        expect(JSON.parse(failed.payload!)).toMatchObject({ taints: false, resolvedBy: "carol" })
+        const resumed = yield* Saga.run("resolved-fallback", program)
+        assert(SagaResult.isCompleted(resumed))
+        expect(resumed.value).toBe("adyen-ch-100")
+        expect(world).toEqual(["adyen charged 100"])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect("any other value is a DeclarationError: the call fails, and its tool never runs", () =>
     Effect.gen(function* () {
       world.length = 0

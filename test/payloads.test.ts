@@ -60,10 +60,20 @@ describe("journal payloads", () => {
       capabilities: Schema.UndefinedOr(Capabilities),
       changesNothing: Schema.Boolean,
       undo: Schema.Boolean,
-      receiptRequired: Schema.Boolean
+      receiptRequired: Schema.Boolean,
+      continues: Schema.Boolean
     },
-    ({ attempt, capabilities, changesNothing, deferred, key, receiptRequired, undo }) => {
-      const fields = { idempotencyKey: key, attempt, deferred, capabilities, changesNothing, undo, receiptRequired }
+    ({ attempt, capabilities, changesNothing, continues, deferred, key, receiptRequired, undo }) => {
+      const fields = {
+        idempotencyKey: key,
+        attempt,
+        deferred,
+        capabilities,
+        changesNothing,
+        undo,
+        receiptRequired,
+        continues
+      }
       const draft = intentDraft(step, fields, "{}")
       const payload = {
         idempotencyKey: key,
@@ -72,7 +82,8 @@ describe("journal payloads", () => {
         capabilities,
         changesNothing: changesNothing ? true : undefined,
         undo: undo ? true : undefined,
-        receiptRequired: receiptRequired ? true : undefined
+        receiptRequired: receiptRequired ? true : undefined,
+        onFailure: continues ? ("continue" as const) : undefined
       }
       expect(draft.payload).toBe(encodePayload("INTENT", payload))
       expect(ownPayloadOf(draft)).toStrictEqual(Either.getOrThrow(decodePayload("INTENT", draft.payload)))

@@ -383,12 +383,15 @@ export const resolve = (
     }
     if (resolution.outcome === "not-applied") {
       const error = Outcome.failed(`resolved as not applied by ${resolvedBy}`)
-      // The failure binds the saga to compensate: a request still waiting could never matter now.
-      const withdrawn = boundToUndo.withdrawals(writer.view, step)
+      // A failure of a call whose tool leaves its failures to the program binds nothing, as the run's own.
+      const handled = step.intent?.payload?.onFailure === "continue"
+      // Else the failure binds the saga to compensate: a request still waiting could never matter now.
+      const withdrawn = handled ? [] : boundToUndo.withdrawals(writer.view, step)
       yield* writer.append([
         stepDraft(step, "FAILED", {
           description: error.message,
           defect: false,
+          ...(handled ? { taints: false } : {}),
           error: { _tag: error._tag, reason: error.reason },
           resolvedBy,
           principal

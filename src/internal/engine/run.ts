@@ -1142,7 +1142,8 @@ export class SagaRun {
       capabilities: spec.capabilities,
       changesNothing: spec.changesNothing === true,
       undo: spec.compensate !== undefined,
-      receiptRequired: spec.receiptRequired
+      receiptRequired: spec.receiptRequired,
+      continues: spec.taintsOnFailure === false
     }
     return intentDraft({ stepId, toolName: spec.name }, intent, inputJson)
   }

@@ -70,6 +70,8 @@ export interface IntentFields {
   readonly undo: boolean
   /** The tool's undo needs the provider's receipt (written only then). */
   readonly receiptRequired: boolean
+  /** A failure of the call is the program's to handle (`onFailure: "continue"`; written only then). */
+  readonly continues: boolean
 }
 
 /**
@@ -87,6 +89,7 @@ export const intentDraft = (step: StepRef, fields: IntentFields, input: string):
   if (fields.changesNothing) payload.changesNothing = true
   if (fields.undo) payload.undo = true
   if (fields.receiptRequired) payload.receiptRequired = true
+  if (fields.continues) payload.onFailure = "continue"
   return new OwnDraft(step.stepId, step.toolName, "INTENT", input, JSON.stringify(payload), payload)
 }
 

@@ -43,7 +43,9 @@ const Receipt = Schema.Union(Schema.String, SealedReceipt)
  * was, is a call that may have changed something); `undo` where the tool declared an undo when it
  * was called (since 0.5.0: a tool registered later without one cannot pass the step as needing none);
  * `receiptRequired` where its undo needs the provider's receipt (since 0.5.0: an operator resolving
- * the step as applied is told to give it, whether or not the tool is registered).
+ * the step as applied is told to give it, whether or not the tool is registered); `onFailure:
+ * "continue"` where a failure of the call is the program's to handle (since 0.5.0: resolved as not
+ * applied, it does not taint the saga either).
  */
 const Intent = Schema.Struct({
   idempotencyKey: Schema.String,
@@ -52,7 +54,8 @@ const Intent = Schema.Struct({
   capabilities: Schema.optional(Schema.Array(Schema.String)),
   changesNothing: Schema.optional(Schema.Boolean),
   undo: Schema.optional(Schema.Boolean),
-  receiptRequired: Schema.optional(Schema.Boolean)
+  receiptRequired: Schema.optional(Schema.Boolean),
+  onFailure: Schema.optional(Schema.Literal("continue"))
 })
 
 /** `EXECUTED`: the encoded result, the receipt, `changesNothing`, or who resolved an unknown outcome. */
