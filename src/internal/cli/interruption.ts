@@ -18,7 +18,7 @@ import * as Timeline from "../../Timeline.js"
 import { RUN_SUFFIX } from "../util/identifier.js"
 import { type Origin, originOf } from "../util/origin.js"
 import { printable } from "../util/printable.js"
-import { revisionsOf } from "../util/revisions.js"
+import { revisionsBySaga, revisionsOf } from "../util/revisions.js"
 import { shellWord } from "../util/shellWord.js"
 
 /** What the command would say if it were interrupted now. */
@@ -75,7 +75,7 @@ export class WroteBefore extends Data.TaggedError("WroteBefore")<{
   /** What the command journaled: `revisions 8–9 of saga c-1 (effect-saga show c-1 shows where it stands)`. */
   get journaled(): string {
     return Array.from(
-      bySaga(this.written),
+      revisionsBySaga(this.written),
       ([sagaId, revisions]) =>
         `${revisionsOf(revisions.map((seq) => ({ seq })))} of saga ${sagaId} (effect-saga show ${shellWord(sagaId)} shows where it stands)`
     ).join("; ")
@@ -143,15 +143,9 @@ const explain: Effect.Effect<void, never, Journal> = Effect.flatMap(FiberRef.get
 )
 
 /** The revisions of each saga, in the order first written. */
-const bySaga = (written: ReadonlyArray<Saga.WrittenEntry>): ReadonlyMap<string, ReadonlyArray<number>> => {
-  const sagas = new Map<string, Array<number>>()
-  for (const { revision, sagaId } of written) sagas.set(sagaId, [...(sagas.get(sagaId) ?? []), revision])
-  return sagas
-}
-
 const describe = (written: ReadonlyArray<Saga.WrittenEntry>): Effect.Effect<string, never, Journal> =>
   Effect.map(
-    Effect.forEach(bySaga(written), ([sagaId, revisions]) =>
+    Effect.forEach(revisionsBySaga(written), ([sagaId, revisions]) =>
       Effect.flatMap(Journal, (journal) => journal.read(sagaId)).pipe(
         Effect.map((entries) => ofSaga(sagaId, entries, revisions)),
         // The journal cannot be read back: the revisions are still this command's.

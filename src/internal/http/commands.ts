@@ -23,7 +23,7 @@ import * as identifier from "../util/identifier.js"
 import { cutoff } from "../util/isoTime.js"
 import { quotingAsGiven } from "../util/pastExpiry.js"
 import { named } from "../util/printable.js"
-import { revisionsOf } from "../util/revisions.js"
+import { revisionsBySaga, revisionsOf } from "../util/revisions.js"
 import * as ToResolve from "../util/toResolve.js"
 import { rejectMayUndo, undoNeeded } from "../util/undoNeeded.js"
 import * as UndoRunAdvice from "../util/undoRunAdvice.js"
@@ -170,12 +170,10 @@ const isJournalError = (error: unknown): error is JournalError => Predicate.isTa
 
 /** A 503 for a store that failed after the request journaled `written`, logged as `asApi` logs one. */
 const wroteBefore = (error: JournalError, written: ReadonlyArray<Saga.WrittenEntry>) => {
-  const bySaga = new Map<string, Array<{ readonly seq: number }>>()
-  for (const entry of written) bySaga.set(entry.sagaId, [...(bySaga.get(entry.sagaId) ?? []), { seq: entry.revision }])
   const journaled = Array.from(
-    bySaga,
+    revisionsBySaga(written),
     ([sagaId, revisions]) =>
-      `${revisionsOf(revisions)} of saga ${sagaId} (GET /api/sagas/${encodeURIComponent(sagaId)} shows where it stands)`
+      `${revisionsOf(revisions.map((seq) => ({ seq })))} of saga ${sagaId} (GET /api/sagas/${encodeURIComponent(sagaId)} shows where it stands)`
   ).join("; ")
   return Effect.zipRight(
     logAnswer(503, `${error.message}; before that, this request journaled ${journaled}`),

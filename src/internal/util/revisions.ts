@@ -10,3 +10,12 @@ export const revisionsOf = (entries: ReadonlyArray<{ readonly seq: number }>): s
   const last = entries.at(-1)?.seq
   return first === last ? `revision ${first}` : `revisions ${first}–${last}`
 }
+
+/** Entries written, by saga: their revisions, in the order written (`Saga.onWritten`'s entries). */
+export const revisionsBySaga = (
+  written: ReadonlyArray<{ readonly sagaId: string; readonly revision: number }>
+): ReadonlyMap<string, ReadonlyArray<number>> => {
+  const sagas = new Map<string, Array<number>>()
+  for (const { revision, sagaId } of written) sagas.set(sagaId, [...(sagas.get(sagaId) ?? []), revision])
+  return sagas
+}
