@@ -320,20 +320,7 @@ describe("Testing.exploreCrashes", () => {
     "an undo that would refund twice if called twice: the engine never calls an undo twice, at any point",
     () =>
       Effect.gen(function* () {
-        const chargeRefundingByAmount = Compensable.make({
-          name: "charge",
-          input: Schema.Int,
-          success: Schema.String,
-          execute: (amount) =>
-            Effect.map(Bank, (bank) => {
-              bank.charged += amount
-              return "charge-1"
-            }),
-          compensate: ({ input }) =>
-            Effect.map(Bank, (bank) => {
-              bank.refunded += input
-            }) // not idempotent
-        })
+        const chargeRefundingByAmount = bankCharge({}) // its undo is not idempotent
         const summary = yield* Testing.exploreCrashes(orderWith(chargeRefundingByAmount), 42, {
           world: BankLive,
           invariants: [refundedAtMostOnce],
@@ -804,22 +791,27 @@ const charge = Compensable.make({
     })
 })
 
+/** A charge at the `Bank` that ignores any key: called twice, it charges twice; its undo refunds the amount each time. */
+function bankCharge(options: { readonly retryMode?: "idempotency-key" }) {
+  return Compensable.make({
+    name: "charge",
+    input: Schema.Int,
+    success: Schema.String,
+    ...options,
+    execute: (amount) =>
+      Effect.map(Bank, (bank) => {
+        bank.charged += amount
+        return "charge-1"
+      }),
+    compensate: ({ input }) =>
+      Effect.map(Bank, (bank) => {
+        bank.refunded += input
+      })
+  })
+}
+
 /** A charge that declares retryMode idempotency-key, but ignores its key: it charges again on retry. */
-const chargeIgnoringKey = Compensable.make({
-  name: "charge",
-  input: Schema.Int,
-  success: Schema.String,
-  retryMode: "idempotency-key",
-  execute: (amount) =>
-    Effect.map(Bank, (bank) => {
-      bank.charged += amount
-      return "charge-1"
-    }),
-  compensate: ({ input }) =>
-    Effect.map(Bank, (bank) => {
-      bank.refunded += input
-    })
-})
+const chargeIgnoringKey = bankCharge({ retryMode: "idempotency-key" })
 
 const ship = Compensable.make({
   name: "ship",

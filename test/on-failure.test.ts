@@ -42,6 +42,17 @@ const ship = Compensable.make({
   compensate: (ctx) => Effect.sync(() => world.push(`recalled ${ctx.result}`))
 })
 
+/** A continue tool whose provider never answers: every call's outcome is unknown. */
+const unanswered = Compensable.make({
+  name: "stripeCharge",
+  input: Schema.Number,
+  success: Schema.String,
+  failure: Declined,
+  onFailure: "continue",
+  execute: () => Effect.fail(Outcome.unknown("the provider did not answer")),
+  compensate: () => Effect.void
+})
+
 /** Charges with the primary provider, falls back to the other on a decline, then ships. */
 const checkout = (charge: typeof primary) =>
   Effect.gen(function* () {
@@ -90,16 +101,7 @@ describe('a tool declared onFailure: "continue"', () => {
 
   it.effect("an unknown outcome is still not the program's: the saga stops for a person", () =>
     Effect.gen(function* () {
-      const unsure = Compensable.make({
-        name: "unsure",
-        input: Schema.Number,
-        success: Schema.String,
-        failure: Declined,
-        onFailure: "continue",
-        execute: () => Effect.fail(Outcome.unknown("the provider did not answer")),
-        compensate: () => Effect.void
-      })
-      const result = yield* Saga.run("unsure", Effect.ignore(unsure(1)))
+      const result = yield* Saga.run("unsure", Effect.ignore(unanswered(1)))
       expect(result._tag).toBe("NeedsAttention")
     }).pipe(Effect.provide(Testing.layer))
   )
@@ -109,15 +111,6 @@ describe('a tool declared onFailure: "continue"', () => {
     () =>
       Effect.gen(function* () {
         world.length = 0
-        const unanswered = Compensable.make({
-          name: "stripeCharge",
-          input: Schema.Number,
-          success: Schema.String,
-          failure: Declined,
-          onFailure: "continue",
-          execute: () => Effect.fail(Outcome.unknown("the provider did not answer")),
-          compensate: () => Effect.void
-        })
         const program = unanswered(100).pipe(Effect.catchAll(() => fallback(100)))
         const stopped = yield* Saga.run("resolved-fallback", program)
         assert(stopped._tag === "NeedsAttention")
