@@ -33,7 +33,7 @@ import type * as SagaResult from "./SagaResult.js"
 /**
  * What an injected fault does:
  * `fail` fails the call before it runs (`Outcome.Failed`: proved not applied);
- * `unknown` runs the call, then loses its answer (`Outcome.Unknown`);
+ * `unknown` runs the call, then loses its answer, a success or a failure (`Outcome.Unknown`);
  * `interrupt` interrupts the call before it runs, as a crash would.
  *
  * @since 0.1.0
@@ -55,12 +55,21 @@ export interface FaultPlan {
   readonly fault: Fault
 }
 
-const inject = (fault: Fault, toolName: string, site: FaultSite, call: Effect.Effect<any, any, any>) => {
+const inject = (
+  fault: Fault,
+  toolName: string,
+  site: FaultSite,
+  call: Effect.Effect<any, any, any>
+): Effect.Effect<any, any, any> => {
   switch (fault) {
     case "fail":
       return Effect.fail(Outcome.failed(`injected fault: ${toolName} ${site} failed`))
     case "unknown":
-      return Effect.zipRight(call, Effect.fail(Outcome.unknown(`injected fault: ${toolName} ${site} lost its answer`)))
+      // Whatever the call answered, a success or a failure, is lost.
+      return Effect.zipRight(
+        Effect.exit(call),
+        Effect.fail(Outcome.unknown(`injected fault: ${toolName} ${site} lost its answer`))
+      )
     case "interrupt":
       return Effect.interrupt
   }

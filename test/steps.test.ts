@@ -276,6 +276,38 @@ describe("steps", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("an injected unknown fault loses the call's answer whatever it was: a typed failure too", () =>
+    Effect.gen(function* () {
+      class Declined extends Schema.TaggedError<Declined>()("Declined", { reason: Schema.String }) {}
+      let calls = 0
+      const declining = Compensable.make({
+        name: "declining",
+        input: Schema.Number,
+        success: Schema.String,
+        failure: Declined,
+        onFailure: "continue",
+        execute: () =>
+          Effect.zipRight(
+            Effect.sync(() => calls++),
+            Effect.fail(new Declined({ reason: "card expired" }))
+          ),
+        compensate: () => Effect.void
+      })
+      const program = declining(1).pipe(
+        Effect.catchTag("Declined", () => Effect.succeed("fallback")),
+        Effect.provide(Testing.faults({ tool: "declining", fault: "unknown" }))
+      )
+      const result = yield* Saga.run("lost-decline", program)
+      expect(calls).toBe(1)
+      expect(result._tag).toBe("NeedsAttention")
+      expect((yield* journalOf("lost-decline")).map((entry) => entry.phase)).toEqual([
+        "SAGA_STARTED",
+        "INTENT",
+        "SAGA_NEEDS_ATTENTION"
+      ])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect(
     "the retry schedule is fed each failed attempt's error: the declared failure, an Outcome, a timeout's Unknown",
     () =>
