@@ -361,6 +361,13 @@ export interface StepStatus {
    * otherwise (since 0.5.0).
    */
   readonly receiptRequired?: boolean | undefined
+  /**
+   * `true` when the step waited for an approval before it ran, as only an irreversible tool's step
+   * does: it has no undo, so compensation journals it `SKIPPED` (`irreversible: no undo exists`) in
+   * any process, with or without its tool, and an operator's undo command needs no tool for it.
+   * Absent otherwise, and on the step of an explicit undo's run (since 0.5.0).
+   */
+  readonly irreversible?: boolean | undefined
 }
 
 /**

@@ -387,6 +387,39 @@ describe("compensation", () => {
       expect(phases).toEqual(["AWAITING_APPROVAL", "APPROVED", "INTENT", "EXECUTED", "SKIPPED"])
     }).pipe(Effect.provide(Testing.layerWith(Approval.layerAutoApprove)))
   )
+
+  it.effect("an operator's compensation skips an irreversible step in a process that never registered its tool", () =>
+    Effect.gen(function* () {
+      const { step, undone } = fixture()
+      yield* Saga.run(
+        "s2",
+        Effect.gen(function* () {
+          yield* step({ name: "a" })
+          yield* wire({ amount: 100 })
+        })
+      )
+      // Another Saga service over the same journal, which holds the reversible tool only.
+      const { report, status } = yield* Effect.gen(function* () {
+        yield* Effect.flatMap(Saga.Saga, (saga) => saga.register([step]))
+        return { report: yield* Saga.compensate("s2"), status: yield* Saga.status("s2") }
+      }).pipe(Effect.provide(Saga.layer))
+      expect(report.undone).toEqual([
+        {
+          stepId: expect.stringMatching(/^wire:/),
+          toolName: "wire",
+          outcome: "skipped",
+          detail: "irreversible: no undo exists"
+        },
+        { stepId: idOf("step", "a"), toolName: "step", outcome: "completed" }
+      ])
+      expect(undone).toEqual(["a"])
+      expect(status.status).toBe("compensated")
+      expect(status.steps.map((each) => [each.toolName, each.irreversible])).toEqual([
+        ["step", undefined],
+        ["wire", true]
+      ])
+    }).pipe(Effect.provide(Testing.layerWith(Approval.layerAutoApprove)))
+  )
 })
 
 const Input = Schema.Struct({

@@ -7,8 +7,8 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
-import { Compensable, Journal, Saga, Timeline } from "../src/index.js"
+import { Effect, Layer, Schema } from "effect"
+import { Approval, Compensable, Journal, Saga, SqlStore, Timeline } from "../src/index.js"
 import { cliInProcess } from "./fixtures/cli-in-process.js"
 import { onFile } from "./fixtures/worker-on-file.js"
 
@@ -107,6 +107,54 @@ describe("a step whose undo was unavailable, on every surface", { timeout: 60_00
         expect(json.saga.steps.map((step: Saga.StepStatus) => [step.undo, step.undoDetail])).toEqual([
           ["unavailable", notRegistered("holdSeat")],
           ["unavailable", notRegistered("chargeCard")]
+        ])
+      })
+  )
+
+  it.scoped(
+    "an irreversible step needs no tool: the CLI's compensate skips it without --register, as a process without it does",
+    () =>
+      Effect.gen(function* () {
+        const db = path.join(dir, "irreversible.db")
+        const wire = Compensable.make({
+          name: "wire",
+          input: Schema.Int,
+          success: Schema.String,
+          reversibility: "irreversible",
+          execute: (amount) => Effect.succeed(`wire-${amount}`)
+        })
+        const approvedOnFile = Saga.layerWith({ owner: "worker-a", leaseTtl: "30 seconds" }).pipe(
+          Layer.provide(Approval.layerAutoApprove),
+          Layer.provideMerge(SqlStore.layerSqlite({ filename: db }))
+        )
+        const ran = yield* Effect.scoped(
+          Effect.provide(Saga.run("trip-3", Effect.zipRight(trip, wire(300))), approvedOnFile)
+        )
+        expect(ran._tag).toBe("Completed")
+        const status = yield* onFile(db, Saga.status("trip-3"))
+        expect(status.steps.map((step) => [step.toolName, step.irreversible])).toEqual([
+          ["holdSeat", undefined],
+          ["chargeCard", undefined],
+          ["wire", true]
+        ])
+
+        // Without any tool, the refusal names the two steps that have an undo, not the wire.
+        const refused = yield* cliInProcess("compensate", "trip-3", "--db", db)
+        expect(refused.stderr).toBe(
+          "effect-saga: compensate would undo saga trip-3, but this process has no tool for 2 executed step(s) (holdSeat, chargeCard): pass --register MODULE with the saga's tools (nothing was written)"
+        )
+        // A process that holds those two compensates the saga: the wire is skipped, not unavailable.
+        const report = yield* onFile(
+          db,
+          Effect.flatMap(Saga.Saga, (saga) =>
+            Effect.zipRight(saga.register([holdSeat, chargeCard]), Saga.compensate("trip-3"))
+          )
+        )
+        expect(report.status).toBe("compensated")
+        expect(report.undone.map((undo) => [undo.toolName, undo.outcome, undo.detail])).toEqual([
+          ["wire", "skipped", "irreversible: no undo exists"],
+          ["chargeCard", "completed", undefined],
+          ["holdSeat", "completed", undefined]
         ])
       })
   )

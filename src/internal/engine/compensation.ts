@@ -19,6 +19,7 @@ import { undoKey } from "../journal/ids.js"
 import type { Recorded, UndoPhase } from "../journal/payloads.js"
 import { undoOwnText } from "../journal/resolvedUndo.js"
 import type { JournalView, StepView } from "../journal/view.js"
+import { isIrreversible } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { withUndoSpan } from "../observability/spans.js"
 import { decodeJournaled, decodeJournaledJson } from "../util/codec.js"
@@ -335,7 +336,14 @@ const undoStep = (
     return inSpan(settle(writer, step, phaseOfExplicit[explicit.outcome], takenOverEntryDetail(explicit)))
   }
   const tool = undoToolOf(env, step)
-  if (typeof tool === "string") return inSpan(Effect.succeed(reportOf(step, "unavailable", tool)))
+  if (typeof tool === "string") {
+    // An irreversible step has no undo to run anywhere: no process needs its tool to skip it.
+    return inSpan(
+      isIrreversible(writer.sagaId, step)
+        ? settle(writer, step, "SKIPPED", IRREVERSIBLE)
+        : Effect.succeed(reportOf(step, "unavailable", tool))
+    )
+  }
   return Effect.zipRight(
     env.beforeUndo(step),
     runUndo(writer, tool, step, {
@@ -361,13 +369,16 @@ export const undoToolOf = (env: Pick<UndoEnv, "lookup" | "absence">, step: StepV
     : tool
 }
 
+/** Why an irreversible step's undo is skipped. */
+const IRREVERSIBLE = "irreversible: no undo exists"
+
 /** Why a tool's undo cannot run for a step, as a journaled phase and reason; `undefined` if it can. */
 export const unavailability = (
   tool: RegisteredTool,
   step: StepView
 ): readonly ["SKIPPED" | "COMPENSATION_FAILED", string] | undefined => {
   if (tool.spec.compensate === undefined) {
-    return ["SKIPPED", tool.spec.reversibility === "irreversible" ? "irreversible: no undo exists" : "no undo declared"]
+    return ["SKIPPED", tool.spec.reversibility === "irreversible" ? IRREVERSIBLE : "no undo declared"]
   }
   if (tool.spec.receiptRequired && !Receipts.isSet(step.executed!.payload.receipt)) {
     return ["COMPENSATION_FAILED", "the receipt its undo needs was never set: the effect cannot be undone here"]

@@ -164,6 +164,8 @@ export const Step = Schema.Struct({
   unknownReason: Schema.optional(Schema.String),
   /** Its tool's undo needs the provider's receipt: resolved as applied, give it (`receipt`) (since 0.5.0). */
   receiptRequired: Schema.optional(Schema.Boolean),
+  /** It waited for an approval before it ran, as only an irreversible tool's step does: it has no undo (since 0.5.0). */
+  irreversible: Schema.optional(Schema.Boolean),
   /**
    * The run of the explicit undo asked of this step, if one was: only `GET /api/sagas/:sagaId` reads
    * it (since 0.5.0; a server before that sends none, which the typed client decodes as absent).

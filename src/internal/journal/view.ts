@@ -3,6 +3,7 @@ import * as Either from "effect/Either"
 import type { CompensationReport } from "../../CompensationReport.js"
 import type { Entry, Expected, JournalCorrupted, SagaStatus } from "../../Journal.js"
 import { empty, statusAfter } from "../../Journal.js"
+import { effectIdOfRun } from "./ids.js"
 import type { Recorded, UndoPhase } from "./payloads.js"
 import { decodeEntry, notStartedIn } from "./payloads.js"
 import { isResolvedUndo, resolvedAnswerOf } from "./resolvedUndo.js"
@@ -49,6 +50,13 @@ export const isUnknown = (step: StepView): boolean =>
  */
 export const isRead = (step: StepView): boolean =>
   step.intent?.payload?.changesNothing === true || step.executed?.payload.changesNothing === true
+
+/**
+ * A step of a saga (not of an explicit undo's run, whose approvals are its undo's) that waited for an
+ * approval before it ran: only an irreversible tool's step does, so its tool had no undo when it ran.
+ */
+export const isIrreversible = (sagaId: string, step: StepView): boolean =>
+  step.awaiting !== undefined && effectIdOfRun(sagaId) === undefined
 
 /** A step whose tool's undo needs the provider's receipt, as its last `INTENT` says (since 0.5.0). */
 export const needsReceipt = (step: StepView): boolean => step.intent?.payload?.receiptRequired === true

@@ -8,11 +8,15 @@ import type { StepStatus } from "../../Saga.js"
 /**
  * Whether undoing the saga would still run this step's undo: it executed, its undo has not run (none
  * was asked for yet, or it was `unavailable` where it was asked: it journaled nothing, and the next
- * compensation runs it), and it changed something. A step journaled as changing nothing (a model
- * turn, a read) is passed over by compensation in any process, with or without its tool.
+ * compensation runs it), it changed something, and it may have an undo. A step journaled as
+ * changing nothing (a model turn, a read) or as irreversible is passed over by compensation in any
+ * process, with or without its tool.
  */
 export const undoNeeded = (step: StepStatus): boolean =>
-  step.state === "executed" && (step.undo === undefined || step.undo === "unavailable") && step.changesNothing !== true
+  step.state === "executed" &&
+  (step.undo === undefined || step.undo === "unavailable") &&
+  step.changesNothing !== true &&
+  step.irreversible !== true
 
 /**
  * Whether a `reject` of this step may undo its saga: the step awaits approval (a new rejection), or
