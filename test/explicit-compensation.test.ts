@@ -307,6 +307,36 @@ describe("Saga.compensateEffect", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect("an irreversible step is answered alike in a process without its tool: its run journals unavailable", () =>
+    Effect.gen(function* () {
+      const wire = Compensable.make({
+        name: "wire",
+        input: Schema.String,
+        success: Schema.String,
+        reversibility: "irreversible",
+        execute: (to) => Effect.succeed(`wired-${to}`)
+      })
+      yield* Saga.run("trip-wired", wire("DE00"))
+      const effectId = yield* effectIdOf("trip-wired", "wire")
+      // Another Saga service over the same journal, that has never seen the tool.
+      const elsewhere = yield* Saga.compensateEffect(effectId).pipe(Effect.provide(Saga.layer))
+      const expected = {
+        _tag: "Settled",
+        effectId,
+        runId: `${effectId}/compensate-effect`,
+        outcome: "unavailable",
+        detail: "irreversible: no undo exists"
+      }
+      expect(elsewhere).toEqual(expected)
+      expect((yield* entriesOf(`${effectId}/compensate-effect`)).map((entry) => entry.phase)).toEqual([
+        "SAGA_STARTED",
+        "SAGA_COMPENSATION_FAILED"
+      ])
+      // The process that ran it reads the same answer from the run.
+      expect(yield* Saga.compensateEffect(effectId)).toEqual(expected)
+    }).pipe(Effect.provide(Testing.layerWith(Approval.layerAutoApprove)))
+  )
+
   it.effect("a read (changesNothing) has nothing to undo: unavailable with nothing journaled, in any process", () =>
     Effect.gen(function* () {
       const stock = Compensable.make({

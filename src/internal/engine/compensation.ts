@@ -370,7 +370,7 @@ export const undoToolOf = (env: Pick<UndoEnv, "lookup" | "absence">, step: StepV
 }
 
 /** Why an irreversible step's undo is skipped. */
-const IRREVERSIBLE = "irreversible: no undo exists"
+export const IRREVERSIBLE = "irreversible: no undo exists"
 
 /** Why a tool's undo cannot run for a step, as a journaled phase and reason; `undefined` if it can. */
 export const unavailability = (

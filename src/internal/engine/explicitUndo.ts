@@ -15,11 +15,11 @@ import { addressesOf, runIdOf, stepKey } from "../journal/ids.js"
 import type { ExplicitOutcome } from "../journal/payloads.js"
 import type { VerifiedJournal } from "../journal/verified.js"
 import type { JournalView, StepView } from "../journal/view.js"
-import { isUnknown, viewOf } from "../journal/view.js"
+import { isIrreversible, isUnknown, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad } from "../journal/writer.js"
 import type { ExplicitUndo, Lookup } from "./compensation.js"
-import { changedNothing, outcomeOfPhase, runUndo, unavailability, undoToolOf } from "./compensation.js"
+import { changedNothing, IRREVERSIBLE, outcomeOfPhase, runUndo, unavailability, undoToolOf } from "./compensation.js"
 import type { Expiring } from "./expiry.js"
 import { expiredAt, expiredReason } from "./expiry.js"
 import * as Receipts from "./receipts.js"
@@ -168,7 +168,10 @@ export const compensateEffect = (ctx: Context, subject: Subject, run: Writer) =>
     const tool = undoToolOf(ctx, step)
     // Nothing is journaled for a tool not here (`undoToolOf`), or a receipt that does not open here
     // (asked before any approval): a process that has the tool and the key can still undo the effect.
-    if (typeof tool === "string") return yield* notHere(tool)
+    // An irreversible step has no undo in any process: answered as where its tool is.
+    if (typeof tool === "string") {
+      return yield* isIrreversible(subject.sagaId, step) ? settle("unavailable", IRREVERSIBLE) : notHere(tool)
+    }
     const receipt = Receipts.forUndo(ctx.receiptKeys, subject.sagaId, step.stepId, step.executed!.payload.receipt)
     if (tool.spec.compensate !== undefined && Either.isLeft(receipt)) return yield* notHere(receipt.left)
     // An undo that cannot run here is answered before anyone is asked to approve it.
