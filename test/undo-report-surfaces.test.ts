@@ -158,4 +158,32 @@ describe("a step whose undo was unavailable, on every surface", { timeout: 60_00
         ])
       })
   )
+
+  it.scoped(
+    "a step an explicit undo answered for needs no tool: the CLI's refusal names only the steps still owing an undo",
+    () =>
+      Effect.gen(function* () {
+        const db = path.join(dir, "explicit.db")
+        expect((yield* onFile(db, Saga.run("trip-4", trip)))._tag).toBe("Completed")
+        const hold = (yield* onFile(db, Saga.status("trip-4"))).steps[0]!
+        const undone = yield* onFile(
+          db,
+          Effect.flatMap(Saga.Saga, (saga) =>
+            Effect.zipRight(saga.register([holdSeat]), Saga.compensateEffect(hold.effectId))
+          )
+        )
+        expect(undone).toMatchObject({ _tag: "Settled", outcome: "completed" })
+
+        const refused = yield* cliInProcess("compensate", "trip-4", "--db", db)
+        expect(refused.stderr).toBe(
+          "effect-saga: compensate would undo saga trip-4, but this process has no tool for 1 executed step(s) (chargeCard): pass --register MODULE with the saga's tools (nothing was written)"
+        )
+        // With chargeCard's tool alone, the saga compensates: holdSeat's undo is the explicit undo's, taken over.
+        const report = yield* onFile(
+          db,
+          Effect.flatMap(Saga.Saga, (saga) => Effect.zipRight(saga.register([chargeCard]), Saga.compensate("trip-4")))
+        )
+        expect(report.status).toBe("compensated")
+      })
+  )
 })

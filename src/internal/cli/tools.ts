@@ -19,7 +19,7 @@ import type * as Manifest from "../../Manifest.js"
 import * as Saga from "../../Saga.js"
 import * as Toolkit from "../../Toolkit.js"
 import { check as checkManifest } from "../manifest/check.js"
-import { undoNeeded } from "../util/undoNeeded.js"
+import { owingUndo } from "../util/undoNeeded.js"
 import * as Agents from "./agents.js"
 import { UsageError } from "./failure.js"
 
@@ -157,33 +157,22 @@ export const register = (
   })
 
 /**
- * The executed steps of a saga whose undo has not run yet, and whose tool is not among `registered`:
- * undoing the saga here would report them `unavailable` and leave their effects live. A step
- * journaled as changing nothing (a model turn, a read) is not one: compensation passes over it.
+ * Refuses to undo a saga while a step it would run the undo of has no tool in this process: undoing
+ * the saga here would report it `unavailable` and leave its effect live. A step journaled as
+ * changing nothing (a model turn, a read) or as irreversible, or one an explicit undo's run answers
+ * for, is not one (`owingUndo`).
  *
  * @since 0.1.0
  * @category registering
  */
-export const missingFor = (status: Saga.SagaStatus, registered: ReadonlySet<string>): ReadonlyArray<Saga.StepStatus> =>
-  status.steps.filter((step) => undoNeeded(step) && !registered.has(step.toolName))
-
-/**
- * Refuses to undo a saga while a step it would undo has no tool in this process.
- *
- * @since 0.1.0
- * @category registering
- */
-export const requireUndos = (
-  command: string,
-  status: Saga.SagaStatus,
-  registered: ReadonlySet<string>
-): Effect.Effect<void, UsageError> => {
-  const missing = missingFor(status, registered)
-  if (missing.length === 0) return Effect.void
-  const names = Array.from(new Set(missing.map((step) => step.toolName)))
-  return Effect.fail(
-    new UsageError({
-      message: `${command} would undo saga ${status.sagaId}, but this process has no tool for ${missing.length} executed step(s) (${names.join(", ")}): pass --register MODULE with the saga's tools (nothing was written)`
-    })
-  )
-}
+export const requireUndos = (command: string, status: Saga.SagaStatus, registered: ReadonlySet<string>) =>
+  Effect.flatMap(owingUndo(status), (owing) => {
+    const missing = owing.filter((step) => !registered.has(step.toolName))
+    if (missing.length === 0) return Effect.void
+    const names = Array.from(new Set(missing.map((step) => step.toolName)))
+    return Effect.fail(
+      new UsageError({
+        message: `${command} would undo saga ${status.sagaId}, but this process has no tool for ${missing.length} executed step(s) (${names.join(", ")}): pass --register MODULE with the saga's tools (nothing was written)`
+      })
+    )
+  })

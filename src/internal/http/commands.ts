@@ -25,7 +25,7 @@ import { quotingAsGiven } from "../util/pastExpiry.js"
 import { named } from "../util/printable.js"
 import { revisionsBySaga, revisionsOf } from "../util/revisions.js"
 import * as ToResolve from "../util/toResolve.js"
-import { rejectMayUndo, undoNeeded } from "../util/undoNeeded.js"
+import { owingUndo, rejectMayUndo } from "../util/undoNeeded.js"
 import * as UndoRunAdvice from "../util/undoRunAdvice.js"
 import { undoSaid } from "../util/undoSaid.js"
 import { settlesUndo, speaksOfCall } from "../util/undoToResolve.js"
@@ -75,24 +75,23 @@ const stepOf = (sagaId: string, stepId: string) =>
   })
 
 /**
- * Refuses a command that would undo a step whose tool this process does not hold. A step journaled
- * as changing nothing (a model turn, a read) needs none: compensation passes over it.
+ * Refuses a command that would undo a step of `status` (`only` that one, if given) whose tool this
+ * process does not hold. A step journaled as changing nothing (a model turn, a read) or as
+ * irreversible, or one an explicit undo's run answers for, needs none (`owingUndo`).
  */
-const requireUndos = (
-  options: CommandOptions,
-  command: string,
-  steps: ReadonlyArray<Saga.StepStatus>
-): Effect.Effect<void, Refused> => {
+const requireUndos = (options: CommandOptions, command: string, status: Saga.SagaStatus, only?: string) => {
   const tools = options.tools
   if (tools === undefined) return Effect.void
-  const missing = steps.filter((step) => undoNeeded(step) && !tools.has(step.toolName))
-  if (missing.length === 0) return Effect.void
-  const names = Array.from(new Set(missing.map((step) => step.toolName))).join(", ")
-  return Effect.fail(
-    new Refused({
-      message: `${command} would undo ${missing.length} step(s) whose tool this server does not hold (${names}): start it with the saga's tools (nothing was written)`
-    })
-  )
+  return Effect.flatMap(owingUndo(status), (owing) => {
+    const missing = owing.filter((step) => (only === undefined || step.stepId === only) && !tools.has(step.toolName))
+    if (missing.length === 0) return Effect.void
+    const names = Array.from(new Set(missing.map((step) => step.toolName))).join(", ")
+    return Effect.fail(
+      new Refused({
+        message: `${command} would undo ${missing.length} step(s) whose tool this server does not hold (${names}): start it with the saga's tools (nothing was written)`
+      })
+    )
+  })
 }
 
 /**
@@ -317,7 +316,7 @@ export const reject = (
     // An edited approvals row is refused whatever tools this server holds: said first.
     const tampered = yield* tamperedRecord(sagaId, stepId)
     if (tampered !== undefined) return yield* new Refused({ message: tampered.message })
-    if (rejectMayUndo(step)) yield* requireUndos(options, "rejecting", status.steps)
+    if (rejectMayUndo(step)) yield* requireUndos(options, "rejecting", status)
     const who = yield* by
     const rejecting = Saga.reject(sagaId, stepId, {
       by: who,
@@ -443,7 +442,7 @@ const compensateCommand = (sagaId: string): string =>
 export const compensate = (options: CommandOptions, sagaId: string, seen: Seen) =>
   Effect.gen(function* () {
     const status = yield* verifiedStatusOf(sagaId)
-    yield* requireUndos(options, "compensating", status.steps)
+    yield* requireUndos(options, "compensating", status)
     const who = yield* by
     const { answer, value } = yield* carryOut(
       sagaId,
@@ -474,7 +473,7 @@ export const compensateEffect = (options: CommandOptions, sagaId: string, stepId
       })
       return yield* new Conflict({ message: `${conflict.message}: read the saga again` })
     }
-    yield* requireUndos(options, "undoing this effect", [step])
+    yield* requireUndos(options, "undoing this effect", status, step.stepId)
     const result = yield* Saga.compensateEffect(step.effectId)
     const undo: EffectUndo =
       result._tag === "Settled"
