@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Metric, MetricLabel, Option, Schema, TestClock, Tracer } from "effect"
+import { Effect, Fiber, Layer, Metric, MetricLabel, Option, Schema, TestClock, Tracer } from "effect"
 import { Approval, Compensable, Journal, Metrics, Outcome, Recovery, Saga, SagaDefinition } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Testing from "../src/Testing.js"
@@ -114,6 +114,55 @@ describe("observability", () => {
           expect(attributes(step)).toMatchObject({ outcome: "unknown", "outcome.reason": reason })
           expect((yield* Saga.status(sagaId)).steps[0]).toMatchObject({ state: "unknown", unknownReason: reason })
         }
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
+    "a step that halts the saga otherwise says so too: awaiting_approval; not_run, and why, when refused; interrupted when cut",
+    () =>
+      Effect.gen(function* () {
+        const { spans, tracer } = yield* recording
+        const wire = Compensable.make({
+          name: "wire",
+          input: Schema.String,
+          success: Schema.String,
+          reversibility: "irreversible",
+          execute: (to) => Effect.succeed(`wired-${to}`)
+        })
+        const stepSpan = (sagaId: string, tool: string) =>
+          attributes(
+            spans.filter(
+              (span) =>
+                span.name === "effect-saga.step" &&
+                attributes(span)["saga.id"] === sagaId &&
+                attributes(span).tool === tool
+            )[0]!
+          )
+        const traced = <A, E>(sagaId: string, program: Effect.Effect<A, E, any>) =>
+          Saga.run(sagaId, program).pipe(Effect.withTracer(tracer))
+
+        expect((yield* traced("waits", wire("DE00")))._tag).toBe("AwaitingApproval")
+        expect(stepSpan("waits", "wire")).toMatchObject({ outcome: "awaiting_approval" })
+
+        // A failure the program caught binds the saga to compensate: the wire is refused, not run.
+        const bound = yield* traced("bound", Effect.zipRight(Effect.ignore(charge(500)), wire("DE00")))
+        expect(bound._tag).toBe("Compensated")
+        expect(stepSpan("bound", "wire")).toMatchObject({
+          outcome: "not_run",
+          "outcome.reason": expect.stringContaining("charge")
+        })
+
+        const slow = Compensable.make({
+          name: "slow",
+          input: Schema.String,
+          success: Schema.String,
+          execute: () => Effect.never,
+          compensate: () => Effect.void
+        })
+        const fiber = yield* Effect.fork(traced("cut", slow("x")))
+        yield* TestClock.adjust("1 second")
+        yield* Fiber.interrupt(fiber)
+        expect(stepSpan("cut", "slow")).toMatchObject({ outcome: "interrupted" })
       }).pipe(Effect.provide(Testing.layer))
   )
 

@@ -97,6 +97,24 @@ class HaltSignal {
 
 const haltOn = (halt: Halt) => Effect.fail(new HaltSignal(halt))
 
+/**
+ * What the span of step `stepId` says when `halt` is its own: `unknown` (the saga needs attention
+ * on it), `awaiting_approval`, or `not_run` (refused: rejected, expired, or bound to compensate),
+ * with the reason where there is one.
+ */
+const haltSaid = (halt: Halt, stepId: string): { readonly outcome: string; readonly reason?: string } | undefined => {
+  switch (halt._tag) {
+    case "NeedsAttention":
+      return halt.step.stepId === stepId ? { outcome: "unknown", reason: halt.step.reason } : undefined
+    case "AwaitingApproval":
+      return halt.request.stepId === stepId ? { outcome: "awaiting_approval" } : undefined
+    case "Refused":
+      return halt.error.stepId === stepId ? { outcome: "not_run", reason: halt.error.reason } : undefined
+    default:
+      return undefined
+  }
+}
+
 const fatal = (error: AppendError | JournalCorrupted | JournalTampered | NonDeterminism) =>
   haltOn({ _tag: "Fatal", error })
 
@@ -569,15 +587,19 @@ export class SagaRun {
               const failure = Cause.failureOption(cause)
               if (Option.isSome(failure) && failure.value instanceof HaltSignal) {
                 const halt = failure.value.halt
-                // The trace says why the saga needs attention, as the journal does: the step is unknown.
-                if (halt._tag === "NeedsAttention" && halt.step.stepId === stepId) {
-                  span.attribute("outcome", "unknown")
-                  span.attribute("outcome.reason", halt.step.reason)
+                // The trace says why this step halts the saga, as the journal does.
+                const said = haltSaid(halt, stepId)
+                if (said !== undefined) {
+                  span.attribute("outcome", said.outcome)
+                  if (said.reason !== undefined) span.attribute("outcome.reason", said.reason)
                 }
                 // The step blocks until the halt interrupts the program: its span ends then.
                 return Effect.onExit(restore(this.stop(halt)), (exit) => Effect.sync(() => entered.end(exit)))
               }
-              if (Cause.isInterruptedOnly(cause)) this.abandon(call)
+              if (Cause.isInterruptedOnly(cause)) {
+                this.abandon(call)
+                if (this.cutWithoutOutcome(placed)) span.attribute("outcome", "interrupted")
+              }
               const shown = spanExit(cause, placed)
               entered.end(shown)
               spanEnded?.(shown)
@@ -613,6 +635,12 @@ export class SagaRun {
    */
   undoToolOf(step: UndoneStep): RegisteredTool | undefined {
     return this.calls.get(step.stepId) ?? this.firstCalls.get(step.toolName) ?? this.registry.get(step.toolName)
+  }
+
+  /** Whether an interrupted call ran with nothing journaled of its outcome: not answered, not replayed. */
+  private cutWithoutOutcome(placed: Placed): boolean {
+    const step = this.writer.view.steps.get(placed.stepId)
+    return !placed.answered && !placed.replayed && (step === undefined || isUnsettled(step))
   }
 
   /**
