@@ -29,16 +29,16 @@ const compiledCli = () =>
   })
 
 // A SIGINT or SIGTERM while the CLI's modules load (a second or so) finds nothing opened yet: it
-// says so and exits 130, as an interrupted command does. cli.main() takes the signals over.
+// says so and exits 130, as an interrupted command does. cli.main() takes the signals over, its
+// listener added before this one is removed: with none left for a moment, Node would close the
+// signal's handle, and lose a signal that arrived while the modules loaded but was not delivered yet.
 let interrupted = false
 const interruptedWhileLoading = () => {
   interrupted = true
   process.stderr.write("effect-saga: interrupted: nothing was written\n", () => process.exit(130))
 }
-const whileLoading = (listen) => {
-  for (const signal of ["SIGINT", "SIGTERM"]) process[listen](signal, interruptedWhileLoading)
-}
-whileLoading("on")
+const signals = ["SIGINT", "SIGTERM"]
+for (const signal of signals) process.on(signal, interruptedWhileLoading)
 const cli = existsSync(compiled) ? await compiledCli() : await fromSource()
-whileLoading("removeListener")
 if (!interrupted) cli.main()
+for (const signal of signals) process.removeListener(signal, interruptedWhileLoading)

@@ -11,6 +11,8 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import { Saga } from "../src/index.js"
+import { onFile } from "./fixtures/worker-on-file.js"
 
 const root = path.resolve(import.meta.dirname, "..")
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "effect-saga-early-signal-"))
@@ -34,6 +36,25 @@ const registrar = path.join(dir, "register.mjs")
 fs.writeFileSync(
   registrar,
   `import { register } from "node:module"\nregister(${JSON.stringify(pathToFileURL(hooks).href)})\n`
+)
+
+// The CLI's own module sends the process a signal as the last thing it does when it loads: the
+// signal arrives while the main thread is busy, and Node delivers it only once the loop turns, after
+// the script has handed the signals over to the command.
+const lateHooks = path.join(dir, "signal-from-cli.mjs")
+fs.writeFileSync(
+  lateHooks,
+  `export async function load(url, context, next) {
+  const loaded = await next(url, context)
+  if (!/\\/(dist\\/Cli\\.js|src\\/Cli\\.ts)$/.test(url)) return loaded
+  return { ...loaded, source: Buffer.from(loaded.source).toString("utf8") + "\\nprocess.kill(process.pid, process.env.SIGNAL_SENT)\\n" }
+}
+`
+)
+const lateRegistrar = path.join(dir, "register-late.mjs")
+fs.writeFileSync(
+  lateRegistrar,
+  `import { register } from "node:module"\nregister(${JSON.stringify(pathToFileURL(lateHooks).href)})\n`
 )
 
 interface Ended {
@@ -76,6 +97,43 @@ describe("effect-saga interrupted while its modules load", { timeout: 60_000 }, 
       Effect.gen(function* () {
         const ended = yield* interruptedWhileLoading(signal)
         expect(ended).toEqual({ code: 130, signal: null, stderr: "effect-saga: interrupted: nothing was written\n" })
+      })
+    )
+  }
+})
+
+describe("effect-saga signalled as its modules finish loading", { timeout: 60_000 }, () => {
+  // `serve` waits for requests until a signal stops it: a signal that was lost leaves it serving.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    it.effect(`${signal}, delivered once the command has the signals, still stops it: exit 130`, () =>
+      Effect.gen(function* () {
+        const db = path.join(dir, `late-${signal}.db`)
+        yield* onFile(db, Saga.list())
+        const ended = yield* Effect.async<Ended>((resume) => {
+          const child = spawn(
+            process.execPath,
+            [
+              "--import",
+              lateRegistrar,
+              path.join(root, "bin", "effect-saga.js"),
+              "serve",
+              "--db",
+              db,
+              "--port",
+              "0",
+              "--insecure"
+            ],
+            { env: { ...process.env, SIGNAL_SENT: signal }, stdio: ["ignore", "pipe", "pipe"] }
+          )
+          let stderr = ""
+          child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+            stderr += chunk
+          })
+          child.on("close", (code, ended) => resume(Effect.succeed({ code, signal: ended, stderr })))
+          return Effect.sync(() => child.kill("SIGKILL"))
+        })
+        expect(ended).toMatchObject({ code: 130, signal: null })
+        expect(ended.stderr).toMatch(/^effect-saga: interrupted: /)
       })
     )
   }

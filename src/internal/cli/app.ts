@@ -14,7 +14,6 @@ import * as Inspectable from "effect/Inspectable"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
-import * as Scheduler from "effect/Scheduler"
 import { packageVersion } from "../util/packageVersion.js"
 import { printable } from "../util/printable.js"
 import { commands } from "./commandTable.js"
@@ -24,6 +23,7 @@ import { helpConsole } from "./help.js"
 import * as Interruption from "./interruption.js"
 import { answers } from "./output.js"
 import { root } from "./root.js"
+import { SignalsHeard } from "./signalsHeard.js"
 
 /**
  * The version `--version` prints: the package's.
@@ -123,7 +123,9 @@ export const run = (args: ReadonlyArray<string>): Effect.Effect<Ending["code"], 
  * @category running
  */
 export const main = (args: ReadonlyArray<string> = process.argv.slice(2)): void => {
-  const fiber = Effect.runFork(Effect.provide(run(args), NodeContext.layer).pipe(Effect.withScheduler(signalsHeard)))
+  const fiber = Effect.runFork(
+    Effect.provide(run(args), NodeContext.layer).pipe(Effect.withScheduler(new SignalsHeard()))
+  )
   // Keeps the process alive while the command waits on nothing Node can see.
   const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
   // A reader that stops early (`effect-saga export x | head`) closes the pipe: stop quietly, as
@@ -132,42 +134,30 @@ export const main = (args: ReadonlyArray<string> = process.argv.slice(2)): void 
     if (error.code !== "EPIPE") process.stderr.write(`effect-saga: cannot write the output: ${error.message}\n`)
     process.exit(error.code === "EPIPE" ? 0 : 2)
   })
+  // One listener for the command's whole life, whose answer changes: added or removed, Node closes
+  // the signal's handle whenever none is left, and a signal it had not delivered yet is lost.
   const signals = ["SIGINT", "SIGTERM"] as const
-  const listening = (listener: () => void, on: boolean) => {
-    for (const signal of signals) {
-      if (on) process.once(signal, listener)
-      else process.removeListener(signal, listener)
+  let onSignal = (): void => {
+    // A second signal does not wait for what the first one lets finish (an undo that never returns).
+    onSignal = () => {
+      process.stderr.write(`effect-saga: ${FORCED}\n`)
+      process.exit(130)
     }
-  }
-  // A second signal does not wait for what the first one lets finish (an undo that never returns).
-  const giveUp = () => {
-    process.stderr.write(`effect-saga: ${FORCED}\n`)
-    process.exit(130)
-  }
-  const interrupt = () => {
-    listening(interrupt, false)
-    listening(giveUp, true)
     fiber.unsafeInterruptAsFork(fiber.id())
   }
-  listening(interrupt, true)
+  const listener = () => onSignal()
+  for (const signal of signals) process.on(signal, listener)
   fiber.addObserver((exit) => {
     clearInterval(keepAlive)
-    listening(interrupt, false)
-    listening(giveUp, false)
     const code = Exit.isSuccess(exit) ? exit.value : 130
     process.exitCode = code
+    // Done, a signal while the process ends (its output written, its store closed) ends it with the
+    // command's own code, not killed by the signal (130 to a shell, as if the command had not run).
+    onSignal = () => exitOnceWritten(code)
     // Interrupted, what the command cut off (an undo's timer or socket) must not keep the process alive.
     if (code === 130) exitOnceWritten(code)
   })
 }
-
-/**
- * Node hears a signal only between macrotasks, and Effect's default scheduler resumes busy fibers in
- * microtasks for 2,048 turns before a timer lets the event loop run: a command that computes for
- * seconds without I/O (`verify --all` of thousands of sagas on SQLite, whose driver is synchronous)
- * ran to its end, exit 0, with SIGINT unheard. This one lets the loop run every 16 turns.
- */
-export const signalsHeard = new Scheduler.MixedScheduler(16)
 
 /** Exits with `code` once what was written to stdout and stderr is out. */
 const exitOnceWritten = (code: number): void => {
