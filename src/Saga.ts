@@ -362,10 +362,12 @@ export interface StepStatus {
    */
   readonly receiptRequired?: boolean | undefined
   /**
-   * `true` when the step waited for an approval before it ran, as only an irreversible tool's step
-   * does: it has no undo, so compensation journals it `SKIPPED` (`irreversible: no undo exists`) in
-   * any process, with or without its tool, and an operator's undo command needs no tool for it.
-   * Absent otherwise, and on the step of an explicit undo's run (since 0.5.0).
+   * `true` when the step waits, or waited before it ran, for an approval, as only an irreversible
+   * tool's step does: its tool had no undo then. A process that registers no tool of its name
+   * journals it `SKIPPED` (`irreversible: no undo exists`) when it compensates, and an operator's
+   * undo command needs no tool for it; where a tool of its name is registered, that tool decides
+   * (one that declares an undo since runs it). Absent otherwise, and on the step of an explicit
+   * undo's run (since 0.5.0).
    */
   readonly irreversible?: boolean | undefined
 }

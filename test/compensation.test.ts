@@ -420,6 +420,34 @@ describe("compensation", () => {
       ])
     }).pipe(Effect.provide(Testing.layerWith(Approval.layerAutoApprove)))
   )
+  it.effect(
+    "a request journaled after a step's INTENT does not make it irreversible: its undo is owed, not skipped",
+    () =>
+      Effect.gen(function* () {
+        const { step } = fixture()
+        yield* Saga.run("s3", step({ name: "a" }))
+        // An AWAITING_APPROVAL appended past the library, after the step ran: the chain still verifies.
+        const journal = yield* Journal.Journal
+        const record = Option.getOrThrow(yield* journal.get("s3"))
+        const stepId = idOf("step", "a")
+        yield* journal.append("s3", { revision: record.revision, digest: record.digest }, [
+          {
+            stepId,
+            toolName: "step",
+            phase: "AWAITING_APPROVAL",
+            input: JSON.stringify({ name: "a" }),
+            payload: JSON.stringify({ inputDigest: "0".repeat(64) })
+          }
+        ])
+        const { report, status } = yield* Effect.gen(function* () {
+          return { status: yield* Saga.status("s3"), report: yield* Saga.compensate("s3") }
+        }).pipe(Effect.provide(Saga.layer))
+        expect(status.steps[0]?.irreversible).toBeUndefined()
+        expect(report.undone).toEqual([
+          { stepId, toolName: "step", outcome: "unavailable", detail: "tool step is not registered in this process" }
+        ])
+      }).pipe(Effect.provide(Testing.layer))
+  )
 })
 
 const Input = Schema.Struct({

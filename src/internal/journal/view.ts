@@ -52,11 +52,15 @@ export const isRead = (step: StepView): boolean =>
   step.intent?.payload?.changesNothing === true || step.executed?.payload.changesNothing === true
 
 /**
- * A step of a saga (not of an explicit undo's run, whose approvals are its undo's) that waited for an
- * approval before it ran: only an irreversible tool's step does, so its tool had no undo when it ran.
+ * A step of a saga (not of an explicit undo's run, whose approvals are its undo's) that waits, or
+ * waited before it ran, for an approval: only an irreversible tool's step does, so its tool had no
+ * undo when it ran. Not one whose request comes after its `INTENT`, or whose `INTENT` says its tool
+ * declared an undo: no run journals either, and the evidence against it is not overruled.
  */
 export const isIrreversible = (sagaId: string, step: StepView): boolean =>
-  step.awaiting !== undefined && effectIdOfRun(sagaId) === undefined
+  step.awaiting !== undefined &&
+  effectIdOfRun(sagaId) === undefined &&
+  (step.intent === undefined || (step.awaiting.seq < step.intent.seq && step.intent.payload?.undo !== true))
 
 /** A step whose tool's undo needs the provider's receipt, as its last `INTENT` says (since 0.5.0). */
 export const needsReceipt = (step: StepView): boolean => step.intent?.payload?.receiptRequired === true
