@@ -309,13 +309,6 @@ describe("Saga.compensateEffect", () => {
 
   it.effect("an irreversible step is answered alike in a process without its tool: its run journals unavailable", () =>
     Effect.gen(function* () {
-      const wire = Compensable.make({
-        name: "wire",
-        input: Schema.String,
-        success: Schema.String,
-        reversibility: "irreversible",
-        execute: (to) => Effect.succeed(`wired-${to}`)
-      })
       yield* Saga.run("trip-wired", wire("DE00"))
       const effectId = yield* effectIdOf("trip-wired", "wire")
       // Another Saga service over the same journal, that has never seen the tool.
@@ -1034,13 +1027,6 @@ describe("an explicit undo's run that does not verify, under a journal key", () 
       const filename = path.join(dir, `${name}.db`)
       const book = counted("book", () => Effect.void)
       const charge = counted("charge", () => Effect.void)
-      const wire = Compensable.make({
-        name: "wire",
-        input: Schema.String,
-        success: Schema.String,
-        reversibility: "irreversible",
-        execute: (to) => Effect.succeed(`wired-${to}`)
-      })
       const program = Effect.zipRight(book.tool("room-1"), Effect.zipRight(charge.tool("42"), wire("DE00")))
       const layer = onFile(filename)
       const { effectId, wireStep } = yield* Effect.gen(function* () {
@@ -1120,6 +1106,15 @@ describe("an explicit undo's run that does not verify, under a journal key", () 
 })
 
 /** A tool whose forward calls and undos are counted; `undo: undefined` declares none. */
+/** An irreversible transfer: it waits for an approval and has no undo. */
+const wire = Compensable.make({
+  name: "wire",
+  input: Schema.String,
+  success: Schema.String,
+  reversibility: "irreversible",
+  execute: (to) => Effect.succeed(`wired-${to}`)
+})
+
 const counted = (
   name: string,
   undo: ((ctx: Compensable.CompensationContext<string, string>) => Effect.Effect<unknown, unknown>) | undefined,

@@ -776,20 +776,7 @@ const reserve = Compensable.make({
     })
 })
 
-const charge = Compensable.make({
-  name: "charge",
-  input: Schema.Int,
-  success: Schema.String,
-  execute: (amount) =>
-    Effect.map(Bank, (bank) => {
-      bank.charged += amount
-      return "charge-1"
-    }),
-  compensate: ({ input }) =>
-    Effect.map(Bank, (bank) => {
-      bank.refunded += input
-    })
-})
+const charge = bankCharge({})
 
 /** A charge at the `Bank` that ignores any key: called twice, it charges twice; its undo refunds the amount each time. */
 function bankCharge(options: { readonly retryMode?: "idempotency-key" }) {
