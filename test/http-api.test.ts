@@ -1134,6 +1134,33 @@ describe("SagaApi through its typed client, on a real server on 127.0.0.1 over S
     })
   )
 
+  it.scopedLive(
+    "a server without an irreversible step's tool compensates its saga: the step is skipped, not refused",
+    () =>
+      Effect.gen(function* () {
+        const { db, baseUrl } = yield* awaitingPayout("irreversible-tool", { tools: ["reserveFunds"] })
+        const api = yield* clientAs(baseUrl, "alice")
+        const waiting = yield* api.sagas.get({ path: { sagaId: "payout-1" } })
+        yield* api.approvals.approve({
+          path: { sagaId: "payout-1", stepId: waiting.steps[1]!.stepId },
+          payload: { revision: waiting.saga.revision, digest: waiting.saga.digest }
+        })
+        expect((yield* onDb(db, Saga.resume("payout-1", payout)))._tag).toBe("Completed")
+        const done = yield* api.sagas.get({ path: { sagaId: "payout-1" } })
+        expect(done.steps.map((step) => [step.toolName, step.irreversible])).toEqual([
+          ["reserveFunds", undefined],
+          ["sendWireTransfer", true]
+        ])
+        const compensated = yield* raw(baseUrl, "POST", "/api/sagas/payout-1/compensate", {
+          as: "alice",
+          body: JSON.stringify({ revision: done.saga.revision, digest: done.saga.digest })
+        })
+        expect(compensated.status).toBe(200)
+        expect(yield* phases(db, "payout-1")).toContain("SKIPPED")
+        expect((yield* api.sagas.get({ path: { sagaId: "payout-1" } })).saga.status).toBe("compensated")
+      })
+  )
+
   it.scopedLive("a defect while a body is read is logged and answered 500 with the API's error body", () =>
     logged((lines) =>
       Effect.gen(function* () {
