@@ -528,10 +528,14 @@ describe("model turns are journaled", () => {
           expect(result.value).toMatch(
             /^the model's answer is \d+ bytes encoded, over the turn's maxPayloadBytes of 2000/
           )
-          const phases = (yield* Effect.flatMap(Journal.Journal, (journal) => journal.read("big-answer"))).map(
-            (entry) => entry.phase
-          )
-          expect(phases).toEqual(["SAGA_STARTED", "INTENT", "FAILED", "SAGA_COMPLETED"])
+          const entries = yield* Effect.flatMap(Journal.Journal, (journal) => journal.read("big-answer"))
+          expect(entries.map((entry) => entry.phase)).toEqual(["SAGA_STARTED", "INTENT", "FAILED", "SAGA_COMPLETED"])
+          // What `show` prints of the failed turn: its own words, not `@effect/ai`'s fields as an object.
+          expect(JSON.parse(String(entries[2]?.payload))).toMatchObject({
+            description: expect.stringMatching(
+              /^MalformedOutput in effect-saga\/ai\.generateText: the model's answer is \d+ bytes encoded, over the turn's maxPayloadBytes of 2000: it cannot be journaled$/
+            )
+          })
           // The replay answers from the journal: the model is not asked again.
           expect((yield* Saga.run("big-answer", ask))._tag).toBe("Completed")
           expect(model.turnsAsked()).toEqual({ 1: 1 })

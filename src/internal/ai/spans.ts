@@ -37,13 +37,22 @@ export const turnFailureInSpan = (error: unknown): string | undefined => {
  * (its id and tool, when the issue is in one) and the schema's deepest issue, its path and what was
  * expected (quoting the value, as the journal may): the one in the part the model meant (the others
  * are the union's other members, tried first). `@effect/ai`'s own message lists the whole union of a
- * response's parts first, which a description cut at its limit never got past. `undefined` for any
- * other error: described as its message.
+ * response's parts first, which a description cut at its limit never got past. One this library
+ * made (an answer that cannot be journaled) as its tag, where it arose and its description:
+ * `@effect/ai`'s message is its fields as an object, an absent `cause` printed `undefined`.
+ * `undefined` for any other error: described as its message.
  */
 export const turnFailureDescription = (error: unknown): string | undefined => {
-  if (!AiError.isAiError(error) || error._tag !== "MalformedOutput" || !ParseResult.isParseError(error.cause)) {
-    return undefined
+  if (!AiError.isAiError(error)) return undefined
+  if (
+    error.module === MODULE &&
+    "description" in error &&
+    error.description !== undefined &&
+    error.cause === undefined
+  ) {
+    return `${error._tag} in ${error.module}.${error.method}: ${error.description}`
   }
+  if (error._tag !== "MalformedOutput" || !ParseResult.isParseError(error.cause)) return undefined
   const issues = ParseResult.ArrayFormatter.formatErrorSync(error.cause)
   const first = deepestOf(issues)
   if (first === undefined) return undefined
