@@ -25,7 +25,7 @@ import {
   type Tracer
 } from "effect"
 import * as Agent from "../src/Agent.js"
-import { Approval, Journal, Saga, Timeline } from "../src/index.js"
+import { Approval, Journal, Outcome, Saga, Timeline } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import * as Testing from "../src/Testing.js"
 import * as Scripted from "./fixtures/agent-scripted.js"
@@ -1091,6 +1091,29 @@ describe("serving the toolkit over MCP", () => {
         expect(result.unknown[0]!.reason).toContain("an MCP client that went away")
         expect((yield* Saga.resume("mcp-stdio-gone", session))._tag).toBe("NeedsAttention")
         expect(calls).toBe(1)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.live(
+    "a call whose outcome is unknown halts the session: its client gets the server's JSON-RPC error for an interrupted request, the journal says why",
+    () =>
+      Effect.gen(function* () {
+        const Hold = Tool.make("Hold", { parameters: { seat: Schema.String }, success: Schema.String })
+        const agent = Agent.make(AiToolkit.make(Hold), { undo: { Hold: () => Effect.void } })
+        const handlers = agent.toLayer({ Hold: () => Effect.fail(Outcome.unknown("the seat service timed out")) })
+        const client = yield* makeClient
+        const session = Agent.mcpSession(agent, client.transport).pipe(Effect.provide(handlers))
+        const running = yield* Effect.fork(Saga.run("mcp-stdio-unknown", session))
+        yield* client.initialize
+        const answer = yield* client.ask(2, "tools/call", { name: "Hold", arguments: { seat: "1A" } })
+        // Not a result: an error, whose message is the interruption as JSON (agents.md).
+        expect(answer.result).toBeUndefined()
+        expect(answer.error).toMatchObject({ code: 0, message: expect.stringContaining('"Interrupt"') })
+        const result = yield* Fiber.join(running)
+        assert(result._tag === "NeedsAttention")
+        expect(result.unknown.map((step) => [step.toolName, step.reason])).toEqual([
+          ["Hold", "outcome unknown: the seat service timed out"]
+        ])
       }).pipe(Effect.provide(Testing.layer))
   )
 
