@@ -1049,9 +1049,23 @@ describe("serving the toolkit over MCP", () => {
           structuredContent: { status: "failed", reason: expect.stringContaining("over its limit of 64") }
         })
         expect(stock.result).toMatchObject({ isError: false })
+        // A tool the server does not have: a JSON-RPC error, not a result; nothing journaled, the session goes on.
+        const unknownTool = yield* client.ask(5, "tools/call", { name: "ApproveEverything", arguments: {} })
+        expect(unknownTool.result).toBeUndefined()
+        expect(unknownTool.error).toMatchObject({ code: -32602, message: "Tool 'ApproveEverything' not found" })
+        expect(
+          (yield* client.ask(6, "tools/call", { name: "Lookup", arguments: { sku: "A-1" } })).result
+        ).toMatchObject({
+          isError: false
+        })
         yield* Queue.shutdown(client.requests)
         const result = yield* Fiber.join(session)
         expect(result._tag).toBe("Compensated")
+        expect(
+          (yield* journalOf("mcp-stdio-died"))
+            .filter((entry) => entry.phase === "INTENT")
+            .map((entry) => entry.toolName)
+        ).toEqual(["McpSession", "Reserve", "Lookup", "Lookup"])
         expect(world.log).toEqual(["reserve A-1 x1", "release res-1"])
       }).pipe(Effect.provide(Testing.layer))
   )
