@@ -61,7 +61,12 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
         const shots = path.dirname(db)
         yield* onDb(
           db,
-          Effect.all([Saga.run("payout-1", payout), Saga.run("payout-2", payout), Saga.run("payout-t", payout)])
+          Effect.all([
+            Saga.run("payout-1", payout),
+            Saga.run("payout-2", payout),
+            Saga.run("payout-t", payout),
+            Saga.run("pay out 3", payout)
+          ])
         )
         const file = new Database(db)
         file
@@ -78,6 +83,9 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
         })
         expect(yield* step(() => inbox.locator("pre").textContent())).toContain('"to": "DE89 3704 0044 0532 0130 00"')
         expect(yield* step(() => inbox.textContent())).toMatch(/input sha256\s*[0-9a-f]{64}/)
+        // A card is named by its heading (aria-labelledby), a saga id with spaces in it too.
+        const spaced = page.getByRole("article", { name: "sendWireTransfer in pay out 3", exact: true })
+        expect(yield* step(() => spaced.count())).toBe(1)
         const tamperedCard = page.locator("article").filter({ hasText: "payout-t" })
         expect(yield* step(() => tamperedCard.getByRole("alert").textContent())).toContain("TAMPERED")
         expect(yield* step(() => tamperedCard.getByRole("button").count())).toBe(0)

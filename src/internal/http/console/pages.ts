@@ -20,7 +20,7 @@ import { undoSaid } from "../../util/undoSaid.js"
 import type { PendingApproval, SagaDetail, SagaPage, Step, Tamper } from "../models.js"
 import * as CompensationNext from "./compensationNext.js"
 import { svg } from "./diagram.js"
-import { attribute, badge, escape, hidden } from "./html.js"
+import { attribute, badge, escape, hidden, idToken } from "./html.js"
 import { isPastEnd, type Position, pager } from "./pager.js"
 import { undoRows } from "./report.js"
 import * as ReturnTo from "./returnTo.js"
@@ -58,8 +58,8 @@ const backTo = (onSagaPage: boolean): string => (onSagaPage ? hidden({ back: "sa
 const pendingCard = (
   request: PendingApproval,
   onSagaPage = false
-): string => `<article class="card" aria-labelledby="req-${escape(request.requestId)}">
-<h2 id="req-${escape(request.requestId)}">${escape(request.toolName)} <span class="muted">in</span> ${sagaLink(request.sagaId)}</h2>
+): string => `<article class="card" aria-labelledby="req-${idToken(request.requestId)}">
+<h2 id="req-${idToken(request.requestId)}">${escape(request.toolName)} <span class="muted">in</span> ${sagaLink(request.sagaId)}</h2>
 ${request.tampered === null ? "" : `<div class="banner" role="alert">${escape(tamperLine(request.sagaId, request.tampered))}</div>`}
 <dl class="meta">
 <dt>step</dt><dd><code>${escape(request.stepId)}</code></dd>
@@ -247,7 +247,7 @@ const askedHere = (step: { readonly stepId: string; readonly effectId: string })
  */
 const settledLine = (request: { readonly sagaId: string; readonly stepId: string }, said: string): string => {
   const step = UndoRunAdvice.runStepOf(request)
-  return `<p class="approved settled" id="settled-${attribute(request.stepId)}">${escape(`${capitalized(said)}${step === undefined ? "." : askedHere(step)}`)}</p>`
+  return `<p class="approved settled" id="settled-${idToken(request.stepId)}">${escape(`${capitalized(said)}${step === undefined ? "." : askedHere(step)}`)}</p>`
 }
 
 const capitalized = (said: string): string => `${said.charAt(0).toUpperCase()}${said.slice(1)}`
