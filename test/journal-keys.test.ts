@@ -202,6 +202,37 @@ describe("a journal key", () => {
       })
   )
 
+  it.effect(
+    "a rolling rotation: the new key put first on one host only is a break to a host without it; added after the current key everywhere first, each host takes the other's sagas",
+    () =>
+      Effect.gen(function* () {
+        const filename = fileFor("rolling")
+        const world = makeWorld()
+        // Too early: host B signs with k2 while host A has only k1.
+        const early = yield* onFile(filename, `${k2},${k1}`)(Saga.run("rolling-early", world.program))
+        assert(early._tag === "AwaitingApproval")
+        expect(yield* onFile(filename, k1)(Journal.verify("rolling-early"))).toMatchObject({
+          _tag: "Broken",
+          problem: "signature",
+          reason: expect.stringContaining("another process signs with a key this one was not given")
+        })
+        // Step 1: every host has k2 after k1 (both still sign with k1); step 2: k2 first, host by host.
+        const waiting = yield* onFile(filename, `${k1},${k2}`)(Saga.run("rolling", world.program))
+        assert(waiting._tag === "AwaitingApproval")
+        const promoted = onFile(filename, `${k2},${k1}`)
+        yield* promoted(Saga.approve("rolling", waiting.request.stepId, { by: "alice" }))
+        const notYet = onFile(filename, `${k1},${k2}`)
+        expect(yield* notYet(Saga.run("rolling", world.program))).toMatchObject({ _tag: "Completed" })
+        const kids = (yield* notYet(Effect.flatMap(Journal.Journal, (journal) => journal.read("rolling")))).map(
+          (entry) => entry.mac?.split(":")[0]
+        )
+        expect(kids).toContain("k2")
+        expect((yield* promoted(Journal.verify("rolling")))._tag).toBe("Intact")
+        expect((yield* notYet(Journal.verify("rolling")))._tag).toBe("Intact")
+        expect((yield* notYet(Journal.verify("rolling-early")))._tag).toBe("Intact")
+      })
+  )
+
   it.effect("a key configured over a journal written without one refuses its unsigned entries", () =>
     Effect.gen(function* () {
       const filename = fileFor("adopted")

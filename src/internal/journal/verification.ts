@@ -51,7 +51,7 @@ const macProblem = (entry: Entry, keys: KeyRing | undefined): Verification | und
       return broken(
         entry.seq,
         "signature",
-        `its MAC names ${namedKey(entry.mac)}, which is not configured here (EFFECT_SAGA_JOURNAL_KEYS): the key was removed while entries it signed are kept, or the MAC was forged`
+        `its MAC names ${namedKey(entry.mac)}, which is not configured here (EFFECT_SAGA_JOURNAL_KEYS): another process signs with a key this one was not given (a rotation begun on one host first), the key was removed while entries it signed are kept, or the MAC was forged`
       )
     default:
       return broken(
