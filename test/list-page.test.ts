@@ -161,10 +161,11 @@ for (const [name, store] of stores) {
           [{ offset: Number.NaN, limit: 5 }, "offset must be a whole number of 0 or more, not NaN"],
           [{ offset: 0, limit: 1.5 }, "limit must be a whole number of 1 or more, not 1.5"],
           [{ offset: 0, limit: 0 }, "limit must be a whole number of 1 or more, not 0"],
-          [{ offset: 0, limit: Number.POSITIVE_INFINITY }, "limit must be a whole number of 1 or more, not Infinity"]
+          [{ offset: 0, limit: Number.POSITIVE_INFINITY }, "limit must be a whole number of 1 or more, not Infinity"],
+          [{ offset: 0, limit: "10" }, 'limit must be a whole number of 1 or more, not "10"']
         ] as const
         for (const [query, reason] of refused) {
-          const error = yield* Effect.flip(Saga.listPage(query))
+          const error = yield* Effect.flip(Saga.listPage(query as { offset: number; limit: number }))
           expect(error).toBeInstanceOf(Journal.JournalError)
           expect(error).toMatchObject({ operation: "list", reason })
         }

@@ -319,6 +319,11 @@ describe("SqlJournal on an SQLite file", () => {
           { url, maxConnections: 2.5 },
           "the PostgreSQL option maxConnections must be a whole number of 1 or more, not 2.5"
         ],
+        // Text is quoted: `not 10` would read as if the number were refused.
+        [
+          { url, maxConnections: "10" },
+          'the PostgreSQL option maxConnections must be a whole number of 1 or more, not "10"'
+        ],
         [{ url, flushEveryEntry: 1 }, "the PostgreSQL option flushEveryEntry must be true or false, not 1"],
         [{ url: "" }, "the PostgreSQL option url must be a non-empty connection string (or a Redacted one)"],
         // What `Redacted.make(process.env.DATABASE_URL ?? "")` gives with the variable unset: `pg`

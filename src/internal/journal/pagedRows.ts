@@ -8,6 +8,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import type { Journal, SagaRecord, SagaStatus } from "../../Journal.js"
 import { byCodePoints } from "../util/codePoints.js"
+import { given } from "../util/printable.js"
 import type { JournalError } from "./errors.js"
 import { listRows, type UndecodableRow } from "./storedRows.js"
 
@@ -47,9 +48,9 @@ const isWhole = (value: unknown, least: number): boolean => Number.isSafeInteger
  */
 export const pageProblem = (page: { readonly offset: unknown; readonly limit: unknown }): string | undefined =>
   !isWhole(page.offset, 0)
-    ? `offset must be a whole number of 0 or more, not ${String(page.offset)}`
+    ? `offset must be a whole number of 0 or more, not ${given(page.offset)}`
     : !isWhole(page.limit, 1)
-      ? `limit must be a whole number of 1 or more, not ${String(page.limit)}`
+      ? `limit must be a whole number of 1 or more, not ${given(page.limit)}`
       : undefined
 
 /** By urgency of the row's status, then the most recently updated, then saga id (code points). */

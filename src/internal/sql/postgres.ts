@@ -12,6 +12,7 @@ import { JournalError } from "../../Journal.js"
 import type { Options } from "../../Postgres.js"
 import * as HeldBack from "../journal/heldBack.js"
 import * as OptionalPeer from "../util/optionalPeer.js"
+import { given } from "../util/printable.js"
 import { withoutSecrets } from "../util/secretUrl.js"
 import * as Prepared from "./prepared.js"
 import { describeFailure } from "./sqlite.js"
@@ -81,7 +82,7 @@ const optionsProblem = (options: Options): string | undefined => {
     return "the PostgreSQL option url must be a non-empty connection string (or a Redacted one)"
   }
   if (maxConnections !== undefined && !(Number.isSafeInteger(maxConnections) && maxConnections > 0)) {
-    return `the PostgreSQL option maxConnections must be a whole number of 1 or more, not ${String(maxConnections)}`
+    return `the PostgreSQL option maxConnections must be a whole number of 1 or more, not ${given(maxConnections)}`
   }
   if (flushEveryEntry !== undefined && typeof flushEveryEntry !== "boolean") {
     return `the PostgreSQL option flushEveryEntry must be true or false, not ${JSON.stringify(flushEveryEntry)}`
