@@ -438,7 +438,8 @@ export class Saga extends Context.Tag("effect-saga/Saga")<
     /**
      * Replays `program` over the journal of an existing saga and goes on from where it stopped. A
      * finished saga answers from its journal: a replay never undoes a completed saga (a program that
-     * now fails meets `NonDeterminism`) and never completes one that began to compensate.
+     * now fails, or ends without replaying a call the journal holds executed, meets `NonDeterminism`)
+     * and never completes one that began to compensate.
      */
     readonly resume: <A, E, R>(
       sagaId: string,

@@ -87,6 +87,32 @@ for (const [name, store] of stores) {
         }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
       )
 
+      if (status === "completed") {
+        it.live(
+          "completed: a replay that skips its executed call fails with NonDeterminism naming it, writing nothing",
+          () =>
+            Effect.gen(function* () {
+              const journal = yield* Journal.Journal
+              const counts = { runs: yield* Ref.make(0), undos: yield* Ref.make(0) }
+              const sagaId = `skipped-${Math.random().toString(36).slice(2)}`
+              const before = yield* Saga.run(sagaId, program(counts, undoFails, first))
+              expect(before._tag).toBe("Completed")
+              const record = Option.getOrThrow(yield* journal.get(sagaId))
+              const stepId = (yield* journal.read(sagaId)).find((entry) => entry.phase === "EXECUTED")!.stepId
+              // Not the value of a program that no longer makes the saga's call.
+              const error = yield* Effect.flip(Saga.run(sagaId, Effect.succeed("another value")))
+              expect(error).toBeInstanceOf(SagaError.NonDeterminism)
+              expect(error).toMatchObject({
+                sagaId,
+                stepId,
+                reason: `the program ended without replaying the journal's executed step ${stepId} (charge): it called nothing but reads, or nothing at all (a step removed, made conditional, or renamed in an earlier run)`
+              })
+              expect(Option.getOrThrow(yield* journal.get(sagaId))).toEqual(record)
+              expect([yield* Ref.get(counts.runs), yield* Ref.get(counts.undos)]).toEqual([1, 0])
+            }).pipe(Effect.provide(Saga.layer.pipe(Layer.provideMerge(store()))))
+        )
+      }
+
       it.live(`${status}: a replay interrupted from outside leaves no SAGA_SUSPENDED behind`, () =>
         Effect.gen(function* () {
           const journal = yield* Journal.Journal

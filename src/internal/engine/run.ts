@@ -414,7 +414,9 @@ export class SagaRun {
       }
       // A saga a failure binds to compensate does not complete: it compensates from its journal.
       const completes = Exit.isSuccess(exit) && !this.closed && this.writer.view.firstTaint() === undefined
-      if (completes) this.haltedWith ??= this.notReplayed()
+      // A completed saga's replay answers its program's value only from a program that replayed its calls.
+      const replaysCompleted = Exit.isSuccess(exit) && this.closed && this.writer.view.status === "completed"
+      if (completes || replaysCompleted) this.haltedWith ??= this.notReplayed()
       if (ownEnd && !this.closed) this.notReached(completes)
       this.writer.programEnd()
       return exit
