@@ -36,15 +36,16 @@ export const escape = (text: string): string => entity(text.replace(unshowable, 
 export const attribute = (text: string): string => entity(text)
 
 /**
- * Text as (part of) an element's `id`, HTML-escaped: an id holds no whitespace, and
- * `aria-labelledby` splits its value at whitespace into ids, so each whitespace character (and `%`,
- * to keep two texts apart) is written as its `%XX`. A saga or step id without them is unchanged.
+ * Text as (part of) an element's `id`, as a page shows text (`escape`): an id holds no whitespace,
+ * and `aria-labelledby` splits its value at whitespace into ids, so each whitespace character (and
+ * `%`, to keep two texts apart) is written as its `%XX` first. A saga or step id without them, or
+ * without a character `escape` shows as its escape, is unchanged.
  *
  * @since 0.5.0
  * @category html
  */
 export const idToken = (text: string): string =>
-  attribute(
+  escape(
     text.replace(/[\t\n\f\r %]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`)
   )
 
