@@ -25,6 +25,7 @@ const cliBundle = path.join(bundles, "cli.mjs")
 const toolsBundle = path.join(bundles, "tools.mjs")
 const approvedUndoBundle = path.join(bundles, "approved-undo.mjs")
 const hangingUndoBundle = path.join(bundles, "hanging-undo.mjs")
+const slowClosingBundle = path.join(bundles, "slow-closing.mjs")
 const prepared = path.join(dir, "prepared.db")
 const world = path.join(dir, "world.log")
 // The tools append what they do to this file, in this process and in the CLI's.
@@ -56,6 +57,23 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         }
         const version = yield* cli("--version")
         expect(version.stdout.trim()).toBe(JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).version)
+      }),
+    60_000
+  )
+
+  it.effect(
+    "a signal once the command has answered, while it closes what it opened, ends it with its own code and no line",
+    () =>
+      Effect.gen(function* () {
+        const quiet = yield* cli("compensate", "order-5", "--register", slowClosingBundle, "--db", fresh("answered-a"))
+        const db = fresh("answered-b")
+        const before = worldLines().length
+        const ran = yield* run(["compensate", "order-5", "--register", slowClosingBundle, "--db", db], {
+          interrupt: { signal: "SIGTERM", when: () => worldLines().slice(before).includes("layer closing") }
+        })
+        expect(ran).toEqual({ ...quiet, stderr: "" })
+        expect(quiet.code).toBe(0)
+        expect((yield* onFile(db, Saga.status("order-5"))).status).toBe("compensated")
       }),
     60_000
   )
@@ -1888,11 +1906,30 @@ export const chargeCard = Compensable.make({
           resolveDir: root,
           loader: "ts" as const
         }
+      },
+      {
+        // The checkout's tools, with a layer that takes three seconds to close once the command has answered.
+        stdin: {
+          contents: `import * as fs from "node:fs"
+import { Effect, Layer } from "effect"
+export { chargeCard, reserveInventory, sendWireTransfer, ship } from "./test/fixtures/cli-tools.ts"
+export const layer = Layer.scopedDiscard(
+  Effect.addFinalizer(() =>
+    Effect.zipRight(
+      Effect.sync(() => fs.appendFileSync(process.env.EFFECT_SAGA_TEST_WORLD ?? "/dev/null", "layer closing\\n")),
+      Effect.sleep("3 seconds")
+    )
+  )
+)
+`,
+          resolveDir: root,
+          loader: "ts" as const
+        }
       }
     ].map((entry, i) =>
       build({
         ...entry,
-        outfile: [cliBundle, toolsBundle, approvedUndoBundle, hangingUndoBundle][i]!,
+        outfile: [cliBundle, toolsBundle, approvedUndoBundle, hangingUndoBundle, slowClosingBundle][i]!,
         bundle: true,
         platform: "node",
         format: "esm",

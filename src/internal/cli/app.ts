@@ -16,6 +16,7 @@ import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import { packageVersion } from "../util/packageVersion.js"
 import { printable } from "../util/printable.js"
+import * as Answered from "./answered.js"
 import { commands } from "./commandTable.js"
 import type { Ending } from "./failure.js"
 import { endingOf, UsageError } from "./failure.js"
@@ -123,8 +124,15 @@ export const run = (args: ReadonlyArray<string>): Effect.Effect<Ending["code"], 
  * @category running
  */
 export const main = (args: ReadonlyArray<string> = process.argv.slice(2)): void => {
+  // Once the command has answered, a signal lets it close what it opened and end with its own code.
+  let answered = false
   const fiber = Effect.runFork(
-    Effect.provide(run(args), NodeContext.layer).pipe(Effect.withScheduler(new SignalsHeard()))
+    Effect.provide(run(args), NodeContext.layer).pipe(
+      Effect.locally(Answered.onAnswered, () => {
+        answered = true
+      }),
+      Effect.withScheduler(new SignalsHeard())
+    )
   )
   // Keeps the process alive while the command waits on nothing Node can see.
   const keepAlive = setInterval(() => {}, 2 ** 31 - 1)
@@ -139,11 +147,12 @@ export const main = (args: ReadonlyArray<string> = process.argv.slice(2)): void 
   const signals = ["SIGINT", "SIGTERM"] as const
   let onSignal = (): void => {
     // A second signal does not wait for what the first one lets finish (an undo that never returns).
+    const closing = answered
     onSignal = () => {
-      process.stderr.write(`effect-saga: ${FORCED}\n`)
+      process.stderr.write(`effect-saga: ${closing ? FORCED_CLOSING : FORCED}\n`)
       process.exit(130)
     }
-    fiber.unsafeInterruptAsFork(fiber.id())
+    if (!closing) fiber.unsafeInterruptAsFork(fiber.id())
   }
   const listener = () => onSignal()
   for (const signal of signals) process.on(signal, listener)
@@ -163,6 +172,10 @@ export const main = (args: ReadonlyArray<string> = process.argv.slice(2)): void 
 const exitOnceWritten = (code: number): void => {
   process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
 }
+
+/** What a second SIGINT or SIGTERM says as it stops the process at once, the command having answered. */
+const FORCED_CLOSING =
+  "interrupted again: stopped at once while closing what the command opened, after its answer above: what it printed stands"
 
 /** What a second SIGINT or SIGTERM says as it stops the process at once. */
 const FORCED =

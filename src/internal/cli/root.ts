@@ -16,6 +16,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Authority from "../../Authority.js"
+import * as Answered from "./answered.js"
 import { decimalInteger } from "./decimal.js"
 import { UsageError } from "./failure.js"
 import * as Interruption from "./interruption.js"
@@ -208,7 +209,7 @@ export const withStore = <A, E>(
     Effect.zipRight(
       Interruption.opening(options.access, options.interrupted),
       Effect.provide(
-        Effect.scoped(accounted ? Interruption.accounting(body) : body),
+        Effect.scoped(Answered.answering(accounted ? Interruption.accounting(body) : body)),
         Store.layer(store, options.access)
       )
     )

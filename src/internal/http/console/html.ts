@@ -45,9 +45,7 @@ export const attribute = (text: string): string => entity(text)
  * @category html
  */
 export const idToken = (text: string): string =>
-  escape(
-    text.replace(/[\t\n\f\r %]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`)
-  )
+  escape(text.replace(/[\t\n\f\r %]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`))
 
 /**
  * The kind of a notice: what the last command came to.
