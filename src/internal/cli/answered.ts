@@ -2,8 +2,7 @@
  * When a command has answered: its body ended on its own (succeeded, or failed with what it says),
  * and what is left is closing what it opened (a `--register` module's layer, the store). A signal
  * then no longer interrupts it: interrupted there, a command that printed its whole answer (an
- * export, `imported saga …`) would exit 130 and say it was interrupted, or an `import` into a new
- * file would remove the file it wrote.
+ * export, `imported saga …`) would exit 130 and say it was interrupted.
  *
  * @since 0.5.0
  */
