@@ -163,8 +163,11 @@ export const main = (args: ReadonlyArray<string> = process.argv.slice(2)): void 
     // Done, a signal while the process ends (its output written, its store closed) ends it with the
     // command's own code, not killed by the signal (130 to a shell, as if the command had not run).
     onSignal = () => exitOnceWritten(code)
-    // Interrupted, what the command cut off (an undo's timer or socket) must not keep the process alive.
-    if (code === 130) exitOnceWritten(code)
+    // The process exits once the output is out, not when Node's loop runs dry: interrupted, what the
+    // command cut off (an undo's timer or socket) would keep it alive; and while Node winds down on
+    // its own, it no longer hears signals, and one kills it (143 for SIGTERM) for a hundred
+    // milliseconds or more after a large answer.
+    exitOnceWritten(code)
   })
 }
 
