@@ -10,15 +10,18 @@ import { approveOn } from "../src/internal/cli/commands/approve.js"
 import { rejectOn } from "../src/internal/cli/commands/reject.js"
 import { renewApprovalOn } from "../src/internal/cli/commands/renewApproval.js"
 import { resolveOn } from "../src/internal/cli/commands/resolve.js"
+import * as LeaseClock from "../src/internal/cli/leaseClock.js"
 import { payout, pingCarrier, reserveFunds, sendWireTransfer, shipping } from "./fixtures/http-saga.js"
 import { sentTwiceAtOnce } from "./fixtures/sent-twice.js"
 
-type Services = Saga.Saga | Journal.Journal | Approval.Approval
+type Services = Saga.Saga | Journal.Journal | Approval.Approval | LeaseClock.LeaseClock
 
-const services = Saga.layer.pipe(
-  Layer.tap((context) => Context.get(context, Saga.Saga).register([reserveFunds, sendWireTransfer, pingCarrier])),
-  Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory))
-)
+const services = Layer.merge(
+  Saga.layer.pipe(
+    Layer.tap((context) => Context.get(context, Saga.Saga).register([reserveFunds, sendWireTransfer, pingCarrier]))
+  ),
+  LeaseClock.layer
+).pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
 
 /** The saga and step a command points at, as `SAGA STEP` without `--revision`/`--digest`. */
 const pointedAt = (sagaId: string, state: Saga.StepStatus["state"]) =>

@@ -12,6 +12,7 @@ import { Approval, Compensable, Journal, Outcome, Saga, SqlStore } from "../src/
 import { commands } from "../src/internal/cli/commandTable.js"
 import { endingOf } from "../src/internal/cli/failure.js"
 import * as Help from "../src/internal/cli/help.js"
+import { shellWord } from "../src/internal/util/shellWord.js"
 import { Checkout, chargeCard, reserveInventory, ship, Tracking } from "./fixtures/cli-tools.js"
 import { freshDatabase, queryOn } from "./fixtures/postgres.js"
 import { edit } from "./fixtures/sqlite-raw.js"
@@ -1737,6 +1738,26 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
       expect(nosuch.stderr).not.toContain("--register")
       expect(snapshot(db)).toEqual(unchanged)
     })
+  )
+
+  it.effect(
+    "approve asked again after its approval lapsed says so, and that a resume compensates: renew it first",
+    () =>
+      Effect.gen(function* () {
+        const db = fresh("approve-lapsed")
+        const wire = wireStep(yield* onFile(db, Saga.status("order-1")))
+        // Approved under the test's clock (1970), until a time long past for the CLI.
+        const until = "1971-01-01T00:00:00.000Z"
+        yield* onFile(db, Saga.approve("order-1", wire, { by: "alice", expiresAt: until }))
+        const unchanged = snapshot(db)
+        const again = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--expires-at", until, "--db", db)
+        expect(again).toMatchObject({ code: 0, stderr: "" })
+        const approvedAt = JSON.parse((yield* onFile(db, readJournal("order-1"))).at(-1)!.payload!).at
+        expect(again.stdout).toBe(
+          `step ${wire} of saga order-1 was already approved by alice at ${approvedAt}: nothing written; that approval lapsed at ${until}: resumed as it is, the saga journals EXPIRED and compensates; to run the step still, renew it first: effect-saga renew-approval order-1 ${shellWord(wire)} --as WHO --expires-at TIME\n`
+        )
+        expect(snapshot(db)).toEqual(unchanged)
+      })
   )
 
   it.effect(
