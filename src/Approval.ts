@@ -535,7 +535,8 @@ export const pending: Effect.Effect<ReadonlyArray<PendingRequest>, JournalError,
  *   run is about to replace, and the journal's request is listed, unmarked.
  * - Every request of a saga whose journal does not verify against its row (chain, MACs under the
  *   journal keys its store was built with, revision and digest) is listed with `tampered` naming
- *   the break: no request is judged on entries that do not verify. (A journal of your own, whose
+ *   the break, one the journal answers only at or past the break too (a decision there answers
+ *   nothing): no request is judged on entries that do not verify. (A journal of your own, whose
  *   keys the library does not know: those `Keys.journalKeys` reads at the call.)
  *
  * Each saga's journal is read before the store's record of its requests, and a decision found
@@ -692,9 +693,10 @@ const judgeSaga = (
     const broken = tamperOf(inspected.verification)
     const { entries } = inspected
     const listedIds = new Set(listedHere.map((request) => request.requestId))
+    // A decision past a break answers nothing: its request is listed, marked with the break.
     const candidates: ReadonlyArray<PendingRequest> = [
       ...listedHere,
-      ...awaitedRequests(entries).filter((request) => !listedIds.has(request.requestId))
+      ...awaitedRequests(entries, broken?.seq).filter((request) => !listedIds.has(request.requestId))
     ]
     // Past a break, entries are no evidence either way: each request they or the store name is listed, marked.
     if (broken !== undefined) {

@@ -216,6 +216,15 @@ describe("a journal key", () => {
           problem: "signature",
           reason: expect.stringContaining("another process signs with a key this one was not given")
         })
+        // Approved there, the saga still waits in the inbox of a host that cannot check the decision: marked.
+        yield* onFile(filename, `${k2},${k1}`)(Saga.approve("rolling-early", early.request.stepId, { by: "alice" }))
+        const inbox = yield* onFile(filename, k1)(Approval.inbox)
+        expect(inbox.filter((request) => request.sagaId === "rolling-early")).toEqual([
+          expect.objectContaining({
+            stepId: early.request.stepId,
+            tampered: expect.stringContaining("another process signs with a key this one was not given")
+          })
+        ])
         // Step 1: every host has k2 after k1 (both still sign with k1); step 2: k2 first, host by host.
         const waiting = yield* onFile(filename, `${k1},${k2}`)(Saga.run("rolling", world.program))
         assert(waiting._tag === "AwaitingApproval")

@@ -84,16 +84,21 @@ const answering = new Set<string>(["APPROVED", "REJECTED", "EXPIRED", "INTENT", 
 /**
  * The approval requests a saga's `entries` still wait on, as the journal made them: each step
  * whose last `AWAITING_APPROVAL` has no decision (nor a run) after it. A step whose payload does
- * not decode is left out: the saga's reader marks the entry.
+ * not decode is left out: the saga's reader marks the entry. `trustedBefore`: the `seq` of a
+ * journal's first entry that does not verify, from which on a decision is no answer (it may be
+ * forged), though a request is still one the journal names.
  *
  * @since 0.4.0
  * @category reading
  */
-export const awaitedRequests = (entries: ReadonlyArray<Entry>): Array<ApprovalRequest> => {
+export const awaitedRequests = (
+  entries: ReadonlyArray<Entry>,
+  trustedBefore = Number.POSITIVE_INFINITY
+): Array<ApprovalRequest> => {
   const open = new Map<string, ApprovalRequest>()
   for (const entry of entries) {
     if (entry.stepId === null) continue
-    if (answering.has(entry.phase)) open.delete(entry.stepId)
+    if (answering.has(entry.phase) && entry.seq < trustedBefore) open.delete(entry.stepId)
     if (entry.phase !== "AWAITING_APPROVAL") continue
     const payload = decodePayload("AWAITING_APPROVAL", entry.payload)
     if (Either.isLeft(payload)) continue
