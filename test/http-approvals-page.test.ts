@@ -226,6 +226,15 @@ describe("the console shows what would reorder or hide text as its escape, as th
     for (const before of raw) expect(before).toMatch(/<input type="hidden" name="sagaId" value="order-$/)
   })
 
+  it("two requests whose ids differ only by a character and its escape written out get two element ids", () => {
+    const spelled = { ...request, requestId: "r-\\u202e1" }
+    const html = Pages.inbox([request, spelled])
+    const ids = Array.from(html.matchAll(/ id="(req-[^"]*)"/g), (match) => match[1])
+    expect(ids).toHaveLength(2)
+    expect(new Set(ids).size).toBe(2)
+    for (const id of ids) expect(html).toContain(`aria-labelledby="${id}"`)
+  })
+
   it("the saga list: the id is shown escaped, its link and the search field keep it exact", () => {
     const html = Pages.sagas(
       {

@@ -37,15 +37,18 @@ export const attribute = (text: string): string => entity(text)
 
 /**
  * Text as (part of) an element's `id`, as a page shows text (`escape`): an id holds no whitespace,
- * and `aria-labelledby` splits its value at whitespace into ids, so each whitespace character (and
- * `%`, to keep two texts apart) is written as its `%XX` first. A saga or step id without them, or
- * without a character `escape` shows as its escape, is unchanged.
+ * and `aria-labelledby` splits its value at whitespace into ids, so each whitespace character is
+ * written as its `%XX` first, and so are `%` and `\` (so that two texts never meet: a real U+2028 is
+ * shown as `\u2028`, as the six characters are). A saga or step id without them, or without a
+ * character `escape` shows as its escape, is unchanged.
  *
  * @since 0.5.0
  * @category html
  */
 export const idToken = (text: string): string =>
-  escape(text.replace(/[\t\n\f\r %]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`))
+  escape(
+    text.replace(/[\t\n\f\r %\\]/g, (char) => `%${char.charCodeAt(0).toString(16).toUpperCase().padStart(2, "0")}`)
+  )
 
 /**
  * The kind of a notice: what the last command came to.
