@@ -1741,7 +1741,7 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
   )
 
   it.effect(
-    "approve asked again after its approval lapsed says so, and that a resume compensates: renew it first",
+    "approve or renew-approval asked again after the approval lapsed says so, and that a resume compensates: renew it first",
     () =>
       Effect.gen(function* () {
         const db = fresh("approve-lapsed")
@@ -1753,10 +1753,31 @@ describe("effect-saga says what it read, as it read it", { timeout: 60_000 }, ()
         const again = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--expires-at", until, "--db", db)
         expect(again).toMatchObject({ code: 0, stderr: "" })
         const approvedAt = JSON.parse((yield* onFile(db, readJournal("order-1"))).at(-1)!.payload!).at
+        const lapsed = (at: string) =>
+          `that approval lapsed at ${at}: resumed as it is, the saga journals EXPIRED and compensates; to run the step still, renew it first: effect-saga renew-approval order-1 ${shellWord(wire)} --as WHO --expires-at TIME`
         expect(again.stdout).toBe(
-          `step ${wire} of saga order-1 was already approved by alice at ${approvedAt}: nothing written; that approval lapsed at ${until}: resumed as it is, the saga journals EXPIRED and compensates; to run the step still, renew it first: effect-saga renew-approval order-1 ${shellWord(wire)} --as WHO --expires-at TIME\n`
+          `step ${wire} of saga order-1 was already approved by alice at ${approvedAt}: nothing written; ${lapsed(until)}\n`
         )
         expect(snapshot(db)).toEqual(unchanged)
+        // So does a renewal asked again once it lapsed.
+        const renewed = "1972-01-01T00:00:00.000Z"
+        yield* onFile(db, Saga.renewApproval("order-1", wire, { by: "bob", expiresAt: renewed }))
+        const renewedAgain = yield* cli(
+          "renew-approval",
+          "order-1",
+          "sendWire",
+          "--as",
+          "bob",
+          "--expires-at",
+          renewed,
+          "--db",
+          db
+        )
+        expect(renewedAgain).toEqual({
+          code: 0,
+          stdout: `the approval of step ${wire} of saga order-1 was already renewed by bob until ${renewed}: nothing written; ${lapsed(renewed)}\n`,
+          stderr: ""
+        })
       })
   )
 

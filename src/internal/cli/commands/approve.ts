@@ -11,14 +11,11 @@ import * as Option from "effect/Option"
 import type { Recorded } from "../../../Journal.js"
 import { decodeEntry, Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
-import * as Timeline from "../../../Timeline.js"
-import * as ApprovalExpiry from "../../util/approvalExpiry.js"
 import { RUN_SUFFIX } from "../../util/identifier.js"
 import { quotingAsGiven } from "../../util/pastExpiry.js"
 import { printable } from "../../util/printable.js"
-import { shellWord } from "../../util/shellWord.js"
 import { askAgain } from "../../util/undoRunAdvice.js"
-import * as LeaseClock from "../leaseClock.js"
+import { lapsedNote } from "../lapsedApproval.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
 import { type Pointed, target } from "../position.js"
@@ -32,16 +29,13 @@ const expiresAt = Options.text("expires-at").pipe(
 
 /**
  * What an approve that changed nothing says: who approved the step first and when, and whether it
- * has run since (asking again exactly as the first time is answered as the first time), or that its
- * approval lapsed before it ran (its `standing`, by the clock `show` judges it by), which a resume
- * turns into `EXPIRED` and a compensation.
+ * has run since (asking again exactly as the first time is answered as the first time).
  */
 const alreadyApproved = (
   entries: ReadonlyArray<Recorded>,
   step: Saga.StepStatus | undefined,
   sagaId: string,
-  stepId: string,
-  standing: ApprovalExpiry.Standing
+  stepId: string
 ): string => {
   const first = entries.find(
     (entry): entry is Recorded<"APPROVED"> => entry.phase === "APPROVED" && entry.stepId === stepId
@@ -52,16 +46,8 @@ const alreadyApproved = (
     step === undefined || step.state === "approved" || step.state === "awaiting_approval"
       ? ""
       : `, and the step has run since (${step.state})`
-  const said = `step ${stepId} of saga ${sagaId} was already approved by ${by}${at}${ran}: nothing written`
-  if (step?.state !== "approved" || standing._tag !== "Lapsed") return said
-  return `${said}; that approval ${ApprovalExpiry.lapsedText(standing)}: ${lapsedThen(sagaId, stepId)}`
+  return `step ${stepId} of saga ${sagaId} was already approved by ${by}${at}${ran}: nothing written`
 }
-
-/** What a lapsed approval comes to, and how to run the step still. */
-const lapsedThen = (sagaId: string, stepId: string): string =>
-  sagaId.endsWith(RUN_SUFFIX)
-    ? "asked for again, the run journals EXPIRED and answers failed"
-    : `resumed as it is, the saga journals EXPIRED and compensates; to run the step still, renew it first: effect-saga renew-approval ${shellWord(sagaId)} ${shellWord(stepId)} --as WHO --expires-at TIME`
 
 /** When an approved step runs: when its saga is resumed; an explicit undo's, when the undo is asked for again. */
 const whenItRuns = (sagaId: string): string =>
@@ -88,13 +74,13 @@ export const approveOn = (pointed: Pointed, by: string, expires: string | undefi
     const records = yield* Either.all(entries.map(decodeEntry))
     // Read again: the status read before approving may predate the approval another command wrote.
     const status = yield* Saga.status(pointed.saga)
-    return alreadyApproved(
+    const said = alreadyApproved(
       records,
       status.steps.find((step) => step.stepId === stepId),
       pointed.saga,
-      stepId,
-      ApprovalExpiry.standing(Timeline.approvedUntil(entries, stepId), yield* LeaseClock.now)
+      stepId
     )
+    return said + (yield* lapsedNote(pointed.saga, stepId))
   })
 
 /**

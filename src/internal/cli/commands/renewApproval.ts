@@ -10,6 +10,7 @@ import * as Option from "effect/Option"
 import * as Saga from "../../../Saga.js"
 import { quotingAsGiven } from "../../util/pastExpiry.js"
 import { printable } from "../../util/printable.js"
+import { lapsedNote } from "../lapsedApproval.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
 import { type Pointed, target } from "../position.js"
@@ -45,9 +46,11 @@ export const renewApprovalOn = (
       Saga.renewApproval(pointed.saga, stepId, { by, expiresAt: expires, inputDigest: renewal.inputDigest, ...seen })
     )
     const until = expires === undefined ? "" : ` until ${expires}`
-    return written > 0
-      ? `renewed the approval of step ${stepId} of saga ${pointed.saga} as ${by}${until}: journaled APPROVED`
-      : `the approval of step ${stepId} of saga ${pointed.saga} was already renewed by ${by}${until}: nothing written`
+    if (written > 0) {
+      return `renewed the approval of step ${stepId} of saga ${pointed.saga} as ${by}${until}: journaled APPROVED`
+    }
+    const said = `the approval of step ${stepId} of saga ${pointed.saga} was already renewed by ${by}${until}: nothing written`
+    return said + (yield* lapsedNote(pointed.saga, stepId))
   })
 
 /**
