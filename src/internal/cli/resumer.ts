@@ -67,7 +67,7 @@ export const approvalLapsed = (
   lapsed: Extract<ApprovalExpiry.Standing, { readonly _tag: "Lapsed" }>,
   at: string
 ): string =>
-  `next: the approval of ${stepId} ${ApprovalExpiry.lapsedText(lapsed)}: resumed as it is, the saga journals EXPIRED and compensates; to run the step still, renew it first: effect-saga renew-approval ${shellWord(sagaId)} ${shellWord(stepId)} --as WHO --expires-at TIME ${at}, then resume the saga, by ${resumedBy(sagaId, origin)}`
+  `next: the approval of ${stepId} ${ApprovalExpiry.lapsedText(lapsed)}: ${ApprovalExpiry.sagaResumedLapsed}; to run the step still, renew it first: ${ApprovalExpiry.renewCommand(sagaId, stepId)} ${at}, then resume the saga, by ${resumedBy(sagaId, origin)}`
 
 /**
  * The `next:` line of a saga that needs attention with nothing left to resolve (every step it

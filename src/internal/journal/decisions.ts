@@ -3,7 +3,7 @@ import * as Predicate from "effect/Predicate"
 import type { Approval, ApprovalRequest, ApprovalTampered, Decision } from "../../Approval.js"
 import type { KeyRing } from "../../Keys.js"
 import type { Check } from "../util/crypto.js"
-import { DECISION_DOMAIN, namedKey, sign, verifyMac } from "../util/crypto.js"
+import { DECISION_DOMAIN, sign, unknownKeyReason, verifyMac } from "../util/crypto.js"
 import { millisOf } from "../util/isoTime.js"
 import { JournalTampered } from "./errors.js"
 import { stepKey } from "./ids.js"
@@ -114,7 +114,7 @@ export const distrust = (
     case "unsigned":
       return `${said}, but the decision carries no MAC under the journal key: it was forged, or made before the key was configured`
     case "unknown-key":
-      return `${said}, but its MAC names ${namedKey(decision.mac!)}, which is not configured here (EFFECT_SAGA_JOURNAL_KEYS): another process signs with a key this one was not given (a rotation begun on one host first), the key was removed while decisions it signed are kept, or the MAC was forged`
+      return `${said}, but ${unknownKeyReason(decision.mac!, "decisions")}`
     default:
       return `${said}, but its MAC does not verify (${check}): the decision, its digest, its expiry or its request was edited`
   }

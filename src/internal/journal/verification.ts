@@ -3,7 +3,7 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type { Entry, SagaRecord, TamperProblem } from "../../Journal.js"
 import type { KeyRing } from "../../Keys.js"
-import { ENTRY_DOMAIN, namedKey, verifyMac } from "../util/crypto.js"
+import { ENTRY_DOMAIN, namedKey, unknownKeyReason, verifyMac } from "../util/crypto.js"
 import { GENESIS, hashEntry } from "./hash.js"
 import { decodePayload } from "./payloads.js"
 import { statusAfter } from "./status.js"
@@ -48,11 +48,7 @@ const macProblem = (entry: Entry, keys: KeyRing | undefined): Verification | und
     case "ok":
       return undefined
     case "unknown-key":
-      return broken(
-        entry.seq,
-        "signature",
-        `its MAC names ${namedKey(entry.mac)}, which is not configured here (EFFECT_SAGA_JOURNAL_KEYS): another process signs with a key this one was not given (a rotation begun on one host first), the key was removed while entries it signed are kept, or the MAC was forged`
-      )
+      return broken(entry.seq, "signature", unknownKeyReason(entry.mac, "entries"))
     default:
       return broken(
         entry.seq,

@@ -5,6 +5,7 @@
  * @since 0.4.0
  */
 import { millisOf } from "./isoTime.js"
+import { shellWord } from "./shellWord.js"
 
 /**
  * `Open`: the approval names no expiry (an `approvalTtl` of the tool or the worker, which the journal
@@ -43,3 +44,28 @@ export const lapsedText = (lapsed: Extract<Standing, { readonly _tag: "Lapsed" }
   lapsed.readable
     ? `lapsed at ${lapsed.until}`
     : `names an expiry no worker can read (${JSON.stringify(lapsed.until)}), taken as lapsed`
+
+/**
+ * What a saga whose approval lapsed comes to when it is resumed as it is.
+ *
+ * @since 0.5.0
+ * @category approvals
+ */
+export const sagaResumedLapsed = "resumed as it is, the saga journals EXPIRED and compensates"
+
+/**
+ * What an explicit undo run whose approval lapsed comes to when it is asked for again.
+ *
+ * @since 0.5.0
+ * @category approvals
+ */
+export const runAskedLapsed = "the run journals EXPIRED and answers failed"
+
+/**
+ * The command that renews a lapsed approval, with the placeholders an operator fills in.
+ *
+ * @since 0.5.0
+ * @category approvals
+ */
+export const renewCommand = (sagaId: string, stepId: string): string =>
+  `effect-saga renew-approval ${shellWord(sagaId)} ${shellWord(stepId)} --as WHO --expires-at TIME`

@@ -27,6 +27,13 @@ export const namedKey = (mac: string): string => {
   return KEY_ID.test(id) ? `key ${id}` : "a key id that is not one"
 }
 
+/**
+ * Why `mac` names a key this process lacks: the MAC's key, and the ways that comes about. `signed`:
+ * what the key signed (entries, decisions).
+ */
+export const unknownKeyReason = (mac: string, signed: string): string =>
+  `its MAC names ${namedKey(mac)}, which is not configured here (EFFECT_SAGA_JOURNAL_KEYS): another process signs with a key this one was not given (a rotation begun on one host first), the key was removed while ${signed} it signed are kept, or the MAC was forged`
+
 /** Whether `mac` is a MAC of `text` under one of the ring's keys (constant-time comparison). */
 export const verifyMac = (ring: KeyRing, domain: string, text: string, mac: string): Check => {
   const colon = mac.lastIndexOf(":")

@@ -115,7 +115,7 @@ export const approved = (runId: string, step: Effect, standing: ApprovalExpiry.S
     case "Holds":
       return `${step.stepId} is approved until ${standing.until}: the undo runs when it is asked for again before then (nothing resumes a run): ${again}`
     case "Lapsed":
-      return `the approval of ${step.stepId} ${ApprovalExpiry.lapsedText(standing)}: asked for again as it is, the run journals EXPIRED and answers failed (the undo never runs, the effect stays live); to run the undo still, renew it first: effect-saga renew-approval ${shellWord(runId)} ${shellWord(step.stepId)} --as WHO --expires-at TIME ${at}, then ask again: ${again}`
+      return `the approval of ${step.stepId} ${ApprovalExpiry.lapsedText(standing)}: asked for again as it is, ${ApprovalExpiry.runAskedLapsed} (the undo never runs, the effect stays live); to run the undo still, renew it first: ${ApprovalExpiry.renewCommand(runId, step.stepId)} ${at}, then ask again: ${again}`
   }
 }
 

@@ -80,7 +80,7 @@ export const approveOn = (pointed: Pointed, by: string, expires: string | undefi
       pointed.saga,
       stepId
     )
-    return said + (yield* lapsedNote(pointed.saga, stepId))
+    return said + (yield* lapsedNote(status, entries, stepId))
   })
 
 /**

@@ -7,6 +7,7 @@ import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { Journal } from "../../../Journal.js"
 import * as Saga from "../../../Saga.js"
 import { quotingAsGiven } from "../../util/pastExpiry.js"
 import { printable } from "../../util/printable.js"
@@ -50,7 +51,9 @@ export const renewApprovalOn = (
       return `renewed the approval of step ${stepId} of saga ${pointed.saga} as ${by}${until}: journaled APPROVED`
     }
     const said = `the approval of step ${stepId} of saga ${pointed.saga} was already renewed by ${by}${until}: nothing written`
-    return said + (yield* lapsedNote(pointed.saga, stepId))
+    const status = yield* Saga.status(pointed.saga)
+    const entries = yield* Effect.flatMap(Journal, (journal) => journal.read(pointed.saga))
+    return said + (yield* lapsedNote(status, entries, stepId))
   })
 
 /**

@@ -217,7 +217,7 @@ const approvedLine = (detail: SagaDetail, stepId: string, now: number): string =
       ? `Step ${stepId} is approved: it runs when the saga is resumed, ${resumed}.`
       : standing._tag === "Holds"
         ? `Step ${stepId} is approved until ${standing.until}: it runs when the saga is resumed before then, ${resumed}.`
-        : `The approval of step ${stepId} ${ApprovalExpiry.lapsedText(standing)}: resumed as it is, the saga journals EXPIRED and compensates. To run the step still, renew the approval first (effect-saga renew-approval, or POST ${path}), then resume the saga.`
+        : `The approval of step ${stepId} ${ApprovalExpiry.lapsedText(standing)}: ${ApprovalExpiry.sagaResumedLapsed}. To run the step still, renew the approval first (effect-saga renew-approval, or POST ${path}), then resume the saga.`
   return `<p class="approved">${escape(said)}</p>`
 }
 
