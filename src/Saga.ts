@@ -362,6 +362,13 @@ export interface StepStatus {
    */
   readonly receiptRequired?: boolean | undefined
   /**
+   * `true` when its tool declared `retryMode: "idempotency-key"` when it was called: with its
+   * outcome `"unknown"`, a resume runs it again with the same idempotency key (if the tool the
+   * resuming worker registers still declares it). Absent otherwise, and on a step whose `INTENT` was
+   * journaled before 0.5.0 (since 0.5.0).
+   */
+  readonly retriesByKey?: boolean | undefined
+  /**
    * `true` when the step waits, or waited before it ran, for an approval, as only an irreversible
    * tool's step does: its tool had no undo then. A process that registers no tool of its name
    * journals it `SKIPPED` (`irreversible: no undo exists`) when it compensates, and an operator's

@@ -469,6 +469,8 @@ describe("effect-saga list and show, on where a saga stands", { timeout: 60_000 
           `; before --not-applied, make sure the call cannot still happen: the program cut the call while it ran, and the provider may still act on what it received (ask it about the key cut-1/${held}); a resume may not settle it: it stops at the step again or, for a tool that retries by key, may cut the call again`
         )
         expect(resolveLine).not.toContain("may only be paused")
+        // Its tool retries by key, but the program cut it and a resume cuts it again: resolve, not resume.
+        expect(resolveLine).toMatch(/^next: effect-saga resolve cut-1 /)
         // Resolved from the provider's record of that key: the sibling's failure binds the saga to compensate.
         const at = yield* position("cut-1")
         const resolved = yield* cli(

@@ -61,9 +61,10 @@ describe("journal payloads", () => {
       changesNothing: Schema.Boolean,
       undo: Schema.Boolean,
       receiptRequired: Schema.Boolean,
-      continues: Schema.Boolean
+      continues: Schema.Boolean,
+      retriesByKey: Schema.Boolean
     },
-    ({ attempt, capabilities, changesNothing, continues, deferred, key, receiptRequired, undo }) => {
+    ({ attempt, capabilities, changesNothing, continues, deferred, key, receiptRequired, retriesByKey, undo }) => {
       const fields = {
         idempotencyKey: key,
         attempt,
@@ -72,7 +73,8 @@ describe("journal payloads", () => {
         changesNothing,
         undo,
         receiptRequired,
-        continues
+        continues,
+        retriesByKey
       }
       const draft = intentDraft(step, fields, "{}")
       const payload = {
@@ -83,7 +85,8 @@ describe("journal payloads", () => {
         changesNothing: changesNothing ? true : undefined,
         undo: undo ? true : undefined,
         receiptRequired: receiptRequired ? true : undefined,
-        onFailure: continues ? ("continue" as const) : undefined
+        onFailure: continues ? ("continue" as const) : undefined,
+        retriesByKey: retriesByKey ? true : undefined
       }
       expect(draft.payload).toBe(encodePayload("INTENT", payload))
       expect(ownPayloadOf(draft)).toStrictEqual(Either.getOrThrow(decodePayload("INTENT", draft.payload)))

@@ -1173,7 +1173,8 @@ export class SagaRun {
       changesNothing: spec.changesNothing === true,
       undo: spec.compensate !== undefined,
       receiptRequired: spec.receiptRequired,
-      continues: spec.taintsOnFailure === false
+      continues: spec.taintsOnFailure === false,
+      retriesByKey: spec.retryMode === "idempotency-key"
     }
     return intentDraft({ stepId, toolName: spec.name }, intent, inputJson)
   }

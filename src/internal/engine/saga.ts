@@ -55,7 +55,7 @@ import { listRows } from "../journal/storedRows.js"
 import * as UnreadStart from "../journal/unreadStart.js"
 import { holdsNothing, inspect, tamperOf, trustedPrefix, verifying } from "../journal/verified.js"
 import type { JournalView, StepView } from "../journal/view.js"
-import { isIrreversible, isNotStarted, isRead, isUnknown, needsReceipt, viewOf } from "../journal/view.js"
+import { isIrreversible, isNotStarted, isRead, isUnknown, needsReceipt, retriesByKey, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad as loadClaimed, loadForRun, unread } from "../journal/writer.js"
 import { metered } from "../observability/metrics.js"
@@ -1004,6 +1004,7 @@ const stepStatus = (
 ): StepStatus => ({
   ...(isRead(step) ? { changesNothing: true } : {}),
   ...(needsReceipt(step) ? { receiptRequired: true } : {}),
+  ...(retriesByKey(step) ? { retriesByKey: true } : {}),
   ...(isIrreversible(sagaId, step) ? { irreversible: true } : {}),
   ...(driven ? {} : unknownReasonOf(step, view)),
   stepId: step.stepId,

@@ -164,6 +164,8 @@ export const Step = Schema.Struct({
   unknownReason: Schema.optional(Schema.String),
   /** Its tool's undo needs the provider's receipt: resolved as applied, give it (`receipt`) (since 0.5.0). */
   receiptRequired: Schema.optional(Schema.Boolean),
+  /** Its tool retries by key: with its outcome `unknown`, a resume runs it again with the same key (since 0.5.0). */
+  retriesByKey: Schema.optional(Schema.Boolean),
   /** It waited for an approval before it ran, as only an irreversible tool's step does: it has no undo (since 0.5.0). */
   irreversible: Schema.optional(Schema.Boolean),
   /**

@@ -172,6 +172,7 @@ const stepOf = (step: Saga.StepStatus, run?: ExplicitUndoRun): Step => ({
   ...(step.changesNothing === true ? { changesNothing: true } : {}),
   ...(step.unknownReason === undefined ? {} : { unknownReason: step.unknownReason }),
   ...(step.receiptRequired === true ? { receiptRequired: true } : {}),
+  ...(step.retriesByKey === true ? { retriesByKey: true } : {}),
   ...(step.irreversible === true ? { irreversible: true } : {}),
   ...(run === undefined ? {} : { explicitUndo: asJson(run) })
 })

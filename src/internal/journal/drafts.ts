@@ -72,6 +72,8 @@ export interface IntentFields {
   readonly receiptRequired: boolean
   /** A failure of the call is the program's to handle (`onFailure: "continue"`; written only then). */
   readonly continues: boolean
+  /** The tool declares `retryMode: "idempotency-key"`: a resume runs it again by its key (written only then). */
+  readonly retriesByKey: boolean
 }
 
 /**
@@ -90,6 +92,7 @@ export const intentDraft = (step: StepRef, fields: IntentFields, input: string):
   if (fields.undo) payload.undo = true
   if (fields.receiptRequired) payload.receiptRequired = true
   if (fields.continues) payload.onFailure = "continue"
+  if (fields.retriesByKey) payload.retriesByKey = true
   return new OwnDraft(step.stepId, step.toolName, "INTENT", input, JSON.stringify(payload), payload)
 }
 

@@ -45,7 +45,9 @@ const Receipt = Schema.Union(Schema.String, SealedReceipt)
  * `receiptRequired` where its undo needs the provider's receipt (since 0.5.0: an operator resolving
  * the step as applied is told to give it, whether or not the tool is registered); `onFailure:
  * "continue"` where a failure of the call is the program's to handle (since 0.5.0: resolved as not
- * applied, it does not taint the saga either).
+ * applied, it does not taint the saga either); `retriesByKey` where the tool declared `retryMode:
+ * "idempotency-key"` (since 0.5.0: an operator told its outcome is unknown is told that a resume
+ * runs it again by its key).
  */
 const Intent = Schema.Struct({
   idempotencyKey: Schema.String,
@@ -55,7 +57,8 @@ const Intent = Schema.Struct({
   changesNothing: Schema.optional(Schema.Boolean),
   undo: Schema.optional(Schema.Boolean),
   receiptRequired: Schema.optional(Schema.Boolean),
-  onFailure: Schema.optional(Schema.Literal("continue"))
+  onFailure: Schema.optional(Schema.Literal("continue")),
+  retriesByKey: Schema.optional(Schema.Boolean)
 })
 
 /** `EXECUTED`: the encoded result, the receipt, `changesNothing`, or who resolved an unknown outcome. */

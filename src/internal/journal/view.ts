@@ -62,6 +62,9 @@ export const isIrreversible = (sagaId: string, step: StepView): boolean =>
   effectIdOfRun(sagaId) === undefined &&
   (step.intent === undefined || (step.awaiting.seq < step.intent.seq && step.intent.payload?.undo !== true))
 
+/** A step whose tool declared `retryMode: "idempotency-key"`, as its last `INTENT` says (since 0.5.0). */
+export const retriesByKey = (step: StepView): boolean => step.intent?.payload?.retriesByKey === true
+
 /** A step whose tool's undo needs the provider's receipt, as its last `INTENT` says (since 0.5.0). */
 export const needsReceipt = (step: StepView): boolean => step.intent?.payload?.receiptRequired === true
 

@@ -51,6 +51,28 @@ export const resolveCommand = (sagaId: string, stepId: string, at: string, earli
     : `effect-saga resolve ${shellWord(sagaId)} ${shellWord(stepId)} --applied --undone --result JSON|--not-applied --as WHO ${at}`
 
 /**
+ * Whether a resume settles a step whose outcome is unknown (`reason`: `Timeline.unknownReasons`):
+ * its tool retries by key (`retriesByKey`, as its `INTENT` says), so a resume runs the call again,
+ * unless the program itself cut it, which a resume does again (docs/recovery.md).
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const resumeSettles = (retriesByKey: boolean | undefined, reason: string | undefined): boolean =>
+  retriesByKey === true && reason?.startsWith(PROGRAM_CUT) !== true
+
+/**
+ * What a resume does with a step whose outcome is unknown when it settles it (`resumeSettles`): it
+ * runs the call again, which is then the provider's to dedupe. An operator may resume instead of
+ * resolving.
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const resumeRetries = (stepId: string): string =>
+  `the tool of ${stepId} retries by key (its INTENT says so): a resume runs the call again with the same idempotency key, which its provider answers as it did the first time`
+
+/**
  * What an operator resolving a step as applied must give when its tool's undo needs the provider's
  * receipt (`receiptRequired`, as its `INTENT` says), as the end of a sentence.
  *

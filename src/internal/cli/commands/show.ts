@@ -211,19 +211,26 @@ const inFlightLine = (status: Saga.SagaStatus, stepId: string, now: number): str
 /** How `resolve` is given a receipt. */
 const RECEIPT_FLAGS = "add --receipt - to read it from stdin, or --receipt env:NAME"
 
-/** The next line for a step with no outcome journaled: resolve it, or wait while a worker drives the saga. */
+/**
+ * The next line for a step with no outcome journaled: resolve it (or, for a tool that retries by
+ * key, resume the saga, which runs it again), or wait while a worker drives the saga.
+ */
 const resolveLine = (
   status: Saga.SagaStatus,
-  { receiptRequired, stepId }: Saga.StepStatus,
+  { receiptRequired, retriesByKey, stepId }: Saga.StepStatus,
   at: string,
   entries: ReadonlyArray<Entry>,
   reasons: ReadonlyMap<string, string>,
-  now: number
+  now: number,
+  origin: Journaled.Origin | undefined
 ): string => {
   const lease = Lease.liveLease(status, now)
   if (lease !== undefined) return waitLine(status, stepId, lease)
   const earlier = Timeline.undoneBefore(entries, stepId)
-  const command = `next: ${ToResolve.resolveCommand(status.sagaId, stepId, at, earlier)}`
+  const resolve = ToResolve.resolveCommand(status.sagaId, stepId, at, earlier)
+  const command = ToResolve.resumeSettles(retriesByKey, reasons.get(stepId))
+    ? `next: ${ToResolve.resumeRetries(stepId)}: resume the saga, by ${Resumer.resumedBy(status.sagaId, origin)}; or, once you know its outcome, ${resolve}`
+    : `next: ${resolve}`
   const said =
     earlier === undefined
       ? command
@@ -363,7 +370,7 @@ const next = (
     ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at, undone)),
     ...approved.map((step) => approvedLine(status, step, entries, origin, at, hostNow, undone)),
     ...inFlight.map((step) => inFlightLine(status, step.stepId, now)),
-    ...unknown.map((step) => resolveLine(status, step, at, entries, reasons, now)),
+    ...unknown.map((step) => resolveLine(status, step, at, entries, reasons, now, origin)),
     ...unknownUndos.map((step) => unknownUndoLine(status, step, entries, at, undone)),
     ...(Stuck.isLeftBehind(status, now)
       ? [

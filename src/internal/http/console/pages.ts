@@ -163,11 +163,13 @@ ${pager("/console/sagas", found, { status: filter.status, search: filter.search,
  * it, "applied" is refused (its undo would come out of reverse order): "applied, and undone by hand"
  * and "not applied" are offered.
  * The console takes no receipt: the API's resolve (`receipt`) and the CLI's `resolve --receipt` do.
+ * A step whose tool retries by key says that a resume runs it again.
  */
 const resolveForm = (detail: SagaDetail, stepId: string): string => {
   const { sagaId } = detail.saga
   const seen = position({ sagaId, stepId, revision: detail.saga.revision, digest: detail.saga.digest })
   const reason = Timeline.unknownReasons(detail.entries).get(stepId)
+  const retries = ToResolve.resumeSettles(detail.steps.find((step) => step.stepId === stepId)?.retriesByKey, reason)
   const earlier = Timeline.undoneBefore(detail.entries, stepId)
   const applied =
     earlier === undefined
@@ -183,7 +185,7 @@ const resolveForm = (detail: SagaDetail, stepId: string): string => {
 <button type="submit">It was applied, and I undid it by hand</button></form>`
   return `<div class="card"><h2>Resolve <code>${escape(stepId)}</code></h2>
 <p id="unknown-reason">${escape(`Its outcome is unknown${reason === undefined ? "" : ` (${reason})`}: find out whether it happened, then say so.`)}</p>
-${applied}
+${retries ? `<p id="retries-by-key">${escape(`${capitalized(ToResolve.resumeRetries(stepId))}: instead of resolving it, you may resume the saga, by a worker that has its program.`)}</p>\n` : ""}${applied}
 <form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="not-applied">
 <button type="submit" class="secondary">It was not applied</button></form>
 <p class="muted not-applied-caution">${escape(`Before "It was not applied", make sure the call cannot still happen: ${ToResolve.stillPossible(sagaId, stepId, reason)}.`)}</p></div>`
