@@ -217,6 +217,34 @@ describe("observability", () => {
   )
 })
 
+describe("a refused id on a span", () => {
+  it.effect("is escaped and cut as InvalidIdentifier quotes it: no line is forged, nothing grows unbounded", () =>
+    Effect.gen(function* () {
+      const { spans, tracer } = yield* recording
+      const forged = "order\nlevel=error msg=FORGED"
+      const huge = `H\u001b[2J${"h".repeat(100_000)}`
+      for (const sagaId of [forged, huge]) {
+        const refused = yield* Effect.flip(Saga.run(sagaId, reserve("A-1")).pipe(Effect.withTracer(tracer)))
+        expect(refused._tag).toBe("InvalidIdentifier")
+      }
+      yield* Effect.flip(Saga.approve("fine", forged, { by: "alice" }).pipe(Effect.withTracer(tracer)))
+      yield* Effect.flip(Saga.compensate(forged).pipe(Effect.withTracer(tracer)))
+      yield* Effect.flip(Saga.compensateEffect(`${forged}/x`).pipe(Effect.withTracer(tracer)))
+      const shown = spans.flatMap((span) => [...span.attributes.values()].map(String))
+      expect(shown).toContain(JSON.stringify(forged))
+      expect(shown.every((value) => !value.includes("\n") && !value.includes("\u001b") && value.length <= 200)).toBe(
+        true
+      )
+      const runs = spans.filter((span) => span.name === "effect-saga.run").map(attributes)
+      expect(runs[0]).toMatchObject({ "saga.id": JSON.stringify(forged), "workflow.id": JSON.stringify(forged) })
+      expect(runs[1]!["saga.id"]).toMatch(/^"H\\u001b\[2Jh+"…$/)
+      // An id that can be one is on its span as it is.
+      yield* Saga.run("order 7/é", reserve("A-1")).pipe(Effect.withTracer(tracer))
+      expect(spans.at(-1)!.attributes.get("saga.id")).toBe("order 7/é")
+    }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
 describe("recovery's spans", () => {
   it.effect("recoverAll and resume each put one effect-saga.recover span, with saga.id, around the saga's run", () =>
     Effect.gen(function* () {

@@ -126,16 +126,21 @@ const originMismatch = (journaled: Origin | undefined, given: Origin): string =>
 }
 
 /** The span options of an operator's command on one step. */
-const commandSpan = (sagaId: string, stepId: string) => ({
-  attributes: { "saga.id": sagaId, "workflow.id": sagaId, "step.id": stepId },
-  captureStackTrace: false
-})
+const commandSpan = (sagaId: string, stepId: string) => {
+  const saga = identifier.spanIdentifier(sagaId)
+  return {
+    attributes: { "saga.id": saga, "workflow.id": saga, "step.id": identifier.spanIdentifier(stepId) },
+    captureStackTrace: false
+  }
+}
 
 /** The run span's attributes: the saga, also as the proposed OpenTelemetry `workflow.*`. */
-const runAttributes = (sagaId: string, origin: Origin | undefined) =>
-  origin === undefined
-    ? { "saga.id": sagaId, "workflow.id": sagaId }
-    : { "saga.id": sagaId, "workflow.id": sagaId, "workflow.name": origin.definition }
+const runAttributes = (sagaId: string, origin: Origin | undefined) => {
+  const saga = identifier.spanIdentifier(sagaId)
+  return origin === undefined
+    ? { "saga.id": saga, "workflow.id": saga }
+    : { "saga.id": saga, "workflow.id": saga, "workflow.name": identifier.spanIdentifier(origin.definition) }
+}
 
 /**
  * Builds the `Saga` service over a journal and an approval service. The service tracks the runs
@@ -734,7 +739,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       )
     }).pipe(
       Effect.withSpan("effect-saga.compensate-effect", {
-        attributes: { "effect.id": effectId },
+        attributes: { "effect.id": identifier.spanIdentifier(effectId) },
         captureStackTrace: false
       })
     )
@@ -774,7 +779,10 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         },
         body: (writer) => Effect.zipRight(notAnUndoRun(writer), compensateSaga(writer, replay.OPERATOR_COMPENSATION))
       }).pipe(
-        Effect.withSpan("effect-saga.compensate", { attributes: { "saga.id": sagaId }, captureStackTrace: false })
+        Effect.withSpan("effect-saga.compensate", {
+          attributes: { "saga.id": identifier.spanIdentifier(sagaId) },
+          captureStackTrace: false
+        })
       ),
     compensateEffect,
     approve: (sagaId: string, stepId: string, options: ApproveOptions) =>

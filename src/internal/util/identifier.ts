@@ -98,6 +98,15 @@ const dotSegmentProblem = (sagaId: string): string | undefined =>
     ? `it is "${sagaId}", which a URL takes as a step of its path: the HTTP API could not name the saga`
     : undefined
 
+/**
+ * `text` as a span attribute of a saga, step or effect id: as it is when it can be an identifier at
+ * all, else escaped and cut (`preview`), as `InvalidIdentifier` quotes it. A span is opened before
+ * its id is checked (a refused run is a span too), and a refused id must not forge a line or grow
+ * unbounded in a trace.
+ */
+export const spanIdentifier = (text: string): string =>
+  identifierProblem(text, MAX_JOURNAL_ID_BYTES) === undefined ? text : preview(text)
+
 /** How the journal id of an explicit undo's run ends (`<effect id>/compensate-effect`). */
 export const RUN_SUFFIX = "/compensate-effect"
 
