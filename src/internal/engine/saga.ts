@@ -217,7 +217,9 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   yield* Effect.addFinalizer(() =>
     Effect.suspend(() => {
       closing = true
-      return Effect.forEach(new Set(Array.from(running, (run) => run.fiber)), Fiber.interrupt, { discard: true })
+      // All at once, then waited for: a run whose suspension is slow to journal (a busy connection
+      // pool) must not leave the others going on meanwhile, starting calls.
+      return Fiber.interruptAll(new Set(Array.from(running, (run) => run.fiber)))
     })
   )
   /**
