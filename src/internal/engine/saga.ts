@@ -58,7 +58,7 @@ import type { JournalView, StepView } from "../journal/view.js"
 import { isIrreversible, isNotStarted, isRead, isUnknown, needsReceipt, retriesByKey, viewOf } from "../journal/view.js"
 import type { Writer } from "../journal/writer.js"
 import { claimAndLoad as loadClaimed, loadForRun, unread } from "../journal/writer.js"
-import { metered } from "../observability/metrics.js"
+import { metered, startSeriesAtZero } from "../observability/metrics.js"
 import { entering, withNewSpan } from "../observability/spans.js"
 import { byteLength, encodeJson } from "../util/codec.js"
 import * as identifier from "../util/identifier.js"
@@ -158,6 +158,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
   if (mismatch !== undefined)
     return yield* new Keys.KeyError({ variable: "EFFECT_SAGA_JOURNAL_KEYS", reason: mismatch })
   const locks = makeKeyedLock()
+  startSeriesAtZero()
   // Every read the engine acts on verifies the saga's chain (and MACs) against its row; a lease it
   // fails to release is dropped at the next renewal.
   const { journal, anyUnreleased, dropUnreleased } = rememberingUnreleased(

@@ -323,6 +323,21 @@ export const observeRecoveryPass = (): void => {
   if (recording.enabled) recoveryPasses.unsafeUpdate(1, none)
 }
 
+/**
+ * Makes each series an alert reads from its first sample at 0: the counters without a tool, each
+ * status of the sagas ended and halted. A series that first appears at 1 has no sample before it to
+ * increase from, so `increase(…[10m]) > 0` misses the first `compensation_failed` of a process.
+ * (A tool's series appear with its first call.) Idempotent: adding 0 changes no count.
+ */
+export const startSeriesAtZero = (): void => {
+  if (!recording.enabled) return
+  for (const counter of [sagasStarted, recoveryPasses, recoveryClaimed, leaseConflicts, appendConflicts]) {
+    counter.unsafeUpdate(0, none)
+  }
+  for (const status of Object.values(endStatuses)) sagasEnded.unsafeUpdate(0, byStatus(status))
+  for (const status of Object.values(haltStatuses)) sagasHalted.unsafeUpdate(0, byStatus(status))
+}
+
 /** Sets the open-sagas gauge to the store's counts. */
 export const setOpenSagas = (counts: OpenCounts): void => {
   for (const status of Object.keys(counts) as Array<OpenStatus>)
