@@ -127,8 +127,10 @@ export const schemaVersion: Effect.Effect<SchemaVersion, JournalError, SqlClient
 
 /**
  * The journal on an SQLite file, created if missing: the embedded default. Several processes may
- * share the file; a file that is not a database, cannot be written or stays locked past the busy
- * timeout fails with a `JournalError` that says which.
+ * share the file; a file that is not a database, or stays locked past the busy timeout, fails the
+ * layer's build with a `JournalError` that says which. A file this process cannot write (its
+ * permissions) opens read-only when its schema is up to date: reads go on, and every write (the
+ * first append, a lease released) fails with a `JournalError` saying `the database is read-only`.
  *
  * @since 0.1.0
  * @category layers
