@@ -115,8 +115,8 @@ describe("interruption", () => {
         (e) => e.phase === "INTENT" && e.input === JSON.stringify({ seat: "1B" })
       )
       expect(intents.map((e) => JSON.parse(e.payload!))).toEqual([
-        { idempotencyKey: keys[1]![1], attempt: 1, undo: true },
-        { idempotencyKey: keys[1]![1], attempt: 2, undo: true }
+        { idempotencyKey: keys[1]![1], attempt: 1, undo: true, retriesByKey: true },
+        { idempotencyKey: keys[1]![1], attempt: 2, undo: true, retriesByKey: true }
       ])
     }).pipe(Effect.provide(Testing.layer))
   )
