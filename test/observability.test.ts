@@ -223,7 +223,8 @@ describe("a refused id on a span", () => {
       const { spans, tracer } = yield* recording
       const forged = "order\nlevel=error msg=FORGED"
       const huge = `H\u001b[2J${"h".repeat(100_000)}`
-      for (const sagaId of [forged, huge]) {
+      const overLimit = "b".repeat(513)
+      for (const sagaId of [forged, huge, overLimit]) {
         const refused = yield* Effect.flip(Saga.run(sagaId, reserve("A-1")).pipe(Effect.withTracer(tracer)))
         expect(refused._tag).toBe("InvalidIdentifier")
       }
@@ -238,6 +239,8 @@ describe("a refused id on a span", () => {
       const runs = spans.filter((span) => span.name === "effect-saga.run").map(attributes)
       expect(runs[0]).toMatchObject({ "saga.id": JSON.stringify(forged), "workflow.id": JSON.stringify(forged) })
       expect(runs[1]!["saga.id"]).toMatch(/^"H\\u001b\[2Jh+"…$/)
+      // Over the 512 bytes of a saga id, though the journal keeps ids up to 1024 (explicit undos' runs).
+      expect(runs[2]!["saga.id"]).toBe(`"${"b".repeat(64)}"…`)
       // An id that can be one is on its span as it is.
       yield* Saga.run("order 7/é", reserve("A-1")).pipe(Effect.withTracer(tracer))
       expect(spans.at(-1)!.attributes.get("saga.id")).toBe("order 7/é")

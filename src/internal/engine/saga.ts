@@ -136,7 +136,7 @@ const commandSpan = (sagaId: string, stepId: string) => {
 
 /** The run span's attributes: the saga, also as the proposed OpenTelemetry `workflow.*`. */
 const runAttributes = (sagaId: string, origin: Origin | undefined) => {
-  const saga = identifier.spanIdentifier(sagaId)
+  const saga = identifier.spanIdentifier(sagaId, identifier.MAX_SAGA_ID_BYTES)
   return origin === undefined
     ? { "saga.id": saga, "workflow.id": saga }
     : { "saga.id": saga, "workflow.id": saga, "workflow.name": identifier.spanIdentifier(origin.definition) }
