@@ -83,6 +83,33 @@ describe("a step whose tool retries by key, left unknown", { timeout: 60_000 }, 
     })
   )
 
+  it.scopedLive("beside a step a resume does not settle, show says to resolve that one first, then resume", () =>
+    Effect.gen(function* () {
+      const db = freshDb("retries-beside")
+      // Two worlds: each tool's first answer is lost.
+      const keyedWorld = yield* carrierWorld
+      const onceWorld = yield* carrierWorld
+      const program = Effect.all([keyedWorld.book("idempotency-key")("p-3"), onceWorld.book("none")("p-4")], {
+        concurrency: "unbounded"
+      })
+      expect((yield* onDb(db, Saga.run("ship-3", program)))._tag).toBe("NeedsAttention")
+      const status = yield* onDb(db, Saga.status("ship-3"))
+      const keyed = status.steps.find((step) => step.toolName === "bookCarrier")!
+      const once = status.steps.find((step) => step.toolName === "bookOnce")!
+      expect([keyed.state, once.state]).toEqual(["unknown", "unknown"])
+      const shown = yield* cli("show", "ship-3", "--db", db)
+      const keyedLine = shown.stdout.split("\n").find((line) => line.startsWith(`next: the tool of ${keyed.stepId} `))
+      expect(keyedLine).toContain(
+        `: once ${once.stepId} is resolved (a resume stops on it again), resume the saga, by the program that started it`
+      )
+      expect(shown.stdout).toContain(`next: effect-saga resolve ship-3 ${once.stepId} --applied`)
+      const page = yield* consolePage(yield* serveOn(db), "/console/sagas/ship-3")
+      expect(page.text).toContain(
+        `instead of resolving it, you may once ${once.stepId} is resolved (a resume stops on it again), resume the saga, by a worker that has its program.</p>`
+      )
+    })
+  )
+
   it.scopedLive("a tool that does not retry by key says nothing of it: the step is resolved, as before", () =>
     Effect.gen(function* () {
       const db = freshDb("retries-none")

@@ -14,6 +14,7 @@ interface Step {
   readonly stepId: string
   readonly state: string
   readonly changesNothing?: boolean | undefined
+  readonly retriesByKey?: boolean | undefined
 }
 
 /**
@@ -71,6 +72,35 @@ export const resumeSettles = (retriesByKey: boolean | undefined, reason: string 
  */
 export const resumeRetries = (stepId: string): string =>
   `the tool of ${stepId} retries by key (its INTENT says so): a resume runs the call again with the same idempotency key, which its provider answers as it did the first time`
+
+/**
+ * The steps of `unknown` (what an operator resolves, `toResolve`) other than `stepId` that a resume
+ * does not settle (`resumeSettles`, by the reasons `Timeline.unknownReasons` reads): a resume stops on
+ * them again, so they are resolved before it.
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const unsettledBesides = (
+  stepId: string,
+  unknown: ReadonlyArray<Step>,
+  reasons: ReadonlyMap<string, string>
+): ReadonlyArray<string> =>
+  unknown
+    .filter((step) => step.stepId !== stepId && !resumeSettles(step.retriesByKey, reasons.get(step.stepId)))
+    .map((step) => step.stepId)
+
+/**
+ * When to resume a saga whose step a resume settles, given the other steps it does not settle
+ * (`unsettledBesides`): at once, or once they are resolved.
+ *
+ * @since 0.5.0
+ * @category resolving
+ */
+export const resumeWhen = (others: ReadonlyArray<string>): string =>
+  others.length === 0
+    ? "resume the saga"
+    : `once ${others.join(", ")} ${others.length === 1 ? "is" : "are"} resolved (a resume stops on ${others.length === 1 ? "it" : "them"} again), resume the saga`
 
 /**
  * What an operator resolving a step as applied must give when its tool's undo needs the provider's

@@ -222,14 +222,15 @@ const resolveLine = (
   entries: ReadonlyArray<Entry>,
   reasons: ReadonlyMap<string, string>,
   now: number,
-  origin: Journaled.Origin | undefined
+  origin: Journaled.Origin | undefined,
+  unknown: ReadonlyArray<Saga.StepStatus>
 ): string => {
   const lease = Lease.liveLease(status, now)
   if (lease !== undefined) return waitLine(status, stepId, lease)
   const earlier = Timeline.undoneBefore(entries, stepId)
   const resolve = ToResolve.resolveCommand(status.sagaId, stepId, at, earlier)
   const command = ToResolve.resumeSettles(retriesByKey, reasons.get(stepId))
-    ? `next: ${ToResolve.resumeRetries(stepId)}: resume the saga, by ${Resumer.resumedBy(status.sagaId, origin)}; or, once you know its outcome, ${resolve}`
+    ? `next: ${ToResolve.resumeRetries(stepId)}: ${ToResolve.resumeWhen(ToResolve.unsettledBesides(stepId, unknown, reasons))}, by ${Resumer.resumedBy(status.sagaId, origin)}; or, once you know its outcome, ${resolve}`
     : `next: ${resolve}`
   const said =
     earlier === undefined
@@ -370,7 +371,7 @@ const next = (
     ...waiting.flatMap((step) => DecisionNext.awaitingApproval(status, step, origin, at, undone)),
     ...approved.map((step) => approvedLine(status, step, entries, origin, at, hostNow, undone)),
     ...inFlight.map((step) => inFlightLine(status, step.stepId, now)),
-    ...unknown.map((step) => resolveLine(status, step, at, entries, reasons, now, origin)),
+    ...unknown.map((step) => resolveLine(status, step, at, entries, reasons, now, origin, unknown)),
     ...unknownUndos.map((step) => unknownUndoLine(status, step, entries, at, undone)),
     ...(Stuck.isLeftBehind(status, now)
       ? [

@@ -158,6 +158,18 @@ ${found.sagas
 ${pager("/console/sagas", found, { status: filter.status, search: filter.search, limit: filter.limit ?? "" })}`
 
 /**
+ * What the resolve card of a step a resume settles (its tool retries by key, and the program did
+ * not cut it) says first: a resume runs it again, once the steps it does not settle are resolved.
+ */
+const retriesLine = (detail: SagaDetail, stepId: string, reasons: ReadonlyMap<string, string>): string => {
+  const step = detail.steps.find((each) => each.stepId === stepId)
+  if (!ToResolve.resumeSettles(step?.retriesByKey, reasons.get(stepId))) return ""
+  const when = ToResolve.resumeWhen(ToResolve.unsettledBesides(stepId, ToResolve.toResolve(detail.steps), reasons))
+  const said = `${capitalized(ToResolve.resumeRetries(stepId))}: instead of resolving it, you may ${when}, by a worker that has its program.`
+  return `<p id="retries-by-key">${escape(said)}</p>\n`
+}
+
+/**
  * The resolve card of a step whose outcome is unknown: why, when the saga journaled it, and the
  * outcomes it may still be resolved as. Once compensation began the undo of a step that ran before
  * it, "applied" is refused (its undo would come out of reverse order): "applied, and undone by hand"
@@ -168,8 +180,8 @@ ${pager("/console/sagas", found, { status: filter.status, search: filter.search,
 const resolveForm = (detail: SagaDetail, stepId: string): string => {
   const { sagaId } = detail.saga
   const seen = position({ sagaId, stepId, revision: detail.saga.revision, digest: detail.saga.digest })
-  const reason = Timeline.unknownReasons(detail.entries).get(stepId)
-  const retries = ToResolve.resumeSettles(detail.steps.find((step) => step.stepId === stepId)?.retriesByKey, reason)
+  const reasons = Timeline.unknownReasons(detail.entries)
+  const reason = reasons.get(stepId)
   const earlier = Timeline.undoneBefore(detail.entries, stepId)
   const applied =
     earlier === undefined
@@ -185,7 +197,7 @@ const resolveForm = (detail: SagaDetail, stepId: string): string => {
 <button type="submit">It was applied, and I undid it by hand</button></form>`
   return `<div class="card"><h2>Resolve <code>${escape(stepId)}</code></h2>
 <p id="unknown-reason">${escape(`Its outcome is unknown${reason === undefined ? "" : ` (${reason})`}: find out whether it happened, then say so.`)}</p>
-${retries ? `<p id="retries-by-key">${escape(`${capitalized(ToResolve.resumeRetries(stepId))}: instead of resolving it, you may resume the saga, by a worker that has its program.`)}</p>\n` : ""}${applied}
+${retriesLine(detail, stepId, reasons)}${applied}
 <form class="actions" method="post" action="/console/resolve">${seen}<input type="hidden" name="outcome" value="not-applied">
 <button type="submit" class="secondary">It was not applied</button></form>
 <p class="muted not-applied-caution">${escape(`Before "It was not applied", make sure the call cannot still happen: ${ToResolve.stillPossible(sagaId, stepId, reason)}.`)}</p></div>`
