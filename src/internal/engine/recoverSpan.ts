@@ -9,7 +9,7 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import type { RecoveryError } from "../../Recovery.js"
 import { withSpanShowing } from "../observability/spans.js"
-import { spanIdentifier } from "../util/identifier.js"
+import { shownIdentifier } from "../util/identifier.js"
 import { messageWithoutInput } from "./unrecoverable.js"
 
 /** Why a saga was not resumed, as its span shows it: the error's tag and its message without input. */
@@ -38,6 +38,6 @@ export const withRecoverSpan =
   <A, R>(recovery: Effect.Effect<A, RecoveryError, R>): Effect.Effect<A, RecoveryError, R> =>
     withSpanShowing(
       "effect-saga.recover",
-      { attributes: { "saga.id": spanIdentifier(sagaId) }, captureStackTrace: false },
+      { attributes: { "saga.id": shownIdentifier(sagaId) }, captureStackTrace: false },
       shown(sagaId)
     )(recovery)

@@ -127,19 +127,19 @@ const originMismatch = (journaled: Origin | undefined, given: Origin): string =>
 
 /** The span options of an operator's command on one step. */
 const commandSpan = (sagaId: string, stepId: string) => {
-  const saga = identifier.spanIdentifier(sagaId)
+  const saga = identifier.shownIdentifier(sagaId)
   return {
-    attributes: { "saga.id": saga, "workflow.id": saga, "step.id": identifier.spanIdentifier(stepId) },
+    attributes: { "saga.id": saga, "workflow.id": saga, "step.id": identifier.shownIdentifier(stepId) },
     captureStackTrace: false
   }
 }
 
 /** The run span's attributes: the saga, also as the proposed OpenTelemetry `workflow.*`. */
 const runAttributes = (sagaId: string, origin: Origin | undefined) => {
-  const saga = identifier.spanIdentifier(sagaId, identifier.MAX_SAGA_ID_BYTES)
+  const saga = identifier.shownIdentifier(sagaId, identifier.MAX_SAGA_ID_BYTES)
   return origin === undefined
     ? { "saga.id": saga, "workflow.id": saga }
-    : { "saga.id": saga, "workflow.id": saga, "workflow.name": identifier.spanIdentifier(origin.definition) }
+    : { "saga.id": saga, "workflow.id": saga, "workflow.name": identifier.shownIdentifier(origin.definition) }
 }
 
 /**
@@ -742,7 +742,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
       )
     }).pipe(
       Effect.withSpan("effect-saga.compensate-effect", {
-        attributes: { "effect.id": identifier.spanIdentifier(effectId) },
+        attributes: { "effect.id": identifier.shownIdentifier(effectId) },
         captureStackTrace: false
       })
     )
@@ -783,7 +783,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         body: (writer) => Effect.zipRight(notAnUndoRun(writer), compensateSaga(writer, replay.OPERATOR_COMPENSATION))
       }).pipe(
         Effect.withSpan("effect-saga.compensate", {
-          attributes: { "saga.id": identifier.spanIdentifier(sagaId) },
+          attributes: { "saga.id": identifier.shownIdentifier(sagaId) },
           captureStackTrace: false
         })
       ),

@@ -3,7 +3,7 @@
  * can do about it: the log line of a recovery pass says both, once.
  */
 import type { RecoveryError } from "../../Recovery.js"
-import { spanIdentifier } from "../util/identifier.js"
+import { shownIdentifier } from "../util/identifier.js"
 import { shellWord } from "../util/shellWord.js"
 
 const notFromDefinition = "it was not started from a definition"
@@ -17,7 +17,7 @@ export const notStartedFromDefinition = notFromDefinition
  * A saga started from definition `name`, which this worker's `Recovery` was not given: a name
  * that cannot be an identifier (a control character forging a log line) is escaped.
  */
-export const missingDefinition = (name: string): string => `${missingDefinitionPrefix}${spanIdentifier(name)}`
+export const missingDefinition = (name: string): string => `${missingDefinitionPrefix}${shownIdentifier(name)}`
 
 /** A saga whose journaled input its definition's schema no longer decodes; `detail` says why (and may quote the input). */
 export const undecodableInput = (detail: string): string => `${undecodableInputPrefix}: ${detail}`

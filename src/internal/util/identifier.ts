@@ -99,13 +99,13 @@ const dotSegmentProblem = (sagaId: string): string | undefined =>
     : undefined
 
 /**
- * `text` as a span attribute of a saga, step or effect id: as it is when it can be an identifier of
- * at most `maxBytes` (a run's saga id: `MAX_SAGA_ID_BYTES`; a command's, which may name an explicit
- * undo's run: `MAX_JOURNAL_ID_BYTES`), else escaped and cut (`preview`), as `InvalidIdentifier`
- * quotes it. A span is opened before its id is checked (a refused run is a span too), and a refused
- * id must not forge a line or grow unbounded in a trace.
+ * `text` as spans and log lines show a saga, step or effect id (or a definition's name): as it is
+ * when it can be an identifier of at most `maxBytes` (a run's saga id: `MAX_SAGA_ID_BYTES`; a
+ * command's, which may name an explicit undo's run: `MAX_JOURNAL_ID_BYTES`), else escaped and cut
+ * (`preview`), as `InvalidIdentifier` quotes it. A span is opened before its id is checked (a
+ * refused run is a span too), and a refused id must not forge a line or grow unbounded in a trace.
  */
-export const spanIdentifier = (text: string, maxBytes: number = MAX_JOURNAL_ID_BYTES): string =>
+export const shownIdentifier = (text: string, maxBytes: number = MAX_JOURNAL_ID_BYTES): string =>
   identifierProblem(text, maxBytes) === undefined ? text : preview(text)
 
 /** How the journal id of an explicit undo's run ends (`<effect id>/compensate-effect`). */
