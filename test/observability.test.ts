@@ -248,6 +248,37 @@ describe("a refused id on a span", () => {
   )
 })
 
+describe("a definition's name that cannot be an identifier", () => {
+  it.effect("is escaped in workflow.name and in Recovery's reason, never as given", () =>
+    Effect.gen(function* () {
+      const { spans, tracer } = yield* recording
+      const forged = "def\nlevel=error msg=FORGED"
+      const definition = SagaDefinition.make(forged, { input: Schema.String, program: (sku) => reserve(sku) })
+      yield* Saga.start(definition, "named-badly", "A-1").pipe(Effect.withTracer(tracer))
+      const run = spans.find((span) => span.name === "effect-saga.run")!
+      expect(run.attributes.get("workflow.name")).toBe(JSON.stringify(forged))
+      // A worker not given that definition says so, the name escaped.
+      const journal = yield* Journal.Journal
+      yield* journal.append("left-by-bad-name", Journal.empty, [
+        {
+          stepId: null,
+          toolName: null,
+          phase: "SAGA_STARTED",
+          input: null,
+          payload: JSON.stringify({ definition: forged, input: "A-2" })
+        },
+        { stepId: null, toolName: null, phase: "SAGA_SUSPENDED", input: null, payload: null }
+      ])
+      const recovery = yield* Recovery.make({ definitions: [reserving] })
+      const refused = yield* Effect.flip(recovery.resume("left-by-bad-name"))
+      expect(refused).toMatchObject({ _tag: "Unrecoverable" })
+      expect(String((refused as { readonly reason: string }).reason)).toBe(
+        `this worker was not given definition ${JSON.stringify(forged)}`
+      )
+    }).pipe(Effect.provide(Testing.layer))
+  )
+})
+
 describe("recovery's spans", () => {
   it.effect("recoverAll and resume each put one effect-saga.recover span, with saga.id, around the saga's run", () =>
     Effect.gen(function* () {
