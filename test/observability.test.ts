@@ -241,6 +241,12 @@ describe("a refused id on a span", () => {
       expect(runs[1]!["saga.id"]).toMatch(/^"H\\u001b\[2Jh+"…$/)
       // Over the 512 bytes of a saga id, though the journal keeps ids up to 1024 (explicit undos' runs).
       expect(runs[2]!["saga.id"]).toBe(`"${"b".repeat(64)}"…`)
+      // An id refused only for its form is on its span as the error quotes it too.
+      for (const sagaId of ["..", "order-1/pay/compensate-effect"]) {
+        const refused = yield* Effect.flip(Saga.run(sagaId, reserve("A-1")).pipe(Effect.withTracer(tracer)))
+        expect(refused).toMatchObject({ _tag: "InvalidIdentifier", identifier: JSON.stringify(sagaId) })
+        expect(spans.at(-1)!.attributes.get("saga.id")).toBe(JSON.stringify(sagaId))
+      }
       // An id that can be one is on its span as it is.
       yield* Saga.run("order 7/é", reserve("A-1")).pipe(Effect.withTracer(tracer))
       expect(spans.at(-1)!.attributes.get("saga.id")).toBe("order 7/é")

@@ -134,9 +134,12 @@ const commandSpan = (sagaId: string, stepId: string) => {
   }
 }
 
-/** The run span's attributes: the saga, also as the proposed OpenTelemetry `workflow.*`. */
-const runAttributes = (sagaId: string, origin: Origin | undefined) => {
-  const saga = identifier.shownIdentifier(sagaId, identifier.MAX_SAGA_ID_BYTES)
+/**
+ * The run span's attributes: the saga, also as the proposed OpenTelemetry `workflow.*`. A refused
+ * id is shown as its `InvalidIdentifier` quotes it, whatever refused it (its form too: `..`).
+ */
+const runAttributes = (sagaId: string, refused: InvalidIdentifier | undefined, origin: Origin | undefined) => {
+  const saga = refused === undefined ? sagaId : refused.identifier
   return origin === undefined
     ? { "saga.id": saga, "workflow.id": saga }
     : { "saga.id": saga, "workflow.id": saga, "workflow.name": identifier.shownIdentifier(origin.definition) }
@@ -386,12 +389,12 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
     program: Effect.Effect<A, E, R>,
     options?: RunOptions,
     origin?: Origin
-  ) =>
-    inRun(sagaId, runAttributes(sagaId, origin), (span) =>
+  ) => {
+    const refusedId = identifier.sagaIdRefusal(sagaId)
+    return inRun(sagaId, runAttributes(sagaId, refusedId, origin), (span) =>
       Effect.withFiberRuntime((fiber) => {
         const misplaced = misplacedAuthority(builtAuthority, fiber.currentContext)
         if (misplaced !== undefined) return Effect.dieMessage(misplaced)
-        const refusedId = identifier.sagaIdRefusal(sagaId)
         if (refusedId !== undefined) return Effect.fail(refusedId)
         const undoing = fiber.getFiberRef(insideUndo)
         if (undoing !== undefined) return refusedInsideUndo(undoing)
@@ -412,6 +415,7 @@ export const makeSaga = Effect.fnUntraced(function* (options: WorkerOptions = {}
         return Effect.zipRight(check(authority, action, sagaId), Effect.suspend(started))
       })
     ) as Effect.Effect<SagaResult<A, E>, RunError, Exclude<R, CurrentSaga>>
+  }
 
   /**
    * Runs the request's program as a run of the saga `writer` loaded (or assumed new), to its end. A
