@@ -443,6 +443,16 @@ describe("tools from a manifest, run by real handler processes", () => {
     })
   )
 
+  it.live("a handler ended by a signal, with no answer, is an unknown outcome that names the signal", () =>
+    Effect.gen(function* () {
+      const [result] = yield* runMisbehaving({ mode: "killed" })
+      assert(result._tag === "NeedsAttention")
+      expect(result.unknown[0]!.reason).toBe(
+        "outcome unknown: binding misbehave (execute): it was ended by signal SIGKILL and no answer"
+      )
+    })
+  )
+
   it.live("the handler's own outcomes: failed is a failure, unknown needs attention, applied must fit the output", () =>
     Effect.gen(function* () {
       const [failed] = yield* runMisbehaving({ mode: "failed" })

@@ -113,11 +113,23 @@ const answerOfCall = (
   const { output, exit } = finished.value
   if (output.over) return unknown(`its output passed max_payload_bytes ${call.maxBytes}: its process group was killed`)
   const exited = Either.match(exit, {
-    onLeft: (error) => `it ended without an exit code (${masked(error.message, call.mask)})`,
+    onLeft: (error) => {
+      const signal = signalOf(error)
+      return signal === undefined
+        ? `it ended without an exit code (${masked(error.message, call.mask)})`
+        : `it was ended by signal ${signal}`
+    },
     onRight: (code) => (code === 0 ? undefined : `it exited with code ${code}`)
   })
   return answerOf(output, exited, call.mask)
 }
+
+/**
+ * The signal that ended the process, as `@effect/platform`'s Node executor words it (`Process
+ * interrupted due to receipt of signal: SIGKILL`), if that is why it has no exit code.
+ */
+const signalOf = (error: PlatformError): string | undefined =>
+  /receipt of signal: (SIG[A-Z0-9]+)$/.exec(error.message)?.[1]
 
 const notStarted = (reason: string): Answer => ({ _tag: "NotStarted", reason })
 const unknown = (reason: string): Answer => ({ _tag: "Unknown", reason })
