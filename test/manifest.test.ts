@@ -1096,6 +1096,15 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
       "the secret API_TOKEN is listed twice (first at secrets[0])"
     ],
     [
+      "a grant listed twice",
+      (bindings) => {
+        bindings.createReservation.grants = ["network", "env:RESERVATIONS_FILE", "network"]
+        return bindings
+      },
+      "$.bindings.createReservation.grants[2]",
+      "the grant network is listed twice (first at grants[0])"
+    ],
+    [
       "a property required twice",
       (bindings) => {
         bindings.createReservation.input.required = ["sku", "quantity", "sku"]

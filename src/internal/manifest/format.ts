@@ -130,7 +130,10 @@ const BindingFields = Schema.Struct({
     withoutRepeats("secrets", EnvName, (name) => `the secret ${name} is listed twice`),
     { default: () => [] }
   ),
-  grants: Schema.optionalWith(Schema.Array(Grant), { default: () => [] }),
+  grants: Schema.optionalWith(
+    withoutRepeats("grants", Grant, (grant) => `the grant ${grant} is listed twice`),
+    { default: () => [] }
+  ),
   effect_contract: EffectContract
 })
 
