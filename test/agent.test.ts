@@ -578,6 +578,38 @@ describe("model turns are journaled", () => {
       })
   )
 
+  it.effect("an answer holding a key named __proto__ is a failed turn (MalformedOutput): no tool runs", () =>
+    Effect.gen(function* () {
+      const Note = Tool.make("Note", { parameters: { data: Schema.Unknown }, success: Schema.Boolean }).annotate(
+        Tool.Readonly,
+        true
+      )
+      const noted: Array<unknown> = []
+      const agent = Agent.make(AiToolkit.make(Note))
+      const smuggled = JSON.parse('{"data":{"__proto__":{"admin":true}}}')
+      const model = Scripted.layer(() => Scripted.calls(Scripted.call("call-1", "Note", smuggled)))
+      const live = Layer.mergeAll(
+        agent.toLayer({ Note: (params) => Effect.sync(() => noted.push(params)).pipe(Effect.as(true)) }),
+        Agent.layerModel.pipe(Layer.provide(model.layer))
+      ).pipe(Layer.provideMerge(Testing.layer))
+      const ask = LanguageModel.generateText({ prompt: "Note it.", toolkit: agent.toolkit }).pipe(Effect.flip)
+      yield* Effect.gen(function* () {
+        const result = yield* Saga.run("proto-answer", ask)
+        assert(result._tag === "Completed", "cause" in result ? Cause.pretty(result.cause) : result._tag)
+        expect(result.value).toMatchObject({ _tag: "MalformedOutput", module: "effect-saga/ai" })
+        expect(result.value.description).toBe(
+          "the model's answer holds a key named \"__proto__\", which decoding may make the object's prototype (Schema.Record does): the tool could read properties the journal does not hold: it cannot be journaled"
+        )
+        expect(noted).toEqual([])
+        const entries = yield* Effect.flatMap(Journal.Journal, (journal) => journal.read("proto-answer"))
+        expect(entries.map((entry) => entry.phase)).toEqual(["SAGA_STARTED", "INTENT", "FAILED", "SAGA_COMPLETED"])
+        // The replay answers from the journal: the model is not asked again.
+        expect((yield* Saga.run("proto-answer", ask))._tag).toBe("Completed")
+        expect(model.turnsAsked()).toEqual({ 1: 1 })
+      }).pipe(Effect.provide(live))
+    })
+  )
+
   it.effect("a prompt nested too deeply to journal is a failed turn (MalformedInput): the model is not asked", () =>
     Effect.gen(function* () {
       const model = Scripted.layer(() => Scripted.says("hi"))

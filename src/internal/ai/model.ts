@@ -20,7 +20,7 @@ import { CurrentSaga } from "../../Saga.js"
 import type { ApprovalPending, ApprovalRefused } from "../../SagaError.js"
 import { checkTool } from "../../Toolkit.js"
 import type { StepSpec } from "../engine/spec.js"
-import { byteLength, NESTED_TOO_DEEP, nestsTooDeep } from "../util/codec.js"
+import { byteLength, NESTED_TOO_DEEP, nestsTooDeep, problemIn } from "../util/codec.js"
 import { promptLogOf } from "./promptLog.js"
 import { replayedAnswer } from "./replayedAnswer.js"
 import { MODULE, turnFailureDescription, turnFailureInSpan, withModelCallSpanMasked } from "./spans.js"
@@ -148,7 +148,8 @@ export const checkedTurn = (options: ModelOptions): Effect.Effect<Compensable.An
   })
 
 /**
- * The model's encoded answer as JSON, if it has JSON and fits `maxBytes`; else a `MalformedOutput`
+ * The model's encoded answer as JSON, if it has JSON, fits `maxBytes` and holds no key named
+ * `__proto__` (which a tool's `Schema.Record` parameters would decode as a prototype); else a `MalformedOutput`
  * the program handles (journaled `FAILED`): a turn changes nothing in the world, so an answer that
  * cannot be journaled is a failed turn, not one an operator must settle.
  */
@@ -160,7 +161,7 @@ const journalable =
         new AiError.MalformedOutput({
           module: MODULE,
           method,
-          description: `the model's answer is ${why}: it cannot be journaled`
+          description: `the model's answer ${why}: it cannot be journaled`
         })
       )
     let answer: unknown
@@ -169,11 +170,12 @@ const journalable =
       answer = jsonSafe(encoded)
       bytes = byteLength(JSON.stringify(answer))
     } catch (error) {
-      return refused(unserializable(error))
+      return refused(`is ${unserializable(error)}`)
     }
-    return bytes <= maxBytes
-      ? Effect.succeed(answer)
-      : refused(`${bytes} bytes encoded, over the turn's maxPayloadBytes of ${maxBytes}`)
+    if (bytes > maxBytes) return refused(`is ${bytes} bytes encoded, over the turn's maxPayloadBytes of ${maxBytes}`)
+    // What JSON gives back is data: only a key named `__proto__` (PROTO_KEY) is left to refuse.
+    const problem = problemIn(answer)
+    return problem === undefined ? Effect.succeed(answer) : refused(problem.replace(/^it /, ""))
   }
 
 /**
