@@ -106,6 +106,9 @@ describe("a manifest's tools given to an agent", () => {
       const error = yield* Effect.flip(Agent.fromManifest(toolkit))
       assert(Manifest.isManifestError(error))
       expect(error.path).toBe("$.bindings.createReservation.input")
+      expect(error.reason).toBe(
+        'an agent\'s tool takes an object: declare the input as { "type": "object", … }, or as a { "ref": … } to a Schema.Struct'
+      )
     })
   )
 

@@ -88,7 +88,8 @@ export const declare = (manifestToolkit: Manifest.ManifestToolkit): Effect.Effec
         return yield* new Manifest.ManifestError({
           file: manifest.file,
           path: jsonPath(["bindings", name, "input"]),
-          reason: 'an agent\'s tool takes an object: declare the input as { "type": "object", … }'
+          reason:
+            'an agent\'s tool takes an object: declare the input as { "type": "object", … }, or as a { "ref": … } to a Schema.Struct'
         })
       }
       const kind = binding.effect_contract.kind
