@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Schema } from "effect"
 import { Compensable, CompensationReport, Journal, Saga, SagaError, Timeline } from "../src/index.js"
 import * as Mermaid from "../src/internal/cli/mermaid.js"
+import * as Html from "../src/internal/http/console/html.js"
 import { printable } from "../src/internal/util/printable.js"
 import * as Testing from "../src/Testing.js"
 
@@ -19,6 +20,15 @@ describe("what a person reads", () => {
     expect(controls.length).toBe(12)
     for (const char of controls)
       expect(printable(`a${char}b`)).toBe(`a\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}b`)
+  })
+
+  it("the console escapes every bidi control as the CLI does, the marks (U+061C, U+200E, U+200F) too", () => {
+    const controls = Array.from({ length: 0x3000 }, (_, code) => String.fromCharCode(code)).filter((char) =>
+      /\p{Bidi_Control}/u.test(char)
+    )
+    for (const char of controls) expect(Html.escape(`a${char}b`)).toBe(printable(`a${char}b`))
+    // Tabs and line ends are the page's to lay out; markup is escaped as HTML.
+    expect(Html.escape("a\tb\n<c>")).toBe("a\tb\n&lt;c&gt;")
   })
 
   it.effect("the timeline has one aligned line per entry, shows results and reasons, and never the receipt", () =>

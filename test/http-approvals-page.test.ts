@@ -226,6 +226,17 @@ describe("the console shows what would reorder or hide text as its escape, as th
     for (const before of raw) expect(before).toMatch(/<input type="hidden" name="sagaId" value="order-$/)
   })
 
+  it("the inbox: a bidi mark (U+200F) in the saga id and the input is shown as its escape, as an override is", () => {
+    const mark = "\u200f"
+    const html = Pages.inbox([
+      { ...request, sagaId: `order-${mark}1`, input: JSON.stringify({ to: `DE89 ${mark}3704` }) }
+    ])
+    expect(html).toContain("DE89 \\u200f3704")
+    expect(html).toContain(">order-\\u200f1</a>")
+    const raw = Array.from(html.matchAll(/\u200f/gu), (match) => html.slice(match.index - 60, match.index))
+    for (const before of raw) expect(before).toMatch(/<input type="hidden" name="sagaId" value="order-$/)
+  })
+
   it("two requests whose ids differ only by a character and its escape written out get two element ids", () => {
     const spelled = { ...request, requestId: "r-\\u202e1" }
     const html = Pages.inbox([request, spelled])

@@ -9,11 +9,12 @@ const entities: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;
 const entity = (text: string): string => text.replace(/[&<>"']/g, (char) => entities[char]!)
 
 /**
- * What a page would act on instead of showing: a bidi embedding, override or isolate (U+202A–U+202E,
- * U+2066–U+2069, which reorder what follows: a payee's IBAN read backwards), a line or paragraph
- * separator, a control character but a tab or a line end, a lone surrogate.
+ * What a page would act on instead of showing: a bidi control (the marks U+061C, U+200E, U+200F; an
+ * embedding, override or isolate, U+202A–U+202E, U+2066–U+2069, which reorder what follows: a
+ * payee's IBAN read backwards), a line or paragraph separator, a control character but a tab or a
+ * line end, a lone surrogate: what `printable` escapes for the CLI, but tabs and line ends.
  */
-const unshowable = /(?![\t\n\r])[\p{Cc}\u2028\u2029\u202A-\u202E\u2066-\u2069\p{Cs}]/gu
+const unshowable = /(?![\t\n\r])[\p{Cc}\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\p{Cs}]/gu
 
 const visibly = (char: string): string => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
 
