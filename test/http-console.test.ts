@@ -777,6 +777,9 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         ["/console/approve", { revision: "abc" }, /revision: Expected number/],
         ["/console/approve", { revision: "99999999999999999999" }, /revision: Expected an integer/],
         ["/console/approve", { revision: "-1" }, /revision: Expected a non-negative number/],
+        // Digits and nothing else, as a query's offset: not read as the revision they would be.
+        ["/console/approve", { revision: ` ${revision}` }, /revision: Expected number/],
+        ["/console/approve", { revision: `${revision} ` }, /revision: Expected number/],
         [
           "/console/approve",
           { expiresAt: "soon" },

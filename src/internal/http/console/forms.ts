@@ -43,8 +43,11 @@ export const read = (
       })
     : Effect.fail(notForm)
 
-/** A field written as a number is one (`1.5` too, for the schema to refuse); anything else stays text. */
-const numeric = (text: string): unknown => (/^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text.trim()) : text)
+/**
+ * A field written as a number is one (`1.5` too, for the schema to refuse); anything else stays text
+ * (` 5`, `0x5`, `1e1`: the console's own fields never hold them, as a query's `offset` may not).
+ */
+const numeric = (text: string): unknown => (/^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text)
 
 /** A field a person may leave blank: blank is not given. */
 const optional = (text: string): string | undefined => (text.trim() === "" ? undefined : text.trim())
