@@ -47,6 +47,20 @@ describe("Saga.resolve after compensation began", () => {
         Saga.resolve("late-2", stepId, { outcome: "applied", by: "carol", result: 12, undone: true })
       )
       expect(badResult.message).toContain("does not fit the tool's success schema")
+      // A result of megabytes is quoted cut, as a journaled reason is: the refusal stays readable.
+      const huge = yield* Effect.flip(
+        Saga.resolve("late-2", stepId, {
+          outcome: "applied",
+          by: "carol",
+          result: { a: "x".repeat(1_000_000) },
+          undone: true
+        })
+      )
+      assert(huge._tag === "CommandRefused")
+      expect(huge.reason).toMatch(
+        /^the result does not fit the tool's success schema: Expected string, actual \{"a":"x+…$/
+      )
+      expect(huge.reason.length).toBeLessThan(1100)
       const before = (yield* entriesOf("late-2")).length
       const { written } = yield* Saga.withWrites(
         Saga.resolve("late-2", stepId, { outcome: "applied", by: "carol", result: "ch-4200", undone: true })

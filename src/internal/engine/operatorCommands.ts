@@ -21,6 +21,7 @@ import { isNotStarted, isRead, isUnknown, needsReceipt } from "../journal/view.j
 import type { Writer } from "../journal/writer.js"
 import { nowIso } from "../util/clock.js"
 import { byteLength, encodeJson } from "../util/codec.js"
+import { cutDetail } from "../util/detail.js"
 import { millisOf, NO_ZONE, namesNoZone } from "../util/isoTime.js"
 import { pastExpiry } from "../util/pastExpiry.js"
 import * as boundToUndo from "./boundToUndo.js"
@@ -416,7 +417,12 @@ export const resolve = (
         ? Either.right(JSON.stringify(resolution.result ?? null))
         : encodeJson(tool.spec.success, resolution.result)
     if (Either.isLeft(result)) {
-      return yield* refused(writer, stepId, `the result does not fit the tool's success schema: ${result.left}`)
+      // The schema's message quotes the value given, which may be megabytes: cut, as a journaled reason is.
+      return yield* refused(
+        writer,
+        stepId,
+        `the result does not fit the tool's success schema: ${cutDetail(result.left)}`
+      )
     }
     const cap = payloadCap(tool)
     const bytes = byteLength(result.right)
