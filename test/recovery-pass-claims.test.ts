@@ -7,8 +7,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
+import Database from "better-sqlite3"
 import type { Context } from "effect"
-import { Effect, Exit, Fiber, Layer, Option, Schema, TestClock } from "effect"
+import { Effect, Exit, Fiber, Layer, Logger, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 
@@ -69,6 +70,43 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
         })
     )
   }
+
+  it.scoped("on SQLite: a claimed row that does not decode is logged, left out and given back at once", () =>
+    Effect.gen(function* () {
+      const filename = path.join(dir, `undecodable-${Math.random().toString(36).slice(2)}.db`)
+      const store = yield* Layer.build(SqlStore.layerSqlite({ filename }))
+      yield* leftSuspended(store, ["broken", "healthy"])
+      const file = new Database(filename)
+      file.prepare("UPDATE effect_saga_sagas SET created_at = 'garbage' WHERE saga_id = 'broken'").run()
+      const leaseOf = (sagaId: string) =>
+        file.prepare("SELECT lease_owner AS owner FROM effect_saga_sagas WHERE saga_id = ?").get(sagaId)
+      const warnings: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Warning") warnings.push(String(message))
+      })
+      const worker = yield* Layer.build(workerOn(store, "w2"))
+      const recovery = yield* Effect.provide(Recovery.make({ definitions: [Slow] }), worker)
+      for (let pass = 1; pass <= 2; pass++) {
+        const warnedBefore = warnings.length
+        const recovering = yield* Effect.fork(
+          recovery.recoverAll.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+        )
+        yield* TestClock.adjust("2 seconds")
+        const report = yield* Fiber.join(recovering)
+        expect(report.sagas.map((saga) => saga.sagaId)).toEqual(pass === 1 ? ["healthy"] : [])
+        // Nobody drives it: the row says so, as Saga.status does; and each pass says why it is left.
+        expect(leaseOf("broken")).toEqual({ owner: null })
+        expect(warnings.length).toBeGreaterThan(warnedBefore)
+      }
+      file.close()
+      for (const warning of warnings) {
+        expect(warning).toBe(
+          'effect-saga: not recovered: the stored row of saga broken does not decode: createdAt "garbage" is not a time as the store writes one (2025-01-31T12:00:00.000Z)'
+        )
+      }
+      expect(yield* recordOf(store, "healthy")).toMatchObject({ status: "completed", lease: null })
+    })
+  )
 
   it.scoped("failed part-way (a journal error on a later batch), the saga it could not resume is free", () =>
     Effect.gen(function* () {
