@@ -17,6 +17,7 @@ import type { Unauthorized } from "./Authority.js"
 import type * as Compensable from "./Compensable.js"
 import type { CompensationReport, UndoOutcome } from "./CompensationReport.js"
 import { CurrentSaga, undosStopWithCaller } from "./internal/engine/context.js"
+import * as operatorCommands from "./internal/engine/operatorCommands.js"
 import { sagaPages } from "./internal/engine/pages.js"
 import * as internal from "./internal/engine/saga.js"
 import * as Written from "./internal/engine/written.js"
@@ -154,6 +155,16 @@ export const MAX_JOURNAL_ID_BYTES: number = identifier.MAX_JOURNAL_ID_BYTES
  * @category limits
  */
 export const MAX_PRINCIPAL_BYTES: number = identifier.MAX_PRINCIPAL_BYTES
+
+/**
+ * The most UTF-8 bytes of the `reason` a rejection (`reject`) gives: it is journaled with the
+ * decision and read by people. A longer one, or a blank one, is refused with `CommandRefused` and
+ * nothing is decided or written.
+ *
+ * @since 0.5.0
+ * @category limits
+ */
+export const MAX_REJECTION_REASON_BYTES: number = operatorCommands.MAX_REJECTION_REASON_BYTES
 
 /**
  * The errors a run itself fails with: the saga id was refused, the journal could not be used, or

@@ -31,6 +31,35 @@ describe("approvals in a saga", () => {
   )
 
   it.effect(
+    "a rejection's reason that is blank or over 4096 UTF-8 bytes is refused: nothing decided, nothing written",
+    () =>
+      Effect.gen(function* () {
+        const { program } = fixture()
+        const result = yield* Saga.run("why", program)
+        assert(result._tag === "AwaitingApproval")
+        const { stepId } = result.request
+        const before = yield* entriesOf("why")
+        const refusals: Array<readonly [string, string]> = [
+          ["  ", "a rejection needs a reason, and this one is blank: nothing was written"],
+          [
+            "é".repeat(2049),
+            `the reason is 4098 UTF-8 bytes, over the limit of ${Saga.MAX_REJECTION_REASON_BYTES}: give a shorter one (nothing was written)`
+          ]
+        ]
+        for (const [reason, why] of refusals) {
+          const refused = yield* Effect.flip(Saga.reject("why", stepId, { by: "bob", reason }))
+          expect(refused).toMatchObject({ _tag: "CommandRefused", sagaId: "why", stepId, reason: why })
+          expect(yield* entriesOf("why")).toEqual(before)
+          expect(yield* Approval.pending).toEqual([result.request])
+        }
+        // At the limit, it is the reason journaled.
+        yield* Saga.reject("why", stepId, { by: "bob", reason: "é".repeat(2048) })
+        const rejected = (yield* entriesOf("why")).find((entry) => entry.phase === "REJECTED")!
+        expect(JSON.parse(rejected.payload!).reason).toBe(`rejected by bob: ${"é".repeat(2048)}`)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
     "resumed with another input, the request is refused in the journal and withdrawn from the approval service",
     () =>
       Effect.gen(function* () {

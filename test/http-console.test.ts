@@ -780,6 +780,7 @@ describe("the console's forms, posted as a browser posts them", { timeout: 30_00
         // Digits and nothing else, as a query's offset: not read as the revision they would be.
         ["/console/approve", { revision: ` ${revision}` }, /revision: Expected number/],
         ["/console/approve", { revision: `${revision} ` }, /revision: Expected number/],
+        ["/console/approve", { revision: `${revision}.0` }, /revision: Expected number/],
         [
           "/console/approve",
           { expiresAt: "soon" },

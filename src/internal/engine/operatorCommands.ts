@@ -313,6 +313,8 @@ export const reject = (
   closing: Draft
 ) =>
   Effect.gen(function* () {
+    const unfit = reasonProblem(options.reason)
+    if (unfit !== undefined) return yield* refused(writer, stepId, unfit)
     const step = yield* awaitingStep(writer, stepId)
     const { by, principal, reason } = options
     const at = yield* decide(writer, approval, keys, step, {
@@ -325,6 +327,18 @@ export const reject = (
       closing
     ])
   })
+
+/** The most UTF-8 bytes a rejection's reason may hold: it is journaled, and read by people. */
+export const MAX_REJECTION_REASON_BYTES = 4096
+
+/** Why `reason` cannot be a rejection's, if it cannot: blank, or over `MAX_REJECTION_REASON_BYTES`. */
+const reasonProblem = (reason: string): string | undefined => {
+  if (reason.trim() === "") return "a rejection needs a reason, and this one is blank: nothing was written"
+  const bytes = byteLength(reason)
+  return bytes > MAX_REJECTION_REASON_BYTES
+    ? `the reason is ${bytes} UTF-8 bytes, over the limit of ${MAX_REJECTION_REASON_BYTES}: give a shorter one (nothing was written)`
+    : undefined
+}
 
 /** The reason a rejection journals: who rejected, and why. */
 export const rejectionReason = (options: { readonly by: string; readonly reason: string }): string =>

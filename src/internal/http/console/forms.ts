@@ -44,10 +44,11 @@ export const read = (
     : Effect.fail(notForm)
 
 /**
- * A field written as a number is one (`1.5` too, for the schema to refuse); anything else stays text
- * (` 5`, `0x5`, `1e1`: the console's own fields never hold them, as a query's `offset` may not).
+ * A field written as a number is one (`1.5` and `-1` too, for the schema to say what is wrong with
+ * it); anything else stays text, for the schema to refuse: ` 5`, `0x5`, `1e1`, and `3.0`, which
+ * `Number` would read as the integer 3 (the console's own fields never hold them).
  */
-const numeric = (text: string): unknown => (/^-?\d+(\.\d+)?$/.test(text) ? Number(text) : text)
+const numeric = (text: string): unknown => (/^-?\d+(\.\d*[1-9]\d*)?$/.test(text) ? Number(text) : text)
 
 /** A field a person may leave blank: blank is not given. */
 const optional = (text: string): string | undefined => (text.trim() === "" ? undefined : text.trim())
