@@ -71,41 +71,48 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
     )
   }
 
-  it.scoped("on SQLite: a claimed row that does not decode is logged, left out and given back at once", () =>
-    Effect.gen(function* () {
-      const filename = path.join(dir, `undecodable-${Math.random().toString(36).slice(2)}.db`)
-      const store = yield* Layer.build(SqlStore.layerSqlite({ filename }))
-      yield* leftSuspended(store, ["broken", "healthy"])
-      const file = new Database(filename)
-      file.prepare("UPDATE effect_saga_sagas SET created_at = 'garbage' WHERE saga_id = 'broken'").run()
-      const leaseOf = (sagaId: string) =>
-        file.prepare("SELECT lease_owner AS owner FROM effect_saga_sagas WHERE saga_id = ?").get(sagaId)
-      const warnings: Array<string> = []
-      const logger = Logger.make(({ logLevel, message }) => {
-        if (logLevel._tag === "Warning") warnings.push(String(message))
-      })
-      const worker = yield* Layer.build(workerOn(store, "w2"))
-      const recovery = yield* Effect.provide(Recovery.make({ definitions: [Slow] }), worker)
-      for (let pass = 1; pass <= 2; pass++) {
-        const warnedBefore = warnings.length
-        const recovering = yield* Effect.fork(
-          recovery.recoverAll.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
-        )
+  it.scoped(
+    "on SQLite: a claimed row that does not decode is logged and left out, its claim kept until it lapses: the sagas behind it are reached",
+    () =>
+      Effect.gen(function* () {
+        const filename = path.join(dir, `undecodable-${Math.random().toString(36).slice(2)}.db`)
+        const store = yield* Layer.build(SqlStore.layerSqlite({ filename }))
+        yield* leftSuspended(store, ["a-first", "b-broken", "c-behind"])
+        const file = new Database(filename)
+        file.prepare("UPDATE effect_saga_sagas SET created_at = 'garbage' WHERE saga_id = 'b-broken'").run()
+        const leaseOf = (sagaId: string) =>
+          file.prepare("SELECT lease_owner AS owner FROM effect_saga_sagas WHERE saga_id = ?").get(sagaId)
+        const warnings: Array<string> = []
+        const logger = Logger.make(({ logLevel, message }) => {
+          if (logLevel._tag === "Warning") warnings.push(String(message))
+        })
+        const worker = yield* Layer.build(workerOn(store, "w2"))
+        // One saga a claim: a batch of the broken row alone ends the pass.
+        const recovery = yield* Effect.provide(Recovery.make({ definitions: [Slow], batchSize: 1 }), worker)
+        const pass = Effect.gen(function* () {
+          const recovering = yield* Effect.fork(
+            recovery.recoverAll.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+          )
+          yield* TestClock.adjust("1 second")
+          return (yield* Fiber.join(recovering)).sagas.map((saga) => saga.sagaId)
+        })
+        expect(yield* pass).toEqual(["a-first"])
+        expect(warnings).toEqual([
+          'effect-saga: not recovered: the stored row of saga b-broken does not decode: createdAt "garbage" is not a time as the store writes one (2025-01-31T12:00:00.000Z)'
+        ])
+        // Still held by this worker: the next pass reaches the saga behind it.
+        expect(leaseOf("b-broken")).toEqual({ owner: "w2" })
+        expect(yield* pass).toEqual(["c-behind"])
+        expect(warnings).toHaveLength(1)
+        // Once its lease lapsed, a pass claims it again, and says so again.
         yield* TestClock.adjust("2 seconds")
-        const report = yield* Fiber.join(recovering)
-        expect(report.sagas.map((saga) => saga.sagaId)).toEqual(pass === 1 ? ["healthy"] : [])
-        // Nobody drives it: the row says so, as Saga.status does; and each pass says why it is left.
-        expect(leaseOf("broken")).toEqual({ owner: null })
-        expect(warnings.length).toBeGreaterThan(warnedBefore)
-      }
-      file.close()
-      for (const warning of warnings) {
-        expect(warning).toBe(
-          'effect-saga: not recovered: the stored row of saga broken does not decode: createdAt "garbage" is not a time as the store writes one (2025-01-31T12:00:00.000Z)'
-        )
-      }
-      expect(yield* recordOf(store, "healthy")).toMatchObject({ status: "completed", lease: null })
-    })
+        expect(yield* pass).toEqual([])
+        expect(warnings).toHaveLength(2)
+        file.close()
+        for (const sagaId of ["a-first", "c-behind"]) {
+          expect(yield* recordOf(store, sagaId)).toMatchObject({ status: "completed", lease: null })
+        }
+      })
   )
 
   it.scoped("failed part-way (a journal error on a later batch), the saga it could not resume is free", () =>

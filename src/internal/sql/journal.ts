@@ -1108,12 +1108,7 @@ RETURNING ${recordColumns}`,
         journalError("claim")
       ).pipe(
         Effect.flatMap(decodeClaimed),
-        // A row that does not decode is given back at once: nobody drives it (`Saga.status` says
-        // so), and an operator's command on it meets its tampering, not this worker's lease.
-        Effect.tap(({ undecodable }) =>
-          Effect.forEach(undecodable, (sagaId) => Effect.ignore(release(holder.owner, sagaId)), { discard: true })
-        ),
-        Effect.map(({ records }) =>
+        Effect.map((records) =>
           [...records].sort((a, b) => a.updatedAt.localeCompare(b.updatedAt) || a.sagaId.localeCompare(b.sagaId))
         )
       )

@@ -115,22 +115,16 @@ export const storedRows = (
   )
 
 /**
- * Claimed saga rows, decoded, and the ids of those that do not decode: each of these is logged and
- * left out (its claim is the caller's to give back), so that one edited row does not stop the
- * recovery of every other saga.
+ * Claimed saga rows: one that does not decode is logged and left out (it keeps the claim until it
+ * lapses), so that one edited row does not stop the recovery of every other saga.
  */
 export const decodeClaimed = (rows: ReadonlyArray<unknown>) =>
   Effect.gen(function* () {
     const records: Array<Journal.SagaRecord> = []
-    const undecodable: Array<string> = []
     for (const row of rows as ReadonlyArray<RecordRow>) {
       const record = decodeRow(row)
-      if (Either.isRight(record)) {
-        records.push(record.right)
-        continue
-      }
-      yield* Effect.logWarning(`effect-saga: not recovered: ${record.left}`)
-      undecodable.push(String(row.sagaId))
+      if (Either.isLeft(record)) yield* Effect.logWarning(`effect-saga: not recovered: ${record.left}`)
+      else records.push(record.right)
     }
-    return { records, undecodable }
+    return records as ReadonlyArray<Journal.SagaRecord>
   })
