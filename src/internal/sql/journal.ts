@@ -1096,7 +1096,10 @@ RETURNING ${recordColumns}`,
   // On PostgreSQL the rows another worker is claiming at the same moment are skipped, not waited
   // for: many workers recover in parallel and never claim the same saga.
   const skipLocked = sql.literal(onPg ? "FOR UPDATE SKIP LOCKED" : "")
-  const claimLapsed = (holder: Journal.Holder, limit: number) =>
+  const claimLapsed = (
+    holder: Journal.Holder,
+    limit: number
+  ): Effect.Effect<ReadonlyArray<Journal.SagaRecord>, Journal.JournalError> =>
     atStorableTime("claim", (millis) => {
       const left = sql.literal(openSagas)
       return Effect.mapError(
@@ -1107,9 +1110,18 @@ WHERE saga_id IN (SELECT saga_id FROM ${sagas} WHERE ${left} AND ${leaseIsFreeAt
 RETURNING ${recordColumns}`,
         journalError("claim")
       ).pipe(
-        Effect.flatMap(decodeClaimed),
-        Effect.map((records) =>
-          [...records].sort((a, b) => a.updatedAt.localeCompare(b.updatedAt) || a.sagaId.localeCompare(b.sagaId))
+        Effect.flatMap((rows) =>
+          Effect.flatMap(decodeClaimed(rows), (records) =>
+            // Rows taken, and none decodes: an empty answer would end the caller's pass as if nothing
+            // were left. They stay held (see decodeClaimed), so the next claim reaches the rows behind.
+            records.length === 0 && rows.length > 0
+              ? claimLapsed(holder, limit)
+              : Effect.succeed(
+                  [...records].sort(
+                    (a, b) => a.updatedAt.localeCompare(b.updatedAt) || a.sagaId.localeCompare(b.sagaId)
+                  )
+                )
+          )
         )
       )
     })
