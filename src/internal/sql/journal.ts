@@ -1096,9 +1096,16 @@ RETURNING ${recordColumns}`,
   // On PostgreSQL the rows another worker is claiming at the same moment are skipped, not waited
   // for: many workers recover in parallel and never claim the same saga.
   const skipLocked = sql.literal(onPg ? "FOR UPDATE SKIP LOCKED" : "")
+  /**
+   * Claims up to `limit` sagas left behind. Rows taken of which none decodes stay held (see
+   * `decodeClaimed`) and the store claims again, so that the caller, for which an empty answer means
+   * nothing is left, reaches the rows behind them; `passed` are the ids of those already passed
+   * over, so that rows whose leases lapse at once (a lease shorter than a claim) end it.
+   */
   const claimLapsed = (
     holder: Journal.Holder,
-    limit: number
+    limit: number,
+    passed: ReadonlySet<string> = new Set()
   ): Effect.Effect<ReadonlyArray<Journal.SagaRecord>, Journal.JournalError> =>
     atStorableTime("claim", (millis) => {
       const left = sql.literal(openSagas)
@@ -1111,17 +1118,16 @@ RETURNING ${recordColumns}`,
         journalError("claim")
       ).pipe(
         Effect.flatMap((rows) =>
-          Effect.flatMap(decodeClaimed(rows), (records) =>
-            // Rows taken, and none decodes: an empty answer would end the caller's pass as if nothing
-            // were left. They stay held (see decodeClaimed), so the next claim reaches the rows behind.
-            records.length === 0 && rows.length > 0
-              ? claimLapsed(holder, limit)
+          Effect.flatMap(decodeClaimed(rows), (records) => {
+            const taken = (rows as ReadonlyArray<{ readonly sagaId: unknown }>).map((row) => String(row.sagaId))
+            return records.length === 0 && taken.some((sagaId) => !passed.has(sagaId))
+              ? claimLapsed(holder, limit, new Set([...passed, ...taken]))
               : Effect.succeed(
                   [...records].sort(
                     (a, b) => a.updatedAt.localeCompare(b.updatedAt) || a.sagaId.localeCompare(b.sagaId)
                   )
                 )
-          )
+          })
         )
       )
     })
