@@ -100,13 +100,13 @@ const dotSegmentProblem = (sagaId: string): string | undefined =>
 
 /**
  * `text` as spans and log lines show a saga, step or effect id (or a definition's name): as it is
- * when it can be an identifier of at most `maxBytes` (a run's saga id: `MAX_SAGA_ID_BYTES`; a
- * command's, which may name an explicit undo's run: `MAX_JOURNAL_ID_BYTES`), else escaped and cut
- * (`preview`), as `InvalidIdentifier` quotes it. A span is opened before its id is checked (a
- * refused run is a span too), and a refused id must not forge a line or grow unbounded in a trace.
+ * when it can be an identifier of at most `MAX_JOURNAL_ID_BYTES` (a command's saga id may name an
+ * explicit undo's run), else escaped and cut (`preview`), as `InvalidIdentifier` quotes it. A span
+ * is opened before its id is checked, and a refused id must not forge a line or grow unbounded in a
+ * trace. (A run's own span shows its saga id as `sagaIdRefusal` judged it.)
  */
-export const shownIdentifier = (text: string, maxBytes: number = MAX_JOURNAL_ID_BYTES): string =>
-  identifierProblem(text, maxBytes) === undefined ? text : preview(text)
+export const shownIdentifier = (text: string): string =>
+  identifierProblem(text, MAX_JOURNAL_ID_BYTES) === undefined ? text : preview(text)
 
 /** How the journal id of an explicit undo's run ends (`<effect id>/compensate-effect`). */
 export const RUN_SUFFIX = "/compensate-effect"

@@ -8,6 +8,9 @@
  */
 const unprintable = /[\p{Cc}\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\p{Cs}]/gu
 
+/** The same, but tabs and line ends: what a page shows as space. */
+const unprintableButLineEnds = new RegExp(`(?![\\t\\n\\r])${unprintable.source}`, "gu")
+
 const short: Record<string, string> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" }
 
 const escaped = (char: string): string => short[char] ?? `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
@@ -19,6 +22,9 @@ const escaped = (char: string): string => short[char] ?? `\\u${char.charCodeAt(0
  * Everything else, a backslash included, is left as it is.
  */
 export const printable = (text: string): string => text.replace(unprintable, escaped)
+
+/** `text` as `printable` writes it, but tabs and line ends kept: for a page, where they show as space. */
+export const printableButLineEnds = (text: string): string => text.replace(unprintableButLineEnds, escaped)
 
 /** What a value that should have been text is, in words: `null`, `undefined`, `a number`, `an object`. */
 export const typeName = (value: unknown): string =>

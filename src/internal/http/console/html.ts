@@ -4,28 +4,22 @@
  * fetched from elsewhere.
  */
 
+import { printableButLineEnds } from "../../util/printable.js"
+
 const entities: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }
 
 const entity = (text: string): string => text.replace(/[&<>"']/g, (char) => entities[char]!)
 
 /**
- * What a page would act on instead of showing: a bidi control (the marks U+061C, U+200E, U+200F; an
- * embedding, override or isolate, U+202A–U+202E, U+2066–U+2069, which reorder what follows: a
- * payee's IBAN read backwards), a line or paragraph separator, a control character but a tab or a
- * line end, a lone surrogate: what `printable` escapes for the CLI, but tabs and line ends.
- */
-const unshowable = /(?![\t\n\r])[\p{Cc}\u061C\u200E\u200F\u2028\u2029\u202A-\u202E\u2066-\u2069\p{Cs}]/gu
-
-const visibly = (char: string): string => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`
-
-/**
  * Text as a page shows it: HTML-escaped, and each character it would act on instead of showing
- * written as its escape (`\u202e`), as the CLI shows it.
+ * written as its escape (`\u202e`), as the CLI shows it: a bidi control (which reorders what
+ * follows: a payee's IBAN read backwards), a line or paragraph separator, a control character but a
+ * tab or a line end, a lone surrogate.
  *
  * @since 0.2.0
  * @category html
  */
-export const escape = (text: string): string => entity(text.replace(unshowable, visibly))
+export const escape = (text: string): string => entity(printableButLineEnds(text))
 
 /**
  * Text as an attribute's value that a form sends back or a link follows (a saga id, a search): only
