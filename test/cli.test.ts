@@ -1148,6 +1148,10 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
         "order-5",
         "payout-1"
       ])
+      // Its help names what it deletes as it deletes: a compensation_failed saga may have left an effect live.
+      const help = plain((yield* cli("prune", "--help")).stdout).replace(/\s+/g, " ")
+      expect(help).toContain("finished with nothing left live (completed, compensated)")
+      expect(help).toContain("needing attention or compensation_failed is ever deleted")
     })
   )
 

@@ -76,6 +76,6 @@ export const prune = Command.make("prune", { db, finishedBefore, dryRun, json },
   )
 ).pipe(
   Command.withDescription(
-    "Delete the sagas that finished (completed, compensated, compensation_failed) and were last updated before DATE, with their entries; nothing unfinished is ever deleted."
+    "Delete the sagas that finished with nothing left live (completed, compensated) and were last updated before DATE, with their entries; nothing running, suspended, compensating, awaiting approval, needing attention or compensation_failed is ever deleted. Deletes nothing, and exits 1, if a saga it would delete does not verify."
   )
 )
