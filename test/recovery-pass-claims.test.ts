@@ -9,7 +9,7 @@ import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import type { Context } from "effect"
-import { Effect, Exit, Fiber, Layer, Logger, Option, Schema, TestClock } from "effect"
+import { Clock, Effect, Exit, Fiber, Layer, Logger, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 
@@ -117,6 +117,76 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
       })
   )
 
+  it.scoped(
+    "on SQLite: with leases shorter than a claim, a row that does not decode first does not keep the pass from the sagas behind it",
+    () =>
+      Effect.gen(function* () {
+        const filename = path.join(dir, `short-lease-${Math.random().toString(36).slice(2)}.db`)
+        const store = yield* Layer.build(SqlStore.layerSqlite({ filename }))
+        yield* leftSuspended(store, ["a-first", "b-broken", "c-behind"])
+        const file = new Database(filename)
+        file
+          .prepare(
+            "UPDATE effect_saga_sagas SET created_at = 'garbage', updated_at = '1900-01-01T00:00:00.000Z' WHERE saga_id = 'b-broken'"
+          )
+          .run()
+        file.close()
+        const warnings: Array<string> = []
+        const logger = Logger.make(({ logLevel, message }) => {
+          if (logLevel._tag === "Warning") warnings.push(String(message))
+        })
+        const worker = yield* Layer.build(
+          Saga.layerWith({ owner: "w2", leaseTtl: "1 millis" }).pipe(Layer.provideMerge(Layer.succeedContext(store)))
+        )
+        const recovery = yield* Effect.provide(Recovery.make({ definitions: [Replays], batchSize: 1 }), worker)
+        // Each reading of the clock is 5 ms on: every lease lapses before the next claim.
+        const report = yield* recovery.recoverAll.pipe(
+          Effect.withClock(ticking(yield* Effect.clock)),
+          Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        )
+        expect(report.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual([
+          ["a-first", "Resumed"],
+          ["c-behind", "Resumed"]
+        ])
+        expect(warnings.length).toBeGreaterThan(0)
+        for (const warning of warnings) expect(warning).toContain("the stored row of saga b-broken does not decode")
+      })
+  )
+
+  it.scoped(
+    "on SQLite: a lease whose end was edited out of the stored form never lapses, wherever it sorts: the saga is not claimed, run or overwritten",
+    () =>
+      Effect.gen(function* () {
+        const filename = path.join(dir, `edited-lease-${Math.random().toString(36).slice(2)}.db`)
+        const store = yield* Layer.build(SqlStore.layerSqlite({ filename }))
+        const edits = { "b-before": "0garbage", "c-after": "garbage", "d-spaced": "2000-01-01 00:00:00.000Z" }
+        yield* leftSuspended(store, ["a-healthy", ...Object.keys(edits)])
+        const file = new Database(filename)
+        const leaseOf = (sagaId: string) =>
+          file
+            .prepare(
+              "SELECT lease_owner AS owner, lease_expires_at AS expiresAt FROM effect_saga_sagas WHERE saga_id = ?"
+            )
+            .get(sagaId)
+        for (const [sagaId, expiresAt] of Object.entries(edits)) {
+          file
+            .prepare("UPDATE effect_saga_sagas SET lease_owner = 'w9', lease_expires_at = ? WHERE saga_id = ?")
+            .run(expiresAt, sagaId)
+        }
+        const worker = yield* Layer.build(workerOn(store, "w2"))
+        const recovery = yield* Effect.provide(Recovery.make({ definitions: [Replays] }), worker)
+        const report = yield* recovery.recoverAll
+        expect(report.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual([["a-healthy", "Resumed"]])
+        for (const [sagaId, expiresAt] of Object.entries(edits)) {
+          expect(leaseOf(sagaId)).toEqual({ owner: "w9", expiresAt })
+          const refused = yield* Effect.flip(Effect.provide(recovery.resume(sagaId), worker))
+          expect(refused).toMatchObject({ _tag: "JournalTampered", sagaId, problem: "row" })
+          expect(leaseOf(sagaId)).toEqual({ owner: "w9", expiresAt })
+        }
+        file.close()
+      })
+  )
+
   it.scoped("failed part-way (a journal error on a later batch), the saga it could not resume is free", () =>
     Effect.gen(function* () {
       const inner = makeMemoryJournal()
@@ -191,6 +261,23 @@ const Slow = SagaDefinition.make("slow", { input: Schema.String, program: slowly
 
 /** A saga whose program stops (is interrupted) on every run: left suspended each time, nothing written. */
 const Stops = SagaDefinition.make("stops", { input: Schema.String, program: () => Effect.interrupt })
+
+/** The saga `Slow` started, as a pass that has nothing left to wait for replays it: its step, journaled. */
+const Replays = SagaDefinition.make("slow", { input: Schema.String, program: (id: string) => noted(id) })
+
+/** `clock`, but each reading of the time is 5 ms after the last; it sleeps as `clock` does. */
+const ticking = (clock: Clock.Clock): Clock.Clock => {
+  let millis = clock.unsafeCurrentTimeMillis()
+  const next = () => (millis += 5)
+  return {
+    [Clock.ClockTypeId]: Clock.ClockTypeId,
+    unsafeCurrentTimeMillis: next,
+    currentTimeMillis: Effect.sync(next),
+    unsafeCurrentTimeNanos: () => BigInt(next()) * 1_000_000n,
+    currentTimeNanos: Effect.sync(() => BigInt(next()) * 1_000_000n),
+    sleep: (duration) => clock.sleep(duration)
+  }
+}
 
 let stoppedOnce = false
 /** A saga whose program stops the first time only. */

@@ -50,6 +50,7 @@ import {
 } from "./sqlite.js"
 import * as SqliteAppend from "./sqliteAppend.js"
 import * as SqliteDriver from "./sqliteDriver.js"
+import { storedTimeForm } from "./storedTimeForm.js"
 import * as Unflushed from "./unflushed.js"
 
 const finished = Journal.SagaStatus.literals.filter(Journal.isFinished)
@@ -223,10 +224,12 @@ export const makeUnmigrated = Effect.gen(function* () {
   // waits, needs attention or failed to compensate holds the lease until it releases it).
   const bare = (name: string) => sql.literal(name)
   const ofSagas = (name: string) => sql`${sagas}.${sql.literal(name)}`
+  // A lease is free when nobody holds it, the owner does, or its end (in the form stores write) is past.
+  const storedTime = sql.literal(storedTimeForm(onPg))
   const leaseIsFreeAt = (owner: string | null, millis: number) =>
-    sql`(lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at <= ${timeAfter(timeArg(millis, 0))})`
+    sql`(lease_owner IS NULL OR lease_owner = ${owner} OR (lease_expires_at <= ${timeAfter(timeArg(millis, 0))} AND lease_expires_at ${storedTime}))`
   const leaseIsFree = (column: typeof bare) =>
-    sql`(${column("lease_owner")} IS NULL OR ${column("lease_owner")} = ${_} OR ${column("lease_expires_at")} <= ${timeAfter(_)})`
+    sql`(${column("lease_owner")} IS NULL OR ${column("lease_owner")} = ${_} OR (${column("lease_expires_at")} <= ${timeAfter(_)} AND ${column("lease_expires_at")} ${storedTime}))`
   const activeList = sql.literal(`(${activeStatuses.map((status) => `'${status}'`).join(", ")})`)
   const keptWhileActive = (column: typeof bare, name: string, value: Statement.Fragment) =>
     sql`CASE WHEN COALESCE(${_}, 'running') IN ${activeList} THEN COALESCE(${value}, ${column(name)}) END`
@@ -1098,10 +1101,13 @@ RETURNING ${recordColumns}`,
   const skipLocked = sql.literal(onPg ? "FOR UPDATE SKIP LOCKED" : "")
   /**
    * Claims up to `limit` sagas left behind. Rows taken of which none decodes stay held (see
-   * `decodeClaimed`) and the store claims again, so that the caller, for which an empty answer means
-   * nothing is left, reaches the rows behind them; `passed` are the ids of those already passed
-   * over, so that rows whose leases lapse at once (a lease shorter than a claim) end it.
+   * `decodeClaimed`) and the store claims again, past them, so that the caller, for which an empty
+   * answer means nothing is left, reaches the rows behind them; `passed` are the ids of those
+   * already passed over, left out of the claims after, even where their leases lapse at once (a
+   * lease shorter than a claim).
    */
+  const notPassed = (passed: ReadonlySet<string>) =>
+    passed.size === 0 ? sql.literal("") : sql` AND saga_id NOT IN ${sql.in([...passed])}`
   const claimLapsed = (
     holder: Journal.Holder,
     limit: number,
@@ -1111,7 +1117,7 @@ RETURNING ${recordColumns}`,
       const left = sql.literal(openSagas)
       return Effect.mapError(
         sql`UPDATE ${sagas} SET lease_owner = ${holder.owner}, lease_expires_at = ${expiryOf(holder, millis)}
-WHERE saga_id IN (SELECT saga_id FROM ${sagas} WHERE ${left} AND ${leaseIsFreeAt(null, millis)}
+WHERE saga_id IN (SELECT saga_id FROM ${sagas} WHERE ${left} AND ${leaseIsFreeAt(null, millis)}${notPassed(passed)}
   ORDER BY updated_at, saga_id LIMIT ${Math.max(0, Math.floor(limit))} ${skipLocked})
   AND ${leaseIsFreeAt(null, millis)}
 RETURNING ${recordColumns}`,
@@ -1120,7 +1126,7 @@ RETURNING ${recordColumns}`,
         Effect.flatMap((rows) =>
           Effect.flatMap(decodeClaimed(rows), (records) => {
             const taken = (rows as ReadonlyArray<{ readonly sagaId: unknown }>).map((row) => String(row.sagaId))
-            return records.length === 0 && taken.some((sagaId) => !passed.has(sagaId))
+            return records.length === 0 && taken.length > 0
               ? claimLapsed(holder, limit, new Set([...passed, ...taken]))
               : Effect.succeed(
                   [...records].sort(

@@ -5,6 +5,7 @@
  */
 import * as Journal from "../../Journal.js"
 import { entriesTable, sagasTable } from "./migrations.js"
+import { storedTimeForm } from "./storedTimeForm.js"
 
 /** What the batch statement needs of one append (the journal's own request has these fields). */
 export interface BatchedAppend {
@@ -56,7 +57,8 @@ const text = (unflushed: boolean) => `WITH request AS (
   FROM request
   WHERE saga.saga_id = request.saga_id AND saga.revision = request.expected_revision
     AND saga.digest = request.expected_digest
-    AND (saga.lease_owner IS NULL OR saga.lease_owner = request.owner OR saga.lease_expires_at <= ${now})
+    AND (saga.lease_owner IS NULL OR saga.lease_owner = request.owner
+      OR (saga.lease_expires_at <= ${now} AND saga.lease_expires_at ${storedTimeForm(true)}))
   RETURNING saga.saga_id
 ), created AS (
   INSERT INTO ${sagas} (saga_id, status, revision, digest, created_at, updated_at, lease_owner, lease_expires_at)
