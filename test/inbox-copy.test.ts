@@ -44,8 +44,8 @@ const awaiting = (sagaId: string) =>
 const replaceCopy = (copy: Approval.ApprovalRequest) =>
   Effect.flatMap(Approval.Approval, (approval) => approval.request(copy, { fresh: true }))
 
-const edited = (seq: number) =>
-  `the approvals table's copy of the input is not the one the journal holds at seq ${seq} (shown): the table was edited`
+const edited = (seq: number, what = "the input") =>
+  `the approvals table's copy of ${what} is not the one the journal holds at seq ${seq} (shown): the table was edited`
 const neverMade = "the approvals table holds a request its saga's journal never made"
 
 /** The inbox's requests of `sagaIds` (the PostgreSQL database holds the other tests' sagas too). */
@@ -89,10 +89,11 @@ for (const [name, store] of stores) {
             const { request, seq } = yield* awaiting(sagaId)
             yield* replaceCopy({ ...request, inputDigest: "0".repeat(64) })
 
-            expect(yield* inboxOf(sagaId)).toEqual([{ ...request, tampered: edited(seq) }])
+            const digestEdited = edited(seq, "the input's digest")
+            expect(yield* inboxOf(sagaId)).toEqual([{ ...request, tampered: digestEdited }])
             const page = yield* Approval.inboxPage({ offset: 0, limit: 1000 })
             const listed = page.requests.filter((pending) => pending.sagaId === sagaId)
-            expect(listed).toEqual([{ ...request, tampered: edited(seq) }])
+            expect(listed).toEqual([{ ...request, tampered: digestEdited }])
           })
         )
       )
@@ -187,7 +188,7 @@ describe("Approval.inbox over an SQLite file edited behind the library's back", 
       expect(yield* inbox).toEqual([{ ...request, tampered: edited(seq) }])
 
       edit(file, "UPDATE effect_saga_approvals SET input = ?, input_digest = ?", request.input, "f".repeat(64))
-      expect(yield* inbox).toEqual([{ ...request, tampered: edited(seq) }])
+      expect(yield* inbox).toEqual([{ ...request, tampered: edited(seq, "the input's digest") }])
 
       edit(file, "DELETE FROM effect_saga_approvals")
       yield* Saga.run("done", Effect.void).pipe(Effect.provide(onFile(file)))

@@ -156,13 +156,14 @@ interface Copied {
  * `seq`, `undefined` if it does not: the table was edited.
  */
 export const copyDeparture = (seq: number, journaled: Copied, copy: Copied): string | undefined => {
-  if (journaled.input !== copy.input || journaled.inputDigest !== copy.inputDigest) return copyEdited(seq)
+  if (journaled.input !== copy.input) return copyEdited(seq, "the input")
+  if (journaled.inputDigest !== copy.inputDigest) return copyEdited(seq, "the input's digest")
   if (journaled.toolName !== copy.toolName || journaled.requestedAt !== copy.requestedAt) {
     return `the approvals table's copy of the request names another tool or time than the journal holds at seq ${seq} (tool ${journaled.toolName}, requested ${journaled.requestedAt}): the table was edited`
   }
   return undefined
 }
 
-/** Why a request's copy in the approvals table is not evidence: it departs from the journal's entry at `seq`. */
-const copyEdited = (seq: number): string =>
-  `the approvals table's copy of the input is not the one the journal holds at seq ${seq} (shown): the table was edited`
+/** Why a request's copy in the approvals table is not evidence: its `what` departs from the journal's entry at `seq`. */
+const copyEdited = (seq: number, what: string): string =>
+  `the approvals table's copy of ${what} is not the one the journal holds at seq ${seq} (shown): the table was edited`
