@@ -334,7 +334,8 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
     readonly claim: (sagaId: string, holder: Holder) => Effect.Effect<Option.Option<SagaRecord>, ClaimError>
     /**
      * Takes the leases of up to `limit` sagas left behind: running or compensating with a lapsed or
-     * no lease, or suspended. Oldest update first; two callers never get the same saga.
+     * no lease, or suspended. Oldest update first; two callers never get the same saga. A lease whose
+     * stored end is not a time as the store writes one never lapses (the row was edited).
      */
     readonly claimLapsed: (holder: Holder, limit: number) => Effect.Effect<ReadonlyArray<SagaRecord>, JournalError>
     /** Extends every lease `holder.owner` holds by `holder.ttlMillis` from now; returns how many. */
