@@ -2,7 +2,6 @@
  * The API (and whatever else is mounted beside it: the OpenAPI document, the docs page, the console)
  * served by Node on a host and port, with the rule about running without authentication.
  */
-import * as http from "node:http"
 import * as net from "node:net"
 import type * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
@@ -22,6 +21,7 @@ import { given, preview } from "../util/printable.js"
 import { Authentication } from "./api.js"
 import { isInsecure, layerInsecure } from "./authentication.js"
 import { ErrorTypeId } from "./errors.js"
+import { startingServer } from "./startingServer.js"
 import { isApiTarget } from "./target.js"
 
 /**
@@ -173,7 +173,7 @@ export const serve = <EA, RA, E, R>(
       return HttpApiBuilder.serve(insecure ? loopbackOnly : undefined).pipe(
         Layer.provide(app),
         Layer.provide(Layer.succeedContext(built)),
-        Layer.provideMerge(NodeHttpServer.layer(() => http.createServer(), { host, port }))
+        Layer.provideMerge(NodeHttpServer.layer(startingServer, { host, port }))
       )
     })
   ) as Layer.Layer<HttpServer.HttpServer, InsecureServer | ServeError | EA | E, Exclude<RA, Authentication> | R>
