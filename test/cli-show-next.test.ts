@@ -389,7 +389,7 @@ describe("effect-saga show: its next lines, run as printed", { timeout: 60_000 }
         expect(status.status).toBe("running")
         const lines = yield* nextLines(db, "talk-1")
         expect(lines[0]).toBe(
-          `next: wait: agent-worker holds the saga's lease until ${status.lease!.expiresAt} while its program goes on (an agent's call that asked for approval without halting): the approve and reject below are refused with LeaseHeld until the run halts awaiting approval, before the model's final answer; if that worker died, the lease lapses then, and effect-saga show talk-1 says how to go on`
+          `next: wait: agent-worker holds the saga's lease until ${status.lease!.expiresAt} while its program goes on (calls still in flight in concurrent branches, or an agent's call that asked for approval without halting): the approve and reject below are refused with LeaseHeld until the run halts awaiting approval (an agent's, before the model's final answer); if that worker died, the lease lapses then, and effect-saga show talk-1 says how to go on`
         )
         expect(lines[1]).toMatch(/^next: effect-saga approve talk-1 /)
         const approving = yield* runAsPrinted(db, lines[1]!, AT_END)

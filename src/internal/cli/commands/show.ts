@@ -195,7 +195,7 @@ const heldLine = (status: Saga.SagaStatus, lease: NonNullable<Saga.SagaStatus["l
         : status.status === "awaiting_approval"
           ? "(a command, or an explicit undo of one of its steps, runs on it: the commands below are refused with LeaseHeld while it does)"
           : status.status === "running" && status.steps.some((step) => step.state === "awaiting_approval")
-            ? "while its program goes on (an agent's call that asked for approval without halting): the approve and reject below are refused with LeaseHeld until the run halts awaiting approval, before the model's final answer"
+            ? "while its program goes on (calls still in flight in concurrent branches, or an agent's call that asked for approval without halting): the approve and reject below are refused with LeaseHeld until the run halts awaiting approval (an agent's, before the model's final answer)"
             : "(a command, or an explicit undo of one of its steps, runs on it: compensate and resolve are refused while it does)"
   return `${holds} ${why}; if that worker died, the lease lapses then, and effect-saga show ${shellWord(status.sagaId)} says how to go on`
 }
