@@ -3,10 +3,13 @@
  * and a request in between is answered 503 (ask again), never left without an answer.
  */
 import type * as Http from "node:http"
-import type { AddressInfo } from "node:net"
+import * as Net from "node:net"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
+import { Approval, Journal, Saga } from "../src/index.js"
+import * as Server from "../src/internal/http/server.js"
 import { startingServer } from "../src/internal/http/startingServer.js"
+import * as SagaApi from "../src/SagaApi.js"
 
 /** A server from `startingServer`, listening on a free loopback port, closed with the scope. */
 const listening = Effect.acquireRelease(
@@ -22,7 +25,7 @@ const listening = Effect.acquireRelease(
 
 const get = (server: Http.Server) =>
   Effect.promise(async () => {
-    const response = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/sagas`)
+    const response = await fetch(`http://127.0.0.1:${(server.address() as Net.AddressInfo).port}/api/sagas`)
     return { status: response.status, headers: Object.fromEntries(response.headers), body: await response.text() }
   })
 
@@ -51,4 +54,42 @@ describe("a server that is starting", () => {
       expect(handled).toBe(1)
     })
   )
+
+  it.scopedLive(
+    "SagaApi's server whose handler is slow to come: a request in between is answered 503, none waits",
+    () =>
+      Effect.gen(function* () {
+        const port = yield* freePort
+        // The API's layer takes a second to build, after the server listens.
+        const slowApi = Layer.merge(SagaApi.layer, Layer.effectDiscard(Effect.sleep("1 second")))
+        const services = Saga.layer.pipe(Layer.provideMerge(Layer.merge(Journal.layerMemory, Approval.layerMemory)))
+        yield* Effect.forkScoped(
+          Layer.build(
+            Server.serve(slowApi, { port, authentication: SagaApi.layerInsecure }).pipe(Layer.provide(services))
+          )
+        )
+        const answers: Array<number | "waited"> = []
+        while (!answers.includes(200)) {
+          const answer = yield* Effect.promise(() =>
+            fetch(`http://127.0.0.1:${port}/api/sagas`, { signal: AbortSignal.timeout(5_000) }).then(
+              (response) => response.status,
+              (error: Error) => (error.name === "TimeoutError" ? ("waited" as const) : undefined)
+            )
+          )
+          if (answer !== undefined) answers.push(answer)
+          yield* Effect.sleep("20 millis")
+        }
+        expect(answers).not.toContain("waited")
+        expect(answers).toContain(503)
+      })
+  )
+})
+
+/** A TCP port no one listens on now. */
+const freePort = Effect.async<number>((resume) => {
+  const probe = Net.createServer()
+  probe.listen(0, "127.0.0.1", () => {
+    const { port } = probe.address() as Net.AddressInfo
+    probe.close(() => resume(Effect.succeed(port)))
+  })
 })
