@@ -147,6 +147,6 @@ export const list = Command.make("list", { db, json, status, olderThan, limit, o
   )
 ).pipe(
   Command.withDescription(
-    "List the sagas, least recently updated first, each with its journal verified (chain: intact, or TAMPERED at the first entry that does not fit); with --limit/--offset, one page of them (only its sagas are read). Exits 1 if one listed is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, running or compensating and no worker drives it, or suspended)."
+    "List the sagas, least recently updated first, each with its journal verified (chain: intact, or TAMPERED at the first entry that does not fit); with --limit/--offset, one page of them (only its sagas are read). Exits 1 if one listed is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, so that no Recovery can resume it, and running or compensating with no worker driving it, or suspended)."
   )
 )

@@ -614,6 +614,6 @@ export const show = Command.make("show", { db, json, format, saga }, (options) =
   })
 ).pipe(
   Command.withDescription(
-    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome); never a receipt. A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, running or compensating and no worker drives it, or suspended), or if the run of an explicit undo of one of its steps does not verify."
+    "Show a saga: its status, revision and digest, its steps, and its journal (seq, time, step, tool, phase, outcome); never a receipt. A saga whose journal does not verify is shown as TAMPERED, the break first. Exits 1 if it is tampered, compensation_failed or needs_attention, or stuck (started with Saga.run, so that no Recovery can resume it, and running or compensating with no worker driving it, or suspended), or if the run of an explicit undo of one of its steps does not verify, or if the approvals table holds one of its requests otherwise than the journal."
   )
 )
