@@ -282,7 +282,7 @@ export interface CrashSummary {
   readonly hiddenUndos: number
   /**
    * Forward calls and undos run, by tool, over the whole exploration: every one that started, however
-   * it ended (each attempt of a tool's `retry` is one).
+   * it ended (each attempt of a tool's `retry` is one; one a fault stopped before the tool ran too).
    */
   readonly calls: Readonly<Record<string, { readonly execute: number; readonly compensate: number }>>
 }
