@@ -9,6 +9,7 @@ import { Duration, Effect, Layer, Logger, Schema } from "effect"
 import { Compensable, Recovery, Saga, SagaDefinition } from "../src/index.js"
 import * as Postgres from "../src/Postgres.js"
 import { freshDatabase, queryOn } from "./fixtures/postgres.js"
+import { warningsLogged } from "./fixtures/warnings.js"
 
 let interrupting = true
 
@@ -90,10 +91,7 @@ describe("recovery on PostgreSQL past rows edited by hand", () => {
           url,
           "UPDATE effect_saga_sagas SET created_at = 'garbage', updated_at = '1900-01-01T00:00:00.000Z' WHERE saga_id = 'broken'"
         )
-        const warnings: Array<string> = []
-        const logger = Logger.make(({ logLevel, message }) => {
-          if (logLevel._tag === "Warning") warnings.push(String(message))
-        })
+        const { warnings, logger } = warningsLogged()
         const worker = Saga.layerWith({ owner: "w2", leaseTtl: Duration.millis(1) }).pipe(
           Layer.provideMerge(Postgres.layer({ url }))
         )

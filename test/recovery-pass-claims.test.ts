@@ -12,6 +12,7 @@ import type { Context } from "effect"
 import { Clock, Effect, Exit, Fiber, Layer, Logger, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
+import { warningsLogged } from "./fixtures/warnings.js"
 
 describe("a recovery pass gives back the claims it holds however it ends", () => {
   for (const [name, makeStore] of stores) {
@@ -82,10 +83,7 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
         file.prepare("UPDATE effect_saga_sagas SET created_at = 'garbage' WHERE saga_id = 'b-broken'").run()
         const leaseOf = (sagaId: string) =>
           file.prepare("SELECT lease_owner AS owner FROM effect_saga_sagas WHERE saga_id = ?").get(sagaId)
-        const warnings: Array<string> = []
-        const logger = Logger.make(({ logLevel, message }) => {
-          if (logLevel._tag === "Warning") warnings.push(String(message))
-        })
+        const { warnings, logger } = warningsLogged()
         const worker = yield* Layer.build(workerOn(store, "w2"))
         // One saga a claim: a batch of the broken row alone must not end the pass.
         const recovery = yield* Effect.provide(Recovery.make({ definitions: [Slow], batchSize: 1 }), worker)
@@ -131,10 +129,7 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
           )
           .run()
         file.close()
-        const warnings: Array<string> = []
-        const logger = Logger.make(({ logLevel, message }) => {
-          if (logLevel._tag === "Warning") warnings.push(String(message))
-        })
+        const { warnings, logger } = warningsLogged()
         const worker = yield* Layer.build(
           Saga.layerWith({ owner: "w2", leaseTtl: "1 millis" }).pipe(Layer.provideMerge(Layer.succeedContext(store)))
         )
