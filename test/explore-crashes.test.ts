@@ -506,6 +506,13 @@ describe("Testing.exploreCrashes", () => {
         [{ seed: Number.NaN }, "seed must be a finite number, not NaN"],
         [{ seed: "7" }, 'seed must be a finite number, not "7"'],
         [{ approvals: [] }, "approvals names no answer"],
+        [{ approvals: ["approve", "reject", "approve"] }, 'approvals lists "approve" twice'],
+        [{ crashes: ["after-write", "after-write"] }, 'crashes lists "after-write" twice'],
+        [{ allow: ["Completed", "Completed"] }, 'allow lists "Completed" twice'],
+        [
+          { invariants: [{ name: " ", holds: () => Effect.succeed(true) }] },
+          "invariants[0] has a blank name: a failure names the invariant it broke"
+        ],
         [{ approvals: ["maybe"] }, 'approvals holds "maybe", which is none of "approve", "reject", "expire"'],
         [{ approvals: "approve" }, 'approvals must be a list of "approve", "reject", "expire", not "approve"'],
         [{ crashes: ["bogus"] }, 'crashes holds "bogus", which is none of "after-write", "before-outcome"'],

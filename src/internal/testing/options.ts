@@ -57,7 +57,9 @@ const listProblem = (
   if (!Array.isArray(values)) return `${name} must be a list of ${oneOf(known)}, not ${show(values)}`
   if (empty === "refused" && values.length === 0) return `${name} names no ${name === "allow" ? "ending" : "answer"}`
   const at = values.findIndex((value) => !known.includes(value))
-  return at === -1 ? undefined : `${name} holds ${show(values[at])}, which is none of ${oneOf(known)}`
+  if (at !== -1) return `${name} holds ${show(values[at])}, which is none of ${oneOf(known)}`
+  const twice = values.findIndex((value, index) => values.indexOf(value) !== index)
+  return twice === -1 ? undefined : `${name} lists ${show(values[twice])} twice`
 }
 
 /** Why `invariants` is not a list of `{ name, holds }`, if it is not. */
@@ -67,6 +69,7 @@ const invariantsProblem = (invariants: unknown): string | undefined => {
     const { name, holds } = (invariant ?? {}) as { readonly name?: unknown; readonly holds?: unknown }
     if (typeof name !== "string" || typeof holds !== "function")
       return `invariants[${index}] must be { name: string, holds: (ending) => Effect }`
+    if (name.trim() === "") return `invariants[${index}] has a blank name: a failure names the invariant it broke`
   }
   return undefined
 }
