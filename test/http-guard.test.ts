@@ -263,6 +263,8 @@ describe("serve without authentication, on a loopback address", { timeout: 30_00
         const refusal = `this server runs without authentication and answers only requests sent to localhost, 127.0.0.1 or [::1]: Host "attacker.example:${port}" is not one`
         const read = yield* send(baseUrl, { method: "GET", target: "/api/sagas", headers: rebound })
         expect([read.status, read.body]).toEqual([403, { _tag: "Forbidden", message: refusal }])
+        // An answer under /api, as every other: not sniffed, not cached.
+        expect(read.headers).toMatchObject({ "x-content-type-options": "nosniff", "cache-control": "no-store" })
         const reject = yield* send(baseUrl, {
           target: `/api/sagas/payout-1/steps/${encodeURIComponent(stepId)}/reject`,
           headers: { ...json, ...rebound },

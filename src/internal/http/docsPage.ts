@@ -21,7 +21,7 @@ const CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
 
 /** What every answer of the API carries. */
-const API_HEADERS = { "x-content-type-options": "nosniff", "cache-control": "no-store" } as const
+export const API_HEADERS = { "x-content-type-options": "nosniff", "cache-control": "no-store" } as const
 
 /** Adds the API's headers to its answers, and the docs page's own to the answer of a request for it. */
 export const hardened = HttpApp.appendPreResponseHandler((request, response) =>

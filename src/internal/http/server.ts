@@ -20,6 +20,7 @@ import type { ServeOptions } from "../../SagaApi.js"
 import { given, preview } from "../util/printable.js"
 import { Authentication } from "./api.js"
 import { isInsecure, layerInsecure } from "./authentication.js"
+import { API_HEADERS } from "./docsPage.js"
 import { ErrorTypeId } from "./errors.js"
 import { startingServer } from "./startingServer.js"
 import { isApiTarget } from "./target.js"
@@ -93,7 +94,7 @@ const misdirected = (request: HttpServerRequest.HttpServerRequest): HttpServerRe
   const host = request.headers.host
   const message = `this server runs without authentication and answers only requests sent to localhost, 127.0.0.1 or [::1]: Host ${host === undefined ? "is missing" : `${preview(host)} is not one`}`
   return isApiTarget(request.url)
-    ? HttpServerResponse.unsafeJson({ _tag: "Forbidden", message }, { status: 403 })
+    ? HttpServerResponse.unsafeJson({ _tag: "Forbidden", message }, { status: 403, headers: API_HEADERS })
     : HttpServerResponse.text(message, { status: 403 })
 }
 
