@@ -145,6 +145,33 @@ describe("Testing.exploreCrashes", () => {
   )
 
   it.effect(
+    "a keyed step whose input reads Math.random, after a step: a recovery that does not replay asks whether the program is deterministic",
+    () =>
+      Effect.gen(function* () {
+        let draws = 0
+        vi.spyOn(Math, "random").mockImplementation(() => ++draws / 1000)
+        const book = Compensable.make({
+          name: "book",
+          input: Schema.Struct({ to: Schema.String }),
+          success: Schema.Null,
+          execute: () => Effect.succeed(null),
+          compensate: () => Effect.void
+        })
+        const Trip = SagaDefinition.make("trip", {
+          input: Schema.Int,
+          program: (amount) =>
+            Effect.zipRight(charge(amount), book({ to: `OSL-${Math.random()}` }, { key: "outbound" }))
+        })
+        const found = yield* Effect.flip(Testing.exploreCrashes(Trip, 42, { world: BankLive }))
+        assert(found instanceof Testing.CrashFound)
+        expect(found.problems[0]).toMatch(
+          /^recovery failed: saga explored did not replay as journaled at step book:outbound#1: .+ \(is the program deterministic\?\)$/
+        )
+      }),
+    60_000
+  )
+
+  it.effect(
     "a keyed step whose input reads Math.random: its step id stays the same, its input names the first different write",
     () =>
       Effect.gen(function* () {

@@ -5,12 +5,26 @@
 import * as Cause from "effect/Cause"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
 import type * as Journal from "../../Journal.js"
 import type { SagaResult } from "../../SagaResult.js"
 import type { Ledger } from "./crash.js"
 import { DriveProblem } from "./drive.js"
 
 export const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error))
+
+/** What `exit` failed with, as the engine raised it (a drive's problem unwrapped), if it failed. */
+const failureOf = (exit: Exit.Exit<unknown, unknown>): unknown =>
+  Exit.isSuccess(exit)
+    ? undefined
+    : Option.match(Cause.failureOption(exit.cause), {
+        onNone: () => undefined,
+        onSome: (failure) => (failure instanceof DriveProblem ? failure.reason : failure)
+      })
+
+/** Whether `exit` failed because the program did not replay as its journal says (`NonDeterminism`). */
+export const replayDiverged = (exit: Exit.Exit<unknown, unknown>): boolean =>
+  Predicate.isTagged(failureOf(exit), "NonDeterminism")
 
 export const describeExit = (exit: Exit.Exit<unknown, unknown>): string => {
   if (Exit.isSuccess(exit)) return "succeeded"

@@ -21,7 +21,15 @@ import type { SagaResult } from "../../SagaResult.js"
 import type { ApprovalAnswer, CrashSummary, Ending, ExploreOptions } from "../../Testing.js"
 import * as Timeline from "../../Timeline.js"
 import { encodeJson } from "../util/codec.js"
-import { countProblems, describeError, describeExit, excused, formatReport, hiddenUndos } from "./checks.js"
+import {
+  countProblems,
+  describeError,
+  describeExit,
+  excused,
+  formatReport,
+  hiddenUndos,
+  replayDiverged
+} from "./checks.js"
 import { advancing } from "./clock.js"
 import type { Point } from "./crash.js"
 import { CrashSwitch, Ledger } from "./crash.js"
@@ -194,7 +202,9 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       let ending: Ending | undefined
       let excusedUndos = 0
       if (Exit.isFailure(exit)) {
-        problems.push(`${point === undefined ? "the run" : "recovery"} failed: ${describeExit(exit)}`)
+        // A recovery replays the program: one that diverges from its journal reads it differently.
+        const hint = point !== undefined && replayDiverged(exit) ? " (is the program deterministic?)" : ""
+        problems.push(`${point === undefined ? "the run" : "recovery"} failed: ${describeExit(exit)}${hint}`)
       } else {
         const result = exit.value
         ending = result._tag
