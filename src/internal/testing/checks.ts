@@ -13,24 +13,19 @@ import { DriveProblem } from "./drive.js"
 
 export const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-/** What `exit` failed with, as the engine raised it (a drive's problem unwrapped), if it failed. */
-const failureOf = (exit: Exit.Exit<unknown, unknown>): unknown =>
-  Exit.isSuccess(exit)
-    ? undefined
-    : Option.match(Cause.failureOption(exit.cause), {
-        onNone: () => undefined,
-        onSome: (failure) => (failure instanceof DriveProblem ? failure.reason : failure)
-      })
+/** What `cause` failed with, as the engine raised it (a drive's problem unwrapped), if it holds a failure. */
+const failureOf = (cause: Cause.Cause<unknown>): Option.Option<unknown> =>
+  Option.map(Cause.failureOption(cause), (failure) => (failure instanceof DriveProblem ? failure.reason : failure))
 
 /** Whether `exit` failed because the program did not replay as its journal says (`NonDeterminism`). */
 export const replayDiverged = (exit: Exit.Exit<unknown, unknown>): boolean =>
-  Predicate.isTagged(failureOf(exit), "NonDeterminism")
+  Exit.isFailure(exit) &&
+  Option.exists(failureOf(exit.cause), (failure) => Predicate.isTagged(failure, "NonDeterminism"))
 
 export const describeExit = (exit: Exit.Exit<unknown, unknown>): string => {
   if (Exit.isSuccess(exit)) return "succeeded"
-  const failure = Cause.failureOption(exit.cause)
-  if (Option.isSome(failure))
-    return describeError(failure.value instanceof DriveProblem ? failure.value.reason : failure.value)
+  const failure = failureOf(exit.cause)
+  if (Option.isSome(failure)) return describeError(failure.value)
   return Cause.isInterruptedOnly(exit.cause) ? "it was interrupted" : Cause.pretty(exit.cause).split("\n")[0]!
 }
 
