@@ -1,10 +1,11 @@
 import { createHash } from "node:crypto"
 import { assert, describe, expect, it } from "@effect/vitest"
 import type { Duration } from "effect"
-import { Cause, Clock, Effect, Layer, Logger, Option, Schema, TestClock } from "effect"
+import { Cause, Effect, Layer, Logger, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Saga, SagaError, Timeline } from "../src/index.js"
 import * as Testing from "../src/Testing.js"
 import { entriesOf } from "./fixtures/journal-reads.js"
+import { tickingClock } from "./fixtures/tickingClock.js"
 
 describe("approvals in a saga", () => {
   it.effect("an irreversible step waits for approval, journaled with its input digest, without running", () =>
@@ -363,7 +364,10 @@ describe("approvals in a saga", () => {
       expect(yield* Approval.pending).toEqual([first.request])
       const awaiting = (yield* entriesOf("same-request")).find((entry) => entry.phase === "AWAITING_APPROVAL")!
       expect(first.request.requestedAt).toBe(awaiting.at)
-    }).pipe(Effect.provide(Testing.layer), Effect.withClock(tickingClock()))
+    }).pipe(
+      Effect.provide(Testing.layer),
+      Effect.withClock(tickingClock({ from: Date.UTC(2026, 11, 2), step: 1, sleep: () => Effect.void }))
+    )
   )
 
   it.effect(
@@ -406,20 +410,6 @@ describe("approvals in a saga", () => {
       }).pipe(Effect.provide(Testing.layer))
   )
 })
-
-/** A clock that moves on by a millisecond at every read: two reads never agree. */
-const tickingClock = (): Clock.Clock => {
-  let millis = Date.UTC(2026, 11, 2)
-  const next = () => ++millis
-  return {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: next,
-    currentTimeMillis: Effect.sync(next),
-    unsafeCurrentTimeNanos: () => BigInt(next()) * 1_000_000n,
-    currentTimeNanos: Effect.sync(() => BigInt(next()) * 1_000_000n),
-    sleep: () => Effect.void
-  }
-}
 
 describe("approval expiry and renewal", () => {
   it.effect(

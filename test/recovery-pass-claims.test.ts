@@ -9,9 +9,10 @@ import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import type { Context } from "effect"
-import { Clock, Effect, Exit, Fiber, Layer, Logger, Option, Schema, TestClock } from "effect"
+import { Effect, Exit, Fiber, Layer, Logger, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
+import { tickingClock } from "./fixtures/tickingClock.js"
 import { warningsLogged } from "./fixtures/warnings.js"
 
 describe("a recovery pass gives back the claims it holds however it ends", () => {
@@ -135,8 +136,11 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
         )
         const recovery = yield* Effect.provide(Recovery.make({ definitions: [Replays], batchSize: 1 }), worker)
         // Each reading of the clock is 5 ms on: every lease lapses before the next claim.
+        const clock = yield* Effect.clock
         const report = yield* recovery.recoverAll.pipe(
-          Effect.withClock(ticking(yield* Effect.clock)),
+          Effect.withClock(
+            tickingClock({ from: clock.unsafeCurrentTimeMillis(), step: 5, sleep: (duration) => clock.sleep(duration) })
+          ),
           Effect.provide(Logger.replace(Logger.defaultLogger, logger))
         )
         expect(report.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual([
@@ -259,20 +263,6 @@ const Stops = SagaDefinition.make("stops", { input: Schema.String, program: () =
 
 /** The saga `Slow` started, as a pass that has nothing left to wait for replays it: its step, journaled. */
 const Replays = SagaDefinition.make("slow", { input: Schema.String, program: (id: string) => noted(id) })
-
-/** `clock`, but each reading of the time is 5 ms after the last; it sleeps as `clock` does. */
-const ticking = (clock: Clock.Clock): Clock.Clock => {
-  let millis = clock.unsafeCurrentTimeMillis()
-  const next = () => (millis += 5)
-  return {
-    [Clock.ClockTypeId]: Clock.ClockTypeId,
-    unsafeCurrentTimeMillis: next,
-    currentTimeMillis: Effect.sync(next),
-    unsafeCurrentTimeNanos: () => BigInt(next()) * 1_000_000n,
-    currentTimeNanos: Effect.sync(() => BigInt(next()) * 1_000_000n),
-    sleep: (duration) => clock.sleep(duration)
-  }
-}
 
 let stoppedOnce = false
 /** A saga whose program stops the first time only. */
