@@ -335,7 +335,8 @@ export class Journal extends Context.Tag("effect-saga/Journal")<
     /**
      * Takes the leases of up to `limit` sagas left behind: running or compensating with a lapsed or
      * no lease, or suspended. Oldest update first; two callers never get the same saga. A lease whose
-     * stored end is not a time as the store writes one never lapses (the row was edited).
+     * stored end is not a time as the store writes one (a day of the calendar, an hour of the day) never
+     * lapses (the row was edited).
      */
     readonly claimLapsed: (holder: Holder, limit: number) => Effect.Effect<ReadonlyArray<SagaRecord>, JournalError>
     /** Extends every lease `holder.owner` holds by `holder.ttlMillis` from now; returns how many. */

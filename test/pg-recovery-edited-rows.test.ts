@@ -46,10 +46,19 @@ describe("recovery on PostgreSQL past rows edited by hand", () => {
     () =>
       Effect.gen(function* () {
         const url = yield* Effect.promise(() => freshDatabase("effect_saga_edited_lease"))
-        const edits = { "b-before": "0garbage", "c-after": "garbage", "d-spaced": "2000-01-01 00:00:00.000Z" }
+        const edits = {
+          "b-before": "0garbage",
+          "c-after": "garbage",
+          "d-spaced": "1960-01-01 00:00:00.000Z",
+          "e-no-such-month": "1960-19-39T29:00:00.000Z",
+          "f-no-such-day": "1960-02-30T00:00:00.000Z",
+          "g-not-a-leap-year": "1900-02-29T00:00:00.000Z"
+        }
+        // A past leap day is a time as the stores write one: that lease lapses.
+        const lapsed = { "h-leap-day": "1960-02-29T00:00:00.000Z" }
         interrupting = true
-        yield* leftSuspended(url, ["a-healthy", ...Object.keys(edits)])
-        for (const [sagaId, expiresAt] of Object.entries(edits)) {
+        yield* leftSuspended(url, ["a-healthy", ...Object.keys(edits), ...Object.keys(lapsed)])
+        for (const [sagaId, expiresAt] of Object.entries({ ...edits, ...lapsed })) {
           yield* query(
             url,
             `UPDATE effect_saga_sagas SET lease_owner = 'w9', lease_expires_at = '${expiresAt}' WHERE saga_id = '${sagaId}'`
@@ -62,12 +71,15 @@ describe("recovery on PostgreSQL past rows edited by hand", () => {
           const refusals = yield* Effect.forEach(Object.keys(edits), (sagaId) => Effect.flip(recovery.resume(sagaId)))
           return { report, refusals }
         }).pipe(Effect.provide(worker))
-        expect(outcome.report.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual([["a-healthy", "Resumed"]])
+        expect(outcome.report.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual([
+          ["a-healthy", "Resumed"],
+          ["h-leap-day", "Resumed"]
+        ])
         for (const refused of outcome.refusals)
           expect(refused).toMatchObject({ _tag: "JournalTampered", problem: "row" })
         const leases = yield* query(
           url,
-          "SELECT saga_id, lease_owner, lease_expires_at FROM effect_saga_sagas WHERE saga_id <> 'a-healthy' ORDER BY saga_id"
+          "SELECT saga_id, lease_owner, lease_expires_at FROM effect_saga_sagas WHERE saga_id NOT IN ('a-healthy', 'h-leap-day') ORDER BY saga_id"
         )
         expect(leases).toEqual(
           Object.entries(edits).map(([sagaId, expiresAt]) => ({

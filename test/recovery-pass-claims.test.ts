@@ -158,8 +158,17 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
       Effect.gen(function* () {
         const filename = path.join(dir, `edited-lease-${Math.random().toString(36).slice(2)}.db`)
         const store = yield* Layer.build(SqlStore.layerSqlite({ filename }))
-        const edits = { "b-before": "0garbage", "c-after": "garbage", "d-spaced": "2000-01-01 00:00:00.000Z" }
-        yield* leftSuspended(store, ["a-healthy", ...Object.keys(edits)])
+        const edits = {
+          "b-before": "0garbage",
+          "c-after": "garbage",
+          "d-spaced": "1960-01-01 00:00:00.000Z",
+          "e-no-such-month": "1960-19-39T29:00:00.000Z",
+          "f-no-such-day": "1960-02-30T00:00:00.000Z",
+          "g-not-a-leap-year": "1900-02-29T00:00:00.000Z"
+        }
+        // All before now (the test clock starts at 1970); a leap day is a time as the stores write one: that lease lapses.
+        const lapsed = { "h-leap-day": "1960-02-29T00:00:00.000Z" }
+        yield* leftSuspended(store, ["a-healthy", ...Object.keys(edits), ...Object.keys(lapsed)])
         const file = new Database(filename)
         const leaseOf = (sagaId: string) =>
           file
@@ -167,7 +176,7 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
               "SELECT lease_owner AS owner, lease_expires_at AS expiresAt FROM effect_saga_sagas WHERE saga_id = ?"
             )
             .get(sagaId)
-        for (const [sagaId, expiresAt] of Object.entries(edits)) {
+        for (const [sagaId, expiresAt] of Object.entries({ ...edits, ...lapsed })) {
           file
             .prepare("UPDATE effect_saga_sagas SET lease_owner = 'w9', lease_expires_at = ? WHERE saga_id = ?")
             .run(expiresAt, sagaId)
@@ -175,7 +184,10 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
         const worker = yield* Layer.build(workerOn(store, "w2"))
         const recovery = yield* Effect.provide(Recovery.make({ definitions: [Replays] }), worker)
         const report = yield* recovery.recoverAll
-        expect(report.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual([["a-healthy", "Resumed"]])
+        expect(report.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual([
+          ["a-healthy", "Resumed"],
+          ["h-leap-day", "Resumed"]
+        ])
         for (const [sagaId, expiresAt] of Object.entries(edits)) {
           expect(leaseOf(sagaId)).toEqual({ owner: "w9", expiresAt })
           const refused = yield* Effect.flip(Effect.provide(recovery.resume(sagaId), worker))

@@ -225,11 +225,13 @@ export const makeUnmigrated = Effect.gen(function* () {
   const bare = (name: string) => sql.literal(name)
   const ofSagas = (name: string) => sql`${sagas}.${sql.literal(name)}`
   // A lease is free when nobody holds it, the owner does, or its end (in the form stores write) is past.
-  const storedTime = sql.literal(storedTimeForm(onPg))
+  const leaseEndInForm = (column: string) => sql.literal(storedTimeForm(onPg, column))
   const leaseIsFreeAt = (owner: string | null, millis: number) =>
-    sql`(lease_owner IS NULL OR lease_owner = ${owner} OR (lease_expires_at <= ${timeAfter(timeArg(millis, 0))} AND lease_expires_at ${storedTime}))`
-  const leaseIsFree = (column: typeof bare) =>
-    sql`(${column("lease_owner")} IS NULL OR ${column("lease_owner")} = ${_} OR (${column("lease_expires_at")} <= ${timeAfter(_)} AND ${column("lease_expires_at")} ${storedTime}))`
+    sql`(lease_owner IS NULL OR lease_owner = ${owner} OR (lease_expires_at <= ${timeAfter(timeArg(millis, 0))} AND ${leaseEndInForm("lease_expires_at")}))`
+  const leaseIsFree = (table: string) => {
+    const [owner, end] = [`${table}lease_owner`, `${table}lease_expires_at`]
+    return sql`(${sql.literal(owner)} IS NULL OR ${sql.literal(owner)} = ${_} OR (${sql.literal(end)} <= ${timeAfter(_)} AND ${leaseEndInForm(end)}))`
+  }
   const activeList = sql.literal(`(${activeStatuses.map((status) => `'${status}'`).join(", ")})`)
   const keptWhileActive = (column: typeof bare, name: string, value: Statement.Fragment) =>
     sql`CASE WHEN COALESCE(${_}, 'running') IN ${activeList} THEN COALESCE(${value}, ${column(name)}) END`
@@ -239,13 +241,13 @@ VALUES (${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${_}, ${timeAfter(_)})
 ON CONFLICT (saga_id) DO UPDATE SET status = COALESCE(${_}, ${sagas}.status), revision = ${_},
   digest = ${_}, updated_at = ${_}, lease_owner = ${keptWhileActive(ofSagas, "lease_owner", sql`${_}`)},
   lease_expires_at = ${keptWhileActive(ofSagas, "lease_expires_at", timeAfter(_))}
-WHERE ${sagas}.revision = 0 AND ${sagas}.digest = ${_} AND ${leaseIsFree(ofSagas)}
+WHERE ${sagas}.revision = 0 AND ${sagas}.digest = ${_} AND ${leaseIsFree(`${sagasTable}.`)}
 RETURNING saga_id`
   const compareAndSetNew = text(compareAndSetNewSql)
   const compareAndSetSql = sql`UPDATE ${sagas} SET status = COALESCE(${_}, status), revision = ${_}, digest = ${_},
   updated_at = ${_}, lease_owner = ${keptWhileActive(bare, "lease_owner", sql`${_}`)},
   lease_expires_at = ${keptWhileActive(bare, "lease_expires_at", timeAfter(_))}
-WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_} AND ${leaseIsFree(bare)}
+WHERE saga_id = ${_} AND revision = ${_} AND digest = ${_} AND ${leaseIsFree("")}
 RETURNING saga_id`
   const compareAndSet = text(compareAndSetSql)
   // SQLite: an append that sets no status, by the holder of the saga's lease while it is active,

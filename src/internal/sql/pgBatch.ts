@@ -58,7 +58,7 @@ const text = (unflushed: boolean) => `WITH request AS (
   WHERE saga.saga_id = request.saga_id AND saga.revision = request.expected_revision
     AND saga.digest = request.expected_digest
     AND (saga.lease_owner IS NULL OR saga.lease_owner = request.owner
-      OR (saga.lease_expires_at <= ${now} AND saga.lease_expires_at ${storedTimeForm(true)}))
+      OR (saga.lease_expires_at <= ${now} AND ${storedTimeForm(true, "saga.lease_expires_at")}))
   RETURNING saga.saga_id
 ), created AS (
   INSERT INTO ${sagas} (saga_id, status, revision, digest, created_at, updated_at, lease_owner, lease_expires_at)
