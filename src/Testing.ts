@@ -353,6 +353,13 @@ export class CrashFound extends Data.TaggedError("CrashFound")<{
   readonly approvalAsked: boolean
   /** The input, as JSON, when a property generated it. */
   readonly input: string | undefined
+  /**
+   * The seed fast-check generated the inputs with, when a property generated the input: the same
+   * `seed` and `runs` given to `exploreCrashesProperty` explore the same inputs again.
+   *
+   * @since 0.5.0
+   */
+  readonly seed?: number | undefined
   /** Each check that failed, with what was expected. */
   readonly problems: ReadonlyArray<string>
   /** The journal up to the crash and what recovery wrote after it. */
@@ -363,7 +370,8 @@ export class CrashFound extends Data.TaggedError("CrashFound")<{
   override get message(): string {
     const given = [
       ...(this.approvalAsked ? [`approval answered "${this.approval}"`] : []),
-      ...(this.input === undefined ? [] : [`input ${this.input}`])
+      ...(this.input === undefined ? [] : [`input ${this.input}`]),
+      ...(this.seed === undefined ? [] : [`seed ${this.seed}`])
     ]
     return [
       `${this.point}${given.length === 0 ? "" : ` (${given.join(", ")})`} breaks the saga:`,
@@ -524,5 +532,5 @@ export const exploreCrashesProperty = <I, A, E, R, W, EW, S = never, ES = never>
     const error = Cause.failureOption(cause)
     // An exploration that died dies here the same way; only a CrashFound is told its input.
     if (Option.isNone(error) || !(error.value instanceof CrashFound)) return yield* Effect.failCause(cause)
-    return yield* Effect.fail(new CrashFound({ ...error.value, input: JSON.stringify(input) }))
+    return yield* Effect.fail(new CrashFound({ ...error.value, input: JSON.stringify(input), seed: details.seed }))
   })

@@ -743,7 +743,50 @@ describe("Testing.exploreCrashesProperty", () => {
         )
         assert(found instanceof Testing.CrashFound)
         expect(found.input).toBe("1001") // shrunk to the smallest amount that breaks it
-        expect(found.message).toContain("input 1001")
+        expect(found.message).toContain("input 1001, seed 7")
+      }),
+    120_000
+  )
+
+  it.effect(
+    "a failure names the seed fast-check drew the inputs with, given or not; given back, it fails the same way",
+    () =>
+      Effect.gen(function* () {
+        const Amount = Schema.Int.pipe(Schema.between(1, 10_000))
+        const forgetsUnder50 = Compensable.make({
+          name: "charge",
+          input: Amount,
+          success: Schema.String,
+          execute: (amount) =>
+            Effect.map(Bank, (bank) => {
+              bank.charged += amount
+              return "charge-1"
+            }),
+          compensate: ({ input }) =>
+            Effect.map(Bank, (bank) => {
+              if (input >= 50) bank.refunded += input
+            })
+        })
+        const Forgetful = SagaDefinition.make("order", {
+          input: Amount,
+          program: (amount) => Effect.zipRight(forgetsUnder50(amount), ship(amount))
+        })
+        const explored = (seed?: number) =>
+          Effect.flip(
+            Testing.exploreCrashesProperty(Forgetful, {
+              world: BankLive,
+              invariants: [refundedUnlessCompleted],
+              runs: 30,
+              ...(seed === undefined ? {} : { seed })
+            })
+          )
+        const unseeded = yield* explored()
+        assert(unseeded instanceof Testing.CrashFound)
+        assert(typeof unseeded.seed === "number")
+        expect(unseeded.message).toContain(`input ${unseeded.input}, seed ${unseeded.seed}`)
+        const again = yield* explored(unseeded.seed)
+        assert(again instanceof Testing.CrashFound)
+        expect([again.input, again.seed]).toEqual([unseeded.input, unseeded.seed])
       }),
     120_000
   )
