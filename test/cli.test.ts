@@ -1263,6 +1263,22 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       expect(cut.stderr).toMatch(
         /^--digest "abc" is not a digest: give the one show printed \(64 hex digits, 0-9 a-f\)\n/
       )
+      // And an --input-digest no input's SHA-256 can be: not "the approval names another".
+      const cutInput = yield* cli(
+        "renew-approval",
+        "order-1",
+        "sendWire",
+        "--as",
+        "bob",
+        "--input-digest",
+        "abc",
+        "--db",
+        db
+      )
+      expect(cutInput).toMatchObject({ code: 2, stdout: "" })
+      expect(cutInput.stderr).toMatch(
+        /^--input-digest "abc" is not an input's SHA-256: give the one approvals --json printed \(64 hex digits, 0-9 a-f\)\n/
+      )
       const fraction = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--revision", "1.5", "--db", db)
       expect(fraction).toMatchObject({ code: 2, stdout: "" })
       expect(fraction.stderr).toMatch(/^--revision "1\.5" is not a whole number in decimal digits\n/)

@@ -4,7 +4,9 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Journal } from "../../../Journal.js"
@@ -25,7 +27,21 @@ const expiresAt = Options.text("expires-at").pipe(
 
 const inputDigest = Options.text("input-digest").pipe(
   Options.withPseudoName("SHA256"),
-  Options.withDescription("The input sha256 you saw (approvals prints it): refused if the approval names another."),
+  Options.withDescription(
+    "The input sha256 you saw (approvals --json prints it in full): refused if the approval names another."
+  ),
+  // A mistyped or cut hash names no input at all: say so, not that the approval names another.
+  Options.mapEffect((text) =>
+    /^[0-9a-f]{64}$/.test(text)
+      ? Effect.succeed(text)
+      : Effect.fail(
+          ValidationError.invalidValue(
+            HelpDoc.p(
+              `--input-digest ${JSON.stringify(text)} is not an input's SHA-256: give the one approvals --json printed (64 hex digits, 0-9 a-f)`
+            )
+          )
+        )
+  ),
   Options.optional
 )
 
