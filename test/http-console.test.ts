@@ -110,9 +110,11 @@ describe("the web console in headless Chromium", { timeout: 60_000 }, () => {
         yield* step(async () => {
           await stale.getByRole("textbox", { name: "Reason for rejecting" }).fill("not this one")
           await stale.getByRole("button", { name: "Reject" }).click()
-          await page.getByRole("status").filter({ hasText: "saga moved on" }).waitFor()
+          await page.getByRole("status").filter({ hasText: "Reload to see" }).waitFor()
         })
-        expect(yield* step(() => page.getByRole("status").textContent())).toMatch(/saga moved on.*reload/)
+        expect(yield* step(() => page.getByRole("status").textContent())).toMatch(
+          /^Refused: .*payout-2.*\. Reload to see where the saga stands now\.$/
+        )
         // A notice is shown once: reloaded, the page has none.
         yield* step(() => page.reload())
         expect(yield* step(() => page.getByRole("status").count())).toBe(0)

@@ -139,7 +139,8 @@ const noticeFor = (error: ApiError): Notice => {
     case "Conflict":
       return {
         kind: "conflict",
-        text: `Refused: the saga moved on since you looked at it; reload and decide again. (${error.message})`
+        // The reason first: "decide again" would mislead when another person's answer is the reason.
+        text: `Refused: ${error.message}. Reload to see where the saga stands now.`
       }
     case "Forbidden":
       return { kind: "forbidden", text: `Not allowed: ${error.message}` }
