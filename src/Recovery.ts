@@ -414,18 +414,20 @@ const keyOf = (recovered: Recovered): string => {
 }
 
 /**
- * How many sagas of a report ended in each state.
+ * How many sagas of a report ended in each state, the states in code-point order of their names
+ * (`Completed` before `Failed`), whatever order the sagas ended in.
  *
  * @since 0.1.0
  * @category formatting
  */
 export const summary = (report: RecoveryReport): Record<string, number> => {
-  const counts: Record<string, number> = {}
+  const counts = new Map<string, number>()
   for (const recovered of report.sagas) {
     const key = keyOf(recovered)
-    counts[key] = (counts[key] ?? 0) + 1
+    counts.set(key, (counts.get(key) ?? 0) + 1)
   }
-  return counts
+  // In one order whatever order the sagas ended in, so that two passes' lines read alike.
+  return Object.fromEntries([...counts].sort(([a], [b]) => (a < b ? -1 : 1)))
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Logger, Metric, Option, Schema, TestClock } from "effect"
-import { Approval, Journal, Metrics, Recovery, Saga, SagaDefinition } from "../src/index.js"
+import { Approval, Journal, Metrics, Recovery, Saga, SagaDefinition, type SagaResult } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import { echoStep, leftBehind, type Store } from "./fixtures/left-behind.js"
 
@@ -126,3 +126,27 @@ const counts = Effect.map(
   Effect.all([Metric.value(Metrics.recoveryPasses), Metric.value(Metrics.recoveryClaimed)]),
   ([passes, claimed]) => ({ passes: passes.count, claimed: claimed.count })
 )
+
+describe("Recovery.summary", () => {
+  it("counts a pass's outcomes in code-point order of their names, whatever order the sagas ended in", () => {
+    const ended = (sagaId: string, _tag: "Completed" | "Compensated"): Recovery.Recovered => ({
+      _tag: "Resumed",
+      sagaId,
+      // Only its tag is counted.
+      result: { _tag } as SagaResult.SagaResult<unknown, unknown>
+    })
+    const failed: Recovery.Recovered = {
+      _tag: "Failed",
+      sagaId: "f-1",
+      error: new Recovery.Unrecoverable({ sagaId: "f-1", reason: "no definition" })
+    }
+    const first = Recovery.summary({ sagas: [failed, ended("c-1", "Compensated"), ended("a-1", "Completed")] })
+    const second = Recovery.summary({ sagas: [ended("a-1", "Completed"), failed, ended("c-1", "Compensated")] })
+    expect(Object.entries(first)).toEqual([
+      ["Compensated", 1],
+      ["Completed", 1],
+      ["Failed", 1]
+    ])
+    expect(Object.entries(second)).toEqual(Object.entries(first))
+  })
+})

@@ -84,7 +84,7 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
         file.prepare("UPDATE effect_saga_sagas SET created_at = 'garbage' WHERE saga_id = 'b-broken'").run()
         const leaseOf = (sagaId: string) =>
           file.prepare("SELECT lease_owner AS owner FROM effect_saga_sagas WHERE saga_id = ?").get(sagaId)
-        const { warnings, logger } = warningsLogged()
+        const { annotations, warnings, logger } = warningsLogged()
         const worker = yield* Layer.build(workerOn(store, "w2"))
         // One saga a claim: a batch of the broken row alone must not end the pass.
         const recovery = yield* Effect.provide(Recovery.make({ definitions: [Slow], batchSize: 1 }), worker)
@@ -101,6 +101,8 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
         expect(warnings).toEqual([
           'effect-saga: not recovered: the stored row of saga b-broken does not decode: createdAt "garbage" is not a time as the store writes one (2025-01-31T12:00:00.000Z)'
         ])
+        // Annotated as every saga a pass did not resume is: an alert keyed on the saga finds it.
+        expect(annotations).toEqual([{ "saga.id": "b-broken", "error.tag": "JournalError" }])
         // Still held by this worker until its lease lapses: a pass meanwhile does not claim it again.
         expect(leaseOf("b-broken")).toEqual({ owner: "w2" })
         expect(yield* pass(0)).toEqual([])

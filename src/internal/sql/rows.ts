@@ -123,8 +123,13 @@ export const decodeClaimed = (rows: ReadonlyArray<unknown>) =>
     const records: Array<Journal.SagaRecord> = []
     for (const row of rows as ReadonlyArray<RecordRow>) {
       const record = decodeRow(row)
-      if (Either.isLeft(record)) yield* Effect.logWarning(`effect-saga: not recovered: ${record.left}`)
-      else records.push(record.right)
+      if (Either.isLeft(record)) {
+        // Annotated as a saga a pass did not resume: an alert keyed on the saga finds this one too.
+        yield* Effect.annotateLogs(Effect.logWarning(`effect-saga: not recovered: ${record.left}`), {
+          "saga.id": String(row.sagaId),
+          "error.tag": "JournalError"
+        })
+      } else records.push(record.right)
     }
     return records as ReadonlyArray<Journal.SagaRecord>
   })
