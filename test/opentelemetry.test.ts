@@ -240,6 +240,33 @@ describe("OpenTelemetry export through @effect/opentelemetry's NodeSdk", () => {
 
 describe("what the spans' statuses and exception events say", () => {
   it.effect(
+    "a tool's huge error is cut in its step's span as the journal cuts it (1000 characters), its causes too: no trace carries it whole",
+    () =>
+      Effect.gen(function* () {
+        const huge = "E".repeat(200_000)
+        const failsHugely = Compensable.make({
+          name: "failsHugely",
+          input: Schema.String,
+          success: Schema.String,
+          failure: Schema.Defect,
+          execute: () => Effect.fail(new Error(`provider: ${huge}`, { cause: new Error(`upstream: ${huge}`) })),
+          compensate: () => Effect.void
+        })
+        const [result, spans] = yield* traced("huge-error", failsHugely("x"))
+        expect(result._tag).toBe("Compensated")
+        const [step] = named(spans, "effect-saga.step")
+        expect(step!.status.code).toBe(SpanStatusCode.ERROR)
+        expect(step!.status.message).toBe(`provider: ${"E".repeat(989)}…`)
+        const [exception] = step!.events
+        expect(exception!.attributes!["exception.message"]).toBe(step!.status.message)
+        const stack = String(exception!.attributes!["exception.stacktrace"])
+        expect(stack).toContain(`[cause]: Error: upstream: ${"E".repeat(989)}…`)
+        expect(stack.length).toBeLessThan(10_000)
+        expect(exported(spans).length).toBeLessThan(20_000)
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
+  it.effect(
     "a receipt quoted in the cause of a call's error is in no part of its step's span, the rendered causes included",
     () =>
       Effect.gen(function* () {

@@ -13,6 +13,7 @@ import { ErrorTypeId as AuthorityErrorTypeId } from "../../Authority.js"
 import { ErrorTypeId as CompensableErrorTypeId } from "../../Compensable.js"
 import { TypeId as SagaErrorTypeId } from "../../SagaError.js"
 import { ErrorTypeId as JournalErrorTypeId } from "../journal/errors.js"
+import { cutDetail } from "../util/detail.js"
 import { maskedValue } from "../util/maskedValue.js"
 import { isComposedMasked, masked } from "../util/masking.js"
 
@@ -32,15 +33,25 @@ export const isOwnError = (error: unknown): boolean =>
  * `cause` with every failure and defect that is not the library's own masked by `receipts`
  * (`maskedValue`: the same class, its texts masked); the cause itself when there is nothing to mask.
  */
-export const maskedCause = <E>(cause: Cause.Cause<E>, receipts: ReadonlyArray<string> | undefined): Cause.Cause<E> => {
-  if (receipts === undefined || receipts.length === 0) return cause
-  const mask = (text: string) => masked(text, receipts)
+export const maskedCause = <E>(cause: Cause.Cause<E>, receipts: ReadonlyArray<string> | undefined): Cause.Cause<E> =>
+  receipts === undefined || receipts.length === 0 ? cause : shownCause(cause, (text) => masked(text, receipts))
+
+/**
+ * A call's failure as its span ends with it: masked as `maskedCause` masks it, then every text of
+ * a tool's error cut at `MAX_DETAIL` characters (the journal's own bound), so that one huge error
+ * (a provider's 5 MB error page) does not reach every trace and log whole.
+ */
+export const spanCause = <E>(cause: Cause.Cause<E>, receipts: ReadonlyArray<string> | undefined): Cause.Cause<E> =>
+  shownCause(maskedCause(cause, receipts), cutDetail)
+
+/** `cause` with every failure and defect that is not the library's own copied with `show` applied to each of its texts. */
+const shownCause = <E>(cause: Cause.Cause<E>, show: (text: string) => string): Cause.Cause<E> => {
   let changed = false
   const shown = <A>(value: A): A => {
     if (isOwnError(value)) return value
     // `Effect.fail` wraps an error in a proxy that carries its span: the copy is of the error itself.
     const original = Cause.originalError(value)
-    const copy = maskedValue(original, mask) as A
+    const copy = maskedValue(original, show) as A
     if (copy === original) return value
     changed = true
     return copy
