@@ -25,6 +25,7 @@ import type { InvalidRecoveryOptions } from "./internal/engine/recoveryOptions.j
 import * as recoveryOptions from "./internal/engine/recoveryOptions.js"
 import { ErrorTypeId } from "./internal/engine/recoveryOptions.js"
 import { originOf } from "./internal/engine/saga.js"
+import { makeUnclaimableLog } from "./internal/engine/unclaimableLog.js"
 import * as UnrecoverableReason from "./internal/engine/unrecoverable.js"
 import { viewOf } from "./internal/journal/view.js"
 import { observeRecoveryClaimed, observeRecoveryPass } from "./internal/observability/metrics.js"
@@ -360,7 +361,10 @@ const build = <const Definitions extends ReadonlyArray<SagaDefinition.Any>>(opti
  * journal that does not verify): once for a saga that fails the same way while its journal stays
  * where it is (see `Recovery.recoverAll`). A pass starts on time while earlier ones still run the
  * sagas they resumed (a long one holds back no other), unless `concurrency` sagas are being resumed
- * already. A pass the store fails part-way logs what it did, then the failure. Each pass's
+ * already. A pass the store fails part-way logs what it did, then the failure. After a pass, it names
+ * at `Error` each saga left behind that no claim takes because its row was edited (a lease whose end
+ * is not a time, a status that is no status, among the rows that hold a lease), once while its row
+ * stays so. Each pass's
  * `effect-saga.recover` spans are root spans, whatever span the layer was built in. The `Saga`
  * service renews the leases while it lives. Options it cannot work with fail the layer with
  * `InvalidRecoveryOptions` before anything is claimed.
@@ -377,15 +381,15 @@ export const layer = <const Definitions extends ReadonlyArray<SagaDefinition.Any
       const { every: given } = yield* recoveryOptions.checked(options)
       const { concurrency, pass, recovery, resuming } = yield* build(options)
       const saga = yield* Saga
+      const unreadable = (error: JournalError) =>
+        Effect.logWarning(`effect-saga: recovery could not read the journal: ${error.message}`)
+      const unclaimable = Effect.catchAll(makeUnclaimableLog(yield* Journal), unreadable)
       // A background pass is nobody's child: its spans are roots, whatever span the layer was built in.
       const logged = withoutParentSpan(
         Effect.flatMap(pass, ({ failure, report }) =>
           Effect.zipRight(
             logPass(report, summary(report)),
-            Option.match(failure, {
-              onNone: () => Effect.void,
-              onSome: (error) => Effect.logWarning(`effect-saga: recovery could not read the journal: ${error.message}`)
-            })
+            Option.match(failure, { onNone: () => unclaimable, onSome: unreadable })
           )
         )
       )

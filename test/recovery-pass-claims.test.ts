@@ -9,7 +9,7 @@ import * as path from "node:path"
 import { afterAll, assert, describe, expect, it } from "@effect/vitest"
 import Database from "better-sqlite3"
 import type { Context } from "effect"
-import { Effect, Exit, Fiber, Layer, Logger, Option, Schema, TestClock } from "effect"
+import { Effect, Exit, Fiber, HashMap, Layer, Logger, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
 import { tickingClock } from "./fixtures/tickingClock.js"
@@ -196,6 +196,57 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
           expect(refused).toMatchObject({ _tag: "JournalTampered", sagaId, problem: "row" })
           expect(leaseOf(sagaId)).toEqual({ owner: "w9", expiresAt })
         }
+        file.close()
+      })
+  )
+
+  it.scoped(
+    "on SQLite: Recovery.layer names each saga left behind that no claim takes (its row edited), once while its row stays so",
+    () =>
+      Effect.gen(function* () {
+        const filename = path.join(dir, `unclaimable-${Math.random().toString(36).slice(2)}.db`)
+        const store = yield* Layer.build(SqlStore.layerSqlite({ filename }))
+        yield* leftSuspended(store, ["a-healthy", "b-lease", "c-status"])
+        const file = new Database(filename)
+        const edit = (statement: string) => file.prepare(statement).run()
+        edit("UPDATE effect_saga_sagas SET lease_owner = 'w9', lease_expires_at = '0garbage' WHERE saga_id = 'b-lease'")
+        edit(
+          "UPDATE effect_saga_sagas SET status = 'weird', lease_owner = 'w9', lease_expires_at = '1960-01-01T00:00:00.000Z' WHERE saga_id = 'c-status'"
+        )
+        const errors: Array<readonly [string, Record<string, unknown>]> = []
+        const logger = Logger.make(({ annotations, logLevel, message }) => {
+          if (logLevel._tag === "Error")
+            errors.push([String(message), Object.fromEntries(HashMap.toEntries(annotations))])
+        })
+        yield* Layer.build(
+          Recovery.layer({ definitions: [Replays], every: "10 seconds" }).pipe(
+            Layer.provide(workerOn(store, "w2")),
+            Layer.provide(Logger.replace(Logger.defaultLogger, logger))
+          )
+        )
+        yield* TestClock.adjust("1 second")
+        const line = (sagaId: string, why: string) => [
+          `effect-saga: recovery cannot take saga ${sagaId}: the stored row of saga ${sagaId} does not decode: ${why}; no worker claims it while its row stays so: effect-saga show ${sagaId} says what to do`,
+          { "saga.id": sagaId, "error.tag": "JournalTampered" }
+        ]
+        const leaseLine = line(
+          "b-lease",
+          `lease's expiresAt "0garbage" is not a time as the store writes one (2025-01-31T12:00:00.000Z)`
+        )
+        expect(errors).toEqual([leaseLine, line("c-status", `status "weird" is not a known status`)])
+        expect(yield* recordOf(store, "a-healthy")).toMatchObject({ status: "completed" })
+
+        // Passes after it say nothing more while the rows stay so; a row edited again is named again.
+        yield* TestClock.adjust("20 seconds")
+        expect(errors).toHaveLength(2)
+        edit("UPDATE effect_saga_sagas SET lease_expires_at = '1960-02-30T00:00:00.000Z' WHERE saga_id = 'b-lease'")
+        yield* TestClock.adjust("10 seconds")
+        expect(errors.slice(2)).toEqual([
+          line(
+            "b-lease",
+            `lease's expiresAt "1960-02-30T00:00:00.000Z" is not a time as the store writes one (2025-01-31T12:00:00.000Z)`
+          )
+        ])
         file.close()
       })
   )

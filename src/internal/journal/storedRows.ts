@@ -61,3 +61,25 @@ export const listRows = (
   const own = rowLists.get(journal.list)
   return own === undefined ? Effect.map(journal.list(filter), (records) => records.map(Either.right)) : own(filter)
 }
+
+/**
+ * The twin of each store's `claimLapsed` that lists sagas left behind which no claim takes, because
+ * their row was edited: a lease whose end is not a time as the store writes one (it never lapses),
+ * or a status that is no saga status, among the rows that hold a lease (read from the index of
+ * leased rows, never a scan of all). Each with why its row does not decode; at most `limit`.
+ */
+export const unclaimableLists = new WeakMap<
+  Journal["Type"]["claimLapsed"],
+  (limit: number) => Effect.Effect<ReadonlyArray<UndecodableRow>, JournalError>
+>()
+
+/** The sagas `unclaimableLists` names for `journal`, in code-point order of their ids; none in a store without the twin. */
+export const listUnclaimable = (
+  journal: Journal["Type"],
+  limit: number
+): Effect.Effect<ReadonlyArray<UndecodableRow>, JournalError> => {
+  const own = unclaimableLists.get(journal.claimLapsed)
+  return own === undefined
+    ? Effect.succeed([])
+    : Effect.map(own(limit), (rows) => [...rows].sort((a, b) => (a.sagaId < b.sagaId ? -1 : 1)))
+}

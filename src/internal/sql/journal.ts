@@ -1140,6 +1140,18 @@ RETURNING ${recordColumns}`,
       )
     })
 
+  // Rows no claim takes because they were edited (a lease end out of form, a status that is no
+  // status): from the index of leased rows, never a scan of all.
+  const knownStatuses = sql.in(Journal.SagaStatus.literals)
+  StoredRows.unclaimableLists.set(claimLapsed, (limit) =>
+    Effect.mapError(
+      sql`SELECT ${recordColumns} FROM ${sagas} WHERE lease_owner IS NOT NULL
+  AND (status NOT IN ${knownStatuses} OR (${sql.literal(openSagas)} AND NOT COALESCE(${leaseEndInForm("lease_expires_at")}, FALSE)))
+LIMIT ${Math.max(0, Math.floor(limit))}`,
+      journalError("claim")
+    ).pipe(Effect.map((rows) => storedRows(rows).flatMap((row) => (Either.isLeft(row) ? [row.left] : []))))
+  )
+
   const renew = (holder: Journal.Holder) =>
     atStorableTime("renew", (millis) =>
       Effect.mapError(

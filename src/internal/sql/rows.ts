@@ -7,6 +7,7 @@ import * as Journal from "../../Journal.js"
 import type { StoredRow, UndecodableRow } from "../journal/storedRows.js"
 import { describeUndecodable, oneLine } from "../journal/undecodable.js"
 import { isStoredTime } from "../util/isoTime.js"
+import { printable } from "../util/printable.js"
 
 const decodeEntry = Schema.decodeUnknownEither(Journal.Entry)
 const decodeRecord = Schema.decodeUnknownEither(Journal.SagaRecord)
@@ -125,7 +126,7 @@ export const decodeClaimed = (rows: ReadonlyArray<unknown>) =>
       const record = decodeRow(row)
       if (Either.isLeft(record)) {
         // Annotated as a saga a pass did not resume: an alert keyed on the saga finds this one too.
-        yield* Effect.annotateLogs(Effect.logWarning(`effect-saga: not recovered: ${record.left}`), {
+        yield* Effect.annotateLogs(Effect.logWarning(printable(`effect-saga: not recovered: ${record.left}`)), {
           "saga.id": String(row.sagaId),
           "error.tag": "JournalError"
         })
