@@ -53,10 +53,11 @@ describe("recovery on PostgreSQL past rows edited by hand", () => {
           "d-spaced": "1960-01-01 00:00:00.000Z",
           "e-no-such-month": "1960-19-39T29:00:00.000Z",
           "f-no-such-day": "1960-02-30T00:00:00.000Z",
-          "g-not-a-leap-year": "1900-02-29T00:00:00.000Z"
+          "g-not-a-leap-year": "1900-02-29T00:00:00.000Z",
+          "h-hour-24": "1960-01-01T24:00:00.000Z"
         }
         // A past leap day is a time as the stores write one: that lease lapses.
-        const lapsed = { "h-leap-day": "1960-02-29T00:00:00.000Z" }
+        const lapsed = { "i-leap-day": "1960-02-29T00:00:00.000Z" }
         interrupting = true
         yield* leftSuspended(url, ["a-healthy", ...Object.keys(edits), ...Object.keys(lapsed)])
         for (const [sagaId, expiresAt] of Object.entries({ ...edits, ...lapsed })) {
@@ -74,13 +75,13 @@ describe("recovery on PostgreSQL past rows edited by hand", () => {
         }).pipe(Effect.provide(worker))
         expect(outcome.report.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual([
           ["a-healthy", "Resumed"],
-          ["h-leap-day", "Resumed"]
+          ["i-leap-day", "Resumed"]
         ])
         for (const refused of outcome.refusals)
           expect(refused).toMatchObject({ _tag: "JournalTampered", problem: "row" })
         const leases = yield* query(
           url,
-          "SELECT saga_id, lease_owner, lease_expires_at FROM effect_saga_sagas WHERE saga_id NOT IN ('a-healthy', 'h-leap-day') ORDER BY saga_id"
+          "SELECT saga_id, lease_owner, lease_expires_at FROM effect_saga_sagas WHERE saga_id NOT IN ('a-healthy', 'i-leap-day') ORDER BY saga_id"
         )
         expect(leases).toEqual(
           Object.entries(edits).map(([sagaId, expiresAt]) => ({

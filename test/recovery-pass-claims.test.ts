@@ -166,10 +166,11 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
           "d-spaced": "1960-01-01 00:00:00.000Z",
           "e-no-such-month": "1960-19-39T29:00:00.000Z",
           "f-no-such-day": "1960-02-30T00:00:00.000Z",
-          "g-not-a-leap-year": "1900-02-29T00:00:00.000Z"
+          "g-not-a-leap-year": "1900-02-29T00:00:00.000Z",
+          "h-hour-24": "1960-01-01T24:00:00.000Z"
         }
         // All before now (the test clock starts at 1970); a leap day is a time as the stores write one: that lease lapses.
-        const lapsed = { "h-leap-day": "1960-02-29T00:00:00.000Z" }
+        const lapsed = { "i-leap-day": "1960-02-29T00:00:00.000Z" }
         yield* leftSuspended(store, ["a-healthy", ...Object.keys(edits), ...Object.keys(lapsed)])
         const file = new Database(filename)
         const leaseOf = (sagaId: string) =>
@@ -188,7 +189,7 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
         const report = yield* recovery.recoverAll
         expect(report.sagas.map((saga) => [saga.sagaId, saga._tag])).toEqual([
           ["a-healthy", "Resumed"],
-          ["h-leap-day", "Resumed"]
+          ["i-leap-day", "Resumed"]
         ])
         for (const [sagaId, expiresAt] of Object.entries(edits)) {
           expect(leaseOf(sagaId)).toEqual({ owner: "w9", expiresAt })

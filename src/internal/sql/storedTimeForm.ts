@@ -16,10 +16,12 @@ const pgDate =
 
 /**
  * SQL that is true when `column` holds a time as the stores write it: a day of the calendar, an hour
- * of it, milliseconds and `Z`. On SQLite, the text has the form's digits and reads back the same
- * through `strftime` (which moves `2000-02-30` to March 1st); on PostgreSQL, a regular expression.
+ * of it, milliseconds and `Z`. On SQLite, the text has the form's digits, an hour before 24 (its
+ * `strftime` reads `T24:00` as the next day's midnight, yet writes the hour back as `24`), and reads
+ * back the same through `strftime` (which moves `2000-02-30` to March 1st); on PostgreSQL, a regular
+ * expression.
  */
 export const storedTimeForm = (onPg: boolean, column: string): string =>
   onPg
     ? `${column} ~ '^${pgDate}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]\\.[0-9]{3}Z$'`
-    : `(${column} GLOB ${sqliteShape} AND strftime('%Y-%m-%dT%H:%M:%fZ', ${column}) IS ${column})`
+    : `(${column} GLOB ${sqliteShape} AND substr(${column}, 12, 2) < '24' AND strftime('%Y-%m-%dT%H:%M:%fZ', ${column}) IS ${column})`
