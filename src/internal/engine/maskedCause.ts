@@ -37,12 +37,11 @@ export const maskedCause = <E>(cause: Cause.Cause<E>, receipts: ReadonlyArray<st
   receipts === undefined || receipts.length === 0 ? cause : shownCause(cause, (text) => masked(text, receipts))
 
 /**
- * A call's failure as its span ends with it: masked as `maskedCause` masks it, then every text of
- * a tool's error cut at `MAX_DETAIL` characters (the journal's own bound), so that one huge error
- * (a provider's 5 MB error page) does not reach every trace and log whole.
+ * `cause` with every text of a tool's error cut at `MAX_DETAIL` characters (the journal's own
+ * bound), as a span ends with it (masked first), so that one huge error (a provider's 5 MB error
+ * page) does not reach every trace and log whole.
  */
-export const spanCause = <E>(cause: Cause.Cause<E>, receipts: ReadonlyArray<string> | undefined): Cause.Cause<E> =>
-  shownCause(maskedCause(cause, receipts), cutDetail)
+export const cutCause = <E>(cause: Cause.Cause<E>): Cause.Cause<E> => shownCause(cause, cutDetail)
 
 /** `cause` with every failure and defect that is not the library's own copied with `show` applied to each of its texts. */
 const shownCause = <E>(cause: Cause.Cause<E>, show: (text: string) => string): Cause.Cause<E> => {

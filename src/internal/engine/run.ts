@@ -65,7 +65,7 @@ import { problemOf } from "./declaration.js"
 import type { Expiring } from "./expiry.js"
 import { expiredAt, expiredReason } from "./expiry.js"
 import { Faults } from "./faults.js"
-import { isOwnError, maskedCause, spanCause } from "./maskedCause.js"
+import { cutCause, isOwnError, maskedCause } from "./maskedCause.js"
 import * as Receipts from "./receipts.js"
 import type { RegisteredTool, Registry, UndoneStep } from "./registry.js"
 import type { StepSpec } from "./spec.js"
@@ -154,8 +154,8 @@ const outcomeSchemaOf = (error: unknown): Schema.Schema<any, any> =>
  * approval, or the saga refused to run it: nothing failed), or that the journal answered (a replay:
  * nothing ran, even where it answers a failure); else the call's own, unless its spec says how its
  * failure reads in a span (`shownInSpan`); its error's texts masked where they hold a receipt the
- * call set, and its texts cut at `MAX_DETAIL` characters (`spanCause`: a span is exported and
- * logged as it ends, its error's own `cause`s rendered too).
+ * call set (`maskedCause`), then cut at `MAX_DETAIL` characters (`cutCause`): a span is exported
+ * and logged as it ends, its error's own `cause`s rendered too.
  */
 const spanExit = (cause: Cause.Cause<unknown>, placed: Placed): Exit.Exit<unknown, unknown> => {
   if (placed.answered || placed.replayed) return Exit.void
@@ -163,7 +163,7 @@ const spanExit = (cause: Cause.Cause<unknown>, placed: Placed): Exit.Exit<unknow
   const failure = Cause.failureOption(cause)
   const told = Option.isSome(failure) ? placed.spec.shownInSpan?.(failure.value) : undefined
   if (told !== undefined) return Exit.fail(new Error(cutDetail(receipts === undefined ? told : masked(told, receipts))))
-  return Exit.failCause(placed.failedWith ?? spanCause(cause, receipts))
+  return Exit.failCause(cutCause(placed.failedWith ?? maskedCause(cause, receipts)))
 }
 
 /** One call of a step: its spec, id, and its input decoded, encoded and hashed. */
