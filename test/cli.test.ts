@@ -1277,7 +1277,7 @@ describe("effect-saga, the operator's CLI, run as a subprocess on an SQLite file
       )
       expect(cutInput).toMatchObject({ code: 2, stdout: "" })
       expect(cutInput.stderr).toMatch(
-        /^--input-digest "abc" is not an input's SHA-256: give the one approvals --json printed \(64 hex digits, 0-9 a-f\)\n/
+        /^--input-digest "abc" is not an input's SHA-256 \(64 hex digits, 0-9 a-f\): give the approved one, the inputDigest of the step's APPROVED entry in effect-saga show SAGA --json\n/
       )
       const fraction = yield* cli("approve", "order-1", "sendWire", "--as", "alice", "--revision", "1.5", "--db", db)
       expect(fraction).toMatchObject({ code: 2, stdout: "" })

@@ -28,7 +28,7 @@ const expiresAt = Options.text("expires-at").pipe(
 const inputDigest = Options.text("input-digest").pipe(
   Options.withPseudoName("SHA256"),
   Options.withDescription(
-    "The input sha256 you saw (approvals --json prints it in full): refused if the approval names another."
+    "The input sha256 you approved (show SAGA --json: its APPROVED entry's inputDigest): refused if the approval names another."
   ),
   // A mistyped or cut hash names no input at all: say so, not that the approval names another.
   Options.mapEffect((text) =>
@@ -37,7 +37,7 @@ const inputDigest = Options.text("input-digest").pipe(
       : Effect.fail(
           ValidationError.invalidValue(
             HelpDoc.p(
-              `--input-digest ${JSON.stringify(text)} is not an input's SHA-256: give the one approvals --json printed (64 hex digits, 0-9 a-f)`
+              `--input-digest ${JSON.stringify(text)} is not an input's SHA-256 (64 hex digits, 0-9 a-f): give the approved one, the inputDigest of the step's APPROVED entry in effect-saga show SAGA --json`
             )
           )
         )
