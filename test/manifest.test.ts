@@ -1096,6 +1096,15 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
       "the secret API_TOKEN is listed twice (first at secrets[0])"
     ],
     [
+      "a grant longer than a capability may be (200 characters)",
+      (bindings) => {
+        bindings.createReservation.grants = ["network", `env:${"A".repeat(197)}`]
+        return bindings
+      },
+      "$.bindings.createReservation.grants[1]",
+      "a grant is at most 200 characters, as a capability is (got 201): it is journaled as one"
+    ],
+    [
       "a grant listed twice",
       (bindings) => {
         bindings.createReservation.grants = ["network", "env:RESERVATIONS_FILE", "network"]

@@ -50,6 +50,11 @@ const withoutRepeats = (field: string, names: Schema.Schema<string>, repeated: (
 const Grant = Schema.String.pipe(
   Schema.pattern(/^(network|env:[A-Za-z_][A-Za-z0-9_]*)$/, {
     message: () => 'a grant: "network" or "env:NAME"'
+  }),
+  // A grant is journaled as a capability, which is at most 200 characters: refused here, at its place.
+  Schema.maxLength(200, {
+    message: (issue) =>
+      `a grant is at most 200 characters, as a capability is (got ${String(issue.actual).length}): it is journaled as one`
   })
 ).annotations({
   description: '"network" (a declared capability, journaled) or "env:NAME" (the parent\'s NAME passed through)'
