@@ -126,10 +126,15 @@ export const run = (args: ReadonlyArray<string>): Effect.Effect<Ending["code"], 
 export const main = (args: ReadonlyArray<string> = process.argv.slice(2)): void => {
   // Once the command has answered, a signal lets it close what it opened and end with its own code.
   let answered = false
+  // Interrupted, the command line says what it left; interrupted before it began, nothing says it.
+  let said = false
   const fiber = Effect.runFork(
     Effect.provide(run(args), NodeContext.layer).pipe(
       Effect.locally(Answered.onAnswered, () => {
         answered = true
+      }),
+      Effect.locally(Interruption.onSaid, () => {
+        said = true
       }),
       Effect.withScheduler(new SignalsHeard())
     )
@@ -160,6 +165,8 @@ export const main = (args: ReadonlyArray<string> = process.argv.slice(2)): void 
     clearInterval(keepAlive)
     const code = Exit.isSuccess(exit) ? exit.value : 130
     process.exitCode = code
+    // Interrupted while its services were built, before the command line began: nothing ran.
+    if (code === 130 && !said && Exit.isInterrupted(exit)) process.stderr.write(`effect-saga: ${NOTHING_RAN}\n`)
     // Done, a signal while the process ends (its output written, its store closed) ends it with the
     // command's own code, not killed by the signal (130 to a shell, as if the command had not run).
     onSignal = () => exitOnceWritten(code)
@@ -175,6 +182,9 @@ export const main = (args: ReadonlyArray<string> = process.argv.slice(2)): void 
 const exitOnceWritten = (code: number): void => {
   process.stdout.write("", () => process.stderr.write("", () => process.exit(code)))
 }
+
+/** What an interruption says that came before the command line began. */
+const NOTHING_RAN = "interrupted: nothing was written"
 
 /** What a second SIGINT or SIGTERM says as it stops the process at once, the command having answered. */
 const FORCED_CLOSING =

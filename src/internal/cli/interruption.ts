@@ -39,6 +39,17 @@ const update = (change: (account: Account) => void): Effect.Effect<void> =>
   )
 
 /**
+ * What the process running the command line (`app.main`) is told once the interrupted command has
+ * printed its line; nothing by default (a command line run in a program of your own). A process
+ * interrupted before the command line began (while its runtime's services were being built) has
+ * no line from `told`: it says itself that nothing was written.
+ *
+ * @since 0.5.0
+ * @category interruption
+ */
+export const onSaid: FiberRef.FiberRef<() => void> = FiberRef.unsafeMake<() => void>(() => {})
+
+/**
  * Runs a command line so that, interrupted, it prints its one line on stderr once everything it
  * opened is closed (its store last); failed after its operator's commands journaled entries, its
  * error is wrapped in `WroteBefore`, so that its line names them.
@@ -52,7 +63,12 @@ export const told = <A, E, R>(commandLine: Effect.Effect<A, E, R>): Effect.Effec
     const account: Account = { said: "nothing was written", written: [] }
     return commandLine.pipe(
       Effect.locally(current, account),
-      Effect.onInterrupt(() => Console.error(`effect-saga: ${lineOf(account)}`)),
+      Effect.onInterrupt(() =>
+        Effect.zipRight(
+          Console.error(`effect-saga: ${lineOf(account)}`),
+          Effect.flatMap(FiberRef.get(onSaid), (said) => Effect.sync(said))
+        )
+      ),
       Effect.mapError((error) =>
         account.written.length === 0 || namesItsWrites(error)
           ? error
