@@ -524,7 +524,9 @@ export class MaxTurnsExceeded extends Schema.TaggedError<MaxTurnsExceeded>("effe
   { maxTurns: Schema.Int }
 ) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `the model was still calling tools after ${this.maxTurns} turns`
   }
@@ -561,7 +563,9 @@ export class InvalidLoopOptions extends Schema.TaggedError<InvalidLoopOptions>("
   { option: Schema.Literal("maxTurns"), reason: Schema.String }
 ) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `Agent.loop: ${this.option} ${this.reason}`
   }

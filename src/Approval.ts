@@ -134,7 +134,9 @@ export class ApprovalNotFound extends Schema.TaggedError<ApprovalNotFound>("effe
   { requestId: Schema.String }
 ) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `no approval request ${this.requestId}`
   }
@@ -156,7 +158,9 @@ export class AlreadyDecided extends Schema.TaggedError<AlreadyDecided>("effect-s
   detail: Schema.optional(Schema.String)
 }) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     // The detail says whose the decision is and whether it can be trusted: not stated as fact before it.
     return this.detail === undefined
@@ -175,7 +179,9 @@ export class NotApproved extends Schema.TaggedError<NotApproved>("effect-saga/No
   requestId: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `approval request ${this.requestId} is not approved yet: approve it, there is nothing to renew`
   }
@@ -193,7 +199,9 @@ export class ApprovalMismatch extends Schema.TaggedError<ApprovalMismatch>("effe
   { requestId: Schema.String, approvedDigest: Schema.String, inputDigest: Schema.String }
 ) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `approval request ${this.requestId} approved input ${this.approvedDigest}, not ${this.inputDigest}`
   }
@@ -213,7 +221,9 @@ export class ApprovalTampered extends Schema.TaggedError<ApprovalTampered>("effe
   { requestId: Schema.String, reason: Schema.String }
 ) {
   /** @since 0.3.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `approval request ${this.requestId} cannot be trusted: ${this.reason}`
   }

@@ -86,7 +86,9 @@ export class Unauthorized extends Schema.TaggedError<Unauthorized>("effect-saga/
   stepId: Schema.NullOr(Schema.String)
 }) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     const step = this.stepId === null ? "" : ` (step ${this.stepId})`
     return `${this.principal} may not ${this.action} saga ${this.sagaId}${step}`

@@ -135,7 +135,9 @@ export class DeclarationError extends Schema.TaggedError<DeclarationError>("effe
   { toolName: Schema.String, reason: Schema.String }
 ) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     // A name refused for its shape is shown quoted, escaped and cut short.
     const shown =
@@ -157,7 +159,9 @@ export class InvalidInput extends Schema.TaggedError<InvalidInput>("effect-saga/
   reason: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `invalid input for tool ${this.toolName}: ${this.reason}`
   }
@@ -174,7 +178,9 @@ export class PayloadTooLarge extends Schema.TaggedError<PayloadTooLarge>("effect
   { toolName: Schema.String, bytes: Schema.Int, maxBytes: Schema.Int }
 ) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `input of tool ${this.toolName} is ${this.bytes} bytes, over its limit of ${this.maxBytes}`
   }

@@ -85,7 +85,9 @@ export class KeyError extends Schema.TaggedError<KeyError>("effect-saga/KeyError
   reason: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `${this.variable}: ${this.reason}`
   }

@@ -37,7 +37,9 @@ export class Failed extends Schema.TaggedError<Failed>("effect-saga/Outcome/Fail
   reason: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     return `${FAILED_WORDS}${this.reason}`
   }
@@ -53,7 +55,9 @@ export class Unknown extends Schema.TaggedError<Unknown>("effect-saga/Outcome/Un
   reason: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     return `outcome unknown: ${this.reason}`
   }
@@ -69,7 +73,9 @@ export class Partial extends Schema.TaggedError<Partial>("effect-saga/Outcome/Pa
   remaining: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     return `partially applied; remaining: ${this.remaining}`
   }

@@ -53,7 +53,9 @@ export class Unrecoverable extends Schema.TaggedError<Unrecoverable>("effect-sag
   reason: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `saga ${this.sagaId} cannot be recovered here: ${this.reason}`
   }

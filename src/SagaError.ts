@@ -44,7 +44,9 @@ export class NonDeterminism extends Schema.TaggedError<NonDeterminism>("effect-s
   reason: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     return `saga ${this.sagaId} did not replay as journaled at ${placeOf(this.stepId)}: ${this.reason}`
   }
@@ -63,7 +65,9 @@ export class StepFailed extends Schema.TaggedError<StepFailed>("effect-saga/Step
   reason: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     return `step ${this.stepId} (${this.toolName}) failed: ${this.reason}`
   }
@@ -83,7 +87,9 @@ export class ApprovalRefused extends Schema.TaggedError<ApprovalRefused>("effect
   { stepId: Schema.String, toolName: Schema.String, reason: Schema.String }
 ) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     return `step ${this.stepId} (${this.toolName}) was refused: ${this.reason}`
   }
@@ -103,7 +109,9 @@ export class ApprovalPending extends Schema.TaggedError<ApprovalPending>("effect
   { sagaId: Schema.String, stepId: Schema.String, toolName: Schema.String, requestId: Schema.String }
 ) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     return `step ${this.stepId} (${this.toolName}) awaits an approval (request ${this.requestId}): it has not run`
   }
@@ -129,7 +137,9 @@ export class InvalidSagaInput extends Schema.TaggedError<InvalidSagaInput>("effe
   { sagaId: Schema.String, definition: Schema.String, reason: Schema.String }
 ) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     return `saga ${this.sagaId} was not started: its input does not fit definition ${this.definition}: ${this.reason}`
   }
@@ -148,7 +158,9 @@ export class CommandRefused extends Schema.TaggedError<CommandRefused>("effect-s
   reason: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     return isSagaEntry(this.stepId)
       ? `refused for saga ${named(this.sagaId)} (its ${this.stepId} entry): ${this.reason}`
@@ -169,7 +181,9 @@ export class CommandConflict extends Schema.TaggedError<CommandConflict>("effect
   { sagaId: Schema.String, stepId: Schema.String, answer: Schema.String }
 ) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     // An approval a refusal overtook (`approved by alice, then refused: …`) is refused to its own retry too.
     const overtaken = this.answer.startsWith("approved by ") && this.answer.includes(", then refused")
@@ -188,7 +202,9 @@ export class EffectNotFound extends Schema.TaggedError<EffectNotFound>("effect-s
   effectId: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     return `no effect ${named(this.effectId)}: an effect id is a step's idempotency key, <sagaId>/<stepId>`
   }
@@ -211,7 +227,9 @@ export class InvalidWorkerOptions extends Schema.TaggedError<InvalidWorkerOption
   { option: Schema.Literal("options", "owner", "leaseTtl", "approvalTtl"), reason: Schema.String }
 ) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     return `Saga.layerWith: ${this.option} ${this.reason}`
   }
@@ -275,7 +293,9 @@ export class InvalidIdentifier extends Schema.TaggedError<InvalidIdentifier>("ef
   { kind: IdentifierKind, identifier: Schema.String, reason: Schema.String }
 ) {
   /** @since 0.2.0 */
-  readonly [TypeId]: TypeId = TypeId
+  get [TypeId](): TypeId {
+    return TypeId
+  }
   override get message(): string {
     return `invalid ${this.kind} ${this.identifier}: ${this.reason}; nothing was journaled or run`
   }

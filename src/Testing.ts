@@ -315,7 +315,9 @@ export class InvalidExploreOptions extends Data.TaggedError("InvalidExploreOptio
   readonly reason: string
 }> {
   /** @since 0.2.0 */
-  readonly [ExploreErrorTypeId]: ExploreErrorTypeId = ExploreErrorTypeId
+  get [ExploreErrorTypeId](): ExploreErrorTypeId {
+    return ExploreErrorTypeId
+  }
   override get message(): string {
     return `exploreCrashes cannot explore: ${this.reason}`
   }
@@ -366,7 +368,9 @@ export class CrashFound extends Data.TaggedError("CrashFound")<{
   readonly timeline: string
 }> {
   /** @since 0.2.0 */
-  readonly [ExploreErrorTypeId]: ExploreErrorTypeId = ExploreErrorTypeId
+  get [ExploreErrorTypeId](): ExploreErrorTypeId {
+    return ExploreErrorTypeId
+  }
   override get message(): string {
     const given = [
       ...(this.approvalAsked ? [`approval answered "${this.approval}"`] : []),

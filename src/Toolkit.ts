@@ -41,7 +41,9 @@ export class UnknownTool extends Schema.TaggedError<UnknownTool>("effect-saga/Un
   known: Schema.Array(Schema.String)
 }) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `no tool ${this.toolName} in this toolkit (it has: ${this.known.join(", ")})`
   }

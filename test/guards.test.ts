@@ -32,6 +32,14 @@ describe("error guards", () => {
         }
       })
 
+      it(`${family.guard.name} rejects a spread copy of a member ({ ...error }): the type id is on its class`, () => {
+        for (const error of family.members) {
+          const copy = { ...error }
+          expect(copy._tag).toBe(error._tag)
+          expect(family.guard(copy), error._tag).toBe(false)
+        }
+      })
+
       it(`${family.guard.name} rejects the members of every other family`, () => {
         for (const other of families) {
           if (other === family) continue

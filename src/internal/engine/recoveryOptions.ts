@@ -49,7 +49,9 @@ export class InvalidRecoveryOptions extends Schema.TaggedError<InvalidRecoveryOp
   reason: Schema.String
 }) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `Recovery: ${this.option} ${this.reason}`
   }

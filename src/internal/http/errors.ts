@@ -42,7 +42,9 @@ export class Malformed extends Schema.TaggedError<Malformed>("effect-saga/SagaAp
   HttpApiSchema.annotations({ status: 400 })
 ) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
 }
 
 /**
@@ -57,7 +59,9 @@ export class Unauthenticated extends Schema.TaggedError<Unauthenticated>("effect
   HttpApiSchema.annotations({ status: 401 })
 ) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
 }
 
 /**
@@ -72,7 +76,9 @@ export class Forbidden extends Schema.TaggedError<Forbidden>("effect-saga/SagaAp
   HttpApiSchema.annotations({ status: 403 })
 ) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
 }
 
 /**
@@ -87,7 +93,9 @@ export class NotFound extends Schema.TaggedError<NotFound>("effect-saga/SagaApi/
   HttpApiSchema.annotations({ status: 404 })
 ) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
 }
 
 /**
@@ -103,7 +111,9 @@ export class Conflict extends Schema.TaggedError<Conflict>("effect-saga/SagaApi/
   HttpApiSchema.annotations({ status: 409 })
 ) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
 }
 
 /**
@@ -118,7 +128,9 @@ export class TooLarge extends Schema.TaggedError<TooLarge>("effect-saga/SagaApi/
   HttpApiSchema.annotations({ status: 413 })
 ) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
 }
 
 /**
@@ -135,7 +147,9 @@ export class Refused extends Schema.TaggedError<Refused>("effect-saga/SagaApi/Re
   HttpApiSchema.annotations({ status: 422 })
 ) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
 }
 
 /**
@@ -150,7 +164,9 @@ export class Unavailable extends Schema.TaggedError<Unavailable>("effect-saga/Sa
   HttpApiSchema.annotations({ status: 503 })
 ) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
 }
 
 /**
@@ -167,7 +183,9 @@ export class Internal extends Schema.TaggedError<Internal>("effect-saga/SagaApi/
   HttpApiSchema.annotations({ status: 500 })
 ) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
 }
 
 /**

@@ -24,7 +24,9 @@ export class InvalidApiOptions extends Schema.TaggedError<InvalidApiOptions>("ef
   { option: Schema.Literal("options", "tools", "maxBodyBytes"), reason: Schema.String }
 ) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `SagaApi.layerWith: ${this.option} ${this.reason}`
   }

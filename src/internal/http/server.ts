@@ -36,7 +36,9 @@ export class InsecureServer extends Schema.TaggedError<InsecureServer>("effect-s
   { host: Schema.String, reason: Schema.String }
 ) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `refusing to serve on ${this.host}: ${this.reason}`
   }

@@ -41,7 +41,9 @@ export class ConcurrencyConflict extends Schema.TaggedError<ConcurrencyConflict>
   }
 ) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     if (this.written !== undefined && this.written > 0) {
       const first = this.expectedRevision - this.written + 1
@@ -80,7 +82,9 @@ export class LeaseHeld extends Schema.TaggedError<LeaseHeld>("effect-saga/LeaseH
   written: Schema.optional(Schema.Int)
 }) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     if (this.written !== undefined && this.written > 0) {
       const entries = this.written === 1 ? "1 entry" : `${this.written} entries`
@@ -101,7 +105,9 @@ export class JournalError extends Schema.TaggedError<JournalError>("effect-saga/
   reason: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `journal ${this.operation} failed: ${this.reason}`
   }
@@ -119,7 +125,9 @@ export class JournalCorrupted extends Schema.TaggedError<JournalCorrupted>("effe
   { sagaId: Schema.String, seq: Schema.Int, reason: Schema.String }
 ) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     // An import that cannot tell whose journal it reads names no saga.
     const whose = this.sagaId === "" ? "an imported journal" : `journal of saga ${this.sagaId}`
@@ -176,7 +184,9 @@ export class JournalTampered extends Schema.TaggedError<JournalTampered>("effect
   { sagaId: Schema.String, seq: Schema.Int, problem: TamperProblem, reason: Schema.String }
 ) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `journal of saga ${this.sagaId} does not verify at seq ${this.seq} (${this.problem}): ${this.reason}; nothing was run or written`
   }
@@ -192,7 +202,9 @@ export class SagaNotFound extends Schema.TaggedError<SagaNotFound>("effect-saga/
   sagaId: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `no saga ${named(this.sagaId)} in the journal`
   }

@@ -32,7 +32,9 @@ export class ManifestError extends Schema.TaggedError<ManifestError>("effect-sag
   reason: Schema.String
 }) {
   /** @since 0.2.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `${this.file === undefined ? "manifest" : this.file} at ${this.path}: ${this.reason}`
   }

@@ -37,7 +37,9 @@ export class InvalidMetricsOptions extends Schema.TaggedError<InvalidMetricsOpti
   "effect-saga/Metrics/InvalidMetricsOptions"
 )("InvalidMetricsOptions", { option: Schema.Literal("options", "every"), reason: Schema.String }) {
   /** @since 0.4.0 */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  get [ErrorTypeId](): ErrorTypeId {
+    return ErrorTypeId
+  }
   override get message(): string {
     return `Metrics.layerOpenSagas: ${this.option} ${this.reason}`
   }
