@@ -9,6 +9,7 @@ import { Duration, Effect, Layer, Logger, Schema } from "effect"
 import { Compensable, Journal, Recovery, Saga, SagaDefinition } from "../src/index.js"
 import { listUnclaimable } from "../src/internal/journal/storedRows.js"
 import * as Postgres from "../src/Postgres.js"
+import { editedLeaseEnds, lapsedLeaseEnds } from "./fixtures/editedLeaseEnds.js"
 import { freshDatabase, queryOn } from "./fixtures/postgres.js"
 import { warningsLogged } from "./fixtures/warnings.js"
 
@@ -47,17 +48,7 @@ describe("recovery on PostgreSQL past rows edited by hand", () => {
     () =>
       Effect.gen(function* () {
         const url = yield* Effect.promise(() => freshDatabase("effect_saga_edited_lease"))
-        const edits = {
-          "b-before": "0garbage",
-          "c-after": "garbage",
-          "d-spaced": "1960-01-01 00:00:00.000Z",
-          "e-no-such-month": "1960-19-39T29:00:00.000Z",
-          "f-no-such-day": "1960-02-30T00:00:00.000Z",
-          "g-not-a-leap-year": "1900-02-29T00:00:00.000Z",
-          "h-hour-24": "1960-01-01T24:00:00.000Z"
-        }
-        // A past leap day is a time as the stores write one: that lease lapses.
-        const lapsed = { "i-leap-day": "1960-02-29T00:00:00.000Z" }
+        const [edits, lapsed] = [editedLeaseEnds, lapsedLeaseEnds]
         interrupting = true
         yield* leftSuspended(url, ["a-healthy", ...Object.keys(edits), ...Object.keys(lapsed)])
         for (const [sagaId, expiresAt] of Object.entries({ ...edits, ...lapsed })) {

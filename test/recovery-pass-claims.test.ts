@@ -12,6 +12,7 @@ import type { Context } from "effect"
 import { Effect, Exit, Fiber, HashMap, Layer, Logger, Option, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, SqlStore } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
+import { editedLeaseEnds, lapsedLeaseEnds } from "./fixtures/editedLeaseEnds.js"
 import { tickingClock } from "./fixtures/tickingClock.js"
 import { warningsLogged } from "./fixtures/warnings.js"
 
@@ -160,17 +161,7 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
       Effect.gen(function* () {
         const filename = path.join(dir, `edited-lease-${Math.random().toString(36).slice(2)}.db`)
         const store = yield* Layer.build(SqlStore.layerSqlite({ filename }))
-        const edits = {
-          "b-before": "0garbage",
-          "c-after": "garbage",
-          "d-spaced": "1960-01-01 00:00:00.000Z",
-          "e-no-such-month": "1960-19-39T29:00:00.000Z",
-          "f-no-such-day": "1960-02-30T00:00:00.000Z",
-          "g-not-a-leap-year": "1900-02-29T00:00:00.000Z",
-          "h-hour-24": "1960-01-01T24:00:00.000Z"
-        }
-        // All before now (the test clock starts at 1970); a leap day is a time as the stores write one: that lease lapses.
-        const lapsed = { "i-leap-day": "1960-02-29T00:00:00.000Z" }
+        const [edits, lapsed] = [editedLeaseEnds, lapsedLeaseEnds]
         yield* leftSuspended(store, ["a-healthy", ...Object.keys(edits), ...Object.keys(lapsed)])
         const file = new Database(filename)
         const leaseOf = (sagaId: string) =>

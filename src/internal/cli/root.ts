@@ -96,6 +96,20 @@ export const revision = decimalInteger("revision").pipe(
 )
 
 /**
+ * An option's text that must be a SHA-256 in hex (64 digits, 0-9 a-f): any other is refused before
+ * the store is opened, with `refusal` of the text as given (quoted).
+ *
+ * @since 0.5.0
+ * @category options
+ */
+export const sha256Only = (refusal: (quoted: string) => string) =>
+  Options.mapEffect((text: string) =>
+    /^[0-9a-f]{64}$/.test(text)
+      ? Effect.succeed(text)
+      : Effect.fail(ValidationError.invalidValue(HelpDoc.p(refusal(JSON.stringify(text)))))
+  )
+
+/**
  * `--digest H`: the saga's digest the operator saw.
  *
  * @since 0.1.0
@@ -105,17 +119,7 @@ export const digest = Options.text("digest").pipe(
   Options.withPseudoName("HASH"),
   Options.withDescription("The saga's digest you saw (show prints it): refused if the saga moved on since."),
   // Text that is no SHA-256 in hex is no saga's position: a mistyped or cut hash, not a saga that moved on.
-  Options.mapEffect((text) =>
-    /^[0-9a-f]{64}$/.test(text)
-      ? Effect.succeed(text)
-      : Effect.fail(
-          ValidationError.invalidValue(
-            HelpDoc.p(
-              `--digest ${JSON.stringify(text)} is not a digest: give the one show printed (64 hex digits, 0-9 a-f)`
-            )
-          )
-        )
-  ),
+  sha256Only((text) => `--digest ${text} is not a digest: give the one show printed (64 hex digits, 0-9 a-f)`),
   Options.optional
 )
 

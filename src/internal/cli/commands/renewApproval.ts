@@ -4,9 +4,7 @@
  * @since 0.1.0
  */
 import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
-import * as ValidationError from "@effect/cli/ValidationError"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { Journal } from "../../../Journal.js"
@@ -17,7 +15,7 @@ import { lapsedNote } from "../lapsedApproval.js"
 import { print } from "../output.js"
 import * as Parse from "../parse.js"
 import { type Pointed, target } from "../position.js"
-import { as, db, digest, revision, saga, step, withStore } from "../root.js"
+import { as, db, digest, revision, saga, sha256Only, step, withStore } from "../root.js"
 
 const expiresAt = Options.text("expires-at").pipe(
   Options.withPseudoName("TIME"),
@@ -31,16 +29,9 @@ const inputDigest = Options.text("input-digest").pipe(
     "The input sha256 you approved (show SAGA --json: its APPROVED entry's inputDigest): refused if the approval names another."
   ),
   // A mistyped or cut hash names no input at all: say so, not that the approval names another.
-  Options.mapEffect((text) =>
-    /^[0-9a-f]{64}$/.test(text)
-      ? Effect.succeed(text)
-      : Effect.fail(
-          ValidationError.invalidValue(
-            HelpDoc.p(
-              `--input-digest ${JSON.stringify(text)} is not an input's SHA-256 (64 hex digits, 0-9 a-f): give the approved one, the inputDigest of the step's APPROVED entry in effect-saga show SAGA --json`
-            )
-          )
-        )
+  sha256Only(
+    (text) =>
+      `--input-digest ${text} is not an input's SHA-256 (64 hex digits, 0-9 a-f): give the approved one, the inputDigest of the step's APPROVED entry in effect-saga show SAGA --json`
   ),
   Options.optional
 )
