@@ -714,20 +714,7 @@ describe("Testing.exploreCrashesProperty", () => {
         expect(passing).toHaveLength(3)
 
         // Over 1000, the charge forgets its undo.
-        const bigChargeForgets = Compensable.make({
-          name: "charge",
-          input: Amount,
-          success: Schema.String,
-          execute: (amount) =>
-            Effect.map(Bank, (bank) => {
-              bank.charged += amount
-              return "charge-1"
-            }),
-          compensate: ({ input }) =>
-            Effect.map(Bank, (bank) => {
-              if (input <= 1000) bank.refunded += input
-            })
-        })
+        const bigChargeForgets = chargeForgettingUndo((amount) => amount > 1000)
         const found = yield* Effect.flip(
           Testing.exploreCrashesProperty(
             SagaDefinition.make("order", {
@@ -753,20 +740,7 @@ describe("Testing.exploreCrashesProperty", () => {
     () =>
       Effect.gen(function* () {
         const Amount = Schema.Int.pipe(Schema.between(1, 10_000))
-        const forgetsUnder50 = Compensable.make({
-          name: "charge",
-          input: Amount,
-          success: Schema.String,
-          execute: (amount) =>
-            Effect.map(Bank, (bank) => {
-              bank.charged += amount
-              return "charge-1"
-            }),
-          compensate: ({ input }) =>
-            Effect.map(Bank, (bank) => {
-              if (input >= 50) bank.refunded += input
-            })
-        })
+        const forgetsUnder50 = chargeForgettingUndo((amount) => amount < 50)
         const Forgetful = SagaDefinition.make("order", {
           input: Amount,
           program: (amount) => Effect.zipRight(forgetsUnder50(amount), ship(amount))
@@ -1035,3 +1009,20 @@ const travel: Testing.ExploreOptions<Providers, never> = {
     }
   ]
 }
+
+/** A charge of 1 to 10,000 whose undo refunds nothing for the amounts `forgets` picks. */
+const chargeForgettingUndo = (forgets: (amount: number) => boolean) =>
+  Compensable.make({
+    name: "charge",
+    input: Schema.Int.pipe(Schema.between(1, 10_000)),
+    success: Schema.String,
+    execute: (amount) =>
+      Effect.map(Bank, (bank) => {
+        bank.charged += amount
+        return "charge-1"
+      }),
+    compensate: ({ input }) =>
+      Effect.map(Bank, (bank) => {
+        if (!forgets(input)) bank.refunded += input
+      })
+  })

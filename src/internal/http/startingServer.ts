@@ -5,12 +5,12 @@
  * each request is answered 503 `Unavailable` with `Retry-After: 1` and its connection closed.
  */
 import * as Http from "node:http"
+import { API_HEADERS } from "./docsPage.js"
 
 const startingHeaders = {
+  ...API_HEADERS,
   "content-type": "application/json",
   "retry-after": "1",
-  "x-content-type-options": "nosniff",
-  "cache-control": "no-store",
   connection: "close"
 } as const
 

@@ -11,6 +11,9 @@ import type { SagaResult } from "../../SagaResult.js"
 import type { Ledger } from "./crash.js"
 import { DriveProblem } from "./drive.js"
 
+/** What the explorer asks where a run or recovery did not repeat what the journal or the first run holds. */
+export const DETERMINISM_HINT = "(is the program deterministic?)"
+
 export const describeError = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
 /** What `cause` failed with, as the engine raised it (a drive's problem unwrapped), if it holds a failure. */

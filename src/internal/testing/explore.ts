@@ -23,6 +23,7 @@ import * as Timeline from "../../Timeline.js"
 import { encodeJson } from "../util/codec.js"
 import {
   countProblems,
+  DETERMINISM_HINT,
   describeError,
   describeExit,
   excused,
@@ -203,7 +204,7 @@ export const explore = <I, A, E, R, W, EW, S, ES>(
       let excusedUndos = 0
       if (Exit.isFailure(exit)) {
         // A recovery replays the program: one that diverges from its journal reads it differently.
-        const hint = point !== undefined && replayDiverged(exit) ? " (is the program deterministic?)" : ""
+        const hint = point !== undefined && replayDiverged(exit) ? ` ${DETERMINISM_HINT}` : ""
         problems.push(`${point === undefined ? "the run" : "recovery"} failed: ${describeExit(exit)}${hint}`)
       } else {
         const result = exit.value

@@ -7,6 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Random from "effect/Random"
 import type * as Journal from "../../Journal.js"
 import type { CrashKind } from "../../Testing.js"
+import { DETERMINISM_HINT } from "./checks.js"
 import type { CallSeen, CrashSwitch, Point } from "./crash.js"
 
 const describeCall = (call: CallSeen) =>
@@ -55,7 +56,7 @@ export const divergence = (baseline: CrashSwitch, run: CrashSwitch): string | un
       const written = `its journal write ${index + 1} was [${shapesOf(entries, abridged)}] where the uncrashed run wrote [${shapesOf(expected, abridged) || "nothing"}]`
       return reordered(entries, expected, baseline)
         ? `the run did not repeat the uncrashed run: ${written}, an entry it wrote elsewhere (calls that run at once ended in another order: a world whose delays differ between runs reorders them, and crash points are counted in the uncrashed run's order; give its fakes fixed delays)`
-        : `the run did not repeat the uncrashed run (is the program deterministic?): ${written}`
+        : `the run did not repeat the uncrashed run ${DETERMINISM_HINT}: ${written}`
     }
     if (answeredOtherwise(entries, expected)) return undefined
   }
