@@ -2,7 +2,8 @@
  * A SIGINT or SIGTERM that reaches `bin/effect-saga.js` while the CLI's modules still load (before
  * any command runs) says so on stderr and exits 130, as an interrupted command does; it used to
  * kill the process by the signal, with no line. A module hook holds the CLI's module back until
- * the test has sent the signal, so the signal lands in that window every time.
+ * the test has sent the signal, so the signal lands in that window every time; another holds the
+ * command line's services (NodeContext.layer) while they are built, before the command line begins.
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -57,19 +58,42 @@ fs.writeFileSync(
   `import { register } from "node:module"\nregister(${JSON.stringify(pathToFileURL(lateHooks).href)})\n`
 )
 
+// Node's services for the command line (`NodeContext.layer`) never finish building: the command
+// line has not begun when the signal comes, and the layer marks a file once it is being built.
+const servicesHooks = path.join(dir, "hold-services.mjs")
+fs.writeFileSync(
+  servicesHooks,
+  `export async function load(url, context, next) {
+  const loaded = await next(url, context)
+  if (!/\\/platform-node\\/dist\\/esm\\/NodeContext\\.js$/.test(url)) return loaded
+  const source = Buffer.from(loaded.source).toString("utf8").replace("export const layer =", "const heldLayer =")
+  return { ...loaded, source: source + \`
+import * as HeldEffect from "effect/Effect";
+import { writeFileSync as markHeld } from "node:fs";
+export const layer = Layer.merge(heldLayer, Layer.effectDiscard(HeldEffect.zipRight(HeldEffect.sync(() => markHeld(process.env.HELD_MARK, "held")), HeldEffect.never)));
+\` }
+}
+`
+)
+const servicesRegistrar = path.join(dir, "register-services.mjs")
+fs.writeFileSync(
+  servicesRegistrar,
+  `import { register } from "node:module"\nregister(${JSON.stringify(pathToFileURL(servicesHooks).href)})\n`
+)
+
 interface Ended {
   readonly code: number | null
   readonly signal: NodeJS.Signals | null
   readonly stderr: string
 }
 
-/** Runs `effect-saga list` with the CLI's module held back, and sends `signal` once it is. */
-const interruptedWhileLoading = (signal: NodeJS.Signals) =>
+/** Runs `effect-saga list` held back by the hooks `registered`, and sends `signal` once it is. */
+const interruptedWhileLoading = (signal: NodeJS.Signals, registered = registrar) =>
   Effect.async<Ended>((resume) => {
-    const mark = path.join(dir, `held-${signal}`)
+    const mark = path.join(dir, `held-${signal}-${path.basename(registered)}`)
     const child = spawn(
       process.execPath,
-      ["--import", registrar, path.join(root, "bin", "effect-saga.js"), "list", "--db", path.join(dir, "none.db")],
+      ["--import", registered, path.join(root, "bin", "effect-saga.js"), "list", "--db", path.join(dir, "none.db")],
       { env: { ...process.env, HELD_MARK: mark }, stdio: ["ignore", "pipe", "pipe"] }
     )
     let stderr = ""
@@ -96,6 +120,18 @@ describe("effect-saga interrupted while its modules load", { timeout: 60_000 }, 
     it.effect(`${signal} says nothing was written and exits 130`, () =>
       Effect.gen(function* () {
         const ended = yield* interruptedWhileLoading(signal)
+        expect(ended).toEqual({ code: 130, signal: null, stderr: "effect-saga: interrupted: nothing was written\n" })
+      })
+    )
+  }
+})
+
+describe("effect-saga interrupted while its command line's services are built", { timeout: 60_000 }, () => {
+  // The command line has not begun: nothing of it can say what it left, so the process says it.
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    it.effect(`${signal} says nothing was written and exits 130`, () =>
+      Effect.gen(function* () {
+        const ended = yield* interruptedWhileLoading(signal, servicesRegistrar)
         expect(ended).toEqual({ code: 130, signal: null, stderr: "effect-saga: interrupted: nothing was written\n" })
       })
     )
