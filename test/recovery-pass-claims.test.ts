@@ -192,6 +192,35 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
       })
   )
 
+  it.scoped("on SQLite: a saga id edited to hold a terminal's escape is logged escaped, on one line", () =>
+    Effect.gen(function* () {
+      const filename = path.join(dir, `unclaimable-id-${Math.random().toString(36).slice(2)}.db`)
+      const store = yield* Layer.build(SqlStore.layerSqlite({ filename }))
+      yield* leftSuspended(store, ["forged"])
+      const file = new Database(filename)
+      file
+        .prepare(
+          "UPDATE effect_saga_sagas SET saga_id = 'x' || char(27) || '[2J' || char(10) || 'y', status = 'weird', lease_owner = 'w9' WHERE saga_id = 'forged'"
+        )
+        .run()
+      file.close()
+      const errors: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        if (logLevel._tag === "Error") errors.push(String(message))
+      })
+      yield* Layer.build(
+        Recovery.layer({ definitions: [Replays], every: "startup" }).pipe(
+          Layer.provide(workerOn(store, "w2")),
+          Layer.provide(Logger.replace(Logger.defaultLogger, logger))
+        )
+      )
+      yield* TestClock.adjust("1 second")
+      expect(errors).toHaveLength(1)
+      expect(errors[0]).toContain("recovery cannot take saga x\\u001b[2J\\ny:")
+      expect(errors[0]).not.toMatch(/[\u001b\n]/)
+    })
+  )
+
   it.scoped(
     "on SQLite: Recovery.layer names each saga left behind that no claim takes (its row edited), once while its row stays so",
     () =>
