@@ -192,6 +192,33 @@ describe("a recovery pass gives back the claims it holds however it ends", () =>
       })
   )
 
+  it.scoped(
+    "on SQLite: a claimed row that does not decode, its saga id edited to hold a terminal's escape, is logged escaped, on one line",
+    () =>
+      Effect.gen(function* () {
+        const filename = path.join(dir, `undecodable-id-${Math.random().toString(36).slice(2)}.db`)
+        const store = yield* Layer.build(SqlStore.layerSqlite({ filename }))
+        yield* leftSuspended(store, ["forged"])
+        const file = new Database(filename)
+        file
+          .prepare(
+            "UPDATE effect_saga_sagas SET saga_id = 'x' || char(27) || '[2J' || char(10) || 'y', created_at = 'garbage' WHERE saga_id = 'forged'"
+          )
+          .run()
+        file.close()
+        const { annotations, warnings, logger } = warningsLogged()
+        const worker = yield* Layer.build(workerOn(store, "w2"))
+        const recovery = yield* Effect.provide(Recovery.make({ definitions: [Slow] }), worker)
+        const report = yield* recovery.recoverAll.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+        expect(report.sagas).toEqual([])
+        expect(warnings).toEqual([
+          'effect-saga: not recovered: the stored row of saga x\\u001b[2J\\ny does not decode: createdAt "garbage" is not a time as the store writes one (2025-01-31T12:00:00.000Z)'
+        ])
+        // The annotation keeps the id as the store holds it: a structured logger escapes it itself.
+        expect(annotations).toEqual([{ "saga.id": "x\u001b[2J\ny", "error.tag": "JournalError" }])
+      })
+  )
+
   it.scoped("on SQLite: a saga id edited to hold a terminal's escape is logged escaped, on one line", () =>
     Effect.gen(function* () {
       const filename = path.join(dir, `unclaimable-id-${Math.random().toString(36).slice(2)}.db`)
