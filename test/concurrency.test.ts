@@ -70,6 +70,40 @@ describe("concurrent branches", () => {
     }).pipe(Effect.provide(Testing.layer))
   )
 
+  it.effect('with mode "either", a failing branch lets its sibling\'s call finish, and the saga compensates it', () =>
+    Effect.gen(function* () {
+      const undone: Array<string> = []
+      const slow = Compensable.make({
+        name: "slow",
+        input: Schema.String,
+        success: Schema.String,
+        execute: (input) => Effect.as(Effect.sleep("1 second"), input),
+        compensate: ({ result }) => Effect.sync(() => void undone.push(result))
+      })
+      const bad = Compensable.make({
+        name: "bad",
+        input: Schema.String,
+        success: Schema.String,
+        execute: () => Effect.fail("refused"),
+        compensate: () => Effect.void
+      })
+      const program = Effect.flatMap(
+        Effect.all([slow("a"), bad("b")], { concurrency: "unbounded", mode: "either" }),
+        (results) => Effect.all(results)
+      )
+      const fiber = yield* Effect.fork(Saga.run("either", program))
+      yield* TestClock.adjust("2 seconds")
+      const result = yield* Fiber.join(fiber)
+      expect(result._tag).toBe("Compensated")
+      expect(undone).toEqual(["a"])
+      const { executed } = yield* Effect.map(
+        Effect.flatMap(Journal.Journal, (journal) => journal.read("either")),
+        (entries) => ({ executed: entries.filter((e) => e.phase === "EXECUTED").map((e) => e.toolName) })
+      )
+      expect(executed).toEqual(["slow"])
+    }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.effect(
     "a call in flight that ends unknown after another branch halted keeps its own reason, in the result and the journal",
     () =>
