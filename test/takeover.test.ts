@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Layer, Schema, TestClock } from "effect"
 import { Approval, Compensable, Journal, Recovery, Saga, SagaDefinition, Timeline } from "../src/index.js"
 import { makeMemoryJournal } from "../src/internal/journal/memory.js"
+import * as UnreadStart from "../src/internal/journal/unreadStart.js"
 
 describe("a worker that takes over a running saga", () => {
   it.scoped(
@@ -78,6 +79,28 @@ describe("a worker that takes over a running saga", () => {
       expect(phases).not.toContain("SAGA_RESUMED")
       expect(phases.at(-1)).toBe("SAGA_COMPLETED")
     })
+  )
+
+  it.scoped(
+    "on a store that starts new sagas unread, a saga its own worker left running is replayed by that worker without SAGA_RESUMED",
+    () =>
+      Effect.gen(function* () {
+        const store = makeStore()
+        const world = yield* makeWorld
+        yield* world.open()
+        const flaky = failingShip(store, 1)
+        // As PostgreSQL's store: `run` and `start` first try the saga as new, unread, then read it.
+        UnreadStart.allow(flaky.store.journal.append)
+        const a = yield* Layer.build(worker(flaky.store, "worker-a"))
+        expect(yield* Effect.flip(Effect.provide(Saga.start(world.Order, "o-4", { id: "o-4" }), a))).toMatchObject({
+          _tag: "JournalError"
+        })
+        expect(yield* statusOf(store, "o-4")).toBe("running")
+        expect((yield* Effect.provide(Saga.start(world.Order, "o-4", { id: "o-4" }), a))._tag).toBe("Completed")
+        const phases = (yield* store.journal.read("o-4")).map(phaseOf)
+        expect(phases).not.toContain("SAGA_RESUMED")
+        expect(phases.at(-1)).toBe("SAGA_COMPLETED")
+      })
   )
 
   it.scoped("a journal written before takeovers were journaled (no SAGA_RESUMED at one) verifies and replays", () =>

@@ -19,11 +19,13 @@ export class LeftRunning {
   /**
    * A run of this worker ends: a saga it leaves running (its marker written, or none needed) is
    * remembered at its position, any other is forgotten. A takeover that wrote nothing has not
-   * happened yet: the next run journals it.
+   * happened yet: the next run journals it. A run that never saw the saga (started unread, it found
+   * the saga there and starts over, read) changes nothing of what is remembered.
    */
   leave(writer: Writer): void {
     const { sagaId, view } = writer
-    if (view.exists && view.status === "running" && !writer.markerPending) this.at.set(sagaId, view.position.digest)
+    if (!view.exists) return
+    if (view.status === "running" && !writer.markerPending) this.at.set(sagaId, view.position.digest)
     else this.at.delete(sagaId)
   }
 }
