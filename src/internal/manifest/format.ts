@@ -57,6 +57,7 @@ const Grant = Schema.String.pipe(
       `a grant is at most 200 characters, as a capability is (got ${String(issue.actual).length}): it is journaled as one`
   })
 ).annotations({
+  title: "grant",
   description: '"network" (a declared capability, journaled) or "env:NAME" (the parent\'s NAME passed through)'
 })
 
