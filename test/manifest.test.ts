@@ -1308,11 +1308,16 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
     for (const field of ["timeout_ms", "max_payload_bytes"]) {
       expect(JSON.stringify(limits[field])).toContain(`"maximum":${Number.MAX_SAFE_INTEGER}`)
     }
-    // A grant's items: its pattern and length, titled by what they are (not by the length's filter).
+    // Titled by what they are, not by their last filter (Effect's default title: `maxLength(200)`).
     expect(limits.grants.items).toMatchObject({
       title: "grant",
       maxLength: 200,
       pattern: "^(network|env:[A-Za-z_][A-Za-z0-9_]*)$"
     })
+    expect([limits.timeout_ms.title, limits.max_payload_bytes.title, limits.handler.properties.command.title]).toEqual([
+      "timeout_ms",
+      "max_payload_bytes",
+      "command"
+    ])
   })
 })

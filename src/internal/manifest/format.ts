@@ -111,6 +111,7 @@ export const TypeSpec: Schema.Schema<TypeSpec> = Schema.Union(
 const ProcessHandler = Schema.Struct({
   kind: oneOf("kind", "process"),
   command: Schema.NonEmptyString.annotations({
+    title: "command",
     description: "an absolute path, a path relative to the manifest's folder, or a name looked up on the PATH"
   }),
   args: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }),
