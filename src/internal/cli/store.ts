@@ -205,12 +205,24 @@ const readOnlyUrl = (url: string): string => {
   return parsed.toString()
 }
 
+/**
+ * SQLite's refusal to open a journal in a folder it cannot write (it writes the WAL's `-wal` and
+ * `-shm` files beside the journal, even to read it), with what an operator can do instead.
+ */
+const withFolderHint = <E>(error: E): E =>
+  error instanceof JournalError && error.reason.includes("SQLITE_READONLY_DIRECTORY")
+    ? (new JournalError({
+        operation: error.operation,
+        reason: `${error.reason}: SQLite writes the journal's -wal and -shm files beside it, even to read it; copy the file (with its -wal, if there is one) to a folder you can write, and read the copy`
+      }) as E)
+    : error
+
 const sqliteLayer = (filename: string, access: Access): Layer.Layer<Services, UsageError | JournalError | KeyError> => {
   const client = (readonly: boolean) => SqlJournal.layerSqliteClient({ filename, readonly })
   // Looked at through a read-only connection first: opening it to write would switch the file to WAL.
   // An existing file must be a journal already, even to import into.
   const probe = Effect.provide(checkJournal(filename, access === "create" ? "write" : access), client(true))
-  return Layer.unwrapEffect(
+  const layer = Layer.unwrapEffect(
     Effect.flatMap(checkFile(filename, access), (file) =>
       Effect.as(
         file === "exists" ? probe : Effect.void,
@@ -218,6 +230,7 @@ const sqliteLayer = (filename: string, access: Access): Layer.Layer<Services, Us
       )
     )
   )
+  return access === "read" ? Layer.mapError(layer, withFolderHint) : layer
 }
 
 /** Removes an SQLite database a failed command created, with its WAL and shared-memory files. */
