@@ -442,7 +442,9 @@ export type MakeOptions<
     /**
      * The call: it gets the decoded input and the step (idempotency key, attempt, `setReceipt`). An
      * error it fails with that `failure` does not describe (`EX`) reaches the program on the run
-     * that made the call; a replay gives back an `Outcome.Failed` instead.
+     * that made the call; a replay gives back an `Outcome.Failed` instead. One that quotes the
+     * receipt the call set reaches it as a replay gives it, an `Outcome.Failed` with the masked
+     * description, on that run too (docs/security.md).
      */
     readonly execute: (input: I, step: StepContext) => Effect.Effect<A, NoInfer<E> | Outcome.Outcome | EX, R>
   }
