@@ -4,6 +4,7 @@ import { assert, describe, expect, it, vi } from "@effect/vitest"
 import {
   Cause,
   ConfigProvider,
+  Data,
   Effect,
   Inspectable,
   Logger,
@@ -383,6 +384,38 @@ describe("receipts are secret control data", () => {
 })
 
 describe("a forward call's own error never carries the receipt it set", () => {
+  it.effect(
+    "an error the tool's failure schema does not describe reaches the program as itself, or, quoting the receipt, as the Outcome.Failed a replay gives",
+    () =>
+      Effect.gen(function* () {
+        class Busy extends Data.TaggedError("Busy")<{ readonly detail: string }> {}
+        const secret = `rcpt-${Crypto.randomUUID()}`
+        const caught: Array<string> = []
+        const busy = Compensable.make({
+          name: "pay",
+          input: Schema.Boolean,
+          success: Schema.String,
+          execute: (quote, step) =>
+            Effect.zipRight(
+              step.setReceipt(secret),
+              Effect.fail(new Busy({ detail: quote ? `busy, token ${secret}` : "busy" }))
+            ),
+          compensate: () => Effect.void
+        })
+        const program = (quote: boolean) =>
+          busy(quote).pipe(
+            Effect.catchTag("Busy", (error) => Effect.sync(() => void caught.push(`Busy: ${error.detail}`))),
+            Effect.catchAll((error) => Effect.sync(() => void caught.push(`${error._tag}: ${error.message}`)))
+          )
+        // The program catches the failure and goes on: the failed call still taints the saga.
+        expect((yield* Saga.run("busy", program(false)))._tag).toBe("Compensated")
+        expect((yield* Saga.run("busy-quoting", program(true)))._tag).toBe("Compensated")
+        expect((yield* Saga.run("busy-quoting", program(true)))._tag).toBe("Compensated")
+        const quoted = 'OutcomeFailed: failed (not applied): Busy: {"detail":"busy, token <redacted>"}'
+        expect(caught).toEqual(["Busy: busy", quoted, quoted])
+      }).pipe(Effect.provide(Testing.layer))
+  )
+
   it.scoped(
     "a call that fails quoting its receipt: its FAILED entry, the compensation's cause, the report, logs and its span mask it",
     () =>
