@@ -78,6 +78,40 @@ describe("PostgreSQL: a new saga is started unread", () => {
       }).pipe(Effect.provide(onServer("w-again")), Effect.scoped)
   )
 
+  it.live(
+    "a saga its worker left running after a refused append is run again by that worker without SAGA_RESUMED",
+    () =>
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        // While the disk is full, the store refuses every append that holds an entry of the tool `flaky`.
+        yield* sql`CREATE TABLE disk_full (since text)`
+        yield* sql`INSERT INTO disk_full VALUES ('now')`
+        yield* sql.unsafe(`CREATE FUNCTION refuse_flaky() RETURNS trigger AS $$
+          BEGIN
+            IF NEW.step_id LIKE 'flaky:%' AND EXISTS (SELECT 1 FROM disk_full) THEN RAISE EXCEPTION 'the disk is full'; END IF;
+            RETURN NEW;
+          END $$ LANGUAGE plpgsql`)
+        yield* sql`CREATE TRIGGER refuse_flaky BEFORE INSERT ON effect_saga_entries FOR EACH ROW EXECUTE FUNCTION refuse_flaky()`
+        const calls = yield* Ref.make(0)
+        const flaky = Effect.zipRight(countingTool("reserve", calls)({ n: 1 }), countingTool("flaky", calls)({ n: 2 }))
+        expect(yield* Effect.flip(Saga.run("left", flaky))).toMatchObject({ _tag: "JournalError" })
+        const [, row] = yield* rowsOf("left")
+        expect(row).toMatchObject([{ status: "running" }])
+        yield* sql`DELETE FROM disk_full`
+        // Its first append, unread, finds the saga there; then it is read: this worker left it here.
+        expect(yield* Saga.run("left", flaky)).toMatchObject({ _tag: "Completed", value: "flaky-done" })
+        const [entries] = yield* rowsOf("left")
+        expect(entries!.map((entry) => entry.phase)).toEqual([
+          "SAGA_STARTED",
+          "INTENT",
+          "EXECUTED",
+          "INTENT",
+          "EXECUTED",
+          "SAGA_COMPLETED"
+        ])
+      }).pipe(Effect.provide(onServer("w-left")), Effect.scoped)
+  )
+
   it.live("a saga started from a definition, run again with another input: NonDeterminism, nothing written", () =>
     Effect.gen(function* () {
       const calls = yield* Ref.make(0)
