@@ -49,13 +49,6 @@ describe("concurrent branches", () => {
           execute: () => Effect.onInterrupt(Effect.never, () => Effect.sync(() => void interrupted.push("slow"))),
           compensate: () => Effect.void
         })
-        const bad = Compensable.make({
-          name: "bad",
-          input: Schema.String,
-          success: Schema.String,
-          execute: () => Effect.fail("refused"),
-          compensate: () => Effect.void
-        })
         const sagaId = `sibling-${timeout ?? "none"}`
         const fiber = yield* Effect.fork(
           Saga.run(sagaId, Effect.all([slow("a"), bad("b")], { concurrency: "unbounded" }))
@@ -79,13 +72,6 @@ describe("concurrent branches", () => {
         success: Schema.String,
         execute: (input) => Effect.as(Effect.sleep("1 second"), input),
         compensate: ({ result }) => Effect.sync(() => void undone.push(result))
-      })
-      const bad = Compensable.make({
-        name: "bad",
-        input: Schema.String,
-        success: Schema.String,
-        execute: () => Effect.fail("refused"),
-        compensate: () => Effect.void
       })
       const program = Effect.flatMap(
         Effect.all([slow("a"), bad("b")], { concurrency: "unbounded", mode: "either" }),
@@ -147,6 +133,15 @@ describe("concurrent branches", () => {
       expect(undone).toEqual(executed.slice().reverse())
     }).pipe(Effect.provide(Testing.layer))
   )
+})
+
+/** A tool whose every call fails at once, "refused". */
+const bad = Compensable.make({
+  name: "bad",
+  input: Schema.String,
+  success: Schema.String,
+  execute: () => Effect.fail("refused"),
+  compensate: () => Effect.void
 })
 
 /**

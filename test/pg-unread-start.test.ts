@@ -34,6 +34,9 @@ const program = (prologue: Ref.Ref<number>, calls: Ref.Ref<number>) =>
 const definitionOf = (name: string, prologue: Ref.Ref<number>, calls: Ref.Ref<number>) =>
   SagaDefinition.make(name, { input: Schema.Struct({ seats: Schema.Number }), program: () => program(prologue, calls) })
 
+/** The phases a completed saga of two steps journals. */
+const twoStepsCompleted = ["SAGA_STARTED", "INTENT", "EXECUTED", "INTENT", "EXECUTED", "SAGA_COMPLETED"]
+
 const isAppend = (statement: string) => statement.startsWith("effect_saga_append_")
 const rowsOf = (sagaId: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -101,14 +104,7 @@ describe("PostgreSQL: a new saga is started unread", () => {
         // Its first append, unread, finds the saga there; then it is read: this worker left it here.
         expect(yield* Saga.run("left", flaky)).toMatchObject({ _tag: "Completed", value: "flaky-done" })
         const [entries] = yield* rowsOf("left")
-        expect(entries!.map((entry) => entry.phase)).toEqual([
-          "SAGA_STARTED",
-          "INTENT",
-          "EXECUTED",
-          "INTENT",
-          "EXECUTED",
-          "SAGA_COMPLETED"
-        ])
+        expect(entries!.map((entry) => entry.phase)).toEqual(twoStepsCompleted)
       }).pipe(Effect.provide(onServer("w-left")), Effect.scoped)
   )
 
@@ -217,14 +213,7 @@ describe("PostgreSQL: a new saga is started unread", () => {
             expect(outcome.left).toMatchObject({ _tag: "LeaseHeld", sagaId })
           }
           const [entries, row] = yield* rowsOf(sagaId)
-          expect(entries!.map((entry) => entry.phase)).toEqual([
-            "SAGA_STARTED",
-            "INTENT",
-            "EXECUTED",
-            "INTENT",
-            "EXECUTED",
-            "SAGA_COMPLETED"
-          ])
+          expect(entries!.map((entry) => entry.phase)).toEqual(twoStepsCompleted)
           expect(row).toMatchObject([{ status: "completed", revision: 6 }])
         }
       }).pipe(Effect.scoped, Effect.provide(Postgres.layerClient({ url })))
