@@ -9,6 +9,7 @@
 import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
+import * as path from "node:path"
 import type * as SqlClient from "@effect/sql/SqlClient"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -205,17 +206,32 @@ const readOnlyUrl = (url: string): string => {
   return parsed.toString()
 }
 
+/** Whether this process may write in `folder`. */
+const writable = (folder: string): boolean => {
+  try {
+    fs.accessSync(folder, fs.constants.W_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
 /**
  * SQLite's refusal to open a journal in a folder it cannot write (it writes the WAL's `-wal` and
- * `-shm` files beside the journal, even to read it), with what an operator can do instead.
+ * `-shm` files beside the journal, even to read it: `SQLITE_READONLY_DIRECTORY`, or
+ * `SQLITE_CANTOPEN` where a `-wal` is there without its `-shm`), with what an operator can do.
  */
-const withFolderHint = <E>(error: E): E =>
-  error instanceof JournalError && error.reason.includes("SQLITE_READONLY_DIRECTORY")
-    ? (new JournalError({
-        operation: error.operation,
-        reason: `${error.reason}: SQLite writes the journal's -wal and -shm files beside it, even to read it; copy the file (with its -wal, if there is one) to a folder you can write, and read the copy`
-      }) as E)
-    : error
+const withFolderHint =
+  (filename: string) =>
+  <E>(error: E): E =>
+    error instanceof JournalError &&
+    /SQLITE_READONLY_DIRECTORY|SQLITE_CANTOPEN/.test(error.reason) &&
+    !writable(path.dirname(filename))
+      ? (new JournalError({
+          operation: error.operation,
+          reason: `${error.reason}: SQLite writes the journal's -wal and -shm files beside it, even to read it; copy the file (with its -wal, if there is one) to a folder you can write, and read the copy`
+        }) as E)
+      : error
 
 const sqliteLayer = (filename: string, access: Access): Layer.Layer<Services, UsageError | JournalError | KeyError> => {
   const client = (readonly: boolean) => SqlJournal.layerSqliteClient({ filename, readonly })
@@ -230,7 +246,7 @@ const sqliteLayer = (filename: string, access: Access): Layer.Layer<Services, Us
       )
     )
   )
-  return access === "read" ? Layer.mapError(layer, withFolderHint) : layer
+  return access === "read" ? Layer.mapError(layer, withFolderHint(filename)) : layer
 }
 
 /** Removes an SQLite database a failed command created, with its WAL and shared-memory files. */
