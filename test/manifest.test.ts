@@ -1319,5 +1319,11 @@ describe("a manifest that cannot work is refused, naming the JSON path", () => {
       "max_payload_bytes",
       "command"
     ])
+    // Described in manifest.md's words, not by Effect's default for the last filter.
+    expect(limits.timeout_ms.description).toBe(`a positive integer, at most ${Number.MAX_SAFE_INTEGER}`)
+    expect(limits.secrets.items).toMatchObject({
+      title: "secret",
+      description: "an environment variable's name: letters, digits and _, not a digit first"
+    })
   })
 })

@@ -33,6 +33,7 @@ export const oneOf = <const Values extends readonly [string, ...Array<string>]>(
 export const positiveInteger = (field: string) => {
   const integer = Schema.Int.pipe(Schema.positive(), Schema.lessThanOrEqualTo(Number.MAX_SAFE_INTEGER)).annotations({
     title: field,
+    description: `a positive integer, at most ${Number.MAX_SAFE_INTEGER}`,
     message: (issue) => {
       const beyond = typeof issue.actual === "number" && issue.actual > Number.MAX_SAFE_INTEGER
       const rule = beyond ? `a positive integer, at most ${Number.MAX_SAFE_INTEGER}` : "a positive integer"

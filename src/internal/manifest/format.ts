@@ -28,7 +28,10 @@ const envName = /^[A-Za-z_][A-Za-z0-9_]*$/
 /** The name of an environment variable: letters, digits and `_`, not starting with a digit. */
 const EnvName = Schema.String.pipe(
   Schema.pattern(envName, { message: () => "an environment variable's name: letters, digits and _, not a digit first" })
-)
+).annotations({
+  title: "secret",
+  description: "an environment variable's name: letters, digits and _, not a digit first"
+})
 
 /**
  * The array `field` of `names` none of which repeats: a repeat is refused at its index, saying what
